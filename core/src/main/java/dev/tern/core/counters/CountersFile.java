@@ -1,0 +1,172 @@
+package dev.tern.core.counters;
+
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.AtomicCounter;
+import org.agrona.concurrent.status.CountersManager;
+import org.agrona.concurrent.status.CountersReader;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The counters of one stack: Agrona counters in a memory-mapped file, so that {@code tern stat} in another process
+ * can read a running stack's counters without disturbing it.
+ *
+ * <pre>
+ *   0                   4                   8
+ *   +-------------------+-------------------+
+ *   | magic "TERN"      | layout version    |   magic is written last, with release ordering:
+ *   +-------------------+-------------------+   a reader that sees it sees a complete header
+ *   | process id (long)                     |  8
+ *   +---------------------------------------+
+ *   | start time, ms since the epoch (long) | 16
+ *   +-------------------+-------------------+
+ *   | metadata length   | values length     | 24
+ *   +-------------------+-------------------+
+ *   | stack name, ASCII, NUL padded (64)    | 32
+ *   +---------------------------------------+
+ *   | reserved                              | 96
+ *   +---------------------------------------+
+ *   | Agrona counter metadata               | 128             maxCounters x METADATA_LENGTH (512)
+ *   +---------------------------------------+
+ *   | Agrona counter values                 | 128 + metadata  maxCounters x COUNTER_LENGTH (128)
+ *   +---------------------------------------+
+ * </pre>
+ *
+ * <p>The file lives in the counters directory ({@link #defaultDirectory()}) as {@code NAME-PID-N.counters} and is
+ * deleted when the stack closes. A stack made only for a test may keep its counters in memory instead
+ * ({@link #inMemory}).
+ *
+ * <p>Counters are allocated on the cold path (stack construction). Updating one ({@code incrementRelease} by the
+ * single writing shard) is a plain store and allocates nothing. Allocation is not thread-safe; reading is.
+ */
+public final class CountersFile implements AutoCloseable {
+    public static final int MAGIC = 0x5445524E; // "TERN"
+    public static final int VERSION = 1;
+    static final int PID_OFFSET = 8;
+    static final int START_TIME_OFFSET = 16;
+    static final int METADATA_LENGTH_OFFSET = 24;
+    static final int VALUES_LENGTH_OFFSET = 28;
+    static final int NAME_OFFSET = 32;
+    static final int NAME_LENGTH = 64;
+    static final int HEADER_LENGTH = 128;
+    public static final String SUFFIX = ".counters";
+
+    private static final AtomicInteger SEQUENCE = new AtomicInteger();
+
+    private final Arena arena;
+    private final Path path;
+    private final String name;
+    private final CountersManager manager;
+
+    private CountersFile(Arena arena, MemorySegment memory, Path path, String name, int maxCounters) {
+        this.arena = arena;
+        this.path = path;
+        this.name = name;
+        final int metadataLength = maxCounters * CountersReader.METADATA_LENGTH;
+        final int valuesLength = maxCounters * CountersReader.COUNTER_LENGTH;
+        memory.set(ValueLayout.JAVA_INT, 4, VERSION);
+        memory.set(ValueLayout.JAVA_LONG, PID_OFFSET, ProcessHandle.current().pid());
+        memory.set(ValueLayout.JAVA_LONG, START_TIME_OFFSET, System.currentTimeMillis());
+        memory.set(ValueLayout.JAVA_INT, METADATA_LENGTH_OFFSET, metadataLength);
+        memory.set(ValueLayout.JAVA_INT, VALUES_LENGTH_OFFSET, valuesLength);
+        final byte[] nameBytes = name.getBytes(StandardCharsets.US_ASCII);
+        MemorySegment.copy(nameBytes, 0, memory, ValueLayout.JAVA_BYTE, NAME_OFFSET, Math.min(nameBytes.length, NAME_LENGTH - 1));
+        final UnsafeBuffer metadata = new UnsafeBuffer(memory.address() + HEADER_LENGTH, metadataLength);
+        final UnsafeBuffer values = new UnsafeBuffer(memory.address() + HEADER_LENGTH + metadataLength, valuesLength);
+        this.manager = new CountersManager(metadata, values, StandardCharsets.US_ASCII);
+        ValueLayout.JAVA_INT.varHandle().setRelease(memory, 0L, MAGIC);
+    }
+
+    /** The directory stacks publish their counters in: {@code -Dtern.counters.dir}, {@code $TERN_COUNTERS_DIR}, else /dev/shm/tern or the temp dir. */
+    public static Path defaultDirectory() {
+        final String property = System.getProperty("tern.counters.dir");
+        if (property != null && !property.isBlank()) {
+            return Path.of(property);
+        }
+        final String env = System.getenv("TERN_COUNTERS_DIR");
+        if (env != null && !env.isBlank()) {
+            return Path.of(env);
+        }
+        final Path shm = Path.of("/dev/shm");
+        if (Files.isDirectory(shm) && Files.isWritable(shm)) {
+            return shm.resolve("tern");
+        }
+        return Path.of(System.getProperty("java.io.tmpdir"), "tern");
+    }
+
+    /** Creates a new counters file for stack {@code name} in {@code directory}. */
+    public static CountersFile create(Path directory, String name, int maxCounters) {
+        final long length = length(maxCounters);
+        final Path path = directory.resolve(safeName(name) + "-" + ProcessHandle.current().pid() + "-"
+            + SEQUENCE.incrementAndGet() + SUFFIX);
+        final Arena arena = Arena.ofShared();
+        try {
+            Files.createDirectories(directory);
+            try (FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                final MemorySegment memory = channel.map(FileChannel.MapMode.READ_WRITE, 0, length, arena);
+                path.toFile().deleteOnExit();
+                return new CountersFile(arena, memory, path, name, maxCounters);
+            }
+        } catch (IOException e) {
+            arena.close();
+            throw new UncheckedIOException("cannot create counters file " + path + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Counters kept in process memory only: invisible to {@code tern stat}; for tests and short-lived stacks. */
+    public static CountersFile inMemory(String name, int maxCounters) {
+        final Arena arena = Arena.ofShared();
+        final MemorySegment memory = arena.allocate(length(maxCounters), 64);
+        return new CountersFile(arena, memory, null, name, maxCounters);
+    }
+
+    static long length(int maxCounters) {
+        return HEADER_LENGTH + (long) maxCounters * (CountersReader.METADATA_LENGTH + CountersReader.COUNTER_LENGTH);
+    }
+
+    private static String safeName(String name) {
+        return name.replaceAll("[^A-Za-z0-9_.]", "_");
+    }
+
+    /** Allocates a counter, e.g. {@code "ipv4.drop.bad_checksum"}. Cold path. */
+    public AtomicCounter counter(String label) {
+        return manager.newCounter(label);
+    }
+
+    /** A reader over this stack's counters (for tests and in-process tools). */
+    public CountersReader reader() {
+        return manager;
+    }
+
+    /** The file's path, or null for in-memory counters. */
+    public Path path() {
+        return path;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public void close() {
+        arena.close();
+        if (path != null) {
+            try {
+                Files.deleteIfExists(path);
+            } catch (IOException e) {
+                // The file is only a publication; a leftover is reported as stale by `tern stat`.
+            }
+        }
+    }
+}

@@ -1,0 +1,132 @@
+package dev.tern.core.time;
+
+import org.agrona.DeadlineTimerWheel;
+import org.agrona.collections.Long2LongHashMap;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The timers of one stack shard: Agrona's {@link DeadlineTimerWheel} plus a payload per timer.
+ *
+ * <p>Schedule, cancel and reschedule are O(1) and allocate nothing in steady state (the wheel and the payload map
+ * grow only when a spoke or the map runs out of room). The payload is a non-negative {@code long} the owner packs
+ * as it likes (say, layer, object index and timer kind); it is handed back when the timer fires.
+ *
+ * <p>Two things Agrona's wheel leaves to its user are handled here. It moves one tick per {@code poll}, so
+ * {@link #poll} loops until the wheel has caught up with {@code nowNs} (a virtual clock may jump many ticks at
+ * once); and with no timers pending, the wheel is re-based to {@code nowNs} instead of walking the idle ticks.
+ *
+ * <p>A timer id is reused once its timer fired or was cancelled: an owner forgets an id when its timer fires.
+ *
+ * <p>Owned by the shard thread; not thread-safe.
+ */
+public final class TimerWheel {
+    /** Called for each timer that fires, with the payload given at scheduling. */
+    @FunctionalInterface
+    public interface Handler {
+        void onTimer(long payload, long nowNs);
+    }
+
+    /** ~1.05 ms ticks: the granularity of every protocol timer (Linux TCP runs on 1-4 ms jiffies). */
+    public static final long TICK_NS = 1L << 20;
+    private static final int TICKS_PER_WHEEL = 1024;
+    private static final long NO_PAYLOAD = -1;
+
+    private final DeadlineTimerWheel wheel;
+    private final Long2LongHashMap payloads = new Long2LongHashMap(256, 0.6f, NO_PAYLOAD);
+    private final DeadlineTimerWheel.TimerHandler expiry = this::onExpiry;
+    private Handler handler;
+
+    public TimerWheel(long startNs) {
+        wheel = new DeadlineTimerWheel(TimeUnit.NANOSECONDS, startNs, TICK_NS, TICKS_PER_WHEEL);
+    }
+
+    /** Schedules a timer at {@code deadlineNs} carrying {@code payload} (>= 0); returns its id. */
+    public long schedule(long deadlineNs, long payload) {
+        if (payload < 0) {
+            throw new IllegalArgumentException("timer payload must be >= 0: " + payload);
+        }
+        final long timerId = wheel.scheduleTimer(deadlineNs);
+        payloads.put(timerId, payload);
+        return timerId;
+    }
+
+    /** Cancels a pending timer; returns false when it already fired or was cancelled. */
+    public boolean cancel(long timerId) {
+        if (payloads.remove(timerId) == NO_PAYLOAD) {
+            return false;
+        }
+        return wheel.cancelTimer(timerId);
+    }
+
+    /** Moves a pending timer to a new deadline, keeping its payload; returns the new id, or -1 if it was not pending. */
+    public long reschedule(long timerId, long deadlineNs) {
+        final long payload = payloads.remove(timerId);
+        if (payload == NO_PAYLOAD) {
+            return -1;
+        }
+        wheel.cancelTimer(timerId);
+        final long newId = wheel.scheduleTimer(deadlineNs);
+        payloads.put(newId, payload);
+        return newId;
+    }
+
+    /** Deadline of a pending timer, or {@link Long#MAX_VALUE} if it is not pending. */
+    public long deadline(long timerId) {
+        return payloads.containsKey(timerId) ? wheel.deadline(timerId) : Long.MAX_VALUE;
+    }
+
+    public int size() {
+        return payloads.size();
+    }
+
+    /**
+     * Fires every timer due at {@code nowNs} (at most {@code limit}), in tick order; returns how many fired.
+     * Timers due within the same tick fire in no particular order.
+     */
+    public int poll(long nowNs, Handler handler, int limit) {
+        if (wheel.timerCount() == 0) {
+            rebaseWhenIdle(nowNs);
+            return 0;
+        }
+        this.handler = handler;
+        int fired = 0;
+        do {
+            fired += wheel.poll(nowNs, expiry, limit - fired);
+        } while (fired < limit && wheel.timerCount() > 0 && wheel.currentTickTime() <= nowNs);
+        this.handler = null;
+        if (wheel.timerCount() == 0) {
+            rebaseWhenIdle(nowNs);
+        }
+        return fired;
+    }
+
+    /**
+     * The earliest pending deadline, or {@link Long#MAX_VALUE} with no timer pending. Scans every timer: for
+     * simulations deciding how far to jump virtual time, not for the per-packet path.
+     */
+    public long earliestDeadline() {
+        earliest = Long.MAX_VALUE;
+        wheel.forEach(earliestFinder);
+        return earliest;
+    }
+
+    private long earliest;
+    private final DeadlineTimerWheel.TimerConsumer earliestFinder = (deadline, timerId) -> {
+        if (deadline < earliest) {
+            earliest = deadline;
+        }
+    };
+
+    private void rebaseWhenIdle(long nowNs) {
+        if (nowNs - wheel.currentTickTime() >= 0) {
+            wheel.resetStartTime(nowNs);
+        }
+    }
+
+    private boolean onExpiry(TimeUnit unit, long nowNs, long timerId) {
+        final long payload = payloads.remove(timerId);
+        handler.onTimer(payload, nowNs);
+        return true;
+    }
+}

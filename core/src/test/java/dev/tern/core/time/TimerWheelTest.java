@@ -1,0 +1,161 @@
+package dev.tern.core.time;
+
+import dev.tern.core.testing.Allocations;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.quicktheories.QuickTheory.qt;
+import static org.quicktheories.generators.SourceDSL.integers;
+import static org.quicktheories.generators.SourceDSL.longs;
+
+class TimerWheelTest {
+    private static final long MS = 1_000_000L;
+
+    @Test
+    void firesATimerOnceItsDeadlinePassesAndNotBefore() {
+        final TimerWheel timers = new TimerWheel(0);
+        timers.schedule(10 * MS, 42);
+        final List<Long> fired = new ArrayList<>();
+        assertEquals(0, timers.poll(9 * MS, (payload, now) -> fired.add(payload), 100));
+        assertEquals(1, timers.poll(10 * MS + TimerWheel.TICK_NS, (payload, now) -> fired.add(payload), 100));
+        assertEquals(List.of(42L), fired);
+        assertEquals(0, timers.size());
+    }
+
+    @Test
+    void catchesUpWhenVirtualTimeJumpsManyTicks() {
+        final TimerWheel timers = new TimerWheel(0);
+        timers.schedule(30_000 * MS, 1);
+        timers.schedule(5 * MS, 2);
+        final List<Long> fired = new ArrayList<>();
+        timers.poll(60_000 * MS, (payload, now) -> fired.add(payload), 100);
+        assertEquals(List.of(2L, 1L), fired);
+    }
+
+    @Test
+    void cancelledAndRescheduledTimersBehave() {
+        final TimerWheel timers = new TimerWheel(0);
+        final long a = timers.schedule(10 * MS, 1);
+        final long b = timers.schedule(10 * MS, 2);
+        assertTrue(timers.cancel(a));
+        assertFalse(timers.cancel(a));
+        final long moved = timers.reschedule(b, 50 * MS);
+        assertEquals(50 * MS, timers.deadline(moved));
+        final List<Long> fired = new ArrayList<>();
+        timers.poll(20 * MS, (payload, now) -> fired.add(payload), 100);
+        assertTrue(fired.isEmpty());
+        timers.poll(52 * MS, (payload, now) -> fired.add(payload), 100);
+        assertEquals(List.of(2L), fired);
+        assertEquals(Long.MAX_VALUE, timers.earliestDeadline());
+    }
+
+    @Test
+    void earliestDeadlineScansAllTimers() {
+        final TimerWheel timers = new TimerWheel(0);
+        timers.schedule(5_000 * MS, 1);
+        timers.schedule(7 * MS, 2);
+        timers.schedule(3_000_000 * MS, 3);
+        assertEquals(7 * MS, timers.earliestDeadline());
+    }
+
+    /**
+     * Random schedule/cancel/reschedule/advance sequences against a sorted-map model: after every advance, exactly
+     * the timers the model says are due have fired, none twice, none early.
+     */
+    @Test
+    void agreesWithSortedMapModel() {
+        qt().withExamples(300).forAll(longs().all(), integers().between(1, 400)).checkAssert((seed, steps) -> {
+            final SplittableRandom random = new SplittableRandom(seed);
+            final TimerWheel timers = new TimerWheel(0);
+            final TreeMap<Long, Long> model = new TreeMap<>(); // payload -> deadline
+            final Map<Long, Long> ids = new HashMap<>();         // payload -> timer id
+            long now = 0;
+            long nextPayload = 0;
+            for (int step = 0; step < steps; step++) {
+                final int op = random.nextInt(10);
+                if (op < 4) {
+                    final long deadline = now + randomDelay(random);
+                    final long payload = nextPayload++;
+                    ids.put(payload, timers.schedule(deadline, payload));
+                    model.put(payload, deadline);
+                } else if (op < 6 && !model.isEmpty()) {
+                    final long payload = pick(random, model);
+                    assertTrue(timers.cancel(ids.remove(payload)));
+                    model.remove(payload);
+                } else if (op < 7 && !model.isEmpty()) {
+                    final long payload = pick(random, model);
+                    final long deadline = now + randomDelay(random);
+                    ids.put(payload, timers.reschedule(ids.get(payload), deadline));
+                    model.put(payload, deadline);
+                } else {
+                    now += randomDelay(random);
+                    final long at = now;
+                    final List<Long> fired = new ArrayList<>();
+                    timers.poll(at, (payload, nowNs) -> fired.add(payload), Integer.MAX_VALUE);
+                    // The wheel fires in ticks: a timer due within the current tick may wait for the tick's end.
+                    final List<Long> due = new ArrayList<>();
+                    final List<Long> maybe = new ArrayList<>();
+                    model.forEach((payload, deadline) -> {
+                        if (deadline <= at - TimerWheel.TICK_NS) {
+                            due.add(payload);
+                        } else if (deadline <= at) {
+                            maybe.add(payload);
+                        }
+                    });
+                    for (long payload : fired) {
+                        assertTrue(due.contains(payload) || maybe.contains(payload),
+                            "timer " + payload + " fired early at " + at + ", deadline " + model.get(payload));
+                        model.remove(payload);
+                        ids.remove(payload);
+                    }
+                    for (long payload : due) {
+                        assertTrue(fired.contains(payload), "timer " + payload + " overdue at " + at);
+                    }
+                }
+                assertEquals(model.size(), timers.size());
+            }
+        });
+    }
+
+    @Test
+    void schedulingAndCancellingAllocateNothing() {
+        final TimerWheel timers = new TimerWheel(0);
+        final long[] ids = new long[64];
+        final long[] now = {0};
+        final TimerWheel.Handler ignore = (payload, nowNs) -> { };
+        final long bytes = Allocations.measure(20_000, 1_000_000, () -> {
+            for (int i = 0; i < ids.length; i++) {
+                ids[i] = timers.schedule(now[0] + (i + 1) * MS, i);
+            }
+            for (int i = 0; i < ids.length; i += 2) {
+                timers.cancel(ids[i]);
+            }
+            now[0] += 200 * MS;
+            timers.poll(now[0], ignore, 1000);
+        });
+        assertEquals(0, bytes);
+    }
+
+    private static long randomDelay(SplittableRandom random) {
+        return switch (random.nextInt(4)) {
+            case 0 -> random.nextLong(2 * MS);
+            case 1 -> random.nextLong(200 * MS);
+            case 2 -> random.nextLong(5_000 * MS);
+            default -> random.nextLong(120_000 * MS);
+        };
+    }
+
+    private static long pick(SplittableRandom random, TreeMap<Long, Long> model) {
+        final int skip = random.nextInt(model.size());
+        return model.keySet().stream().skip(skip).findFirst().orElseThrow();
+    }
+}
