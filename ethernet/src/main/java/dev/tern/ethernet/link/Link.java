@@ -1,0 +1,69 @@
+package dev.tern.ethernet.link;
+
+/**
+ * Where a stack meets a network: whole Ethernet frames (without FCS) in and out, in batches, in place.
+ *
+ * <h2>Receive</h2>
+ * {@link #receive} hands up to {@code maxFrames} received frames to a {@link FrameHandler}, each in the link's own
+ * memory (a ring, a registered slab). A frame is valid only until the callback returns: the stack processes it to
+ * completion there and copies only what it must keep (payload into a socket buffer).
+ *
+ * <h2>Transmit</h2>
+ * The stack {@link #claim}s a buffer (the link fills the reusable {@link TxFrame} holder with where to write), writes
+ * the frame in place, sets its length and offload requests, and {@link #commit}s it. Committed frames leave on
+ * {@link #flush}, which a shard calls once per poll: one doorbell, one {@code sendto}.
+ *
+ * <h2>Offloads</h2>
+ * {@link #offloads()} says what the link (NIC, kernel, wire) does for the stack: checksums and segmentation, see
+ * {@link Offloads}.
+ *
+ * <p>A link is owned by one shard thread and is not thread-safe, unless an implementation says otherwise.
+ * Implementations: {@code MemoryLink}, {@code PcapTap} (wraps any link), {@code AfPacketLink}, {@code RawQpLink},
+ * {@code Mlx5Link}.
+ */
+public interface Link extends AutoCloseable {
+    /** A short human name ("memory:a", "afpacket:veth0"). */
+    String name();
+
+    /** The link's MAC address (packed, see {@code MacAddress}). */
+    long macAddress();
+
+    /** The largest IP packet a frame may carry (1500 on classic Ethernet); frames are MTU plus the Ethernet header. */
+    int mtu();
+
+    /** Bit set of {@link Offloads} flags. */
+    int offloads();
+
+    /** Hands up to {@code maxFrames} received frames to {@code handler}; returns how many. Never blocks. */
+    int receive(FrameHandler handler, int maxFrames);
+
+    /**
+     * Claims a transmit buffer of at least {@code mtu() + 18} bytes (more with segmentation offload); fills
+     * {@code frame} and returns true, or returns false when the link has no room now (the caller counts a drop or
+     * tries again on a later poll).
+     */
+    boolean claim(TxFrame frame);
+
+    /** Queues the claimed frame, of {@link TxFrame#length()} bytes, for the next {@link #flush()}. */
+    void commit(TxFrame frame);
+
+    /** Gives a claimed buffer back unsent. */
+    void abort(TxFrame frame);
+
+    /** Sends every committed frame; returns how many left. */
+    int flush();
+
+    /** Starts accepting frames addressed to a multicast MAC (reference-counted by the caller). */
+    void addMulticast(long mac);
+
+    /** Stops accepting frames addressed to a multicast MAC. */
+    void removeMulticast(long mac);
+
+    /** Earliest time ({@code Clock} ns) at which this link will have a frame to receive, or {@link Long#MAX_VALUE} if unknown or none. */
+    default long nextArrivalNs() {
+        return Long.MAX_VALUE;
+    }
+
+    @Override
+    void close();
+}

@@ -1,0 +1,222 @@
+package dev.tern.ethernet.memory;
+
+import dev.tern.ethernet.link.FrameHandler;
+import dev.tern.ethernet.link.Link;
+import dev.tern.ethernet.link.TxFrame;
+import dev.tern.ethernet.wire.MacAddress;
+
+import java.util.Arrays;
+
+/**
+ * One port of a {@link MemoryWire}: a {@link Link} whose frames travel through process memory.
+ *
+ * <p>Receive hands frames in place in the wire's buffers and returns them to the wire when the batch is handled. Transmit claims a wire buffer, and {@link #flush()} sends everything committed.
+ * The address filter accepts the port's own MAC, broadcast, and multicast MACs added with
+ * {@link #addMulticast} (or everything when promiscuous).
+ *
+ * <p>Owned by one thread (see {@link MemoryWire} for the concurrent mode).
+ */
+public final class MemoryLink implements Link {
+    private final MemoryWire wire;
+    private final String name;
+    private final long mac;
+    final DeliveryQueue inbound;
+    long egressFreeNs = Long.MIN_VALUE;
+
+    final int[] batchBuffers;
+    final int[] batchLengths;
+    final int[] batchFlags;
+    int batchSize;
+
+    private final int[] pendingBuffers;
+    private final int[] pendingLengths;
+    private int pendingCount;
+
+    private long[] multicast = new long[8];
+    private int[] multicastRefs = new int[8];
+    private int multicastCount;
+    private volatile boolean promiscuous;
+    private boolean closed;
+
+    MemoryLink(MemoryWire wire, String name, long mac, int capacity) {
+        this.wire = wire;
+        this.name = name;
+        this.mac = mac;
+        this.inbound = new DeliveryQueue(capacity);
+        this.batchBuffers = new int[capacity];
+        this.batchLengths = new int[capacity];
+        this.batchFlags = new int[capacity];
+        this.pendingBuffers = new int[capacity];
+        this.pendingLengths = new int[capacity];
+    }
+
+    @Override
+    public String name() {
+        return "memory:" + name;
+    }
+
+    @Override
+    public long macAddress() {
+        return mac;
+    }
+
+    @Override
+    public int mtu() {
+        return wire.mtu();
+    }
+
+    @Override
+    public int offloads() {
+        return wire.offloads();
+    }
+
+    @Override
+    public int receive(FrameHandler handler, int maxFrames) {
+        final int count = wire.takeDue(this, wire.clock().nanoTime(), Math.min(maxFrames, batchBuffers.length));
+        if (count > 0) {
+            try {
+                wire.handleBatch(this, handler, count);
+            } finally {
+                wire.releaseBatch(this);
+            }
+        }
+        return count;
+    }
+
+    @Override
+    public boolean claim(TxFrame frame) {
+        final int buffer = wire.acquire();
+        if (buffer < 0) {
+            return false;
+        }
+        frame.claimed(wire.pool.slab(), wire.pool.offset(buffer), wire.pool.bufferSize(), buffer);
+        return true;
+    }
+
+    @Override
+    public void commit(TxFrame frame) {
+        pendingBuffers[pendingCount] = (int) frame.token();
+        pendingLengths[pendingCount] = frame.length();
+        pendingCount++;
+    }
+
+    @Override
+    public void abort(TxFrame frame) {
+        wire.release((int) frame.token());
+    }
+
+    @Override
+    public int flush() {
+        if (pendingCount == 0) {
+            return 0;
+        }
+        final int sent = wire.transmit(this, pendingBuffers, pendingLengths, pendingCount);
+        pendingCount = 0;
+        return sent;
+    }
+
+    @Override
+    public long nextArrivalNs() {
+        return inbound.earliest();
+    }
+
+    /** Accepts every frame on the wire, whatever its destination (like tcpdump on a hub). */
+    public void promiscuous(boolean enabled) {
+        promiscuous = enabled;
+    }
+
+    @Override
+    public void addMulticast(long groupMac) {
+        wire.lock();
+        try {
+            addToFilter(groupMac);
+        } finally {
+            wire.unlock();
+        }
+    }
+
+    @Override
+    public void removeMulticast(long groupMac) {
+        wire.lock();
+        try {
+            removeFromFilter(groupMac);
+        } finally {
+            wire.unlock();
+        }
+    }
+
+    private void addToFilter(long groupMac) {
+        for (int i = 0; i < multicastCount; i++) {
+            if (multicast[i] == groupMac) {
+                multicastRefs[i]++;
+                return;
+            }
+        }
+        if (multicastCount == multicast.length) {
+            multicast = Arrays.copyOf(multicast, multicastCount * 2);
+            multicastRefs = Arrays.copyOf(multicastRefs, multicastCount * 2);
+        }
+        multicast[multicastCount] = groupMac;
+        multicastRefs[multicastCount] = 1;
+        multicastCount++;
+    }
+
+    private void removeFromFilter(long groupMac) {
+        for (int i = 0; i < multicastCount; i++) {
+            if (multicast[i] == groupMac) {
+                if (--multicastRefs[i] == 0) {
+                    multicastCount--;
+                    multicast[i] = multicast[multicastCount];
+                    multicastRefs[i] = multicastRefs[multicastCount];
+                }
+                return;
+            }
+        }
+    }
+
+    /** The address filter; called by the wire under its lock. */
+    boolean accepts(long destination) {
+        if (destination == mac || promiscuous || MacAddress.isBroadcast(destination)) {
+            return true;
+        }
+        if (MacAddress.isMulticast(destination)) {
+            for (int i = 0; i < multicastCount; i++) {
+                if (multicast[i] == destination) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /** Returns the receive batch's buffers to the wire; called under the wire's lock. */
+    void releaseBatch() {
+        for (int i = 0; i < batchSize; i++) {
+            wire.pool.release(batchBuffers[i]);
+        }
+        batchSize = 0;
+    }
+
+    /** Returns every buffer this port holds; called under the wire's lock when the port closes. */
+    void releaseAll() {
+        releaseBatch();
+        for (int i = 0; i < pendingCount; i++) {
+            wire.pool.release(pendingBuffers[i]);
+        }
+        pendingCount = 0;
+        inbound.drain(wire.pool::release);
+    }
+
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            wire.detach(this);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return name() + " " + MacAddress.format(mac);
+    }
+}
