@@ -144,6 +144,18 @@ public final class CountersFile implements AutoCloseable {
         return manager.newCounter(label);
     }
 
+    /**
+     * Allocates one counter per name, {@code prefix + names[i]}, for reasons indexed by code (drop reasons): the
+     * counter for code {@code i} is element {@code i}. A null name leaves a gap (a code that is never counted).
+     */
+    public AtomicCounter[] counters(String prefix, String... names) {
+        final AtomicCounter[] counters = new AtomicCounter[names.length];
+        for (int i = 0; i < names.length; i++) {
+            counters[i] = names[i] == null ? null : counter(prefix + names[i]);
+        }
+        return counters;
+    }
+
     /** A reader over this stack's counters (for tests and in-process tools). */
     public CountersReader reader() {
         return manager;

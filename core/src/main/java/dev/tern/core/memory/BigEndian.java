@@ -54,6 +54,19 @@ public final class BigEndian {
         segment.set(INT, offset + 2, (int) value);
     }
 
+    /** Writes {@code length} zero bytes (padding, cleared fields) without creating a slice. */
+    public static void zero(MemorySegment segment, long offset, int length) {
+        long position = offset;
+        final long end = offset + length;
+        while (end - position >= 8) {
+            segment.set(LONG, position, 0L);
+            position += 8;
+        }
+        while (position < end) {
+            segment.set(BYTE, position++, (byte) 0);
+        }
+    }
+
     public static long i64(MemorySegment segment, long offset) {
         return segment.get(LONG, offset);
     }

@@ -1,0 +1,229 @@
+package dev.tern.arp;
+
+import dev.tern.arp.wire.ArpPacket;
+import dev.tern.core.counters.CountersFile;
+import dev.tern.core.net.InterfaceAddress;
+import dev.tern.core.time.Timers;
+import dev.tern.ethernet.EthernetLayer;
+import dev.tern.ethernet.wire.EtherType;
+import dev.tern.ethernet.wire.MacAddress;
+import org.agrona.concurrent.status.AtomicCounter;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * ARP (RFC 826) for one interface: answers requests for our address, resolves neighbours through the
+ * {@link NeighbourCache}, sends packets that waited for resolution, and announces our address when it comes up
+ * (gratuitous ARP, RFC 5227 §2.3).
+ *
+ * <p>Malformed packets and packets for other hardware or protocol types are counted and dropped. A neighbour that
+ * claims our own address is counted as a conflict.
+ *
+ * <p>Owned by the shard thread; not thread-safe.
+ */
+public final class ArpLayer implements EthernetLayer.Handler {
+    /** Told about each packet that waited for a neighbour that never answered: the sender learns "host unreachable". */
+    @FunctionalInterface
+    public interface UnreachableHandler {
+        void onUnreachable(MemorySegment packet, long offset, int length, long nowNs);
+    }
+
+    private static final long TIMER_NEIGHBOURS = 0;
+    private static final long TIMER_ANNOUNCE = 1;
+
+    private final EthernetLayer ethernet;
+    private final Timers timers;
+    private final int timerOwner;
+    private final InterfaceAddress address;
+    private final ArpConfig config;
+    private final NeighbourCache neighbours;
+    private final ArpPacket rx = new ArpPacket();
+    private final ArpPacket tx = new ArpPacket();
+    private UnreachableHandler unreachable = (packet, offset, length, nowNs) -> { };
+    private long neighbourTimer = -1;
+    private long neighbourTimerDeadline = Long.MAX_VALUE;
+    private int announcementsLeft;
+    /** Time of the timer expiry being handled: resolution fails only from the timer. */
+    private long lastNowNs;
+
+    private final AtomicCounter rxRequests;
+    private final AtomicCounter rxReplies;
+    private final AtomicCounter txRequests;
+    private final AtomicCounter txReplies;
+    private final AtomicCounter[] drops;
+    private final AtomicCounter conflicts;
+    private final AtomicCounter resolveFailed;
+    private final AtomicCounter pendingSent;
+    private final AtomicCounter pendingLost;
+
+    public ArpLayer(EthernetLayer ethernet, Timers timers, InterfaceAddress address, ArpConfig config,
+                    CountersFile counters) {
+        this.ethernet = ethernet;
+        this.timers = timers;
+        this.address = address;
+        this.config = config;
+        this.rxRequests = counters.counter("arp.rx.requests");
+        this.rxReplies = counters.counter("arp.rx.replies");
+        this.txRequests = counters.counter("arp.tx.requests");
+        this.txReplies = counters.counter("arp.tx.replies");
+        this.drops = counters.counters("arp.drop.", null, "too_short", "foreign_protocol", "bad_operation");
+        this.conflicts = counters.counter("arp.address_conflicts");
+        this.resolveFailed = counters.counter("arp.resolve_failed");
+        this.pendingSent = counters.counter("arp.pending.sent");
+        this.pendingLost = counters.counter("arp.pending.no_tx_buffer");
+        this.neighbours = new NeighbourCache(config, this, ethernet.mtu(),
+            counters.counter("arp.pending.overflow"), counters.counter("arp.pending.no_buffer"),
+            counters.counter("arp.cache_full"));
+        this.timerOwner = timers.register(this::onTimer);
+        ethernet.register(EtherType.ARP, this);
+    }
+
+    public NeighbourCache neighbours() {
+        return neighbours;
+    }
+
+    public InterfaceAddress address() {
+        return address;
+    }
+
+    /** Who hears about packets dropped because their next hop never resolved (the IPv4 layer). */
+    public void onUnreachable(UnreachableHandler handler) {
+        this.unreachable = handler;
+    }
+
+    /** The address came up: announce it with gratuitous ARP requests (RFC 5227 §2.3, RFC 5944 §4.6). */
+    public void start(long nowNs) {
+        announcementsLeft = config.announcements();
+        if (announcementsLeft > 0) {
+            announce();
+            if (announcementsLeft > 0) {
+                timers.schedule(timerOwner, nowNs + config.announceIntervalNs(), TIMER_ANNOUNCE);
+            }
+        }
+    }
+
+    private void announce() {
+        announcementsLeft--;
+        // An announcement is a request whose sender and target protocol addresses are both ours.
+        if (ethernet.begin(MacAddress.BROADCAST, EtherType.ARP)) {
+            tx.wrap(ethernet.frame().segment(), ethernet.payloadOffset(), ArpPacket.LENGTH)
+                .write(ArpPacket.OPERATION_REQUEST, ethernet.mac(), address.address(), MacAddress.ZERO, address.address());
+            ethernet.send(ArpPacket.LENGTH);
+            txRequests.incrementRelease();
+        }
+    }
+
+    @Override
+    public void onPacket(MemorySegment segment, long offset, int length, int rxFlags, long sourceMac,
+                         long destinationMac, long nowNs) {
+        rx.wrap(segment, offset, length);
+        final int reason = rx.check();
+        if (reason != ArpPacket.OK) {
+            drops[reason].incrementRelease();
+            return;
+        }
+        final int operation = rx.operation();
+        final int senderIp = rx.senderIp();
+        final long senderMac = rx.senderMac();
+        final int targetIp = rx.targetIp();
+        final boolean isRequest = operation == ArpPacket.OPERATION_REQUEST;
+        (isRequest ? rxRequests : rxReplies).incrementRelease();
+
+        if (senderIp == address.address()) {
+            if (senderMac != ethernet.mac()) {
+                conflicts.incrementRelease();
+            }
+            return;
+        }
+        final boolean forUs = targetIp == address.address();
+        // RFC 5227 §2.1.1: a probe has sender IP 0.0.0.0 and must not be learned from.
+        if (senderIp != 0 && MacAddress.isUnicast(senderMac)) {
+            neighbours.learn(senderIp, senderMac, forUs, !isRequest, nowNs);
+        }
+        if (isRequest && forUs) {
+            reply(senderMac, senderIp);
+        }
+    }
+
+    private void reply(long requesterMac, int requesterIp) {
+        if (!ethernet.begin(requesterMac, EtherType.ARP)) {
+            return;
+        }
+        tx.wrap(ethernet.frame().segment(), ethernet.payloadOffset(), ArpPacket.LENGTH)
+            .write(ArpPacket.OPERATION_REPLY, ethernet.mac(), address.address(), requesterMac, requesterIp);
+        ethernet.send(ArpPacket.LENGTH);
+        txReplies.incrementRelease();
+    }
+
+    /** Sends a request for {@code targetIp}: broadcast while resolving, unicast to the cached MAC when probing. */
+    void sendRequest(int targetIp, long destinationMac) {
+        if (!ethernet.begin(destinationMac, EtherType.ARP)) {
+            return;
+        }
+        tx.wrap(ethernet.frame().segment(), ethernet.payloadOffset(), ArpPacket.LENGTH)
+            .write(ArpPacket.OPERATION_REQUEST, ethernet.mac(), address.address(), MacAddress.ZERO, targetIp);
+        ethernet.send(ArpPacket.LENGTH);
+        txRequests.incrementRelease();
+    }
+
+    /** The neighbour answered: send everything that waited for it, oldest first. */
+    void sendPending(int neighbourIp, long neighbourMac, NeighbourCache cache, int entry) {
+        int buffer;
+        while ((buffer = cache.pollPending(entry)) >= 0) {
+            final int length = cache.pendingLength(buffer);
+            if (ethernet.begin(neighbourMac, EtherType.IPV4)) {
+                MemorySegment.copy(cache.pendingSegment(), cache.pendingOffset(buffer), ethernet.frame().segment(),
+                    ethernet.payloadOffset(), length);
+                ethernet.send(length);
+                pendingSent.incrementRelease();
+            } else {
+                pendingLost.incrementRelease();
+            }
+            cache.releasePending(buffer);
+        }
+    }
+
+    /** Resolution gave up: every waiting packet is dropped, and its sender told the host is unreachable. */
+    void resolutionFailed(int neighbourIp, NeighbourCache cache, int entry) {
+        resolveFailed.incrementRelease();
+        int buffer;
+        while ((buffer = cache.pollPending(entry)) >= 0) {
+            unreachable.onUnreachable(cache.pendingSegment(), cache.pendingOffset(buffer), cache.pendingLength(buffer),
+                lastNowNs);
+            cache.releasePending(buffer);
+        }
+    }
+
+    /** Keeps one wheel timer armed at the cache's earliest deadline. */
+    void armTimer(long deadlineNs) {
+        if (neighbourTimer >= 0 && deadlineNs - neighbourTimerDeadline >= 0) {
+            return;
+        }
+        if (neighbourTimer >= 0) {
+            timers.cancel(neighbourTimer);
+        }
+        neighbourTimer = timers.schedule(timerOwner, deadlineNs, TIMER_NEIGHBOURS);
+        neighbourTimerDeadline = deadlineNs;
+    }
+
+    private void onTimer(long value, long nowNs) {
+        lastNowNs = nowNs;
+        if (value == TIMER_ANNOUNCE) {
+            announce();
+            if (announcementsLeft > 0) {
+                timers.schedule(timerOwner, nowNs + config.announceIntervalNs(), TIMER_ANNOUNCE);
+            }
+            return;
+        }
+        neighbourTimer = -1;
+        neighbourTimerDeadline = Long.MAX_VALUE;
+        final long next = neighbours.expire(nowNs);
+        if (next != Long.MAX_VALUE) {
+            armTimer(next);
+        }
+    }
+
+    public void close() {
+        neighbours.close();
+    }
+}

@@ -1,0 +1,368 @@
+package dev.tern.arp;
+
+import dev.tern.core.memory.FramePool;
+import dev.tern.ethernet.wire.MacAddress;
+import org.agrona.collections.Int2IntHashMap;
+import org.agrona.concurrent.status.AtomicCounter;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * IPv4-to-Ethernet neighbour cache with the reachability states of Linux's neighbour code (after RFC 4861 §7.3,
+ * applied to ARP): INCOMPLETE while resolving, REACHABLE for {@code reachableTime} after a reply or an upper-layer
+ * confirmation ({@link #confirm}), STALE after that (still used), DELAY when a STALE entry is used again (a few
+ * seconds for a confirmation to arrive), then PROBE (unicast requests confirm it or it is forgotten).
+ *
+ * <p>Entries are rows of parallel arrays addressed by index, found by address through Agrona's
+ * {@link Int2IntHashMap}. Packets waiting for resolution are copied into a bounded {@link FramePool} and chained
+ * per neighbour in FIFO order through {@code next[]}: a neighbour holds at most {@code pendingPerNeighbour}
+ * (the oldest is dropped beyond that, as Linux does), all neighbours together at most {@code pendingTotal}.
+ *
+ * <p>Nothing here touches the wire: requests go out through the {@link ArpLayer} that owns this cache.
+ *
+ * <p>Owned by the shard thread; not thread-safe.
+ */
+public final class NeighbourCache {
+    /** {@link #resolve} result when the packet must wait (queue it) or cannot be sent. */
+    public static final long UNRESOLVED = -1;
+
+    static final int FREE = 0;
+    static final int INCOMPLETE = 1;
+    static final int REACHABLE = 2;
+    static final int STALE = 3;
+    static final int PROBE = 4;
+    static final int DELAY = 5;
+
+    private final ArpConfig config;
+    private final ArpLayer arp;
+    private final Int2IntHashMap index;
+    private final int[] ip;
+    private final long[] mac;
+    private final int[] state;
+    private final long[] deadlineNs;
+    private final long[] lastUsedNs;
+    private final int[] attempts;
+    private final int[] pendingHead;
+    private final int[] pendingTail;
+    private final int[] pendingCount;
+    private final int[] freeEntries;
+    private int freeCount;
+
+    private final FramePool pending;
+    private final int[] pendingNext;
+    private final int[] pendingLength;
+
+    private final AtomicCounter pendingOverflow;
+    private final AtomicCounter pendingNoBuffer;
+    private final AtomicCounter cacheFull;
+
+    NeighbourCache(ArpConfig config, ArpLayer arp, int maxPacketLength, AtomicCounter pendingOverflow,
+                   AtomicCounter pendingNoBuffer, AtomicCounter cacheFull) {
+        this.config = config;
+        this.arp = arp;
+        final int n = config.cacheSize();
+        this.index = new Int2IntHashMap(n * 2, 0.5f, -1);
+        this.ip = new int[n];
+        this.mac = new long[n];
+        this.state = new int[n];
+        this.deadlineNs = new long[n];
+        this.lastUsedNs = new long[n];
+        this.attempts = new int[n];
+        this.pendingHead = new int[n];
+        this.pendingTail = new int[n];
+        this.pendingCount = new int[n];
+        this.freeEntries = new int[n];
+        for (int i = 0; i < n; i++) {
+            freeEntries[i] = n - 1 - i;
+        }
+        this.freeCount = n;
+        this.pending = FramePool.allocate(config.pendingTotal(), maxPacketLength);
+        this.pendingNext = new int[config.pendingTotal()];
+        this.pendingLength = new int[config.pendingTotal()];
+        this.pendingOverflow = pendingOverflow;
+        this.pendingNoBuffer = pendingNoBuffer;
+        this.cacheFull = cacheFull;
+    }
+
+    /**
+     * The MAC to send a packet for {@code nextHop} to, or {@link #UNRESOLVED} when the packet must be queued
+     * ({@link #queueBegin}) while a request goes out. Using a STALE entry starts a unicast probe (RFC 4861 §7.3.3,
+     * with the DELAY state folded into PROBE) and still returns the cached MAC.
+     */
+    public long resolve(int nextHop, long nowNs) {
+        int entry = index.get(nextHop);
+        if (entry < 0) {
+            entry = create(nextHop, nowNs);
+            if (entry < 0) {
+                return UNRESOLVED;
+            }
+            state[entry] = INCOMPLETE;
+            attempts[entry] = 1;
+            deadlineNs[entry] = nowNs + config.retransmitNs();
+            arp.sendRequest(nextHop, MacAddress.BROADCAST);
+            arp.armTimer(deadlineNs[entry]);
+            return UNRESOLVED;
+        }
+        lastUsedNs[entry] = nowNs;
+        switch (state[entry]) {
+            case INCOMPLETE:
+                return UNRESOLVED;
+            case REACHABLE:
+                if (deadlineNs[entry] - nowNs > 0) {
+                    return mac[entry];
+                }
+                startProbe(entry, nowNs);
+                return mac[entry];
+            case STALE:
+                startProbe(entry, nowNs);
+                return mac[entry];
+            default: // DELAY or PROBE: keep using the address while confirming it
+                return mac[entry];
+        }
+    }
+
+    /** A STALE entry is in use again: wait in DELAY for a confirmation before probing (RFC 4861 §7.3.3). */
+    private void startProbe(int entry, long nowNs) {
+        if (config.maxProbes() == 0) {
+            state[entry] = STALE;
+            return;
+        }
+        state[entry] = DELAY;
+        attempts[entry] = 0;
+        deadlineNs[entry] = nowNs + config.delayFirstProbeNs();
+        arp.armTimer(deadlineNs[entry]);
+    }
+
+    /**
+     * Forward progress seen by an upper layer (a TCP ACK for new data) confirms the neighbour is reachable, so no
+     * probe is needed (RFC 4861 §7.3.1).
+     */
+    public void confirm(int address, long nowNs) {
+        final int entry = index.get(address);
+        if (entry >= 0 && state[entry] != INCOMPLETE) {
+            state[entry] = REACHABLE;
+            deadlineNs[entry] = nowNs + config.reachableTimeNs();
+        }
+    }
+
+    /** A buffer to copy a waiting packet into (see {@link #pendingSegment()}), or -1 when every buffer is taken (counted). */
+    public int queueBegin() {
+        final int buffer = pending.acquire();
+        if (buffer < 0) {
+            pendingNoBuffer.incrementRelease();
+        }
+        return buffer;
+    }
+
+    public MemorySegment pendingSegment() {
+        return pending.slab();
+    }
+
+    public long pendingOffset(int buffer) {
+        return pending.offset(buffer);
+    }
+
+    public int pendingCapacity() {
+        return pending.bufferSize();
+    }
+
+    /** Queues the packet of {@code length} bytes written into {@code buffer} until {@code nextHop} resolves. */
+    public void queueCommit(int nextHop, int buffer, int length) {
+        final int entry = index.get(nextHop);
+        if (entry < 0 || state[entry] != INCOMPLETE) {
+            // Resolved meanwhile (cannot happen within one poll) or no entry could be made: nothing to wait for.
+            pendingOverflow.incrementRelease();
+            pending.release(buffer);
+            return;
+        }
+        if (pendingCount[entry] == config.pendingPerNeighbour()) {
+            final int oldest = pendingHead[entry];
+            pendingHead[entry] = pendingNext[oldest];
+            pendingCount[entry]--;
+            pending.release(oldest);
+            pendingOverflow.incrementRelease();
+        }
+        pendingLength[buffer] = length;
+        pendingNext[buffer] = -1;
+        if (pendingCount[entry] == 0) {
+            pendingHead[entry] = buffer;
+        } else {
+            pendingNext[pendingTail[entry]] = buffer;
+        }
+        pendingTail[entry] = buffer;
+        pendingCount[entry]++;
+    }
+
+    /** Gives a buffer from {@link #queueBegin} back without queueing it. */
+    public void queueAbort(int buffer) {
+        pending.release(buffer);
+    }
+
+    /**
+     * Learns from a received ARP packet (RFC 826 "merge", with Linux's states): an entry we have is updated;
+     * a new one is made only when the packet was addressed to us.
+     */
+    void learn(int senderIp, long senderMac, boolean addressedToUs, boolean isReply, long nowNs) {
+        int entry = index.get(senderIp);
+        if (entry < 0) {
+            if (!addressedToUs) {
+                return;
+            }
+            entry = create(senderIp, nowNs);
+            if (entry < 0) {
+                return;
+            }
+            mac[entry] = senderMac;
+            state[entry] = isReply ? REACHABLE : STALE;
+            deadlineNs[entry] = nowNs + config.reachableTimeNs();
+            return;
+        }
+        final boolean changed = mac[entry] != senderMac;
+        final int previous = state[entry];
+        mac[entry] = senderMac;
+        if (isReply && addressedToUs) {
+            // A reply to our request confirms reachability (RFC 4861 §7.3.3 for solicited advertisements).
+            state[entry] = REACHABLE;
+            deadlineNs[entry] = nowNs + config.reachableTimeNs();
+        } else if (previous == INCOMPLETE) {
+            // A request from the neighbour we are resolving still tells us its address.
+            state[entry] = STALE;
+        } else if (changed) {
+            state[entry] = STALE;
+        }
+        if (previous == INCOMPLETE) {
+            arp.sendPending(senderIp, senderMac, this, entry);
+        }
+    }
+
+    /** Retransmits, and fails resolutions and probes whose attempts ran out; returns the next deadline. */
+    long expire(long nowNs) {
+        long next = Long.MAX_VALUE;
+        for (int entry = 0; entry < state.length; entry++) {
+            final int s = state[entry];
+            if (s != INCOMPLETE && s != PROBE && s != DELAY) {
+                continue;
+            }
+            if (deadlineNs[entry] - nowNs > 0) {
+                next = Math.min(next, deadlineNs[entry]);
+                continue;
+            }
+            if (s == DELAY) {
+                state[entry] = PROBE;
+                attempts[entry] = 1;
+                deadlineNs[entry] = nowNs + config.retransmitNs();
+                arp.sendRequest(ip[entry], mac[entry]);
+                next = Math.min(next, deadlineNs[entry]);
+                continue;
+            }
+            final int limit = s == INCOMPLETE ? config.maxRequests() : config.maxProbes();
+            if (attempts[entry] >= limit) {
+                if (s == INCOMPLETE) {
+                    arp.resolutionFailed(ip[entry], this, entry);
+                }
+                remove(entry);
+                continue;
+            }
+            attempts[entry]++;
+            deadlineNs[entry] = nowNs + config.retransmitNs();
+            arp.sendRequest(ip[entry], s == INCOMPLETE ? MacAddress.BROADCAST : mac[entry]);
+            next = Math.min(next, deadlineNs[entry]);
+        }
+        return next;
+    }
+
+    /** Takes the oldest waiting packet of {@code entry}: its buffer, or -1 when none is left. */
+    int pollPending(int entry) {
+        if (pendingCount[entry] == 0) {
+            return -1;
+        }
+        final int buffer = pendingHead[entry];
+        pendingHead[entry] = pendingNext[buffer];
+        pendingCount[entry]--;
+        return buffer;
+    }
+
+    int pendingLength(int buffer) {
+        return pendingLength[buffer];
+    }
+
+    void releasePending(int buffer) {
+        pending.release(buffer);
+    }
+
+    private int create(int address, long nowNs) {
+        if (freeCount == 0 && !evictOneStale()) {
+            cacheFull.incrementRelease();
+            return -1;
+        }
+        final int entry = freeEntries[--freeCount];
+        ip[entry] = address;
+        mac[entry] = 0;
+        attempts[entry] = 0;
+        lastUsedNs[entry] = nowNs;
+        pendingCount[entry] = 0;
+        index.put(address, entry);
+        return entry;
+    }
+
+    /** Makes room by forgetting the least recently used REACHABLE or STALE neighbour. */
+    private boolean evictOneStale() {
+        int victim = -1;
+        for (int entry = 0; entry < state.length; entry++) {
+            if ((state[entry] == STALE || state[entry] == REACHABLE)
+                && (victim < 0 || lastUsedNs[entry] - lastUsedNs[victim] < 0)) {
+                victim = entry;
+            }
+        }
+        if (victim < 0) {
+            return false;
+        }
+        remove(victim);
+        return true;
+    }
+
+    private void remove(int entry) {
+        int buffer;
+        while ((buffer = pollPending(entry)) >= 0) {
+            pending.release(buffer);
+        }
+        index.remove(ip[entry]);
+        state[entry] = FREE;
+        freeEntries[freeCount++] = entry;
+    }
+
+    /** The cached MAC of {@code address} whatever its state, or {@link #UNRESOLVED}; for tools and tests. */
+    public long peek(int address) {
+        final int entry = index.get(address);
+        return entry < 0 || state[entry] == INCOMPLETE ? UNRESOLVED : mac[entry];
+    }
+
+    /** The state name of {@code address} ("none", "incomplete", "reachable", "stale", "delay", "probe"); for tools and tests. */
+    public String stateOf(int address) {
+        final int entry = index.get(address);
+        if (entry < 0) {
+            return "none";
+        }
+        return switch (state[entry]) {
+            case INCOMPLETE -> "incomplete";
+            case REACHABLE -> "reachable";
+            case STALE -> "stale";
+            case PROBE -> "probe";
+            case DELAY -> "delay";
+            default -> "none";
+        };
+    }
+
+    public int size() {
+        return index.size();
+    }
+
+    /** Packets waiting for resolution, all neighbours together. */
+    public int pendingPackets() {
+        return pending.inUse();
+    }
+
+    void close() {
+        pending.close();
+    }
+}

@@ -1,0 +1,2 @@
+/** IPv4 address values (packed ints) and interface addresses, shared by every layer and the CLI. */
+package dev.tern.core.net;

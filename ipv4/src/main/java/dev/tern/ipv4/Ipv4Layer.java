@@ -1,0 +1,521 @@
+package dev.tern.ipv4;
+
+import dev.tern.arp.ArpLayer;
+import dev.tern.arp.NeighbourCache;
+import dev.tern.core.counters.CountersFile;
+import dev.tern.core.memory.FramePool;
+import dev.tern.core.net.InterfaceAddress;
+import dev.tern.core.net.Ipv4Address;
+import dev.tern.core.time.Timers;
+import dev.tern.ethernet.EthernetLayer;
+import dev.tern.ethernet.link.Offloads;
+import dev.tern.ethernet.wire.EtherType;
+import dev.tern.ethernet.wire.EthernetHeader;
+import dev.tern.ethernet.wire.MacAddress;
+import dev.tern.ipv4.wire.IcmpHeader;
+import dev.tern.ipv4.wire.IpProtocol;
+import dev.tern.ipv4.wire.Ipv4Header;
+import org.agrona.concurrent.status.AtomicCounter;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * IPv4 (RFC 791, host requirements of RFC 1122 §3) for one interface.
+ *
+ * <h2>Input</h2>
+ * Checks each header once ({@link Ipv4Header#check}), drops martian sources, accepts datagrams for our address,
+ * the limited and the subnet broadcast, and multicast groups the {@link MulticastFilter} lets through; reassembles
+ * fragments; and hands each datagram to the {@link IpProtocolHandler} registered for its protocol. A unicast
+ * datagram for a protocol nobody registered gets ICMP protocol unreachable. This layer never forwards.
+ *
+ * <h2>Output</h2>
+ * A transport sends with {@link #begin} (route, path MTU and next hop are settled, the header is written), writes
+ * its header and data at {@link #payloadOffset()} in {@link #segment()}, then {@link #commit}s. Depending on the
+ * destination, the datagram is written:
+ * <ul>
+ *   <li>straight into a link frame, when the next hop's MAC is known (the fast path: no copy);</li>
+ *   <li>into the neighbour cache's pending buffer, when the next hop is still being resolved;</li>
+ *   <li>into a staging buffer, when it exceeds the path MTU and may be fragmented;</li>
+ *   <li>into a loopback queue, when it is for our own address (delivered at the next poll).</li>
+ * </ul>
+ *
+ * <p>Owned by the shard thread; not thread-safe. One datagram is open at a time.
+ */
+public final class Ipv4Layer implements EthernetLayer.Handler {
+    /** {@link #begin} results. */
+    public static final int OK = 0;
+    public static final int ERR_NO_ROUTE = -1;
+    public static final int ERR_NO_BUFFER = -2;
+    public static final int ERR_MESSAGE_TOO_LONG = -3;
+    public static final int ERR_BAD_ADDRESS = -4;
+
+    private static final int MODE_NONE = 0;
+    private static final int MODE_FRAME = 1;
+    private static final int MODE_PENDING = 2;
+    private static final int MODE_STAGING = 3;
+    private static final int MODE_LOOPBACK = 4;
+
+    private static final int DROP_BAD_SOURCE = 6;
+    private static final int DROP_NOT_FOR_US = 7;
+    private static final int DROP_UNKNOWN_PROTOCOL = 8;
+    private static final String[] DROP_NAMES = {null, "too_short", "bad_version", "bad_header_length",
+        "bad_total_length", "bad_checksum", "bad_source", "not_for_us", "unknown_protocol"};
+
+    private final EthernetLayer ethernet;
+    private final ArpLayer arp;
+    private final NeighbourCache neighbours;
+    private final InterfaceAddress address;
+    private final Ipv4Config config;
+    private final RoutingTable routes = new RoutingTable();
+    private final PathMtuCache pathMtus;
+    private final FragmentReassembler reassembler;
+    private final IcmpLayer icmp;
+    private final IpProtocolHandler[] handlers = new IpProtocolHandler[256];
+    private MulticastFilter multicastFilter = (group, source) -> false;
+
+    private final Ipv4Header rxHeader = new Ipv4Header();
+    private final Ipv4Header txHeader = new Ipv4Header();
+    private final Ipv4Header stagedHeader = new Ipv4Header();
+    private final Ipv4Header fragmentHeader = new Ipv4Header();
+    private final Ipv4Packet packet = new Ipv4Packet();
+
+    private final FramePool staging;
+    private final int stagingBuffer;
+    private final FramePool loopback;
+    private final int[] loopbackQueue;
+    private final int[] loopbackLength;
+    private int loopbackCount;
+
+    private int mode = MODE_NONE;
+    private MemorySegment outSegment;
+    private long outHeaderOffset;
+    private int outTotalLength;
+    private int outNextHop;
+    private long outMac;
+    private int outPathMtu;
+    private int outPendingBuffer;
+    private int outLoopbackBuffer;
+    private int nextIdentification;
+
+    private final AtomicCounter rxPackets;
+    private final AtomicCounter rxDelivered;
+    private final AtomicCounter[] drops;
+    private final AtomicCounter txPackets;
+    private final AtomicCounter txFragments;
+    private final AtomicCounter txFragmentedDatagrams;
+    private final AtomicCounter txNoRoute;
+    private final AtomicCounter txNoBuffer;
+    private final AtomicCounter txTooLong;
+    private final AtomicCounter txHostUnreachable;
+    private final AtomicCounter loopbackPackets;
+
+    public Ipv4Layer(EthernetLayer ethernet, ArpLayer arp, Timers timers, Ipv4Config config, CountersFile counters) {
+        this.ethernet = ethernet;
+        this.arp = arp;
+        this.neighbours = arp.neighbours();
+        this.address = arp.address();
+        this.config = config;
+        this.pathMtus = new PathMtuCache(config.pathMtuEntries(), config.pathMtuTimeoutNs());
+        this.rxPackets = counters.counter("ipv4.rx.packets");
+        this.rxDelivered = counters.counter("ipv4.rx.delivered");
+        this.drops = counters.counters("ipv4.drop.", DROP_NAMES);
+        this.txPackets = counters.counter("ipv4.tx.packets");
+        this.txFragments = counters.counter("ipv4.tx.fragments");
+        this.txFragmentedDatagrams = counters.counter("ipv4.tx.fragmented_datagrams");
+        this.txNoRoute = counters.counter("ipv4.tx.no_route");
+        this.txNoBuffer = counters.counter("ipv4.tx.no_buffer");
+        this.txTooLong = counters.counter("ipv4.tx.message_too_long");
+        this.txHostUnreachable = counters.counter("ipv4.tx.host_unreachable");
+        this.loopbackPackets = counters.counter("ipv4.loopback.packets");
+        this.reassembler = new FragmentReassembler(this, timers, config, counters);
+        this.icmp = new IcmpLayer(this, config, counters);
+        this.staging = FramePool.allocate(1, Ipv4Header.MAX_TOTAL_LENGTH);
+        this.stagingBuffer = staging.acquire();
+        this.loopback = FramePool.allocate(16, Ipv4Header.MAX_TOTAL_LENGTH);
+        this.loopbackQueue = new int[16];
+        this.loopbackLength = new int[16];
+        this.nextIdentification = (address.address() * 0x9E3779B1) >>> 16;
+        routes.add(address.network(), address.prefixLength(), 0);
+        handlers[IpProtocol.ICMP] = icmp;
+        ethernet.register(EtherType.IPV4, this);
+        ethernet.onInternalError(this::abort);
+        arp.onUnreachable(this::hostUnreachable);
+    }
+
+    public InterfaceAddress address() {
+        return address;
+    }
+
+    public RoutingTable routes() {
+        return routes;
+    }
+
+    /** Adds a default route via {@code gateway} (which must be on-link). */
+    public void defaultGateway(int gateway) {
+        routes.add(0, 0, gateway);
+    }
+
+    public PathMtuCache pathMtus() {
+        return pathMtus;
+    }
+
+    public IcmpLayer icmp() {
+        return icmp;
+    }
+
+    public NeighbourCache neighbours() {
+        return neighbours;
+    }
+
+    public EthernetLayer ethernet() {
+        return ethernet;
+    }
+
+    public int mtu() {
+        return ethernet.mtu();
+    }
+
+    /** Registers the transport for {@code protocol}. Cold path. */
+    public void register(int protocol, IpProtocolHandler handler) {
+        handlers[protocol] = handler;
+    }
+
+    /** Sets who decides which multicast datagrams are received (the IGMP layer). */
+    public void multicastFilter(MulticastFilter filter) {
+        this.multicastFilter = filter;
+    }
+
+    // ------------------------------------------------------------------------------------------------ input
+
+    @Override
+    public void onPacket(MemorySegment segment, long offset, int length, int rxFlags, long sourceMac,
+                         long destinationMac, long nowNs) {
+        receive(segment, offset, length, rxFlags, nowNs);
+    }
+
+    private void receive(MemorySegment segment, long offset, int length, int rxFlags, long nowNs) {
+        rxPackets.incrementRelease();
+        rxHeader.wrap(segment, offset, length);
+        final int reason = rxHeader.check((rxFlags & Offloads.RX_CHECKSUM_OK) == 0);
+        if (reason != Ipv4Header.OK) {
+            drops[reason].incrementRelease();
+            return;
+        }
+        final int source = rxHeader.source();
+        final int destination = rxHeader.destination();
+        if (Ipv4Address.isMulticast(source) || source == Ipv4Address.LIMITED_BROADCAST
+            || Ipv4Address.isLoopback(source) || Ipv4Address.isReserved(source)) {
+            drops[DROP_BAD_SOURCE].incrementRelease();
+            return;
+        }
+        final int kind;
+        if (destination == address.address()) {
+            kind = Ipv4Packet.UNICAST;
+        } else if (destination == Ipv4Address.LIMITED_BROADCAST || destination == address.broadcast()) {
+            kind = Ipv4Packet.BROADCAST;
+        } else if (Ipv4Address.isMulticast(destination)
+            && (destination == Ipv4Address.ALL_SYSTEMS || multicastFilter.accepts(destination, source))) {
+            kind = Ipv4Packet.MULTICAST;
+        } else {
+            drops[DROP_NOT_FOR_US].incrementRelease();
+            return;
+        }
+        if (rxHeader.isFragment()) {
+            final int slot = reassembler.accept(rxHeader, nowNs);
+            if (slot >= 0) {
+                try {
+                    final long datagram = reassembler.datagramOffset(slot);
+                    rxHeader.wrap(reassembler.segment(), datagram, reassembler.datagramLength(slot));
+                    describe(rxHeader, kind, rxFlags, true);
+                    deliver(reassembler.segment(), datagram + packet.headerLength,
+                        packet.totalLength - packet.headerLength, nowNs);
+                } finally {
+                    reassembler.release(slot);
+                }
+            }
+            return;
+        }
+        describe(rxHeader, kind, rxFlags, false);
+        deliver(segment, offset + packet.headerLength, packet.totalLength - packet.headerLength, nowNs);
+    }
+
+    private void describe(Ipv4Header header, int kind, int rxFlags, boolean reassembled) {
+        packet.source = header.source();
+        packet.destination = header.destination();
+        packet.protocol = header.protocol();
+        packet.ttl = header.ttl();
+        packet.tos = header.tos();
+        packet.kind = kind;
+        packet.rxFlags = reassembled ? 0 : rxFlags;
+        packet.reassembled = reassembled;
+        packet.headerSegment = header.segment();
+        packet.headerOffset = header.base();
+        packet.headerLength = header.headerLength();
+        packet.totalLength = header.totalLength();
+    }
+
+    private void deliver(MemorySegment segment, long payloadOffset, int payloadLength, long nowNs) {
+        final IpProtocolHandler handler = handlers[packet.protocol];
+        if (handler == null) {
+            drops[DROP_UNKNOWN_PROTOCOL].incrementRelease();
+            // RFC 1122 §3.2.2.1: a host SHOULD report an unknown protocol with protocol unreachable.
+            icmp.sendError(IcmpHeader.DESTINATION_UNREACHABLE, IcmpHeader.PROTOCOL_UNREACHABLE, packet, nowNs);
+            return;
+        }
+        rxDelivered.incrementRelease();
+        handler.onPacket(packet, segment, payloadOffset, payloadLength, nowNs);
+    }
+
+    /** Passes an ICMP error about one of our datagrams to the transport that sent it. */
+    void deliverError(int type, int code, int nextHopMtu, int reporter, int originalSource, int originalDestination,
+                      int protocol, MemorySegment segment, long transportOffset, int transportLength, long nowNs) {
+        final IpProtocolHandler handler = handlers[protocol];
+        if (handler != null) {
+            handler.onIcmpError(type, code, nextHopMtu, reporter, originalSource, originalDestination, segment,
+                transportOffset, transportLength, nowNs);
+        }
+    }
+
+    /** A datagram we queued never left: its next hop did not answer ARP. Tell its sender, as Linux does (EHOSTUNREACH). */
+    private void hostUnreachable(MemorySegment segment, long offset, int length, long nowNs) {
+        txHostUnreachable.incrementRelease();
+        txHeader.wrap(segment, offset, length);
+        if (txHeader.fragmentOffset() != 0) {
+            return;
+        }
+        final int headerLength = txHeader.headerLength();
+        deliverError(IcmpHeader.DESTINATION_UNREACHABLE, IcmpHeader.HOST_UNREACHABLE, 0, address.address(),
+            txHeader.source(), txHeader.destination(), txHeader.protocol(), segment, offset + headerLength,
+            length - headerLength, nowNs);
+    }
+
+    /** Fragment reassembly gave up on a datagram whose first fragment came (RFC 792: time exceeded, code 1). */
+    void reassemblyTimedOut(MemorySegment segment, long headerOffset, int headerLength, int availableLength, long nowNs) {
+        rxHeader.wrap(segment, headerOffset, availableLength);
+        icmp.sendError(IcmpHeader.TIME_EXCEEDED, IcmpHeader.REASSEMBLY_TIME_EXCEEDED, 0, rxHeader.source(),
+            rxHeader.destination(), rxHeader.destination() == address.address() ? Ipv4Packet.UNICAST : Ipv4Packet.BROADCAST,
+            segment, headerOffset, Math.min(availableLength, headerLength + 8), nowNs);
+    }
+
+    /** Delivers datagrams we sent to ourselves; call once per poll. Returns how many. */
+    public int pollLoopback(long nowNs) {
+        final int count = loopbackCount;
+        for (int i = 0; i < count; i++) {
+            final int buffer = loopbackQueue[i];
+            loopbackPackets.incrementRelease();
+            receive(loopback.slab(), loopback.offset(buffer), loopbackLength[i], Offloads.RX_CHECKSUM_OK, nowNs);
+            loopback.release(buffer);
+        }
+        // Datagrams looped back while delivering wait for the next poll.
+        System.arraycopy(loopbackQueue, count, loopbackQueue, 0, loopbackCount - count);
+        System.arraycopy(loopbackLength, count, loopbackLength, 0, loopbackCount - count);
+        loopbackCount -= count;
+        return count;
+    }
+
+    // ----------------------------------------------------------------------------------------------- output
+
+    /**
+     * Opens a datagram of {@code payloadLength} bytes to {@code destination}; returns {@link #OK} or an error code
+     * (counted). {@code source} 0 means our address; {@code ttl} 0 the default TTL. With {@code dontFragment}, a
+     * datagram larger than the path MTU is refused with {@link #ERR_MESSAGE_TOO_LONG} (the caller reports EMSGSIZE).
+     */
+    public int begin(int source, int destination, int protocol, int payloadLength, int ttl, int tos,
+                     boolean dontFragment, long nowNs) {
+        if (mode != MODE_NONE) {
+            throw new IllegalStateException("a datagram is already open");
+        }
+        if (source != 0 && source != address.address()) {
+            return ERR_BAD_ADDRESS;
+        }
+        final int totalLength = Ipv4Header.MIN_LENGTH + payloadLength;
+        if (totalLength > Ipv4Header.MAX_TOTAL_LENGTH) {
+            txTooLong.incrementRelease();
+            return ERR_MESSAGE_TOO_LONG;
+        }
+        final int result = openRouted(destination, totalLength, dontFragment, nowNs);
+        if (result != OK) {
+            return result;
+        }
+        outTotalLength = totalLength;
+        txHeader.wrap(outSegment, outHeaderOffset, Ipv4Header.MIN_LENGTH).write(tos, totalLength,
+            nextIdentification(), dontFragment ? Ipv4Header.FLAG_DONT_FRAGMENT : 0,
+            ttl == 0 ? config.defaultTtl() : ttl, protocol, address.address(), destination);
+        return OK;
+    }
+
+    private int openRouted(int destination, int totalLength, boolean dontFragment, long nowNs) {
+        if (destination == address.address()) {
+            return openLoopback();
+        }
+        final long mac;
+        if (Ipv4Address.isMulticast(destination)) {
+            mac = MacAddress.ofIpv4Multicast(destination);
+            outPathMtu = ethernet.mtu();
+        } else if (destination == Ipv4Address.LIMITED_BROADCAST || destination == address.broadcast()) {
+            mac = MacAddress.BROADCAST;
+            outPathMtu = ethernet.mtu();
+        } else {
+            final int route = routes.lookup(destination);
+            if (route == RoutingTable.NO_ROUTE) {
+                txNoRoute.incrementRelease();
+                return ERR_NO_ROUTE;
+            }
+            outNextHop = routes.nextHop(route, destination);
+            outPathMtu = pathMtus.mtu(destination, ethernet.mtu(), nowNs);
+            mac = neighbours.resolve(outNextHop, nowNs);
+        }
+        if (totalLength > outPathMtu) {
+            if (dontFragment) {
+                txTooLong.incrementRelease();
+                return ERR_MESSAGE_TOO_LONG;
+            }
+            outMac = mac;
+            mode = MODE_STAGING;
+            outSegment = staging.slab();
+            outHeaderOffset = staging.offset(stagingBuffer);
+            return OK;
+        }
+        if (mac == NeighbourCache.UNRESOLVED) {
+            final int buffer = neighbours.queueBegin();
+            if (buffer < 0) {
+                txNoBuffer.incrementRelease();
+                return ERR_NO_BUFFER;
+            }
+            mode = MODE_PENDING;
+            outPendingBuffer = buffer;
+            outSegment = neighbours.pendingSegment();
+            outHeaderOffset = neighbours.pendingOffset(buffer);
+            return OK;
+        }
+        if (!ethernet.begin(mac, EtherType.IPV4)) {
+            txNoBuffer.incrementRelease();
+            return ERR_NO_BUFFER;
+        }
+        mode = MODE_FRAME;
+        outSegment = ethernet.frame().segment();
+        outHeaderOffset = ethernet.payloadOffset();
+        return OK;
+    }
+
+    private int openLoopback() {
+        if (loopbackCount == loopbackQueue.length) {
+            txNoBuffer.incrementRelease();
+            return ERR_NO_BUFFER;
+        }
+        outLoopbackBuffer = loopback.acquire();
+        mode = MODE_LOOPBACK;
+        outSegment = loopback.slab();
+        outHeaderOffset = loopback.offset(outLoopbackBuffer);
+        return OK;
+    }
+
+    /** Memory of the open datagram. */
+    public MemorySegment segment() {
+        return outSegment;
+    }
+
+    /** Where the transport writes its header and data in {@link #segment()}. */
+    public long payloadOffset() {
+        return outHeaderOffset + Ipv4Header.MIN_LENGTH;
+    }
+
+    /**
+     * True when the open datagram goes straight into a link frame whose link completes L4 checksums: the transport
+     * then writes only the pseudo-header sum and calls {@link #requestL4Checksum}.
+     */
+    public boolean l4ChecksumOffload() {
+        return mode == MODE_FRAME && (ethernet.link().offloads() & Offloads.TX_L4_CHECKSUM) != 0;
+    }
+
+    /** Asks the link to complete the checksum at {@code fieldOffset} within the transport header. */
+    public void requestL4Checksum(int fieldOffset) {
+        ethernet.frame().requestL4Checksum(EthernetHeader.LENGTH + Ipv4Header.MIN_LENGTH, fieldOffset);
+    }
+
+    /** Sends (or queues, fragments, loops back) the open datagram. */
+    public void commit() {
+        switch (mode) {
+            case MODE_FRAME -> ethernet.send(outTotalLength);
+            case MODE_PENDING -> neighbours.queueCommit(outNextHop, outPendingBuffer, outTotalLength);
+            case MODE_STAGING -> fragment();
+            case MODE_LOOPBACK -> {
+                loopbackQueue[loopbackCount] = outLoopbackBuffer;
+                loopbackLength[loopbackCount++] = outTotalLength;
+            }
+            default -> throw new IllegalStateException("no datagram open");
+        }
+        mode = MODE_NONE;
+        txPackets.incrementRelease();
+    }
+
+    /** Drops the open datagram. */
+    public void abort() {
+        switch (mode) {
+            case MODE_FRAME -> ethernet.abort();
+            case MODE_PENDING -> neighbours.queueAbort(outPendingBuffer);
+            case MODE_LOOPBACK -> loopback.release(outLoopbackBuffer);
+            default -> { }
+        }
+        mode = MODE_NONE;
+    }
+
+    /**
+     * Splits the staged datagram into fragments of at most the path MTU, each payload a multiple of 8 bytes
+     * except the last (RFC 791 §3.2 "fragmentation").
+     */
+    private void fragment() {
+        final Ipv4Header whole = stagedHeader.wrap(outSegment, outHeaderOffset, outTotalLength);
+        final int payloadLength = outTotalLength - Ipv4Header.MIN_LENGTH;
+        final int chunk = (outPathMtu - Ipv4Header.MIN_LENGTH) & ~7;
+        final int flags = whole.flagsAndFragmentOffset() & Ipv4Header.FLAG_DONT_FRAGMENT;
+        final long payload = outHeaderOffset + Ipv4Header.MIN_LENGTH;
+        final long mac = outMac;
+        txFragmentedDatagrams.incrementRelease();
+        for (int offset = 0; offset < payloadLength; offset += chunk) {
+            final int length = Math.min(chunk, payloadLength - offset);
+            final boolean more = offset + length < payloadLength;
+            final MemorySegment out;
+            final long at;
+            int pending = -1;
+            if (mac == NeighbourCache.UNRESOLVED) {
+                pending = neighbours.queueBegin();
+                if (pending < 0) {
+                    txNoBuffer.incrementRelease();
+                    return;
+                }
+                out = neighbours.pendingSegment();
+                at = neighbours.pendingOffset(pending);
+            } else {
+                if (!ethernet.begin(mac, EtherType.IPV4)) {
+                    txNoBuffer.incrementRelease();
+                    return;
+                }
+                out = ethernet.frame().segment();
+                at = ethernet.payloadOffset();
+            }
+            MemorySegment.copy(outSegment, payload + offset, out, at + Ipv4Header.MIN_LENGTH, length);
+            fragmentHeader.wrap(out, at, Ipv4Header.MIN_LENGTH).write(whole.tos(), Ipv4Header.MIN_LENGTH + length,
+                whole.identification(), flags | (more ? Ipv4Header.FLAG_MORE_FRAGMENTS : 0) | (offset >>> 3),
+                whole.ttl(), whole.protocol(), whole.source(), whole.destination());
+            if (pending >= 0) {
+                neighbours.queueCommit(outNextHop, pending, Ipv4Header.MIN_LENGTH + length);
+            } else {
+                ethernet.send(Ipv4Header.MIN_LENGTH + length);
+            }
+            txFragments.incrementRelease();
+        }
+    }
+
+    private int nextIdentification() {
+        final int id = nextIdentification;
+        nextIdentification = (nextIdentification + 1) & 0xFFFF;
+        return id;
+    }
+
+    public void close() {
+        reassembler.close();
+        staging.close();
+        loopback.close();
+    }
+}

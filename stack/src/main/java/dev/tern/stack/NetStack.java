@@ -1,0 +1,266 @@
+package dev.tern.stack;
+
+import dev.tern.arp.ArpConfig;
+import dev.tern.arp.ArpLayer;
+import dev.tern.arp.NeighbourCache;
+import dev.tern.core.counters.CountersFile;
+import dev.tern.core.net.InterfaceAddress;
+import dev.tern.core.net.Ipv4Address;
+import dev.tern.core.time.Clock;
+import dev.tern.core.time.SystemClock;
+import dev.tern.core.time.Timers;
+import dev.tern.ethernet.EthernetLayer;
+import dev.tern.ethernet.link.Link;
+import dev.tern.ipv4.Ipv4Config;
+import dev.tern.ipv4.Ipv4Layer;
+import org.agrona.concurrent.Agent;
+
+import java.nio.file.Path;
+import java.util.Objects;
+
+/**
+ * One Tern stack: a {@link Link}, the protocol layers on it, their timers and counters, and the poll loop that
+ * drives them.
+ *
+ * <pre>{@code
+ * NetStack stack = NetStack.builder().link(link).address("198.18.0.2/24").gateway("198.18.0.1").build();
+ * while (running) stack.doWork();          // or: StackRunner.start(stack, idleStrategy)
+ * }</pre>
+ *
+ * <p>{@link #poll} runs to completion: receive a batch of frames and process each through the layers, deliver
+ * datagrams sent to ourselves, fire due timers, then flush everything the layers transmitted with one call to the
+ * link. It reads no clock itself: {@link #doWork()} reads the stack's {@link Clock} once and passes the time down,
+ * so a test can drive any number of stacks on a {@code VirtualClock}.
+ *
+ * <p>A stack is single-threaded: owned by the thread that polls it (the application's, or a {@link StackRunner}'s).
+ */
+public final class NetStack implements Agent, AutoCloseable {
+    private final String name;
+    private final Link link;
+    private final Clock clock;
+    private final CountersFile counters;
+    private final Timers timers;
+    private final EthernetLayer ethernet;
+    private final ArpLayer arp;
+    private final Ipv4Layer ipv4;
+    private final int receiveBatch;
+    private Pinger pinger;
+    private boolean closed;
+
+    private NetStack(Builder builder) {
+        this.name = builder.name;
+        this.link = builder.link;
+        this.clock = builder.clock;
+        this.receiveBatch = builder.receiveBatch;
+        this.counters = builder.countersInMemory
+            ? CountersFile.inMemory(name, builder.maxCounters)
+            : CountersFile.create(builder.countersDirectory, name, builder.maxCounters);
+        final long nowNs = clock.nanoTime();
+        this.timers = new Timers(nowNs);
+        this.ethernet = new EthernetLayer(link, link.macAddress(), counters);
+        this.arp = new ArpLayer(ethernet, timers, builder.address, builder.arpConfig, counters);
+        this.ipv4 = new Ipv4Layer(ethernet, arp, timers, builder.ipv4Config, counters);
+        if (builder.gateway != 0) {
+            if (!builder.address.contains(builder.gateway)) {
+                throw new IllegalArgumentException("gateway " + Ipv4Address.format(builder.gateway)
+                    + " is not on the subnet " + builder.address);
+            }
+            ipv4.defaultGateway(builder.gateway);
+        }
+        arp.start(nowNs);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Runs one turn of the loop at {@code nowNs}; returns the amount of work done (0 when idle). */
+    public int poll(long nowNs) {
+        int work = ethernet.poll(nowNs, receiveBatch);
+        work += ipv4.pollLoopback(nowNs);
+        work += timers.poll(nowNs, 1024);
+        ethernet.flush();
+        return work;
+    }
+
+    /** {@link Agent} entry: one turn of the loop at the clock's current time. */
+    @Override
+    public int doWork() {
+        return poll(clock.nanoTime());
+    }
+
+    /**
+     * The earliest time this stack has something to do without new input: its next timer, or the next frame the
+     * link will deliver (memory wire). For simulations deciding how far to move virtual time; it scans the timers.
+     */
+    public long pollAt() {
+        return Math.min(timers.earliestDeadline(), link.nextArrivalNs());
+    }
+
+    @Override
+    public String roleName() {
+        return "tern-" + name;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public Link link() {
+        return link;
+    }
+
+    public Clock clock() {
+        return clock;
+    }
+
+    public long macAddress() {
+        return ethernet.mac();
+    }
+
+    public InterfaceAddress address() {
+        return arp.address();
+    }
+
+    public CountersFile counters() {
+        return counters;
+    }
+
+    public Timers timers() {
+        return timers;
+    }
+
+    public EthernetLayer ethernet() {
+        return ethernet;
+    }
+
+    public ArpLayer arp() {
+        return arp;
+    }
+
+    public NeighbourCache neighbours() {
+        return arp.neighbours();
+    }
+
+    public Ipv4Layer ipv4() {
+        return ipv4;
+    }
+
+    /** The ICMP echo client of this stack (made on first use). */
+    public Pinger pinger() {
+        if (pinger == null) {
+            pinger = new Pinger(this);
+        }
+        return pinger;
+    }
+
+    @Override
+    public void onClose() {
+        close();
+    }
+
+    /** Closes the link and frees the stack's memory; the counters file is removed. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        link.close();
+        ipv4.close();
+        arp.close();
+        if (pinger != null) {
+            pinger.close();
+        }
+        counters.close();
+    }
+
+    /** How to build a stack; {@link #link} and {@link #address} are required. */
+    public static final class Builder {
+        private Link link;
+        private InterfaceAddress address;
+        private int gateway;
+        private Clock clock = SystemClock.INSTANCE;
+        private String name = "tern";
+        private boolean countersInMemory;
+        private Path countersDirectory = CountersFile.defaultDirectory();
+        private int maxCounters = 512;
+        private ArpConfig arpConfig = ArpConfig.DEFAULT;
+        private Ipv4Config ipv4Config = Ipv4Config.DEFAULT;
+        private int receiveBatch = 64;
+
+        public Builder link(Link link) {
+            this.link = link;
+            return this;
+        }
+
+        /** Our address and prefix, {@code "198.18.0.2/24"}. */
+        public Builder address(String cidr) {
+            return address(InterfaceAddress.parse(cidr));
+        }
+
+        public Builder address(InterfaceAddress address) {
+            this.address = address;
+            return this;
+        }
+
+        /** The default gateway, {@code "198.18.0.1"}; must be on our subnet. */
+        public Builder gateway(String gateway) {
+            this.gateway = Ipv4Address.parse(gateway);
+            return this;
+        }
+
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock);
+            return this;
+        }
+
+        /** A name for counters and threads ({@code tern stat} shows it). */
+        public Builder name(String name) {
+            this.name = Objects.requireNonNull(name);
+            return this;
+        }
+
+        /** Publish counters in this directory (default: {@code CountersFile.defaultDirectory()}). */
+        public Builder countersDirectory(Path directory) {
+            this.countersDirectory = directory;
+            this.countersInMemory = false;
+            return this;
+        }
+
+        /** Keep counters in memory only: invisible to {@code tern stat} (tests, short-lived stacks). */
+        public Builder countersInMemory() {
+            this.countersInMemory = true;
+            return this;
+        }
+
+        public Builder arp(ArpConfig config) {
+            this.arpConfig = Objects.requireNonNull(config);
+            return this;
+        }
+
+        public Builder ipv4(Ipv4Config config) {
+            this.ipv4Config = Objects.requireNonNull(config);
+            return this;
+        }
+
+        /** Frames taken from the link per poll. */
+        public Builder receiveBatch(int frames) {
+            if (frames < 1) {
+                throw new IllegalArgumentException("receive batch must be at least 1, got " + frames);
+            }
+            this.receiveBatch = frames;
+            return this;
+        }
+
+        public NetStack build() {
+            if (link == null) {
+                throw new IllegalStateException("NetStack needs a link");
+            }
+            if (address == null) {
+                throw new IllegalStateException("NetStack needs an address, like 198.18.0.2/24");
+            }
+            return new NetStack(this);
+        }
+    }
+}

@@ -1,0 +1,100 @@
+package dev.tern.stack;
+
+import dev.tern.core.memory.BigEndian;
+import dev.tern.ipv4.EchoListener;
+import dev.tern.ipv4.Ipv4Layer;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * An ICMP echo client on a {@link NetStack} (what {@code tern ping} uses): sends echo requests with a known data
+ * pattern, matches replies by identifier and sequence, measures the round trip, and checks that the data came back
+ * byte for byte (which exercises fragmentation and reassembly both ways for large payloads).
+ *
+ * <p>Owned by the stack's thread.
+ */
+public final class Pinger implements EchoListener {
+    /** Largest echo data: a 65535-byte datagram less the IPv4 and ICMP headers. */
+    public static final int MAX_DATA = 65507;
+
+    /** What the pinger reports. */
+    public interface Listener {
+        void onReply(int source, int sequence, int dataLength, int ttl, long roundTripNs, boolean dataIntact);
+
+        void onError(int reporter, int type, int code, int sequence);
+    }
+
+    private final NetStack stack;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment pattern = arena.allocate(MAX_DATA);
+    private final long[] sentAtNs = new long[65536];
+    private final int identifier;
+    private Listener listener;
+    private long replies;
+    private long corrupted;
+
+    Pinger(NetStack stack) {
+        this.stack = stack;
+        // Like ping(8): a recognisable incrementing pattern, so a reply's data can be checked.
+        for (int i = 0; i < MAX_DATA; i++) {
+            BigEndian.u8(pattern, i, i);
+        }
+        this.identifier = (int) (ProcessHandle.current().pid() ^ System.identityHashCode(this)) & 0xFFFF;
+        stack.ipv4().icmp().echoListener(this);
+    }
+
+    public void listener(Listener listener) {
+        this.listener = listener;
+    }
+
+    public int identifier() {
+        return identifier;
+    }
+
+    /** Sends echo request {@code sequence} with {@code dataLength} bytes; returns {@link Ipv4Layer#OK} or its error. */
+    public int send(int destination, int sequence, int dataLength, long nowNs) {
+        if (dataLength < 0 || dataLength > MAX_DATA) {
+            throw new IllegalArgumentException("ping data must be 0.." + MAX_DATA + " bytes, got " + dataLength);
+        }
+        sentAtNs[sequence & 0xFFFF] = nowNs;
+        return stack.ipv4().icmp().sendEchoRequest(destination, identifier, sequence & 0xFFFF, pattern, 0, dataLength,
+            nowNs);
+    }
+
+    public long replies() {
+        return replies;
+    }
+
+    /** Replies whose data differed from what was sent. */
+    public long corrupted() {
+        return corrupted;
+    }
+
+    @Override
+    public void onEchoReply(int source, int id, int sequence, int ttl, MemorySegment data, long offset, int length,
+                            long nowNs) {
+        if (id != identifier) {
+            return;
+        }
+        replies++;
+        final boolean intact = length <= MAX_DATA && MemorySegment.mismatch(data, offset, offset + length, pattern, 0, length) < 0;
+        if (!intact) {
+            corrupted++;
+        }
+        if (listener != null) {
+            listener.onReply(source, sequence, length, ttl, nowNs - sentAtNs[sequence & 0xFFFF], intact);
+        }
+    }
+
+    @Override
+    public void onEchoError(int reporter, int type, int code, int destination, int id, int sequence, long nowNs) {
+        if (id == identifier && listener != null) {
+            listener.onError(reporter, type, code, sequence);
+        }
+    }
+
+    void close() {
+        arena.close();
+    }
+}
