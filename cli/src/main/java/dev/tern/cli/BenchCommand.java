@@ -1,0 +1,128 @@
+package dev.tern.cli;
+
+import dev.tern.cli.bench.ChecksumBenchmark;
+import dev.tern.cli.bench.EchoBenchmark;
+import org.openjdk.jmh.profile.GCProfiler;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.RunnerException;
+import org.openjdk.jmh.runner.options.Options;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+import org.openjdk.jmh.runner.options.VerboseMode;
+
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * {@code tern bench [--seconds N] [--json]}: JMH benchmarks, each reported as a ratio to a baseline measured in the
+ * same run. Today: Internet checksum vs the naive loop, and bytes allocated per packet echoed by two stacks.
+ * With {@code --json}, one JSON object with the keys of DESIGN.md (absent when not measured) plus extra keys.
+ */
+final class BenchCommand {
+    static final String USAGE = "bench [--seconds N] [--json]";
+
+    private final PrintStream out;
+
+    BenchCommand(PrintStream out) {
+        this.out = out;
+    }
+
+    int run(String[] argv) throws RunnerException {
+        final Arguments args = Arguments.parse("bench", argv, Set.of("--seconds"), Set.of("--json"));
+        args.operands(0, 0, USAGE);
+        final int seconds = args.intValue("--seconds", 3, 1, 600);
+        final boolean json = args.has("--json");
+        final Map<String, Object> results = new LinkedHashMap<>();
+
+        final Collection<RunResult> checksum = jmh(ChecksumBenchmark.class, seconds, false);
+        for (String size : List.of("64", "1500")) {
+            final double tern = score(checksum, "tern", size);
+            final double naive = score(checksum, "naive", size);
+            results.put("checksum_" + size + "b_per_s", Math.round(tern));
+            results.put("checksum_" + size + "b_per_s_naive", Math.round(naive));
+            results.put("checksum_" + size + "b_ratio", round(tern / naive, 2));
+            if (!json) {
+                out.printf("checksum %5s B: tern %,.0f/s, naive loop %,.0f/s: %.2fx%n", size, tern, naive, tern / naive);
+            }
+        }
+
+        final Collection<RunResult> echo = jmh(EchoBenchmark.class, seconds, true);
+        double worstBytesPerPacket = 0;
+        for (String size : List.of("56", "4000")) {
+            final double perRoundTrip = secondary(echo, "roundTrip", size, "gc.alloc.rate.norm");
+            final double perPacket = Math.max(0, perRoundTrip) / 2;
+            worstBytesPerPacket = Math.max(worstBytesPerPacket, perPacket);
+            results.put("echo_" + size + "b_round_trip_ns", round(score(echo, "roundTrip", size), 1));
+            if (!json) {
+                out.printf("ICMP echo %s B through two stacks (memory wire, one thread): %.0f ns per round trip, "
+                    + "%.2f bytes allocated per packet%n", size, score(echo, "roundTrip", size), perPacket);
+            }
+        }
+        results.put("alloc_bytes_per_packet", round(worstBytesPerPacket, 3));
+        if (json) {
+            out.println(toJson(results));
+        } else {
+            out.printf("(JMH, 1 fork, %d s measurement per benchmark, %d CPUs)%n", seconds,
+                Runtime.getRuntime().availableProcessors());
+        }
+        return 0;
+    }
+
+    private static Collection<RunResult> jmh(Class<?> benchmark, int seconds, boolean gcProfiler) throws RunnerException {
+        final List<String> jvmArgs = new ArrayList<>(ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+            .filter(a -> a.startsWith("--enable-native-access") || a.startsWith("--add-exports")
+                || a.startsWith("--sun-misc-unsafe-memory-access"))
+            .toList());
+        final OptionsBuilder options = new OptionsBuilder();
+        options.include(benchmark.getName() + ".")
+            .forks(1)
+            .warmupIterations(2).warmupTime(TimeValue.seconds(1))
+            .measurementIterations(seconds).measurementTime(TimeValue.seconds(1))
+            .jvmArgsAppend(jvmArgs.toArray(String[]::new))
+            .verbosity(VerboseMode.SILENT);
+        if (gcProfiler) {
+            options.addProfiler(GCProfiler.class);
+        }
+        final Options built = options.build();
+        return new Runner(built).run();
+    }
+
+    private static double score(Collection<RunResult> results, String method, String size) {
+        return find(results, method, size).getPrimaryResult().getScore();
+    }
+
+    private static double secondary(Collection<RunResult> results, String method, String size, String name) {
+        return find(results, method, size).getSecondaryResults().entrySet().stream()
+            .filter(e -> e.getKey().endsWith(name)).findFirst()
+            .map(e -> e.getValue().getScore()).orElse(Double.NaN);
+    }
+
+    private static RunResult find(Collection<RunResult> results, String method, String size) {
+        return results.stream()
+            .filter(r -> r.getParams().getBenchmark().endsWith("." + method) && size.equals(r.getParams().getParam("size")))
+            .findFirst().orElseThrow(() -> new CommandFailure("bench: no result for " + method + " " + size));
+    }
+
+    private static double round(double value, int digits) {
+        final double scale = Math.pow(10, digits);
+        return Math.round(value * scale) / scale;
+    }
+
+    static String toJson(Map<String, Object> values) {
+        final StringBuilder json = new StringBuilder("{");
+        values.forEach((key, value) -> {
+            if (json.length() > 1) {
+                json.append(", ");
+            }
+            json.append('"').append(key).append("\": ").append(value);
+        });
+        return json.append('}').toString();
+    }
+}

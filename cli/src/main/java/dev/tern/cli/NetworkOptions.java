@@ -1,0 +1,172 @@
+package dev.tern.cli;
+
+import dev.tern.core.net.InterfaceAddress;
+import dev.tern.core.net.Ipv4Address;
+import dev.tern.ethernet.link.Link;
+import dev.tern.ethernet.memory.MemoryWire;
+import dev.tern.ethernet.pcap.PcapTap;
+import dev.tern.ethernet.pcap.PcapWriter;
+import dev.tern.ethernet.wire.MacAddress;
+import dev.tern.stack.NetStack;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The link flags every network command takes (DESIGN.md, "The tern command"):
+ * {@code --link memory|afpacket:IFACE|rawqp:DEVICE[:PORT] --ip A.B.C.D/N [--gw A.B.C.D] [--mac M] [--mtu N] [--pcap FILE]}.
+ *
+ * <p>{@code --link memory} (the default) needs no device and no privilege: the command's stack is joined by an
+ * in-process memory wire to a second Tern stack, the peer, at the first other address of the subnet
+ * (198.18.0.1 for the default 198.18.0.2/24), which answers ARP and ping and runs the same services as
+ * {@code tern serve}.
+ */
+final class NetworkOptions {
+    static final Set<String> VALUE_FLAGS = Set.of("--link", "--ip", "--gw", "--mac", "--mtu", "--pcap");
+    static final String USAGE = "--link memory|afpacket:IFACE|rawqp:DEVICE[:PORT] --ip A.B.C.D/N [--gw A.B.C.D] "
+        + "[--mac M] [--mtu N] [--pcap FILE]";
+
+    final String linkKind;
+    final String linkTarget;
+    final int linkPort;
+    final InterfaceAddress address;
+    final int gateway;
+    final long mac;
+    final int mtu;
+    final Path pcap;
+
+    private NetworkOptions(Arguments args) {
+        final String link = args.value("--link", "memory");
+        final String[] parts = link.split(":", -1);
+        linkKind = parts[0];
+        switch (linkKind) {
+            case "memory" -> {
+                if (parts.length != 1) {
+                    throw badLink(args, link);
+                }
+                linkTarget = null;
+                linkPort = 0;
+            }
+            case "afpacket" -> {
+                if (parts.length != 2 || parts[1].isEmpty()) {
+                    throw badLink(args, link);
+                }
+                linkTarget = parts[1];
+                linkPort = 0;
+            }
+            case "rawqp" -> {
+                if (parts.length < 2 || parts.length > 3 || parts[1].isEmpty()) {
+                    throw badLink(args, link);
+                }
+                linkTarget = parts[1];
+                linkPort = parts.length == 3 ? parsePort(args, parts[2]) : 1;
+            }
+            default -> throw badLink(args, link);
+        }
+        address = parse(args, "--ip", () -> InterfaceAddress.parse(args.value("--ip", "198.18.0.2/24")));
+        gateway = args.has("--gw") ? parse(args, "--gw", () -> Ipv4Address.parse(args.value("--gw", null))) : 0;
+        if (gateway != 0 && !address.contains(gateway)) {
+            throw new UsageException(args.command() + ": --gw " + Ipv4Address.format(gateway) + " is not on the subnet "
+                + address);
+        }
+        mac = args.has("--mac") ? parse(args, "--mac", () -> MacAddress.parse(args.value("--mac", null))) : -1;
+        if (mac != -1 && !MacAddress.isUnicast(mac)) {
+            throw new UsageException(args.command() + ": --mac must be a unicast address, got " + MacAddress.format(mac));
+        }
+        mtu = args.intValue("--mtu", 1500, 576, 65535);
+        pcap = args.has("--pcap") ? Path.of(args.value("--pcap", null)) : null;
+    }
+
+    static NetworkOptions from(Arguments args) {
+        return new NetworkOptions(args);
+    }
+
+    private static UsageException badLink(Arguments args, String link) {
+        return new UsageException(args.command() + ": --link wants memory, afpacket:IFACE or rawqp:DEVICE[:PORT], got '"
+            + link + "'");
+    }
+
+    private static int parsePort(Arguments args, String text) {
+        try {
+            final int port = Integer.parseInt(text);
+            if (port >= 1 && port <= 255) {
+                return port;
+            }
+        } catch (NumberFormatException e) {
+            // fall through to the usage error
+        }
+        throw new UsageException(args.command() + ": rawqp port must be 1..255, got '" + text + "'");
+    }
+
+    private interface Parser<T> {
+        T parse();
+    }
+
+    private static <T> T parse(Arguments args, String flag, Parser<T> parser) {
+        try {
+            return parser.parse();
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(args.command() + ": " + flag + ": " + e.getMessage());
+        }
+    }
+
+    /** The peer's address on the memory wire: the first host of our subnet that is not us. */
+    int memoryPeerAddress() {
+        final int first = address.network() + 1;
+        return first == address.address() ? first + 1 : first;
+    }
+
+    /** Opens the link and builds the command's stack (and, on the memory wire, its peer). */
+    Network open(String name) {
+        final List<AutoCloseable> resources = new ArrayList<>();
+        try {
+            final PcapWriter writer = pcap == null ? null : PcapWriter.create(pcap);
+            if (writer != null) {
+                resources.add(writer);
+            }
+            NetStack peer = null;
+            MemoryWire wire = null;
+            final Link link;
+            switch (linkKind) {
+                case "memory" -> {
+                    wire = MemoryWire.builder().mtu(mtu).build();
+                    resources.add(wire);
+                    link = wire.attach(name, mac == -1 ? 0x0200_0000_0002L : mac);
+                    final InterfaceAddress peerAddress = new InterfaceAddress(memoryPeerAddress(), address.prefixLength());
+                    peer = NetStack.builder().name(name + "-peer").link(wire.attach("peer", 0x0200_0000_0001L))
+                        .address(peerAddress).build();
+                }
+                case "afpacket" -> throw new CommandFailure("--link afpacket:" + linkTarget
+                    + " is not available in this build yet; --link memory works");
+                default -> throw new CommandFailure("--link rawqp:" + linkTarget
+                    + " is not available in this build yet; --link memory works");
+            }
+            final Link tapped = writer == null ? link : new PcapTap(link, writer, dev.tern.core.time.SystemClock.INSTANCE);
+            final NetStack.Builder builder = NetStack.builder().name(name).link(tapped).address(address);
+            if (gateway != 0) {
+                builder.gateway(Ipv4Address.format(gateway));
+            }
+            final NetStack stack = builder.build();
+            return new Network(stack, peer, wire, writer);
+        } catch (RuntimeException e) {
+            for (AutoCloseable resource : resources.reversed()) {
+                try {
+                    resource.close();
+                } catch (Exception ignored) {
+                    // best effort while failing
+                }
+            }
+            throw e;
+        }
+    }
+
+    String describeLink() {
+        return switch (linkKind) {
+            case "memory" -> "memory wire (peer " + Ipv4Address.format(memoryPeerAddress()) + " in this process)";
+            case "afpacket" -> "afpacket:" + linkTarget;
+            default -> "rawqp:" + linkTarget + ":" + linkPort;
+        };
+    }
+}
