@@ -122,12 +122,14 @@ final class DemoCommand {
     /** Step 2: a resolves b's address (retrying if a request or reply is lost). */
     private void arp(Simulation sim, NetStack a, NetStack b) {
         final int target = b.address().address();
+        final long requestsBefore = a.counters().value("arp.tx.requests");
         a.pinger().send(target, 0, 0, sim.nowNs());
         sim.runUntil(() -> a.neighbours().peek(target) != -1, 10 * SECOND);
+        final long requests = a.counters().value("arp.tx.requests") - requestsBefore;
         final long mac = a.neighbours().peek(target);
         step("arp", mac == b.macAddress(), String.format("demo-a resolved %s -> %s after %d request(s)",
             Ipv4Address.format(target), mac == -1 ? "(nothing)" : MacAddress.format(mac),
-            a.counters().reader().getCounterValue(counterId(a, "arp.tx.requests")) - 1));
+            requests));
         sim.runFor(SECOND);
     }
 
@@ -163,16 +165,6 @@ final class DemoCommand {
             size, fragments > 1 ? " (" + fragments + " fragments each way)" : "", sent, replies[0],
             Math.round(100.0 * (sent - replies[0]) / sent), replies[0] == 0 ? 0 : rttSum[0] / 1e6 / replies[0],
             damaged[0]));
-    }
-
-    private static int counterId(NetStack stack, String label) {
-        final int[] id = {-1};
-        stack.counters().reader().forEach((counterId, typeId, key, text) -> {
-            if (text.equals(label)) {
-                id[0] = counterId;
-            }
-        });
-        return id[0];
     }
 
     private void step(String name, boolean passed, String detail) {

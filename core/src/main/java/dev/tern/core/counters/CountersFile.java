@@ -156,6 +156,20 @@ public final class CountersFile implements AutoCloseable {
         return counters;
     }
 
+    /** The value of the counter labelled {@code label}; throws when there is none. Scans: for tests and tools. */
+    public long value(String label) {
+        final int[] found = {-1};
+        manager.forEach((id, text) -> {
+            if (text.equals(label)) {
+                found[0] = id;
+            }
+        });
+        if (found[0] < 0) {
+            throw new IllegalArgumentException("no counter '" + label + "' in " + name);
+        }
+        return manager.getCounterValue(found[0]);
+    }
+
     /** A reader over this stack's counters (for tests and in-process tools). */
     public CountersReader reader() {
         return manager;

@@ -91,9 +91,13 @@ public final class TimerWheel {
         }
         this.handler = handler;
         int fired = 0;
+        long tickEnd;
+        // Agrona's poll scans the current tick's spoke, then moves to the next tick if that one has begun. Keep
+        // going while it moves: the tick it moved to has begun (its start <= nowNs) and has not been scanned yet.
         do {
+            tickEnd = wheel.currentTickTime();
             fired += wheel.poll(nowNs, expiry, limit - fired);
-        } while (fired < limit && wheel.timerCount() > 0 && wheel.currentTickTime() <= nowNs);
+        } while (fired < limit && wheel.timerCount() > 0 && wheel.currentTickTime() != tickEnd);
         this.handler = null;
         if (wheel.timerCount() == 0) {
             rebaseWhenIdle(nowNs);

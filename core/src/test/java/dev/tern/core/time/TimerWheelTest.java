@@ -32,6 +32,15 @@ class TimerWheelTest {
     }
 
     @Test
+    void firesATimerPolledExactlyAtItsDeadline() {
+        final TimerWheel timers = new TimerWheel(0);
+        timers.schedule(2_000 * MS, 9);
+        final List<Long> fired = new ArrayList<>();
+        timers.poll(2_000 * MS, (payload, now) -> fired.add(payload), 100);
+        assertEquals(List.of(9L), fired);
+    }
+
+    @Test
     void catchesUpWhenVirtualTimeJumpsManyTicks() {
         final TimerWheel timers = new TimerWheel(0);
         timers.schedule(30_000 * MS, 1);
@@ -101,18 +110,14 @@ class TimerWheelTest {
                     final long at = now;
                     final List<Long> fired = new ArrayList<>();
                     timers.poll(at, (payload, nowNs) -> fired.add(payload), Integer.MAX_VALUE);
-                    // The wheel fires in ticks: a timer due within the current tick may wait for the tick's end.
                     final List<Long> due = new ArrayList<>();
-                    final List<Long> maybe = new ArrayList<>();
                     model.forEach((payload, deadline) -> {
-                        if (deadline <= at - TimerWheel.TICK_NS) {
+                        if (deadline <= at) {
                             due.add(payload);
-                        } else if (deadline <= at) {
-                            maybe.add(payload);
                         }
                     });
                     for (long payload : fired) {
-                        assertTrue(due.contains(payload) || maybe.contains(payload),
+                        assertTrue(due.contains(payload),
                             "timer " + payload + " fired early at " + at + ", deadline " + model.get(payload));
                         model.remove(payload);
                         ids.remove(payload);

@@ -31,6 +31,7 @@ public final class Simulation implements AutoCloseable {
     private final VirtualClock clock;
     private final MemoryWire wire;
     private final List<NetStack> stacks = new ArrayList<>();
+    private final List<Runnable> pollers = new ArrayList<>();
     private PcapWriter capture;
     private int nextMac = 1;
 
@@ -87,6 +88,11 @@ public final class Simulation implements AutoCloseable {
         return wire.attach(name, mac);
     }
 
+    /** Runs {@code poller} on every poll of the simulation, after the stacks (a test's peer draining its port, say). */
+    public void onPoll(Runnable poller) {
+        pollers.add(poller);
+    }
+
     public List<NetStack> stacks() {
         return stacks;
     }
@@ -98,6 +104,9 @@ public final class Simulation implements AutoCloseable {
             int work = 0;
             for (NetStack stack : stacks) {
                 work += stack.poll(clock.nanoTime());
+            }
+            for (Runnable poller : pollers) {
+                poller.run();
             }
             total += work;
             if (work == 0) {

@@ -1,0 +1,87 @@
+package dev.tern.stack.testing;
+
+import dev.tern.arp.wire.ArpPacket;
+import dev.tern.core.checksum.InternetChecksum;
+import dev.tern.ethernet.wire.EtherType;
+import dev.tern.ethernet.wire.EthernetHeader;
+import dev.tern.ipv4.wire.IcmpHeader;
+import dev.tern.ipv4.wire.IpProtocol;
+import dev.tern.ipv4.wire.Ipv4Header;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+
+/**
+ * Hand-made frames for tests that play a peer: each method returns the bytes of one whole Ethernet frame, with
+ * correct checksums unless a test breaks them on purpose.
+ */
+public final class Frames {
+    private Frames() {
+    }
+
+    public static byte[] ethernet(long destination, long source, int etherType, byte[] payload) {
+        final int length = Math.max(EthernetHeader.MIN_FRAME_LENGTH, EthernetHeader.LENGTH + payload.length);
+        final byte[] frame = new byte[length];
+        new EthernetHeader().wrap(MemorySegment.ofArray(frame), 0, length).destination(destination).source(source)
+            .etherType(etherType);
+        System.arraycopy(payload, 0, frame, EthernetHeader.LENGTH, payload.length);
+        return frame;
+    }
+
+    public static byte[] arp(int operation, long senderMac, int senderIp, long targetMac, int targetIp) {
+        final byte[] packet = new byte[ArpPacket.LENGTH];
+        new ArpPacket().wrap(MemorySegment.ofArray(packet), 0, packet.length)
+            .write(operation, senderMac, senderIp, targetMac, targetIp);
+        return packet;
+    }
+
+    /** An option-less IPv4 datagram around {@code payload}. */
+    public static byte[] ipv4(int source, int destination, int protocol, int identification, int flagsAndOffset,
+                              int ttl, byte[] payload) {
+        final byte[] packet = new byte[Ipv4Header.MIN_LENGTH + payload.length];
+        new Ipv4Header().wrap(MemorySegment.ofArray(packet), 0, packet.length).write(0, packet.length, identification,
+            flagsAndOffset, ttl, protocol, source, destination);
+        System.arraycopy(payload, 0, packet, Ipv4Header.MIN_LENGTH, payload.length);
+        return packet;
+    }
+
+    /** An ICMP message with a correct checksum. */
+    public static byte[] icmp(int type, int code, int restOfHeader, byte[] data) {
+        final byte[] message = new byte[IcmpHeader.LENGTH + data.length];
+        final MemorySegment segment = MemorySegment.ofArray(message);
+        new IcmpHeader().wrap(segment, 0, message.length).type(type).code(code).checksum(0).restOfHeader(restOfHeader);
+        System.arraycopy(data, 0, message, IcmpHeader.LENGTH, data.length);
+        new IcmpHeader().wrap(segment, 0, message.length).checksum(InternetChecksum.compute(segment, 0, message.length));
+        return message;
+    }
+
+    public static byte[] echoRequest(int identifier, int sequence, byte[] data) {
+        return icmp(IcmpHeader.ECHO_REQUEST, 0, (identifier << 16) | sequence, data);
+    }
+
+    /** An IPv4/ICMP echo request frame. */
+    public static byte[] echoRequestFrame(long dstMac, long srcMac, int src, int dst, int id, int seq, byte[] data) {
+        return ethernet(dstMac, srcMac, EtherType.IPV4, ipv4(src, dst, IpProtocol.ICMP, seq, 0, 64,
+            echoRequest(id, seq, data)));
+    }
+
+    public static byte[] concat(byte[]... parts) {
+        int length = 0;
+        for (byte[] part : parts) {
+            length += part.length;
+        }
+        final ByteBuffer buffer = ByteBuffer.allocate(length);
+        for (byte[] part : parts) {
+            buffer.put(part);
+        }
+        return buffer.array();
+    }
+
+    public static byte[] pattern(int length, int seed) {
+        final byte[] data = new byte[length];
+        for (int i = 0; i < length; i++) {
+            data[i] = (byte) (i * 7 + seed);
+        }
+        return data;
+    }
+}
