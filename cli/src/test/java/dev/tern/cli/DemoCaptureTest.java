@@ -1,0 +1,41 @@
+package dev.tern.cli;
+
+import dev.tern.core.testing.ExternalTools;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The demo's capture, dissected by tshark: well-formed ARP and ICMP, correct checksums, reassembled fragments. */
+class DemoCaptureTest {
+    @Test
+    void tsharkFindsWellFormedArpIcmpAndReassembledFragments(@TempDir Path directory) {
+        final Path tshark = ExternalTools.require("tshark", "tshark");
+        final Path pcap = directory.resolve("demo.pcap");
+        assertEquals(0, TernCommandLineTest.tern("demo", "--pcap", pcap.toString()).status());
+
+        assertEquals(List.of(), fields(tshark, pcap, "_ws.malformed || _ws.expert.severity >= \"warning\" "
+            + "|| ip.checksum.status == \"Bad\" || icmp.checksum.status == \"Bad\"", "frame.number"),
+            "no malformed frame, no bad checksum");
+        final List<String> arp = fields(tshark, pcap, "arp", "arp.opcode");
+        assertTrue(arp.contains("1") && arp.contains("2"), "ARP requests and replies: " + arp);
+        assertTrue(fields(tshark, pcap, "arp.isannouncement == 1", "arp.src.proto_ipv4").contains("198.18.0.1"),
+            "gratuitous announcement of our address");
+        final List<String> echo = fields(tshark, pcap, "icmp.checksum.status == \"Good\"", "icmp.type");
+        assertTrue(echo.contains("8") && echo.contains("0"), "echo requests and replies with good checksums");
+        final List<String> reassembled = fields(tshark, pcap, "ip.reassembled.length", "ip.reassembled.length");
+        assertTrue(reassembled.size() >= 2 && reassembled.stream().allMatch("60008"::equals),
+            "60000-byte pings reassembled by tshark: " + reassembled);
+    }
+
+    private static List<String> fields(Path tshark, Path pcap, String filter, String field) {
+        return ExternalTools.run(Duration.ofSeconds(120), tshark.toString(), "-r", pcap.toString(),
+                "-o", "ip.check_checksum:TRUE", "-Y", filter, "-T", "fields", "-e", field)
+            .orFail("tshark").stdout().lines().toList();
+    }
+}

@@ -1,0 +1,120 @@
+package dev.tern.cli;
+
+import dev.tern.core.counters.CountersFile;
+import dev.tern.ethernet.memory.MemoryWire;
+import dev.tern.stack.NetStack;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class TernCommandLineTest {
+    /** What a run printed and returned. */
+    record Run(int status, String out, String err) {
+    }
+
+    static Run tern(String... args) {
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        final ByteArrayOutputStream err = new ByteArrayOutputStream();
+        final int status = Tern.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+            new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new Run(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @ParameterizedTest(name = "tern {0}")
+    @CsvSource(delimiter = '|', value = {
+        "frob                                  | unknown command 'frob'",
+        "ping                                  | ping: missing operand",
+        "ping -c x 198.18.0.1                  | ping: -c wants a whole number, got 'x'",
+        "ping -s 70000 198.18.0.1              | ping: -s must be 0..65507, got 70000",
+        "ping --link foo 198.18.0.1            | ping: --link wants memory, afpacket:IFACE or rawqp:DEVICE[:PORT], got 'foo'",
+        "ping --ip 198.18.0.300/24 198.18.0.1  | ping: --ip: bad IPv4 address '198.18.0.300': 300 is more than 255",
+        "ping --ip 198.18.0.2/40 198.18.0.1    | ping: --ip: bad address '198.18.0.2/40'",
+        "ping --mac 02:00:00:00:00 198.18.0.1  | ping: --mac: bad MAC address '02:00:00:00:00'",
+        "ping --mac 01:00:5e:00:00:01 198.18.0.1 | ping: --mac must be a unicast address",
+        "ping --gw 10.0.0.1 198.18.0.1         | ping: --gw 10.0.0.1 is not on the subnet 198.18.0.2/24",
+        "ping --mtu 100 198.18.0.1             | ping: --mtu must be 576..65535, got 100",
+        "ping --frobnicate 198.18.0.1          | ping: unknown option --frobnicate",
+        "ping host.example                     | ping: bad IPv4 address 'host.example'",
+        "demo --loss 2                         | demo: --loss must be between 0.0 and 0.5, got 2",
+        "stat extra                            | stat: too many operands",
+    })
+    void aBadCommandLineGetsOneClearLineAndStatus2(String line, String message) {
+        final Run run = tern(line.trim().split("\\s+"));
+        assertEquals(2, run.status(), run.err());
+        assertEquals(1, run.err().lines().count(), "one line: " + run.err());
+        assertTrue(run.err().startsWith("tern: " + message.trim()), run.err());
+    }
+
+    @Test
+    void aLinkThatCannotOpenGetsOneLineNamingWhatWorks() {
+        final Run run = tern("ping", "-c", "1", "--link", "rawqp:mlx5_0", "198.18.0.1");
+        assertEquals(1, run.status());
+        assertEquals(1, run.err().lines().count(), run.err());
+        assertTrue(run.err().contains("--link memory"), run.err());
+    }
+
+    @Test
+    void demoPassesAndSaysSo() {
+        final Run run = tern("demo", "--seed", "7");
+        assertEquals(0, run.status(), run.out());
+        assertTrue(run.out().contains("demo: all steps passed"), run.out());
+        assertEquals(0, run.out().lines().filter(l -> l.contains("[FAIL]")).count(), run.out());
+        for (String step : new String[] {"ethernet", "arp", "ping 56", "ping 60000"}) {
+            assertTrue(run.out().lines().anyMatch(l -> l.startsWith("  [ ok ] " + step + " ")), step + ": " + run.out());
+        }
+    }
+
+    @Test
+    void demoIsDeterministicForASeed() {
+        assertEquals(tern("demo", "--seed", "3").out(), tern("demo", "--seed", "3").out());
+    }
+
+    @Test
+    void pingOnTheMemoryWirePrintsRepliesAndStatisticsLikePing8() {
+        final Run run = tern("ping", "-c", "3", "-i", "0.05", "-s", "3000", "198.18.0.1");
+        assertEquals(0, run.status(), run.out() + run.err());
+        assertTrue(run.out().startsWith("PING 198.18.0.1 (198.18.0.1) 3000(3028) bytes of data."), run.out());
+        assertEquals(3, run.out().lines().filter(l -> l.matches("3008 bytes from 198\\.18\\.0\\.1: icmp_seq=\\d ttl=64 time=[0-9.]+ ms")).count(), run.out());
+        assertTrue(run.out().contains("3 packets transmitted, 3 received, 0% packet loss"), run.out());
+        assertTrue(run.out().contains("rtt min/avg/max/mdev = "), run.out());
+    }
+
+    @Test
+    void pingToAnAbsentHostReportsHostUnreachableAndExits1() {
+        final Run run = tern("ping", "-c", "1", "198.18.0.77");
+        assertEquals(1, run.status(), run.out());
+        assertTrue(run.out().contains("From 198.18.0.2 icmp_seq=1 Destination Host Unreachable"), run.out());
+        assertTrue(run.out().contains("1 packets transmitted, 0 received, +1 errors, 100% packet loss"), run.out());
+    }
+
+    @Test
+    void statShowsTheCountersOfARunningStack(@TempDir Path directory) {
+        try (MemoryWire wire = MemoryWire.builder().build();
+             NetStack stack = NetStack.builder().name("stat-test").link(wire.attach("x", 0x0200_0000_0009L))
+                 .address("198.18.0.9/24").countersDirectory(directory).build()) {
+            stack.doWork();
+            final Run run = tern("stat", "--dir", directory.toString());
+            assertEquals(0, run.status(), run.err());
+            assertTrue(run.out().startsWith("stack stat-test (pid " + ProcessHandle.current().pid()), run.out());
+            assertTrue(run.out().lines().anyMatch(l -> l.matches("\\s+arp\\.tx\\.requests\\s+1")), run.out());
+            assertTrue(run.out().lines().noneMatch(l -> l.matches("\\s+\\S+\\s+0")), "zero counters hidden: " + run.out());
+            assertTrue(tern("stat", "--all", "--dir", directory.toString()).out().contains("ipv4.drop.bad_checksum"));
+        }
+        assertTrue(tern("stat", "--dir", directory.toString()).out().contains("no running stacks"));
+    }
+
+    @Test
+    void countersGoToTheDefaultDirectoryUnlessTold() {
+        assertTrue(CountersFile.defaultDirectory().toString().endsWith("counters")
+            || CountersFile.defaultDirectory().toString().endsWith("tern"));
+    }
+}
