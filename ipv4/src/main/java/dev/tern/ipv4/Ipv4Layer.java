@@ -344,6 +344,58 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
         return OK;
     }
 
+    /**
+     * True when the link splits large TCP segments itself (TSO/GSO) and completes their checksums: a transport may
+     * then send up to 64 KiB at once with {@link #beginSegmented}.
+     */
+    public boolean segmentationOffload() {
+        final int needed = Offloads.TX_TCP_SEGMENTATION | Offloads.TX_L4_CHECKSUM;
+        return (ethernet.link().offloads() & needed) == needed;
+    }
+
+    /**
+     * Opens a datagram larger than the path MTU that the link will cut into segments of {@code segmentSize} payload
+     * bytes (TSO). Only straight into a link frame: when the link cannot segment, the next hop is not resolved, or
+     * the frame would not fit, returns {@link #ERR_MESSAGE_TOO_LONG} and the transport sends MSS-sized segments
+     * instead. The transport must request L4 checksum completion ({@link #requestL4Checksum}).
+     */
+    public int beginSegmented(int destination, int protocol, int payloadLength, int ttl, int tos, int segmentSize,
+                              long nowNs) {
+        if (mode != MODE_NONE) {
+            throw new IllegalStateException("a datagram is already open");
+        }
+        final int totalLength = Ipv4Header.MIN_LENGTH + payloadLength;
+        if (!segmentationOffload() || totalLength > Ipv4Header.MAX_TOTAL_LENGTH || destination == address.address()
+            || Ipv4Address.isMulticast(destination)) {
+            return ERR_MESSAGE_TOO_LONG;
+        }
+        final int route = routes.lookup(destination);
+        if (route == RoutingTable.NO_ROUTE) {
+            txNoRoute.incrementRelease();
+            return ERR_NO_ROUTE;
+        }
+        final long mac = neighbours.resolve(routes.nextHop(route, destination), nowNs);
+        if (mac == NeighbourCache.UNRESOLVED) {
+            return ERR_MESSAGE_TOO_LONG;
+        }
+        if (!ethernet.begin(mac, EtherType.IPV4)) {
+            txNoBuffer.incrementRelease();
+            return ERR_NO_BUFFER;
+        }
+        if (ethernet.payloadCapacity() < totalLength) {
+            ethernet.abort();
+            return ERR_MESSAGE_TOO_LONG;
+        }
+        mode = MODE_FRAME;
+        outSegment = ethernet.frame().segment();
+        outHeaderOffset = ethernet.payloadOffset();
+        outTotalLength = totalLength;
+        ethernet.frame().requestSegmentation(segmentSize);
+        txHeader.wrap(outSegment, outHeaderOffset, Ipv4Header.MIN_LENGTH).write(tos, totalLength, nextIdentification(),
+            Ipv4Header.FLAG_DONT_FRAGMENT, ttl == 0 ? config.defaultTtl() : ttl, protocol, address.address(), destination);
+        return OK;
+    }
+
     private int openRouted(int destination, int totalLength, boolean dontFragment, long nowNs) {
         if (destination == address.address()) {
             return openLoopback();
