@@ -55,6 +55,7 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
     private static final int MODE_STAGING = 3;
     private static final int MODE_LOOPBACK = 4;
 
+    private static final int ROUTER_ALERT_HEADER_LENGTH = 24;
     private static final int DROP_BAD_SOURCE = 6;
     private static final int DROP_NOT_FOR_US = 7;
     private static final int DROP_UNKNOWN_PROTOCOL = 8;
@@ -90,6 +91,7 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
     private MemorySegment outSegment;
     private long outHeaderOffset;
     private int outTotalLength;
+    private int outHeaderLength = Ipv4Header.MIN_LENGTH;
     private int outNextHop;
     private long outMac;
     private int outPathMtu;
@@ -396,6 +398,30 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
         return OK;
     }
 
+    /**
+     * Opens a datagram whose header carries the Router Alert option (RFC 2113), as IGMP messages must
+     * (RFC 3376 §4, RFC 2236 §2). It must fit the MTU unfragmented.
+     */
+    public int beginWithRouterAlert(int destination, int protocol, int payloadLength, int ttl, long nowNs) {
+        if (mode != MODE_NONE) {
+            throw new IllegalStateException("a datagram is already open");
+        }
+        final int totalLength = ROUTER_ALERT_HEADER_LENGTH + payloadLength;
+        final int result = openRouted(destination, totalLength, true, nowNs);
+        if (result != OK) {
+            return result;
+        }
+        outTotalLength = totalLength;
+        outHeaderLength = ROUTER_ALERT_HEADER_LENGTH;
+        txHeader.wrap(outSegment, outHeaderOffset, ROUTER_ALERT_HEADER_LENGTH).headerLength(ROUTER_ALERT_HEADER_LENGTH)
+            .tos(0xC0).totalLength(totalLength).identification(nextIdentification()).flagsAndFragmentOffset(0)
+            .ttl(ttl).protocol(protocol).source(address.address()).destination(destination).checksum(0);
+        // Router Alert: copied flag set, option 20, length 4, value 0 ("examine this packet").
+        outSegment.set(dev.tern.core.memory.BigEndian.INT, outHeaderOffset + Ipv4Header.MIN_LENGTH, 0x9404_0000);
+        txHeader.fillChecksum();
+        return OK;
+    }
+
     private int openRouted(int destination, int totalLength, boolean dontFragment, long nowNs) {
         if (destination == address.address()) {
             return openLoopback();
@@ -469,7 +495,7 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
 
     /** Where the transport writes its header and data in {@link #segment()}. */
     public long payloadOffset() {
-        return outHeaderOffset + Ipv4Header.MIN_LENGTH;
+        return outHeaderOffset + outHeaderLength;
     }
 
     /**
@@ -498,6 +524,7 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
             default -> throw new IllegalStateException("no datagram open");
         }
         mode = MODE_NONE;
+        outHeaderLength = Ipv4Header.MIN_LENGTH;
         txPackets.incrementRelease();
     }
 
@@ -510,6 +537,7 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
             default -> { }
         }
         mode = MODE_NONE;
+        outHeaderLength = Ipv4Header.MIN_LENGTH;
     }
 
     /**

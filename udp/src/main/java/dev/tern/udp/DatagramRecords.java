@@ -1,0 +1,95 @@
+package dev.tern.udp;
+
+import dev.tern.core.io.ByteRing;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * Datagrams as records in a socket's {@link ByteRing}, the same format both ways: the stack writes received
+ * datagrams into the receive ring, the application writes datagrams to send into the send ring.
+ *
+ * <pre>
+ *   0               4               8       10      12              16
+ *   +---------------+---------------+-------+-------+---------------+------------------------------+
+ *   | payload length| address       | port  | flags | reserved      | payload, padded to 8 bytes   |
+ *   +---------------+---------------+-------+-------+---------------+------------------------------+
+ *   address/port: the source of a received datagram; the destination of one to send (0 = the connected peer)
+ *   flags (receive): how the datagram was addressed (0 unicast, 1 broadcast, 2 multicast)
+ * </pre>
+ *
+ * <p>Records are 8-byte aligned and may wrap around the end of the ring. Fields are in native order: they never
+ * leave the process. An instance holds a 16-byte scratch header; use one per thread (one for the stack, one per
+ * socket on the application side).
+ */
+public final class DatagramRecords {
+    public static final int HEADER = 16;
+    static final int LENGTH_OFFSET = 0;
+    static final int ADDRESS_OFFSET = 4;
+    static final int PORT_OFFSET = 8;
+    static final int FLAGS_OFFSET = 10;
+
+    private final MemorySegment header = Arena.ofAuto().allocate(HEADER, 8);
+
+    /** Bytes a record of {@code payloadLength} takes in a ring. */
+    public static int recordLength(int payloadLength) {
+        return HEADER + ((payloadLength + 7) & ~7);
+    }
+
+    /** Appends a record if it fits; returns false (nothing written) when it does not. */
+    public boolean offer(ByteRing ring, int address, int port, int flags, MemorySegment payload, long offset, int length) {
+        final int record = recordLength(length);
+        if (ring.freeSpace() < record) {
+            return false;
+        }
+        final long position = ring.producerPosition();
+        header.set(ValueLayout.JAVA_INT, LENGTH_OFFSET, length);
+        header.set(ValueLayout.JAVA_INT, ADDRESS_OFFSET, address);
+        header.set(ValueLayout.JAVA_SHORT, PORT_OFFSET, (short) port);
+        header.set(ValueLayout.JAVA_SHORT, FLAGS_OFFSET, (short) flags);
+        header.set(ValueLayout.JAVA_INT, 12, 0);
+        ring.put(position, header, 0, HEADER);
+        ring.put(position + HEADER, payload, offset, length);
+        ring.publish(position + record);
+        return true;
+    }
+
+    /** Reads the header of the oldest record into this instance; returns false when the ring holds none. */
+    public boolean peek(ByteRing ring) {
+        if (ring.available() < HEADER) {
+            return false;
+        }
+        ring.peek(ring.consumerPosition(), header, 0, HEADER);
+        return true;
+    }
+
+    /** Payload length of the record last {@link #peek}ed. */
+    public int length() {
+        return header.get(ValueLayout.JAVA_INT, LENGTH_OFFSET);
+    }
+
+    public int address() {
+        return header.get(ValueLayout.JAVA_INT, ADDRESS_OFFSET);
+    }
+
+    public int port() {
+        return Short.toUnsignedInt(header.get(ValueLayout.JAVA_SHORT, PORT_OFFSET));
+    }
+
+    public int flags() {
+        return header.get(ValueLayout.JAVA_SHORT, FLAGS_OFFSET);
+    }
+
+    /** Copies up to {@code capacity} bytes of the peeked record's payload to {@code destination}; returns how many. */
+    public int copyPayload(ByteRing ring, MemorySegment destination, long offset, int capacity) {
+        final int count = Math.min(capacity, length());
+        ring.peek(ring.consumerPosition() + HEADER, destination, offset, count);
+        return count;
+    }
+
+    /** Consumes the peeked record. */
+    public void consume(ByteRing ring) {
+        ring.consume(recordLength(length()));
+    }
+}

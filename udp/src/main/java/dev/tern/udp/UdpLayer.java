@@ -1,0 +1,634 @@
+package dev.tern.udp;
+
+import dev.tern.core.checksum.InternetChecksum;
+import dev.tern.core.counters.CountersFile;
+import dev.tern.core.io.ByteRing;
+import dev.tern.core.io.SocketError;
+import dev.tern.core.net.Ipv4Address;
+import dev.tern.ethernet.link.Offloads;
+import dev.tern.ipv4.IpProtocolHandler;
+import dev.tern.ipv4.Ipv4Layer;
+import dev.tern.ipv4.Ipv4Packet;
+import dev.tern.ipv4.wire.IcmpHeader;
+import dev.tern.ipv4.wire.IpProtocol;
+import dev.tern.udp.wire.UdpHeader;
+import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.concurrent.status.AtomicCounter;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+
+/**
+ * UDP (RFC 768, host rules of RFC 1122 §4.1) for one stack: sockets named by handle, each with a receive ring and
+ * a send ring of {@link DatagramRecords}, so an application thread and the stack thread can share a socket
+ * without locks.
+ *
+ * <h2>Input</h2>
+ * Checks length and checksum (a zero checksum means none, allowed over IPv4), then demultiplexes: a unicast
+ * datagram goes to the socket connected to its source if there is one, else to a socket bound to the port;
+ * broadcast and multicast go to every socket bound to the port that accepts them (multicast: the socket joined
+ * the group and its source filter lets the sender through, which is Linux with {@code IP_MULTICAST_ALL} off).
+ * A unicast datagram for a port nobody has gets ICMP port unreachable. A full receive ring drops the datagram,
+ * counted for the socket and globally.
+ *
+ * <h2>Output</h2>
+ * The application appends records to a socket's send ring; the stack's poll calls {@link #flush} for sockets with
+ * pending records, which sends them (checksum by the link when it offloads). With multicast loopback on, local
+ * members of the group get a copy too.
+ *
+ * <p>Owned by the shard thread, except the rings' application ends.
+ */
+public final class UdpLayer implements IpProtocolHandler {
+    private static final int FREE = 0;
+    private static final int OPEN = 1;
+    /** Socket flags. */
+    private static final int REUSE_ADDRESS = 1;
+    private static final int BROADCAST = 1 << 1;
+    private static final int MULTICAST_LOOP = 1 << 2;
+    private static final int[] NO_SOCKETS = new int[0];
+
+    private final Ipv4Layer ipv4;
+    private final UdpConfig config;
+    private final UdpHeader rx = new UdpHeader();
+    private final UdpHeader tx = new UdpHeader();
+    /** Separate scratch headers: looping a multicast datagram back receives while a send record is peeked. */
+    private final DatagramRecords inbound = new DatagramRecords();
+    private final DatagramRecords outbound = new DatagramRecords();
+    private final Int2ObjectHashMap<int[]> byPort = new Int2ObjectHashMap<>();
+    private final Arena scratchArena = Arena.ofShared();
+    private final MemorySegment scratch = scratchArena.allocate(UdpHeader.MAX_PAYLOAD + 8, 8);
+
+    private final int[] state;
+    private final int[] localAddress;
+    private final int[] localPort;
+    private final int[] remoteAddress;
+    private final int[] remotePort;
+    private final int[] flags;
+    private final int[] multicastTtl;
+    private final int[] pendingError;
+    private final long[] receiveDrops;
+    private final ByteRing[] receiveRings;
+    private final ByteRing[] sendRings;
+    private final Arena[] arenas;
+    private final UdpEvents[] events;
+    private final int[][] groups;
+    private final int[][] groupModes;
+    private final int[][][] groupSources;
+    private int nextEphemeral;
+
+    private final AtomicCounter rxDatagrams;
+    private final AtomicCounter txDatagrams;
+    private final AtomicCounter rxNoChecksum;
+    private final AtomicCounter dropTooShort;
+    private final AtomicCounter dropBadLength;
+    private final AtomicCounter dropBadChecksum;
+    private final AtomicCounter dropNoSocket;
+    private final AtomicCounter dropReceiveQueueFull;
+    private final AtomicCounter txErrors;
+    private final AtomicCounter icmpErrors;
+
+    /** Multicast filter modes of a socket's membership (RFC 3678 / RFC 3376 §3.1). */
+    public static final int INCLUDE = 1;
+    public static final int EXCLUDE = 2;
+
+    public UdpLayer(Ipv4Layer ipv4, UdpConfig config, CountersFile counters) {
+        this.ipv4 = ipv4;
+        this.config = config;
+        final int n = config.maxSockets();
+        this.state = new int[n];
+        this.localAddress = new int[n];
+        this.localPort = new int[n];
+        this.remoteAddress = new int[n];
+        this.remotePort = new int[n];
+        this.flags = new int[n];
+        this.multicastTtl = new int[n];
+        this.pendingError = new int[n];
+        this.receiveDrops = new long[n];
+        this.receiveRings = new ByteRing[n];
+        this.sendRings = new ByteRing[n];
+        this.arenas = new Arena[n];
+        this.events = new UdpEvents[n];
+        this.groups = new int[n][];
+        this.groupModes = new int[n][];
+        this.groupSources = new int[n][][];
+        this.nextEphemeral = config.ephemeralFirst();
+        this.rxDatagrams = counters.counter("udp.rx.datagrams");
+        this.txDatagrams = counters.counter("udp.tx.datagrams");
+        this.rxNoChecksum = counters.counter("udp.rx.no_checksum");
+        this.dropTooShort = counters.counter("udp.drop.too_short");
+        this.dropBadLength = counters.counter("udp.drop.bad_length");
+        this.dropBadChecksum = counters.counter("udp.drop.bad_checksum");
+        this.dropNoSocket = counters.counter("udp.drop.no_socket");
+        this.dropReceiveQueueFull = counters.counter("udp.drop.receive_queue_full");
+        this.txErrors = counters.counter("udp.tx.errors");
+        this.icmpErrors = counters.counter("udp.rx.icmp_errors");
+        ipv4.register(IpProtocol.UDP, this);
+    }
+
+    // ------------------------------------------------------------------------------------ socket management (cold)
+
+    /** Opens an unbound socket; returns its handle, or -{@link SocketError#TOO_MANY_SOCKETS}. */
+    public int open(UdpEvents socketEvents) {
+        for (int s = 0; s < state.length; s++) {
+            if (state[s] == FREE) {
+                final Arena arena = Arena.ofShared();
+                arenas[s] = arena;
+                receiveRings[s] = new ByteRing(arena.allocate(config.receiveBufferBytes(), 64));
+                sendRings[s] = new ByteRing(arena.allocate(config.sendBufferBytes(), 64));
+                state[s] = OPEN;
+                localAddress[s] = 0;
+                localPort[s] = 0;
+                remoteAddress[s] = 0;
+                remotePort[s] = 0;
+                flags[s] = MULTICAST_LOOP;
+                multicastTtl[s] = 1;
+                pendingError[s] = SocketError.NONE;
+                receiveDrops[s] = 0;
+                events[s] = socketEvents;
+                groups[s] = new int[0];
+                groupModes[s] = new int[0];
+                groupSources[s] = new int[0][];
+                return s;
+            }
+        }
+        return -SocketError.TOO_MANY_SOCKETS;
+    }
+
+    /**
+     * Binds to {@code address} (0 = any of ours) and {@code port} (0 = an ephemeral port); returns the port, or a
+     * negated {@link SocketError}. Several sockets may share a port only if all of them set reuse-address.
+     */
+    public int bind(int socket, int address, int port) {
+        checkOpen(socket);
+        if (localPort[socket] != 0) {
+            return -SocketError.INVALID;
+        }
+        if (address != 0 && address != ipv4.address().address() && !Ipv4Address.isMulticast(address)
+            && address != ipv4.address().broadcast() && address != Ipv4Address.LIMITED_BROADCAST) {
+            return -SocketError.ADDRESS_NOT_AVAILABLE;
+        }
+        if (port == 0) {
+            port = ephemeralPort();
+            if (port == 0) {
+                return -SocketError.ADDRESS_NOT_AVAILABLE;
+            }
+        } else {
+            for (int other : byPort.getOrDefault(port, NO_SOCKETS)) {
+                final boolean shared = (flags[socket] & REUSE_ADDRESS) != 0 && (flags[other] & REUSE_ADDRESS) != 0;
+                final boolean overlap = localAddress[other] == 0 || address == 0 || localAddress[other] == address;
+                if (overlap && !shared) {
+                    return -SocketError.ADDRESS_IN_USE;
+                }
+            }
+        }
+        localAddress[socket] = address;
+        localPort[socket] = port;
+        final int[] bound = byPort.getOrDefault(port, NO_SOCKETS);
+        final int[] more = Arrays.copyOf(bound, bound.length + 1);
+        more[bound.length] = socket;
+        byPort.put(port, more);
+        return port;
+    }
+
+    private int ephemeralPort() {
+        final int range = config.ephemeralLast() - config.ephemeralFirst() + 1;
+        for (int tries = 0; tries < range; tries++) {
+            final int port = nextEphemeral;
+            nextEphemeral = port == config.ephemeralLast() ? config.ephemeralFirst() : port + 1;
+            if (!byPort.containsKey(port)) {
+                return port;
+            }
+        }
+        return 0;
+    }
+
+    /** Sets the default peer; datagrams from others are no longer received (binds an ephemeral port if needed). */
+    public int connect(int socket, int address, int port) {
+        checkOpen(socket);
+        if (address == 0 || port == 0 || port > 65535) {
+            return -SocketError.INVALID;
+        }
+        if (localPort[socket] == 0) {
+            final int bound = bind(socket, 0, 0);
+            if (bound < 0) {
+                return bound;
+            }
+        }
+        remoteAddress[socket] = address;
+        remotePort[socket] = port;
+        pendingError[socket] = SocketError.NONE;
+        return SocketError.NONE;
+    }
+
+    public void disconnect(int socket) {
+        checkOpen(socket);
+        remoteAddress[socket] = 0;
+        remotePort[socket] = 0;
+    }
+
+    public void reuseAddress(int socket, boolean enabled) {
+        setFlag(socket, REUSE_ADDRESS, enabled);
+    }
+
+    public void broadcast(int socket, boolean enabled) {
+        setFlag(socket, BROADCAST, enabled);
+    }
+
+    /** Local members of a group get our own multicast datagrams (Linux IP_MULTICAST_LOOP, on by default). */
+    public void multicastLoop(int socket, boolean enabled) {
+        setFlag(socket, MULTICAST_LOOP, enabled);
+    }
+
+    /** TTL of multicast datagrams (default 1: this link only). */
+    public void multicastTtl(int socket, int ttl) {
+        checkOpen(socket);
+        if (ttl < 0 || ttl > 255) {
+            throw new IllegalArgumentException("multicast TTL must be 0..255, got " + ttl);
+        }
+        multicastTtl[socket] = ttl;
+    }
+
+    private void setFlag(int socket, int flag, boolean enabled) {
+        checkOpen(socket);
+        flags[socket] = enabled ? flags[socket] | flag : flags[socket] & ~flag;
+    }
+
+    /**
+     * Records that {@code socket} receives {@code group} with a source filter ({@link #INCLUDE} only the sources,
+     * or {@link #EXCLUDE} all but them; EXCLUDE with no sources is any-source). Replaces an earlier filter for the
+     * group. The interface-level membership (IGMP) is the caller's.
+     */
+    public void join(int socket, int group, int mode, int[] sources) {
+        checkOpen(socket);
+        final int at = groupIndex(socket, group);
+        if (at >= 0) {
+            groupModes[socket][at] = mode;
+            groupSources[socket][at] = sources.clone();
+            return;
+        }
+        final int n = groups[socket].length;
+        groups[socket] = Arrays.copyOf(groups[socket], n + 1);
+        groupModes[socket] = Arrays.copyOf(groupModes[socket], n + 1);
+        groupSources[socket] = Arrays.copyOf(groupSources[socket], n + 1);
+        groups[socket][n] = group;
+        groupModes[socket][n] = mode;
+        groupSources[socket][n] = sources.clone();
+    }
+
+    /** Forgets the socket's membership of {@code group}; returns whether it had one. */
+    public boolean leave(int socket, int group) {
+        checkOpen(socket);
+        final int at = groupIndex(socket, group);
+        if (at < 0) {
+            return false;
+        }
+        final int last = groups[socket].length - 1;
+        groups[socket][at] = groups[socket][last];
+        groupModes[socket][at] = groupModes[socket][last];
+        groupSources[socket][at] = groupSources[socket][last];
+        groups[socket] = Arrays.copyOf(groups[socket], last);
+        groupModes[socket] = Arrays.copyOf(groupModes[socket], last);
+        groupSources[socket] = Arrays.copyOf(groupSources[socket], last);
+        return true;
+    }
+
+    /** Groups the socket joined (for leaving them all on close). */
+    public int[] groups(int socket) {
+        checkOpen(socket);
+        return groups[socket].clone();
+    }
+
+    /** Closes the socket; queued datagrams to send are dropped. Memberships must have been left. */
+    public void close(int socket) {
+        checkOpen(socket);
+        if (localPort[socket] != 0) {
+            final int[] bound = byPort.get(localPort[socket]);
+            final int[] rest = Arrays.stream(bound).filter(s -> s != socket).toArray();
+            if (rest.length == 0) {
+                byPort.remove(localPort[socket]);
+            } else {
+                byPort.put(localPort[socket], rest);
+            }
+        }
+        state[socket] = FREE;
+        events[socket] = null;
+        receiveRings[socket] = null;
+        sendRings[socket] = null;
+        arenas[socket].close();
+        arenas[socket] = null;
+    }
+
+    private void checkOpen(int socket) {
+        if (socket < 0 || socket >= state.length || state[socket] != OPEN) {
+            throw new IllegalArgumentException("no open UDP socket " + socket);
+        }
+    }
+
+    public ByteRing receiveRing(int socket) {
+        return receiveRings[socket];
+    }
+
+    public ByteRing sendRing(int socket) {
+        return sendRings[socket];
+    }
+
+    public int localPort(int socket) {
+        return localPort[socket];
+    }
+
+    public int localAddress(int socket) {
+        return localAddress[socket];
+    }
+
+    public int remoteAddress(int socket) {
+        return remoteAddress[socket];
+    }
+
+    public int remotePort(int socket) {
+        return remotePort[socket];
+    }
+
+    public boolean isBroadcastEnabled(int socket) {
+        return (flags[socket] & BROADCAST) != 0;
+    }
+
+    /** Datagrams dropped because this socket's receive ring was full. */
+    public long receiveDrops(int socket) {
+        return receiveDrops[socket];
+    }
+
+    /** Returns and clears the socket's pending error (from ICMP, or a send that failed), as a {@link SocketError}. */
+    public int takeError(int socket) {
+        final int error = pendingError[socket];
+        pendingError[socket] = SocketError.NONE;
+        return error;
+    }
+
+    /** Peeks at the pending error without clearing it. */
+    public int pendingError(int socket) {
+        return pendingError[socket];
+    }
+
+    // ------------------------------------------------------------------------------------------------ input
+
+    @Override
+    public void onPacket(Ipv4Packet packet, MemorySegment segment, long offset, int length, long nowNs) {
+        rxDatagrams.incrementRelease();
+        rx.wrap(segment, offset, length);
+        final int reason = rx.check();
+        if (reason != UdpHeader.OK) {
+            (reason == UdpHeader.DROP_TOO_SHORT ? dropTooShort : dropBadLength).incrementRelease();
+            return;
+        }
+        final int udpLength = rx.length();
+        if (rx.checksum() == 0) {
+            rxNoChecksum.incrementRelease(); // RFC 768: the sender computed none; allowed over IPv4
+        } else if ((packet.rxFlags() & (Offloads.RX_CHECKSUM_OK | Offloads.RX_CHECKSUM_PARTIAL)) == 0
+            && !InternetChecksum.verifies(InternetChecksum.add(InternetChecksum.pseudoHeader(packet.source(),
+            packet.destination(), IpProtocol.UDP, udpLength), segment, offset, udpLength))) {
+            dropBadChecksum.incrementRelease();
+            return;
+        }
+        final int sourcePort = rx.sourcePort();
+        final int destinationPort = rx.destinationPort();
+        final int[] bound = byPort.get(destinationPort);
+        final long payload = offset + UdpHeader.LENGTH;
+        final int payloadLength = udpLength - UdpHeader.LENGTH;
+        if (packet.kind() == Ipv4Packet.UNICAST) {
+            final int socket = bound == null ? -1 : unicastOwner(bound, packet.destination(), packet.source(), sourcePort);
+            if (socket < 0) {
+                dropNoSocket.incrementRelease();
+                // RFC 1122 §4.1.3.1: a datagram for a port with no listener SHOULD get port unreachable.
+                ipv4.icmp().sendError(IcmpHeader.DESTINATION_UNREACHABLE, IcmpHeader.PORT_UNREACHABLE, packet, nowNs);
+                return;
+            }
+            deliver(socket, packet.source(), sourcePort, Ipv4Packet.UNICAST, segment, payload, payloadLength);
+            return;
+        }
+        int delivered = 0;
+        if (bound != null) {
+            for (int socket : bound) {
+                if (acceptsGroupDatagram(socket, packet, sourcePort)) {
+                    deliver(socket, packet.source(), sourcePort, packet.kind(), segment, payload, payloadLength);
+                    delivered++;
+                }
+            }
+        }
+        if (delivered == 0) {
+            dropNoSocket.incrementRelease();
+        }
+    }
+
+    /** A connected socket whose peer is the source wins; else the most recently bound unconnected one. */
+    private int unicastOwner(int[] bound, int destination, int source, int sourcePort) {
+        int owner = -1;
+        for (int socket : bound) {
+            if (localAddress[socket] != 0 && localAddress[socket] != destination) {
+                continue;
+            }
+            if (remotePort[socket] != 0) {
+                if (remoteAddress[socket] == source && remotePort[socket] == sourcePort) {
+                    return socket;
+                }
+            } else {
+                owner = socket;
+            }
+        }
+        return owner;
+    }
+
+    private boolean acceptsGroupDatagram(int socket, Ipv4Packet packet, int sourcePort) {
+        final int destination = packet.destination();
+        if (localAddress[socket] != 0 && localAddress[socket] != destination) {
+            return false;
+        }
+        if (remotePort[socket] != 0 && (remoteAddress[socket] != packet.source() || remotePort[socket] != sourcePort)) {
+            return false;
+        }
+        if (packet.kind() == Ipv4Packet.BROADCAST) {
+            return true;
+        }
+        return sourceAllowed(socket, destination, packet.source());
+    }
+
+    /** The socket joined {@code group} and its filter lets {@code source} through. */
+    private boolean sourceAllowed(int socket, int group, int source) {
+        final int at = groupIndex(socket, group);
+        if (at < 0) {
+            return false;
+        }
+        final int[] sources = groupSources[socket][at];
+        boolean listed = false;
+        for (int s : sources) {
+            if (s == source) {
+                listed = true;
+                break;
+            }
+        }
+        return groupModes[socket][at] == INCLUDE ? listed : !listed;
+    }
+
+    private int groupIndex(int socket, int group) {
+        final int[] joined = groups[socket];
+        for (int i = 0; i < joined.length; i++) {
+            if (joined[i] == group) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private void deliver(int socket, int source, int sourcePort, int kind, MemorySegment segment, long payload,
+                         int payloadLength) {
+        if (!inbound.offer(receiveRings[socket], source, sourcePort, kind, segment, payload, payloadLength)) {
+            receiveDrops[socket]++;
+            dropReceiveQueueFull.incrementRelease();
+            return;
+        }
+        events[socket].readable(socket);
+    }
+
+    @Override
+    public void onIcmpError(int type, int code, int nextHopMtu, int reporter, int originalSource,
+                            int originalDestination, MemorySegment segment, long offset, int length, long nowNs) {
+        if (length < UdpHeader.LENGTH) {
+            return;
+        }
+        icmpErrors.incrementRelease();
+        rx.wrap(segment, offset, length);
+        final int[] bound = byPort.get(rx.sourcePort());
+        if (bound == null) {
+            return;
+        }
+        final int error = errorFor(type, code);
+        for (int socket : bound) {
+            // Like Linux without IP_RECVERR: only a connected socket learns of errors, on its next call.
+            if (remoteAddress[socket] == originalDestination && remotePort[socket] == rx.destinationPort()
+                && error != SocketError.NONE) {
+                pendingError[socket] = error;
+                events[socket].readable(socket);
+            }
+        }
+    }
+
+    private static int errorFor(int type, int code) {
+        if (type == IcmpHeader.DESTINATION_UNREACHABLE) {
+            return switch (code) {
+                case IcmpHeader.PORT_UNREACHABLE, IcmpHeader.PROTOCOL_UNREACHABLE -> SocketError.CONNECTION_REFUSED;
+                case IcmpHeader.NET_UNREACHABLE -> SocketError.NET_UNREACHABLE;
+                case IcmpHeader.FRAGMENTATION_NEEDED -> SocketError.NONE; // the path MTU cache learned it; IP fragments
+                default -> SocketError.HOST_UNREACHABLE;
+            };
+        }
+        return type == IcmpHeader.PARAMETER_PROBLEM ? SocketError.PROTOCOL_ERROR : SocketError.NONE;
+    }
+
+    // ----------------------------------------------------------------------------------------------- output
+
+    /**
+     * Sends the datagrams waiting in the socket's send ring. Stops, keeping the rest for the next poll, when the
+     * link has no buffer; a datagram that cannot be sent at all is dropped and its error left pending. Returns how
+     * many left.
+     */
+    public int flush(int socket, long nowNs) {
+        if (state[socket] != OPEN) {
+            return 0;
+        }
+        final ByteRing ring = sendRings[socket];
+        int sent = 0;
+        while (outbound.peek(ring)) {
+            final int length = outbound.length();
+            final int destination = outbound.address() != 0 ? outbound.address() : remoteAddress[socket];
+            final int port = outbound.port() != 0 ? outbound.port() : remotePort[socket];
+            final int error = send(socket, ring, destination, port, length, nowNs);
+            if (error == SocketError.NO_BUFFER) {
+                break;
+            }
+            if (error != SocketError.NONE) {
+                txErrors.incrementRelease();
+                pendingError[socket] = error;
+                events[socket].readable(socket);
+            } else {
+                sent++;
+            }
+            outbound.consume(ring);
+        }
+        if (sent > 0) {
+            events[socket].writable(socket);
+        }
+        return sent;
+    }
+
+    private int send(int socket, ByteRing ring, int destination, int port, int length, long nowNs) {
+        if (destination == 0 || port == 0) {
+            return SocketError.INVALID;
+        }
+        final boolean multicast = Ipv4Address.isMulticast(destination);
+        if ((destination == Ipv4Address.LIMITED_BROADCAST || destination == ipv4.address().broadcast())
+            && (flags[socket] & BROADCAST) == 0) {
+            return SocketError.BROADCAST_NOT_ENABLED;
+        }
+        if (localPort[socket] == 0 && bind(socket, 0, 0) < 0) {
+            return SocketError.ADDRESS_NOT_AVAILABLE;
+        }
+        final int udpLength = UdpHeader.LENGTH + length;
+        final int result = ipv4.begin(0, destination, IpProtocol.UDP, udpLength, multicast ? multicastTtl[socket] : 0,
+            0, false, nowNs);
+        if (result != Ipv4Layer.OK) {
+            return switch (result) {
+                case Ipv4Layer.ERR_NO_BUFFER -> SocketError.NO_BUFFER;
+                case Ipv4Layer.ERR_NO_ROUTE -> SocketError.NET_UNREACHABLE;
+                case Ipv4Layer.ERR_MESSAGE_TOO_LONG -> SocketError.MESSAGE_TOO_LONG;
+                default -> SocketError.ADDRESS_NOT_AVAILABLE;
+            };
+        }
+        final MemorySegment out = ipv4.segment();
+        final long at = ipv4.payloadOffset();
+        outbound.copyPayload(ring, out, at + UdpHeader.LENGTH, length);
+        tx.wrap(out, at, udpLength).sourcePort(localPort[socket]).destinationPort(port).length(udpLength).checksum(0);
+        final long pseudo = InternetChecksum.pseudoHeader(ipv4.address().address(), destination, IpProtocol.UDP, udpLength);
+        if (ipv4.l4ChecksumOffload()) {
+            tx.checksum(InternetChecksum.fold(pseudo));
+            ipv4.requestL4Checksum(UdpHeader.CHECKSUM_OFFSET);
+        } else {
+            final int checksum = InternetChecksum.finish(InternetChecksum.add(pseudo, out, at, udpLength));
+            // RFC 768: a computed checksum of zero is sent as all ones (zero means "no checksum").
+            tx.checksum(checksum == 0 ? 0xFFFF : checksum);
+        }
+        ipv4.commit();
+        txDatagrams.incrementRelease();
+        if (multicast && (flags[socket] & MULTICAST_LOOP) != 0) {
+            loopMulticast(ring, destination, localPort[socket], port, length);
+        }
+        return SocketError.NONE;
+    }
+
+    /** Gives local members of {@code group} a copy of our own multicast datagram (IP_MULTICAST_LOOP). */
+    private void loopMulticast(ByteRing ring, int group, int sourcePort, int port, int length) {
+        final int[] bound = byPort.get(port);
+        if (bound == null) {
+            return;
+        }
+        final int source = ipv4.address().address();
+        boolean copied = false;
+        for (int socket : bound) {
+            if ((localAddress[socket] == 0 || localAddress[socket] == group) && sourceAllowed(socket, group, source)) {
+                if (!copied) {
+                    outbound.copyPayload(ring, scratch, 0, length);
+                    copied = true;
+                }
+                deliver(socket, source, sourcePort, 2, scratch, 0, length);
+            }
+        }
+    }
+
+    public void close() {
+        for (int s = 0; s < state.length; s++) {
+            if (state[s] == OPEN) {
+                close(s);
+            }
+        }
+        scratchArena.close();
+    }
+}
