@@ -19,16 +19,17 @@ import java.util.Objects;
  * A {@link Link} on a Linux network interface through two AF_PACKET sockets with memory-mapped rings: a TPACKET_V3
  * receive ring ({@link RxRing}: blocks of variable-size frames, handed to the stack in place) and a TPACKET_V2
  * transmit ring ({@link TxRing}: fixed slots the stack writes into, one {@code sendto} per flush, with
- * {@code PACKET_QDISC_BYPASS}). It works on any Ethernet interface; the tests use a veth pair between two network
- * namespaces ({@link dev.tern.afpacket.netns.NetnsHarness}).
+ * {@code PACKET_QDISC_BYPASS} unless the vnet header is on). It works on any Ethernet interface; the tests use a
+ * veth pair between two network namespaces ({@link dev.tern.afpacket.netns.NetnsHarness}).
  *
  * <pre>
  *   stack shard thread
  *     | receive(handler, n)                       | claim / commit ... / flush
  *     v                                           v
  *   RX socket (ETH_P_ALL, IGNORE_OUTGOING)      TX socket (protocol 0: receives nothing)
- *   TPACKET_V3 ring: block_nr x block_size      TPACKET_V2 ring: frame_nr x frame_size, QDISC_BYPASS, LOSS
- *     ^ kernel fills blocks                       | sendto(MSG_DONTWAIT) -> dev_direct_xmit
+ *   TPACKET_V3 ring: block_nr x block_size      TPACKET_V2 ring: frame_nr x frame_size, LOSS
+ *     ^ kernel fills blocks                       | sendto(MSG_DONTWAIT) -> dev_direct_xmit (QDISC_BYPASS)
+ *     |                                           |   or dev_queue_xmit (vnet header: GSO needs the qdisc path)
  *   ------------------------------ interface (veth, NIC) ------------------------------
  * </pre>
  *
@@ -238,7 +239,12 @@ public final class AfPacketLink implements Link {
         if (vnet) {
             setInt(resources, fd, LinuxAbi.PACKET_VNET_HDR, 1, "setsockopt(PACKET_VNET_HDR)");
         }
-        setInt(resources, fd, LinuxAbi.PACKET_QDISC_BYPASS, 1, "setsockopt(PACKET_QDISC_BYPASS)");
+        if (!vnet) {
+            // Deviation: no qdisc bypass with the vnet header. The bypass path (__dev_direct_xmit) drops every skb
+            // that validation replaces, which is what software GSO does when the device cannot segment (TSO off,
+            // or a NIC without it): a TSO request would never leave. The qdisc path segments; on veth it is noqueue.
+            setInt(resources, fd, LinuxAbi.PACKET_QDISC_BYPASS, 1, "setsockopt(PACKET_QDISC_BYPASS)");
+        }
         setInt(resources, fd, LinuxAbi.PACKET_LOSS, 1, "setsockopt(PACKET_LOSS)");
 
         final int frameSize;
@@ -396,7 +402,7 @@ public final class AfPacketLink implements Link {
             kernelFreezes += Integer.toUnsignedLong(kernelStats.get(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_STATS_V3_FREEZE_Q_CNT_OFFSET));
         }
         return new AfPacketStats(rx.frames, rx.bytes, rx.truncated, tx.frames, tx.bytes, tx.ringFull, tx.busy, tx.errors,
-            tx.rejected, tx.sendCalls, tx.pending(), kernelPackets, kernelDrops, kernelFreezes);
+            tx.rejected, tx.dropped, tx.sendCalls, tx.pending(), kernelPackets, kernelDrops, kernelFreezes);
     }
 
     /** errno of the last flush that failed with something other than EAGAIN/ENOBUFS, or 0. */
@@ -424,6 +430,11 @@ public final class AfPacketLink implements Link {
 
     public int transmitSlots() {
         return tx.frameCount();
+    }
+
+    /** Frames whose 802.1Q tag the kernel had moved out of band and the ring put back in place. */
+    long vlanTagsRestored() {
+        return rx.vlanTagsRestored;
     }
 
     @Override

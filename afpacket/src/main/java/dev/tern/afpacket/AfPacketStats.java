@@ -13,6 +13,7 @@ package dev.tern.afpacket;
  * @param txBusy         flushes the kernel answered with EAGAIN/ENOBUFS; the frames stayed queued and were retried
  * @param txErrors       flushes that failed otherwise (interface down: ENETDOWN/ENXIO); frames stay queued
  * @param txRejected     frames dropped at commit because the kernel would refuse them (bad length or offload request)
+ * @param txDropped      committed frames given up after the kernel refused them on many flushes in a row
  * @param txSendCalls    {@code sendto} calls (one per flush with something to send)
  * @param txPending      committed frames still waiting for the kernel
  * @param kernelPackets  packets the kernel saw for this socket ({@code PACKET_STATISTICS}, drops included)
@@ -29,6 +30,7 @@ public record AfPacketStats(
     long txBusy,
     long txErrors,
     long txRejected,
+    long txDropped,
     long txSendCalls,
     long txPending,
     long kernelPackets,

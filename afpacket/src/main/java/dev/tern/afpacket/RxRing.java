@@ -65,6 +65,8 @@ final class RxRing {
     long frames;
     long bytes;
     long truncated;
+    /** Frames whose 802.1Q tag the kernel had stripped and this ring put back (for tests and curiosity). */
+    long vlanTagsRestored;
 
     RxRing(MemorySegment ring, int blockSize, int blockCount, boolean vnetHeader) {
         this.ring = ring;
@@ -138,6 +140,7 @@ final class RxRing {
                 return 0;
             }
             frame = reinsertVlanTag(header, frame, status);
+            vlanTagsRestored++;
             length += VLAN_TAG_LENGTH;
         }
         frames++;

@@ -35,7 +35,8 @@ import java.lang.invoke.VarHandle;
  * every frame first, so that should not happen.
  *
  * <p>Flush: {@code sendto(fd, NULL, 0, MSG_DONTWAIT, NULL, 0)}. On {@code EAGAIN}/{@code ENOBUFS} the frames the
- * kernel did not take stay SEND_REQUEST and go on the next flush: a committed frame is never dropped silently.
+ * kernel did not take stay SEND_REQUEST and go on the next flush; a frame refused on {@value #MAX_REFUSED_FLUSHES}
+ * flushes in a row is given up and counted ({@link #discardOldest}). A committed frame is never dropped silently.
  *
  * <p>Owned by the link's shard thread; not thread-safe.
  */
@@ -52,6 +53,9 @@ final class TxRing {
     private static final int TCP_DATA_OFFSET_OFFSET = 12;
     private static final int TCP_FLAGS_OFFSET = 13;
     private static final int TCP_CWR = 0x80;
+    /** Flushes in a row that send nothing before the oldest frame is given up (see {@link #discardOldest}). */
+    static final int MAX_REFUSED_FLUSHES = 1000;
+    private static final int DISCARDED = -1;
 
     private final MemorySegment ring;
     private final int frameSize;
@@ -68,6 +72,7 @@ final class TxRing {
     private int claimed = -1;
     private int pendingStart;
     private int pendingCount;
+    private int refusedFlushes;
 
     long frames;
     long bytes;
@@ -75,6 +80,7 @@ final class TxRing {
     long busy;
     long errors;
     long rejected;
+    long dropped;
     long sendCalls;
     int lastErrno;
 
@@ -157,32 +163,62 @@ final class TxRing {
             return 0;
         }
         sendCalls++;
+        boolean refused = false;
         if (Libc.sendto(callState, fd, LinuxAbi.MSG_DONTWAIT) < 0) {
             final int errno = Libc.errno(callState);
             if (errno == LinuxAbi.EAGAIN || errno == LinuxAbi.ENOBUFS || errno == LinuxAbi.EINTR) {
                 busy++;
+                refused = true;
             } else {
                 errors++;
                 lastErrno = errno;
             }
         }
+        final int taken = reclaim();
+        if (taken > 0 || !refused) {
+            refusedFlushes = 0;
+        } else if (++refusedFlushes >= MAX_REFUSED_FLUSHES) {
+            discardOldest();
+            refusedFlushes = 0;
+        }
+        return taken;
+    }
+
+    /** Walks the committed frames the kernel has taken (or skipped); returns how many it sent. */
+    private int reclaim() {
         int taken = 0;
         while (pendingCount > 0) {
-            final int status = (int) STATUS.getAcquire(ring, slotBase(pendingStart));
+            final int slot = pendingStart;
+            final int status = (int) STATUS.getAcquire(ring, slotBase(slot));
             if ((status & LinuxAbi.TP_STATUS_SEND_REQUEST) != 0) {
                 break;
             }
-            if ((status & LinuxAbi.TP_STATUS_WRONG_FORMAT) != 0) {
+            if (lengths[slot] == DISCARDED) {
+                dropped++;
+            } else if ((status & LinuxAbi.TP_STATUS_WRONG_FORMAT) != 0) {
                 rejected++;
             } else {
                 frames++;
-                bytes += lengths[pendingStart];
+                bytes += lengths[slot];
                 taken++;
             }
-            pendingStart = pendingStart + 1 == frameCount ? 0 : pendingStart + 1;
+            pendingStart = slot + 1 == frameCount ? 0 : slot + 1;
             pendingCount--;
         }
         return taken;
+    }
+
+    /**
+     * Gives up on the oldest committed frame after {@value #MAX_REFUSED_FLUSHES} flushes in a row that sent nothing.
+     * The kernel re-arms a frame its device refused (ENOBUFS) and retries it from the same place, so a frame that is
+     * refused every time (a tc drop rule, a segmentation the device path cannot do) would block every frame behind
+     * it. Setting {@code tp_len} to 0 makes the kernel skip the slot on the next flush ({@code PACKET_LOSS}); the frame
+     * is counted as dropped.
+     */
+    private void discardOldest() {
+        final int slot = pendingStart;
+        ring.set(INT, slotBase(slot) + LinuxAbi.TPACKET2_HDR_LEN_OFFSET, 0);
+        lengths[slot] = DISCARDED;
     }
 
     /**
