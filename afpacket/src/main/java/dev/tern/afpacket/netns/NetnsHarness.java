@@ -15,6 +15,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -155,10 +156,16 @@ public final class NetnsHarness implements AutoCloseable {
 
     /** Builds the namespaces and the veth pair; on any failure removes whatever it made and throws. */
     public static NetnsHarness create(Options options) {
+        return create(options, harness -> { });
+    }
+
+    /** {@link #create(Options)} with one more setup step, run under the same clean-up-on-failure (for tests). */
+    static NetnsHarness create(Options options, Consumer<NetnsHarness> extraStep) {
         final NetnsHarness harness = new NetnsHarness(ProcessHandle.current().pid() + "-" + COUNTER.incrementAndGet(), options);
         OPEN.add(harness);
         try {
             harness.build();
+            extraStep.accept(harness);
             return harness;
         } catch (RuntimeException | Error e) {
             try {
