@@ -88,19 +88,19 @@ class AfPacketLinkVethTest {
             final BackgroundCommand ping = net.startInPeer("ping", "-c", "1", "-W", "5", NetnsHarness.TERN_ADDRESS);
 
             receiver.await(f -> Packets.u16(f.bytes(), 12) == Packets.ETHERTYPE_ARP && Packets.u16(f.bytes(), 20) == 1, WAIT, "ARP request");
-            send(link, length -> Packets.arp(tx.segment(), tx.offset(), 2, link.macAddress(), TERN_IPV4, net.peerMac(), PEER_IPV4, net.peerMac()));
+            send(link, capacity -> Packets.arp(tx.segment(), tx.offset(), 2, link.macAddress(), TERN_IPV4, net.peerMac(), PEER_IPV4, net.peerMac()));
 
             final byte[] request = receiver.await(f -> Packets.isIpv4(f.bytes(), Packets.IP_ICMP) && Packets.u8(f.bytes(), 34) == 8,
                 WAIT, "ICMP echo request from the kernel").bytes();
             assertEquals(link.macAddress(), Packets.u48(request, 0), "the kernel learned Tern's MAC from the ARP reply");
             final byte[] payload = Arrays.copyOfRange(request, 42, request.length);
-            send(link, length -> Packets.icmpEcho(tx.segment(), tx.offset(), link.macAddress(), net.peerMac(), TERN_IPV4, PEER_IPV4,
+            send(link, capacity -> Packets.icmpEcho(tx.segment(), tx.offset(), link.macAddress(), net.peerMac(), TERN_IPV4, PEER_IPV4,
                 0, Packets.u16(request, 38), Packets.u16(request, 40), payload));
             assertEquals(0, ping.awaitExit(WAIT), "the kernel's ping got its reply: " + ping.stdout());
             assertTrue(ping.stdout().contains("1 received"), ping.stdout());
 
             final byte[] ours = "tern-afpacket-echo".getBytes(StandardCharsets.US_ASCII);
-            send(link, length -> Packets.icmpEcho(tx.segment(), tx.offset(), link.macAddress(), net.peerMac(), TERN_IPV4, PEER_IPV4,
+            send(link, capacity -> Packets.icmpEcho(tx.segment(), tx.offset(), link.macAddress(), net.peerMac(), TERN_IPV4, PEER_IPV4,
                 8, 0x7E57, 1, ours));
             final byte[] reply = receiver.await(f -> Packets.isIpv4(f.bytes(), Packets.IP_ICMP) && Packets.u8(f.bytes(), 34) == 0,
                 WAIT, "ICMP echo reply from the kernel").bytes();
