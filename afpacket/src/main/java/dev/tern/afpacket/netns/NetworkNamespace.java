@@ -120,8 +120,13 @@ public final class NetworkNamespace implements AutoCloseable {
         });
     }
 
-    /** Writes a sysctl of this namespace (a {@code net.*} key), e.g. {@code sysctl("net.ipv4.ip_forward", "0")}. */
+    /**
+     * Writes a sysctl of this namespace, e.g. {@code sysctl("net.ipv4.ip_forward", "0")}. Only {@code net.*} keys are
+     * per namespace; any other key would change the host, so it is refused. Keys with dots in a device name are not
+     * supported.
+     */
     public void sysctl(String key, String value) {
+        requireNetKey(key);
         run(() -> {
             final Path file = Path.of("/proc/sys", key.replace('.', '/'));
             try {
@@ -132,8 +137,9 @@ public final class NetworkNamespace implements AutoCloseable {
         });
     }
 
-    /** Reads a sysctl of this namespace. */
+    /** Reads a sysctl ({@code net.*}) of this namespace. */
     public String sysctl(String key) {
+        requireNetKey(key);
         return call(() -> {
             try {
                 return Files.readString(Path.of("/proc/sys", key.replace('.', '/'))).strip();
@@ -141,6 +147,12 @@ public final class NetworkNamespace implements AutoCloseable {
                 throw new NetnsException("cannot read " + key + " in namespace " + name + ": " + e, e);
             }
         });
+    }
+
+    private static void requireNetKey(String key) {
+        if (!key.startsWith("net.") || key.contains("/") || key.contains("..")) {
+            throw new IllegalArgumentException("'" + key + "' is not a per-namespace net.* sysctl");
+        }
     }
 
     /** Deletes the namespace ({@code ip netns del}), which also destroys the interfaces in it. Idempotent. */
