@@ -1,0 +1,503 @@
+package dev.tern.afpacket;
+
+import dev.tern.afpacket.libc.Libc;
+import dev.tern.afpacket.libc.LibcException;
+import dev.tern.afpacket.libc.LinuxAbi;
+import dev.tern.core.memory.BigEndian;
+import dev.tern.ethernet.link.FrameHandler;
+import dev.tern.ethernet.link.Link;
+import dev.tern.ethernet.link.Offloads;
+import dev.tern.ethernet.link.TxFrame;
+import dev.tern.ethernet.wire.MacAddress;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Objects;
+
+/**
+ * A {@link Link} on a Linux network interface through two AF_PACKET sockets with memory-mapped rings: a TPACKET_V3
+ * receive ring ({@link RxRing}: blocks of variable-size frames, handed to the stack in place) and a TPACKET_V2
+ * transmit ring ({@link TxRing}: fixed slots the stack writes into, one {@code sendto} per flush, with
+ * {@code PACKET_QDISC_BYPASS} unless the vnet header is on). It works on any Ethernet interface; the tests use a
+ * veth pair between two network namespaces ({@link dev.tern.afpacket.netns.NetnsHarness}).
+ *
+ * <pre>
+ *   stack shard thread
+ *     | receive(handler, n)                       | claim / commit ... / flush
+ *     v                                           v
+ *   RX socket (ETH_P_ALL, IGNORE_OUTGOING)      TX socket (protocol 0: receives nothing)
+ *   TPACKET_V3 ring: block_nr x block_size      TPACKET_V2 ring: frame_nr x frame_size, LOSS
+ *     ^ kernel fills blocks                       | sendto(MSG_DONTWAIT) -> dev_direct_xmit (QDISC_BYPASS)
+ *     |                                           |   or dev_queue_xmit (vnet header: GSO needs the qdisc path)
+ *   ------------------------------ interface (veth, NIC) ------------------------------
+ * </pre>
+ *
+ * <h2>Offloads</h2>
+ * With {@link AfPacketOptions#vnetHeader} ({@code PACKET_VNET_HDR}) the link reports {@link Offloads#TX_L4_CHECKSUM},
+ * {@link Offloads#TX_TCP_SEGMENTATION} and {@link Offloads#RX_CHECKSUM}. On transmit it writes a
+ * {@code virtio_net_hdr} before each frame from {@link TxFrame#checksumStart()}/{@link TxFrame#checksumOffset()}
+ * ({@code NEEDS_CSUM}) and {@link TxFrame#segmentSize()} ({@code GSO_TCPV4}/{@code GSO_TCPV6}, {@code gso_size} =
+ * MSS, {@code hdr_len} = headers through TCP); the kernel completes the checksum and segments (in software if the
+ * interface cannot). On receive a frame the kernel marks {@code CHECKSUM_PARTIAL} (a local sender, e.g. a veth peer
+ * with checksum offload on) carries {@link Offloads#RX_CHECKSUM_PARTIAL}, and a verified one
+ * {@link Offloads#RX_CHECKSUM_OK}. These per-frame flags come from {@code tp_status} in both modes, because a veth
+ * peer sends partial checksums whatever this link asks for.
+ *
+ * <p><b>Received GSO super-frames</b>: a local sender's TCP or UDP GSO packet crosses a veth unsegmented and
+ * arrives as <em>one frame larger than the MTU</em> (up to 64 KiB), in both modes. The link hands it up whole; the
+ * stack must accept an IPv4 packet whose total length exceeds the MTU from this link (or the peer's TSO/GSO is
+ * turned off with {@code ethtool -K}). Frames larger than a receive block are counted in
+ * {@link AfPacketStats#rxTruncated()} and dropped.
+ *
+ * <p>Without the vnet header no offload is reported and frames go out as written. If the stack still requests a
+ * checksum, the link computes it in software; it refuses a segmentation request ({@link AfPacketStats#txRejected()}).
+ *
+ * <h2>Threads and memory</h2>
+ * Owned by one shard thread; not thread-safe. It may be opened on another thread (the namespace harness opens it
+ * inside a namespace) and handed over. A received frame lives in the ring and is valid until the handler returns; a
+ * claimed TX buffer is ring memory until commit or abort. After {@link #close()} every ring segment is invalid
+ * (access throws instead of reading unmapped memory).
+ *
+ * <p>Latency note: a V3 block reaches user space when it fills or when {@link AfPacketOptions#rxBlockTimeoutMs}
+ * (default 1 ms) expires, so under light load a frame can wait up to that long in the kernel.
+ */
+public final class AfPacketLink implements Link {
+    private static final int RX_FRAME_SIZE = 2048;
+    private static final int TX_BLOCK_SIZE = 64 * 1024;
+    private static final int TX_VNET_BLOCK_SIZE = 1024 * 1024;
+    /** The largest frame a TSO request can describe: Ethernet + 802.1Q + a 64 KiB IP packet. */
+    private static final int MAX_SEGMENTATION_FRAME = LinuxAbi.ETH_HLEN + 4 + 0xFFFF;
+    private static final int DEFAULT_TX_FRAMES = 256;
+    private static final int DEFAULT_TX_FRAMES_VNET = 64;
+
+    private final String interfaceName;
+    private final int interfaceIndex;
+    private final long interfaceMac;
+    private final long mac;
+    private final int mtu;
+    private final boolean vnetHeader;
+    private final Resources resources;
+    private final MemorySegment callState;
+    private final MemorySegment pollFd;
+    private final MemorySegment kernelStats;
+    private final MemorySegment kernelStatsLength;
+    private final MemorySegment membership;
+    private final RxRing rx;
+    private final TxRing tx;
+
+    private long kernelPackets;
+    private long kernelDrops;
+    private long kernelFreezes;
+    private boolean closed;
+
+    private AfPacketLink(String interfaceName, int interfaceIndex, long interfaceMac, long mac, int mtu, boolean vnetHeader,
+                         Resources resources, RxRing rx, TxRing tx) {
+        this.interfaceName = interfaceName;
+        this.interfaceIndex = interfaceIndex;
+        this.interfaceMac = interfaceMac;
+        this.mac = mac;
+        this.mtu = mtu;
+        this.vnetHeader = vnetHeader;
+        this.resources = resources;
+        this.rx = rx;
+        this.tx = tx;
+        final Arena arena = resources.arena;
+        this.callState = resources.callState;
+        this.pollFd = arena.allocate(LinuxAbi.POLLFD_SIZE, 8);
+        this.kernelStats = arena.allocate(LinuxAbi.TPACKET_STATS_V3_SIZE, 8);
+        this.kernelStatsLength = arena.allocate(ValueLayout.JAVA_INT);
+        this.membership = arena.allocate(LinuxAbi.PACKET_MREQ_SIZE, 8);
+    }
+
+    /** Opens a link on {@code interfaceName} with {@link AfPacketOptions#defaults()}. */
+    public static AfPacketLink open(String interfaceName) {
+        return open(interfaceName, AfPacketOptions.defaults());
+    }
+
+    /**
+     * Opens a link on {@code interfaceName} in the calling thread's network namespace.
+     *
+     * @throws LinkOpenException with a one-line message when the interface is missing or down, the process lacks
+     *                           CAP_NET_RAW, or the kernel refuses the rings
+     */
+    public static AfPacketLink open(String interfaceName, AfPacketOptions options) {
+        Objects.requireNonNull(interfaceName, "interfaceName");
+        Objects.requireNonNull(options, "options");
+        if (!isValidInterfaceName(interfaceName)) {
+            throw LinkOpenException.invalidName(interfaceName);
+        }
+        final Resources resources = new Resources();
+        try {
+            return openWith(interfaceName, options, resources);
+        } catch (LibcException e) {
+            resources.release();
+            throw LinkOpenException.failed(interfaceName, e);
+        } catch (RuntimeException | Error e) {
+            resources.release();
+            throw e;
+        }
+    }
+
+    static boolean isValidInterfaceName(String name) {
+        if (name.isEmpty() || name.length() >= LinuxAbi.IFNAMSIZ || name.equals(".") || name.equals("..")) {
+            return false;
+        }
+        for (int i = 0; i < name.length(); i++) {
+            final char c = name.charAt(i);
+            if (c <= ' ' || c > '~' || c == '/' || c == ':') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static AfPacketLink openWith(String interfaceName, AfPacketOptions options, Resources resources) {
+        final Arena arena = resources.arena;
+        final MemorySegment state = resources.callState;
+        final int index = Libc.ifNameToIndex(state, arena.allocateFrom(interfaceName));
+        if (index == 0) {
+            throw LinkOpenException.noSuchInterface(interfaceName);
+        }
+        // Protocol 0: receive nothing until bind, which comes after the ring exists (rawqp.md §4.1 step 3).
+        resources.rxFd = Libc.check("socket(AF_PACKET, SOCK_RAW)",
+            Libc.socket(state, LinuxAbi.AF_PACKET, LinuxAbi.SOCK_RAW | LinuxAbi.SOCK_CLOEXEC, 0), state);
+
+        final MemorySegment request = arena.allocate(LinuxAbi.IFREQ_SIZE, 8);
+        final int flags = interfaceQuery(resources, request, interfaceName, LinuxAbi.SIOCGIFFLAGS, "ioctl(SIOCGIFFLAGS)")
+            .get(ValueLayout.JAVA_SHORT, LinuxAbi.IFREQ_UNION_OFFSET);
+        if ((flags & LinuxAbi.IFF_UP) == 0) {
+            throw LinkOpenException.interfaceDown(interfaceName);
+        }
+        interfaceQuery(resources, request, interfaceName, LinuxAbi.SIOCGIFHWADDR, "ioctl(SIOCGIFHWADDR)");
+        final int hardwareType = Short.toUnsignedInt(request.get(ValueLayout.JAVA_SHORT, LinuxAbi.IFREQ_UNION_OFFSET));
+        if (hardwareType != LinuxAbi.ARPHRD_ETHER) {
+            throw LinkOpenException.notEthernet(interfaceName, hardwareType);
+        }
+        final long interfaceMac = BigEndian.u48(request, LinuxAbi.IFREQ_HWADDR_DATA_OFFSET);
+        final int mtu = interfaceQuery(resources, request, interfaceName, LinuxAbi.SIOCGIFMTU, "ioctl(SIOCGIFMTU)")
+            .get(ValueLayout.JAVA_INT, LinuxAbi.IFREQ_UNION_OFFSET);
+
+        final RxRing rx = openReceiveRing(resources, index, options);
+        final TxRing tx = openTransmitRing(resources, index, options, mtu);
+        final long mac = options.mac() == AfPacketOptions.INTERFACE_MAC ? interfaceMac : options.mac();
+        final AfPacketLink link = new AfPacketLink(interfaceName, index, interfaceMac, mac, mtu, options.vnetHeader(), resources, rx, tx);
+        if (mac != interfaceMac) {
+            // rawqp.md §4.1 item 7: a NIC filters unicast by its own MAC; ask it to accept ours too.
+            link.membership(LinuxAbi.PACKET_ADD_MEMBERSHIP, LinuxAbi.PACKET_MR_UNICAST, mac, "PACKET_MR_UNICAST");
+        }
+        if (options.promiscuous()) {
+            link.membership(LinuxAbi.PACKET_ADD_MEMBERSHIP, LinuxAbi.PACKET_MR_PROMISC, 0, "PACKET_MR_PROMISC");
+        }
+        return link;
+    }
+
+    private static MemorySegment interfaceQuery(Resources resources, MemorySegment request, String name, long command, String call) {
+        request.fill((byte) 0);
+        MemorySegment.copy(resources.arena.allocateFrom(name), 0, request, LinuxAbi.IFREQ_NAME_OFFSET, name.length());
+        Libc.check(call, Libc.ioctl(resources.callState, resources.rxFd, command, request), resources.callState);
+        return request;
+    }
+
+    private static RxRing openReceiveRing(Resources resources, int index, AfPacketOptions options) {
+        final int fd = resources.rxFd;
+        setInt(resources, fd, LinuxAbi.PACKET_VERSION, LinuxAbi.TPACKET_V3, "setsockopt(PACKET_VERSION, TPACKET_V3)");
+        if (options.vnetHeader()) {
+            setInt(resources, fd, LinuxAbi.PACKET_VNET_HDR, 1, "setsockopt(PACKET_VNET_HDR)");
+        }
+        // Our own transmissions (and the kernel's, on Tern's interface) are not input for the stack.
+        setInt(resources, fd, LinuxAbi.PACKET_IGNORE_OUTGOING, 1, "setsockopt(PACKET_IGNORE_OUTGOING)");
+
+        final int blockSize = options.rxBlockSize();
+        final int blockCount = options.rxBlockCount();
+        final MemorySegment req = resources.arena.allocate(LinuxAbi.TPACKET_REQ3_SIZE, 4);
+        req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_BLOCK_SIZE_OFFSET, blockSize);
+        req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_BLOCK_NR_OFFSET, blockCount);
+        req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_FRAME_SIZE_OFFSET, RX_FRAME_SIZE);
+        req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_FRAME_NR_OFFSET, blockSize / RX_FRAME_SIZE * blockCount);
+        req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_RETIRE_BLK_TOV_OFFSET, options.rxBlockTimeoutMs());
+        req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_SIZEOF_PRIV_OFFSET, 0);
+        req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_FEATURE_REQ_WORD_OFFSET, 0);
+        Libc.check("setsockopt(PACKET_RX_RING)", Libc.setsockopt(resources.callState, fd, LinuxAbi.SOL_PACKET,
+            LinuxAbi.PACKET_RX_RING, req, LinuxAbi.TPACKET_REQ3_SIZE), resources.callState);
+        final MemorySegment ring = resources.map(fd, (long) blockSize * blockCount, true, "mmap(receive ring)");
+        bind(resources, fd, LinuxAbi.ETH_P_ALL, index);
+        if (options.fanoutGroup() != AfPacketOptions.NO_FANOUT) {
+            // Must follow bind: the kernel joins only a running socket to a fanout group.
+            setInt(resources, fd, LinuxAbi.PACKET_FANOUT, options.fanoutGroup() | LinuxAbi.PACKET_FANOUT_HASH << 16,
+                "setsockopt(PACKET_FANOUT, group " + options.fanoutGroup() + ")");
+        }
+        return new RxRing(ring, blockSize, blockCount, options.vnetHeader());
+    }
+
+    private static TxRing openTransmitRing(Resources resources, int index, AfPacketOptions options, int mtu) {
+        resources.txFd = Libc.check("socket(AF_PACKET, SOCK_RAW)",
+            Libc.socket(resources.callState, LinuxAbi.AF_PACKET, LinuxAbi.SOCK_RAW | LinuxAbi.SOCK_CLOEXEC, 0), resources.callState);
+        final int fd = resources.txFd;
+        final boolean vnet = options.vnetHeader();
+        setInt(resources, fd, LinuxAbi.PACKET_VERSION, LinuxAbi.TPACKET_V2, "setsockopt(PACKET_VERSION, TPACKET_V2)");
+        if (vnet) {
+            setInt(resources, fd, LinuxAbi.PACKET_VNET_HDR, 1, "setsockopt(PACKET_VNET_HDR)");
+        }
+        if (!vnet) {
+            // Deviation: no qdisc bypass with the vnet header. The bypass path (__dev_direct_xmit) drops every skb
+            // that validation replaces, which is what software GSO does when the device cannot segment (TSO off,
+            // or a NIC without it): a TSO request would never leave. The qdisc path segments; on veth it is noqueue.
+            setInt(resources, fd, LinuxAbi.PACKET_QDISC_BYPASS, 1, "setsockopt(PACKET_QDISC_BYPASS)");
+        }
+        setInt(resources, fd, LinuxAbi.PACKET_LOSS, 1, "setsockopt(PACKET_LOSS)");
+
+        final int frameSize;
+        final int blockSize;
+        if (vnet) {
+            frameSize = align(LinuxAbi.TPACKET2_DATA_OFFSET + LinuxAbi.VIRTIO_NET_HDR_SIZE + MAX_SEGMENTATION_FRAME, LinuxAbi.TPACKET_ALIGNMENT);
+            blockSize = TX_VNET_BLOCK_SIZE;
+        } else {
+            frameSize = Math.max(RX_FRAME_SIZE, Integer.highestOneBit(LinuxAbi.TPACKET2_DATA_OFFSET + mtu + LinuxAbi.ETH_HLEN + 4 - 1) << 1);
+            blockSize = Math.max(TX_BLOCK_SIZE, frameSize);
+        }
+        final int framesPerBlock = blockSize / frameSize;
+        final int wanted = options.txFrameCount() != AfPacketOptions.DEFAULT_TX_FRAMES ? options.txFrameCount()
+            : vnet ? DEFAULT_TX_FRAMES_VNET : DEFAULT_TX_FRAMES;
+        final int blockCount = (wanted + framesPerBlock - 1) / framesPerBlock;
+        final int frameCount = blockCount * framesPerBlock;
+        final MemorySegment req = resources.arena.allocate(LinuxAbi.TPACKET_REQ_SIZE, 4);
+        req.set(ValueLayout.JAVA_INT, 0, blockSize);
+        req.set(ValueLayout.JAVA_INT, 4, blockCount);
+        req.set(ValueLayout.JAVA_INT, 8, frameSize);
+        req.set(ValueLayout.JAVA_INT, 12, frameCount);
+        Libc.check("setsockopt(PACKET_TX_RING)", Libc.setsockopt(resources.callState, fd, LinuxAbi.SOL_PACKET,
+            LinuxAbi.PACKET_TX_RING, req, LinuxAbi.TPACKET_REQ_SIZE), resources.callState);
+        final MemorySegment ring = resources.map(fd, (long) blockSize * blockCount, false, "mmap(transmit ring)");
+        bind(resources, fd, 0, index);
+        return new TxRing(ring, blockSize, frameSize, frameCount, vnet, mtu);
+    }
+
+    private static int align(int value, int alignment) {
+        return (value + alignment - 1) & -alignment;
+    }
+
+    private static void setInt(Resources resources, int fd, int option, int value, String call) {
+        final MemorySegment argument = resources.arena.allocateFrom(ValueLayout.JAVA_INT, value);
+        Libc.check(call, Libc.setsockopt(resources.callState, fd, LinuxAbi.SOL_PACKET, option, argument, 4), resources.callState);
+    }
+
+    private static void bind(Resources resources, int fd, int protocol, int index) {
+        final MemorySegment address = resources.arena.allocate(LinuxAbi.SOCKADDR_LL_SIZE, 4);
+        address.set(ValueLayout.JAVA_SHORT, LinuxAbi.SOCKADDR_LL_FAMILY_OFFSET, (short) LinuxAbi.AF_PACKET);
+        BigEndian.u16(address, LinuxAbi.SOCKADDR_LL_PROTOCOL_OFFSET, protocol);
+        address.set(ValueLayout.JAVA_INT, LinuxAbi.SOCKADDR_LL_IFINDEX_OFFSET, index);
+        Libc.check("bind(AF_PACKET, ifindex " + index + ")",
+            Libc.bind(resources.callState, fd, address, LinuxAbi.SOCKADDR_LL_SIZE), resources.callState);
+    }
+
+    // ---- Link ----
+
+    @Override
+    public String name() {
+        return "afpacket:" + interfaceName;
+    }
+
+    @Override
+    public long macAddress() {
+        return mac;
+    }
+
+    @Override
+    public int mtu() {
+        return mtu;
+    }
+
+    @Override
+    public int offloads() {
+        return vnetHeader ? Offloads.TX_L4_CHECKSUM | Offloads.TX_TCP_SEGMENTATION | Offloads.RX_CHECKSUM : 0;
+    }
+
+    @Override
+    public int receive(FrameHandler handler, int maxFrames) {
+        return rx.receive(handler, maxFrames);
+    }
+
+    @Override
+    public boolean claim(TxFrame frame) {
+        return tx.claim(frame);
+    }
+
+    @Override
+    public void commit(TxFrame frame) {
+        tx.commit(frame);
+    }
+
+    @Override
+    public void abort(TxFrame frame) {
+        tx.abort(frame);
+    }
+
+    @Override
+    public int flush() {
+        return tx.flush(callState, resources.txFd);
+    }
+
+    /**
+     * Blocks up to {@code timeoutMs} (0: just check, -1: forever) until {@link #receive} has a frame to hand up.
+     * For an idle shard or a test; a busy shard simply polls {@link #receive}. Allocates nothing.
+     */
+    public boolean awaitFrames(int timeoutMs) {
+        if (rx.ready()) {
+            return true;
+        }
+        pollFd.set(ValueLayout.JAVA_INT, LinuxAbi.POLLFD_FD_OFFSET, resources.rxFd);
+        pollFd.set(ValueLayout.JAVA_SHORT, LinuxAbi.POLLFD_EVENTS_OFFSET, (short) (LinuxAbi.POLLIN | LinuxAbi.POLLERR));
+        pollFd.set(ValueLayout.JAVA_SHORT, LinuxAbi.POLLFD_REVENTS_OFFSET, (short) 0);
+        Libc.poll(callState, pollFd, 1, timeoutMs);
+        return rx.ready();
+    }
+
+    /**
+     * Joins the multicast group MAC on the interface ({@code PACKET_ADD_MEMBERSHIP}, {@code PACKET_MR_MULTICAST});
+     * the kernel counts memberships per socket and drops them when the link closes.
+     *
+     * @throws LibcException if the kernel refuses
+     */
+    @Override
+    public void addMulticast(long groupMac) {
+        requireMulticast(groupMac);
+        membership(LinuxAbi.PACKET_ADD_MEMBERSHIP, LinuxAbi.PACKET_MR_MULTICAST, groupMac, "PACKET_MR_MULTICAST");
+    }
+
+    @Override
+    public void removeMulticast(long groupMac) {
+        requireMulticast(groupMac);
+        membership(LinuxAbi.PACKET_DROP_MEMBERSHIP, LinuxAbi.PACKET_MR_MULTICAST, groupMac, "PACKET_MR_MULTICAST");
+    }
+
+    private static void requireMulticast(long groupMac) {
+        if (!MacAddress.isMulticast(groupMac) || MacAddress.isBroadcast(groupMac)) {
+            throw new IllegalArgumentException(MacAddress.format(groupMac) + " is not a multicast MAC address");
+        }
+    }
+
+    private void membership(int option, int type, long address, String typeName) {
+        membership.fill((byte) 0);
+        membership.set(ValueLayout.JAVA_INT, LinuxAbi.PACKET_MREQ_IFINDEX_OFFSET, interfaceIndex);
+        membership.set(ValueLayout.JAVA_SHORT, LinuxAbi.PACKET_MREQ_TYPE_OFFSET, (short) type);
+        if (type != LinuxAbi.PACKET_MR_PROMISC) {
+            membership.set(ValueLayout.JAVA_SHORT, LinuxAbi.PACKET_MREQ_ALEN_OFFSET, (short) 6);
+            BigEndian.u48(membership, LinuxAbi.PACKET_MREQ_ADDRESS_OFFSET, address);
+        }
+        final String call = "setsockopt(" + (option == LinuxAbi.PACKET_ADD_MEMBERSHIP ? "PACKET_ADD_MEMBERSHIP" : "PACKET_DROP_MEMBERSHIP")
+            + ", " + typeName + (type == LinuxAbi.PACKET_MR_PROMISC ? "" : " " + MacAddress.format(address)) + ")";
+        Libc.check(call, Libc.setsockopt(callState, resources.rxFd, LinuxAbi.SOL_PACKET, option, membership,
+            LinuxAbi.PACKET_MREQ_SIZE), callState);
+    }
+
+    /** A snapshot of the link's counters; reads (and accumulates) the kernel's clear-on-read PACKET_STATISTICS. */
+    public AfPacketStats stats() {
+        if (!closed) {
+            kernelStatsLength.set(ValueLayout.JAVA_INT, 0, LinuxAbi.TPACKET_STATS_V3_SIZE);
+            Libc.check("getsockopt(PACKET_STATISTICS)", Libc.getsockopt(callState, resources.rxFd, LinuxAbi.SOL_PACKET,
+                LinuxAbi.PACKET_STATISTICS, kernelStats, kernelStatsLength), callState);
+            kernelPackets += Integer.toUnsignedLong(kernelStats.get(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_STATS_V3_PACKETS_OFFSET));
+            kernelDrops += Integer.toUnsignedLong(kernelStats.get(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_STATS_V3_DROPS_OFFSET));
+            kernelFreezes += Integer.toUnsignedLong(kernelStats.get(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_STATS_V3_FREEZE_Q_CNT_OFFSET));
+        }
+        return new AfPacketStats(rx.frames, rx.bytes, rx.truncated, tx.frames, tx.bytes, tx.ringFull, tx.busy, tx.errors,
+            tx.rejected, tx.dropped, tx.sendCalls, tx.pending(), kernelPackets, kernelDrops, kernelFreezes);
+    }
+
+    /** errno of the last flush that failed with something other than EAGAIN/ENOBUFS, or 0. */
+    public int lastTransmitErrno() {
+        return tx.lastErrno;
+    }
+
+    public String interfaceName() {
+        return interfaceName;
+    }
+
+    public int interfaceIndex() {
+        return interfaceIndex;
+    }
+
+    /** The interface's own MAC, which differs from {@link #macAddress()} when the options gave the stack its own. */
+    public long interfaceMac() {
+        return interfaceMac;
+    }
+
+    /** Bytes a claimed TX buffer holds: MTU + 18 without the vnet header, a 64 KiB TSO super-frame with it. */
+    public int transmitCapacity() {
+        return tx.capacity();
+    }
+
+    public int transmitSlots() {
+        return tx.frameCount();
+    }
+
+    /** Frames whose 802.1Q tag the kernel had moved out of band and the ring put back in place. */
+    long vlanTagsRestored() {
+        return rx.vlanTagsRestored;
+    }
+
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            resources.release();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return name() + " " + MacAddress.format(mac) + " mtu " + mtu + " offloads " + Offloads.describe(offloads());
+    }
+
+    /** Everything an open link holds from the kernel, released together (also when open fails half way). */
+    private static final class Resources {
+        final Arena arena = Arena.ofShared();
+        final MemorySegment callState = Libc.newCallState(arena);
+        int rxFd = -1;
+        int txFd = -1;
+        long rxAddress;
+        long rxLength;
+        long txAddress;
+        long txLength;
+
+        MemorySegment map(int fd, long length, boolean receive, String call) {
+            final long address = Libc.mmap(callState, length, LinuxAbi.PROT_READ | LinuxAbi.PROT_WRITE, LinuxAbi.MAP_SHARED, fd, 0);
+            if (address == -1) {
+                throw new LibcException(call, Libc.errno(callState));
+            }
+            if (receive) {
+                rxAddress = address;
+                rxLength = length;
+            } else {
+                txAddress = address;
+                txLength = length;
+            }
+            // Tied to the arena: after close, an access fails instead of touching unmapped memory.
+            return MemorySegment.ofAddress(address).reinterpret(length, arena, null);
+        }
+
+        void release() {
+            try (Arena scratch = Arena.ofConfined()) {
+                final MemorySegment state = Libc.newCallState(scratch);
+                arena.close();
+                if (rxAddress != 0) {
+                    Libc.munmap(state, rxAddress, rxLength);
+                    rxAddress = 0;
+                }
+                if (txAddress != 0) {
+                    Libc.munmap(state, txAddress, txLength);
+                    txAddress = 0;
+                }
+                if (rxFd >= 0) {
+                    Libc.close(state, rxFd);
+                    rxFd = -1;
+                }
+                if (txFd >= 0) {
+                    Libc.close(state, txFd);
+                    txFd = -1;
+                }
+            }
+        }
+    }
+}

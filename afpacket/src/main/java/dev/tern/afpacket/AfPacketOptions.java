@@ -1,0 +1,91 @@
+package dev.tern.afpacket;
+
+import dev.tern.ethernet.wire.MacAddress;
+
+/**
+ * How to open an {@link AfPacketLink}. Immutable; start from {@link #defaults()} and change what you need:
+ * {@code AfPacketOptions.defaults().vnetHeader(true).fanoutGroup(7)}.
+ *
+ * @param vnetHeader        use {@code PACKET_VNET_HDR}: a {@code virtio_net_hdr} before every frame, which gives
+ *                          the stack checksum offload and TSO on transmit and checksum status on receive
+ * @param fanoutGroup       join {@code PACKET_FANOUT} group (0..65535, hash mode) so several shards share the
+ *                          interface; {@link #NO_FANOUT} for none
+ * @param mac               the MAC the stack uses; {@link #INTERFACE_MAC} for the interface's own. A different MAC
+ *                          is added as a {@code PACKET_MR_UNICAST} membership so a real NIC accepts frames to it
+ * @param promiscuous       add a {@code PACKET_MR_PROMISC} membership (receive every frame on the wire)
+ * @param rxBlockSize       bytes per receive block (a multiple of the page size); a frame larger than a block
+ *                          (minus about 100 bytes of headers) is truncated by the kernel and counted, not delivered
+ * @param rxBlockCount      number of receive blocks
+ * @param rxBlockTimeoutMs  how long the kernel keeps a partly filled block before handing it over (latency bound
+ *                          under light load; the kernel's timer granularity is 1 ms)
+ * @param txFrameCount      transmit slots; {@link #DEFAULT_TX_FRAMES} picks 256, or 64 with the vnet header, whose
+ *                          slots are 64 KiB so that TSO super-frames fit
+ */
+public record AfPacketOptions(
+    boolean vnetHeader,
+    int fanoutGroup,
+    long mac,
+    boolean promiscuous,
+    int rxBlockSize,
+    int rxBlockCount,
+    int rxBlockTimeoutMs,
+    int txFrameCount) {
+
+    public static final int NO_FANOUT = -1;
+    public static final long INTERFACE_MAC = 0;
+    public static final int DEFAULT_TX_FRAMES = 0;
+
+    public AfPacketOptions {
+        if (fanoutGroup < NO_FANOUT || fanoutGroup > 0xFFFF) {
+            throw new IllegalArgumentException("fanout group " + fanoutGroup + " outside 0..65535 (or -1 for none)");
+        }
+        if (mac != INTERFACE_MAC && !MacAddress.isUnicast(mac)) {
+            throw new IllegalArgumentException("link MAC " + MacAddress.format(mac) + " is not a unicast address");
+        }
+        if (rxBlockSize < 4096 || rxBlockSize % 4096 != 0 || Integer.bitCount(rxBlockSize) != 1) {
+            throw new IllegalArgumentException("receive block size " + rxBlockSize + " must be a power of two of at least 4096");
+        }
+        if (rxBlockCount < 2) {
+            throw new IllegalArgumentException("receive block count " + rxBlockCount + " must be at least 2");
+        }
+        if (rxBlockTimeoutMs < 1 || rxBlockTimeoutMs > 1000) {
+            throw new IllegalArgumentException("receive block timeout " + rxBlockTimeoutMs + " ms outside 1..1000");
+        }
+        if (txFrameCount < 0 || txFrameCount > 65536) {
+            throw new IllegalArgumentException("transmit frame count " + txFrameCount + " outside 0..65536");
+        }
+    }
+
+    /** No vnet header, no fanout, the interface's MAC, 16 receive blocks of 256 KiB retired after 1 ms, 256 TX slots. */
+    public static AfPacketOptions defaults() {
+        return new AfPacketOptions(false, NO_FANOUT, INTERFACE_MAC, false, 256 * 1024, 16, 1, DEFAULT_TX_FRAMES);
+    }
+
+    public AfPacketOptions vnetHeader(boolean enabled) {
+        return new AfPacketOptions(enabled, fanoutGroup, mac, promiscuous, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, txFrameCount);
+    }
+
+    public AfPacketOptions fanoutGroup(int group) {
+        return new AfPacketOptions(vnetHeader, group, mac, promiscuous, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, txFrameCount);
+    }
+
+    public AfPacketOptions mac(long address) {
+        return new AfPacketOptions(vnetHeader, fanoutGroup, address, promiscuous, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, txFrameCount);
+    }
+
+    public AfPacketOptions promiscuous(boolean enabled) {
+        return new AfPacketOptions(vnetHeader, fanoutGroup, mac, enabled, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, txFrameCount);
+    }
+
+    public AfPacketOptions rxBlocks(int blockSize, int blockCount) {
+        return new AfPacketOptions(vnetHeader, fanoutGroup, mac, promiscuous, blockSize, blockCount, rxBlockTimeoutMs, txFrameCount);
+    }
+
+    public AfPacketOptions rxBlockTimeoutMs(int timeoutMs) {
+        return new AfPacketOptions(vnetHeader, fanoutGroup, mac, promiscuous, rxBlockSize, rxBlockCount, timeoutMs, txFrameCount);
+    }
+
+    public AfPacketOptions txFrameCount(int count) {
+        return new AfPacketOptions(vnetHeader, fanoutGroup, mac, promiscuous, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, count);
+    }
+}

@@ -1,0 +1,187 @@
+package dev.tern.afpacket;
+
+import dev.tern.afpacket.libc.LinuxAbi;
+import dev.tern.core.memory.BigEndian;
+import dev.tern.ethernet.link.FrameHandler;
+import dev.tern.ethernet.link.Offloads;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+
+/**
+ * The TPACKET_V3 receive ring: a walk over kernel-filled blocks that hands each frame to a {@link FrameHandler} in
+ * place and gives a block back to the kernel once every frame in it has been handled.
+ *
+ * <pre>
+ * ring (mmap of block_size * block_nr bytes, shared with the kernel)
+ * +-------------------+-------------------+-----+-------------------+
+ * | block 0           | block 1           | ... | block n-1         |
+ * +-------------------+-------------------+-----+-------------------+
+ *
+ * one block
+ *  0       8              12        16                   20      24       48
+ * +-------+--------------+---------+--------------------+-------+--------+----------------------------+
+ * |version| block_status | num_pkts| offset_to_first_pkt|blk_len| seq/ts | packets ...                |
+ * +-------+--------------+---------+--------------------+-------+--------+----------------------------+
+ *          TP_STATUS_KERNEL (0): the kernel fills it; TP_STATUS_USER (bit 0): ours until we write 0 back
+ *
+ * one packet, at block + offset_to_first_pkt, then + tp_next_offset
+ *  0            12         16      20         24      26      28..40      48             68      tp_mac
+ * +------------+----------+-------+----------+-------+-------+-----------+--------------+-------+--------------+
+ * |next_offset,| snaplen  | len   | tp_status| tp_mac| tp_net| hv1: hash,| sockaddr_ll  | (gap, | Ethernet     |
+ * |sec, nsec   |          |       | CSUM bits|       |       | vlan tci, |              | vnet  | frame        |
+ * |            |          |       |          |       |       | vlan tpid |              | hdr)  | (snaplen)    |
+ * +------------+----------+-------+----------+-------+-------+-----------+--------------+-------+--------------+
+ * </pre>
+ * The frame starts at {@code tp_mac}, which is not a constant (82 here; 92 with the 10-byte {@code virtio_net_hdr},
+ * which the kernel writes just before the frame). Block status is read with acquire and written with release
+ * semantics, pairing with the kernel's barriers around {@code block_status}.
+ *
+ * <p>A VLAN tag the kernel stripped into {@code hv1} ({@code TP_STATUS_VLAN_VALID}, as veth and most NICs do) is
+ * put back in place: the 12 address bytes move 4 bytes down into the gap before the frame and the tag goes after
+ * them, so the stack always sees the frame as it was on the wire.
+ *
+ * <p>Owned by the link's shard thread; not thread-safe. A frame's memory is valid until the handler returns.
+ */
+final class RxRing {
+    private static final VarHandle STATUS = ValueLayout.JAVA_INT.varHandle();
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
+    private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT;
+    private static final int TPID_8021Q = 0x8100;
+    private static final int VLAN_TAG_LENGTH = 4;
+
+    private final MemorySegment ring;
+    private final int blockSize;
+    private final int blockCount;
+    private final boolean vnetHeader;
+
+    private int block;
+    /** Packets not yet handed from the open block; -1 while no block is open. */
+    private int remaining = -1;
+    /** Ring offset of the next packet header in the open block. */
+    private long packet;
+
+    long frames;
+    long bytes;
+    long truncated;
+    /** Frames whose 802.1Q tag the kernel had stripped and this ring put back (for tests and curiosity). */
+    long vlanTagsRestored;
+
+    RxRing(MemorySegment ring, int blockSize, int blockCount, boolean vnetHeader) {
+        this.ring = ring;
+        this.blockSize = blockSize;
+        this.blockCount = blockCount;
+        this.vnetHeader = vnetHeader;
+    }
+
+    /** True when a block is open or the next one is ours: {@link #receive} would hand something up. */
+    boolean ready() {
+        return remaining > 0 || (remaining < 0 && userOwns(block));
+    }
+
+    int receive(FrameHandler handler, int maxFrames) {
+        int delivered = 0;
+        while (delivered < maxFrames) {
+            if (remaining < 0 && !openBlock()) {
+                break;
+            }
+            if (remaining > 0) {
+                final long header = packet;
+                remaining--;
+                packet = header + Integer.toUnsignedLong(ring.get(INT, header + LinuxAbi.TPACKET3_HDR_NEXT_OFFSET_OFFSET));
+                delivered += deliver(handler, header);
+            }
+            if (remaining == 0) {
+                releaseBlock();
+            }
+        }
+        return delivered;
+    }
+
+    private boolean userOwns(int index) {
+        final int status = (int) STATUS.getAcquire(ring, (long) index * blockSize + LinuxAbi.BLOCK_STATUS_OFFSET);
+        return (status & LinuxAbi.TP_STATUS_USER) != 0;
+    }
+
+    private boolean openBlock() {
+        if (!userOwns(block)) {
+            return false;
+        }
+        final long base = (long) block * blockSize;
+        remaining = ring.get(INT, base + LinuxAbi.BLOCK_NUM_PKTS_OFFSET);
+        packet = base + Integer.toUnsignedLong(ring.get(INT, base + LinuxAbi.BLOCK_OFFSET_TO_FIRST_PKT_OFFSET));
+        return true;
+    }
+
+    private void releaseBlock() {
+        STATUS.setRelease(ring, (long) block * blockSize + LinuxAbi.BLOCK_STATUS_OFFSET, LinuxAbi.TP_STATUS_KERNEL);
+        block = block + 1 == blockCount ? 0 : block + 1;
+        remaining = -1;
+    }
+
+    /** Hands one packet to the handler; returns 1, or 0 when it was counted and dropped. */
+    private int deliver(FrameHandler handler, long header) {
+        final int snapLength = ring.get(INT, header + LinuxAbi.TPACKET3_HDR_SNAPLEN_OFFSET);
+        final int wireLength = ring.get(INT, header + LinuxAbi.TPACKET3_HDR_LEN_OFFSET);
+        final int status = ring.get(INT, header + LinuxAbi.TPACKET3_HDR_STATUS_OFFSET);
+        final int macOffset = Short.toUnsignedInt(ring.get(SHORT, header + LinuxAbi.TPACKET3_HDR_MAC_OFFSET));
+        if (snapLength != wireLength || snapLength < LinuxAbi.ETH_HLEN) {
+            // A frame larger than a block holds (or a runt) would reach the stack cut short: count it instead.
+            truncated++;
+            return 0;
+        }
+        long frame = header + macOffset;
+        int length = snapLength;
+        final int flags = checksumFlags(status, frame);
+        if ((status & LinuxAbi.TP_STATUS_VLAN_VALID) != 0) {
+            if (macOffset - VLAN_TAG_LENGTH < LinuxAbi.TPACKET3_HDRLEN) {
+                truncated++;
+                return 0;
+            }
+            frame = reinsertVlanTag(header, frame, status);
+            vlanTagsRestored++;
+            length += VLAN_TAG_LENGTH;
+        }
+        frames++;
+        bytes += length;
+        handler.onFrame(ring, frame, length, flags);
+        return 1;
+    }
+
+    /**
+     * The kernel's verdict on the L4 checksum, as {@link Offloads} receive flags. {@code TP_STATUS_CSUMNOTREADY}
+     * ({@code CHECKSUM_PARTIAL}: the field holds only the pseudo-header sum, the sender was local, e.g. a veth peer)
+     * and {@code TP_STATUS_CSUM_VALID} come in every mode; the vnet header says the same in virtio terms.
+     */
+    private int checksumFlags(int status, long frame) {
+        int flags = 0;
+        if ((status & LinuxAbi.TP_STATUS_CSUMNOTREADY) != 0) {
+            flags |= Offloads.RX_CHECKSUM_PARTIAL;
+        } else if ((status & LinuxAbi.TP_STATUS_CSUM_VALID) != 0) {
+            flags |= Offloads.RX_CHECKSUM_OK;
+        }
+        if (vnetHeader) {
+            final int vnetFlags = ring.get(ValueLayout.JAVA_BYTE, frame - LinuxAbi.VIRTIO_NET_HDR_SIZE + LinuxAbi.VIRTIO_NET_HDR_FLAGS_OFFSET);
+            if ((vnetFlags & LinuxAbi.VIRTIO_NET_HDR_F_NEEDS_CSUM) != 0) {
+                flags = Offloads.RX_CHECKSUM_PARTIAL;
+            } else if ((vnetFlags & LinuxAbi.VIRTIO_NET_HDR_F_DATA_VALID) != 0) {
+                flags = Offloads.RX_CHECKSUM_OK;
+            }
+        }
+        return flags;
+    }
+
+    /** Moves the destination and source MACs 4 bytes down and writes the 802.1Q tag after them; returns the new frame start. */
+    private long reinsertVlanTag(long header, long frame, int status) {
+        final int tci = ring.get(INT, header + LinuxAbi.TPACKET3_HDR_VLAN_TCI_OFFSET) & 0xFFFF;
+        final int tpid = (status & LinuxAbi.TP_STATUS_VLAN_TPID_VALID) != 0
+            ? Short.toUnsignedInt(ring.get(SHORT, header + LinuxAbi.TPACKET3_HDR_VLAN_TPID_OFFSET))
+            : TPID_8021Q;
+        final long tagged = frame - VLAN_TAG_LENGTH;
+        MemorySegment.copy(ring, frame, ring, tagged, 12);
+        BigEndian.u16(ring, tagged + 12, tpid);
+        BigEndian.u16(ring, tagged + 14, tci);
+        return tagged;
+    }
+}

@@ -1,0 +1,364 @@
+package dev.tern.afpacket.netns;
+
+import dev.tern.afpacket.AfPacketLink;
+import dev.tern.afpacket.AfPacketOptions;
+import dev.tern.ethernet.wire.MacAddress;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * Two network namespaces joined by a veth pair: a kernel peer on one side, Tern on the other. Nothing else is
+ * reachable from either, so tests may send whatever they like.
+ *
+ * <pre>
+ *   namespace tern-PID-N-p                       namespace tern-PID-N-t
+ *   +----------------------------+              +------------------------------------+
+ *   | peer0  198.18.0.1/24       |    veth      | tern0  no IPv4 address, IPv6 off,  |
+ *   | (the Linux kernel answers  |<============>|        forwarding off               |
+ *   |  ARP, ping, TCP, UDP)      |              | Tern's AfPacketLink: 198.18.0.2/24 |
+ *   +----------------------------+              +------------------------------------+
+ * </pre>
+ * The Tern side has no kernel IPv4 address and IPv6 is disabled there, so the kernel neither answers ARP nor resets
+ * TCP for Tern's address (rawqp.md §4.1 item 8); forwarding is off. IPv6 is disabled on the peer side too, which
+ * keeps router solicitations and MLD reports off the wire. Addresses come from 198.18.0.0/15 (RFC 2544).
+ *
+ * <p>Names are unique per process and harness ({@code tern-PID-N-t}/{@code -p}), so parallel runs never collide;
+ * the interfaces ({@value #TERN_INTERFACE}, {@value #PEER_INTERFACE}) live only inside the namespaces, so they
+ * cannot clash with the host's. {@link #close()} stops the background programs the harness started, closes the
+ * links it opened and deletes both namespaces (which destroys the veth pair). It runs on every exit path: a failed
+ * setup cleans up what it made, and a JVM shutdown hook closes every harness still open.
+ *
+ * <p>Needs root (CAP_SYS_ADMIN, CAP_NET_ADMIN, CAP_NET_RAW) and iproute2; {@link #unavailableReason()} says what is
+ * missing. Offload changes need ethtool.
+ *
+ * <p>Thread-safe for the helpers; a link it opens belongs to the thread that uses it.
+ */
+public final class NetnsHarness implements AutoCloseable {
+    public static final String TERN_INTERFACE = "tern0";
+    public static final String PEER_INTERFACE = "peer0";
+    public static final String PEER_ADDRESS = "198.18.0.1";
+    public static final String TERN_ADDRESS = "198.18.0.2";
+    public static final int PEER_IPV4 = 0xC612_0001;
+    public static final int TERN_IPV4 = 0xC612_0002;
+    public static final int PREFIX_LENGTH = 24;
+
+    private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(20);
+    private static final AtomicLong COUNTER = new AtomicLong();
+    private static final Set<NetnsHarness> OPEN = ConcurrentHashMap.newKeySet();
+    private static final int CAP_NET_ADMIN = 12;
+    private static final int CAP_NET_RAW = 13;
+    private static final int CAP_SYS_ADMIN = 21;
+
+    static {
+        Runtime.getRuntime().addShutdownHook(new Thread(NetnsHarness::closeAllOpen, "tern-netns-cleanup"));
+    }
+
+    /**
+     * How to build the pair.
+     *
+     * @param mtu           MTU of both veth ends
+     * @param ternOffloads  offloads of the Tern end, or null to keep the kernel's defaults
+     * @param peerOffloads  offloads of the peer end, or null to keep the kernel's defaults
+     */
+    public record Options(int mtu, EthtoolOffloads ternOffloads, EthtoolOffloads peerOffloads) {
+        public Options {
+            if (mtu < 68 || mtu > 65535) {
+                throw new IllegalArgumentException("veth MTU " + mtu + " outside 68..65535");
+            }
+        }
+
+        public static Options defaults() {
+            return new Options(1500, null, null);
+        }
+
+        public Options mtu(int value) {
+            return new Options(value, ternOffloads, peerOffloads);
+        }
+
+        public Options ternOffloads(EthtoolOffloads value) {
+            return new Options(mtu, value, peerOffloads);
+        }
+
+        public Options peerOffloads(EthtoolOffloads value) {
+            return new Options(mtu, ternOffloads, value);
+        }
+
+        /** The same offloads on both ends. */
+        public Options offloads(EthtoolOffloads value) {
+            return new Options(mtu, value, value);
+        }
+    }
+
+    private final String id;
+    private final Options options;
+    private final List<BackgroundCommand> background = new CopyOnWriteArrayList<>();
+    private final List<AfPacketLink> links = new CopyOnWriteArrayList<>();
+    private NetworkNamespace tern;
+    private NetworkNamespace peer;
+    private long ternMac;
+    private long peerMac;
+    private volatile boolean closed;
+
+    private NetnsHarness(String id, Options options) {
+        this.id = id;
+        this.options = options;
+    }
+
+    /**
+     * What this process lacks to build a harness ("needs root ..."), or empty when it can. Tests skip with this
+     * reason (or fail under CI, {@code TERN_REQUIRE_NETNS=1}).
+     */
+    public static Optional<String> unavailableReason() {
+        if (!System.getProperty("os.name", "").toLowerCase().contains("linux")) {
+            return Optional.of("network namespaces need Linux");
+        }
+        if (Commands.find("ip").isEmpty()) {
+            return Optional.of("ip not found; install the Debian package iproute2");
+        }
+        final long capabilities = effectiveCapabilities();
+        for (int capability : new int[] {CAP_SYS_ADMIN, CAP_NET_ADMIN, CAP_NET_RAW}) {
+            if ((capabilities & (1L << capability)) == 0) {
+                return Optional.of("creating network namespaces and AF_PACKET sockets needs root "
+                    + "(CAP_SYS_ADMIN, CAP_NET_ADMIN, CAP_NET_RAW); this process has CapEff=" + Long.toHexString(capabilities));
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static long effectiveCapabilities() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("CapEff:")) {
+                    return Long.parseUnsignedLong(line.substring("CapEff:".length()).strip(), 16);
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            return 0;
+        }
+        return 0;
+    }
+
+    public static NetnsHarness create() {
+        return create(Options.defaults());
+    }
+
+    /** Builds the namespaces and the veth pair; on any failure removes whatever it made and throws. */
+    public static NetnsHarness create(Options options) {
+        return create(options, harness -> { });
+    }
+
+    /** {@link #create(Options)} with one more setup step, run under the same clean-up-on-failure (for tests). */
+    static NetnsHarness create(Options options, Consumer<NetnsHarness> extraStep) {
+        final NetnsHarness harness = new NetnsHarness(ProcessHandle.current().pid() + "-" + COUNTER.incrementAndGet(), options);
+        OPEN.add(harness);
+        try {
+            harness.build();
+            extraStep.accept(harness);
+            return harness;
+        } catch (RuntimeException | Error e) {
+            try {
+                harness.close();
+            } catch (RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            throw e;
+        }
+    }
+
+    private void build() {
+        tern = NetworkNamespace.create("tern-" + id + "-t");
+        peer = NetworkNamespace.create("tern-" + id + "-p");
+        for (NetworkNamespace namespace : List.of(tern, peer)) {
+            // Before the veth exists, so its ends inherit "default" and never get an IPv6 link-local address.
+            namespace.sysctl("net.ipv6.conf.all.disable_ipv6", "1");
+            namespace.sysctl("net.ipv6.conf.default.disable_ipv6", "1");
+        }
+        tern.sysctl("net.ipv4.ip_forward", "0");
+        final String mtu = Integer.toString(options.mtu());
+        tern.ip("link", "add", TERN_INTERFACE, "mtu", mtu, "type", "veth", "peer", "name", PEER_INTERFACE, "mtu", mtu,
+            "netns", peer.name());
+        peer.ip("address", "add", PEER_ADDRESS + "/" + PREFIX_LENGTH, "dev", PEER_INTERFACE);
+        peer.ip("link", "set", "lo", "up");
+        peer.ip("link", "set", PEER_INTERFACE, "up");
+        tern.ip("link", "set", TERN_INTERFACE, "up");
+        if (options.ternOffloads() != null) {
+            ternOffloads(options.ternOffloads());
+        }
+        if (options.peerOffloads() != null) {
+            peerOffloads(options.peerOffloads());
+        }
+        ternMac = readMac(tern, TERN_INTERFACE);
+        peerMac = readMac(peer, PEER_INTERFACE);
+    }
+
+    private static long readMac(NetworkNamespace namespace, String device) {
+        final String[] words = namespace.ip("-o", "link", "show", "dev", device).stdout().split("\\s+");
+        for (int i = 0; i + 1 < words.length; i++) {
+            if (words[i].equals("link/ether")) {
+                return MacAddress.parse(words[i + 1]);
+            }
+        }
+        throw new NetnsException("no MAC address for " + device + " in " + namespace.name());
+    }
+
+    public NetworkNamespace ternNamespace() {
+        return tern;
+    }
+
+    public NetworkNamespace peerNamespace() {
+        return peer;
+    }
+
+    public Options options() {
+        return options;
+    }
+
+    /** MAC of the Tern end of the veth ({@value #TERN_INTERFACE}). */
+    public long ternMac() {
+        return ternMac;
+    }
+
+    /** MAC of the kernel peer's end ({@value #PEER_INTERFACE}). */
+    public long peerMac() {
+        return peerMac;
+    }
+
+    /** Applies offload settings to the Tern end now. */
+    public void ternOffloads(EthtoolOffloads offloads) {
+        applyOffloads(tern, TERN_INTERFACE, offloads);
+    }
+
+    /** Applies offload settings to the peer end now. */
+    public void peerOffloads(EthtoolOffloads offloads) {
+        applyOffloads(peer, PEER_INTERFACE, offloads);
+    }
+
+    private static void applyOffloads(NetworkNamespace namespace, String device, EthtoolOffloads offloads) {
+        final List<String> command = new ArrayList<>(List.of(Commands.require("ethtool", "ethtool"), "-K", device));
+        command.addAll(offloads.ethtoolArguments());
+        namespace.exec(COMMAND_TIMEOUT, command.toArray(String[]::new)).orThrow();
+    }
+
+    /** Runs a program in the peer namespace and waits for it. */
+    public CommandResult peerExec(Duration timeout, String... command) {
+        return peer.exec(timeout, command);
+    }
+
+    /** Starts a program in the peer namespace; {@link #close()} stops it if the test did not. */
+    public BackgroundCommand startInPeer(String... command) {
+        return track(peer.start(command));
+    }
+
+    /** Runs a program in the Tern namespace (e.g. {@code ip maddr}) and waits for it. */
+    public CommandResult ternExec(Duration timeout, String... command) {
+        return tern.exec(timeout, command);
+    }
+
+    /** Starts a program in the Tern namespace; {@link #close()} stops it if the test did not. */
+    public BackgroundCommand startInTern(String... command) {
+        return track(tern.start(command));
+    }
+
+    private BackgroundCommand track(BackgroundCommand command) {
+        background.add(command);
+        return command;
+    }
+
+    /** Gives the peer a permanent neighbour entry, so it sends to {@code address} without asking ARP first. */
+    public void peerNeighbour(String address, long mac) {
+        peer.ip("neighbour", "replace", address, "lladdr", MacAddress.format(mac), "dev", PEER_INTERFACE, "nud", "permanent");
+    }
+
+    /** A counter of the peer's interface from {@code /sys/class/net/peer0/statistics} (rx_packets, tx_bytes, ...). */
+    public long peerInterfaceCounter(String statistic) {
+        return Long.parseLong(peer.exec(COMMAND_TIMEOUT, "cat", "/sys/class/net/" + PEER_INTERFACE + "/statistics/" + statistic)
+            .orThrow().stdout().strip());
+    }
+
+    /** Opens an {@link AfPacketLink} on {@value #TERN_INTERFACE} inside the Tern namespace (setns on this thread). */
+    public AfPacketLink openTernLink(AfPacketOptions linkOptions) {
+        return openLink(tern, TERN_INTERFACE, linkOptions);
+    }
+
+    /**
+     * Opens an {@link AfPacketLink} on the peer's end. For tests that need a raw frame source or sink on the peer side
+     * (load generation, fanout, zero-allocation runs); the peer's kernel stack still sees every frame.
+     */
+    public AfPacketLink openPeerLink(AfPacketOptions linkOptions) {
+        return openLink(peer, PEER_INTERFACE, linkOptions);
+    }
+
+    private AfPacketLink openLink(NetworkNamespace namespace, String device, AfPacketOptions linkOptions) {
+        final Supplier<AfPacketLink> open = () -> AfPacketLink.open(device, linkOptions);
+        final AfPacketLink link = namespace.call(open);
+        links.add(link);
+        return link;
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /** Stops background programs, closes links, deletes both namespaces. Idempotent; safe from any thread. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        final List<RuntimeException> failures = new ArrayList<>();
+        for (BackgroundCommand command : background) {
+            attempt(command::close, failures);
+        }
+        for (AfPacketLink link : links) {
+            attempt(link::close, failures);
+        }
+        if (peer != null) {
+            attempt(peer::close, failures);
+        }
+        if (tern != null) {
+            attempt(tern::close, failures);
+        }
+        OPEN.remove(this);
+        if (!failures.isEmpty()) {
+            final NetnsException error = new NetnsException("cleaning up harness " + id + " failed: " + failures.getFirst().getMessage());
+            failures.forEach(error::addSuppressed);
+            throw error;
+        }
+    }
+
+    private static void attempt(Runnable step, List<RuntimeException> failures) {
+        try {
+            step.run();
+        } catch (RuntimeException e) {
+            failures.add(e);
+        }
+    }
+
+    private static void closeAllOpen() {
+        for (NetnsHarness harness : OPEN) {
+            try {
+                harness.close();
+            } catch (RuntimeException e) {
+                System.err.println("tern: " + e.getMessage());
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "netns harness " + id + " (" + (tern == null ? "-" : tern.name()) + " <-> " + (peer == null ? "-" : peer.name()) + ")";
+    }
+}

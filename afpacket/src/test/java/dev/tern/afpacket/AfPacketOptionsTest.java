@@ -1,0 +1,43 @@
+package dev.tern.afpacket;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class AfPacketOptionsTest {
+    @Test
+    void defaultsAreThePlainRingsOnTheInterfacesOwnMac() {
+        final AfPacketOptions defaults = AfPacketOptions.defaults();
+        assertFalse(defaults.vnetHeader());
+        assertEquals(AfPacketOptions.NO_FANOUT, defaults.fanoutGroup());
+        assertEquals(AfPacketOptions.INTERFACE_MAC, defaults.mac());
+        assertFalse(defaults.promiscuous());
+        assertEquals(256 * 1024, defaults.rxBlockSize());
+        assertEquals(16, defaults.rxBlockCount());
+        assertEquals(1, defaults.rxBlockTimeoutMs());
+    }
+
+    @Test
+    void eachSetterChangesOnlyItsOwnField() {
+        final AfPacketOptions options = AfPacketOptions.defaults().vnetHeader(true).fanoutGroup(7).mac(0x0200_0000_0001L)
+            .promiscuous(true).rxBlocks(1 << 20, 4).rxBlockTimeoutMs(5).txFrameCount(100);
+        assertEquals(new AfPacketOptions(true, 7, 0x0200_0000_0001L, true, 1 << 20, 4, 5, 100), options);
+        assertTrue(options.vnetHeader(false).promiscuous());
+    }
+
+    @Test
+    void nonsenseIsRefusedWithTheReason() {
+        final AfPacketOptions defaults = AfPacketOptions.defaults();
+        assertEquals("fanout group 65536 outside 0..65535 (or -1 for none)",
+            assertThrows(IllegalArgumentException.class, () -> defaults.fanoutGroup(65536)).getMessage());
+        assertEquals("link MAC 01:00:5e:00:00:01 is not a unicast address",
+            assertThrows(IllegalArgumentException.class, () -> defaults.mac(0x0100_5E00_0001L)).getMessage());
+        assertThrows(IllegalArgumentException.class, () -> defaults.rxBlocks(6000, 4));
+        assertThrows(IllegalArgumentException.class, () -> defaults.rxBlocks(4096, 1));
+        assertThrows(IllegalArgumentException.class, () -> defaults.rxBlockTimeoutMs(0));
+        assertThrows(IllegalArgumentException.class, () -> defaults.txFrameCount(-1));
+    }
+}
