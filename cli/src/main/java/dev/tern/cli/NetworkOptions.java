@@ -1,5 +1,8 @@
 package dev.tern.cli;
 
+import dev.tern.afpacket.AfPacketLink;
+import dev.tern.afpacket.AfPacketOptions;
+import dev.tern.afpacket.LinkOpenException;
 import dev.tern.core.net.InterfaceAddress;
 import dev.tern.core.net.Ipv4Address;
 import dev.tern.ethernet.link.Link;
@@ -75,7 +78,7 @@ final class NetworkOptions {
         if (mac != -1 && !MacAddress.isUnicast(mac)) {
             throw new UsageException(args.command() + ": --mac must be a unicast address, got " + MacAddress.format(mac));
         }
-        mtu = args.intValue("--mtu", 1500, 576, 65535);
+        mtu = args.intValue("--mtu", linkKind.equals("memory") ? 1500 : 65535, 576, 65535);
         pcap = args.has("--pcap") ? Path.of(args.value("--pcap", null)) : null;
     }
 
@@ -138,13 +141,20 @@ final class NetworkOptions {
                     peer = NetStack.builder().name(name + "-peer").link(wire.attach("peer", 0x0200_0000_0001L))
                         .address(peerAddress).build();
                 }
-                case "afpacket" -> throw new CommandFailure("--link afpacket:" + linkTarget
-                    + " is not available in this build yet; --link memory works");
+                case "afpacket" -> {
+                    try {
+                        link = AfPacketLink.open(linkTarget, mac == -1 ? AfPacketOptions.defaults()
+                            : AfPacketOptions.defaults().mac(mac));
+                    } catch (LinkOpenException e) {
+                        throw new CommandFailure(e.getMessage(), e);
+                    }
+                    resources.add(link);
+                }
                 default -> throw new CommandFailure("--link rawqp:" + linkTarget
                     + " is not available in this build yet; --link memory works");
             }
             final Link tapped = writer == null ? link : new PcapTap(link, writer, dev.tern.core.time.SystemClock.INSTANCE);
-            final NetStack.Builder builder = NetStack.builder().name(name).link(tapped).address(address);
+            final NetStack.Builder builder = NetStack.builder().name(name).link(tapped).address(address).mtu(mtu);
             if (gateway != 0) {
                 builder.gateway(Ipv4Address.format(gateway));
             }

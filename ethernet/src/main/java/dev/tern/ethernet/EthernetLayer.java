@@ -41,6 +41,7 @@ public final class EthernetLayer implements FrameHandler {
 
     private final Link link;
     private final long mac;
+    private final int mtu;
     private final EthernetHeader rxHeader = new EthernetHeader();
     private final EthernetHeader txHeader = new EthernetHeader();
     private final TxFrame frame = new TxFrame();
@@ -63,8 +64,14 @@ public final class EthernetLayer implements FrameHandler {
     private RuntimeException firstInternalError;
 
     public EthernetLayer(Link link, long mac, CountersFile counters) {
+        this(link, mac, link.mtu(), counters);
+    }
+
+    /** An Ethernet layer whose MTU is {@code mtu} (at most the link's). */
+    public EthernetLayer(Link link, long mac, int mtu, CountersFile counters) {
         this.link = link;
         this.mac = mac;
+        this.mtu = Math.min(mtu, link.mtu());
         this.rxFrames = counters.counter("ethernet.rx.frames");
         this.rxBytes = counters.counter("ethernet.rx.bytes");
         this.txFrames = counters.counter("ethernet.tx.frames");
@@ -85,7 +92,7 @@ public final class EthernetLayer implements FrameHandler {
 
     /** The largest payload (IP packet) a frame may carry. */
     public int mtu() {
-        return link.mtu();
+        return mtu;
     }
 
     /** Registers the layer that receives frames of {@code etherType}. Cold path. */

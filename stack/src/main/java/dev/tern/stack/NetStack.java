@@ -57,7 +57,7 @@ public final class NetStack implements Agent, AutoCloseable {
             : CountersFile.create(builder.countersDirectory, name, builder.maxCounters);
         final long nowNs = clock.nanoTime();
         this.timers = new Timers(nowNs);
-        this.ethernet = new EthernetLayer(link, link.macAddress(), counters);
+        this.ethernet = new EthernetLayer(link, link.macAddress(), Math.min(link.mtu(), builder.mtu), counters);
         this.arp = new ArpLayer(ethernet, timers, builder.address, builder.arpConfig, counters);
         this.ipv4 = new Ipv4Layer(ethernet, arp, timers, builder.ipv4Config, counters);
         if (builder.gateway != 0) {
@@ -188,6 +188,7 @@ public final class NetStack implements Agent, AutoCloseable {
         private ArpConfig arpConfig = ArpConfig.DEFAULT;
         private Ipv4Config ipv4Config = Ipv4Config.DEFAULT;
         private int receiveBatch = 64;
+        private int mtu = 65535;
 
         public Builder link(Link link) {
             this.link = link;
@@ -241,6 +242,15 @@ public final class NetStack implements Agent, AutoCloseable {
 
         public Builder ipv4(Ipv4Config config) {
             this.ipv4Config = Objects.requireNonNull(config);
+            return this;
+        }
+
+        /** Caps the MTU below the link's (the link's own MTU is the default). */
+        public Builder mtu(int mtu) {
+            if (mtu < 576 || mtu > 65535) {
+                throw new IllegalArgumentException("MTU must be 576..65535, got " + mtu);
+            }
+            this.mtu = mtu;
             return this;
         }
 

@@ -97,7 +97,10 @@ public final class TxFrame {
         return checksumOffset;
     }
 
-    /** Asks the link to split this TCP frame into segments of {@code mss} payload bytes (TSO). */
+    /**
+     * Asks the link to split this TCP frame into segments of {@code mss} payload bytes (TSO). Segmentation needs an
+     * L4 checksum request too ({@link #requestL4Checksum}): each segment's checksum is computed by the link.
+     */
     public TxFrame requestSegmentation(int mss) {
         this.segmentSize = mss;
         return this;
