@@ -72,7 +72,7 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
     private final FragmentReassembler reassembler;
     private final IcmpLayer icmp;
     private final IpProtocolHandler[] handlers = new IpProtocolHandler[256];
-    private MulticastFilter multicastFilter = (group, source) -> false;
+    private MulticastFilter multicastFilter = (group, source, protocol) -> false;
 
     private final Ipv4Header rxHeader = new Ipv4Header();
     private final Ipv4Header txHeader = new Ipv4Header();
@@ -216,7 +216,7 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
         } else if (destination == Ipv4Address.LIMITED_BROADCAST || destination == address.broadcast()) {
             kind = Ipv4Packet.BROADCAST;
         } else if (Ipv4Address.isMulticast(destination)
-            && (destination == Ipv4Address.ALL_SYSTEMS || multicastFilter.accepts(destination, source))) {
+            && (destination == Ipv4Address.ALL_SYSTEMS || multicastFilter.accepts(destination, source, rxHeader.protocol()))) {
             kind = Ipv4Packet.MULTICAST;
         } else {
             drops[DROP_NOT_FOR_US].incrementRelease();

@@ -6,6 +6,9 @@ package dev.tern.ipv4;
  */
 @FunctionalInterface
 public interface MulticastFilter {
-    /** True when a datagram from {@code source} to {@code group} should be received. */
-    boolean accepts(int group, int source);
+    /**
+     * True when a datagram of {@code protocol} from {@code source} to {@code group} should be received. IGMP
+     * messages to a joined group pass whatever the source filter says: the filter selects data, not queriers.
+     */
+    boolean accepts(int group, int source, int protocol);
 }

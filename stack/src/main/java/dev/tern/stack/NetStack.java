@@ -11,12 +11,20 @@ import dev.tern.core.time.SystemClock;
 import dev.tern.core.time.Timers;
 import dev.tern.ethernet.EthernetLayer;
 import dev.tern.ethernet.link.Link;
+import dev.tern.igmp.IgmpConfig;
+import dev.tern.igmp.IgmpLayer;
 import dev.tern.ipv4.Ipv4Config;
 import dev.tern.ipv4.Ipv4Layer;
+import dev.tern.udp.UdpConfig;
+import dev.tern.udp.UdpLayer;
 import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
 import java.nio.file.Path;
 import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
+import java.util.function.Supplier;
 
 /**
  * One Tern stack: a {@link Link}, the protocol layers on it, their timers and counters, and the poll loop that
@@ -43,7 +51,12 @@ public final class NetStack implements Agent, AutoCloseable {
     private final EthernetLayer ethernet;
     private final ArpLayer arp;
     private final Ipv4Layer ipv4;
+    private final IgmpLayer igmp;
+    private final UdpLayer udp;
     private final int receiveBatch;
+    private final ManyToOneConcurrentArrayQueue<Runnable> commands = new ManyToOneConcurrentArrayQueue<>(4096);
+    private final ManyToOneConcurrentArrayQueue<UdpSocket> udpOutput;
+    private volatile Thread owner;
     private Pinger pinger;
     private boolean closed;
 
@@ -60,6 +73,9 @@ public final class NetStack implements Agent, AutoCloseable {
         this.ethernet = new EthernetLayer(link, link.macAddress(), Math.min(link.mtu(), builder.mtu), counters);
         this.arp = new ArpLayer(ethernet, timers, builder.address, builder.arpConfig, counters);
         this.ipv4 = new Ipv4Layer(ethernet, arp, timers, builder.ipv4Config, counters);
+        this.igmp = new IgmpLayer(ipv4, timers, builder.igmpConfig, counters);
+        this.udp = new UdpLayer(ipv4, builder.udpConfig, counters);
+        this.udpOutput = new ManyToOneConcurrentArrayQueue<>(builder.udpConfig.maxSockets());
         if (builder.gateway != 0) {
             if (!builder.address.contains(builder.gateway)) {
                 throw new IllegalArgumentException("gateway " + Ipv4Address.format(builder.gateway)
@@ -76,11 +92,84 @@ public final class NetStack implements Agent, AutoCloseable {
 
     /** Runs one turn of the loop at {@code nowNs}; returns the amount of work done (0 when idle). */
     public int poll(long nowNs) {
-        int work = ethernet.poll(nowNs, receiveBatch);
+        int work = runCommands();
+        work += ethernet.poll(nowNs, receiveBatch);
         work += ipv4.pollLoopback(nowNs);
+        work += sendQueuedOutput(nowNs);
         work += timers.poll(nowNs, 1024);
         ethernet.flush();
         return work;
+    }
+
+    private int runCommands() {
+        int count = 0;
+        Runnable command;
+        while ((command = commands.poll()) != null) {
+            command.run();
+            count++;
+        }
+        return count;
+    }
+
+    private int sendQueuedOutput(long nowNs) {
+        int count = 0;
+        for (int n = udpOutput.size(); n > 0; n--) {
+            final UdpSocket socket = udpOutput.poll();
+            if (socket == null) {
+                break;
+            }
+            socket.flushOutput(nowNs);
+            count++;
+        }
+        return count;
+    }
+
+    /** A socket has datagrams in its send ring; any thread. */
+    void requestOutput(UdpSocket socket) {
+        udpOutput.offer(socket);
+    }
+
+    /**
+     * True on the thread that owns this stack: its {@link StackRunner}'s, or any thread when no runner drives it
+     * (the application polls it itself and promises to use one thread).
+     */
+    public boolean isOwnerThread() {
+        final Thread current = owner;
+        return current == null || current == Thread.currentThread();
+    }
+
+    void owner(Thread thread) {
+        this.owner = thread;
+    }
+
+    /**
+     * Runs {@code work} on the stack's thread and returns its result: at once when called there, else handed to
+     * the running stack and waited for. For control calls (bind, connect, join, close), not for data.
+     */
+    public <T> T call(Supplier<T> work) {
+        if (isOwnerThread()) {
+            return work.get();
+        }
+        final FutureTask<T> task = new FutureTask<>(work::get);
+        while (!commands.offer(task)) {
+            Thread.onSpinWait();
+        }
+        try {
+            return task.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted waiting for the stack thread", e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            throw new IllegalStateException(e.getCause());
+        }
+    }
+
+    /** Opens a UDP socket. */
+    public UdpSocket openUdp() throws TernSocketException {
+        return UdpSocket.open(this);
     }
 
     /** {@link Agent} entry: one turn of the loop at the clock's current time. */
@@ -146,6 +235,14 @@ public final class NetStack implements Agent, AutoCloseable {
         return ipv4;
     }
 
+    public IgmpLayer igmp() {
+        return igmp;
+    }
+
+    public UdpLayer udp() {
+        return udp;
+    }
+
     /** The ICMP echo client of this stack (made on first use). */
     public Pinger pinger() {
         if (pinger == null) {
@@ -166,6 +263,7 @@ public final class NetStack implements Agent, AutoCloseable {
             return;
         }
         closed = true;
+        udp.close();
         link.close();
         ipv4.close();
         arp.close();
@@ -187,6 +285,8 @@ public final class NetStack implements Agent, AutoCloseable {
         private int maxCounters = 512;
         private ArpConfig arpConfig = ArpConfig.DEFAULT;
         private Ipv4Config ipv4Config = Ipv4Config.DEFAULT;
+        private IgmpConfig igmpConfig = IgmpConfig.DEFAULT;
+        private UdpConfig udpConfig = UdpConfig.DEFAULT;
         private int receiveBatch = 64;
         private int mtu = 65535;
 
@@ -242,6 +342,16 @@ public final class NetStack implements Agent, AutoCloseable {
 
         public Builder ipv4(Ipv4Config config) {
             this.ipv4Config = Objects.requireNonNull(config);
+            return this;
+        }
+
+        public Builder igmp(IgmpConfig config) {
+            this.igmpConfig = Objects.requireNonNull(config);
+            return this;
+        }
+
+        public Builder udp(UdpConfig config) {
+            this.udpConfig = Objects.requireNonNull(config);
             return this;
         }
 

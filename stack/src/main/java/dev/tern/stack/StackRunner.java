@@ -11,16 +11,48 @@ import org.agrona.concurrent.IdleStrategy;
 public final class StackRunner implements AutoCloseable {
     private final AgentRunner runner;
 
+    private final NetStack stack;
+
     private StackRunner(NetStack stack, IdleStrategy idleStrategy, ErrorHandler errorHandler) {
-        this.runner = new AgentRunner(idleStrategy, errorHandler, null, stack);
+        this.stack = stack;
+        this.runner = new AgentRunner(idleStrategy, errorHandler, null, new OwnedAgent(stack));
     }
 
-    /** Starts a thread named after the stack that polls it until {@link #close()}. */
+    /** Marks the runner's thread as the stack's owner before the first poll, so other threads hand work over. */
+    private record OwnedAgent(NetStack stack) implements org.agrona.concurrent.Agent {
+        @Override
+        public void onStart() {
+            stack.owner(Thread.currentThread());
+        }
+
+        @Override
+        public int doWork() {
+            return stack.doWork();
+        }
+
+        @Override
+        public void onClose() {
+            stack.owner(null);
+            stack.close();
+        }
+
+        @Override
+        public String roleName() {
+            return stack.roleName();
+        }
+    }
+
+    /** Starts a thread named after the stack that polls it until {@link #close()}; returns once it runs. */
     public static StackRunner start(NetStack stack, IdleStrategy idleStrategy) {
         final StackRunner runner = new StackRunner(stack, idleStrategy,
             error -> System.err.println("tern: stack " + stack.name() + " failed: " + error));
-        AgentRunner.startOnThread(runner.runner);
+        final Thread thread = AgentRunner.startOnThread(runner.runner);
+        stack.owner(thread);
         return runner;
+    }
+
+    public NetStack stack() {
+        return stack;
     }
 
     @Override

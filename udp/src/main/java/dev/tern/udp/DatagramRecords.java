@@ -17,6 +17,8 @@ import java.lang.foreign.ValueLayout;
  *   +---------------+---------------+-------+-------+---------------+------------------------------+
  *   address/port: the source of a received datagram; the destination of one to send (0 = the connected peer)
  *   flags (receive): how the datagram was addressed (0 unicast, 1 broadcast, 2 multicast)
+ *   flags (send): {@link #SEND_BROADCAST}, {@link #SEND_MULTICAST_LOOP}; reserved (send): the multicast TTL
+ *   Send options travel with each datagram, so changing an option never affects datagrams already queued.
  * </pre>
  *
  * <p>Records are 8-byte aligned and may wrap around the end of the ring. Fields are in native order: they never
@@ -30,6 +32,12 @@ public final class DatagramRecords {
     static final int PORT_OFFSET = 8;
     static final int FLAGS_OFFSET = 10;
 
+    /** Send flag: the socket may send to broadcast addresses (SO_BROADCAST). */
+    public static final int SEND_BROADCAST = 1 << 8;
+    /** Send flag: local members of the group get a copy (IP_MULTICAST_LOOP). */
+    public static final int SEND_MULTICAST_LOOP = 1 << 9;
+    static final int TTL_OFFSET = 12;
+
     private final MemorySegment header = Arena.ofAuto().allocate(HEADER, 8);
 
     /** Bytes a record of {@code payloadLength} takes in a ring. */
@@ -39,6 +47,12 @@ public final class DatagramRecords {
 
     /** Appends a record if it fits; returns false (nothing written) when it does not. */
     public boolean offer(ByteRing ring, int address, int port, int flags, MemorySegment payload, long offset, int length) {
+        return offer(ring, address, port, flags, 0, payload, offset, length);
+    }
+
+    /** Appends a record carrying {@code ttl} (the multicast TTL of a datagram to send). */
+    public boolean offer(ByteRing ring, int address, int port, int flags, int ttl, MemorySegment payload, long offset,
+                         int length) {
         final int record = recordLength(length);
         if (ring.freeSpace() < record) {
             return false;
@@ -48,7 +62,7 @@ public final class DatagramRecords {
         header.set(ValueLayout.JAVA_INT, ADDRESS_OFFSET, address);
         header.set(ValueLayout.JAVA_SHORT, PORT_OFFSET, (short) port);
         header.set(ValueLayout.JAVA_SHORT, FLAGS_OFFSET, (short) flags);
-        header.set(ValueLayout.JAVA_INT, 12, 0);
+        header.set(ValueLayout.JAVA_INT, TTL_OFFSET, ttl);
         ring.put(position, header, 0, HEADER);
         ring.put(position + HEADER, payload, offset, length);
         ring.publish(position + record);
@@ -78,7 +92,11 @@ public final class DatagramRecords {
     }
 
     public int flags() {
-        return header.get(ValueLayout.JAVA_SHORT, FLAGS_OFFSET);
+        return Short.toUnsignedInt(header.get(ValueLayout.JAVA_SHORT, FLAGS_OFFSET));
+    }
+
+    public int ttl() {
+        return header.get(ValueLayout.JAVA_INT, TTL_OFFSET);
     }
 
     /** Copies up to {@code capacity} bytes of the peeked record's payload to {@code destination}; returns how many. */

@@ -34,7 +34,8 @@ import java.util.Arrays;
  *
  * <h2>Output</h2>
  * The application appends records to a socket's send ring; the stack's poll calls {@link #flush} for sockets with
- * pending records, which sends them (checksum by the link when it offloads). With multicast loopback on, local
+ * pending records, which sends them (checksum by the link when it offloads). Each record carries the send options
+ * in force when it was queued (broadcast allowed, multicast TTL and loopback). With multicast loopback, local
  * members of the group get a copy too.
  *
  * <p>Owned by the shard thread, except the rings' application ends.
@@ -44,8 +45,6 @@ public final class UdpLayer implements IpProtocolHandler {
     private static final int OPEN = 1;
     /** Socket flags. */
     private static final int REUSE_ADDRESS = 1;
-    private static final int BROADCAST = 1 << 1;
-    private static final int MULTICAST_LOOP = 1 << 2;
     private static final int[] NO_SOCKETS = new int[0];
 
     private final Ipv4Layer ipv4;
@@ -65,8 +64,8 @@ public final class UdpLayer implements IpProtocolHandler {
     private final int[] remoteAddress;
     private final int[] remotePort;
     private final int[] flags;
-    private final int[] multicastTtl;
-    private final int[] pendingError;
+    /** Written by the stack thread, read and cleared by the application's: atomic. */
+    private final java.util.concurrent.atomic.AtomicIntegerArray pendingError;
     private final long[] receiveDrops;
     private final ByteRing[] receiveRings;
     private final ByteRing[] sendRings;
@@ -102,8 +101,7 @@ public final class UdpLayer implements IpProtocolHandler {
         this.remoteAddress = new int[n];
         this.remotePort = new int[n];
         this.flags = new int[n];
-        this.multicastTtl = new int[n];
-        this.pendingError = new int[n];
+        this.pendingError = new java.util.concurrent.atomic.AtomicIntegerArray(n);
         this.receiveDrops = new long[n];
         this.receiveRings = new ByteRing[n];
         this.sendRings = new ByteRing[n];
@@ -141,9 +139,8 @@ public final class UdpLayer implements IpProtocolHandler {
                 localPort[s] = 0;
                 remoteAddress[s] = 0;
                 remotePort[s] = 0;
-                flags[s] = MULTICAST_LOOP;
-                multicastTtl[s] = 1;
-                pendingError[s] = SocketError.NONE;
+                flags[s] = 0;
+                pendingError.set(s, SocketError.NONE);
                 receiveDrops[s] = 0;
                 events[s] = socketEvents;
                 groups[s] = new int[0];
@@ -217,7 +214,7 @@ public final class UdpLayer implements IpProtocolHandler {
         }
         remoteAddress[socket] = address;
         remotePort[socket] = port;
-        pendingError[socket] = SocketError.NONE;
+        pendingError.set(socket, SocketError.NONE);
         return SocketError.NONE;
     }
 
@@ -229,24 +226,6 @@ public final class UdpLayer implements IpProtocolHandler {
 
     public void reuseAddress(int socket, boolean enabled) {
         setFlag(socket, REUSE_ADDRESS, enabled);
-    }
-
-    public void broadcast(int socket, boolean enabled) {
-        setFlag(socket, BROADCAST, enabled);
-    }
-
-    /** Local members of a group get our own multicast datagrams (Linux IP_MULTICAST_LOOP, on by default). */
-    public void multicastLoop(int socket, boolean enabled) {
-        setFlag(socket, MULTICAST_LOOP, enabled);
-    }
-
-    /** TTL of multicast datagrams (default 1: this link only). */
-    public void multicastTtl(int socket, int ttl) {
-        checkOpen(socket);
-        if (ttl < 0 || ttl > 255) {
-            throw new IllegalArgumentException("multicast TTL must be 0..255, got " + ttl);
-        }
-        multicastTtl[socket] = ttl;
     }
 
     private void setFlag(int socket, int flag, boolean enabled) {
@@ -349,10 +328,6 @@ public final class UdpLayer implements IpProtocolHandler {
         return remotePort[socket];
     }
 
-    public boolean isBroadcastEnabled(int socket) {
-        return (flags[socket] & BROADCAST) != 0;
-    }
-
     /** Datagrams dropped because this socket's receive ring was full. */
     public long receiveDrops(int socket) {
         return receiveDrops[socket];
@@ -360,14 +335,12 @@ public final class UdpLayer implements IpProtocolHandler {
 
     /** Returns and clears the socket's pending error (from ICMP, or a send that failed), as a {@link SocketError}. */
     public int takeError(int socket) {
-        final int error = pendingError[socket];
-        pendingError[socket] = SocketError.NONE;
-        return error;
+        return pendingError.getAndSet(socket, SocketError.NONE);
     }
 
     /** Peeks at the pending error without clearing it. */
     public int pendingError(int socket) {
-        return pendingError[socket];
+        return pendingError.get(socket);
     }
 
     // ------------------------------------------------------------------------------------------------ input
@@ -506,7 +479,7 @@ public final class UdpLayer implements IpProtocolHandler {
             // Like Linux without IP_RECVERR: only a connected socket learns of errors, on its next call.
             if (remoteAddress[socket] == originalDestination && remotePort[socket] == rx.destinationPort()
                 && error != SocketError.NONE) {
-                pendingError[socket] = error;
+                pendingError.set(socket, error);
                 events[socket].readable(socket);
             }
         }
@@ -541,13 +514,13 @@ public final class UdpLayer implements IpProtocolHandler {
             final int length = outbound.length();
             final int destination = outbound.address() != 0 ? outbound.address() : remoteAddress[socket];
             final int port = outbound.port() != 0 ? outbound.port() : remotePort[socket];
-            final int error = send(socket, ring, destination, port, length, nowNs);
+            final int error = send(socket, ring, destination, port, length, outbound.flags(), outbound.ttl(), nowNs);
             if (error == SocketError.NO_BUFFER) {
                 break;
             }
             if (error != SocketError.NONE) {
                 txErrors.incrementRelease();
-                pendingError[socket] = error;
+                pendingError.set(socket, error);
                 events[socket].readable(socket);
             } else {
                 sent++;
@@ -560,20 +533,21 @@ public final class UdpLayer implements IpProtocolHandler {
         return sent;
     }
 
-    private int send(int socket, ByteRing ring, int destination, int port, int length, long nowNs) {
+    private int send(int socket, ByteRing ring, int destination, int port, int length, int sendFlags, int ttl,
+                     long nowNs) {
         if (destination == 0 || port == 0) {
             return SocketError.INVALID;
         }
         final boolean multicast = Ipv4Address.isMulticast(destination);
         if ((destination == Ipv4Address.LIMITED_BROADCAST || destination == ipv4.address().broadcast())
-            && (flags[socket] & BROADCAST) == 0) {
+            && (sendFlags & DatagramRecords.SEND_BROADCAST) == 0) {
             return SocketError.BROADCAST_NOT_ENABLED;
         }
         if (localPort[socket] == 0 && bind(socket, 0, 0) < 0) {
             return SocketError.ADDRESS_NOT_AVAILABLE;
         }
         final int udpLength = UdpHeader.LENGTH + length;
-        final int result = ipv4.begin(0, destination, IpProtocol.UDP, udpLength, multicast ? multicastTtl[socket] : 0,
+        final int result = ipv4.begin(0, destination, IpProtocol.UDP, udpLength, multicast ? ttl : 0,
             0, false, nowNs);
         if (result != Ipv4Layer.OK) {
             return switch (result) {
@@ -598,7 +572,7 @@ public final class UdpLayer implements IpProtocolHandler {
         }
         ipv4.commit();
         txDatagrams.incrementRelease();
-        if (multicast && (flags[socket] & MULTICAST_LOOP) != 0) {
+        if (multicast && (sendFlags & DatagramRecords.SEND_MULTICAST_LOOP) != 0) {
             loopMulticast(ring, destination, localPort[socket], port, length);
         }
         return SocketError.NONE;

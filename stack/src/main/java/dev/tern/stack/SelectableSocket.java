@@ -1,0 +1,106 @@
+package dev.tern.stack;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * What every Tern socket shares: level-triggered readiness ({@link #readyOps()}), registration with one
+ * {@link Selector}, and waking a thread blocked on the socket. The stack thread calls {@link #signal()} when
+ * readiness may have changed; signalling is cheap and allocation-free (a flag, a queue slot, an unpark).
+ */
+public abstract class SelectableSocket {
+    /** Readiness bits, as epoll's: data (or a connection) to take, room to write, an error pending, closed by the peer. */
+    public static final int READ = 1;
+    public static final int WRITE = 1 << 1;
+    public static final int ERROR = 1 << 2;
+    public static final int HANGUP = 1 << 3;
+
+    private static final VarHandle QUEUED;
+    private static final VarHandle WAITER;
+
+    static {
+        try {
+            final MethodHandles.Lookup lookup = MethodHandles.lookup();
+            QUEUED = lookup.findVarHandle(SelectableSocket.class, "queued", int.class);
+            WAITER = lookup.findVarHandle(SelectableSocket.class, "waiter", Thread.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    protected final NetStack stack;
+    volatile Selector selector;
+    volatile int interestOps;
+    volatile Object attachment;
+    @SuppressWarnings("unused") // through QUEUED
+    private volatile int queued;
+    @SuppressWarnings("unused") // through WAITER
+    private volatile Thread waiter;
+
+    protected SelectableSocket(NetStack stack) {
+        this.stack = stack;
+    }
+
+    public NetStack stack() {
+        return stack;
+    }
+
+    /** Current readiness, a set of {@link #READ}, {@link #WRITE}, {@link #ERROR}, {@link #HANGUP}; any thread. */
+    public abstract int readyOps();
+
+    public Object attachment() {
+        return attachment;
+    }
+
+    /** Readiness may have changed: queue the socket on its selector and wake a thread blocked on it. */
+    protected final void signal() {
+        final Selector current = selector;
+        if (current != null && tryMarkQueued()) {
+            current.enqueue(this);
+        }
+        final Thread blocked = (Thread) WAITER.getAcquire(this);
+        if (blocked != null) {
+            LockSupport.unpark(blocked);
+        }
+    }
+
+    boolean clearQueued() {
+        return QUEUED.compareAndSet(this, 1, 0);
+    }
+
+    boolean tryMarkQueued() {
+        return QUEUED.compareAndSet(this, 0, 1);
+    }
+
+    /**
+     * Waits until {@code ops} is ready or {@code deadlineNs} passes; returns the ready ops (0 on timeout). On the
+     * stack's own thread it polls the stack while waiting; elsewhere it parks until the stack signals.
+     */
+    protected final int await(int ops, long deadlineNs) {
+        int ready = readyOps() & (ops | ERROR | HANGUP);
+        if (ready != 0) {
+            return ready;
+        }
+        final boolean owner = stack.isOwnerThread();
+        WAITER.setRelease(this, Thread.currentThread());
+        try {
+            while ((ready = readyOps() & (ops | ERROR | HANGUP)) == 0) {
+                final long now = System.nanoTime();
+                if (deadlineNs - now <= 0) {
+                    return 0;
+                }
+                if (owner) {
+                    if (stack.doWork() == 0) {
+                        Thread.onSpinWait();
+                    }
+                } else {
+                    LockSupport.parkNanos(this, Math.min(deadlineNs - now, 1_000_000L));
+                }
+            }
+            return ready;
+        } finally {
+            WAITER.setRelease(this, null);
+        }
+    }
+}

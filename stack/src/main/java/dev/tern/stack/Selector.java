@@ -1,0 +1,161 @@
+package dev.tern.stack;
+
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Readiness of many Tern sockets at once, like epoll in level-triggered mode: register sockets with the
+ * operations of interest, then {@link #select} to be handed each socket that is ready, as often as it stays ready.
+ *
+ * <p>The stack thread queues a socket when its readiness may have changed (once, however many times it is
+ * signalled: a flag per socket dedups), so a select costs the ready sockets, not the registered ones, and nothing
+ * is allocated. A socket still ready after its handler ran is kept for the next select (level-triggered).
+ *
+ * <p>One thread selects. {@link #wakeup()} from any thread makes a blocked select return. When the selecting thread
+ * is the stack's own (a poll-mode application), {@link #select} polls the stack while it waits.
+ */
+public final class Selector {
+    /** Called for each ready socket; {@code readyOps} is the ready subset of its interest. */
+    @FunctionalInterface
+    public interface Handler {
+        void onReady(SelectableSocket socket, int readyOps, Object attachment);
+    }
+
+    private final NetStack stack;
+    private final ManyToOneConcurrentArrayQueue<SelectableSocket> ready;
+    private volatile Thread selecting;
+    private volatile boolean wakeupPending;
+    private int registered;
+
+    /** A selector for sockets of {@code stack}, holding up to {@code capacity} registrations. */
+    public Selector(NetStack stack, int capacity) {
+        this.stack = stack;
+        this.ready = new ManyToOneConcurrentArrayQueue<>(capacity);
+    }
+
+    public Selector(NetStack stack) {
+        this(stack, 65536);
+    }
+
+    /** Registers {@code socket} (or changes its interest); a socket belongs to at most one selector. */
+    public void register(SelectableSocket socket, int interestOps, Object attachment) {
+        if (socket.stack() != stack) {
+            throw new IllegalArgumentException("socket belongs to another stack");
+        }
+        if (socket.selector != null && socket.selector != this) {
+            throw new IllegalStateException("socket is registered with another selector");
+        }
+        if (socket.selector == null) {
+            registered++;
+        }
+        socket.attachment = attachment;
+        socket.interestOps = interestOps;
+        socket.selector = this;
+        socket.signal();
+    }
+
+    /** Stops watching {@code socket}. */
+    public void deregister(SelectableSocket socket) {
+        if (socket.selector == this) {
+            socket.selector = null;
+            socket.interestOps = 0;
+            registered--;
+        }
+    }
+
+    public int registered() {
+        return registered;
+    }
+
+    void enqueue(SelectableSocket socket) {
+        if (!ready.offer(socket)) {
+            socket.clearQueued(); // cannot happen: each socket is queued at most once and capacity bounds them
+        }
+        final Thread waiting = selecting;
+        if (waiting != null) {
+            LockSupport.unpark(waiting);
+        }
+    }
+
+    /**
+     * Hands every ready socket to {@code handler} without waiting; returns how many.
+     *
+     * <p>Invariant: a socket's queued flag is set exactly while it is in the ready queue or being handled here, so
+     * the stack enqueues it at most once. After handling, a socket still ready goes back in the queue; one that is
+     * not has its flag cleared and its readiness checked once more, because the stack may have signalled (and
+     * found the flag set) in between.
+     */
+    public int selectNow(Handler handler) {
+        int handled = 0;
+        for (int n = ready.size(); n > 0; n--) {
+            final SelectableSocket socket = ready.poll();
+            if (socket == null) {
+                break;
+            }
+            if (socket.selector != this) {
+                socket.clearQueued();
+                continue;
+            }
+            final int ops = socket.readyOps() & socket.interestOps;
+            if (ops != 0) {
+                handler.onReady(socket, ops, socket.attachment);
+                handled++;
+            }
+            if (stillReady(socket)) {
+                ready.offer(socket);
+            } else {
+                socket.clearQueued();
+                if (stillReady(socket) && socket.tryMarkQueued()) {
+                    ready.offer(socket);
+                }
+            }
+        }
+        return handled;
+    }
+
+    private boolean stillReady(SelectableSocket socket) {
+        return socket.selector == this && (socket.readyOps() & socket.interestOps) != 0;
+    }
+
+    /**
+     * Waits up to {@code timeoutNs} for ready sockets and hands them to {@code handler}; returns how many (0 on
+     * timeout or {@link #wakeup()}).
+     */
+    public int select(long timeoutNs, Handler handler) {
+        final long deadline = System.nanoTime() + timeoutNs;
+        final boolean owner = stack.isOwnerThread();
+        selecting = Thread.currentThread();
+        try {
+            while (true) {
+                final int handled = selectNow(handler);
+                if (handled > 0 || wakeupPending) {
+                    wakeupPending = false;
+                    return handled;
+                }
+                final long now = System.nanoTime();
+                if (deadline - now <= 0) {
+                    return 0;
+                }
+                if (owner) {
+                    if (stack.doWork() == 0) {
+                        Thread.onSpinWait();
+                    }
+                } else if (ready.isEmpty()) {
+                    LockSupport.parkNanos(this, Math.min(deadline - now, 1_000_000L));
+                }
+            }
+        } finally {
+            selecting = null;
+        }
+    }
+
+    /** Makes a blocked {@link #select} (or the next one) return at once; any thread. */
+    public void wakeup() {
+        wakeupPending = true;
+        final Thread waiting = selecting;
+        if (waiting != null) {
+            LockSupport.unpark(waiting);
+        }
+    }
+}

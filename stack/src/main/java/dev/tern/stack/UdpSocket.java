@@ -1,0 +1,354 @@
+package dev.tern.stack;
+
+import dev.tern.core.io.ByteRing;
+import dev.tern.core.io.SocketError;
+import dev.tern.core.net.Ipv4Address;
+import dev.tern.igmp.IgmpLayer;
+import dev.tern.udp.DatagramRecords;
+import dev.tern.udp.UdpEvents;
+import dev.tern.udp.UdpLayer;
+import dev.tern.udp.wire.UdpHeader;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * A UDP socket on a {@link NetStack}.
+ *
+ * <p>Data moves through two lock-free rings shared with the stack: {@link #send}/{@link #sendTo} append a datagram
+ * to the send ring (the stack sends it on its next poll), {@link #receive} takes one from the receive ring with
+ * its source ({@link #lastSourceAddress()}, {@link #lastSourcePort()}). Neither call allocates. Use a socket's data
+ * calls from one application thread at a time; that thread may or may not be the stack's.
+ *
+ * <p>Control calls (bind, connect, options, join, close) run on the stack's thread: directly when called from it
+ * (or when no {@link StackRunner} drives the stack), else handed over and waited for.
+ *
+ * <p>Errors reported by the network (ICMP port unreachable to a connected socket, a datagram the stack could not
+ * send) are thrown by the next call, as on Linux, as a {@link TernSocketException} subclass.
+ */
+public final class UdpSocket extends SelectableSocket implements UdpEvents, AutoCloseable {
+    private static final VarHandle OUTPUT_QUEUED;
+    /** Room for a full-size Ethernet datagram: below this the socket does not report itself writable. */
+    private static final int WRITABLE_THRESHOLD = DatagramRecords.recordLength(1472);
+
+    static {
+        try {
+            OUTPUT_QUEUED = MethodHandles.lookup().findVarHandle(UdpSocket.class, "outputQueued", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private final UdpLayer udp;
+    private final int handle;
+    private final ByteRing receiveRing;
+    private final ByteRing sendRing;
+    private final DatagramRecords records = new DatagramRecords();
+    @SuppressWarnings("unused") // through OUTPUT_QUEUED
+    private volatile int outputQueued;
+    private volatile boolean closed;
+    private volatile boolean broadcastEnabled;
+    private volatile boolean multicastLoop = true;
+    private volatile int multicastTtl = 1;
+    private int lastSourceAddress;
+    private int lastSourcePort;
+    private int lastKind;
+    private int lastLength;
+
+    /** Runs on the stack thread: opens the protocol socket with this object as its event sink. */
+    private UdpSocket(NetStack stack) {
+        super(stack);
+        this.udp = stack.udp();
+        this.handle = udp.open(this);
+        this.receiveRing = handle >= 0 ? udp.receiveRing(handle) : null;
+        this.sendRing = handle >= 0 ? udp.sendRing(handle) : null;
+    }
+
+    /** Opens an unbound socket on {@code stack}. */
+    static UdpSocket open(NetStack stack) throws TernSocketException {
+        final UdpSocket socket = stack.call(() -> new UdpSocket(stack));
+        if (socket.handle < 0) {
+            throw TernSocketException.of(-socket.handle, "udp open");
+        }
+        return socket;
+    }
+
+    // ------------------------------------------------------------------------------------------ control
+
+    /** Binds to {@code port} on any of our addresses (0: an ephemeral port); returns the port. */
+    public int bind(int port) throws TernSocketException {
+        return bind(0, port);
+    }
+
+    /** Binds to {@code address} (ours, a multicast group, a broadcast address, or 0 for any) and {@code port}. */
+    public int bind(int address, int port) throws TernSocketException {
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("port must be 0..65535, got " + port);
+        }
+        final int result = stack.call(() -> udp.bind(handle, address, port));
+        if (result < 0) {
+            throw TernSocketException.of(-result, "udp bind " + Ipv4Address.format(address) + ":" + port);
+        }
+        return result;
+    }
+
+    /** Sends to and receives from {@code address:port} only. */
+    public void connect(int address, int port) throws TernSocketException {
+        final int result = stack.call(() -> udp.connect(handle, address, port));
+        if (result != SocketError.NONE) {
+            throw TernSocketException.of(-result, "udp connect " + Ipv4Address.format(address) + ":" + port);
+        }
+    }
+
+    public void disconnect() {
+        stack.call(() -> {
+            udp.disconnect(handle);
+            return 0;
+        });
+    }
+
+    /** Lets several sockets bind the same port (multicast receivers), as SO_REUSEADDR does for UDP. */
+    public void reuseAddress(boolean enabled) {
+        stack.call(() -> {
+            udp.reuseAddress(handle, enabled);
+            return 0;
+        });
+    }
+
+    /** Allows sending to broadcast addresses (SO_BROADCAST); applies to datagrams sent from now on. */
+    public void broadcast(boolean enabled) {
+        broadcastEnabled = enabled;
+    }
+
+    /** TTL of multicast datagrams sent from now on (IP_MULTICAST_TTL, default 1: this link only). */
+    public void multicastTtl(int ttl) {
+        if (ttl < 0 || ttl > 255) {
+            throw new IllegalArgumentException("multicast TTL must be 0..255, got " + ttl);
+        }
+        multicastTtl = ttl;
+    }
+
+    /** Whether local members of a group receive our own multicast datagrams (IP_MULTICAST_LOOP, default on). */
+    public void multicastLoop(boolean enabled) {
+        multicastLoop = enabled;
+    }
+
+    /** Joins {@code group} for any source (IP_ADD_MEMBERSHIP). */
+    public void join(int group) {
+        joinFiltered(group, IgmpLayer.EXCLUDE, new int[0]);
+    }
+
+    /** Joins {@code group} for datagrams from {@code sources} only (source-specific, IP_ADD_SOURCE_MEMBERSHIP). */
+    public void joinSources(int group, int... sources) {
+        if (sources.length == 0) {
+            throw new IllegalArgumentException("a source-specific join needs at least one source");
+        }
+        joinFiltered(group, IgmpLayer.INCLUDE, sources);
+    }
+
+    /** Joins {@code group} for every source except {@code sources} (IP_BLOCK_SOURCE). */
+    public void joinExcluding(int group, int... sources) {
+        joinFiltered(group, IgmpLayer.EXCLUDE, sources);
+    }
+
+    private void joinFiltered(int group, int mode, int[] sources) {
+        if (!Ipv4Address.isMulticast(group)) {
+            throw new IllegalArgumentException(Ipv4Address.format(group) + " is not a multicast group");
+        }
+        stack.call(() -> {
+            udp.join(handle, group, mode == IgmpLayer.INCLUDE ? UdpLayer.INCLUDE : UdpLayer.EXCLUDE, sources);
+            stack.igmp().join(handle, group, mode, sources, stack.clock().nanoTime());
+            return 0;
+        });
+    }
+
+    /** Leaves {@code group} (IP_DROP_MEMBERSHIP). */
+    public void leave(int group) {
+        stack.call(() -> {
+            if (udp.leave(handle, group)) {
+                stack.igmp().leave(handle, group, stack.clock().nanoTime());
+            }
+            return 0;
+        });
+    }
+
+    public int localPort() {
+        return udp.localPort(handle);
+    }
+
+    /** Datagrams this socket lost because its receive ring was full. */
+    public long receiveDrops() {
+        return udp.receiveDrops(handle);
+    }
+
+    // ------------------------------------------------------------------------------------------ data
+
+    /** Queues a datagram to the connected peer; false when the send ring is full now. */
+    public boolean send(MemorySegment data, long offset, int length) throws TernSocketException {
+        return sendTo(0, 0, data, offset, length);
+    }
+
+    /**
+     * Queues a datagram to {@code address:port} (0, 0: the connected peer); returns false when the send ring has
+     * no room now. Throws for a pending error, a datagram over 65507 bytes, or broadcast without the option.
+     */
+    public boolean sendTo(int address, int port, MemorySegment data, long offset, int length) throws TernSocketException {
+        throwPendingError("udp send");
+        if (length > UdpHeader.MAX_PAYLOAD || length < 0) {
+            throw TernSocketException.of(SocketError.MESSAGE_TOO_LONG, "udp send of " + length + " bytes");
+        }
+        if ((address == Ipv4Address.LIMITED_BROADCAST || address == stack.address().broadcast())
+            && !broadcastEnabled) {
+            throw TernSocketException.of(SocketError.BROADCAST_NOT_ENABLED, "udp send to " + Ipv4Address.format(address));
+        }
+        if (address == 0 && udp.remotePort(handle) == 0) {
+            throw new TernSocketException(SocketError.INVALID, "udp send: not connected, give an address");
+        }
+        final int flags = (broadcastEnabled ? DatagramRecords.SEND_BROADCAST : 0)
+            | (multicastLoop ? DatagramRecords.SEND_MULTICAST_LOOP : 0);
+        if (!records.offer(sendRing, address, port, flags, multicastTtl, data, offset, length)) {
+            return false;
+        }
+        requestOutput();
+        return true;
+    }
+
+    /** Like {@link #sendTo}, waiting up to {@code timeoutNs} for room. */
+    public boolean sendTo(int address, int port, MemorySegment data, long offset, int length, long timeoutNs)
+        throws TernSocketException {
+        final long deadline = System.nanoTime() + timeoutNs;
+        while (!sendTo(address, port, data, offset, length)) {
+            if (await(WRITE, deadline) == 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Takes the oldest datagram: copies up to {@code capacity} bytes (the rest of a longer datagram is lost, as
+     * with recv(2)) and returns how many, or -1 when none is waiting. The source is then in
+     * {@link #lastSourceAddress()} and {@link #lastSourcePort()}.
+     */
+    public int receive(MemorySegment destination, long offset, int capacity) throws TernSocketException {
+        if (!records.peek(receiveRing)) {
+            throwPendingError("udp receive");
+            return -1;
+        }
+        lastSourceAddress = records.address();
+        lastSourcePort = records.port();
+        lastKind = records.flags();
+        lastLength = records.length();
+        final int copied = records.copyPayload(receiveRing, destination, offset, capacity);
+        records.consume(receiveRing);
+        return copied;
+    }
+
+    /** Like {@link #receive(MemorySegment, long, int)}, waiting up to {@code timeoutNs}; -1 on timeout. */
+    public int receive(MemorySegment destination, long offset, int capacity, long timeoutNs) throws TernSocketException {
+        final long deadline = System.nanoTime() + timeoutNs;
+        int length;
+        while ((length = receive(destination, offset, capacity)) < 0) {
+            if (await(READ, deadline) == 0) {
+                return -1;
+            }
+        }
+        return length;
+    }
+
+    public int lastSourceAddress() {
+        return lastSourceAddress;
+    }
+
+    public int lastSourcePort() {
+        return lastSourcePort;
+    }
+
+    /** The full length of the last datagram received (more than was copied if it was truncated). */
+    public int lastLength() {
+        return lastLength;
+    }
+
+    /** True when the last datagram was sent to a broadcast (1) or multicast (2) address rather than to us. */
+    public boolean lastWasGroupAddressed() {
+        return lastKind != 0;
+    }
+
+    @Override
+    public int readyOps() {
+        int ops = 0;
+        if (receiveRing.available() > 0) {
+            ops |= READ;
+        }
+        if (sendRing.freeSpace() >= WRITABLE_THRESHOLD) {
+            ops |= WRITE;
+        }
+        if (!closed && udp.pendingError(handle) != SocketError.NONE) {
+            ops |= ERROR;
+        }
+        return ops;
+    }
+
+    private void throwPendingError(String what) throws TernSocketException {
+        final int error = udp.pendingError(handle);
+        if (error != SocketError.NONE) {
+            udp.takeError(handle);
+            throw TernSocketException.of(error, what);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------ stack side
+
+    private void requestOutput() {
+        if (OUTPUT_QUEUED.compareAndSet(this, 0, 1)) {
+            stack.requestOutput(this);
+        }
+    }
+
+    /** Stack thread: sends what the send ring holds; stays queued if the link ran out of room. */
+    boolean flushOutput(long nowNs) {
+        OUTPUT_QUEUED.setRelease(this, 0);
+        if (closed) {
+            return false;
+        }
+        udp.flush(handle, nowNs);
+        if (sendRing.available() > 0) {
+            requestOutput();
+            return true;
+        }
+        return false;
+    }
+
+    @Override
+    public void readable(int socket) {
+        signal();
+    }
+
+    @Override
+    public void writable(int socket) {
+        signal();
+    }
+
+    /** Leaves every group and closes the socket; queued datagrams not yet sent are sent first when possible. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        stack.call(() -> {
+            udp.flush(handle, stack.clock().nanoTime());
+            for (int group : udp.groups(handle)) {
+                udp.leave(handle, group);
+                stack.igmp().leave(handle, group, stack.clock().nanoTime());
+            }
+            closed = true;
+            udp.close(handle);
+            return 0;
+        });
+        final Selector current = selector;
+        if (current != null) {
+            current.deregister(this);
+        }
+    }
+}
