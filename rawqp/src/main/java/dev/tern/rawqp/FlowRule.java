@@ -66,6 +66,11 @@ public record FlowRule(long destinationMac, int etherType, int destinationIpv4, 
         return new FlowRule(mac, 0, 0, 0, 0, 0, 0, 0, 0);
     }
 
+    /** Frames to {@code mac} of one EtherType (ARP is 0x0806). */
+    public static FlowRule etherType(long mac, int etherType) {
+        return new FlowRule(mac, etherType, 0, 0, 0, 0, 0, 0, 0);
+    }
+
     /** IPv4 frames to {@code mac} and {@code address}. */
     public static FlowRule ipv4(long mac, int address) {
         return new FlowRule(mac, ETHER_TYPE_IPV4, address, 0, 0, 0, 0, 0, 0);

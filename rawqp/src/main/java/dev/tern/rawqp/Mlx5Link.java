@@ -107,9 +107,11 @@ public final class Mlx5Link implements Link {
         this.receiveCompletions = new CompletionQueue(rings.receiveCompletions(), startIndex);
         final int maxInline = (offloads & Offloads.TX_TCP_SEGMENTATION) != 0 ? MAX_TSO_HEADER : Mlx5SendWqe.MIN_INLINE_HEADER_SIZE;
         this.maxWqeBlocks = Mlx5SendWqe.basicBlocks(Mlx5SendWqe.ds(maxInline, 1));
-        if (completionModeration * maxWqeBlocks > rings.sendWqeCount() / 2) {
-            throw new IllegalArgumentException("completion moderation " + completionModeration + " too large for a " + rings.sendWqeCount()
-                + "-block send queue");
+        // Unsignalled WQEs hold their blocks until a signalled one completes: a full window of them must fit, or
+        // the queue could fill with WQEs that never complete.
+        if ((long) completionModeration * maxWqeBlocks > rings.sendWqeCount()) {
+            throw new IllegalArgumentException("completion moderation " + completionModeration + " needs up to "
+                + (long) completionModeration * maxWqeBlocks + " blocks, more than the " + rings.sendWqeCount() + "-block send queue");
         }
     }
 

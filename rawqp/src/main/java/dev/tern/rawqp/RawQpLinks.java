@@ -4,6 +4,7 @@ import dev.tern.core.memory.FramePool;
 import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.link.Offloads;
 import dev.tern.ethernet.wire.MacAddress;
+import dev.tern.rawqp.ffm.Errno;
 import dev.tern.rawqp.ffm.Mlx5Dv;
 import dev.tern.rawqp.ffm.NativeLibraries;
 import dev.tern.rawqp.ffm.NativeLibraryException;
@@ -16,7 +17,6 @@ import dev.tern.rawqp.mlx5.Mlx5SendWqe;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
 
@@ -35,11 +35,15 @@ import java.util.stream.Collectors;
  * {@link LinkUnavailableException} with one line naming what is missing. Bad arguments are
  * {@link IllegalArgumentException}s. Thread-safe; every call is independent.
  */
+// Binding C means restricted FFM methods (reinterpret, downcalls); the JVM runs with --enable-native-access.
+@SuppressWarnings("restricted")
 public final class RawQpLinks {
     /** Ethernet header plus one VLAN tag: a receive buffer holds MTU plus this. */
     private static final int L2_OVERHEAD = 18;
     /** Slab buffer size with TSO: a 64 KiB TCP payload plus its headers. */
     private static final int TSO_BUFFER = 65536 + Mlx5Link.MAX_TSO_HEADER;
+    /** Inline room the verbs link asks for: whole small frames go in the WQE. */
+    private static final int VERBS_INLINE = 256;
 
     private RawQpLinks() {
     }
@@ -164,11 +168,13 @@ public final class RawQpLinks {
             final MemorySegment recvCq = verbs.createCq(context, options.receiveQueueSize());
             teardown.add(() -> verbs.destroyCq(recvCq));
 
-            final int inline = mlx5 != null ? (tso ? Mlx5Link.MAX_TSO_HEADER : Mlx5SendWqe.MIN_INLINE_HEADER_SIZE) : 256;
+            // DV builds its own WQEs and only needs libmlx5 to size the SQ for the headers it inlines; verbs asks for room
+            // to inline small frames whole (ARP, ACKs, small UDP), which saves the device a DMA read per frame.
+            final int inline = mlx5 != null ? (tso ? Mlx5Link.MAX_TSO_HEADER : Mlx5SendWqe.MIN_INLINE_HEADER_SIZE) : VERBS_INLINE;
             final Verbs.QpCapabilities wanted = new Verbs.QpCapabilities(options.sendQueueSize(), options.receiveQueueSize(), 1, 1, inline);
             final Verbs.QueuePair qp = tso
                 ? mlx5.createRawPacketQp(context, pd, sendCq, recvCq, wanted, Mlx5Link.MAX_TSO_HEADER)
-                : verbs.createRawPacketQp(pd, sendCq, recvCq, wanted);
+                : createQp(verbs, pd, sendCq, recvCq, wanted);
             teardown.add(() -> verbs.destroyQp(qp.pointer()));
             verbs.modifyQpState(qp.pointer(), VerbsConstants.IBV_QPS_INIT, port);
 
@@ -194,6 +200,23 @@ public final class RawQpLinks {
                 result = verbsLink;
             }
             return result;
+        }
+
+        /**
+         * {@code ibv_create_qp}, asking for inline room; a provider whose limit is lower refuses with EINVAL, and then
+         * we ask again without inline data (the verbs link then simply never sets {@code IBV_SEND_INLINE}).
+         */
+        private static Verbs.QueuePair createQp(Verbs verbs, MemorySegment pd, MemorySegment sendCq, MemorySegment recvCq,
+                                                Verbs.QpCapabilities wanted) {
+            try {
+                return verbs.createRawPacketQp(pd, sendCq, recvCq, wanted);
+            } catch (VerbsException e) {
+                if (e.errno() != Errno.EINVAL || wanted.maxInlineData() == 0) {
+                    throw e;
+                }
+                return verbs.createRawPacketQp(pd, sendCq, recvCq,
+                    new Verbs.QpCapabilities(wanted.maxSendWr(), wanted.maxRecvWr(), wanted.maxSendSge(), wanted.maxRecvSge(), 0));
+            }
         }
 
         /** {@code ibv_query_device_ex}, or null where the provider lacks it: we then fall back to the basic capability flags. */
@@ -264,11 +287,6 @@ public final class RawQpLinks {
 
         /** Installs the steering rules with {@code ibv_create_flow} on {@code qp}. */
         private FlowTable steering(Verbs verbs, MemorySegment qp) {
-            final List<FlowRule> rules = new ArrayList<>(options.steering());
-            if (rules.isEmpty()) {
-                rules.add(FlowRule.destinationMac(mac));
-                rules.add(FlowRule.destinationMac(MacAddress.BROADCAST));
-            }
             return new FlowTable(new FlowTable.Installer() {
                 @Override
                 public long install(FlowRule rule) {
@@ -281,7 +299,7 @@ public final class RawQpLinks {
                 public void remove(long handle) {
                     verbs.destroyFlow(MemorySegment.ofAddress(handle));
                 }
-            }, rules);
+            }, options.steeringFor(mac));
         }
 
         private LinkUnavailableException unavailable(String reason) {

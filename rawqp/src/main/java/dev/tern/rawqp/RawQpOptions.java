@@ -1,5 +1,7 @@
 package dev.tern.rawqp;
 
+import dev.tern.ethernet.wire.MacAddress;
+
 import java.util.List;
 
 /**
@@ -16,12 +18,16 @@ import java.util.List;
  *                               device can
  * @param tcpSegmentationOffload accept TCP frames up to 64 KiB and let the NIC cut them (mlx5 direct verbs only,
  *                               when the device reports TSO for raw-packet QPs); makes every slab buffer 64 KiB
- * @param steering               the flow rules to install; empty means "our MAC, and broadcast". Shards of one
- *                               stack sharing a MAC pass disjoint rules (see {@link FlowRule#sourcePortShard}).
- *                               Multicast MACs are added by {@code Link.addMulticast} either way.
+ * @param ipv4Address            the stack's IPv4 address, or 0: with an address and no explicit {@code steering},
+ *                               the link steers IPv4 to that address, ARP to our MAC and broadcast, and leaves
+ *                               other traffic to our MAC (IPv6, LLDP) to the kernel; without one, everything to
+ *                               our MAC and broadcast
+ * @param steering               explicit flow rules, replacing the defaults above. Shards of one stack sharing a
+ *                               MAC pass disjoint rules (see {@link FlowRule#sourcePortShard}). Multicast MACs are
+ *                               added by {@code Link.addMulticast} either way.
  */
 public record RawQpOptions(Mode mode, int sendQueueSize, int receiveQueueSize, int transmitBuffers, int completionModeration,
-                           boolean checksumOffload, boolean tcpSegmentationOffload, List<FlowRule> steering) {
+                           boolean checksumOffload, boolean tcpSegmentationOffload, int ipv4Address, List<FlowRule> steering) {
     /** The data path. */
     public enum Mode {
         /** mlx5 direct verbs when libmlx5 supports the device, else plain verbs. */
@@ -34,6 +40,7 @@ public record RawQpOptions(Mode mode, int sendQueueSize, int receiveQueueSize, i
 
     static final int MIN_QUEUE = 64;
     static final int MAX_QUEUE = 32768;
+    private static final int ETHER_TYPE_ARP = 0x0806;
 
     public RawQpOptions {
         if (mode == null) {
@@ -58,6 +65,17 @@ public record RawQpOptions(Mode mode, int sendQueueSize, int receiveQueueSize, i
         }
     }
 
+    /** The rules a link installs at open: {@link #steering()} if given, else the defaults described at {@link #ipv4Address()}. */
+    public List<FlowRule> steeringFor(long mac) {
+        if (!steering.isEmpty()) {
+            return steering;
+        }
+        if (ipv4Address != 0) {
+            return List.of(FlowRule.ipv4(mac, ipv4Address), FlowRule.etherType(mac, ETHER_TYPE_ARP), FlowRule.destinationMac(MacAddress.BROADCAST));
+        }
+        return List.of(FlowRule.destinationMac(mac), FlowRule.destinationMac(MacAddress.BROADCAST));
+    }
+
     /** AUTO mode, 1024-entry queues, 1024 transmit buffers, a send completion every 32 frames, checksum offload on, no TSO. */
     public static RawQpOptions defaults() {
         return builder().build();
@@ -76,6 +94,7 @@ public record RawQpOptions(Mode mode, int sendQueueSize, int receiveQueueSize, i
         private int completionModeration = 32;
         private boolean checksumOffload = true;
         private boolean tcpSegmentationOffload;
+        private int ipv4Address;
         private List<FlowRule> steering = List.of();
 
         private Builder() {
@@ -116,6 +135,12 @@ public record RawQpOptions(Mode mode, int sendQueueSize, int receiveQueueSize, i
             return this;
         }
 
+        /** The stack's IPv4 address (e.g. 0xC6120002 for 198.18.0.2), for the default steering rules. */
+        public Builder ipv4Address(int value) {
+            ipv4Address = value;
+            return this;
+        }
+
         public Builder steering(List<FlowRule> value) {
             steering = value;
             return this;
@@ -123,7 +148,7 @@ public record RawQpOptions(Mode mode, int sendQueueSize, int receiveQueueSize, i
 
         public RawQpOptions build() {
             return new RawQpOptions(mode, sendQueueSize, receiveQueueSize, transmitBuffers, completionModeration, checksumOffload,
-                tcpSegmentationOffload, steering);
+                tcpSegmentationOffload, ipv4Address, steering);
         }
     }
 }

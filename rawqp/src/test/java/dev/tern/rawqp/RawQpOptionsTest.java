@@ -1,6 +1,9 @@
 package dev.tern.rawqp;
 
+import dev.tern.ethernet.wire.MacAddress;
 import org.junit.jupiter.api.Test;
+
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -17,6 +20,16 @@ class RawQpOptionsTest {
         assertTrue(options.checksumOffload());
         assertEquals(false, options.tcpSegmentationOffload());
         assertTrue(options.steering().isEmpty());
+    }
+
+    @Test
+    void defaultSteeringIsOurMacAndBroadcastOrWithAnAddressIpv4ArpAndBroadcast() {
+        final long mac = 0x0200_0000_0001L;
+        assertEquals(List.of(FlowRule.destinationMac(mac), FlowRule.destinationMac(MacAddress.BROADCAST)), RawQpOptions.defaults().steeringFor(mac));
+        assertEquals(List.of(FlowRule.ipv4(mac, 0xC612_0002), FlowRule.etherType(mac, 0x0806), FlowRule.destinationMac(MacAddress.BROADCAST)),
+            RawQpOptions.builder().ipv4Address(0xC612_0002).build().steeringFor(mac));
+        final List<FlowRule> shard = List.of(FlowRule.tcp(mac, 0xC612_0002, 80).sourcePortShard(1, 2));
+        assertEquals(shard, RawQpOptions.builder().ipv4Address(0xC612_0002).steering(shard).build().steeringFor(mac), "explicit rules win");
     }
 
     @Test

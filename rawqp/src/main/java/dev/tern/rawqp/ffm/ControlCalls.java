@@ -18,6 +18,8 @@ import java.lang.invoke.VarHandle;
  * <p>Calls go through {@link MethodHandle#invokeWithArguments}: they allocate, which is fine here (opening a link,
  * creating a flow) and never happens per packet. Stateless and thread-safe.
  */
+// Binding C means restricted FFM methods (reinterpret, downcalls); the JVM runs with --enable-native-access.
+@SuppressWarnings("restricted")
 final class ControlCalls {
     static final Linker LINKER = Linker.nativeLinker();
     private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();

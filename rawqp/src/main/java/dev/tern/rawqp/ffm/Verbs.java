@@ -47,6 +47,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * objects are zero-length {@link MemorySegment}s; their memory belongs to libibverbs. Thread-safe (no state beyond
  * the bound handles); meant for cold paths only.
  */
+// Binding C means restricted FFM methods (reinterpret, downcalls); the JVM runs with --enable-native-access.
+@SuppressWarnings("restricted")
 public final class Verbs {
     private static final String CAP_NET_RAW_HINT = "raw-packet QPs need CAP_NET_RAW (run as root or grant the capability)";
 

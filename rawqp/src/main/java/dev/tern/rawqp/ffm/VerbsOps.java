@@ -32,6 +32,8 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
  *
  * <p>Owned by the link's shard thread. Calls are allocation-free once compiled.
  */
+// Binding C means restricted FFM methods (reinterpret, downcalls); the JVM runs with --enable-native-access.
+@SuppressWarnings("restricted")
 public final class VerbsOps {
     private static final FunctionDescriptor POST = FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS);
     private static final FunctionDescriptor POLL = FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS);

@@ -44,6 +44,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * completions through {@code poll_cq}. Inline sends are copied during {@code post_send}, as the verbs API promises.
  * Test-only; upcalls catch everything (an exception escaping an upcall would end the JVM).
  */
+// Binding C means restricted FFM methods (reinterpret, downcalls); the JVM runs with --enable-native-access.
+@SuppressWarnings("restricted")
 public final class FakeVerbsProvider implements AutoCloseable {
     /** A send work request as the provider saw it. */
     public record SendRequest(long wrId, int opcode, int flags, long address, int length, int lkey, int numSge) {
