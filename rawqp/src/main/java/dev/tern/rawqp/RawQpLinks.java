@@ -98,6 +98,7 @@ public final class RawQpLinks {
         private final NativeLibraries libraries;
         private final Teardown teardown = new Teardown();
         private boolean slabHandedOver;
+        private Link built;
 
         Opening(String link, String deviceName, int port, long mac, int mtu, RawQpOptions options, NativeLibraries libraries) {
             this.link = link;
@@ -115,6 +116,15 @@ public final class RawQpLinks {
                 return open(verbs);
             } catch (RuntimeException e) {
                 teardown.closeAfterFailure(e);
+                if (built != null) {
+                    // Opening failed after the link was built (RTS, a flow rule): with the QP gone, closing the
+                    // unattached link frees only its own memory and the slab.
+                    try {
+                        built.close();
+                    } catch (RuntimeException closing) {
+                        e.addSuppressed(closing);
+                    }
+                }
                 throw e;
             }
         }
@@ -184,6 +194,7 @@ public final class RawQpLinks {
                 verbs.modifyQpState(qp.pointer(), VerbsConstants.IBV_QPS_RTR, port);
                 final Mlx5Link mlx5Link = new Mlx5Link(link, mac, mtu, offloads, pool, mr.lkey(), rings, options.completionModeration(), 0);
                 slabHandedOver = true;
+                built = mlx5Link;
                 mlx5Link.armReceiveQueue();
                 verbs.modifyQpState(qp.pointer(), VerbsConstants.IBV_QPS_RTS, port);
                 mlx5Link.attach(steering(verbs, qp.pointer()), teardown);
@@ -193,6 +204,7 @@ public final class RawQpLinks {
                     VerbsOps.of(qp.pointer(), sendCq, recvCq, true), options.sendQueueSize(), options.receiveQueueSize(),
                     qp.capabilities().maxInlineData(), options.completionModeration());
                 slabHandedOver = true;
+                built = verbsLink;
                 verbs.modifyQpState(qp.pointer(), VerbsConstants.IBV_QPS_RTR, port);
                 verbsLink.postAllReceives();
                 verbs.modifyQpState(qp.pointer(), VerbsConstants.IBV_QPS_RTS, port);

@@ -6,7 +6,8 @@ package dev.tern.rawqp.ffm;
  *
  * <p>The values were printed by gcc ({@code offsetof}/{@code sizeof}); each carries the expression in {@link CAbi}
  * and {@code AbiTest} recompiles all of them against the installed {@code <infiniband/verbs.h>} on every build.
- * Only fields the bindings touch are listed: this is not a general-purpose mapping of verbs.h.
+ * Only fields the bindings read, write or deliberately zero are listed: this is not a general-purpose mapping of
+ * verbs.h.
  *
  * <p>Nested struct members use gcc's {@code offsetof(struct s, a.b)} form, so an offset is always from the start
  * of the outer struct the code holds a pointer to.
@@ -151,8 +152,6 @@ public final class VerbsLayouts {
         public static final int SIZE = 128;
         @CAbi(value = "offsetof(struct ibv_cq, context)", width = 8)
         public static final int CONTEXT_OFFSET = 0;
-        @CAbi(value = "offsetof(struct ibv_cq, cqe)", width = 4)
-        public static final int CQE_OFFSET = 28;
 
         private IbvCq() {
         }
