@@ -44,6 +44,8 @@ public final class RawQpLinks {
     private static final int TSO_BUFFER = 65536 + Mlx5Link.MAX_TSO_HEADER;
     /** Inline room the verbs link asks for: whole small frames go in the WQE. */
     private static final int VERBS_INLINE = 256;
+    /** The reason when the JVM refuses FFM's restricted methods (run with {@code --illegal-native-access=deny}). */
+    static final String NATIVE_ACCESS_DENIED = "the JVM denies native access: run it with --enable-native-access=ALL-UNNAMED (the tern launcher does)";
 
     private RawQpLinks() {
     }
@@ -84,6 +86,8 @@ public final class RawQpLinks {
             throw new LinkUnavailableException(link, e.getMessage());
         } catch (VerbsException e) {
             throw new LinkUnavailableException(link, e.call().startsWith("ibv_get_device_list") ? RdmaDevices.noDevices(e) : e.getMessage());
+        } catch (IllegalCallerException e) {
+            throw new LinkUnavailableException(link, NATIVE_ACCESS_DENIED);
         }
     }
 

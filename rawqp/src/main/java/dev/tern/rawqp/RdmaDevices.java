@@ -47,6 +47,8 @@ public final class RdmaDevices {
             verbs = Verbs.load(libraries);
         } catch (NativeLibraryException e) {
             return new Scan(List.of(), e.getMessage());
+        } catch (IllegalCallerException e) {
+            return new Scan(List.of(), RawQpLinks.NATIVE_ACCESS_DENIED);
         }
         Mlx5Dv mlx5;
         try {

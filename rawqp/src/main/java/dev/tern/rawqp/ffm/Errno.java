@@ -2,7 +2,7 @@ package dev.tern.rawqp.ffm;
 
 /**
  * Linux errno values as names and short meanings, for messages. Only the values libibverbs and the RDMA kernel
- * interface are known to return are spelled out; others print as their number.
+ * interface are known to return are spelled out; others print as their number. Stateless.
  */
 public final class Errno {
     public static final int EPERM = 1;
