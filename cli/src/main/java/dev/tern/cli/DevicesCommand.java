@@ -1,9 +1,16 @@
 package dev.tern.cli;
 
+import dev.tern.rawqp.RdmaDeviceInfo;
+import dev.tern.rawqp.RdmaDevices;
+
 import java.io.PrintStream;
+import java.util.List;
 import java.util.Set;
 
-/** {@code tern devices}: RDMA devices and whether they support raw-packet QPs. */
+/**
+ * {@code tern devices}: RDMA devices and whether they support raw-packet QPs (the {@code rawqp} link). Finding
+ * none is a normal answer on most machines: exit 0 with the reason.
+ */
 final class DevicesCommand {
     private final PrintStream out;
 
@@ -13,7 +20,22 @@ final class DevicesCommand {
 
     int run(String[] argv) {
         Arguments.parse("devices", argv, Set.of(), Set.of()).operands(0, 0, "devices");
-        out.println("no RDMA devices: the rawqp link is not part of this build yet; --link afpacket:IFACE and --link memory work");
+        final List<RdmaDeviceInfo> devices = RdmaDevices.list();
+        if (devices.isEmpty()) {
+            out.println(RdmaDevices.unavailableReason().orElse("no RDMA devices")
+                + "; --link afpacket:IFACE and --link memory work on this machine");
+            return 0;
+        }
+        for (RdmaDeviceInfo device : devices) {
+            out.printf("%s: %s, direct verbs %s%s%n", device.name(), device.rawPacketSupported()
+                ? "raw-packet QPs supported" : "no raw-packet QPs", device.directVerbs() ? "yes" : "no",
+                device.note() == null || device.note().isEmpty() ? "" : " (" + device.note() + ")");
+            for (RdmaDeviceInfo.Port port : device.ports()) {
+                out.printf("  port %d: %s, %s, MTU %d%s -> --link rawqp:%s:%d%n", port.number(), port.linkLayer(),
+                    port.state(), port.activeMtu(), port.rawPacket() ? "" : " (not usable: no raw packet)",
+                    device.name(), port.number());
+            }
+        }
         return 0;
     }
 }

@@ -9,29 +9,55 @@ import dev.tern.stack.NetStack;
  * polled from the command's thread.
  */
 final class Network implements AutoCloseable {
+    /** The port the memory-wire peer answers UDP echo on (RFC 862). */
+    static final int PEER_ECHO_PORT = 7;
+
     final NetStack stack;
     final NetStack peer;
     private final MemoryWire wire;
     private final PcapWriter pcap;
+    private final java.util.List<UdpEchoService> udpEcho = new java.util.ArrayList<>();
 
     Network(NetStack stack, NetStack peer, MemoryWire wire, PcapWriter pcap) {
         this.stack = stack;
         this.peer = peer;
         this.wire = wire;
         this.pcap = pcap;
+        if (peer != null) {
+            try {
+                udpEcho.add(new UdpEchoService(peer, PEER_ECHO_PORT));
+            } catch (dev.tern.stack.TernSocketException e) {
+                throw new CommandFailure("memory peer: cannot start UDP echo: " + e.getMessage(), e);
+            }
+        }
     }
 
-    /** One turn of every stack's loop; returns the work done. */
+    /** Runs UDP echo on {@code port} of the command's own stack (tern serve --udp-echo). */
+    void serveUdpEcho(int port) {
+        try {
+            udpEcho.add(new UdpEchoService(stack, port));
+        } catch (dev.tern.stack.TernSocketException e) {
+            throw new CommandFailure("udp echo on port " + port + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** One turn of every stack's loop and every service; returns the work done. */
     int poll() {
         int work = stack.doWork();
         if (peer != null) {
             work += peer.doWork();
+        }
+        for (UdpEchoService service : udpEcho) {
+            work += service.poll();
         }
         return work;
     }
 
     @Override
     public void close() {
+        for (UdpEchoService service : udpEcho) {
+            service.close();
+        }
         stack.close();
         if (peer != null) {
             peer.close();

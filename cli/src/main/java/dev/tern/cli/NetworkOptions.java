@@ -10,6 +10,9 @@ import dev.tern.ethernet.memory.MemoryWire;
 import dev.tern.ethernet.pcap.PcapTap;
 import dev.tern.ethernet.pcap.PcapWriter;
 import dev.tern.ethernet.wire.MacAddress;
+import dev.tern.rawqp.LinkUnavailableException;
+import dev.tern.rawqp.RawQpLinks;
+import dev.tern.rawqp.RawQpOptions;
 import dev.tern.stack.NetStack;
 
 import java.nio.file.Path;
@@ -78,7 +81,7 @@ final class NetworkOptions {
         if (mac != -1 && !MacAddress.isUnicast(mac)) {
             throw new UsageException(args.command() + ": --mac must be a unicast address, got " + MacAddress.format(mac));
         }
-        mtu = args.intValue("--mtu", linkKind.equals("memory") ? 1500 : 65535, 576, 65535);
+        mtu = args.intValue("--mtu", linkKind.equals("afpacket") ? 65535 : 1500, 576, 65535);
         pcap = args.has("--pcap") ? Path.of(args.value("--pcap", null)) : null;
     }
 
@@ -150,8 +153,15 @@ final class NetworkOptions {
                     }
                     resources.add(link);
                 }
-                default -> throw new CommandFailure("--link rawqp:" + linkTarget
-                    + " is not available in this build yet; --link memory works");
+                default -> {
+                    try {
+                        link = RawQpLinks.open(linkTarget, linkPort, mac == -1 ? 0x0200_0000_0002L : mac, mtu,
+                            RawQpOptions.defaults());
+                    } catch (LinkUnavailableException e) {
+                        throw new CommandFailure(e.getMessage(), e);
+                    }
+                    resources.add(link);
+                }
             }
             final Link tapped = writer == null ? link : new PcapTap(link, writer, dev.tern.core.time.SystemClock.INSTANCE);
             final NetStack.Builder builder = NetStack.builder().name(name).link(tapped).address(address).mtu(mtu);

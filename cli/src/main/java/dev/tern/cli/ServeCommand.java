@@ -32,14 +32,17 @@ final class ServeCommand {
                 throw new CommandFailure("serve: " + service + " needs TCP, which this build does not have yet");
             }
         }
-        if (args.has("--udp-echo")) {
-            throw new CommandFailure("serve: --udp-echo needs UDP, which this build does not have yet");
-        }
         args.operands(0, 0, USAGE);
+        final int udpEcho = args.intValue("--udp-echo", 0, 1, 65535);
         final NetworkOptions network = NetworkOptions.from(args);
         try (Network net = network.open("serve")) {
-            out.printf("tern serve: %s on %s, answering ARP and ping; Ctrl-C stops%n", network.address,
-                network.describeLink());
+            final StringBuilder services = new StringBuilder("ARP and ping");
+            if (udpEcho != 0) {
+                net.serveUdpEcho(udpEcho);
+                services.append(", UDP echo on port ").append(udpEcho);
+            }
+            out.printf("tern serve: %s on %s, answering %s; Ctrl-C stops%n", network.address, network.describeLink(),
+                services);
             out.flush();
             final CountDownLatch finished = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {

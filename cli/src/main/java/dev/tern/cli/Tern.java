@@ -15,6 +15,7 @@ public final class Tern {
                                     %s
           test                      install missing system packages (when root), run every test
           ping                      %s
+          nc                        %s
           serve                     %s
           stat                      %s
           devices                   RDMA devices and whether they support raw-packet QPs
@@ -39,6 +40,7 @@ public final class Tern {
             final int status = switch (args[0]) {
                 case "demo" -> new DemoCommand(out).run(rest);
                 case "ping" -> new PingCommand(out).run(rest);
+                case "nc" -> new NcCommand(System.in, out).run(rest);
                 case "serve" -> new ServeCommand(out).run(rest);
                 case "stat" -> new StatCommand(out).run(rest);
                 case "devices" -> new DevicesCommand(out).run(rest);
@@ -63,7 +65,7 @@ public final class Tern {
     }
 
     static String help() {
-        return HELP.formatted(DemoCommand.USAGE, PingCommand.USAGE, ServeCommand.USAGE, StatCommand.USAGE,
+        return HELP.formatted(DemoCommand.USAGE, PingCommand.USAGE, NcCommand.USAGE, ServeCommand.USAGE, StatCommand.USAGE,
             BenchCommand.USAGE, NetworkOptions.USAGE);
     }
 }
