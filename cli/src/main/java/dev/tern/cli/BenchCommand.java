@@ -2,6 +2,7 @@ package dev.tern.cli;
 
 import dev.tern.cli.bench.ChecksumBenchmark;
 import dev.tern.cli.bench.EchoBenchmark;
+import dev.tern.cli.bench.UdpBench;
 import org.openjdk.jmh.profile.GCProfiler;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
@@ -34,12 +35,31 @@ final class BenchCommand {
         this.out = out;
     }
 
-    int run(String[] argv) throws RunnerException {
+    int run(String[] argv) throws Exception {
         final Arguments args = Arguments.parse("bench", argv, Set.of("--seconds"), Set.of("--json"));
         args.operands(0, 0, USAGE);
         final int seconds = args.intValue("--seconds", 3, 1, 600);
         final boolean json = args.has("--json");
         final Map<String, Object> results = new LinkedHashMap<>();
+
+        final UdpBench.Result udpTern = UdpBench.tern(seconds);
+        final UdpBench.Result udpKernel = UdpBench.kernel(seconds);
+        results.put("udp_rr_p50_us", round(udpTern.p50Micros(), 2));
+        results.put("udp_rr_p99_us", round(udpTern.p99Micros(), 2));
+        results.put("udp_rr_p50_us_kernel", round(udpKernel.p50Micros(), 2));
+        results.put("udp_rr_p99_us_kernel", round(udpKernel.p99Micros(), 2));
+        results.put("udp_rr_p50_ratio", round(udpKernel.p50Micros() / udpTern.p50Micros(), 2));
+        results.put("udp_msg_rate", Math.round(udpTern.messagesPerSecond()));
+        results.put("udp_msg_rate_kernel", Math.round(udpKernel.messagesPerSecond()));
+        if (!json) {
+            out.printf("UDP 64 B round trip: tern p50 %.2f us, p99 %.2f us (%d round trips); kernel loopback p50 %.2f us,"
+                    + " p99 %.2f us (%d): tern %.1fx lower at p50%n", udpTern.p50Micros(), udpTern.p99Micros(),
+                udpTern.roundTrips(), udpKernel.p50Micros(), udpKernel.p99Micros(), udpKernel.roundTrips(),
+                udpKernel.p50Micros() / udpTern.p50Micros());
+            out.printf("UDP 64 B message rate: tern %,.0f/s, kernel loopback %,.0f/s: %.2fx%n",
+                udpTern.messagesPerSecond(), udpKernel.messagesPerSecond(),
+                udpTern.messagesPerSecond() / udpKernel.messagesPerSecond());
+        }
 
         final Collection<RunResult> checksum = jmh(ChecksumBenchmark.class, seconds, false);
         for (String size : List.of("64", "1500")) {

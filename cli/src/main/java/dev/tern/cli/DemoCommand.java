@@ -11,11 +11,17 @@ import dev.tern.ethernet.wire.EthernetHeader;
 import dev.tern.ethernet.wire.MacAddress;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.Pinger;
+import dev.tern.stack.TernSocketException;
+import dev.tern.stack.UdpSocket;
 import dev.tern.stack.sim.Simulation;
 
 import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.Set;
+import java.util.SplittableRandom;
 
 /**
  * {@code tern demo [--seed N] [--loss P] [--pcap FILE]}: two Tern stacks on an impaired memory wire, on virtual
@@ -41,7 +47,7 @@ final class DemoCommand {
         final double loss = args.doubleValue("--loss", 0.02, 0, 0.5);
         final Path pcap = args.has("--pcap") ? Path.of(args.value("--pcap", null)) : null;
 
-        out.printf("Tern demo: two stacks on a memory wire with %.1f%% loss, reordering and 50 us delay; virtual time, seed %d%n",
+        out.printf("Tern demo: stacks on a memory wire with %.1f%% loss, reordering and 50 us delay; virtual time, seed %d%n",
             loss * 100, seed);
         ethernetFrames(seed, loss);
         try (Simulation sim = new Simulation(impairedWire(seed, loss))) {
@@ -50,9 +56,12 @@ final class DemoCommand {
             }
             final NetStack a = sim.addStack("demo-a", "198.18.0.1/24");
             final NetStack b = sim.addStack("demo-b", "198.18.0.2/24");
+            final NetStack c = sim.addStack("demo-c", "198.18.0.3/24");
             arp(sim, a, b);
             ping(sim, a, b, 56, 10, 10);
             ping(sim, a, b, 60000, 40, 5);
+            udpEcho(sim, a, b, seed);
+            multicast(sim, a, b, c);
             if (pcap != null) {
                 out.printf("capture of demo-a's interface written to %s%n", pcap);
             }
@@ -165,6 +174,97 @@ final class DemoCommand {
             size, fragments > 1 ? " (" + fragments + " fragments each way)" : "", sent, replies[0],
             Math.round(100.0 * (sent - replies[0]) / sent), replies[0] == 0 ? 0 : rttSum[0] / 1e6 / replies[0],
             damaged[0]));
+    }
+
+    /** Step 5: datagrams of many sizes (some fragmented) to b's UDP echo; every echo that returns is byte-exact. */
+    private void udpEcho(Simulation sim, NetStack a, NetStack b, long seed) {
+        try (Arena arena = Arena.ofConfined()) {
+            final UdpEchoService echo = new UdpEchoService(b, 7);
+            sim.onPoll(echo::poll);
+            final UdpSocket client = a.openUdp();
+            client.connect(b.address().address(), 7);
+            final MemorySegment sent = arena.allocate(9000);
+            final MemorySegment received = arena.allocate(9000);
+            final SplittableRandom random = new SplittableRandom(seed);
+            int datagrams = 0;
+            int echoes = 0;
+            int damaged = 0;
+            for (int i = 0; i < 100; i++) {
+                final int size = i % 10 == 0 ? 9000 : 1 + random.nextInt(1400);
+                for (int k = 0; k < size; k++) {
+                    sent.set(ValueLayout.JAVA_BYTE, k, (byte) (k * 31 + i));
+                }
+                client.send(sent, 0, size);
+                datagrams++;
+                sim.runFor(2_000_000L);
+                int length;
+                while ((length = client.receive(received, 0, 9000)) >= 0) {
+                    echoes++;
+                    // Byte 0 is the round's tag (k = 0); every byte k must be k * 31 + round.
+                    final int round = received.get(ValueLayout.JAVA_BYTE, 0) & 0xFF;
+                    boolean intact = true;
+                    for (int k = 0; k < length && intact; k++) {
+                        intact = received.get(ValueLayout.JAVA_BYTE, k) == (byte) (k * 31 + round);
+                    }
+                    damaged += intact ? 0 : 1;
+                }
+            }
+            sim.runFor(SECOND);
+            int length;
+            while ((length = client.receive(received, 0, 9000)) >= 0) {
+                echoes++;
+            }
+            step("udp echo", echoes > 0 && damaged == 0, String.format(
+                "%d datagrams of 1-9000 bytes to b's echo port: %d echoed back intact, %d lost, %d damaged",
+                datagrams, echoes - damaged, datagrams - echoes, damaged));
+            client.close();
+            echo.close();
+        } catch (TernSocketException e) {
+            step("udp echo", false, e.getMessage());
+        }
+    }
+
+    /** Step 6: one sender, two receivers joined to a group; one leaves halfway and hears nothing after. */
+    private void multicast(Simulation sim, NetStack a, NetStack b, NetStack c) {
+        final int group = Ipv4Address.parse("239.1.2.3");
+        try (Arena arena = Arena.ofConfined()) {
+            final UdpSocket onB = b.openUdp();
+            onB.bind(5000);
+            onB.join(group);
+            final UdpSocket onC = c.openUdp();
+            onC.bind(5000);
+            onC.join(group);
+            sim.runFor(SECOND);
+            final UdpSocket sender = a.openUdp();
+            final MemorySegment buffer = arena.allocate(1500);
+            final int[] got = new int[2];
+            int afterLeave = 0;
+            for (int i = 0; i < 50; i++) {
+                if (i == 25) {
+                    onC.leave(group);
+                    sim.runFor(SECOND / 10);
+                }
+                buffer.set(ValueLayout.JAVA_INT, 0, i);
+                sender.sendTo(group, 5000, buffer, 0, 100);
+                sim.runFor(SECOND / 100);
+                while (onB.receive(buffer, 0, 1500) >= 0) {
+                    got[0]++;
+                }
+                while (onC.receive(buffer, 0, 1500) >= 0) {
+                    got[1]++;
+                    afterLeave += i >= 25 ? 1 : 0;
+                }
+            }
+            final long reports = b.counters().value("igmp.tx.reports_v3") + c.counters().value("igmp.tx.reports_v3");
+            step("multicast", got[0] > 0 && got[1] > 0 && afterLeave == 0, String.format(
+                "50 datagrams to %s: member b got %d, member c got %d before leaving at 25 and %d after; %d IGMPv3 reports",
+                Ipv4Address.format(group), got[0], got[1], afterLeave, reports));
+            sender.close();
+            onB.close();
+            onC.close();
+        } catch (TernSocketException e) {
+            step("multicast", false, e.getMessage());
+        }
     }
 
     private void step(String name, boolean passed, String detail) {

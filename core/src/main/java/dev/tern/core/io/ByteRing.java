@@ -76,6 +76,11 @@ public final class ByteRing {
         return (long) PRODUCER.getOpaque(this);
     }
 
+    /** Producer: the consumer's position, read with acquire ordering (the bytes before it are free). */
+    public long consumerPositionAcquire() {
+        return (long) CONSUMER.getAcquire(this);
+    }
+
     /** Producer: room for more bytes. */
     public int freeSpace() {
         return capacity - (int) ((long) PRODUCER.getOpaque(this) - (long) CONSUMER.getAcquire(this));
