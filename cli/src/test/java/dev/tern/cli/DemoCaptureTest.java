@@ -11,7 +11,7 @@ import java.util.List;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The demo's capture, dissected by tshark: well-formed ARP and ICMP, correct checksums, reassembled fragments. */
+/** The demo's capture, dissected by tshark: well-formed ARP, ICMP and UDP, correct checksums, reassembled fragments. */
 class DemoCaptureTest {
     @Test
     void tsharkFindsWellFormedArpIcmpAndReassembledFragments(@TempDir Path directory) {
@@ -28,14 +28,20 @@ class DemoCaptureTest {
             "gratuitous announcement of our address");
         final List<String> echo = fields(tshark, pcap, "icmp.checksum.status == \"Good\"", "icmp.type");
         assertTrue(echo.contains("8") && echo.contains("0"), "echo requests and replies with good checksums");
-        final List<String> reassembled = fields(tshark, pcap, "ip.reassembled.length", "ip.reassembled.length");
-        assertTrue(reassembled.size() >= 2 && reassembled.stream().allMatch("60008"::equals),
-            "60000-byte pings reassembled by tshark: " + reassembled);
+        final List<String> pings = fields(tshark, pcap, "icmp && ip.reassembled.length", "ip.reassembled.length");
+        assertTrue(pings.size() >= 2 && pings.stream().allMatch("60008"::equals),
+            "60000-byte pings reassembled by tshark: " + pings);
+        final List<String> datagrams = fields(tshark, pcap, "udp && ip.reassembled.length", "ip.reassembled.length");
+        assertTrue(datagrams.size() >= 2 && datagrams.stream().allMatch("9008"::equals),
+            "9000-byte UDP datagrams reassembled by tshark: " + datagrams);
+        final List<String> udpChecksums = fields(tshark, pcap, "udp", "udp.checksum.status");
+        assertTrue(!udpChecksums.isEmpty() && udpChecksums.stream().allMatch("1"::equals),
+            "every UDP checksum verified good by tshark: " + udpChecksums.stream().distinct().toList());
     }
 
     private static List<String> fields(Path tshark, Path pcap, String filter, String field) {
         return ExternalTools.run(Duration.ofSeconds(120), tshark.toString(), "-r", pcap.toString(),
-                "-o", "ip.check_checksum:TRUE", "-Y", filter, "-T", "fields", "-e", field)
+                "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE", "-Y", filter, "-T", "fields", "-e", field)
             .orFail("tshark").stdout().lines().toList();
     }
 }
