@@ -1,0 +1,140 @@
+package dev.tern.stack;
+
+import dev.tern.core.net.Ipv4Address;
+import dev.tern.ethernet.memory.MemoryPipe;
+import dev.tern.stack.sim.Simulation;
+import org.agrona.concurrent.BusySpinIdleStrategy;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class SelectorAndRunnerTest {
+    private static final long SECOND = 1_000_000_000L;
+    private static final int B = Ipv4Address.parse("198.18.0.2");
+
+    @Test
+    void aSelectorHandsOutReadySocketsLevelTriggered() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            final Selector selector = new Selector(b);
+            final UdpSocket first = b.openUdp();
+            first.bind(1000);
+            final UdpSocket second = b.openUdp();
+            second.bind(2000);
+            selector.register(first, SelectableSocket.READ, "first");
+            selector.register(second, SelectableSocket.READ, "second");
+            final List<String> ready = new ArrayList<>();
+            final Selector.Handler collect = (socket, ops, attachment) -> ready.add(attachment + ":" + ops);
+            assertEquals(0, selector.selectNow(collect), "nothing received yet");
+            final UdpSocket sender = a.openUdp();
+            final MemorySegment data = MemorySegment.ofArray(new byte[] {1, 2, 3});
+            sender.sendTo(B, 2000, data, 0, 3);
+            sender.sendTo(B, 2000, data, 0, 3);
+            sim.runFor(SECOND / 10);
+            assertEquals(1, selector.selectNow(collect));
+            assertEquals(List.of("second:1"), ready);
+            ready.clear();
+            assertEquals(1, selector.selectNow(collect), "still readable: level-triggered");
+            final MemorySegment buffer = Arena.ofAuto().allocate(100);
+            second.receive(buffer, 0, 100);
+            second.receive(buffer, 0, 100);
+            ready.clear();
+            assertEquals(0, selector.selectNow(collect), "drained: no longer ready");
+            sender.sendTo(B, 1000, data, 0, 3);
+            sim.runFor(SECOND / 10);
+            assertEquals(1, selector.selectNow(collect));
+            assertEquals(List.of("first:1"), ready);
+        }
+    }
+
+    @Test
+    void writeInterestReportsRoomInTheSendRing() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final Selector selector = new Selector(a);
+            final UdpSocket socket = a.openUdp();
+            selector.register(socket, SelectableSocket.WRITE, null);
+            assertEquals(1, selector.selectNow((s, ops, att) -> assertEquals(SelectableSocket.WRITE, ops)));
+        }
+    }
+
+    /** Two stacks, each driven by its own StackRunner thread; application threads block on them. */
+    @Test
+    void applicationThreadsBlockOnSocketsOfStacksDrivenByRunners() throws Exception {
+        try (MemoryPipe pipe = MemoryPipe.create(0x0200_0000_0001L, 0x0200_0000_0002L, 1500, 1 << 20, false)) {
+            final NetStack client = NetStack.builder().name("client").link(pipe.first()).address("198.18.0.1/24")
+                .countersInMemory().build();
+            final NetStack server = NetStack.builder().name("server").link(pipe.second()).address("198.18.0.2/24")
+                .countersInMemory().build();
+            try (StackRunner clientRunner = StackRunner.start(client, new BusySpinIdleStrategy());
+                 StackRunner serverRunner = StackRunner.start(server, new BusySpinIdleStrategy())) {
+                assertTrue(!client.isOwnerThread(), "the runner's thread owns the stack now");
+                final UdpSocket echo = server.openUdp(); // control calls are handed to the runner's thread
+                echo.bind(7);
+                final CompletableFuture<Integer> echoed = CompletableFuture.supplyAsync(() -> {
+                    final MemorySegment buffer = Arena.ofAuto().allocate(2000);
+                    int count = 0;
+                    try {
+                        int length;
+                        while ((length = echo.receive(buffer, 0, 2000, 2 * SECOND)) >= 0) {
+                            echo.sendTo(echo.lastSourceAddress(), echo.lastSourcePort(), buffer, 0, length, SECOND);
+                            count++;
+                        }
+                    } catch (TernSocketException e) {
+                        throw new IllegalStateException(e);
+                    }
+                    return count;
+                });
+                final UdpSocket socket = client.openUdp();
+                socket.connect(B, 7);
+                final MemorySegment message = Arena.ofAuto().allocate(100);
+                final MemorySegment reply = Arena.ofAuto().allocate(100);
+                for (int i = 0; i < 1000; i++) {
+                    message.set(ValueLayout.JAVA_INT, 0, i);
+                    assertTrue(socket.sendTo(0, 0, message, 0, 100, SECOND));
+                    assertEquals(100, socket.receive(reply, 0, 100, 5 * SECOND), "round trip " + i);
+                    assertEquals(i, reply.get(ValueLayout.JAVA_INT, 0));
+                }
+                assertEquals(1000, echoed.get(10, TimeUnit.SECONDS));
+            }
+        }
+    }
+
+    @Test
+    void aBlockedSelectWakesUpWhenAskedFromAnotherThread() throws Exception {
+        try (MemoryPipe pipe = MemoryPipe.create(0x0200_0000_0001L, 0x0200_0000_0002L, 1500, 1 << 20, false)) {
+            final NetStack stack = NetStack.builder().name("s").link(pipe.first()).address("198.18.0.1/24")
+                .countersInMemory().build();
+            try (StackRunner runner = StackRunner.start(stack, new BusySpinIdleStrategy())) {
+                final Selector selector = new Selector(stack);
+                final UdpSocket socket = stack.openUdp();
+                socket.bind(9);
+                selector.register(socket, SelectableSocket.READ, null);
+                final long start = System.nanoTime();
+                final Thread waker = new Thread(() -> {
+                    try {
+                        Thread.sleep(200);
+                    } catch (InterruptedException ignored) {
+                        Thread.currentThread().interrupt();
+                    }
+                    selector.wakeup();
+                });
+                waker.start();
+                assertEquals(0, selector.select(10 * SECOND, (s, ops, att) -> { }));
+                final long waitedMs = (System.nanoTime() - start) / 1_000_000;
+                assertTrue(waitedMs >= 150 && waitedMs < 5_000, "woke after " + waitedMs + " ms");
+                waker.join();
+            }
+        }
+    }
+}
