@@ -83,7 +83,7 @@ public final class AfPacketLink implements Link {
     private final MemorySegment kernelStats;
     private final MemorySegment kernelStatsLength;
     private final MemorySegment membership;
-    private final RxRing rx;
+    private final ReceiveRing rx;
     private final TxRing tx;
 
     private long kernelPackets;
@@ -92,7 +92,7 @@ public final class AfPacketLink implements Link {
     private boolean closed;
 
     private AfPacketLink(String interfaceName, int interfaceIndex, long interfaceMac, long mac, int mtu, boolean vnetHeader,
-                         Resources resources, RxRing rx, TxRing tx) {
+                         Resources resources, ReceiveRing rx, TxRing tx) {
         this.interfaceName = interfaceName;
         this.interfaceIndex = interfaceIndex;
         this.interfaceMac = interfaceMac;
@@ -178,7 +178,7 @@ public final class AfPacketLink implements Link {
         final int mtu = interfaceQuery(resources, request, interfaceName, LinuxAbi.SIOCGIFMTU, "ioctl(SIOCGIFMTU)")
             .get(ValueLayout.JAVA_INT, LinuxAbi.IFREQ_UNION_OFFSET);
 
-        final RxRing rx = openReceiveRing(resources, index, options);
+        final ReceiveRing rx = openReceiveRing(resources, index, mtu, options);
         final TxRing tx = openTransmitRing(resources, index, options, mtu);
         final long mac = options.mac() == AfPacketOptions.INTERFACE_MAC ? interfaceMac : options.mac();
         final AfPacketLink link = new AfPacketLink(interfaceName, index, interfaceMac, mac, mtu, options.vnetHeader(), resources, rx, tx);
@@ -199,9 +199,18 @@ public final class AfPacketLink implements Link {
         return request;
     }
 
-    private static RxRing openReceiveRing(Resources resources, int index, AfPacketOptions options) {
+    /** A frame-ring slot that holds a frame of {@code mtu}, with headroom for the V2 header, vnet header and a VLAN tag. */
+    static int frameSlotFor(int mtu, boolean vnetHeader) {
+        final int needed = mtu + LinuxAbi.ETH_HLEN + 4 + LinuxAbi.TPACKET2_HDRLEN + 32
+            + (vnetHeader ? LinuxAbi.VIRTIO_NET_HDR_SIZE : 0);
+        return Math.max(2048, Integer.highestOneBit(needed - 1) << 1);
+    }
+
+    private static ReceiveRing openReceiveRing(Resources resources, int index, int mtu, AfPacketOptions options) {
         final int fd = resources.rxFd;
-        setInt(resources, fd, LinuxAbi.PACKET_VERSION, LinuxAbi.TPACKET_V3, "setsockopt(PACKET_VERSION, TPACKET_V3)");
+        final boolean frameRing = options.rxFrameSize() != 0;
+        setInt(resources, fd, LinuxAbi.PACKET_VERSION, frameRing ? LinuxAbi.TPACKET_V2 : LinuxAbi.TPACKET_V3,
+            frameRing ? "setsockopt(PACKET_VERSION, TPACKET_V2)" : "setsockopt(PACKET_VERSION, TPACKET_V3)");
         if (options.vnetHeader()) {
             setInt(resources, fd, LinuxAbi.PACKET_VNET_HDR, 1, "setsockopt(PACKET_VNET_HDR)");
         }
@@ -210,6 +219,25 @@ public final class AfPacketLink implements Link {
 
         final int blockSize = options.rxBlockSize();
         final int blockCount = options.rxBlockCount();
+        if (frameRing) {
+            // tpacket_req: the first four fields of tpacket_req3, without the block timer and the rest.
+            final int frameSize = options.rxFrameSize() == AfPacketOptions.RX_FRAME_SIZE_AUTO
+                ? frameSlotFor(mtu, options.vnetHeader()) : options.rxFrameSize();
+            if (frameSize > blockSize) {
+                throw new IllegalArgumentException("receive frame slots of " + frameSize + " bytes (for MTU " + mtu
+                    + ") do not fit blocks of " + blockSize + "; use larger rxBlocks or the block ring");
+            }
+            final MemorySegment req = resources.arena.allocate(LinuxAbi.TPACKET_REQ_SIZE, 4);
+            req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_BLOCK_SIZE_OFFSET, blockSize);
+            req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_BLOCK_NR_OFFSET, blockCount);
+            req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_FRAME_SIZE_OFFSET, frameSize);
+            req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_FRAME_NR_OFFSET, blockSize / frameSize * blockCount);
+            Libc.check("setsockopt(PACKET_RX_RING)", Libc.setsockopt(resources.callState, fd, LinuxAbi.SOL_PACKET,
+                LinuxAbi.PACKET_RX_RING, req, LinuxAbi.TPACKET_REQ_SIZE), resources.callState);
+            final MemorySegment ring = resources.map(fd, (long) blockSize * blockCount, true, "mmap(receive ring)");
+            bindReceiver(resources, fd, index, options);
+            return new FrameRxRing(ring, frameSize, blockSize / frameSize * blockCount, options.vnetHeader());
+        }
         final MemorySegment req = resources.arena.allocate(LinuxAbi.TPACKET_REQ3_SIZE, 4);
         req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_BLOCK_SIZE_OFFSET, blockSize);
         req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_BLOCK_NR_OFFSET, blockCount);
@@ -221,13 +249,17 @@ public final class AfPacketLink implements Link {
         Libc.check("setsockopt(PACKET_RX_RING)", Libc.setsockopt(resources.callState, fd, LinuxAbi.SOL_PACKET,
             LinuxAbi.PACKET_RX_RING, req, LinuxAbi.TPACKET_REQ3_SIZE), resources.callState);
         final MemorySegment ring = resources.map(fd, (long) blockSize * blockCount, true, "mmap(receive ring)");
+        bindReceiver(resources, fd, index, options);
+        return new RxRing(ring, blockSize, blockCount, options.vnetHeader());
+    }
+
+    private static void bindReceiver(Resources resources, int fd, int index, AfPacketOptions options) {
         bind(resources, fd, LinuxAbi.ETH_P_ALL, index);
         if (options.fanoutGroup() != AfPacketOptions.NO_FANOUT) {
             // Must follow bind: the kernel joins only a running socket to a fanout group.
             setInt(resources, fd, LinuxAbi.PACKET_FANOUT, options.fanoutGroup() | LinuxAbi.PACKET_FANOUT_HASH << 16,
                 "setsockopt(PACKET_FANOUT, group " + options.fanoutGroup() + ")");
         }
-        return new RxRing(ring, blockSize, blockCount, options.vnetHeader());
     }
 
     private static TxRing openTransmitRing(Resources resources, int index, AfPacketOptions options, int mtu) {
@@ -401,7 +433,7 @@ public final class AfPacketLink implements Link {
             kernelDrops += Integer.toUnsignedLong(kernelStats.get(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_STATS_V3_DROPS_OFFSET));
             kernelFreezes += Integer.toUnsignedLong(kernelStats.get(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_STATS_V3_FREEZE_Q_CNT_OFFSET));
         }
-        return new AfPacketStats(rx.frames, rx.bytes, rx.truncated, tx.frames, tx.bytes, tx.ringFull, tx.busy, tx.errors,
+        return new AfPacketStats(rx.frames(), rx.bytes(), rx.truncated(), tx.frames, tx.bytes, tx.ringFull, tx.busy, tx.errors,
             tx.rejected, tx.dropped, tx.sendCalls, tx.pending(), kernelPackets, kernelDrops, kernelFreezes);
     }
 
@@ -434,7 +466,7 @@ public final class AfPacketLink implements Link {
 
     /** Frames whose 802.1Q tag the kernel had moved out of band and the ring put back in place. */
     long vlanTagsRestored() {
-        return rx.vlanTagsRestored;
+        return rx.vlanTagsRestored();
     }
 
     @Override

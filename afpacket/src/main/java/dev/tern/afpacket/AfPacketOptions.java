@@ -20,6 +20,8 @@ import dev.tern.ethernet.wire.MacAddress;
  *                          under light load; the kernel's timer granularity is 1 ms)
  * @param txFrameCount      transmit slots; {@link #DEFAULT_TX_FRAMES} picks 256, or 64 with the vnet header, whose
  *                          slots are 64 KiB so that TSO super-frames fit
+ * @param rxFrameSize       0: receive through the TPACKET_V3 block ring; otherwise the slot size of a TPACKET_V2
+ *                          frame ring used instead (no block timer: lower latency), see {@link #rxFrameRing}
  */
 public record AfPacketOptions(
     boolean vnetHeader,
@@ -29,11 +31,14 @@ public record AfPacketOptions(
     int rxBlockSize,
     int rxBlockCount,
     int rxBlockTimeoutMs,
-    int txFrameCount) {
+    int txFrameCount,
+    int rxFrameSize) {
 
     public static final int NO_FANOUT = -1;
     public static final long INTERFACE_MAC = 0;
     public static final int DEFAULT_TX_FRAMES = 0;
+    /** {@link #rxFrameRing} value: a frame ring whose slots fit the interface's MTU, chosen when the link opens. */
+    public static final int RX_FRAME_SIZE_AUTO = -1;
 
     public AfPacketOptions {
         if (fanoutGroup < NO_FANOUT || fanoutGroup > 0xFFFF) {
@@ -51,6 +56,11 @@ public record AfPacketOptions(
         if (rxBlockTimeoutMs < 1 || rxBlockTimeoutMs > 1000) {
             throw new IllegalArgumentException("receive block timeout " + rxBlockTimeoutMs + " ms outside 1..1000");
         }
+        if (rxFrameSize != 0 && rxFrameSize != RX_FRAME_SIZE_AUTO
+            && (rxFrameSize < 2048 || Integer.bitCount(rxFrameSize) != 1 || rxFrameSize > rxBlockSize)) {
+            throw new IllegalArgumentException("receive frame size " + rxFrameSize
+                + " must be 0 (block ring), -1 (frame ring sized for the MTU) or a power of two from 2048 to the block size");
+        }
         if (txFrameCount < 0 || txFrameCount > 65536) {
             throw new IllegalArgumentException("transmit frame count " + txFrameCount + " outside 0..65536");
         }
@@ -58,34 +68,45 @@ public record AfPacketOptions(
 
     /** No vnet header, no fanout, the interface's MAC, 16 receive blocks of 256 KiB retired after 1 ms, 256 TX slots. */
     public static AfPacketOptions defaults() {
-        return new AfPacketOptions(false, NO_FANOUT, INTERFACE_MAC, false, 256 * 1024, 16, 1, DEFAULT_TX_FRAMES);
+        return new AfPacketOptions(false, NO_FANOUT, INTERFACE_MAC, false, 256 * 1024, 16, 1, DEFAULT_TX_FRAMES, 0);
     }
 
     public AfPacketOptions vnetHeader(boolean enabled) {
-        return new AfPacketOptions(enabled, fanoutGroup, mac, promiscuous, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, txFrameCount);
+        return new AfPacketOptions(enabled, fanoutGroup, mac, promiscuous, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, txFrameCount, rxFrameSize);
     }
 
     public AfPacketOptions fanoutGroup(int group) {
-        return new AfPacketOptions(vnetHeader, group, mac, promiscuous, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, txFrameCount);
+        return new AfPacketOptions(vnetHeader, group, mac, promiscuous, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, txFrameCount, rxFrameSize);
     }
 
     public AfPacketOptions mac(long address) {
-        return new AfPacketOptions(vnetHeader, fanoutGroup, address, promiscuous, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, txFrameCount);
+        return new AfPacketOptions(vnetHeader, fanoutGroup, address, promiscuous, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, txFrameCount, rxFrameSize);
     }
 
     public AfPacketOptions promiscuous(boolean enabled) {
-        return new AfPacketOptions(vnetHeader, fanoutGroup, mac, enabled, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, txFrameCount);
+        return new AfPacketOptions(vnetHeader, fanoutGroup, mac, enabled, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, txFrameCount, rxFrameSize);
     }
 
     public AfPacketOptions rxBlocks(int blockSize, int blockCount) {
-        return new AfPacketOptions(vnetHeader, fanoutGroup, mac, promiscuous, blockSize, blockCount, rxBlockTimeoutMs, txFrameCount);
+        return new AfPacketOptions(vnetHeader, fanoutGroup, mac, promiscuous, blockSize, blockCount, rxBlockTimeoutMs, txFrameCount, rxFrameSize);
     }
 
     public AfPacketOptions rxBlockTimeoutMs(int timeoutMs) {
-        return new AfPacketOptions(vnetHeader, fanoutGroup, mac, promiscuous, rxBlockSize, rxBlockCount, timeoutMs, txFrameCount);
+        return new AfPacketOptions(vnetHeader, fanoutGroup, mac, promiscuous, rxBlockSize, rxBlockCount, timeoutMs, txFrameCount, rxFrameSize);
+    }
+
+    /**
+     * Receives through a TPACKET_V2 ring of {@code frameSize}-byte slots (a power of two; it must hold the largest
+     * frame plus about 100 bytes of headers) instead of V3 blocks: each frame reaches the stack at once, with no
+     * block timer, at the cost of space. For latency. 0 goes back to the block ring; {@link #RX_FRAME_SIZE_AUTO}
+     * sizes the slots for the interface's MTU.
+     */
+    public AfPacketOptions rxFrameRing(int frameSize) {
+        return new AfPacketOptions(vnetHeader, fanoutGroup, mac, promiscuous, rxBlockSize, rxBlockCount, rxBlockTimeoutMs,
+            txFrameCount, frameSize);
     }
 
     public AfPacketOptions txFrameCount(int count) {
-        return new AfPacketOptions(vnetHeader, fanoutGroup, mac, promiscuous, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, count);
+        return new AfPacketOptions(vnetHeader, fanoutGroup, mac, promiscuous, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, count, rxFrameSize);
     }
 }

@@ -44,7 +44,7 @@ import java.lang.invoke.VarHandle;
  *
  * <p>Owned by the link's shard thread; not thread-safe. A frame's memory is valid until the handler returns.
  */
-final class RxRing {
+final class RxRing implements ReceiveRing {
     private static final VarHandle STATUS = ValueLayout.JAVA_INT.varHandle();
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
     private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT;
@@ -76,11 +76,13 @@ final class RxRing {
     }
 
     /** True when a block is open or the next one is ours: {@link #receive} would hand something up. */
-    boolean ready() {
+    @Override
+    public boolean ready() {
         return remaining > 0 || (remaining < 0 && userOwns(block));
     }
 
-    int receive(FrameHandler handler, int maxFrames) {
+    @Override
+    public int receive(FrameHandler handler, int maxFrames) {
         int delivered = 0;
         while (delivered < maxFrames) {
             if (remaining < 0 && !openBlock()) {
@@ -170,6 +172,26 @@ final class RxRing {
             }
         }
         return flags;
+    }
+
+    @Override
+    public long frames() {
+        return frames;
+    }
+
+    @Override
+    public long bytes() {
+        return bytes;
+    }
+
+    @Override
+    public long truncated() {
+        return truncated;
+    }
+
+    @Override
+    public long vlanTagsRestored() {
+        return vlanTagsRestored;
     }
 
     /** Moves the destination and source MACs 4 bytes down and writes the 802.1Q tag after them; returns the new frame start. */

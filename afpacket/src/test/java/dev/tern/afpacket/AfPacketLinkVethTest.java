@@ -7,6 +7,8 @@ import dev.tern.ethernet.link.TxFrame;
 import dev.tern.ethernet.wire.MacAddress;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
@@ -80,10 +82,12 @@ class AfPacketLinkVethTest {
         }
     }
 
-    @Test
-    void kernelPingsTernAndAnswersTernsPingWhenTheLinkSpeaksArpAndIcmpByHand() {
+    /** With the V3 block ring (0) and with the V2 frame ring (2048-byte slots). */
+    @ParameterizedTest(name = "receive frame slots {0} (0: block ring)")
+    @ValueSource(ints = {0, 2048})
+    void kernelPingsTernAndAnswersTernsPingWhenTheLinkSpeaksArpAndIcmpByHand(int rxFrameSize) {
         net = NetnsTesting.harness();
-        try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults())) {
+        try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults().rxFrameRing(rxFrameSize))) {
             final Receiver receiver = new Receiver(link);
             final BackgroundCommand ping = net.startInPeer("ping", "-c", "1", "-W", "5", NetnsHarness.TERN_ADDRESS);
 
@@ -294,10 +298,11 @@ class AfPacketLinkVethTest {
         return receiver.frames().stream().filter(f -> Packets.isIpv4(f.bytes(), Packets.IP_UDP)).count();
     }
 
-    @Test
-    void aVlanTagTheKernelStrippedIsPutBackInPlace() {
+    @ParameterizedTest(name = "receive frame slots {0} (0: block ring)")
+    @ValueSource(ints = {0, 2048})
+    void aVlanTagTheKernelStrippedIsPutBackInPlace(int rxFrameSize) {
         net = NetnsTesting.harness();
-        try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults());
+        try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults().rxFrameRing(rxFrameSize));
              AfPacketLink peer = net.openPeerLink(AfPacketOptions.defaults())) {
             assertTrue(peer.claim(tx));
             Packets.ethernet(tx.segment(), tx.offset(), link.macAddress(), peer.macAddress(), Packets.ETHERTYPE_VLAN);
@@ -313,6 +318,26 @@ class AfPacketLinkVethTest {
             final byte[] received = new Receiver(link).await(f -> Packets.u48(f.bytes(), 6) == peer.macAddress(), WAIT, "tagged frame").bytes();
             assertArrayEquals(sent, received, "priority 1, VLAN 7, as sent");
             assertEquals(1, link.vlanTagsRestored(), "veth stripped the tag (rx-vlan-offload) and the ring put it back");
+        }
+    }
+
+    @Test
+    void aFrameLargerThanAFrameRingSlotIsCountedAsTruncatedNotDelivered() {
+        net = NetnsTesting.harness(NetnsHarness.Options.defaults().mtu(9000));
+        try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults().rxFrameRing(2048));
+             AfPacketLink peer = net.openPeerLink(AfPacketOptions.defaults())) {
+            for (int length : new int[] {3000, 200}) {
+                assertTrue(peer.claim(tx));
+                Packets.ethernet(tx.segment(), tx.offset(), link.macAddress(), peer.macAddress(), Packets.ETHERTYPE_EXPERIMENT);
+                tx.segment().set(ValueLayout.JAVA_BYTE, tx.offset() + 14, (byte) (length / 100));
+                tx.length(length);
+                peer.commit(tx);
+            }
+            peer.flush();
+            final byte[] small = new Receiver(link).await(f -> Packets.u48(f.bytes(), 6) == peer.macAddress(), WAIT,
+                "the small frame").bytes();
+            assertEquals(200, small.length, "the 3000-byte frame did not fit a 2048-byte slot and was not delivered");
+            assertEquals(1, link.stats().rxTruncated());
         }
     }
 

@@ -98,6 +98,11 @@ public final class LinuxAbi {
     public static final int TPACKET2_HDR_SNAPLEN_OFFSET = 8;
     /** Where transmit data starts in a V2 slot: {@code TPACKET2_HDRLEN - sizeof(struct sockaddr_ll)}. */
     public static final int TPACKET2_DATA_OFFSET = 32;
+    public static final int TPACKET2_HDR_MAC_OFFSET = 12;
+    public static final int TPACKET2_HDR_VLAN_TCI_OFFSET = 24;
+    public static final int TPACKET2_HDR_VLAN_TPID_OFFSET = 26;
+    /** {@code TPACKET2_HDRLEN}: the V2 header plus the {@code sockaddr_ll} the kernel writes after it. */
+    public static final int TPACKET2_HDRLEN = 52;
     public static final int TPACKET_ALIGNMENT = 16;
 
     // ---- tp_status / block_status bits ----

@@ -103,6 +103,10 @@ class LinuxAbiTest {
         c("TPACKET2_HDR_STATUS_OFFSET", "offsetof(struct tpacket2_hdr, tp_status)");
         c("TPACKET2_HDR_LEN_OFFSET", "offsetof(struct tpacket2_hdr, tp_len)");
         c("TPACKET2_HDR_SNAPLEN_OFFSET", "offsetof(struct tpacket2_hdr, tp_snaplen)");
+        c("TPACKET2_HDR_MAC_OFFSET", "offsetof(struct tpacket2_hdr, tp_mac)");
+        c("TPACKET2_HDR_VLAN_TCI_OFFSET", "offsetof(struct tpacket2_hdr, tp_vlan_tci)");
+        c("TPACKET2_HDR_VLAN_TPID_OFFSET", "offsetof(struct tpacket2_hdr, tp_vlan_tpid)");
+        c("TPACKET2_HDRLEN", "TPACKET2_HDRLEN");
         c("TPACKET2_DATA_OFFSET", "(TPACKET2_HDRLEN - sizeof(struct sockaddr_ll))");
         c("TPACKET_ALIGNMENT", "TPACKET_ALIGNMENT");
 

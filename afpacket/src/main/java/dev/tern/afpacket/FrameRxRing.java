@@ -1,0 +1,155 @@
+package dev.tern.afpacket;
+
+import dev.tern.afpacket.libc.LinuxAbi;
+import dev.tern.core.memory.BigEndian;
+import dev.tern.ethernet.link.FrameHandler;
+import dev.tern.ethernet.link.Offloads;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+
+/**
+ * The TPACKET_V2 receive ring: fixed-size frame slots, each handed to user space by the kernel as soon as a frame
+ * is in it. Unlike the V3 block ring ({@link RxRing}) there is no block to fill and no block timer, so a frame is
+ * visible at once: this is the ring for latency. It wastes space on small frames and cannot hold a frame larger
+ * than a slot (such a frame is counted as truncated and dropped).
+ *
+ * <pre>
+ *   ring: frame_nr slots of frame_size bytes
+ *   +-----------------------------------+-----------------------------------+-----
+ *   | tpacket2_hdr | sockaddr_ll | gap | frame (at tp_mac)          | ...  | slot 1 ...
+ *   +-----------------------------------+-----------------------------------+-----
+ *     0 tp_status (TP_STATUS_USER: ours until we write TP_STATUS_KERNEL back), 4 tp_len, 8 tp_snaplen,
+ *     12 tp_mac, 24 tp_vlan_tci, 26 tp_vlan_tpid
+ * </pre>
+ *
+ * <p>tp_status is read with acquire and written back with release semantics, pairing with the kernel's barriers.
+ * A VLAN tag the kernel stripped is put back in front of the payload, as {@link RxRing} does. Owned by the link's
+ * thread; a frame is valid until the handler returns.
+ */
+final class FrameRxRing implements ReceiveRing {
+    private static final VarHandle STATUS = ValueLayout.JAVA_INT.varHandle();
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
+    private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT;
+    private static final int VLAN_TAG_LENGTH = 4;
+    private static final int TPID_8021Q = 0x8100;
+
+    private final MemorySegment ring;
+    private final int frameSize;
+    private final int frameCount;
+    private final boolean vnetHeader;
+    private int next;
+
+    private long frames;
+    private long bytes;
+    private long truncated;
+    private long vlanTagsRestored;
+
+    FrameRxRing(MemorySegment ring, int frameSize, int frameCount, boolean vnetHeader) {
+        this.ring = ring;
+        this.frameSize = frameSize;
+        this.frameCount = frameCount;
+        this.vnetHeader = vnetHeader;
+    }
+
+    @Override
+    public boolean ready() {
+        return userOwns(next);
+    }
+
+    private boolean userOwns(int slot) {
+        return ((int) STATUS.getAcquire(ring, (long) slot * frameSize + LinuxAbi.TPACKET2_HDR_STATUS_OFFSET)
+            & LinuxAbi.TP_STATUS_USER) != 0;
+    }
+
+    @Override
+    public int receive(FrameHandler handler, int maxFrames) {
+        int delivered = 0;
+        while (delivered < maxFrames && userOwns(next)) {
+            final long header = (long) next * frameSize;
+            try {
+                delivered += deliver(handler, header);
+            } finally {
+                STATUS.setRelease(ring, header + LinuxAbi.TPACKET2_HDR_STATUS_OFFSET, LinuxAbi.TP_STATUS_KERNEL);
+                next = next + 1 == frameCount ? 0 : next + 1;
+            }
+        }
+        return delivered;
+    }
+
+    private int deliver(FrameHandler handler, long header) {
+        final int status = ring.get(INT, header + LinuxAbi.TPACKET2_HDR_STATUS_OFFSET);
+        final int wireLength = ring.get(INT, header + LinuxAbi.TPACKET2_HDR_LEN_OFFSET);
+        final int snapLength = ring.get(INT, header + LinuxAbi.TPACKET2_HDR_SNAPLEN_OFFSET);
+        final int macOffset = Short.toUnsignedInt(ring.get(SHORT, header + LinuxAbi.TPACKET2_HDR_MAC_OFFSET));
+        if (snapLength != wireLength || snapLength < LinuxAbi.ETH_HLEN || macOffset + snapLength > frameSize) {
+            truncated++;
+            return 0;
+        }
+        long frame = header + macOffset;
+        int length = snapLength;
+        final int flags = checksumFlags(status, frame);
+        if ((status & LinuxAbi.TP_STATUS_VLAN_VALID) != 0) {
+            if (macOffset - VLAN_TAG_LENGTH < LinuxAbi.TPACKET2_HDRLEN) {
+                truncated++;
+                return 0;
+            }
+            final int tci = Short.toUnsignedInt(ring.get(SHORT, header + LinuxAbi.TPACKET2_HDR_VLAN_TCI_OFFSET));
+            final int tpid = (status & LinuxAbi.TP_STATUS_VLAN_TPID_VALID) != 0
+                ? Short.toUnsignedInt(ring.get(SHORT, header + LinuxAbi.TPACKET2_HDR_VLAN_TPID_OFFSET))
+                : TPID_8021Q;
+            final long tagged = frame - VLAN_TAG_LENGTH;
+            MemorySegment.copy(ring, frame, ring, tagged, 12);
+            BigEndian.u16(ring, tagged + 12, tpid);
+            BigEndian.u16(ring, tagged + 14, tci);
+            frame = tagged;
+            length += VLAN_TAG_LENGTH;
+            vlanTagsRestored++;
+        }
+        frames++;
+        bytes += length;
+        handler.onFrame(ring, frame, length, flags);
+        return 1;
+    }
+
+    /** The kernel's checksum verdict, as {@link RxRing#checksumFlags} reads it. */
+    private int checksumFlags(int status, long frame) {
+        int flags = 0;
+        if ((status & LinuxAbi.TP_STATUS_CSUMNOTREADY) != 0) {
+            flags |= Offloads.RX_CHECKSUM_PARTIAL;
+        } else if ((status & LinuxAbi.TP_STATUS_CSUM_VALID) != 0) {
+            flags |= Offloads.RX_CHECKSUM_OK;
+        }
+        if (vnetHeader) {
+            final int vnetFlags = ring.get(ValueLayout.JAVA_BYTE,
+                frame - LinuxAbi.VIRTIO_NET_HDR_SIZE + LinuxAbi.VIRTIO_NET_HDR_FLAGS_OFFSET);
+            if ((vnetFlags & LinuxAbi.VIRTIO_NET_HDR_F_NEEDS_CSUM) != 0) {
+                flags = Offloads.RX_CHECKSUM_PARTIAL;
+            } else if ((vnetFlags & LinuxAbi.VIRTIO_NET_HDR_F_DATA_VALID) != 0) {
+                flags = Offloads.RX_CHECKSUM_OK;
+            }
+        }
+        return flags;
+    }
+
+    @Override
+    public long frames() {
+        return frames;
+    }
+
+    @Override
+    public long bytes() {
+        return bytes;
+    }
+
+    @Override
+    public long truncated() {
+        return truncated;
+    }
+
+    @Override
+    public long vlanTagsRestored() {
+        return vlanTagsRestored;
+    }
+}
