@@ -1,9 +1,7 @@
 package dev.tern.afpacket;
 
 import dev.tern.afpacket.libc.LinuxAbi;
-import dev.tern.core.memory.BigEndian;
 import dev.tern.ethernet.link.FrameHandler;
-import dev.tern.ethernet.link.Offloads;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -48,8 +46,6 @@ final class RxRing implements ReceiveRing {
     private static final VarHandle STATUS = ValueLayout.JAVA_INT.varHandle();
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
     private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT;
-    private static final int TPID_8021Q = 0x8100;
-    private static final int VLAN_TAG_LENGTH = 4;
 
     private final MemorySegment ring;
     private final int blockSize;
@@ -135,43 +131,24 @@ final class RxRing implements ReceiveRing {
         }
         long frame = header + macOffset;
         int length = snapLength;
-        final int flags = checksumFlags(status, frame);
+        final int flags = ReceivedFrames.checksumFlags(ring, status, frame, vnetHeader);
         if ((status & LinuxAbi.TP_STATUS_VLAN_VALID) != 0) {
-            if (macOffset - VLAN_TAG_LENGTH < LinuxAbi.TPACKET3_HDRLEN) {
+            if (macOffset - ReceivedFrames.VLAN_TAG_LENGTH < LinuxAbi.TPACKET3_HDRLEN) {
                 truncated++;
                 return 0;
             }
-            frame = reinsertVlanTag(header, frame, status);
+            final int tci = ring.get(INT, header + LinuxAbi.TPACKET3_HDR_VLAN_TCI_OFFSET) & 0xFFFF;
+            final int tpid = (status & LinuxAbi.TP_STATUS_VLAN_TPID_VALID) != 0
+                ? Short.toUnsignedInt(ring.get(SHORT, header + LinuxAbi.TPACKET3_HDR_VLAN_TPID_OFFSET))
+                : ReceivedFrames.TPID_8021Q;
+            frame = ReceivedFrames.reinsertVlanTag(ring, frame, tci, tpid);
             vlanTagsRestored++;
-            length += VLAN_TAG_LENGTH;
+            length += ReceivedFrames.VLAN_TAG_LENGTH;
         }
         frames++;
         bytes += length;
         handler.onFrame(ring, frame, length, flags);
         return 1;
-    }
-
-    /**
-     * The kernel's verdict on the L4 checksum, as {@link Offloads} receive flags. {@code TP_STATUS_CSUMNOTREADY}
-     * ({@code CHECKSUM_PARTIAL}: the field holds only the pseudo-header sum, the sender was local, e.g. a veth peer)
-     * and {@code TP_STATUS_CSUM_VALID} come in every mode; the vnet header says the same in virtio terms.
-     */
-    private int checksumFlags(int status, long frame) {
-        int flags = 0;
-        if ((status & LinuxAbi.TP_STATUS_CSUMNOTREADY) != 0) {
-            flags |= Offloads.RX_CHECKSUM_PARTIAL;
-        } else if ((status & LinuxAbi.TP_STATUS_CSUM_VALID) != 0) {
-            flags |= Offloads.RX_CHECKSUM_OK;
-        }
-        if (vnetHeader) {
-            final int vnetFlags = ring.get(ValueLayout.JAVA_BYTE, frame - LinuxAbi.VIRTIO_NET_HDR_SIZE + LinuxAbi.VIRTIO_NET_HDR_FLAGS_OFFSET);
-            if ((vnetFlags & LinuxAbi.VIRTIO_NET_HDR_F_NEEDS_CSUM) != 0) {
-                flags = Offloads.RX_CHECKSUM_PARTIAL;
-            } else if ((vnetFlags & LinuxAbi.VIRTIO_NET_HDR_F_DATA_VALID) != 0) {
-                flags = Offloads.RX_CHECKSUM_OK;
-            }
-        }
-        return flags;
     }
 
     @Override
@@ -194,16 +171,4 @@ final class RxRing implements ReceiveRing {
         return vlanTagsRestored;
     }
 
-    /** Moves the destination and source MACs 4 bytes down and writes the 802.1Q tag after them; returns the new frame start. */
-    private long reinsertVlanTag(long header, long frame, int status) {
-        final int tci = ring.get(INT, header + LinuxAbi.TPACKET3_HDR_VLAN_TCI_OFFSET) & 0xFFFF;
-        final int tpid = (status & LinuxAbi.TP_STATUS_VLAN_TPID_VALID) != 0
-            ? Short.toUnsignedInt(ring.get(SHORT, header + LinuxAbi.TPACKET3_HDR_VLAN_TPID_OFFSET))
-            : TPID_8021Q;
-        final long tagged = frame - VLAN_TAG_LENGTH;
-        MemorySegment.copy(ring, frame, ring, tagged, 12);
-        BigEndian.u16(ring, tagged + 12, tpid);
-        BigEndian.u16(ring, tagged + 14, tci);
-        return tagged;
-    }
 }
