@@ -24,7 +24,7 @@ import java.lang.foreign.ValueLayout;
  *   |state|flags|events|timers|lAddr|rAddr|lPort|rPort|iss |irs |sndUna|sndNxt|sndMax|sndWnd|sndWl1|sndWl2| 128 (ints)
  *   |maxSndWnd|rcvNxt|rcvAdv|sndMss|rcvMss|advMss|sndScale|rcvScale|tsRecent|lastAckSent|tsOffset|srttUs|rttvarUs|rtoUs|rttSeq|backoff| 192
  *   |cwnd|ssthresh|dupAcks|recover|ccId|unackedBytes|quickAcks|probes|error|softError|listener|generation|dsackStart|dsackEnd|rcvFinSeq|oooBlock| 256
- *   |keepIdleMs|keepIntervalMs|keepProbes|finSeq|listPrev|listNext|ccInt0|ccInt1|retries| (unused to 384)              | 320
+ *   |keepIdleMs|keepIntervalMs|keepProbes|finSeq|listPrev|listNext|ccInt0|ccInt1|retries|sndSml| (unused to 384)       | 320
  *   +--------------------------------------------------------------------------------------------------------------+
  * </pre>
  *
@@ -181,6 +181,7 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int CC_INT0_OFFSET = 344;
     static final int CC_INT1_OFFSET = 348;
     static final int RETRIES_OFFSET = 352;
+    static final int SND_SML_OFFSET = 356;
 
     private final Arena arena;
     private final MemorySegment rows;
@@ -899,6 +900,15 @@ public final class TcpControlBlocks implements AutoCloseable {
     }
 
     /** Retransmissions of the current head segment without progress. */
+    /** End of the last segment sent shorter than the MSS (Minshall's Nagle variant). */
+    public int sndSml(int c) {
+        return rows.get(INT, base(c) + SND_SML_OFFSET);
+    }
+
+    public void sndSml(int c, int value) {
+        rows.set(INT, base(c) + SND_SML_OFFSET, value);
+    }
+
     public int retries(int c) {
         return rows.get(INT, base(c) + RETRIES_OFFSET);
     }

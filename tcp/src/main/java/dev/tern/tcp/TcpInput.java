@@ -192,6 +192,7 @@ final class TcpInput {
         tcb.sndNxt(c, iss);
         tcb.sndMax(c, iss);
         tcb.recover(c, iss);
+        tcb.sndSml(c, iss);
         tcb.irs(c, seg.seq);
         tcb.rcvNxt(c, seg.seq + 1);
         tcb.rcvAdv(c, seg.seq + 1);
@@ -243,6 +244,7 @@ final class TcpInput {
         tcb.sndNxt(c, seg.ack);
         tcb.sndMax(c, seg.ack);
         tcb.recover(c, iss);
+        tcb.sndSml(c, iss);
         tcb.irs(c, seg.seq - 1);
         tcb.rcvNxt(c, seg.seq);
         tcb.rcvAdv(c, seg.seq + Math.min(layer.receiveSize[c], 65535));
@@ -573,7 +575,9 @@ final class TcpInput {
             if (window > before) {
                 layer.requestOutput(c);
                 if (before == 0 && tcb.hasFlag(c, F_PERSIST)) {
-                    // The window opened: send now rather than at the next probe.
+                    // The window opened: send now rather than at the next probe, from SND.UNA, since a probe byte
+                    // beyond the zero window was most likely dropped.
+                    tcb.sndNxt(c, tcb.sndUna(c));
                     output.updateTransmitTimer(c, nowNs, true);
                 }
             }

@@ -392,6 +392,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         tcb.sndNxt(c, iss);
         tcb.sndMax(c, iss);
         tcb.recover(c, iss);
+        tcb.sndSml(c, iss);
         tcb.state(c, TcpState.SYN_SENT);
         counters.activeOpens.incrementRelease();
         final int result = output.sendSyn(c, nowNs);

@@ -157,6 +157,9 @@ final class TcpOutput {
                     counters.tsoSegments.incrementRelease();
                 }
                 advance(c, sndNxt, length, fin, nowNs);
+                if (length < mss) {
+                    tcb.sndSml(c, sndNxt + length);
+                }
                 sent = true;
                 allowSmall = false;
                 continue;
@@ -186,8 +189,9 @@ final class TcpOutput {
 
     /** Data bytes between SND.UNA and {@code seq} (our FIN, when passed, is no data byte). */
     private int dataSent(int c, int seq) {
-        int sent = seq - tcb.sndUna(c);
-        if (tcb.hasFlag(c, F_FIN_SENT) && SeqNum.gt(seq, tcb.finSeq(c))) {
+        final int sndUna = tcb.sndUna(c);
+        int sent = seq - sndUna;
+        if (tcb.hasFlag(c, F_FIN_SENT) && SeqNum.gt(seq, tcb.finSeq(c)) && SeqNum.le(sndUna, tcb.finSeq(c))) {
             sent--;
         }
         return sent;
@@ -210,14 +214,19 @@ final class TcpOutput {
 
     /**
      * Nagle (RFC 9293 §3.7.4) and the sender's silly window avoidance (§3.8.6.2.1): a full segment always goes; a
-     * short one goes when it empties the queue and nothing is unacknowledged (or NODELAY, or the FIN follows), or
-     * when it is at least half the largest window the peer ever offered.
+     * short one goes when it empties the queue and Nagle allows it (or NODELAY, or the FIN follows), or when it is
+     * at least half the largest window the peer ever offered.
+     *
+     * <p>Deviation: Nagle as Linux applies it (Minshall's variant): a short segment waits only while an earlier
+     * short segment is unacknowledged, not while any data is. The tail of a large write then leaves at once, and
+     * request/response exchanges of several segments keep their latency.
      */
     private boolean sendAllowed(int c, int length, int unsent, int mss, int inFlight, boolean finWanted) {
         if (length >= mss) {
             return true;
         }
-        final boolean nagle = tcb.hasFlag(c, F_NO_DELAY) || inFlight == 0 || finWanted;
+        final boolean nagle = tcb.hasFlag(c, F_NO_DELAY) || inFlight == 0 || finWanted
+            || !SeqNum.gt(tcb.sndSml(c), tcb.sndUna(c));
         if (length == unsent) {
             return nagle;
         }
