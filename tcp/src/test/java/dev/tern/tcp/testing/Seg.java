@@ -159,6 +159,11 @@ public final class Seg implements FrameCheck {
             payload != null ? payload.length : 0);
     }
 
+    /** The header as the peer would send it (for tests that then break it). */
+    public TcpRepr toReprForTest(int defaultSourcePort, int defaultDestinationPort) {
+        return toRepr(defaultSourcePort, defaultDestinationPort);
+    }
+
     byte[] payloadOrEmpty() {
         return payload != null ? payload : new byte[0];
     }
