@@ -24,7 +24,7 @@ import java.lang.foreign.ValueLayout;
  *   |state|flags|events|timers|lAddr|rAddr|lPort|rPort|iss |irs |sndUna|sndNxt|sndMax|sndWnd|sndWl1|sndWl2| 128 (ints)
  *   |maxSndWnd|rcvNxt|rcvAdv|sndMss|rcvMss|advMss|sndScale|rcvScale|tsRecent|lastAckSent|tsOffset|srttUs|rttvarUs|rtoUs|rttSeq|backoff| 192
  *   |cwnd|ssthresh|dupAcks|recover|ccId|unackedBytes|quickAcks|probes|error|softError|listener|generation|dsackStart|dsackEnd|rcvFinSeq|oooBlock| 256
- *   |keepIdleMs|keepIntervalMs|keepProbes|finSeq|listPrev|listNext|ccInt0|ccInt1|retries|sndSml| (unused to 384)       | 320
+ *   |keepIdleMs|keepIntervalMs|keepProbes|finSeq|listPrev|listNext|ccInt0|ccInt1|retries|sndSml|lastOowAckNs (long)|   | 320
  *   +--------------------------------------------------------------------------------------------------------------+
  * </pre>
  *
@@ -182,6 +182,7 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int CC_INT1_OFFSET = 348;
     static final int RETRIES_OFFSET = 352;
     static final int SND_SML_OFFSET = 356;
+    static final int LAST_OOW_ACK_OFFSET = 360;
 
     private final Arena arena;
     private final MemorySegment rows;
@@ -907,6 +908,15 @@ public final class TcpControlBlocks implements AutoCloseable {
 
     public void sndSml(int c, int value) {
         rows.set(INT, base(c) + SND_SML_OFFSET, value);
+    }
+
+    /** When we last answered an out-of-window segment without data (rate limit against ACK wars). */
+    public long lastOowAckNs(int c) {
+        return rows.get(LONG, base(c) + LAST_OOW_ACK_OFFSET);
+    }
+
+    public void lastOowAckNs(int c, long value) {
+        rows.set(LONG, base(c) + LAST_OOW_ACK_OFFSET, value);
     }
 
     public int retries(int c) {

@@ -52,6 +52,7 @@ final class TcpCounters {
     final AtomicCounter txWindowProbes;
     final AtomicCounter txKeepalives;
     final AtomicCounter txWindowUpdates;
+    final AtomicCounter txDuplicateAcksSuppressed;
     final AtomicCounter tsoSegments;
     final AtomicCounter challengeAcks;
     final AtomicCounter challengeAcksSuppressed;
@@ -93,6 +94,7 @@ final class TcpCounters {
         txWindowProbes = counters.counter("tcp.tx.window_probes");
         txKeepalives = counters.counter("tcp.tx.keepalives");
         txWindowUpdates = counters.counter("tcp.tx.window_updates");
+        txDuplicateAcksSuppressed = counters.counter("tcp.tx.duplicate_acks_suppressed");
         tsoSegments = counters.counter("tcp.tx.tso_segments");
         challengeAcks = counters.counter("tcp.challenge_acks");
         challengeAcksSuppressed = counters.counter("tcp.challenge_acks.suppressed");

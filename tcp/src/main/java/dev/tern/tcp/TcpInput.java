@@ -53,6 +53,8 @@ import static dev.tern.tcp.wire.TcpFlags.SYN;
 final class TcpInput {
     /** RFC 7323 §5.5: TS.Recent older than 24 days is not trusted for PAWS. */
     private static final long PAWS_IDLE_NS = 24L * 24 * 3600 * 1_000_000_000L;
+    /** Linux's tcp_invalid_ratelimit default. */
+    private static final long OUT_OF_WINDOW_ACK_INTERVAL_NS = 500_000_000L;
 
     private final TcpLayer layer;
     private final TcpControlBlocks tcb;
@@ -385,7 +387,7 @@ final class TcpInput {
         tcb.probes(c, 0);
         if (pawsRejects(c, nowNs)) {
             counters.drop(TcpCounters.DROP_PAWS);
-            output.sendAck(c, nowNs);
+            duplicateAck(c, nowNs);
             return;
         }
         final int rcvNxt = tcb.rcvNxt(c);
@@ -477,8 +479,24 @@ final class TcpInput {
         if (seg.has(SYN)) {
             challengeAck(c, nowNs);
         } else {
-            output.sendAck(c, nowNs);
+            duplicateAck(c, nowNs);
         }
+    }
+
+    /**
+     * The ACK owed for a segment we could not accept. Deviation (as Linux's tcp_invalid_ratelimit): for a segment
+     * without data, SYN or FIN, at most one per 500 ms per connection, so two confused ends cannot answer each
+     * other's ACKs forever (an ACK war); data segments are always answered, their sender needs to know.
+     */
+    private void duplicateAck(int c, long nowNs) {
+        if (seg.payloadLength == 0 && (seg.flags & (SYN | FIN)) == 0) {
+            if (nowNs - tcb.lastOowAckNs(c) < OUT_OF_WINDOW_ACK_INTERVAL_NS) {
+                counters.txDuplicateAcksSuppressed.incrementRelease();
+                return;
+            }
+            tcb.lastOowAckNs(c, nowNs);
+        }
+        output.sendAck(c, nowNs);
     }
 
     /** RFC 7323 §5.3 R1: a segment whose TSval is older than TS.Recent is an old duplicate (not for resets). */

@@ -470,6 +470,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         tcb.finPosition(c, -1);
         tcb.lastReceiveNs(c, nowNs);
         tcb.lastSendNs(c, nowNs);
+        tcb.lastOowAckNs(c, nowNs - 1_000_000_000L);
         rtt.init(tcb, c);
         owners[c] = events;
         lastConfirmNs[c] = nowNs;

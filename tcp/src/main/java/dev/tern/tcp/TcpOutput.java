@@ -298,10 +298,14 @@ final class TcpOutput {
 
     // ------------------------------------------------------------------------------------ special segments
 
-    /** An ACK now: <SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK>, with timestamps and SACK blocks as negotiated. */
+    /**
+     * An ACK now: <SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK>, with timestamps and SACK blocks as negotiated. The sequence
+     * number is the highest we sent (SND.MAX): after a go-back-N rewind SND.NXT may lie below what the peer already
+     * received, and an ACK carrying it would be out of the peer's window (Linux's tcp_acceptable_seq does the same).
+     */
     void sendAck(int c, long nowNs) {
         prepareOptions(c);
-        send(c, tcb.sndNxt(c), 0, TcpFlags.ACK, nowNs, 0);
+        send(c, tcb.sndMax(c), 0, TcpFlags.ACK, nowNs, 0);
     }
 
     /** A keepalive probe (RFC 9293 §3.8.4): <SEQ=SND.UNA-1><ACK=RCV.NXT>, no data, which the peer must answer. */
@@ -473,7 +477,7 @@ final class TcpOutput {
 
     /** Aborts a connection towards the peer (RFC 9293 §3.10.5): <SEQ=SND.NXT><ACK=RCV.NXT><CTL=RST,ACK>, as Linux. */
     void sendReset(int c, long nowNs) {
-        sendReset(tcb.remoteAddress(c), tcb.localPort(c), tcb.remotePort(c), tcb.sndNxt(c), tcb.rcvNxt(c),
+        sendReset(tcb.remoteAddress(c), tcb.localPort(c), tcb.remotePort(c), tcb.sndMax(c), tcb.rcvNxt(c),
             TcpFlags.RST | TcpFlags.ACK, nowNs);
     }
 

@@ -28,6 +28,7 @@ public final class App implements TcpEvents {
     public boolean autoRead = true;
     public boolean closeWhenSent;
     public boolean closeOnEof;
+    private boolean eofSeen;
     private byte[] toSend = new byte[0];
     private int sent;
     private final TcpNetworkClock clock;
@@ -79,6 +80,15 @@ public final class App implements TcpEvents {
             closeWhenSent = false;
             tcp.shutdownOutput(connection, clock.now());
         }
+        maybeClose();
+    }
+
+    /** Closes once the peer's end of stream was read and everything was written. */
+    private void maybeClose() {
+        if (closeOnEof && eofSeen && allSent() && connection >= 0) {
+            closeOnEof = false;
+            tcp.close(connection, clock.now());
+        }
     }
 
     public boolean allSent() {
@@ -106,10 +116,10 @@ public final class App implements TcpEvents {
         if (read) {
             tcp.consumed(connection, clock.now());
         }
-        if (closeOnEof && tcp.receiveShutdown(connection) && ring.available() == 0) {
-            closeOnEof = false;
-            tcp.close(connection, clock.now());
+        if (tcp.receiveShutdown(connection) && ring.available() == 0) {
+            eofSeen = true;
         }
+        maybeClose();
     }
 
     @Override
@@ -121,6 +131,7 @@ public final class App implements TcpEvents {
                 acceptedConnections.add(c);
                 if (connection < 0) {
                     connection = c;
+                    pump();
                 }
                 if (autoRead) {
                     final int saved = connection;

@@ -1,10 +1,13 @@
 package dev.tern.tcp.testing;
 
 import dev.tern.core.time.VirtualClock;
-import dev.tern.ethernet.memory.MemoryLink;
+import dev.tern.ethernet.link.Link;
+import dev.tern.ethernet.pcap.PcapTap;
+import dev.tern.ethernet.pcap.PcapWriter;
 import dev.tern.ethernet.memory.MemoryWire;
 import dev.tern.tcp.TcpConfig;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
@@ -21,6 +24,13 @@ public final class TcpNetwork implements AutoCloseable {
     public final List<TestStack> stacks = new ArrayList<>();
     private final List<Runnable> pollers = new ArrayList<>();
     private int nextMac = 1;
+    private PcapWriter capture;
+
+    /** Records every frame the first stack added afterwards sends and receives into {@code file}. */
+    public TcpNetwork capture(Path file) {
+        this.capture = PcapWriter.create(file);
+        return this;
+    }
 
     public TcpNetwork(MemoryWire.Builder wire) {
         this.wire = wire.clock(clock).build();
@@ -39,7 +49,10 @@ public final class TcpNetwork implements AutoCloseable {
     }
 
     public TestStack add(String name, String cidr, TcpConfig config, int receiveBatch) {
-        final MemoryLink link = wire.attach(name, 0x0200_0000_0000L | nextMac++);
+        Link link = wire.attach(name, 0x0200_0000_0000L | nextMac++);
+        if (capture != null && stacks.isEmpty()) {
+            link = new PcapTap(link, capture, clock);
+        }
         final TestStack stack = new TestStack(name, link, cidr, config, now(), receiveBatch);
         stacks.add(stack);
         return stack;
@@ -109,5 +122,8 @@ public final class TcpNetwork implements AutoCloseable {
             stack.close();
         }
         wire.close();
+        if (capture != null) {
+            capture.close();
+        }
     }
 }
