@@ -1,0 +1,56 @@
+package dev.tern.tcp;
+
+/**
+ * Initial sequence numbers per RFC 6528 §3: {@code ISN = M + F(localip, localport, remoteip, remoteport, secretkey)},
+ * where M is a clock ticking every 4 µs (RFC 9293 §3.4.1) and F is SipHash-2-4 under the layer's secret key. Each
+ * connection's sequence space thus starts at an unpredictable point that still moves forward with time for the same
+ * 4-tuple, so a new incarnation starts above an old one's numbers.
+ *
+ * <p>The same key, with separate domains, also gives each connection its timestamp offset (RFC 7323 §5.4: "a random
+ * offset per connection") and the ephemeral port search start (RFC 6056 algorithm 3).
+ *
+ * <p>Stateless apart from the key; owned by the shard thread.
+ */
+final class IsnGenerator {
+    private static final long DOMAIN_ISN = 0x1;
+    private static final long DOMAIN_TIMESTAMP = 0x2;
+    private static final long DOMAIN_PORT = 0x3;
+
+    private final long key0;
+    private final long key1;
+    private final long fixedIsn;
+
+    IsnGenerator(long key0, long key1, long fixedIsn) {
+        this.key0 = key0;
+        this.key1 = key1;
+        this.fixedIsn = fixedIsn;
+    }
+
+    private static long tuple(int localAddress, int remoteAddress) {
+        return ((long) localAddress << 32) | (remoteAddress & 0xFFFF_FFFFL);
+    }
+
+    private static long ports(int localPort, int remotePort, long domain) {
+        return (domain << 48) | ((long) (localPort & 0xFFFF) << 16) | (remotePort & 0xFFFF);
+    }
+
+    int isn(int localAddress, int localPort, int remoteAddress, int remotePort, long nowNs) {
+        if (fixedIsn != -1) {
+            return (int) fixedIsn;
+        }
+        final int m = (int) (nowNs / 4000);
+        return m + (int) SipHash.hash(key0, key1, tuple(localAddress, remoteAddress),
+            ports(localPort, remotePort, DOMAIN_ISN));
+    }
+
+    int timestampOffset(int localAddress, int localPort, int remoteAddress, int remotePort) {
+        return (int) SipHash.hash(key0, key1, tuple(localAddress, remoteAddress),
+            ports(localPort, remotePort, DOMAIN_TIMESTAMP));
+    }
+
+    /** Where to start searching the ephemeral range for a connection to this destination (RFC 6056 §3.3.3). */
+    int portOffset(int localAddress, int remoteAddress, int remotePort) {
+        return (int) SipHash.hash(key0, key1, tuple(localAddress, remoteAddress), ports(0, remotePort, DOMAIN_PORT))
+            & 0x7FFF_FFFF;
+    }
+}

@@ -1,0 +1,319 @@
+package dev.tern.tcp;
+
+import java.security.SecureRandom;
+import java.util.Objects;
+
+/**
+ * Configuration of a {@link TcpLayer}, fixed when the layer is made. {@link #defaults()} gives Linux-like values
+ * with a fresh random ISN key; {@link #builder()} changes some.
+ *
+ * @param maxConnections      control blocks in the table (connections in every state, TIME-WAIT included); at most 2^20
+ * @param sendBufferSize      default send buffer (bytes, a power of two, at least 1024); per connection in {@link TcpOptions}
+ * @param receiveBufferSize   default receive buffer (bytes, a power of two, at least 1024); also bounds the window
+ * @param mslNs               maximum segment lifetime; TIME-WAIT lasts 2 MSL (Linux: 60 s in all, so MSL 30 s)
+ * @param delayedAckNs        how long an ACK may wait for a second segment or data to ride on (RFC 9293 §3.8.6.3: at
+ *                            most 500 ms; RFC 5681: 200 ms SHOULD). Default 40 ms, Linux's minimum delayed-ACK time.
+ * @param rtoInitialNs        RTO before the first RTT sample (RFC 6298 §2.1: 1 s)
+ * @param rtoMinNs            lower bound of the RTO (RFC 6298 §2.4 says 1 s; Linux uses 200 ms, and so do we)
+ * @param rtoMaxNs            upper bound of the backed-off RTO (Linux: 120 s)
+ * @param maxRetries          retransmissions of one segment before the connection times out (Linux tcp_retries2: 15)
+ * @param synRetries          SYN retransmissions before connect times out (Linux tcp_syn_retries: 6)
+ * @param synAckRetries       SYN-ACK retransmissions before a half-open connection is dropped (Linux: 5)
+ * @param synQueueSize        half-open (SYN-RECEIVED) connections per listener before SYN cookies are used
+ * @param maxBacklog          upper bound on a listener's accept queue (Linux somaxconn: 4096)
+ * @param synCookies          answer SYNs with cookies when the SYN queue is full (else drop them)
+ * @param keepaliveIdleNs     default idle time before the first keepalive probe (Linux: 2 h)
+ * @param keepaliveIntervalNs default time between unanswered probes (Linux: 75 s)
+ * @param keepaliveProbes     default unanswered probes before the connection times out (Linux: 9)
+ * @param finWait2TimeoutNs   how long a connection closed by its owner waits in FIN-WAIT-2 (Linux tcp_fin_timeout: 60 s)
+ * @param congestionControl   default congestion control by name ("newreno", "none")
+ * @param isnKey0             first half of the secret key for ISNs (RFC 6528), ephemeral ports (RFC 6056) and cookies
+ * @param isnKey1             second half of the key
+ * @param timestamps          offer timestamps (RFC 7323)
+ * @param sack                offer SACK (RFC 2018)
+ * @param windowScaling       offer window scaling (RFC 7323)
+ * @param initialCwndSegments initial congestion window in segments (RFC 6928; Linux: 10)
+ * @param ephemeralFirst      first port of the ephemeral range (IANA: 49152)
+ * @param ephemeralLast       last port of the ephemeral range (65535)
+ * @param outOfOrderRanges    disjoint out-of-order ranges one connection may hold (more are dropped)
+ * @param outOfOrderBlocks    connections that may hold out-of-order data at once (the global bound)
+ * @param challengeAckLimit   challenge ACKs per second, for the whole layer (RFC 5961 §7)
+ * @param fixedIsn            for tests only: when not -1, every ISN is this value instead of RFC 6528's
+ */
+public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBufferSize, long mslNs, long delayedAckNs,
+                        long rtoInitialNs, long rtoMinNs, long rtoMaxNs, int maxRetries, int synRetries,
+                        int synAckRetries, int synQueueSize, int maxBacklog, boolean synCookies,
+                        long keepaliveIdleNs, long keepaliveIntervalNs, int keepaliveProbes, long finWait2TimeoutNs,
+                        String congestionControl, long isnKey0, long isnKey1, boolean timestamps, boolean sack,
+                        boolean windowScaling, int initialCwndSegments, int ephemeralFirst, int ephemeralLast,
+                        int outOfOrderRanges, int outOfOrderBlocks, int challengeAckLimit, long fixedIsn) {
+    public static final int MIN_BUFFER = 1024;
+    public static final int MAX_BUFFER = 1 << 30;
+    public static final int MAX_CONNECTIONS = 1 << 20;
+
+    public TcpConfig {
+        if (maxConnections < 1 || maxConnections > MAX_CONNECTIONS) {
+            throw new IllegalArgumentException("maxConnections must be 1.." + MAX_CONNECTIONS + ", got " + maxConnections);
+        }
+        checkBuffer(sendBufferSize, "send");
+        checkBuffer(receiveBufferSize, "receive");
+        if (rtoMinNs <= 0 || rtoMaxNs < rtoMinNs || rtoInitialNs < rtoMinNs || rtoInitialNs > rtoMaxNs) {
+            throw new IllegalArgumentException("need 0 < rtoMin <= rtoInitial <= rtoMax");
+        }
+        if (maxRetries < 1 || synRetries < 0 || synAckRetries < 0 || synQueueSize < 1 || maxBacklog < 1) {
+            throw new IllegalArgumentException("retries, SYN queue and backlog must be positive");
+        }
+        if (mslNs < 0 || delayedAckNs < 0 || finWait2TimeoutNs < 0 || keepaliveIdleNs <= 0 || keepaliveIntervalNs <= 0
+            || keepaliveProbes < 1) {
+            throw new IllegalArgumentException("times must not be negative, keepalive values positive");
+        }
+        Objects.requireNonNull(congestionControl, "congestionControl");
+        if (ephemeralFirst < 1 || ephemeralLast > 65535 || ephemeralLast < ephemeralFirst) {
+            throw new IllegalArgumentException("bad ephemeral port range " + ephemeralFirst + ".." + ephemeralLast);
+        }
+        if (initialCwndSegments < 1 || outOfOrderRanges < 1 || outOfOrderBlocks < 1 || challengeAckLimit < 1) {
+            throw new IllegalArgumentException("initial cwnd, out-of-order bounds and challenge ACK limit must be positive");
+        }
+    }
+
+    static void checkBuffer(int size, String what) {
+        if (size < MIN_BUFFER || size > MAX_BUFFER || Integer.bitCount(size) != 1) {
+            throw new IllegalArgumentException(what + " buffer must be a power of two, " + MIN_BUFFER + ".."
+                + MAX_BUFFER + ", got " + size);
+        }
+    }
+
+    /** Linux-like defaults with a random ISN key. */
+    public static TcpConfig defaults() {
+        return builder().build();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder starting from this configuration. */
+    public Builder toBuilder() {
+        final Builder b = new Builder();
+        b.maxConnections = maxConnections;
+        b.sendBufferSize = sendBufferSize;
+        b.receiveBufferSize = receiveBufferSize;
+        b.mslNs = mslNs;
+        b.delayedAckNs = delayedAckNs;
+        b.rtoInitialNs = rtoInitialNs;
+        b.rtoMinNs = rtoMinNs;
+        b.rtoMaxNs = rtoMaxNs;
+        b.maxRetries = maxRetries;
+        b.synRetries = synRetries;
+        b.synAckRetries = synAckRetries;
+        b.synQueueSize = synQueueSize;
+        b.maxBacklog = maxBacklog;
+        b.synCookies = synCookies;
+        b.keepaliveIdleNs = keepaliveIdleNs;
+        b.keepaliveIntervalNs = keepaliveIntervalNs;
+        b.keepaliveProbes = keepaliveProbes;
+        b.finWait2TimeoutNs = finWait2TimeoutNs;
+        b.congestionControl = congestionControl;
+        b.isnKey0 = isnKey0;
+        b.isnKey1 = isnKey1;
+        b.timestamps = timestamps;
+        b.sack = sack;
+        b.windowScaling = windowScaling;
+        b.initialCwndSegments = initialCwndSegments;
+        b.ephemeralFirst = ephemeralFirst;
+        b.ephemeralLast = ephemeralLast;
+        b.outOfOrderRanges = outOfOrderRanges;
+        b.outOfOrderBlocks = outOfOrderBlocks;
+        b.challengeAckLimit = challengeAckLimit;
+        b.fixedIsn = fixedIsn;
+        return b;
+    }
+
+    /** Builds a {@link TcpConfig}; every setter has the default documented on the record. */
+    public static final class Builder {
+        private static final long MS = 1_000_000L;
+        private static final long S = 1_000_000_000L;
+
+        private int maxConnections = 16_384;
+        private int sendBufferSize = 128 * 1024;
+        private int receiveBufferSize = 128 * 1024;
+        private long mslNs = 30 * S;
+        private long delayedAckNs = 40 * MS;
+        private long rtoInitialNs = S;
+        private long rtoMinNs = 200 * MS;
+        private long rtoMaxNs = 120 * S;
+        private int maxRetries = 15;
+        private int synRetries = 6;
+        private int synAckRetries = 5;
+        private int synQueueSize = 256;
+        private int maxBacklog = 4096;
+        private boolean synCookies = true;
+        private long keepaliveIdleNs = 7200 * S;
+        private long keepaliveIntervalNs = 75 * S;
+        private int keepaliveProbes = 9;
+        private long finWait2TimeoutNs = 60 * S;
+        private String congestionControl = NewRenoCongestionControl.NAME;
+        private long isnKey0;
+        private long isnKey1;
+        private boolean timestamps = true;
+        private boolean sack = true;
+        private boolean windowScaling = true;
+        private int initialCwndSegments = 10;
+        private int ephemeralFirst = 49152;
+        private int ephemeralLast = 65535;
+        private int outOfOrderRanges = 16;
+        private int outOfOrderBlocks = 4096;
+        private int challengeAckLimit = 1000;
+        private long fixedIsn = -1;
+
+        private Builder() {
+            final SecureRandom random = new SecureRandom();
+            isnKey0 = random.nextLong();
+            isnKey1 = random.nextLong();
+        }
+
+        public Builder maxConnections(int value) {
+            maxConnections = value;
+            return this;
+        }
+
+        public Builder sendBufferSize(int value) {
+            sendBufferSize = value;
+            return this;
+        }
+
+        public Builder receiveBufferSize(int value) {
+            receiveBufferSize = value;
+            return this;
+        }
+
+        /** Both buffers at once. */
+        public Builder bufferSizes(int send, int receive) {
+            sendBufferSize = send;
+            receiveBufferSize = receive;
+            return this;
+        }
+
+        public Builder mslNs(long value) {
+            mslNs = value;
+            return this;
+        }
+
+        public Builder delayedAckNs(long value) {
+            delayedAckNs = value;
+            return this;
+        }
+
+        public Builder rto(long initialNs, long minNs, long maxNs) {
+            rtoInitialNs = initialNs;
+            rtoMinNs = minNs;
+            rtoMaxNs = maxNs;
+            return this;
+        }
+
+        public Builder maxRetries(int value) {
+            maxRetries = value;
+            return this;
+        }
+
+        public Builder synRetries(int value) {
+            synRetries = value;
+            return this;
+        }
+
+        public Builder synAckRetries(int value) {
+            synAckRetries = value;
+            return this;
+        }
+
+        public Builder synQueueSize(int value) {
+            synQueueSize = value;
+            return this;
+        }
+
+        public Builder maxBacklog(int value) {
+            maxBacklog = value;
+            return this;
+        }
+
+        public Builder synCookies(boolean value) {
+            synCookies = value;
+            return this;
+        }
+
+        public Builder keepalive(long idleNs, long intervalNs, int probes) {
+            keepaliveIdleNs = idleNs;
+            keepaliveIntervalNs = intervalNs;
+            keepaliveProbes = probes;
+            return this;
+        }
+
+        public Builder finWait2TimeoutNs(long value) {
+            finWait2TimeoutNs = value;
+            return this;
+        }
+
+        public Builder congestionControl(String name) {
+            congestionControl = name;
+            return this;
+        }
+
+        /** The secret key (RFC 6528); fixing it makes ISNs, ephemeral ports and cookies repeatable. */
+        public Builder isnKey(long key0, long key1) {
+            isnKey0 = key0;
+            isnKey1 = key1;
+            return this;
+        }
+
+        public Builder timestamps(boolean value) {
+            timestamps = value;
+            return this;
+        }
+
+        public Builder sack(boolean value) {
+            sack = value;
+            return this;
+        }
+
+        public Builder windowScaling(boolean value) {
+            windowScaling = value;
+            return this;
+        }
+
+        public Builder initialCwndSegments(int value) {
+            initialCwndSegments = value;
+            return this;
+        }
+
+        public Builder ephemeralPorts(int first, int last) {
+            ephemeralFirst = first;
+            ephemeralLast = last;
+            return this;
+        }
+
+        public Builder outOfOrder(int rangesPerConnection, int connections) {
+            outOfOrderRanges = rangesPerConnection;
+            outOfOrderBlocks = connections;
+            return this;
+        }
+
+        public Builder challengeAckLimit(int perSecond) {
+            challengeAckLimit = perSecond;
+            return this;
+        }
+
+        /** For tests only: every ISN this layer picks is {@code isn} (unsigned 32 bits). */
+        public Builder fixedIsn(long isn) {
+            fixedIsn = isn;
+            return this;
+        }
+
+        public TcpConfig build() {
+            return new TcpConfig(maxConnections, sendBufferSize, receiveBufferSize, mslNs, delayedAckNs, rtoInitialNs,
+                rtoMinNs, rtoMaxNs, maxRetries, synRetries, synAckRetries, synQueueSize, maxBacklog, synCookies,
+                keepaliveIdleNs, keepaliveIntervalNs, keepaliveProbes, finWait2TimeoutNs, congestionControl, isnKey0,
+                isnKey1, timestamps, sack, windowScaling, initialCwndSegments, ephemeralFirst, ephemeralLast,
+                outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn);
+        }
+    }
+}

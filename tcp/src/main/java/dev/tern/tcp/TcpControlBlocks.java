@@ -1,0 +1,929 @@
+package dev.tern.tcp;
+
+import dev.tern.core.memory.BigEndian;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * The transmission control blocks (RFC 9293 §3.3.1) of one shard: one 384-byte row per connection in an off-heap
+ * table, addressed by slot index. Fields carry RFC 9293's names ({@code sndUna}, {@code rcvNxt}, ...) and are read
+ * and written through accessors taking the slot, so a reader can hold the RFC next to the code and code that handles
+ * two connections at once (a listener's child, an event handler calling back in) never loses its place.
+ *
+ * <pre>
+ *  table: capacity x 384-byte rows, 64-byte aligned       row c starts at c * 384
+ *   0                   8                   16                  24                  32
+ *   +-------------------+-------------------+-------------------+-------------------+
+ *   | timerId           | timerAtNs         | rtoDeadlineNs     | delayedAckDeadline|   0  timers (long ns)
+ *   | keepaliveDeadline | stateDeadlineNs   | rttStartNs        | lastReceiveNs     |  32
+ *   | lastSendNs        | tsRecentAgeNs     | finPosition       | retransmits       |  64
+ *   | bytesAcked        | bytesReceived     | ccLong0           | ccLong1           |  96
+ *   +----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+
+ *   |state|flags|events|timers|lAddr|rAddr|lPort|rPort|iss |irs |sndUna|sndNxt|sndMax|sndWnd|sndWl1|sndWl2| 128 (ints)
+ *   |maxSndWnd|rcvNxt|rcvAdv|sndMss|rcvMss|advMss|sndScale|rcvScale|tsRecent|lastAckSent|tsOffset|srttUs|rttvarUs|rtoUs|rttSeq|backoff| 192
+ *   |cwnd|ssthresh|dupAcks|recover|ccId|unackedBytes|quickAcks|probes|error|softError|listener|generation|dsackStart|dsackEnd|rcvFinSeq|oooBlock| 256
+ *   |keepIdleMs|keepIntervalMs|keepProbes|finSeq|listPrev|listNext|ccInt0|ccInt1|retries|sndSml|lastOowAckNs (long)|   | 320
+ *   +--------------------------------------------------------------------------------------------------------------+
+ * </pre>
+ *
+ * <p>Sequence numbers are ints holding 32 bits, compared only through {@link SeqNum}. Windows, MSS and buffer sizes
+ * are bytes. RTT values are microseconds (RTO max 120 s fits an int).
+ *
+ * <p>Free rows are kept on an int stack; a row is written in full by {@link #allocate} (a freed row holds stale
+ * values). The generation field survives reuse and makes handles of earlier incarnations invalid.
+ *
+ * <p>Owned by the shard thread; not thread-safe. The table lives until {@link #close}.
+ */
+public final class TcpControlBlocks implements AutoCloseable {
+    public static final int ROW_BYTES = 384;
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
+
+    // ------------------------------------------------------------------------------------------- flags (F_*)
+    /** The owner closed or aborted the handle: no more events; the row is freed once the protocol is done. */
+    static final int F_RELEASED = 1;
+    /** shutdownOutput or close: a FIN follows the data up to finPosition. */
+    static final int F_FIN_QUEUED = 1 << 1;
+    /** Our FIN has been sent at least once (finSeq is valid). */
+    static final int F_FIN_SENT = 1 << 2;
+    static final int F_NO_DELAY = 1 << 3;
+    static final int F_KEEPALIVE = 1 << 4;
+    /** Timestamps negotiated (RFC 7323). */
+    static final int F_TIMESTAMPS = 1 << 5;
+    /** SACK negotiated (RFC 2018). */
+    static final int F_SACK = 1 << 6;
+    /** NewReno fast recovery in progress (RFC 6582). */
+    static final int F_IN_RECOVERY = 1 << 7;
+    /** An ACK must go out at the next output. */
+    static final int F_ACK_NOW = 1 << 8;
+    /** The row is in use. */
+    static final int F_ALLOCATED = 1 << 9;
+    /** The owner knows the handle (connect, or accept): events go to it, and only it frees the row. */
+    static final int F_OWNED = 1 << 10;
+    /** Made by a listener (passive open). */
+    static final int F_PASSIVE = 1 << 11;
+    /** Established, waiting in the listener's accept queue. */
+    static final int F_ACCEPT_QUEUED = 1 << 12;
+    /** A FIN arrived beyond RCV.NXT (rcvFinSeq). */
+    static final int F_FIN_PENDING = 1 << 13;
+    /** A D-SACK block (dsackStart, dsackEnd) goes in the next ACK (RFC 2883). */
+    static final int F_DSACK = 1 << 14;
+    /** The RTO timer is the persist timer: zero window probes (RFC 9293 §3.8.6.1). */
+    static final int F_PERSIST = 1 << 15;
+    /** A segment is being timed (rttSeq, rttStartNs). */
+    static final int F_RTT_TIMING = 1 << 16;
+    /** The closed event was delivered (or is pending). */
+    static final int F_CLOSED_SIGNALLED = 1 << 17;
+    /** In the connection table (reachable by 4-tuple). */
+    static final int F_IN_TABLE = 1 << 18;
+    /** Send and receive rings are attached. */
+    static final int F_RINGS = 1 << 19;
+    /** On the TIME-WAIT list. */
+    static final int F_TIME_WAIT_LISTED = 1 << 20;
+    /** The last output stopped because the congestion window was full (cwnd may grow, RFC 7661). */
+    static final int F_CWND_LIMITED = 1 << 21;
+    /** Window scaling negotiated (RFC 7323 §2). */
+    static final int F_WINDOW_SCALING = 1 << 22;
+    /** Made from a SYN cookie (RFC 4987): no SYN-RECEIVED state was kept. */
+    static final int F_FROM_COOKIE = 1 << 23;
+    /** At least one retransmission since the last RTT sample (Karn). */
+    static final int F_RETRANSMITTED = 1 << 24;
+    /** Counted in its listener's SYN queue (a passive connection in SYN-RECEIVED). */
+    static final int F_IN_SYN_QUEUE = 1 << 25;
+
+    // ------------------------------------------------------------------------------------------ events (EV_*)
+    static final int EV_ESTABLISHED = 1;
+    static final int EV_READABLE = 1 << 1;
+    static final int EV_WRITABLE = 1 << 2;
+    static final int EV_CLOSED = 1 << 3;
+    static final int EV_ACCEPTABLE = 1 << 4;
+
+    // ------------------------------------------------------------------------------------------ timers (T_*)
+    static final int T_RTO = 1;
+    static final int T_DELAYED_ACK = 1 << 1;
+    static final int T_KEEPALIVE = 1 << 2;
+    static final int T_STATE = 1 << 3;
+    /** The wheel timer (timerId, timerAtNs) is armed. */
+    static final int T_ARMED = 1 << 4;
+
+    static final int TIMER_ID_OFFSET = 0;
+    static final int TIMER_AT_OFFSET = 8;
+    static final int RTO_DEADLINE_OFFSET = 16;
+    static final int DELACK_DEADLINE_OFFSET = 24;
+    static final int KEEPALIVE_DEADLINE_OFFSET = 32;
+    static final int STATE_DEADLINE_OFFSET = 40;
+    static final int RTT_START_OFFSET = 48;
+    static final int LAST_RECEIVE_OFFSET = 56;
+    static final int LAST_SEND_OFFSET = 64;
+    static final int TS_RECENT_AGE_OFFSET = 72;
+    static final int FIN_POSITION_OFFSET = 80;
+    static final int RETRANSMITS_OFFSET = 88;
+    static final int BYTES_ACKED_OFFSET = 96;
+    static final int BYTES_RECEIVED_OFFSET = 104;
+    static final int CC_LONG0_OFFSET = 112;
+    static final int CC_LONG1_OFFSET = 120;
+    static final int STATE_OFFSET = 128;
+    static final int FLAGS_OFFSET = 132;
+    static final int EVENTS_OFFSET = 136;
+    static final int TIMERS_OFFSET = 140;
+    static final int LOCAL_ADDRESS_OFFSET = 144;
+    static final int REMOTE_ADDRESS_OFFSET = 148;
+    static final int LOCAL_PORT_OFFSET = 152;
+    static final int REMOTE_PORT_OFFSET = 156;
+    static final int ISS_OFFSET = 160;
+    static final int IRS_OFFSET = 164;
+    static final int SND_UNA_OFFSET = 168;
+    static final int SND_NXT_OFFSET = 172;
+    static final int SND_MAX_OFFSET = 176;
+    static final int SND_WND_OFFSET = 180;
+    static final int SND_WL1_OFFSET = 184;
+    static final int SND_WL2_OFFSET = 188;
+    static final int MAX_SND_WND_OFFSET = 192;
+    static final int RCV_NXT_OFFSET = 196;
+    static final int RCV_ADV_OFFSET = 200;
+    static final int SND_MSS_OFFSET = 204;
+    static final int RCV_MSS_OFFSET = 208;
+    static final int ADV_MSS_OFFSET = 212;
+    static final int SND_SCALE_OFFSET = 216;
+    static final int RCV_SCALE_OFFSET = 220;
+    static final int TS_RECENT_OFFSET = 224;
+    static final int LAST_ACK_SENT_OFFSET = 228;
+    static final int TS_OFFSET_OFFSET = 232;
+    static final int SRTT_US_OFFSET = 236;
+    static final int RTTVAR_US_OFFSET = 240;
+    static final int RTO_US_OFFSET = 244;
+    static final int RTT_SEQ_OFFSET = 248;
+    static final int BACKOFF_OFFSET = 252;
+    static final int CWND_OFFSET = 256;
+    static final int SSTHRESH_OFFSET = 260;
+    static final int DUP_ACKS_OFFSET = 264;
+    static final int RECOVER_OFFSET = 268;
+    static final int CC_ID_OFFSET = 272;
+    static final int UNACKED_BYTES_OFFSET = 276;
+    static final int QUICK_ACKS_OFFSET = 280;
+    static final int PROBES_OFFSET = 284;
+    static final int ERROR_OFFSET = 288;
+    static final int SOFT_ERROR_OFFSET = 292;
+    static final int LISTENER_OFFSET = 296;
+    static final int GENERATION_OFFSET = 300;
+    static final int DSACK_START_OFFSET = 304;
+    static final int DSACK_END_OFFSET = 308;
+    static final int RCV_FIN_SEQ_OFFSET = 312;
+    static final int OOO_BLOCK_OFFSET = 316;
+    static final int KEEP_IDLE_MS_OFFSET = 320;
+    static final int KEEP_INTERVAL_MS_OFFSET = 324;
+    static final int KEEP_PROBES_OFFSET = 328;
+    static final int FIN_SEQ_OFFSET = 332;
+    static final int LIST_PREV_OFFSET = 336;
+    static final int LIST_NEXT_OFFSET = 340;
+    static final int CC_INT0_OFFSET = 344;
+    static final int CC_INT1_OFFSET = 348;
+    static final int RETRIES_OFFSET = 352;
+    static final int SND_SML_OFFSET = 356;
+    static final int LAST_OOW_ACK_OFFSET = 360;
+
+    private final Arena arena;
+    private final MemorySegment rows;
+    private final int capacity;
+    private final int[] free;
+    private int freeCount;
+
+    public TcpControlBlocks(int capacity) {
+        this.capacity = capacity;
+        this.arena = Arena.ofShared();
+        this.rows = arena.allocate((long) capacity * ROW_BYTES, 64);
+        this.free = new int[capacity];
+        for (int i = 0; i < capacity; i++) {
+            free[i] = capacity - 1 - i;
+        }
+        this.freeCount = capacity;
+    }
+
+    public int capacity() {
+        return capacity;
+    }
+
+    public int inUse() {
+        return capacity - freeCount;
+    }
+
+    /** Takes a free row and clears it (the generation moves on); returns its slot, or -1 when the table is full. */
+    int allocate() {
+        if (freeCount == 0) {
+            return -1;
+        }
+        final int c = free[--freeCount];
+        final int generation = generation(c) + 1;
+        BigEndian.zero(rows, base(c), ROW_BYTES);
+        generation(c, generation & 0x7FF);
+        listener(c, -1);
+        oooBlock(c, -1);
+        listPrev(c, -1);
+        listNext(c, -1);
+        flags(c, F_ALLOCATED);
+        return c;
+    }
+
+    /** Returns a row to the free stack. */
+    void release(int c) {
+        state(c, TcpState.CLOSED);
+        flags(c, 0);
+        timers(c, 0);
+        events(c, 0);
+        free[freeCount++] = c;
+    }
+
+    private static long base(int c) {
+        return (long) c * ROW_BYTES;
+    }
+
+    boolean hasFlag(int c, int flag) {
+        return (flags(c) & flag) != 0;
+    }
+
+    void setFlag(int c, int flag) {
+        flags(c, flags(c) | flag);
+    }
+
+    void clearFlag(int c, int flag) {
+        flags(c, flags(c) & ~flag);
+    }
+
+    @Override
+    public void close() {
+        arena.close();
+    }
+
+    // ---------------------------------------------------------------------------------------------- fields
+
+    /** Wheel timer armed for this connection (valid with TIMER_ARMED). */
+    public long timerId(int c) {
+        return rows.get(LONG, base(c) + TIMER_ID_OFFSET);
+    }
+
+    public void timerId(int c, long value) {
+        rows.set(LONG, base(c) + TIMER_ID_OFFSET, value);
+    }
+
+    /** Deadline the wheel timer is armed for. */
+    public long timerAtNs(int c) {
+        return rows.get(LONG, base(c) + TIMER_AT_OFFSET);
+    }
+
+    public void timerAtNs(int c, long value) {
+        rows.set(LONG, base(c) + TIMER_AT_OFFSET, value);
+    }
+
+    /** Retransmission / persist / SYN timer deadline. */
+    public long rtoDeadlineNs(int c) {
+        return rows.get(LONG, base(c) + RTO_DEADLINE_OFFSET);
+    }
+
+    public void rtoDeadlineNs(int c, long value) {
+        rows.set(LONG, base(c) + RTO_DEADLINE_OFFSET, value);
+    }
+
+    /** Delayed ACK deadline. */
+    public long delayedAckDeadlineNs(int c) {
+        return rows.get(LONG, base(c) + DELACK_DEADLINE_OFFSET);
+    }
+
+    public void delayedAckDeadlineNs(int c, long value) {
+        rows.set(LONG, base(c) + DELACK_DEADLINE_OFFSET, value);
+    }
+
+    /** Next keepalive probe. */
+    public long keepaliveDeadlineNs(int c) {
+        return rows.get(LONG, base(c) + KEEPALIVE_DEADLINE_OFFSET);
+    }
+
+    public void keepaliveDeadlineNs(int c, long value) {
+        rows.set(LONG, base(c) + KEEPALIVE_DEADLINE_OFFSET, value);
+    }
+
+    /** End of TIME-WAIT or of the FIN-WAIT-2 timeout. */
+    public long stateDeadlineNs(int c) {
+        return rows.get(LONG, base(c) + STATE_DEADLINE_OFFSET);
+    }
+
+    public void stateDeadlineNs(int c, long value) {
+        rows.set(LONG, base(c) + STATE_DEADLINE_OFFSET, value);
+    }
+
+    /** When the timed segment (RTT_SEQ) was sent. */
+    public long rttStartNs(int c) {
+        return rows.get(LONG, base(c) + RTT_START_OFFSET);
+    }
+
+    public void rttStartNs(int c, long value) {
+        rows.set(LONG, base(c) + RTT_START_OFFSET, value);
+    }
+
+    /** Last segment received (keepalive idle time). */
+    public long lastReceiveNs(int c) {
+        return rows.get(LONG, base(c) + LAST_RECEIVE_OFFSET);
+    }
+
+    public void lastReceiveNs(int c, long value) {
+        rows.set(LONG, base(c) + LAST_RECEIVE_OFFSET, value);
+    }
+
+    /** Last data sent (congestion window restart after idle). */
+    public long lastSendNs(int c) {
+        return rows.get(LONG, base(c) + LAST_SEND_OFFSET);
+    }
+
+    public void lastSendNs(int c, long value) {
+        rows.set(LONG, base(c) + LAST_SEND_OFFSET, value);
+    }
+
+    /** When TS.Recent was set (RFC 7323 §5.5, 24 days). */
+    public long tsRecentAgeNs(int c) {
+        return rows.get(LONG, base(c) + TS_RECENT_AGE_OFFSET);
+    }
+
+    public void tsRecentAgeNs(int c, long value) {
+        rows.set(LONG, base(c) + TS_RECENT_AGE_OFFSET, value);
+    }
+
+    /** Send ring position where data ends once shutdownOutput was called. */
+    public long finPosition(int c) {
+        return rows.get(LONG, base(c) + FIN_POSITION_OFFSET);
+    }
+
+    public void finPosition(int c, long value) {
+        rows.set(LONG, base(c) + FIN_POSITION_OFFSET, value);
+    }
+
+    /** Segments retransmitted (statistics). */
+    public long retransmits(int c) {
+        return rows.get(LONG, base(c) + RETRANSMITS_OFFSET);
+    }
+
+    public void retransmits(int c, long value) {
+        rows.set(LONG, base(c) + RETRANSMITS_OFFSET, value);
+    }
+
+    /** Data bytes acknowledged by the peer (statistics). */
+    public long bytesAcked(int c) {
+        return rows.get(LONG, base(c) + BYTES_ACKED_OFFSET);
+    }
+
+    public void bytesAcked(int c, long value) {
+        rows.set(LONG, base(c) + BYTES_ACKED_OFFSET, value);
+    }
+
+    /** Data bytes received in order (statistics). */
+    public long bytesReceived(int c) {
+        return rows.get(LONG, base(c) + BYTES_RECEIVED_OFFSET);
+    }
+
+    public void bytesReceived(int c, long value) {
+        rows.set(LONG, base(c) + BYTES_RECEIVED_OFFSET, value);
+    }
+
+    /** Congestion control private. */
+    public long ccLong0(int c) {
+        return rows.get(LONG, base(c) + CC_LONG0_OFFSET);
+    }
+
+    public void ccLong0(int c, long value) {
+        rows.set(LONG, base(c) + CC_LONG0_OFFSET, value);
+    }
+
+    /** Congestion control private. */
+    public long ccLong1(int c) {
+        return rows.get(LONG, base(c) + CC_LONG1_OFFSET);
+    }
+
+    public void ccLong1(int c, long value) {
+        rows.set(LONG, base(c) + CC_LONG1_OFFSET, value);
+    }
+
+    /** TcpState. */
+    public int state(int c) {
+        return rows.get(INT, base(c) + STATE_OFFSET);
+    }
+
+    public void state(int c, int value) {
+        rows.set(INT, base(c) + STATE_OFFSET, value);
+    }
+
+    /** F_* bits. */
+    public int flags(int c) {
+        return rows.get(INT, base(c) + FLAGS_OFFSET);
+    }
+
+    public void flags(int c, int value) {
+        rows.set(INT, base(c) + FLAGS_OFFSET, value);
+    }
+
+    /** Pending TcpEvents, EV_* bits. */
+    public int events(int c) {
+        return rows.get(INT, base(c) + EVENTS_OFFSET);
+    }
+
+    public void events(int c, int value) {
+        rows.set(INT, base(c) + EVENTS_OFFSET, value);
+    }
+
+    /** Active deadlines, T_* bits. */
+    public int timers(int c) {
+        return rows.get(INT, base(c) + TIMERS_OFFSET);
+    }
+
+    public void timers(int c, int value) {
+        rows.set(INT, base(c) + TIMERS_OFFSET, value);
+    }
+
+    public int localAddress(int c) {
+        return rows.get(INT, base(c) + LOCAL_ADDRESS_OFFSET);
+    }
+
+    public void localAddress(int c, int value) {
+        rows.set(INT, base(c) + LOCAL_ADDRESS_OFFSET, value);
+    }
+
+    public int remoteAddress(int c) {
+        return rows.get(INT, base(c) + REMOTE_ADDRESS_OFFSET);
+    }
+
+    public void remoteAddress(int c, int value) {
+        rows.set(INT, base(c) + REMOTE_ADDRESS_OFFSET, value);
+    }
+
+    public int localPort(int c) {
+        return rows.get(INT, base(c) + LOCAL_PORT_OFFSET);
+    }
+
+    public void localPort(int c, int value) {
+        rows.set(INT, base(c) + LOCAL_PORT_OFFSET, value);
+    }
+
+    public int remotePort(int c) {
+        return rows.get(INT, base(c) + REMOTE_PORT_OFFSET);
+    }
+
+    public void remotePort(int c, int value) {
+        rows.set(INT, base(c) + REMOTE_PORT_OFFSET, value);
+    }
+
+    /** Initial send sequence number. */
+    public int iss(int c) {
+        return rows.get(INT, base(c) + ISS_OFFSET);
+    }
+
+    public void iss(int c, int value) {
+        rows.set(INT, base(c) + ISS_OFFSET, value);
+    }
+
+    /** Initial receive sequence number. */
+    public int irs(int c) {
+        return rows.get(INT, base(c) + IRS_OFFSET);
+    }
+
+    public void irs(int c, int value) {
+        rows.set(INT, base(c) + IRS_OFFSET, value);
+    }
+
+    /** Oldest unacknowledged sequence number. */
+    public int sndUna(int c) {
+        return rows.get(INT, base(c) + SND_UNA_OFFSET);
+    }
+
+    public void sndUna(int c, int value) {
+        rows.set(INT, base(c) + SND_UNA_OFFSET, value);
+    }
+
+    /** Next sequence number to send. */
+    public int sndNxt(int c) {
+        return rows.get(INT, base(c) + SND_NXT_OFFSET);
+    }
+
+    public void sndNxt(int c, int value) {
+        rows.set(INT, base(c) + SND_NXT_OFFSET, value);
+    }
+
+    /** Highest sequence number sent (SND.NXT before a go-back-N rewind). */
+    public int sndMax(int c) {
+        return rows.get(INT, base(c) + SND_MAX_OFFSET);
+    }
+
+    public void sndMax(int c, int value) {
+        rows.set(INT, base(c) + SND_MAX_OFFSET, value);
+    }
+
+    /** Send window, scaled, in bytes. */
+    public int sndWnd(int c) {
+        return rows.get(INT, base(c) + SND_WND_OFFSET);
+    }
+
+    public void sndWnd(int c, int value) {
+        rows.set(INT, base(c) + SND_WND_OFFSET, value);
+    }
+
+    /** Segment sequence number used for the last window update. */
+    public int sndWl1(int c) {
+        return rows.get(INT, base(c) + SND_WL1_OFFSET);
+    }
+
+    public void sndWl1(int c, int value) {
+        rows.set(INT, base(c) + SND_WL1_OFFSET, value);
+    }
+
+    /** Segment acknowledgment number used for the last window update. */
+    public int sndWl2(int c) {
+        return rows.get(INT, base(c) + SND_WL2_OFFSET);
+    }
+
+    public void sndWl2(int c, int value) {
+        rows.set(INT, base(c) + SND_WL2_OFFSET, value);
+    }
+
+    /** Largest window the peer offered (SWS avoidance, RFC 5961 §5.2). */
+    public int maxSndWnd(int c) {
+        return rows.get(INT, base(c) + MAX_SND_WND_OFFSET);
+    }
+
+    public void maxSndWnd(int c, int value) {
+        rows.set(INT, base(c) + MAX_SND_WND_OFFSET, value);
+    }
+
+    /** Next sequence number expected. */
+    public int rcvNxt(int c) {
+        return rows.get(INT, base(c) + RCV_NXT_OFFSET);
+    }
+
+    public void rcvNxt(int c, int value) {
+        rows.set(INT, base(c) + RCV_NXT_OFFSET, value);
+    }
+
+    /** Right edge of the window we advertised: RCV.NXT + RCV.WND when sent. */
+    public int rcvAdv(int c) {
+        return rows.get(INT, base(c) + RCV_ADV_OFFSET);
+    }
+
+    public void rcvAdv(int c, int value) {
+        rows.set(INT, base(c) + RCV_ADV_OFFSET, value);
+    }
+
+    /** Largest payload we send, before options (min of the peer's MSS and path MTU - 40). */
+    public int sndMss(int c) {
+        return rows.get(INT, base(c) + SND_MSS_OFFSET);
+    }
+
+    public void sndMss(int c, int value) {
+        rows.set(INT, base(c) + SND_MSS_OFFSET, value);
+    }
+
+    /** Largest payload seen from the peer (delayed ACK 'full-sized segment'). */
+    public int rcvMss(int c) {
+        return rows.get(INT, base(c) + RCV_MSS_OFFSET);
+    }
+
+    public void rcvMss(int c, int value) {
+        rows.set(INT, base(c) + RCV_MSS_OFFSET, value);
+    }
+
+    /** MSS we advertised. */
+    public int advMss(int c) {
+        return rows.get(INT, base(c) + ADV_MSS_OFFSET);
+    }
+
+    public void advMss(int c, int value) {
+        rows.set(INT, base(c) + ADV_MSS_OFFSET, value);
+    }
+
+    /** Window shift the peer applies (Snd.Wind.Shift). */
+    public int sndScale(int c) {
+        return rows.get(INT, base(c) + SND_SCALE_OFFSET);
+    }
+
+    public void sndScale(int c, int value) {
+        rows.set(INT, base(c) + SND_SCALE_OFFSET, value);
+    }
+
+    /** Window shift we apply (Rcv.Wind.Shift). */
+    public int rcvScale(int c) {
+        return rows.get(INT, base(c) + RCV_SCALE_OFFSET);
+    }
+
+    public void rcvScale(int c, int value) {
+        rows.set(INT, base(c) + RCV_SCALE_OFFSET, value);
+    }
+
+    /** TS.Recent (RFC 7323 §4.3). */
+    public int tsRecent(int c) {
+        return rows.get(INT, base(c) + TS_RECENT_OFFSET);
+    }
+
+    public void tsRecent(int c, int value) {
+        rows.set(INT, base(c) + TS_RECENT_OFFSET, value);
+    }
+
+    /** Last.ACK.sent (RFC 7323 §4.3). */
+    public int lastAckSent(int c) {
+        return rows.get(INT, base(c) + LAST_ACK_SENT_OFFSET);
+    }
+
+    public void lastAckSent(int c, int value) {
+        rows.set(INT, base(c) + LAST_ACK_SENT_OFFSET, value);
+    }
+
+    /** Random offset of our TSval clock (RFC 7323 §5.4). */
+    public int tsOffset(int c) {
+        return rows.get(INT, base(c) + TS_OFFSET_OFFSET);
+    }
+
+    public void tsOffset(int c, int value) {
+        rows.set(INT, base(c) + TS_OFFSET_OFFSET, value);
+    }
+
+    /** Smoothed RTT in µs, 0 before the first sample. */
+    public int srttUs(int c) {
+        return rows.get(INT, base(c) + SRTT_US_OFFSET);
+    }
+
+    public void srttUs(int c, int value) {
+        rows.set(INT, base(c) + SRTT_US_OFFSET, value);
+    }
+
+    /** RTT variation in µs. */
+    public int rttvarUs(int c) {
+        return rows.get(INT, base(c) + RTTVAR_US_OFFSET);
+    }
+
+    public void rttvarUs(int c, int value) {
+        rows.set(INT, base(c) + RTTVAR_US_OFFSET, value);
+    }
+
+    /** Retransmission timeout in µs, before backoff. */
+    public int rtoUs(int c) {
+        return rows.get(INT, base(c) + RTO_US_OFFSET);
+    }
+
+    public void rtoUs(int c, int value) {
+        rows.set(INT, base(c) + RTO_US_OFFSET, value);
+    }
+
+    /** Sequence number being timed (valid with F_RTT_TIMING). */
+    public int rttSeq(int c) {
+        return rows.get(INT, base(c) + RTT_SEQ_OFFSET);
+    }
+
+    public void rttSeq(int c, int value) {
+        rows.set(INT, base(c) + RTT_SEQ_OFFSET, value);
+    }
+
+    /** Consecutive RTO expiries (the RTO is doubled this many times). */
+    public int backoff(int c) {
+        return rows.get(INT, base(c) + BACKOFF_OFFSET);
+    }
+
+    public void backoff(int c, int value) {
+        rows.set(INT, base(c) + BACKOFF_OFFSET, value);
+    }
+
+    /** Congestion window in bytes. */
+    public int cwnd(int c) {
+        return rows.get(INT, base(c) + CWND_OFFSET);
+    }
+
+    public void cwnd(int c, int value) {
+        rows.set(INT, base(c) + CWND_OFFSET, value);
+    }
+
+    /** Slow start threshold in bytes. */
+    public int ssthresh(int c) {
+        return rows.get(INT, base(c) + SSTHRESH_OFFSET);
+    }
+
+    public void ssthresh(int c, int value) {
+        rows.set(INT, base(c) + SSTHRESH_OFFSET, value);
+    }
+
+    /** Duplicate ACKs in a row. */
+    public int dupAcks(int c) {
+        return rows.get(INT, base(c) + DUP_ACKS_OFFSET);
+    }
+
+    public void dupAcks(int c, int value) {
+        rows.set(INT, base(c) + DUP_ACKS_OFFSET, value);
+    }
+
+    /** NewReno 'recover' (RFC 6582 §3.2). */
+    public int recover(int c) {
+        return rows.get(INT, base(c) + RECOVER_OFFSET);
+    }
+
+    public void recover(int c, int value) {
+        rows.set(INT, base(c) + RECOVER_OFFSET, value);
+    }
+
+    /** Index of the congestion control. */
+    public int ccId(int c) {
+        return rows.get(INT, base(c) + CC_ID_OFFSET);
+    }
+
+    public void ccId(int c, int value) {
+        rows.set(INT, base(c) + CC_ID_OFFSET, value);
+    }
+
+    /** Data bytes received since we last sent an ACK. */
+    public int unackedBytes(int c) {
+        return rows.get(INT, base(c) + UNACKED_BYTES_OFFSET);
+    }
+
+    public void unackedBytes(int c, int value) {
+        rows.set(INT, base(c) + UNACKED_BYTES_OFFSET, value);
+    }
+
+    /** ACKs still to send without delay (start of the connection). */
+    public int quickAcks(int c) {
+        return rows.get(INT, base(c) + QUICK_ACKS_OFFSET);
+    }
+
+    public void quickAcks(int c, int value) {
+        rows.set(INT, base(c) + QUICK_ACKS_OFFSET, value);
+    }
+
+    /** Unanswered keepalive or zero-window probes. */
+    public int probes(int c) {
+        return rows.get(INT, base(c) + PROBES_OFFSET);
+    }
+
+    public void probes(int c, int value) {
+        rows.set(INT, base(c) + PROBES_OFFSET, value);
+    }
+
+    /** TcpError the connection ended with. */
+    public int error(int c) {
+        return rows.get(INT, base(c) + ERROR_OFFSET);
+    }
+
+    public void error(int c, int value) {
+        rows.set(INT, base(c) + ERROR_OFFSET, value);
+    }
+
+    /** Last ICMP error while connecting (reported if it then times out). */
+    public int softError(int c) {
+        return rows.get(INT, base(c) + SOFT_ERROR_OFFSET);
+    }
+
+    public void softError(int c, int value) {
+        rows.set(INT, base(c) + SOFT_ERROR_OFFSET, value);
+    }
+
+    /** Listener a passive connection came from, or -1. */
+    public int listener(int c) {
+        return rows.get(INT, base(c) + LISTENER_OFFSET);
+    }
+
+    public void listener(int c, int value) {
+        rows.set(INT, base(c) + LISTENER_OFFSET, value);
+    }
+
+    /** Incarnation of this slot (in handles, so stale ones are refused). */
+    public int generation(int c) {
+        return rows.get(INT, base(c) + GENERATION_OFFSET);
+    }
+
+    public void generation(int c, int value) {
+        rows.set(INT, base(c) + GENERATION_OFFSET, value);
+    }
+
+    /** Duplicate range to report (RFC 2883), with F_DSACK. */
+    public int dsackStart(int c) {
+        return rows.get(INT, base(c) + DSACK_START_OFFSET);
+    }
+
+    public void dsackStart(int c, int value) {
+        rows.set(INT, base(c) + DSACK_START_OFFSET, value);
+    }
+
+    public int dsackEnd(int c) {
+        return rows.get(INT, base(c) + DSACK_END_OFFSET);
+    }
+
+    public void dsackEnd(int c, int value) {
+        rows.set(INT, base(c) + DSACK_END_OFFSET, value);
+    }
+
+    /** Sequence number of a FIN received out of order, with F_FIN_PENDING. */
+    public int rcvFinSeq(int c) {
+        return rows.get(INT, base(c) + RCV_FIN_SEQ_OFFSET);
+    }
+
+    public void rcvFinSeq(int c, int value) {
+        rows.set(INT, base(c) + RCV_FIN_SEQ_OFFSET, value);
+    }
+
+    /** ReassemblyQueue block, or -1. */
+    public int oooBlock(int c) {
+        return rows.get(INT, base(c) + OOO_BLOCK_OFFSET);
+    }
+
+    public void oooBlock(int c, int value) {
+        rows.set(INT, base(c) + OOO_BLOCK_OFFSET, value);
+    }
+
+    /** Keepalive idle time in ms. */
+    public int keepIdleMs(int c) {
+        return rows.get(INT, base(c) + KEEP_IDLE_MS_OFFSET);
+    }
+
+    public void keepIdleMs(int c, int value) {
+        rows.set(INT, base(c) + KEEP_IDLE_MS_OFFSET, value);
+    }
+
+    /** Keepalive probe interval in ms. */
+    public int keepIntervalMs(int c) {
+        return rows.get(INT, base(c) + KEEP_INTERVAL_MS_OFFSET);
+    }
+
+    public void keepIntervalMs(int c, int value) {
+        rows.set(INT, base(c) + KEEP_INTERVAL_MS_OFFSET, value);
+    }
+
+    /** Keepalive probes before timing out. */
+    public int keepProbes(int c) {
+        return rows.get(INT, base(c) + KEEP_PROBES_OFFSET);
+    }
+
+    public void keepProbes(int c, int value) {
+        rows.set(INT, base(c) + KEEP_PROBES_OFFSET, value);
+    }
+
+    /** Sequence number of our FIN, with F_FIN_SENT. */
+    public int finSeq(int c) {
+        return rows.get(INT, base(c) + FIN_SEQ_OFFSET);
+    }
+
+    public void finSeq(int c, int value) {
+        rows.set(INT, base(c) + FIN_SEQ_OFFSET, value);
+    }
+
+    /** TIME-WAIT list links. */
+    public int listPrev(int c) {
+        return rows.get(INT, base(c) + LIST_PREV_OFFSET);
+    }
+
+    public void listPrev(int c, int value) {
+        rows.set(INT, base(c) + LIST_PREV_OFFSET, value);
+    }
+
+    public int listNext(int c) {
+        return rows.get(INT, base(c) + LIST_NEXT_OFFSET);
+    }
+
+    public void listNext(int c, int value) {
+        rows.set(INT, base(c) + LIST_NEXT_OFFSET, value);
+    }
+
+    /** Congestion control private. */
+    public int ccInt0(int c) {
+        return rows.get(INT, base(c) + CC_INT0_OFFSET);
+    }
+
+    public void ccInt0(int c, int value) {
+        rows.set(INT, base(c) + CC_INT0_OFFSET, value);
+    }
+
+    /** Congestion control private. */
+    public int ccInt1(int c) {
+        return rows.get(INT, base(c) + CC_INT1_OFFSET);
+    }
+
+    public void ccInt1(int c, int value) {
+        rows.set(INT, base(c) + CC_INT1_OFFSET, value);
+    }
+
+    /** Retransmissions of the current head segment without progress. */
+    /** End of the last segment sent shorter than the MSS (Minshall's Nagle variant). */
+    public int sndSml(int c) {
+        return rows.get(INT, base(c) + SND_SML_OFFSET);
+    }
+
+    public void sndSml(int c, int value) {
+        rows.set(INT, base(c) + SND_SML_OFFSET, value);
+    }
+
+    /** When we last answered an out-of-window segment without data (rate limit against ACK wars). */
+    public long lastOowAckNs(int c) {
+        return rows.get(LONG, base(c) + LAST_OOW_ACK_OFFSET);
+    }
+
+    public void lastOowAckNs(int c, long value) {
+        rows.set(LONG, base(c) + LAST_OOW_ACK_OFFSET, value);
+    }
+
+    public int retries(int c) {
+        return rows.get(INT, base(c) + RETRIES_OFFSET);
+    }
+
+    public void retries(int c, int value) {
+        rows.set(INT, base(c) + RETRIES_OFFSET, value);
+    }
+}

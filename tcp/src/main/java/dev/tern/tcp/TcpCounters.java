@@ -1,0 +1,123 @@
+package dev.tern.tcp;
+
+import dev.tern.core.counters.CountersFile;
+import org.agrona.concurrent.status.AtomicCounter;
+
+/**
+ * The {@code tcp.*} counters of one layer, as {@code tern stat} shows them. Updated only by the shard thread
+ * ({@code incrementRelease}: a plain store with ordering, no lock prefix).
+ *
+ * <p>Drop reasons are indexed by code ({@code DROP_*}) in {@link #drops}, named {@code tcp.drop.<reason>}.
+ */
+final class TcpCounters {
+    static final int DROP_TOO_SHORT = 1;
+    static final int DROP_BAD_DATA_OFFSET = 2;
+    static final int DROP_BAD_CHECKSUM = 3;
+    static final int DROP_NOT_UNICAST = 4;
+    static final int DROP_NO_SOCKET = 5;
+    static final int DROP_OUT_OF_WINDOW = 6;
+    static final int DROP_RST_IGNORED = 7;
+    static final int DROP_BAD_ACK = 8;
+    static final int DROP_PAWS = 9;
+    static final int DROP_NO_ACK = 10;
+    static final int DROP_OUT_OF_ORDER_FULL = 11;
+    static final int DROP_LISTEN_OVERFLOW = 12;
+    static final int DROP_SYN_QUEUE_FULL = 13;
+    static final int DROP_NO_CONNECTION_SLOT = 14;
+    static final int DROP_BAD_COOKIE = 15;
+    static final int DROP_DATA_AFTER_CLOSE = 16;
+    static final int DROP_BAD_STATE = 17;
+    static final int DROP_SYN_DATA = 18;
+    static final String[] DROP_NAMES = {null, "too_short", "bad_data_offset", "bad_checksum", "not_unicast",
+        "no_socket", "out_of_window", "rst_ignored", "bad_ack", "paws", "no_ack", "out_of_order_full",
+        "listen_overflow", "syn_queue_full", "no_connection_slot", "bad_cookie", "data_after_close", "bad_state",
+        "syn_data"};
+
+    final AtomicCounter[] drops;
+    final AtomicCounter rxSegments;
+    final AtomicCounter rxBytes;
+    final AtomicCounter rxOutOfOrder;
+    final AtomicCounter rxDuplicateBytes;
+    final AtomicCounter rxBadOptions;
+    final AtomicCounter txSegments;
+    final AtomicCounter txBytes;
+    final AtomicCounter txRetransmits;
+    final AtomicCounter txTimeoutRetransmits;
+    final AtomicCounter txFastRetransmits;
+    final AtomicCounter txResets;
+    final AtomicCounter txNoBuffer;
+    final AtomicCounter txDelayedAcks;
+    final AtomicCounter txDsack;
+    final AtomicCounter txSackBlocks;
+    final AtomicCounter txWindowProbes;
+    final AtomicCounter txKeepalives;
+    final AtomicCounter txWindowUpdates;
+    final AtomicCounter txDuplicateAcksSuppressed;
+    final AtomicCounter tsoSegments;
+    final AtomicCounter challengeAcks;
+    final AtomicCounter challengeAcksSuppressed;
+    final AtomicCounter cookiesSent;
+    final AtomicCounter cookiesValidated;
+    final AtomicCounter activeOpens;
+    final AtomicCounter passiveOpens;
+    final AtomicCounter accepted;
+    final AtomicCounter established;
+    final AtomicCounter resetsReceived;
+    final AtomicCounter refused;
+    final AtomicCounter timedOut;
+    final AtomicCounter aborted;
+    final AtomicCounter closed;
+    final AtomicCounter timeWaitRecycled;
+    final AtomicCounter timeWaitReused;
+    final AtomicCounter pmtuUpdates;
+    final AtomicCounter icmpErrors;
+    final AtomicCounter rtoExpired;
+    final AtomicCounter recoveries;
+
+    TcpCounters(CountersFile counters) {
+        drops = counters.counters("tcp.drop.", DROP_NAMES);
+        rxSegments = counters.counter("tcp.rx.segments");
+        rxBytes = counters.counter("tcp.rx.bytes");
+        rxOutOfOrder = counters.counter("tcp.rx.out_of_order");
+        rxDuplicateBytes = counters.counter("tcp.rx.duplicate_bytes");
+        rxBadOptions = counters.counter("tcp.rx.bad_options");
+        txSegments = counters.counter("tcp.tx.segments");
+        txBytes = counters.counter("tcp.tx.bytes");
+        txRetransmits = counters.counter("tcp.tx.retransmits");
+        txTimeoutRetransmits = counters.counter("tcp.tx.retransmits.timeout");
+        txFastRetransmits = counters.counter("tcp.tx.retransmits.fast");
+        txResets = counters.counter("tcp.tx.resets");
+        txNoBuffer = counters.counter("tcp.tx.no_buffer");
+        txDelayedAcks = counters.counter("tcp.tx.delayed_acks");
+        txDsack = counters.counter("tcp.tx.dsack");
+        txSackBlocks = counters.counter("tcp.tx.sack_blocks");
+        txWindowProbes = counters.counter("tcp.tx.window_probes");
+        txKeepalives = counters.counter("tcp.tx.keepalives");
+        txWindowUpdates = counters.counter("tcp.tx.window_updates");
+        txDuplicateAcksSuppressed = counters.counter("tcp.tx.duplicate_acks_suppressed");
+        tsoSegments = counters.counter("tcp.tx.tso_segments");
+        challengeAcks = counters.counter("tcp.challenge_acks");
+        challengeAcksSuppressed = counters.counter("tcp.challenge_acks.suppressed");
+        cookiesSent = counters.counter("tcp.syncookies.sent");
+        cookiesValidated = counters.counter("tcp.syncookies.validated");
+        activeOpens = counters.counter("tcp.conn.active_opens");
+        passiveOpens = counters.counter("tcp.conn.passive_opens");
+        accepted = counters.counter("tcp.conn.accepted");
+        established = counters.counter("tcp.conn.established");
+        resetsReceived = counters.counter("tcp.conn.resets_received");
+        refused = counters.counter("tcp.conn.refused");
+        timedOut = counters.counter("tcp.conn.timed_out");
+        aborted = counters.counter("tcp.conn.aborted");
+        closed = counters.counter("tcp.conn.closed");
+        timeWaitRecycled = counters.counter("tcp.conn.time_wait_recycled");
+        timeWaitReused = counters.counter("tcp.conn.time_wait_reused");
+        pmtuUpdates = counters.counter("tcp.pmtu_updates");
+        icmpErrors = counters.counter("tcp.icmp_errors");
+        rtoExpired = counters.counter("tcp.rto_expired");
+        recoveries = counters.counter("tcp.fast_recoveries");
+    }
+
+    void drop(int reason) {
+        drops[reason].incrementRelease();
+    }
+}

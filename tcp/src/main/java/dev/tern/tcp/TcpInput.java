@@ -1,0 +1,874 @@
+package dev.tern.tcp;
+
+import dev.tern.core.io.ByteRing;
+import dev.tern.core.memory.BigEndian;
+import dev.tern.ethernet.link.Offloads;
+import dev.tern.ipv4.Ipv4Packet;
+import dev.tern.ipv4.wire.IcmpHeader;
+import dev.tern.tcp.wire.TcpFlags;
+import dev.tern.tcp.wire.TcpHeader;
+import dev.tern.tcp.wire.TcpOptionFields;
+
+import java.lang.foreign.MemorySegment;
+
+import static dev.tern.tcp.TcpControlBlocks.F_ACK_NOW;
+import static dev.tern.tcp.TcpControlBlocks.F_DSACK;
+import static dev.tern.tcp.TcpControlBlocks.F_FIN_PENDING;
+import static dev.tern.tcp.TcpControlBlocks.F_FIN_SENT;
+import static dev.tern.tcp.TcpControlBlocks.F_PASSIVE;
+import static dev.tern.tcp.TcpControlBlocks.F_PERSIST;
+import static dev.tern.tcp.TcpControlBlocks.F_RELEASED;
+import static dev.tern.tcp.TcpControlBlocks.F_RINGS;
+import static dev.tern.tcp.TcpControlBlocks.F_RTT_TIMING;
+import static dev.tern.tcp.TcpControlBlocks.F_SACK;
+import static dev.tern.tcp.TcpControlBlocks.F_TIMESTAMPS;
+import static dev.tern.tcp.TcpControlBlocks.F_WINDOW_SCALING;
+import static dev.tern.tcp.TcpControlBlocks.T_DELAYED_ACK;
+import static dev.tern.tcp.TcpState.CLOSE_WAIT;
+import static dev.tern.tcp.TcpState.CLOSING;
+import static dev.tern.tcp.TcpState.ESTABLISHED;
+import static dev.tern.tcp.TcpState.FIN_WAIT_1;
+import static dev.tern.tcp.TcpState.FIN_WAIT_2;
+import static dev.tern.tcp.TcpState.LAST_ACK;
+import static dev.tern.tcp.TcpState.SYN_RECEIVED;
+import static dev.tern.tcp.TcpState.SYN_SENT;
+import static dev.tern.tcp.TcpState.TIME_WAIT;
+import static dev.tern.tcp.wire.TcpFlags.ACK;
+import static dev.tern.tcp.wire.TcpFlags.FIN;
+import static dev.tern.tcp.wire.TcpFlags.RST;
+import static dev.tern.tcp.wire.TcpFlags.SYN;
+
+/**
+ * Segment arrival (RFC 9293 §3.10.7): the checks at the layer's entry, then processing by state: CLOSED
+ * (§3.10.7.1, answer with a reset), LISTEN (§3.10.7.2, with SYN cookies), SYN-SENT (§3.10.7.3), and the
+ * synchronized states (§3.10.7.4: PAWS, the acceptability test, RST, SYN, ACK, segment text, FIN), with the
+ * protections of RFC 5961 (challenge ACKs, the ACK range check).
+ *
+ * <p>Output is not sent from here, except for answers that have no connection behind them (resets, cookies) and
+ * challenge or duplicate ACKs: a connection that needs to send is queued ({@link TcpLayer#requestOutput}) and served
+ * once per poll, so a batch of segments gets one ACK. Events are queued likewise.
+ *
+ * <p>Owned by the shard thread; not thread-safe. The segment's memory is valid only during {@link #onPacket}.
+ */
+final class TcpInput {
+    /** RFC 7323 §5.5: TS.Recent older than 24 days is not trusted for PAWS. */
+    private static final long PAWS_IDLE_NS = 24L * 24 * 3600 * 1_000_000_000L;
+    /** Linux's tcp_invalid_ratelimit default. */
+    private static final long OUT_OF_WINDOW_ACK_INTERVAL_NS = 500_000_000L;
+
+    private final TcpLayer layer;
+    private final TcpControlBlocks tcb;
+    private final TcpOutput output;
+    private final TcpTimers timers;
+    private final LossRecovery recovery;
+    private final RttEstimator rtt;
+    private final ReassemblyQueue reassembly;
+    private final TcpCounters counters;
+    private final TcpConfig config;
+    private final TcpHeader rx = new TcpHeader();
+    private final TcpSegment seg = new TcpSegment();
+
+    TcpInput(TcpLayer layer, TcpControlBlocks tcb, TcpOutput output, TcpTimers timers, LossRecovery recovery,
+             RttEstimator rtt, ReassemblyQueue reassembly, TcpCounters counters, TcpConfig config) {
+        this.layer = layer;
+        this.tcb = tcb;
+        this.output = output;
+        this.timers = timers;
+        this.recovery = recovery;
+        this.rtt = rtt;
+        this.reassembly = reassembly;
+        this.counters = counters;
+        this.config = config;
+    }
+
+    // ------------------------------------------------------------------------------------------------ entry
+
+    void onPacket(Ipv4Packet packet, MemorySegment segment, long offset, int length, long nowNs) {
+        counters.rxSegments.incrementRelease();
+        rx.wrap(segment, offset, length);
+        final int reason = rx.check();
+        if (reason != TcpHeader.OK) {
+            counters.drop(reason == TcpHeader.DROP_TOO_SHORT ? TcpCounters.DROP_TOO_SHORT
+                : TcpCounters.DROP_BAD_DATA_OFFSET);
+            return;
+        }
+        if ((packet.rxFlags() & (Offloads.RX_CHECKSUM_OK | Offloads.RX_CHECKSUM_PARTIAL)) == 0
+            && !rx.checksumValid(packet.source(), packet.destination())) {
+            counters.drop(TcpCounters.DROP_BAD_CHECKSUM);
+            return;
+        }
+        if (packet.kind() != Ipv4Packet.UNICAST) {
+            // RFC 1122 §4.2.3.10: a SYN to a broadcast or multicast address is ignored; TCP is unicast only.
+            counters.drop(TcpCounters.DROP_NOT_UNICAST);
+            return;
+        }
+        if (!seg.read(rx, packet.source(), packet.destination(), segment, offset, length)) {
+            // Deviation: RFC 9293 §3.1 suggests resetting on an illegal option length; like Linux, we stop parsing
+            // options there and go on with the segment.
+            counters.rxBadOptions.incrementRelease();
+        }
+        final int c = layer.connections.get(ConnectionTable.key(seg.sourceAddress, seg.sourcePort,
+            seg.destinationPort));
+        if (c >= 0) {
+            switch (tcb.state(c)) {
+                case SYN_SENT -> synSent(c, nowNs);
+                case TIME_WAIT -> timeWait(c, nowNs);
+                default -> synchronizedArrives(c, nowNs);
+            }
+            return;
+        }
+        final int listener = layer.listenerOn(seg.destinationPort);
+        if (listener >= 0) {
+            listen(listener, nowNs, 0);
+        } else {
+            closed(nowNs);
+        }
+    }
+
+    // -------------------------------------------------------------------------------------- CLOSED, LISTEN
+
+    /** RFC 9293 §3.10.7.1: no connection; answer anything but a reset with a reset. */
+    private void closed(long nowNs) {
+        counters.drop(TcpCounters.DROP_NO_SOCKET);
+        if (seg.has(RST)) {
+            return;
+        }
+        if (seg.has(ACK)) {
+            output.sendReset(seg.sourceAddress, seg.destinationPort, seg.sourcePort, seg.ack, 0, RST, nowNs);
+        } else {
+            output.sendReset(seg.sourceAddress, seg.destinationPort, seg.sourcePort, 0,
+                seg.seq + seg.sequenceLength(), RST | ACK, nowNs);
+        }
+    }
+
+    /**
+     * RFC 9293 §3.10.7.2: a listener. A SYN makes a connection in SYN-RECEIVED (or a SYN cookie when the SYN queue is
+     * full); an ACK is a returning cookie or gets a reset. {@code issFloor}, when not 0, is a sequence number the
+     * new ISS must exceed (a SYN that ended a TIME-WAIT, RFC 6191).
+     */
+    private void listen(int listener, long nowNs, int issFloor) {
+        if (seg.has(RST)) {
+            counters.drop(TcpCounters.DROP_RST_IGNORED);
+            return;
+        }
+        if (seg.has(ACK)) {
+            if (!seg.has(SYN) && layer.cookiesRecentlySent(listener, nowNs) && acceptCookie(listener, nowNs)) {
+                return;
+            }
+            counters.drop(TcpCounters.DROP_NO_SOCKET);
+            output.sendReset(seg.sourceAddress, seg.destinationPort, seg.sourcePort, seg.ack, 0, RST, nowNs);
+            return;
+        }
+        if (!seg.has(SYN)) {
+            counters.drop(TcpCounters.DROP_BAD_STATE);
+            return;
+        }
+        if (layer.acceptQueueFull(listener)) {
+            // As Linux: with the accept queue full, SYNs are dropped (the peer retries) rather than answered.
+            counters.drop(TcpCounters.DROP_LISTEN_OVERFLOW);
+            return;
+        }
+        if (layer.synQueueFull(listener)) {
+            if (config.synCookies()) {
+                sendCookie(listener, nowNs);
+            } else {
+                counters.drop(TcpCounters.DROP_SYN_QUEUE_FULL);
+            }
+            return;
+        }
+        if (seg.payloadLength > 0) {
+            // Deviation: data on a SYN is not queued (no TCP Fast Open); it is not acknowledged, so the peer sends it
+            // again after the handshake, as with Linux without TFO.
+            counters.drop(TcpCounters.DROP_SYN_DATA);
+        }
+        final int c = layer.newPassive(listener, seg.sourceAddress, seg.sourcePort, seg.destinationPort, nowNs);
+        if (c < 0) {
+            counters.drop(TcpCounters.DROP_NO_CONNECTION_SLOT);
+            return;
+        }
+        if (issFloor != 0 && SeqNum.le(tcb.iss(c), issFloor)) {
+            tcb.iss(c, issFloor + 1);
+        }
+        final int iss = tcb.iss(c);
+        tcb.sndUna(c, iss);
+        tcb.sndNxt(c, iss);
+        tcb.sndMax(c, iss);
+        tcb.recover(c, iss);
+        tcb.sndSml(c, iss);
+        tcb.irs(c, seg.seq);
+        tcb.rcvNxt(c, seg.seq + 1);
+        tcb.rcvAdv(c, seg.seq + 1);
+        negotiate(c, nowNs);
+        // The window of a SYN is never scaled (RFC 7323 §2.2).
+        tcb.sndWnd(c, seg.window);
+        tcb.maxSndWnd(c, seg.window);
+        tcb.sndWl1(c, seg.seq);
+        tcb.sndWl2(c, seg.ack);
+        tcb.state(c, SYN_RECEIVED);
+        counters.passiveOpens.incrementRelease();
+        output.sendSyn(c, nowNs);
+    }
+
+    private void sendCookie(int listener, long nowNs) {
+        final TcpOptionFields options = seg.options;
+        final int peerMss = options.mss() == TcpOptionFields.ABSENT ? TcpOutput.DEFAULT_MSS : options.mss();
+        final int mssIndex = SynCookies.mssIndex(Math.min(peerMss, layer.advertisedMss(seg.sourceAddress, nowNs)));
+        final int iss = layer.cookies.encode(seg.sourceAddress, seg.sourcePort, seg.destinationPort, seg.seq, mssIndex,
+            nowNs);
+        layer.cookieSent(listener, nowNs);
+        output.sendCookieSynAck(seg.sourceAddress, seg.destinationPort, seg.sourcePort, iss, seg.seq + 1,
+            SynCookies.MSS_TABLE[mssIndex], layer.listenerReceiveSize(listener), nowNs);
+    }
+
+    /** The ACK completing a cookie handshake: rebuild the connection, established, and process the segment. */
+    private boolean acceptCookie(int listener, long nowNs) {
+        final int mssIndex = layer.cookies.decode(seg.ack - 1, seg.sourceAddress, seg.sourcePort, seg.destinationPort,
+            seg.seq - 1, nowNs);
+        if (mssIndex < 0) {
+            counters.drop(TcpCounters.DROP_BAD_COOKIE);
+            return false;
+        }
+        if (layer.acceptQueueFull(listener)) {
+            counters.drop(TcpCounters.DROP_LISTEN_OVERFLOW);
+            return true;
+        }
+        final int c = layer.newPassive(listener, seg.sourceAddress, seg.sourcePort, seg.destinationPort, nowNs);
+        if (c < 0) {
+            counters.drop(TcpCounters.DROP_NO_CONNECTION_SLOT);
+            return true;
+        }
+        counters.cookiesValidated.incrementRelease();
+        counters.passiveOpens.incrementRelease();
+        layer.leaveSynQueue(c);
+        final int iss = seg.ack - 1;
+        tcb.iss(c, iss);
+        tcb.sndUna(c, iss);
+        tcb.sndNxt(c, seg.ack);
+        tcb.sndMax(c, seg.ack);
+        tcb.recover(c, iss);
+        tcb.sndSml(c, iss);
+        tcb.irs(c, seg.seq - 1);
+        tcb.rcvNxt(c, seg.seq);
+        tcb.rcvAdv(c, seg.seq + Math.min(layer.receiveSize[c], 65535));
+        tcb.clearFlag(c, F_TIMESTAMPS | F_SACK | F_WINDOW_SCALING | F_RTT_TIMING);
+        tcb.setFlag(c, TcpControlBlocks.F_FROM_COOKIE);
+        tcb.sndScale(c, 0);
+        tcb.rcvScale(c, 0);
+        tcb.sndMss(c, Math.min(SynCookies.MSS_TABLE[mssIndex], layer.pathMss(seg.sourceAddress, nowNs)));
+        tcb.sndWnd(c, seg.window);
+        tcb.maxSndWnd(c, seg.window);
+        tcb.sndWl1(c, seg.seq);
+        tcb.sndWl2(c, seg.ack);
+        tcb.state(c, SYN_RECEIVED);
+        if (!layer.establish(c, nowNs)) {
+            return true;
+        }
+        if (processAck(c, nowNs) && (seg.payloadLength > 0 || seg.has(FIN))) {
+            receiveText(c, nowNs);
+        }
+        return true;
+    }
+
+    /** Options of a SYN (RFC 9293 §3.7.1 MSS; RFC 7323 window scale and timestamps; RFC 2018 SACK-permitted). */
+    private void negotiate(int c, long nowNs) {
+        final TcpOptionFields options = seg.options;
+        final int peerMss = options.mss() == TcpOptionFields.ABSENT ? TcpOutput.DEFAULT_MSS : Math.max(options.mss(), 64);
+        tcb.sndMss(c, Math.min(peerMss, layer.pathMss(seg.sourceAddress, nowNs)));
+        if (tcb.hasFlag(c, F_WINDOW_SCALING) && options.windowScale() != TcpOptionFields.ABSENT) {
+            tcb.sndScale(c, options.windowScale());
+        } else {
+            tcb.clearFlag(c, F_WINDOW_SCALING);
+            tcb.sndScale(c, 0);
+            tcb.rcvScale(c, 0);
+        }
+        if (tcb.hasFlag(c, F_TIMESTAMPS) && options.hasTimestamp()) {
+            tcb.tsRecent(c, options.tsVal());
+            tcb.tsRecentAgeNs(c, nowNs);
+        } else {
+            tcb.clearFlag(c, F_TIMESTAMPS);
+        }
+        if (!(tcb.hasFlag(c, F_SACK) && options.sackPermitted())) {
+            tcb.clearFlag(c, F_SACK);
+        }
+    }
+
+    // -------------------------------------------------------------------------------------------- SYN-SENT
+
+    /** RFC 9293 §3.10.7.3. */
+    private void synSent(int c, long nowNs) {
+        final boolean hasAck = seg.has(ACK);
+        if (hasAck && (SeqNum.le(seg.ack, tcb.iss(c)) || SeqNum.gt(seg.ack, tcb.sndMax(c)))) {
+            counters.drop(TcpCounters.DROP_BAD_ACK);
+            if (!seg.has(RST)) {
+                output.sendReset(seg.sourceAddress, seg.destinationPort, seg.sourcePort, seg.ack, 0, RST, nowNs);
+            }
+            return;
+        }
+        if (seg.has(RST)) {
+            // RFC 5961 §3.2 keeps RFC 793's rule here: a reset is acceptable only if it acknowledges our SYN.
+            if (hasAck) {
+                counters.refused.incrementRelease();
+                layer.terminate(c, TcpError.REFUSED, nowNs);
+            } else {
+                counters.drop(TcpCounters.DROP_RST_IGNORED);
+            }
+            return;
+        }
+        if (!seg.has(SYN)) {
+            counters.drop(TcpCounters.DROP_BAD_STATE);
+            return;
+        }
+        tcb.irs(c, seg.seq);
+        tcb.rcvNxt(c, seg.seq + 1);
+        tcb.rcvAdv(c, seg.seq + 1 + Math.min(layer.receiveSize[c], 65535));
+        negotiate(c, nowNs);
+        tcb.sndWnd(c, seg.window);
+        tcb.maxSndWnd(c, seg.window);
+        tcb.sndWl1(c, seg.seq);
+        tcb.sndWl2(c, seg.ack);
+        if (hasAck) {
+            tcb.sndUna(c, seg.ack);
+            if (tcb.hasFlag(c, F_RTT_TIMING) && SeqNum.ge(seg.ack, tcb.rttSeq(c))) {
+                rtt.sample(tcb, c, nowNs - tcb.rttStartNs(c));
+                tcb.clearFlag(c, F_RTT_TIMING);
+            }
+            if (seg.payloadLength > 0) {
+                counters.drop(TcpCounters.DROP_SYN_DATA);
+            }
+            layer.establish(c, nowNs);
+            layer.ackNow(c);
+            return;
+        }
+        // Simultaneous open (RFC 9293 §3.5, figure 8): both SYNs crossed.
+        tcb.state(c, SYN_RECEIVED);
+        tcb.clearFlag(c, F_RTT_TIMING);
+        tcb.retries(c, 0);
+        output.sendSyn(c, nowNs);
+    }
+
+    // -------------------------------------------------------------------------------------------- TIME-WAIT
+
+    private void timeWait(int c, long nowNs) {
+        if ((seg.flags & (SYN | ACK | RST)) == SYN) {
+            // RFC 6191 (and RFC 9293 §3.6.1 note): a new SYN may end TIME-WAIT when it is provably newer, by
+            // timestamp or, without timestamps, by sequence number.
+            final boolean newer = tcb.hasFlag(c, F_TIMESTAMPS) && seg.options.hasTimestamp()
+                ? SeqNum.gt(seg.options.tsVal(), tcb.tsRecent(c))
+                : SeqNum.gt(seg.seq, tcb.rcvNxt(c));
+            final int listener = layer.listenerOn(seg.destinationPort);
+            if (newer && listener >= 0) {
+                final int floor = tcb.sndNxt(c) + 65535 + 2;
+                counters.timeWaitReused.incrementRelease();
+                layer.free(c);
+                listen(listener, nowNs, floor == 0 ? 1 : floor);
+                return;
+            }
+        }
+        synchronizedArrives(c, nowNs);
+    }
+
+    // ------------------------------------------------------------------------------------ synchronized states
+
+    /** RFC 9293 §3.10.7.4, "Otherwise": SYN-RECEIVED through TIME-WAIT. */
+    private void synchronizedArrives(int c, long nowNs) {
+        final int state = tcb.state(c);
+        if (state == SYN_RECEIVED && (seg.flags & (SYN | RST | ACK)) == SYN && seg.seq == tcb.irs(c)) {
+            // The peer did not get our SYN-ACK and sent its SYN again: answer with the SYN-ACK (as Linux does).
+            output.sendSyn(c, nowNs);
+            return;
+        }
+        if (state == SYN_RECEIVED && !tcb.hasFlag(c, F_PASSIVE) && (seg.flags & (SYN | RST | ACK)) == (SYN | ACK)
+            && seg.seq == tcb.irs(c)) {
+            // Simultaneous open (RFC 9293 figure 8, line 6): the peer's SYN-ACK; its SYN we have, its ACK is news.
+            seg.seq++;
+            seg.flags &= ~SYN;
+        }
+        tcb.lastReceiveNs(c, nowNs);
+        tcb.probes(c, 0);
+        if (pawsRejects(c, nowNs)) {
+            counters.drop(TcpCounters.DROP_PAWS);
+            duplicateAck(c, nowNs);
+            return;
+        }
+        final int rcvNxt = tcb.rcvNxt(c);
+        final int rcvWnd = Math.max(0, tcb.rcvAdv(c) - rcvNxt);
+        if (!acceptable(seg.seq, seg.sequenceLength(), rcvNxt, rcvWnd)) {
+            notAcceptable(c, state, rcvNxt, nowNs);
+            return;
+        }
+        if (seg.has(RST)) {
+            if (seg.seq == rcvNxt) {
+                reset(c, state, nowNs);
+            } else {
+                // RFC 5961 §3.2: in the window but not exactly RCV.NXT: a challenge ACK; a real peer answers with
+                // a reset at the right number, a blind attacker cannot.
+                challengeAck(c, nowNs);
+            }
+            return;
+        }
+        if (seg.has(SYN)) {
+            // RFC 5961 §4.2: a SYN in a synchronized state, whatever its sequence number, gets a challenge ACK.
+            challengeAck(c, nowNs);
+            return;
+        }
+        if (!seg.has(ACK)) {
+            counters.drop(TcpCounters.DROP_NO_ACK);
+            return;
+        }
+        if (tcb.hasFlag(c, F_TIMESTAMPS) && seg.options.hasTimestamp()
+            && SeqNum.ge(seg.options.tsVal(), tcb.tsRecent(c)) && SeqNum.le(seg.seq, tcb.lastAckSent(c))) {
+            // RFC 7323 §4.3 (2): remember the newest TSval of a segment that reaches our last ACK.
+            tcb.tsRecent(c, seg.options.tsVal());
+            tcb.tsRecentAgeNs(c, nowNs);
+        }
+        if (state == SYN_RECEIVED) {
+            if (SeqNum.lt(tcb.sndUna(c), seg.ack) && SeqNum.le(seg.ack, tcb.sndMax(c))) {
+                if (!layer.establish(c, nowNs)) {
+                    return;
+                }
+                tcb.sndWnd(c, seg.window << tcb.sndScale(c));
+                tcb.maxSndWnd(c, Math.max(tcb.maxSndWnd(c), tcb.sndWnd(c)));
+                tcb.sndWl1(c, seg.seq);
+                tcb.sndWl2(c, seg.ack);
+            } else {
+                counters.drop(TcpCounters.DROP_BAD_ACK);
+                output.sendReset(seg.sourceAddress, seg.destinationPort, seg.sourcePort, seg.ack, 0, RST, nowNs);
+                return;
+            }
+        }
+        if (!processAck(c, nowNs)) {
+            return;
+        }
+        // Sixth step, URG: Deviation: the urgent pointer is ignored and urgent data is delivered in line, which is
+        // what RFC 6093 §5 recommends applications assume.
+        if (seg.payloadLength > 0 || seg.has(FIN)) {
+            receiveText(c, nowNs);
+        }
+    }
+
+    /** RFC 9293 §3.10.7.4, first check: the four cases of segment length against receive window. */
+    static boolean acceptable(int seq, int length, int rcvNxt, int rcvWnd) {
+        if (length == 0) {
+            return rcvWnd == 0 ? seq == rcvNxt : SeqNum.inWindow(seq, rcvNxt, rcvWnd);
+        }
+        if (rcvWnd == 0) {
+            return false;
+        }
+        return SeqNum.inWindow(seq, rcvNxt, rcvWnd) || SeqNum.inWindow(seq + length - 1, rcvNxt, rcvWnd);
+    }
+
+    /** A segment outside the window: "If an incoming segment is not acceptable, an acknowledgment should be sent". */
+    private void notAcceptable(int c, int state, int rcvNxt, long nowNs) {
+        if (seg.has(RST)) {
+            // RFC 5961 §3.2: "If the RST bit is set and the sequence number is outside the current receive window,
+            // silently drop the segment."
+            counters.drop(TcpCounters.DROP_RST_IGNORED);
+            return;
+        }
+        counters.drop(TcpCounters.DROP_OUT_OF_WINDOW);
+        final int dataStart = seg.seq + (seg.has(SYN) ? 1 : 0);
+        if (seg.payloadLength > 0 && SeqNum.le(dataStart + seg.payloadLength, rcvNxt)) {
+            // An old duplicate: report it (RFC 2883 §4, D-SACK).
+            counters.rxDuplicateBytes.getAndAddRelease(seg.payloadLength);
+            dsack(c, dataStart, dataStart + seg.payloadLength);
+        }
+        if (state == TIME_WAIT && seg.has(FIN)) {
+            // RFC 9293 TIME-WAIT: a retransmitted FIN is acknowledged and restarts the 2 MSL timeout.
+            layer.restartTimeWait(c, nowNs);
+        }
+        if (seg.has(SYN)) {
+            challengeAck(c, nowNs);
+        } else {
+            duplicateAck(c, nowNs);
+        }
+    }
+
+    /**
+     * The ACK owed for a segment we could not accept. Deviation (as Linux's tcp_invalid_ratelimit): for a segment
+     * without data, SYN or FIN, at most one per 500 ms per connection, so two confused ends cannot answer each
+     * other's ACKs forever (an ACK war); data segments are always answered, their sender needs to know.
+     */
+    private void duplicateAck(int c, long nowNs) {
+        if (seg.payloadLength == 0 && (seg.flags & (SYN | FIN)) == 0) {
+            if (nowNs - tcb.lastOowAckNs(c) < OUT_OF_WINDOW_ACK_INTERVAL_NS) {
+                counters.txDuplicateAcksSuppressed.incrementRelease();
+                return;
+            }
+            tcb.lastOowAckNs(c, nowNs);
+        }
+        output.sendAck(c, nowNs);
+    }
+
+    /** RFC 7323 §5.3 R1: a segment whose TSval is older than TS.Recent is an old duplicate (not for resets). */
+    private boolean pawsRejects(int c, long nowNs) {
+        if (!tcb.hasFlag(c, F_TIMESTAMPS) || !seg.options.hasTimestamp() || seg.has(RST)) {
+            return false;
+        }
+        if (!SeqNum.lt(seg.options.tsVal(), tcb.tsRecent(c))) {
+            return false;
+        }
+        if (nowNs - tcb.tsRecentAgeNs(c) > PAWS_IDLE_NS) {
+            // RFC 7323 §5.5: after 24 days idle TS.Recent is invalid; take the segment's instead.
+            tcb.tsRecent(c, seg.options.tsVal());
+            tcb.tsRecentAgeNs(c, nowNs);
+            return false;
+        }
+        return true;
+    }
+
+    /** An acceptable reset, exactly at RCV.NXT (RFC 9293 §3.10.7.4 second check, RFC 5961 §3.2). */
+    private void reset(int c, int state, long nowNs) {
+        switch (state) {
+            case SYN_RECEIVED -> {
+                if (tcb.hasFlag(c, F_PASSIVE)) {
+                    // "return this connection to the LISTEN state": the listener goes on; the half-open one goes.
+                    layer.free(c);
+                } else {
+                    counters.refused.incrementRelease();
+                    layer.terminate(c, TcpError.REFUSED, nowNs);
+                }
+            }
+            case ESTABLISHED, FIN_WAIT_1, FIN_WAIT_2, CLOSE_WAIT -> {
+                counters.resetsReceived.incrementRelease();
+                layer.terminate(c, TcpError.RESET, nowNs);
+            }
+            case CLOSING, LAST_ACK -> {
+                counters.resetsReceived.incrementRelease();
+                layer.terminate(c, TcpError.NONE, nowNs);
+            }
+            default -> {
+                // Deviation: RFC 9293 closes TIME-WAIT on a reset; we keep it, as RFC 1337 recommends against
+                // TIME-WAIT assassination (old duplicates could otherwise reach a new incarnation).
+                counters.drop(TcpCounters.DROP_RST_IGNORED);
+            }
+        }
+    }
+
+    /** RFC 5961 §7: a challenge ACK, within the layer's rate limit. */
+    private void challengeAck(int c, long nowNs) {
+        if (layer.challengeAckAllowed(nowNs)) {
+            counters.challengeAcks.incrementRelease();
+            output.sendAck(c, nowNs);
+        } else {
+            counters.challengeAcksSuppressed.incrementRelease();
+        }
+    }
+
+    /**
+     * RFC 9293 §3.10.7.4, fifth check (the ACK field), with RFC 5961 §5.2's range test. Returns false when the
+     * segment was dropped or the connection ended.
+     */
+    private boolean processAck(int c, long nowNs) {
+        final int ack = seg.ack;
+        final int sndUna = tcb.sndUna(c);
+        final int sndMax = tcb.sndMax(c);
+        if (SeqNum.gt(ack, sndMax)) {
+            // "If the ACK acks something not yet sent (SEG.ACK > SND.NXT), then send an ACK, drop the segment".
+            counters.drop(TcpCounters.DROP_BAD_ACK);
+            challengeAck(c, nowNs);
+            return false;
+        }
+        if (SeqNum.lt(ack, sndUna - tcb.maxSndWnd(c))) {
+            // RFC 5961 §5.2: an ACK too far below SND.UNA is not one the peer could send; answer and drop.
+            counters.drop(TcpCounters.DROP_BAD_ACK);
+            challengeAck(c, nowNs);
+            return false;
+        }
+        final int window = seg.window << tcb.sndScale(c);
+        final boolean windowUpdate = SeqNum.lt(tcb.sndWl1(c), seg.seq)
+            || (tcb.sndWl1(c) == seg.seq && SeqNum.le(tcb.sndWl2(c), ack));
+        if (SeqNum.gt(ack, sndUna)) {
+            acknowledge(c, ack, nowNs);
+        } else if (ack == sndUna && isDuplicateAck(c, window)) {
+            recovery.onDuplicateAck(c, nowNs);
+        }
+        if (windowUpdate) {
+            final int before = tcb.sndWnd(c);
+            tcb.sndWnd(c, window);
+            tcb.sndWl1(c, seg.seq);
+            tcb.sndWl2(c, ack);
+            if (window > tcb.maxSndWnd(c)) {
+                tcb.maxSndWnd(c, window);
+            }
+            if (window > before) {
+                layer.requestOutput(c);
+                if (before == 0 && tcb.hasFlag(c, F_PERSIST)) {
+                    // The window opened: send now rather than at the next probe, from SND.UNA, since a probe byte
+                    // beyond the zero window was most likely dropped.
+                    tcb.sndNxt(c, tcb.sndUna(c));
+                    output.updateTransmitTimer(c, nowNs, true);
+                }
+            }
+        }
+        if (tcb.hasFlag(c, F_FIN_SENT) && SeqNum.gt(tcb.sndUna(c), tcb.finSeq(c))) {
+            // Our FIN is acknowledged.
+            switch (tcb.state(c)) {
+                case FIN_WAIT_1 -> layer.finWait2(c, nowNs);
+                case CLOSING -> {
+                    layer.enterTimeWait(c, nowNs);
+                    return false;
+                }
+                case LAST_ACK -> {
+                    layer.terminate(c, TcpError.NONE, nowNs);
+                    return false;
+                }
+                default -> {
+                }
+            }
+        }
+        return true;
+    }
+
+    /**
+     * RFC 5681 §2: a duplicate ACK acknowledges nothing new while data is outstanding, carries no data, SYN or FIN,
+     * and does not change the window. While the window is zero (persist), ACKs of probes are not duplicates.
+     */
+    private boolean isDuplicateAck(int c, int window) {
+        return tcb.sndMax(c) != tcb.sndUna(c) && seg.payloadLength == 0 && (seg.flags & (SYN | FIN)) == 0
+            && window == tcb.sndWnd(c) && window != 0 && !tcb.hasFlag(c, F_PERSIST);
+    }
+
+    /** New data acknowledged: free it, take an RTT sample, restart or stop the timer, tell loss recovery. */
+    private void acknowledge(int c, int ack, long nowNs) {
+        final int sndUna = tcb.sndUna(c);
+        final int acked = ack - sndUna;
+        final int flightBefore = tcb.sndMax(c) - sndUna;
+        int dataAcked = acked;
+        if (sndUna == tcb.iss(c)) {
+            dataAcked--;
+        }
+        if (tcb.hasFlag(c, F_FIN_SENT) && SeqNum.gt(ack, tcb.finSeq(c))) {
+            dataAcked--;
+        }
+        if (dataAcked > 0 && tcb.hasFlag(c, F_RINGS)) {
+            layer.sendRings[c].consume(dataAcked);
+            tcb.bytesAcked(c, tcb.bytesAcked(c) + dataAcked);
+            layer.signal(c, TcpControlBlocks.EV_WRITABLE);
+        }
+        tcb.sndUna(c, ack);
+        if (SeqNum.lt(tcb.sndNxt(c), ack)) {
+            tcb.sndNxt(c, ack);
+        }
+        tcb.retries(c, 0);
+        if (tcb.hasFlag(c, F_RTT_TIMING)) {
+            if (SeqNum.ge(ack, tcb.rttSeq(c))) {
+                rtt.sample(tcb, c, nowNs - tcb.rttStartNs(c));
+                tcb.clearFlag(c, F_RTT_TIMING);
+            }
+        } else if (tcb.hasFlag(c, F_TIMESTAMPS) && seg.options.hasTimestamp() && seg.options.tsEcr() != 0) {
+            // RFC 7323 §4.1 (RTTM): the echoed TSval dates the segment this ACK answers, retransmitted or not.
+            final int elapsedMs = output.tsVal(c, nowNs) - seg.options.tsEcr();
+            if (elapsedMs >= 0) {
+                rtt.sample(tcb, c, elapsedMs * 1_000_000L + 500_000L);
+            }
+        }
+        output.updateTransmitTimer(c, nowNs, true);
+        recovery.onNewAck(c, ack, acked, flightBefore, nowNs);
+        layer.requestOutput(c);
+        layer.confirmNeighbour(c, nowNs);
+    }
+
+    // ------------------------------------------------------------------------------------------- segment text
+
+    /** Seventh and eighth checks: the data (trimmed to the window) and the FIN. */
+    private void receiveText(int c, long nowNs) {
+        if (!TcpState.canReceive(tcb.state(c))) {
+            // CLOSE-WAIT, CLOSING, LAST-ACK, TIME-WAIT: the peer's FIN came already; "Ignore the segment text."
+            return;
+        }
+        final int rcvNxt = tcb.rcvNxt(c);
+        final int dataStart = seg.seq;
+        final int dataEnd = dataStart + seg.payloadLength;
+        boolean fin = seg.has(FIN);
+        if (seg.payloadLength > 0) {
+            final int skip = SeqNum.lt(dataStart, rcvNxt) ? rcvNxt - dataStart : 0;
+            if (skip > 0) {
+                // Partly old: report the duplicate part (RFC 2883 §4.1.1).
+                counters.rxDuplicateBytes.getAndAddRelease(Math.min(skip, seg.payloadLength));
+                dsack(c, dataStart, SeqNum.min(rcvNxt, dataEnd));
+            }
+            final int start = SeqNum.max(dataStart, rcvNxt);
+            // Trim to the window we offered, and to the room the ring really has (rounding the scaled window up
+            // may have offered a few bytes more).
+            final int free = layer.receiveRings[c].freeSpace();
+            final int windowEnd = SeqNum.min(tcb.rcvAdv(c), rcvNxt + free);
+            final int end = SeqNum.min(dataEnd, windowEnd);
+            if (SeqNum.lt(end, dataEnd)) {
+                fin = false;
+            }
+            if (SeqNum.gt(end, start)) {
+                if (tcb.hasFlag(c, F_RELEASED)) {
+                    // Data for a connection its owner closed can never be read: reset (RFC 9293 §3.10.4 lets CLOSE
+                    // discard; Linux answers with a reset, "TCPAbortOnData").
+                    counters.drop(TcpCounters.DROP_DATA_AFTER_CLOSE);
+                    output.sendReset(c, nowNs);
+                    counters.aborted.incrementRelease();
+                    layer.terminate(c, TcpError.ABORTED, nowNs);
+                    return;
+                }
+                storeData(c, start, end, seg.payloadOffset + (start - dataStart), nowNs);
+            } else if (skip == 0) {
+                counters.drop(TcpCounters.DROP_OUT_OF_WINDOW);
+                layer.ackNow(c);
+            } else {
+                layer.ackNow(c);
+            }
+        }
+        if (fin) {
+            finArrives(c, dataEnd, nowNs);
+        }
+    }
+
+    /** Copies {@code [start, end)} into the receive ring at its place; moves RCV.NXT when it is next in order. */
+    private void storeData(int c, int start, int end, long sourceOffset, long nowNs) {
+        final ByteRing ring = layer.receiveRings[c];
+        final int rcvNxt = tcb.rcvNxt(c);
+        final int length = end - start;
+        final long producer = ring.producerPosition();
+        ring.put(producer + (start - rcvNxt), seg.payloadSegment, sourceOffset, length);
+        int block = tcb.oooBlock(c);
+        if (start == rcvNxt) {
+            int next = end;
+            boolean filledHole = false;
+            if (block >= 0) {
+                next = reassembly.advance(block, end);
+                filledHole = true;
+                if (reassembly.count(block) == 0) {
+                    reassembly.release(block);
+                    tcb.oooBlock(c, -1);
+                }
+            }
+            ring.publish(producer + (next - rcvNxt));
+            tcb.rcvNxt(c, next);
+            tcb.bytesReceived(c, tcb.bytesReceived(c) + (next - rcvNxt));
+            counters.rxBytes.getAndAddRelease(next - rcvNxt);
+            if (length > tcb.rcvMss(c)) {
+                tcb.rcvMss(c, Math.min(length, tcb.advMss(c)));
+            }
+            layer.signal(c, TcpControlBlocks.EV_READABLE);
+            final int unacked = tcb.unackedBytes(c) + length;
+            tcb.unackedBytes(c, unacked);
+            // RFC 5681 §4.2 / RFC 9293 §3.8.6.3: ACK at least every second full-sized segment, at once when a hole
+            // filled, and at once while still in quick-ACK mode; else within the delayed ACK time.
+            if (filledHole || tcb.quickAcks(c) > 0 || unacked >= 2 * tcb.rcvMss(c)) {
+                layer.ackNow(c);
+            } else if (!timers.armed(c, T_DELAYED_ACK)) {
+                timers.arm(c, T_DELAYED_ACK, nowNs + config.delayedAckNs());
+            }
+            if (tcb.hasFlag(c, F_FIN_PENDING) && tcb.rcvFinSeq(c) == next) {
+                finArrives(c, next, nowNs);
+            }
+            return;
+        }
+        counters.rxOutOfOrder.incrementRelease();
+        if (block < 0) {
+            block = reassembly.acquire();
+            if (block < 0) {
+                counters.drop(TcpCounters.DROP_OUT_OF_ORDER_FULL);
+                layer.ackNow(c);
+                return;
+            }
+            tcb.oooBlock(c, block);
+        }
+        final int result = reassembly.add(block, start, end);
+        if (result == ReassemblyQueue.FULL) {
+            counters.drop(TcpCounters.DROP_OUT_OF_ORDER_FULL);
+        } else if (result == ReassemblyQueue.DUPLICATE) {
+            counters.rxDuplicateBytes.getAndAddRelease(length);
+            dsack(c, start, end);
+        }
+        // RFC 5681 §4.2: "A TCP receiver SHOULD send an immediate duplicate ACK when an out-of-order segment arrives."
+        layer.ackNow(c);
+    }
+
+    /** The peer's FIN at {@code finSeq} (RFC 9293 §3.10.7.4, eighth check). */
+    private void finArrives(int c, int finSeq, long nowNs) {
+        if (finSeq != tcb.rcvNxt(c)) {
+            // Beyond a hole: remember it until the data before it arrives.
+            tcb.setFlag(c, F_FIN_PENDING);
+            tcb.rcvFinSeq(c, finSeq);
+            layer.ackNow(c);
+            return;
+        }
+        tcb.clearFlag(c, F_FIN_PENDING);
+        tcb.rcvNxt(c, finSeq + 1);
+        layer.releaseOutOfOrder(c);
+        layer.ackNow(c);
+        layer.signal(c, TcpControlBlocks.EV_READABLE);
+        switch (tcb.state(c)) {
+            case SYN_RECEIVED, ESTABLISHED -> tcb.state(c, CLOSE_WAIT);
+            case FIN_WAIT_1 -> tcb.state(c, CLOSING);
+            case FIN_WAIT_2 -> layer.enterTimeWait(c, nowNs);
+            default -> {
+            }
+        }
+    }
+
+    private void dsack(int c, int start, int end) {
+        if (tcb.hasFlag(c, F_SACK)) {
+            tcb.dsackStart(c, start);
+            tcb.dsackEnd(c, end);
+            tcb.setFlag(c, F_DSACK);
+        }
+        tcb.setFlag(c, F_ACK_NOW);
+    }
+
+    // ---------------------------------------------------------------------------------------------- ICMP
+
+    /**
+     * An ICMP error about a segment we sent (RFC 1122 §4.2.3.9, RFC 5927): validated by the quoted sequence number.
+     * Fragmentation needed lowers the MSS (RFC 1191); while connecting, unreachable errors end the attempt (as Linux
+     * does); on a synchronized connection they are soft errors (RFC 5461), reported only if it later times out.
+     */
+    void onIcmpError(int type, int code, int nextHopMtu, int originalDestination, MemorySegment segment, long offset,
+                     int length, long nowNs) {
+        if (length < 8) {
+            return;
+        }
+        final int localPort = BigEndian.u16(segment, offset);
+        final int remotePort = BigEndian.u16(segment, offset + 2);
+        final int seq = BigEndian.i32(segment, offset + 4);
+        final int c = layer.connections.get(ConnectionTable.key(originalDestination, remotePort, localPort));
+        if (c < 0) {
+            return;
+        }
+        final int state = tcb.state(c);
+        if (!SeqNum.between(seq, tcb.sndUna(c), tcb.sndMax(c)) || state == TIME_WAIT) {
+            return;
+        }
+        counters.icmpErrors.incrementRelease();
+        if (type == IcmpHeader.DESTINATION_UNREACHABLE && code == IcmpHeader.FRAGMENTATION_NEEDED) {
+            final int mss = nextHopMtu - 40;
+            if (nextHopMtu > 0 && mss >= 64 && mss < tcb.sndMss(c)) {
+                tcb.sndMss(c, mss);
+                counters.pmtuUpdates.incrementRelease();
+                if (state >= ESTABLISHED) {
+                    // What was sent at the larger size is lost: send it again now, without a congestion response.
+                    tcb.sndNxt(c, tcb.sndUna(c));
+                    layer.requestOutput(c);
+                }
+            }
+            return;
+        }
+        final int error;
+        if (type == IcmpHeader.DESTINATION_UNREACHABLE) {
+            error = switch (code) {
+                case IcmpHeader.NET_UNREACHABLE -> TcpError.NET_UNREACHABLE;
+                case IcmpHeader.PROTOCOL_UNREACHABLE, IcmpHeader.PORT_UNREACHABLE -> TcpError.REFUSED;
+                default -> TcpError.HOST_UNREACHABLE;
+            };
+        } else {
+            error = TcpError.HOST_UNREACHABLE;
+        }
+        if (state == SYN_SENT) {
+            if (error == TcpError.REFUSED) {
+                counters.refused.incrementRelease();
+            }
+            layer.terminate(c, error, nowNs);
+        } else if (state == SYN_RECEIVED && tcb.hasFlag(c, F_PASSIVE)) {
+            layer.free(c);
+        } else {
+            tcb.softError(c, error);
+        }
+    }
+}

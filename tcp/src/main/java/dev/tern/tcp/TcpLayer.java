@@ -1,0 +1,1313 @@
+package dev.tern.tcp;
+
+import dev.tern.core.counters.CountersFile;
+import dev.tern.core.io.ByteRing;
+import dev.tern.core.time.Timers;
+import dev.tern.ipv4.IpProtocolHandler;
+import dev.tern.ipv4.Ipv4Layer;
+import dev.tern.ipv4.Ipv4Packet;
+import dev.tern.ipv4.wire.IpProtocol;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+
+import static dev.tern.tcp.TcpControlBlocks.EV_ACCEPTABLE;
+import static dev.tern.tcp.TcpControlBlocks.EV_CLOSED;
+import static dev.tern.tcp.TcpControlBlocks.EV_ESTABLISHED;
+import static dev.tern.tcp.TcpControlBlocks.EV_READABLE;
+import static dev.tern.tcp.TcpControlBlocks.EV_WRITABLE;
+import static dev.tern.tcp.TcpControlBlocks.F_ACCEPT_QUEUED;
+import static dev.tern.tcp.TcpControlBlocks.F_ACK_NOW;
+import static dev.tern.tcp.TcpControlBlocks.F_ALLOCATED;
+import static dev.tern.tcp.TcpControlBlocks.F_CLOSED_SIGNALLED;
+import static dev.tern.tcp.TcpControlBlocks.F_FIN_QUEUED;
+import static dev.tern.tcp.TcpControlBlocks.F_FIN_SENT;
+import static dev.tern.tcp.TcpControlBlocks.F_IN_SYN_QUEUE;
+import static dev.tern.tcp.TcpControlBlocks.F_IN_TABLE;
+import static dev.tern.tcp.TcpControlBlocks.F_KEEPALIVE;
+import static dev.tern.tcp.TcpControlBlocks.F_NO_DELAY;
+import static dev.tern.tcp.TcpControlBlocks.F_OWNED;
+import static dev.tern.tcp.TcpControlBlocks.F_PASSIVE;
+import static dev.tern.tcp.TcpControlBlocks.F_PERSIST;
+import static dev.tern.tcp.TcpControlBlocks.F_RELEASED;
+import static dev.tern.tcp.TcpControlBlocks.F_RINGS;
+import static dev.tern.tcp.TcpControlBlocks.F_SACK;
+import static dev.tern.tcp.TcpControlBlocks.F_TIMESTAMPS;
+import static dev.tern.tcp.TcpControlBlocks.F_TIME_WAIT_LISTED;
+import static dev.tern.tcp.TcpControlBlocks.F_WINDOW_SCALING;
+import static dev.tern.tcp.TcpControlBlocks.T_DELAYED_ACK;
+import static dev.tern.tcp.TcpControlBlocks.T_KEEPALIVE;
+import static dev.tern.tcp.TcpControlBlocks.T_RTO;
+import static dev.tern.tcp.TcpControlBlocks.T_STATE;
+
+/**
+ * TCP for one stack shard (RFC 9293): connections, listeners and the handle-based core API the socket layer wraps.
+ *
+ * <h2>Handles</h2>
+ * A connection handle is {@code generation << 20 | slot} (a non-negative int): the slot is the connection's row in
+ * the {@link TcpControlBlocks}, the generation makes a handle of an earlier connection in the same slot invalid.
+ * A handle stays valid until its owner calls {@link #close} or {@link #abort}, even after the connection ended, so
+ * the owner can read what is left and {@link #error}. Listener handles are small ints of their own.
+ *
+ * <h2>Buffers</h2>
+ * Each connection has a send and a receive {@link ByteRing} (off-heap, single producer / single consumer): the owner
+ * writes the send ring and calls {@link #sendable}, reads the receive ring and calls {@link #consumed}. The rings
+ * may be used from another thread (that is their purpose); every method of this class runs on the stack thread.
+ *
+ * <h2>The poll loop</h2>
+ * Segments arrive through {@link #onPacket} (IPv4 input), timers through the shard's {@link Timers}. Connections that
+ * need to send after input are queued, and so are events; {@link #poll} delivers the events (so an application's
+ * reply can carry the ACK), then serves the output queue, one pass per connection, however many segments arrived.
+ * The stack calls it once per turn after receiving and firing timers, and before flushing the link:
+ * <pre>{@code  ethernet.poll(now) -> ipv4.pollLoopback(now) -> timers.poll(now) -> tcp.poll(now) -> ethernet.flush()}</pre>
+ *
+ * <p>Owned by the shard thread; not thread-safe. Nothing here allocates per segment.
+ */
+public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
+    private static final int SLOT_BITS = 20;
+    private static final int SLOT_MASK = (1 << SLOT_BITS) - 1;
+    /** RFC 9293 §3.8.6.3 leaves quick ACKs at the start to the implementation; Linux allows up to 16. */
+    private static final int QUICK_ACKS = 16;
+    private static final long NEIGHBOUR_CONFIRM_NS = 1_000_000_000L;
+
+    final Ipv4Layer ipv4;
+    final TcpConfig config;
+    final TcpCounters counters;
+    final TcpControlBlocks tcb;
+    final ConnectionTable connections;
+    final ReassemblyQueue reassembly;
+    final RingPool rings = new RingPool();
+    final IsnGenerator isn;
+    final SynCookies cookies;
+    final RttEstimator rtt;
+    final TcpOutput output;
+    final TcpTimers tcpTimers;
+    final LossRecovery recovery;
+    final TcpInput input;
+    private final int localAddress;
+
+    final ByteRing[] sendRings;
+    final ByteRing[] receiveRings;
+    final int[] sendSize;
+    final int[] receiveSize;
+    private final TcpEvents[] owners;
+    private final long[] lastConfirmNs;
+
+    private CongestionControl[] congestionControls = new CongestionControl[0];
+    private final Map<String, Integer> congestionByName = new HashMap<>();
+    private final int defaultCongestionControl;
+
+    // Listeners: small on-heap arrays, indexed by listener handle.
+    private final int[] listenerByPort = new int[65536];
+    private int[] listenerPort = new int[8];
+    private int[] listenerBacklog = new int[8];
+    private int[] listenerSynCount = new int[8];
+    private int[][] acceptQueue = new int[8][];
+    private int[] acceptHead = new int[8];
+    private int[] acceptCount = new int[8];
+    private long[] lastCookieNs = new long[8];
+    private boolean[] cookiesSent = new boolean[8];
+    private boolean[] listenerEventPending = new boolean[8];
+    private TcpEvents[] listenerEvents = new TcpEvents[8];
+    private TcpOptions[] listenerOptions = new TcpOptions[8];
+    private int listenerSlots;
+
+    // Work queues: connections to serve at the next poll, connections and listeners with pending events.
+    private final int[] outputQueue;
+    private final boolean[] outputQueued;
+    private int outputHead;
+    private int outputCount;
+    private final int[] eventQueue;
+    private final boolean[] eventQueued;
+    private int eventHead;
+    private int eventCount;
+    private boolean dispatching;
+
+    private int timeWaitHead = -1;
+    private int timeWaitTail = -1;
+    private int timeWaitCount;
+    private long challengeWindowNs;
+    private int challengeCount;
+    private int ephemeralCounter;
+
+    public TcpLayer(Ipv4Layer ipv4, Timers timers, TcpConfig config, CountersFile counters) {
+        this.ipv4 = ipv4;
+        this.config = config;
+        this.counters = new TcpCounters(counters);
+        this.localAddress = ipv4.address().address();
+        final int capacity = config.maxConnections();
+        this.tcb = new TcpControlBlocks(capacity);
+        this.connections = new ConnectionTable(capacity, config.isnKey0() ^ Long.rotateLeft(config.isnKey1(), 17));
+        this.reassembly = new ReassemblyQueue(Math.min(config.outOfOrderBlocks(), capacity), config.outOfOrderRanges());
+        this.isn = new IsnGenerator(config.isnKey0(), config.isnKey1(), config.fixedIsn());
+        this.cookies = new SynCookies(config.isnKey0(), config.isnKey1());
+        this.rtt = new RttEstimator(config);
+        this.sendRings = new ByteRing[capacity];
+        this.receiveRings = new ByteRing[capacity];
+        this.sendSize = new int[capacity];
+        this.receiveSize = new int[capacity];
+        this.owners = new TcpEvents[capacity];
+        this.lastConfirmNs = new long[capacity];
+        this.outputQueue = new int[capacity];
+        this.outputQueued = new boolean[capacity];
+        this.eventQueue = new int[capacity];
+        this.eventQueued = new boolean[capacity];
+        Arrays.fill(listenerByPort, -1);
+        this.output = new TcpOutput(this, tcb, ipv4, this.counters, reassembly, rtt, config);
+        this.tcpTimers = new TcpTimers(this, tcb, timers);
+        output.timers(tcpTimers);
+        this.recovery = new LossRecovery(this, tcb, output, this.counters);
+        this.input = new TcpInput(this, tcb, output, tcpTimers, recovery, rtt, reassembly, this.counters, config);
+        registerCongestionControl(new NewRenoCongestionControl());
+        registerCongestionControl(new NoCongestionControl());
+        final Integer id = congestionByName.get(config.congestionControl());
+        if (id == null) {
+            throw new IllegalArgumentException("unknown congestion control '" + config.congestionControl() + "'");
+        }
+        this.defaultCongestionControl = id;
+        ipv4.register(IpProtocol.TCP, this);
+    }
+
+    /** Makes a congestion control selectable by its name (cold path). A later one with the same name replaces it. */
+    public void registerCongestionControl(CongestionControl congestionControl) {
+        final Integer existing = congestionByName.get(congestionControl.name());
+        if (existing != null) {
+            congestionControls[existing] = congestionControl;
+            return;
+        }
+        congestionControls = Arrays.copyOf(congestionControls, congestionControls.length + 1);
+        congestionControls[congestionControls.length - 1] = congestionControl;
+        congestionByName.put(congestionControl.name(), congestionControls.length - 1);
+    }
+
+    public TcpConfig config() {
+        return config;
+    }
+
+    // ------------------------------------------------------------------------------------------- handles
+
+    private int handle(int c) {
+        return (tcb.generation(c) << SLOT_BITS) | c;
+    }
+
+    /** The slot of a valid, owned handle, or -1. */
+    private int slot(int handle) {
+        if (handle < 0) {
+            return -1;
+        }
+        final int c = handle & SLOT_MASK;
+        if (c >= tcb.capacity() || (tcb.flags(c) & (F_ALLOCATED | F_OWNED | F_RELEASED)) != (F_ALLOCATED | F_OWNED)
+            || tcb.generation(c) != handle >>> SLOT_BITS) {
+            return -1;
+        }
+        return c;
+    }
+
+    // ------------------------------------------------------------------------------------------- listeners
+
+    /** {@link #listen(int, int, TcpOptions, TcpEvents)} with default options. */
+    public int listen(int localPort, int backlog, TcpEvents events) {
+        return listen(localPort, backlog, TcpOptions.DEFAULT, events);
+    }
+
+    /**
+     * Listens on {@code localPort} (RFC 9293 §3.10.1, passive OPEN); accepted connections get {@code options} and
+     * report to {@code events}. Returns a listener handle, or {@code -ADDRESS_IN_USE} / {@code -INVALID}. Cold path.
+     */
+    public int listen(int localPort, int backlog, TcpOptions options, TcpEvents events) {
+        if (localPort < 1 || localPort > 65535 || backlog < 0 || events == null || options == null) {
+            return -TcpError.INVALID;
+        }
+        if (options.congestionControl() != null && !congestionByName.containsKey(options.congestionControl())) {
+            return -TcpError.INVALID;
+        }
+        if (listenerByPort[localPort] >= 0) {
+            return -TcpError.ADDRESS_IN_USE;
+        }
+        int l = 0;
+        while (l < listenerSlots && listenerEvents[l] != null) {
+            l++;
+        }
+        if (l == listenerPort.length) {
+            growListeners();
+        }
+        listenerSlots = Math.max(listenerSlots, l + 1);
+        final int queue = Math.max(1, Math.min(backlog == 0 ? 1 : backlog, config.maxBacklog()));
+        listenerPort[l] = localPort;
+        listenerBacklog[l] = queue;
+        listenerSynCount[l] = 0;
+        acceptQueue[l] = new int[queue];
+        acceptHead[l] = 0;
+        acceptCount[l] = 0;
+        cookiesSent[l] = false;
+        listenerEventPending[l] = false;
+        listenerEvents[l] = events;
+        listenerOptions[l] = options;
+        listenerByPort[localPort] = l;
+        return l;
+    }
+
+    private void growListeners() {
+        final int size = listenerPort.length * 2;
+        listenerPort = Arrays.copyOf(listenerPort, size);
+        listenerBacklog = Arrays.copyOf(listenerBacklog, size);
+        listenerSynCount = Arrays.copyOf(listenerSynCount, size);
+        acceptQueue = Arrays.copyOf(acceptQueue, size);
+        acceptHead = Arrays.copyOf(acceptHead, size);
+        acceptCount = Arrays.copyOf(acceptCount, size);
+        lastCookieNs = Arrays.copyOf(lastCookieNs, size);
+        cookiesSent = Arrays.copyOf(cookiesSent, size);
+        listenerEventPending = Arrays.copyOf(listenerEventPending, size);
+        listenerEvents = Arrays.copyOf(listenerEvents, size);
+        listenerOptions = Arrays.copyOf(listenerOptions, size);
+    }
+
+    private boolean validListener(int l) {
+        return l >= 0 && l < listenerSlots && listenerEvents[l] != null;
+    }
+
+    /**
+     * Takes the oldest established connection from the listener's accept queue; returns its handle or -1 when there is
+     * none. Data may already wait in its receive ring.
+     */
+    public int accept(int listener) {
+        if (!validListener(listener) || acceptCount[listener] == 0) {
+            return -1;
+        }
+        final int[] queue = acceptQueue[listener];
+        final int c = queue[acceptHead[listener]];
+        acceptHead[listener] = (acceptHead[listener] + 1) % queue.length;
+        acceptCount[listener]--;
+        tcb.clearFlag(c, F_ACCEPT_QUEUED);
+        tcb.setFlag(c, F_OWNED);
+        counters.accepted.incrementRelease();
+        final int state = tcb.state(c);
+        if (state == TcpState.TIME_WAIT || state == TcpState.CLOSED) {
+            signal(c, EV_CLOSED);
+        } else if (state != TcpState.ESTABLISHED) {
+            signal(c, EV_READABLE);
+        }
+        return handle(c);
+    }
+
+    /** Connections waiting in the accept queue. */
+    public int acceptable(int listener) {
+        return validListener(listener) ? acceptCount[listener] : 0;
+    }
+
+    /** Stops listening; half-open and not yet accepted connections are reset (as Linux does). */
+    public void closeListener(int listener, long nowNs) {
+        if (!validListener(listener)) {
+            return;
+        }
+        while (acceptCount[listener] > 0) {
+            final int[] queue = acceptQueue[listener];
+            final int c = queue[acceptHead[listener]];
+            acceptHead[listener] = (acceptHead[listener] + 1) % queue.length;
+            acceptCount[listener]--;
+            tcb.clearFlag(c, F_ACCEPT_QUEUED);
+            if (TcpState.isSynchronized(tcb.state(c)) && tcb.state(c) != TcpState.TIME_WAIT) {
+                output.sendReset(c, nowNs);
+            }
+            free(c);
+        }
+        for (int c = 0; c < tcb.capacity() && listenerSynCount[listener] > 0; c++) {
+            if (tcb.hasFlag(c, F_IN_SYN_QUEUE) && tcb.listener(c) == listener) {
+                output.sendReset(c, nowNs);
+                free(c);
+            }
+        }
+        listenerByPort[listenerPort[listener]] = -1;
+        listenerEvents[listener] = null;
+        listenerOptions[listener] = null;
+        acceptQueue[listener] = null;
+    }
+
+    int listenerOn(int port) {
+        return listenerByPort[port];
+    }
+
+    boolean acceptQueueFull(int l) {
+        return acceptCount[l] >= listenerBacklog[l];
+    }
+
+    boolean synQueueFull(int l) {
+        return listenerSynCount[l] >= config.synQueueSize();
+    }
+
+    void cookieSent(int l, long nowNs) {
+        cookiesSent[l] = true;
+        lastCookieNs[l] = nowNs;
+    }
+
+    /** Only ACKs arriving soon after we sent cookies are checked as cookies (Linux: no recent SYN queue overflow). */
+    boolean cookiesRecentlySent(int l, long nowNs) {
+        return cookiesSent[l] && nowNs - lastCookieNs[l] < (2L << 36);
+    }
+
+    int listenerReceiveSize(int l) {
+        final int size = listenerOptions[l].receiveBufferSize();
+        return size == 0 ? config.receiveBufferSize() : size;
+    }
+
+    // ------------------------------------------------------------------------------------------ connect
+
+    /**
+     * Opens a connection (RFC 9293 §3.10.1, active OPEN) from {@code localPort} (0: an ephemeral port, RFC 6056) to
+     * {@code remoteAddress:remotePort}; the SYN leaves at once. Returns a connection handle, or a negated
+     * {@link TcpError}: {@code INVALID}, {@code ADDRESS_IN_USE}, {@code ADDRESS_NOT_AVAILABLE},
+     * {@code TOO_MANY_CONNECTIONS}, {@code NET_UNREACHABLE}. Completion is reported by {@link TcpEvents#established}
+     * or {@link TcpEvents#closed}.
+     */
+    public int connect(int remoteAddress, int remotePort, int localPort, TcpOptions options, TcpEvents events,
+                       long nowNs) {
+        if (remotePort < 1 || remotePort > 65535 || localPort < 0 || localPort > 65535 || events == null
+            || options == null || remoteAddress == 0) {
+            return -TcpError.INVALID;
+        }
+        final Integer cc = options.congestionControl() == null ? Integer.valueOf(defaultCongestionControl)
+            : congestionByName.get(options.congestionControl());
+        if (cc == null) {
+            return -TcpError.INVALID;
+        }
+        int port = localPort;
+        if (port == 0) {
+            port = ephemeralPort(remoteAddress, remotePort);
+            if (port < 0) {
+                return -TcpError.ADDRESS_NOT_AVAILABLE;
+            }
+        } else if (connections.get(ConnectionTable.key(remoteAddress, remotePort, port)) >= 0) {
+            return -TcpError.ADDRESS_IN_USE;
+        }
+        final int c = newConnection(remoteAddress, remotePort, port, options, events, cc, nowNs);
+        if (c < 0) {
+            return -TcpError.TOO_MANY_CONNECTIONS;
+        }
+        attachRings(c);
+        tcb.setFlag(c, F_OWNED);
+        final int iss = tcb.iss(c);
+        tcb.sndUna(c, iss);
+        tcb.sndNxt(c, iss);
+        tcb.sndMax(c, iss);
+        tcb.recover(c, iss);
+        tcb.sndSml(c, iss);
+        tcb.state(c, TcpState.SYN_SENT);
+        counters.activeOpens.incrementRelease();
+        final int result = output.sendSyn(c, nowNs);
+        if (result == Ipv4Layer.ERR_NO_ROUTE) {
+            free(c);
+            return -TcpError.NET_UNREACHABLE;
+        }
+        return handle(c);
+    }
+
+    /** RFC 6056 algorithm 3: a keyed start per destination, then the first port whose 4-tuple is free. */
+    private int ephemeralPort(int remoteAddress, int remotePort) {
+        final int first = config.ephemeralFirst();
+        final int range = config.ephemeralLast() - first + 1;
+        final int offset = isn.portOffset(localAddress, remoteAddress, remotePort);
+        for (int i = 0; i < range; i++) {
+            final int port = first + (int) (((long) offset + ephemeralCounter + i) % range);
+            if (listenerByPort[port] < 0 && connections.get(ConnectionTable.key(remoteAddress, remotePort, port)) < 0) {
+                ephemeralCounter += i + 1;
+                return port;
+            }
+        }
+        return -1;
+    }
+
+    /** A row for a new connection, in the table, with options applied; not yet in any state. Returns -1 when full. */
+    private int newConnection(int remoteAddress, int remotePort, int localPort, TcpOptions options, TcpEvents events,
+                              int cc, long nowNs) {
+        int c = tcb.allocate();
+        if (c < 0 && recycleTimeWait()) {
+            c = tcb.allocate();
+        }
+        if (c < 0) {
+            return -1;
+        }
+        tcb.localAddress(c, localAddress);
+        tcb.remoteAddress(c, remoteAddress);
+        tcb.localPort(c, localPort);
+        tcb.remotePort(c, remotePort);
+        tcb.iss(c, isn.isn(localAddress, localPort, remoteAddress, remotePort, nowNs));
+        tcb.tsOffset(c, isn.timestampOffset(localAddress, localPort, remoteAddress, remotePort));
+        sendSize[c] = options.sendBufferSize() == 0 ? config.sendBufferSize() : options.sendBufferSize();
+        receiveSize[c] = options.receiveBufferSize() == 0 ? config.receiveBufferSize() : options.receiveBufferSize();
+        int flags = tcb.flags(c) | F_IN_TABLE;
+        if (options.noDelay()) {
+            flags |= F_NO_DELAY;
+        }
+        if (options.keepalive()) {
+            flags |= F_KEEPALIVE;
+        }
+        if (config.timestamps()) {
+            flags |= F_TIMESTAMPS;
+        }
+        if (config.sack()) {
+            flags |= F_SACK;
+        }
+        if (config.windowScaling()) {
+            flags |= F_WINDOW_SCALING;
+            int scale = 0;
+            while (scale < 14 && (receiveSize[c] >>> scale) > 65535) {
+                scale++;
+            }
+            tcb.rcvScale(c, scale);
+        }
+        tcb.flags(c, flags);
+        tcb.keepIdleMs(c, (int) ((options.keepaliveIdleNs() == 0 ? config.keepaliveIdleNs() : options.keepaliveIdleNs())
+            / 1_000_000L));
+        tcb.keepIntervalMs(c, (int) ((options.keepaliveIntervalNs() == 0 ? config.keepaliveIntervalNs()
+            : options.keepaliveIntervalNs()) / 1_000_000L));
+        tcb.keepProbes(c, options.keepaliveProbes() == 0 ? config.keepaliveProbes() : options.keepaliveProbes());
+        tcb.ccId(c, cc);
+        tcb.advMss(c, advertisedMss(remoteAddress, nowNs));
+        tcb.sndMss(c, TcpOutput.DEFAULT_MSS);
+        tcb.rcvMss(c, Math.min(TcpOutput.DEFAULT_MSS, tcb.advMss(c)));
+        tcb.finPosition(c, -1);
+        tcb.lastReceiveNs(c, nowNs);
+        tcb.lastSendNs(c, nowNs);
+        tcb.lastOowAckNs(c, nowNs - 1_000_000_000L);
+        rtt.init(tcb, c);
+        owners[c] = events;
+        lastConfirmNs[c] = nowNs;
+        connections.put(ConnectionTable.key(remoteAddress, remotePort, localPort), c);
+        return c;
+    }
+
+    /** A connection made by a listener for a SYN (or a cookie): SYN-RECEIVED's row, counted in the SYN queue. */
+    int newPassive(int l, int remoteAddress, int remotePort, int localPort, long nowNs) {
+        final TcpOptions options = listenerOptions[l];
+        final Integer cc = options.congestionControl() == null ? Integer.valueOf(defaultCongestionControl)
+            : congestionByName.get(options.congestionControl());
+        final int c = newConnection(remoteAddress, remotePort, localPort, options, listenerEvents[l], cc, nowNs);
+        if (c < 0) {
+            return -1;
+        }
+        tcb.setFlag(c, F_PASSIVE | F_IN_SYN_QUEUE);
+        tcb.listener(c, l);
+        listenerSynCount[l]++;
+        return c;
+    }
+
+    /** The MSS we offer towards {@code remote}: the path MTU (itself at most the link MTU) less 40 bytes of headers. */
+    int advertisedMss(int remote, long nowNs) {
+        return pathMss(remote, nowNs);
+    }
+
+    /** Largest payload the path to {@code remote} carries without options (RFC 9293 §3.7.1, RFC 1191). */
+    int pathMss(int remote, long nowNs) {
+        final int mtu = remote == localAddress ? ipv4.mtu() : ipv4.pathMtus().mtu(remote, ipv4.mtu(), nowNs);
+        return Math.max(64, mtu - 40);
+    }
+
+    private void attachRings(int c) {
+        sendRings[c] = rings.acquire(sendSize[c]);
+        receiveRings[c] = rings.acquire(receiveSize[c]);
+        tcb.setFlag(c, F_RINGS);
+    }
+
+    private void detachRings(int c) {
+        if (tcb.hasFlag(c, F_RINGS)) {
+            rings.release(sendRings[c]);
+            rings.release(receiveRings[c]);
+            sendRings[c] = null;
+            receiveRings[c] = null;
+            tcb.clearFlag(c, F_RINGS);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------- state transitions
+
+    /**
+     * The handshake completed (SYN-SENT or SYN-RECEIVED to ESTABLISHED, or to FIN-WAIT-1 when the owner already asked
+     * for shutdown). A passive connection gets its rings and joins the accept queue. Returns false when that failed.
+     */
+    boolean establish(int c, long nowNs) {
+        if (tcb.hasFlag(c, F_PASSIVE)) {
+            final int l = tcb.listener(c);
+            leaveSynQueue(c);
+            if (!validListener(l) || acceptQueueFull(l)) {
+                counters.drop(TcpCounters.DROP_LISTEN_OVERFLOW);
+                output.sendReset(c, nowNs);
+                free(c);
+                return false;
+            }
+            attachRings(c);
+            final int[] queue = acceptQueue[l];
+            queue[(acceptHead[l] + acceptCount[l]) % queue.length] = c;
+            acceptCount[l]++;
+            tcb.setFlag(c, F_ACCEPT_QUEUED);
+            signalListener(l);
+        } else {
+            signal(c, EV_ESTABLISHED);
+        }
+        tcb.state(c, tcb.hasFlag(c, F_FIN_QUEUED) ? TcpState.FIN_WAIT_1 : TcpState.ESTABLISHED);
+        tcb.retries(c, 0);
+        tcb.quickAcks(c, QUICK_ACKS);
+        congestionControl(c).init(tcb, c, tcb.sndMss(c), config.initialCwndSegments(), nowNs);
+        tcpTimers.disarm(c, T_RTO);
+        if (tcb.hasFlag(c, F_KEEPALIVE)) {
+            tcpTimers.arm(c, T_KEEPALIVE, nowNs + tcb.keepIdleMs(c) * 1_000_000L);
+        }
+        counters.established.incrementRelease();
+        return true;
+    }
+
+    void leaveSynQueue(int c) {
+        if (tcb.hasFlag(c, F_IN_SYN_QUEUE)) {
+            tcb.clearFlag(c, F_IN_SYN_QUEUE);
+            final int l = tcb.listener(c);
+            if (l >= 0 && l < listenerSlots) {
+                listenerSynCount[l]--;
+            }
+        }
+    }
+
+    /** Our FIN was acknowledged in FIN-WAIT-1. An orphan (closed by its owner) waits at most finWait2Timeout. */
+    void finWait2(int c, long nowNs) {
+        tcb.state(c, TcpState.FIN_WAIT_2);
+        if (tcb.hasFlag(c, F_RELEASED)) {
+            tcpTimers.arm(c, T_STATE, nowNs + config.finWait2TimeoutNs());
+        }
+    }
+
+    /** RFC 9293: TIME-WAIT for 2 MSL; the row stays (without rings once the owner let go), on the TIME-WAIT list. */
+    void enterTimeWait(int c, long nowNs) {
+        tcb.state(c, TcpState.TIME_WAIT);
+        tcpTimers.disarm(c, T_RTO | T_DELAYED_ACK | T_KEEPALIVE);
+        tcb.clearFlag(c, F_PERSIST);
+        releaseOutOfOrder(c);
+        counters.closed.incrementRelease();
+        if (config.mslNs() == 0) {
+            terminate(c, TcpError.NONE, nowNs);
+            return;
+        }
+        tcpTimers.arm(c, T_STATE, nowNs + 2 * config.mslNs());
+        if (!tcb.hasFlag(c, F_TIME_WAIT_LISTED)) {
+            tcb.setFlag(c, F_TIME_WAIT_LISTED);
+            tcb.listPrev(c, timeWaitTail);
+            tcb.listNext(c, -1);
+            if (timeWaitTail >= 0) {
+                tcb.listNext(timeWaitTail, c);
+            } else {
+                timeWaitHead = c;
+            }
+            timeWaitTail = c;
+            timeWaitCount++;
+        }
+        if (tcb.hasFlag(c, F_RELEASED) || !tcb.hasFlag(c, F_OWNED) && !tcb.hasFlag(c, F_ACCEPT_QUEUED)) {
+            detachRings(c);
+        } else {
+            signalClosed(c);
+        }
+    }
+
+    void restartTimeWait(int c, long nowNs) {
+        tcpTimers.arm(c, T_STATE, nowNs + 2 * config.mslNs());
+    }
+
+    private void unlinkTimeWait(int c) {
+        if (!tcb.hasFlag(c, F_TIME_WAIT_LISTED)) {
+            return;
+        }
+        final int prev = tcb.listPrev(c);
+        final int next = tcb.listNext(c);
+        if (prev >= 0) {
+            tcb.listNext(prev, next);
+        } else {
+            timeWaitHead = next;
+        }
+        if (next >= 0) {
+            tcb.listPrev(next, prev);
+        } else {
+            timeWaitTail = prev;
+        }
+        tcb.clearFlag(c, F_TIME_WAIT_LISTED);
+        timeWaitCount--;
+    }
+
+    /** With every row taken, the oldest TIME-WAIT connection whose owner let go makes room (Linux tw_buckets). */
+    private boolean recycleTimeWait() {
+        for (int c = timeWaitHead; c >= 0; c = tcb.listNext(c)) {
+            if (tcb.hasFlag(c, F_RELEASED) || !tcb.hasFlag(c, F_OWNED)) {
+                counters.timeWaitRecycled.incrementRelease();
+                free(c);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The connection enters CLOSED with {@code error}. It leaves the connection table at once; the row is freed now
+     * when nobody holds the handle, else when its owner closes it.
+     */
+    void terminate(int c, int error, long nowNs) {
+        leaveSynQueue(c);
+        unlinkTimeWait(c);
+        tcpTimers.cancelAll(c);
+        releaseOutOfOrder(c);
+        removeFromTable(c);
+        final int state = tcb.state(c);
+        tcb.state(c, TcpState.CLOSED);
+        if (tcb.error(c) == TcpError.NONE) {
+            tcb.error(c, error);
+        }
+        if (error == TcpError.TIMED_OUT) {
+            counters.timedOut.incrementRelease();
+        }
+        if (error == TcpError.NONE && state != TcpState.TIME_WAIT) {
+            counters.closed.incrementRelease();
+        }
+        if (tcb.hasFlag(c, F_RELEASED) || !tcb.hasFlag(c, F_OWNED)) {
+            free(c);
+        } else {
+            signalClosed(c);
+        }
+    }
+
+    private void removeFromTable(int c) {
+        if (tcb.hasFlag(c, F_IN_TABLE)) {
+            connections.remove(ConnectionTable.key(tcb.remoteAddress(c), tcb.remotePort(c), tcb.localPort(c)));
+            tcb.clearFlag(c, F_IN_TABLE);
+        }
+    }
+
+    /** Frees the row and everything attached; a not yet accepted connection leaves its accept queue. */
+    void free(int c) {
+        leaveSynQueue(c);
+        unlinkTimeWait(c);
+        tcpTimers.cancelAll(c);
+        releaseOutOfOrder(c);
+        removeFromTable(c);
+        if (tcb.hasFlag(c, F_ACCEPT_QUEUED)) {
+            removeFromAcceptQueue(c);
+        }
+        detachRings(c);
+        owners[c] = null;
+        tcb.release(c);
+    }
+
+    private void removeFromAcceptQueue(int c) {
+        final int l = tcb.listener(c);
+        tcb.clearFlag(c, F_ACCEPT_QUEUED);
+        if (!validListener(l)) {
+            return;
+        }
+        final int[] queue = acceptQueue[l];
+        final int count = acceptCount[l];
+        int kept = 0;
+        for (int i = 0; i < count; i++) {
+            final int entry = queue[(acceptHead[l] + i) % queue.length];
+            if (entry != c) {
+                queue[(acceptHead[l] + kept) % queue.length] = entry;
+                kept++;
+            }
+        }
+        acceptCount[l] = kept;
+    }
+
+    void releaseOutOfOrder(int c) {
+        final int block = tcb.oooBlock(c);
+        if (block >= 0) {
+            reassembly.release(block);
+            tcb.oooBlock(c, -1);
+        }
+    }
+
+    CongestionControl congestionControl(int c) {
+        return congestionControls[tcb.ccId(c)];
+    }
+
+    // ------------------------------------------------------------------------------------------ queues
+
+    /** Serve this connection's output at the next {@link #poll}. */
+    void requestOutput(int c) {
+        if (!outputQueued[c]) {
+            outputQueued[c] = true;
+            outputQueue[(outputHead + outputCount) % outputQueue.length] = c;
+            outputCount++;
+        }
+    }
+
+    /** An ACK must go out at the next poll. */
+    void ackNow(int c) {
+        tcb.setFlag(c, F_ACK_NOW);
+        requestOutput(c);
+    }
+
+    /** Queues an event for the connection's owner (only for an owned, unreleased handle). */
+    void signal(int c, int event) {
+        if ((tcb.flags(c) & (F_OWNED | F_RELEASED)) != F_OWNED) {
+            return;
+        }
+        tcb.events(c, tcb.events(c) | event);
+        if (!eventQueued[c]) {
+            eventQueued[c] = true;
+            eventQueue[(eventHead + eventCount) % eventQueue.length] = c;
+            eventCount++;
+        }
+    }
+
+    private void signalClosed(int c) {
+        if (!tcb.hasFlag(c, F_CLOSED_SIGNALLED)) {
+            tcb.setFlag(c, F_CLOSED_SIGNALLED);
+            signal(c, EV_CLOSED);
+        }
+    }
+
+    private void signalListener(int l) {
+        listenerEventPending[l] = true;
+        anyListenerEvent = true;
+    }
+
+    private boolean anyListenerEvent;
+
+    /**
+     * One turn of the layer: delivers pending events, then sends for every connection that input or the events
+     * made ready (ACKs, data the window now allows). Returns the number of connections served and events delivered.
+     */
+    public int poll(long nowNs) {
+        int work = dispatchEvents();
+        int count = outputCount;
+        while (count-- > 0) {
+            final int c = outputQueue[outputHead];
+            outputHead = (outputHead + 1) % outputQueue.length;
+            outputCount--;
+            outputQueued[c] = false;
+            if (tcb.hasFlag(c, F_ALLOCATED)) {
+                output.output(c, nowNs, false);
+                work++;
+            }
+        }
+        return work + dispatchEvents();
+    }
+
+    private int dispatchEvents() {
+        if (dispatching) {
+            return 0;
+        }
+        dispatching = true;
+        int delivered = 0;
+        try {
+            if (anyListenerEvent) {
+                anyListenerEvent = false;
+                for (int l = 0; l < listenerSlots; l++) {
+                    if (listenerEventPending[l]) {
+                        listenerEventPending[l] = false;
+                        if (listenerEvents[l] != null && acceptCount[l] > 0) {
+                            listenerEvents[l].acceptable(l);
+                            delivered++;
+                        }
+                    }
+                }
+            }
+            while (eventCount > 0) {
+                final int c = eventQueue[eventHead];
+                eventHead = (eventHead + 1) % eventQueue.length;
+                eventCount--;
+                eventQueued[c] = false;
+                final int events = tcb.events(c);
+                tcb.events(c, 0);
+                final int handle = handle(c);
+                delivered += deliver(c, handle, events);
+            }
+        } finally {
+            dispatching = false;
+        }
+        return delivered;
+    }
+
+    private int deliver(int c, int handle, int events) {
+        int delivered = 0;
+        if ((events & EV_ESTABLISHED) != 0 && slot(handle) == c) {
+            owners[c].established(handle);
+            delivered++;
+        }
+        if ((events & EV_READABLE) != 0 && slot(handle) == c) {
+            owners[c].readable(handle);
+            delivered++;
+        }
+        if ((events & EV_WRITABLE) != 0 && slot(handle) == c) {
+            owners[c].writable(handle);
+            delivered++;
+        }
+        if ((events & EV_CLOSED) != 0 && slot(handle) == c) {
+            owners[c].closed(handle, tcb.error(c));
+            delivered++;
+        }
+        return delivered;
+    }
+
+    // ------------------------------------------------------------------------------------------ input
+
+    @Override
+    public void onPacket(Ipv4Packet packet, MemorySegment segment, long offset, int length, long nowNs) {
+        input.onPacket(packet, segment, offset, length, nowNs);
+    }
+
+    @Override
+    public void onIcmpError(int type, int code, int nextHopMtu, int reporter, int originalSource,
+                            int originalDestination, MemorySegment segment, long offset, int length, long nowNs) {
+        input.onIcmpError(type, code, nextHopMtu, originalDestination, segment, offset, length, nowNs);
+    }
+
+    /** RFC 5961 §7: at most challengeAckLimit challenge ACKs per second for the whole layer. */
+    boolean challengeAckAllowed(long nowNs) {
+        if (nowNs - challengeWindowNs >= 1_000_000_000L) {
+            challengeWindowNs = nowNs;
+            challengeCount = 0;
+        }
+        return ++challengeCount <= config.challengeAckLimit();
+    }
+
+    /** An ACK showed forward progress: the neighbour is reachable (RFC 4861 §7.3.1), at most once a second. */
+    void confirmNeighbour(int c, long nowNs) {
+        if (nowNs - lastConfirmNs[c] >= NEIGHBOUR_CONFIRM_NS) {
+            lastConfirmNs[c] = nowNs;
+            ipv4.neighbours().confirm(tcb.remoteAddress(c), nowNs);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------ timers
+
+    void delayedAckExpired(int c, long nowNs) {
+        if (tcb.unackedBytes(c) > 0 || tcb.hasFlag(c, F_ACK_NOW)) {
+            counters.txDelayedAcks.incrementRelease();
+            tcb.setFlag(c, F_ACK_NOW);
+            output.output(c, nowNs, false);
+        }
+    }
+
+    /** RFC 6298 §5.4-5.7: retransmit the earliest unacknowledged segment, back off, give up after the retries. */
+    void retransmitTimeout(int c, long nowNs) {
+        final int state = tcb.state(c);
+        counters.rtoExpired.incrementRelease();
+        final int retries = tcb.retries(c) + 1;
+        tcb.retries(c, retries);
+        if (state == TcpState.SYN_SENT || state == TcpState.SYN_RECEIVED) {
+            final int limit = state == TcpState.SYN_SENT || !tcb.hasFlag(c, F_PASSIVE) ? config.synRetries()
+                : config.synAckRetries();
+            if (retries > limit) {
+                if (tcb.hasFlag(c, F_PASSIVE)) {
+                    free(c);
+                } else {
+                    terminate(c, tcb.softError(c) != TcpError.NONE ? tcb.softError(c) : TcpError.TIMED_OUT, nowNs);
+                }
+                return;
+            }
+            counters.txTimeoutRetransmits.incrementRelease();
+            rtt.backOff(tcb, c);
+            output.sendSyn(c, nowNs);
+            return;
+        }
+        if (state < TcpState.ESTABLISHED || state == TcpState.TIME_WAIT || tcb.sndUna(c) == tcb.sndMax(c)) {
+            return;
+        }
+        if (retries > config.maxRetries()) {
+            terminate(c, tcb.softError(c) != TcpError.NONE ? tcb.softError(c) : TcpError.TIMED_OUT, nowNs);
+            return;
+        }
+        counters.txTimeoutRetransmits.incrementRelease();
+        recovery.onRetransmitTimeout(c, nowNs);
+        rtt.backOff(tcb, c);
+        // Go back N: resend from SND.UNA as the (one segment) congestion window allows.
+        tcb.sndNxt(c, tcb.sndUna(c));
+        tcb.clearFlag(c, TcpControlBlocks.F_RTT_TIMING);
+        tcpTimers.disarm(c, T_RTO);
+        output.output(c, nowNs, true);
+    }
+
+    /** The persist timer (RFC 9293 §3.8.6.1): probe a zero window, with backoff, as long as the peer answers. */
+    void persistExpired(int c, long nowNs) {
+        tcb.clearFlag(c, F_PERSIST);
+        if (tcb.state(c) < TcpState.ESTABLISHED || tcb.state(c) == TcpState.TIME_WAIT) {
+            return;
+        }
+        if (tcb.sndWnd(c) > 0) {
+            // The window is open but too small for silly-window avoidance: send what fits anyway (§3.8.6.2.1 (4)).
+            output.output(c, nowNs, true);
+            return;
+        }
+        final int probes = tcb.probes(c) + 1;
+        if (probes > config.maxRetries()) {
+            terminate(c, TcpError.TIMED_OUT, nowNs);
+            return;
+        }
+        tcb.probes(c, probes);
+        output.sendWindowProbe(c, nowNs);
+        rtt.backOff(tcb, c);
+        tcb.setFlag(c, F_PERSIST);
+        tcpTimers.arm(c, T_RTO, nowNs + rtt.rtoNs(tcb, c));
+    }
+
+    /** RFC 9293 §3.8.4 (RFC 1122 §4.2.3.6): probe an idle connection; give up after the configured probes. */
+    void keepaliveExpired(int c, long nowNs) {
+        final int state = tcb.state(c);
+        if (state != TcpState.ESTABLISHED && state != TcpState.CLOSE_WAIT && state != TcpState.FIN_WAIT_2) {
+            return;
+        }
+        final long idleNs = tcb.keepIdleMs(c) * 1_000_000L;
+        final long intervalNs = tcb.keepIntervalMs(c) * 1_000_000L;
+        final int probes = tcb.probes(c);
+        final long idleSince = tcb.lastReceiveNs(c);
+        if (probes == 0 && nowNs - idleSince < idleNs) {
+            tcpTimers.arm(c, T_KEEPALIVE, idleSince + idleNs);
+            return;
+        }
+        if (tcb.sndUna(c) != tcb.sndMax(c)) {
+            // Data is outstanding: the retransmission timer watches the connection.
+            tcpTimers.arm(c, T_KEEPALIVE, nowNs + idleNs);
+            return;
+        }
+        if (probes >= tcb.keepProbes(c)) {
+            terminate(c, TcpError.TIMED_OUT, nowNs);
+            return;
+        }
+        tcb.probes(c, probes + 1);
+        output.sendKeepalive(c, nowNs);
+        tcpTimers.arm(c, T_KEEPALIVE, nowNs + intervalNs);
+    }
+
+    /** End of TIME-WAIT (2 MSL), or of the FIN-WAIT-2 timeout of an orphan. */
+    void stateTimeout(int c, long nowNs) {
+        final int state = tcb.state(c);
+        if (state == TcpState.TIME_WAIT || state == TcpState.FIN_WAIT_2) {
+            terminate(c, TcpError.NONE, nowNs);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------ per connection API
+
+    /** The ring the owner writes data to send into; null for an invalid handle. */
+    public ByteRing sendBuffer(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? null : sendRings[c];
+    }
+
+    /** The ring the owner reads received data from; null for an invalid handle. */
+    public ByteRing receiveBuffer(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? null : receiveRings[c];
+    }
+
+    /** The owner wrote into the send ring: send what may go now. */
+    public void sendable(int connection, long nowNs) {
+        final int c = slot(connection);
+        if (c >= 0 && TcpState.isSynchronized(tcb.state(c))) {
+            output.output(c, nowNs, false);
+        }
+    }
+
+    /**
+     * The owner read from the receive ring: advertise the larger window when it grew enough to matter (RFC 9293
+     * §3.8.6.2.2: by at least min(buffer / 2, MSS) beyond what was offered, and at least doubled, or from nothing).
+     */
+    public void consumed(int connection, long nowNs) {
+        final int c = slot(connection);
+        if (c < 0 || !TcpState.canReceive(tcb.state(c)) || !tcb.hasFlag(c, F_RINGS)) {
+            return;
+        }
+        final int current = Math.max(0, tcb.rcvAdv(c) - tcb.rcvNxt(c));
+        final int window = output.receiveWindow(c);
+        final int growth = window - current;
+        if (growth > 0 && (current == 0 || growth >= current)
+            && growth >= Math.min(receiveSize[c] / 2, 2 * tcb.advMss(c))) {
+            counters.txWindowUpdates.incrementRelease();
+            tcb.setFlag(c, F_ACK_NOW);
+            output.output(c, nowNs, false);
+        }
+    }
+
+    /**
+     * Half-close (RFC 9293 §3.10.4 for the sending side, shutdown(SHUT_WR)): a FIN follows the data written so far.
+     * Returns 0 or {@code -INVALID}.
+     */
+    public int shutdownOutput(int connection, long nowNs) {
+        final int c = slot(connection);
+        if (c < 0) {
+            return -TcpError.INVALID;
+        }
+        queueFin(c, nowNs);
+        return 0;
+    }
+
+    private void queueFin(int c, long nowNs) {
+        if (tcb.hasFlag(c, F_FIN_QUEUED)) {
+            return;
+        }
+        final int state = tcb.state(c);
+        if (state != TcpState.SYN_SENT && state != TcpState.SYN_RECEIVED && !TcpState.canSend(state)) {
+            return;
+        }
+        tcb.setFlag(c, F_FIN_QUEUED);
+        tcb.finPosition(c, sendRings[c] != null ? sendRings[c].producerPosition() : 0);
+        if (state == TcpState.ESTABLISHED) {
+            tcb.state(c, TcpState.FIN_WAIT_1);
+        } else if (state == TcpState.CLOSE_WAIT) {
+            tcb.state(c, TcpState.LAST_ACK);
+        } else {
+            return;
+        }
+        output.output(c, nowNs, false);
+    }
+
+    /**
+     * Closes the connection and releases the handle (RFC 9293 §3.10.4): a graceful close sends a FIN after the
+     * queued data and the protocol finishes on its own (FIN-WAIT, TIME-WAIT). Unread received data turns it into an
+     * abort with a reset, as Linux does (RFC 2525 §2.17). A connection still connecting is simply dropped.
+     */
+    public void close(int connection, long nowNs) {
+        final int c = slot(connection);
+        if (c < 0) {
+            return;
+        }
+        final int state = tcb.state(c);
+        if (tcb.hasFlag(c, F_RINGS) && receiveRings[c].available() > 0 && TcpState.isSynchronized(state)
+            && state != TcpState.TIME_WAIT) {
+            abort(connection, nowNs);
+            return;
+        }
+        tcb.setFlag(c, F_RELEASED);
+        tcb.events(c, 0);
+        owners[c] = TcpEvents.NONE;
+        switch (state) {
+            case TcpState.CLOSED -> free(c);
+            case TcpState.SYN_SENT -> terminate(c, TcpError.NONE, nowNs);
+            case TcpState.TIME_WAIT -> detachRings(c);
+            case TcpState.FIN_WAIT_2 -> tcpTimers.arm(c, T_STATE, nowNs + config.finWait2TimeoutNs());
+            default -> queueFin(c, nowNs);
+        }
+    }
+
+    /** Aborts (RFC 9293 §3.10.5): a reset if the peer knows the connection, then CLOSED; releases the handle. */
+    public void abort(int connection, long nowNs) {
+        final int c = slot(connection);
+        if (c < 0) {
+            return;
+        }
+        final int state = tcb.state(c);
+        tcb.setFlag(c, F_RELEASED);
+        owners[c] = TcpEvents.NONE;
+        if (TcpState.isSynchronized(state) && state != TcpState.TIME_WAIT) {
+            output.sendReset(c, nowNs);
+            counters.aborted.incrementRelease();
+        }
+        terminate(c, TcpError.ABORTED, nowNs);
+    }
+
+    /** {@link TcpState} of the connection; CLOSED for an invalid handle. */
+    public int state(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? TcpState.CLOSED : tcb.state(c);
+    }
+
+    /** Why the connection ended ({@link TcpError}), NONE while it lives or after a clean close; INVALID for a bad handle. */
+    public int error(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? TcpError.INVALID : tcb.error(c);
+    }
+
+    /** The peer sent its FIN: once the receive ring is empty, the stream has ended. */
+    public boolean receiveShutdown(int connection) {
+        final int c = slot(connection);
+        if (c < 0) {
+            return true;
+        }
+        final int state = tcb.state(c);
+        return state == TcpState.CLOSE_WAIT || state == TcpState.CLOSING || state == TcpState.LAST_ACK
+            || state == TcpState.TIME_WAIT || state == TcpState.CLOSED;
+    }
+
+    /** TCP_NODELAY: disables Nagle's algorithm (and sends what it held back). Returns 0 or {@code -INVALID}. */
+    public int noDelay(int connection, boolean enabled, long nowNs) {
+        final int c = slot(connection);
+        if (c < 0) {
+            return -TcpError.INVALID;
+        }
+        if (enabled) {
+            tcb.setFlag(c, F_NO_DELAY);
+            sendable(connection, nowNs);
+        } else {
+            tcb.clearFlag(c, F_NO_DELAY);
+        }
+        return 0;
+    }
+
+    /** SO_KEEPALIVE with the given idle time, interval and probe count (0 keeps the current). Returns 0 or -INVALID. */
+    public int keepalive(int connection, boolean enabled, long idleNs, long intervalNs, int probes, long nowNs) {
+        final int c = slot(connection);
+        if (c < 0 || idleNs < 0 || intervalNs < 0 || probes < 0) {
+            return -TcpError.INVALID;
+        }
+        if (idleNs > 0) {
+            tcb.keepIdleMs(c, (int) (idleNs / 1_000_000L));
+        }
+        if (intervalNs > 0) {
+            tcb.keepIntervalMs(c, (int) (intervalNs / 1_000_000L));
+        }
+        if (probes > 0) {
+            tcb.keepProbes(c, probes);
+        }
+        if (enabled) {
+            tcb.setFlag(c, F_KEEPALIVE);
+            tcb.probes(c, 0);
+            if (TcpState.isSynchronized(tcb.state(c))) {
+                tcpTimers.arm(c, T_KEEPALIVE, tcb.lastReceiveNs(c) + tcb.keepIdleMs(c) * 1_000_000L);
+            }
+        } else {
+            tcb.clearFlag(c, F_KEEPALIVE);
+            tcpTimers.disarm(c, T_KEEPALIVE);
+        }
+        return 0;
+    }
+
+    /** TCP_CONGESTION: switches the connection's congestion control; returns 0 or {@code -INVALID} (unknown name). */
+    public int congestionControl(int connection, String name, long nowNs) {
+        final int c = slot(connection);
+        final Integer id = congestionByName.get(name);
+        if (c < 0 || id == null) {
+            return -TcpError.INVALID;
+        }
+        if (id != tcb.ccId(c)) {
+            tcb.ccId(c, id);
+            if (TcpState.isSynchronized(tcb.state(c))) {
+                congestionControls[id].init(tcb, c, tcb.sndMss(c), config.initialCwndSegments(), nowNs);
+            }
+        }
+        return 0;
+    }
+
+    /** Name of the connection's congestion control, or null. */
+    public String congestionControlName(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? null : congestionControls[tcb.ccId(c)].name();
+    }
+
+    public int localAddress(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? 0 : tcb.localAddress(c);
+    }
+
+    public int localPort(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? 0 : tcb.localPort(c);
+    }
+
+    public int remoteAddress(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? 0 : tcb.remoteAddress(c);
+    }
+
+    public int remotePort(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? 0 : tcb.remotePort(c);
+    }
+
+    /** Segments retransmitted on this connection. */
+    public long retransmits(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? 0 : tcb.retransmits(c);
+    }
+
+    /** Smoothed RTT in nanoseconds (0 before the first sample). */
+    public long srttNs(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? 0 : tcb.srttUs(c) * 1000L;
+    }
+
+    /** The retransmission timeout now in force, backoff included, in nanoseconds. */
+    public long rtoNs(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? 0 : rtt.rtoNs(tcb, c);
+    }
+
+    /** Congestion window in bytes. */
+    public int cwnd(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? 0 : tcb.cwnd(c);
+    }
+
+    public int ssthresh(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? 0 : tcb.ssthresh(c);
+    }
+
+    /** The peer's window, scaled, in bytes. */
+    public int sendWindow(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? 0 : tcb.sndWnd(c);
+    }
+
+    /** The window we last advertised, in bytes (what remains of it). */
+    public int receiveWindow(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? 0 : Math.max(0, tcb.rcvAdv(c) - tcb.rcvNxt(c));
+    }
+
+    /** Largest payload per segment we send (before options). */
+    public int mss(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? 0 : tcb.sndMss(c);
+    }
+
+    /** Bytes sent and not yet acknowledged. */
+    public int inFlight(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? 0 : tcb.sndMax(c) - tcb.sndUna(c);
+    }
+
+    public long bytesAcked(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? 0 : tcb.bytesAcked(c);
+    }
+
+    public long bytesReceived(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? 0 : tcb.bytesReceived(c);
+    }
+
+    /** Everything about one connection as a value (for tools: {@code tern stat}, tests); allocates. */
+    public TcpInfo info(int connection) {
+        final int c = slot(connection);
+        if (c < 0) {
+            return null;
+        }
+        return new TcpInfo(tcb.state(c), tcb.error(c), tcb.localAddress(c), tcb.localPort(c), tcb.remoteAddress(c),
+            tcb.remotePort(c), tcb.sndUna(c), tcb.sndNxt(c), tcb.rcvNxt(c), tcb.sndWnd(c),
+            Math.max(0, tcb.rcvAdv(c) - tcb.rcvNxt(c)), tcb.sndMss(c), tcb.advMss(c), tcb.sndScale(c), tcb.rcvScale(c),
+            tcb.hasFlag(c, F_TIMESTAMPS), tcb.hasFlag(c, F_SACK), tcb.cwnd(c), tcb.ssthresh(c), tcb.srttUs(c) * 1000L,
+            tcb.rttvarUs(c) * 1000L, rtt.rtoNs(tcb, c), tcb.retransmits(c), tcb.bytesAcked(c), tcb.bytesReceived(c),
+            congestionControls[tcb.ccId(c)].name());
+    }
+
+    // ------------------------------------------------------------------------------------------ layer-wide
+
+    /** Connections in any state (TIME-WAIT included). */
+    public int connectionCount() {
+        return tcb.inUse();
+    }
+
+    /** Connections in TIME-WAIT. */
+    public int timeWaitCount() {
+        return timeWaitCount;
+    }
+
+    /** Where the layer's memory is (for the memory report and tests). */
+    public TcpMemory memory() {
+        return new TcpMemory(tcb.inUse(), (long) tcb.capacity() * TcpControlBlocks.ROW_BYTES, rings.allocatedBytes(),
+            rings.inUseBytes(), connections.memoryBytes(), reassembly.memoryBytes(),
+            (long) tcb.capacity() * (4L * 8 + 4 * 4 + 8 + 2));
+    }
+
+    @Override
+    public void close() {
+        tcb.close();
+        reassembly.close();
+        rings.close();
+    }
+}

@@ -1,0 +1,51 @@
+package dev.tern.tcp;
+
+/**
+ * Per-connection settings given to {@link TcpLayer#connect} or {@link TcpLayer#listen} (children inherit their
+ * listener's). Zero (or null) means "the layer's {@link TcpConfig} default". Cold path: build once, reuse.
+ *
+ * @param sendBufferSize      send buffer in bytes (a power of two), or 0
+ * @param receiveBufferSize   receive buffer in bytes (a power of two), or 0; bounds the advertised window
+ * @param noDelay             disable Nagle's algorithm (TCP_NODELAY)
+ * @param keepalive           send keepalive probes on an idle connection (SO_KEEPALIVE)
+ * @param keepaliveIdleNs     idle time before the first probe, or 0
+ * @param keepaliveIntervalNs time between probes, or 0
+ * @param keepaliveProbes     unanswered probes before timing out, or 0
+ * @param congestionControl   congestion control by name, or null
+ */
+public record TcpOptions(int sendBufferSize, int receiveBufferSize, boolean noDelay, boolean keepalive,
+                         long keepaliveIdleNs, long keepaliveIntervalNs, int keepaliveProbes, String congestionControl) {
+    public static final TcpOptions DEFAULT = new TcpOptions(0, 0, false, false, 0, 0, 0, null);
+
+    public TcpOptions {
+        if (sendBufferSize != 0) {
+            TcpConfig.checkBuffer(sendBufferSize, "send");
+        }
+        if (receiveBufferSize != 0) {
+            TcpConfig.checkBuffer(receiveBufferSize, "receive");
+        }
+        if (keepaliveIdleNs < 0 || keepaliveIntervalNs < 0 || keepaliveProbes < 0) {
+            throw new IllegalArgumentException("keepalive values must not be negative");
+        }
+    }
+
+    public TcpOptions withBuffers(int send, int receive) {
+        return new TcpOptions(send, receive, noDelay, keepalive, keepaliveIdleNs, keepaliveIntervalNs, keepaliveProbes,
+            congestionControl);
+    }
+
+    public TcpOptions withNoDelay(boolean value) {
+        return new TcpOptions(sendBufferSize, receiveBufferSize, value, keepalive, keepaliveIdleNs, keepaliveIntervalNs,
+            keepaliveProbes, congestionControl);
+    }
+
+    public TcpOptions withKeepalive(long idleNs, long intervalNs, int probes) {
+        return new TcpOptions(sendBufferSize, receiveBufferSize, noDelay, true, idleNs, intervalNs, probes,
+            congestionControl);
+    }
+
+    public TcpOptions withCongestionControl(String name) {
+        return new TcpOptions(sendBufferSize, receiveBufferSize, noDelay, keepalive, keepaliveIdleNs,
+            keepaliveIntervalNs, keepaliveProbes, name);
+    }
+}

@@ -1,0 +1,161 @@
+package dev.tern.tcp;
+
+import dev.tern.core.time.TimerWheel;
+import dev.tern.core.time.Timers;
+
+import static dev.tern.tcp.TcpControlBlocks.F_ALLOCATED;
+import static dev.tern.tcp.TcpControlBlocks.F_KEEPALIVE;
+import static dev.tern.tcp.TcpControlBlocks.F_PERSIST;
+import static dev.tern.tcp.TcpControlBlocks.T_ARMED;
+import static dev.tern.tcp.TcpControlBlocks.T_DELAYED_ACK;
+import static dev.tern.tcp.TcpControlBlocks.T_KEEPALIVE;
+import static dev.tern.tcp.TcpControlBlocks.T_RTO;
+import static dev.tern.tcp.TcpControlBlocks.T_STATE;
+
+/**
+ * The timers of every connection (RFC 9293 §3.8: retransmission, persist, keepalive, TIME-WAIT, plus delayed ACK and
+ * the FIN-WAIT-2 timeout), with one wheel timer per connection.
+ *
+ * <p>Each kind keeps its deadline in the connection's row and a bit in {@code timers}; the wheel timer is armed at
+ * or before the earliest of them. Moving a deadline later (the RTO restarted by every ACK) costs nothing: the wheel
+ * timer fires early, finds nothing due, and is armed again for what is left. Only moving the earliest deadline
+ * sooner touches the wheel. This keeps per-segment work to a few stores, as Linux's lazy timer rearming does.
+ *
+ * <p>The wheel payload is {@code generation << 20 | slot}, so a timer of a slot's earlier incarnation is ignored.
+ *
+ * <p>Owned by the shard thread; not thread-safe.
+ */
+final class TcpTimers implements TimerWheel.Handler {
+    private static final long SLOT_MASK = (1 << 20) - 1;
+
+    private final TcpLayer layer;
+    private final TcpControlBlocks tcb;
+    private final Timers timers;
+    private final int owner;
+
+    TcpTimers(TcpLayer layer, TcpControlBlocks tcb, Timers timers) {
+        this.layer = layer;
+        this.tcb = tcb;
+        this.timers = timers;
+        this.owner = timers.register(this);
+    }
+
+    boolean armed(int c, int kind) {
+        return (tcb.timers(c) & kind) != 0;
+    }
+
+    /** Sets the deadline of one kind and makes sure the wheel timer fires by then. */
+    void arm(int c, int kind, long deadlineNs) {
+        switch (kind) {
+            case T_RTO -> tcb.rtoDeadlineNs(c, deadlineNs);
+            case T_DELAYED_ACK -> tcb.delayedAckDeadlineNs(c, deadlineNs);
+            case T_KEEPALIVE -> tcb.keepaliveDeadlineNs(c, deadlineNs);
+            default -> tcb.stateDeadlineNs(c, deadlineNs);
+        }
+        tcb.timers(c, tcb.timers(c) | kind);
+        ensure(c, deadlineNs);
+    }
+
+    void disarm(int c, int kind) {
+        tcb.timers(c, tcb.timers(c) & ~kind);
+    }
+
+    /** Stops everything (the row is about to be freed or reused). */
+    void cancelAll(int c) {
+        if ((tcb.timers(c) & T_ARMED) != 0) {
+            timers.cancel(tcb.timerId(c));
+        }
+        tcb.timers(c, 0);
+    }
+
+    private void ensure(int c, long deadlineNs) {
+        final int bits = tcb.timers(c);
+        if ((bits & T_ARMED) != 0) {
+            if (tcb.timerAtNs(c) - deadlineNs <= 0) {
+                return;
+            }
+            final long moved = timers.reschedule(tcb.timerId(c), deadlineNs);
+            if (moved >= 0) {
+                tcb.timerId(c, moved);
+                tcb.timerAtNs(c, deadlineNs);
+                return;
+            }
+        }
+        tcb.timerId(c, timers.schedule(owner, deadlineNs, ((long) tcb.generation(c) << 20) | c));
+        tcb.timerAtNs(c, deadlineNs);
+        tcb.timers(c, bits | T_ARMED);
+    }
+
+    @Override
+    public void onTimer(long payload, long nowNs) {
+        final int c = (int) (payload & SLOT_MASK);
+        final int generation = (int) (payload >>> 20);
+        if (c >= tcb.capacity() || !tcb.hasFlag(c, F_ALLOCATED) || tcb.generation(c) != generation) {
+            return;
+        }
+        tcb.timers(c, tcb.timers(c) & ~T_ARMED);
+        if (due(c, T_DELAYED_ACK, tcb.delayedAckDeadlineNs(c), nowNs)) {
+            layer.delayedAckExpired(c, nowNs);
+        }
+        if (alive(c, generation) && due(c, T_RTO, tcb.rtoDeadlineNs(c), nowNs)) {
+            if (tcb.hasFlag(c, F_PERSIST)) {
+                layer.persistExpired(c, nowNs);
+            } else {
+                layer.retransmitTimeout(c, nowNs);
+            }
+        }
+        if (alive(c, generation) && due(c, T_KEEPALIVE, tcb.keepaliveDeadlineNs(c), nowNs)) {
+            if (tcb.hasFlag(c, F_KEEPALIVE)) {
+                layer.keepaliveExpired(c, nowNs);
+            }
+        }
+        if (alive(c, generation) && due(c, T_STATE, tcb.stateDeadlineNs(c), nowNs)) {
+            layer.stateTimeout(c, nowNs);
+        }
+        if (alive(c, generation)) {
+            rearm(c);
+        }
+    }
+
+    private boolean alive(int c, int generation) {
+        return tcb.hasFlag(c, F_ALLOCATED) && tcb.generation(c) == generation;
+    }
+
+    /** True (and the kind cleared) when that kind is active and its deadline has come. */
+    private boolean due(int c, int kind, long deadlineNs, long nowNs) {
+        if ((tcb.timers(c) & kind) == 0 || deadlineNs - nowNs > 0) {
+            return false;
+        }
+        tcb.timers(c, tcb.timers(c) & ~kind);
+        return true;
+    }
+
+    /** Arms the wheel timer for the earliest deadline still active, if the handlers did not already. */
+    private void rearm(int c) {
+        final int bits = tcb.timers(c);
+        if ((bits & T_ARMED) != 0) {
+            return;
+        }
+        boolean any = false;
+        long earliest = 0;
+        if ((bits & T_RTO) != 0) {
+            earliest = tcb.rtoDeadlineNs(c);
+            any = true;
+        }
+        if ((bits & T_DELAYED_ACK) != 0 && (!any || tcb.delayedAckDeadlineNs(c) - earliest < 0)) {
+            earliest = tcb.delayedAckDeadlineNs(c);
+            any = true;
+        }
+        if ((bits & T_KEEPALIVE) != 0 && (!any || tcb.keepaliveDeadlineNs(c) - earliest < 0)) {
+            earliest = tcb.keepaliveDeadlineNs(c);
+            any = true;
+        }
+        if ((bits & T_STATE) != 0 && (!any || tcb.stateDeadlineNs(c) - earliest < 0)) {
+            earliest = tcb.stateDeadlineNs(c);
+            any = true;
+        }
+        if (any) {
+            ensure(c, earliest);
+        }
+    }
+}

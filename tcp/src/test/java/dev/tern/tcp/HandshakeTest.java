@@ -1,0 +1,304 @@
+package dev.tern.tcp;
+
+import dev.tern.tcp.testing.Captured;
+import dev.tern.tcp.testing.Seg;
+import dev.tern.tcp.testing.TcpHarness;
+import dev.tern.tcp.wire.TcpFlags;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+import static dev.tern.tcp.testing.FrameCheck.checksumValid;
+import static dev.tern.tcp.testing.FrameCheck.dontFragment;
+import static dev.tern.tcp.testing.FrameCheck.dst;
+import static dev.tern.tcp.testing.FrameCheck.dstPort;
+import static dev.tern.tcp.testing.FrameCheck.flags;
+import static dev.tern.tcp.testing.FrameCheck.ipv4;
+import static dev.tern.tcp.testing.FrameCheck.mss;
+import static dev.tern.tcp.testing.FrameCheck.noOptions;
+import static dev.tern.tcp.testing.FrameCheck.sackPermitted;
+import static dev.tern.tcp.testing.FrameCheck.seq;
+import static dev.tern.tcp.testing.FrameCheck.src;
+import static dev.tern.tcp.testing.FrameCheck.srcPort;
+import static dev.tern.tcp.testing.FrameCheck.tcp;
+import static dev.tern.tcp.testing.FrameCheck.timestamp;
+import static dev.tern.tcp.testing.FrameCheck.window;
+import static dev.tern.tcp.testing.FrameCheck.windowScale;
+import static dev.tern.tcp.testing.Seg.ACK;
+import static dev.tern.tcp.testing.Seg.RST;
+import static dev.tern.tcp.testing.Seg.RST_ACK;
+import static dev.tern.tcp.testing.Seg.SEG;
+import static dev.tern.tcp.testing.Seg.SYN;
+import static dev.tern.tcp.testing.Seg.SYN_ACK;
+import static dev.tern.tcp.testing.TcpHarness.LOCAL_ISS;
+import static dev.tern.tcp.testing.TcpHarness.PEER;
+import static dev.tern.tcp.testing.TcpHarness.REMOTE_ISS;
+import static dev.tern.tcp.testing.TcpHarness.US;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Opening connections (RFC 9293 §3.5): active, passive, simultaneous; refused and timed out. */
+class HandshakeTest {
+    @Nested
+    class ActiveOpen {
+        @Test
+        void synCarriesMssSackTimestampsAndWindowScaleInLinuxOrder() {
+            try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+                h.connect(TcpOptions.DEFAULT);
+                final Captured syn = h.expect(SYN.seq(LOCAL_ISS).ack(0).window(65535));
+                FrameCheck.assertFrame(syn, ipv4(src(US), dst(PEER), dontFragment()), tcp(srcPort(TcpHarness.LOCAL_PORT),
+                    dstPort(TcpHarness.REMOTE_PORT), mss(1460), sackPermitted(true), timestamp(true), windowScale(2),
+                    checksumValid()));
+                assertEquals(20, syn.tcp().optionsLength());
+                h.assertState(TcpState.SYN_SENT);
+            }
+        }
+
+        @Test
+        void synAckCompletesTheHandshakeWithAnAckAndAnEstablishedEvent() {
+            try (TcpHarness h = TcpHarness.established()) {
+                assertTrue(h.events.has("established"));
+                h.expectNothing();
+                assertEquals(1460, h.tcp.mss(h.conn));
+                assertEquals(65535, h.tcp.sendWindow(h.conn));
+            }
+        }
+
+        @Test
+        void withoutOptionsInTheSynAckTheConnectionUsesNoneAndMss536() {
+            try (TcpHarness h = TcpHarness.activeOpen(TcpHarness.config().build(), TcpOptions.DEFAULT, SYN_ACK)) {
+                assertEquals(536, h.tcp.mss(h.conn));
+                h.write("x");
+                h.expect(SEG.flags(TcpFlags.PSH | TcpFlags.ACK).len(1), noOptions());
+            }
+        }
+
+        @Test
+        void negotiatesTimestampsSackAndWindowScale() {
+            try (TcpHarness h = TcpHarness.activeOpen(TcpHarness.config().build(), TcpOptions.DEFAULT,
+                SYN_ACK.mss(1460).sackOk().ts(777, 0).wscale(7))) {
+                final TcpInfo info = h.tcp.info(h.conn);
+                assertTrue(info.timestamps() && info.sack());
+                assertEquals(7, info.sndScale());
+                assertEquals(2, info.rcvScale());
+                h.send(ACK.seq(REMOTE_ISS + 1).ack(LOCAL_ISS + 1).ts(778, 0).window(100).payload("abc"));
+                final Captured ack = h.expect(ACK.seq(LOCAL_ISS + 1).ack(REMOTE_ISS + 4).tsEcr(778));
+                assertEquals(12, ack.tcp().optionsLength());
+                assertEquals(100 << 7, h.tcp.sendWindow(h.conn));
+            }
+        }
+
+        @Test
+        void rstAckToSynIsConnectionRefused() {
+            try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+                h.connect(TcpOptions.DEFAULT);
+                h.expect(SYN);
+                h.send(RST_ACK.seq(0).ack(LOCAL_ISS + 1));
+                h.assertState(TcpState.CLOSED);
+                assertEquals(TcpError.REFUSED, h.tcp.error(h.conn));
+                assertTrue(h.events.has("closed " + TcpError.REFUSED));
+                assertEquals(1, h.counter("tcp.conn.refused"));
+            }
+        }
+
+        @Test
+        void rstWithoutAckInSynSentIsIgnored() {
+            try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+                h.connect(TcpOptions.DEFAULT);
+                h.expect(SYN);
+                h.send(RST.seq(0));
+                h.assertState(TcpState.SYN_SENT);
+            }
+        }
+
+        @Test
+        void synAckWithAWrongAckGetsAResetAndTheConnectionWaits() {
+            try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+                h.connect(TcpOptions.DEFAULT);
+                h.expect(SYN);
+                h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 7));
+                h.expect(RST.seq(LOCAL_ISS + 7).ack(0));
+                h.assertState(TcpState.SYN_SENT);
+            }
+        }
+
+        @Test
+        void synIsRetransmittedWithDoublingTimeoutThenConnectTimesOut() {
+            try (TcpHarness h = new TcpHarness(TcpHarness.config().synRetries(3).build())) {
+                h.connect(TcpOptions.DEFAULT);
+                h.expect(SYN);
+                assertEquals(1 * TcpHarness.SECOND, h.advanceUntilSent(10 * TcpHarness.SECOND));
+                h.expect(SYN.seq(LOCAL_ISS));
+                assertEquals(2 * TcpHarness.SECOND, h.advanceUntilSent(10 * TcpHarness.SECOND));
+                h.expect(SYN.seq(LOCAL_ISS));
+                assertEquals(4 * TcpHarness.SECOND, h.advanceUntilSent(10 * TcpHarness.SECOND));
+                h.expect(SYN.seq(LOCAL_ISS));
+                h.advance(8 * TcpHarness.SECOND);
+                h.expectNothing();
+                h.assertState(TcpState.CLOSED);
+                assertEquals(TcpError.TIMED_OUT, h.tcp.error(h.conn));
+                assertEquals(1, h.counter("tcp.conn.timed_out"));
+            }
+        }
+
+        @Test
+        void simultaneousOpenGoesThroughSynReceived() {
+            try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+                h.connect(TcpOptions.DEFAULT);
+                h.expect(SYN.seq(LOCAL_ISS));
+                h.send(SYN.seq(REMOTE_ISS).mss(1460));
+                h.expect(SYN_ACK.seq(LOCAL_ISS).ack(REMOTE_ISS + 1));
+                h.assertState(TcpState.SYN_RECEIVED);
+                h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 1).mss(1460));
+                h.assertState(TcpState.ESTABLISHED);
+                assertTrue(h.events.has("established"));
+            }
+        }
+    }
+
+    @Nested
+    class PassiveOpen {
+        @Test
+        void synGetsSynAckMirroringTheOfferedOptionsThenAckEstablishes() {
+            try (TcpHarness h = TcpHarness.passiveOpen(TcpHarness.config().build(), TcpOptions.DEFAULT,
+                SYN.mss(1400).sackOk().ts(10, 0).wscale(3))) {
+                final Captured synAck = h.all.getFirst();
+                FrameCheck.assertFrame(synAck, tcp(mss(1460), sackPermitted(true), timestamp(true), windowScale(2),
+                    window(65535), flags(TcpFlags.SYN | TcpFlags.ACK), seq(LOCAL_ISS)));
+                assertTrue(h.events.has("acceptable"));
+                assertEquals(1400 - 0, h.tcp.mss(h.conn));
+                assertEquals(1, h.counter("tcp.conn.passive_opens"));
+            }
+        }
+
+        @Test
+        void synAckOmitsOptionsThePeerDidNotOffer() {
+            try (TcpHarness h = TcpHarness.passiveOpen(TcpHarness.config().build(), TcpOptions.DEFAULT, SYN)) {
+                FrameCheck.assertFrame(h.all.getFirst(), tcp(mss(1460), sackPermitted(false), timestamp(false),
+                    windowScale(-1)));
+                assertEquals(536, h.tcp.mss(h.conn));
+            }
+        }
+
+        @Test
+        void synAckIsRetransmittedThenTheHalfOpenConnectionIsDropped() {
+            try (TcpHarness h = new TcpHarness(TcpHarness.config().synAckRetries(2).build())) {
+                h.localPort = TcpHarness.LISTEN_PORT;
+                h.remotePort = TcpHarness.PEER_CLIENT_PORT;
+                h.listener = h.tcp.listen(TcpHarness.LISTEN_PORT, 4, h.events);
+                h.send(SYN.seq(REMOTE_ISS));
+                h.expect(SYN_ACK.seq(LOCAL_ISS).ack(REMOTE_ISS + 1));
+                assertEquals(TcpHarness.SECOND, h.advanceUntilSent(5 * TcpHarness.SECOND));
+                h.expect(SYN_ACK.seq(LOCAL_ISS));
+                assertEquals(2 * TcpHarness.SECOND, h.advanceUntilSent(5 * TcpHarness.SECOND));
+                h.expect(SYN_ACK.seq(LOCAL_ISS));
+                h.advance(10 * TcpHarness.SECOND);
+                h.expectNothing();
+                assertEquals(0, h.tcp.connectionCount());
+                h.send(ACK.seq(REMOTE_ISS + 1).ack(LOCAL_ISS + 1));
+                h.expect(RST.seq(LOCAL_ISS + 1));
+            }
+        }
+
+        @Test
+        void aRetransmittedSynInSynReceivedGetsTheSynAckAgain() {
+            try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+                h.localPort = TcpHarness.LISTEN_PORT;
+                h.remotePort = TcpHarness.PEER_CLIENT_PORT;
+                h.listener = h.tcp.listen(TcpHarness.LISTEN_PORT, 4, h.events);
+                h.send(SYN.seq(REMOTE_ISS));
+                h.expect(SYN_ACK.seq(LOCAL_ISS).ack(REMOTE_ISS + 1));
+                h.send(SYN.seq(REMOTE_ISS));
+                h.expect(SYN_ACK.seq(LOCAL_ISS).ack(REMOTE_ISS + 1));
+                assertEquals(1, h.tcp.connectionCount());
+            }
+        }
+
+        @Test
+        void rstInSynReceivedReturnsToListenQuietly() {
+            try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+                h.localPort = TcpHarness.LISTEN_PORT;
+                h.remotePort = TcpHarness.PEER_CLIENT_PORT;
+                h.listener = h.tcp.listen(TcpHarness.LISTEN_PORT, 4, h.events);
+                h.send(SYN.seq(REMOTE_ISS));
+                h.expect(SYN_ACK);
+                h.send(RST.seq(REMOTE_ISS + 1));
+                assertEquals(0, h.tcp.connectionCount());
+                h.expectNothing();
+                h.send(SYN.seq(REMOTE_ISS + 1000));
+                h.expect(SYN_ACK.ack(REMOTE_ISS + 1001));
+            }
+        }
+
+        @Test
+        void badAckInSynReceivedGetsAReset() {
+            try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+                h.localPort = TcpHarness.LISTEN_PORT;
+                h.remotePort = TcpHarness.PEER_CLIENT_PORT;
+                h.listener = h.tcp.listen(TcpHarness.LISTEN_PORT, 4, h.events);
+                h.send(SYN.seq(REMOTE_ISS));
+                h.expect(SYN_ACK);
+                h.send(ACK.seq(REMOTE_ISS + 1).ack(LOCAL_ISS + 99));
+                h.expect(RST.seq(LOCAL_ISS + 99));
+                assertEquals(-1, h.tcp.accept(h.listener));
+            }
+        }
+
+        @Test
+        void listeningTwiceOnAPortIsAddressInUse() {
+            try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+                assertTrue(h.tcp.listen(80, 1, h.events) >= 0);
+                assertEquals(-TcpError.ADDRESS_IN_USE, h.tcp.listen(80, 1, h.events));
+            }
+        }
+    }
+
+    @Nested
+    class ClosedPort {
+        @Test
+        void synToClosedPortGetsRstAck() {
+            try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+                h.localPort = 9;
+                h.send(SYN.seq(REMOTE_ISS));
+                h.expect(RST_ACK.seq(0).ack(REMOTE_ISS + 1), noOptions());
+                assertEquals(1, h.counter("tcp.drop.no_socket"));
+            }
+        }
+
+        @Test
+        void ackToClosedPortGetsRstAtItsAckNumber() {
+            try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+                h.localPort = 9;
+                h.send(ACK.seq(REMOTE_ISS).ack(12345).payload("data"));
+                h.expect(RST.seq(12345).ack(0));
+            }
+        }
+
+        @Test
+        void dataWithoutAckToClosedPortGetsRstAckCoveringIt() {
+            try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+                h.localPort = 9;
+                h.send(SEG.flags(TcpFlags.FIN).seq(REMOTE_ISS).payload("data"));
+                h.expect(RST_ACK.seq(0).ack(REMOTE_ISS + 5));
+            }
+        }
+
+        @Test
+        void rstToClosedPortIsNotAnswered() {
+            try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+                h.localPort = 9;
+                h.send(RST.seq(REMOTE_ISS));
+                h.expectNothing();
+            }
+        }
+    }
+
+    static final class FrameCheck {
+        static void assertFrame(Captured frame, dev.tern.tcp.testing.FrameCheck... checks) {
+            dev.tern.tcp.testing.FrameCheck.assertFrame(frame, checks);
+        }
+    }
+
+    static Seg seg() {
+        return SEG;
+    }
+}

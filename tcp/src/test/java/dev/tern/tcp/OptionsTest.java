@@ -1,0 +1,232 @@
+package dev.tern.tcp;
+
+import dev.tern.tcp.testing.Captured;
+import dev.tern.tcp.testing.Seg;
+import dev.tern.tcp.testing.TcpHarness;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+import static dev.tern.tcp.testing.Seg.ACK;
+import static dev.tern.tcp.testing.Seg.PSH_ACK;
+import static dev.tern.tcp.testing.Seg.RST;
+import static dev.tern.tcp.testing.TcpHarness.LOCAL_ISS;
+import static dev.tern.tcp.testing.TcpHarness.MS;
+import static dev.tern.tcp.testing.TcpHarness.REMOTE_ISS;
+import static dev.tern.tcp.testing.TcpHarness.SECOND;
+import static dev.tern.tcp.testing.TcpHarness.bytes;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** SACK and D-SACK (RFC 2018, RFC 2883), timestamps and PAWS (RFC 7323), window scaling, malformed options. */
+class OptionsTest {
+    static final int L = LOCAL_ISS + 1;
+    static final int R = REMOTE_ISS + 1;
+
+    @Nested
+    class Sack {
+        private TcpHarness sackConnection() {
+            return TcpHarness.activeOpen(TcpHarness.config().build(), TcpOptions.DEFAULT,
+                Seg.SYN_ACK.mss(1460).sackOk());
+        }
+
+        @Test
+        void outOfOrderDataIsReportedInSackBlocksMostRecentFirst() {
+            try (TcpHarness h = sackConnection()) {
+                h.send(ACK.seq(R + 4).ack(L).payload("BBBB"));
+                h.expect(ACK.ack(R).sack(R + 4, R + 8));
+                h.send(ACK.seq(R + 12).ack(L).payload("DDDD"));
+                h.expect(ACK.ack(R).sack(R + 12, R + 16, R + 4, R + 8));
+                h.send(ACK.seq(R + 6).ack(L).payload("BBCC"));
+                h.expect(ACK.ack(R).sack(R + 4, R + 10, R + 12, R + 16));
+                h.send(ACK.seq(R).ack(L).payload("AAAA"));
+                h.expect(ACK.ack(R + 10).sack(R + 12, R + 16));
+                h.send(ACK.seq(R + 10).ack(L).payload("CC"));
+                h.expect(ACK.ack(R + 16).sack());
+                assertArrayEquals("AAAABBBBCCCCDDDD".getBytes(), h.read());
+            }
+        }
+
+        @Test
+        void aDuplicateSegmentIsReportedAsDsack() {
+            try (TcpHarness h = sackConnection()) {
+                h.send(ACK.seq(R).ack(L).payload("AAAA"));
+                h.expect(ACK.ack(R + 4).sack());
+                h.send(ACK.seq(R).ack(L).payload("AAAA"));
+                h.expect(ACK.ack(R + 4).sack(R, R + 4));
+                assertEquals(1, h.counter("tcp.tx.dsack"));
+                h.send(ACK.seq(R + 8).ack(L).payload("CCCC"));
+                h.expect(ACK.ack(R + 4).sack(R + 8, R + 12));
+                h.send(ACK.seq(R + 8).ack(L).payload("CCCC"));
+                h.expect(ACK.ack(R + 4).sack(R + 8, R + 12, R + 8, R + 12));
+            }
+        }
+
+        @Test
+        void withoutSackPermittedNoBlocksAreSent() {
+            try (TcpHarness h = TcpHarness.established()) {
+                h.send(ACK.seq(R + 4).ack(L).payload("BBBB"));
+                h.expect(ACK.ack(R).sack());
+            }
+        }
+
+        @Test
+        void everyOutOfOrderRangeBeyondTheBoundIsDropped() {
+            try (TcpHarness h = TcpHarness.activeOpen(TcpHarness.config().outOfOrder(3, 16).build(),
+                TcpOptions.DEFAULT, Seg.SYN_ACK.mss(1460).sackOk())) {
+                for (int i = 1; i <= 4; i++) {
+                    h.send(ACK.seq(R + 10 * i).ack(L).payload("x"));
+                    h.expect(ACK.ack(R));
+                }
+                assertEquals(1, h.counter("tcp.drop.out_of_order_full"));
+            }
+        }
+    }
+
+    @Nested
+    class Timestamps {
+        private int ourTsVal;
+
+        private TcpHarness tsConnection() {
+            final TcpHarness h = TcpHarness.activeOpen(TcpHarness.config().build(), TcpOptions.DEFAULT,
+                Seg.SYN_ACK.mss(1460).ts(100, 0));
+            ourTsVal = h.all.getFirst().tcp().tsVal();
+            return h;
+        }
+
+        @Test
+        void everySegmentCarriesOurClockAndEchoesTsRecent() {
+            try (TcpHarness h = tsConnection()) {
+                assertEquals(100, h.all.get(1).tcp().tsEcr());
+                h.advance(7 * MS);
+                h.send(ACK.seq(R).ack(L).ts(150, ourTsVal).payload("x"));
+                final Captured ack = h.expect(ACK.ack(R + 1).tsEcr(150));
+                assertEquals(ourTsVal + 7, ack.tcp().tsVal());
+            }
+        }
+
+        @Test
+        void pawsDropsASegmentWithAnOlderTimestampAndAcks() {
+            try (TcpHarness h = tsConnection()) {
+                h.send(ACK.seq(R).ack(L).ts(300, ourTsVal).payload("new"));
+                h.expect(ACK.ack(R + 3).tsEcr(300));
+                h.send(ACK.seq(R + 3).ack(L).ts(250, ourTsVal).payload("old"));
+                h.expect(ACK.ack(R + 3).tsEcr(300));
+                assertEquals(1, h.counter("tcp.drop.paws"));
+                assertArrayEquals("new".getBytes(), h.read());
+            }
+        }
+
+        @Test
+        void aResetIsNotSubjectToPaws() {
+            try (TcpHarness h = tsConnection()) {
+                h.send(ACK.seq(R).ack(L).ts(300, ourTsVal).payload("new"));
+                h.expect(ACK);
+                h.send(RST.seq(R + 3).ts(1, 0));
+                h.assertState(TcpState.CLOSED);
+                assertEquals(TcpError.RESET, h.tcp.error(h.conn));
+            }
+        }
+
+        @Test
+        void timestampsWrapLikeSequenceNumbers() {
+            try (TcpHarness h = TcpHarness.activeOpen(TcpHarness.config().build(), TcpOptions.DEFAULT,
+                Seg.SYN_ACK.mss(1460).ts(0xFFFF_FFF0, 0))) {
+                h.send(ACK.seq(R).ack(L).ts(0x10, 0).payload("a"));
+                h.expect(ACK.ack(R + 1).tsEcr(0x10));
+                assertEquals(0, h.counter("tcp.drop.paws"));
+            }
+        }
+
+        @Test
+        void anEchoedTimestampGivesAnRttSampleAfterARetransmission() {
+            try (TcpHarness h = tsConnection()) {
+                h.write("x");
+                h.expect(PSH_ACK);
+                h.advanceUntilSent(SECOND);
+                final Captured again = h.expect(PSH_ACK.seq(L));
+                h.advance(30 * MS);
+                h.send(ACK.seq(R).ack(L + 1).ts(200, again.tcp().tsVal()));
+                assertTrue(h.tcp.srttNs(h.conn) >= 3 * MS, "srtt " + h.tcp.srttNs(h.conn));
+            }
+        }
+    }
+
+    @Nested
+    class WindowScaling {
+        @Test
+        void ourWindowIsScaledDownAndThePeersUp() {
+            try (TcpHarness h = TcpHarness.activeOpen(TcpHarness.config().receiveBufferSize(1 << 20).build(),
+                TcpOptions.DEFAULT, Seg.SYN_ACK.mss(1460).wscale(4).window(1000))) {
+                assertEquals(5, h.all.getFirst().tcp().windowScale());
+                assertEquals(1000, h.tcp.sendWindow(h.conn), "the SYN-ACK's window is not scaled");
+                h.send(ACK.seq(R).ack(L).window(1000).payload("x"));
+                // One byte in: the window is a scale unit short, but the right edge offered stays (never shrink).
+                h.expect(ACK.ack(R + 1).window((1 << 20) >> 5));
+                assertEquals(16_000, h.tcp.sendWindow(h.conn));
+            }
+        }
+
+        @Test
+        void aShiftAboveFourteenIsTakenAsFourteen() {
+            try (TcpHarness h = TcpHarness.activeOpen(TcpHarness.config().build(), TcpOptions.DEFAULT,
+                Seg.SYN_ACK.mss(1460).wscale(20))) {
+                h.send(ACK.seq(R).ack(L).window(1));
+                assertEquals(1 << 14, h.tcp.sendWindow(h.conn));
+            }
+        }
+    }
+
+    @Nested
+    class Malformed {
+        @Test
+        void anOptionWithZeroLengthEndsParsingButTheSegmentIsProcessed() {
+            try (TcpHarness h = TcpHarness.established()) {
+                final byte[] segment = new byte[24 + 3];
+                final var memory = java.lang.foreign.MemorySegment.ofArray(segment);
+                final var header = new dev.tern.tcp.wire.TcpHeader().wrap(memory, 0, segment.length);
+                header.write(h.remotePort, h.localPort, R, L, 24, dev.tern.tcp.wire.TcpFlags.ACK, 1000);
+                header.optionByte(0, 8).optionByte(1, 0);
+                segment[24] = 'a';
+                segment[25] = 'b';
+                segment[26] = 'c';
+                dev.tern.tcp.wire.TcpRepr.fillChecksum(header, TcpHarness.PEER, TcpHarness.US, segment.length);
+                h.sendIp(TcpHarness.PEER, TcpHarness.US, 6, segment);
+                h.expect(ACK.ack(R + 3));
+                assertEquals(1, h.counter("tcp.rx.bad_options"));
+                assertEquals(0, h.counter("stack.internal_errors"));
+            }
+        }
+
+        @Test
+        void aDataOffsetBeyondTheSegmentIsCountedAndDropped() {
+            try (TcpHarness h = TcpHarness.established()) {
+                final byte[] segment = new byte[20];
+                final var header = new dev.tern.tcp.wire.TcpHeader().wrap(java.lang.foreign.MemorySegment.ofArray(segment),
+                    0, 20);
+                header.write(h.remotePort, h.localPort, R, L, 20, dev.tern.tcp.wire.TcpFlags.ACK, 1000);
+                segment[12] = (byte) 0xF0;
+                h.sendIp(TcpHarness.PEER, TcpHarness.US, 6, segment);
+                h.expectNothing();
+                assertEquals(1, h.counter("tcp.drop.bad_data_offset"));
+            }
+        }
+
+        @Test
+        void aBadChecksumIsCountedAndDropped() {
+            try (TcpHarness h = TcpHarness.established()) {
+                h.sendRaw(ACK.seq(R).ack(L).payload("x").toReprForTest(h.remotePort, h.localPort), "x".getBytes(), false);
+                h.expectNothing();
+                assertEquals(1, h.counter("tcp.drop.bad_checksum"));
+            }
+        }
+
+        @Test
+        void aTruncatedHeaderIsCountedAndDropped() {
+            try (TcpHarness h = TcpHarness.established()) {
+                h.sendIp(TcpHarness.PEER, TcpHarness.US, 6, bytes(12));
+                assertEquals(1, h.counter("tcp.drop.too_short"));
+            }
+        }
+    }
+}
