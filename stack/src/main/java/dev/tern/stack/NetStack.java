@@ -15,6 +15,9 @@ import dev.tern.igmp.IgmpConfig;
 import dev.tern.igmp.IgmpLayer;
 import dev.tern.ipv4.Ipv4Config;
 import dev.tern.ipv4.Ipv4Layer;
+import dev.tern.tcp.TcpConfig;
+import dev.tern.tcp.TcpLayer;
+import dev.tern.tcp.TcpOptions;
 import dev.tern.udp.UdpConfig;
 import dev.tern.udp.UdpLayer;
 import org.agrona.concurrent.Agent;
@@ -53,6 +56,8 @@ public final class NetStack implements Agent, AutoCloseable {
     private final Ipv4Layer ipv4;
     private final IgmpLayer igmp;
     private final UdpLayer udp;
+    private final TcpLayer tcp;
+    private final TcpSockets tcpSockets;
     private final int receiveBatch;
     private final ManyToOneConcurrentArrayQueue<Runnable> commands = new ManyToOneConcurrentArrayQueue<>(4096);
     private final ManyToOneConcurrentArrayQueue<UdpSocket> udpOutput;
@@ -76,6 +81,8 @@ public final class NetStack implements Agent, AutoCloseable {
         this.igmp = new IgmpLayer(ipv4, timers, builder.igmpConfig, counters);
         this.udp = new UdpLayer(ipv4, builder.udpConfig, counters);
         this.udpOutput = new ManyToOneConcurrentArrayQueue<>(builder.udpConfig.maxSockets());
+        this.tcp = new TcpLayer(ipv4, timers, builder.tcpConfig, counters);
+        this.tcpSockets = new TcpSockets(Math.min(builder.tcpConfig.maxConnections(), 1 << 16));
         if (builder.gateway != 0) {
             if (!builder.address.contains(builder.gateway)) {
                 throw new IllegalArgumentException("gateway " + Ipv4Address.format(builder.gateway)
@@ -96,7 +103,9 @@ public final class NetStack implements Agent, AutoCloseable {
         work += ethernet.poll(nowNs, receiveBatch);
         work += ipv4.pollLoopback(nowNs);
         work += sendQueuedOutput(nowNs);
+        work += tcpSockets.drainNotices(nowNs);
         work += timers.poll(nowNs, 1024);
+        work += tcp.poll(nowNs);
         ethernet.flush();
         return work;
     }
@@ -165,6 +174,25 @@ public final class NetStack implements Agent, AutoCloseable {
             }
             throw new IllegalStateException(e.getCause());
         }
+    }
+
+    /** Opens a TCP connection to {@code address:port} from an ephemeral port; wait for it with {@link TcpConnection#awaitConnected}. */
+    public TcpConnection connect(int address, int port) throws TernSocketException {
+        return TcpConnection.open(this, address, port, 0, TcpOptions.DEFAULT);
+    }
+
+    /** Opens a TCP connection with per-connection options (buffers, no-delay, keepalive, congestion control). */
+    public TcpConnection connect(int address, int port, int localPort, TcpOptions options) throws TernSocketException {
+        return TcpConnection.open(this, address, port, localPort, options);
+    }
+
+    /** Listens for TCP connections on {@code port}. */
+    public TcpListener listen(int port, int backlog) throws TernSocketException {
+        return TcpListener.open(this, port, backlog, TcpOptions.DEFAULT);
+    }
+
+    public TcpListener listen(int port, int backlog, TcpOptions options) throws TernSocketException {
+        return TcpListener.open(this, port, backlog, options);
     }
 
     /** Opens a UDP socket. */
@@ -243,6 +271,14 @@ public final class NetStack implements Agent, AutoCloseable {
         return udp;
     }
 
+    public TcpLayer tcp() {
+        return tcp;
+    }
+
+    TcpSockets tcpSockets() {
+        return tcpSockets;
+    }
+
     /** The ICMP echo client of this stack (made on first use). */
     public Pinger pinger() {
         if (pinger == null) {
@@ -264,6 +300,7 @@ public final class NetStack implements Agent, AutoCloseable {
         }
         closed = true;
         udp.close();
+        tcp.close();
         link.close();
         ipv4.close();
         arp.close();
@@ -287,6 +324,7 @@ public final class NetStack implements Agent, AutoCloseable {
         private Ipv4Config ipv4Config = Ipv4Config.DEFAULT;
         private IgmpConfig igmpConfig = IgmpConfig.DEFAULT;
         private UdpConfig udpConfig = UdpConfig.DEFAULT;
+        private TcpConfig tcpConfig;
         private int receiveBatch = 64;
         private int mtu = 65535;
 
@@ -355,6 +393,11 @@ public final class NetStack implements Agent, AutoCloseable {
             return this;
         }
 
+        public Builder tcp(TcpConfig config) {
+            this.tcpConfig = Objects.requireNonNull(config);
+            return this;
+        }
+
         /** Caps the MTU below the link's (the link's own MTU is the default). */
         public Builder mtu(int mtu) {
             if (mtu < 576 || mtu > 65535) {
@@ -379,6 +422,9 @@ public final class NetStack implements Agent, AutoCloseable {
             }
             if (address == null) {
                 throw new IllegalStateException("NetStack needs an address, like 198.18.0.2/24");
+            }
+            if (tcpConfig == null) {
+                tcpConfig = TcpConfig.defaults();
             }
             return new NetStack(this);
         }

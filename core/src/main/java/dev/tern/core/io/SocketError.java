@@ -32,11 +32,15 @@ public final class SocketError {
     public static final int BROADCAST_NOT_ENABLED = 12;
     /** EPROTO: a protocol error (ICMP parameter problem, for instance). */
     public static final int PROTOCOL_ERROR = 13;
+    /** ECONNABORTED: the connection was aborted locally. */
+    public static final int ABORTED = 14;
+    /** ENOTCONN / EPIPE: the connection is not (or no longer) able to carry data this way. */
+    public static final int NOT_CONNECTED = 15;
 
     private static final String[] NAMES = {"none", "connection refused", "connection reset", "timed out",
         "host unreachable", "network unreachable", "message too long", "address in use", "no buffer space",
         "invalid argument", "too many sockets", "address not available", "permission denied (broadcast)",
-        "protocol error"};
+        "protocol error", "connection aborted", "not connected"};
 
     private SocketError() {
     }

@@ -7,6 +7,7 @@ import dev.tern.ethernet.memory.MemoryWire;
 import dev.tern.ethernet.pcap.PcapTap;
 import dev.tern.ethernet.pcap.PcapWriter;
 import dev.tern.stack.NetStack;
+import dev.tern.tcp.TcpConfig;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -71,8 +72,9 @@ public final class Simulation implements AutoCloseable {
         if (capture != null && stacks.isEmpty()) {
             link = new PcapTap(link, capture, clock);
         }
+        // A fixed TCP secret per stack keeps ISNs, ephemeral ports and cookies, and so the whole run, reproducible.
         final NetStack.Builder builder = NetStack.builder().name(name).link(link).address(cidr).clock(clock)
-            .countersInMemory();
+            .countersInMemory().tcp(TcpConfig.builder().isnKey(name.hashCode(), mac).maxConnections(4096).build());
         customize.accept(builder);
         final NetStack stack = builder.build();
         stacks.add(stack);

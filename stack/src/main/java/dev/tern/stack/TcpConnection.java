@@ -1,0 +1,426 @@
+package dev.tern.stack;
+
+import dev.tern.core.io.ByteRing;
+import dev.tern.core.io.SocketError;
+import dev.tern.core.net.Ipv4Address;
+import dev.tern.tcp.TcpError;
+import dev.tern.tcp.TcpLayer;
+import dev.tern.tcp.TcpOptions;
+import dev.tern.tcp.TcpState;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * A TCP connection on a {@link NetStack}, made by {@link NetStack#connect} or {@link TcpListener#accept}.
+ *
+ * <p>Data moves through the connection's two lock-free byte rings, shared with the stack: {@link #write} copies
+ * into the send ring and {@link #read} copies out of the receive ring, from one application thread at a time,
+ * without allocating. A write or read tells the stack (directly on its own thread, else through a queue) so that
+ * it sends, or advertises the window the read opened.
+ *
+ * <p>{@link #read} returns -1 at the end of the stream (the peer closed its side, everything before is read).
+ * Errors the network reports (reset, timeout, refused) are thrown as {@link TernSocketException}s by the next call.
+ * {@link #shutdownOutput()} half-closes, {@link #close()} closes gracefully (or resets if unread data is left, as
+ * Linux does), {@link #abort()} resets. The blocking forms wait with a timeout; {@link #inputStream()} and
+ * {@link #outputStream()} wrap them for code that wants streams.
+ */
+public final class TcpConnection extends SelectableSocket implements AutoCloseable {
+    private static final VarHandle NOTICES;
+    private static final int NOTICE_SENDABLE = 1;
+    private static final int NOTICE_CONSUMED = 2;
+
+    static {
+        try {
+            NOTICES = MethodHandles.lookup().findVarHandle(TcpConnection.class, "notices", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private final TcpLayer tcp;
+    private final TcpSockets sockets;
+    private final int handle;
+    private final ByteRing sendRing;
+    private final ByteRing receiveRing;
+    private volatile boolean established;
+    private volatile boolean endOfStream;
+    private volatile boolean ended;
+    private volatile int error;
+    private volatile boolean outputShut;
+    private volatile boolean closed;
+    @SuppressWarnings("unused") // through NOTICES
+    private volatile int notices;
+
+    /** Stack thread: wraps a handle the TCP layer gave (connect or accept). */
+    TcpConnection(NetStack stack, int handle, boolean established) {
+        super(stack);
+        this.tcp = stack.tcp();
+        this.sockets = stack.tcpSockets();
+        this.handle = handle;
+        this.sendRing = tcp.sendBuffer(handle);
+        this.receiveRing = tcp.receiveBuffer(handle);
+        this.established = established;
+        sockets.add(handle, this);
+    }
+
+    /** Stack thread: opens a connection; the SYN leaves at once. */
+    static TcpConnection open(NetStack stack, int address, int port, int localPort, TcpOptions options)
+        throws TernSocketException {
+        final Object result = stack.call(() -> {
+            final int handle = stack.tcp().connect(address, port, localPort, options, stack.tcpSockets(),
+                stack.clock().nanoTime());
+            return handle < 0 ? (Object) Integer.valueOf(-handle) : new TcpConnection(stack, handle, false);
+        });
+        if (result instanceof Integer failure) {
+            throw TernSocketException.of(failure, "tcp connect " + Ipv4Address.format(address) + ":" + port);
+        }
+        return (TcpConnection) result;
+    }
+
+    // ------------------------------------------------------------------------------------------ data
+
+    /** Waits up to {@code timeoutNs} for the handshake; throws if it failed (refused, timed out, unreachable). */
+    public void awaitConnected(long timeoutNs) throws TernSocketException {
+        final long deadline = System.nanoTime() + timeoutNs;
+        while (!established) {
+            throwIfEnded("tcp connect");
+            if (await(WRITE, deadline) == 0 && !established) {
+                throw TernSocketException.of(SocketError.TIMED_OUT, "tcp connect to " + describePeer());
+            }
+        }
+    }
+
+    public boolean isConnected() {
+        return established && !ended;
+    }
+
+    /** True once the connection can carry nothing more (closed by both sides, reset, refused, timed out). */
+    public boolean isEnded() {
+        return ended;
+    }
+
+    /** Why the connection failed, as a {@code SocketError} code; NONE while it lives or after a clean close. */
+    public int error() {
+        return error;
+    }
+
+    /**
+     * Copies up to {@code length} bytes into the send ring; returns how many fit (0 when it is full now). Throws
+     * once the connection failed or after {@link #shutdownOutput()}.
+     */
+    public int write(MemorySegment data, long offset, int length) throws TernSocketException {
+        if (outputShut || closed) {
+            throw new TernSocketException(SocketError.NOT_CONNECTED, "tcp write after shutdown or close");
+        }
+        throwIfFailed("tcp write");
+        final int written = sendRing.write(data, offset, length);
+        if (written > 0) {
+            notice(NOTICE_SENDABLE);
+        }
+        return written;
+    }
+
+    /** Writes all {@code length} bytes, waiting up to {@code timeoutNs} in all for room; returns how many went in. */
+    public int write(MemorySegment data, long offset, int length, long timeoutNs) throws TernSocketException {
+        final long deadline = System.nanoTime() + timeoutNs;
+        int done = 0;
+        while (done < length) {
+            done += write(data, offset + done, length - done);
+            if (done < length && await(WRITE, deadline) == 0 && sendRing.freeSpace() == 0) {
+                break;
+            }
+        }
+        return done;
+    }
+
+    /**
+     * Copies up to {@code capacity} received bytes; returns how many, 0 when none is waiting now, or -1 at the end
+     * of the stream. Throws if the connection was reset or timed out.
+     */
+    public int read(MemorySegment destination, long offset, int capacity) throws TernSocketException {
+        if (closed) {
+            throw new TernSocketException(SocketError.NOT_CONNECTED, "tcp read after close");
+        }
+        final int count = receiveRing.read(destination, offset, capacity);
+        if (count > 0) {
+            notice(NOTICE_CONSUMED);
+            return count;
+        }
+        throwIfFailed("tcp read");
+        // The FIN follows all data into the ring: check for data once more after seeing it.
+        if (endOfStream && receiveRing.available() == 0) {
+            return -1;
+        }
+        return 0;
+    }
+
+    /** Like {@link #read(MemorySegment, long, int)}, waiting up to {@code timeoutNs}; 0 on timeout. */
+    public int read(MemorySegment destination, long offset, int capacity, long timeoutNs) throws TernSocketException {
+        final long deadline = System.nanoTime() + timeoutNs;
+        int count;
+        while ((count = read(destination, offset, capacity)) == 0) {
+            if (await(READ, deadline) == 0) {
+                return 0;
+            }
+        }
+        return count;
+    }
+
+    /** Bytes waiting to be read. */
+    public int available() {
+        return closed ? 0 : receiveRing.available();
+    }
+
+    /** Bytes written but not yet acknowledged by the peer (still in the send ring). */
+    public int unsent() {
+        return closed ? 0 : sendRing.available();
+    }
+
+    // ------------------------------------------------------------------------------------------ control
+
+    /** Half-close: a FIN follows the data written so far (shutdown(SHUT_WR)); reading goes on. */
+    public void shutdownOutput() {
+        if (outputShut || closed) {
+            return;
+        }
+        outputShut = true;
+        stack.call(() -> {
+            applyNotices(stack.clock().nanoTime());
+            tcp.shutdownOutput(handle, stack.clock().nanoTime());
+            return 0;
+        });
+    }
+
+    /** Closes gracefully (a FIN after the data written), or with a reset if received data was left unread. */
+    @Override
+    public void close() {
+        release(false);
+    }
+
+    /** Resets the connection at once; data not yet sent is lost. */
+    public void abort() {
+        release(true);
+    }
+
+    private void release(boolean abort) {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        stack.call(() -> {
+            final long now = stack.clock().nanoTime();
+            if (abort) {
+                tcp.abort(handle, now);
+            } else {
+                applyNotices(now);
+                tcp.close(handle, now);
+            }
+            sockets.remove(handle);
+            return 0;
+        });
+        final Selector current = selector;
+        if (current != null) {
+            current.deregister(this);
+        }
+    }
+
+    /** Disables Nagle's algorithm (TCP_NODELAY): small writes leave at once. */
+    public void noDelay(boolean enabled) throws TernSocketException {
+        check(stack.call(() -> tcp.noDelay(handle, enabled, stack.clock().nanoTime())), "tcp no-delay");
+    }
+
+    /** Keepalive probes after {@code idleNs} of silence, every {@code intervalNs}, giving up after {@code probes}. */
+    public void keepalive(boolean enabled, long idleNs, long intervalNs, int probes) throws TernSocketException {
+        check(stack.call(() -> tcp.keepalive(handle, enabled, idleNs, intervalNs, probes, stack.clock().nanoTime())),
+            "tcp keepalive");
+    }
+
+    /** Switches congestion control by name ("newreno", ...). */
+    public void congestionControl(String name) throws TernSocketException {
+        check(stack.call(() -> tcp.congestionControl(handle, name, stack.clock().nanoTime())), "tcp congestion control " + name);
+    }
+
+    private static void check(int result, String what) throws TernSocketException {
+        if (result < 0) {
+            throw TernSocketException.of(-result, what);
+        }
+    }
+
+    /** The TCP state ("ESTABLISHED", ...), for tools. */
+    public String state() {
+        return closed ? "CLOSED (released)" : TcpState.name(stack.call(() -> tcp.state(handle)));
+    }
+
+    public int localPort() {
+        return stack.call(() -> tcp.localPort(handle));
+    }
+
+    public int remoteAddress() {
+        return stack.call(() -> tcp.remoteAddress(handle));
+    }
+
+    public int remotePort() {
+        return stack.call(() -> tcp.remotePort(handle));
+    }
+
+    /** Segments this connection retransmitted. */
+    public long retransmits() {
+        return stack.call(() -> tcp.retransmits(handle));
+    }
+
+    private String describePeer() {
+        return closed ? "peer" : Ipv4Address.format(remoteAddress()) + ":" + remotePort();
+    }
+
+    // ------------------------------------------------------------------------------------------ readiness
+
+    @Override
+    public int readyOps() {
+        if (closed) {
+            return 0;
+        }
+        int ops = 0;
+        if (receiveRing.available() > 0 || endOfStream) {
+            ops |= READ;
+        }
+        if (established && !ended && !outputShut && sendRing.freeSpace() > 0) {
+            ops |= WRITE;
+        }
+        if (error != TcpError.NONE) {
+            ops |= ERROR | READ | WRITE;
+        }
+        if (endOfStream) {
+            ops |= HANGUP;
+        }
+        return ops;
+    }
+
+    private void throwIfFailed(String what) throws TernSocketException {
+        final int failure = error;
+        if (failure != TcpError.NONE) {
+            throw TernSocketException.of(failure, what);
+        }
+    }
+
+    private void throwIfEnded(String what) throws TernSocketException {
+        throwIfFailed(what);
+        if (ended) {
+            throw new TernSocketException(SocketError.NOT_CONNECTED, what + ": connection closed");
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------ stack side
+
+    private void notice(int kind) {
+        final int before = (int) NOTICES.getAndBitwiseOr(this, kind);
+        if (before == 0) {
+            if (stack.isOwnerThread()) {
+                applyNotices(stack.clock().nanoTime());
+            } else {
+                sockets.notice(this);
+            }
+        }
+    }
+
+    /** Stack thread: tells the TCP layer what the application did since the last notice. */
+    void applyNotices(long nowNs) {
+        final int kinds = (int) NOTICES.getAndSet(this, 0);
+        if (closed && kinds == 0) {
+            return;
+        }
+        if ((kinds & NOTICE_SENDABLE) != 0) {
+            tcp.sendable(handle, nowNs);
+        }
+        if ((kinds & NOTICE_CONSUMED) != 0) {
+            tcp.consumed(handle, nowNs);
+        }
+    }
+
+    void onEstablished() {
+        established = true;
+        signal();
+    }
+
+    void onReadable() {
+        if (tcp.receiveShutdown(handle)) {
+            endOfStream = true;
+        }
+        signal();
+    }
+
+    void onWritable() {
+        signal();
+    }
+
+    void onClosed(int reason) {
+        if (reason != TcpError.NONE) {
+            error = reason;
+        }
+        if (tcp.receiveShutdown(handle)) {
+            endOfStream = true;
+        }
+        ended = true;
+        signal();
+    }
+
+    // ------------------------------------------------------------------------------------------ streams
+
+    /** A blocking {@link InputStream} over {@link #read} (waits without limit); -1 at the end of the stream. */
+    public InputStream inputStream() {
+        return new InputStream() {
+            private final byte[] one = new byte[1];
+
+            @Override
+            public int read() throws IOException {
+                final int n = read(one, 0, 1);
+                return n < 0 ? -1 : one[0] & 0xFF;
+            }
+
+            @Override
+            public int read(byte[] buffer, int offset, int length) throws IOException {
+                if (length == 0) {
+                    return 0;
+                }
+                int n;
+                while ((n = TcpConnection.this.read(MemorySegment.ofArray(buffer), offset, length, Long.MAX_VALUE / 4)) == 0) {
+                    Thread.onSpinWait();
+                }
+                return n;
+            }
+
+            @Override
+            public int available() {
+                return TcpConnection.this.available();
+            }
+        };
+    }
+
+    /** A blocking {@link OutputStream} over {@link #write}; {@code close()} half-closes (shutdownOutput). */
+    public OutputStream outputStream() {
+        return new OutputStream() {
+            @Override
+            public void write(int b) throws IOException {
+                write(new byte[] {(byte) b}, 0, 1);
+            }
+
+            @Override
+            public void write(byte[] buffer, int offset, int length) throws IOException {
+                int done = 0;
+                while (done < length) {
+                    done += TcpConnection.this.write(MemorySegment.ofArray(buffer), offset + done, length - done,
+                        Long.MAX_VALUE / 4);
+                }
+            }
+
+            @Override
+            public void close() {
+                shutdownOutput();
+            }
+        };
+    }
+}

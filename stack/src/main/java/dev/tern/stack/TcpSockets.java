@@ -1,0 +1,96 @@
+package dev.tern.stack;
+
+import dev.tern.tcp.TcpEvents;
+import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+
+/**
+ * The bridge between {@code TcpLayer}'s handles and the public socket objects of one stack: it receives every TCP
+ * event (on the stack thread) and hands it to the {@link TcpConnection} or {@link TcpListener} it is about, and
+ * it carries application threads' "I wrote" / "I read" notices to the stack thread.
+ *
+ * <p>Lookups by handle go through Agrona's {@link Int2ObjectHashMap}: no boxing, nothing allocated per event.
+ */
+final class TcpSockets implements TcpEvents {
+    private final Int2ObjectHashMap<TcpConnection> connections = new Int2ObjectHashMap<>();
+    private final Int2ObjectHashMap<TcpListener> listeners = new Int2ObjectHashMap<>();
+    private final ManyToOneConcurrentArrayQueue<TcpConnection> notices;
+
+    TcpSockets(int capacity) {
+        this.notices = new ManyToOneConcurrentArrayQueue<>(capacity);
+    }
+
+    void add(int handle, TcpConnection connection) {
+        connections.put(handle, connection);
+    }
+
+    void remove(int handle) {
+        connections.remove(handle);
+    }
+
+    void addListener(int listener, TcpListener socket) {
+        listeners.put(listener, socket);
+    }
+
+    void removeListener(int listener) {
+        listeners.remove(listener);
+    }
+
+    /** Any thread: {@code connection} has a notice for the stack (data written, data read). */
+    void notice(TcpConnection connection) {
+        while (!notices.offer(connection)) {
+            Thread.onSpinWait();
+        }
+    }
+
+    /** Stack thread: passes the notices on to the TCP layer; returns how many. */
+    int drainNotices(long nowNs) {
+        int count = 0;
+        TcpConnection connection;
+        while ((connection = notices.poll()) != null) {
+            connection.applyNotices(nowNs);
+            count++;
+        }
+        return count;
+    }
+
+    @Override
+    public void acceptable(int listener) {
+        final TcpListener socket = listeners.get(listener);
+        if (socket != null) {
+            socket.onAcceptable();
+        }
+    }
+
+    @Override
+    public void established(int connection) {
+        final TcpConnection socket = connections.get(connection);
+        if (socket != null) {
+            socket.onEstablished();
+        }
+    }
+
+    @Override
+    public void readable(int connection) {
+        final TcpConnection socket = connections.get(connection);
+        if (socket != null) {
+            socket.onReadable();
+        }
+    }
+
+    @Override
+    public void writable(int connection) {
+        final TcpConnection socket = connections.get(connection);
+        if (socket != null) {
+            socket.onWritable();
+        }
+    }
+
+    @Override
+    public void closed(int connection, int error) {
+        final TcpConnection socket = connections.get(connection);
+        if (socket != null) {
+            socket.onClosed(error);
+        }
+    }
+}

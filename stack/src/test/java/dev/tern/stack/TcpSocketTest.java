@@ -1,0 +1,249 @@
+package dev.tern.stack;
+
+import dev.tern.core.io.SocketError;
+import dev.tern.core.net.Ipv4Address;
+import dev.tern.ethernet.memory.MemoryPipe;
+import dev.tern.ethernet.memory.MemoryWire;
+import dev.tern.stack.sim.Simulation;
+import org.agrona.concurrent.BusySpinIdleStrategy;
+import org.junit.jupiter.api.Test;
+
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The public TCP API (connect, listen, accept, read, write, close) on the memory wire and across threads. */
+class TcpSocketTest {
+    private static final long SECOND = 1_000_000_000L;
+    private static final int B = Ipv4Address.parse("198.18.0.2");
+
+    private final MemorySegment buffer = Arena.ofAuto().allocate(1 << 16);
+
+    private TcpConnection accepted(Simulation sim, TcpListener listener) {
+        final TcpConnection[] accepted = new TcpConnection[1];
+        assertTrue(sim.runUntil(() -> {
+            try {
+                accepted[0] = accepted[0] != null ? accepted[0] : listener.accept();
+            } catch (TernSocketException e) {
+                throw new AssertionError(e);
+            }
+            return accepted[0] != null;
+        }, 5 * SECOND), "no connection to accept");
+        return accepted[0];
+    }
+
+    private byte[] readAll(Simulation sim, TcpConnection connection, int expected) throws TernSocketException {
+        final byte[] out = new byte[expected];
+        int got = 0;
+        final long deadline = sim.nowNs() + 60 * SECOND;
+        while (got < expected && sim.nowNs() < deadline) {
+            final int n = connection.read(buffer, 0, Math.min(expected - got, (int) buffer.byteSize()));
+            if (n < 0) {
+                break;
+            }
+            MemorySegment.copy(buffer, ValueLayout.JAVA_BYTE, 0, out, got, n);
+            got += n;
+            if (n == 0) {
+                sim.step();
+            }
+        }
+        assertEquals(expected, got, "bytes read");
+        return out;
+    }
+
+    @Test
+    void aClientConnectsSendsAndGetsItsBytesEchoedThenBothClose() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            final TcpListener listener = b.listen(7, 16);
+            final TcpConnection client = a.connect(B, 7);
+            assertTrue(sim.runUntil(client::isConnected, 5 * SECOND));
+            final TcpConnection server = accepted(sim, listener);
+            final byte[] hello = "hello over tern tcp".getBytes();
+            assertEquals(hello.length, client.write(MemorySegment.ofArray(hello), 0, hello.length));
+            final byte[] got = readAll(sim, server, hello.length);
+            assertArrayEquals(hello, got);
+            server.write(MemorySegment.ofArray(got), 0, got.length);
+            assertArrayEquals(hello, readAll(sim, client, hello.length));
+            client.close();
+            assertTrue(sim.runUntil(() -> {
+                try {
+                    return server.read(buffer, 0, 100) < 0;
+                } catch (TernSocketException e) {
+                    throw new AssertionError(e);
+                }
+            }, 5 * SECOND), "the server sees the end of the stream");
+            server.close();
+            sim.runFor(SECOND);
+            assertEquals(1, a.tcp().timeWaitCount(), "the side that closed first waits in TIME-WAIT");
+            listener.close();
+        }
+    }
+
+    @Test
+    void aHalfClosedConnectionStillCarriesDataTheOtherWay() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            final TcpListener listener = b.listen(9, 4);
+            final TcpConnection client = a.connect(B, 9);
+            sim.runUntil(client::isConnected, 5 * SECOND);
+            final TcpConnection server = accepted(sim, listener);
+            client.write(MemorySegment.ofArray(new byte[] {1, 2, 3}), 0, 3);
+            client.shutdownOutput();
+            assertThrows(TernSocketException.class, () -> client.write(MemorySegment.ofArray(new byte[1]), 0, 1));
+            assertArrayEquals(new byte[] {1, 2, 3}, readAll(sim, server, 3));
+            sim.runFor(SECOND / 10);
+            assertEquals(-1, server.read(buffer, 0, 10), "end of stream after the client's FIN");
+            final byte[] answer = new byte[100_000];
+            new SplittableRandom(1).nextBytes(answer);
+            int written = 0;
+            while (written < answer.length) {
+                written += server.write(MemorySegment.ofArray(answer), written, answer.length - written);
+                sim.step();
+            }
+            server.shutdownOutput();
+            assertArrayEquals(answer, readAll(sim, client, answer.length));
+            sim.runFor(SECOND / 10);
+            assertEquals(-1, client.read(buffer, 0, 10));
+        }
+    }
+
+    @Test
+    void connectingToAClosedPortIsRefused() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            sim.addStack("b", "198.18.0.2/24");
+            final TcpConnection client = a.connect(B, 4444);
+            assertTrue(sim.runUntil(client::isEnded, 5 * SECOND));
+            assertEquals(SocketError.CONNECTION_REFUSED, client.error());
+            assertThrows(TernSocketException.ConnectionRefusedException.class, () -> client.read(buffer, 0, 10));
+            client.close();
+        }
+    }
+
+    @Test
+    void listeningTwiceOnAPortIsAnAddressInUseError() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            b.listen(80, 8);
+            assertThrows(TernSocketException.AddressInUseException.class, () -> b.listen(80, 8));
+        }
+    }
+
+    /** Bytes arrive exactly, in order, over a wire that loses, reorders and duplicates (a shorter demo transfer). */
+    @Test
+    void aTransferSurvivesLossReorderingAndDuplication() throws Exception {
+        try (Simulation sim = new Simulation(MemoryWire.builder().seed(42).loss(0.02).reordering(0.02, 300_000)
+            .duplication(0.01).delay(50_000, 10_000).bandwidth(10_000_000_000L, 4 << 20))) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            final TcpListener listener = b.listen(5001, 4);
+            final TcpConnection client = a.connect(B, 5001);
+            assertTrue(sim.runUntil(client::isConnected, 30 * SECOND));
+            final TcpConnection server = accepted(sim, listener);
+            final byte[] data = new byte[4 << 20];
+            new SplittableRandom(7).nextBytes(data);
+            final MessageDigest sent = MessageDigest.getInstance("SHA-256");
+            sent.update(data);
+            final MessageDigest received = MessageDigest.getInstance("SHA-256");
+            int written = 0;
+            long got = 0;
+            while (got < data.length) {
+                if (written < data.length) {
+                    written += client.write(MemorySegment.ofArray(data), written, Math.min(65536, data.length - written));
+                }
+                final int n = server.read(buffer, 0, (int) buffer.byteSize());
+                if (n > 0) {
+                    received.update(buffer.asSlice(0, n).toArray(ValueLayout.JAVA_BYTE));
+                    got += n;
+                } else {
+                    sim.step();
+                }
+                assertTrue(sim.nowNs() < 600 * SECOND, "transfer stalled at " + got);
+            }
+            assertArrayEquals(sent.digest(), received.digest(), "sha-256 of what was sent and what arrived");
+            assertTrue(a.counters().value("tcp.tx.retransmits") > 0, "2% loss must have cost retransmissions");
+        }
+    }
+
+    @Test
+    void aSelectorReportsAcceptableListenersAndReadableConnections() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            final Selector selector = new Selector(b);
+            final TcpListener listener = b.listen(7, 4);
+            selector.register(listener, SelectableSocket.READ, "listener");
+            final List<String> ready = new ArrayList<>();
+            final TcpConnection client = a.connect(B, 7);
+            sim.runUntil(client::isConnected, 5 * SECOND);
+            sim.runFor(SECOND / 100);
+            selector.selectNow((socket, ops, attachment) -> ready.add((String) attachment));
+            assertEquals(List.of("listener"), ready);
+            final TcpConnection server = listener.accept();
+            assertNotNull(server);
+            selector.register(server, SelectableSocket.READ, "connection");
+            ready.clear();
+            selector.selectNow((socket, ops, attachment) -> ready.add((String) attachment));
+            assertEquals(List.of(), ready, "no data yet, nothing else waiting");
+            client.write(MemorySegment.ofArray(new byte[] {42}), 0, 1);
+            sim.runFor(SECOND / 10);
+            selector.selectNow((socket, ops, attachment) -> ready.add((String) attachment));
+            assertEquals(List.of("connection"), ready);
+        }
+    }
+
+    /** Two stacks on their own StackRunner threads; application threads use blocking streams. */
+    @Test
+    void blockingStreamsMoveTenMegabytesAcrossThreadsIntact() throws Exception {
+        try (MemoryPipe pipe = MemoryPipe.create(0x0200_0000_0001L, 0x0200_0000_0002L, 1500, 1 << 22, true)) {
+            final NetStack client = NetStack.builder().name("client").link(pipe.first()).address("198.18.0.1/24")
+                .countersInMemory().build();
+            final NetStack server = NetStack.builder().name("server").link(pipe.second()).address("198.18.0.2/24")
+                .countersInMemory().build();
+            try (StackRunner clientRunner = StackRunner.start(client, new BusySpinIdleStrategy());
+                 StackRunner serverRunner = StackRunner.start(server, new BusySpinIdleStrategy())) {
+                final TcpListener listener = server.listen(5001, 4);
+                final byte[] data = new byte[10 << 20];
+                new SplittableRandom(3).nextBytes(data);
+                final CompletableFuture<byte[]> digest = CompletableFuture.supplyAsync(() -> {
+                    try (TcpConnection connection = listener.accept(10 * SECOND)) {
+                        final MessageDigest sha = MessageDigest.getInstance("SHA-256");
+                        final InputStream in = connection.inputStream();
+                        final byte[] chunk = new byte[32768];
+                        int n;
+                        while ((n = in.read(chunk)) > 0) {
+                            sha.update(chunk, 0, n);
+                        }
+                        return sha.digest();
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                try (TcpConnection connection = client.connect(B, 5001)) {
+                    connection.awaitConnected(5 * SECOND);
+                    try (OutputStream out = connection.outputStream()) {
+                        out.write(data);
+                    }
+                    assertArrayEquals(MessageDigest.getInstance("SHA-256").digest(data), digest.get(60, TimeUnit.SECONDS));
+                }
+            }
+        }
+    }
+}
