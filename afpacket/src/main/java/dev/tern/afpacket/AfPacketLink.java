@@ -178,7 +178,7 @@ public final class AfPacketLink implements Link {
         final int mtu = interfaceQuery(resources, request, interfaceName, LinuxAbi.SIOCGIFMTU, "ioctl(SIOCGIFMTU)")
             .get(ValueLayout.JAVA_INT, LinuxAbi.IFREQ_UNION_OFFSET);
 
-        final ReceiveRing rx = openReceiveRing(resources, index, mtu, options);
+        final ReceiveRing rx = openReceiveRing(resources, index, options);
         final TxRing tx = openTransmitRing(resources, index, options, mtu);
         final long mac = options.mac() == AfPacketOptions.INTERFACE_MAC ? interfaceMac : options.mac();
         final AfPacketLink link = new AfPacketLink(interfaceName, index, interfaceMac, mac, mtu, options.vnetHeader(), resources, rx, tx);
@@ -199,14 +199,18 @@ public final class AfPacketLink implements Link {
         return request;
     }
 
-    /** A frame-ring slot that holds a frame of {@code mtu}, with headroom for the V2 header, vnet header and a VLAN tag. */
-    static int frameSlotFor(int mtu, boolean vnetHeader) {
-        final int needed = mtu + LinuxAbi.ETH_HLEN + 4 + LinuxAbi.TPACKET2_HDRLEN + 32
+    /**
+     * A frame-ring slot for any frame this interface can hand over: not the MTU but 64 KiB, because a local sender
+     * with GSO (a veth peer) and a NIC with GRO both give packet sockets merged frames of up to 64 KiB; a slot sized
+     * for the MTU would drop every one of them. Aligned to TPACKET_ALIGNMENT (16).
+     */
+    static int frameSlotFor(boolean vnetHeader) {
+        final int needed = 65535 + LinuxAbi.ETH_HLEN + 4 + LinuxAbi.TPACKET2_HDRLEN + 32
             + (vnetHeader ? LinuxAbi.VIRTIO_NET_HDR_SIZE : 0);
-        return Math.max(2048, Integer.highestOneBit(needed - 1) << 1);
+        return (needed + LinuxAbi.TPACKET_ALIGNMENT - 1) & -LinuxAbi.TPACKET_ALIGNMENT;
     }
 
-    private static ReceiveRing openReceiveRing(Resources resources, int index, int mtu, AfPacketOptions options) {
+    private static ReceiveRing openReceiveRing(Resources resources, int index, AfPacketOptions options) {
         final int fd = resources.rxFd;
         final boolean frameRing = options.rxFrameSize() != 0;
         setInt(resources, fd, LinuxAbi.PACKET_VERSION, frameRing ? LinuxAbi.TPACKET_V2 : LinuxAbi.TPACKET_V3,
@@ -221,22 +225,25 @@ public final class AfPacketLink implements Link {
         final int blockCount = options.rxBlockCount();
         if (frameRing) {
             // tpacket_req: the first four fields of tpacket_req3, without the block timer and the rest.
-            final int frameSize = options.rxFrameSize() == AfPacketOptions.RX_FRAME_SIZE_AUTO
-                ? frameSlotFor(mtu, options.vnetHeader()) : options.rxFrameSize();
-            if (frameSize > blockSize) {
-                throw new IllegalArgumentException("receive frame slots of " + frameSize + " bytes (for MTU " + mtu
-                    + ") do not fit blocks of " + blockSize + "; use larger rxBlocks or the block ring");
+            final boolean auto = options.rxFrameSize() == AfPacketOptions.RX_FRAME_SIZE_AUTO;
+            final int frameSize = auto ? frameSlotFor(options.vnetHeader()) : options.rxFrameSize();
+            // Auto: four slots to a block (blocks are whole pages); the block count stays as configured.
+            final int frameBlockSize = auto ? (4 * frameSize + 4095) & -4096 : blockSize;
+            if (frameSize > frameBlockSize) {
+                throw new IllegalArgumentException("receive frame slots of " + frameSize + " bytes do not fit blocks of "
+                    + frameBlockSize + "; use larger rxBlocks or the block ring");
             }
             final MemorySegment req = resources.arena.allocate(LinuxAbi.TPACKET_REQ_SIZE, 4);
-            req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_BLOCK_SIZE_OFFSET, blockSize);
+            final int framesPerBlock = frameBlockSize / frameSize;
+            req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_BLOCK_SIZE_OFFSET, frameBlockSize);
             req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_BLOCK_NR_OFFSET, blockCount);
             req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_FRAME_SIZE_OFFSET, frameSize);
-            req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_FRAME_NR_OFFSET, blockSize / frameSize * blockCount);
+            req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_FRAME_NR_OFFSET, framesPerBlock * blockCount);
             Libc.check("setsockopt(PACKET_RX_RING)", Libc.setsockopt(resources.callState, fd, LinuxAbi.SOL_PACKET,
                 LinuxAbi.PACKET_RX_RING, req, LinuxAbi.TPACKET_REQ_SIZE), resources.callState);
-            final MemorySegment ring = resources.map(fd, (long) blockSize * blockCount, true, "mmap(receive ring)");
+            final MemorySegment ring = resources.map(fd, (long) frameBlockSize * blockCount, true, "mmap(receive ring)");
             bindReceiver(resources, fd, index, options);
-            return new FrameRxRing(ring, frameSize, blockSize / frameSize * blockCount, options.vnetHeader());
+            return new FrameRxRing(ring, frameSize, frameBlockSize, framesPerBlock, blockCount, options.vnetHeader());
         }
         final MemorySegment req = resources.arena.allocate(LinuxAbi.TPACKET_REQ3_SIZE, 4);
         req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_BLOCK_SIZE_OFFSET, blockSize);
@@ -424,14 +431,48 @@ public final class AfPacketLink implements Link {
     }
 
     /** A snapshot of the link's counters; reads (and accumulates) the kernel's clear-on-read PACKET_STATISTICS. */
+    private static final String[] STATISTIC_NAMES = {"rx.frames", "rx.bytes", "rx.truncated", "rx.kernel_drops",
+        "rx.kernel_freezes", "tx.frames", "tx.bytes", "tx.ring_full", "tx.busy", "tx.errors", "tx.rejected",
+        "tx.dropped", "tx.send_calls"};
+
+    @Override
+    public String[] statisticNames() {
+        return STATISTIC_NAMES.clone();
+    }
+
+    /** The counters of {@link #stats()}, read the same way (the kernel's with one getsockopt) without a snapshot object. */
+    @Override
+    public void statistics(long[] values) {
+        if (!closed) {
+            readKernelStatistics();
+        }
+        values[0] = rx.frames();
+        values[1] = rx.bytes();
+        values[2] = rx.truncated();
+        values[3] = kernelDrops;
+        values[4] = kernelFreezes;
+        values[5] = tx.frames;
+        values[6] = tx.bytes;
+        values[7] = tx.ringFull;
+        values[8] = tx.busy;
+        values[9] = tx.errors;
+        values[10] = tx.rejected;
+        values[11] = tx.dropped;
+        values[12] = tx.sendCalls;
+    }
+
+    private void readKernelStatistics() {
+        kernelStatsLength.set(ValueLayout.JAVA_INT, 0, LinuxAbi.TPACKET_STATS_V3_SIZE);
+        Libc.check("getsockopt(PACKET_STATISTICS)", Libc.getsockopt(callState, resources.rxFd, LinuxAbi.SOL_PACKET,
+            LinuxAbi.PACKET_STATISTICS, kernelStats, kernelStatsLength), callState);
+        kernelPackets += Integer.toUnsignedLong(kernelStats.get(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_STATS_V3_PACKETS_OFFSET));
+        kernelDrops += Integer.toUnsignedLong(kernelStats.get(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_STATS_V3_DROPS_OFFSET));
+        kernelFreezes += Integer.toUnsignedLong(kernelStats.get(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_STATS_V3_FREEZE_Q_CNT_OFFSET));
+    }
+
     public AfPacketStats stats() {
         if (!closed) {
-            kernelStatsLength.set(ValueLayout.JAVA_INT, 0, LinuxAbi.TPACKET_STATS_V3_SIZE);
-            Libc.check("getsockopt(PACKET_STATISTICS)", Libc.getsockopt(callState, resources.rxFd, LinuxAbi.SOL_PACKET,
-                LinuxAbi.PACKET_STATISTICS, kernelStats, kernelStatsLength), callState);
-            kernelPackets += Integer.toUnsignedLong(kernelStats.get(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_STATS_V3_PACKETS_OFFSET));
-            kernelDrops += Integer.toUnsignedLong(kernelStats.get(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_STATS_V3_DROPS_OFFSET));
-            kernelFreezes += Integer.toUnsignedLong(kernelStats.get(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_STATS_V3_FREEZE_Q_CNT_OFFSET));
+            readKernelStatistics();
         }
         return new AfPacketStats(rx.frames(), rx.bytes(), rx.truncated(), tx.frames, tx.bytes, tx.ringFull, tx.busy, tx.errors,
             tx.rejected, tx.dropped, tx.sendCalls, tx.pending(), kernelPackets, kernelDrops, kernelFreezes);

@@ -14,7 +14,7 @@ import java.lang.invoke.VarHandle;
  * than a slot (such a frame is counted as truncated and dropped).
  *
  * <pre>
- *   ring: frame_nr slots of frame_size bytes
+ *   ring: block_nr blocks of block_size bytes, each holding block_size / frame_size slots (a slot never crosses a block)
  *   +-----------------------------------+-----------------------------------+-----
  *   | tpacket2_hdr | sockaddr_ll | gap | frame (at tp_mac)          | ...  | slot 1 ...
  *   +-----------------------------------+-----------------------------------+-----
@@ -33,6 +33,8 @@ final class FrameRxRing implements ReceiveRing {
 
     private final MemorySegment ring;
     private final int frameSize;
+    private final int blockSize;
+    private final int framesPerBlock;
     private final int frameCount;
     private final boolean vnetHeader;
     private int next;
@@ -42,11 +44,19 @@ final class FrameRxRing implements ReceiveRing {
     private long truncated;
     private long vlanTagsRestored;
 
-    FrameRxRing(MemorySegment ring, int frameSize, int frameCount, boolean vnetHeader) {
+    /** Slots of {@code frameSize} bytes, {@code framesPerBlock} to each block of {@code blockSize} bytes (the kernel
+     * never lets a slot cross a block, so a block may end in unused bytes). */
+    FrameRxRing(MemorySegment ring, int frameSize, int blockSize, int framesPerBlock, int blockCount, boolean vnetHeader) {
         this.ring = ring;
         this.frameSize = frameSize;
-        this.frameCount = frameCount;
+        this.blockSize = blockSize;
+        this.framesPerBlock = framesPerBlock;
+        this.frameCount = framesPerBlock * blockCount;
         this.vnetHeader = vnetHeader;
+    }
+
+    private long slotOffset(int slot) {
+        return (long) (slot / framesPerBlock) * blockSize + (long) (slot % framesPerBlock) * frameSize;
     }
 
     @Override
@@ -55,7 +65,7 @@ final class FrameRxRing implements ReceiveRing {
     }
 
     private boolean userOwns(int slot) {
-        return ((int) STATUS.getAcquire(ring, (long) slot * frameSize + LinuxAbi.TPACKET2_HDR_STATUS_OFFSET)
+        return ((int) STATUS.getAcquire(ring, slotOffset(slot) + LinuxAbi.TPACKET2_HDR_STATUS_OFFSET)
             & LinuxAbi.TP_STATUS_USER) != 0;
     }
 
@@ -63,7 +73,7 @@ final class FrameRxRing implements ReceiveRing {
     public int receive(FrameHandler handler, int maxFrames) {
         int delivered = 0;
         while (delivered < maxFrames && userOwns(next)) {
-            final long header = (long) next * frameSize;
+            final long header = slotOffset(next);
             try {
                 delivered += deliver(handler, header);
             } finally {

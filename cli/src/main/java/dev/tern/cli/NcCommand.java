@@ -1,6 +1,8 @@
 package dev.tern.cli;
 
 import dev.tern.core.net.Ipv4Address;
+import dev.tern.stack.TcpConnection;
+import dev.tern.stack.TcpListener;
 import dev.tern.stack.TernSocketException;
 import dev.tern.stack.UdpSocket;
 import org.agrona.concurrent.BackoffIdleStrategy;
@@ -19,6 +21,9 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 /**
  * {@code tern nc [-u] [-l] [--join GROUP] [-w SECONDS] [HOST] PORT}: netcat over a Tern stack, with OpenBSD
  * netcat's habits: stdin goes to the peer, what the peer sends goes to stdout.
+ *
+ * <p>TCP (the default): a client connects to HOST:PORT, a listener ({@code -l PORT}) accepts one connection;
+ * the end of stdin half-closes (shutdownOutput) and the command exits when the peer closes its side.
  *
  * <p>UDP ({@code -u}): each chunk read from stdin is one datagram. A client sends to HOST:PORT and, once stdin
  * ends, waits {@code -w} seconds (default 1) for replies, then exits. A listener ({@code -l PORT}) prints every
@@ -53,10 +58,13 @@ final class NcCommand {
             throw new UsageException("nc: --join is for a listener (-l)");
         }
         final long lingerNs = (long) (args.doubleValue("-w", 1.0, 0, 3600) * 1e9);
-        if (!args.has("-u")) {
-            throw new CommandFailure("nc: TCP is not in this build yet; use -u for UDP");
-        }
         final NetworkOptions network = NetworkOptions.from(args);
+        if (!args.has("-u")) {
+            if (group != 0) {
+                throw new UsageException("nc: --join needs UDP (-u)");
+            }
+            return runTcp(network, listen, host, port);
+        }
         try (Network net = network.open("nc"); Arena arena = Arena.ofConfined()) {
             final MemorySegment buffer = arena.allocate(65536);
             final UdpSocket socket = net.stack.openUdp();
@@ -117,6 +125,92 @@ final class NcCommand {
             }
             reader.interrupt();
             socket.close();
+        }
+        return 0;
+    }
+
+    /**
+     * TCP: one connection (the one we open, or the first we accept). stdin goes to the peer and its end
+     * half-closes (shutdownOutput); what the peer sends goes to stdout; when the peer closes, we exit.
+     */
+    private int runTcp(NetworkOptions network, boolean listen, int host, int port) throws IOException {
+        try (Network net = network.open("nc"); Arena arena = Arena.ofConfined()) {
+            final MemorySegment buffer = arena.allocate(65536);
+            final TcpListener listener = listen ? net.stack.listen(port, 1) : null;
+            TcpConnection connection = listen ? null : net.stack.connect(host, port);
+            final ConcurrentLinkedQueue<byte[]> input = new ConcurrentLinkedQueue<>();
+            final Thread reader = startReader(input);
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> interrupted = true));
+            final IdleStrategy idle = new BackoffIdleStrategy(100, 10, 10_000, 1_000_000);
+            byte[] pending = null;
+            int pendingOffset = 0;
+            boolean inputEnded = false;
+            try {
+                while (!interrupted) {
+                    int work = net.poll();
+                    if (connection == null) {
+                        connection = listener.accept();
+                        if (connection == null) {
+                            idle.idle(work);
+                            continue;
+                        }
+                        listener.close(); // like OpenBSD nc -l: one connection
+                    }
+                    if (connection.isEnded() && connection.error() != dev.tern.core.io.SocketError.NONE) {
+                        System.err.println("tern: nc: " + (listen ? "connection" : "connect to "
+                            + Ipv4Address.format(host) + " port " + port) + ": "
+                            + dev.tern.core.io.SocketError.describe(connection.error()));
+                        return 1;
+                    }
+                    if (connection.isConnected()) {
+                        while (!inputEnded) {
+                            if (pending == null) {
+                                pending = input.poll();
+                                pendingOffset = 0;
+                                if (pending == null) {
+                                    break;
+                                }
+                                if (pending.length == 0) {
+                                    inputEnded = true;
+                                    pending = null;
+                                    connection.shutdownOutput();
+                                    break;
+                                }
+                            }
+                            final int n = connection.write(MemorySegment.ofArray(pending), pendingOffset,
+                                pending.length - pendingOffset);
+                            if (n == 0) {
+                                break;
+                            }
+                            pendingOffset += n;
+                            work++;
+                            if (pendingOffset == pending.length) {
+                                pending = null;
+                            }
+                        }
+                    }
+                    final int n = connection.read(buffer, 0, (int) buffer.byteSize());
+                    if (n > 0) {
+                        out.write(buffer.asSlice(0, n).toArray(ValueLayout.JAVA_BYTE));
+                        out.flush();
+                        work++;
+                    } else if (n < 0) {
+                        break; // the peer closed its side: we are done, as OpenBSD nc with -N
+                    }
+                    idle.idle(work);
+                }
+            } catch (TernSocketException e) {
+                System.err.println("tern: nc: " + e.getMessage());
+                return 1;
+            } finally {
+                reader.interrupt();
+                if (connection != null) {
+                    connection.close();
+                    for (int i = 0; i < 100; i++) {
+                        net.poll(); // let the FIN (or RST) leave before the stacks go away
+                    }
+                }
+            }
         }
         return 0;
     }

@@ -9,14 +9,16 @@ import dev.tern.stack.NetStack;
  * polled from the command's thread.
  */
 final class Network implements AutoCloseable {
-    /** The port the memory-wire peer answers UDP echo on (RFC 862). */
+    /** The ports the memory-wire peer answers echo (RFC 862, UDP and TCP) and discard (RFC 863, TCP) on. */
     static final int PEER_ECHO_PORT = 7;
+    static final int PEER_DISCARD_PORT = 9;
 
     final NetStack stack;
     final NetStack peer;
     private final MemoryWire wire;
     private final PcapWriter pcap;
     private final java.util.List<UdpEchoService> udpEcho = new java.util.ArrayList<>();
+    private final java.util.List<TcpService> tcpServices = new java.util.ArrayList<>();
 
     Network(NetStack stack, NetStack peer, MemoryWire wire, PcapWriter pcap) {
         this.stack = stack;
@@ -26,8 +28,10 @@ final class Network implements AutoCloseable {
         if (peer != null) {
             try {
                 udpEcho.add(new UdpEchoService(peer, PEER_ECHO_PORT));
+                tcpServices.add(new TcpService.Echo(peer, PEER_ECHO_PORT));
+                tcpServices.add(new TcpService.Discard(peer, PEER_DISCARD_PORT));
             } catch (dev.tern.stack.TernSocketException e) {
-                throw new CommandFailure("memory peer: cannot start UDP echo: " + e.getMessage(), e);
+                throw new CommandFailure("memory peer: cannot start its services: " + e.getMessage(), e);
             }
         }
     }
@@ -41,6 +45,11 @@ final class Network implements AutoCloseable {
         }
     }
 
+    /** Runs a TCP service on the command's own stack (tern serve --echo, --discard, --http). */
+    void serve(TcpService service) {
+        tcpServices.add(service);
+    }
+
     /** One turn of every stack's loop and every service; returns the work done. */
     int poll() {
         int work = stack.doWork();
@@ -50,12 +59,18 @@ final class Network implements AutoCloseable {
         for (UdpEchoService service : udpEcho) {
             work += service.poll();
         }
+        for (TcpService service : tcpServices) {
+            work += service.poll();
+        }
         return work;
     }
 
     @Override
     public void close() {
         for (UdpEchoService service : udpEcho) {
+            service.close();
+        }
+        for (TcpService service : tcpServices) {
             service.close();
         }
         stack.close();

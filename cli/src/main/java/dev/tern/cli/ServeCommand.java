@@ -1,5 +1,6 @@
 package dev.tern.cli;
 
+import dev.tern.stack.TernSocketException;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 
@@ -23,23 +24,60 @@ final class ServeCommand {
         this.out = out;
     }
 
-    int run(String[] argv) {
-        final Set<String> valueFlags = new HashSet<>(NetworkOptions.VALUE_FLAGS);
-        valueFlags.addAll(Set.of("--echo", "--discard", "--udp-echo", "--http"));
-        final Arguments args = Arguments.parse("serve", argv, valueFlags, Set.of());
-        for (String service : new String[] {"--echo", "--discard", "--http"}) {
-            if (args.has(service)) {
-                throw new CommandFailure("serve: " + service + " needs TCP, which this build does not have yet");
+    private static int parsePort(String text, String flag) {
+        try {
+            final int port = Integer.parseInt(text);
+            if (port >= 1 && port <= 65535) {
+                return port;
             }
+        } catch (NumberFormatException e) {
+            // reported below
         }
+        throw new UsageException("serve: " + flag + " port must be 1..65535, got '" + text + "'");
+    }
+
+    int run(String[] argv) throws TernSocketException {
+        // --http takes two values (PORT DIR): take it out before the generic parser sees the rest.
+        final java.util.List<String> rest = new java.util.ArrayList<>(java.util.List.of(argv));
+        int httpPort = 0;
+        java.nio.file.Path httpRoot = null;
+        final int http = rest.indexOf("--http");
+        if (http >= 0) {
+            if (rest.size() < http + 3) {
+                throw new UsageException("serve: --http needs a port and a directory: --http PORT DIR");
+            }
+            httpPort = parsePort(rest.get(http + 1), "--http");
+            httpRoot = java.nio.file.Path.of(rest.get(http + 2));
+            if (!java.nio.file.Files.isDirectory(httpRoot)) {
+                throw new UsageException("serve: --http: " + httpRoot + " is not a directory");
+            }
+            rest.subList(http, http + 3).clear();
+        }
+        final Set<String> valueFlags = new HashSet<>(NetworkOptions.VALUE_FLAGS);
+        valueFlags.addAll(Set.of("--echo", "--discard", "--udp-echo"));
+        final Arguments args = Arguments.parse("serve", rest.toArray(String[]::new), valueFlags, Set.of());
         args.operands(0, 0, USAGE);
         final int udpEcho = args.intValue("--udp-echo", 0, 1, 65535);
+        final int echo = args.intValue("--echo", 0, 1, 65535);
+        final int discard = args.intValue("--discard", 0, 1, 65535);
         final NetworkOptions network = NetworkOptions.from(args);
         try (Network net = network.open("serve")) {
             final StringBuilder services = new StringBuilder("ARP and ping");
             if (udpEcho != 0) {
                 net.serveUdpEcho(udpEcho);
                 services.append(", UDP echo on port ").append(udpEcho);
+            }
+            if (echo != 0) {
+                net.serve(new TcpService.Echo(net.stack, echo));
+                services.append(", TCP echo on port ").append(echo);
+            }
+            if (discard != 0) {
+                net.serve(new TcpService.Discard(net.stack, discard));
+                services.append(", TCP discard on port ").append(discard);
+            }
+            if (httpPort != 0) {
+                net.serve(new HttpFileService(net.stack, httpPort, httpRoot));
+                services.append(", HTTP on port ").append(httpPort).append(" from ").append(httpRoot);
             }
             out.printf("tern serve: %s on %s, answering %s; Ctrl-C stops%n", network.address, network.describeLink(),
                 services);

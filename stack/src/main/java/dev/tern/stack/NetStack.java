@@ -90,7 +90,49 @@ public final class NetStack implements Agent, AutoCloseable {
             }
             ipv4.defaultGateway(builder.gateway);
         }
+        this.linkStatistics = publishLinkStatistics(nowNs);
         arp.start(nowNs);
+    }
+
+    /** How often the link's own statistics are copied into the counters. */
+    private static final long LINK_STATISTICS_PERIOD_NS = 1_000_000_000L;
+    private final LinkStatistics linkStatistics;
+
+    /** The link's statistics as {@code link.*} counters, refreshed each second by a timer; none for a link without. */
+    private LinkStatistics publishLinkStatistics(long nowNs) {
+        final String[] names = link.statisticNames();
+        if (names.length == 0) {
+            return null;
+        }
+        final LinkStatistics statistics = new LinkStatistics(link, counters.counters("link.", names));
+        final int owner = timers.register((value, now) -> {
+            statistics.refresh();
+            timers.schedule(statistics.owner, now + LINK_STATISTICS_PERIOD_NS, 0);
+        });
+        statistics.owner = owner;
+        timers.schedule(owner, nowNs + LINK_STATISTICS_PERIOD_NS, 0);
+        return statistics;
+    }
+
+    /** The link's statistics and the counters they are copied to. */
+    private static final class LinkStatistics {
+        final Link link;
+        final org.agrona.concurrent.status.AtomicCounter[] counters;
+        final long[] values;
+        int owner;
+
+        LinkStatistics(Link link, org.agrona.concurrent.status.AtomicCounter[] counters) {
+            this.link = link;
+            this.counters = counters;
+            this.values = new long[counters.length];
+        }
+
+        void refresh() {
+            link.statistics(values);
+            for (int i = 0; i < counters.length; i++) {
+                counters[i].setRelease(values[i]);
+            }
+        }
     }
 
     public static Builder builder() {
@@ -299,6 +341,9 @@ public final class NetStack implements Agent, AutoCloseable {
             return;
         }
         closed = true;
+        if (linkStatistics != null) {
+            linkStatistics.refresh();
+        }
         udp.close();
         tcp.close();
         link.close();

@@ -176,6 +176,11 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
         return closed ? 0 : receiveRing.available();
     }
 
+    /** Room in the send ring: a {@link #write} of this many bytes fits now. */
+    public int writableBytes() {
+        return closed ? 0 : sendRing.freeSpace();
+    }
+
     /** Bytes written but not yet acknowledged by the peer (still in the send ring). */
     public int unsent() {
         return closed ? 0 : sendRing.available();

@@ -64,6 +64,20 @@ public interface Link extends AutoCloseable {
         return Long.MAX_VALUE;
     }
 
+    /**
+     * Names of the link's own statistics (kernel drops, frames too large for the ring, ...), published by the
+     * stack as {@code link.NAME} counters for {@code tern stat}. Cold path; none by default.
+     */
+    default String[] statisticNames() {
+        return NO_STATISTICS;
+    }
+
+    /** Fills {@code values} with the current value of each statistic, in {@link #statisticNames()} order; must not allocate. */
+    default void statistics(long[] values) {
+    }
+
+    String[] NO_STATISTICS = new String[0];
+
     @Override
     void close();
 }

@@ -103,6 +103,16 @@ public final class PcapTap implements Link {
     }
 
     @Override
+    public String[] statisticNames() {
+        return link.statisticNames();
+    }
+
+    @Override
+    public void statistics(long[] values) {
+        link.statistics(values);
+    }
+
+    @Override
     public void close() {
         link.close();
     }

@@ -1,0 +1,121 @@
+package dev.tern.cli;
+
+import dev.tern.stack.NetStack;
+import dev.tern.stack.TcpConnection;
+import dev.tern.stack.TcpListener;
+import dev.tern.stack.TernSocketException;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+
+/**
+ * A TCP server polled from the command's loop: accepts every connection and hands each one's data to
+ * {@link #serve}. Echo (RFC 862) and discard (RFC 863) are the two-line subclasses below; {@link HttpFileService}
+ * is the third.
+ */
+abstract class TcpService implements AutoCloseable {
+    private final TcpListener listener;
+    private final List<TcpConnection> connections = new ArrayList<>();
+    private final Arena arena = Arena.ofConfined();
+    protected final MemorySegment buffer = arena.allocate(64 * 1024);
+
+    TcpService(NetStack stack, int port) throws TernSocketException {
+        this.listener = stack.listen(port, 128);
+    }
+
+    /** Accepts, serves and reaps connections; returns the work done. */
+    final int poll() {
+        int work = 0;
+        try {
+            TcpConnection accepted;
+            while ((accepted = listener.accept()) != null) {
+                connections.add(accepted);
+                opened(accepted);
+                work++;
+            }
+        } catch (TernSocketException e) {
+            // the listener closed under us: nothing more to accept
+        }
+        for (Iterator<TcpConnection> it = connections.iterator(); it.hasNext(); ) {
+            final TcpConnection connection = it.next();
+            try {
+                final int done = serve(connection);
+                if (done < 0) {
+                    closing(connection);
+                    connection.close();
+                    it.remove();
+                } else {
+                    work += done;
+                }
+            } catch (TernSocketException e) {
+                closing(connection);
+                connection.abort();
+                it.remove();
+            }
+        }
+        return work;
+    }
+
+    /** A connection was accepted. */
+    protected void opened(TcpConnection connection) {
+    }
+
+    /** A connection is about to be closed (finished, or failed): release what was kept for it. */
+    protected void closing(TcpConnection connection) {
+    }
+
+    /** Serves what arrived; returns the work done, or -1 when the connection is finished and may be closed. */
+    protected abstract int serve(TcpConnection connection) throws TernSocketException;
+
+    @Override
+    public void close() {
+        for (TcpConnection connection : connections) {
+            closing(connection);
+            connection.close();
+        }
+        listener.close();
+        arena.close();
+    }
+
+    /** TCP echo (RFC 862): what arrives goes back; the end of the stream closes. */
+    static final class Echo extends TcpService {
+        Echo(NetStack stack, int port) throws TernSocketException {
+            super(stack, port);
+        }
+
+        @Override
+        protected int serve(TcpConnection connection) throws TernSocketException {
+            // Take only what the send ring can hold now: a slow reader slows the echo, nothing is dropped.
+            final int room = Math.min((int) buffer.byteSize(), connection.writableBytes());
+            final int n = room == 0 ? 0 : connection.read(buffer, 0, room);
+            if (n < 0) {
+                connection.shutdownOutput();
+                return connection.unsent() == 0 ? -1 : 0;
+            }
+            if (n > 0) {
+                connection.write(buffer, 0, n);
+            }
+            return n;
+        }
+    }
+
+    /** TCP discard (RFC 863): what arrives is dropped; the end of the stream closes. */
+    static final class Discard extends TcpService {
+        Discard(NetStack stack, int port) throws TernSocketException {
+            super(stack, port);
+        }
+
+        @Override
+        protected int serve(TcpConnection connection) throws TernSocketException {
+            int work = 0;
+            int n;
+            while ((n = connection.read(buffer, 0, (int) buffer.byteSize())) > 0) {
+                work++;
+            }
+            return n < 0 ? -1 : work;
+        }
+    }
+}
