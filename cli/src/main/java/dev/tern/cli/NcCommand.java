@@ -35,11 +35,13 @@ final class NcCommand {
 
     private final InputStream in;
     private final PrintStream out;
+    private final PrintStream err;
     private volatile boolean interrupted;
 
-    NcCommand(InputStream in, PrintStream out) {
+    NcCommand(InputStream in, PrintStream out, PrintStream err) {
         this.in = in;
         this.out = out;
+        this.err = err;
     }
 
     int run(String[] argv) throws IOException {
@@ -113,7 +115,7 @@ final class NcCommand {
                         work++;
                     }
                 } catch (TernSocketException e) {
-                    System.err.println("tern: nc: " + e.getMessage());
+                    err.println("tern: nc: " + e.getMessage());
                     if (!listen) {
                         return 1;
                     }
@@ -157,7 +159,7 @@ final class NcCommand {
                         listener.close(); // like OpenBSD nc -l: one connection
                     }
                     if (connection.isEnded() && connection.error() != dev.tern.core.io.SocketError.NONE) {
-                        System.err.println("tern: nc: " + (listen ? "connection" : "connect to "
+                        err.println("tern: nc: " + (listen ? "connection" : "connect to "
                             + Ipv4Address.format(host) + " port " + port) + ": "
                             + dev.tern.core.io.SocketError.describe(connection.error()));
                         return 1;
@@ -200,7 +202,7 @@ final class NcCommand {
                     idle.idle(work);
                 }
             } catch (TernSocketException e) {
-                System.err.println("tern: nc: " + e.getMessage());
+                err.println("tern: nc: " + e.getMessage());
                 return 1;
             } finally {
                 reader.interrupt();

@@ -40,7 +40,7 @@ public final class Tern {
             final int status = switch (args[0]) {
                 case "demo" -> new DemoCommand(out).run(rest);
                 case "ping" -> new PingCommand(out).run(rest);
-                case "nc" -> new NcCommand(System.in, out).run(rest);
+                case "nc" -> new NcCommand(System.in, out, err).run(rest);
                 case "serve" -> new ServeCommand(out).run(rest);
                 case "stat" -> new StatCommand(out).run(rest);
                 case "devices" -> new DevicesCommand(out).run(rest);

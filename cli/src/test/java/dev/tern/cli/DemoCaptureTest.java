@@ -17,11 +17,17 @@ class DemoCaptureTest {
     void tsharkFindsWellFormedArpIcmpAndReassembledFragments(@TempDir Path directory) {
         final Path tshark = ExternalTools.require("tshark", "tshark");
         final Path pcap = directory.resolve("demo.pcap");
-        assertEquals(0, TernCommandLineTest.tern("demo", "--pcap", pcap.toString()).status());
+        assertEquals(0, TernCommandLineTest.tern("demo", "--pcap", pcap.toString(), "--tcp-mib", "1").status());
 
-        assertEquals(List.of(), fields(tshark, pcap, "_ws.malformed || _ws.expert.severity >= \"warning\" "
-            + "|| ip.checksum.status == \"Bad\" || icmp.checksum.status == \"Bad\"", "frame.number"),
-            "no malformed frame, no bad checksum");
+        // Retransmissions, duplicate ACKs and out-of-order segments are expected on a lossy wire: tshark reports them
+        // as TCP analysis warnings, which are not faults in the frames.
+        final List<String> bad = fields(tshark, pcap, "_ws.malformed || (_ws.expert.severity >= \"warning\" && !tcp.analysis) "
+            + "|| ip.checksum.status == \"Bad\" || icmp.checksum.status == \"Bad\" || udp.checksum.status == \"Bad\" "
+            + "|| tcp.checksum.status == \"Bad\"", "frame.number");
+        assertEquals(List.of(), bad.subList(0, Math.min(20, bad.size())), "no malformed frame, no bad checksum");
+        final List<String> tcpChecksums = fields(tshark, pcap, "tcp", "tcp.checksum.status");
+        assertTrue(tcpChecksums.size() > 100 && tcpChecksums.stream().allMatch("1"::equals),
+            "every TCP checksum verified good: " + tcpChecksums.stream().distinct().toList());
         final List<String> arp = fields(tshark, pcap, "arp", "arp.opcode");
         assertTrue(arp.contains("1") && arp.contains("2"), "ARP requests and replies: " + arp);
         assertTrue(fields(tshark, pcap, "arp.isannouncement == 1", "arp.src.proto_ipv4").contains("198.18.0.1"),
@@ -41,7 +47,8 @@ class DemoCaptureTest {
 
     private static List<String> fields(Path tshark, Path pcap, String filter, String field) {
         return ExternalTools.run(Duration.ofSeconds(120), tshark.toString(), "-r", pcap.toString(),
-                "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE", "-Y", filter, "-T", "fields", "-e", field)
+                "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE", "-o", "tcp.check_checksum:TRUE",
+                "-Y", filter, "-T", "fields", "-e", field)
             .orFail("tshark").stdout().lines().toList();
     }
 }

@@ -64,18 +64,18 @@ class TernCommandLineTest {
 
     @Test
     void demoPassesAndSaysSo() {
-        final Run run = tern("demo", "--seed", "7");
+        final Run run = tern("demo", "--seed", "7", "--tcp-mib", "4");
         assertEquals(0, run.status(), run.out());
         assertTrue(run.out().contains("demo: all steps passed"), run.out());
         assertEquals(0, run.out().lines().filter(l -> l.contains("[FAIL]")).count(), run.out());
-        for (String step : new String[] {"ethernet", "arp", "ping 56", "ping 60000"}) {
+        for (String step : new String[] {"ethernet", "arp", "ping 56", "ping 60000", "udp echo", "multicast", "tcp"}) {
             assertTrue(run.out().lines().anyMatch(l -> l.startsWith("  [ ok ] " + step + " ")), step + ": " + run.out());
         }
     }
 
     @Test
     void demoIsDeterministicForASeed() {
-        assertEquals(tern("demo", "--seed", "3").out(), tern("demo", "--seed", "3").out());
+        assertEquals(tern("demo", "--seed", "3", "--tcp-mib", "1").out(), tern("demo", "--seed", "3", "--tcp-mib", "1").out());
     }
 
     @Test
@@ -86,6 +86,29 @@ class TernCommandLineTest {
         assertEquals(3, run.out().lines().filter(l -> l.matches("3008 bytes from 198\\.18\\.0\\.1: icmp_seq=\\d ttl=64 time=[0-9.]+ ms")).count(), run.out());
         assertTrue(run.out().contains("3 packets transmitted, 3 received, 0% packet loss"), run.out());
         assertTrue(run.out().contains("rtt min/avg/max/mdev = "), run.out());
+    }
+
+    @Test
+    void ncOverTcpEchoesStdinThroughTheMemoryPeer() {
+        final java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        final byte[] input = new byte[300_000];
+        new java.util.SplittableRandom(9).nextBytes(input);
+        final int status;
+        try {
+            status = new NcCommand(new java.io.ByteArrayInputStream(input), new PrintStream(out, true), System.err)
+                .run(new String[] {"198.18.0.1", "7"});
+        } catch (java.io.IOException e) {
+            throw new AssertionError(e);
+        }
+        assertEquals(0, status);
+        org.junit.jupiter.api.Assertions.assertArrayEquals(input, out.toByteArray());
+    }
+
+    @Test
+    void ncToAClosedPortSaysConnectionRefused() {
+        final Run run = tern("nc", "198.18.0.1", "81");
+        assertEquals(1, run.status());
+        assertTrue(run.err().contains("connection refused"), run.err());
     }
 
     @Test
