@@ -24,7 +24,7 @@ import java.lang.foreign.ValueLayout;
  *   |state|flags|events|timers|lAddr|rAddr|lPort|rPort|iss |irs |sndUna|sndNxt|sndMax|sndWnd|sndWl1|sndWl2| 128 (ints)
  *   |maxSndWnd|rcvNxt|rcvAdv|sndMss|rcvMss|advMss|sndScale|rcvScale|tsRecent|lastAckSent|tsOffset|srttUs|rttvarUs|rtoUs|rttSeq|backoff| 192
  *   |cwnd|ssthresh|dupAcks|recover|ccId|unackedBytes|quickAcks|probes|error|softError|listener|generation|dsackStart|dsackEnd|rcvFinSeq|oooBlock| 256
- *   |keepIdleMs|keepIntervalMs|keepProbes|finSeq|listPrev|listNext|ccInt0|ccInt1|retries|sndSml|lastOowAckNs (long)|   | 320
+ *   |keepIdleMs|keepIntervalMs|keepProbes|finSeq|listPrev|listNext|ccInt0|ccInt1|retries|sndSml|lastOowAckNs (long)|retransmitTsVal| 320
  *   +--------------------------------------------------------------------------------------------------------------+
  * </pre>
  *
@@ -183,6 +183,7 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int RETRIES_OFFSET = 352;
     static final int SND_SML_OFFSET = 356;
     static final int LAST_OOW_ACK_OFFSET = 360;
+    static final int RETRANSMIT_TS_VAL_OFFSET = 368;
 
     private final Arena arena;
     private final MemorySegment rows;
@@ -917,6 +918,15 @@ public final class TcpControlBlocks implements AutoCloseable {
 
     public void lastOowAckNs(int c, long value) {
         rows.set(LONG, base(c) + LAST_OOW_ACK_OFFSET, value);
+    }
+
+    /** Our TSval when we last retransmitted (valid with F_RETRANSMITTED). */
+    public int retransmitTsVal(int c) {
+        return rows.get(INT, base(c) + RETRANSMIT_TS_VAL_OFFSET);
+    }
+
+    public void retransmitTsVal(int c, int value) {
+        rows.set(INT, base(c) + RETRANSMIT_TS_VAL_OFFSET, value);
     }
 
     public int retries(int c) {

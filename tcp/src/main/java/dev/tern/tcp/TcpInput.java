@@ -655,8 +655,13 @@ final class TcpInput {
                 rtt.sample(tcb, c, nowNs - tcb.rttStartNs(c));
                 tcb.clearFlag(c, F_RTT_TIMING);
             }
-        } else if (tcb.hasFlag(c, F_TIMESTAMPS) && seg.options.hasTimestamp() && seg.options.tsEcr() != 0) {
+        } else if (tcb.hasFlag(c, F_TIMESTAMPS) && seg.options.hasTimestamp() && seg.options.tsEcr() != 0
+            && !(tcb.hasFlag(c, TcpControlBlocks.F_RETRANSMITTED)
+                && SeqNum.lt(seg.options.tsEcr(), tcb.retransmitTsVal(c)))) {
             // RFC 7323 §4.1 (RTTM): the echoed TSval dates the segment this ACK answers, retransmitted or not.
+            // Deviation: an echo older than our last retransmission is not used. It dates the original transmission
+            // of data whose ACK was lost (RFC 7323 §4.3 case C), so it includes the RTO wait; taking it inflates
+            // the RTO, which inflates the next such sample, up to RTO max (seen with a 1 KiB window and 10 % loss).
             final int elapsedMs = output.tsVal(c, nowNs) - seg.options.tsEcr();
             if (elapsedMs >= 0) {
                 rtt.sample(tcb, c, elapsedMs * 1_000_000L + 500_000L);
