@@ -309,7 +309,17 @@ final class TcpOutput {
      */
     void sendAck(int c, long nowNs) {
         prepareOptions(c);
-        send(c, tcb.sndMax(c), 0, TcpFlags.ACK, nowNs, 0);
+        send(c, acceptableSeq(c), 0, TcpFlags.ACK, nowNs, 0);
+    }
+
+    /**
+     * The sequence number for a segment without data: SND.MAX, unless that lies beyond the peer's window (a probe
+     * byte, a window that shrank), then the window's right edge (Linux's tcp_acceptable_seq).
+     */
+    private int acceptableSeq(int c) {
+        final int sndMax = tcb.sndMax(c);
+        final int windowEnd = tcb.sndUna(c) + tcb.sndWnd(c);
+        return SeqNum.le(sndMax, windowEnd) ? sndMax : windowEnd;
     }
 
     /** A keepalive probe (RFC 9293 §3.8.4): <SEQ=SND.UNA-1><ACK=RCV.NXT>, no data, which the peer must answer. */
@@ -481,7 +491,7 @@ final class TcpOutput {
 
     /** Aborts a connection towards the peer (RFC 9293 §3.10.5): <SEQ=SND.NXT><ACK=RCV.NXT><CTL=RST,ACK>, as Linux. */
     void sendReset(int c, long nowNs) {
-        sendReset(tcb.remoteAddress(c), tcb.localPort(c), tcb.remotePort(c), tcb.sndMax(c), tcb.rcvNxt(c),
+        sendReset(tcb.remoteAddress(c), tcb.localPort(c), tcb.remotePort(c), acceptableSeq(c), tcb.rcvNxt(c),
             TcpFlags.RST | TcpFlags.ACK, nowNs);
     }
 
