@@ -7,7 +7,6 @@ import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.link.Offloads;
 import dev.tern.ethernet.link.TxFrame;
 import dev.tern.ethernet.wire.EthernetHeader;
-import dev.tern.ipv4.wire.Ipv4Header;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -153,9 +152,5 @@ public final class SegmentingLink implements Link {
     @Override
     public void close() {
         inner.close();
-    }
-
-    static int unused() {
-        return Ipv4Header.MIN_LENGTH;
     }
 }
