@@ -12,7 +12,7 @@ package dev.tern.tcp;
  * next one (69 to 137 s). The MSS index picks from {@link #MSS_TABLE} the largest value not above the peer's MSS. A
  * forged cookie passes with probability 8 / 2^24 per guess.
  *
- * <p>Deviation (as documented in docs/DESIGN.md): only the MSS survives. Window scaling, SACK and timestamps the SYN
+ * <p>Deviation (see tcp/DESIGN.md): only the MSS survives. Window scaling, SACK and timestamps the SYN
  * offered are lost, so a connection made from a cookie runs with a 64 KiB window and without SACK; Linux recovers
  * them from the timestamp option, which we do not do yet.
  *

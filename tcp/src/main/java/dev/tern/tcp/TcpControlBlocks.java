@@ -13,19 +13,19 @@ import java.lang.foreign.ValueLayout;
  * two connections at once (a listener's child, an event handler calling back in) never loses its place.
  *
  * <pre>
- *  table: capacity x 384-byte rows, 64-byte aligned       row c starts at c * 384
- *   0                   8                   16                  24                  32
- *   +-------------------+-------------------+-------------------+-------------------+
- *   | timerId           | timerAtNs         | rtoDeadlineNs     | delayedAckDeadline|   0  timers (long ns)
- *   | keepaliveDeadline | stateDeadlineNs   | rttStartNs        | lastReceiveNs     |  32
- *   | lastSendNs        | tsRecentAgeNs     | finPosition       | retransmits       |  64
- *   | bytesAcked        | bytesReceived     | ccLong0           | ccLong1           |  96
- *   +----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+
- *   |state|flags|events|timers|lAddr|rAddr|lPort|rPort|iss |irs |sndUna|sndNxt|sndMax|sndWnd|sndWl1|sndWl2| 128 (ints)
- *   |maxSndWnd|rcvNxt|rcvAdv|sndMss|rcvMss|advMss|sndScale|rcvScale|tsRecent|lastAckSent|tsOffset|srttUs|rttvarUs|rtoUs|rttSeq|backoff| 192
- *   |cwnd|ssthresh|dupAcks|recover|ccId|unackedBytes|quickAcks|probes|error|softError|listener|generation|dsackStart|dsackEnd|rcvFinSeq|oooBlock| 256
- *   |keepIdleMs|keepIntervalMs|keepProbes|finSeq|listPrev|listNext|ccInt0|ccInt1|retries|sndSml|lastOowAckNs (long)|   | 320
- *   +--------------------------------------------------------------------------------------------------------------+
+ *  table: capacity x 384-byte rows, 64-byte aligned; row c starts at c * 384
+ *
+ *    0         8         16        24        32        40        48        56        64
+ *    +---------+---------+---------+---------+---------+---------+---------+---------+
+ *    | timerId | timerAt | rtoDdl  | delAck  | keepDdl | stateDdl| rttStart| lastRecv|    0   longs: ns, ids,
+ *    | lastSend| tsRecAge| finPos  | retrans | bytesAck| bytesRcv| ccLong0 | ccLong1 |   64   positions, stats
+ *    +----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+
+ *    |stat|flag|evts|tmrs|lAdr|rAdr|lPrt|rPrt|iss |irs |sUna|sNxt|sMax|sWnd|sWl1|sWl2|  128   ints: state and
+ *    |mxSW|rNxt|rAdv|sMss|rMss|aMss|sScl|rScl|tsRc|lAck|tsOf|srtt|rvar|rto |rtSq|bkof|  192   RFC 9293 variables
+ *    |cwnd|ssth|dupA|recv|ccId|unAk|qAck|prob|err |sErr|lstn|gen |dsSt|dsEn|rFin|ooo |  256
+ *    |kIdl|kInt|kPrb|fSeq|prev|next|cc0 |cc1 |rtry|sSml| lastOowAck|rtTs|  (free)     |  320
+ *    +----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+
+ *    each cell 4 bytes; the field names are the accessors below, in this order
  * </pre>
  *
  * <p>Sequence numbers are ints holding 32 bits, compared only through {@link SeqNum}. Windows, MSS and buffer sizes
@@ -183,6 +183,7 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int RETRIES_OFFSET = 352;
     static final int SND_SML_OFFSET = 356;
     static final int LAST_OOW_ACK_OFFSET = 360;
+    static final int RETRANSMIT_TS_VAL_OFFSET = 368;
 
     private final Arena arena;
     private final MemorySegment rows;
@@ -917,6 +918,15 @@ public final class TcpControlBlocks implements AutoCloseable {
 
     public void lastOowAckNs(int c, long value) {
         rows.set(LONG, base(c) + LAST_OOW_ACK_OFFSET, value);
+    }
+
+    /** Our TSval when we last retransmitted (valid with F_RETRANSMITTED). */
+    public int retransmitTsVal(int c) {
+        return rows.get(INT, base(c) + RETRANSMIT_TS_VAL_OFFSET);
+    }
+
+    public void retransmitTsVal(int c, int value) {
+        rows.set(INT, base(c) + RETRANSMIT_TS_VAL_OFFSET, value);
     }
 
     public int retries(int c) {

@@ -71,6 +71,11 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     /** RFC 9293 §3.8.6.3 leaves quick ACKs at the start to the implementation; Linux allows up to 16. */
     private static final int QUICK_ACKS = 16;
     private static final long NEIGHBOUR_CONFIRM_NS = 1_000_000_000L;
+    /**
+     * Heap bytes per slot in the arrays below: three references (compressed, 4 bytes: rings and owner), four ints
+     * (buffer sizes, two queue entries), one long (neighbour confirmation time), two booleans (queued flags).
+     */
+    private static final int PER_SLOT_HEAP_BYTES = 3 * 4 + 4 * 4 + 8 + 2;
 
     final Ipv4Layer ipv4;
     final TcpConfig config;
@@ -1301,7 +1306,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     public TcpMemory memory() {
         return new TcpMemory(tcb.inUse(), (long) tcb.capacity() * TcpControlBlocks.ROW_BYTES, rings.allocatedBytes(),
             rings.inUseBytes(), connections.memoryBytes(), reassembly.memoryBytes(),
-            (long) tcb.capacity() * (4L * 8 + 4 * 4 + 8 + 2));
+            (long) tcb.capacity() * PER_SLOT_HEAP_BYTES);
     }
 
     @Override

@@ -241,7 +241,7 @@ final class TcpOutput {
             tcb.finSeq(c, seq + length);
         }
         if (SeqNum.lt(seq, tcb.sndMax(c))) {
-            retransmitted(c);
+            retransmitted(c, nowNs);
         } else if (!tcb.hasFlag(c, F_RTT_TIMING)) {
             tcb.setFlag(c, F_RTT_TIMING);
             tcb.rttSeq(c, end);
@@ -256,12 +256,16 @@ final class TcpOutput {
         }
     }
 
-    /** Karn's rule (RFC 6298 §3): a retransmitted segment gives no RTT sample, so stop timing. */
-    private void retransmitted(int c) {
+    /**
+     * Karn's rule (RFC 6298 §3): a retransmitted segment gives no RTT sample, so stop timing; and remember our clock,
+     * so that an echoed timestamp from before the retransmission is not taken as a sample either.
+     */
+    private void retransmitted(int c, long nowNs) {
         counters.txRetransmits.incrementRelease();
         tcb.retransmits(c, tcb.retransmits(c) + 1);
         tcb.clearFlag(c, F_RTT_TIMING);
         tcb.setFlag(c, F_RETRANSMITTED);
+        tcb.retransmitTsVal(c, tsVal(c, nowNs));
     }
 
     /**
@@ -305,7 +309,17 @@ final class TcpOutput {
      */
     void sendAck(int c, long nowNs) {
         prepareOptions(c);
-        send(c, tcb.sndMax(c), 0, TcpFlags.ACK, nowNs, 0);
+        send(c, acceptableSeq(c), 0, TcpFlags.ACK, nowNs, 0);
+    }
+
+    /**
+     * The sequence number for a segment without data: SND.MAX, unless that lies beyond the peer's window (a probe
+     * byte, a window that shrank), then the window's right edge (Linux's tcp_acceptable_seq).
+     */
+    private int acceptableSeq(int c) {
+        final int sndMax = tcb.sndMax(c);
+        final int windowEnd = tcb.sndUna(c) + tcb.sndWnd(c);
+        return SeqNum.le(sndMax, windowEnd) ? sndMax : windowEnd;
     }
 
     /** A keepalive probe (RFC 9293 §3.8.4): <SEQ=SND.UNA-1><ACK=RCV.NXT>, no data, which the peer must answer. */
@@ -329,7 +343,7 @@ final class TcpOutput {
         if (sndNxt != sndUna) {
             if (queued > 0) {
                 if (send(c, sndUna, 1, TcpFlags.ACK, nowNs, 0) >= 0) {
-                    retransmitted(c);
+                    retransmitted(c, nowNs);
                 }
             } else if (tcb.hasFlag(c, F_FIN_SENT)) {
                 send(c, sndUna, 0, TcpFlags.ACK | TcpFlags.FIN, nowNs, 0);
@@ -359,11 +373,11 @@ final class TcpOutput {
             final int length = Math.min(mss, inFlightData);
             final boolean fin = tcb.hasFlag(c, F_FIN_SENT) && sndUna + length == tcb.finSeq(c);
             if (send(c, sndUna, length, TcpFlags.ACK | (fin ? TcpFlags.FIN : 0), nowNs, 0) >= 0) {
-                retransmitted(c);
+                retransmitted(c, nowNs);
             }
         } else if (tcb.hasFlag(c, F_FIN_SENT) && sndUna == tcb.finSeq(c)) {
             if (send(c, sndUna, 0, TcpFlags.ACK | TcpFlags.FIN, nowNs, 0) >= 0) {
-                retransmitted(c);
+                retransmitted(c, nowNs);
             }
         }
     }
@@ -401,7 +415,7 @@ final class TcpOutput {
             tcb.rttSeq(c, iss + 1);
             tcb.rttStartNs(c, nowNs);
         } else {
-            retransmitted(c);
+            retransmitted(c, nowNs);
         }
         tcb.sndNxt(c, iss + 1);
         tcb.sndMax(c, iss + 1);
@@ -477,7 +491,7 @@ final class TcpOutput {
 
     /** Aborts a connection towards the peer (RFC 9293 §3.10.5): <SEQ=SND.NXT><ACK=RCV.NXT><CTL=RST,ACK>, as Linux. */
     void sendReset(int c, long nowNs) {
-        sendReset(tcb.remoteAddress(c), tcb.localPort(c), tcb.remotePort(c), tcb.sndMax(c), tcb.rcvNxt(c),
+        sendReset(tcb.remoteAddress(c), tcb.localPort(c), tcb.remotePort(c), acceptableSeq(c), tcb.rcvNxt(c),
             TcpFlags.RST | TcpFlags.ACK, nowNs);
     }
 

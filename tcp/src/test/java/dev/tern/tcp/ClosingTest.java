@@ -1,7 +1,6 @@
 package dev.tern.tcp;
 
 import dev.tern.tcp.testing.Fixtures;
-import dev.tern.tcp.testing.Seg;
 import dev.tern.tcp.testing.TcpHarness;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -263,7 +262,7 @@ class ClosingTest {
                 assertEquals(1, h.tcp.connectionCount());
                 for (int i = 1; i < size; i++) {
                     assertTrue(h.tcp.connect(TcpHarness.PEER, 1000 + i % 60000, 0, TcpOptions.DEFAULT.withBuffers(1024, 1024),
-                        TcpHarness.config().build() == null ? null : h.events, h.now()) >= 0);
+                        h.events, h.now()) >= 0);
                 }
                 assertEquals(size, h.tcp.connectionCount());
                 assertTrue(h.tcp.connect(TcpHarness.PEER, 7, 0, TcpOptions.DEFAULT.withBuffers(1024, 1024), h.events,
@@ -272,9 +271,5 @@ class ClosingTest {
                 assertEquals(0, h.tcp.timeWaitCount());
             }
         }
-    }
-
-    static Seg unused() {
-        return Seg.SEG;
     }
 }

@@ -2,7 +2,6 @@ package dev.tern.tcp;
 
 import dev.tern.tcp.testing.Seg;
 import dev.tern.tcp.testing.TcpHarness;
-import dev.tern.tcp.wire.TcpFlags;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
@@ -325,9 +324,5 @@ class DataTransferTest {
                 h.expect(PSH_ACK.seq(L + 1000).len(500));
             }
         }
-    }
-
-    static Seg seg(int flags) {
-        return Seg.SEG.flags(flags | TcpFlags.ACK);
     }
 }

@@ -1,12 +1,12 @@
 package dev.tern.tcp;
 
 import dev.tern.tcp.testing.Captured;
-import dev.tern.tcp.testing.Seg;
 import dev.tern.tcp.testing.TcpHarness;
 import dev.tern.tcp.wire.TcpFlags;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
+import static dev.tern.tcp.testing.FrameCheck.assertFrame;
 import static dev.tern.tcp.testing.FrameCheck.checksumValid;
 import static dev.tern.tcp.testing.FrameCheck.dontFragment;
 import static dev.tern.tcp.testing.FrameCheck.dst;
@@ -45,7 +45,7 @@ class HandshakeTest {
             try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
                 h.connect(TcpOptions.DEFAULT);
                 final Captured syn = h.expect(SYN.seq(LOCAL_ISS).ack(0).window(65535));
-                FrameCheck.assertFrame(syn, ipv4(src(US), dst(PEER), dontFragment()), tcp(srcPort(TcpHarness.LOCAL_PORT),
+                assertFrame(syn, ipv4(src(US), dst(PEER), dontFragment()), tcp(srcPort(TcpHarness.LOCAL_PORT),
                     dstPort(TcpHarness.REMOTE_PORT), mss(1460), sackPermitted(true), timestamp(true), windowScale(2),
                     checksumValid()));
                 assertEquals(20, syn.tcp().optionsLength());
@@ -141,6 +141,28 @@ class HandshakeTest {
         }
 
         @Test
+        void aHostThatNeverAnswersArpIsHostUnreachable() {
+            try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+                final int c = h.tcp.connect(dev.tern.core.net.Ipv4Address.parse("198.18.0.77"), 80, 0,
+                    TcpOptions.DEFAULT, h.events, h.now());
+                assertTrue(c >= 0);
+                h.advance(10 * TcpHarness.SECOND);
+                assertEquals(TcpState.CLOSED, h.tcp.state(c));
+                assertEquals(TcpError.HOST_UNREACHABLE, h.tcp.error(c));
+                assertTrue(h.events.has("closed " + TcpError.HOST_UNREACHABLE));
+            }
+        }
+
+        @Test
+        void aDestinationWithoutARouteIsNetworkUnreachableAtOnce() {
+            try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+                assertEquals(-TcpError.NET_UNREACHABLE, h.tcp.connect(dev.tern.core.net.Ipv4Address.parse("203.0.113.9"),
+                    80, 0, TcpOptions.DEFAULT, h.events, h.now()));
+                assertEquals(0, h.tcp.connectionCount());
+            }
+        }
+
+        @Test
         void simultaneousOpenGoesThroughSynReceived() {
             try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
                 h.connect(TcpOptions.DEFAULT);
@@ -162,7 +184,7 @@ class HandshakeTest {
             try (TcpHarness h = TcpHarness.passiveOpen(TcpHarness.config().build(), TcpOptions.DEFAULT,
                 SYN.mss(1400).sackOk().ts(10, 0).wscale(3))) {
                 final Captured synAck = h.all.getFirst();
-                FrameCheck.assertFrame(synAck, tcp(mss(1460), sackPermitted(true), timestamp(true), windowScale(2),
+                assertFrame(synAck, tcp(mss(1460), sackPermitted(true), timestamp(true), windowScale(2),
                     window(65535), flags(TcpFlags.SYN | TcpFlags.ACK), seq(LOCAL_ISS)));
                 assertTrue(h.events.has("acceptable"));
                 assertEquals(1400 - 0, h.tcp.mss(h.conn));
@@ -173,7 +195,7 @@ class HandshakeTest {
         @Test
         void synAckOmitsOptionsThePeerDidNotOffer() {
             try (TcpHarness h = TcpHarness.passiveOpen(TcpHarness.config().build(), TcpOptions.DEFAULT, SYN)) {
-                FrameCheck.assertFrame(h.all.getFirst(), tcp(mss(1460), sackPermitted(false), timestamp(false),
+                assertFrame(h.all.getFirst(), tcp(mss(1460), sackPermitted(false), timestamp(false),
                     windowScale(-1)));
                 assertEquals(536, h.tcp.mss(h.conn));
             }
@@ -290,15 +312,5 @@ class HandshakeTest {
                 h.expectNothing();
             }
         }
-    }
-
-    static final class FrameCheck {
-        static void assertFrame(Captured frame, dev.tern.tcp.testing.FrameCheck... checks) {
-            dev.tern.tcp.testing.FrameCheck.assertFrame(frame, checks);
-        }
-    }
-
-    static Seg seg() {
-        return SEG;
     }
 }

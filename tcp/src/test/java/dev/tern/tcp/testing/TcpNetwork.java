@@ -49,7 +49,13 @@ public final class TcpNetwork implements AutoCloseable {
     }
 
     public TestStack add(String name, String cidr, TcpConfig config, int receiveBatch) {
-        Link link = wire.attach(name, 0x0200_0000_0000L | nextMac++);
+        return add(name, cidr, config, receiveBatch, link -> link);
+    }
+
+    /** A stack whose link is wrapped by {@code wrap} (a segmenting link, say). */
+    public TestStack add(String name, String cidr, TcpConfig config, int receiveBatch,
+                         java.util.function.UnaryOperator<Link> wrap) {
+        Link link = wrap.apply(wire.attach(name, 0x0200_0000_0000L | nextMac++));
         if (capture != null && stacks.isEmpty()) {
             link = new PcapTap(link, capture, clock);
         }

@@ -1,0 +1,163 @@
+package dev.tern.tcp;
+
+import dev.tern.core.io.ByteRing;
+import dev.tern.core.testing.Allocations;
+import dev.tern.core.time.VirtualClock;
+import dev.tern.ethernet.memory.MemoryWire;
+import dev.tern.tcp.testing.TestStack;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Steady-state TCP allocates nothing per segment: two stacks on the memory wire, driven from this thread, first a
+ * bulk transfer, then request/response. The warm-up is long enough for C2 (before escape analysis, the JDK's own
+ * MemorySegment.copy allocates); then at least a million segments are measured with ThreadMXBean.
+ */
+class ZeroAllocationTest {
+    private static final int WARMUP = Integer.getInteger("warmup", 200_000);
+    private static final long MIN_SEGMENTS = 1_000_000;
+
+    /** Two connected stacks and the two ends of one connection, with no allocation in the driving loop. */
+    static final class Pair implements AutoCloseable {
+        final VirtualClock clock = new VirtualClock(1_000_000_000L);
+        final MemoryWire wire = MemoryWire.builder().clock(clock).frames(8192).build();
+        final TestStack server;
+        final TestStack client;
+        final Arena arena = Arena.ofConfined();
+        final MemorySegment data = arena.allocate(1 << 16);
+        final MemorySegment sink = arena.allocate(1 << 16);
+        int clientConnection = -1;
+        int serverConnection = -1;
+
+        Pair() {
+            server = new TestStack("server", wire.attach("server", 0x0200_0000_0001L), "198.18.0.1/24",
+                TcpConfig.defaults(), clock.nanoTime());
+            client = new TestStack("client", wire.attach("client", 0x0200_0000_0002L), "198.18.0.2/24",
+                TcpConfig.defaults(), clock.nanoTime());
+            final int listener = server.tcp.listen(80, 4, TcpOptions.DEFAULT.withNoDelay(true), TcpEvents.NONE);
+            clientConnection = client.tcp.connect(server.address(), 80, 0, TcpOptions.DEFAULT.withNoDelay(true),
+                TcpEvents.NONE, clock.nanoTime());
+            for (int i = 0; i < 10_000 && serverConnection < 0; i++) {
+                poll();
+                clock.advance(1_000_000);
+                serverConnection = server.tcp.accept(listener);
+            }
+            assertTrue(serverConnection >= 0, "connected");
+            for (int i = 0; i < data.byteSize(); i++) {
+                data.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) i);
+            }
+        }
+
+        void poll() {
+            final long now = clock.nanoTime();
+            client.poll(now);
+            server.poll(now);
+        }
+
+        private int clientSegmentsId = -1;
+        private int serverSegmentsId = -1;
+
+        /** Segments both sent; reads the counters by id (CountersFile.value scans and allocates). */
+        long segments() {
+            if (clientSegmentsId < 0) {
+                clientSegmentsId = counterId(client, "tcp.tx.segments");
+                serverSegmentsId = counterId(server, "tcp.tx.segments");
+            }
+            return client.counters.reader().getCounterValue(clientSegmentsId)
+                + server.counters.reader().getCounterValue(serverSegmentsId);
+        }
+
+        private static int counterId(TestStack stack, String label) {
+            final int[] found = {-1};
+            stack.counters.reader().forEach((id, text) -> {
+                if (text.equals(label)) {
+                    found[0] = id;
+                }
+            });
+            return found[0];
+        }
+
+        /** One round of a bulk transfer client to server: fill the send ring, move frames, drain the receive ring. */
+        void bulkRound() {
+            final ByteRing out = client.tcp.sendBuffer(clientConnection);
+            final int room = out.freeSpace();
+            if (room > 0) {
+                out.write(data, 0, Math.min(room, (int) data.byteSize()));
+                client.tcp.sendable(clientConnection, clock.nanoTime());
+            }
+            poll();
+            final ByteRing in = server.tcp.receiveBuffer(serverConnection);
+            int available;
+            while ((available = in.available()) > 0) {
+                in.read(sink, 0, Math.min(available, (int) sink.byteSize()));
+            }
+            server.tcp.consumed(serverConnection, clock.nanoTime());
+            poll();
+            clock.advance(20_000);
+        }
+
+        /** One 64-byte request and its 64-byte response. */
+        void requestResponseRound() {
+            client.tcp.sendBuffer(clientConnection).write(data, 0, 64);
+            client.tcp.sendable(clientConnection, clock.nanoTime());
+            poll();
+            final ByteRing request = server.tcp.receiveBuffer(serverConnection);
+            request.read(sink, 0, request.available());
+            server.tcp.consumed(serverConnection, clock.nanoTime());
+            server.tcp.sendBuffer(serverConnection).write(sink, 0, 64);
+            server.tcp.sendable(serverConnection, clock.nanoTime());
+            poll();
+            final ByteRing response = client.tcp.receiveBuffer(clientConnection);
+            response.read(sink, 0, response.available());
+            client.tcp.consumed(clientConnection, clock.nanoTime());
+            clock.advance(5_000);
+        }
+
+        @Override
+        public void close() {
+            client.close();
+            server.close();
+            wire.close();
+            arena.close();
+        }
+    }
+
+    @Test
+    void bulkTransferAllocatesNothingPerSegment() {
+        try (Pair pair = new Pair()) {
+            final long segmentsBefore = pair.segments();
+            final long receivedBefore = pair.server.tcp.bytesReceived(pair.serverConnection);
+            // About 48 segments per round (64 KiB written, 1460-byte segments): 25,000 rounds are over 1M segments.
+            final int rounds = 25_000;
+            final long allocated = Allocations.measure(WARMUP / 4, rounds, pair::bulkRound);
+            final long segments = pair.segments() - segmentsBefore;
+            System.out.printf("bulk: %d segments (warm-up included) in %d rounds, %d MB moved, %d bytes allocated "
+                + "while measuring%n", segments, WARMUP / 4 + rounds,
+                (pair.server.tcp.bytesReceived(pair.serverConnection) - receivedBefore) >> 20, allocated);
+            assertTrue(segments * rounds / (WARMUP / 4 + rounds) >= MIN_SEGMENTS, "measured over 1M segments");
+            assertEquals(0, allocated, "bytes allocated over the measured rounds");
+            assertEquals(0, pair.client.counter("tcp.tx.retransmits"));
+        }
+    }
+
+    @Test
+    void requestResponseAllocatesNothingPerSegment() {
+        try (Pair pair = new Pair()) {
+            final long segmentsBefore = pair.segments();
+            // Each exchange is two data segments (the ACKs ride on them or on the delayed ACK timer).
+            final int rounds = 500_000;
+            final long allocated = Allocations.measure(WARMUP, rounds, pair::requestResponseRound);
+            final long segments = pair.segments() - segmentsBefore;
+            System.out.printf("request/response: %d segments (warm-up included) in %d exchanges, %d bytes allocated "
+                + "while measuring%n", segments, WARMUP + rounds, allocated);
+            assertTrue(segments * rounds / (WARMUP + rounds) >= MIN_SEGMENTS, "measured over 1M segments");
+            assertEquals(0, allocated, "bytes allocated over " + rounds + " exchanges");
+            assertEquals(64L * (WARMUP + rounds), pair.server.tcp.bytesReceived(pair.serverConnection));
+        }
+    }
+}
