@@ -2,6 +2,7 @@ package dev.tern.cli;
 
 import dev.tern.cli.bench.ChecksumBenchmark;
 import dev.tern.cli.bench.EchoBenchmark;
+import dev.tern.cli.bench.TcpBench;
 import dev.tern.cli.bench.UdpBench;
 import org.openjdk.jmh.profile.GCProfiler;
 import org.openjdk.jmh.results.RunResult;
@@ -23,7 +24,8 @@ import java.util.Set;
 
 /**
  * {@code tern bench [--seconds N] [--json]}: JMH benchmarks, each reported as a ratio to a baseline measured in the
- * same run. Today: Internet checksum vs the naive loop, and bytes allocated per packet echoed by two stacks.
+ * same run: UDP and TCP round trips, message rate and bulk throughput against the kernel on loopback, Internet
+ * checksum against the naive loop, and bytes allocated per packet.
  * With {@code --json}, one JSON object with the keys of DESIGN.md (absent when not measured) plus extra keys.
  */
 final class BenchCommand {
@@ -61,6 +63,30 @@ final class BenchCommand {
                 udpTern.messagesPerSecond() / udpKernel.messagesPerSecond());
         }
 
+        final TcpBench.RoundTrips tcpTern = TcpBench.ternRoundTrips(seconds);
+        final TcpBench.RoundTrips tcpKernel = TcpBench.kernelRoundTrips(seconds);
+        results.put("tcp_rr_p50_us", round(tcpTern.p50Micros(), 2));
+        results.put("tcp_rr_p99_us", round(tcpTern.p99Micros(), 2));
+        results.put("tcp_rr_p50_us_kernel", round(tcpKernel.p50Micros(), 2));
+        results.put("tcp_rr_p99_us_kernel", round(tcpKernel.p99Micros(), 2));
+        results.put("tcp_rr_p50_ratio", round(tcpKernel.p50Micros() / tcpTern.p50Micros(), 2));
+        final double bulk = TcpBench.ternBulk(65535, seconds);
+        final double bulk1500 = TcpBench.ternBulk(1500, seconds);
+        final double bulkKernel = TcpBench.kernelBulk(seconds);
+        results.put("tcp_bulk_gbps", round(bulk, 2));
+        results.put("tcp_bulk_gbps_kernel", round(bulkKernel, 2));
+        results.put("tcp_bulk_gbps_mtu1500", round(bulk1500, 2));
+        results.put("tcp_bulk_ratio", round(bulk / bulkKernel, 2));
+        if (!json) {
+            out.printf("TCP 64 B round trip: tern p50 %.2f us, p99 %.2f us (%d); kernel loopback p50 %.2f us, p99 %.2f us (%d):"
+                    + " tern %.2fx lower at p50%n", tcpTern.p50Micros(), tcpTern.p99Micros(), tcpTern.count(),
+                tcpKernel.p50Micros(), tcpKernel.p99Micros(), tcpKernel.count(), tcpKernel.p50Micros() / tcpTern.p50Micros());
+            out.printf("TCP bulk, one stream: tern %.2f Gbit/s at MTU 65535, %.2f Gbit/s at MTU 1500; kernel loopback %.2f"
+                + " Gbit/s: %.2fx%n", bulk, bulk1500, bulkKernel, bulk / bulkKernel);
+            out.printf("TCP bytes allocated per segment (client thread, round trips): %.3f%n",
+                tcpTern.allocatedBytesPerSegment());
+        }
+
         final Collection<RunResult> checksum = jmh(ChecksumBenchmark.class, seconds, false);
         for (String size : List.of("64", "1500")) {
             final double tern = score(checksum, "tern", size);
@@ -85,7 +111,7 @@ final class BenchCommand {
                     + "%.2f bytes allocated per packet%n", size, score(echo, "roundTrip", size), perPacket);
             }
         }
-        results.put("alloc_bytes_per_packet", round(worstBytesPerPacket, 3));
+        results.put("alloc_bytes_per_packet", round(Math.max(worstBytesPerPacket, tcpTern.allocatedBytesPerSegment()), 3));
         if (json) {
             out.println(toJson(results));
         } else {
