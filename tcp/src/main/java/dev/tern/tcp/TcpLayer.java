@@ -383,7 +383,9 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
             if (port < 0) {
                 return -TcpError.ADDRESS_NOT_AVAILABLE;
             }
-        } else if (connections.get(ConnectionTable.key(remoteAddress, remotePort, port)) >= 0) {
+        } else if (listenerByPort[port] >= 0
+            || connections.get(ConnectionTable.key(remoteAddress, remotePort, port)) >= 0) {
+            // As Linux's bind(): a port a listener holds, or the same 4-tuple, is taken.
             return -TcpError.ADDRESS_IN_USE;
         }
         final int c = newConnection(remoteAddress, remotePort, port, options, events, cc, nowNs);

@@ -60,7 +60,6 @@ final class TcpOutput {
     private int sackCount;
     private boolean sackHasDsack;
     private TcpTimers timers;
-    private boolean tsoRefused;
 
     TcpOutput(TcpLayer layer, TcpControlBlocks tcb, Ipv4Layer ipv4, TcpCounters counters, ReassemblyQueue reassembly,
               RttEstimator rtt, TcpConfig config) {
@@ -98,7 +97,8 @@ final class TcpOutput {
         final ByteRing ring = layer.sendRings[c];
         boolean sent = false;
         boolean allowSmall = force;
-        boolean tso = !tsoRefused && ipv4.segmentationOffload();
+        // With TSO the link cuts large frames; a refusal (loopback, next hop not resolved) falls back for this call.
+        boolean tso = ipv4.segmentationOffload();
         tcb.clearFlag(c, F_CWND_LIMITED);
         while (true) {
             final int sndUna = tcb.sndUna(c);
@@ -594,7 +594,6 @@ final class TcpOutput {
     private int sendFailed(int c, int result, int segmentSize, long nowNs) {
         if (result == Ipv4Layer.ERR_MESSAGE_TOO_LONG) {
             if (segmentSize > 0) {
-                tsoRefused = true;
                 return RETRY;
             }
             // The path MTU dropped below our segment size since we last looked (RFC 1191): use the smaller size.

@@ -270,6 +270,8 @@ class HandshakeTest {
             try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
                 assertTrue(h.tcp.listen(80, 1, h.events) >= 0);
                 assertEquals(-TcpError.ADDRESS_IN_USE, h.tcp.listen(80, 1, h.events));
+                assertEquals(-TcpError.ADDRESS_IN_USE, h.tcp.connect(TcpHarness.PEER, 9, 80, TcpOptions.DEFAULT,
+                    h.events, h.now()));
             }
         }
     }

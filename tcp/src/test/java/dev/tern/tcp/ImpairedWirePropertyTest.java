@@ -35,7 +35,7 @@ class ImpairedWirePropertyTest {
 
     @Test
     void everyByteArrivesAndBothSidesCloseOverAnImpairedWire() {
-        qt().withExamples(Integer.getInteger("tern.tcp.examples", 24)).withShrinkCycles(20)
+        qt().withExamples(Integer.getInteger("tern.tcp.examples", 200)).withShrinkCycles(20)
             .forAll(longs().all(), integers().between(0, 60_000), integers().between(0, 60_000),
                 integers().between(0, 100))
             .checkAssert(ImpairedWirePropertyTest::transfer);
