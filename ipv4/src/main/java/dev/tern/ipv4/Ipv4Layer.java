@@ -59,8 +59,9 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
     private static final int DROP_BAD_SOURCE = 6;
     private static final int DROP_NOT_FOR_US = 7;
     private static final int DROP_UNKNOWN_PROTOCOL = 8;
+    private static final int DROP_UNICAST_IN_LINK_BROADCAST = 9;
     private static final String[] DROP_NAMES = {null, "too_short", "bad_version", "bad_header_length",
-        "bad_total_length", "bad_checksum", "bad_source", "not_for_us", "unknown_protocol"};
+        "bad_total_length", "bad_checksum", "bad_source", "not_for_us", "unknown_protocol", "unicast_in_link_broadcast"};
 
     private final EthernetLayer ethernet;
     private final ArpLayer arp;
@@ -192,10 +193,11 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
     @Override
     public void onPacket(MemorySegment segment, long offset, int length, int rxFlags, long sourceMac,
                          long destinationMac, long nowNs) {
-        receive(segment, offset, length, rxFlags, nowNs);
+        receive(segment, offset, length, rxFlags, MacAddress.isMulticast(destinationMac), nowNs);
     }
 
-    private void receive(MemorySegment segment, long offset, int length, int rxFlags, long nowNs) {
+    private void receive(MemorySegment segment, long offset, int length, int rxFlags, boolean linkGroupAddressed,
+                         long nowNs) {
         rxPackets.incrementRelease();
         rxHeader.wrap(segment, offset, length);
         final int reason = rxHeader.check((rxFlags & Offloads.RX_CHECKSUM_OK) == 0);
@@ -205,7 +207,9 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
         }
         final int source = rxHeader.source();
         final int destination = rxHeader.destination();
-        if (Ipv4Address.isMulticast(source) || source == Ipv4Address.LIMITED_BROADCAST
+        // RFC 1122 §3.2.1.3: a broadcast (limited or the subnet's), multicast, loopback or class E address is never
+        // a valid source; such a datagram is discarded silently (answering it would reach the whole subnet).
+        if (Ipv4Address.isMulticast(source) || source == Ipv4Address.LIMITED_BROADCAST || source == address.broadcast()
             || Ipv4Address.isLoopback(source) || Ipv4Address.isReserved(source)) {
             drops[DROP_BAD_SOURCE].incrementRelease();
             return;
@@ -220,6 +224,12 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
             kind = Ipv4Packet.MULTICAST;
         } else {
             drops[DROP_NOT_FOR_US].incrementRelease();
+            return;
+        }
+        if (linkGroupAddressed && kind == Ipv4Packet.UNICAST) {
+            // RFC 1122 §3.3.6: a datagram for a unicast address that came as a link-layer broadcast or multicast
+            // SHOULD be discarded; answering (echo, ICMP errors) would make every host on the segment answer.
+            drops[DROP_UNICAST_IN_LINK_BROADCAST].incrementRelease();
             return;
         }
         if (rxHeader.isFragment()) {
@@ -305,7 +315,7 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
         for (int i = 0; i < count; i++) {
             final int buffer = loopbackQueue[i];
             loopbackPackets.incrementRelease();
-            receive(loopback.slab(), loopback.offset(buffer), loopbackLength[i], Offloads.RX_CHECKSUM_OK, nowNs);
+            receive(loopback.slab(), loopback.offset(buffer), loopbackLength[i], Offloads.RX_CHECKSUM_OK, false, nowNs);
             loopback.release(buffer);
         }
         // Datagrams looped back while delivering wait for the next poll.

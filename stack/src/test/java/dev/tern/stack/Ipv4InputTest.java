@@ -91,6 +91,8 @@ class Ipv4InputTest {
                 "ipv4.drop.bad_source"),
             Arguments.of("another host's address", (UnaryOperator<byte[]>) p -> fixChecksum(setInt(p, 16, 0xC6120063)),
                 "ipv4.drop.not_for_us"),
+            Arguments.of("the subnet broadcast as source (a smurf)", (UnaryOperator<byte[]>) p -> fixChecksum(setInt(p, 12, 0xC61200FF)),
+                "ipv4.drop.bad_source"),
             Arguments.of("bad ICMP checksum", (UnaryOperator<byte[]>) p -> set(p, 22, p[22] ^ 0x10), "icmp.drop.bad_checksum"));
     }
 
@@ -188,6 +190,25 @@ class Ipv4InputTest {
         sim.pollAll();
         sim.pollAll();
         assertEquals(60, counter("icmp.tx.errors"), "one token per ms at 1000/s");
+    }
+
+    @Test
+    void aUnicastDatagramThatCameAsALinkLayerBroadcastIsDiscardedUnanswered() {
+        // RFC 1122 §3.3.6 (and §3.2.2: no ICMP error about a link-layer broadcast).
+        peer.send(Frames.ethernet(MacAddress.BROADCAST, PEER_MAC, EtherType.IPV4, echo(US)));
+        peer.send(Frames.ethernet(MacAddress.BROADCAST, PEER_MAC, EtherType.IPV4, Frames.ipv4(PEER, US, 253, 9, 0, 64, new byte[8])));
+        sim.runFor(SECOND);
+        assertTrue(peer.drain(f -> f.etherType() == EtherType.IPV4).isEmpty(), "neither an echo reply nor an ICMP error");
+        assertEquals(2, counter("ipv4.drop.unicast_in_link_broadcast"));
+    }
+
+    @Test
+    void theReplyToAnAllZeroEchoRequestCarriesTheOnlyChecksumThatVerifies() {
+        peer.send(frame(Frames.ipv4(PEER, US, IpProtocol.ICMP, 1, 0, 64, Frames.echoRequest(0, 0, new byte[1]))));
+        sim.runFor(SECOND);
+        final byte[] reply = peer.drain(f -> f.icmpType() == IcmpHeader.ECHO_REPLY).getFirst().bytes();
+        assertEquals(0xFF, reply[36] & 0xFF);
+        assertEquals(0xFF, reply[37] & 0xFF, "0xFFFF: the words of the reply all sum to zero");
     }
 
     @Test

@@ -173,6 +173,14 @@ public final class TcpBench {
             final long bytes = received.get() - before;
             running.set(false);
             receiver.join();
+            if (Boolean.getBoolean("tern.bench.verbose")) {
+                pair.client.counters().reader().forEach((id, label) -> {
+                    final long value = pair.client.counters().reader().getCounterValue(id);
+                    if (value != 0 && (label.startsWith("tcp") || label.startsWith("ethernet.tx"))) {
+                        System.err.println("  client " + label + " = " + value);
+                    }
+                });
+            }
             return bytes * 8 / elapsed / 1e9;
         }
     }

@@ -94,18 +94,26 @@ public final class InternetChecksum {
 
     /**
      * Incremental update when one 16-bit word changes from {@code oldWord} to {@code newWord}, per RFC 1624 eqn. 3:
-     * {@code HC' = ~(~HC + ~m + m')}. Unlike eqn. 2 it never yields 0x0000 from a non-zero sum by accident.
+     * {@code HC' = ~(~HC + ~m + m')}.
+     *
+     * <p>The sum of non-zero terms is never +0, so the formula gives 0x0000 when the words now sum to zero. 0xFFFF is
+     * returned instead: it verifies in both cases (when the words sum to -0, 0x0000 and 0xFFFF both do; when every
+     * word is zero, only 0xFFFF does), as a full recomputation ({@link #finish}) would give.
      */
     public static int update16(int checksum, int oldWord, int newWord) {
         final long sum = (~checksum & 0xFFFF) + (~oldWord & 0xFFFF) + (newWord & 0xFFFF);
-        return ~fold(sum) & 0xFFFF;
+        return nonZero(~fold(sum) & 0xFFFF);
     }
 
-    /** Incremental update for a 32-bit field (an address) as two 16-bit words (RFC 1624). */
+    private static int nonZero(int checksum) {
+        return checksum == 0 ? 0xFFFF : checksum;
+    }
+
+    /** Incremental update for a 32-bit field (an address) as two 16-bit words (RFC 1624); never 0x0000, as {@link #update16}. */
     public static int update32(int checksum, int oldValue, int newValue) {
         final long sum = (~checksum & 0xFFFF)
             + (~oldValue >>> 16 & 0xFFFF) + (~oldValue & 0xFFFF)
             + (newValue >>> 16) + (newValue & 0xFFFF);
-        return ~fold(sum) & 0xFFFF;
+        return nonZero(~fold(sum) & 0xFFFF);
     }
 }

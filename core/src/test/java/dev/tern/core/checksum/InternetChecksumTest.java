@@ -112,6 +112,15 @@ class InternetChecksumTest {
     }
 
     @Test
+    void incrementalUpdateToAllZeroWordsGivesTheOnlyChecksumThatVerifies() {
+        // An echo request of all zeros but its type (8): checksum ~0x0800 = 0xF7FF. Changing the type to 0 leaves all
+        // words zero, whose only valid checksum is ~0 = 0xFFFF; RFC 1624 eqn. 3 as such gives 0x0000.
+        assertEquals(0xFFFF, InternetChecksum.update16(0xF7FF, 0x0800, 0x0000));
+        // A 32-bit field 0x00001234 alone has checksum ~0x1234 = 0xEDCB; clearing it leaves all zeros again.
+        assertEquals(0xFFFF, InternetChecksum.update32(0xEDCB, 0x0000_1234, 0));
+    }
+
+    @Test
     void incrementalUpdateOfAnAddressMatchesRecomputation() {
         qt().withExamples(2000).forAll(integers().all(), integers().all(), longs().all())
             .checkAssert((oldAddress, newAddress, seed) -> {
