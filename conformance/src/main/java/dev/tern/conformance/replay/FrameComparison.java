@@ -22,27 +22,50 @@ import java.util.Map;
  *       different datagrams get different values), and every replayed IPv4 header checksum is valid.</li>
  * </ul>
  * Everything else (MACs, lengths, TTL, flags and offsets, addresses, ICMP type, code, identifier, sequence,
- * checksum and data, ARP fields, Ethernet padding) must be identical. Timestamps are not compared; the order is.
+ * checksum and data, ARP fields, Ethernet padding) must be identical, and in the same order.
+ *
+ * <p>Time: each frame must leave within {@link #DEFAULT_TOLERANCE_NS} (100 ms) of when it was recorded, counted from
+ * the start of each run, so a timer that fires at the wrong time (an announcement, a reassembly timeout) is caught.
+ * The tolerance covers the recorded stack's real-time delays (its AF_PACKET ring hands frames over within a
+ * millisecond or two; a replay on virtual time answers at once).
  */
 public final class FrameComparison {
     private static final int ETHERNET_HEADER = 14;
     private static final int IPV4_IDENTIFICATION = ETHERNET_HEADER + 4;
     private static final int IPV4_CHECKSUM = ETHERNET_HEADER + 10;
     private static final int MAX_REPORTED = 20;
+    public static final long DEFAULT_TOLERANCE_NS = 100_000_000L;
 
     private final List<CapturedFrame> expected;
     private final List<CapturedFrame> actual;
+    private final long expectedStartNs;
+    private final long actualStartNs;
+    private final long toleranceNs;
     private final List<String> differences = new ArrayList<>();
 
-    private FrameComparison(List<CapturedFrame> expected, List<CapturedFrame> actual) {
+    private FrameComparison(List<CapturedFrame> expected, long expectedStartNs, List<CapturedFrame> actual,
+                            long actualStartNs, long toleranceNs) {
         this.expected = expected;
         this.actual = actual;
+        this.expectedStartNs = expectedStartNs;
+        this.actualStartNs = actualStartNs;
+        this.toleranceNs = toleranceNs;
         compare();
     }
 
-    /** Compares {@code actual} (what the stack sent) with {@code expected} (what the capture recorded). */
-    public static FrameComparison of(List<CapturedFrame> expected, List<CapturedFrame> actual) {
-        return new FrameComparison(List.copyOf(expected), List.copyOf(actual));
+    /**
+     * Compares {@code actual} (what the stack sent, timed from {@code actualStartNs}) with {@code expected} (what the
+     * capture recorded, timed from {@code expectedStartNs}), with the default time tolerance.
+     */
+    public static FrameComparison of(List<CapturedFrame> expected, long expectedStartNs, List<CapturedFrame> actual,
+                                     long actualStartNs) {
+        return of(expected, expectedStartNs, actual, actualStartNs, DEFAULT_TOLERANCE_NS);
+    }
+
+    /** As {@link #of(List, long, List, long)}; {@code toleranceNs} {@link Long#MAX_VALUE} ignores time. */
+    public static FrameComparison of(List<CapturedFrame> expected, long expectedStartNs, List<CapturedFrame> actual,
+                                     long actualStartNs, long toleranceNs) {
+        return new FrameComparison(List.copyOf(expected), expectedStartNs, List.copyOf(actual), actualStartNs, toleranceNs);
     }
 
     private void compare() {
@@ -55,6 +78,11 @@ public final class FrameComparison {
             final byte[] want = expected.get(i).bytes();
             final byte[] got = actual.get(i).bytes();
             final String where = "frame " + (i + 1) + " of the stack's";
+            final long recordedAt = expected.get(i).timestampNs() - expectedStartNs;
+            final long sentAt = actual.get(i).timestampNs() - actualStartNs;
+            if (toleranceNs != Long.MAX_VALUE && Math.abs(sentAt - recordedAt) > toleranceNs) {
+                differences.add(where + ": sent at +" + millis(sentAt) + " ms, recorded at +" + millis(recordedAt) + " ms");
+            }
             if (want.length != got.length) {
                 differences.add(where + ": " + got.length + " bytes, recorded " + want.length);
                 continue;
@@ -116,6 +144,10 @@ public final class FrameComparison {
                 + (offset - ETHERNET_HEADER - headerLength);
         }
         return "payload byte " + (offset - ETHERNET_HEADER);
+    }
+
+    private static String millis(long ns) {
+        return String.format("%.3f", ns / 1e6);
     }
 
     private static String hex(byte value) {

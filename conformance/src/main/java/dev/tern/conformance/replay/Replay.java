@@ -155,9 +155,9 @@ public final class Replay implements AutoCloseable {
         return capture.sentBy(script.start().mac());
     }
 
-    /** Compares {@link #transmitted()} with {@link #recorded()}. */
+    /** Compares {@link #transmitted()} with {@link #recorded()}, both timed from the script's start. */
     public FrameComparison compare() {
-        return FrameComparison.of(recorded(), transmitted());
+        return FrameComparison.of(recorded(), script.start().atNs(), transmitted(), script.start().atNs());
     }
 
     @Override
