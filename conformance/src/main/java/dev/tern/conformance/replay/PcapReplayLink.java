@@ -55,7 +55,7 @@ public final class PcapReplayLink implements Link {
     private final long mac;
     private final int mtu;
     private final int offloads;
-    private final int rxFlags;
+    private final int[] rxFlagsPerFrame;
     private final Clock clock;
     private final List<CapturedFrame> inbound;
     private final Arena arena = Arena.ofShared();
@@ -83,10 +83,18 @@ public final class PcapReplayLink implements Link {
         this.mac = builder.mac;
         this.mtu = builder.mtu;
         this.offloads = builder.offloads;
-        this.rxFlags = builder.rxFlags;
         this.clock = builder.clock;
         final long startNs = clock.nanoTime();
-        this.inbound = builder.frames.stream().filter(f -> f.timestampNs() - startNs >= 0).toList();
+        final List<CapturedFrame> kept = new ArrayList<>();
+        final int[] flags = new int[builder.frames.size()];
+        for (int i = 0; i < builder.frames.size(); i++) {
+            if (builder.frames.get(i).timestampNs() - startNs >= 0) {
+                flags[kept.size()] = builder.rxFlagsPerFrame == null ? builder.rxFlags : builder.rxFlagsPerFrame[i];
+                kept.add(builder.frames.get(i));
+            }
+        }
+        this.inbound = List.copyOf(kept);
+        this.rxFlagsPerFrame = flags;
         int largest = 0;
         for (CapturedFrame frame : inbound) {
             largest = Math.max(largest, frame.length());
@@ -126,6 +134,7 @@ public final class PcapReplayLink implements Link {
         final long nowNs = clock.nanoTime();
         int count = 0;
         while (count < maxFrames && next < inbound.size() && inbound.get(next).timestampNs() - nowNs <= 0) {
+            final int flags = rxFlagsPerFrame[next];
             final CapturedFrame frame = inbound.get(next++);
             if (frame.length() >= 14 && frame.source() == mac) {
                 ownSkipped++;
@@ -138,7 +147,7 @@ public final class PcapReplayLink implements Link {
             MemorySegment.copy(frame.bytes(), 0, rxBuffer, ValueLayout.JAVA_BYTE, 0, frame.length());
             delivered++;
             count++;
-            handler.onFrame(rxBuffer, 0, frame.length(), rxFlags);
+            handler.onFrame(rxBuffer, 0, frame.length(), flags);
         }
         return count;
     }
@@ -299,6 +308,7 @@ public final class PcapReplayLink implements Link {
         private int mtu = 1500;
         private int offloads;
         private int rxFlags;
+        private int[] rxFlagsPerFrame;
         private Clock clock;
         private List<CapturedFrame> frames;
 
@@ -333,6 +343,12 @@ public final class PcapReplayLink implements Link {
             return this;
         }
 
+        /** Receive flags for each frame of {@link #frames}, by position (fuzzers); overrides {@link #rxFlags}. */
+        public Builder rxFlagsPerFrame(int[] value) {
+            this.rxFlagsPerFrame = value.clone();
+            return this;
+        }
+
         /** The stack's clock; frames before its current time are never delivered. */
         public Builder clock(Clock value) {
             this.clock = Objects.requireNonNull(value);
@@ -352,6 +368,9 @@ public final class PcapReplayLink implements Link {
         public PcapReplayLink build() {
             if (clock == null || frames == null || mac == -1) {
                 throw new IllegalStateException("a replay link needs a clock, frames and the stack's MAC");
+            }
+            if (rxFlagsPerFrame != null && rxFlagsPerFrame.length != frames.size()) {
+                throw new IllegalStateException(rxFlagsPerFrame.length + " receive flags for " + frames.size() + " frames");
             }
             return new PcapReplayLink(this);
         }

@@ -37,13 +37,16 @@ public final class Replay implements AutoCloseable {
     private MemorySegment pingPattern;
     private int nextAction;
 
-    private Replay(Capture capture, ReplayScript script, Consumer<NetStack.Builder> customize) {
+    private Replay(Capture capture, ReplayScript script, Consumer<NetStack.Builder> customize,
+                   Consumer<PcapReplayLink.Builder> customizeLink) {
         this.capture = capture;
         this.script = script;
         final ReplayScript.Start start = script.start();
         this.clock = new VirtualClock(start.atNs());
-        this.link = PcapReplayLink.builder().name(capture.path().getFileName().toString()).capture(capture)
-            .mac(start.mac()).mtu(start.mtu()).clock(clock).build();
+        final PcapReplayLink.Builder linkBuilder = PcapReplayLink.builder().name(capture.path().getFileName().toString())
+            .capture(capture).mac(start.mac()).mtu(start.mtu()).clock(clock);
+        customizeLink.accept(linkBuilder);
+        this.link = linkBuilder.build();
         final NetStack.Builder builder = NetStack.builder().name("replay").link(link).address(start.address())
             .clock(clock).countersInMemory();
         customize.accept(builder);
@@ -56,7 +59,13 @@ public final class Replay implements AutoCloseable {
     }
 
     public static Replay of(Capture capture, ReplayScript script, Consumer<NetStack.Builder> customize) {
-        return new Replay(capture, script, customize);
+        return new Replay(capture, script, customize, link -> { });
+    }
+
+    /** As {@link #of(Capture, ReplayScript, Consumer)}, with the link's builder too (receive flags, offloads). */
+    public static Replay of(Capture capture, ReplayScript script, Consumer<NetStack.Builder> customize,
+                            Consumer<PcapReplayLink.Builder> customizeLink) {
+        return new Replay(capture, script, customize, customizeLink);
     }
 
     public NetStack stack() {
