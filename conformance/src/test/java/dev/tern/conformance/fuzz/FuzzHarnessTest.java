@@ -82,6 +82,17 @@ class FuzzHarnessTest {
     }
 
     @Test
+    void aStackThatKnowsThePeerAnswersAtOnceSoTheOracleSeesTheAnswer() {
+        final byte[] echo = Frames.echoRequestFrame(FuzzStack.MAC, FuzzStack.PEER_MAC, FuzzStack.PEER_IP, FuzzStack.IP, 7, 1,
+            Frames.pattern(3000, 1));
+        final List<CapturedFrame> sent = FuzzStack.runWithPeerKnown(List.of(new FuzzStack.Frame(0, 0, echo)));
+        assertEquals(1, sent.stream().filter(f -> f.icmpType() == 0).count(), "one echo reply, in 3 fragments: " + sent);
+        assertEquals(3, sent.stream().filter(f -> f.isIpv4() && f.ipProtocol() == 1).count());
+        assertEquals(List.of(), FuzzStack.run(List.of(new FuzzStack.Frame(0, 0, echo))).stream()
+            .filter(CapturedFrame::isIpv4).toList(), "without ARP the reply never leaves");
+    }
+
+    @Test
     void theKernelsPingOfTheFuzzStackGetsItsReplyOnceTheStackHasResolvedThePeer() {
         final byte[] arp = Frames.ethernet(dev.tern.ethernet.wire.MacAddress.BROADCAST, FuzzStack.PEER_MAC, 0x0806,
             Frames.arp(1, FuzzStack.PEER_MAC, FuzzStack.PEER_IP, 0, FuzzStack.IP));

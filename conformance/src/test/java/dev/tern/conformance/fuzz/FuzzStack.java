@@ -20,8 +20,8 @@ import java.util.List;
  *   <li>the poll loop goes idle at every instant (no livelock);</li>
  *   <li>no buffer leaks: every transmit buffer the stack claimed went back to the link, and 61 s after the last
  *       frame (past ARP's 3 s resolution and the 30 s reassembly timeout) no packet waits for ARP;</li>
- *   <li>everything the stack sends is well-formed ({@link OutputChecks}) and the output stays proportionate to the
- *       input (no amplification loop).</li>
+ *   <li>everything the stack sends is well-formed ({@link OutputChecks}), its ICMP errors answer only datagrams
+ *       that may be answered, and the output stays proportionate to the input (no amplification loop).</li>
  * </ul>
  * The frames go through the real poll loop, from a {@code PcapReplayLink}, on virtual time: a fresh stack per input
  * keeps every finding reproducible from its input alone.
@@ -54,16 +54,56 @@ final class FuzzStack {
     private FuzzStack() {
     }
 
+    /**
+     * Steers fuzzing around bugs already found and reported (each has a disabled reproducer in {@link FindingsTest}),
+     * so a fuzzing session finds new ones instead of the same one again: frames that would trigger them are left out
+     * of the input. {@code -Dtern.fuzz.knownBugs=expose} keeps them in. Remove an entry when its bug is fixed.
+     */
+    private static final boolean STEER_AROUND_KNOWN_BUGS = !"expose".equals(System.getProperty("tern.fuzz.knownBugs"));
+
     /** Runs {@code frames} through a fresh stack; throws {@link AssertionError} when an invariant breaks. */
     static List<CapturedFrame> run(List<Frame> frames) {
-        final List<CapturedFrame> captured = new ArrayList<>(frames.size());
-        final int[] flags = new int[frames.size()];
+        return run(frames, STEER_AROUND_KNOWN_BUGS, false);
+    }
+
+    /**
+     * {@link #run(List)} on a stack that has first been asked for its MAC by the peer (an ARP request from
+     * 198.18.0.1), so it knows where to send answers. Harnesses that cannot send ARP themselves use this: without it
+     * every answer would wait for an ARP reply that never comes, and the output oracle would see nothing.
+     */
+    static List<CapturedFrame> runWithPeerKnown(List<Frame> frames) {
+        return run(frames, STEER_AROUND_KNOWN_BUGS, true);
+    }
+
+    /** {@link #run(List)} with every frame, known bugs or not (the reproducers in {@link FindingsTest}). */
+    static List<CapturedFrame> runExposingKnownBugs(List<Frame> frames) {
+        return run(frames, false, false);
+    }
+
+    /** The peer's ARP request for our address: the stack learns the peer from it (RFC 826) and answers. */
+    static byte[] peerArpRequest() {
+        return dev.tern.stack.testing.Frames.ethernet(dev.tern.ethernet.wire.MacAddress.BROADCAST, PEER_MAC, 0x0806,
+            dev.tern.stack.testing.Frames.arp(1, PEER_MAC, PEER_IP, 0, IP));
+    }
+
+    private static List<CapturedFrame> run(List<Frame> frames, boolean steer, boolean peerKnown) {
+        final List<CapturedFrame> captured = new ArrayList<>(frames.size() + 1);
+        final List<Integer> flagList = new ArrayList<>(frames.size() + 1);
         long atNs = START_NS;
-        for (int i = 0; i < frames.size(); i++) {
-            atNs += frames.get(i).delayNs();
-            captured.add(new CapturedFrame(atNs, frames.get(i).bytes()));
-            flags[i] = frames.get(i).rxFlags();
+        if (peerKnown) {
+            captured.add(new CapturedFrame(atNs, peerArpRequest()));
+            flagList.add(0);
         }
+        for (Frame frame : frames) {
+            atNs += frame.delayNs();
+            final CapturedFrame next = new CapturedFrame(atNs, frame.bytes());
+            if (steer && triggersKnownBug(next)) {
+                continue;
+            }
+            captured.add(next);
+            flagList.add(frame.rxFlags());
+        }
+        final int[] flags = flagList.stream().mapToInt(Integer::intValue).toArray();
         final ReplayScript script = new ReplayScript(NOWHERE, new ReplayScript.Start(START_NS, ADDRESS, MAC, MTU), List.of());
         try (Replay replay = Replay.of(Capture.of(NOWHERE, captured), script,
             stack -> stack.name("fuzz").arp(ARP).ipv4(IPV4), link -> link.rxFlagsPerFrame(flags))) {
@@ -82,12 +122,48 @@ final class FuzzStack {
             }
             final List<CapturedFrame> sent = replay.transmitted();
             OutputChecks.check(sent);
-            final int bound = 2 + MAX_OUTPUT_PER_INPUT * frames.size();
+            OutputChecks.checkErrorsAgainstInput(sent, captured);
+            final int bound = 2 + MAX_OUTPUT_PER_INPUT * captured.size();
             if (sent.size() > bound) {
-                throw new AssertionError("the stack sent " + sent.size() + " frames for " + frames.size() + " received (at most "
+                throw new AssertionError("the stack sent " + sent.size() + " frames for " + captured.size() + " received (at most "
                     + bound + " expected)");
             }
             return sent;
         }
+    }
+
+    /** Frames that trigger a bug reported with a reproducer in {@link FindingsTest}. */
+    private static boolean triggersKnownBug(CapturedFrame frame) {
+        if (!frame.isIpv4() || frame.length() < 34) {
+            return false;
+        }
+        final int source = frame.i32(14 + 12);
+        final int destination = frame.i32(14 + 16);
+        // FindingsTest.echoRequestFromTheSubnetBroadcastAddressIsDiscarded
+        if (source == BROADCAST_IP) {
+            return true;
+        }
+        // FindingsTest.noIcmpErrorAboutADatagramReceivedAsALinkLayerBroadcast (and the time-exceeded variant):
+        // unicast IP in a broadcast/multicast frame
+        if (frame.destination() != MAC && destination == IP) {
+            return true;
+        }
+        // FindingsTest.echoReplyToAnAllZeroEchoRequestHasAChecksumThatVerifies: an unfragmented echo request whose
+        // code, identifier, sequence and data are all zero
+        return frame.icmpType() == 8 && allZeroAfterTheChecksum(frame);
+    }
+
+    private static boolean allZeroAfterTheChecksum(CapturedFrame frame) {
+        final int at = 14 + (frame.u8(14) & 0x0F) * 4;
+        final int end = Math.min(frame.length(), 14 + frame.u16(14 + 2));
+        if (end < at + 4 || frame.u8(at + 1) != 0) {
+            return false;
+        }
+        for (int i = at + 4; i < end; i++) {
+            if (frame.u8(i) != 0) {
+                return false;
+            }
+        }
+        return true;
     }
 }

@@ -81,6 +81,37 @@ final class OutputChecks {
         }
     }
 
+    /**
+     * RFC 1122 §3.2.2: no ICMP error about a datagram sent as a link-layer broadcast (or multicast), and none about a
+     * datagram whose source is not a single host (RFC 1122 §3.2.1.3, RFC 1812 §4.3.2.7). Each error sent is matched
+     * to the received frame whose IPv4 header it quotes.
+     */
+    static void checkErrorsAgainstInput(List<CapturedFrame> sent, List<CapturedFrame> received) {
+        for (int i = 0; i < sent.size(); i++) {
+            final CapturedFrame frame = sent.get(i);
+            final int type = frame.icmpType();
+            if (type != 3 && type != 11 && type != 12 || frame.length() < ETH + 28 + 20) {
+                continue;
+            }
+            final String where = "sent frame " + (i + 1) + " (ICMP error type " + type + ") " + frame;
+            final byte[] quoted = java.util.Arrays.copyOfRange(frame.bytes(), ETH + 28, ETH + 28 + 20);
+            final int quotedSource = frame.i32(ETH + 28 + 12);
+            require(quotedSource != 0 && quotedSource != -1 && quotedSource != FuzzStack.BROADCAST_IP
+                && (quotedSource & 0xF000_0000) != 0xE000_0000 && (quotedSource & 0xF000_0000) != 0xF000_0000
+                && (quotedSource >>> 24) != 127, where, "an error only about a datagram from a single host");
+            boolean quotesAReceivedDatagram = false;
+            boolean receivedAsUnicast = false;
+            for (CapturedFrame in : received) {
+                if (in.isIpv4() && in.length() >= ETH + 20 && java.util.Arrays.equals(in.bytes(), ETH, ETH + 20, quoted, 0, 20)) {
+                    quotesAReceivedDatagram = true;
+                    receivedAsUnicast |= in.destination() == FuzzStack.MAC;
+                }
+            }
+            require(!quotesAReceivedDatagram || receivedAsUnicast, where,
+                "no ICMP error about a datagram received as a link-layer broadcast or multicast (RFC 1122 §3.2.2)");
+        }
+    }
+
     private static void checkArp(CapturedFrame frame, String where) {
         require(frame.u16(ETH) == 1 && frame.u16(ETH + 2) == 0x0800 && frame.u8(ETH + 4) == 6 && frame.u8(ETH + 5) == 4,
             where, "ARP for Ethernet and IPv4");

@@ -17,7 +17,8 @@ import java.util.List;
  *
  * <p>The harnesses differ in how much of the frame the fuzzer writes. {@link #ethernetFrames} takes whole frames;
  * the others build the outer headers (and, unless told not to, correct checksums), so the fuzzer's effort goes into
- * the layer under test instead of into guessing a MAC address or a checksum.
+ * the layer under test instead of into guessing a MAC address or a checksum. The IPv4 harnesses start from a stack
+ * that already knows the peer's MAC ({@link FuzzStack#runWithPeerKnown}), so its answers leave and are checked.
  *
  * <p>In CI (and any plain {@code mvn verify}) each runs once per seed in {@code StackFuzzTestInputs/<method>/}
  * (made from the captures in {@code pcaps/} by {@code SeedCorpusTest}). To fuzz, one harness at a time:
@@ -52,7 +53,7 @@ class StackFuzzTest {
      */
     @FuzzTest(maxDuration = "10m")
     void ipv4Datagrams(byte[] data) {
-        FuzzStack.run(frames(data, (record, index) -> {
+        FuzzStack.runWithPeerKnown(frames(data, (record, index) -> {
             final byte[] datagram = record.bytes().clone();
             if (record.has(FuzzInput.OPTION_A)) {
                 fixChecksums(datagram);
@@ -69,7 +70,7 @@ class StackFuzzTest {
      */
     @FuzzTest(maxDuration = "10m")
     void icmpMessages(byte[] data) {
-        FuzzStack.run(frames(data, (record, index) -> {
+        FuzzStack.runWithPeerKnown(frames(data, (record, index) -> {
             final byte[] message = record.bytes().clone();
             if (!record.has(FuzzInput.OPTION_A) && message.length >= 4) {
                 BigEndian.u16(MemorySegment.ofArray(message), 2, 0);
@@ -92,7 +93,7 @@ class StackFuzzTest {
      */
     @FuzzTest(maxDuration = "10m")
     void ipv4Fragments(byte[] data) {
-        FuzzStack.run(frames(data, (record, index) -> {
+        FuzzStack.runWithPeerKnown(frames(data, (record, index) -> {
             final byte[] bytes = record.bytes();
             final int select = bytes.length > 0 ? bytes[0] & 0xFF : 0;
             final int offset = bytes.length > 2 ? ((bytes[1] & 0x1F) << 8) | (bytes[2] & 0xFF) : 0;

@@ -2,6 +2,7 @@ package dev.tern.conformance.interop;
 
 import dev.tern.afpacket.netns.CommandResult;
 import dev.tern.afpacket.netns.NetnsHarness;
+import dev.tern.ethernet.wire.MacAddress;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -9,6 +10,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Stream;
 
 import static dev.tern.afpacket.netns.NetnsHarness.PEER_IPV4;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -32,7 +34,7 @@ class ArpInteropTest {
         }
     }
 
-    static java.util.stream.Stream<VethSetup> setups() {
+    static Stream<VethSetup> setups() {
         return VethSetup.all();
     }
 
@@ -82,9 +84,8 @@ class ArpInteropTest {
         final CommandResult probe = rig.kernel().arping("-0", "-c", "2", "-W", "0.1", "-w", "3");
 
         assertEquals(0, probe.exitCode(), "arping got an answer: " + probe.stdout() + probe.stderr());
-        assertTrue(probe.stdout().contains("2 packets received") || probe.stdout().contains("2 packets transmitted, 2 packets received"),
-            probe.stdout());
-        assertTrue(probe.stdout().toLowerCase().contains(dev.tern.ethernet.wire.MacAddress.format(rig.ternMac()).toLowerCase()),
+        assertTrue(probe.stdout().contains("2 packets transmitted, 2 packets received"), probe.stdout());
+        assertTrue(probe.stdout().toLowerCase().contains(MacAddress.format(rig.ternMac()).toLowerCase()),
             "answered from Tern's MAC: " + probe.stdout());
         assertEquals(2, rig.counter("arp.tx.replies"));
         assertEquals("none", rig.call(s -> s.neighbours().stateOf(0)), "nothing learned from a probe");

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
+import java.util.stream.Stream;
 
 import static dev.tern.afpacket.netns.NetnsHarness.PEER_IPV4;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -35,7 +36,7 @@ class IcmpEchoInteropTest {
         }
     }
 
-    static java.util.stream.Stream<VethSetup> setups() {
+    static Stream<VethSetup> setups() {
         return VethSetup.all();
     }
 
@@ -111,6 +112,19 @@ class IcmpEchoInteropTest {
         assertEquals(2 * 5, rig.counter("icmp.tx.echo_replies"));
         assertEquals(4, rig.counter("ipv4.reasm.ok"), "1473 and 65507 bytes were fragmented, twice each");
         assertNoDropsOrErrors();
+    }
+
+    /** Linux's icmp_echo_ignore_broadcasts default, which Tern follows (RFC 1122 §3.2.2.6 leaves it to the host). */
+    @Test
+    void ternIgnoresTheKernelsPingOfTheSubnetBroadcast() {
+        rig = VethRig.start(VethSetup.DEFAULT);
+
+        final KernelPeer.PingOutcome ping = rig.kernel().ping("198.18.0.255", 3, 56, 0.05, "-b", "-W", "1");
+
+        assertEquals(3, ping.transmitted(), ping.output());
+        assertEquals(0, ping.received(), ping.output());
+        assertEquals(3, rig.counter("icmp.drop.echo_to_broadcast"));
+        assertEquals(0, rig.counter("icmp.tx.echo_replies"));
     }
 
     private static void assertAllAnswered(KernelPeer.PingOutcome ping, int size) {

@@ -4,6 +4,7 @@ import dev.tern.afpacket.netns.BackgroundCommand;
 import dev.tern.conformance.replay.Capture;
 import dev.tern.conformance.replay.CapturedFrame;
 import dev.tern.core.checksum.InternetChecksum;
+import dev.tern.core.memory.BigEndian;
 import dev.tern.stack.testing.Frames;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
@@ -16,6 +17,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 import static dev.tern.afpacket.netns.NetnsHarness.PEER_IPV4;
 import static dev.tern.afpacket.netns.NetnsHarness.TERN_IPV4;
@@ -42,7 +44,7 @@ class IcmpErrorInteropTest {
         }
     }
 
-    static java.util.stream.Stream<VethSetup> setups() {
+    static Stream<VethSetup> setups() {
         return VethSetup.offloadsOffAndOn();
     }
 
@@ -90,14 +92,14 @@ class IcmpErrorInteropTest {
     static void assertProtocolUnreachableQuoting(byte[] error, byte[] original) {
         final MemorySegment bytes = MemorySegment.ofArray(error);
         assertEquals(0x45, error[0] & 0xFF, "IPv4, no options");
-        assertEquals(TERN_IPV4, dev.tern.core.memory.BigEndian.i32(bytes, 12), "from Tern");
-        assertEquals(PEER_IPV4, dev.tern.core.memory.BigEndian.i32(bytes, 16), "to the sender");
+        assertEquals(TERN_IPV4, BigEndian.i32(bytes, 12), "from Tern");
+        assertEquals(PEER_IPV4, BigEndian.i32(bytes, 16), "to the sender");
         assertEquals(1, error[9], "ICMP");
-        assertEquals(error.length, dev.tern.core.memory.BigEndian.u16(bytes, 2), "total length");
+        assertEquals(error.length, BigEndian.u16(bytes, 2), "total length");
         assertTrue(InternetChecksum.verifies(InternetChecksum.add(0, bytes, 0, 20)), "IPv4 header checksum");
         assertEquals(3, error[20], "destination unreachable");
         assertEquals(2, error[21], "protocol unreachable");
-        assertEquals(0, dev.tern.core.memory.BigEndian.i32(bytes, 24), "unused word is zero");
+        assertEquals(0, BigEndian.i32(bytes, 24), "unused word is zero");
         assertTrue(InternetChecksum.verifies(InternetChecksum.add(0, bytes, 20, error.length - 20)), "ICMP checksum");
         final int quoted = Math.min(original.length, MAX_QUOTE);
         assertEquals(28 + quoted, error.length, "quotes " + quoted + " bytes, 576 in all at most");

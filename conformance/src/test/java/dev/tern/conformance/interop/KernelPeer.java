@@ -45,11 +45,23 @@ final class KernelPeer {
 
     /** {@code ping -c count -s size -i interval 198.18.0.2}, waiting at most 2 s for each reply. */
     PingOutcome ping(int count, int size, double intervalSeconds) {
+        return ping(NetnsHarness.TERN_ADDRESS, count, size, intervalSeconds);
+    }
+
+    /**
+     * {@code ping -c count -s size -i interval OPTIONS ADDRESS} (198.18.0.0/24 only), waiting 2 s for replies that
+     * do not come (a later {@code -W} in {@code options} wins).
+     */
+    PingOutcome ping(String address, int count, int size, double intervalSeconds, String... options) {
+        if (!address.startsWith("198.18.0.")) {
+            throw new IllegalArgumentException("interop tests ping 198.18.0.0/24 only, not " + address);
+        }
         final String ping = ExternalTools.require("ping", "iputils-ping").toString();
-        final int deadline = (int) Math.ceil(count * intervalSeconds) + 5;
-        final CommandResult result = net.peerExec(TIMEOUT, ping, "-n", "-c", Integer.toString(count), "-s",
-            Integer.toString(size), "-i", Double.toString(intervalSeconds), "-W", "2", "-w", Integer.toString(deadline),
-            NetnsHarness.TERN_ADDRESS);
+        final List<String> command = new ArrayList<>(List.of(ping, "-n", "-c", Integer.toString(count), "-s",
+            Integer.toString(size), "-i", Double.toString(intervalSeconds), "-W", "2"));
+        command.addAll(List.of(options));
+        command.add(address);
+        final CommandResult result = net.peerExec(TIMEOUT, command.toArray(String[]::new));
         final String output = result.stdout() + result.stderr();
         final Matcher summary = PING_SUMMARY.matcher(output);
         if (!summary.find()) {

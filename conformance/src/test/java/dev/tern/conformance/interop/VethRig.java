@@ -1,6 +1,7 @@
 package dev.tern.conformance.interop;
 
 import dev.tern.afpacket.AfPacketLink;
+import dev.tern.afpacket.netns.Commands;
 import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.conformance.replay.ReplayScript;
 import dev.tern.core.testing.ExternalTools;
@@ -8,6 +9,10 @@ import dev.tern.stack.NetStack;
 import dev.tern.stack.Pinger;
 import org.junit.jupiter.api.Assumptions;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -63,11 +68,39 @@ final class VethRig implements AutoCloseable {
         this.kernel = new KernelPeer(net);
     }
 
-    /** Makes the namespaces and the veth pair; Tern is not started yet ({@link #startTern()}). */
+    /**
+     * Makes the namespaces and the veth pair and starts tcpdump on the kernel's end, writing the exchange to
+     * {@code conformance/target/interop-captures/CLASS.METHOD-MTU-OFFLOADS.pcap} (kept for looking into a failure,
+     * bounded at 5000 frames); Tern is not started yet ({@link #startTern()}).
+     */
     static VethRig create(VethSetup setup) {
         assumeNetns();
         ExternalTools.require("ethtool", "ethtool");
-        return new VethRig(setup, NetnsHarness.create(setup.harnessOptions()));
+        final VethRig rig = new VethRig(setup, NetnsHarness.create(setup.harnessOptions()));
+        try {
+            rig.captureForDiagnosis();
+            return rig;
+        } catch (RuntimeException | Error e) {
+            rig.close();
+            throw e;
+        }
+    }
+
+    private void captureForDiagnosis() {
+        final String root = System.getProperty("tern.root");
+        if (root == null || Commands.find("tcpdump").isEmpty()) {
+            return;
+        }
+        final String test = StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE).walk(frames -> frames
+            .filter(f -> f.getDeclaringClass().getSimpleName().endsWith("Test"))
+            .map(f -> f.getDeclaringClass().getSimpleName() + "." + f.getMethodName()).findFirst().orElse("interop"));
+        try {
+            final Path directory = Files.createDirectories(Path.of(root, "conformance", "target", "interop-captures"));
+            final Path file = directory.resolve(test + "-" + setup.mtu() + "-offloads-" + (setup.offloads() ? "on" : "off") + ".pcap");
+            kernel.tcpdump(file, 5000);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** {@link #create} and {@link #startTern()}. */
