@@ -1,6 +1,8 @@
 package dev.tern.conformance.interop;
 
+import dev.tern.stack.testing.Frames;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -12,6 +14,7 @@ import java.util.stream.IntStream;
 import java.util.stream.Stream;
 
 import static dev.tern.afpacket.netns.NetnsHarness.PEER_IPV4;
+import static dev.tern.afpacket.netns.NetnsHarness.TERN_IPV4;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -125,6 +128,26 @@ class IcmpEchoInteropTest {
         assertEquals(0, ping.received(), ping.output());
         assertEquals(3, rig.counter("icmp.drop.echo_to_broadcast"));
         assertEquals(0, rig.counter("icmp.tx.echo_replies"));
+    }
+
+    /**
+     * The kernel rejects Tern's echo reply to an echo request whose identifier, sequence and data are all zero: Tern
+     * writes ICMP checksum 0x0000 where only 0xFFFF verifies, and Linux counts {@code Icmp.InCsumErrors}. The unit
+     * reproducer and the place to fix are in {@code FindingsTest.echoReplyToAnAllZeroEchoRequestHasAChecksumThatVerifies}.
+     */
+    @Test
+    @Disabled("ipv4/core bug: the echo reply to an all-zero echo request has checksum 0x0000 instead of 0xFFFF")
+    void kernelAcceptsTernsReplyToAnAllZeroEchoRequest() {
+        rig = VethRig.start(VethSetup.DEFAULT);
+        final Map<String, Long> before = rig.kernel().snmp();
+        final byte[] request = Frames.ipv4(PEER_IPV4, TERN_IPV4, 1, 0x7E03, 0, 64, Frames.echoRequest(0, 0, new byte[8]));
+
+        final List<byte[]> icmp = rig.kernel().sendRawAndCollectIcmp(2, 1, request);
+
+        assertEquals(1, icmp.size(), "the reply reached the kernel (raw sockets see it before the checksum is checked)");
+        final Map<String, Long> after = rig.kernel().snmp();
+        assertEquals(0, KernelPeer.delta(before, after, "Icmp.InCsumErrors"), "the kernel found the reply's checksum good");
+        assertEquals(1, KernelPeer.delta(before, after, "Icmp.InEchoReps"));
     }
 
     private static void assertAllAnswered(KernelPeer.PingOutcome ping, int size) {
