@@ -1,0 +1,177 @@
+package dev.tern.conformance.replay;
+
+import dev.tern.core.memory.BigEndian;
+import dev.tern.core.net.Ipv4Address;
+import dev.tern.core.time.VirtualClock;
+import dev.tern.ipv4.Ipv4Layer;
+import dev.tern.stack.NetStack;
+import dev.tern.stack.Pinger;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * Replays a capture through a fresh stack on virtual time: the stack is built when the recorded one was (the
+ * script's {@code start}), the peer's frames arrive at their recorded timestamps through a {@link PcapReplayLink},
+ * the application's recorded calls ({@link ReplayScript}) are made at theirs, and the stack's timers fire on the
+ * way. The frames it transmits can then be compared with the ones the capture shows the recorded stack sending
+ * ({@link FrameComparison}).
+ *
+ * <p>Virtual time is the capture's own clock (nanoseconds since the epoch), so a 30-second reassembly timeout in a
+ * capture replays in microseconds, and the same capture always replays the same way.
+ *
+ * <p>Owned by one thread.
+ */
+public final class Replay implements AutoCloseable {
+    /** Virtual time kept after the last frame of the capture, for the stack's answer to it. */
+    public static final long LINGER_NS = 50_000_000L;
+
+    private final Capture capture;
+    private final ReplayScript script;
+    private final VirtualClock clock;
+    private final PcapReplayLink link;
+    private final NetStack stack;
+    private final Arena arena = Arena.ofConfined();
+    private MemorySegment pingPattern;
+    private int nextAction;
+
+    private Replay(Capture capture, ReplayScript script, Consumer<NetStack.Builder> customize,
+                   Consumer<PcapReplayLink.Builder> customizeLink) {
+        this.capture = capture;
+        this.script = script;
+        final ReplayScript.Start start = script.start();
+        this.clock = new VirtualClock(start.atNs());
+        final PcapReplayLink.Builder linkBuilder = PcapReplayLink.builder().name(capture.path().getFileName().toString())
+            .capture(capture).mac(start.mac()).mtu(start.mtu()).clock(clock);
+        customizeLink.accept(linkBuilder);
+        this.link = linkBuilder.build();
+        final NetStack.Builder builder = NetStack.builder().name("replay").link(link).address(start.address())
+            .clock(clock).countersInMemory();
+        customize.accept(builder);
+        this.stack = builder.build();
+    }
+
+    /** A replay of {@code capture} as its script ({@code NAME.actions} beside it) says. */
+    public static Replay of(Capture capture) {
+        return of(capture, ReplayScript.read(ReplayScript.besides(capture.path())), builder -> { });
+    }
+
+    public static Replay of(Capture capture, ReplayScript script, Consumer<NetStack.Builder> customize) {
+        return new Replay(capture, script, customize, link -> { });
+    }
+
+    /** As {@link #of(Capture, ReplayScript, Consumer)}, with the link's builder too (receive flags, offloads). */
+    public static Replay of(Capture capture, ReplayScript script, Consumer<NetStack.Builder> customize,
+                            Consumer<PcapReplayLink.Builder> customizeLink) {
+        return new Replay(capture, script, customize, customizeLink);
+    }
+
+    public NetStack stack() {
+        return stack;
+    }
+
+    public PcapReplayLink link() {
+        return link;
+    }
+
+    public VirtualClock clock() {
+        return clock;
+    }
+
+    public ReplayScript script() {
+        return script;
+    }
+
+    /** Runs until {@link #LINGER_NS} after the capture's last frame (or the script's last action); returns this. */
+    public Replay run() {
+        long endNs = capture.endNs();
+        if (!script.actions().isEmpty()) {
+            endNs = Math.max(endNs, script.actions().getLast().atNs());
+        }
+        return runUntil(endNs + LINGER_NS);
+    }
+
+    /** Runs until virtual time {@code endNs}; returns this. */
+    public Replay runUntil(long endNs) {
+        while (true) {
+            final long nowNs = clock.nanoTime();
+            pollUntilIdle(nowNs);
+            while (nextAction < script.actions().size() && script.actions().get(nextAction).atNs() - nowNs <= 0) {
+                apply(script.actions().get(nextAction++));
+                pollUntilIdle(nowNs);
+            }
+            if (nowNs - endNs >= 0) {
+                return this;
+            }
+            long nextNs = Math.min(stack.pollAt(), link.nextArrivalNs());
+            if (nextAction < script.actions().size()) {
+                nextNs = Math.min(nextNs, script.actions().get(nextAction).atNs());
+            }
+            if (nextNs - nowNs <= 0) {
+                // A timer due now (the wheel's tick granularity) or already handled: move on by a nanosecond.
+                nextNs = nowNs + 1;
+            }
+            clock.advanceTo(Math.min(nextNs, endNs));
+        }
+    }
+
+    private void pollUntilIdle(long nowNs) {
+        for (int round = 0; round < 10_000; round++) {
+            if (stack.poll(nowNs) == 0) {
+                return;
+            }
+        }
+        throw new IllegalStateException("the stack did not go idle at " + nowNs + " ns after 10000 polls");
+    }
+
+    /** Makes one recorded application call. */
+    private void apply(ReplayScript.Action action) {
+        final long nowNs = clock.nanoTime();
+        switch (action.verb()) {
+            case "ping" -> {
+                final int size = action.intOption("size");
+                final int result = stack.ipv4().icmp().sendEchoRequest(Ipv4Address.parse(action.argument(0)),
+                    action.intOption("id"), action.intOption("seq"), pingPattern(), 0, size, nowNs);
+                if (result != Ipv4Layer.OK) {
+                    throw new IllegalStateException(script.path() + " line " + action.line() + ": ping failed with " + result);
+                }
+            }
+            default -> throw new IllegalArgumentException(script.path() + " line " + action.line()
+                + ": unknown action '" + action.verb() + "' (known: start, ping)");
+        }
+    }
+
+    /** The data the {@link Pinger} sends: byte i is {@code i & 0xFF}. */
+    private MemorySegment pingPattern() {
+        if (pingPattern == null) {
+            pingPattern = arena.allocate(Pinger.MAX_DATA);
+            for (int i = 0; i < Pinger.MAX_DATA; i++) {
+                BigEndian.u8(pingPattern, i, i);
+            }
+        }
+        return pingPattern;
+    }
+
+    /** The frames the stack transmitted. */
+    public List<CapturedFrame> transmitted() {
+        return link.transmittedFrames();
+    }
+
+    /** The frames the capture shows the recorded stack sending. */
+    public List<CapturedFrame> recorded() {
+        return capture.sentBy(script.start().mac());
+    }
+
+    /** Compares {@link #transmitted()} with {@link #recorded()}, both timed from the script's start. */
+    public FrameComparison compare() {
+        return FrameComparison.of(recorded(), script.start().atNs(), transmitted(), script.start().atNs());
+    }
+
+    @Override
+    public void close() {
+        stack.close();
+        arena.close();
+    }
+}

@@ -1,0 +1,169 @@
+package dev.tern.conformance.fuzz;
+
+import dev.tern.arp.ArpConfig;
+import dev.tern.conformance.replay.Capture;
+import dev.tern.conformance.replay.CapturedFrame;
+import dev.tern.conformance.replay.Replay;
+import dev.tern.conformance.replay.ReplayScript;
+import dev.tern.core.net.InterfaceAddress;
+import dev.tern.ipv4.Ipv4Config;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Runs one fuzz input through a fresh stack and checks the invariants every input must keep:
+ * <ul>
+ *   <li>nothing is thrown out of the poll loop, and {@code stack.internal_errors} stays 0 (the Ethernet layer turns
+ *       an exception in a protocol layer into that counter; its first exception becomes the cause of the failure);</li>
+ *   <li>the poll loop goes idle at every instant (no livelock);</li>
+ *   <li>no buffer leaks: every transmit buffer the stack claimed went back to the link, and 61 s after the last
+ *       frame (past ARP's 3 s resolution and the 30 s reassembly timeout) no packet waits for ARP;</li>
+ *   <li>everything the stack sends is well-formed ({@link OutputChecks}), its ICMP errors answer only datagrams
+ *       that may be answered, and the output stays proportionate to the input (no amplification loop).</li>
+ * </ul>
+ * The frames go through the real poll loop, from a {@code PcapReplayLink}, on virtual time: a fresh stack per input
+ * keeps every finding reproducible from its input alone.
+ *
+ * <p>The stack is 198.18.0.2/24 at 02:00:00:00:00:02; the peer the harnesses play is 198.18.0.1 at
+ * 02:00:00:00:00:01. Reassembly slots and ARP's pending pool are smaller than the defaults, so a fresh stack is
+ * cheap and their limits are within the fuzzer's reach.
+ */
+final class FuzzStack {
+    static final long MAC = 0x0200_0000_0002L;
+    static final long PEER_MAC = 0x0200_0000_0001L;
+    static final int IP = 0xC612_0002;
+    static final int PEER_IP = 0xC612_0001;
+    static final int BROADCAST_IP = 0xC612_00FF;
+    static final int MTU = 1500;
+    static final InterfaceAddress ADDRESS = new InterfaceAddress(IP, 24);
+    private static final long START_NS = 1_000_000_000_000_000_000L;
+    private static final long AFTERMATH_NS = 61_000_000_000L;
+    private static final Path NOWHERE = Path.of("fuzz-input");
+    private static final ArpConfig ARP = new ArpConfig(64, 30_000_000_000L, 1_000_000_000L, 3, 3, 5_000_000_000L, 4, 16, 2,
+        2_000_000_000L);
+    private static final Ipv4Config IPV4 = Ipv4Config.DEFAULT.withReassemblySlots(4);
+    /** Most frames one received frame may cause: a 65507-byte echo reply is 45 fragments, plus ARP. */
+    private static final int MAX_OUTPUT_PER_INPUT = 50;
+
+    /** One frame for the stack: how long after the previous one it arrives, the link's flags, its bytes. */
+    record Frame(long delayNs, int rxFlags, byte[] bytes) {
+    }
+
+    private FuzzStack() {
+    }
+
+    /**
+     * Steers fuzzing around bugs already found and reported (each has a disabled reproducer in {@link FindingsTest}),
+     * so a fuzzing session finds new ones instead of the same one again: frames that would trigger them are left out
+     * of the input. {@code -Dtern.fuzz.knownBugs=expose} keeps them in. Remove an entry when its bug is fixed.
+     */
+    private static final boolean STEER_AROUND_KNOWN_BUGS = !"expose".equals(System.getProperty("tern.fuzz.knownBugs"));
+
+    /** Runs {@code frames} through a fresh stack; throws {@link AssertionError} when an invariant breaks. */
+    static List<CapturedFrame> run(List<Frame> frames) {
+        return run(frames, STEER_AROUND_KNOWN_BUGS, false);
+    }
+
+    /**
+     * {@link #run(List)} on a stack that has first been asked for its MAC by the peer (an ARP request from
+     * 198.18.0.1), so it knows where to send answers. Harnesses that cannot send ARP themselves use this: without it
+     * every answer would wait for an ARP reply that never comes, and the output oracle would see nothing.
+     */
+    static List<CapturedFrame> runWithPeerKnown(List<Frame> frames) {
+        return run(frames, STEER_AROUND_KNOWN_BUGS, true);
+    }
+
+    /** {@link #run(List)} with every frame, known bugs or not (the reproducers in {@link FindingsTest}). */
+    static List<CapturedFrame> runExposingKnownBugs(List<Frame> frames) {
+        return run(frames, false, false);
+    }
+
+    /** The peer's ARP request for our address: the stack learns the peer from it (RFC 826) and answers. */
+    static byte[] peerArpRequest() {
+        return dev.tern.stack.testing.Frames.ethernet(dev.tern.ethernet.wire.MacAddress.BROADCAST, PEER_MAC, 0x0806,
+            dev.tern.stack.testing.Frames.arp(1, PEER_MAC, PEER_IP, 0, IP));
+    }
+
+    private static List<CapturedFrame> run(List<Frame> frames, boolean steer, boolean peerKnown) {
+        final List<CapturedFrame> captured = new ArrayList<>(frames.size() + 1);
+        final List<Integer> flagList = new ArrayList<>(frames.size() + 1);
+        long atNs = START_NS;
+        if (peerKnown) {
+            captured.add(new CapturedFrame(atNs, peerArpRequest()));
+            flagList.add(0);
+        }
+        for (Frame frame : frames) {
+            atNs += frame.delayNs();
+            final CapturedFrame next = new CapturedFrame(atNs, frame.bytes());
+            if (steer && triggersKnownBug(next)) {
+                continue;
+            }
+            captured.add(next);
+            flagList.add(frame.rxFlags());
+        }
+        final int[] flags = flagList.stream().mapToInt(Integer::intValue).toArray();
+        final ReplayScript script = new ReplayScript(NOWHERE, new ReplayScript.Start(START_NS, ADDRESS, MAC, MTU), List.of());
+        try (Replay replay = Replay.of(Capture.of(NOWHERE, captured), script,
+            stack -> stack.name("fuzz").arp(ARP).ipv4(IPV4), link -> link.rxFlagsPerFrame(flags))) {
+            replay.runUntil(atNs + AFTERMATH_NS);
+            final long internalErrors = replay.stack().counters().value("stack.internal_errors");
+            if (internalErrors != 0) {
+                throw new AssertionError("stack.internal_errors = " + internalErrors + ": a layer threw while handling a frame",
+                    replay.stack().ethernet().firstInternalError());
+            }
+            if (replay.link().buffersInUse() != 0) {
+                throw new AssertionError(replay.link().buffersInUse() + " transmit buffer(s) claimed and never committed or aborted");
+            }
+            final int pending = replay.stack().neighbours().pendingPackets();
+            if (pending != 0) {
+                throw new AssertionError(pending + " packet(s) still wait for ARP 61 s after the last frame");
+            }
+            final List<CapturedFrame> sent = replay.transmitted();
+            OutputChecks.check(sent);
+            OutputChecks.checkErrorsAgainstInput(sent, captured);
+            final int bound = 2 + MAX_OUTPUT_PER_INPUT * captured.size();
+            if (sent.size() > bound) {
+                throw new AssertionError("the stack sent " + sent.size() + " frames for " + captured.size() + " received (at most "
+                    + bound + " expected)");
+            }
+            return sent;
+        }
+    }
+
+    /** Frames that trigger a bug reported with a reproducer in {@link FindingsTest}. */
+    private static boolean triggersKnownBug(CapturedFrame frame) {
+        if (!frame.isIpv4() || frame.length() < 34) {
+            return false;
+        }
+        final int source = frame.i32(14 + 12);
+        final int destination = frame.i32(14 + 16);
+        // FindingsTest.echoRequestFromTheSubnetBroadcastAddressIsDiscarded
+        if (source == BROADCAST_IP) {
+            return true;
+        }
+        // FindingsTest.noIcmpErrorAboutADatagramReceivedAsALinkLayerBroadcast (and the time-exceeded variant):
+        // unicast IP in a broadcast/multicast frame
+        if (frame.destination() != MAC && destination == IP) {
+            return true;
+        }
+        // FindingsTest.echoReplyToAnAllZeroEchoRequestHasAChecksumThatVerifies: an unfragmented echo request whose
+        // code, identifier, sequence and data are all zero
+        return frame.icmpType() == 8 && allZeroAfterTheChecksum(frame);
+    }
+
+    private static boolean allZeroAfterTheChecksum(CapturedFrame frame) {
+        final int at = 14 + (frame.u8(14) & 0x0F) * 4;
+        final int end = Math.min(frame.length(), 14 + frame.u16(14 + 2));
+        if (end < at + 4 || frame.u8(at + 1) != 0) {
+            return false;
+        }
+        for (int i = at + 4; i < end; i++) {
+            if (frame.u8(i) != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+}

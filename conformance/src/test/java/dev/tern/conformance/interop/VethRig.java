@@ -1,0 +1,250 @@
+package dev.tern.conformance.interop;
+
+import dev.tern.afpacket.AfPacketLink;
+import dev.tern.afpacket.netns.Commands;
+import dev.tern.afpacket.netns.NetnsHarness;
+import dev.tern.conformance.replay.ReplayScript;
+import dev.tern.core.testing.ExternalTools;
+import dev.tern.stack.NetStack;
+import dev.tern.stack.Pinger;
+import org.junit.jupiter.api.Assumptions;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+import static dev.tern.afpacket.netns.NetnsHarness.PEER_IPV4;
+
+/**
+ * The interop rig: the Linux kernel on one end of a veth pair and a Tern stack on the other, each in a namespace the
+ * rig made ({@link NetnsHarness}), Tern polled on its own thread ({@link StackLoop}).
+ *
+ * <pre>
+ *   peer namespace: kernel, peer0 198.18.0.1/24  <== veth ==>  tern namespace: tern0 (no kernel address)
+ *                                                              AfPacketLink + NetStack 198.18.0.2/24
+ * </pre>
+ *
+ * <p>Without root (or iproute2) the test is skipped with the reason, except under CI ({@code TERN_REQUIRE_NETNS=1}),
+ * where it fails. {@link #close()} stops the loop (failing the test if anything escaped {@code poll}), closes the
+ * stack and deletes both namespaces, on every path.
+ *
+ * <p>The rig also writes down what the application did ({@link #actions()}, a {@link ReplayScript}), so that a
+ * capture taken of the run can be replayed.
+ */
+final class VethRig implements AutoCloseable {
+    static final String TERN_CIDR = NetnsHarness.TERN_ADDRESS + "/" + NetnsHarness.PREFIX_LENGTH;
+
+    private final VethSetup setup;
+    private final NetnsHarness net;
+    private final KernelPeer kernel;
+    private final List<String> actions = Collections.synchronizedList(new ArrayList<>());
+    private AfPacketLink link;
+    private NetStack stack;
+    private StackLoop loop;
+    private final LinkedBlockingQueue<PingReply> replies = new LinkedBlockingQueue<>();
+    private final LinkedBlockingQueue<PingError> pingErrors = new LinkedBlockingQueue<>();
+
+    /** One echo reply Tern's pinger saw. */
+    record PingReply(int source, int sequence, int dataLength, boolean intact) {
+    }
+
+    /** One ICMP error about Tern's echo requests. */
+    record PingError(int reporter, int type, int code, int sequence) {
+    }
+
+    private VethRig(VethSetup setup, NetnsHarness net) {
+        this.setup = setup;
+        this.net = net;
+        this.kernel = new KernelPeer(net);
+    }
+
+    /**
+     * Makes the namespaces and the veth pair and starts tcpdump on the kernel's end, writing the exchange to
+     * {@code conformance/target/interop-captures/CLASS.METHOD-MTU-OFFLOADS.pcap} (kept for looking into a failure,
+     * bounded at 5000 frames); Tern is not started yet ({@link #startTern()}).
+     */
+    static VethRig create(VethSetup setup) {
+        assumeNetns();
+        ExternalTools.require("ethtool", "ethtool");
+        final VethRig rig = new VethRig(setup, NetnsHarness.create(setup.harnessOptions()));
+        try {
+            rig.captureForDiagnosis();
+            return rig;
+        } catch (RuntimeException | Error e) {
+            rig.close();
+            throw e;
+        }
+    }
+
+    private void captureForDiagnosis() {
+        final String root = System.getProperty("tern.root");
+        if (root == null || Commands.find("tcpdump").isEmpty()) {
+            return;
+        }
+        final String test = StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE).walk(frames -> frames
+            .filter(f -> f.getDeclaringClass().getSimpleName().endsWith("Test"))
+            .map(f -> f.getDeclaringClass().getSimpleName() + "." + f.getMethodName()).findFirst().orElse("interop"));
+        try {
+            final Path directory = Files.createDirectories(Path.of(root, "conformance", "target", "interop-captures"));
+            final Path file = directory.resolve(test + "-" + setup.mtu() + "-offloads-" + (setup.offloads() ? "on" : "off") + ".pcap");
+            kernel.tcpdump(file, 5000);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** {@link #create} and {@link #startTern()}. */
+    static VethRig start(VethSetup setup) {
+        final VethRig rig = create(setup);
+        try {
+            rig.startTern();
+            return rig;
+        } catch (RuntimeException | Error e) {
+            rig.close();
+            throw e;
+        }
+    }
+
+    static void assumeNetns() {
+        NetnsHarness.unavailableReason().ifPresent(reason -> {
+            if (ExternalTools.required()) {
+                throw new AssertionError("TERN_REQUIRE_NETNS=1 but " + reason);
+            }
+            Assumptions.abort(reason);
+        });
+    }
+
+    /** Opens Tern's link on tern0, builds the stack (198.18.0.2/24) and starts polling it. */
+    void startTern() {
+        link = net.openTernLink(setup.linkOptions());
+        final long startNs = epochNowNs();
+        stack = NetStack.builder().name("conformance").link(link).address(TERN_CIDR).countersInMemory().build();
+        actions.add(ReplayScript.startLine(startNs, stack.address(), stack.macAddress(), stack.ethernet().mtu()));
+        final AfPacketLink polled = link;
+        loop = new StackLoop(stack, () -> polled.awaitFrames(1));
+        call(s -> {
+            s.pinger().listener(new Pinger.Listener() {
+                @Override
+                public void onReply(int source, int sequence, int dataLength, int ttl, long roundTripNs, boolean intact) {
+                    replies.add(new PingReply(source, sequence, dataLength, intact));
+                }
+
+                @Override
+                public void onError(int reporter, int type, int code, int sequence) {
+                    pingErrors.add(new PingError(reporter, type, code, sequence));
+                }
+            });
+            return null;
+        });
+    }
+
+    static long epochNowNs() {
+        final Instant now = Instant.now();
+        return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+    }
+
+    VethSetup setup() {
+        return setup;
+    }
+
+    NetnsHarness net() {
+        return net;
+    }
+
+    KernelPeer kernel() {
+        return kernel;
+    }
+
+    long ternMac() {
+        return stack.macAddress();
+    }
+
+    /** Runs {@code call} on the stack's thread. */
+    <T> T call(Function<NetStack, T> call) {
+        return loop.call(call);
+    }
+
+    /** A counter of Tern's stack (counters are safe to read from any thread). */
+    long counter(String label) {
+        return stack.counters().value(label);
+    }
+
+    /** Every non-zero counter whose label contains {@code part}, sorted, for assertions and messages. */
+    Map<String, Long> countersContaining(String part) {
+        final Map<String, Long> found = new TreeMap<>();
+        stack.counters().reader().forEach((value, id, label) -> {
+            if (label.contains(part) && value != 0) {
+                found.put(label, value);
+            }
+        });
+        return found;
+    }
+
+    /** Sends one echo request from Tern's pinger (recorded as a replay action); returns the IPv4 layer's result. */
+    int ping(int destination, int sequence, int size) {
+        return call(s -> {
+            final long atNs = epochNowNs();
+            final int result = s.pinger().send(destination, sequence, size, s.clock().nanoTime());
+            actions.add(ReplayScript.pingLine(atNs, destination, s.pinger().identifier(), sequence, size));
+            return result;
+        });
+    }
+
+    /** Sends one echo request to the kernel peer and waits up to 3 s for its reply; null when none came. */
+    PingReply pingKernelAndWait(int sequence, int size) {
+        final int result = ping(PEER_IPV4, sequence, size);
+        if (result != 0) {
+            throw new AssertionError("Tern's pinger could not send (" + result + ")");
+        }
+        try {
+            return replies.poll(3, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+
+    /** Replies seen so far that {@link #pingKernelAndWait} has not returned. */
+    List<PingReply> moreReplies() {
+        final List<PingReply> more = new ArrayList<>();
+        replies.drainTo(more);
+        return more;
+    }
+
+    List<PingError> pingErrors() {
+        return List.copyOf(pingErrors);
+    }
+
+    /** The application's actions so far, as the lines of a replay script. */
+    List<String> actions() {
+        return List.copyOf(actions);
+    }
+
+    /** Stops the loop (fails if anything escaped {@code poll}), closes the stack and deletes the namespaces. */
+    @Override
+    public void close() {
+        try {
+            if (loop != null) {
+                loop.close();
+            }
+        } finally {
+            try {
+                if (stack != null) {
+                    stack.close();
+                }
+            } finally {
+                net.close();
+            }
+        }
+    }
+}

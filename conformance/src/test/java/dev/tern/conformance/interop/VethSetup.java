@@ -1,0 +1,51 @@
+package dev.tern.conformance.interop;
+
+import dev.tern.afpacket.AfPacketOptions;
+import dev.tern.afpacket.netns.EthtoolOffloads;
+import dev.tern.afpacket.netns.NetnsHarness;
+
+import java.util.stream.Stream;
+
+/**
+ * How the veth pair between the kernel peer and Tern is set up for one interop run: its MTU, and whether offloads
+ * are on. Offloads are set the same on both ends ({@code ethtool -K tx rx tso gso}); with them on, Tern's
+ * AF_PACKET link also uses the vnet header, so the stack sees the kernel's checksum status and may ask the link to
+ * complete checksums.
+ */
+public record VethSetup(int mtu, boolean offloads) {
+    public static final VethSetup DEFAULT = new VethSetup(1500, false);
+
+    /** Every combination the ARP/ICMP interop runs under: MTU 1500 and 9000, offloads off and on. */
+    public static Stream<VethSetup> all() {
+        return Stream.of(new VethSetup(1500, false), new VethSetup(1500, true), new VethSetup(9000, false),
+            new VethSetup(9000, true));
+    }
+
+    /** MTU 1500 with offloads off and on. */
+    public static Stream<VethSetup> offloadsOffAndOn() {
+        return Stream.of(new VethSetup(1500, false), new VethSetup(1500, true));
+    }
+
+    public NetnsHarness.Options harnessOptions() {
+        return new NetnsHarness.Options(mtu, ethtool(), ethtool());
+    }
+
+    public EthtoolOffloads ethtool() {
+        return offloads ? EthtoolOffloads.ALL_ON : EthtoolOffloads.ALL_OFF;
+    }
+
+    public AfPacketOptions linkOptions() {
+        return AfPacketOptions.defaults().vnetHeader(offloads);
+    }
+
+    /** Fragments an IPv4 datagram with {@code payload} bytes after its 20-byte header needs at this MTU. */
+    public int fragmentsFor(int payload) {
+        final int perFragment = (mtu - 20) / 8 * 8;
+        return payload + 20 <= mtu ? 1 : (payload + perFragment - 1) / perFragment;
+    }
+
+    @Override
+    public String toString() {
+        return "MTU " + mtu + ", offloads " + (offloads ? "on" : "off");
+    }
+}
