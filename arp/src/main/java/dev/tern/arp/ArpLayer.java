@@ -28,6 +28,7 @@ public final class ArpLayer implements EthernetLayer.Handler {
         void onUnreachable(MemorySegment packet, long offset, int length, long nowNs);
     }
 
+    private static final int DROP_BAD_SENDER = 4;
     private static final long TIMER_NEIGHBOURS = 0;
     private static final long TIMER_ANNOUNCE = 1;
 
@@ -66,7 +67,7 @@ public final class ArpLayer implements EthernetLayer.Handler {
         this.rxReplies = counters.counter("arp.rx.replies");
         this.txRequests = counters.counter("arp.tx.requests");
         this.txReplies = counters.counter("arp.tx.replies");
-        this.drops = counters.counters("arp.drop.", null, "too_short", "foreign_protocol", "bad_operation");
+        this.drops = counters.counters("arp.drop.", null, "too_short", "foreign_protocol", "bad_operation", "bad_sender");
         this.conflicts = counters.counter("arp.address_conflicts");
         this.resolveFailed = counters.counter("arp.resolve_failed");
         this.pendingSent = counters.counter("arp.pending.sent");
@@ -135,14 +136,27 @@ public final class ArpLayer implements EthernetLayer.Handler {
             }
             return;
         }
+        // A sender that cannot be a neighbour (a multicast, loopback or broadcast address, or a group MAC) is neither
+        // answered nor learned: answering would send our reply to a group (Linux refuses these through its route
+        // lookup).
+        if (!MacAddress.isUnicast(senderMac) || (senderIp != 0 && !validNeighbour(senderIp))) {
+            drops[DROP_BAD_SENDER].incrementRelease();
+            return;
+        }
         final boolean forUs = targetIp == address.address();
         // RFC 5227 §2.1.1: a probe has sender IP 0.0.0.0 and must not be learned from.
-        if (senderIp != 0 && MacAddress.isUnicast(senderMac)) {
+        if (senderIp != 0) {
             neighbours.learn(senderIp, senderMac, forUs, !isRequest, nowNs);
         }
         if (isRequest && forUs) {
             reply(senderMac, senderIp);
         }
+    }
+
+    private boolean validNeighbour(int ip) {
+        return !dev.tern.core.net.Ipv4Address.isMulticast(ip) && !dev.tern.core.net.Ipv4Address.isLoopback(ip)
+            && !dev.tern.core.net.Ipv4Address.isReserved(ip) && ip != dev.tern.core.net.Ipv4Address.LIMITED_BROADCAST
+            && ip != address.broadcast();
     }
 
     private void reply(long requesterMac, int requesterIp) {

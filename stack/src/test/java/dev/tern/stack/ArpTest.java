@@ -233,6 +233,21 @@ class ArpTest {
         }
 
         @Test
+        void aSenderThatCannotBeANeighbourIsNeitherAnsweredNorLearned() {
+            peer.send(Frames.ethernet(MacAddress.BROADCAST, PEER_MAC, EtherType.ARP,
+                Frames.arp(ArpPacket.OPERATION_REQUEST, PEER_MAC, Ipv4Address.parse("127.0.0.1"), 0, US)));
+            peer.send(Frames.ethernet(MacAddress.BROADCAST, PEER_MAC, EtherType.ARP,
+                Frames.arp(ArpPacket.OPERATION_REQUEST, PEER_MAC, Ipv4Address.parse("224.0.0.9"), 0, US)));
+            peer.send(Frames.ethernet(MacAddress.BROADCAST, PEER_MAC, EtherType.ARP,
+                Frames.arp(ArpPacket.OPERATION_REQUEST, MacAddress.parse("01:00:5e:00:00:09"), PEER, 0, US)));
+            sim.runFor(SECOND);
+            assertTrue(peer.drain().isEmpty(), "no reply, above all none to a group MAC");
+            assertEquals(3, counter("arp.drop.bad_sender"));
+            assertEquals("none", stack.neighbours().stateOf(Ipv4Address.parse("127.0.0.1")));
+            assertEquals("none", stack.neighbours().stateOf(PEER));
+        }
+
+        @Test
         void aNeighbourClaimingOurAddressIsCountedAsAConflict() {
             peer.send(Frames.ethernet(MacAddress.BROADCAST, PEER_MAC, EtherType.ARP,
                 Frames.arp(ArpPacket.OPERATION_REQUEST, PEER_MAC, US, 0, US)));

@@ -54,16 +54,9 @@ final class FuzzStack {
     private FuzzStack() {
     }
 
-    /**
-     * Steers fuzzing around bugs already found and reported (each has a disabled reproducer in {@link FindingsTest}),
-     * so a fuzzing session finds new ones instead of the same one again: frames that would trigger them are left out
-     * of the input. {@code -Dtern.fuzz.knownBugs=expose} keeps them in. Remove an entry when its bug is fixed.
-     */
-    private static final boolean STEER_AROUND_KNOWN_BUGS = !"expose".equals(System.getProperty("tern.fuzz.knownBugs"));
-
     /** Runs {@code frames} through a fresh stack; throws {@link AssertionError} when an invariant breaks. */
     static List<CapturedFrame> run(List<Frame> frames) {
-        return run(frames, STEER_AROUND_KNOWN_BUGS, false);
+        return run(frames, false);
     }
 
     /**
@@ -72,12 +65,7 @@ final class FuzzStack {
      * every answer would wait for an ARP reply that never comes, and the output oracle would see nothing.
      */
     static List<CapturedFrame> runWithPeerKnown(List<Frame> frames) {
-        return run(frames, STEER_AROUND_KNOWN_BUGS, true);
-    }
-
-    /** {@link #run(List)} with every frame, known bugs or not (the reproducers in {@link FindingsTest}). */
-    static List<CapturedFrame> runExposingKnownBugs(List<Frame> frames) {
-        return run(frames, false, false);
+        return run(frames, true);
     }
 
     /** The peer's ARP request for our address: the stack learns the peer from it (RFC 826) and answers. */
@@ -86,7 +74,7 @@ final class FuzzStack {
             dev.tern.stack.testing.Frames.arp(1, PEER_MAC, PEER_IP, 0, IP));
     }
 
-    private static List<CapturedFrame> run(List<Frame> frames, boolean steer, boolean peerKnown) {
+    private static List<CapturedFrame> run(List<Frame> frames, boolean peerKnown) {
         final List<CapturedFrame> captured = new ArrayList<>(frames.size() + 1);
         final List<Integer> flagList = new ArrayList<>(frames.size() + 1);
         long atNs = START_NS;
@@ -96,11 +84,7 @@ final class FuzzStack {
         }
         for (Frame frame : frames) {
             atNs += frame.delayNs();
-            final CapturedFrame next = new CapturedFrame(atNs, frame.bytes());
-            if (steer && triggersKnownBug(next)) {
-                continue;
-            }
-            captured.add(next);
+            captured.add(new CapturedFrame(atNs, frame.bytes()));
             flagList.add(frame.rxFlags());
         }
         final int[] flags = flagList.stream().mapToInt(Integer::intValue).toArray();
@@ -133,37 +117,4 @@ final class FuzzStack {
     }
 
     /** Frames that trigger a bug reported with a reproducer in {@link FindingsTest}. */
-    private static boolean triggersKnownBug(CapturedFrame frame) {
-        if (!frame.isIpv4() || frame.length() < 34) {
-            return false;
-        }
-        final int source = frame.i32(14 + 12);
-        final int destination = frame.i32(14 + 16);
-        // FindingsTest.echoRequestFromTheSubnetBroadcastAddressIsDiscarded
-        if (source == BROADCAST_IP) {
-            return true;
-        }
-        // FindingsTest.noIcmpErrorAboutADatagramReceivedAsALinkLayerBroadcast (and the time-exceeded variant):
-        // unicast IP in a broadcast/multicast frame
-        if (frame.destination() != MAC && destination == IP) {
-            return true;
-        }
-        // FindingsTest.echoReplyToAnAllZeroEchoRequestHasAChecksumThatVerifies: an unfragmented echo request whose
-        // code, identifier, sequence and data are all zero
-        return frame.icmpType() == 8 && allZeroAfterTheChecksum(frame);
-    }
-
-    private static boolean allZeroAfterTheChecksum(CapturedFrame frame) {
-        final int at = 14 + (frame.u8(14) & 0x0F) * 4;
-        final int end = Math.min(frame.length(), 14 + frame.u16(14 + 2));
-        if (end < at + 4 || frame.u8(at + 1) != 0) {
-            return false;
-        }
-        for (int i = at + 4; i < end; i++) {
-            if (frame.u8(i) != 0) {
-                return false;
-            }
-        }
-        return true;
-    }
 }

@@ -2,7 +2,6 @@ package dev.tern.conformance.interop;
 
 import dev.tern.stack.testing.Frames;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -136,7 +135,6 @@ class IcmpEchoInteropTest {
      * reproducer and the place to fix are in {@code FindingsTest.echoReplyToAnAllZeroEchoRequestHasAChecksumThatVerifies}.
      */
     @Test
-    @Disabled("ipv4/core bug: the echo reply to an all-zero echo request has checksum 0x0000 instead of 0xFFFF")
     void kernelAcceptsTernsReplyToAnAllZeroEchoRequest() {
         rig = VethRig.start(VethSetup.DEFAULT);
         final Map<String, Long> before = rig.kernel().snmp();

@@ -9,7 +9,6 @@ import dev.tern.stack.testing.Frames;
 import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.ethernet.wire.MacAddress;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -94,18 +93,17 @@ class IcmpErrorInteropTest {
 
     /**
      * RFC 1122 §3.2.2: no ICMP error about a datagram sent as a link-layer broadcast. The kernel is made to send a
-     * datagram for 198.18.0.2 to ff:ff:ff:ff:ff:ff (a permanent neighbour entry); Tern answers it with protocol
-     * unreachable today. Unit reproducer and where to fix: {@code FindingsTest.noIcmpErrorAboutADatagramReceivedAsALinkLayerBroadcast}.
+     * datagram for 198.18.0.2 to ff:ff:ff:ff:ff:ff (a permanent neighbour entry); Tern used to answer it with
+     * protocol unreachable. Unit reproducer: {@code FindingsTest.noIcmpErrorAboutADatagramReceivedAsALinkLayerBroadcast}.
      */
     @Test
-    @Disabled("ipv4 bug: ICMP errors are sent about datagrams received as link-layer broadcast")
     void noProtocolUnreachableForADatagramSentToTheEthernetBroadcastAddress() {
         rig = VethRig.start(VethSetup.DEFAULT);
         rig.kernel().setNeighbour(NetnsHarness.TERN_ADDRESS, MacAddress.BROADCAST, "permanent");
 
         final List<byte[]> errors = rig.kernel().sendRawAndCollectIcmp(1, 1, unusedProtocolDatagrams()[0]);
 
-        assertEquals(1, rig.counter("ipv4.drop.unknown_protocol"), "Tern received it");
+        assertEquals(1, rig.counter("ipv4.drop.unicast_in_link_broadcast"), "Tern received it and discarded it (RFC 1122 §3.3.6)");
         assertEquals(List.of(), errors.stream().map(java.util.HexFormat.of()::formatHex).toList(), "and did not answer");
     }
 
