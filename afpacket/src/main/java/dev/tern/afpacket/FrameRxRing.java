@@ -26,33 +26,23 @@ import java.lang.invoke.VarHandle;
  * A VLAN tag the kernel stripped is put back in front of the payload, as {@link RxRing} does. Owned by the link's
  * thread; a frame is valid until the handler returns.
  */
-final class FrameRxRing implements ReceiveRing {
+final class FrameRxRing extends ReceiveRing {
     private static final VarHandle STATUS = ValueLayout.JAVA_INT.varHandle();
-    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
-    private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT;
 
-    private final MemorySegment ring;
     private final int frameSize;
     private final int blockSize;
     private final int framesPerBlock;
     private final int frameCount;
-    private final boolean vnetHeader;
     private int next;
-
-    private long frames;
-    private long bytes;
-    private long truncated;
-    private long vlanTagsRestored;
 
     /** Slots of {@code frameSize} bytes, {@code framesPerBlock} to each block of {@code blockSize} bytes (the kernel
      * never lets a slot cross a block, so a block may end in unused bytes). */
     FrameRxRing(MemorySegment ring, int frameSize, int blockSize, int framesPerBlock, int blockCount, boolean vnetHeader) {
-        this.ring = ring;
+        super(ring, HeaderLayout.TPACKET_V2, vnetHeader);
         this.frameSize = frameSize;
         this.blockSize = blockSize;
         this.framesPerBlock = framesPerBlock;
         this.frameCount = framesPerBlock * blockCount;
-        this.vnetHeader = vnetHeader;
     }
 
     private long slotOffset(int slot) {
@@ -60,7 +50,7 @@ final class FrameRxRing implements ReceiveRing {
     }
 
     @Override
-    public boolean ready() {
+    boolean ready() {
         return userOwns(next);
     }
 
@@ -70,68 +60,17 @@ final class FrameRxRing implements ReceiveRing {
     }
 
     @Override
-    public int receive(FrameHandler handler, int maxFrames) {
+    int receive(FrameHandler handler, int maxFrames) {
         int delivered = 0;
         while (delivered < maxFrames && userOwns(next)) {
             final long header = slotOffset(next);
             try {
-                delivered += deliver(handler, header);
+                delivered += deliver(handler, header, frameSize);
             } finally {
                 STATUS.setRelease(ring, header + LinuxAbi.TPACKET2_HDR_STATUS_OFFSET, LinuxAbi.TP_STATUS_KERNEL);
                 next = next + 1 == frameCount ? 0 : next + 1;
             }
         }
         return delivered;
-    }
-
-    private int deliver(FrameHandler handler, long header) {
-        final int status = ring.get(INT, header + LinuxAbi.TPACKET2_HDR_STATUS_OFFSET);
-        final int wireLength = ring.get(INT, header + LinuxAbi.TPACKET2_HDR_LEN_OFFSET);
-        final int snapLength = ring.get(INT, header + LinuxAbi.TPACKET2_HDR_SNAPLEN_OFFSET);
-        final int macOffset = Short.toUnsignedInt(ring.get(SHORT, header + LinuxAbi.TPACKET2_HDR_MAC_OFFSET));
-        if (snapLength != wireLength || snapLength < LinuxAbi.ETH_HLEN || macOffset + snapLength > frameSize) {
-            truncated++;
-            return 0;
-        }
-        long frame = header + macOffset;
-        int length = snapLength;
-        final int flags = ReceivedFrames.checksumFlags(ring, status, frame, vnetHeader);
-        if ((status & LinuxAbi.TP_STATUS_VLAN_VALID) != 0) {
-            if (macOffset - ReceivedFrames.VLAN_TAG_LENGTH < LinuxAbi.TPACKET2_HDRLEN) {
-                truncated++;
-                return 0;
-            }
-            final int tci = Short.toUnsignedInt(ring.get(SHORT, header + LinuxAbi.TPACKET2_HDR_VLAN_TCI_OFFSET));
-            final int tpid = (status & LinuxAbi.TP_STATUS_VLAN_TPID_VALID) != 0
-                ? Short.toUnsignedInt(ring.get(SHORT, header + LinuxAbi.TPACKET2_HDR_VLAN_TPID_OFFSET))
-                : ReceivedFrames.TPID_8021Q;
-            frame = ReceivedFrames.reinsertVlanTag(ring, frame, tci, tpid);
-            length += ReceivedFrames.VLAN_TAG_LENGTH;
-            vlanTagsRestored++;
-        }
-        frames++;
-        bytes += length;
-        handler.onFrame(ring, frame, length, flags);
-        return 1;
-    }
-
-    @Override
-    public long frames() {
-        return frames;
-    }
-
-    @Override
-    public long bytes() {
-        return bytes;
-    }
-
-    @Override
-    public long truncated() {
-        return truncated;
-    }
-
-    @Override
-    public long vlanTagsRestored() {
-        return vlanTagsRestored;
     }
 }

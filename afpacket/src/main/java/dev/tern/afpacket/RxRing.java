@@ -42,15 +42,12 @@ import java.lang.invoke.VarHandle;
  *
  * <p>Owned by the link's shard thread; not thread-safe. A frame's memory is valid until the handler returns.
  */
-final class RxRing implements ReceiveRing {
+final class RxRing extends ReceiveRing {
     private static final VarHandle STATUS = ValueLayout.JAVA_INT.varHandle();
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
-    private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT;
 
-    private final MemorySegment ring;
     private final int blockSize;
     private final int blockCount;
-    private final boolean vnetHeader;
 
     private int block;
     /** Packets not yet handed from the open block; -1 while no block is open. */
@@ -58,27 +55,20 @@ final class RxRing implements ReceiveRing {
     /** Ring offset of the next packet header in the open block. */
     private long packet;
 
-    long frames;
-    long bytes;
-    long truncated;
-    /** Frames whose 802.1Q tag the kernel had stripped and this ring put back (for tests and curiosity). */
-    long vlanTagsRestored;
-
     RxRing(MemorySegment ring, int blockSize, int blockCount, boolean vnetHeader) {
-        this.ring = ring;
+        super(ring, HeaderLayout.TPACKET_V3, vnetHeader);
         this.blockSize = blockSize;
         this.blockCount = blockCount;
-        this.vnetHeader = vnetHeader;
     }
 
     /** True when a block is open or the next one is ours: {@link #receive} would hand something up. */
     @Override
-    public boolean ready() {
+    boolean ready() {
         return remaining > 0 || (remaining < 0 && userOwns(block));
     }
 
     @Override
-    public int receive(FrameHandler handler, int maxFrames) {
+    int receive(FrameHandler handler, int maxFrames) {
         int delivered = 0;
         while (delivered < maxFrames) {
             if (remaining < 0 && !openBlock()) {
@@ -88,7 +78,7 @@ final class RxRing implements ReceiveRing {
                 final long header = packet;
                 remaining--;
                 packet = header + Integer.toUnsignedLong(ring.get(INT, header + LinuxAbi.TPACKET3_HDR_NEXT_OFFSET_OFFSET));
-                delivered += deliver(handler, header);
+                delivered += deliver(handler, header, blockSize);
             }
             if (remaining == 0) {
                 releaseBlock();
@@ -117,58 +107,4 @@ final class RxRing implements ReceiveRing {
         block = block + 1 == blockCount ? 0 : block + 1;
         remaining = -1;
     }
-
-    /** Hands one packet to the handler; returns 1, or 0 when it was counted and dropped. */
-    private int deliver(FrameHandler handler, long header) {
-        final int snapLength = ring.get(INT, header + LinuxAbi.TPACKET3_HDR_SNAPLEN_OFFSET);
-        final int wireLength = ring.get(INT, header + LinuxAbi.TPACKET3_HDR_LEN_OFFSET);
-        final int status = ring.get(INT, header + LinuxAbi.TPACKET3_HDR_STATUS_OFFSET);
-        final int macOffset = Short.toUnsignedInt(ring.get(SHORT, header + LinuxAbi.TPACKET3_HDR_MAC_OFFSET));
-        if (snapLength != wireLength || snapLength < LinuxAbi.ETH_HLEN) {
-            // A frame larger than a block holds (or a runt) would reach the stack cut short: count it instead.
-            truncated++;
-            return 0;
-        }
-        long frame = header + macOffset;
-        int length = snapLength;
-        final int flags = ReceivedFrames.checksumFlags(ring, status, frame, vnetHeader);
-        if ((status & LinuxAbi.TP_STATUS_VLAN_VALID) != 0) {
-            if (macOffset - ReceivedFrames.VLAN_TAG_LENGTH < LinuxAbi.TPACKET3_HDRLEN) {
-                truncated++;
-                return 0;
-            }
-            final int tci = ring.get(INT, header + LinuxAbi.TPACKET3_HDR_VLAN_TCI_OFFSET) & 0xFFFF;
-            final int tpid = (status & LinuxAbi.TP_STATUS_VLAN_TPID_VALID) != 0
-                ? Short.toUnsignedInt(ring.get(SHORT, header + LinuxAbi.TPACKET3_HDR_VLAN_TPID_OFFSET))
-                : ReceivedFrames.TPID_8021Q;
-            frame = ReceivedFrames.reinsertVlanTag(ring, frame, tci, tpid);
-            vlanTagsRestored++;
-            length += ReceivedFrames.VLAN_TAG_LENGTH;
-        }
-        frames++;
-        bytes += length;
-        handler.onFrame(ring, frame, length, flags);
-        return 1;
-    }
-
-    @Override
-    public long frames() {
-        return frames;
-    }
-
-    @Override
-    public long bytes() {
-        return bytes;
-    }
-
-    @Override
-    public long truncated() {
-        return truncated;
-    }
-
-    @Override
-    public long vlanTagsRestored() {
-        return vlanTagsRestored;
-    }
-
 }

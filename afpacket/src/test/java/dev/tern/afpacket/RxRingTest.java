@@ -92,8 +92,8 @@ class RxRingTest {
         assertArrayEquals(frame(100, 2), seen.get(1).bytes());
         assertEquals(LinuxAbi.TP_STATUS_KERNEL, blockStatus(0), "block 0 handed back");
         assertEquals(0, rx.receive(this::collect, 10), "block 1 still belongs to the kernel");
-        assertEquals(2, rx.frames);
-        assertEquals(160, rx.bytes);
+        assertEquals(2, rx.frames());
+        assertEquals(160, rx.bytes());
     }
 
     @Test
@@ -158,7 +158,7 @@ class RxRingTest {
         block(0, 2);
         assertEquals(1, rx.receive(this::collect, 10));
         assertArrayEquals(frame(60, 7), seen.getFirst().bytes());
-        assertEquals(1, rx.truncated);
+        assertEquals(1, rx.truncated());
         assertEquals(LinuxAbi.TP_STATUS_KERNEL, blockStatus(0));
     }
 
@@ -181,7 +181,7 @@ class RxRingTest {
         assertEquals(0xA00C, Packets.u16(tagged, 14), "PCP 5, VID 12");
         assertArrayEquals(Arrays.copyOfRange(untagged, 12, 60), Arrays.copyOfRange(tagged, 16, 64), "then the rest");
         assertEquals(FIRST_PACKET + MAC_OFFSET - 4, seen.getFirst().offset());
-        assertEquals(1, rx.vlanTagsRestored);
+        assertEquals(1, rx.vlanTagsRestored());
     }
 
     @Test
