@@ -4,12 +4,14 @@ import dev.tern.core.counters.CountersFile;
 import dev.tern.core.memory.BigEndian;
 import dev.tern.ethernet.link.FrameHandler;
 import dev.tern.ethernet.link.Link;
+import dev.tern.ethernet.link.MulticastMacSet;
 import dev.tern.ethernet.link.TxFrame;
 import dev.tern.ethernet.wire.EthernetHeader;
 import dev.tern.ethernet.wire.MacAddress;
 import org.agrona.concurrent.status.AtomicCounter;
 
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 
 /**
  * The Ethernet layer of one stack: accepts frames for us from the {@link Link}, dispatches them by EtherType to the
@@ -47,9 +49,7 @@ public final class EthernetLayer implements FrameHandler {
     private final TxFrame frame = new TxFrame();
     private int[] types = new int[0];
     private Handler[] handlers = new Handler[0];
-    private long[] multicast = new long[8];
-    private int[] multicastRefs = new int[8];
-    private int multicastCount;
+    private final MulticastMacSet multicast = new MulticastMacSet();
     private boolean inFrame;
     private long nowNs;
 
@@ -98,8 +98,8 @@ public final class EthernetLayer implements FrameHandler {
     /** Registers the layer that receives frames of {@code etherType}. Cold path. */
     public void register(int etherType, Handler handler) {
         final int n = types.length;
-        types = java.util.Arrays.copyOf(types, n + 1);
-        handlers = java.util.Arrays.copyOf(handlers, n + 1);
+        types = Arrays.copyOf(types, n + 1);
+        handlers = Arrays.copyOf(handlers, n + 1);
         types[n] = etherType;
         handlers[n] = handler;
     }
@@ -115,7 +115,7 @@ public final class EthernetLayer implements FrameHandler {
      * Cold path.
      */
     public void onInternalError(Runnable recovery) {
-        recoveries = java.util.Arrays.copyOf(recoveries, recoveries.length + 1);
+        recoveries = Arrays.copyOf(recoveries, recoveries.length + 1);
         recoveries[recoveries.length - 1] = recovery;
     }
 
@@ -180,45 +180,20 @@ public final class EthernetLayer implements FrameHandler {
         if (destination == mac || MacAddress.isBroadcast(destination)) {
             return true;
         }
-        if (MacAddress.isMulticast(destination)) {
-            for (int i = 0; i < multicastCount; i++) {
-                if (multicast[i] == destination) {
-                    return true;
-                }
-            }
-        }
-        return false;
+        return MacAddress.isMulticast(destination) && multicast.contains(destination);
     }
 
     /** Starts receiving a multicast MAC (reference-counted; the link's filter is told on the first join). */
     public void addMulticast(long groupMac) {
-        for (int i = 0; i < multicastCount; i++) {
-            if (multicast[i] == groupMac) {
-                multicastRefs[i]++;
-                return;
-            }
+        if (multicast.add(groupMac)) {
+            link.addMulticast(groupMac);
         }
-        if (multicastCount == multicast.length) {
-            multicast = java.util.Arrays.copyOf(multicast, multicastCount * 2);
-            multicastRefs = java.util.Arrays.copyOf(multicastRefs, multicastCount * 2);
-        }
-        multicast[multicastCount] = groupMac;
-        multicastRefs[multicastCount++] = 1;
-        link.addMulticast(groupMac);
     }
 
     /** Drops one reference to a multicast MAC; the link stops receiving it with the last. */
     public void removeMulticast(long groupMac) {
-        for (int i = 0; i < multicastCount; i++) {
-            if (multicast[i] == groupMac) {
-                if (--multicastRefs[i] == 0) {
-                    multicastCount--;
-                    multicast[i] = multicast[multicastCount];
-                    multicastRefs[i] = multicastRefs[multicastCount];
-                    link.removeMulticast(groupMac);
-                }
-                return;
-            }
+        if (multicast.remove(groupMac)) {
+            link.removeMulticast(groupMac);
         }
     }
 

@@ -2,10 +2,10 @@ package dev.tern.ethernet.memory;
 
 import dev.tern.ethernet.link.FrameHandler;
 import dev.tern.ethernet.link.Link;
+import dev.tern.ethernet.link.MulticastMacSet;
 import dev.tern.ethernet.link.TxFrame;
 import dev.tern.ethernet.wire.MacAddress;
 
-import java.util.Arrays;
 
 /**
  * One port of a {@link MemoryWire}: a {@link Link} whose frames travel through process memory.
@@ -32,9 +32,7 @@ public final class MemoryLink implements Link {
     private final int[] pendingLengths;
     private int pendingCount;
 
-    private long[] multicast = new long[8];
-    private int[] multicastRefs = new int[8];
-    private int multicastCount;
+    private final MulticastMacSet multicast = new MulticastMacSet();
     private volatile boolean promiscuous;
     private boolean closed;
 
@@ -129,7 +127,7 @@ public final class MemoryLink implements Link {
     public void addMulticast(long groupMac) {
         wire.lock();
         try {
-            addToFilter(groupMac);
+            multicast.add(groupMac);
         } finally {
             wire.unlock();
         }
@@ -139,38 +137,9 @@ public final class MemoryLink implements Link {
     public void removeMulticast(long groupMac) {
         wire.lock();
         try {
-            removeFromFilter(groupMac);
+            multicast.remove(groupMac);
         } finally {
             wire.unlock();
-        }
-    }
-
-    private void addToFilter(long groupMac) {
-        for (int i = 0; i < multicastCount; i++) {
-            if (multicast[i] == groupMac) {
-                multicastRefs[i]++;
-                return;
-            }
-        }
-        if (multicastCount == multicast.length) {
-            multicast = Arrays.copyOf(multicast, multicastCount * 2);
-            multicastRefs = Arrays.copyOf(multicastRefs, multicastCount * 2);
-        }
-        multicast[multicastCount] = groupMac;
-        multicastRefs[multicastCount] = 1;
-        multicastCount++;
-    }
-
-    private void removeFromFilter(long groupMac) {
-        for (int i = 0; i < multicastCount; i++) {
-            if (multicast[i] == groupMac) {
-                if (--multicastRefs[i] == 0) {
-                    multicastCount--;
-                    multicast[i] = multicast[multicastCount];
-                    multicastRefs[i] = multicastRefs[multicastCount];
-                }
-                return;
-            }
         }
     }
 
@@ -179,14 +148,7 @@ public final class MemoryLink implements Link {
         if (destination == mac || promiscuous || MacAddress.isBroadcast(destination)) {
             return true;
         }
-        if (MacAddress.isMulticast(destination)) {
-            for (int i = 0; i < multicastCount; i++) {
-                if (multicast[i] == destination) {
-                    return true;
-                }
-            }
-        }
-        return false;
+        return MacAddress.isMulticast(destination) && multicast.contains(destination);
     }
 
     /** Returns the receive batch's buffers to the wire; called under the wire's lock. */
