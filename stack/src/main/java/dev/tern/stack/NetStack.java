@@ -7,6 +7,7 @@ import dev.tern.core.counters.CountersFile;
 import dev.tern.core.net.InterfaceAddress;
 import dev.tern.core.net.Ipv4Address;
 import dev.tern.core.time.Clock;
+import dev.tern.core.time.Pollable;
 import dev.tern.core.time.SystemClock;
 import dev.tern.core.time.Timers;
 import dev.tern.ethernet.EthernetLayer;
@@ -45,7 +46,7 @@ import java.util.function.Supplier;
  *
  * <p>A stack is single-threaded: owned by the thread that polls it (the application's, or a {@link StackRunner}'s).
  */
-public final class NetStack implements Agent, AutoCloseable {
+public final class NetStack implements Agent, Pollable, AutoCloseable {
     private final String name;
     private final Link link;
     private final Clock clock;
@@ -140,6 +141,7 @@ public final class NetStack implements Agent, AutoCloseable {
     }
 
     /** Runs one turn of the loop at {@code nowNs}; returns the amount of work done (0 when idle). */
+    @Override
     public int poll(long nowNs) {
         int work = runCommands();
         work += ethernet.poll(nowNs, receiveBatch);
@@ -252,6 +254,7 @@ public final class NetStack implements Agent, AutoCloseable {
      * The earliest time this stack has something to do without new input: its next timer, or the next frame the
      * link will deliver (memory wire). For simulations deciding how far to move virtual time; it scans the timers.
      */
+    @Override
     public long pollAt() {
         return Math.min(timers.earliestDeadline(), link.nextArrivalNs());
     }

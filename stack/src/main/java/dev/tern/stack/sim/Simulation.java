@@ -4,6 +4,7 @@ import dev.tern.core.time.VirtualClock;
 import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.memory.MemoryLink;
 import dev.tern.ethernet.memory.MemoryWire;
+import dev.tern.ethernet.memory.VirtualTimeLoop;
 import dev.tern.ethernet.pcap.PcapTap;
 import dev.tern.ethernet.pcap.PcapWriter;
 import dev.tern.stack.NetStack;
@@ -26,13 +27,10 @@ import java.util.function.Consumer;
  * <p>Owned by one thread.
  */
 public final class Simulation implements AutoCloseable {
-    /** Cap on one jump of virtual time, so a run with nothing scheduled still moves on. */
-    private static final long MAX_STEP_NS = 1_000_000_000L;
-
     private final VirtualClock clock;
     private final MemoryWire wire;
     private final List<NetStack> stacks = new ArrayList<>();
-    private final List<Runnable> pollers = new ArrayList<>();
+    private final VirtualTimeLoop loop;
     private PcapWriter capture;
     private int nextMac = 1;
 
@@ -40,6 +38,7 @@ public final class Simulation implements AutoCloseable {
     public Simulation(MemoryWire.Builder wire) {
         this.clock = new VirtualClock();
         this.wire = wire.clock(clock).build();
+        this.loop = new VirtualTimeLoop(clock, this.wire);
     }
 
     /** A clean wire: no loss, no delay. */
@@ -78,6 +77,7 @@ public final class Simulation implements AutoCloseable {
         customize.accept(builder);
         final NetStack stack = builder.build();
         stacks.add(stack);
+        loop.add(stack);
         return stack;
     }
 
@@ -92,7 +92,7 @@ public final class Simulation implements AutoCloseable {
 
     /** Runs {@code poller} on every poll of the simulation, after the stacks (a test's peer draining its port, say). */
     public void onPoll(Runnable poller) {
-        pollers.add(poller);
+        loop.onPoll(poller);
     }
 
     public List<NetStack> stacks() {
@@ -101,61 +101,26 @@ public final class Simulation implements AutoCloseable {
 
     /** Polls every stack until all are idle at the current instant; returns the work done. */
     public int pollAll() {
-        int total = 0;
-        for (int round = 0; round < 10_000; round++) {
-            int work = 0;
-            for (NetStack stack : stacks) {
-                work += stack.poll(clock.nanoTime());
-            }
-            for (Runnable poller : pollers) {
-                poller.run();
-            }
-            total += work;
-            if (work == 0) {
-                break;
-            }
-        }
-        return total;
+        return loop.pollAll();
     }
 
     /** Polls, then moves time to the next event (at most a second ahead, and never past {@code limitNs}). */
     public void step(long limitNs) {
-        pollAll();
-        long next = wire.nextDeliveryNs();
-        for (NetStack stack : stacks) {
-            next = Math.min(next, stack.pollAt());
-        }
-        final long now = clock.nanoTime();
-        if (next - now <= 0) {
-            next = now + 1;
-        }
-        next = Math.min(next, now + MAX_STEP_NS);
-        clock.advanceTo(Math.min(next, limitNs));
+        loop.step(limitNs);
     }
 
     public void step() {
-        step(Long.MAX_VALUE);
+        loop.step(Long.MAX_VALUE);
     }
 
     /** Runs until {@code done} holds or {@code maxNs} of virtual time pass; returns whether it held. */
     public boolean runUntil(BooleanSupplier done, long maxNs) {
-        final long deadline = clock.nanoTime() + maxNs;
-        while (!done.getAsBoolean()) {
-            if (clock.nanoTime() - deadline >= 0) {
-                return false;
-            }
-            step(deadline);
-        }
-        return true;
+        return loop.runUntil(done, maxNs);
     }
 
     /** Runs for {@code durationNs} of virtual time. */
     public void runFor(long durationNs) {
-        final long deadline = clock.nanoTime() + durationNs;
-        while (clock.nanoTime() - deadline < 0) {
-            step(deadline);
-        }
-        pollAll();
+        loop.runFor(durationNs);
     }
 
     @Override

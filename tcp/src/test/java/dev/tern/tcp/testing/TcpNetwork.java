@@ -5,6 +5,7 @@ import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.pcap.PcapTap;
 import dev.tern.ethernet.pcap.PcapWriter;
 import dev.tern.ethernet.memory.MemoryWire;
+import dev.tern.ethernet.memory.VirtualTimeLoop;
 import dev.tern.tcp.TcpConfig;
 
 import java.nio.file.Path;
@@ -17,12 +18,10 @@ import java.util.function.BooleanSupplier;
  * every stack until idle, then jump time to the next frame or timer. Deterministic for a given wire seed.
  */
 public final class TcpNetwork implements AutoCloseable {
-    private static final long MAX_STEP_NS = 1_000_000_000L;
-
     public final VirtualClock clock = new VirtualClock(1_000_000_000L);
     public final MemoryWire wire;
     public final List<TestStack> stacks = new ArrayList<>();
-    private final List<Runnable> pollers = new ArrayList<>();
+    private final VirtualTimeLoop loop;
     private int nextMac = 1;
     private PcapWriter capture;
 
@@ -34,6 +33,7 @@ public final class TcpNetwork implements AutoCloseable {
 
     public TcpNetwork(MemoryWire.Builder wire) {
         this.wire = wire.clock(clock).build();
+        this.loop = new VirtualTimeLoop(clock, this.wire);
     }
 
     public TcpNetwork() {
@@ -61,65 +61,31 @@ public final class TcpNetwork implements AutoCloseable {
         }
         final TestStack stack = new TestStack(name, link, cidr, config, now(), receiveBatch);
         stacks.add(stack);
+        loop.add(stack);
         return stack;
     }
 
     /** Runs {@code poller} after the stacks on every poll round (an application pumping data, say). */
     public void onPoll(Runnable poller) {
-        pollers.add(poller);
+        loop.onPoll(poller);
     }
 
     public int pollAll() {
-        int total = 0;
-        for (int round = 0; round < 100_000; round++) {
-            int work = 0;
-            for (TestStack stack : stacks) {
-                work += stack.poll(now());
-            }
-            for (Runnable poller : pollers) {
-                poller.run();
-            }
-            total += work;
-            if (work == 0) {
-                break;
-            }
-        }
-        return total;
+        return loop.pollAll();
     }
 
     public void step(long limitNs) {
-        pollAll();
-        long next = wire.nextDeliveryNs();
-        for (TestStack stack : stacks) {
-            next = Math.min(next, stack.pollAt());
-        }
-        final long now = now();
-        if (next - now <= 0) {
-            next = now + 1;
-        }
-        next = Math.min(next, now + MAX_STEP_NS);
-        clock.advanceTo(Math.min(next, limitNs));
+        loop.step(limitNs);
     }
 
-    /** Runs until {@code done} holds or {@code maxNs} of virtual time pass; returns whether it held. */
+    /** Runs until {@code done} holds (checked after a first round of polls) or {@code maxNs} of virtual time pass. */
     public boolean runUntil(BooleanSupplier done, long maxNs) {
-        final long deadline = now() + maxNs;
-        pollAll();
-        while (!done.getAsBoolean()) {
-            if (now() - deadline >= 0) {
-                return false;
-            }
-            step(deadline);
-        }
-        return true;
+        loop.pollAll();
+        return loop.runUntil(done, maxNs);
     }
 
     public void runFor(long durationNs) {
-        final long deadline = now() + durationNs;
-        while (now() - deadline < 0) {
-            step(deadline);
-        }
-        pollAll();
+        loop.runFor(durationNs);
     }
 
     @Override

@@ -4,6 +4,7 @@ import dev.tern.arp.ArpConfig;
 import dev.tern.arp.ArpLayer;
 import dev.tern.core.counters.CountersFile;
 import dev.tern.core.net.InterfaceAddress;
+import dev.tern.core.time.Pollable;
 import dev.tern.core.time.Timers;
 import dev.tern.ethernet.EthernetLayer;
 import dev.tern.ethernet.link.Link;
@@ -17,7 +18,7 @@ import dev.tern.tcp.TcpLayer;
  * ARP, IPv4 and TCP on a {@link Link}, with the poll order NetStack will use once TCP is in it: receive a batch,
  * loopback, timers, TCP's output pass, flush.
  */
-public final class TestStack implements AutoCloseable {
+public final class TestStack implements Pollable, AutoCloseable {
     public final String name;
     public final Link link;
     public final CountersFile counters;
@@ -50,6 +51,7 @@ public final class TestStack implements AutoCloseable {
     }
 
     /** One turn of the loop. */
+    @Override
     public int poll(long nowNs) {
         int work = ethernet.poll(nowNs, receiveBatch);
         work += ipv4.pollLoopback(nowNs);
@@ -60,6 +62,7 @@ public final class TestStack implements AutoCloseable {
     }
 
     /** When this stack next has something to do without input: its next timer or the link's next frame. */
+    @Override
     public long pollAt() {
         return Math.min(timers.earliestDeadline(), link.nextArrivalNs());
     }
