@@ -6,16 +6,12 @@ import dev.tern.ethernet.link.FrameHandler;
 import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.link.Offloads;
 import dev.tern.ethernet.link.TxFrame;
-import dev.tern.ethernet.wire.MacAddress;
 import dev.tern.rawqp.mlx5.CompletionQueue;
 import dev.tern.rawqp.mlx5.Mlx5Cqe64;
 import dev.tern.rawqp.mlx5.Mlx5Rings;
 import dev.tern.rawqp.mlx5.Mlx5SendWqe;
 import dev.tern.rawqp.mlx5.ReceiveQueue;
 import dev.tern.rawqp.mlx5.SendQueue;
-
-import java.lang.foreign.MemorySegment;
-import java.util.List;
 
 /**
  * A {@link Link} on an mlx5 raw-packet queue pair driven through direct verbs: no library call per packet. Send
@@ -39,49 +35,20 @@ import java.util.List;
  * <p>Owned by one stack shard thread; not thread-safe (one QP per shard). The data path (receive, claim, commit,
  * abort, flush) allocates nothing and throws only for bugs; multicast changes and close are control plane.
  */
-public final class Mlx5Link implements Link {
+public final class Mlx5Link extends QueuePairLink {
     /** Longest header block a TSO WQE inlines: Ethernet + VLAN (18) + IPv4 with options (60) + TCP with options (60), rounded up. */
     static final int MAX_TSO_HEADER = 144;
-    private static final int ETHERNET_HEADER = 14;
     private static final int TCP_DATA_OFFSET_OFFSET = 12;
     private static final int TCP_MIN_HEADER = 20;
-    /** Until {@link #attach} gives the link real rules (tests on the ring model never do). */
-    private static final FlowTable.Installer NO_STEERING = new FlowTable.Installer() {
-        @Override
-        public long install(FlowRule rule) {
-            return 0;
-        }
+    /** Statistics after {@link QueuePairLink}'s: doorbells rung, send WQEs that asked for a completion. */
+    private static final String[] OWN_STATISTICS = {"tx.doorbells", "tx.signalled_wqes"};
 
-        @Override
-        public void remove(long handle) {
-        }
-    };
-
-    private final String name;
-    private final long mac;
-    private final int mtu;
-    private final int offloads;
-    private final FramePool pool;
-    private final MemorySegment slab;
     private final SendQueue sendQueue;
     private final ReceiveQueue receiveQueue;
     private final CompletionQueue sendCompletions;
     private final CompletionQueue receiveCompletions;
     private final int maxWqeBlocks;
-    private FlowTable flows = new FlowTable(NO_STEERING, List.of());
-    private AutoCloseable resources;
-    private int claimed;
     private int pending;
-    private boolean closed;
-
-    private long rxFrames;
-    private long rxBytes;
-    private long rxErrors;
-    private long rxDropped;
-    private long txFrames;
-    private long txDropped;
-    private long txErrors;
-    private long txBusy;
 
     /**
      * Builds the rings' software side and writes every receive WQE; the device learns of them in
@@ -95,12 +62,7 @@ public final class Mlx5Link implements Link {
      */
     Mlx5Link(String name, long mac, int mtu, int offloads, FramePool pool, int lkey, Mlx5Rings rings, int completionModeration,
              int startIndex) {
-        this.name = name;
-        this.mac = mac;
-        this.mtu = mtu;
-        this.offloads = offloads;
-        this.pool = pool;
-        this.slab = pool.slab();
+        super(name, mac, mtu, offloads, pool, OWN_STATISTICS);
         this.receiveQueue = new ReceiveQueue(rings, lkey, pool, startIndex);
         this.sendQueue = new SendQueue(rings, lkey, pool, completionModeration, startIndex);
         this.sendCompletions = new CompletionQueue(rings.sendCompletions(), startIndex);
@@ -120,32 +82,6 @@ public final class Mlx5Link implements Link {
         receiveQueue.arm();
     }
 
-    /** Gives the link its flow rules and the control-plane objects to destroy on close (QP, CQs, MR, PD, context). */
-    void attach(FlowTable steering, AutoCloseable controlPlane) {
-        this.flows = steering;
-        this.resources = controlPlane;
-    }
-
-    @Override
-    public String name() {
-        return name;
-    }
-
-    @Override
-    public long macAddress() {
-        return mac;
-    }
-
-    @Override
-    public int mtu() {
-        return mtu;
-    }
-
-    @Override
-    public int offloads() {
-        return offloads;
-    }
-
     @Override
     public int receive(FrameHandler handler, int maxFrames) {
         int delivered = 0;
@@ -158,7 +94,7 @@ public final class Mlx5Link implements Link {
                 }
                 final int opcode = cqe.opcode();
                 final int length = cqe.byteCount();
-                final int flags = (offloads & Offloads.RX_CHECKSUM) != 0 && cqe.ipv4ChecksumsOk() ? Offloads.RX_CHECKSUM_OK : 0;
+                final boolean checksumsOk = cqe.ipv4ChecksumsOk();
                 final int buffer = receiveQueue.nextBuffer();
                 // Consume before the callback: the buffer stays ours until replenish() below, and a throwing
                 // handler must not leave the CQE to be handed up again.
@@ -167,13 +103,8 @@ public final class Mlx5Link implements Link {
                 consumed++;
                 if (opcode != Mlx5Cqe64.OPCODE_RESP_SEND) {
                     rxErrors++;
-                } else if (length < ETHERNET_HEADER || length > pool.bufferSize()) {
-                    rxDropped++;
-                } else {
-                    rxFrames++;
-                    rxBytes += length;
+                } else if (handUp(handler, buffer, length, checksumsOk)) {
                     delivered++;
-                    handler.onFrame(slab, pool.offset(buffer), length, flags);
                 }
             }
         } finally {
@@ -188,20 +119,13 @@ public final class Mlx5Link implements Link {
 
     @Override
     public boolean claim(TxFrame frame) {
-        if (closed) {
-            return false;
-        }
-        if (!roomForOneMore()) {
-            reclaim();
-            if (!roomForOneMore()) {
-                txBusy++;
-                return false;
-            }
-        }
-        final int buffer = pool.acquire();
-        claimed++;
-        frame.claimed(slab, pool.offset(buffer), pool.bufferSize(), buffer);
-        return true;
+        return !closed && claimIf(roomForOneMore() || roomAfterReclaim(), frame);
+    }
+
+    /** Reads send completions first: they may have given back buffers and queue room since the last flush. */
+    private boolean roomAfterReclaim() {
+        reclaim();
+        return roomForOneMore();
     }
 
     private boolean roomForOneMore() {
@@ -256,12 +180,6 @@ public final class Mlx5Link implements Link {
     }
 
     @Override
-    public void abort(TxFrame frame) {
-        claimed--;
-        pool.release((int) frame.token());
-    }
-
-    @Override
     public int flush() {
         final int sent = pending;
         if (sent > 0) {
@@ -297,79 +215,15 @@ public final class Mlx5Link implements Link {
     }
 
     @Override
-    public void addMulticast(long groupMac) {
-        flows.addMulticast(groupMac);
+    void releaseDataPath() {
+        sendQueue.releaseAll();
+        receiveQueue.releaseAll();
     }
 
     @Override
-    public void removeMulticast(long groupMac) {
-        flows.removeMulticast(groupMac);
-    }
-
-    /** The flow rules in force (for tools and tests). */
-    public List<FlowRule> flowRules() {
-        return flows.rules();
-    }
-
-    /**
-     * Removes the flow rules, destroys the QP and the rest of the control plane, then frees the slab. Buffers the
-     * device still held are simply forgotten: nothing can complete after the QP is gone.
-     */
-    @Override
-    public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        // Steps run last-added first: flows, then the QP and the rest of the control plane, then the slab.
-        final Teardown teardown = new Teardown();
-        teardown.add(pool);
-        if (resources != null) {
-            teardown.add(resources);
-        }
-        teardown.add(() -> {
-            sendQueue.releaseAll();
-            receiveQueue.releaseAll();
-        });
-        teardown.add(flows);
-        teardown.close();
-    }
-
-    public long rxFrames() {
-        return rxFrames;
-    }
-
-    public long rxBytes() {
-        return rxBytes;
-    }
-
-    /** Receive error CQEs (for example a frame longer than the buffer: LOCAL_LENGTH). */
-    public long rxErrors() {
-        return rxErrors;
-    }
-
-    /** Receive CQEs whose byte count no Ethernet frame in our buffers can have. */
-    public long rxDropped() {
-        return rxDropped;
-    }
-
-    public long txFrames() {
-        return txFrames;
-    }
-
-    /** Frames committed but not sent: too short, or a TSO request we cannot describe. */
-    public long txDropped() {
-        return txDropped;
-    }
-
-    /** Send error CQEs. */
-    public long txErrors() {
-        return txErrors;
-    }
-
-    /** Claims refused for lack of buffers or send-queue room. */
-    public long txBusy() {
-        return txBusy;
+    void ownStatistics(long[] values, int from) {
+        values[from] = sendQueue.doorbells();
+        values[from + 1] = sendQueue.signalled();
     }
 
     /** Doorbells rung: one per flush that had frames. */
@@ -382,13 +236,8 @@ public final class Mlx5Link implements Link {
         return sendQueue.signalled();
     }
 
-    /** Buffers of the slab in use now: receive buffers, claimed and in-flight transmit buffers. */
-    public int buffersInUse() {
-        return pool.inUse();
-    }
-
     @Override
-    public String toString() {
-        return name + " " + MacAddress.format(mac) + " (mlx5 direct verbs, SQ " + sendQueue.wqeCount() + " blocks, RQ " + receiveQueue.wqeCount() + ")";
+    String dataPath() {
+        return "mlx5 direct verbs, SQ " + sendQueue.wqeCount() + " blocks, RQ " + receiveQueue.wqeCount();
     }
 }

@@ -5,7 +5,6 @@ import dev.tern.ethernet.link.FrameHandler;
 import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.link.Offloads;
 import dev.tern.ethernet.link.TxFrame;
-import dev.tern.ethernet.wire.MacAddress;
 import dev.tern.rawqp.ffm.VerbsConstants;
 import dev.tern.rawqp.ffm.VerbsException;
 import dev.tern.rawqp.ffm.VerbsLayouts.IbvRecvWr;
@@ -17,7 +16,6 @@ import dev.tern.rawqp.ffm.VerbsOps;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
-import java.util.List;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -39,21 +37,18 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * doorbell per batch. Frames no longer than the QP's {@code max_inline_data} go with {@code IBV_SEND_INLINE}:
  * the provider copies them into the WQE during the call, so their buffers are free when it returns. Every
  * {@code completionModeration}-th WR is {@code IBV_SEND_SIGNALED}; its completion frees it and every WR before it.
- * Received buffers are re-posted in one chained {@code post_recv} per batch, after the frames were handled.
+ * Received buffers are re-posted in one chained {@code post_recv} per batch, after the frames were handled. A
+ * completion whose length no Ethernet frame in our buffers can have is counted as dropped and not handed up.
  *
  * <p>Owned by one stack shard thread; not thread-safe. Nothing on the data path allocates Java objects; the
  * provider's post and poll are non-blocking.
  */
-public final class RawQpLink implements Link {
+public final class RawQpLink extends QueuePairLink {
     private static final int WC_BATCH = 64;
     private static final int NO_BUFFER = -1;
+    /** Statistics after {@link QueuePairLink}'s: post_send calls, frames sent inline, refused receive re-posts. */
+    private static final String[] OWN_STATISTICS = {"tx.post_send_calls", "tx.inline", "rx.post_failures"};
 
-    private final String name;
-    private final long mac;
-    private final int mtu;
-    private final int offloads;
-    private final FramePool pool;
-    private final MemorySegment slab;
     private final int lkey;
     private final VerbsOps ops;
     private final int maxInline;
@@ -77,27 +72,9 @@ public final class RawQpLink implements Link {
     private long nextSequence;
     private long completedSequence;
     private int pending;
-    private int claimed;
     private int sinceSignal;
-    private boolean closed;
-    private FlowTable flows = new FlowTable(new FlowTable.Installer() {
-        @Override
-        public long install(FlowRule rule) {
-            return 0;
-        }
 
-        @Override
-        public void remove(long handle) {
-        }
-    }, List.of());
-    private AutoCloseable resources;
-
-    private long rxFrames;
-    private long rxErrors;
     private long rxPostFailures;
-    private long txFrames;
-    private long txDropped;
-    private long txErrors;
     private long txInline;
     private long postCalls;
 
@@ -108,12 +85,7 @@ public final class RawQpLink implements Link {
      */
     RawQpLink(String name, long mac, int mtu, int offloads, FramePool pool, int lkey, VerbsOps ops, int sendQueueSize,
               int receiveQueueSize, int maxInline, int completionModeration) {
-        this.name = name;
-        this.mac = mac;
-        this.mtu = mtu;
-        this.offloads = offloads;
-        this.pool = pool;
-        this.slab = pool.slab();
+        super(name, mac, mtu, offloads, pool, OWN_STATISTICS);
         this.lkey = lkey;
         this.ops = ops;
         this.maxInline = maxInline;
@@ -160,31 +132,6 @@ public final class RawQpLink implements Link {
         }
     }
 
-    void attach(FlowTable steering, AutoCloseable controlPlane) {
-        this.flows = steering;
-        this.resources = controlPlane;
-    }
-
-    @Override
-    public String name() {
-        return name;
-    }
-
-    @Override
-    public long macAddress() {
-        return mac;
-    }
-
-    @Override
-    public int mtu() {
-        return mtu;
-    }
-
-    @Override
-    public int offloads() {
-        return offloads;
-    }
-
     @Override
     public int receive(FrameHandler handler, int maxFrames) {
         final int polled = ops.pollRecvCq(Math.min(maxFrames, WC_BATCH), completions);
@@ -218,11 +165,9 @@ public final class RawQpLink implements Link {
                 }
                 final int length = completions.get(JAVA_INT, wc + IbvWc.BYTE_LEN_OFFSET);
                 final int wcFlags = completions.get(JAVA_INT, wc + IbvWc.WC_FLAGS_OFFSET);
-                final int flags = (offloads & Offloads.RX_CHECKSUM) != 0 && (wcFlags & VerbsConstants.IBV_WC_IP_CSUM_OK) != 0
-                    ? Offloads.RX_CHECKSUM_OK : 0;
-                rxFrames++;
-                delivered++;
-                handler.onFrame(slab, pool.offset(receiveBuffer[slot]), length, flags);
+                if (handUp(handler, receiveBuffer[slot], length, (wcFlags & VerbsConstants.IBV_WC_IP_CSUM_OK) != 0)) {
+                    delivered++;
+                }
             }
         } finally {
             if (ops.postRecv(receiveWrAt[first], badWr) != 0) {
@@ -239,19 +184,13 @@ public final class RawQpLink implements Link {
 
     @Override
     public boolean claim(TxFrame frame) {
-        if (closed) {
-            return false;
-        }
-        if (!roomForOneMore()) {
-            reclaim();
-            if (!roomForOneMore()) {
-                return false;
-            }
-        }
-        final int buffer = pool.acquire();
-        claimed++;
-        frame.claimed(slab, pool.offset(buffer), pool.bufferSize(), buffer);
-        return true;
+        return !closed && claimIf(roomForOneMore() || roomAfterReclaim(), frame);
+    }
+
+    /** Reads send completions first: they may have given back buffers and queue room since the last flush. */
+    private boolean roomAfterReclaim() {
+        reclaim();
+        return roomForOneMore();
     }
 
     private boolean roomForOneMore() {
@@ -288,12 +227,6 @@ public final class RawQpLink implements Link {
         sendWrs.set(JAVA_INT, wr + IbvSendWr.NUM_SGE_OFFSET, 1);
         sendWrs.set(JAVA_INT, wr + IbvSendWr.OPCODE_OFFSET, VerbsConstants.IBV_WR_SEND);
         sendWrs.set(JAVA_INT, wr + IbvSendWr.SEND_FLAGS_OFFSET, sendFlags);
-    }
-
-    @Override
-    public void abort(TxFrame frame) {
-        claimed--;
-        pool.release((int) frame.token());
     }
 
     @Override
@@ -371,61 +304,20 @@ public final class RawQpLink implements Link {
     }
 
     @Override
-    public void addMulticast(long groupMac) {
-        flows.addMulticast(groupMac);
+    void releaseDataPath() {
+        arena.close();
     }
 
     @Override
-    public void removeMulticast(long groupMac) {
-        flows.removeMulticast(groupMac);
-    }
-
-    public List<FlowRule> flowRules() {
-        return flows.rules();
-    }
-
-    @Override
-    public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        // Steps run last-added first: flows, then the QP and the rest of the control plane, then the slab.
-        final Teardown teardown = new Teardown();
-        teardown.add(pool);
-        teardown.add(arena);
-        if (resources != null) {
-            teardown.add(resources);
-        }
-        teardown.add(flows);
-        teardown.close();
-    }
-
-    public long rxFrames() {
-        return rxFrames;
-    }
-
-    /** Receive completions with an error status, and failed polls. */
-    public long rxErrors() {
-        return rxErrors;
+    void ownStatistics(long[] values, int from) {
+        values[from] = postCalls;
+        values[from + 1] = txInline;
+        values[from + 2] = rxPostFailures;
     }
 
     /** Re-posts of received buffers that the provider refused (the RQ shrinks by that batch). */
     public long rxPostFailures() {
         return rxPostFailures;
-    }
-
-    public long txFrames() {
-        return txFrames;
-    }
-
-    /** Frames the provider refused in post_send. */
-    public long txDropped() {
-        return txDropped;
-    }
-
-    public long txErrors() {
-        return txErrors;
     }
 
     /** Frames sent with IBV_SEND_INLINE. */
@@ -438,12 +330,8 @@ public final class RawQpLink implements Link {
         return postCalls;
     }
 
-    public int buffersInUse() {
-        return pool.inUse();
-    }
-
     @Override
-    public String toString() {
-        return name + " " + MacAddress.format(mac) + " (verbs, max inline " + maxInline + ")";
+    String dataPath() {
+        return "verbs, max inline " + maxInline;
     }
 }

@@ -90,4 +90,15 @@ class Mlx5LinkAllocationTest {
             assertEquals(0, allocated, "bytes allocated per window of " + measuredBatches * BATCH + " frames after warm-up: " + windows);
         }
     }
+
+    @Test
+    void readingTheStatisticsAllocatesNothing() {
+        try (Mlx5LinkRingModelTest.Rig rig = new Mlx5LinkRingModelTest.Rig(0, 4)) {
+            final List<String> names = List.of(rig.link.statisticNames());
+            final long[] values = new long[names.size()];
+            final Runnable read = () -> rig.link.statistics(values);
+            assertEquals(0, Allocations.measure(20_000, 1_000_000, read), "bytes allocated by a million reads after warm-up");
+            assertEquals(Mlx5LinkRingModelTest.RECEIVE, values[names.indexOf("buffers_in_use")]);
+        }
+    }
 }

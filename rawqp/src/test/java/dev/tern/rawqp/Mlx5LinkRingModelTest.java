@@ -7,6 +7,7 @@ import dev.tern.ethernet.link.Offloads;
 import dev.tern.ethernet.link.TxFrame;
 import dev.tern.rawqp.mlx5.Mlx5Cqe64;
 import dev.tern.rawqp.mlx5.Mlx5SendWqe;
+import dev.tern.rawqp.testing.LinkStatistics;
 import dev.tern.rawqp.testing.Mlx5DeviceModel;
 import dev.tern.rawqp.testing.TestFrames;
 import org.junit.jupiter.api.AfterEach;
@@ -20,6 +21,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -79,6 +81,15 @@ class Mlx5LinkRingModelTest {
             tx.length(length).requestIpChecksum().requestL4Checksum(34, 6);
             link.commit(tx);
             return true;
+        }
+
+        /** Commits 64-byte frames until the link refuses a claim (or 1024 went in); returns how many it took. */
+        int commitUntilRefused() {
+            int accepted = 0;
+            while (accepted < 1024 && commit(accepted, 64)) {
+                accepted++;
+            }
+            return accepted;
         }
 
         int receiveAll() {
@@ -381,15 +392,96 @@ class Mlx5LinkRingModelTest {
         }
     }
 
+    @Nested
+    class Statistics {
+        @Test
+        void theCommonStatisticsComeFirstThenDoorbellsAndSignalledWqes() {
+            rig = new Rig(0, 4);
+            assertEquals(List.of("rx.frames", "rx.bytes", "rx.errors", "rx.dropped", "tx.frames", "tx.dropped", "tx.errors", "tx.busy",
+                "buffers_in_use", "tx.doorbells", "tx.signalled_wqes"), List.of(rig.link.statisticNames()));
+            final Map<String, Long> fresh = LinkStatistics.read(rig.link);
+            assertEquals((long) RECEIVE, fresh.get("buffers_in_use"), "the receive buffers");
+            fresh.remove("buffers_in_use");
+            assertEquals(List.of(0L), fresh.values().stream().distinct().toList(), "nothing counted yet: " + fresh);
+        }
+
+        @Test
+        void framesSentAndReceivedMoveTheFrameByteDoorbellAndSignalCounters() {
+            rig = new Rig(0, 4);
+            long bytes = 0;
+            for (int i = 0; i < 10; i++) {
+                assertTrue(rig.commit(i, 100 + i));
+                bytes += 100 + i;
+            }
+            rig.link.flush();
+            for (int i = 10; i < 13; i++) {
+                assertTrue(rig.commit(i, 200));
+                bytes += 200;
+            }
+            rig.link.flush();
+            rig.device.run();
+            assertEquals(13, rig.receiveAll());
+            rig.link.flush();
+            final Map<String, Long> stats = LinkStatistics.read(rig.link);
+            assertEquals(13L, stats.get("rx.frames"));
+            assertEquals(bytes, stats.get("rx.bytes"));
+            assertEquals(13L, stats.get("tx.frames"));
+            assertEquals(2L, stats.get("tx.doorbells"), "one per flush with frames");
+            assertEquals(3L, stats.get("tx.signalled_wqes"), "every 4th of 13 WQEs");
+            assertEquals(RECEIVE + 1L, stats.get("buffers_in_use"), "the 13th frame waits for a signalled completion");
+            assertEquals(0L, stats.get("rx.errors") + stats.get("rx.dropped") + stats.get("tx.dropped") + stats.get("tx.errors")
+                + stats.get("tx.busy"));
+        }
+
+        @Test
+        void receiveErrorsAndImpossibleLengthsAreCountedApart() {
+            rig = new Rig(0, 4);
+            rig.device.inject(new byte[3000]);
+            rig.device.inject(new byte[10]);
+            rig.device.inject(new byte[2500]);
+            rig.device.inject(udpFrame(1, 80));
+            rig.device.run();
+            assertEquals(1, rig.receiveAll());
+            final Map<String, Long> stats = LinkStatistics.read(rig.link);
+            assertEquals(2L, stats.get("rx.errors"), "longer than the buffer: an error CQE");
+            assertEquals(1L, stats.get("rx.dropped"), "10 bytes cannot be an Ethernet frame");
+            assertEquals(1L, stats.get("rx.frames"));
+            assertEquals(80L, stats.get("rx.bytes"));
+        }
+
+        @Test
+        void refusedClaimsDroppedFramesAndSendErrorsAreCountedApart() {
+            rig = new Rig(0, 4);
+            assertEquals(64, rig.commitUntilRefused());
+            assertEquals(1L, LinkStatistics.read(rig.link).get("tx.busy"), "the 65th claim found the send queue full");
+            rig.link.flush();
+            rig.device.run();
+            rig.link.flush();
+            for (int i = 0; i < 2; i++) {
+                assertTrue(rig.link.claim(rig.tx));
+                rig.tx.length(17);
+                rig.link.commit(rig.tx);
+            }
+            rig.device.failNextSend(Mlx5Cqe64.SYNDROME_LOCAL_PROT_ERR);
+            for (int i = 0; i < 3; i++) {
+                assertTrue(rig.commit(100 + i, 100));
+            }
+            rig.link.flush();
+            rig.device.run();
+            rig.link.flush();
+            final Map<String, Long> stats = LinkStatistics.read(rig.link);
+            assertEquals(1L, stats.get("tx.busy"));
+            assertEquals(2L, stats.get("tx.dropped"), "shorter than the inline minimum");
+            assertEquals(3L, stats.get("tx.errors"), "the failed WQE and the two flushed after it");
+            assertEquals(64L + 3, stats.get("tx.frames"), "frames handed to the device, failed ones included");
+            assertEquals((long) RECEIVE, stats.get("buffers_in_use"));
+        }
+    }
+
     @Test
     void claimSaysNoWhenTheSendQueueIsFullAndYesAgainAfterCompletions() {
         rig = new Rig(0, 4);
-        int accepted = 0;
-        while (rig.commit(accepted, 64)) {
-            accepted++;
-            assertTrue(accepted <= 64, "a 64-block send queue holds at most 64 one-block WQEs");
-        }
-        assertEquals(64, accepted);
+        assertEquals(64, rig.commitUntilRefused(), "a 64-block send queue holds 64 one-block WQEs");
         assertEquals(1, rig.link.txBusy());
         rig.link.flush();
         rig.device.run();

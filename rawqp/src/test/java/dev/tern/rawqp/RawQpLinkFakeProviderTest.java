@@ -12,7 +12,9 @@ import dev.tern.rawqp.ffm.VerbsException;
 import dev.tern.rawqp.ffm.VerbsLayouts.IbvContext;
 import dev.tern.rawqp.ffm.VerbsLayouts.VerbsContext;
 import dev.tern.rawqp.ffm.VerbsOps;
+import dev.tern.core.testing.Allocations;
 import dev.tern.rawqp.testing.FakeVerbsProvider;
+import dev.tern.rawqp.testing.LinkStatistics;
 import dev.tern.rawqp.testing.TestFrames;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -24,9 +26,11 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -172,6 +176,93 @@ class RawQpLinkFakeProviderTest {
         assertEquals(RECEIVE, link.buffersInUse());
         receiveAll();
         assertEquals(List.of(0, 1, 2, 100), tags);
+    }
+
+    @Nested
+    class Statistics {
+        @Test
+        void theCommonStatisticsComeFirstThenPostSendCallsInlineSendsAndRefusedReposts() {
+            assertEquals(List.of("rx.frames", "rx.bytes", "rx.errors", "rx.dropped", "tx.frames", "tx.dropped", "tx.errors", "tx.busy",
+                "buffers_in_use", "tx.post_send_calls", "tx.inline", "rx.post_failures"), List.of(link.statisticNames()));
+            final Map<String, Long> fresh = LinkStatistics.read(link);
+            assertEquals((long) RECEIVE, fresh.get("buffers_in_use"), "the posted receive buffers");
+            fresh.remove("buffers_in_use");
+            assertEquals(List.of(0L), fresh.values().stream().distinct().toList(), "nothing counted yet: " + fresh);
+        }
+
+        @Test
+        void framesSentAndReceivedMoveTheFrameBytePostAndInlineCounters() {
+            long bytes = 0;
+            for (int i = 0; i < 10; i++) {
+                commit(i, i % 2 == 0 ? 100 : 1000);
+                bytes += i % 2 == 0 ? 100 : 1000;
+            }
+            link.flush();
+            commit(10, 90);
+            bytes += 90;
+            link.flush();
+            provider.step();
+            assertEquals(11, receiveAll());
+            final Map<String, Long> stats = LinkStatistics.read(link);
+            assertEquals(11L, stats.get("tx.frames"));
+            assertEquals(2L, stats.get("tx.post_send_calls"), "one per flush with frames");
+            assertEquals(6L, stats.get("tx.inline"), "the frames no longer than max_inline_data");
+            assertEquals(11L, stats.get("rx.frames"));
+            assertEquals(bytes, stats.get("rx.bytes"));
+            assertEquals(0L, stats.get("rx.errors") + stats.get("rx.dropped") + stats.get("tx.dropped") + stats.get("tx.errors")
+                + stats.get("tx.busy") + stats.get("rx.post_failures"));
+        }
+
+        @Test
+        void receiveErrorsImpossibleLengthsAndRefusedRepostsAreCountedApart() {
+            provider.inject(new byte[3000]);
+            provider.inject(new byte[10]);
+            provider.inject(new byte[2500]);
+            provider.step();
+            provider.failNextPostRecv();
+            assertEquals(0, receiveAll());
+            final Map<String, Long> stats = LinkStatistics.read(link);
+            assertEquals(2L, stats.get("rx.errors"), "longer than the buffer: an error completion");
+            assertEquals(1L, stats.get("rx.dropped"), "10 bytes cannot be an Ethernet frame");
+            assertEquals(1L, stats.get("rx.post_failures"));
+            assertEquals(0L, stats.get("rx.frames"));
+            assertEquals(RECEIVE - 3, provider.receiveBuffersHeld(), "the refused re-post left the provider three buffers short");
+        }
+
+        @Test
+        void refusedClaimsAndRefusedPostsAreCountedAsBusyDroppedAndErrors() {
+            final List<TxFrame> claimed = new ArrayList<>();
+            TxFrame frame = new TxFrame();
+            while (link.claim(frame)) {
+                claimed.add(frame);
+                frame = new TxFrame();
+            }
+            assertEquals(64, claimed.size(), "a 64-entry send queue");
+            for (int i = 0; i < 4; i++) {
+                assertFalse(link.claim(frame));
+            }
+            claimed.forEach(link::abort);
+            assertEquals(5L, LinkStatistics.read(link).get("tx.busy"), "every claim after the 64th");
+            provider.failNextPostSendAt(2);
+            for (int i = 0; i < 5; i++) {
+                commit(i, 1000);
+            }
+            assertEquals(2, link.flush());
+            final Map<String, Long> stats = LinkStatistics.read(link);
+            assertEquals(5L, stats.get("tx.busy"));
+            assertEquals(3L, stats.get("tx.dropped"), "the refused WR and the rest of its chain");
+            assertEquals(1L, stats.get("tx.errors"), "one refused post_send");
+            assertEquals(2L, stats.get("tx.frames"));
+            assertEquals(1L, stats.get("tx.post_send_calls"));
+            assertEquals(RECEIVE + 2L, stats.get("buffers_in_use"), "the two posted frames wait for a completion");
+        }
+    }
+
+    @Test
+    void readingTheStatisticsAllocatesNothing() {
+        final long[] values = new long[link.statisticNames().length];
+        final Runnable read = () -> link.statistics(values);
+        assertEquals(0, Allocations.measure(20_000, 1_000_000, read), "bytes allocated by a million reads after warm-up");
     }
 
     @Nested

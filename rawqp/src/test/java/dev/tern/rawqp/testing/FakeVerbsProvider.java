@@ -78,6 +78,7 @@ public final class FakeVerbsProvider implements AutoCloseable {
     private final ArrayDeque<Completion> sendCompletions = new ArrayDeque<>();
     private final ArrayDeque<Completion> recvCompletions = new ArrayDeque<>();
     private int failPostSendAt = -1;
+    private boolean failNextPostRecv;
     private final boolean checksumOk;
 
     /** @param checksumOk report {@code IBV_WC_IP_CSUM_OK} on received frames */
@@ -136,6 +137,16 @@ public final class FakeVerbsProvider implements AutoCloseable {
     /** The next post_send fails at the WR with this index in its chain (EINVAL, {@code *bad_wr} set). */
     public void failNextPostSendAt(int index) {
         failPostSendAt = index;
+    }
+
+    /** The next post_recv refuses its whole chain (ENOMEM, {@code *bad_wr} = the first WR); the provider keeps none of it. */
+    public void failNextPostRecv() {
+        failNextPostRecv = true;
+    }
+
+    /** Puts a frame on the wire as if a peer sent it; the next {@link #step()} delivers it. */
+    public void inject(byte[] frame) {
+        wire.add(frame.clone());
     }
 
     public int receiveBuffersHeld() {
@@ -204,6 +215,11 @@ public final class FakeVerbsProvider implements AutoCloseable {
 
     int postRecv(MemorySegment qpArg, MemorySegment wr, MemorySegment badWr) {
         try {
+            if (failNextPostRecv) {
+                failNextPostRecv = false;
+                badWr.reinterpret(8).set(ADDRESS, 0, wr);
+                return Errno.ENOMEM;
+            }
             final List<Long> chain = new ArrayList<>();
             for (MemorySegment at = wr; at.address() != 0; ) {
                 final MemorySegment w = at.reinterpret(IbvRecvWr.SIZE);
