@@ -10,7 +10,10 @@ import java.util.concurrent.locks.LockSupport;
  * readiness may have changed; signalling is cheap and allocation-free (a flag, a queue slot, an unpark).
  */
 public abstract class SelectableSocket {
-    /** Readiness bits, as epoll's: data (or a connection) to take, room to write, an error pending, closed by the peer. */
+    /**
+     * Readiness bits, as epoll's: data, the end of the stream or a connection to take; room to write; an error
+     * pending; a hang-up (as POLLHUP: the connection carries nothing more in either direction).
+     */
     public static final int READ = 1;
     public static final int WRITE = 1 << 1;
     public static final int ERROR = 1 << 2;

@@ -131,8 +131,15 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
         int done = 0;
         while (done < length) {
             done += write(data, offset + done, length - done);
-            if (done < length && await(WRITE, deadline) == 0 && sendRing.freeSpace() == 0) {
+            if (done == length) {
                 break;
+            }
+            final int ready = await(WRITE, deadline);
+            if (ready == 0 && sendRing.freeSpace() == 0) {
+                break; // timed out with the ring still full
+            }
+            if ((ready & (WRITE | ERROR)) == 0 && ready != 0) {
+                throwIfEnded("tcp write"); // a hang-up: the next write throws too, but say why here
             }
         }
         return done;
@@ -299,7 +306,9 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
         if (error != TcpError.NONE) {
             ops |= ERROR | READ | WRITE;
         }
-        if (endOfStream) {
+        // As POLLHUP: nothing more can move either way. The peer's FIN alone is READ (a read returns -1); a writer
+        // in CLOSE-WAIT must still wait for room, so it cannot be woken by a hang-up that stays set for good.
+        if (ended || (endOfStream && outputShut)) {
             ops |= HANGUP;
         }
         return ops;

@@ -24,6 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The public TCP API (connect, listen, accept, read, write, close) on the memory wire and across threads. */
@@ -121,6 +122,46 @@ class TcpSocketTest {
             assertArrayEquals(answer, readAll(sim, client, answer.length));
             sim.runFor(SECOND / 10);
             assertEquals(-1, client.read(buffer, 0, 10));
+        }
+    }
+
+    /**
+     * Found by the kernel interop suite: a blocking write in CLOSE-WAIT with a full send ring spun forever, because
+     * the peer's FIN made HANGUP ready for good and the wait returned at once without reaching its deadline.
+     */
+    @Test
+    void aBlockingWriteAfterThePeersFinWaitsForRoomAndReturnsAtItsTimeout() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            final TcpListener listener = b.listen(9, 4);
+            final TcpConnection client = a.connect(B, 9);
+            assertTrue(sim.runUntil(client::isConnected, 5 * SECOND));
+            final TcpConnection server = accepted(sim, listener);
+            server.shutdownOutput();
+            assertTrue(sim.runUntil(() -> {
+                try {
+                    return client.read(buffer, 0, 10) < 0;
+                } catch (TernSocketException e) {
+                    throw new AssertionError(e);
+                }
+            }, 5 * SECOND), "the client sees the server's FIN");
+            assertEquals(SelectableSocket.READ | SelectableSocket.WRITE, client.readyOps(),
+                "CLOSE-WAIT: the end of the stream to read, room to write, no hang-up");
+
+            // Nobody polls b from here on, so nothing is acknowledged and the send ring fills and stays full.
+            final byte[] data = new byte[client.writableBytes() + (1 << 20)];
+            final int went = assertTimeoutPreemptively(java.time.Duration.ofSeconds(10),
+                () -> client.write(MemorySegment.ofArray(data), 0, data.length, SECOND / 5));
+            assertTrue(went > 0 && went < data.length, "what fit went in, then the timeout: " + went);
+            assertEquals(0, client.writableBytes());
+
+            client.close();
+            sim.runFor(SECOND);
+            assertEquals(0, client.readyOps(), "closed: nothing to report");
+            assertEquals(SelectableSocket.READ | SelectableSocket.HANGUP,
+                server.readyOps() & (SelectableSocket.READ | SelectableSocket.HANGUP),
+                "both directions done: the end of the stream and a hang-up");
         }
     }
 
