@@ -102,6 +102,12 @@ final class TcpInput {
             counters.drop(TcpCounters.DROP_NOT_UNICAST);
             return;
         }
+        if (rx.sourcePort() == 0 || rx.destinationPort() == 0) {
+            // Port 0 names no socket on either side (RFC 6335 §6: reserved); nothing may answer it, not even a
+            // reset, or a forged segment turns us into a reflector aimed at port 0.
+            counters.drop(TcpCounters.DROP_ZERO_PORT);
+            return;
+        }
         if (!seg.read(rx, packet.source(), packet.destination(), segment, offset, length)) {
             // Deviation: RFC 9293 §3.1 suggests resetting on an illegal option length; like Linux, we stop parsing
             // options there and go on with the segment.

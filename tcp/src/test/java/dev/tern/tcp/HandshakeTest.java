@@ -306,6 +306,28 @@ class HandshakeTest {
             }
         }
 
+        /** Found by the conformance fuzzer: Tern answered segments from or to port 0 with resets addressed to port 0. */
+        @Test
+        void segmentsFromOrToPortZeroAreDroppedUnanswered() {
+            try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+                assertTrue(h.tcp.listen(80, 1, h.events) >= 0);
+                h.localPort = 80;
+                h.remotePort = 0;
+                h.send(SYN.seq(REMOTE_ISS));
+                h.expectNothing();
+                h.remotePort = 40000;
+                h.localPort = 0;
+                h.send(ACK.seq(REMOTE_ISS).ack(12345).payload("data"));
+                h.expectNothing();
+                h.remotePort = 0;
+                h.send(SYN.seq(REMOTE_ISS));
+                h.expectNothing();
+                assertEquals(3, h.counter("tcp.drop.zero_port"));
+                assertEquals(0, h.counter("tcp.tx.resets"));
+                assertEquals(0, h.counter("tcp.drop.no_socket"));
+            }
+        }
+
         @Test
         void rstToClosedPortIsNotAnswered() {
             try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
