@@ -70,6 +70,40 @@ final class TcpStreams {
     }
 
     /**
+     * Like {@link #send}, with the non-blocking {@code write}: when the send ring is full, {@code idle} runs (poll the
+     * stack when this thread owns it). For a connection the peer has half-closed, where the blocking write spins (see
+     * {@code TcpInteropTest.blockingWriteAfterThePeersFinReturnsAtItsTimeout}).
+     */
+    static Result sendPolling(TcpConnection connection, long length, long deadlineNs, Runnable idle) throws TernSocketException {
+        final MessageDigest digest = sha256();
+        final MemorySegment random = MemorySegment.ofArray(RANDOM);
+        final long started = System.nanoTime();
+        long sent = 0;
+        int index = 0;
+        int offset = 0;
+        int chunkLeft = 0;
+        while (sent < length) {
+            if (System.nanoTime() - deadlineNs > 0) {
+                throw new AssertionError("sent only " + sent + " of " + length + " bytes before the deadline");
+            }
+            if (chunkLeft == 0) {
+                offset = (int) ((index++ * 1_000_003L) % (BLOCK - CHUNK));
+                chunkLeft = (int) Math.min(CHUNK, length - sent);
+            }
+            final int written = connection.write(random, offset, chunkLeft);
+            if (written == 0) {
+                idle.run();
+                continue;
+            }
+            digest.update(RANDOM, offset, written);
+            offset += written;
+            chunkLeft -= written;
+            sent += written;
+        }
+        return new Result(sent, HexFormat.of().formatHex(digest.digest()), System.nanoTime() - started);
+    }
+
+    /**
      * Reads until the end of the stream (or {@code limit} bytes, or {@code deadlineNs}: then it fails) and hashes what
      * came.
      */

@@ -19,6 +19,7 @@ stdout, one line each, for the test to parse; "ready" means the socket is bound 
   tcp-source HOST PORT BYTES TIMEOUT        connect, send BYTES, shut down output: "sent N SHA256"; read to the end:
                                             "received N SHA256"
   tcp-connect HOST PORT TIMEOUT             "connected", or "error ENAME"
+  tcp-half-close HOST PORT HOLD             connect, send 10 bytes, shut down output, then read nothing for HOLD s
 Failures of a TCP subcommand print "error ENAME" (ECONNREFUSED, ECONNRESET, ETIMEDOUT, ...) and exit 3.
 """
 import errno
@@ -207,6 +208,16 @@ def tcp_connect(host, port, timeout):
     sock.close()
 
 
+def tcp_half_close(host, port, hold):
+    sock = socket.create_connection((host, port), timeout=hold)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.sendall(b"0123456789")
+    sock.shutdown(socket.SHUT_WR)
+    say("half-closed")
+    time.sleep(hold)
+    sock.close()
+
+
 def main(argv):
     signal.signal(signal.SIGTERM, on_sigterm)
     command, args = argv[1], argv[2:]
@@ -223,6 +234,8 @@ def main(argv):
             tcp_sink(int(args[0]), float(args[1]), int(args[2]))
         elif command == "tcp-source":
             tcp_source(args[0], int(args[1]), int(args[2]), float(args[3]))
+        elif command == "tcp-half-close":
+            tcp_half_close(args[0], int(args[1]), float(args[2]))
         elif command == "tcp-connect":
             tcp_connect(args[0], int(args[1]), float(args[2]))
         else:
