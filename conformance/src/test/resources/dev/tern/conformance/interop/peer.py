@@ -16,8 +16,8 @@ stdout, one line each, for the test to parse; "ready" means the socket is bound 
                                             through FROM's interface, TTL 1)
   tcp-sink PORT TIMEOUT REPLY_BYTES         accept one connection, read to its end: "received N SHA256"; then
                                             send REPLY_BYTES and shut down output: "sent N SHA256"; read to the end
-  tcp-source HOST PORT BYTES TIMEOUT        connect, send BYTES, shut down output: "sent N SHA256"; read to the end:
-                                            "received N SHA256"
+  tcp-source HOST PORT BYTES TIMEOUT        connect, send BYTES, shut down output: "sent N SHA256"; meanwhile read
+                                            to the end: "received N SHA256"
   tcp-connect HOST PORT TIMEOUT             "connected", or "error ENAME"
   tcp-half-close HOST PORT HOLD             connect, send 10 bytes, shut down output, then read nothing for HOLD s
 Failures of a TCP subcommand print "error ENAME" (ECONNREFUSED, ECONNRESET, ETIMEDOUT, ...) and exit 3.
@@ -30,6 +30,7 @@ import signal
 import socket
 import struct
 import sys
+import threading
 import time
 
 CHUNK = 1 << 20
@@ -194,11 +195,28 @@ def tcp_sink(port, timeout, reply):
 
 
 def tcp_source(host, port, length, timeout):
+    """Sends and reads at once (a thread reads), so an echo server never blocks on a full receive buffer."""
     deadline = time.monotonic() + timeout
     sock = socket.create_connection((host, port), timeout=timeout)
-    say("sent", *send_bytes(sock, length, deadline))
+    outcome = {}
+
+    def reader():
+        try:
+            outcome["received"] = read_to_end(sock, deadline)
+        except (OSError, TimeoutError) as e:
+            outcome["error"] = e
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    sent = send_bytes(sock, length, deadline)
+    say("sent", *sent)
     sock.shutdown(socket.SHUT_WR)
-    say("received", *read_to_end(sock, deadline))
+    thread.join(max(0.0, deadline - time.monotonic()))
+    if "error" in outcome:
+        raise outcome["error"]
+    if "received" not in outcome:
+        raise TimeoutError(errno.ETIMEDOUT, "deadline")
+    say("received", *outcome["received"])
     sock.close()
 
 
