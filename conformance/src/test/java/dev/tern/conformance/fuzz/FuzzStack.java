@@ -90,7 +90,7 @@ final class FuzzStack {
         final int[] flags = flagList.stream().mapToInt(Integer::intValue).toArray();
         final ReplayScript script = new ReplayScript(NOWHERE, new ReplayScript.Start(START_NS, ADDRESS, MAC, MTU), List.of());
         try (Replay replay = Replay.of(Capture.of(NOWHERE, captured), script,
-            stack -> stack.name("fuzz").arp(ARP).ipv4(IPV4), link -> link.rxFlagsPerFrame(flags))) {
+            stack -> stack.name("fuzz").arp(ARP).ipv4(IPV4), link -> link.rxFlagsPerFrame(flags).batchWindowNs(0))) {
             replay.runUntil(atNs + AFTERMATH_NS);
             final long internalErrors = replay.stack().counters().value("stack.internal_errors");
             if (internalErrors != 0) {

@@ -183,6 +183,19 @@ final class KernelPeer {
         return net.startInPeer(peerPy(arguments).toArray(String[]::new)).awaitOutput("ready", Duration.ofSeconds(10));
     }
 
+    /**
+     * Starts {@code peer.py ARGS} in the peer namespace and, polling the stack this thread owns meanwhile, returns once
+     * it printed "ready" (a stack that is not polled would delay its own frames: its announcement, its answers).
+     */
+    BackgroundCommand startPeerPyPolling(VethRig rig, String... arguments) {
+        final BackgroundCommand command = launchPeerPy(arguments);
+        if (!rig.pollUntil(() -> command.stdout().contains("ready") || !command.isAlive(), Duration.ofSeconds(10))
+            || !command.stdout().contains("ready")) {
+            throw new AssertionError("peer.py " + String.join(" ", arguments) + " did not get ready: " + command.stdout() + command.stderr());
+        }
+        return command;
+    }
+
     /** The first line of {@code output} that starts with {@code word}, or "" when none does. */
     static String line(String output, String word) {
         return output.lines().filter(l -> l.equals(word) || l.startsWith(word + " ")).findFirst().orElse("");

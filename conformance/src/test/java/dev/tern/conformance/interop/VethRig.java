@@ -8,6 +8,7 @@ import dev.tern.core.testing.ExternalTools;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.Pinger;
 import dev.tern.stack.StackRunner;
+import dev.tern.tcp.TcpConfig;
 import org.junit.jupiter.api.Assumptions;
 
 import java.io.IOException;
@@ -174,6 +175,26 @@ final class VethRig implements AutoCloseable {
         return stack;
     }
 
+    /**
+     * {@link #startTernHere} for a capture that will be replayed: the stack runs on an {@link EpochClock} (the
+     * capture's time) and TCP's ISN and key are fixed (written on the script's start line), so that a replay makes
+     * the same ISNs, timestamps and ports.
+     */
+    NetStack startTernHereForReplay() {
+        final ReplayScript.TcpKeys keys = new ReplayScript.TcpKeys(RECORDING_ISN, 0x7E57_0001L, 0x7E57_0002L);
+        link = net.openTernLink(setup.linkOptions());
+        final EpochClock clock = new EpochClock();
+        final long startNs = clock.nanoTime();
+        stack = NetStack.builder().name("conformance").link(link).address(TERN_CIDR).countersInMemory().clock(clock)
+            .tcp(TcpConfig.builder().fixedIsn(keys.isn()).isnKey(keys.key0(), keys.key1()).build()).build();
+        actions.add(ReplayScript.startLine(startNs, stack.address(), stack.macAddress(), stack.ethernet().mtu(), keys));
+        owner = Thread.currentThread();
+        return stack;
+    }
+
+    /** The ISN of every connection of a recorded stack (any value would do; this one is easy to spot in a dump). */
+    static final long RECORDING_ISN = 1_000_000_000L;
+
     private void buildStack(Consumer<NetStack.Builder> customize) {
         link = net.openTernLink(setup.linkOptions());
         final long startNs = epochNowNs();
@@ -208,14 +229,19 @@ final class VethRig implements AutoCloseable {
         return true;
     }
 
+    /** True when the calling thread owns the stack ({@link #startTernHere}, {@link #startTernHereForReplay}). */
+    boolean ownedByThisThread() {
+        return owner == Thread.currentThread();
+    }
+
     /** Polls the stack this thread owns for {@code duration}. */
     void pollFor(Duration duration) {
         pollUntil(() -> false, duration);
     }
 
-    /** Records one application call for the replay script ({@link ReplayScript}), stamped now. */
+    /** Records one application call for the replay script ({@link ReplayScript}), stamped with the stack's clock now. */
     void recordAction(String verbAndArguments) {
-        actions.add(epochNowNs() + " " + verbAndArguments);
+        actions.add(stack.clock().epochNanos(stack.clock().nanoTime()) + " " + verbAndArguments);
     }
 
     static long epochNowNs() {
