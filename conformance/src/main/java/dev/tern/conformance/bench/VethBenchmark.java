@@ -70,9 +70,12 @@ public final class VethBenchmark {
     private final double seconds;
     private final int roundTrips;
     private final boolean frameRing;
+    /** "all", or the one measurement to make (for profiling): "tcp-tern-to-kernel", "tcp-kernel-to-tern", "udp-rr". */
+    private final String only;
     private final Map<String, Double> results = new LinkedHashMap<>();
 
-    private VethBenchmark(double seconds, int roundTrips, boolean frameRing) {
+    private VethBenchmark(double seconds, int roundTrips, boolean frameRing, String only) {
+        this.only = only;
         this.seconds = seconds;
         this.roundTrips = roundTrips;
         this.frameRing = frameRing;
@@ -82,6 +85,7 @@ public final class VethBenchmark {
         double seconds = 5;
         int roundTrips = 100_000;
         boolean frameRing = true;
+        String only = "all";
         final List<Boolean> settings = new ArrayList<>(List.of(true, false));
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -98,9 +102,10 @@ public final class VethBenchmark {
                     }
                 }
                 case "--rx-ring" -> frameRing = args[++i].equals("frame");
+                case "--only" -> only = args[++i];
                 default -> {
                     System.err.println("usage: VethBenchmark [--seconds N] [--round-trips N] [--offloads on|off|both]"
-                        + " [--rx-ring frame|block]");
+                        + " [--rx-ring frame|block] [--only tcp-tern-to-kernel|tcp-kernel-to-tern|udp-rr]");
                     System.exit(2);
                 }
             }
@@ -110,7 +115,7 @@ public final class VethBenchmark {
             System.err.println("veth benchmark: " + missing);
             System.exit(1);
         }
-        final VethBenchmark benchmark = new VethBenchmark(seconds, roundTrips, frameRing);
+        final VethBenchmark benchmark = new VethBenchmark(seconds, roundTrips, frameRing, only);
         for (boolean offloads : settings) {
             benchmark.run(offloads);
         }
@@ -125,11 +130,17 @@ public final class VethBenchmark {
         try (NetnsHarness kernels = NetnsHarness.create(options)) {
             kernels.ternExec(Duration.ofSeconds(10), "ip", "address", "add", NetnsHarness.TERN_ADDRESS + "/24", "dev",
                 NetnsHarness.TERN_INTERFACE).orThrow();
-            results.put("tcp_bulk_gbps_kernel" + suffix, kernelBulk(kernels));
-            final double[] rr = kernelRoundTrips(kernels);
-            results.put("udp_rr_p50_us_kernel" + suffix, rr[0]);
-            results.put("udp_rr_p99_us_kernel" + suffix, rr[1]);
-            crossCheck(kernels, suffix);
+            if (wants("tcp")) {
+                results.put("tcp_bulk_gbps_kernel" + suffix, kernelBulk(kernels));
+            }
+            if (wants("udp-rr")) {
+                final double[] rr = kernelRoundTrips(kernels);
+                results.put("udp_rr_p50_us_kernel" + suffix, rr[0]);
+                results.put("udp_rr_p99_us_kernel" + suffix, rr[1]);
+            }
+            if (only.equals("all")) {
+                crossCheck(kernels, suffix);
+            }
         }
         System.err.printf("offloads %s: Tern<->kernel ...%n", offloads ? "on" : "off");
         try (NetnsHarness net = NetnsHarness.create(options)) {
@@ -140,18 +151,22 @@ public final class VethBenchmark {
                 final StackRunner runner = threading == Threading.OWN_THREAD ? null
                     : StackRunner.start(stack, new BusySpinIdleStrategy());
                 try {
-                    if (threading != Threading.RUNNER_SPIN) {
+                    if (threading != Threading.RUNNER_SPIN && wants("tcp-tern-to-kernel")) {
                         ternToKernel(net, stack, seconds / 3);
                         results.put("tcp_bulk_gbps_tern_to_kernel" + key, ternToKernel(net, stack, seconds));
+                    }
+                    if (threading != Threading.RUNNER_SPIN && wants("tcp-kernel-to-tern")) {
                         kernelToTern(net, stack, seconds / 3);
                         results.put("tcp_bulk_gbps_kernel_to_tern" + key, kernelToTern(net, stack, seconds));
                     }
-                    final double[] client = ternClientRoundTrips(net, stack, threading == Threading.RUNNER_SPIN);
-                    results.put("udp_rr_p50_us_tern_client" + key, client[0]);
-                    results.put("udp_rr_p99_us_tern_client" + key, client[1]);
-                    final double[] server = ternServerRoundTrips(net, stack, threading == Threading.RUNNER_SPIN);
-                    results.put("udp_rr_p50_us_tern_server" + key, server[0]);
-                    results.put("udp_rr_p99_us_tern_server" + key, server[1]);
+                    if (wants("udp-rr")) {
+                        final double[] client = ternClientRoundTrips(net, stack, threading == Threading.RUNNER_SPIN);
+                        results.put("udp_rr_p50_us_tern_client" + key, client[0]);
+                        results.put("udp_rr_p99_us_tern_client" + key, client[1]);
+                        final double[] server = ternServerRoundTrips(net, stack, threading == Threading.RUNNER_SPIN);
+                        results.put("udp_rr_p50_us_tern_server" + key, server[0]);
+                        results.put("udp_rr_p99_us_tern_server" + key, server[1]);
+                    }
                     final long errors = stack.counters().value("stack.internal_errors");
                     if (errors != 0) {
                         throw new IllegalStateException("stack.internal_errors = " + errors, stack.ethernet().firstInternalError());
@@ -164,19 +179,29 @@ public final class VethBenchmark {
                 }
             }
         }
-        final double kernel = results.get("tcp_bulk_gbps_kernel" + suffix);
+        final double kernel = get("tcp_bulk_gbps_kernel" + suffix);
         for (Threading threading : Threading.values()) {
             final String key = threading.key + suffix;
             if (threading != Threading.RUNNER_SPIN) {
-                results.put("tcp_bulk_ratio_tern_to_kernel" + key, results.get("tcp_bulk_gbps_tern_to_kernel" + key) / kernel);
-                results.put("tcp_bulk_ratio_kernel_to_tern" + key, results.get("tcp_bulk_gbps_kernel_to_tern" + key) / kernel);
+                ratio("tcp_bulk_ratio_tern_to_kernel" + key, get("tcp_bulk_gbps_tern_to_kernel" + key), kernel);
+                ratio("tcp_bulk_ratio_kernel_to_tern" + key, get("tcp_bulk_gbps_kernel_to_tern" + key), kernel);
             }
             for (String p : List.of("p50", "p99")) {
                 for (String role : List.of("client", "server")) {
-                    results.put("udp_rr_" + p + "_ratio_tern_" + role + key,
-                        results.get("udp_rr_" + p + "_us_tern_" + role + key) / results.get("udp_rr_" + p + "_us_kernel" + suffix));
+                    ratio("udp_rr_" + p + "_ratio_tern_" + role + key, get("udp_rr_" + p + "_us_tern_" + role + key),
+                        get("udp_rr_" + p + "_us_kernel" + suffix));
                 }
             }
+        }
+    }
+
+    private boolean wants(String measurement) {
+        return only.equals("all") || only.startsWith(measurement);
+    }
+
+    private void ratio(String key, double tern, double kernel) {
+        if (Double.isFinite(tern) && Double.isFinite(kernel)) {
+            results.put(key, tern / kernel);
         }
     }
 
@@ -481,6 +506,9 @@ public final class VethBenchmark {
     }
 
     private static void row(StringBuilder table, String format, String offloads, String what, double tern, double kernel) {
+        if (!Double.isFinite(kernel) || !Double.isFinite(tern) && !what.contains("kernel<->kernel")) {
+            return;
+        }
         table.append(String.format(Locale.ROOT, format, offloads, what, number(tern), number(kernel),
             Double.isFinite(tern) && Double.isFinite(kernel) ? String.format(Locale.ROOT, "%.2f", tern / kernel) : ""));
     }
