@@ -219,6 +219,18 @@ public final class Replay implements AutoCloseable {
                         throw failed(action, "read " + read + " bytes, the recorded application read " + length);
                     }
                 }
+                case "udp-echo-all" -> echoAll(udp(action));
+                case "tcp-accept-all" -> {
+                    int conn = action.intOption("conn");
+                    TcpConnection connection;
+                    while ((connection = listener(action).accept()) != null) {
+                        while (tcpConnections.containsKey(conn)) {
+                            conn++;
+                        }
+                        tcpConnections.put(conn, connection);
+                    }
+                }
+                case "tcp-read-all" -> readAll();
                 case "tcp-shutdown" -> tcp(action).shutdownOutput();
                 case "tcp-close" -> tcp(action).close();
                 case "tcp-abort" -> tcp(action).abort();
@@ -227,6 +239,33 @@ public final class Replay implements AutoCloseable {
             }
         } catch (TernSocketException e) {
             throw failed(action, e.getMessage());
+        }
+    }
+
+    /** {@code udp-echo-all}: sends every datagram waiting back to its source; none waiting, or a full ring, is fine. */
+    private void echoAll(UdpSocket socket) {
+        try {
+            int length;
+            while ((length = socket.receive(buffer(), 0, (int) buffer().byteSize())) >= 0) {
+                if (!socket.sendTo(socket.lastSourceAddress(), socket.lastSourcePort(), buffer(), 0, length)) {
+                    return;
+                }
+            }
+        } catch (TernSocketException expected) {
+            // An error the network reported (port unreachable, ...) is the application's business, not the replay's.
+        }
+    }
+
+    /** {@code tcp-read-all}: reads every connection dry; errors the network reported are the application's business. */
+    private void readAll() {
+        for (TcpConnection connection : tcpConnections.values()) {
+            try {
+                while (connection.read(buffer(), 0, (int) buffer().byteSize()) > 0) {
+                    // discard
+                }
+            } catch (TernSocketException expected) {
+                // reset, timed out, or closed by the application: nothing to read
+            }
         }
     }
 

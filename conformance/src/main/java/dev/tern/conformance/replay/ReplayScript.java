@@ -37,13 +37,16 @@ import java.util.Map;
  *       {@code udp-connect sock=N ADDRESS port=P}; {@code udp-send sock=N ADDRESS port=P length=L pattern=S} (to
  *       the connected peer when ADDRESS is 0.0.0.0; the data is {@link #pattern}); {@code udp-echo sock=N} (took the
  *       oldest datagram waiting and sent it back to its source); {@code udp-receive sock=N} (took one and kept it);
+ *       {@code udp-echo-all sock=N} (sent back every datagram waiting, if any: for fuzzing);
  *       {@code udp-join sock=N GROUP [sources=A,B]} (any source, or those only); {@code udp-leave sock=N GROUP};
  *       {@code udp-close sock=N}.</li>
  *   <li>TCP, each listener and connection named by a number: {@code tcp-listen lsn=N port=P};
  *       {@code tcp-accept conn=N lsn=L} (took the oldest established connection); {@code tcp-connect conn=N ADDRESS
  *       port=P local=P}; {@code tcp-write conn=N length=L pattern=S} (all L bytes went into the send ring);
  *       {@code tcp-read conn=N length=L} (took L bytes); {@code tcp-shutdown conn=N} (shutdownOutput);
- *       {@code tcp-close conn=N}; {@code tcp-abort conn=N}; {@code tcp-close-listener lsn=N}.</li>
+ *       {@code tcp-close conn=N}; {@code tcp-abort conn=N}; {@code tcp-close-listener lsn=N}; for fuzzing,
+ *       {@code tcp-accept-all lsn=L conn=N} (took every established connection waiting, numbered from N) and
+ *       {@code tcp-read-all} (read every connection dry; a connection's error is ignored).</li>
  * </ul>
  * New verbs are added in {@link Replay#apply}.
  */

@@ -11,6 +11,7 @@ import dev.tern.ipv4.Ipv4Config;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Runs one fuzz input through a fresh stack and checks the invariants every input must keep:
@@ -51,6 +52,22 @@ final class FuzzStack {
     record Frame(long delayNs, int rxFlags, byte[] bytes) {
     }
 
+    /**
+     * What the application does (sockets to open, data to write; see {@link ReplayScript}): {@code atStart} once the
+     * stack is built, {@code afterEach} at the time of every frame (just after the frame is handled), then
+     * {@code afterFrame.get(i)} at the time of frame i.
+     */
+    record Application(List<String> atStart, List<String> afterEach, Map<Integer, List<String>> afterFrame) {
+        static final Application NONE = new Application(List.of(), List.of());
+
+        Application(List<String> atStart, List<String> afterEach) {
+            this(atStart, afterEach, Map.of());
+        }
+    }
+
+    /** TCP's ISN and key: fixed, so that a finding reproduces (and the same ISN as the recorded captures). */
+    static final ReplayScript.TcpKeys TCP_KEYS = new ReplayScript.TcpKeys(1_000_000_000L, 0x7E57_0001L, 0x7E57_0002L);
+
     private FuzzStack() {
     }
 
@@ -68,6 +85,11 @@ final class FuzzStack {
         return run(frames, true);
     }
 
+    /** {@link #runWithPeerKnown} with an application on the stack's sockets. */
+    static List<CapturedFrame> runWithPeerKnown(List<Frame> frames, Application application) {
+        return run(frames, true, application);
+    }
+
     /** The peer's ARP request for our address: the stack learns the peer from it (RFC 826) and answers. */
     static byte[] peerArpRequest() {
         return dev.tern.stack.testing.Frames.ethernet(dev.tern.ethernet.wire.MacAddress.BROADCAST, PEER_MAC, 0x0806,
@@ -75,6 +97,10 @@ final class FuzzStack {
     }
 
     private static List<CapturedFrame> run(List<Frame> frames, boolean peerKnown) {
+        return run(frames, peerKnown, Application.NONE);
+    }
+
+    private static List<CapturedFrame> run(List<Frame> frames, boolean peerKnown, Application application) {
         final List<CapturedFrame> captured = new ArrayList<>(frames.size() + 1);
         final List<Integer> flagList = new ArrayList<>(frames.size() + 1);
         long atNs = START_NS;
@@ -88,7 +114,22 @@ final class FuzzStack {
             flagList.add(frame.rxFlags());
         }
         final int[] flags = flagList.stream().mapToInt(Integer::intValue).toArray();
-        final ReplayScript script = new ReplayScript(NOWHERE, new ReplayScript.Start(START_NS, ADDRESS, MAC, MTU), List.of());
+        final List<ReplayScript.Action> actions = new ArrayList<>();
+        for (String line : application.atStart()) {
+            actions.add(action(START_NS, line));
+        }
+        long frameAt = START_NS;
+        for (int i = 0; i < frames.size(); i++) {
+            frameAt += frames.get(i).delayNs();
+            for (String line : application.afterEach()) {
+                actions.add(action(frameAt, line));
+            }
+            for (String line : application.afterFrame().getOrDefault(i, List.of())) {
+                actions.add(action(frameAt, line));
+            }
+        }
+        final ReplayScript script = new ReplayScript(NOWHERE, new ReplayScript.Start(START_NS, ADDRESS, MAC, MTU, TCP_KEYS),
+            List.copyOf(actions));
         try (Replay replay = Replay.of(Capture.of(NOWHERE, captured), script,
             stack -> stack.name("fuzz").arp(ARP).ipv4(IPV4), link -> link.rxFlagsPerFrame(flags).batchWindowNs(0))) {
             replay.runUntil(atNs + AFTERMATH_NS);
@@ -116,5 +157,8 @@ final class FuzzStack {
         }
     }
 
-    /** Frames that trigger a bug reported with a reproducer in {@link FindingsTest}. */
+    private static ReplayScript.Action action(long atNs, String line) {
+        return ReplayScript.parse(NOWHERE, List.of("0 start 198.18.0.2/24 mac=02:00:00:00:00:02 mtu=1500", atNs + " " + line))
+            .actions().getFirst();
+    }
 }
