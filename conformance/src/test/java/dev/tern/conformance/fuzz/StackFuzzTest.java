@@ -174,7 +174,7 @@ class StackFuzzTest {
     @FuzzTest(maxDuration = "10m")
     void tcpEstablished(byte[] data) {
         final List<FuzzStack.Frame> frames = new ArrayList<>(establishingFrames());
-        frames.addAll(frames(data, (record, index) -> {
+        final List<FuzzStack.Frame> fuzzed = frames(data, (record, index) -> {
             final byte[] segment = java.util.Arrays.copyOf(record.bytes(), Math.min(record.bytes().length, 65535 - 20));
             if (segment.length >= 12) {
                 final MemorySegment s = MemorySegment.ofArray(segment);
@@ -189,7 +189,13 @@ class StackFuzzTest {
                 fixTransportChecksum(segment, 6, FuzzStack.PEER_IP, FuzzStack.IP);
             }
             return tcpFrame(segment, index + 2);
-        }));
+        });
+        if (!fuzzed.isEmpty()) {
+            // At least 1 us after the handshake's ACK, so the application has accepted the connection and written.
+            final FuzzStack.Frame first = fuzzed.getFirst();
+            fuzzed.set(0, new FuzzStack.Frame(Math.max(first.delayNs(), 1_000), first.rxFlags(), first.bytes()));
+        }
+        frames.addAll(fuzzed);
         FuzzStack.runWithPeerKnown(frames, ESTABLISHED_APPLICATION);
     }
 
