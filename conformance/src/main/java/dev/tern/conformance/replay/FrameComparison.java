@@ -20,9 +20,16 @@ import java.util.Map;
  *       values (Linux), so a recorded value is not an answer we can demand. What we do demand instead: the replayed
  *       values are a <em>consistent renaming</em> of the recorded ones (fragments of one datagram share one value,
  *       different datagrams get different values), and every replayed IPv4 header checksum is valid.</li>
+ *   <li><b>TCP timestamp value</b> (TSval, RFC 7323), and with it the TCP checksum: TSval is a reading of the
+ *       sender's millisecond clock (plus a per-connection offset, which a replay with the recording's TCP key
+ *       reproduces). A replay answers at the kernel's capture timestamps, a little before the recorded stack saw
+ *       the frames, so its clock may read a few milliseconds earlier. What we demand: each replayed TSval within the
+ *       time tolerance of the recorded one (both are milliseconds), and every replayed TCP checksum valid. TSecr,
+ *       the kernel's value echoed, must be identical.</li>
  * </ul>
  * Everything else (MACs, lengths, TTL, flags and offsets, addresses, ICMP type, code, identifier, sequence,
- * checksum and data, ARP fields, Ethernet padding) must be identical, and in the same order.
+ * checksum and data, IGMP records, UDP ports, checksum and data, TCP ports, sequence and acknowledgment numbers,
+ * flags, window, options and data, ARP fields, Ethernet padding) must be identical, and in the same order.
  *
  * <p>Time: each frame must leave within {@link #DEFAULT_TOLERANCE_NS} (100 ms) of when it was recorded, counted from
  * the start of each run, so a timer that fires at the wrong time (an announcement, a reassembly timeout) is caught.
@@ -88,8 +95,21 @@ public final class FrameComparison {
                 continue;
             }
             final boolean ipv4 = expected.get(i).isIpv4() && actual.get(i).isIpv4();
+            final int tsVal = ipv4 ? tcpTimestampValueOffset(expected.get(i)) : -1;
+            final int tcpChecksum = tsVal >= 0 ? ETHERNET_HEADER + (want[ETHERNET_HEADER] & 0x0F) * 4 + 16 : -1;
+            if (tsVal >= 0 && tcpTimestampValueOffset(actual.get(i)) == tsVal) {
+                final long skewMs = (long) actual.get(i).i32(tsVal) - expected.get(i).i32(tsVal);
+                if (toleranceNs != Long.MAX_VALUE && Math.abs((int) skewMs) * 1_000_000L > toleranceNs) {
+                    differences.add(where + ": TCP TSval " + Integer.toUnsignedString(actual.get(i).i32(tsVal)) + ", recorded "
+                        + Integer.toUnsignedString(expected.get(i).i32(tsVal)) + " (more than the time tolerance apart)");
+                }
+                if (!tcpChecksumVerifies(actual.get(i))) {
+                    differences.add(where + ": bad TCP checksum");
+                }
+            }
             for (int b = 0; b < want.length; b++) {
-                if (want[b] != got[b] && !(ipv4 && masked(b))) {
+                final boolean tcpMasked = tsVal >= 0 && (b >= tsVal && b < tsVal + 4 || b == tcpChecksum || b == tcpChecksum + 1);
+                if (want[b] != got[b] && !(ipv4 && masked(b)) && !tcpMasked) {
                     differences.add(where + ": byte " + b + " is 0x" + hex(got[b]) + ", recorded 0x" + hex(want[b])
                         + " (" + describe(expected.get(i), b) + ")");
                     break;
@@ -110,6 +130,48 @@ public final class FrameComparison {
                 }
             }
         }
+    }
+
+    /**
+     * Where the TSval of the TCP timestamp option (kind 8, length 10) starts in {@code frame}, or -1 when the frame is
+     * not a TCP segment with one. Options are walked as RFC 9293 §3.2 lays them out; a malformed list ends the walk.
+     */
+    static int tcpTimestampValueOffset(CapturedFrame frame) {
+        if (frame.ipProtocol() != 6 || frame.isLaterFragment()) {
+            return -1;
+        }
+        final int tcp = ETHERNET_HEADER + (frame.u8(ETHERNET_HEADER) & 0x0F) * 4;
+        if (tcp + 20 > frame.length()) {
+            return -1;
+        }
+        final int end = Math.min(frame.length(), tcp + (frame.u8(tcp + 12) >>> 4) * 4);
+        int at = tcp + 20;
+        while (at < end) {
+            final int kind = frame.u8(at);
+            if (kind == 0) {
+                return -1;
+            }
+            if (kind == 1) {
+                at++;
+                continue;
+            }
+            if (at + 1 >= end || frame.u8(at + 1) < 2) {
+                return -1;
+            }
+            if (kind == 8 && frame.u8(at + 1) == 10 && at + 10 <= end) {
+                return at + 2;
+            }
+            at += frame.u8(at + 1);
+        }
+        return -1;
+    }
+
+    private static boolean tcpChecksumVerifies(CapturedFrame frame) {
+        final int headerLength = (frame.u8(ETHERNET_HEADER) & 0x0F) * 4;
+        final int length = frame.u16(ETHERNET_HEADER + 2) - headerLength;
+        final long sum = InternetChecksum.pseudoHeader(frame.i32(ETHERNET_HEADER + 12), frame.i32(ETHERNET_HEADER + 16), 6, length);
+        return InternetChecksum.verifies(InternetChecksum.add(sum, MemorySegment.ofArray(frame.bytes()),
+            ETHERNET_HEADER + headerLength, length));
     }
 
     private static boolean masked(int offset) {
@@ -140,8 +202,14 @@ public final class FrameComparison {
             if (offset >= ETHERNET_HEADER + totalLength) {
                 return "Ethernet padding";
             }
-            return (frame.ipProtocol() == 1 && !frame.isLaterFragment() ? "ICMP" : "IPv4 payload") + " byte "
-                + (offset - ETHERNET_HEADER - headerLength);
+            final String transport = frame.isLaterFragment() ? "IPv4 payload" : switch (frame.ipProtocol()) {
+                case 1 -> "ICMP";
+                case 2 -> "IGMP";
+                case 6 -> "TCP";
+                case 17 -> "UDP";
+                default -> "IPv4 payload";
+            };
+            return transport + " byte " + (offset - ETHERNET_HEADER - headerLength);
         }
         return "payload byte " + (offset - ETHERNET_HEADER);
     }

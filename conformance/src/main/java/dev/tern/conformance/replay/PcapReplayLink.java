@@ -58,6 +58,7 @@ public final class PcapReplayLink implements Link {
     private final int[] rxFlagsPerFrame;
     private final Clock clock;
     private final List<CapturedFrame> inbound;
+    private final long[] dueNs;
     private final Arena arena = Arena.ofShared();
     private final MemorySegment rxBuffer;
     private final FramePool txPool;
@@ -95,6 +96,7 @@ public final class PcapReplayLink implements Link {
         }
         this.inbound = List.copyOf(kept);
         this.rxFlagsPerFrame = flags;
+        this.dueNs = receiveBatches(inbound, mac, builder.batchWindowNs);
         int largest = 0;
         for (CapturedFrame frame : inbound) {
             largest = Math.max(largest, frame.length());
@@ -107,6 +109,32 @@ public final class PcapReplayLink implements Link {
 
     public static Builder builder() {
         return new Builder();
+    }
+
+    /**
+     * When each frame is handed over: its own timestamp, except that frames of the far side that follow each other
+     * within {@code windowNs}, with no frame of the stack's in between, are handed over together, at the last one's
+     * time. That is how the recorded stack most likely took them from its ring: in one batch, and one batch makes
+     * one output pass (one TCP ACK for a train of segments, where segment-by-segment input makes an ACK each).
+     */
+    private static long[] receiveBatches(List<CapturedFrame> frames, long mac, long windowNs) {
+        final long[] due = new long[frames.size()];
+        int start = 0;
+        for (int i = 0; i <= frames.size(); i++) {
+            final boolean end = i == frames.size();
+            final boolean own = !end && frames.get(i).length() >= 14 && frames.get(i).source() == mac;
+            final boolean gap = !end && i > start && frames.get(i).timestampNs() - frames.get(i - 1).timestampNs() > windowNs;
+            if (end || own || gap) {
+                for (int k = start; k < i; k++) {
+                    due[k] = frames.get(i - 1).timestampNs();
+                }
+                start = own ? i + 1 : i;
+            }
+            if (own) {
+                due[i] = frames.get(i).timestampNs();
+            }
+        }
+        return due;
     }
 
     @Override
@@ -133,7 +161,7 @@ public final class PcapReplayLink implements Link {
     public int receive(FrameHandler handler, int maxFrames) {
         final long nowNs = clock.nanoTime();
         int count = 0;
-        while (count < maxFrames && next < inbound.size() && inbound.get(next).timestampNs() - nowNs <= 0) {
+        while (count < maxFrames && next < inbound.size() && dueNs[next] - nowNs <= 0) {
             final int flags = rxFlagsPerFrame[next];
             final CapturedFrame frame = inbound.get(next++);
             if (frame.length() >= 14 && frame.source() == mac) {
@@ -159,7 +187,7 @@ public final class PcapReplayLink implements Link {
 
     @Override
     public long nextArrivalNs() {
-        return next < inbound.size() ? inbound.get(next).timestampNs() : Long.MAX_VALUE;
+        return next < inbound.size() ? dueNs[next] : Long.MAX_VALUE;
     }
 
     /** True once every frame of the capture has been offered. */
@@ -311,6 +339,7 @@ public final class PcapReplayLink implements Link {
         private int[] rxFlagsPerFrame;
         private Clock clock;
         private List<CapturedFrame> frames;
+        private long batchWindowNs;
 
         public Builder name(String value) {
             this.name = "replay:" + Objects.requireNonNull(value);
@@ -352,6 +381,19 @@ public final class PcapReplayLink implements Link {
         /** The stack's clock; frames before its current time are never delivered. */
         public Builder clock(Clock value) {
             this.clock = Objects.requireNonNull(value);
+            return this;
+        }
+
+        /**
+         * Hands over together the far side's frames that follow each other within {@code windowNs} with no frame of
+         * the stack's in between (at the last one's time), as the recorded stack's receive batches; 0 (the default)
+         * hands each over at its own timestamp.
+         */
+        public Builder batchWindowNs(long windowNs) {
+            if (windowNs < 0) {
+                throw new IllegalArgumentException("batch window must not be negative");
+            }
+            this.batchWindowNs = windowNs;
             return this;
         }
 

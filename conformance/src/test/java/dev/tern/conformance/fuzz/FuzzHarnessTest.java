@@ -93,6 +93,62 @@ class FuzzHarnessTest {
     }
 
     @Test
+    void theUdpApplicationEchoesADatagramToPort7AndThePortUnreachableAnswersPort9() {
+        final byte[] datagram = new byte[8 + 100];
+        final java.lang.foreign.MemorySegment s = java.lang.foreign.MemorySegment.ofArray(datagram);
+        dev.tern.core.memory.BigEndian.u16(s, 0, 5555);
+        dev.tern.core.memory.BigEndian.u16(s, 2, 7);
+        final byte[] closed = datagram.clone();
+        dev.tern.core.memory.BigEndian.u16(java.lang.foreign.MemorySegment.ofArray(closed), 2, 9);
+        final List<CapturedFrame> sent = FuzzStack.runWithPeerKnown(StackFuzzTest.frames(FuzzInput.encode(List.of(
+            new FuzzInput.Record(1, datagram), new FuzzInput.Record(1, closed))), (record, index) -> {
+                final byte[] copy = record.bytes().clone();
+                StackFuzzTest.fixTransportChecksum(copy, 17, FuzzStack.PEER_IP, FuzzStack.IP);
+                return Frames.ethernet(FuzzStack.MAC, FuzzStack.PEER_MAC, 0x0800, Frames.ipv4(FuzzStack.PEER_IP, FuzzStack.IP, 17,
+                    index, 0, 64, copy));
+            }), StackFuzzTest.UDP_APPLICATION);
+        assertEquals(1, sent.stream().filter(f -> f.ipProtocol() == 17).count(), "one echo: " + sent);
+        assertEquals(1, sent.stream().filter(f -> f.icmpType() == 3).count(), "one port unreachable");
+        assertEquals(2, sent.stream().filter(f -> f.ipProtocol() == 2).count(), "the join of 239.1.2.3, reported twice");
+    }
+
+    @Test
+    void theEstablishedHarnessMakesAConnectionAndTernSendsItsData() {
+        final List<CapturedFrame> sent = FuzzStack.runWithPeerKnown(StackFuzzTest.establishingFrames(),
+            StackFuzzTest.ESTABLISHED_APPLICATION);
+        final List<CapturedFrame> tcp = sent.stream().filter(f -> f.ipProtocol() == 6).toList();
+        assertTrue(tcp.size() >= 3, "a SYN-ACK and data: " + tcp);
+        assertEquals(0x12, tcp.getFirst().u8(14 + 20 + 13), "SYN-ACK");
+        assertEquals(FuzzStack.TCP_KEYS.isn(), tcp.getFirst().i32(14 + 20 + 4) & 0xFFFF_FFFFL, "Tern's fixed ISN");
+        final int data = tcp.stream().filter(f -> f.u8(14 + 20 + 13) != 0x12)
+            .mapToInt(f -> f.u16(14 + 2) - 20 - (f.u8(14 + 20 + 12) >>> 4) * 4).max().orElse(0);
+        assertTrue(data > 0, "the application's 3000 bytes go out: " + tcp);
+    }
+
+    /**
+     * The seed made from the kernel's side of {@code tcp-kernel-client.pcap} is a whole connection to the listener
+     * harness: the fuzz stack's fixed ISN is the recording's, so the kernel's ACKs fit and nothing is reset.
+     */
+    @Test
+    void theKernelsRecordedConnectionPlaysThroughTheListenerHarnessWithoutAReset() throws Exception {
+        final byte[] seed = java.nio.file.Files.readAllBytes(java.nio.file.Path.of(java.util.Objects.requireNonNull(
+            FuzzHarnessTest.class.getResource("StackFuzzTestInputs/tcpSegments/seed-tcp-kernel-client-sequence")).toURI()));
+        final List<CapturedFrame> tcp = FuzzStack.runWithPeerKnown(StackFuzzTest.frames(seed, (record, index) -> {
+            final byte[] segment = record.bytes().clone();
+            dev.tern.core.memory.BigEndian.u16(java.lang.foreign.MemorySegment.ofArray(segment), 2, StackFuzzTest.TCP_PORT);
+            StackFuzzTest.fixTransportChecksum(segment, 6, FuzzStack.PEER_IP, FuzzStack.IP);
+            return Frames.ethernet(FuzzStack.MAC, FuzzStack.PEER_MAC, 0x0800, Frames.ipv4(FuzzStack.PEER_IP, FuzzStack.IP, 6,
+                index, 0x4000, 64, segment));
+        }), StackFuzzTest.TCP_APPLICATION).stream().filter(f -> f.ipProtocol() == 6).toList();
+        assertTrue(tcp.stream().anyMatch(f -> f.u8(14 + 20 + 13) == 0x12), "a SYN-ACK: " + tcp);
+        assertTrue(tcp.stream().noneMatch(f -> (f.u8(14 + 20 + 13) & 0x04) != 0), "no reset: " + tcp);
+        final long kernelIsn = dev.tern.core.memory.BigEndian.i32(java.lang.foreign.MemorySegment.ofArray(
+            FuzzInput.parse(seed).records().getFirst().bytes()), 4) & 0xFFFF_FFFFL;
+        assertEquals((kernelIsn + 1 + 4000 + 1) & 0xFFFF_FFFFL, tcp.getLast().i32(14 + 20 + 8) & 0xFFFF_FFFFL,
+            "the 4000 bytes and the FIN acknowledged");
+    }
+
+    @Test
     void theKernelsPingOfTheFuzzStackGetsItsReplyOnceTheStackHasResolvedThePeer() {
         final byte[] arp = Frames.ethernet(dev.tern.ethernet.wire.MacAddress.BROADCAST, FuzzStack.PEER_MAC, 0x0806,
             Frames.arp(1, FuzzStack.PEER_MAC, FuzzStack.PEER_IP, 0, FuzzStack.IP));

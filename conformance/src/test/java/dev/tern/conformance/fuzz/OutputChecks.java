@@ -2,6 +2,7 @@ package dev.tern.conformance.fuzz;
 
 import dev.tern.conformance.replay.CapturedFrame;
 import dev.tern.core.checksum.InternetChecksum;
+import dev.tern.core.memory.BigEndian;
 
 import java.lang.foreign.MemorySegment;
 import java.util.HashMap;
@@ -16,10 +17,16 @@ import java.util.TreeMap;
  * <ul>
  *   <li>Ethernet: from our MAC, 60 to MTU + 14 bytes, ARP or IPv4.</li>
  *   <li>ARP (RFC 826): Ethernet/IPv4 sizes, request or reply, sender is us.</li>
- *   <li>IPv4 (RFC 791): version 4, no options, total length within the frame, valid header checksum, from our
- *       address, to a unicast address that is not ours, TTL above zero; fragments of one datagram fit together.</li>
+ *   <li>IPv4 (RFC 791): version 4, no options (IGMP: exactly the Router Alert option), total length within the
+ *       frame, valid header checksum, from our address, to a unicast address that is not ours (IGMP: to a group),
+ *       TTL above zero; fragments of one datagram fit together.</li>
  *   <li>ICMP (RFC 792, RFC 1122 §3.2.2): valid checksum over the (reassembled) message; an echo reply or an error;
  *       an error is at most 576 bytes, quotes an IPv4 header, and never answers an ICMP error.</li>
+ *   <li>UDP (RFC 768): the length field is the datagram's, the checksum is present and valid, ports are not 0.</li>
+ *   <li>TCP (RFC 9293 §3.1): the data offset within the segment, the checksum valid, our port not 0 (but in a reset
+ *       answering a segment to port 0; the peer's may be 0, as Linux answers such a SYN), no SYN with RST or FIN, no
+ *       data on a RST.</li>
+ *   <li>IGMP (RFC 3376 §4): TTL 1, Router Alert, a valid checksum.</li>
  * </ul>
  */
 final class OutputChecks {
@@ -31,6 +38,8 @@ final class OutputChecks {
     static void check(List<CapturedFrame> sent) {
         final Map<Integer, TreeMap<Integer, byte[]>> fragments = new HashMap<>();
         final Map<Integer, Integer> fragmentedLength = new HashMap<>();
+        final Map<Integer, Integer> protocols = new HashMap<>();
+        final Map<Integer, Integer> destinations = new HashMap<>();
         for (int i = 0; i < sent.size(); i++) {
             final CapturedFrame frame = sent.get(i);
             final String where = "sent frame " + (i + 1) + " " + frame;
@@ -42,22 +51,34 @@ final class OutputChecks {
             }
             require(frame.etherType() == CapturedFrame.ETHERTYPE_IPV4, where, "ARP or IPv4");
             final byte[] b = frame.bytes();
-            require(frame.u8(ETH) == 0x45, where, "IPv4 without options");
+            final int protocol = frame.u8(ETH + 9);
+            require(protocol == 1 || protocol == 2 || protocol == 6 || protocol == 17, where, "ICMP, IGMP, TCP or UDP");
+            final int headerLength = protocol == 2 ? 24 : 20;
+            require(frame.u8(ETH) == 0x40 + headerLength / 4, where, protocol == 2 ? "IGMP with one option" : "IPv4 without options");
             final int total = frame.u16(ETH + 2);
-            require(total >= 20 && ETH + total <= frame.length(), where, "total length within the frame");
-            require(InternetChecksum.verifies(InternetChecksum.add(0, MemorySegment.ofArray(b), ETH, 20)), where, "header checksum");
+            require(total >= headerLength && ETH + total <= frame.length(), where, "total length within the frame");
+            require(InternetChecksum.verifies(InternetChecksum.add(0, MemorySegment.ofArray(b), ETH, headerLength)), where,
+                "header checksum");
             require(frame.i32(ETH + 12) == FuzzStack.IP, where, "from our address");
             final int destination = frame.i32(ETH + 16);
-            require(destination != FuzzStack.IP && destination != 0 && destination != -1 && destination != FuzzStack.BROADCAST_IP
-                && (destination & 0xF000_0000) != 0xE000_0000, where, "to a unicast address not ours");
+            if (protocol == 2) {
+                require((destination & 0xF000_0000) == 0xE000_0000, where, "IGMP to a group");
+            } else {
+                require(destination != FuzzStack.IP && destination != 0 && destination != -1 && destination != FuzzStack.BROADCAST_IP
+                    && (destination & 0xF000_0000) != 0xE000_0000, where, "to a unicast address not ours");
+            }
             require(frame.u8(ETH + 8) > 0, where, "TTL above zero");
-            require(frame.u8(ETH + 9) == 1, where, "ICMP (the only IPv4 payload Tern sends on its own now)");
             final int flagsAndOffset = frame.u16(ETH + 6);
-            final byte[] payload = java.util.Arrays.copyOfRange(b, ETH + 20, ETH + total);
+            final byte[] payload = java.util.Arrays.copyOfRange(b, ETH + headerLength, ETH + total);
             if ((flagsAndOffset & 0x3FFF) == 0) {
-                checkIcmp(payload, where);
+                checkTransport(protocol, payload, destination, where);
+                if (protocol == 2) {
+                    checkIgmpEnvelope(frame, where);
+                }
                 continue;
             }
+            protocols.put(frame.u16(ETH + 4), protocol);
+            destinations.put(frame.u16(ETH + 4), destination);
             final int id = frame.u16(ETH + 4);
             final int offset = (flagsAndOffset & 0x1FFF) * 8;
             require((flagsAndOffset & 0x2000) == 0 || payload.length % 8 == 0, where, "a fragment before the last carries a multiple of 8 bytes");
@@ -77,7 +98,8 @@ final class OutputChecks {
                 next += piece.getValue().length;
             }
             require(next == length, "datagram " + datagram.getKey(), "fragments add up to its length");
-            checkIcmp(whole, "reassembled datagram " + datagram.getKey());
+            checkTransport(protocols.get(datagram.getKey()), whole, destinations.get(datagram.getKey()),
+                "reassembled datagram " + datagram.getKey());
         }
     }
 
@@ -118,6 +140,52 @@ final class OutputChecks {
         final int operation = frame.arpOperation();
         require(operation == 1 || operation == 2, where, "ARP request or reply");
         require(frame.u48(ETH + 8) == FuzzStack.MAC && frame.arpSenderIp() == FuzzStack.IP, where, "ARP sender is us");
+    }
+
+    private static void checkTransport(int protocol, byte[] payload, int destination, String where) {
+        switch (protocol) {
+            case 1 -> checkIcmp(payload, where);
+            case 2 -> require(InternetChecksum.verifies(InternetChecksum.add(0, MemorySegment.ofArray(payload), 0, payload.length)),
+                where, "IGMP checksum");
+            case 6 -> checkTcp(payload, destination, where);
+            default -> checkUdp(payload, destination, where);
+        }
+    }
+
+    private static long pseudoHeaderSum(int destination, int protocol, int length) {
+        return InternetChecksum.pseudoHeader(FuzzStack.IP, destination, protocol, length);
+    }
+
+    private static void checkUdp(byte[] datagram, int destination, String where) {
+        require(datagram.length >= 8, where, "a UDP header");
+        final MemorySegment s = MemorySegment.ofArray(datagram);
+        require(BigEndian.u16(s, 4) == datagram.length, where, "UDP length is the datagram's");
+        require(BigEndian.u16(s, 0) != 0 && BigEndian.u16(s, 2) != 0, where, "UDP ports not 0");
+        require(BigEndian.u16(s, 6) != 0, where, "a UDP checksum (Tern always sends one)");
+        require(InternetChecksum.verifies(InternetChecksum.add(pseudoHeaderSum(destination, 17, datagram.length), s, 0,
+            datagram.length)), where, "UDP checksum");
+    }
+
+    private static void checkTcp(byte[] segment, int destination, String where) {
+        require(segment.length >= 20, where, "a TCP header");
+        final MemorySegment s = MemorySegment.ofArray(segment);
+        final int dataOffset = (BigEndian.u8(s, 12) >>> 4) * 4;
+        require(dataOffset >= 20 && dataOffset <= segment.length, where, "TCP data offset within the segment");
+        final int flags = BigEndian.u8(s, 13);
+        // Port 0 is reserved (RFC 6335 §6), yet Linux answers a SYN from port 0 with a SYN-ACK to it (seen on this
+        // kernel), and a segment to port 0 with a reset from it. So: our port is never 0 but in a reset.
+        require((flags & 0x04) != 0 || BigEndian.u16(s, 0) != 0, where, "our TCP port not 0 but in a reset");
+        require(InternetChecksum.verifies(InternetChecksum.add(pseudoHeaderSum(destination, 6, segment.length), s, 0,
+            segment.length)), where, "TCP checksum");
+        final boolean syn = (flags & 0x02) != 0;
+        require(!(syn && (flags & 0x05) != 0), where, "no SYN with RST or FIN");
+        require((flags & 0x04) == 0 || segment.length == dataOffset, where, "no data on a RST");
+    }
+
+    /** RFC 3376 §4: TTL 1 and the Router Alert option (RFC 2113: 0x94 0x04 0x0000). */
+    private static void checkIgmpEnvelope(CapturedFrame frame, String where) {
+        require(frame.u8(ETH + 8) == 1, where, "IGMP with TTL 1");
+        require(frame.i32(ETH + 20) == 0x9404_0000, where, "IGMP with Router Alert");
     }
 
     private static void checkIcmp(byte[] message, String where) {

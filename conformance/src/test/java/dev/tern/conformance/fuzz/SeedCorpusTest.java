@@ -28,9 +28,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The fuzz harnesses' seed corpora, made from the kernel's frames in the captures in {@code pcaps/}: real ARP,
- * real fragment trains, real echo requests, each rewritten for the fuzz stack's MACs (the addresses are already the
- * same, 198.18.0.1 and .2), plus ICMP errors about the stack's own datagrams, built from Tern's frames in the
- * captures. Written on demand ({@code TERN_RECORD_SEEDS=1}) into
+ * real fragment trains, real echo requests, real UDP datagrams and TCP segments, each rewritten for the fuzz stack's
+ * MACs (the addresses are already the same, 198.18.0.1 and .2), plus ICMP errors about the stack's own datagrams,
+ * built from Tern's frames in the captures. Written on demand ({@code TERN_RECORD_SEEDS=1}) into
  * {@code src/test/resources/dev/tern/conformance/fuzz/StackFuzzTestInputs/<harness>/}, where Jazzer finds them;
  * checked in every build.
  */
@@ -56,11 +56,13 @@ class SeedCorpusTest {
     void writeSeedCorporaFromTheCaptures() throws IOException {
         final Path root = Path.of(System.getProperty("tern.root")).resolve("conformance/src/test/resources").resolve(INPUTS);
         final Map<String, Map<String, byte[]>> corpora = new TreeMap<>();
-        for (String harness : List.of("ethernetFrames", "arpPackets", "ipv4Datagrams", "icmpMessages", "ipv4Fragments")) {
+        for (String harness : List.of("ethernetFrames", "arpPackets", "ipv4Datagrams", "icmpMessages", "ipv4Fragments",
+            "udpDatagrams", "tcpSegments", "tcpEstablished")) {
             corpora.put(harness, new LinkedHashMap<>());
         }
         for (Path pcap : dev.tern.conformance.replay.Pcaps.all()) {
             addSeeds(pcap, corpora);
+            addTransportSeeds(pcap, corpora);
         }
         for (Map.Entry<String, Map<String, byte[]>> corpus : corpora.entrySet()) {
             final Path directory = root.resolve(corpus.getKey());
@@ -172,6 +174,79 @@ class SeedCorpusTest {
                 break;
             }
         }
+    }
+
+    /**
+     * UDP and TCP seeds: the kernel's UDP datagrams (reassembled where fragmented), one at a time and all in order; the
+     * kernel's TCP segments in order, as the listener harness takes them (a whole connection in {@code
+     * tcp-kernel-client}: the fuzz stack's fixed ISN is the recording's, so the kernel's ACKs fit) and, after the
+     * handshake, with sequence and acknowledgment numbers made relative, as the established harness takes them.
+     */
+    private static void addTransportSeeds(Path pcap, Map<String, Map<String, byte[]>> corpora) {
+        final Capture capture = Capture.read(pcap);
+        final ReplayScript script = ReplayScript.read(ReplayScript.besides(pcap));
+        final long ternMac = script.start().mac();
+        final String name = pcap.getFileName().toString().replace(".pcap", "");
+        final List<CapturedFrame> kernel = capture.notSentBy(ternMac);
+
+        final List<FuzzInput.Record> udp = new ArrayList<>();
+        final Map<Integer, List<CapturedFrame>> trains = new LinkedHashMap<>();
+        for (CapturedFrame frame : kernel) {
+            if (frame.ipProtocol() == 17) {
+                trains.computeIfAbsent(frame.u16(ETH + 4), k -> new ArrayList<>()).add(frame);
+            }
+        }
+        for (List<CapturedFrame> train : trains.values()) {
+            final byte[] datagram = reassemble(train);
+            if (datagram != null) {
+                udp.add(new FuzzInput.Record(udp.isEmpty() ? 0 : 1, datagram));
+                corpora.get("udpDatagrams").put(name + "-datagram-" + udp.size(), single(0, datagram));
+            }
+        }
+        if (udp.size() > 1) {
+            corpora.get("udpDatagrams").put(name + "-sequence", FuzzInput.encode(udp));
+        }
+
+        final List<CapturedFrame> segments = kernel.stream().filter(f -> f.ipProtocol() == 6 && !f.isLaterFragment()).toList();
+        if (segments.isEmpty()) {
+            return;
+        }
+        final List<FuzzInput.Record> listener = new ArrayList<>();
+        final List<FuzzInput.Record> established = new ArrayList<>();
+        long previous = script.start().atNs();
+        long kernelIsn = -1;
+        for (CapturedFrame frame : segments) {
+            final byte[] segment = transportBytes(frame);
+            final int delay = FuzzInput.delayCode(frame.timestampNs() - previous);
+            previous = frame.timestampNs();
+            listener.add(new FuzzInput.Record(delay, segment));
+            final MemorySegment s = MemorySegment.ofArray(segment);
+            if ((segment[13] & 0x02) != 0) {
+                kernelIsn = BigEndian.i32(s, 4) & 0xFFFF_FFFFL;
+                continue;
+            }
+            if (kernelIsn >= 0) {
+                final byte[] relative = segment.clone();
+                final MemorySegment r = MemorySegment.ofArray(relative);
+                BigEndian.i32(r, 4, (int) (BigEndian.i32(r, 4) - kernelIsn - 1));
+                BigEndian.i32(r, 8, (int) (BigEndian.i32(r, 8) - FuzzStack.TCP_KEYS.isn() - 1));
+                established.add(new FuzzInput.Record(delay, relative));
+            }
+        }
+        corpora.get("tcpSegments").put(name + "-sequence", FuzzInput.encode(listener));
+        corpora.get("tcpSegments").put(name + "-first", FuzzInput.encode(listener.subList(0, 1)));
+        if (!established.isEmpty()) {
+            corpora.get("tcpEstablished").put(name + "-sequence", FuzzInput.encode(established));
+            for (int i = 0; i < Math.min(3, established.size()); i++) {
+                corpora.get("tcpEstablished").put(name + "-segment-" + i, FuzzInput.encode(List.of(established.get(i))));
+            }
+        }
+    }
+
+    /** The IPv4 payload of one unfragmented frame. */
+    private static byte[] transportBytes(CapturedFrame frame) {
+        final int headerLength = (frame.u8(ETH) & 0x0F) * 4;
+        return Arrays.copyOfRange(frame.bytes(), ETH + headerLength, ETH + frame.u16(ETH + 2));
     }
 
     /** The frame with the capture's Tern MAC replaced by the fuzz stack's, and every other unicast MAC by the peer's. */

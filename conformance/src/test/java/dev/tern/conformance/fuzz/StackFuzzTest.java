@@ -9,9 +9,10 @@ import dev.tern.stack.testing.Frames;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
- * Fuzz harnesses for the layers that exist (Ethernet, ARP, IPv4 with fragments, ICMP), each feeding a fresh
+ * Fuzz harnesses for every input path (Ethernet, ARP, IPv4 with fragments, ICMP, UDP, TCP), each feeding a fresh
  * {@link FuzzStack} a sequence of frames ({@link FuzzInput}) and holding it to the same invariants: nothing escapes
  * the poll loop, {@code stack.internal_errors} stays 0, no buffer leaks, and every frame it sends is well-formed.
  *
@@ -105,6 +106,156 @@ class StackFuzzTest {
             return Frames.ethernet(FuzzStack.MAC, FuzzStack.PEER_MAC, ETHERTYPE_IPV4,
                 Frames.ipv4(source, FuzzStack.IP, protocol, 0x4000 + (select & 0x03), flags | offset, 64, payload));
         }));
+    }
+
+    /** Tern's UDP sockets in {@link #udpDatagrams}: an echo socket on port 7 and a member of 239.1.2.3 on port 5000. */
+    static final FuzzStack.Application UDP_APPLICATION = new FuzzStack.Application(List.of("udp-open sock=1",
+        "udp-bind sock=1 port=7", "udp-open sock=2", "udp-bind sock=2 port=5000", "udp-join sock=2 239.1.2.3"),
+        List.of("udp-echo-all sock=1", "udp-echo-all sock=2"));
+
+    /**
+     * UDP datagrams (RFC 768: header first), in a well-formed IPv4 datagram from the peer to us (option B: to the subnet
+     * broadcast); the UDP length and checksum are fixed unless option A. Tern's application echoes every datagram its
+     * sockets receive (port 7, and port 5000, a member of 239.1.2.3). Reaches the UDP input checks, demultiplexing,
+     * the receive rings, ICMP port unreachable, broadcast delivery, and the echoes' output.
+     */
+    @FuzzTest(maxDuration = "10m")
+    void udpDatagrams(byte[] data) {
+        FuzzStack.runWithPeerKnown(frames(data, (record, index) -> {
+            final boolean broadcast = record.has(FuzzInput.OPTION_B);
+            final int destination = broadcast ? FuzzStack.BROADCAST_IP : FuzzStack.IP;
+            final byte[] datagram = java.util.Arrays.copyOf(record.bytes(), Math.min(record.bytes().length, 65535 - 20));
+            if (!record.has(FuzzInput.OPTION_A)) {
+                fixTransportChecksum(datagram, 17, FuzzStack.PEER_IP, destination);
+            }
+            return Frames.ethernet(broadcast ? MacAddress.BROADCAST : FuzzStack.MAC, FuzzStack.PEER_MAC, ETHERTYPE_IPV4,
+                Frames.ipv4(FuzzStack.PEER_IP, destination, 17, index, 0, 64, datagram));
+        }), UDP_APPLICATION);
+    }
+
+    /** The port Tern's application listens on in the TCP harnesses. */
+    static final int TCP_PORT = 80;
+    /** Tern's TCP application: a listener on port 80 whose connections are accepted and read as data comes. */
+    static final FuzzStack.Application TCP_APPLICATION = new FuzzStack.Application(List.of("tcp-listen lsn=1 port=80"),
+        List.of("tcp-accept-all lsn=1 conn=1", "tcp-read-all"));
+
+    /**
+     * TCP segments (RFC 9293 §3.1: header, options, data) from the peer to Tern's listener on port 80 (option B: to the
+     * port the segment names), checksum fixed unless option A. Reaches LISTEN and SYN-RECEIVED (RFC 9293 §3.10.7.2-3),
+     * SYN cookies, resets for closed ports, option parsing, and whatever connections the fuzzer manages to open.
+     */
+    @FuzzTest(maxDuration = "10m")
+    void tcpSegments(byte[] data) {
+        FuzzStack.runWithPeerKnown(frames(data, (record, index) -> {
+            final byte[] segment = java.util.Arrays.copyOf(record.bytes(), Math.min(record.bytes().length, 65535 - 20));
+            if (!record.has(FuzzInput.OPTION_B) && segment.length >= 4) {
+                BigEndian.u16(MemorySegment.ofArray(segment), 2, TCP_PORT);
+            }
+            if (!record.has(FuzzInput.OPTION_A)) {
+                fixTransportChecksum(segment, 6, FuzzStack.PEER_IP, FuzzStack.IP);
+            }
+            return tcpFrame(segment, index);
+        }), TCP_APPLICATION);
+    }
+
+    /** The peer's port and ISN in {@link #tcpEstablished}; Tern's ISN is {@link FuzzStack#TCP_KEYS}' fixed one. */
+    static final int PEER_PORT = 40000;
+    static final long PEER_ISN = 3_000_000_000L;
+
+    /**
+     * TCP segments to a connection in ESTABLISHED: the harness first makes one (the peer's SYN with MSS, SACK
+     * permitted, timestamps and window scale, Tern's SYN-ACK, the peer's ACK); Tern's application accepts it and
+     * writes 3000 bytes, so that data is in flight. Each record is a TCP header (options, data) whose sequence and
+     * acknowledgment numbers count from the connection's: the harness adds the peer's ISN + 1 and Tern's ISN + 1, puts
+     * in the connection's ports (option B: keeps the record's) and fixes the checksum (unless option A). Reaches
+     * segment acceptance (RFC 9293 §3.10.7.4, RFC 5961), RST and SYN handling, ACK processing, fast retransmit and
+     * recovery, the reassembly queue, window updates, PAWS, FIN and the closing states, urgent data.
+     */
+    @FuzzTest(maxDuration = "10m")
+    void tcpEstablished(byte[] data) {
+        final List<FuzzStack.Frame> frames = new ArrayList<>(establishingFrames());
+        final List<FuzzStack.Frame> fuzzed = frames(data, (record, index) -> {
+            final byte[] segment = java.util.Arrays.copyOf(record.bytes(), Math.min(record.bytes().length, 65535 - 20));
+            if (segment.length >= 12) {
+                final MemorySegment s = MemorySegment.ofArray(segment);
+                if (!record.has(FuzzInput.OPTION_B)) {
+                    BigEndian.u16(s, 0, PEER_PORT);
+                    BigEndian.u16(s, 2, TCP_PORT);
+                }
+                BigEndian.i32(s, 4, (int) (BigEndian.i32(s, 4) + PEER_ISN + 1));
+                BigEndian.i32(s, 8, (int) (BigEndian.i32(s, 8) + FuzzStack.TCP_KEYS.isn() + 1));
+            }
+            if (!record.has(FuzzInput.OPTION_A)) {
+                fixTransportChecksum(segment, 6, FuzzStack.PEER_IP, FuzzStack.IP);
+            }
+            return tcpFrame(segment, index + 2);
+        });
+        if (!fuzzed.isEmpty()) {
+            // At least 1 us after the handshake's ACK, so the application has accepted the connection and written.
+            final FuzzStack.Frame first = fuzzed.getFirst();
+            fuzzed.set(0, new FuzzStack.Frame(Math.max(first.delayNs(), 1_000), first.rxFlags(), first.bytes()));
+        }
+        frames.addAll(fuzzed);
+        FuzzStack.runWithPeerKnown(frames, ESTABLISHED_APPLICATION);
+    }
+
+    /** Accepts the harness's connection (after its ACK, frame 1) and writes 3000 bytes to it; reads as data comes. */
+    static final FuzzStack.Application ESTABLISHED_APPLICATION = new FuzzStack.Application(
+        List.of("tcp-listen lsn=1 port=80"),
+        List.of("tcp-accept-all lsn=1 conn=1", "tcp-read-all"),
+        Map.of(1, List.of("tcp-write conn=1 length=3000 pattern=1")));
+
+    /** The peer's SYN (MSS 1460, SACK permitted, timestamps, window scale 7) and, 1 ms later, its ACK of Tern's SYN-ACK. */
+    static List<FuzzStack.Frame> establishingFrames() {
+        final byte[] options = {2, 4, 0x05, (byte) 0xB4, 4, 2, 8, 10, 0, 0, 0x03, (byte) 0xE8, 0, 0, 0, 0, 1, 3, 3, 7};
+        final byte[] syn = tcpSegment(PEER_PORT, TCP_PORT, PEER_ISN, 0, 0x02, 64240, options, new byte[0]);
+        final byte[] ackOptions = {1, 1, 8, 10, 0, 0, 0x03, (byte) 0xE9, 0, 0, 0, 0};
+        final byte[] ack = tcpSegment(PEER_PORT, TCP_PORT, PEER_ISN + 1, FuzzStack.TCP_KEYS.isn() + 1, 0x10, 502, ackOptions,
+            new byte[0]);
+        return List.of(new FuzzStack.Frame(1_000_000, 0, tcpFrame(syn, 0)), new FuzzStack.Frame(1_000_000, 0, tcpFrame(ack, 1)));
+    }
+
+    /** A TCP segment with a correct checksum from the peer to us. */
+    static byte[] tcpSegment(int sourcePort, int destinationPort, long seq, long ack, int flags, int window, byte[] options,
+                             byte[] payload) {
+        final byte[] segment = new byte[20 + options.length + payload.length];
+        final MemorySegment s = MemorySegment.ofArray(segment);
+        BigEndian.u16(s, 0, sourcePort);
+        BigEndian.u16(s, 2, destinationPort);
+        BigEndian.i32(s, 4, (int) seq);
+        BigEndian.i32(s, 8, (int) ack);
+        BigEndian.u8(s, 12, ((20 + options.length) / 4) << 4);
+        BigEndian.u8(s, 13, flags);
+        BigEndian.u16(s, 14, window);
+        System.arraycopy(options, 0, segment, 20, options.length);
+        System.arraycopy(payload, 0, segment, 20 + options.length, payload.length);
+        fixTransportChecksum(segment, 6, FuzzStack.PEER_IP, FuzzStack.IP);
+        return segment;
+    }
+
+    private static byte[] tcpFrame(byte[] segment, int index) {
+        return Frames.ethernet(FuzzStack.MAC, FuzzStack.PEER_MAC, ETHERTYPE_IPV4,
+            Frames.ipv4(FuzzStack.PEER_IP, FuzzStack.IP, 6, index, 0x4000, 64, segment));
+    }
+
+    /**
+     * Writes a correct checksum into a UDP datagram or TCP segment (for UDP also the length field), where the header
+     * is long enough to hold one.
+     */
+    static void fixTransportChecksum(byte[] transport, int protocol, int source, int destination) {
+        final int field = protocol == 17 ? 6 : 16;
+        if (transport.length < field + 2) {
+            return;
+        }
+        final MemorySegment s = MemorySegment.ofArray(transport);
+        if (protocol == 17) {
+            BigEndian.u16(s, 4, transport.length);
+        }
+        BigEndian.u16(s, field, 0);
+        final long sum = InternetChecksum.add(InternetChecksum.pseudoHeader(source, destination, protocol, transport.length), s, 0,
+            transport.length);
+        final int checksum = InternetChecksum.finish(sum);
+        BigEndian.u16(s, field, protocol == 17 && checksum == 0 ? 0xFFFF : checksum);
     }
 
     /** Turns one record into a whole Ethernet frame. */

@@ -5,6 +5,7 @@ import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.conformance.replay.Capture;
 import dev.tern.conformance.replay.CapturedFrame;
 import dev.tern.conformance.replay.ReplayScript;
+import dev.tern.core.net.Ipv4Address;
 import dev.tern.stack.testing.Frames;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
@@ -13,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -110,15 +112,191 @@ class CaptureRecordingTest {
         return new byte[][] {first, middle};
     }
 
+    /** Tern's application sends UDP to the kernel's echo server (100 bytes, then 3000 in 3 fragments) and to a closed port. */
+    @Test
+    void recordUdpEchoTernClient() throws Exception {
+        recordWithApplication("udp-echo-tern-client", (rig, app) -> {
+            rig.kernel().startPeerPyPolling(rig, "udp-echo", "7", "20");
+            app.udpOpen(1);
+            app.udpConnect(1, PEER_IPV4, 7);
+            app.udpSend(1, 0, 0, 100, 1);
+            assertEquals(100, app.udpReceive(1));
+            app.udpSend(1, 0, 0, 3000, 2);
+            assertEquals(3000, app.udpReceive(1));
+            app.udpOpen(2);
+            app.udpConnect(2, PEER_IPV4, 9);
+            app.udpSend(2, 0, 0, 50, 3);
+            assertTrue(rig.pollUntil(() -> rig.counter("udp.rx.icmp_errors") == 1, Duration.ofSeconds(2)), "port unreachable");
+            app.udpClose(1);
+            app.udpClose(2);
+        }, capture -> {
+            assertEquals(1 + 3 + 1, udpFrom(capture, TERN_IPV4).size(), "100 bytes, 3000 in 3 fragments, 50 to port 9");
+            assertEquals(1 + 3, udpFrom(capture, PEER_IPV4).size(), "the echoes");
+            assertEquals(1, capture.frames().stream().filter(f -> f.icmpType() == 3).count(), "the kernel's port unreachable");
+        });
+    }
+
+    /** The kernel's UDP client sends to Tern's echo socket (100 bytes, then 3000 in 3 fragments), then to a closed port. */
+    @Test
+    void recordUdpEchoKernelClient() throws Exception {
+        recordWithApplication("udp-echo-kernel-client", (rig, app) -> {
+            app.udpOpen(1);
+            app.udpBind(1, 7);
+            final BackgroundCommand client = rig.kernel().launchPeerPy("udp-client", NetnsHarness.TERN_ADDRESS, "7", "3", "100", "3000");
+            assertEquals(100, app.udpEcho(1));
+            assertEquals(3000, app.udpEcho(1));
+            rig.pollUntil(() -> !client.isAlive(), Duration.ofSeconds(5));
+            assertEquals(List.of("100 ok", "3000 ok"), client.stdout().lines().toList());
+            final BackgroundCommand refused = rig.kernel().launchPeerPy("udp-client", NetnsHarness.TERN_ADDRESS, "9", "2", "50");
+            rig.pollUntil(() -> !refused.isAlive(), Duration.ofSeconds(5));
+            assertEquals(List.of("50 refused"), refused.stdout().lines().toList());
+            app.udpClose(1);
+        }, capture -> {
+            assertEquals(1 + 3 + 1, udpFrom(capture, PEER_IPV4).size(), "100 bytes, 3000 in 3 fragments, 50 to port 9");
+            assertEquals(1 + 3, udpFrom(capture, TERN_IPV4).size(), "the echoes");
+            assertEquals(1, capture.frames().stream().filter(f -> f.icmpType() == 3).count(), "Tern's port unreachable");
+        });
+    }
+
+    /**
+     * IGMPv3: Tern joins 239.1.2.3 for any source and 232.1.2.3 for 198.18.0.1 only, receives the kernel's datagrams to
+     * each, leaves 239.1.2.3 (a later datagram to it is not received) and closes the socket (which leaves 232.1.2.3);
+     * each state change is reported twice.
+     */
+    @Test
+    void recordIgmpJoinAndLeave() throws Exception {
+        recordWithApplication("igmp-join-leave", (rig, app) -> {
+            final int anySource = Ipv4Address.parse("239.1.2.3");
+            final int sourceSpecific = Ipv4Address.parse("232.1.2.3");
+            app.udpOpen(1);
+            app.udpBind(1, 5000);
+            app.udpJoin(1, anySource);
+            awaitReports(rig, 2);
+            kernelSends(rig, "239.1.2.3", 2, "any");
+            assertEquals("any-0".length(), app.udpReceive(1));
+            assertEquals("any-1".length(), app.udpReceive(1));
+            app.udpJoin(1, sourceSpecific, PEER_IPV4);
+            awaitReports(rig, 4);
+            kernelSends(rig, "232.1.2.3", 1, "ssm");
+            assertEquals("ssm-0".length(), app.udpReceive(1));
+            app.udpLeave(1, anySource);
+            awaitReports(rig, 6);
+            kernelSends(rig, "239.1.2.3", 1, "late");
+            rig.pollFor(Duration.ofMillis(100));
+            app.udpClose(1);
+            awaitReports(rig, 8);
+        }, capture -> {
+            final List<IgmpV3Report> reports = capture.frames().stream().filter(IgmpV3Report::is).map(IgmpV3Report::parse).toList();
+            assertEquals(8, reports.size(), "four state changes, each reported twice: " + reports);
+            assertEquals(4, udpFrom(capture, PEER_IPV4).size(), "the kernel's datagrams");
+        });
+    }
+
+    /** TCP, Tern connects: handshake, 4000 bytes to the kernel, Tern's FIN, 3000 bytes back, the kernel's FIN. */
+    @Test
+    void recordTcpTernClient() throws Exception {
+        recordWithApplication("tcp-tern-client", (rig, app) -> {
+            final BackgroundCommand sink = rig.kernel().startPeerPyPolling(rig, "tcp-sink", "5001", "20", "3000");
+            app.tcpConnect(1, PEER_IPV4, 5001, 40000);
+            app.tcpWrite(1, 4000, 1);
+            rig.pollFor(Duration.ofMillis(100));
+            app.tcpShutdown(1);
+            assertEquals(3000, app.tcpReadToEnd(1));
+            rig.pollUntil(() -> !sink.isAlive(), Duration.ofSeconds(5));
+            app.tcpClose(1);
+            assertTrue(KernelPeer.line(sink.stdout(), "received").startsWith("received 4000 "), sink.stdout());
+        }, capture -> assertTcpExchange(capture, 4000, 3000));
+    }
+
+    /** TCP, the kernel connects: handshake, 4000 bytes to Tern, the kernel's FIN, 3000 bytes back, Tern's FIN. */
+    @Test
+    void recordTcpKernelClient() throws Exception {
+        recordWithApplication("tcp-kernel-client", (rig, app) -> {
+            app.tcpListen(1, 5001);
+            final BackgroundCommand source = rig.kernel().launchPeerPy("tcp-source", NetnsHarness.TERN_ADDRESS, "5001", "4000", "20");
+            app.tcpAccept(1, 1);
+            assertEquals(4000, app.tcpReadToEnd(1));
+            app.tcpWrite(1, 3000, 2);
+            app.tcpShutdown(1);
+            rig.pollUntil(() -> !source.isAlive() && app.connection(1).isEnded(), Duration.ofSeconds(5));
+            app.tcpClose(1);
+            app.tcpCloseListener(1);
+            assertTrue(KernelPeer.line(source.stdout(), "received").startsWith("received 3000 "), source.stdout());
+        }, capture -> assertTcpExchange(capture, 3000, 4000));
+    }
+
+    private static void kernelSends(VethRig rig, String group, int count, String text) {
+        final BackgroundCommand sender = rig.kernel().launchPeerPy("udp-send", NetnsHarness.PEER_ADDRESS, group, "5000",
+            Integer.toString(count), "0.02", text);
+        rig.pollUntil(() -> !sender.isAlive(), Duration.ofSeconds(5));
+        assertEquals("sent " + count, sender.stdout().strip(), sender.stderr());
+    }
+
+    private static void awaitReports(VethRig rig, int total) {
+        assertTrue(rig.pollUntil(() -> rig.counter("igmp.tx.reports_v3") >= total, Duration.ofSeconds(2)), total + " reports");
+    }
+
+    private static List<CapturedFrame> udpFrom(Capture capture, int source) {
+        return capture.frames().stream().filter(f -> f.ipProtocol() == 17 && f.i32(14 + 12) == source).toList();
+    }
+
+    /** One connection: a SYN each way, a FIN each way, no reset, {@code ternData} and {@code kernelData} bytes. */
+    private static void assertTcpExchange(Capture capture, int ternData, int kernelData) {
+        final List<TcpFrame> segments = capture.frames().stream().filter(TcpFrame::is).map(TcpFrame::parse).toList();
+        final List<TcpFrame> tern = segments.stream().filter(s -> s.source() == TERN_IPV4).toList();
+        final List<TcpFrame> kernel = segments.stream().filter(s -> s.source() == PEER_IPV4).toList();
+        assertEquals(1, tern.stream().filter(s -> s.has(TcpFrame.SYN)).count());
+        assertEquals(1, kernel.stream().filter(s -> s.has(TcpFrame.SYN)).count());
+        assertEquals(1, tern.stream().filter(s -> s.has(TcpFrame.FIN)).count());
+        assertEquals(1, kernel.stream().filter(s -> s.has(TcpFrame.FIN)).count());
+        assertEquals(0, segments.stream().filter(s -> s.has(TcpFrame.RST)).count());
+        assertEquals(ternData, tern.stream().mapToInt(TcpFrame::dataLength).sum(), "no retransmission: " + segments);
+        assertEquals(kernelData, kernel.stream().mapToInt(TcpFrame::dataLength).sum());
+    }
+
     interface Exchange {
         void run(VethRig rig) throws Exception;
+    }
+
+    interface ApplicationExchange {
+        void run(VethRig rig, RecordedApplication application) throws Exception;
     }
 
     interface ExpectedFrames {
         int count(Capture capture);
     }
 
+    interface CaptureCheck {
+        void check(Capture capture);
+    }
+
     private static void record(String name, VethSetup setup, Exchange exchange, ExpectedFrames expected) throws Exception {
+        recordExchange(name, setup, rig -> {
+            rig.startTern();
+            exchange.run(rig);
+        }, capture -> assertEquals(expected.count(capture), capture.frames().size(), "frames caught for " + name + ": "
+            + capture.frames()));
+    }
+
+    /**
+     * Records an exchange made by Tern's application ({@link RecordedApplication}), on a stack the recording thread
+     * owns and polls, on the capture's clock, with TCP's ISN and key fixed ({@link VethRig#startTernHereForReplay}).
+     */
+    private static void recordWithApplication(String name, ApplicationExchange exchange, CaptureCheck check) throws Exception {
+        recordExchange(name, VethSetup.DEFAULT, rig -> {
+            rig.startTernHereForReplay();
+            rig.pollFor(Duration.ofMillis(10)); // the first announcement leaves now, not when the exchange first polls
+            try (RecordedApplication application = new RecordedApplication(rig)) {
+                exchange.run(rig, application);
+            }
+        }, check);
+    }
+
+    /**
+     * Runs {@code exchange} (which starts Tern) with tcpdump on the kernel's end, lets Tern live at least
+     * {@link #LIFETIME_NS}, checks the capture and replaces {@code NAME.pcap} and {@code NAME.actions}.
+     */
+    private static void recordExchange(String name, VethSetup setup, Exchange exchange, CaptureCheck check) throws Exception {
         final Path directory = pcapsDirectory();
         Files.createDirectories(directory);
         final Path temporary = Files.createTempFile("tern-capture", ".pcap");
@@ -126,14 +304,17 @@ class CaptureRecordingTest {
         try (VethRig rig = VethRig.create(setup)) {
             final BackgroundCommand tcpdump = rig.kernel().tcpdump(temporary, MAX_FRAMES);
             final long started = System.nanoTime();
-            rig.startTern();
             exchange.run(rig);
-            sleepUntil(started + LIFETIME_NS);
+            if (rig.ownedByThisThread()) {
+                rig.pollUntil(() -> System.nanoTime() - (started + LIFETIME_NS) >= 0, Duration.ofNanos(LIFETIME_NS));
+            } else {
+                sleepUntil(started + LIFETIME_NS);
+            }
             KernelPeer.stopCapture(tcpdump, temporary, MAX_FRAMES);
             actions.addAll(rig.actions());
             final Capture capture = Capture.read(temporary);
             final List<CapturedFrame> frames = capture.frames();
-            assertEquals(expected.count(capture), frames.size(), "frames caught for " + name + ": " + frames);
+            check.check(capture);
             assertTrue(frames.getFirst().source() == rig.ternMac() && frames.getFirst().isArp(),
                 "the capture starts with Tern's first announcement");
             assertTrue(Files.size(temporary) < 100_000, name + " is small");

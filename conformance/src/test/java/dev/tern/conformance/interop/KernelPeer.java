@@ -152,19 +152,60 @@ final class KernelPeer {
     }
 
     private static Path helperScript() {
+        return resource("rawip.py");
+    }
+
+    private static Path resource(String name) {
         try {
-            return Path.of(Objects.requireNonNull(KernelPeer.class.getResource("rawip.py"), "rawip.py on the test class path").toURI());
+            return Path.of(Objects.requireNonNull(KernelPeer.class.getResource(name), name + " on the test class path").toURI());
         } catch (URISyntaxException e) {
             throw new IllegalStateException(e);
         }
     }
 
+    private static List<String> peerPy(String... arguments) {
+        final List<String> command = new ArrayList<>(List.of(ExternalTools.require("python3", "python3").toString(),
+            resource("peer.py").toString()));
+        command.addAll(List.of(arguments));
+        return command;
+    }
+
     /**
-     * Starts {@code tcpdump} on the peer's end, writing at most {@code maxPackets} whole frames to {@code file} with
-     * nanosecond timestamps; returns once it listens. Immediate mode: without it libpcap's TPACKET_V3 ring hands
-     * frames over only when a block times out, and frames still in the ring when tcpdump is stopped are lost. Stop
-     * it with {@link #stopCapture} (or the harness does when it closes).
+     * Runs {@code peer.py ARGS} (the kernel's UDP/TCP side, see the script) in the peer namespace and waits for it,
+     * at most {@code timeout}.
      */
+    CommandResult runPeerPy(Duration timeout, String... arguments) {
+        return net.peerExec(timeout, peerPy(arguments).toArray(String[]::new));
+    }
+
+    /** Starts {@code peer.py ARGS} in the peer namespace and returns once it printed "ready" (bound, listening). */
+    BackgroundCommand startPeerPy(String... arguments) {
+        return net.startInPeer(peerPy(arguments).toArray(String[]::new)).awaitOutput("ready", Duration.ofSeconds(10));
+    }
+
+    /**
+     * Starts {@code peer.py ARGS} in the peer namespace and, polling the stack this thread owns meanwhile, returns once
+     * it printed "ready" (a stack that is not polled would delay its own frames: its announcement, its answers).
+     */
+    BackgroundCommand startPeerPyPolling(VethRig rig, String... arguments) {
+        final BackgroundCommand command = launchPeerPy(arguments);
+        if (!rig.pollUntil(() -> command.stdout().contains("ready") || !command.isAlive(), Duration.ofSeconds(10))
+            || !command.stdout().contains("ready")) {
+            throw new AssertionError("peer.py " + String.join(" ", arguments) + " did not get ready: " + command.stdout() + command.stderr());
+        }
+        return command;
+    }
+
+    /** The first line of {@code output} that starts with {@code word}, or "" when none does. */
+    static String line(String output, String word) {
+        return output.lines().filter(l -> l.equals(word) || l.startsWith(word + " ")).findFirst().orElse("");
+    }
+
+    /** Starts {@code peer.py ARGS} in the peer namespace (a client that needs no time to get ready). */
+    BackgroundCommand launchPeerPy(String... arguments) {
+        return net.startInPeer(peerPy(arguments).toArray(String[]::new));
+    }
+
     /**
      * Stops a {@link #tcpdump} once its file holds {@code frames} frames (or after 2 s), with SIGTERM so it flushes.
      */
@@ -189,6 +230,12 @@ final class KernelPeer {
         }
     }
 
+    /**
+     * Starts {@code tcpdump} on the peer's end, writing at most {@code maxPackets} whole frames to {@code file} with
+     * nanosecond timestamps; returns once it listens. Immediate mode: without it libpcap's TPACKET_V3 ring hands
+     * frames over only when a block times out, and frames still in the ring when tcpdump is stopped are lost. Stop
+     * it with {@link #stopCapture} (or the harness does when it closes).
+     */
     BackgroundCommand tcpdump(Path file, int maxPackets) {
         final String tcpdump = ExternalTools.require("tcpdump", "tcpdump").toString();
         return net.startInPeer(tcpdump, "-i", NetnsHarness.PEER_INTERFACE, "-n", "-s", "0", "-U", "--immediate-mode", "-Z", "root",

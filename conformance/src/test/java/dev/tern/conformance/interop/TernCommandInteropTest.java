@@ -3,24 +3,35 @@ package dev.tern.conformance.interop;
 import dev.tern.afpacket.netns.BackgroundCommand;
 import dev.tern.afpacket.netns.CommandResult;
 import dev.tern.afpacket.netns.NetnsHarness;
+import dev.tern.core.testing.ExternalTools;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.SplittableRandom;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The {@code tern} command as a user runs it, in its own JVM inside the Tern namespace, against the kernel: the
- * same checks as the hand-run smoke test ({@code ip netns exec NS ./tern ping -s 8000 --link afpacket:IFACE ...}
- * and the kernel's {@code ping -s 8000} of {@code tern serve}).
+ * same checks as the hand-run smoke tests ({@code ip netns exec NS ./tern ping -s 8000 --link afpacket:IFACE ...},
+ * the kernel's {@code ping -s 8000} of {@code tern serve}), and the kernel's ordinary clients of Tern's services:
+ * curl and wget fetching a file from {@code tern serve --http} (byte-identical, by SHA-256), a UDP client of
+ * {@code --udp-echo}, a TCP client of {@code --echo}; {@code tern nc} sending a file to a kernel TCP server, and
+ * {@code tern nc -u -l --join} receiving a kernel's multicast after its IGMP report.
  */
 class TernCommandInteropTest {
     private static final Pattern REPLY = Pattern.compile("^8008 bytes from 198\\.18\\.0\\.1: icmp_seq=(\\d+) ttl=64 time=", Pattern.MULTILINE);
@@ -62,6 +73,144 @@ class TernCommandInteropTest {
         }
         assertEquals(List.of(1, 2, 3), sequences, output);
         assertTrue(!output.contains("wrong data") && !output.contains("DUP"), output);
+    }
+
+    /** Starts {@code tern serve ARGS --link afpacket:tern0 --ip 198.18.0.2/24} and returns once it serves. */
+    private BackgroundCommand serve(Path counters, String... arguments) {
+        final List<String> command = new ArrayList<>(List.of("serve"));
+        command.addAll(List.of(arguments));
+        command.addAll(List.of("--link", "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip", VethRig.TERN_CIDR));
+        return rig.net().startInTern(tern(counters, command.toArray(String[]::new)).toArray(String[]::new))
+            .awaitOutput("answering ARP and ping", Duration.ofSeconds(30));
+    }
+
+    private static void assertStoppedCleanly(BackgroundCommand command) {
+        final int status = command.stop();
+        assertTrue(status == 0 || status == 128 + 15, "ends on SIGTERM (by its shutdown hook): " + status + command.stderr());
+        assertTrue(!command.stderr().contains("Exception"), command.stderr());
+    }
+
+    static Stream<VethSetup> setups() {
+        return VethSetup.offloadsOffAndOn();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("setups")
+    void curlFetchesAFileFromTernServeHttpByteIdentical(VethSetup setup, @TempDir Path counters, @TempDir Path files)
+        throws Exception {
+        rig = VethRig.create(setup);
+        final byte[] content = new byte[5_000_000];
+        new SplittableRandom(5).nextBytes(content);
+        Files.write(files.resolve("five-megabytes.bin"), content);
+        final BackgroundCommand serve = serve(counters, "--http", "8080", files.toString());
+        final Path fetched = files.resolve("fetched-by-curl");
+
+        final CommandResult curl = rig.net().peerExec(Duration.ofSeconds(40), ExternalTools.require("curl", "curl").toString(),
+            "-sS", "--max-time", "30", "-o", fetched.toString(), "-w", "%{http_code} %{size_download}",
+            "http://" + NetnsHarness.TERN_ADDRESS + ":8080/five-megabytes.bin");
+
+        assertEquals(0, curl.exitCode(), curl.stdout() + curl.stderr());
+        assertEquals("200 5000000", curl.stdout().strip());
+        assertEquals(sha256(content), sha256(Files.readAllBytes(fetched)), "byte-identical");
+        final CommandResult missing = rig.net().peerExec(Duration.ofSeconds(20), "curl", "-sS", "--max-time", "10", "-o",
+            "/dev/null", "-w", "%{http_code}", "http://" + NetnsHarness.TERN_ADDRESS + ":8080/no-such-file");
+        assertEquals("404", missing.stdout().strip(), missing.stderr());
+        assertStoppedCleanly(serve);
+    }
+
+    @Test
+    void wgetFetchesAFileFromTernServeHttpByteIdentical(@TempDir Path counters, @TempDir Path files) throws Exception {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        final byte[] content = new byte[3_000_000];
+        new SplittableRandom(6).nextBytes(content);
+        Files.write(files.resolve("three-megabytes.bin"), content);
+        final BackgroundCommand serve = serve(counters, "--http", "8080", files.toString());
+        final Path fetched = files.resolve("fetched-by-wget");
+
+        final CommandResult wget = rig.net().peerExec(Duration.ofSeconds(40), ExternalTools.require("wget", "wget").toString(),
+            "-q", "-T", "30", "-t", "1", "-O", fetched.toString(), "http://" + NetnsHarness.TERN_ADDRESS + ":8080/three-megabytes.bin");
+
+        assertEquals(0, wget.exitCode(), wget.stdout() + wget.stderr());
+        assertEquals(sha256(content), sha256(Files.readAllBytes(fetched)), "byte-identical");
+        assertStoppedCleanly(serve);
+    }
+
+    @Test
+    void kernelsUdpClientGetsItsDatagramsBackFromTernServeUdpEcho(@TempDir Path counters) {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        final BackgroundCommand serve = serve(counters, "--udp-echo", "7");
+        final List<String> arguments = new ArrayList<>(List.of("udp-client", NetnsHarness.TERN_ADDRESS, "7", "3"));
+        IntStream.of(UdpInteropTest.SIZES).forEach(size -> arguments.add(Integer.toString(size)));
+
+        final CommandResult client = rig.kernel().runPeerPy(Duration.ofSeconds(30), arguments.toArray(String[]::new));
+
+        assertEquals(IntStream.of(UdpInteropTest.SIZES).mapToObj(size -> size + " ok").toList(), client.stdout().lines().toList(),
+            client.stderr());
+        assertStoppedCleanly(serve);
+    }
+
+    @Test
+    void kernelsTcpClientGetsItsBytesBackFromTernServeEcho(@TempDir Path counters) {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        final BackgroundCommand serve = serve(counters, "--echo", "7007");
+
+        final CommandResult client = rig.kernel().runPeerPy(Duration.ofSeconds(40), "tcp-source", NetnsHarness.TERN_ADDRESS,
+            "7007", Integer.toString(20 << 20), "30");
+
+        final String sent = KernelPeer.line(client.stdout(), "sent");
+        assertTrue(sent.startsWith("sent " + (20 << 20) + " "), client.stdout() + client.stderr());
+        assertEquals(sent.replace("sent", "received"), KernelPeer.line(client.stdout(), "received"), "20 MiB echoed intact");
+        assertStoppedCleanly(serve);
+    }
+
+    @Test
+    void ternNcSendsAFileToAKernelTcpServerAndExitsWhenTheServerCloses(@TempDir Path counters, @TempDir Path files)
+        throws Exception {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        final byte[] content = new byte[2_000_000];
+        new SplittableRandom(7).nextBytes(content);
+        final Path input = Files.write(files.resolve("input.bin"), content);
+        final BackgroundCommand sink = rig.kernel().startPeerPy("tcp-sink", "5001", "30", "0");
+
+        final List<String> nc = tern(counters, "nc", "-w", "1", "--link", "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip",
+            VethRig.TERN_CIDR, NetnsHarness.PEER_ADDRESS, "5001");
+        final CommandResult result = rig.net().ternExec(Duration.ofSeconds(60), "sh", "-c",
+            "exec " + String.join(" ", nc.stream().map(TernCommandInteropTest::quoted).toList()) + " < " + quoted(input.toString()));
+
+        assertEquals(0, result.exitCode(), result.stdout() + result.stderr());
+        assertEquals(0, sink.awaitExit(Duration.ofSeconds(10)));
+        assertEquals("received " + content.length + " " + sha256(content), KernelPeer.line(sink.stdout(), "received"),
+            sink.stdout() + sink.stderr());
+    }
+
+    @Test
+    void ternNcJoinedToAGroupPrintsTheKernelsMulticastAfterItsReportIsSeen(@TempDir Path counters) throws InterruptedException {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        final BackgroundCommand report = rig.net().startInPeer(ExternalTools.require("tcpdump", "tcpdump").toString(), "-i",
+            NetnsHarness.PEER_INTERFACE, "-n", "-c", "1", "-v", "igmp").awaitOutput("listening on", Duration.ofSeconds(10));
+        final BackgroundCommand nc = rig.net().startInTern(tern(counters, "nc", "-u", "-l", "--join", "239.1.2.3", "--link",
+            "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip", VethRig.TERN_CIDR, "5000").toArray(String[]::new));
+
+        assertEquals(0, report.awaitExit(Duration.ofSeconds(30)), "tcpdump caught Tern's report: " + report.stderr());
+        assertTrue(report.stdout().contains("igmp v3 report") && report.stdout().contains("239.1.2.3"), report.stdout());
+        final CommandResult send = rig.kernel().runPeerPy(Duration.ofSeconds(20), "udp-send", NetnsHarness.PEER_ADDRESS,
+            "239.1.2.3", "5000", "3", "0.05", "line");
+        assertEquals("sent 3", send.stdout().strip(), send.stderr());
+        final long deadline = System.nanoTime() + 5_000_000_000L;
+        while (!nc.stdout().contains("line-2") && System.nanoTime() - deadline < 0) {
+            Thread.sleep(20);
+        }
+
+        assertEquals("line-0line-1line-2", nc.stdout());
+        assertStoppedCleanly(nc);
+    }
+
+    private static String quoted(String word) {
+        return "'" + word.replace("'", "'\\''") + "'";
+    }
+
+    private static String sha256(byte[] bytes) {
+        return HexFormat.of().formatHex(TcpStreams.sha256().digest(bytes));
     }
 
     @Test

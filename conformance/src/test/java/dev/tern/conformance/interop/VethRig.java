@@ -7,12 +7,15 @@ import dev.tern.conformance.replay.ReplayScript;
 import dev.tern.core.testing.ExternalTools;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.Pinger;
+import dev.tern.stack.StackRunner;
+import dev.tern.tcp.TcpConfig;
 import org.junit.jupiter.api.Assumptions;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -21,6 +24,8 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 import static dev.tern.afpacket.netns.NetnsHarness.PEER_IPV4;
@@ -51,6 +56,8 @@ final class VethRig implements AutoCloseable {
     private AfPacketLink link;
     private NetStack stack;
     private StackLoop loop;
+    private StackRunner runner;
+    private Thread owner;
     private final LinkedBlockingQueue<PingReply> replies = new LinkedBlockingQueue<>();
     private final LinkedBlockingQueue<PingError> pingErrors = new LinkedBlockingQueue<>();
 
@@ -126,10 +133,7 @@ final class VethRig implements AutoCloseable {
 
     /** Opens Tern's link on tern0, builds the stack (198.18.0.2/24) and starts polling it. */
     void startTern() {
-        link = net.openTernLink(setup.linkOptions());
-        final long startNs = epochNowNs();
-        stack = NetStack.builder().name("conformance").link(link).address(TERN_CIDR).countersInMemory().build();
-        actions.add(ReplayScript.startLine(startNs, stack.address(), stack.macAddress(), stack.ethernet().mtu()));
+        buildStack(builder -> { });
         final AfPacketLink polled = link;
         loop = new StackLoop(stack, () -> polled.awaitFrames(1));
         call(s -> {
@@ -146,6 +150,98 @@ final class VethRig implements AutoCloseable {
             });
             return null;
         });
+    }
+
+    /**
+     * Opens Tern's link on tern0 and builds the stack (198.18.0.2/24, then {@code customize}), owned by the calling
+     * thread, which polls it from now on: through {@link #pollUntil}, or by the socket calls that wait (a socket's
+     * blocking call on the owner thread polls the stack while it waits). Nothing escapes {@code poll} unnoticed: it
+     * would be thrown to the test. The socket tests use this: one thread, as the {@code tern} command runs.
+     */
+    NetStack startTernHere(Consumer<NetStack.Builder> customize) {
+        buildStack(customize);
+        owner = Thread.currentThread();
+        return stack;
+    }
+
+    /**
+     * Opens Tern's link and builds the stack as {@link #startTernHere}, driven by a {@link StackRunner} on its own
+     * thread (as an embedder would); socket calls from any thread are handed to it. When idle the runner spins
+     * briefly, then waits for frames in {@code poll(2)} for at most 1 ms ({@link AwaitFramesIdleStrategy}).
+     */
+    NetStack startTernRunner(Consumer<NetStack.Builder> customize) {
+        buildStack(customize);
+        runner = StackRunner.start(stack, new AwaitFramesIdleStrategy(link));
+        return stack;
+    }
+
+    /**
+     * {@link #startTernHere} for a capture that will be replayed: the stack runs on an {@link EpochClock} (the
+     * capture's time) and TCP's ISN and key are fixed (written on the script's start line), so that a replay makes
+     * the same ISNs, timestamps and ports.
+     */
+    NetStack startTernHereForReplay() {
+        final ReplayScript.TcpKeys keys = new ReplayScript.TcpKeys(RECORDING_ISN, 0x7E57_0001L, 0x7E57_0002L);
+        link = net.openTernLink(setup.linkOptions());
+        final EpochClock clock = new EpochClock();
+        final long startNs = clock.nanoTime();
+        stack = NetStack.builder().name("conformance").link(link).address(TERN_CIDR).countersInMemory().clock(clock)
+            .tcp(TcpConfig.builder().fixedIsn(keys.isn()).isnKey(keys.key0(), keys.key1()).build()).build();
+        actions.add(ReplayScript.startLine(startNs, stack.address(), stack.macAddress(), stack.ethernet().mtu(), keys));
+        owner = Thread.currentThread();
+        return stack;
+    }
+
+    /** The ISN of every connection of a recorded stack (any value would do; this one is easy to spot in a dump). */
+    static final long RECORDING_ISN = 1_000_000_000L;
+
+    private void buildStack(Consumer<NetStack.Builder> customize) {
+        link = net.openTernLink(setup.linkOptions());
+        final long startNs = epochNowNs();
+        final NetStack.Builder builder = NetStack.builder().name("conformance").link(link).address(TERN_CIDR).countersInMemory();
+        customize.accept(builder);
+        stack = builder.build();
+        actions.add(ReplayScript.startLine(startNs, stack.address(), stack.macAddress(), stack.ethernet().mtu()));
+    }
+
+    /** The stack (for {@link #startTernHere} and {@link #startTernRunner}; the loop's stack only through {@link #call}). */
+    NetStack stack() {
+        return stack;
+    }
+
+    /**
+     * Polls the stack this thread owns ({@link #startTernHere}) until {@code done} holds or {@code timeout} passes;
+     * returns whether it held. Waits for frames (1 ms at most) when a poll finds nothing to do.
+     */
+    boolean pollUntil(BooleanSupplier done, Duration timeout) {
+        if (owner != Thread.currentThread()) {
+            throw new IllegalStateException("pollUntil is for the thread that started the stack with startTernHere");
+        }
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        while (!done.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            if (stack.doWork() == 0) {
+                link.awaitFrames(1);
+            }
+        }
+        return true;
+    }
+
+    /** True when the calling thread owns the stack ({@link #startTernHere}, {@link #startTernHereForReplay}). */
+    boolean ownedByThisThread() {
+        return owner == Thread.currentThread();
+    }
+
+    /** Polls the stack this thread owns for {@code duration}. */
+    void pollFor(Duration duration) {
+        pollUntil(() -> false, duration);
+    }
+
+    /** Records one application call for the replay script ({@link ReplayScript}), stamped with the stack's clock now. */
+    void recordAction(String verbAndArguments) {
+        actions.add(stack.clock().epochNanos(stack.clock().nanoTime()) + " " + verbAndArguments);
     }
 
     static long epochNowNs() {
@@ -239,6 +335,9 @@ final class VethRig implements AutoCloseable {
             }
         } finally {
             try {
+                if (runner != null) {
+                    runner.close();
+                }
                 if (stack != null) {
                     stack.close();
                 }

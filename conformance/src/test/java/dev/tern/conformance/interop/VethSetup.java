@@ -10,7 +10,7 @@ import java.util.stream.Stream;
  * How the veth pair between the kernel peer and Tern is set up for one interop run: its MTU, and whether offloads
  * are on. Offloads are set the same on both ends ({@code ethtool -K tx rx tso gso}); with them on, Tern's
  * AF_PACKET link also uses the vnet header, so the stack sees the kernel's checksum status and may ask the link to
- * complete checksums.
+ * complete checksums and segment TCP (TSO).
  */
 public record VethSetup(int mtu, boolean offloads) {
     public static final VethSetup DEFAULT = new VethSetup(1500, false);
@@ -34,8 +34,14 @@ public record VethSetup(int mtu, boolean offloads) {
         return offloads ? EthtoolOffloads.ALL_ON : EthtoolOffloads.ALL_OFF;
     }
 
+    /**
+     * Tern's AF_PACKET link: the vnet header when offloads are on; receive through the TPACKET_V2 frame ring with
+     * 64 KiB slots, as the {@code tern} command does (each frame reaches the stack at once, and the veth peer's
+     * TSO/GSO super-frames of up to 64 KiB fit), 256 of them (16 MiB), so a TCP window of frames in flight fits.
+     */
     public AfPacketOptions linkOptions() {
-        return AfPacketOptions.defaults().vnetHeader(offloads);
+        return AfPacketOptions.defaults().vnetHeader(offloads).rxBlocks(256 * 1024, 64)
+            .rxFrameRing(AfPacketOptions.RX_FRAME_SIZE_AUTO);
     }
 
     /** Fragments an IPv4 datagram with {@code payload} bytes after its 20-byte header needs at this MTU. */

@@ -1,9 +1,12 @@
 package dev.tern.conformance.replay;
 
+import dev.tern.core.checksum.InternetChecksum;
+import dev.tern.core.memory.BigEndian;
 import dev.tern.ipv4.Ipv4Config;
 import dev.tern.stack.testing.Frames;
 import org.junit.jupiter.api.Test;
 
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -78,6 +81,40 @@ class FrameComparisonTest {
             assertFalse(comparison.matches());
             assertTrue(comparison.report().contains("sent at +20"), comparison.report());
         }
+    }
+
+    /** A TCP segment with a timestamp option (NOP, NOP, TS) carrying {@code tsVal}, checksum correct unless told. */
+    private static CapturedFrame segment(long atNs, int tsVal, boolean goodChecksum) {
+        final byte[] tcp = new byte[32 + 10];
+        final MemorySegment s = MemorySegment.ofArray(tcp);
+        BigEndian.u16(s, 0, 40000);
+        BigEndian.u16(s, 2, 5001);
+        BigEndian.i32(s, 4, 1000);
+        BigEndian.i32(s, 8, 2000);
+        BigEndian.u8(s, 12, 8 << 4);
+        BigEndian.u8(s, 13, 0x18);
+        BigEndian.u16(s, 14, 512);
+        tcp[20] = 1;
+        tcp[21] = 1;
+        tcp[22] = 8;
+        tcp[23] = 10;
+        BigEndian.i32(s, 24, tsVal);
+        BigEndian.i32(s, 28, 77);
+        final long sum = InternetChecksum.add(InternetChecksum.pseudoHeader(IP_A, IP_B, 6, tcp.length), s, 0, tcp.length);
+        BigEndian.u16(s, 16, InternetChecksum.finish(sum) ^ (goodChecksum ? 0 : 1));
+        return new CapturedFrame(atNs, Frames.ethernet(B, A, 0x0800, Frames.ipv4(IP_A, IP_B, 6, 1, 0x4000, 64, tcp)));
+    }
+
+    @Test
+    void aTcpTimestampMayReadTheClockALittleDifferentlyButTheChecksumMustVerify() {
+        final List<CapturedFrame> recorded = List.of(segment(0, 1_000_000, true));
+        assertTrue(FrameComparison.of(recorded, 0, List.of(segment(0, 999_997, true)), 0).matches(), "3 ms earlier");
+        assertEquals(List.of("frame 1 of the stack's: TCP TSval 1000200, recorded 1000000 (more than the time tolerance apart)"),
+            FrameComparison.of(recorded, 0, List.of(segment(0, 1_000_200, true)), 0).differences());
+        assertEquals(List.of("frame 1 of the stack's: bad TCP checksum"),
+            FrameComparison.of(recorded, 0, List.of(segment(0, 999_999, false)), 0).differences());
+        assertEquals(14 + 20 + 20 + 4, FrameComparison.tcpTimestampValueOffset(recorded.getFirst()),
+            "Ethernet, IPv4, TCP headers, then NOP, NOP, kind and length");
     }
 
     @Test

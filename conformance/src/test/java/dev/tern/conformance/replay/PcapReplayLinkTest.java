@@ -62,6 +62,30 @@ class PcapReplayLinkTest {
     }
 
     @Test
+    void framesCloseTogetherWithNoneOfTheStacksBetweenAreHandedOverInOneBatchAtTheLastOnesTime() {
+        final VirtualClock clock = new VirtualClock(0);
+        final List<CapturedFrame> frames = List.of(
+            frame(1_000, US, PEER, 1),
+            frame(1_500, US, PEER, 2),                    // within 1000 ns of the previous: same batch
+            frame(2_400, US, PEER, 3),                    // and again, chained
+            frame(2_500, PEER, US, 4),                    // the recorded stack answered: the batch ends
+            frame(2_600, US, PEER, 5),
+            frame(9_000, US, PEER, 6));                   // too long after: a batch of its own
+        try (PcapReplayLink link = PcapReplayLink.builder().clock(clock).mac(US).frames(frames).batchWindowNs(1_000).build()) {
+            assertEquals(2_400, link.nextArrivalNs());
+            clock.advanceTo(2_399);
+            assertEquals(List.of(), receiveTags(link));
+            clock.advanceTo(2_400);
+            assertEquals(List.of(1, 2, 3), receiveTags(link));
+            assertEquals(2_500, link.nextArrivalNs(), "the recorded stack's frame is skipped at its own time");
+            clock.advanceTo(2_600);
+            assertEquals(List.of(5), receiveTags(link));
+            clock.advanceTo(9_000);
+            assertEquals(List.of(6), receiveTags(link));
+        }
+    }
+
+    @Test
     void recordsWhatIsFlushedAndGetsEveryBufferBack() {
         final VirtualClock clock = new VirtualClock(7);
         try (PcapReplayLink link = PcapReplayLink.builder().clock(clock).mac(US).frames(List.of()).build()) {

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The veth benchmark (issue 6): Tern against the Linux kernel versus the kernel against itself, over veth pairs in
+# network namespaces this run makes and removes, offloads on and off. Prints a table and one JSON object (last line).
+#
+#   conformance/bench-veth.sh [--seconds N] [--round-trips N] [--offloads on|off|both] [--rx-ring frame|block]
+#
+# Needs root (namespaces, AF_PACKET), a JDK 25 and Maven. Builds the conformance module and the modules it depends on
+# (mvn package, tests skipped; never install), then runs dev.tern.conformance.bench.VethBenchmark. Set TERN_BENCH_JFR=FILE
+# to record a Java Flight Recording of the run (profiling, JDK's default settings). Changes no sysctl outside the
+# namespaces it makes, pins nothing, and touches no address outside 198.18.0.0/15.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+die() { echo "bench-veth: $*" >&2; exit 1; }
+[[ $(id -u) -eq 0 ]] || die "needs root (network namespaces, AF_PACKET): run it with sudo"
+if [[ -z "${JAVA_HOME:-}" || ! -x "$JAVA_HOME/bin/java" ]] || ! "$JAVA_HOME/bin/java" -version 2>&1 | grep -qE 'version "(2[5-9]|[3-9][0-9])'; then
+  for candidate in /usr/lib/jvm/*; do
+    if [[ -x "$candidate/bin/java" ]] && "$candidate/bin/java" -version 2>&1 | grep -qE 'version "(2[5-9]|[3-9][0-9])'; then
+      JAVA_HOME="$candidate"
+    fi
+  done
+fi
+[[ -n "${JAVA_HOME:-}" && -x "$JAVA_HOME/bin/java" ]] || die "no JDK 25 or newer found (set JAVA_HOME)"
+export JAVA_HOME
+export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"
+command -v mvn >/dev/null 2>&1 || die "Maven not found (Debian package maven)"
+echo "bench-veth: building ..." >&2
+(cd "$ROOT" && mvn -B -q -ntp -DskipTests -pl conformance -am package) >&2 || die "build failed"
+FLAGS=(--enable-native-access=ALL-UNNAMED --add-exports java.base/jdk.internal.misc=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -XX:+UseParallelGC -Xms1g -Xmx1g)
+if [[ -n "${TERN_BENCH_JFR:-}" ]]; then
+  FLAGS+=("-XX:StartFlightRecording=filename=$TERN_BENCH_JFR,settings=profile")
+fi
+exec "$JAVA_HOME/bin/java" "${FLAGS[@]}" -cp "$ROOT/conformance/target/classes:$ROOT/conformance/target/lib/*" \
+  dev.tern.conformance.bench.VethBenchmark "$@"

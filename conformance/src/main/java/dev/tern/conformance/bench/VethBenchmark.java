@@ -1,0 +1,519 @@
+package dev.tern.conformance.bench;
+
+import dev.tern.afpacket.AfPacketOptions;
+import dev.tern.afpacket.netns.BackgroundCommand;
+import dev.tern.afpacket.netns.CommandResult;
+import dev.tern.afpacket.netns.Commands;
+import dev.tern.afpacket.netns.EthtoolOffloads;
+import dev.tern.afpacket.netns.NetnsHarness;
+import dev.tern.stack.NetStack;
+import dev.tern.stack.StackRunner;
+import dev.tern.stack.TcpConnection;
+import dev.tern.stack.TcpListener;
+import dev.tern.stack.TernSocketException;
+import dev.tern.stack.UdpSocket;
+import dev.tern.tcp.TcpOptions;
+import org.agrona.concurrent.BusySpinIdleStrategy;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The veth benchmark of issue 6: Tern against the Linux kernel versus the kernel against itself, side by side in one
+ * run, over veth pairs set up the same way (MTU 1500; offloads on, then off, the same on both ends), as ratios.
+ *
+ * <pre>
+ *   pair 1 (Tern<->kernel):   [ns p] peer0 198.18.0.1 (kernel) <== veth ==> tern0 (no kernel address) [ns t]
+ *                                                                            AfPacketLink + NetStack 198.18.0.2
+ *   pair 2 (kernel<->kernel): [ns p] peer0 198.18.0.1 (kernel) <== veth ==> tern0 198.18.0.2 (kernel) [ns t]
+ * </pre>
+ * Both pairs come from {@link NetnsHarness} with the same options; the second gets a kernel address on its "tern"
+ * end, so that kernel<->kernel crosses exactly the same kind of link. The kernel's programs are the same in both
+ * comparisons ({@link KernelEndpoint}: blocking JDK sockets, run in the namespaces with {@code ip netns exec}); iperf3
+ * and sockperf, when installed, measure pair 2 as well, as a cross-check of those programs.
+ *
+ * <p>Measured, each for {@code --seconds} after a warm-up:
+ * <ul>
+ *   <li>TCP bulk, one connection, each way: Tern sends to the kernel's sink, the kernel's source sends to Tern, and
+ *       the kernel to the kernel; Gbit/s of payload at the receiver. Tern uses 4 MiB buffers
+ *       ({@code TcpOptions.DEFAULT.withBuffers(4 << 20, 4 << 20)}); the kernel its defaults (autotuning).</li>
+ *   <li>UDP round trips of 64-byte datagrams, one at a time: Tern's client against the kernel's echo server, the
+ *       kernel's client against Tern's echo socket, and the kernel's client against the kernel's echo server; the
+ *       client's p50 and p99 in microseconds.</li>
+ * </ul>
+ * Tern's stack runs on a {@link StackRunner} with a {@link BusySpinIdleStrategy}; the benchmark's own thread is the
+ * application (it waits in the sockets' blocking calls, which park until the stack signals). Nothing is pinned.
+ *
+ * <p>Needs root (namespaces, AF_PACKET). Prints a table, then one JSON object on its last line. Not a test: timing
+ * on a shared 2-core machine is noisy; the numbers are what one run measured.
+ */
+public final class VethBenchmark {
+    private static final int SINK_PORT = 5001;
+    private static final int SOURCE_PORT = 5002;
+    private static final int ECHO_PORT = 7;
+    private static final int DATAGRAM = 64;
+    private static final TcpOptions BULK_BUFFERS = TcpOptions.DEFAULT.withBuffers(4 << 20, 4 << 20);
+    private static final Pattern GBPS = Pattern.compile("gbps=([0-9.]+)");
+    private static final Pattern P50 = Pattern.compile("p50_us=([0-9.]+)");
+    private static final Pattern P99 = Pattern.compile("p99_us=([0-9.]+)");
+
+    private final double seconds;
+    private final int roundTrips;
+    private final boolean frameRing;
+    /** "all", or the one measurement to make (for profiling): "tcp-tern-to-kernel", "tcp-kernel-to-tern", "udp-rr". */
+    private final String only;
+    private final Map<String, Double> results = new LinkedHashMap<>();
+
+    private VethBenchmark(double seconds, int roundTrips, boolean frameRing, String only) {
+        this.only = only;
+        this.seconds = seconds;
+        this.roundTrips = roundTrips;
+        this.frameRing = frameRing;
+    }
+
+    public static void main(String[] args) throws Exception {
+        double seconds = 5;
+        int roundTrips = 100_000;
+        boolean frameRing = true;
+        String only = "all";
+        final List<Boolean> settings = new ArrayList<>(List.of(true, false));
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--seconds" -> seconds = Double.parseDouble(args[++i]);
+                case "--round-trips" -> roundTrips = Integer.parseInt(args[++i]);
+                case "--offloads" -> {
+                    final String which = args[++i];
+                    settings.clear();
+                    if (!which.equals("off")) {
+                        settings.add(true);
+                    }
+                    if (!which.equals("on")) {
+                        settings.add(false);
+                    }
+                }
+                case "--rx-ring" -> frameRing = args[++i].equals("frame");
+                case "--only" -> only = args[++i];
+                default -> {
+                    System.err.println("usage: VethBenchmark [--seconds N] [--round-trips N] [--offloads on|off|both]"
+                        + " [--rx-ring frame|block] [--only tcp-tern-to-kernel|tcp-kernel-to-tern|udp-rr]");
+                    System.exit(2);
+                }
+            }
+        }
+        final String missing = NetnsHarness.unavailableReason().orElse(null);
+        if (missing != null) {
+            System.err.println("veth benchmark: " + missing);
+            System.exit(1);
+        }
+        final VethBenchmark benchmark = new VethBenchmark(seconds, roundTrips, frameRing, only);
+        for (boolean offloads : settings) {
+            benchmark.run(offloads);
+        }
+        benchmark.print(settings);
+    }
+
+    private void run(boolean offloads) throws Exception {
+        final String suffix = offloads ? "_offloads_on" : "_offloads_off";
+        final EthtoolOffloads ethtool = offloads ? EthtoolOffloads.ALL_ON : EthtoolOffloads.ALL_OFF;
+        final NetnsHarness.Options options = new NetnsHarness.Options(1500, ethtool, ethtool);
+        System.err.printf("offloads %s: kernel<->kernel ...%n", offloads ? "on" : "off");
+        try (NetnsHarness kernels = NetnsHarness.create(options)) {
+            kernels.ternExec(Duration.ofSeconds(10), "ip", "address", "add", NetnsHarness.TERN_ADDRESS + "/24", "dev",
+                NetnsHarness.TERN_INTERFACE).orThrow();
+            if (wants("tcp")) {
+                results.put("tcp_bulk_gbps_kernel" + suffix, kernelBulk(kernels));
+            }
+            if (wants("udp-rr")) {
+                final double[] rr = kernelRoundTrips(kernels);
+                results.put("udp_rr_p50_us_kernel" + suffix, rr[0]);
+                results.put("udp_rr_p99_us_kernel" + suffix, rr[1]);
+            }
+            if (only.equals("all")) {
+                crossCheck(kernels, suffix);
+            }
+        }
+        System.err.printf("offloads %s: Tern<->kernel ...%n", offloads ? "on" : "off");
+        try (NetnsHarness net = NetnsHarness.create(options)) {
+            for (Threading threading : Threading.values()) {
+                final String key = threading.key + suffix;
+                final NetStack stack = NetStack.builder().name("veth-bench").link(net.openTernLink(linkOptions(offloads)))
+                    .address(NetnsHarness.TERN_ADDRESS + "/24").countersInMemory().build();
+                final StackRunner runner = threading == Threading.OWN_THREAD ? null
+                    : StackRunner.start(stack, new BusySpinIdleStrategy());
+                try {
+                    if (threading != Threading.RUNNER_SPIN && wants("tcp-tern-to-kernel")) {
+                        ternToKernel(net, stack, seconds / 3);
+                        results.put("tcp_bulk_gbps_tern_to_kernel" + key, ternToKernel(net, stack, seconds));
+                    }
+                    if (threading != Threading.RUNNER_SPIN && wants("tcp-kernel-to-tern")) {
+                        kernelToTern(net, stack, seconds / 3);
+                        results.put("tcp_bulk_gbps_kernel_to_tern" + key, kernelToTern(net, stack, seconds));
+                    }
+                    if (wants("udp-rr")) {
+                        final double[] client = ternClientRoundTrips(net, stack, threading == Threading.RUNNER_SPIN);
+                        results.put("udp_rr_p50_us_tern_client" + key, client[0]);
+                        results.put("udp_rr_p99_us_tern_client" + key, client[1]);
+                        final double[] server = ternServerRoundTrips(net, stack, threading == Threading.RUNNER_SPIN);
+                        results.put("udp_rr_p50_us_tern_server" + key, server[0]);
+                        results.put("udp_rr_p99_us_tern_server" + key, server[1]);
+                    }
+                    final long errors = stack.counters().value("stack.internal_errors");
+                    if (errors != 0) {
+                        throw new IllegalStateException("stack.internal_errors = " + errors, stack.ethernet().firstInternalError());
+                    }
+                } finally {
+                    if (runner != null) {
+                        runner.close();
+                    }
+                    stack.close();
+                }
+            }
+        }
+        final double kernel = get("tcp_bulk_gbps_kernel" + suffix);
+        for (Threading threading : Threading.values()) {
+            final String key = threading.key + suffix;
+            if (threading != Threading.RUNNER_SPIN) {
+                ratio("tcp_bulk_ratio_tern_to_kernel" + key, get("tcp_bulk_gbps_tern_to_kernel" + key), kernel);
+                ratio("tcp_bulk_ratio_kernel_to_tern" + key, get("tcp_bulk_gbps_kernel_to_tern" + key), kernel);
+            }
+            for (String p : List.of("p50", "p99")) {
+                for (String role : List.of("client", "server")) {
+                    ratio("udp_rr_" + p + "_ratio_tern_" + role + key, get("udp_rr_" + p + "_us_tern_" + role + key),
+                        get("udp_rr_" + p + "_us_kernel" + suffix));
+                }
+            }
+        }
+    }
+
+    private boolean wants(String measurement) {
+        return only.equals("all") || only.startsWith(measurement);
+    }
+
+    private void ratio(String key, double tern, double kernel) {
+        if (Double.isFinite(tern) && Double.isFinite(kernel)) {
+            results.put(key, tern / kernel);
+        }
+    }
+
+    /**
+     * Who runs Tern's stack and how the application waits. {@code RUNNER}: a {@link StackRunner} busy-spins on the
+     * stack; the application (this thread) waits in the blocking calls, which park until the stack signals (the
+     * embedding issue 6 asks for). {@code RUNNER_SPIN}: the same, but the application spins on the non-blocking
+     * calls (round trips only). {@code OWN_THREAD}: no runner; this thread is the stack's owner and its blocking
+     * calls poll the stack while they wait (as the {@code tern} command runs): one thread in all.
+     */
+    private enum Threading {
+        RUNNER(""), RUNNER_SPIN("_app_spins"), OWN_THREAD("_one_thread");
+
+        final String key;
+
+        Threading(String key) {
+            this.key = key;
+        }
+    }
+
+    private AfPacketOptions linkOptions(boolean offloads) {
+        final AfPacketOptions link = AfPacketOptions.defaults().vnetHeader(offloads);
+        return frameRing ? link.rxBlocks(256 * 1024, 64).rxFrameRing(AfPacketOptions.RX_FRAME_SIZE_AUTO) : link.rxBlocks(1 << 20, 64);
+    }
+
+    // ---------------------------------------------------------------------------------------------- kernel<->kernel
+
+    private double kernelBulk(NetnsHarness kernels) {
+        final BackgroundCommand sink = endpointInPeer(kernels, "tcp-sink", Integer.toString(SINK_PORT), watchdog(seconds));
+        final CommandResult source = kernels.ternExec(Duration.ofSeconds((long) seconds + 30),
+            endpoint("tcp-source", NetnsHarness.PEER_ADDRESS, Integer.toString(SINK_PORT), Double.toString(seconds)));
+        source.orThrow();
+        sink.awaitExit(Duration.ofSeconds(30));
+        return value(GBPS, sink.stdout(), "kernel sink");
+    }
+
+    private double[] kernelRoundTrips(NetnsHarness kernels) {
+        final BackgroundCommand echo = endpointInPeer(kernels, "udp-echo", Integer.toString(ECHO_PORT), watchdog(60));
+        try {
+            final CommandResult client = kernels.ternExec(Duration.ofSeconds(90), endpoint("udp-rr", NetnsHarness.PEER_ADDRESS,
+                Integer.toString(ECHO_PORT), Integer.toString(roundTrips / 5), Integer.toString(roundTrips),
+                Integer.toString(DATAGRAM)));
+            client.orThrow();
+            return new double[] {value(P50, client.stdout(), "kernel client"), value(P99, client.stdout(), "kernel client")};
+        } finally {
+            echo.stop();
+        }
+    }
+
+    /** iperf3 and sockperf on the kernel pair, when installed: the same measurements by the usual tools. */
+    private void crossCheck(NetnsHarness kernels, String suffix) {
+        if (Commands.find("iperf3").isPresent()) {
+            final BackgroundCommand server = kernels.startInPeer("iperf3", "-s", "-1", "-p", "5201");
+            sleep(500);
+            final CommandResult client = kernels.ternExec(Duration.ofSeconds((long) seconds + 30), "iperf3", "-c",
+                NetnsHarness.PEER_ADDRESS, "-p", "5201", "-t", Integer.toString((int) Math.ceil(seconds)), "-f", "g");
+            server.stop();
+            final Matcher receiver = Pattern.compile("([0-9.]+) Gbits/sec\\s+receiver").matcher(client.stdout());
+            if (receiver.find()) {
+                results.put("tcp_bulk_gbps_iperf3_kernel" + suffix, Double.parseDouble(receiver.group(1)));
+            }
+        }
+        if (Commands.find("sockperf").isPresent()) {
+            final BackgroundCommand server = kernels.startInPeer("sockperf", "sr", "-i", NetnsHarness.PEER_ADDRESS, "-p", "11111");
+            sleep(500);
+            final CommandResult client = kernels.ternExec(Duration.ofSeconds(60), "sockperf", "pp", "-i",
+                NetnsHarness.PEER_ADDRESS, "-p", "11111", "-m", Integer.toString(DATAGRAM), "-t", Integer.toString((int) Math.ceil(seconds)));
+            server.stop();
+            // sockperf reports half the round trip ("latency"); doubled here to compare with the others.
+            final Matcher p50 = Pattern.compile("percentile 50.000 =\\s+([0-9.]+)").matcher(client.stdout() + client.stderr());
+            final Matcher p99 = Pattern.compile("percentile 99.000 =\\s+([0-9.]+)").matcher(client.stdout() + client.stderr());
+            if (p50.find() && p99.find()) {
+                results.put("udp_rr_p50_us_sockperf_kernel" + suffix, 2 * Double.parseDouble(p50.group(1)));
+                results.put("udp_rr_p99_us_sockperf_kernel" + suffix, 2 * Double.parseDouble(p99.group(1)));
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- Tern<->kernel
+
+    /** Tern writes for {@code duration} seconds to the kernel's sink; the sink's rate. */
+    private double ternToKernel(NetnsHarness net, NetStack stack, double duration) throws TernSocketException {
+        final BackgroundCommand sink = endpointInPeer(net, "tcp-sink", Integer.toString(SINK_PORT), watchdog(duration));
+        try (Arena arena = Arena.ofConfined()) {
+            final MemorySegment data = randomData(arena, 8 << 20);
+            final TcpConnection connection = stack.connect(NetnsHarness.PEER_IPV4, SINK_PORT, 0, BULK_BUFFERS);
+            connection.awaitConnected(5_000_000_000L);
+            final long end = System.nanoTime() + (long) (duration * 1e9);
+            long offset = 0;
+            while (System.nanoTime() - end < 0) {
+                final int written = connection.write(data, offset, 1 << 20, 100_000_000L);
+                offset = (offset + written) % (7 << 20);
+            }
+            connection.close();
+        }
+        awaitExit(sink, stack, "the kernel's sink");
+        return value(GBPS, sink.stdout(), "kernel sink");
+    }
+
+    /** The kernel's source writes to Tern for {@code duration} seconds; Tern's rate, first byte to last. */
+    private double kernelToTern(NetnsHarness net, NetStack stack, double duration) throws TernSocketException {
+        try (TcpListener listener = stack.listen(SOURCE_PORT, 4, BULK_BUFFERS); Arena arena = Arena.ofConfined()) {
+            final BackgroundCommand source = net.startInPeer(endpoint("tcp-source", NetnsHarness.TERN_ADDRESS,
+                Integer.toString(SOURCE_PORT), Double.toString(duration)));
+            final TcpConnection connection = listener.accept(10_000_000_000L);
+            if (connection == null) {
+                throw new IllegalStateException("the kernel's source did not connect: " + source.stdout() + source.stderr());
+            }
+            final MemorySegment buffer = arena.allocate(1 << 20);
+            long bytes = 0;
+            long first = 0;
+            long last = 0;
+            final long deadline = System.nanoTime() + (long) ((duration + 20) * 1e9);
+            while (System.nanoTime() - deadline < 0) {
+                final int n = connection.read(buffer, 0, 1 << 20, 100_000_000L);
+                if (n < 0) {
+                    break;
+                }
+                if (n > 0) {
+                    last = System.nanoTime();
+                    if (first == 0) {
+                        first = last;
+                    }
+                    bytes += n;
+                }
+            }
+            connection.close();
+            awaitExit(source, stack, "the kernel's source");
+            return bytes * 8 / ((last - first) / 1e9) / 1e9;
+        }
+    }
+
+    /** Tern's client against the kernel's echo server; {@code spin}: wait on the non-blocking receive. */
+    private double[] ternClientRoundTrips(NetnsHarness net, NetStack stack, boolean spin) throws TernSocketException {
+        final BackgroundCommand echo = endpointInPeer(net, "udp-echo", Integer.toString(ECHO_PORT), watchdog(60));
+        try (UdpSocket socket = stack.openUdp(); Arena arena = Arena.ofConfined()) {
+            socket.connect(NetnsHarness.PEER_IPV4, ECHO_PORT);
+            final MemorySegment out = arena.allocate(DATAGRAM);
+            final MemorySegment in = arena.allocate(2048);
+            final long[] rtt = new long[roundTrips];
+            for (int i = -roundTrips / 5; i < roundTrips; i++) {
+                final long start = System.nanoTime();
+                out.set(java.lang.foreign.ValueLayout.JAVA_INT, 0, i);
+                while (!socket.send(out, 0, DATAGRAM)) {
+                    Thread.onSpinWait();
+                }
+                if (spin) {
+                    final long deadline = System.nanoTime() + 1_000_000_000L;
+                    while (socket.receive(in, 0, 2048) < 0) {
+                        if (System.nanoTime() - deadline > 0) {
+                            throw new IllegalStateException("no echo within 1 s (round trip " + i + ")");
+                        }
+                        Thread.onSpinWait();
+                    }
+                } else if (socket.receive(in, 0, 2048, 1_000_000_000L) < 0) {
+                    throw new IllegalStateException("no echo within 1 s (round trip " + i + ")");
+                }
+                if (i >= 0) {
+                    rtt[i] = System.nanoTime() - start;
+                }
+            }
+            return percentiles(rtt);
+        } finally {
+            echo.stop();
+        }
+    }
+
+    /** The kernel's client against Tern's echo socket (the application thread echoes; {@code spin}: without parking). */
+    private double[] ternServerRoundTrips(NetnsHarness net, NetStack stack, boolean spin) throws TernSocketException {
+        try (UdpSocket socket = stack.openUdp(); Arena arena = Arena.ofConfined()) {
+            socket.bind(ECHO_PORT);
+            final MemorySegment buffer = arena.allocate(2048);
+            final BackgroundCommand client = net.startInPeer(endpoint("udp-rr", NetnsHarness.TERN_ADDRESS,
+                Integer.toString(ECHO_PORT), Integer.toString(roundTrips / 5), Integer.toString(roundTrips),
+                Integer.toString(DATAGRAM)));
+            final long deadline = System.nanoTime() + 90_000_000_000L;
+            while (client.isAlive() && System.nanoTime() - deadline < 0) {
+                final int n = spin ? socket.receive(buffer, 0, 2048) : socket.receive(buffer, 0, 2048, 10_000_000L);
+                if (n >= 0) {
+                    while (!socket.sendTo(socket.lastSourceAddress(), socket.lastSourcePort(), buffer, 0, n)) {
+                        Thread.onSpinWait();
+                    }
+                }
+            }
+            client.awaitExit(Duration.ofSeconds(5));
+            return new double[] {value(P50, client.stdout(), "kernel client"), value(P99, client.stdout(), "kernel client")};
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- helpers
+
+    /**
+     * Waits for a kernel program to end, polling the stack meanwhile when this thread owns it (no runner: else the
+     * stack would stop, and with it what it still has to send); if it does not end within 30 s, says what Tern's
+     * stack counted, and fails.
+     */
+    private static void awaitExit(BackgroundCommand command, NetStack stack, String what) {
+        final long deadline = System.nanoTime() + 30_000_000_000L;
+        while (command.isAlive() && System.nanoTime() - deadline < 0) {
+            if (stack.isOwnerThread()) {
+                stack.doWork();
+            } else {
+                sleep(1);
+            }
+        }
+        if (command.isAlive()) {
+            final StringBuilder counters = new StringBuilder();
+            stack.counters().reader().forEach((value, id, label) -> {
+                if (value != 0 && (label.startsWith("tcp.") || label.startsWith("link.") || label.contains(".drop."))) {
+                    counters.append(' ').append(label).append('=').append(value);
+                }
+            });
+            throw new IllegalStateException(what + " did not finish within 30 s: " + command.stdout() + command.stderr()
+                + "; Tern's counters:" + counters);
+        }
+    }
+
+    private static double[] percentiles(long[] rtt) {
+        final long[] sorted = rtt.clone();
+        Arrays.sort(sorted);
+        return new double[] {sorted[sorted.length / 2] / 1e3, sorted[(int) (sorted.length * 0.99)] / 1e3};
+    }
+
+    private static MemorySegment randomData(Arena arena, int length) {
+        final byte[] bytes = new byte[length];
+        new SplittableRandom(2).nextBytes(bytes);
+        final MemorySegment segment = arena.allocate(length);
+        MemorySegment.copy(bytes, 0, segment, java.lang.foreign.ValueLayout.JAVA_BYTE, 0, length);
+        return segment;
+    }
+
+    private static String watchdog(double seconds) {
+        return Double.toString(seconds + 30);
+    }
+
+    /** {@code java -cp <this class path> KernelEndpoint ARGS}, to run in a namespace. */
+    private static String[] endpoint(String... arguments) {
+        final List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
+            "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"), KernelEndpoint.class.getName()));
+        command.addAll(List.of(arguments));
+        return command.toArray(String[]::new);
+    }
+
+    private static BackgroundCommand endpointInPeer(NetnsHarness net, String... arguments) {
+        return net.startInPeer(endpoint(arguments)).awaitOutput("ready", Duration.ofSeconds(20));
+    }
+
+    private static double value(Pattern pattern, String output, String who) {
+        final Matcher matcher = pattern.matcher(output);
+        if (!matcher.find()) {
+            throw new IllegalStateException(who + " printed no " + pattern.pattern() + ": " + output);
+        }
+        return Double.parseDouble(matcher.group(1));
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private double get(String key) {
+        return results.getOrDefault(key, Double.NaN);
+    }
+
+    private void print(List<Boolean> settings) {
+        final StringBuilder table = new StringBuilder();
+        final String format = "%-4s %-44s %9s %9s %7s%n";
+        table.append(String.format(Locale.ROOT, format, "offl", "measurement (Tern's threading)", "Tern", "kernel", "ratio"));
+        for (boolean offloads : settings) {
+            final String s = offloads ? "_offloads_on" : "_offloads_off";
+            final String o = offloads ? "on" : "off";
+            for (Threading threading : Threading.values()) {
+                final String how = " (" + threading.name().toLowerCase(Locale.ROOT).replace('_', ' ') + ")";
+                if (threading != Threading.RUNNER_SPIN) {
+                    for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
+                        row(table, format, o, "TCP bulk Gbit/s " + way.replace("_to_", "->").replace("tern", "Tern") + how,
+                            get("tcp_bulk_gbps_" + way + threading.key + s), get("tcp_bulk_gbps_kernel" + s));
+                    }
+                }
+                for (String role : List.of("client", "server")) {
+                    for (String p : List.of("p50", "p99")) {
+                        row(table, format, o, "UDP 64 B RR " + p + " us, Tern " + role + how,
+                            get("udp_rr_" + p + "_us_tern_" + role + threading.key + s), get("udp_rr_" + p + "_us_kernel" + s));
+                    }
+                }
+            }
+            row(table, format, o, "iperf3 kernel<->kernel Gbit/s", Double.NaN, get("tcp_bulk_gbps_iperf3_kernel" + s));
+            row(table, format, o, "sockperf kernel<->kernel RR p50 us", Double.NaN, get("udp_rr_p50_us_sockperf_kernel" + s));
+            row(table, format, o, "sockperf kernel<->kernel RR p99 us", Double.NaN, get("udp_rr_p99_us_sockperf_kernel" + s));
+        }
+        System.out.print(table);
+        final StringBuilder json = new StringBuilder("{");
+        json.append("\"seconds\":").append(seconds).append(",\"round_trips\":").append(roundTrips)
+            .append(",\"rx_ring\":\"").append(frameRing ? "frame" : "block").append('"')
+            .append(",\"cpus\":").append(Runtime.getRuntime().availableProcessors());
+        results.forEach((key, value) -> json.append(",\"").append(key).append("\":")
+            .append(Double.isFinite(value) ? String.format(Locale.ROOT, "%.3f", value) : "null"));
+        System.out.println(json.append('}'));
+    }
+
+    private static void row(StringBuilder table, String format, String offloads, String what, double tern, double kernel) {
+        if (!Double.isFinite(kernel) || !Double.isFinite(tern) && !what.contains("kernel<->kernel")) {
+            return;
+        }
+        table.append(String.format(Locale.ROOT, format, offloads, what, number(tern), number(kernel),
+            Double.isFinite(tern) && Double.isFinite(kernel) ? String.format(Locale.ROOT, "%.2f", tern / kernel) : ""));
+    }
+
+    private static String number(double value) {
+        return Double.isFinite(value) ? String.format(Locale.ROOT, "%.2f", value) : "";
+    }
+}

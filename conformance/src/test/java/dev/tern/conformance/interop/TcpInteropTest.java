@@ -1,0 +1,323 @@
+package dev.tern.conformance.interop;
+
+import dev.tern.afpacket.netns.BackgroundCommand;
+import dev.tern.afpacket.netns.CommandResult;
+import dev.tern.afpacket.netns.NetnsHarness;
+import dev.tern.conformance.replay.Capture;
+import dev.tern.stack.NetStack;
+import dev.tern.stack.TcpConnection;
+import dev.tern.stack.TcpListener;
+import dev.tern.stack.TernSocketException;
+import dev.tern.tcp.TcpOptions;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Disabled;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static dev.tern.afpacket.netns.NetnsHarness.PEER_IPV4;
+import static dev.tern.afpacket.netns.NetnsHarness.TERN_IPV4;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * TCP between Tern and the Linux kernel over veth (RFC 9293): 256 MiB each way with SHA-256 equality, with offloads
+ * off and on (on: the kernel's TSO/GSO hands Tern super-frames of up to 64 KiB, and Tern sends TSO frames through
+ * the vnet header), with Tern's application on the stack's own thread or on another ({@code StackRunner}); half-close
+ * each way; resets for a closed port (a SYN is refused both ways; data to a closed port gets the reset RFC 9293
+ * §3.10.7.1 prescribes); a close with unread data resets the kernel's connection (RFC 2525 §2.17).
+ *
+ * <p>The kernel's side is {@code peer.py}; every transfer is bounded in bytes and by a deadline.
+ */
+class TcpInteropTest {
+    private static final long BULK = 256L << 20;
+    private static final Duration BULK_TIME = Duration.ofSeconds(60);
+    private static final long SECOND_NS = 1_000_000_000L;
+    private static final TcpOptions LARGE_BUFFERS = TcpOptions.DEFAULT.withBuffers(4 << 20, 4 << 20);
+    private static final int PORT = 5001;
+    private static final int CLOSED_PORT = 5999;
+
+    private VethRig rig;
+
+    @AfterEach
+    void closeRig() {
+        if (rig != null) {
+            rig.close();
+        }
+    }
+
+    static Stream<VethSetup> setups() {
+        return VethSetup.offloadsOffAndOn();
+    }
+
+    /** Offloads off and on, each with the application on the stack's thread and on a thread of its own. */
+    static Stream<Arguments> bulkRuns() {
+        return setups().flatMap(setup -> Stream.of(Arguments.of(setup, Threading.STACK_THREAD), Arguments.of(setup, Threading.RUNNER)));
+    }
+
+    /** Who polls Tern's stack: the test thread, which is also the application (as the tern command), or a StackRunner. */
+    enum Threading {
+        STACK_THREAD, RUNNER;
+
+        NetStack start(VethRig rig) {
+            return this == STACK_THREAD ? rig.startTernHere(builder -> { }) : rig.startTernRunner(builder -> { });
+        }
+
+        /** Waits for {@code done} (polling the stack when this thread owns it). */
+        boolean await(VethRig rig, java.util.function.BooleanSupplier done, Duration timeout) throws InterruptedException {
+            if (this == STACK_THREAD) {
+                return rig.pollUntil(done, timeout);
+            }
+            final long deadline = System.nanoTime() + timeout.toNanos();
+            while (!done.getAsBoolean()) {
+                if (System.nanoTime() - deadline > 0) {
+                    return false;
+                }
+                Thread.sleep(5);
+            }
+            return true;
+        }
+    }
+
+    @ParameterizedTest(name = "{0}, {1}")
+    @MethodSource("bulkRuns")
+    void ternSends256MiBToTheKernelIntact(VethSetup setup, Threading threading) throws Exception {
+        rig = VethRig.create(setup);
+        final BackgroundCommand sink = rig.kernel().startPeerPy("tcp-sink", Integer.toString(PORT), "60", "0");
+        final NetStack stack = threading.start(rig);
+        final long deadline = System.nanoTime() + BULK_TIME.toNanos();
+
+        final TcpConnection connection = stack.connect(PEER_IPV4, PORT, 0, LARGE_BUFFERS);
+        connection.awaitConnected(5 * SECOND_NS);
+        final TcpStreams.Result sent = TcpStreams.send(connection, BULK, deadline);
+        connection.shutdownOutput();
+        final TcpStreams.Result back = TcpStreams.receive(connection, 0, deadline);
+        connection.close();
+        threading.await(rig, () -> !sink.isAlive(), Duration.ofSeconds(10));
+
+        System.out.printf("%s, %s: Tern -> kernel %d bytes in %.2f s, %.2f Gbit/s, %d retransmits%n", setup, threading,
+            sent.bytes(), sent.nanos() / 1e9, sent.gbitPerSecond(), rig.counter("tcp.tx.retransmits"));
+        assertEquals(0, back.bytes(), "the kernel sent nothing back");
+        assertEquals("received " + BULK + " " + sent.sha256(), KernelPeer.line(sink.stdout(), "received"),
+            "the kernel received every byte, in order: " + sink.stdout() + sink.stderr());
+        if (setup.offloads()) {
+            assertTrue(rig.counter("tcp.tx.tso_segments") > 0, "Tern sent TSO super-frames through the vnet header");
+        }
+        assertEquals(0, rig.counter("stack.internal_errors"));
+    }
+
+    @ParameterizedTest(name = "{0}, {1}")
+    @MethodSource("bulkRuns")
+    void kernelSends256MiBToTernIntact(VethSetup setup, Threading threading) throws Exception {
+        rig = VethRig.create(setup);
+        final NetStack stack = threading.start(rig);
+        final TcpListener listener = stack.listen(PORT, 4, LARGE_BUFFERS);
+        final long deadline = System.nanoTime() + BULK_TIME.toNanos();
+        final BackgroundCommand source = rig.kernel().launchPeerPy("tcp-source", NetnsHarness.TERN_ADDRESS,
+            Integer.toString(PORT), Long.toString(BULK), "60");
+
+        final TcpConnection connection = listener.accept(10 * SECOND_NS);
+        assertNotNull(connection, "the kernel connected: " + source.stdout() + source.stderr());
+        final TcpStreams.Result received = TcpStreams.receive(connection, BULK, deadline);
+        connection.shutdownOutput();
+        threading.await(rig, () -> !source.isAlive(), Duration.ofSeconds(10));
+        connection.close();
+        listener.close();
+
+        System.out.printf("%s, %s: kernel -> Tern %d bytes in %.2f s, %.2f Gbit/s, %d segments%n", setup, threading,
+            received.bytes(), received.nanos() / 1e9, received.gbitPerSecond(), rig.counter("tcp.rx.segments"));
+        assertEquals("sent " + BULK + " " + received.sha256(), KernelPeer.line(source.stdout(), "sent"),
+            "Tern received every byte the kernel sent, in order: " + source.stdout() + source.stderr());
+        assertEquals("received 0 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+            KernelPeer.line(source.stdout(), "received"), "and then Tern's end of stream");
+        assertEquals(0, rig.counter("stack.internal_errors"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("setups")
+    void ternHalfClosesAndKeepsReadingTheKernelsReply(VethSetup setup) throws Exception {
+        rig = VethRig.create(setup);
+        final BackgroundCommand sink = rig.kernel().startPeerPy("tcp-sink", Integer.toString(PORT), "20", "300000");
+        final NetStack stack = rig.startTernHere(builder -> { });
+        final long deadline = System.nanoTime() + 20 * SECOND_NS;
+
+        final TcpConnection connection = stack.connect(PEER_IPV4, PORT);
+        connection.awaitConnected(5 * SECOND_NS);
+        final TcpStreams.Result sent = TcpStreams.send(connection, 100_000, deadline);
+        connection.shutdownOutput();
+        final TcpStreams.Result reply = TcpStreams.receive(connection, 300_000, deadline);
+        rig.pollUntil(() -> !sink.isAlive(), Duration.ofSeconds(5));
+
+        assertEquals("received 100000 " + sent.sha256(), KernelPeer.line(sink.stdout(), "received"),
+            "the kernel read Tern's data and its FIN: " + sink.stdout() + sink.stderr());
+        assertEquals("sent 300000 " + reply.sha256(), KernelPeer.line(sink.stdout(), "sent"),
+            "after its FIN, Tern read all the kernel sent, then the kernel's FIN");
+        assertEquals("TIME-WAIT", connection.state(), "Tern closed first: it waits 2 MSL");
+        connection.close();
+        assertEquals(0, rig.counter("tcp.tx.resets"));
+        assertEquals(0, rig.counter("stack.internal_errors"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("setups")
+    void kernelHalfClosesAndTernKeepsWriting(VethSetup setup) throws Exception {
+        rig = VethRig.create(setup);
+        final NetStack stack = rig.startTernHere(builder -> { });
+        final TcpListener listener = stack.listen(PORT, 4);
+        final long deadline = System.nanoTime() + 20 * SECOND_NS;
+        final BackgroundCommand source = rig.kernel().launchPeerPy("tcp-source", NetnsHarness.TERN_ADDRESS,
+            Integer.toString(PORT), "100000", "20");
+
+        final TcpConnection connection = listener.accept(10 * SECOND_NS);
+        assertNotNull(connection, "the kernel connected: " + source.stdout() + source.stderr());
+        final TcpStreams.Result received = TcpStreams.receive(connection, 100_000, deadline);
+        assertEquals("CLOSE-WAIT", connection.state(), "the kernel's FIN came; Tern's side is still open");
+        final TcpStreams.Result sent = TcpStreams.sendPolling(connection, 300_000, deadline,
+            () -> rig.pollFor(Duration.ofMillis(1)));
+        connection.shutdownOutput();
+        rig.pollUntil(() -> !source.isAlive() && connection.isEnded(), Duration.ofSeconds(5));
+
+        assertEquals("sent 100000 " + received.sha256(), KernelPeer.line(source.stdout(), "sent"), source.stdout() + source.stderr());
+        assertEquals("received 300000 " + sent.sha256(), KernelPeer.line(source.stdout(), "received"),
+            "after its FIN the kernel read all Tern wrote, then Tern's FIN");
+        assertTrue(connection.isEnded(), "LAST-ACK, then CLOSED: " + connection.state());
+        assertEquals(0, connection.error());
+        connection.close();
+        listener.close();
+        assertEquals(0, rig.counter("tcp.tx.resets"));
+        assertEquals(0, rig.counter("stack.internal_errors"));
+    }
+
+    /**
+     * A blocking write to a connection whose peer has half-closed (CLOSE-WAIT), with the send ring full because the
+     * peer reads nothing, must give up at its timeout and return how much went in. It never returns: the write loop
+     * waits with {@code SelectableSocket.await(WRITE, deadline)}, which returns at once when any of the asked ops or
+     * ERROR or HANGUP is ready, and HANGUP (the peer's FIN) stays ready for good; so the loop neither waits, nor polls
+     * the stack (on the owner thread), nor looks at its deadline: a busy spin forever (a livelock on the stack's own
+     * thread, where nothing drains the ring). {@code outputStream().write} spins the same way.
+     */
+    @Test
+    @Disabled("stack bug: TcpConnection.write(data, offset, length, timeoutNs) spins forever in CLOSE-WAIT when the "
+        + "send ring is full: SelectableSocket.await returns HANGUP at once, the loop never reaches its deadline")
+    void blockingWriteAfterThePeersFinReturnsAtItsTimeout() throws Exception {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        final NetStack stack = rig.startTernRunner(builder -> { });
+        final TcpListener listener = stack.listen(PORT, 4, TcpOptions.DEFAULT.withBuffers(4096, 4096));
+        rig.kernel().launchPeerPy("tcp-half-close", NetnsHarness.TERN_ADDRESS, Integer.toString(PORT), "20");
+        final TcpConnection connection = listener.accept(10 * SECOND_NS);
+        assertNotNull(connection);
+        assertEquals(10, TcpStreams.receive(connection, 10, System.nanoTime() + 5 * SECOND_NS).bytes(), "10 bytes, then the FIN");
+        final byte[] megabyte = new byte[1 << 20];
+        final CompletableFuture<Integer> written = CompletableFuture.supplyAsync(() -> {
+            try {
+                return connection.write(MemorySegment.ofArray(megabyte), 0, megabyte.length, SECOND_NS / 2);
+            } catch (TernSocketException e) {
+                return -1;
+            }
+        });
+        try {
+            final int went = written.get(5, TimeUnit.SECONDS);
+            assertTrue(went > 0 && went < megabyte.length, "part of the megabyte went in before the timeout: " + went);
+        } finally {
+            connection.close(); // the spinning writer's next write throws, so its thread ends
+        }
+    }
+
+    @Test
+    void kernelsConnectToAClosedTernPortIsRefused() {
+        rig = VethRig.start(VethSetup.DEFAULT);
+
+        final CommandResult connect = rig.kernel().runPeerPy(Duration.ofSeconds(20), "tcp-connect", NetnsHarness.TERN_ADDRESS,
+            Integer.toString(CLOSED_PORT), "5");
+
+        assertEquals("error ECONNREFUSED", connect.stdout().strip(), connect.stderr());
+        assertEquals(1, rig.counter("tcp.tx.resets"), "one RST|ACK for the SYN");
+    }
+
+    @Test
+    void ternsConnectToAClosedKernelPortThrowsConnectionRefused() throws Exception {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        final NetStack stack = rig.startTernHere(builder -> { });
+
+        final TcpConnection connection = stack.connect(PEER_IPV4, CLOSED_PORT);
+        assertThrows(TernSocketException.ConnectionRefusedException.class, () -> connection.awaitConnected(5 * SECOND_NS));
+
+        assertTrue(connection.isEnded());
+        assertEquals(1, rig.counter("tcp.conn.refused"));
+        connection.close();
+    }
+
+    /**
+     * RFC 9293 §3.10.7.1, a segment for a closed port: with ACK, the reset is {@code <SEQ=SEG.ACK><CTL=RST>}; without,
+     * {@code <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>} (a SYN counts one). The kernel sends the segments from a raw
+     * socket; tcpdump on its end sees Tern's answers.
+     */
+    @Test
+    void segmentsToAClosedTernPortGetTheResetsRfc9293Prescribes(@TempDir Path directory) {
+        rig = VethRig.start(VethSetup.DEFAULT);
+        final Path pcap = directory.resolve("resets.pcap");
+        final BackgroundCommand tcpdump = rig.kernel().tcpdump(pcap, 50);
+        final byte[] data = "data for nobody".getBytes(StandardCharsets.US_ASCII);
+
+        rig.kernel().sendRawAndCollectIcmp(0.2, 0,
+            TcpFrame.datagram(PEER_IPV4, TERN_IPV4, 40001, CLOSED_PORT, 1000, 5000, TcpFrame.ACK | TcpFrame.PSH, data),
+            TcpFrame.datagram(PEER_IPV4, TERN_IPV4, 40002, CLOSED_PORT, 2000, 0, TcpFrame.PSH, data),
+            TcpFrame.datagram(PEER_IPV4, TERN_IPV4, 40003, CLOSED_PORT, 3000, 0, TcpFrame.SYN, new byte[0]),
+            TcpFrame.datagram(PEER_IPV4, TERN_IPV4, 40004, CLOSED_PORT, 4000, 6000, TcpFrame.ACK | TcpFrame.FIN, new byte[0]),
+            TcpFrame.datagram(PEER_IPV4, TERN_IPV4, 40005, CLOSED_PORT, 5000, 7000, TcpFrame.RST | TcpFrame.ACK, new byte[0]));
+        KernelPeer.stopCapture(tcpdump, pcap, 5 + 4 + 2);
+
+        final List<TcpFrame> resets = Capture.read(pcap).sentBy(rig.ternMac()).stream().filter(TcpFrame::is).map(TcpFrame::parse).toList();
+        assertEquals(4, resets.size(), "one reset for each segment but the reset: " + resets);
+        resets.forEach(r -> assertTrue(r.checksumValid() && r.dataLength() == 0 && r.sourcePort() == CLOSED_PORT, r.toString()));
+        assertReset(resets.get(0), 40001, 5000, 0, TcpFrame.RST);
+        assertReset(resets.get(1), 40002, 0, 2000 + data.length, TcpFrame.RST | TcpFrame.ACK);
+        assertReset(resets.get(2), 40003, 0, 3001, TcpFrame.RST | TcpFrame.ACK);
+        assertReset(resets.get(3), 40004, 6000, 0, TcpFrame.RST);
+        assertEquals(4, rig.counter("tcp.tx.resets"));
+    }
+
+    private static void assertReset(TcpFrame reset, int port, long seq, long ack, int flags) {
+        assertEquals(port, reset.destinationPort(), reset.toString());
+        assertEquals(seq, reset.seq(), reset.toString());
+        assertEquals(flags, reset.flags(), reset.toString());
+        if ((flags & TcpFrame.ACK) != 0) {
+            assertEquals(ack, reset.ack(), reset.toString());
+        }
+    }
+
+    /** RFC 2525 §2.17 (and Linux): closing with received data unread resets the connection instead of a FIN. */
+    @Test
+    void ternClosingWithUnreadDataResetsTheKernelsConnection() throws Exception {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        final NetStack stack = rig.startTernHere(builder -> { });
+        final TcpListener listener = stack.listen(PORT, 4);
+        final BackgroundCommand source = rig.kernel().launchPeerPy("tcp-source", NetnsHarness.TERN_ADDRESS,
+            Integer.toString(PORT), Integer.toString(1 << 20), "20");
+
+        final TcpConnection connection = listener.accept(10 * SECOND_NS);
+        assertNotNull(connection, "the kernel connected: " + source.stdout() + source.stderr());
+        assertTrue(rig.pollUntil(() -> connection.available() > 0, Duration.ofSeconds(5)), "data arrived");
+        connection.close();
+        rig.pollUntil(() -> !source.isAlive(), Duration.ofSeconds(10));
+
+        assertTrue(Set.of("error ECONNRESET", "error EPIPE").contains(source.stdout().strip()),
+            "the kernel's connection was reset: " + source.stdout() + source.stderr());
+        assertTrue(rig.counter("tcp.tx.resets") >= 1);
+        listener.close();
+    }
+}
