@@ -23,6 +23,7 @@ import dev.tern.udp.UdpConfig;
 import dev.tern.udp.UdpLayer;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.agrona.concurrent.status.AtomicCounter;
 
 import java.nio.file.Path;
 import java.util.Objects;
@@ -62,6 +63,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     private final int receiveBatch;
     private final ManyToOneConcurrentArrayQueue<Runnable> commands = new ManyToOneConcurrentArrayQueue<>(4096);
     private final ManyToOneConcurrentArrayQueue<UdpSocket> udpOutput;
+    private final AtomicCounter pollErrors;
     private volatile Thread owner;
     private Pinger pinger;
     private boolean closed;
@@ -74,6 +76,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         this.counters = builder.countersInMemory
             ? CountersFile.inMemory(name, builder.maxCounters)
             : CountersFile.create(builder.countersDirectory, name, builder.maxCounters);
+        this.pollErrors = counters.counter("stack.poll_errors");
         final long nowNs = clock.nanoTime();
         this.timers = new Timers(nowNs);
         this.ethernet = new EthernetLayer(link, link.macAddress(), Math.min(link.mtu(), builder.mtu), counters);
@@ -118,11 +121,11 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     /** The link's statistics and the counters they are copied to. */
     private static final class LinkStatistics {
         final Link link;
-        final org.agrona.concurrent.status.AtomicCounter[] counters;
+        final AtomicCounter[] counters;
         final long[] values;
         int owner;
 
-        LinkStatistics(Link link, org.agrona.concurrent.status.AtomicCounter[] counters) {
+        LinkStatistics(Link link, AtomicCounter[] counters) {
             this.link = link;
             this.counters = counters;
             this.values = new long[counters.length];
@@ -193,6 +196,11 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
 
     void owner(Thread thread) {
         this.owner = thread;
+    }
+
+    /** A {@link StackRunner}'s turn of the loop threw (a bug: bad input is counted and dropped, never thrown). */
+    void pollFailed() {
+        pollErrors.incrementRelease();
     }
 
     /**

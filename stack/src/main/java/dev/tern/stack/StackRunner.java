@@ -42,10 +42,24 @@ public final class StackRunner implements AutoCloseable {
         }
     }
 
-    /** Starts a thread named after the stack that polls it until {@link #close()}; returns once it runs. */
+    /**
+     * Starts a thread named after the stack that polls it until {@link #close()}; returns once it runs. An
+     * exception escaping a turn of the loop is printed to stderr (see the other overload).
+     */
     public static StackRunner start(NetStack stack, IdleStrategy idleStrategy) {
-        final StackRunner runner = new StackRunner(stack, idleStrategy,
-            error -> System.err.println("tern: stack " + stack.name() + " failed: " + error));
+        return start(stack, idleStrategy, error -> System.err.println("tern: stack " + stack.name() + " failed: " + error));
+    }
+
+    /**
+     * Like {@link #start(NetStack, IdleStrategy)}, telling {@code onError} of every exception that escapes a turn
+     * of the loop. Such an exception is a bug (bad input is counted and dropped, never thrown); it is also counted
+     * as {@code stack.poll_errors}, and the loop goes on with the next turn.
+     */
+    public static StackRunner start(NetStack stack, IdleStrategy idleStrategy, ErrorHandler onError) {
+        final StackRunner runner = new StackRunner(stack, idleStrategy, error -> {
+            stack.pollFailed();
+            onError.onError(error);
+        });
         final Thread thread = AgentRunner.startOnThread(runner.runner);
         stack.owner(thread);
         return runner;

@@ -1,6 +1,9 @@
 package dev.tern.stack;
 
 import dev.tern.core.net.Ipv4Address;
+import dev.tern.ethernet.link.FrameHandler;
+import dev.tern.ethernet.link.Link;
+import dev.tern.ethernet.link.TxFrame;
 import dev.tern.ethernet.memory.MemoryPipe;
 import dev.tern.stack.sim.Simulation;
 import org.agrona.concurrent.BusySpinIdleStrategy;
@@ -12,6 +15,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -134,6 +138,106 @@ class SelectorAndRunnerTest {
                 final long waitedMs = (System.nanoTime() - start) / 1_000_000;
                 assertTrue(waitedMs >= 150 && waitedMs < 5_000, "woke after " + waitedMs + " ms");
                 waker.join();
+            }
+        }
+    }
+
+    /** A link whose receive throws {@code failures} times: a stand-in for a bug below the per-frame guard. */
+    private static final class FailingLink implements Link {
+        private final Link link;
+        private volatile int failures;
+
+        FailingLink(Link link, int failures) {
+            this.link = link;
+            this.failures = failures;
+        }
+
+        @Override
+        public String name() {
+            return link.name();
+        }
+
+        @Override
+        public long macAddress() {
+            return link.macAddress();
+        }
+
+        @Override
+        public int mtu() {
+            return link.mtu();
+        }
+
+        @Override
+        public int offloads() {
+            return link.offloads();
+        }
+
+        @Override
+        public int receive(FrameHandler handler, int maxFrames) {
+            if (failures > 0) {
+                failures--;
+                throw new IllegalStateException("link bug " + failures);
+            }
+            return link.receive(handler, maxFrames);
+        }
+
+        @Override
+        public boolean claim(TxFrame frame) {
+            return link.claim(frame);
+        }
+
+        @Override
+        public void commit(TxFrame frame) {
+            link.commit(frame);
+        }
+
+        @Override
+        public void abort(TxFrame frame) {
+            link.abort(frame);
+        }
+
+        @Override
+        public int flush() {
+            return link.flush();
+        }
+
+        @Override
+        public void addMulticast(long mac) {
+            link.addMulticast(mac);
+        }
+
+        @Override
+        public void removeMulticast(long mac) {
+            link.removeMulticast(mac);
+        }
+
+        @Override
+        public void close() {
+            link.close();
+        }
+    }
+
+    @Test
+    void anExceptionEscapingARunnersLoopReachesItsHandlerIsCountedAndTheLoopGoesOn() throws Exception {
+        try (MemoryPipe pipe = MemoryPipe.create(0x0200_0000_0001L, 0x0200_0000_0002L, 1500, 1 << 20, false)) {
+            final NetStack client = NetStack.builder().name("client").link(pipe.first()).address("198.18.0.1/24")
+                .countersInMemory().build();
+            final NetStack server = NetStack.builder().name("server").link(new FailingLink(pipe.second(), 3))
+                .address("198.18.0.2/24").countersInMemory().build();
+            final List<Throwable> heard = new CopyOnWriteArrayList<>();
+            try (StackRunner clientRunner = StackRunner.start(client, new BusySpinIdleStrategy());
+                 StackRunner serverRunner = StackRunner.start(server, new BusySpinIdleStrategy(), heard::add)) {
+                final UdpSocket echo = server.openUdp();
+                echo.bind(7);
+                final UdpSocket socket = client.openUdp();
+                socket.connect(B, 7);
+                final MemorySegment message = Arena.ofAuto().allocate(10);
+                assertTrue(socket.sendTo(0, 0, message, 0, 10, SECOND));
+                assertEquals(10, echo.receive(message, 0, 10, 5 * SECOND), "the loop went on after the failures");
+                assertEquals(List.of("link bug 2", "link bug 1", "link bug 0"),
+                    heard.stream().map(Throwable::getMessage).toList());
+                assertEquals(3, server.counters().value("stack.poll_errors"));
+                assertEquals(0, client.counters().value("stack.poll_errors"));
             }
         }
     }

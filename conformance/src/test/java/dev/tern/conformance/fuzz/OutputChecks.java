@@ -23,9 +23,9 @@ import java.util.TreeMap;
  *   <li>ICMP (RFC 792, RFC 1122 §3.2.2): valid checksum over the (reassembled) message; an echo reply or an error;
  *       an error is at most 576 bytes, quotes an IPv4 header, and never answers an ICMP error.</li>
  *   <li>UDP (RFC 768): the length field is the datagram's, the checksum is present and valid, ports are not 0.</li>
- *   <li>TCP (RFC 9293 §3.1): the data offset within the segment, the checksum valid, our port not 0 (but in a reset
- *       answering a segment to port 0; the peer's may be 0, as Linux answers such a SYN), no SYN with RST or FIN, no
- *       data on a RST.</li>
+ *   <li>TCP (RFC 9293 §3.1): the data offset within the segment, the checksum valid, neither port 0 (Tern drops
+ *       segments from or to port 0 unanswered, where Linux would answer them), no SYN with RST or FIN, no data on a
+ *       RST.</li>
  *   <li>IGMP (RFC 3376 §4): TTL 1, Router Alert, a valid checksum.</li>
  * </ul>
  */
@@ -172,9 +172,9 @@ final class OutputChecks {
         final int dataOffset = (BigEndian.u8(s, 12) >>> 4) * 4;
         require(dataOffset >= 20 && dataOffset <= segment.length, where, "TCP data offset within the segment");
         final int flags = BigEndian.u8(s, 13);
-        // Port 0 is reserved (RFC 6335 §6), yet Linux answers a SYN from port 0 with a SYN-ACK to it (seen on this
-        // kernel), and a segment to port 0 with a reset from it. So: our port is never 0 but in a reset.
-        require((flags & 0x04) != 0 || BigEndian.u16(s, 0) != 0, where, "our TCP port not 0 but in a reset");
+        // Port 0 is reserved (RFC 6335 §6). Linux answers a SYN from port 0 with a SYN-ACK to it and a segment to
+        // port 0 with a reset from it (seen on this kernel); Tern answers neither (tcp.drop.zero_port).
+        require(BigEndian.u16(s, 0) != 0 && BigEndian.u16(s, 2) != 0, where, "TCP ports not 0");
         require(InternetChecksum.verifies(InternetChecksum.add(pseudoHeaderSum(destination, 6, segment.length), s, 0,
             segment.length)), where, "TCP checksum");
         final boolean syn = (flags & 0x02) != 0;
