@@ -16,6 +16,13 @@ import java.util.concurrent.TimeUnit;
  * {@link #poll} loops until the wheel has caught up with {@code nowNs} (a virtual clock may jump many ticks at
  * once); and with no timers pending, the wheel is re-based to {@code nowNs} instead of walking the idle ticks.
  *
+ * <p>The wheel scans the current tick's spoke on every poll, which the poll loop would otherwise pay on every turn
+ * (a fifth of the CPU time in a TCP bulk profile over veth). So the wheel also keeps a lower bound on the earliest
+ * pending deadline: scheduling lowers it, cancelling leaves it (still a bound, only perhaps too low), and a poll
+ * before both that bound and the end of the current tick returns at once, since nothing can be due. When a poll
+ * reaches the bound, the bound is made exact again by one scan of the wheel: that happens about once per timer
+ * that fires or was moved away, not once per poll.
+ *
  * <p>A timer id is reused once its timer fired or was cancelled: an owner forgets an id when its timer fires.
  *
  * <p>Owned by the shard thread; not thread-safe.
@@ -36,6 +43,8 @@ public final class TimerWheel {
     private final Long2LongHashMap payloads = new Long2LongHashMap(256, 0.6f, NO_PAYLOAD);
     private final DeadlineTimerWheel.TimerHandler expiry = this::onExpiry;
     private Handler handler;
+    /** No pending deadline is earlier than this (it may be lower than the true earliest; see the class comment). */
+    private long earliestBoundNs = Long.MAX_VALUE;
 
     public TimerWheel(long startNs) {
         wheel = new DeadlineTimerWheel(TimeUnit.NANOSECONDS, startNs, TICK_NS, TICKS_PER_WHEEL);
@@ -48,6 +57,7 @@ public final class TimerWheel {
         }
         final long timerId = wheel.scheduleTimer(deadlineNs);
         payloads.put(timerId, payload);
+        lowerBound(deadlineNs);
         return timerId;
     }
 
@@ -68,6 +78,7 @@ public final class TimerWheel {
         wheel.cancelTimer(timerId);
         final long newId = wheel.scheduleTimer(deadlineNs);
         payloads.put(newId, payload);
+        lowerBound(deadlineNs);
         return newId;
     }
 
@@ -89,6 +100,10 @@ public final class TimerWheel {
             rebaseWhenIdle(nowNs);
             return 0;
         }
+        if (nowNs < earliestBoundNs && nowNs < wheel.currentTickTime()) {
+            return 0; // nothing is due yet, and the wheel need not move to a new tick
+        }
+        final boolean boundReached = nowNs >= earliestBoundNs;
         this.handler = handler;
         int fired = 0;
         long tickEnd;
@@ -101,8 +116,19 @@ public final class TimerWheel {
         this.handler = null;
         if (wheel.timerCount() == 0) {
             rebaseWhenIdle(nowNs);
+            earliestBoundNs = Long.MAX_VALUE;
+        } else if (fired == limit) {
+            earliestBoundNs = nowNs; // more may be due: the next poll must look
+        } else if (boundReached) {
+            earliestBoundNs = scanEarliest();
         }
         return fired;
+    }
+
+    private void lowerBound(long deadlineNs) {
+        if (deadlineNs < earliestBoundNs) {
+            earliestBoundNs = deadlineNs;
+        }
     }
 
     /**
@@ -110,6 +136,11 @@ public final class TimerWheel {
      * simulations deciding how far to jump virtual time, not for the per-packet path.
      */
     public long earliestDeadline() {
+        earliestBoundNs = scanEarliest();
+        return earliestBoundNs;
+    }
+
+    private long scanEarliest() {
         earliest = Long.MAX_VALUE;
         wheel.forEach(earliestFinder);
         return earliest;

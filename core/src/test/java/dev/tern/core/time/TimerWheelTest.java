@@ -132,6 +132,59 @@ class TimerWheelTest {
     }
 
     @Test
+    void aPollStoppedByItsLimitLeavesTheRestForTheNextPollAtTheSameInstant() {
+        final TimerWheel timers = new TimerWheel(0);
+        for (int i = 0; i < 5; i++) {
+            timers.schedule(3 * MS + i, i);
+        }
+        final List<Long> fired = new ArrayList<>();
+        assertEquals(0, timers.poll(2 * MS, (payload, nowNs) -> fired.add(payload), 2));
+        assertEquals(2, timers.poll(4 * MS, (payload, nowNs) -> fired.add(payload), 2));
+        assertEquals(2, timers.poll(4 * MS, (payload, nowNs) -> fired.add(payload), 2));
+        assertEquals(1, timers.poll(4 * MS, (payload, nowNs) -> fired.add(payload), 2));
+        assertEquals(List.of(0L, 1L, 2L, 3L, 4L), fired.stream().sorted().toList());
+    }
+
+    @Test
+    void aTimerMovedEarlierOrScheduledByAHandlerIsNotSkippedByTheEarliestBound() {
+        final TimerWheel timers = new TimerWheel(0);
+        final long late = timers.schedule(500 * MS, 1);
+        timers.schedule(100 * MS, 2);
+        final List<Long> fired = new ArrayList<>();
+        final TimerWheel.Handler handler = (payload, nowNs) -> {
+            fired.add(payload);
+            if (payload == 2) {
+                timers.schedule(nowNs + 10 * MS, 3); // a handler re-arming, as TCP's do
+            }
+        };
+        assertEquals(0, timers.poll(50 * MS, handler, 100));
+        timers.reschedule(late, 60 * MS); // earlier than every bound the wheel knew
+        assertEquals(0, timers.poll(59 * MS, handler, 100));
+        assertEquals(1, timers.poll(60 * MS, handler, 100));
+        assertEquals(1, timers.poll(100 * MS, handler, 100));
+        assertEquals(0, timers.poll(109 * MS, handler, 100));
+        assertEquals(1, timers.poll(110 * MS, handler, 100));
+        assertEquals(List.of(1L, 2L, 3L), fired);
+        assertEquals(0, timers.size());
+    }
+
+    @Test
+    void aCancelledEarliestTimerLeavesOnlyALowBoundThatTheNextTimerStillHonours() {
+        final TimerWheel timers = new TimerWheel(0);
+        final long early = timers.schedule(10 * MS, 1);
+        timers.schedule(20 * MS, 2);
+        timers.cancel(early);
+        final List<Long> fired = new ArrayList<>();
+        for (long t = 0; t <= 30 * MS; t += MS / 4) {
+            timers.poll(t, (payload, nowNs) -> {
+                fired.add(payload);
+                assertTrue(nowNs >= 20 * MS && nowNs < 20 * MS + MS / 4, "fired on time: " + nowNs);
+            }, 100);
+        }
+        assertEquals(List.of(2L), fired);
+    }
+
+    @Test
     void schedulingAndCancellingAllocateNothing() {
         final TimerWheel timers = new TimerWheel(0);
         final long[] ids = new long[64];
