@@ -1,6 +1,7 @@
 package dev.tern.stack;
 
 import dev.tern.core.net.Ipv4Address;
+import dev.tern.ethernet.link.ForwardingLink;
 import dev.tern.ethernet.link.FrameHandler;
 import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.link.TxFrame;
@@ -143,33 +144,12 @@ class SelectorAndRunnerTest {
     }
 
     /** A link whose receive throws {@code failures} times: a stand-in for a bug below the per-frame guard. */
-    private static final class FailingLink implements Link {
-        private final Link link;
+    private static final class FailingLink extends ForwardingLink {
         private volatile int failures;
 
         FailingLink(Link link, int failures) {
-            this.link = link;
+            super(link);
             this.failures = failures;
-        }
-
-        @Override
-        public String name() {
-            return link.name();
-        }
-
-        @Override
-        public long macAddress() {
-            return link.macAddress();
-        }
-
-        @Override
-        public int mtu() {
-            return link.mtu();
-        }
-
-        @Override
-        public int offloads() {
-            return link.offloads();
         }
 
         @Override
@@ -179,41 +159,6 @@ class SelectorAndRunnerTest {
                 throw new IllegalStateException("link bug " + failures);
             }
             return link.receive(handler, maxFrames);
-        }
-
-        @Override
-        public boolean claim(TxFrame frame) {
-            return link.claim(frame);
-        }
-
-        @Override
-        public void commit(TxFrame frame) {
-            link.commit(frame);
-        }
-
-        @Override
-        public void abort(TxFrame frame) {
-            link.abort(frame);
-        }
-
-        @Override
-        public int flush() {
-            return link.flush();
-        }
-
-        @Override
-        public void addMulticast(long mac) {
-            link.addMulticast(mac);
-        }
-
-        @Override
-        public void removeMulticast(long mac) {
-            link.removeMulticast(mac);
-        }
-
-        @Override
-        public void close() {
-            link.close();
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.tern.ethernet.pcap;
 
 import dev.tern.core.time.Clock;
+import dev.tern.ethernet.link.ForwardingLink;
 import dev.tern.ethernet.link.FrameHandler;
 import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.link.TxFrame;
@@ -14,41 +15,16 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>Owned by the wrapped link's thread. Closing the tap closes the wrapped link, not the writer (it may be shared).
  */
-public final class PcapTap implements Link {
-    private final Link link;
+public final class PcapTap extends ForwardingLink {
     private final PcapWriter writer;
     private final Clock clock;
     private final FrameHandler recordingHandler = this::recordReceived;
     private FrameHandler handler;
 
     public PcapTap(Link link, PcapWriter writer, Clock clock) {
-        this.link = link;
+        super(link);
         this.writer = writer;
         this.clock = clock;
-    }
-
-    public Link wrapped() {
-        return link;
-    }
-
-    @Override
-    public String name() {
-        return link.name();
-    }
-
-    @Override
-    public long macAddress() {
-        return link.macAddress();
-    }
-
-    @Override
-    public int mtu() {
-        return link.mtu();
-    }
-
-    @Override
-    public int offloads() {
-        return link.offloads();
     }
 
     @Override
@@ -67,53 +43,8 @@ public final class PcapTap implements Link {
     }
 
     @Override
-    public boolean claim(TxFrame frame) {
-        return link.claim(frame);
-    }
-
-    @Override
     public void commit(TxFrame frame) {
         writer.write(frame.segment(), frame.offset(), frame.length(), clock.epochNanos(clock.nanoTime()));
         link.commit(frame);
-    }
-
-    @Override
-    public void abort(TxFrame frame) {
-        link.abort(frame);
-    }
-
-    @Override
-    public int flush() {
-        return link.flush();
-    }
-
-    @Override
-    public void addMulticast(long mac) {
-        link.addMulticast(mac);
-    }
-
-    @Override
-    public void removeMulticast(long mac) {
-        link.removeMulticast(mac);
-    }
-
-    @Override
-    public long nextArrivalNs() {
-        return link.nextArrivalNs();
-    }
-
-    @Override
-    public String[] statisticNames() {
-        return link.statisticNames();
-    }
-
-    @Override
-    public void statistics(long[] values) {
-        link.statistics(values);
-    }
-
-    @Override
-    public void close() {
-        link.close();
     }
 }

@@ -2,7 +2,7 @@ package dev.tern.tcp.testing;
 
 import dev.tern.core.checksum.InternetChecksum;
 import dev.tern.core.memory.BigEndian;
-import dev.tern.ethernet.link.FrameHandler;
+import dev.tern.ethernet.link.ForwardingLink;
 import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.link.Offloads;
 import dev.tern.ethernet.link.TxFrame;
@@ -17,42 +17,26 @@ import java.lang.foreign.MemorySegment;
  * length, identification and checksum, TCP sequence number and checksum; FIN and PSH stay on the last piece only. A
  * frame asking for L4 checksum completion gets it (the field holds the pseudo-header sum, CHECKSUM_PARTIAL).
  */
-public final class SegmentingLink implements Link {
+public final class SegmentingLink extends ForwardingLink {
     private static final int MAX_FRAME = 65535 + EthernetHeader.LENGTH + 64;
 
-    private final Link inner;
     private final MemorySegment buffer = Arena.ofAuto().allocate(MAX_FRAME);
     private final TxFrame innerFrame = new TxFrame();
     public long superFrames;
     public long segmentsCut;
 
     public SegmentingLink(Link inner) {
-        this.inner = inner;
+        super(inner);
     }
 
     @Override
     public String name() {
-        return "gso:" + inner.name();
-    }
-
-    @Override
-    public long macAddress() {
-        return inner.macAddress();
-    }
-
-    @Override
-    public int mtu() {
-        return inner.mtu();
+        return "gso:" + link.name();
     }
 
     @Override
     public int offloads() {
         return Offloads.TX_TCP_SEGMENTATION | Offloads.TX_L4_CHECKSUM;
-    }
-
-    @Override
-    public int receive(FrameHandler handler, int maxFrames) {
-        return inner.receive(handler, maxFrames);
     }
 
     @Override
@@ -82,7 +66,7 @@ public final class SegmentingLink implements Link {
         for (int offset = 0, k = 0; offset < payload; offset += mss, k++) {
             final int piece = Math.min(mss, payload - offset);
             final boolean last = offset + piece == payload;
-            if (!inner.claim(innerFrame)) {
+            if (!link.claim(innerFrame)) {
                 return;
             }
             final MemorySegment out = innerFrame.segment();
@@ -97,13 +81,13 @@ public final class SegmentingLink implements Link {
             BigEndian.u8(out, at + tcp + 13, last ? flags : flags & ~0x09);
             fillTcpChecksum(out, at, ipHeader, tcpHeader + piece);
             innerFrame.length((int) headers + piece);
-            inner.commit(innerFrame);
+            link.commit(innerFrame);
             segmentsCut++;
         }
     }
 
     private void emit(int length, boolean completeChecksum) {
-        if (!inner.claim(innerFrame)) {
+        if (!link.claim(innerFrame)) {
             return;
         }
         MemorySegment.copy(buffer, 0, innerFrame.segment(), innerFrame.offset(), length);
@@ -113,7 +97,7 @@ public final class SegmentingLink implements Link {
                 length - EthernetHeader.LENGTH - ipHeader);
         }
         innerFrame.length(length);
-        inner.commit(innerFrame);
+        link.commit(innerFrame);
     }
 
     private static void fillTcpChecksum(MemorySegment out, long at, int ipHeader, int tcpLength) {
@@ -127,30 +111,5 @@ public final class SegmentingLink implements Link {
 
     @Override
     public void abort(TxFrame frame) {
-    }
-
-    @Override
-    public int flush() {
-        return inner.flush();
-    }
-
-    @Override
-    public void addMulticast(long mac) {
-        inner.addMulticast(mac);
-    }
-
-    @Override
-    public void removeMulticast(long mac) {
-        inner.removeMulticast(mac);
-    }
-
-    @Override
-    public long nextArrivalNs() {
-        return inner.nextArrivalNs();
-    }
-
-    @Override
-    public void close() {
-        inner.close();
     }
 }
