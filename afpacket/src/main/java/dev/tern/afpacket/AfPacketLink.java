@@ -273,31 +273,39 @@ public final class AfPacketLink implements Link {
         resources.txFd = Libc.check("socket(AF_PACKET, SOCK_RAW)",
             Libc.socket(resources.callState, LinuxAbi.AF_PACKET, LinuxAbi.SOCK_RAW | LinuxAbi.SOCK_CLOEXEC, 0), resources.callState);
         final int fd = resources.txFd;
-        final boolean vnet = options.vnetHeader();
+        final boolean offloads = options.vnetHeader();
         setInt(resources, fd, LinuxAbi.PACKET_VERSION, LinuxAbi.TPACKET_V2, "setsockopt(PACKET_VERSION, TPACKET_V2)");
-        if (vnet) {
+        // The transmit socket has the vnet header even without offloads: it lets each frame be copied whole into
+        // the skb instead of lent as zero-copy pages (see TxRing). A kernel that refuses it is fine without offloads.
+        final boolean vnet;
+        if (offloads) {
             setInt(resources, fd, LinuxAbi.PACKET_VNET_HDR, 1, "setsockopt(PACKET_VNET_HDR)");
+            vnet = true;
+        } else {
+            final MemorySegment one = resources.arena.allocateFrom(ValueLayout.JAVA_INT, 1);
+            vnet = Libc.setsockopt(resources.callState, fd, LinuxAbi.SOL_PACKET, LinuxAbi.PACKET_VNET_HDR, one, 4) == 0;
         }
-        if (!vnet) {
-            // Deviation: no qdisc bypass with the vnet header. The bypass path (__dev_direct_xmit) drops every skb
-            // that validation replaces, which is what software GSO does when the device cannot segment (TSO off,
-            // or a NIC without it): a TSO request would never leave. The qdisc path segments; on veth it is noqueue.
+        if (!offloads) {
+            // Deviation: no qdisc bypass with offloads. The bypass path (__dev_direct_xmit) drops every skb that
+            // validation replaces, which is what software GSO does when the device cannot segment (TSO off, or a
+            // NIC without it): a TSO request would never leave. The qdisc path segments; on veth it is noqueue.
             setInt(resources, fd, LinuxAbi.PACKET_QDISC_BYPASS, 1, "setsockopt(PACKET_QDISC_BYPASS)");
         }
         setInt(resources, fd, LinuxAbi.PACKET_LOSS, 1, "setsockopt(PACKET_LOSS)");
 
         final int frameSize;
         final int blockSize;
-        if (vnet) {
+        if (offloads) {
             frameSize = align(LinuxAbi.TPACKET2_DATA_OFFSET + LinuxAbi.VIRTIO_NET_HDR_SIZE + MAX_SEGMENTATION_FRAME, LinuxAbi.TPACKET_ALIGNMENT);
             blockSize = TX_VNET_BLOCK_SIZE;
         } else {
-            frameSize = Math.max(RX_FRAME_SIZE, Integer.highestOneBit(LinuxAbi.TPACKET2_DATA_OFFSET + mtu + LinuxAbi.ETH_HLEN + 4 - 1) << 1);
+            final int slot = LinuxAbi.TPACKET2_DATA_OFFSET + (vnet ? LinuxAbi.VIRTIO_NET_HDR_SIZE : 0) + mtu + LinuxAbi.ETH_HLEN + 4;
+            frameSize = Math.max(RX_FRAME_SIZE, Integer.highestOneBit(slot - 1) << 1);
             blockSize = Math.max(TX_BLOCK_SIZE, frameSize);
         }
         final int framesPerBlock = blockSize / frameSize;
         final int wanted = options.txFrameCount() != AfPacketOptions.DEFAULT_TX_FRAMES ? options.txFrameCount()
-            : vnet ? DEFAULT_TX_FRAMES_VNET : DEFAULT_TX_FRAMES;
+            : offloads ? DEFAULT_TX_FRAMES_VNET : DEFAULT_TX_FRAMES;
         final int blockCount = (wanted + framesPerBlock - 1) / framesPerBlock;
         final int frameCount = blockCount * framesPerBlock;
         final MemorySegment req = resources.arena.allocate(LinuxAbi.TPACKET_REQ_SIZE, 4);
@@ -309,7 +317,7 @@ public final class AfPacketLink implements Link {
             LinuxAbi.PACKET_TX_RING, req, LinuxAbi.TPACKET_REQ_SIZE), resources.callState);
         final MemorySegment ring = resources.map(fd, (long) blockSize * blockCount, false, "mmap(transmit ring)");
         bind(resources, fd, 0, index);
-        return new TxRing(ring, blockSize, frameSize, frameCount, vnet, mtu);
+        return new TxRing(ring, blockSize, frameSize, frameCount, vnet, offloads, mtu);
     }
 
     private static int align(int value, int alignment) {

@@ -24,7 +24,8 @@ import java.lang.invoke.VarHandle;
  *  0          4        8          12 ... 32                 32 + vnet (0 or 10)
  * +----------+--------+----------+------+------------------+----------------------------+
  * | tp_status| tp_len | tp_snaplen| ...  | virtio_net_hdr   | Ethernet frame             |
- * +----------+--------+----------+------+ (vnet mode only) +----------------------------+
+ * +----------+--------+----------+------+ (if the socket   +----------------------------+
+ *                                          has one)
  *  AVAILABLE (0) -> we write the frame and tp_len, then SEND_REQUEST (1) with release semantics;
  *  the kernel takes it on sendto (SENDING, 2) and sets AVAILABLE again when the skb is freed.
  * </pre>
@@ -37,6 +38,15 @@ import java.lang.invoke.VarHandle;
  * <p>Flush: {@code sendto(fd, NULL, 0, MSG_DONTWAIT, NULL, 0)}. On {@code EAGAIN}/{@code ENOBUFS} the frames the
  * kernel did not take stay SEND_REQUEST and go on the next flush; a frame refused on {@value #MAX_REFUSED_FLUSHES}
  * flushes in a row is given up and counted ({@link #discardOldest}). A committed frame is never dropped silently.
+ *
+ * <p>The vnet header and offloads are separate choices. With the header, every frame tells the kernel how many of
+ * its bytes to copy into the skb's linear part ({@code hdr_len}): a frame that is not a segmentation request is
+ * copied whole, because otherwise {@code tpacket_snd} attaches the ring's pages to the skb as zero-copy fragments,
+ * and a device that forwards into another namespace (veth) or queues the skb must then copy those pages again
+ * ({@code skb_copy_ubufs}, a page allocation per frame). Measured on veth with offloads off: that copy and its page
+ * traffic were about a tenth of the stack thread's time. Only TSO super-frames keep the zero-copy fragments, since a
+ * 64 KiB linear skb would need a high-order allocation. Without offloads the header carries no request, and
+ * checksums are completed in software as they are without the header.
  *
  * <p>Owned by the link's shard thread; not thread-safe.
  */
@@ -63,6 +73,7 @@ final class TxRing {
     private final int blockSize;
     private final int frameCount;
     private final boolean vnetHeader;
+    private final boolean offloads;
     private final int vnetLength;
     private final int capacity;
     private final int maxUnsegmentedLength;
@@ -84,17 +95,25 @@ final class TxRing {
     long sendCalls;
     int lastErrno;
 
-    TxRing(MemorySegment ring, int blockSize, int frameSize, int frameCount, boolean vnetHeader, int mtu) {
+    /**
+     * A ring of {@code frameCount} slots. {@code vnetHeader}: the socket has PACKET_VNET_HDR (each slot starts with a
+     * virtio_net_hdr); {@code offloads}: the stack may ask for checksum and segmentation offload (needs the header).
+     */
+    TxRing(MemorySegment ring, int blockSize, int frameSize, int frameCount, boolean vnetHeader, boolean offloads, int mtu) {
+        if (offloads && !vnetHeader) {
+            throw new IllegalArgumentException("offloads need the vnet header");
+        }
         this.ring = ring;
         this.blockSize = blockSize;
         this.frameSize = frameSize;
         this.framesPerBlock = blockSize / frameSize;
         this.frameCount = frameCount;
         this.vnetHeader = vnetHeader;
+        this.offloads = offloads;
         this.vnetLength = vnetHeader ? LinuxAbi.VIRTIO_NET_HDR_SIZE : 0;
         this.maxUnsegmentedLength = mtu + LinuxAbi.ETH_HLEN + 4;
         final int room = frameSize - LinuxAbi.TPACKET2_DATA_OFFSET - vnetLength;
-        this.capacity = vnetHeader ? room : Math.min(room, maxUnsegmentedLength);
+        this.capacity = offloads ? room : Math.min(room, maxUnsegmentedLength);
         this.lengths = new int[frameCount];
     }
 
@@ -222,8 +241,8 @@ final class TxRing {
     }
 
     /**
-     * Checks the frame against what the kernel accepts and fills in the offload requests: the vnet header in vnet
-     * mode, or the checksums in software without it. Returns false for a frame the kernel would refuse.
+     * Checks the frame against what the kernel accepts and fills in the offload requests: in the vnet header with
+     * offloads, or the checksums in software without them. Returns false for a frame the kernel would refuse.
      */
     private boolean prepare(TxFrame frame, long data, int length) {
         final boolean segment = frame.segmentSize() != TxFrame.NO_SEGMENTATION;
@@ -239,27 +258,27 @@ final class TxRing {
         if (l4 && (start < LinuxAbi.ETH_HLEN || field < 0 || start + field + 2 > length)) {
             return false;
         }
-        if (!vnetHeader) {
+        if (!offloads) {
             if (segment) {
                 return false;
             }
             if (l4) {
                 completeL4Checksum(data, start, field, length);
             }
+            if (vnetHeader) {
+                writeVnetHeader(data, 0, LinuxAbi.VIRTIO_NET_HDR_GSO_NONE, length, 0, 0, 0);
+            }
             return true;
         }
-        return writeVnetHeader(frame, data, length, segment, l4, start, field);
+        return requestOffloads(frame, data, length, segment, l4, start, field);
     }
 
-    private boolean writeVnetHeader(TxFrame frame, long data, int length, boolean segment, boolean l4, int start, int field) {
-        int flags = 0;
+    private boolean requestOffloads(TxFrame frame, long data, int length, boolean segment, boolean l4, int start, int field) {
+        final int flags = l4 ? LinuxAbi.VIRTIO_NET_HDR_F_NEEDS_CSUM : 0;
         int gsoType = LinuxAbi.VIRTIO_NET_HDR_GSO_NONE;
-        int headerLength = 0;
+        // Copied whole into the skb unless it is a segmentation request (see the class comment).
+        int headerLength = length;
         int gsoSize = 0;
-        if (l4) {
-            flags = LinuxAbi.VIRTIO_NET_HDR_F_NEEDS_CSUM;
-            headerLength = start + field + 2;
-        }
         if (segment) {
             // TSO needs the checksum offload too (CHECKSUM_PARTIAL), and the TCP header length for hdr_len.
             final int mss = frame.segmentSize();
@@ -282,14 +301,23 @@ final class TxRing {
                 return false;
             }
         }
+        writeVnetHeader(data, flags, gsoType, headerLength, gsoSize, l4 ? start : 0, l4 ? field : 0);
+        return true;
+    }
+
+    /**
+     * The virtio_net_hdr in front of the frame at {@code data}. {@code headerLength} ({@code hdr_len}) is how many
+     * bytes {@code tpacket_snd} copies into the skb's linear part; the rest becomes zero-copy page fragments.
+     */
+    private void writeVnetHeader(long data, int flags, int gsoType, int headerLength, int gsoSize, int checksumStart,
+                                 int checksumOffset) {
         final long header = data - LinuxAbi.VIRTIO_NET_HDR_SIZE;
         ring.set(ValueLayout.JAVA_BYTE, header + LinuxAbi.VIRTIO_NET_HDR_FLAGS_OFFSET, (byte) flags);
         ring.set(ValueLayout.JAVA_BYTE, header + LinuxAbi.VIRTIO_NET_HDR_GSO_TYPE_OFFSET, (byte) gsoType);
         ring.set(HOST_SHORT, header + LinuxAbi.VIRTIO_NET_HDR_HDR_LEN_OFFSET, (short) headerLength);
         ring.set(HOST_SHORT, header + LinuxAbi.VIRTIO_NET_HDR_GSO_SIZE_OFFSET, (short) gsoSize);
-        ring.set(HOST_SHORT, header + LinuxAbi.VIRTIO_NET_HDR_CSUM_START_OFFSET, (short) (l4 ? start : 0));
-        ring.set(HOST_SHORT, header + LinuxAbi.VIRTIO_NET_HDR_CSUM_OFFSET_OFFSET, (short) (l4 ? field : 0));
-        return true;
+        ring.set(HOST_SHORT, header + LinuxAbi.VIRTIO_NET_HDR_CSUM_START_OFFSET, (short) checksumStart);
+        ring.set(HOST_SHORT, header + LinuxAbi.VIRTIO_NET_HDR_CSUM_OFFSET_OFFSET, (short) checksumOffset);
     }
 
     /** The EtherType after at most one 802.1Q tag, or -1 when the frame is too short to say. */

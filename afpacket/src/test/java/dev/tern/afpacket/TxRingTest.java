@@ -16,6 +16,7 @@ import static dev.tern.afpacket.netns.NetnsHarness.PEER_IPV4;
 import static dev.tern.afpacket.netns.NetnsHarness.TERN_IPV4;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -43,12 +44,22 @@ class TxRingTest {
         arena.close();
     }
 
-    private TxRing ring(boolean vnet) {
+    /** No vnet header, no offloads. */
+    private TxRing plainRing() {
+        return ring(false, false);
+    }
+
+    /** The vnet header and offloads. */
+    private TxRing offloadRing() {
+        return ring(true, true);
+    }
+
+    private TxRing ring(boolean vnet, boolean offloads) {
         ring.fill((byte) 0xA5);
         for (int slot = 0; slot < SLOTS; slot++) {
             ring.set(ValueLayout.JAVA_INT, (long) slot * FRAME_SIZE, LinuxAbi.TP_STATUS_AVAILABLE);
         }
-        return new TxRing(ring, BLOCK_SIZE, FRAME_SIZE, SLOTS, vnet, MTU);
+        return new TxRing(ring, BLOCK_SIZE, FRAME_SIZE, SLOTS, vnet, offloads, MTU);
     }
 
     private int status(int slot) {
@@ -65,7 +76,7 @@ class TxRingTest {
 
     @Test
     void aCommittedFrameSitsAfterTheV2HeaderWithItsLengthAndSendRequest() {
-        final TxRing tx2 = ring(false);
+        final TxRing tx2 = plainRing();
         assertEquals(MTU + 18, tx2.capacity());
         assertTrue(tx2.claim(tx));
         assertEquals(32, tx.offset(), "data at TPACKET2_HDRLEN - sizeof(sockaddr_ll) (rawqp.md §4.1)");
@@ -80,7 +91,7 @@ class TxRingTest {
 
     @Test
     void withTheVnetHeaderTheFrameStartsTenBytesLaterAndTpLenCountsTheHeader() {
-        final TxRing vnet = ring(true);
+        final TxRing vnet = offloadRing();
         assertEquals(FRAME_SIZE - 32 - 10, vnet.capacity());
         assertTrue(vnet.claim(tx));
         assertEquals(42, tx.offset());
@@ -88,13 +99,45 @@ class TxRingTest {
         vnet.commit(tx);
         assertEquals(62 + 10, ring.get(ValueLayout.JAVA_INT, LinuxAbi.TPACKET2_HDR_LEN_OFFSET));
         for (int field = 0; field < 10; field++) {
-            assertEquals(0, vnetByte(0, field), "no offload requested: a zero header, stale bytes overwritten (" + field + ")");
+            if (field != LinuxAbi.VIRTIO_NET_HDR_HDR_LEN_OFFSET && field != LinuxAbi.VIRTIO_NET_HDR_HDR_LEN_OFFSET + 1) {
+                assertEquals(0, vnetByte(0, field), "no offload requested: a zero header, stale bytes overwritten (" + field + ")");
+            }
         }
+        assertEquals(62, vnetShort(0, LinuxAbi.VIRTIO_NET_HDR_HDR_LEN_OFFSET), "copied whole into the skb, no zero-copy pages");
+    }
+
+    @Test
+    void withTheVnetHeaderButNoOffloadsChecksumsAreSoftwareAndTheHeaderAsksForNothing() {
+        final TxRing vnetOnly = ring(true, false);
+        assertEquals(MTU + 18, vnetOnly.capacity(), "no super-frames without segmentation offload");
+        assertTrue(vnetOnly.claim(tx));
+        assertEquals(42, tx.offset());
+        final int length = Packets.udp(ring, tx.offset(), A, B, TERN_IPV4, PEER_IPV4, 1, 2, "abc".getBytes(), Packets.Checksum.PARTIAL);
+        tx.length(length).requestL4Checksum(34, 6).requestIpChecksum();
+        vnetOnly.commit(tx);
+        final byte[] sent = ring.asSlice(tx.offset(), length).toArray(ValueLayout.JAVA_BYTE);
+        assertTrue(Packets.l4ChecksumValid(sent), "completed in software");
+        assertTrue(Packets.ipv4HeaderChecksumValid(sent));
+        assertEquals(0, vnetByte(0, LinuxAbi.VIRTIO_NET_HDR_FLAGS_OFFSET), "no NEEDS_CSUM");
+        assertEquals(LinuxAbi.VIRTIO_NET_HDR_GSO_NONE, vnetByte(0, LinuxAbi.VIRTIO_NET_HDR_GSO_TYPE_OFFSET));
+        assertEquals(length, vnetShort(0, LinuxAbi.VIRTIO_NET_HDR_HDR_LEN_OFFSET), "copied whole");
+        assertEquals(length + 10, ring.get(ValueLayout.JAVA_INT, LinuxAbi.TPACKET2_HDR_LEN_OFFSET));
+
+        assertTrue(vnetOnly.claim(tx));
+        tcpSuperFrame(tx.offset(), 1000, 0x10, Packets.ETHERTYPE_IPV4);
+        vnetOnly.commit(tx);
+        assertEquals(1, vnetOnly.rejected, "a segmentation request without offloads is refused at commit");
+        assertEquals(1, vnetOnly.pending());
+    }
+
+    @Test
+    void offloadsWithoutTheVnetHeaderAreAProgrammingError() {
+        assertThrows(IllegalArgumentException.class, () -> ring(false, true));
     }
 
     @Test
     void aChecksumRequestBecomesNeedsCsumWithStartAndOffset() {
-        final TxRing vnet = ring(true);
+        final TxRing vnet = offloadRing();
         assertTrue(vnet.claim(tx));
         tx.length(Packets.udp(ring, tx.offset(), A, B, TERN_IPV4, PEER_IPV4, 1, 2, new byte[20], Packets.Checksum.PARTIAL))
             .requestL4Checksum(34, 6);
@@ -103,7 +146,7 @@ class TxRingTest {
         assertEquals(LinuxAbi.VIRTIO_NET_HDR_GSO_NONE, vnetByte(0, LinuxAbi.VIRTIO_NET_HDR_GSO_TYPE_OFFSET));
         assertEquals(34, vnetShort(0, LinuxAbi.VIRTIO_NET_HDR_CSUM_START_OFFSET));
         assertEquals(6, vnetShort(0, LinuxAbi.VIRTIO_NET_HDR_CSUM_OFFSET_OFFSET));
-        assertEquals(42, vnetShort(0, LinuxAbi.VIRTIO_NET_HDR_HDR_LEN_OFFSET), "through the checksum field");
+        assertEquals(62, vnetShort(0, LinuxAbi.VIRTIO_NET_HDR_HDR_LEN_OFFSET), "the whole frame (at least through the checksum field)");
         assertEquals(0, vnetShort(0, LinuxAbi.VIRTIO_NET_HDR_GSO_SIZE_OFFSET));
     }
 
@@ -115,7 +158,7 @@ class TxRingTest {
 
     @Test
     void aSegmentationRequestBecomesTcpGsoWithMssAndHeaderLength() {
-        final TxRing vnet = ring(true);
+        final TxRing vnet = offloadRing();
         assertTrue(vnet.claim(tx));
         tcpSuperFrame(tx.offset(), 1500, 0x10, Packets.ETHERTYPE_IPV4);
         vnet.commit(tx);
@@ -134,12 +177,13 @@ class TxRingTest {
         tcpSuperFrame(tx.offset(), 400, 0x10, Packets.ETHERTYPE_IPV4);
         vnet.commit(tx);
         assertEquals(LinuxAbi.VIRTIO_NET_HDR_GSO_NONE, vnetByte(2, LinuxAbi.VIRTIO_NET_HDR_GSO_TYPE_OFFSET), "fits one segment");
+        assertEquals(14 + 20 + 20 + 400, vnetShort(2, LinuxAbi.VIRTIO_NET_HDR_HDR_LEN_OFFSET), "and is copied whole");
         assertEquals(3, vnet.pending());
     }
 
     @Test
     void withoutTheVnetHeaderRequestedChecksumsAreComputedInSoftware() {
-        final TxRing plain = ring(false);
+        final TxRing plain = plainRing();
         assertTrue(plain.claim(tx));
         final int length = Packets.udp(ring, tx.offset(), A, B, TERN_IPV4, PEER_IPV4, 1, 2, "abc".getBytes(), Packets.Checksum.PARTIAL);
         BigEndian.u16(ring, tx.offset() + 14 + 10, 0x1234);
@@ -152,7 +196,7 @@ class TxRingTest {
 
     @Test
     void framesTheKernelWouldRefuseAreCountedAndTheirSlotReused() {
-        final TxRing vnet = ring(true);
+        final TxRing vnet = offloadRing();
         final byte[] payload = new byte[100];
         assertTrue(vnet.claim(tx));
         tx.length(10);
@@ -175,7 +219,7 @@ class TxRingTest {
 
     @Test
     void flushCountsWhatTheKernelTookAndKeepsTheRestForTheNextFlush() {
-        final TxRing plain = ring(false);
+        final TxRing plain = plainRing();
         for (int i = 0; i < 3; i++) {
             assertTrue(plain.claim(tx));
             tx.length(60 + i);
