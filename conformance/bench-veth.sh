@@ -6,7 +6,9 @@
 #
 # Needs root (namespaces, AF_PACKET), a JDK 25 and Maven. Builds the conformance module and the modules it depends on
 # (mvn package, tests skipped; never install), then runs dev.tern.conformance.bench.VethBenchmark. Set TERN_BENCH_JFR=FILE
-# to record a Java Flight Recording of the run (profiling, JDK's default settings). Changes no sysctl outside the
+# to record a Java Flight Recording of the run (profiling, JDK's default settings), TERN_BENCH_PERFMAP=1 to leave
+# /tmp/perf-PID.map for `perf report` (JIT symbols), TERN_BENCH_COUNTERS=1 to print Tern's non-zero counters after
+# each threading mode (ring-full events, kernel drops, retransmits). Changes no sysctl outside the
 # namespaces it makes, pins nothing, and touches no address outside 198.18.0.0/15.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -26,6 +28,9 @@ command -v mvn >/dev/null 2>&1 || die "Maven not found (Debian package maven)"
 echo "bench-veth: building ..." >&2
 (cd "$ROOT" && mvn -B -q -ntp -DskipTests -pl conformance -am package) >&2 || die "build failed"
 FLAGS=(--enable-native-access=ALL-UNNAMED --add-exports java.base/jdk.internal.misc=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -XX:+UseParallelGC -Xms1g -Xmx1g)
+if [[ -n "${TERN_BENCH_PERFMAP:-}" ]]; then
+  FLAGS+=(-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit)
+fi
 if [[ -n "${TERN_BENCH_JFR:-}" ]]; then
   FLAGS+=("-XX:StartFlightRecording=filename=$TERN_BENCH_JFR,settings=profile")
 fi

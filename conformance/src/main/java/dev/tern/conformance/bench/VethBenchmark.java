@@ -167,6 +167,9 @@ public final class VethBenchmark {
                         results.put("udp_rr_p50_us_tern_server" + key, server[0]);
                         results.put("udp_rr_p99_us_tern_server" + key, server[1]);
                     }
+                    if ("1".equals(System.getenv("TERN_BENCH_COUNTERS"))) {
+                        printCounters(stack, key);
+                    }
                     final long errors = stack.counters().value("stack.internal_errors");
                     if (errors != 0) {
                         throw new IllegalStateException("stack.internal_errors = " + errors, stack.ethernet().firstInternalError());
@@ -193,6 +196,16 @@ public final class VethBenchmark {
                 }
             }
         }
+    }
+
+    /** TERN_BENCH_COUNTERS=1: the stack's non-zero counters after a threading mode's measurements (diagnosis). */
+    private static void printCounters(NetStack stack, String key) {
+        System.err.printf("counters after %s:%n", key);
+        stack.counters().reader().forEach((value, id, label) -> {
+            if (value != 0) {
+                System.err.printf("  %-40s %d%n", label, value);
+            }
+        });
     }
 
     private boolean wants(String measurement) {
