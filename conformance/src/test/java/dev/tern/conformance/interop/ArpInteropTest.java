@@ -3,7 +3,6 @@ package dev.tern.conformance.interop;
 import dev.tern.afpacket.netns.CommandResult;
 import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.ethernet.wire.MacAddress;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -22,17 +21,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * RFC 5227): the kernel resolves Tern's address to Tern's MAC, Tern resolves the kernel's, Tern defends its address
  * against a probe, and Tern's announcement corrects a stale entry in the kernel's cache.
  */
-class ArpInteropTest {
+class ArpInteropTest extends VethRigTest {
     private static final Set<String> RESOLVED = Set.of("REACHABLE", "STALE", "DELAY", "PROBE");
-
-    private VethRig rig;
-
-    @AfterEach
-    void closeRig() {
-        if (rig != null) {
-            rig.close();
-        }
-    }
 
     static Stream<VethSetup> setups() {
         return VethSetup.all();

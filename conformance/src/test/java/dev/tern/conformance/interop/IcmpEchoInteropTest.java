@@ -1,7 +1,6 @@
 package dev.tern.conformance.interop;
 
 import dev.tern.stack.testing.Frames;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -23,20 +22,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * both stacks), at MTU 9000 whole. Every reply must come back exactly once with its data intact, and both stacks'
  * counters must agree with what was sent.
  */
-class IcmpEchoInteropTest {
+class IcmpEchoInteropTest extends VethRigTest {
     private static final int COUNT = 5;
     private static final int SMALL = 56;
     private static final int LARGE = 8000;
     private static final int ICMP_HEADER = 8;
-
-    private VethRig rig;
-
-    @AfterEach
-    void closeRig() {
-        if (rig != null) {
-            rig.close();
-        }
-    }
 
     static Stream<VethSetup> setups() {
         return VethSetup.all();

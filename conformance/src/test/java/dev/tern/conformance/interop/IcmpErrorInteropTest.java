@@ -8,7 +8,6 @@ import dev.tern.core.memory.BigEndian;
 import dev.tern.stack.testing.Frames;
 import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.ethernet.wire.MacAddress;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -33,19 +32,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * a datagram of a protocol nobody registered gets protocol unreachable (RFC 1122 §3.2.2.1), quoting the offending
  * datagram up to 576 bytes in all (RFC 1812 §4.3.2.3). Port unreachable comes with UDP.
  */
-class IcmpErrorInteropTest {
+class IcmpErrorInteropTest extends VethRigTest {
     /** RFC 3692: 253 and 254 are for experiments, so no stack handles them. */
     static final int UNUSED_PROTOCOL = 253;
     private static final int MAX_QUOTE = 576 - 20 - 8;
-
-    private VethRig rig;
-
-    @AfterEach
-    void closeRig() {
-        if (rig != null) {
-            rig.close();
-        }
-    }
 
     static Stream<VethSetup> setups() {
         return VethSetup.offloadsOffAndOn();

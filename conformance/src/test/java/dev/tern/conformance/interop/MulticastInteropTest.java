@@ -8,7 +8,6 @@ import dev.tern.core.net.Ipv4Address;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.TernSocketException;
 import dev.tern.stack.UdpSocket;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -33,7 +32,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * kernel sends to (any-source and source-specific), its membership reports as tcpdump sees them on the kernel's
  * end, its leave; and the kernel as a member of a group Tern sends to.
  */
-class MulticastInteropTest {
+class MulticastInteropTest extends VethRigTest {
     private static final int PORT = 5000;
     private static final String GROUP = "239.1.2.3";
     private static final String SSM_GROUP = "232.1.2.3";
@@ -42,15 +41,6 @@ class MulticastInteropTest {
     private static final String SECOND_SOURCE = "198.18.0.3";
     /** Longer than the Unsolicited Report Interval (1 s), within which a state-change report is repeated. */
     private static final Duration REPORTS_SENT = Duration.ofMillis(1500);
-
-    private VethRig rig;
-
-    @AfterEach
-    void closeRig() {
-        if (rig != null) {
-            rig.close();
-        }
-    }
 
     static Stream<VethSetup> setups() {
         return VethSetup.offloadsOffAndOn();

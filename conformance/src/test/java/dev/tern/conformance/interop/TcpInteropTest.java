@@ -9,7 +9,6 @@ import dev.tern.stack.TcpConnection;
 import dev.tern.stack.TcpListener;
 import dev.tern.stack.TernSocketException;
 import dev.tern.tcp.TcpOptions;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -42,22 +41,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *
  * <p>The kernel's side is {@code peer.py}; every transfer is bounded in bytes and by a deadline.
  */
-class TcpInteropTest {
+class TcpInteropTest extends VethRigTest {
     private static final long BULK = 256L << 20;
     private static final Duration BULK_TIME = Duration.ofSeconds(60);
     private static final long SECOND_NS = 1_000_000_000L;
     private static final TcpOptions LARGE_BUFFERS = TcpOptions.DEFAULT.withBuffers(4 << 20, 4 << 20);
     private static final int PORT = 5001;
     private static final int CLOSED_PORT = 5999;
-
-    private VethRig rig;
-
-    @AfterEach
-    void closeRig() {
-        if (rig != null) {
-            rig.close();
-        }
-    }
 
     static Stream<VethSetup> setups() {
         return VethSetup.offloadsOffAndOn();

@@ -4,7 +4,6 @@ import dev.tern.afpacket.netns.BackgroundCommand;
 import dev.tern.afpacket.netns.CommandResult;
 import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.core.testing.ExternalTools;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -33,17 +32,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code --udp-echo}, a TCP client of {@code --echo}; {@code tern nc} sending a file to a kernel TCP server, and
  * {@code tern nc -u -l --join} receiving a kernel's multicast after its IGMP report.
  */
-class TernCommandInteropTest {
+class TernCommandInteropTest extends VethRigTest {
     private static final Pattern REPLY = Pattern.compile("^8008 bytes from 198\\.18\\.0\\.1: icmp_seq=(\\d+) ttl=64 time=", Pattern.MULTILINE);
-
-    private VethRig rig;
-
-    @AfterEach
-    void closeRig() {
-        if (rig != null) {
-            rig.close();
-        }
-    }
 
     /** {@code java ... dev.tern.cli.Tern ARGS}, with this JVM's class path and the flags the launcher passes. */
     private static List<String> tern(Path countersDirectory, String... arguments) {

@@ -7,7 +7,6 @@ import dev.tern.stack.NetStack;
 import dev.tern.stack.TernSocketException;
 import dev.tern.stack.UdpSocket;
 import dev.tern.stack.testing.Frames;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -37,21 +36,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Linux (ECONNREFUSED) and on Tern ({@code ConnectionRefusedException}). Tern's side is an in-process stack owned by
  * the test thread; the kernel's side is {@code peer.py}.
  */
-class UdpInteropTest {
+class UdpInteropTest extends VethRigTest {
     /** Empty, tiny, the largest unfragmented at MTU 1500, one more, a few fragments, the largest possible. */
     static final int[] SIZES = {0, 1, 1472, 1473, 8000, 65507};
     private static final int ECHO_PORT = 7;
     private static final int CLOSED_PORT = 9;
     private static final long SECOND_NS = 1_000_000_000L;
-
-    private VethRig rig;
-
-    @AfterEach
-    void closeRig() {
-        if (rig != null) {
-            rig.close();
-        }
-    }
 
     static Stream<VethSetup> setups() {
         return VethSetup.offloadsOffAndOn();
