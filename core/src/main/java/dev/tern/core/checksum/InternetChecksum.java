@@ -3,6 +3,8 @@ package dev.tern.core.checksum;
 import dev.tern.core.memory.BigEndian;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 
 /**
  * The Internet checksum (RFC 1071): the 16-bit one's complement of the one's complement sum of 16-bit words.
@@ -18,6 +20,11 @@ import java.lang.foreign.MemorySegment;
  * <p>Stateless and thread-safe.
  */
 public final class InternetChecksum {
+    // Little-endian is the native order of x86 and ARM: loads and stores need no byte swap there (see copyAndAdd).
+    private static final ValueLayout.OfLong LE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfInt LE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfShort LE_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
     private InternetChecksum() {
     }
 
@@ -51,6 +58,70 @@ public final class InternetChecksum {
             acc1 += Byte.toUnsignedInt(segment.get(BigEndian.BYTE, position)) << 8;
         }
         return acc0 + acc1;
+    }
+
+    /**
+     * Copies {@code length} bytes from {@code source} to {@code destination} (the ranges must not overlap) and adds
+     * them to an unfolded sum in the same pass: the folded result equals that of {@link #add} over the copy, an odd
+     * last byte padded the same way. This saves the second pass over a payload that is copied into a frame anyway.
+     *
+     * <p>The bytes are moved as they are, 8 at a time, in little-endian order, so that on x86 and ARM neither the
+     * load nor the store swaps bytes. Summed that way, every 16-bit word has its two bytes swapped; RFC 1071 §2(B)
+     * says the one's complement sum of swapped words is the swapped sum, so the little-endian sum is folded to 16
+     * bits and swapped once at the end, and the result then chains with big-endian sums like any other.
+     */
+    public static long copyAndAdd(long sum, MemorySegment source, long sourceOffset, MemorySegment destination,
+                                  long destinationOffset, int length) {
+        long acc0 = 0;
+        long acc1 = 0;
+        // An int counted loop: C2 compiled it over twice as fast as a loop over long positions (CopyChecksumBenchmark
+        // in cli, 1448 bytes), presumably because it can drop the bounds checks and unroll only there.
+        final int blocks = length & ~15;
+        for (int i = 0; i < blocks; i += 16) {
+            final long a = source.get(LE_LONG, sourceOffset + i);
+            final long b = source.get(LE_LONG, sourceOffset + i + 8);
+            destination.set(LE_LONG, destinationOffset + i, a);
+            destination.set(LE_LONG, destinationOffset + i + 8, b);
+            acc0 += (a >>> 32) + (a & 0xFFFF_FFFFL);
+            acc1 += (b >>> 32) + (b & 0xFFFF_FFFFL);
+        }
+        int i = blocks;
+        if (length - i >= 8) {
+            final long a = source.get(LE_LONG, sourceOffset + i);
+            destination.set(LE_LONG, destinationOffset + i, a);
+            acc0 += (a >>> 32) + (a & 0xFFFF_FFFFL);
+            i += 8;
+        }
+        if (length - i >= 4) {
+            final int a = source.get(LE_INT, sourceOffset + i);
+            destination.set(LE_INT, destinationOffset + i, a);
+            acc1 += Integer.toUnsignedLong(a);
+            i += 4;
+        }
+        if (length - i >= 2) {
+            final short a = source.get(LE_SHORT, sourceOffset + i);
+            destination.set(LE_SHORT, destinationOffset + i, a);
+            acc0 += Short.toUnsignedInt(a);
+            i += 2;
+        }
+        if (length - i == 1) {
+            // The odd byte is the first of its word, which little-endian order reads as the low byte.
+            final byte a = source.get(ValueLayout.JAVA_BYTE, sourceOffset + i);
+            destination.set(ValueLayout.JAVA_BYTE, destinationOffset + i, a);
+            acc1 += Byte.toUnsignedInt(a);
+        }
+        return sum + swapped(acc0 + acc1);
+    }
+
+    /**
+     * An unfolded sum folded to 16 bits with its two bytes swapped: by RFC 1071 §2(B), the sum of the same bytes
+     * one position further (for a piece that starts at an odd offset of the checksummed data) or read in the other
+     * byte order. Both one's complement zeros (0x0000, 0xFFFF) map to themselves, so added to other sums it folds
+     * exactly as the bytes themselves would there.
+     */
+    public static int swapped(long sum) {
+        final int folded = fold(sum);
+        return (folded >>> 8) | (folded & 0xFF) << 8;
     }
 
     /** Adds a 16-bit word to an unfolded sum. */
