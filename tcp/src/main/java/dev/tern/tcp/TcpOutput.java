@@ -30,8 +30,9 @@ import static dev.tern.tcp.TcpControlBlocks.T_RTO;
 /**
  * Everything that leaves: deciding what a connection may send now (RFC 9293 §3.7 and §3.8.6: window, Nagle,
  * silly-window avoidance; RFC 5681 congestion window; RFC 3042 limited transmit), building segments in place in the
- * link frame (header, options, payload copied once from the send ring, checksum or checksum offload), and the
- * bookkeeping of what was sent (SND.NXT, SND.MAX, RTT timing, the retransmission and persist timers, the ACK state).
+ * link frame (header, options, payload copied once from the send ring and summed in the same pass unless the link
+ * offloads the checksum), and the bookkeeping of what was sent (SND.NXT, SND.MAX, RTT timing, the retransmission and
+ * persist timers, the ACK state).
  *
  * <p>Segments are MSS-sized, or up to 64 KiB when the link segments TCP itself (TSO, {@code beginSegmented}).
  * Stateless answers (RST for a closed port, a SYN cookie's SYN-ACK) are built here too.
@@ -403,7 +404,7 @@ final class TcpOutput {
                 headerLength, synAck ? TcpFlags.SYN | TcpFlags.ACK : TcpFlags.SYN, window);
             writeSynOptions(tcb.advMss(c), timestamps, tsVal(c, nowNs), synAck ? tcb.tsRecent(c) : 0, sackOk,
                 scaling ? tcb.rcvScale(c) : -1);
-            finish(remote, out, at, headerLength, 0);
+            finish(remote, out, at, headerLength);
             if (synAck) {
                 tcb.rcvAdv(c, rcvNxt + window);
                 tcb.lastAckSent(c, rcvNxt);
@@ -472,7 +473,7 @@ final class TcpOutput {
         tx.wrap(out, at, headerLength).write(localPort, remotePort, iss, ack, headerLength,
             TcpFlags.SYN | TcpFlags.ACK, Math.min(window, 65535));
         tx.optionByte(0, TcpOption.MSS).optionByte(1, TcpOption.MSS_LENGTH).option16(2, mss);
-        finish(remote, out, at, headerLength, 0);
+        finish(remote, out, at, headerLength);
         counters.cookiesSent.incrementRelease();
     }
 
@@ -485,7 +486,7 @@ final class TcpOutput {
         final MemorySegment out = ipv4.segment();
         final long at = ipv4.payloadOffset();
         tx.wrap(out, at, TcpHeader.MIN_LENGTH).write(localPort, remotePort, seq, ack, TcpHeader.MIN_LENGTH, flags, 0);
-        finish(remote, out, at, TcpHeader.MIN_LENGTH, 0);
+        finish(remote, out, at, TcpHeader.MIN_LENGTH);
         counters.txResets.incrementRelease();
     }
 
@@ -566,11 +567,19 @@ final class TcpOutput {
                 i += 4;
             }
         }
+        long payloadSum = 0;
         if (length > 0) {
             final ByteRing ring = layer.sendRings[c];
-            ring.peek(ring.consumerPosition() + (seq - tcb.sndUna(c)), out, at + headerLength, length);
+            final long position = ring.consumerPosition() + (seq - tcb.sndUna(c));
+            if (checksumOffloaded(segmentSize)) {
+                ring.peek(position, out, at + headerLength, length);
+            } else {
+                // One pass over the payload: summed while copied. The header is a whole number of 32-bit words
+                // (RFC 9293 §3.1, Data Offset), so the payload starts on a 16-bit word and its sum adds up directly.
+                payloadSum = ring.peekAndAdd(0, position, out, at + headerLength, length);
+            }
         }
-        finish(remote, out, at, total, segmentSize);
+        finish(remote, out, at, headerLength, length, payloadSum, segmentSize);
         counters.txBytes.getAndAddRelease(length);
         // Every segment carries the ACK: the delayed ACK, if any, has been sent.
         if (tcb.unackedBytes(c) > 0 && tcb.quickAcks(c) > 0) {
@@ -612,18 +621,34 @@ final class TcpOutput {
         return FAILED;
     }
 
-    /** Writes the checksum (or leaves it to the link, RFC 1071 partial sum as Linux CHECKSUM_PARTIAL) and commits. */
-    private void finish(int remote, MemorySegment out, long at, int total, int segmentSize) {
-        final long pseudo = InternetChecksum.pseudoHeader(ipv4.address().address(), remote, IpProtocol.TCP, total);
-        if (segmentSize > 0 || ipv4.l4ChecksumOffload()) {
+    /** {@link #finish(int, MemorySegment, long, int, int, long, int)} for a segment without data (SYN, RST). */
+    private void finish(int remote, MemorySegment out, long at, int headerLength) {
+        finish(remote, out, at, headerLength, 0, 0, 0);
+    }
+
+    /**
+     * Writes the checksum (or leaves it to the link, RFC 1071 partial sum as Linux CHECKSUM_PARTIAL) and commits.
+     * Where the checksum is ours, {@code payloadSum} is the unfolded sum of the {@code payloadLength} data bytes,
+     * taken as they were copied in; only the header is summed here.
+     */
+    private void finish(int remote, MemorySegment out, long at, int headerLength, int payloadLength, long payloadSum,
+                        int segmentSize) {
+        final long pseudo = InternetChecksum.pseudoHeader(ipv4.address().address(), remote, IpProtocol.TCP,
+            headerLength + payloadLength);
+        if (checksumOffloaded(segmentSize)) {
             // As Linux (CHECKSUM_PARTIAL, and GSO: the link adjusts the length for each segment it cuts).
             tx.checksum(InternetChecksum.fold(pseudo));
             ipv4.requestL4Checksum(TcpHeader.CHECKSUM_OFFSET);
         } else {
-            tx.checksum(InternetChecksum.finish(InternetChecksum.add(pseudo, out, at, total)));
+            tx.checksum(InternetChecksum.finish(InternetChecksum.add(pseudo + payloadSum, out, at, headerLength)));
         }
         ipv4.commit();
         counters.txSegments.incrementRelease();
+    }
+
+    /** True when the link completes the checksum of the open frame: always with TSO, else if it offers to. */
+    private boolean checksumOffloaded(int segmentSize) {
+        return segmentSize > 0 || ipv4.l4ChecksumOffload();
     }
 
     /** Our TSval (RFC 7323 §5.4): a millisecond clock plus the connection's random offset. */

@@ -1,14 +1,23 @@
 package dev.tern.tcp;
 
+import dev.tern.ethernet.link.Offloads;
 import dev.tern.ethernet.memory.MemoryWire;
 import dev.tern.tcp.testing.App;
 import dev.tern.tcp.testing.SegmentingLink;
+import dev.tern.tcp.testing.TcpHarness;
 import dev.tern.tcp.testing.TcpNetwork;
 import dev.tern.tcp.testing.TestStack;
 import org.junit.jupiter.api.Test;
 
 import java.util.Random;
 
+import static dev.tern.tcp.testing.FrameCheck.assertFrame;
+import static dev.tern.tcp.testing.FrameCheck.checksumValid;
+import static dev.tern.tcp.testing.FrameCheck.payload;
+import static dev.tern.tcp.testing.Seg.ACK;
+import static dev.tern.tcp.testing.Seg.PSH_ACK;
+import static dev.tern.tcp.testing.TcpHarness.LOCAL_ISS;
+import static dev.tern.tcp.testing.TcpHarness.REMOTE_ISS;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -60,6 +69,22 @@ class OffloadTest {
             final byte[] data = random(1 << 20, 2);
             transfer(net, sender, receiver, data);
             assertTrue(receiver.counter("tcp.drop.bad_checksum") + receiver.counter("ipv4.drop.bad_checksum") > 0);
+        }
+    }
+
+    @Test
+    void withoutChecksumOffloadSegmentsCarryAChecksumThatVerifiesAlsoAcrossTheSendRingsOddWrap() {
+        // A 1 KiB send ring: once 1001 bytes are acknowledged, the next 100 lie as 23 bytes at the ring's end (an odd
+        // first piece) and 77 at its start, whose sum must count byte-swapped (RFC 1071 §2(B)).
+        try (TcpHarness h = TcpHarness.established(TcpHarness.config().sendBufferSize(1024).build(), TcpOptions.DEFAULT)) {
+            assertEquals(0, h.stack.link.offloads() & Offloads.TX_L4_CHECKSUM, "the checksum is ours to compute");
+            final byte[] first = random(1001, 4);
+            h.write(first);
+            assertFrame(h.expect(PSH_ACK.seq(LOCAL_ISS + 1).len(1001)), checksumValid(), payload(first));
+            h.send(ACK.seq(REMOTE_ISS + 1).ack(LOCAL_ISS + 1002));
+            final byte[] second = random(100, 5);
+            h.write(second);
+            assertFrame(h.expect(PSH_ACK.seq(LOCAL_ISS + 1002).len(100)), checksumValid(), payload(second));
         }
     }
 

@@ -1,5 +1,7 @@
 package dev.tern.core.io;
 
+import dev.tern.core.checksum.InternetChecksum;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -146,6 +148,24 @@ public final class ByteRing {
      */
     public void peek(long position, MemorySegment destination, long offset, int length) {
         copyOut(position, destination, offset, length);
+    }
+
+    /**
+     * Consumer: {@link #peek} that also adds the copied bytes to an unfolded Internet checksum {@code sum}, in the
+     * same pass ({@link InternetChecksum#copyAndAdd}); returns the new sum. The bytes count as starting at an even
+     * offset of the checksummed data, as with {@link InternetChecksum#add}.
+     */
+    public long peekAndAdd(long sum, long position, MemorySegment destination, long offset, int length) {
+        final int index = (int) position & mask;
+        final int first = Math.min(length, capacity - index);
+        long total = InternetChecksum.copyAndAdd(sum, memory, index, destination, offset, first);
+        if (first < length) {
+            final long second = InternetChecksum.copyAndAdd(0, memory, 0, destination, offset + first, length - first);
+            // RFC 1071 §2(B): after an odd first piece, the second one's bytes sit one position further in the 16-bit
+            // words (a high byte becomes a low byte), so its sum counts byte-swapped.
+            total += (first & 1) == 0 ? second : InternetChecksum.swapped(second);
+        }
+        return total;
     }
 
     /** Consumer: frees {@code count} bytes (they must be published). */

@@ -9,8 +9,10 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.SplittableRandom;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 import static org.quicktheories.QuickTheory.qt;
 import static org.quicktheories.generators.SourceDSL.integers;
 import static org.quicktheories.generators.SourceDSL.longs;
@@ -78,6 +80,107 @@ class InternetChecksumTest {
                 assertEquals(InternetChecksum.compute(segment, 0, data.length),
                     InternetChecksum.finish(InternetChecksum.add(partial, segment, split, rest)));
             });
+    }
+
+    @Test
+    void copyAndAddMatchesCopyThenAddForEveryLengthUpTo9000AtOddAndEvenOffsets() {
+        final byte[] data = new byte[MAX_LENGTH + 16];
+        new SplittableRandom(1624).nextBytes(data);
+        try (Arena arena = Arena.ofConfined()) {
+            final MemorySegment source = arena.allocate(data.length, 8);
+            source.copyFrom(MemorySegment.ofArray(data));
+            final MemorySegment copied = arena.allocate(data.length, 8);
+            final MemorySegment plain = arena.allocate(data.length, 8);
+            for (int[] offsets : new int[][] {{0, 0}, {1, 0}, {0, 1}, {3, 5}, {2, 7}, {6, 6}}) {
+                final int from = offsets[0];
+                final int to = offsets[1];
+                for (int length = 0; length <= MAX_LENGTH; length++) {
+                    final long sum = 0xF00D_0000L + length;
+                    copied.fill((byte) length);
+                    final long fused = InternetChecksum.copyAndAdd(sum, source, from, copied, to, length);
+                    MemorySegment.copy(source, from, plain, to, length);
+                    final int expected = InternetChecksum.fold(InternetChecksum.add(sum, plain, to, length));
+                    if (expected != InternetChecksum.fold(fused)) {
+                        assertEquals(expected, InternetChecksum.fold(fused), "from " + from + " to " + to + ", length " + length);
+                    }
+                    if (copied.asSlice(to, length).mismatch(plain.asSlice(to, length)) != -1) {
+                        fail("bytes differ: from " + from + " to " + to + ", length " + length);
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void copyAndAddCopiesExactlyTheBytesAndSumsThemAsCopyThenAdd() {
+        // Offsets are packed in one int (source in the low 4 bits, destination in the next 4), sums span 48 bits:
+        // far beyond any frame's unfolded sum, never near the long's overflow.
+        qt().withExamples(3000)
+            .forAll(integers().between(0, MAX_LENGTH), integers().between(0, 255), longs().between(0, 1L << 48), longs().all())
+            .checkAssert((length, offsets, sum, seed) -> {
+                final int from = offsets & 15;
+                final int to = offsets >>> 4;
+                final SplittableRandom random = new SplittableRandom(seed);
+                final byte[] source = new byte[from + length + 16];
+                random.nextBytes(source);
+                final byte[] destination = new byte[to + length + 16];
+                random.nextBytes(destination);
+                final byte[] expectedDestination = destination.clone();
+                System.arraycopy(source, from, expectedDestination, to, length);
+                final MemorySegment target = MemorySegment.ofArray(destination);
+                final long fused = InternetChecksum.copyAndAdd(sum, MemorySegment.ofArray(source), from, target, to, length);
+                assertArrayEquals(expectedDestination, destination, "bytes copied, and none outside the range");
+                final long plain = InternetChecksum.add(sum, MemorySegment.ofArray(expectedDestination), to, length);
+                assertEquals(InternetChecksum.fold(plain), InternetChecksum.fold(fused));
+                assertEquals(InternetChecksum.finish(plain), InternetChecksum.finish(fused));
+            });
+    }
+
+    @Test
+    void aCopiedPieceChainsBetweenBigEndianPiecesOfEvenLength() {
+        qt().withExamples(1000).forAll(integers().between(0, 40), integers().between(0, 3000), integers().between(0, 40), longs().all())
+            .checkAssert((head, body, tail, seed) -> {
+                final int header = head & ~1;
+                final int payload = body & ~1;
+                final byte[] data = new byte[header + payload + tail];
+                final SplittableRandom random = new SplittableRandom(seed);
+                random.nextBytes(data);
+                final byte[] frame = new byte[data.length];
+                System.arraycopy(data, 0, frame, 0, header);
+                System.arraycopy(data, header + payload, frame, header + payload, tail);
+                final MemorySegment out = MemorySegment.ofArray(frame);
+                long sum = InternetChecksum.add(0, out, 0, header);
+                sum = InternetChecksum.copyAndAdd(sum, MemorySegment.ofArray(data), header, out, header, payload);
+                sum = InternetChecksum.add(sum, out, header + payload, tail);
+                assertArrayEquals(data, frame);
+                assertEquals(NaiveChecksum.checksum(data, 0, data.length), InternetChecksum.finish(sum));
+            });
+    }
+
+    @Test
+    void copyAndAddOfZerosAddsNothingAndOfOnesAddsAllOnes() {
+        final MemorySegment zeros = MemorySegment.ofArray(new byte[64]);
+        final MemorySegment ones = MemorySegment.ofArray(new byte[64]);
+        ones.fill((byte) 0xFF);
+        final MemorySegment out = MemorySegment.ofArray(new byte[64]);
+        for (int length = 0; length <= 64; length++) {
+            assertEquals(0, InternetChecksum.copyAndAdd(0, zeros, 0, out, 0, length), "zeros, length " + length);
+            assertEquals(InternetChecksum.fold(InternetChecksum.add(0, ones, 0, length)),
+                InternetChecksum.fold(InternetChecksum.copyAndAdd(0, ones, 0, out, 0, length)), "ones, length " + length);
+        }
+    }
+
+    @Test
+    void swappingASumIsSummingTheBytesOnePositionFurther() {
+        // RFC 1071 §2(B): bytes that start at an odd offset contribute their sum byte-swapped.
+        qt().withExamples(1000).forAll(integers().between(0, 3000), longs().all()).checkAssert((length, seed) -> {
+            final byte[] data = new byte[length + 1];
+            new SplittableRandom(seed).nextBytes(data);
+            data[0] = 0;
+            final MemorySegment segment = MemorySegment.ofArray(data);
+            assertEquals(InternetChecksum.fold(InternetChecksum.add(0, segment, 0, length + 1)),
+                InternetChecksum.swapped(InternetChecksum.add(0, segment, 1, length)));
+        });
     }
 
     @Test
@@ -159,6 +262,17 @@ class InternetChecksumTest {
             final MemorySegment frame = arena.allocate(1500);
             final long bytes = Allocations.measure(100_000, 1_000_000, () -> InternetChecksum.compute(frame, 1, 1499));
             assertEquals(0, bytes, "bytes allocated by 1M checksums");
+        }
+    }
+
+    @Test
+    void copyingWithAChecksumAllocatesNothing() {
+        try (Arena arena = Arena.ofConfined()) {
+            final MemorySegment source = arena.allocate(1500);
+            final MemorySegment frame = arena.allocate(1600);
+            final long bytes = Allocations.measure(100_000, 1_000_000,
+                () -> InternetChecksum.copyAndAdd(0, source, 1, frame, 54, 1448));
+            assertEquals(0, bytes, "bytes allocated by 1M copies with checksum");
         }
     }
 

@@ -1,6 +1,8 @@
 package dev.tern.core.io;
 
+import dev.tern.core.checksum.InternetChecksum;
 import dev.tern.core.testing.Allocations;
+import dev.tern.core.testing.NaiveChecksum;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
@@ -49,6 +51,57 @@ class ByteRingTest {
         ring.peek(ring.consumerPosition() + 1, MemorySegment.ofArray(out), 0, 5);
         assertArrayEquals(new byte[] {6, 7, 8, 9, 10}, out);
         assertEquals(6, ring.available());
+    }
+
+    @Test
+    void peekAndAddCountsASecondPieceAfterAnOddFirstPieceOnePositionFurther() {
+        // The readable bytes start at index 13 of 16: 3 bytes there, then 6 from index 0. The 4th byte (the first of
+        // the second piece) is the low byte of the second 16-bit word, not a high byte as a new piece would read it.
+        final ByteRing ring = new ByteRing(Arena.ofAuto().allocate(16));
+        ring.write(MemorySegment.ofArray(new byte[13]), 0, 13);
+        ring.consume(13);
+        final byte[] data = {0x12, 0x34, 0x56, 0x78, (byte) 0x9A, (byte) 0xBC, (byte) 0xDE, (byte) 0xF0, 0x0F};
+        ring.write(MemorySegment.ofArray(data), 0, data.length);
+        assertEquals(13, ring.index(ring.consumerPosition()));
+        final byte[] out = new byte[data.length];
+        final long sum = ring.peekAndAdd(0, ring.consumerPosition(), MemorySegment.ofArray(out), 0, data.length);
+        assertArrayEquals(data, out);
+        // Words 1234 5678 9abc def0 0f00 sum to 0x1_f158: 0xf159 folded.
+        assertEquals(0xf159, InternetChecksum.fold(sum));
+        assertEquals(NaiveChecksum.checksum(data, 0, data.length), InternetChecksum.finish(sum));
+    }
+
+    @Test
+    void peekAndAddMatchesPeekThenAddAtAnyRingPosition() {
+        qt().withExamples(2000).forAll(integers().between(1, 12), integers().all(), longs().between(0, 1L << 48), longs().all())
+            .checkAssert((log2, where, sum, seed) -> {
+                final SplittableRandom random = new SplittableRandom(seed);
+                final int capacity = 1 << log2;
+                final ByteRing ring = new ByteRing(Arena.ofAuto().allocate(capacity));
+                // Move the positions anywhere in the first few laps of the ring, then fill it.
+                final MemorySegment filler = MemorySegment.ofArray(new byte[capacity]);
+                int skip = Math.floorMod(where, 4 * capacity);
+                while (skip > 0) {
+                    final int n = ring.write(filler, 0, Math.min(skip, capacity));
+                    ring.consume(n);
+                    skip -= n;
+                }
+                final byte[] stream = new byte[capacity];
+                random.nextBytes(stream);
+                ring.write(MemorySegment.ofArray(stream), 0, capacity);
+                final int start = random.nextInt(capacity + 1);
+                final int length = random.nextInt(capacity - start + 1);
+                final byte[] out = new byte[length + 2];
+                final int offset = random.nextInt(2);
+                final long fused = ring.peekAndAdd(sum, ring.consumerPosition() + start, MemorySegment.ofArray(out), offset, length);
+                final byte[] expected = new byte[length + 2];
+                ring.peek(ring.consumerPosition() + start, MemorySegment.ofArray(expected), offset, length);
+                assertArrayEquals(expected, out);
+                assertArrayEquals(Arrays.copyOfRange(stream, start, start + length), Arrays.copyOfRange(out, offset, offset + length));
+                final long plain = InternetChecksum.add(sum, MemorySegment.ofArray(expected), offset, length);
+                assertEquals(InternetChecksum.fold(plain), InternetChecksum.fold(fused),
+                    () -> "capacity " + capacity + ", index " + ring.index(ring.consumerPosition() + start) + ", length " + length);
+            });
     }
 
     /** Random writes and reads of random sizes keep the stream intact (model: the bytes in order). */
@@ -109,6 +162,7 @@ class ByteRingTest {
             final long bytes = Allocations.measure(200_000, 1_000_000, () -> {
                 ring.write(chunk, 0, 1460);
                 ring.peek(ring.consumerPosition(), chunk, 0, 100);
+                ring.peekAndAdd(0, ring.consumerPosition() + 1, chunk, 100, 1000);
                 ring.read(chunk, 0, 1460);
             });
             assertEquals(0, bytes);
