@@ -282,10 +282,7 @@ public final class AfPacketLink implements Link {
             setInt(resources, fd, LinuxAbi.PACKET_VNET_HDR, 1, "setsockopt(PACKET_VNET_HDR)");
             vnet = true;
         } else {
-            final MemorySegment one = resources.arena.allocateFrom(ValueLayout.JAVA_INT, 1);
-            vnet = Libc.setsockopt(resources.callState, fd, LinuxAbi.SOL_PACKET, LinuxAbi.PACKET_VNET_HDR, one, 4) == 0;
-        }
-        if (!offloads) {
+            vnet = trySetInt(resources, fd, LinuxAbi.PACKET_VNET_HDR, 1) == 0;
             // Deviation: no qdisc bypass with offloads. The bypass path (__dev_direct_xmit) drops every skb that
             // validation replaces, which is what software GSO does when the device cannot segment (TSO off, or a
             // NIC without it): a TSO request would never leave. The qdisc path segments; on veth it is noqueue.
@@ -325,8 +322,13 @@ public final class AfPacketLink implements Link {
     }
 
     private static void setInt(Resources resources, int fd, int option, int value, String call) {
+        Libc.check(call, trySetInt(resources, fd, option, value), resources.callState);
+    }
+
+    /** setsockopt(SOL_PACKET) of an int; returns its result (-1 with errno in the call state on failure). */
+    private static int trySetInt(Resources resources, int fd, int option, int value) {
         final MemorySegment argument = resources.arena.allocateFrom(ValueLayout.JAVA_INT, value);
-        Libc.check(call, Libc.setsockopt(resources.callState, fd, LinuxAbi.SOL_PACKET, option, argument, 4), resources.callState);
+        return Libc.setsockopt(resources.callState, fd, LinuxAbi.SOL_PACKET, option, argument, 4);
     }
 
     private static void bind(Resources resources, int fd, int protocol, int index) {
