@@ -39,6 +39,7 @@ final class TcpCounters {
     final AtomicCounter rxBytes;
     final AtomicCounter rxOutOfOrder;
     final AtomicCounter rxDuplicateBytes;
+    final AtomicCounter rxBeyondWindowBytes;
     final AtomicCounter rxBadOptions;
     final AtomicCounter txSegments;
     final AtomicCounter txBytes;
@@ -81,6 +82,7 @@ final class TcpCounters {
         rxBytes = counters.counter("tcp.rx.bytes");
         rxOutOfOrder = counters.counter("tcp.rx.out_of_order");
         rxDuplicateBytes = counters.counter("tcp.rx.duplicate_bytes");
+        rxBeyondWindowBytes = counters.counter("tcp.rx.beyond_window_bytes");
         rxBadOptions = counters.counter("tcp.rx.bad_options");
         txSegments = counters.counter("tcp.tx.segments");
         txBytes = counters.counter("tcp.tx.bytes");

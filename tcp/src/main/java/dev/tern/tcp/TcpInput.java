@@ -730,6 +730,8 @@ final class TcpInput {
             final int windowEnd = SeqNum.min(tcb.rcvAdv(c), rcvNxt + free);
             final int end = SeqNum.min(dataEnd, windowEnd);
             if (SeqNum.lt(end, dataEnd)) {
+                // RFC 9293 §3.10.7.4: text beyond the window is trimmed; the peer will send it again.
+                counters.rxBeyondWindowBytes.getAndAddRelease(dataEnd - SeqNum.max(end, start));
                 fin = false;
             }
             if (SeqNum.gt(end, start)) {

@@ -589,7 +589,7 @@ final class TcpOutput {
         tcb.clearFlag(c, F_ACK_NOW);
         timers.disarm(c, T_DELAYED_ACK);
         tcb.lastAckSent(c, rcvNxt);
-        tcb.rcvAdv(c, rcvNxt + window);
+        tcb.rcvAdv(c, advertised(c, rcvNxt, window));
         if (sackBlocks > 0) {
             counters.txSackBlocks.getAndAddRelease(sackBlocks);
             if (sackHasDsack) {
@@ -658,9 +658,13 @@ final class TcpOutput {
 
     /**
      * The window to advertise, in bytes (RFC 9293 §3.8.6.2.2): free room in the receive ring, capped by what the
-     * window field can say, never moving the right edge back (§3.8.6: shrinking is "strongly discouraged"), and
-     * moving it forward only in steps of at least min(buffer / 2, MSS) (receiver silly window avoidance). A multiple
-     * of the window scale unit, rounded up only where it keeps an edge already offered.
+     * window field can say, moving the right edge forward only in steps of at least min(buffer / 2, MSS) (receiver
+     * silly window avoidance), and a multiple of the window scale unit, rounded down. Never more than the ring's
+     * room: a byte offered is a byte the ring can hold. Rounding down can offer an edge up to one unit short of one
+     * offered before, which RFC 7323 Appendix F allows; the edge the peer may fill stays the furthest one offered
+     * ({@code rcvAdv} only grows, see {@link #advertised}), and the ring has room up to it because its room
+     * plus RCV.NXT never decreases. Rounding up instead (as Linux does, with slack in its buffer accounting) made the
+     * peer send bytes past the ring's end, trimmed and retransmitted (the veth benchmark's SACK recoveries).
      */
     int receiveWindow(int c) {
         final int capacity = layer.receiveSize[c];
@@ -671,10 +675,11 @@ final class TcpOutput {
         if (window > current && window - current < Math.min(capacity / 2, tcb.advMss(c))) {
             window = current;
         }
-        int rounded = (window >>> scale) << scale;
-        if (rounded < current) {
-            rounded = ((current + (1 << scale) - 1) >>> scale) << scale;
-        }
-        return rounded;
+        return (window >>> scale) << scale;
+    }
+
+    /** The right edge offered so far after advertising {@code window} at {@code rcvNxt}: it never moves back. */
+    private int advertised(int c, int rcvNxt, int window) {
+        return SeqNum.max(tcb.rcvAdv(c), rcvNxt + window);
     }
 }
