@@ -21,10 +21,13 @@ import dev.tern.tcp.TcpLayer;
 import dev.tern.tcp.TcpOptions;
 import dev.tern.udp.UdpConfig;
 import dev.tern.udp.UdpLayer;
+import org.agrona.ErrorHandler;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.status.AtomicCounter;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.file.Path;
 import java.util.Objects;
 import java.util.concurrent.ExecutionException;
@@ -46,6 +49,10 @@ import java.util.function.Supplier;
  * so a test can drive any number of stacks on a {@code VirtualClock}.
  *
  * <p>A stack is single-threaded: owned by the thread that polls it (the application's, or a {@link StackRunner}'s).
+ * A runner takes ownership for each turn of its loop and gives it back after; between turns an application thread
+ * that would otherwise block on a socket can take it and poll the stack itself (as Linux's busy polling does in
+ * {@code recv}, and XLIO's socket calls poll the completion queue), so data it waits for is handled on its own
+ * thread without a handoff. See {@link #borrow()}.
  */
 public final class NetStack implements Agent, Pollable, AutoCloseable {
     private final String name;
@@ -64,7 +71,31 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     private final ManyToOneConcurrentArrayQueue<Runnable> commands = new ManyToOneConcurrentArrayQueue<>(4096);
     private final ManyToOneConcurrentArrayQueue<UdpSocket> udpOutput;
     private final AtomicCounter pollErrors;
+    private static final VarHandle OWNER;
+    private static final VarHandle BORROWERS;
+
+    static {
+        try {
+            final MethodHandles.Lookup lookup = MethodHandles.lookup();
+            OWNER = lookup.findVarHandle(NetStack.class, "owner", Thread.class);
+            BORROWERS = lookup.findVarHandle(NetStack.class, "borrowers", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** How often a thread tries to take a runner's stack between two of its turns before it parks instead. */
+    private static final int BORROW_ATTEMPTS = 256;
+
+    /** The thread polling the stack now; null between a runner's turns, or always when no runner drives it. */
     private volatile Thread owner;
+    /** A {@link StackRunner} drives the stack: ownership is taken and given back (else any thread may poll). */
+    private volatile boolean runnerDriven;
+    /** The runner's handler for exceptions escaping a turn; a borrower's turns report to it too. */
+    private volatile ErrorHandler runnerErrors;
+    /** Threads waiting to take the stack between a runner's turns: the runner stays out while there are any. */
+    @SuppressWarnings("unused") // through BORROWERS
+    private volatile int borrowers;
     private Pinger pinger;
     private boolean closed;
 
@@ -191,11 +222,72 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
      */
     public boolean isOwnerThread() {
         final Thread current = owner;
-        return current == null || current == Thread.currentThread();
+        return current == Thread.currentThread() || current == null && !runnerDriven;
     }
 
-    void owner(Thread thread) {
-        this.owner = thread;
+    /**
+     * From now on a runner drives the stack: other threads own it only while they hold it ({@link #borrow()}).
+     * {@code errors} hears of every exception escaping a turn, the runner's or a borrower's (and counts it).
+     */
+    void runnerDriven(ErrorHandler errors) {
+        runnerErrors = errors;
+        runnerDriven = true;
+    }
+
+    /**
+     * One turn by a thread that borrowed the stack: as a turn of the runner's loop, an exception escaping it goes
+     * to the runner's error handler (and is counted) instead of into the application's socket call.
+     */
+    int pollLent() {
+        try {
+            return doWork();
+        } catch (Throwable error) {
+            runnerErrors.onError(error);
+            return 0;
+        }
+    }
+
+    /** The runner's turn: takes the stack unless another thread holds it or waits for it; true if taken. */
+    boolean tryTakeForRunner() {
+        return (int) BORROWERS.getVolatile(this) == 0 && OWNER.compareAndSet(this, null, Thread.currentThread());
+    }
+
+    /**
+     * A thread that would block on a socket of a runner-driven stack takes the stack between two of the runner's
+     * turns, to poll it itself; true if it now owns the stack and must {@link #giveBack()} it. False at once when
+     * no runner drives the stack (the caller owns it or must not poll it), and after a short wait when another
+     * thread holds it (the caller parks instead).
+     */
+    boolean borrow() {
+        if (!runnerDriven) {
+            return false;
+        }
+        final Thread self = Thread.currentThread();
+        BORROWERS.getAndAdd(this, 1);
+        try {
+            for (int i = 0; i < BORROW_ATTEMPTS; i++) {
+                if (owner == null && OWNER.compareAndSet(this, null, self)) {
+                    return true;
+                }
+                Thread.onSpinWait();
+            }
+            return false;
+        } finally {
+            BORROWERS.getAndAdd(this, -1);
+        }
+    }
+
+    /** Gives the stack back after {@link #borrow()} or the runner's {@link #tryTakeForRunner()}. */
+    void giveBack() {
+        OWNER.setRelease(this, null);
+    }
+
+    /** The runner is closing the stack: waits for any borrower to give it back, and keeps it (nobody takes it after). */
+    void takeForClose() {
+        final Thread self = Thread.currentThread();
+        while (owner != self && !OWNER.compareAndSet(this, null, self)) {
+            Thread.onSpinWait();
+        }
     }
 
     /** A {@link StackRunner}'s turn of the loop threw (a bug: bad input is counted and dropped, never thrown). */
@@ -210,6 +302,13 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     public <T> T call(Supplier<T> work) {
         if (isOwnerThread()) {
             return work.get();
+        }
+        if (borrow()) {
+            try {
+                return work.get();
+            } finally {
+                giveBack();
+            }
         }
         final FutureTask<T> task = new FutureTask<>(work::get);
         while (!commands.offer(task)) {

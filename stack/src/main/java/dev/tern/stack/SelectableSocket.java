@@ -63,7 +63,7 @@ public abstract class SelectableSocket {
             current.enqueue(this);
         }
         final Thread blocked = (Thread) WAITER.getAcquire(this);
-        if (blocked != null) {
+        if (blocked != null && blocked != Thread.currentThread()) { // not the waiter polling the stack itself
             LockSupport.unpark(blocked);
         }
     }
@@ -78,17 +78,20 @@ public abstract class SelectableSocket {
 
     /**
      * Waits until {@code ops} is ready or {@code deadlineNs} passes; returns the ready ops (0 on timeout). On the
-     * stack's own thread it polls the stack while waiting; elsewhere it parks until the stack signals.
+     * stack's own thread it polls the stack while waiting. On a runner-driven stack it takes the stack between the
+     * runner's turns and polls it itself until the socket is ready or nothing happened for {@value #BUSY_POLL_NS}
+     * ns, then gives it back and parks until the stack signals (or 1 ms passes).
      */
     protected final int await(int ops, long deadlineNs) {
-        int ready = readyOps() & (ops | ERROR | HANGUP);
+        final int wanted = ops | ERROR | HANGUP;
+        int ready = readyOps() & wanted;
         if (ready != 0) {
             return ready;
         }
         final boolean owner = stack.isOwnerThread();
         WAITER.setRelease(this, Thread.currentThread());
         try {
-            while ((ready = readyOps() & (ops | ERROR | HANGUP)) == 0) {
+            while ((ready = readyOps() & wanted) == 0) {
                 final long now = System.nanoTime();
                 if (deadlineNs - now <= 0) {
                     return 0;
@@ -97,6 +100,16 @@ public abstract class SelectableSocket {
                     if (stack.doWork() == 0) {
                         Thread.onSpinWait();
                     }
+                } else if (stack.borrow()) {
+                    try {
+                        ready = pollUntilReady(wanted, deadlineNs);
+                    } finally {
+                        stack.giveBack();
+                    }
+                    if (ready != 0) {
+                        return ready;
+                    }
+                    LockSupport.parkNanos(this, Math.min(deadlineNs - System.nanoTime(), 1_000_000L));
                 } else {
                     LockSupport.parkNanos(this, Math.min(deadlineNs - now, 1_000_000L));
                 }
@@ -105,5 +118,29 @@ public abstract class SelectableSocket {
         } finally {
             WAITER.setRelease(this, null);
         }
+    }
+
+    /**
+     * How long a thread that took a runner's stack polls it with nothing happening before it gives the stack back
+     * and parks (Linux's busy polling suggests 50 us, {@code net.core.busy_read}).
+     */
+    static final long BUSY_POLL_NS = 50_000;
+
+    /** Polls the stack this thread holds until {@code wanted} is ready (returned), the deadline, or a quiet spell (0). */
+    private int pollUntilReady(int wanted, long deadlineNs) {
+        long lastWorkNs = System.nanoTime();
+        int ready;
+        while ((ready = readyOps() & wanted) == 0) {
+            final long now = System.nanoTime();
+            if (deadlineNs - now <= 0 || now - lastWorkNs > BUSY_POLL_NS) {
+                return 0;
+            }
+            if (stack.pollLent() > 0) {
+                lastWorkNs = now;
+            } else {
+                Thread.onSpinWait();
+            }
+        }
+        return ready;
     }
 }

@@ -73,7 +73,7 @@ public final class Selector {
             socket.clearQueued(); // cannot happen: each socket is queued at most once and capacity bounds them
         }
         final Thread waiting = selecting;
-        if (waiting != null) {
+        if (waiting != null && waiting != Thread.currentThread()) { // not the selector polling the stack itself
             LockSupport.unpark(waiting);
         }
     }
@@ -142,11 +142,37 @@ public final class Selector {
                         Thread.onSpinWait();
                     }
                 } else if (ready.isEmpty()) {
-                    LockSupport.parkNanos(this, Math.min(deadline - now, 1_000_000L));
+                    if (stack.borrow()) {
+                        // Between a runner's turns: poll the stack here until a socket is queued or it stays quiet.
+                        try {
+                            pollUntilQueued(deadline);
+                        } finally {
+                            stack.giveBack();
+                        }
+                    }
+                    if (ready.isEmpty() && !wakeupPending) {
+                        LockSupport.parkNanos(this, Math.min(deadline - System.nanoTime(), 1_000_000L));
+                    }
                 }
             }
         } finally {
             selecting = null;
+        }
+    }
+
+    /** Polls the stack this thread holds until a socket is queued, a wakeup, the deadline or a quiet spell. */
+    private void pollUntilQueued(long deadline) {
+        long lastWorkNs = System.nanoTime();
+        while (ready.isEmpty() && !wakeupPending) {
+            final long now = System.nanoTime();
+            if (deadline - now <= 0 || now - lastWorkNs > SelectableSocket.BUSY_POLL_NS) {
+                return;
+            }
+            if (stack.pollLent() > 0) {
+                lastWorkNs = now;
+            } else {
+                Thread.onSpinWait();
+            }
         }
     }
 

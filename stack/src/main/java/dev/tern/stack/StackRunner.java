@@ -6,7 +6,9 @@ import org.agrona.concurrent.IdleStrategy;
 
 /**
  * Drives a {@link NetStack} on its own thread with an Agrona {@link IdleStrategy}: busy-spin for the lowest
- * latency, back off or sleep to save a core. Closing the runner stops the thread and closes the stack.
+ * latency, back off or sleep to save a core. An application thread that waits on one of the stack's sockets polls
+ * the stack itself meanwhile, and the runner stays out (see {@link NetStack}); with an idle strategy that parks, the
+ * runner then leaves its core to the application. Closing the runner stops the thread and closes the stack.
  */
 public final class StackRunner implements AutoCloseable {
     private final AgentRunner runner;
@@ -18,21 +20,26 @@ public final class StackRunner implements AutoCloseable {
         this.runner = new AgentRunner(idleStrategy, errorHandler, null, new OwnedAgent(stack));
     }
 
-    /** Marks the runner's thread as the stack's owner before the first poll, so other threads hand work over. */
+    /**
+     * Polls the stack, taking it for each turn and giving it back after, and staying out while an application
+     * thread waiting on a socket polls it itself (it then reports no work, so the idle strategy idles).
+     */
     private record OwnedAgent(NetStack stack) implements org.agrona.concurrent.Agent {
         @Override
-        public void onStart() {
-            stack.owner(Thread.currentThread());
-        }
-
-        @Override
         public int doWork() {
-            return stack.doWork();
+            if (!stack.tryTakeForRunner()) {
+                return 0;
+            }
+            try {
+                return stack.doWork();
+            } finally {
+                stack.giveBack();
+            }
         }
 
         @Override
         public void onClose() {
-            stack.owner(null);
+            stack.takeForClose();
             stack.close();
         }
 
@@ -52,16 +59,18 @@ public final class StackRunner implements AutoCloseable {
 
     /**
      * Like {@link #start(NetStack, IdleStrategy)}, telling {@code onError} of every exception that escapes a turn
-     * of the loop. Such an exception is a bug (bad input is counted and dropped, never thrown); it is also counted
-     * as {@code stack.poll_errors}, and the loop goes on with the next turn.
+     * of the loop (the runner's, or one an application thread took while waiting on a socket). Such an exception
+     * is a bug (bad input is counted and dropped, never thrown); it is also counted as {@code stack.poll_errors},
+     * and the loop goes on with the next turn.
      */
     public static StackRunner start(NetStack stack, IdleStrategy idleStrategy, ErrorHandler onError) {
-        final StackRunner runner = new StackRunner(stack, idleStrategy, error -> {
+        final ErrorHandler countingHandler = error -> {
             stack.pollFailed();
             onError.onError(error);
-        });
-        final Thread thread = AgentRunner.startOnThread(runner.runner);
-        stack.owner(thread);
+        };
+        final StackRunner runner = new StackRunner(stack, idleStrategy, countingHandler);
+        stack.runnerDriven(countingHandler);
+        AgentRunner.startOnThread(runner.runner);
         return runner;
     }
 

@@ -86,20 +86,7 @@ class SelectorAndRunnerTest {
                 assertTrue(!client.isOwnerThread(), "the runner's thread owns the stack now");
                 final UdpSocket echo = server.openUdp(); // control calls are handed to the runner's thread
                 echo.bind(7);
-                final CompletableFuture<Integer> echoed = CompletableFuture.supplyAsync(() -> {
-                    final MemorySegment buffer = Arena.ofAuto().allocate(2000);
-                    int count = 0;
-                    try {
-                        int length;
-                        while ((length = echo.receive(buffer, 0, 2000, 2 * SECOND)) >= 0) {
-                            echo.sendTo(echo.lastSourceAddress(), echo.lastSourcePort(), buffer, 0, length, SECOND);
-                            count++;
-                        }
-                    } catch (TernSocketException e) {
-                        throw new IllegalStateException(e);
-                    }
-                    return count;
-                });
+                final CompletableFuture<Integer> echoed = echoUntilQuiet(echo);
                 final UdpSocket socket = client.openUdp();
                 socket.connect(B, 7);
                 final MemorySegment message = Arena.ofAuto().allocate(100);
@@ -185,5 +172,23 @@ class SelectorAndRunnerTest {
                 assertEquals(0, client.counters().value("stack.poll_errors"));
             }
         }
+    }
+
+    /** Echoes every datagram {@code echo} receives on another thread until 2 s pass without one; how many. */
+    static CompletableFuture<Integer> echoUntilQuiet(UdpSocket echo) {
+        return CompletableFuture.supplyAsync(() -> {
+            final MemorySegment buffer = Arena.ofAuto().allocate(2000);
+            int count = 0;
+            try {
+                int length;
+                while ((length = echo.receive(buffer, 0, 2000, 2 * SECOND)) >= 0) {
+                    echo.sendTo(echo.lastSourceAddress(), echo.lastSourcePort(), buffer, 0, length, SECOND);
+                    count++;
+                }
+            } catch (TernSocketException e) {
+                throw new IllegalStateException(e);
+            }
+            return count;
+        });
     }
 }
