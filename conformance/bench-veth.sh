@@ -2,7 +2,9 @@
 # The veth benchmark (issue 6): Tern against the Linux kernel versus the kernel against itself, over veth pairs in
 # network namespaces this run makes and removes, offloads on and off. Prints a table and one JSON object (last line).
 #
-#   conformance/bench-veth.sh [--seconds N] [--round-trips N] [--offloads on|off|both] [--rx-ring frame|block]
+#   conformance/bench-veth.sh [--seconds N] [--rounds N] [--round-trips N] [--offloads on|off|both]
+#       [--rx-ring frame|block] [--idle backoff|spin] [--congestion-control NAME]
+#       [--only tcp-tern-to-kernel|tcp-kernel-to-tern|udp-rr]
 #
 # Needs root (namespaces, AF_PACKET), a JDK 25 and Maven. Builds the conformance module and the modules it depends on
 # (mvn package, tests skipped; never install), then runs dev.tern.conformance.bench.VethBenchmark. Set TERN_BENCH_JFR=FILE

@@ -13,6 +13,7 @@ import dev.tern.stack.TcpListener;
 import dev.tern.stack.TernSocketException;
 import dev.tern.stack.UdpSocket;
 import dev.tern.tcp.TcpOptions;
+import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
 
 import java.lang.foreign.Arena;
@@ -42,7 +43,7 @@ import java.util.regex.Pattern;
  * comparisons ({@link KernelEndpoint}: blocking JDK sockets, run in the namespaces with {@code ip netns exec}); iperf3
  * and sockperf, when installed, measure pair 2 as well, as a cross-check of those programs.
  *
- * <p>Measured, each for {@code --seconds} after a warm-up:
+ * <p>Measured, each for {@code --seconds} after a warm-up (TCP bulk in {@code --rounds} interleaved rounds, medians):
  * <ul>
  *   <li>TCP bulk, one connection, each way: Tern sends to the kernel's sink, the kernel's source sends to Tern, and
  *       the kernel to the kernel; Gbit/s of payload at the receiver. Tern uses 4 MiB buffers
@@ -51,8 +52,11 @@ import java.util.regex.Pattern;
  *       kernel's client against Tern's echo socket, and the kernel's client against the kernel's echo server; the
  *       client's p50 and p99 in microseconds.</li>
  * </ul>
- * Tern's stack runs on a {@link StackRunner} with a {@link BusySpinIdleStrategy}; the benchmark's own thread is the
- * application (it waits in the sockets' blocking calls, which park until the stack signals). Nothing is pinned.
+ * Tern's stack runs on a {@link StackRunner} with a {@link BackoffIdleStrategy} (spin, yield, then park up to 100 us;
+ * {@code --idle spin} for a {@link BusySpinIdleStrategy}); the benchmark's own thread is the application, waiting in
+ * the sockets' blocking calls (which poll the stack themselves between the runner's turns, see {@code NetStack}), or
+ * the application's thread owns the stack ("own thread"). Nothing is pinned. The kernel's TCP congestion control is
+ * the machine's default unless {@code --congestion-control} names one (set in the benchmark's namespaces only).
  *
  * <p>Needs root (namespaces, AF_PACKET). Prints a table, then one JSON object on its last line. Not a test: timing
  * on a shared 2-core machine is noisy; the numbers are what one run measured.
@@ -72,20 +76,34 @@ public final class VethBenchmark {
     private final boolean frameRing;
     /** "all", or the one measurement to make (for profiling): "tcp-tern-to-kernel", "tcp-kernel-to-tern", "udp-rr". */
     private final String only;
+    /** The kernel's TCP congestion control in every namespace made, or null for the machine's default. */
+    private final String congestionControl;
+    /** The runner idles with a {@link BackoffIdleStrategy} (spin, yield, park up to 100 us) instead of spinning. */
+    private final boolean backoff;
+    /** TCP bulk rounds (medians reported). */
+    private final int rounds;
     private final Map<String, Double> results = new LinkedHashMap<>();
+    private String congestionControlInUse = "?";
 
-    private VethBenchmark(double seconds, int roundTrips, boolean frameRing, String only) {
+    private VethBenchmark(double seconds, int roundTrips, boolean frameRing, String only, String congestionControl,
+                          boolean backoff, int rounds) {
         this.only = only;
+        this.rounds = rounds;
+        this.congestionControl = congestionControl;
+        this.backoff = backoff;
         this.seconds = seconds;
         this.roundTrips = roundTrips;
         this.frameRing = frameRing;
     }
 
     public static void main(String[] args) throws Exception {
-        double seconds = 5;
+        double seconds = 3;
         int roundTrips = 100_000;
         boolean frameRing = true;
         String only = "all";
+        String congestionControl = null;
+        boolean backoff = true;
+        int rounds = 3;
         final List<Boolean> settings = new ArrayList<>(List.of(true, false));
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -103,9 +121,13 @@ public final class VethBenchmark {
                 }
                 case "--rx-ring" -> frameRing = args[++i].equals("frame");
                 case "--only" -> only = args[++i];
+                case "--congestion-control" -> congestionControl = args[++i];
+                case "--idle" -> backoff = args[++i].equals("backoff");
+                case "--rounds" -> rounds = Math.max(1, Integer.parseInt(args[++i]));
                 default -> {
                     System.err.println("usage: VethBenchmark [--seconds N] [--round-trips N] [--offloads on|off|both]"
-                        + " [--rx-ring frame|block] [--only tcp-tern-to-kernel|tcp-kernel-to-tern|udp-rr]");
+                        + " [--rx-ring frame|block] [--only tcp-tern-to-kernel|tcp-kernel-to-tern|udp-rr]"
+                        + " [--congestion-control NAME] [--idle backoff|spin] [--rounds N]");
                     System.exit(2);
                 }
             }
@@ -115,7 +137,7 @@ public final class VethBenchmark {
             System.err.println("veth benchmark: " + missing);
             System.exit(1);
         }
-        final VethBenchmark benchmark = new VethBenchmark(seconds, roundTrips, frameRing, only);
+        final VethBenchmark benchmark = new VethBenchmark(seconds, roundTrips, frameRing, only, congestionControl, backoff, rounds);
         for (boolean offloads : settings) {
             benchmark.run(offloads);
         }
@@ -126,40 +148,22 @@ public final class VethBenchmark {
         final String suffix = offloads ? "_offloads_on" : "_offloads_off";
         final EthtoolOffloads ethtool = offloads ? EthtoolOffloads.ALL_ON : EthtoolOffloads.ALL_OFF;
         final NetnsHarness.Options options = new NetnsHarness.Options(1500, ethtool, ethtool);
-        System.err.printf("offloads %s: kernel<->kernel ...%n", offloads ? "on" : "off");
-        try (NetnsHarness kernels = NetnsHarness.create(options)) {
+        try (NetnsHarness kernels = NetnsHarness.create(options); NetnsHarness net = NetnsHarness.create(options)) {
+            applyCongestionControl(kernels);
+            applyCongestionControl(net);
             kernels.ternExec(Duration.ofSeconds(10), "ip", "address", "add", NetnsHarness.TERN_ADDRESS + "/24", "dev",
                 NetnsHarness.TERN_INTERFACE).orThrow();
             if (wants("tcp")) {
-                results.put("tcp_bulk_gbps_kernel" + suffix, kernelBulk(kernels));
+                bulkRounds(kernels, net, offloads, suffix);
             }
             if (wants("udp-rr")) {
+                System.err.printf("offloads %s: UDP round trips ...%n", offloads ? "on" : "off");
                 final double[] rr = kernelRoundTrips(kernels);
                 results.put("udp_rr_p50_us_kernel" + suffix, rr[0]);
                 results.put("udp_rr_p99_us_kernel" + suffix, rr[1]);
-            }
-            if (only.equals("all")) {
-                crossCheck(kernels, suffix);
-            }
-        }
-        System.err.printf("offloads %s: Tern<->kernel ...%n", offloads ? "on" : "off");
-        try (NetnsHarness net = NetnsHarness.create(options)) {
-            for (Threading threading : Threading.values()) {
-                final String key = threading.key + suffix;
-                final NetStack stack = NetStack.builder().name("veth-bench").link(net.openTernLink(linkOptions(offloads)))
-                    .address(NetnsHarness.TERN_ADDRESS + "/24").countersInMemory().build();
-                final StackRunner runner = threading == Threading.OWN_THREAD ? null
-                    : StackRunner.start(stack, new BusySpinIdleStrategy());
-                try {
-                    if (threading != Threading.RUNNER_SPIN && wants("tcp-tern-to-kernel")) {
-                        ternToKernel(net, stack, seconds / 3);
-                        results.put("tcp_bulk_gbps_tern_to_kernel" + key, ternToKernel(net, stack, seconds));
-                    }
-                    if (threading != Threading.RUNNER_SPIN && wants("tcp-kernel-to-tern")) {
-                        kernelToTern(net, stack, seconds / 3);
-                        results.put("tcp_bulk_gbps_kernel_to_tern" + key, kernelToTern(net, stack, seconds));
-                    }
-                    if (wants("udp-rr")) {
+                for (Threading threading : Threading.values()) {
+                    final String key = threading.key + suffix;
+                    withStack(net, offloads, threading, key, stack -> {
                         final double[] client = ternClientRoundTrips(net, stack, threading == Threading.RUNNER_SPIN);
                         results.put("udp_rr_p50_us_tern_client" + key, client[0]);
                         results.put("udp_rr_p99_us_tern_client" + key, client[1]);
@@ -167,29 +171,15 @@ public final class VethBenchmark {
                         final double[] server = ternServerRoundTrips(net, stack, threading == Threading.RUNNER_SPIN);
                         results.put("udp_rr_p50_us_tern_server" + key, server[0]);
                         results.put("udp_rr_p99_us_tern_server" + key, server[1]);
-                    }
-                    if ("1".equals(System.getenv("TERN_BENCH_COUNTERS"))) {
-                        printCounters(stack, key);
-                    }
-                    final long errors = stack.counters().value("stack.internal_errors");
-                    if (errors != 0) {
-                        throw new IllegalStateException("stack.internal_errors = " + errors, stack.ethernet().firstInternalError());
-                    }
-                } finally {
-                    if (runner != null) {
-                        runner.close();
-                    }
-                    stack.close();
+                    });
                 }
             }
+            if (only.equals("all")) {
+                crossCheck(kernels, suffix);
+            }
         }
-        final double kernel = get("tcp_bulk_gbps_kernel" + suffix);
         for (Threading threading : Threading.values()) {
             final String key = threading.key + suffix;
-            if (threading != Threading.RUNNER_SPIN) {
-                ratio("tcp_bulk_ratio_tern_to_kernel" + key, get("tcp_bulk_gbps_tern_to_kernel" + key), kernel);
-                ratio("tcp_bulk_ratio_kernel_to_tern" + key, get("tcp_bulk_gbps_kernel_to_tern" + key), kernel);
-            }
             for (String p : List.of("p50", "p99")) {
                 for (String role : List.of("client", "server")) {
                     ratio("udp_rr_" + p + "_ratio_tern_" + role + key, get("udp_rr_" + p + "_us_tern_" + role + key),
@@ -197,6 +187,98 @@ public final class VethBenchmark {
                 }
             }
         }
+    }
+
+    /**
+     * TCP bulk in {@code --rounds} rounds: each round measures kernel->kernel, then Tern each way in each threading
+     * mode, one after the other, so that the machine's drift (the kernel's own figure moves by 20% between runs on
+     * the shared build machine) reaches every figure alike; the results are the medians over the rounds, and the
+     * ratios are medians over ratios taken within a round. The first round warms each mode up first.
+     */
+    private void bulkRounds(NetnsHarness kernels, NetnsHarness net, boolean offloads, String suffix) throws Exception {
+        final Map<String, List<Double>> samples = new LinkedHashMap<>();
+        for (int round = 0; round < rounds; round++) {
+            System.err.printf("offloads %s: TCP bulk, round %d of %d ...%n", offloads ? "on" : "off", round + 1, rounds);
+            final double kernel = kernelBulk(kernels);
+            samples.computeIfAbsent("tcp_bulk_gbps_kernel" + suffix, k -> new ArrayList<>()).add(kernel);
+            final boolean warmUp = round == 0;
+            for (Threading threading : Threading.values()) {
+                if (threading == Threading.RUNNER_SPIN) {
+                    continue;
+                }
+                final String key = threading.key + suffix;
+                withStack(net, offloads, threading, key, stack -> {
+                    for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
+                        if (!wants("tcp-" + way.replace('_', '-'))) {
+                            continue;
+                        }
+                        final boolean out = way.equals("tern_to_kernel");
+                        if (warmUp) {
+                            bulk(net, stack, out, seconds / 3);
+                        }
+                        final double gbps = bulk(net, stack, out, seconds);
+                        samples.computeIfAbsent("tcp_bulk_gbps_" + way + key, k -> new ArrayList<>()).add(gbps);
+                        samples.computeIfAbsent("tcp_bulk_ratio_" + way + key, k -> new ArrayList<>()).add(gbps / kernel);
+                    }
+                });
+            }
+        }
+        samples.forEach((key, values) -> {
+            results.put(key, median(values));
+            System.err.printf("  %-50s %s%n", key, values.stream().map(v -> String.format(Locale.ROOT, "%.2f", v)).toList());
+        });
+    }
+
+    private double bulk(NetnsHarness net, NetStack stack, boolean ternSends, double duration) throws TernSocketException {
+        return ternSends ? ternToKernel(net, stack, duration) : kernelToTern(net, stack, duration);
+    }
+
+    private static double median(List<Double> values) {
+        final double[] sorted = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        final int n = sorted.length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    }
+
+    private interface StackWork {
+        void run(NetStack stack) throws Exception;
+    }
+
+    /** A fresh stack on Tern's end, driven as {@code threading} says, for {@code work}; closed after. */
+    private void withStack(NetnsHarness net, boolean offloads, Threading threading, String key, StackWork work) throws Exception {
+        final NetStack stack = NetStack.builder().name("veth-bench").link(net.openTernLink(linkOptions(offloads)))
+            .address(NetnsHarness.TERN_ADDRESS + "/24").countersInMemory().build();
+        final StackRunner runner = threading == Threading.OWN_THREAD ? null
+            : StackRunner.start(stack, backoff ? new BackoffIdleStrategy(100, 10, 1_000, 100_000) : new BusySpinIdleStrategy());
+        try {
+            work.run(stack);
+            if ("1".equals(System.getenv("TERN_BENCH_COUNTERS"))) {
+                printCounters(stack, key);
+            }
+            final long errors = stack.counters().value("stack.internal_errors");
+            if (errors != 0) {
+                throw new IllegalStateException("stack.internal_errors = " + errors, stack.ethernet().firstInternalError());
+            }
+        } finally {
+            if (runner != null) {
+                runner.close();
+            }
+            stack.close();
+        }
+    }
+
+    /**
+     * Sets {@code --congestion-control} in both namespaces of a pair (a per-namespace sysctl: nothing outside them
+     * changes), and notes which one the kernel's senders use.
+     */
+    private void applyCongestionControl(NetnsHarness net) {
+        if (congestionControl != null) {
+            for (boolean tern : List.of(true, false)) {
+                final String[] sysctl = {"sysctl", "-q", "-w", "net.ipv4.tcp_congestion_control=" + congestionControl};
+                (tern ? net.ternExec(Duration.ofSeconds(10), sysctl) : net.peerExec(Duration.ofSeconds(10), sysctl)).orThrow();
+            }
+        }
+        congestionControlInUse = net.peerExec(Duration.ofSeconds(10), "sysctl", "-n", "net.ipv4.tcp_congestion_control")
+            .orThrow().stdout().strip();
     }
 
     /** TERN_BENCH_COUNTERS=1: the stack's non-zero counters after a threading mode's measurements (diagnosis). */
@@ -516,7 +598,8 @@ public final class VethBenchmark {
                 if (threading != Threading.RUNNER_SPIN) {
                     for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
                         row(table, format, o, "TCP bulk Gbit/s " + way.replace("_to_", "->").replace("tern", "Tern") + how,
-                            get("tcp_bulk_gbps_" + way + threading.key + s), get("tcp_bulk_gbps_kernel" + s));
+                            get("tcp_bulk_gbps_" + way + threading.key + s), get("tcp_bulk_gbps_kernel" + s),
+                            get("tcp_bulk_ratio_" + way + threading.key + s));
                     }
                 }
                 for (String role : List.of("client", "server")) {
@@ -532,20 +615,29 @@ public final class VethBenchmark {
         }
         System.out.print(table);
         final StringBuilder json = new StringBuilder("{");
-        json.append("\"seconds\":").append(seconds).append(",\"round_trips\":").append(roundTrips)
+        json.append("\"seconds\":").append(seconds).append(",\"rounds\":").append(rounds)
+            .append(",\"round_trips\":").append(roundTrips)
             .append(",\"rx_ring\":\"").append(frameRing ? "frame" : "block").append('"')
-            .append(",\"cpus\":").append(Runtime.getRuntime().availableProcessors());
+            .append(",\"cpus\":").append(Runtime.getRuntime().availableProcessors())
+            .append(",\"congestion_control\":\"").append(congestionControlInUse).append('"')
+            .append(",\"runner_idle\":\"").append(backoff ? "backoff" : "spin").append('"');
         results.forEach((key, value) -> json.append(",\"").append(key).append("\":")
             .append(Double.isFinite(value) ? String.format(Locale.ROOT, "%.3f", value) : "null"));
         System.out.println(json.append('}'));
     }
 
     private static void row(StringBuilder table, String format, String offloads, String what, double tern, double kernel) {
+        row(table, format, offloads, what, tern, kernel, tern / kernel);
+    }
+
+    /** A row; {@code ratio} is given where it is the median of per-round ratios rather than tern / kernel. */
+    private static void row(StringBuilder table, String format, String offloads, String what, double tern, double kernel,
+                            double ratio) {
         if (!Double.isFinite(kernel) || !Double.isFinite(tern) && !what.contains("kernel<->kernel")) {
             return;
         }
         table.append(String.format(Locale.ROOT, format, offloads, what, number(tern), number(kernel),
-            Double.isFinite(tern) && Double.isFinite(kernel) ? String.format(Locale.ROOT, "%.2f", tern / kernel) : ""));
+            Double.isFinite(ratio) ? String.format(Locale.ROOT, "%.2f", ratio) : ""));
     }
 
     private static String number(double value) {
