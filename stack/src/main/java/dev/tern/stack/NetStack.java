@@ -247,6 +247,32 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         }
     }
 
+    /**
+     * How long a thread that took a runner's stack polls it with nothing happening before it gives the stack back
+     * and parks (Linux's busy polling suggests 50 us, {@code net.core.busy_read}).
+     */
+    static final long BUSY_POLL_NS = 50_000;
+
+    /** {@link #busyPollStep}: stop polling, give the stack back. */
+    static final long STOP_POLLING = Long.MIN_VALUE;
+
+    /**
+     * One step of a borrower's busy poll, for a thread that holds the stack after {@link #borrow()} and waits for
+     * something: one turn ({@link #pollLent()}); returns when work was last done (pass it to the next step), or
+     * {@link #STOP_POLLING} once {@code deadlineNs} passed or nothing happened for {@link #BUSY_POLL_NS}.
+     */
+    long busyPollStep(long lastWorkNs, long deadlineNs) {
+        final long now = System.nanoTime();
+        if (deadlineNs - now <= 0 || now - lastWorkNs > BUSY_POLL_NS) {
+            return STOP_POLLING;
+        }
+        if (pollLent() > 0) {
+            return now;
+        }
+        Thread.onSpinWait();
+        return lastWorkNs;
+    }
+
     /** The runner's turn: takes the stack unless another thread holds it or waits for it; true if taken. */
     boolean tryTakeForRunner() {
         return (int) BORROWERS.getVolatile(this) == 0 && OWNER.compareAndSet(this, null, Thread.currentThread());

@@ -79,8 +79,8 @@ public abstract class SelectableSocket {
     /**
      * Waits until {@code ops} is ready or {@code deadlineNs} passes; returns the ready ops (0 on timeout). On the
      * stack's own thread it polls the stack while waiting. On a runner-driven stack it takes the stack between the
-     * runner's turns and polls it itself until the socket is ready or nothing happened for {@value #BUSY_POLL_NS}
-     * ns, then gives it back and parks until the stack signals (or 1 ms passes).
+     * runner's turns and polls it itself until the socket is ready or nothing happened for
+     * {@value NetStack#BUSY_POLL_NS} ns, then gives it back and parks until the stack signals (or 1 ms passes).
      */
     protected final int await(int ops, long deadlineNs) {
         final int wanted = ops | ERROR | HANGUP;
@@ -120,25 +120,12 @@ public abstract class SelectableSocket {
         }
     }
 
-    /**
-     * How long a thread that took a runner's stack polls it with nothing happening before it gives the stack back
-     * and parks (Linux's busy polling suggests 50 us, {@code net.core.busy_read}).
-     */
-    static final long BUSY_POLL_NS = 50_000;
-
     /** Polls the stack this thread holds until {@code wanted} is ready (returned), the deadline, or a quiet spell (0). */
     private int pollUntilReady(int wanted, long deadlineNs) {
-        long lastWorkNs = System.nanoTime();
         int ready;
-        while ((ready = readyOps() & wanted) == 0) {
-            final long now = System.nanoTime();
-            if (deadlineNs - now <= 0 || now - lastWorkNs > BUSY_POLL_NS) {
+        for (long lastWorkNs = System.nanoTime(); (ready = readyOps() & wanted) == 0; ) {
+            if ((lastWorkNs = stack.busyPollStep(lastWorkNs, deadlineNs)) == NetStack.STOP_POLLING) {
                 return 0;
-            }
-            if (stack.pollLent() > 0) {
-                lastWorkNs = now;
-            } else {
-                Thread.onSpinWait();
             }
         }
         return ready;

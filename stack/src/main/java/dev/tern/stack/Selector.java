@@ -162,16 +162,9 @@ public final class Selector {
 
     /** Polls the stack this thread holds until a socket is queued, a wakeup, the deadline or a quiet spell. */
     private void pollUntilQueued(long deadline) {
-        long lastWorkNs = System.nanoTime();
-        while (ready.isEmpty() && !wakeupPending) {
-            final long now = System.nanoTime();
-            if (deadline - now <= 0 || now - lastWorkNs > SelectableSocket.BUSY_POLL_NS) {
+        for (long lastWorkNs = System.nanoTime(); ready.isEmpty() && !wakeupPending; ) {
+            if ((lastWorkNs = stack.busyPollStep(lastWorkNs, deadline)) == NetStack.STOP_POLLING) {
                 return;
-            }
-            if (stack.pollLent() > 0) {
-                lastWorkNs = now;
-            } else {
-                Thread.onSpinWait();
             }
         }
     }
