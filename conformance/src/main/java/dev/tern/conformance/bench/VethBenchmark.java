@@ -47,7 +47,10 @@ import java.util.regex.Pattern;
  * <ul>
  *   <li>TCP bulk, one connection, each way: Tern sends to the kernel's sink, the kernel's source sends to Tern, and
  *       the kernel to the kernel; Gbit/s of payload at the receiver. Tern uses 4 MiB buffers
- *       ({@code TcpOptions.DEFAULT.withBuffers(4 << 20, 4 << 20)}); the kernel its defaults (autotuning).</li>
+ *       ({@code TcpOptions.DEFAULT.withBuffers(4 << 20, 4 << 20)}); the kernel its defaults (autotuning). Tern's link
+ *       has the vnet header in both settings, so its TCP hands the link segments of up to 64 KiB, as the kernel's TCP
+ *       does its device layer; with offloads off the kernel segments both stacks' packets in software before they
+ *       cross (see {@code BulkMode}); a third run without the vnet header shows Tern segmenting in Java.</li>
  *   <li>UDP round trips of 64-byte datagrams, one at a time: Tern's client against the kernel's echo server, the
  *       kernel's client against Tern's echo socket, and the kernel's client against the kernel's echo server; the
  *       client's p50 and p99 in microseconds.</li>
@@ -66,6 +69,8 @@ public final class VethBenchmark {
     private static final int SOURCE_PORT = 5002;
     private static final int ECHO_PORT = 7;
     private static final int DATAGRAM = 64;
+    /** Key suffix of the bulk runs whose link has no vnet header (Tern segments and checksums in Java). */
+    private static final String NO_VNET = "_no_vnet";
     private static final TcpOptions BULK_BUFFERS = TcpOptions.DEFAULT.withBuffers(4 << 20, 4 << 20);
     private static final Pattern GBPS = Pattern.compile("gbps=([0-9.]+)");
     private static final Pattern P50 = Pattern.compile("p50_us=([0-9.]+)");
@@ -163,7 +168,7 @@ public final class VethBenchmark {
                 results.put("udp_rr_p99_us_kernel" + suffix, rr[1]);
                 for (Threading threading : Threading.values()) {
                     final String key = threading.key + suffix;
-                    withStack(net, offloads, threading, key, stack -> {
+                    withStack(net, true, threading, key, stack -> {
                         final double[] client = ternClientRoundTrips(net, stack, threading == Threading.RUNNER_SPIN);
                         results.put("udp_rr_p50_us_tern_client" + key, client[0]);
                         results.put("udp_rr_p99_us_tern_client" + key, client[1]);
@@ -202,12 +207,9 @@ public final class VethBenchmark {
             final double kernel = kernelBulk(kernels);
             samples.computeIfAbsent("tcp_bulk_gbps_kernel" + suffix, k -> new ArrayList<>()).add(kernel);
             final boolean warmUp = round == 0;
-            for (Threading threading : Threading.values()) {
-                if (threading == Threading.RUNNER_SPIN) {
-                    continue;
-                }
-                final String key = threading.key + suffix;
-                withStack(net, offloads, threading, key, stack -> {
+            for (BulkMode mode : BulkMode.forSetting(offloads)) {
+                final String key = mode.key() + suffix;
+                withStack(net, mode.vnetHeader(), mode.threading(), key, stack -> {
                     for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
                         if (!wants("tcp-" + way.replace('_', '-'))) {
                             continue;
@@ -244,8 +246,8 @@ public final class VethBenchmark {
     }
 
     /** A fresh stack on Tern's end, driven as {@code threading} says, for {@code work}; closed after. */
-    private void withStack(NetnsHarness net, boolean offloads, Threading threading, String key, StackWork work) throws Exception {
-        final NetStack stack = NetStack.builder().name("veth-bench").link(net.openTernLink(linkOptions(offloads)))
+    private void withStack(NetnsHarness net, boolean vnetHeader, Threading threading, String key, StackWork work) throws Exception {
+        final NetStack stack = NetStack.builder().name("veth-bench").link(net.openTernLink(linkOptions(vnetHeader)))
             .address(NetnsHarness.TERN_ADDRESS + "/24").countersInMemory().build();
         final StackRunner runner = threading == Threading.OWN_THREAD ? null
             : StackRunner.start(stack, backoff ? new BackoffIdleStrategy(100, 10, 1_000, 100_000) : new BusySpinIdleStrategy());
@@ -318,8 +320,27 @@ public final class VethBenchmark {
         }
     }
 
-    private AfPacketOptions linkOptions(boolean offloads) {
-        final AfPacketOptions link = AfPacketOptions.defaults().vnetHeader(offloads);
+    /**
+     * One way of running Tern for TCP bulk. In both settings Tern's link has the vnet header, so TCP hands it segments
+     * of up to 64 KiB with checksum requests, as the kernel's TCP hands its device layer GSO packets (always, since
+     * Linux 4.19, whatever the device's offloads): with offloads on they cross the veth whole, as the kernel's do; with
+     * offloads off the kernel cuts and checksums them in software before they cross, as it does its own. With offloads
+     * off Tern also runs once without the vnet header ({@code _no_vnet}): it then cuts MSS-sized frames and computes
+     * every checksum itself, in Java, and the kernel sends each frame as it is.
+     */
+    private record BulkMode(Threading threading, boolean vnetHeader, String key) {
+        static List<BulkMode> forSetting(boolean offloads) {
+            final List<BulkMode> modes = new ArrayList<>(List.of(new BulkMode(Threading.RUNNER, true, Threading.RUNNER.key),
+                new BulkMode(Threading.OWN_THREAD, true, Threading.OWN_THREAD.key)));
+            if (!offloads) {
+                modes.add(new BulkMode(Threading.RUNNER, false, Threading.RUNNER.key + NO_VNET));
+            }
+            return modes;
+        }
+    }
+
+    private AfPacketOptions linkOptions(boolean vnetHeader) {
+        final AfPacketOptions link = AfPacketOptions.defaults().vnetHeader(vnetHeader);
         return frameRing ? link.rxBlocks(256 * 1024, 64).rxFrameRing(AfPacketOptions.RX_FRAME_SIZE_AUTO) : link.rxBlocks(1 << 20, 64);
     }
 
@@ -588,20 +609,22 @@ public final class VethBenchmark {
 
     private void print(List<Boolean> settings) {
         final StringBuilder table = new StringBuilder();
-        final String format = "%-4s %-44s %9s %9s %7s%n";
+        final String format = "%-4s %-50s %9s %9s %7s%n";
         table.append(String.format(Locale.ROOT, format, "offl", "measurement (Tern's threading)", "Tern", "kernel", "ratio"));
         for (boolean offloads : settings) {
             final String s = offloads ? "_offloads_on" : "_offloads_off";
             final String o = offloads ? "on" : "off";
+            for (BulkMode mode : BulkMode.forSetting(offloads)) {
+                final String how = " (" + mode.threading().name().toLowerCase(Locale.ROOT).replace('_', ' ')
+                    + (mode.vnetHeader() ? "" : ", no vnet") + ")";
+                for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
+                    row(table, format, o, "TCP bulk Gbit/s " + way.replace("_to_", "->").replace("tern", "Tern") + how,
+                        get("tcp_bulk_gbps_" + way + mode.key() + s), get("tcp_bulk_gbps_kernel" + s),
+                        get("tcp_bulk_ratio_" + way + mode.key() + s));
+                }
+            }
             for (Threading threading : Threading.values()) {
                 final String how = " (" + threading.name().toLowerCase(Locale.ROOT).replace('_', ' ') + ")";
-                if (threading != Threading.RUNNER_SPIN) {
-                    for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
-                        row(table, format, o, "TCP bulk Gbit/s " + way.replace("_to_", "->").replace("tern", "Tern") + how,
-                            get("tcp_bulk_gbps_" + way + threading.key + s), get("tcp_bulk_gbps_kernel" + s),
-                            get("tcp_bulk_ratio_" + way + threading.key + s));
-                    }
-                }
                 for (String role : List.of("client", "server")) {
                     for (String p : List.of("p50", "p99")) {
                         row(table, format, o, "UDP 64 B RR " + p + " us, Tern " + role + how,

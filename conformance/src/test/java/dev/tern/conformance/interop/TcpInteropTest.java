@@ -53,9 +53,12 @@ class TcpInteropTest extends VethRigTest {
         return VethSetup.offloadsOffAndOn();
     }
 
-    /** Offloads off and on, each with the application on the stack's thread and on a thread of its own. */
+    /**
+     * Offloads off and on, and off with the vnet header (the kernel segments Tern's super-frames in software), each
+     * with the application on the stack's thread and on a thread of its own.
+     */
     static Stream<Arguments> bulkRuns() {
-        return setups().flatMap(setup -> Stream.of(Arguments.of(setup, Threading.STACK_THREAD), Arguments.of(setup, Threading.RUNNER)));
+        return VethSetup.offloadsOffAndOnAndSoftwareSegmentation().flatMap(setup -> Stream.of(Arguments.of(setup, Threading.STACK_THREAD), Arguments.of(setup, Threading.RUNNER)));
     }
 
     /** Who polls Tern's stack: the test thread, which is also the application (as the tern command), or a StackRunner. */
@@ -89,6 +92,7 @@ class TcpInteropTest extends VethRigTest {
         final BackgroundCommand sink = rig.kernel().startPeerPy("tcp-sink", Integer.toString(PORT), "60", "0");
         final NetStack stack = threading.start(rig);
         final long deadline = System.nanoTime() + BULK_TIME.toNanos();
+        final long peerFramesBefore = rig.net().peerInterfaceCounter("rx_packets");
 
         final TcpConnection connection = stack.connect(PEER_IPV4, PORT, 0, LARGE_BUFFERS);
         connection.awaitConnected(5 * SECOND_NS);
@@ -103,8 +107,13 @@ class TcpInteropTest extends VethRigTest {
         assertEquals(0, back.bytes(), "the kernel sent nothing back");
         assertEquals("received " + BULK + " " + sent.sha256(), KernelPeer.line(sink.stdout(), "received"),
             "the kernel received every byte, in order: " + sink.stdout() + sink.stderr());
-        if (setup.offloads()) {
+        if (setup.vnetHeader()) {
             assertTrue(rig.counter("tcp.tx.tso_segments") > 0, "Tern sent TSO super-frames through the vnet header");
+        }
+        if (!setup.offloads()) {
+            // Without offloads nothing larger than the MTU crosses the pair, super-frames included (cut in software).
+            final long frames = rig.net().peerInterfaceCounter("rx_packets") - peerFramesBefore;
+            assertTrue(frames >= BULK / (setup.mtu() - 40), "the kernel's end received MTU-sized frames: " + frames);
         }
         assertEquals(0, rig.counter("stack.internal_errors"));
     }

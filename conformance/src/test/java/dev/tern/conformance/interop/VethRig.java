@@ -103,7 +103,8 @@ final class VethRig implements AutoCloseable {
             .map(f -> f.getDeclaringClass().getSimpleName() + "." + f.getMethodName()).findFirst().orElse("interop"));
         try {
             final Path directory = Files.createDirectories(Path.of(root, "conformance", "target", "interop-captures"));
-            final Path file = directory.resolve(test + "-" + setup.mtu() + "-offloads-" + (setup.offloads() ? "on" : "off") + ".pcap");
+            final Path file = directory.resolve(test + "-" + setup.mtu() + "-offloads-" + (setup.offloads() ? "on" : "off")
+                + (setup.vnetHeader() != setup.offloads() ? "-vnet-" + setup.vnetHeader() : "") + ".pcap");
             kernel.tcpdump(file, 5000);
         } catch (IOException e) {
             throw new UncheckedIOException(e);

@@ -7,13 +7,19 @@ import dev.tern.afpacket.netns.NetnsHarness;
 import java.util.stream.Stream;
 
 /**
- * How the veth pair between the kernel peer and Tern is set up for one interop run: its MTU, and whether offloads
- * are on. Offloads are set the same on both ends ({@code ethtool -K tx rx tso gso}); with them on, Tern's
- * AF_PACKET link also uses the vnet header, so the stack sees the kernel's checksum status and may ask the link to
- * complete checksums and segment TCP (TSO).
+ * How the veth pair between the kernel peer and Tern is set up for one interop run: its MTU, whether offloads are
+ * on, and whether Tern's AF_PACKET link uses the vnet header. Offloads are set the same on both ends
+ * ({@code ethtool -K tx rx tso gso}). With the vnet header the stack sees the kernel's checksum status and may ask
+ * the link to complete checksums and segment TCP: with offloads on, super-frames cross the veth whole; with them
+ * off, the kernel cuts and checksums them in software first, as it does for its own TCP's GSO packets. By default
+ * the link has the header exactly when offloads are on.
  */
-public record VethSetup(int mtu, boolean offloads) {
+public record VethSetup(int mtu, boolean offloads, boolean vnetHeader) {
     public static final VethSetup DEFAULT = new VethSetup(1500, false);
+
+    public VethSetup(int mtu, boolean offloads) {
+        this(mtu, offloads, offloads);
+    }
 
     /** Every combination the ARP/ICMP interop runs under: MTU 1500 and 9000, offloads off and on. */
     public static Stream<VethSetup> all() {
@@ -26,6 +32,14 @@ public record VethSetup(int mtu, boolean offloads) {
         return Stream.of(new VethSetup(1500, false), new VethSetup(1500, true));
     }
 
+    /**
+     * {@link #offloadsOffAndOn}, and offloads off with the vnet header: Tern's TCP hands the link super-frames and the
+     * kernel segments them in software before they cross (the configuration the veth benchmark measures).
+     */
+    public static Stream<VethSetup> offloadsOffAndOnAndSoftwareSegmentation() {
+        return Stream.concat(offloadsOffAndOn(), Stream.of(new VethSetup(1500, false, true)));
+    }
+
     public NetnsHarness.Options harnessOptions() {
         return new NetnsHarness.Options(mtu, ethtool(), ethtool());
     }
@@ -35,12 +49,12 @@ public record VethSetup(int mtu, boolean offloads) {
     }
 
     /**
-     * Tern's AF_PACKET link: the vnet header when offloads are on; receive through the TPACKET_V2 frame ring with
+     * Tern's AF_PACKET link: the vnet header as {@link #vnetHeader} says; receive through the TPACKET_V2 frame ring with
      * 64 KiB slots, as the {@code tern} command does (each frame reaches the stack at once, and the veth peer's
      * TSO/GSO super-frames of up to 64 KiB fit), 256 of them (16 MiB), so a TCP window of frames in flight fits.
      */
     public AfPacketOptions linkOptions() {
-        return AfPacketOptions.defaults().vnetHeader(offloads).rxBlocks(256 * 1024, 64)
+        return AfPacketOptions.defaults().vnetHeader(vnetHeader).rxBlocks(256 * 1024, 64)
             .rxFrameRing(AfPacketOptions.RX_FRAME_SIZE_AUTO);
     }
 
@@ -52,6 +66,7 @@ public record VethSetup(int mtu, boolean offloads) {
 
     @Override
     public String toString() {
-        return "MTU " + mtu + ", offloads " + (offloads ? "on" : "off");
+        return "MTU " + mtu + ", offloads " + (offloads ? "on" : "off")
+            + (vnetHeader != offloads ? (vnetHeader ? ", vnet header" : ", no vnet header") : "");
     }
 }
