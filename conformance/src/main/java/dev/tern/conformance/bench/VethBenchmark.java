@@ -168,7 +168,7 @@ public final class VethBenchmark {
                 results.put("udp_rr_p99_us_kernel" + suffix, rr[1]);
                 for (Threading threading : Threading.values()) {
                     final String key = threading.key + suffix;
-                    withStack(net, true, threading, key, stack -> {
+                    withStack(net, true, threading, key, stack -> { // the vnet header, as in BulkMode
                         final double[] client = ternClientRoundTrips(net, stack, threading == Threading.RUNNER_SPIN);
                         results.put("udp_rr_p50_us_tern_client" + key, client[0]);
                         results.put("udp_rr_p99_us_tern_client" + key, client[1]);
@@ -328,14 +328,19 @@ public final class VethBenchmark {
      * off Tern also runs once without the vnet header ({@code _no_vnet}): it then cuts MSS-sized frames and computes
      * every checksum itself, in Java, and the kernel sends each frame as it is.
      */
-    private record BulkMode(Threading threading, boolean vnetHeader, String key) {
+    private record BulkMode(Threading threading, boolean vnetHeader) {
         static List<BulkMode> forSetting(boolean offloads) {
-            final List<BulkMode> modes = new ArrayList<>(List.of(new BulkMode(Threading.RUNNER, true, Threading.RUNNER.key),
-                new BulkMode(Threading.OWN_THREAD, true, Threading.OWN_THREAD.key)));
+            final List<BulkMode> modes = new ArrayList<>(List.of(new BulkMode(Threading.RUNNER, true),
+                new BulkMode(Threading.OWN_THREAD, true)));
             if (!offloads) {
-                modes.add(new BulkMode(Threading.RUNNER, false, Threading.RUNNER.key + NO_VNET));
+                modes.add(new BulkMode(Threading.RUNNER, false));
             }
             return modes;
+        }
+
+        /** The results' key part for this mode (before the offload setting's suffix). */
+        String key() {
+            return threading.key + (vnetHeader ? "" : NO_VNET);
         }
     }
 
