@@ -51,6 +51,10 @@ public final class MemoryWire implements AutoCloseable {
     private final Clock clock;
     private final SplittableRandom random;
     private final double lossRate;
+    private final double burstRate;
+    private final double burstEndRate;
+    /** In a loss burst (Gilbert's model: bursts start with burstRate, each frame in one ends it with burstEndRate). */
+    private boolean inBurst;
     private final double duplicateRate;
     private final double corruptRate;
     private final double reorderRate;
@@ -77,6 +81,8 @@ public final class MemoryWire implements AutoCloseable {
         this.clock = builder.clock;
         this.random = new SplittableRandom(builder.seed);
         this.lossRate = builder.lossRate;
+        this.burstRate = builder.burstRate;
+        this.burstEndRate = builder.burstEndRate;
         this.duplicateRate = builder.duplicateRate;
         this.corruptRate = builder.corruptRate;
         this.reorderRate = builder.reorderRate;
@@ -217,7 +223,7 @@ public final class MemoryWire implements AutoCloseable {
             if (to == from || !to.accepts(destination)) {
                 continue;
             }
-            if (lossRate > 0 && random.nextDouble() < lossRate) {
+            if (lossRate > 0 && random.nextDouble() < lossRate || burstLost()) {
                 stats.lost++;
                 continue;
             }
@@ -342,11 +348,31 @@ public final class MemoryWire implements AutoCloseable {
         }
     }
 
+    /** True when a loss burst takes this copy: one starts with probability burstRate, and lasts a geometric length. */
+    private boolean burstLost() {
+        if (burstRate <= 0) {
+            return false;
+        }
+        if (inBurst) {
+            if (random.nextDouble() < burstEndRate) {
+                inBurst = false;
+            }
+            return true;
+        }
+        if (random.nextDouble() < burstRate) {
+            inBurst = random.nextDouble() >= burstEndRate;
+            return true;
+        }
+        return false;
+    }
+
     /** Configuration of a wire. Rates are probabilities per delivered copy, between 0 and 1. */
     public static final class Builder {
         private Clock clock = SystemClock.INSTANCE;
         private long seed = 1;
         private double lossRate;
+        private double burstRate;
+        private double burstEndRate = 1;
         private double duplicateRate;
         private double corruptRate;
         private double reorderRate;
@@ -372,6 +398,20 @@ public final class MemoryWire implements AutoCloseable {
 
         public Builder loss(double rate) {
             this.lossRate = rate(rate, "loss");
+            return this;
+        }
+
+        /**
+         * Loss in bursts (Gilbert's two-state model): a burst starts on a frame with probability {@code rate} and
+         * takes {@code meanLength} consecutive frames on average (geometrically distributed), besides any
+         * {@link #loss} of single frames.
+         */
+        public Builder burstLoss(double rate, double meanLength) {
+            this.burstRate = rate(rate, "burst loss");
+            if (!(meanLength >= 1)) {
+                throw new IllegalArgumentException("mean burst length must be at least 1, got " + meanLength);
+            }
+            this.burstEndRate = 1 / meanLength;
             return this;
         }
 
