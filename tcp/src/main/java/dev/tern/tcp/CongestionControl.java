@@ -1,40 +1,54 @@
 package dev.tern.tcp;
 
 /**
- * A congestion control algorithm (RFC 5681 and its successors), chosen per connection by {@link #name()}.
+ * A congestion control algorithm, chosen per connection by {@link #name()}: how large the congestion window is, how
+ * fast the sender may pace, how far the window falls on loss and how it grows back.
  *
  * <p>An implementation is a stateless strategy shared by every connection of a layer: its state lives in the
- * connection's row of the {@link TcpControlBlocks} ({@code cwnd}, {@code ssthresh}, plus the private fields
- * {@code ccInt0}, {@code ccInt1}, {@code ccLong0}, {@code ccLong1}). Windows are in bytes.
+ * connection's row of the {@link TcpControlBlocks} ({@code cwnd}, {@code ssthresh}, {@code pacingRate}, plus the
+ * private fields {@code ccInt0..5} and {@code ccLong0..3}). Windows are in bytes, rates in bytes per second.
  *
- * <p>Loss detection and recovery (duplicate ACK counting, NewReno's window inflation during fast recovery, partial
- * ACKs) belong to {@link LossRecovery}; this interface decides only how the window grows and how far it falls. Called
- * on the stack thread; implementations must not allocate.
+ * <p>The interface does not assume a loss-based algorithm: {@link #onAck} sees every ACK that delivered data outside
+ * fast recovery with its RTT sample and the data in flight, and an algorithm may set {@code pacingRate} (the sender
+ * then spaces segments by it). During fast recovery the {@link LossRecovery} (PRR by default) moves cwnd towards
+ * ssthresh. Loss detection is the {@link LossDetection}'s business. Called on the stack thread; implementations
+ * must not allocate.
  */
 public interface CongestionControl {
-    /** The name connections select it by ({@code "newreno"}). */
+    /** The name connections select it by ({@code "cubic"}). */
     String name();
 
-    /** The connection is established: set the initial window (RFC 5681 §3.1, RFC 6928) and ssthresh. */
+    /** The connection is established: the initial window (RFC 5681 §3.1, RFC 6928), ssthresh, private state. */
     void init(TcpControlBlocks tcb, int c, int mss, int initialSegments, long nowNs);
 
     /**
-     * New data was acknowledged outside recovery, while the sender was using its window (RFC 7661: an
-     * application-limited sender does not grow it). {@code acked} bytes, {@code mss} the sender's segment size.
+     * An ACK delivered data outside fast recovery (in the OPEN state, or in LOSS: slow start after a timeout).
+     * Loss-based algorithms grow the window only when {@link AckSample#windowLimited()} (RFC 7661).
      */
-    void onAck(TcpControlBlocks tcb, int c, int acked, int mss, long nowNs);
+    void onAck(TcpControlBlocks tcb, int c, AckSample ack);
 
     /**
-     * Loss inferred from duplicate ACKs (fast retransmit): set ssthresh, and cwnd as recovery starts (RFC 5681 §3.2
-     * step 2-3 before the inflation by three segments, which {@link LossRecovery} adds).
+     * A congestion event: fast recovery begins, or a tail loss probe repaired a loss (RFC 8985 §7.4.2). Sets
+     * ssthresh; the recovery brings cwnd down to it. {@code flightSize} is the data outstanding before the reduction.
      */
     void onCongestion(TcpControlBlocks tcb, int c, int flightSize, int mss, long nowNs);
 
-    /** Fast recovery ended with a full acknowledgment (RFC 6582 §3.2 step 3): deflate the window. */
-    void onRecoveryExit(TcpControlBlocks tcb, int c, int flightSize, int mss, long nowNs);
+    /** Fast recovery ended with a full acknowledgment; the recovery already set cwnd (to ssthresh with PRR). */
+    default void onRecoveryExit(TcpControlBlocks tcb, int c, int mss, long nowNs) {
+    }
 
-    /** The retransmission timer expired (RFC 5681 §3.1 eq. 4 and the loss window). */
+    /** The retransmission timer expired (RFC 5681 §3.1 equation 4 and the loss window of one segment). */
     void onRetransmitTimeout(TcpControlBlocks tcb, int c, int flightSize, int mss, long nowNs);
+
+    /**
+     * The last reduction was spurious (RFC 3708 D-SACK, RFC 3522 timestamps): restore what it took. By default the
+     * window and threshold come back to at least their values before the reduction ({@code priorCwnd},
+     * {@code priorSsthresh}), as Linux's {@code tcp_undo_cwnd_reduction} does.
+     */
+    default void onUndo(TcpControlBlocks tcb, int c, long nowNs) {
+        tcb.cwnd(c, Math.max(tcb.cwnd(c), tcb.priorCwnd(c)));
+        tcb.ssthresh(c, Math.max(tcb.ssthresh(c), tcb.priorSsthresh(c)));
+    }
 
     /** The connection was idle longer than an RTO (RFC 5681 §4.1): restart from at most the initial window. */
     default void onIdleRestart(TcpControlBlocks tcb, int c, int mss, int initialSegments, long nowNs) {

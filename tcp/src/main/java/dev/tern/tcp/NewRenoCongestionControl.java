@@ -4,7 +4,7 @@ package dev.tern.tcp;
  * Reno's window rules (RFC 5681 §3.1) as NewReno uses them (RFC 6582): slow start below ssthresh, congestion avoidance
  * of one segment per window above it, ssthresh at half the flight size after a loss.
  *
- * <p>Deviation: in slow start cwnd grows by every byte acknowledged (RFC 3465's byte counting without its limit
+ * <p>Deviation: in slow start cwnd grows by every byte delivered (RFC 3465's byte counting without its limit
  * L = 2 SMSS), as Linux does: Tern acknowledges a whole receive batch with one ACK, and a limit per ACK would slow
  * start down for it. Congestion avoidance counts bytes (RFC 5681 §3.1, "appropriate byte counting"): one SMSS per
  * cwnd bytes acknowledged; {@code ccInt0} holds the bytes counted so far.
@@ -27,17 +27,28 @@ public final class NewRenoCongestionControl implements CongestionControl {
         // RFC 5681 §3.1: "The initial value of ssthresh SHOULD be set arbitrarily high".
         tcb.ssthresh(c, MAX_CWND);
         tcb.ccInt0(c, 0);
+        tcb.pacingRate(c, 0);
     }
 
     @Override
-    public void onAck(TcpControlBlocks tcb, int c, int acked, int mss, long nowNs) {
+    public void onAck(TcpControlBlocks tcb, int c, AckSample ack) {
+        if (ack.windowLimited()) {
+            grow(tcb, c, ack.deliveredBytes(), ack.mss());
+        }
+    }
+
+    /** Slow start below ssthresh, one segment per window of bytes above it (shared with CUBIC's slow start). */
+    static void grow(TcpControlBlocks tcb, int c, int delivered, int mss) {
+        if (delivered <= 0) {
+            return;
+        }
         final int cwnd = tcb.cwnd(c);
         final int ssthresh = tcb.ssthresh(c);
         if (cwnd < ssthresh) {
-            tcb.cwnd(c, (int) Math.min((long) cwnd + acked, Math.max(ssthresh, mss)));
+            tcb.cwnd(c, (int) Math.min((long) cwnd + delivered, Math.max(ssthresh, mss)));
             return;
         }
-        final int counted = tcb.ccInt0(c) + acked;
+        final int counted = tcb.ccInt0(c) + delivered;
         if (counted >= cwnd) {
             tcb.ccInt0(c, counted - cwnd);
             tcb.cwnd(c, Math.min(cwnd + mss, MAX_CWND));
@@ -49,16 +60,7 @@ public final class NewRenoCongestionControl implements CongestionControl {
     @Override
     public void onCongestion(TcpControlBlocks tcb, int c, int flightSize, int mss, long nowNs) {
         // RFC 5681 §3.2 (4): ssthresh = max(FlightSize / 2, 2 * SMSS).
-        final int ssthresh = Math.max(flightSize / 2, 2 * mss);
-        tcb.ssthresh(c, ssthresh);
-        tcb.cwnd(c, ssthresh);
-        tcb.ccInt0(c, 0);
-    }
-
-    @Override
-    public void onRecoveryExit(TcpControlBlocks tcb, int c, int flightSize, int mss, long nowNs) {
-        // RFC 6582 §3.2 step 3, option 1: cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS).
-        tcb.cwnd(c, Math.min(tcb.ssthresh(c), Math.max(flightSize, mss) + mss));
+        tcb.ssthresh(c, Math.max(flightSize / 2, 2 * mss));
         tcb.ccInt0(c, 0);
     }
 

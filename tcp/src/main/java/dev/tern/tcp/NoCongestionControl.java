@@ -16,18 +16,16 @@ public final class NoCongestionControl implements CongestionControl {
     public void init(TcpControlBlocks tcb, int c, int mss, int initialSegments, long nowNs) {
         tcb.cwnd(c, NewRenoCongestionControl.MAX_CWND);
         tcb.ssthresh(c, NewRenoCongestionControl.MAX_CWND);
+        tcb.pacingRate(c, 0);
     }
 
     @Override
-    public void onAck(TcpControlBlocks tcb, int c, int acked, int mss, long nowNs) {
+    public void onAck(TcpControlBlocks tcb, int c, AckSample ack) {
     }
 
     @Override
     public void onCongestion(TcpControlBlocks tcb, int c, int flightSize, int mss, long nowNs) {
-    }
-
-    @Override
-    public void onRecoveryExit(TcpControlBlocks tcb, int c, int flightSize, int mss, long nowNs) {
+        tcb.ssthresh(c, NewRenoCongestionControl.MAX_CWND);
     }
 
     @Override

@@ -7,8 +7,9 @@ import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 
 /**
- * Socket buffers for connections: {@link ByteRing}s whose memory is carved from off-heap slabs, pooled by size (a
- * power of two) and reused, so steady connection churn allocates nothing.
+ * Per-connection off-heap memory: socket buffers ({@link ByteRing}s) and records of sent segments
+ * ({@link SentSegments}), carved from off-heap slabs, pooled by size (a power of two) and reused, so steady connection
+ * churn allocates nothing.
  *
  * <pre>
  *   slab (1 MiB, or one ring when rings are larger)
@@ -28,62 +29,96 @@ final class RingPool implements AutoCloseable {
     private static final int CLASSES = 31;
 
     private final Arena arena = Arena.ofShared();
-    private final ByteRing[][] free = new ByteRing[CLASSES][];
-    private final int[] freeCount = new int[CLASSES];
+    private final FreeLists<ByteRing> rings = new FreeLists<>();
+    private final FreeLists<SentSegments> records = new FreeLists<>();
     private MemorySegment slab;
     private long slabUsed;
     private long allocatedBytes;
     private long inUseBytes;
 
+    /** Objects given back, by size class (log2 of their memory's size), reused before anything new is carved. */
+    private static final class FreeLists<T> {
+        private final Object[][] stacks = new Object[CLASSES][];
+        private final int[] counts = new int[CLASSES];
+
+        @SuppressWarnings("unchecked")
+        T take(int sizeClass) {
+            if (counts[sizeClass] == 0) {
+                return null;
+            }
+            final Object[] stack = stacks[sizeClass];
+            final T item = (T) stack[--counts[sizeClass]];
+            stack[counts[sizeClass]] = null;
+            return item;
+        }
+
+        void give(int sizeClass, T item) {
+            Object[] stack = stacks[sizeClass];
+            if (stack == null) {
+                stack = new Object[64];
+                stacks[sizeClass] = stack;
+            } else if (counts[sizeClass] == stack.length) {
+                stack = Arrays.copyOf(stack, stack.length * 2);
+                stacks[sizeClass] = stack;
+            }
+            stack[counts[sizeClass]++] = item;
+        }
+    }
+
     /** A ring of {@code size} bytes (a power of two). */
     ByteRing acquire(int size) {
-        final int sizeClass = Integer.numberOfTrailingZeros(size);
-        if (freeCount[sizeClass] > 0) {
-            final ByteRing ring = free[sizeClass][--freeCount[sizeClass]];
-            free[sizeClass][freeCount[sizeClass]] = null;
-            inUseBytes += size;
-            return ring;
-        }
-        final MemorySegment memory;
-        if (size >= SLAB_BYTES) {
-            memory = arena.allocate(size, 64);
-            allocatedBytes += size;
-        } else {
-            if (slab == null || slabUsed + size > SLAB_BYTES) {
-                slab = arena.allocate(SLAB_BYTES, 4096);
-                slabUsed = 0;
-                allocatedBytes += SLAB_BYTES;
-            }
-            memory = slab.asSlice(slabUsed, size);
-            slabUsed += size;
-        }
         inUseBytes += size;
-        return new ByteRing(memory);
+        final ByteRing ring = rings.take(Integer.numberOfTrailingZeros(size));
+        return ring != null ? ring : new ByteRing(carve(size));
     }
 
     /** Takes a ring back, empty. */
     void release(ByteRing ring) {
         ring.consume(ring.available());
-        final int size = ring.capacity();
-        final int sizeClass = Integer.numberOfTrailingZeros(size);
-        ByteRing[] stack = free[sizeClass];
-        if (stack == null) {
-            stack = new ByteRing[64];
-            free[sizeClass] = stack;
-        } else if (freeCount[sizeClass] == stack.length) {
-            stack = Arrays.copyOf(stack, stack.length * 2);
-            free[sizeClass] = stack;
-        }
-        stack[freeCount[sizeClass]++] = ring;
-        inUseBytes -= size;
+        inUseBytes -= ring.capacity();
+        rings.give(Integer.numberOfTrailingZeros(ring.capacity()), ring);
     }
 
-    /** Off-heap bytes taken from the system for rings so far. */
+    /** A record of {@code entries} sent segments (a power of two), empty. */
+    SentSegments acquireRecord(int entries) {
+        final int size = entries * SentSegments.ENTRY_BYTES;
+        inUseBytes += size;
+        final SentSegments record = records.take(Integer.numberOfTrailingZeros(size));
+        if (record == null) {
+            return new SentSegments(carve(size));
+        }
+        record.clear();
+        return record;
+    }
+
+    void releaseRecord(SentSegments record) {
+        final int size = record.capacity() * SentSegments.ENTRY_BYTES;
+        inUseBytes -= size;
+        records.give(Integer.numberOfTrailingZeros(size), record);
+    }
+
+    /** Memory of {@code size} bytes (a power of two) from the current slab, or its own when it is a slab or more. */
+    private MemorySegment carve(int size) {
+        if (size >= SLAB_BYTES) {
+            allocatedBytes += size;
+            return arena.allocate(size, 64);
+        }
+        if (slab == null || slabUsed + size > SLAB_BYTES) {
+            slab = arena.allocate(SLAB_BYTES, 4096);
+            slabUsed = 0;
+            allocatedBytes += SLAB_BYTES;
+        }
+        final MemorySegment memory = slab.asSlice(slabUsed, size);
+        slabUsed += size;
+        return memory;
+    }
+
+    /** Off-heap bytes taken from the system for rings and records so far. */
     long allocatedBytes() {
         return allocatedBytes;
     }
 
-    /** Ring bytes attached to connections now. */
+    /** Ring and record bytes attached to connections now. */
     long inUseBytes() {
         return inUseBytes;
     }

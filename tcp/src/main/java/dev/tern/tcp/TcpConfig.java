@@ -26,7 +26,7 @@ import java.util.Objects;
  * @param keepaliveIntervalNs default time between unanswered probes (Linux: 75 s)
  * @param keepaliveProbes     default unanswered probes before the connection times out (Linux: 9)
  * @param finWait2TimeoutNs   how long a connection closed by its owner waits in FIN-WAIT-2 (Linux tcp_fin_timeout: 60 s)
- * @param congestionControl   default congestion control by name ("newreno", "none")
+ * @param congestionControl   default congestion control by name ("cubic", "newreno", "none")
  * @param isnKey0             first half of the secret key for ISNs (RFC 6528), ephemeral ports (RFC 6056) and cookies
  * @param isnKey1             second half of the key
  * @param timestamps          offer timestamps (RFC 7323)
@@ -39,6 +39,10 @@ import java.util.Objects;
  * @param outOfOrderBlocks    connections that may hold out-of-order data at once (the global bound)
  * @param challengeAckLimit   challenge ACKs per second, for the whole layer (RFC 5961 §7)
  * @param fixedIsn            for tests only: when not -1, every ISN is this value instead of RFC 6528's
+ * @param lossDetection       default loss detection by name ("rack": RFC 8985 RACK-TLP; "dupack": RFC 6675 IsLost);
+ *                            without SACK a connection always counts duplicate ACKs
+ * @param recovery            default loss recovery by name ("prr": RFC 6675 with RFC 6937; "rfc6675"; "newreno",
+ *                            RFC 6582, which a connection without SACK always uses)
  */
 public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBufferSize, long mslNs, long delayedAckNs,
                         long rtoInitialNs, long rtoMinNs, long rtoMaxNs, int maxRetries, int synRetries,
@@ -46,7 +50,8 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                         long keepaliveIdleNs, long keepaliveIntervalNs, int keepaliveProbes, long finWait2TimeoutNs,
                         String congestionControl, long isnKey0, long isnKey1, boolean timestamps, boolean sack,
                         boolean windowScaling, int initialCwndSegments, int ephemeralFirst, int ephemeralLast,
-                        int outOfOrderRanges, int outOfOrderBlocks, int challengeAckLimit, long fixedIsn) {
+                        int outOfOrderRanges, int outOfOrderBlocks, int challengeAckLimit, long fixedIsn,
+                        String lossDetection, String recovery) {
     public static final int MIN_BUFFER = 1024;
     public static final int MAX_BUFFER = 1 << 30;
     public static final int MAX_CONNECTIONS = 1 << 20;
@@ -68,6 +73,8 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
             throw new IllegalArgumentException("times must not be negative, keepalive values positive");
         }
         Objects.requireNonNull(congestionControl, "congestionControl");
+        Objects.requireNonNull(lossDetection, "lossDetection");
+        Objects.requireNonNull(recovery, "recovery");
         if (ephemeralFirst < 1 || ephemeralLast > 65535 || ephemeralLast < ephemeralFirst) {
             throw new IllegalArgumentException("bad ephemeral port range " + ephemeralFirst + ".." + ephemeralLast);
         }
@@ -126,6 +133,8 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         b.outOfOrderBlocks = outOfOrderBlocks;
         b.challengeAckLimit = challengeAckLimit;
         b.fixedIsn = fixedIsn;
+        b.lossDetection = lossDetection;
+        b.recovery = recovery;
         return b;
     }
 
@@ -152,7 +161,9 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         private long keepaliveIntervalNs = 75 * S;
         private int keepaliveProbes = 9;
         private long finWait2TimeoutNs = 60 * S;
-        private String congestionControl = NewRenoCongestionControl.NAME;
+        private String congestionControl = CubicCongestionControl.NAME;
+        private String lossDetection = RackLossDetection.NAME;
+        private String recovery = PrrRecovery.NAME;
         private long isnKey0;
         private long isnKey1;
         private boolean timestamps = true;
@@ -161,7 +172,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         private int initialCwndSegments = 10;
         private int ephemeralFirst = 49152;
         private int ephemeralLast = 65535;
-        private int outOfOrderRanges = 16;
+        private int outOfOrderRanges = 64;
         private int outOfOrderBlocks = 4096;
         private int challengeAckLimit = 1000;
         private long fixedIsn = -1;
@@ -258,6 +269,16 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
             return this;
         }
 
+        public Builder lossDetection(String name) {
+            lossDetection = name;
+            return this;
+        }
+
+        public Builder recovery(String name) {
+            recovery = name;
+            return this;
+        }
+
         /** The secret key (RFC 6528); fixing it makes ISNs, ephemeral ports and cookies repeatable. */
         public Builder isnKey(long key0, long key1) {
             isnKey0 = key0;
@@ -313,7 +334,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                 rtoMinNs, rtoMaxNs, maxRetries, synRetries, synAckRetries, synQueueSize, maxBacklog, synCookies,
                 keepaliveIdleNs, keepaliveIntervalNs, keepaliveProbes, finWait2TimeoutNs, congestionControl, isnKey0,
                 isnKey1, timestamps, sack, windowScaling, initialCwndSegments, ephemeralFirst, ephemeralLast,
-                outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn);
+                outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn, lossDetection, recovery);
         }
     }
 }

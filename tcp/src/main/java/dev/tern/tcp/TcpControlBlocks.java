@@ -13,17 +13,23 @@ import java.lang.foreign.ValueLayout;
  * two connections at once (a listener's child, an event handler calling back in) never loses its place.
  *
  * <pre>
- *  table: capacity x 384-byte rows, 64-byte aligned; row c starts at c * 384
+ *  table: capacity x 640-byte rows, 64-byte aligned; row c starts at c * 640
  *
  *    0         8         16        24        32        40        48        56        64
  *    +---------+---------+---------+---------+---------+---------+---------+---------+
- *    | timerId | timerAt | rtoDdl  | delAck  | keepDdl | stateDdl| rttStart| lastRecv|    0   longs: ns, ids,
+ *    | timerId | timerAt | sndTmr  | delAck  | keepDdl | stateDdl| rttStart| lastRecv|    0   longs: ns, ids,
  *    | lastSend| tsRecAge| finPos  | retrans | bytesAck| bytesRcv| ccLong0 | ccLong1 |   64   positions, stats
  *    +----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+
  *    |stat|flag|evts|tmrs|lAdr|rAdr|lPrt|rPrt|iss |irs |sUna|sNxt|sMax|sWnd|sWl1|sWl2|  128   ints: state and
  *    |mxSW|rNxt|rAdv|sMss|rMss|aMss|sScl|rScl|tsRc|lAck|tsOf|srtt|rvar|rto |rtSq|bkof|  192   RFC 9293 variables
  *    |cwnd|ssth|dupA|recv|ccId|unAk|qAck|prob|err |sErr|lstn|gen |dsSt|dsEn|rFin|ooo |  256
  *    |kIdl|kInt|kPrb|fSeq|prev|next|cc0 |cc1 |rtry|sSml| lastOowAck|rtTs|  (free)     |  320
+ *    +---------+---------+---------+---------+---------+---------+---------+---------+
+ *    | rackXmit| rtoExp  | pacRate | nextSend|delivered| minRttAt| ccLong2 | ccLong3 |  384   sender longs
+ *    +----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+
+ *    |sSt |sTmK|sFlg|rEnd|rRtt|fack|mRtt|reoM|reoP|dsRd|tlpE|prrD|prrO|rcFS|hRxt|rRxt|  448   sender ints:
+ *    |pCwn|pSst|unMk|unRt|ldId|rcId|cc2 |cc3 |cc4 |cc5 |uTsV|uHor|prbC|  (free)         |  512   recovery, RACK,
+ *    |                            (free)                                             |  576   TLP, PRR, undo
  *    +----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+
  *    each cell 4 bytes; the field names are the accessors below, in this order
  * </pre>
@@ -37,7 +43,7 @@ import java.lang.foreign.ValueLayout;
  * <p>Owned by the shard thread; not thread-safe. The table lives until {@link #close}.
  */
 public final class TcpControlBlocks implements AutoCloseable {
-    public static final int ROW_BYTES = 384;
+    public static final int ROW_BYTES = 640;
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
 
@@ -54,8 +60,6 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int F_TIMESTAMPS = 1 << 5;
     /** SACK negotiated (RFC 2018). */
     static final int F_SACK = 1 << 6;
-    /** NewReno fast recovery in progress (RFC 6582). */
-    static final int F_IN_RECOVERY = 1 << 7;
     /** An ACK must go out at the next output. */
     static final int F_ACK_NOW = 1 << 8;
     /** The row is in use. */
@@ -70,8 +74,6 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int F_FIN_PENDING = 1 << 13;
     /** A D-SACK block (dsackStart, dsackEnd) goes in the next ACK (RFC 2883). */
     static final int F_DSACK = 1 << 14;
-    /** The RTO timer is the persist timer: zero window probes (RFC 9293 §3.8.6.1). */
-    static final int F_PERSIST = 1 << 15;
     /** A segment is being timed (rttSeq, rttStartNs). */
     static final int F_RTT_TIMING = 1 << 16;
     /** The closed event was delivered (or is pending). */
@@ -101,16 +103,19 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int EV_ACCEPTABLE = 1 << 4;
 
     // ------------------------------------------------------------------------------------------ timers (T_*)
-    static final int T_RTO = 1;
+    /** The sender's timer: SYN, retransmission, persist, tail loss probe or reordering (senderTimerKind). */
+    static final int T_SENDER = 1;
     static final int T_DELAYED_ACK = 1 << 1;
     static final int T_KEEPALIVE = 1 << 2;
     static final int T_STATE = 1 << 3;
     /** The wheel timer (timerId, timerAtNs) is armed. */
     static final int T_ARMED = 1 << 4;
+    /** The pacer holds the next segment until nextSendNs. */
+    static final int T_PACE = 1 << 5;
 
     static final int TIMER_ID_OFFSET = 0;
     static final int TIMER_AT_OFFSET = 8;
-    static final int RTO_DEADLINE_OFFSET = 16;
+    static final int SENDER_TIMER_OFFSET = 16;
     static final int DELACK_DEADLINE_OFFSET = 24;
     static final int KEEPALIVE_DEADLINE_OFFSET = 32;
     static final int STATE_DEADLINE_OFFSET = 40;
@@ -184,6 +189,44 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int SND_SML_OFFSET = 356;
     static final int LAST_OOW_ACK_OFFSET = 360;
     static final int RETRANSMIT_TS_VAL_OFFSET = 368;
+    // The sender (TcpSender and its plug points): RACK, TLP, recovery, PRR, undo, pacing.
+    static final int RACK_XMIT_OFFSET = 384;
+    static final int RTO_EXPIRY_OFFSET = 392;
+    static final int PACING_RATE_OFFSET = 400;
+    static final int NEXT_SEND_OFFSET = 408;
+    static final int DELIVERED_OFFSET = 416;
+    static final int MIN_RTT_AT_OFFSET = 424;
+    static final int CC_LONG2_OFFSET = 432;
+    static final int CC_LONG3_OFFSET = 440;
+    static final int SENDER_STATE_OFFSET = 448;
+    static final int SENDER_TIMER_KIND_OFFSET = 452;
+    static final int SENDER_FLAGS_OFFSET = 456;
+    static final int RACK_END_SEQ_OFFSET = 460;
+    static final int RACK_RTT_US_OFFSET = 464;
+    static final int FACK_OFFSET = 468;
+    static final int MIN_RTT_US_OFFSET = 472;
+    static final int REO_WND_MULT_OFFSET = 476;
+    static final int REO_WND_PERSIST_OFFSET = 480;
+    static final int DSACK_ROUND_OFFSET = 484;
+    static final int TLP_END_SEQ_OFFSET = 488;
+    static final int PRR_DELIVERED_OFFSET = 492;
+    static final int PRR_OUT_OFFSET = 496;
+    static final int RECOVER_FS_OFFSET = 500;
+    static final int HIGH_RXT_OFFSET = 504;
+    static final int RESCUE_RXT_OFFSET = 508;
+    static final int PRIOR_CWND_OFFSET = 512;
+    static final int PRIOR_SSTHRESH_OFFSET = 516;
+    static final int UNDO_MARKER_OFFSET = 520;
+    static final int UNDO_RETRANS_OFFSET = 524;
+    static final int LOSS_DETECTION_ID_OFFSET = 528;
+    static final int RECOVERY_ID_OFFSET = 532;
+    static final int CC_INT2_OFFSET = 536;
+    static final int CC_INT3_OFFSET = 540;
+    static final int CC_INT4_OFFSET = 544;
+    static final int CC_INT5_OFFSET = 548;
+    static final int UNDO_TS_VAL_OFFSET = 552;
+    static final int UNDO_HORIZON_OFFSET = 556;
+    static final int PROBE_COUNT_OFFSET = 560;
 
     private final Arena arena;
     private final MemorySegment rows;
@@ -252,6 +295,18 @@ public final class TcpControlBlocks implements AutoCloseable {
         flags(c, flags(c) & ~flag);
     }
 
+    boolean hasSenderFlag(int c, int flag) {
+        return (senderFlags(c) & flag) != 0;
+    }
+
+    void setSenderFlag(int c, int flag) {
+        senderFlags(c, senderFlags(c) | flag);
+    }
+
+    void clearSenderFlag(int c, int flag) {
+        senderFlags(c, senderFlags(c) & ~flag);
+    }
+
     @Override
     public void close() {
         arena.close();
@@ -277,13 +332,13 @@ public final class TcpControlBlocks implements AutoCloseable {
         rows.set(LONG, base(c) + TIMER_AT_OFFSET, value);
     }
 
-    /** Retransmission / persist / SYN timer deadline. */
-    public long rtoDeadlineNs(int c) {
-        return rows.get(LONG, base(c) + RTO_DEADLINE_OFFSET);
+    /** Deadline of the sender timer: retransmission, persist, tail loss probe, reordering or SYN (senderTimerKind). */
+    public long senderTimerNs(int c) {
+        return rows.get(LONG, base(c) + SENDER_TIMER_OFFSET);
     }
 
-    public void rtoDeadlineNs(int c, long value) {
-        rows.set(LONG, base(c) + RTO_DEADLINE_OFFSET, value);
+    public void senderTimerNs(int c, long value) {
+        rows.set(LONG, base(c) + SENDER_TIMER_OFFSET, value);
     }
 
     /** Delayed ACK deadline. */
@@ -935,5 +990,338 @@ public final class TcpControlBlocks implements AutoCloseable {
 
     public void retries(int c, int value) {
         rows.set(INT, base(c) + RETRIES_OFFSET, value);
+    }
+
+    /** RACK.xmit_ts (RFC 8985 §6.1): the latest transmission time of a segment delivered so far. */
+    public long rackXmitNs(int c) {
+        return rows.get(LONG, base(c) + RACK_XMIT_OFFSET);
+    }
+
+    public void rackXmitNs(int c, long value) {
+        rows.set(LONG, base(c) + RACK_XMIT_OFFSET, value);
+    }
+
+    /** When the retransmission timer expires if nothing restarts it (the sender timer may be armed earlier, for a probe or the reordering timer). */
+    public long rtoExpiryNs(int c) {
+        return rows.get(LONG, base(c) + RTO_EXPIRY_OFFSET);
+    }
+
+    public void rtoExpiryNs(int c, long value) {
+        rows.set(LONG, base(c) + RTO_EXPIRY_OFFSET, value);
+    }
+
+    /** Pacing rate in bytes per second set by the congestion control; 0: not paced. */
+    public long pacingRate(int c) {
+        return rows.get(LONG, base(c) + PACING_RATE_OFFSET);
+    }
+
+    public void pacingRate(int c, long value) {
+        rows.set(LONG, base(c) + PACING_RATE_OFFSET, value);
+    }
+
+    /** Earliest time the pacer lets the next segment go. */
+    public long nextSendNs(int c) {
+        return rows.get(LONG, base(c) + NEXT_SEND_OFFSET);
+    }
+
+    public void nextSendNs(int c, long value) {
+        rows.set(LONG, base(c) + NEXT_SEND_OFFSET, value);
+    }
+
+    /** Bytes delivered to the peer so far, acknowledged or SACKed (rate samples). */
+    public long delivered(int c) {
+        return rows.get(LONG, base(c) + DELIVERED_OFFSET);
+    }
+
+    public void delivered(int c, long value) {
+        rows.set(LONG, base(c) + DELIVERED_OFFSET, value);
+    }
+
+    /** When the windowed minimum RTT was taken. */
+    public long minRttAtNs(int c) {
+        return rows.get(LONG, base(c) + MIN_RTT_AT_OFFSET);
+    }
+
+    public void minRttAtNs(int c, long value) {
+        rows.set(LONG, base(c) + MIN_RTT_AT_OFFSET, value);
+    }
+
+    /** Congestion control private. */
+    public long ccLong2(int c) {
+        return rows.get(LONG, base(c) + CC_LONG2_OFFSET);
+    }
+
+    public void ccLong2(int c, long value) {
+        rows.set(LONG, base(c) + CC_LONG2_OFFSET, value);
+    }
+
+    /** Congestion control private. */
+    public long ccLong3(int c) {
+        return rows.get(LONG, base(c) + CC_LONG3_OFFSET);
+    }
+
+    public void ccLong3(int c, long value) {
+        rows.set(LONG, base(c) + CC_LONG3_OFFSET, value);
+    }
+
+    /** TcpSender.OPEN, RECOVERY (fast recovery) or LOSS (after a retransmission timeout). */
+    public int senderState(int c) {
+        return rows.get(INT, base(c) + SENDER_STATE_OFFSET);
+    }
+
+    public void senderState(int c, int value) {
+        rows.set(INT, base(c) + SENDER_STATE_OFFSET, value);
+    }
+
+    /** What the sender timer (T_SENDER) is armed for: TcpSender.TIMER_*. */
+    public int senderTimerKind(int c) {
+        return rows.get(INT, base(c) + SENDER_TIMER_KIND_OFFSET);
+    }
+
+    public void senderTimerKind(int c, int value) {
+        rows.set(INT, base(c) + SENDER_TIMER_KIND_OFFSET, value);
+    }
+
+    /** TcpSender.S_* bits. */
+    public int senderFlags(int c) {
+        return rows.get(INT, base(c) + SENDER_FLAGS_OFFSET);
+    }
+
+    public void senderFlags(int c, int value) {
+        rows.set(INT, base(c) + SENDER_FLAGS_OFFSET, value);
+    }
+
+    /** RACK.end_seq (RFC 8985 §6.1). */
+    public int rackEndSeq(int c) {
+        return rows.get(INT, base(c) + RACK_END_SEQ_OFFSET);
+    }
+
+    public void rackEndSeq(int c, int value) {
+        rows.set(INT, base(c) + RACK_END_SEQ_OFFSET, value);
+    }
+
+    /** RACK.rtt: the RTT of the segment that set RACK.xmit_ts, µs. */
+    public int rackRttUs(int c) {
+        return rows.get(INT, base(c) + RACK_RTT_US_OFFSET);
+    }
+
+    public void rackRttUs(int c, int value) {
+        rows.set(INT, base(c) + RACK_RTT_US_OFFSET, value);
+    }
+
+    /** RACK.fack: the highest sequence number acknowledged or SACKed so far (end, exclusive). */
+    public int fack(int c) {
+        return rows.get(INT, base(c) + FACK_OFFSET);
+    }
+
+    public void fack(int c, int value) {
+        rows.set(INT, base(c) + FACK_OFFSET, value);
+    }
+
+    /** Windowed minimum RTT in µs (RACK.min_RTT), 0 before the first sample. */
+    public int minRttUs(int c) {
+        return rows.get(INT, base(c) + MIN_RTT_US_OFFSET);
+    }
+
+    public void minRttUs(int c, int value) {
+        rows.set(INT, base(c) + MIN_RTT_US_OFFSET, value);
+    }
+
+    /** RACK.reo_wnd_mult (RFC 8985 §6.2 step 4). */
+    public int reoWndMult(int c) {
+        return rows.get(INT, base(c) + REO_WND_MULT_OFFSET);
+    }
+
+    public void reoWndMult(int c, int value) {
+        rows.set(INT, base(c) + REO_WND_MULT_OFFSET, value);
+    }
+
+    /** RACK.reo_wnd_persist. */
+    public int reoWndPersist(int c) {
+        return rows.get(INT, base(c) + REO_WND_PERSIST_OFFSET);
+    }
+
+    public void reoWndPersist(int c, int value) {
+        rows.set(INT, base(c) + REO_WND_PERSIST_OFFSET, value);
+    }
+
+    /** RACK.dsack_round: SND.MAX when a D-SACK last widened the reordering window (valid with S_DSACK_ROUND). */
+    public int dsackRound(int c) {
+        return rows.get(INT, base(c) + DSACK_ROUND_OFFSET);
+    }
+
+    public void dsackRound(int c, int value) {
+        rows.set(INT, base(c) + DSACK_ROUND_OFFSET, value);
+    }
+
+    /** TLP.end_seq (RFC 8985 §7.4), valid with S_TLP_OUTSTANDING. */
+    public int tlpEndSeq(int c) {
+        return rows.get(INT, base(c) + TLP_END_SEQ_OFFSET);
+    }
+
+    public void tlpEndSeq(int c, int value) {
+        rows.set(INT, base(c) + TLP_END_SEQ_OFFSET, value);
+    }
+
+    /** prr_delivered (RFC 6937): bytes delivered since recovery began. */
+    public int prrDelivered(int c) {
+        return rows.get(INT, base(c) + PRR_DELIVERED_OFFSET);
+    }
+
+    public void prrDelivered(int c, int value) {
+        rows.set(INT, base(c) + PRR_DELIVERED_OFFSET, value);
+    }
+
+    /** prr_out: bytes sent since recovery began. */
+    public int prrOut(int c) {
+        return rows.get(INT, base(c) + PRR_OUT_OFFSET);
+    }
+
+    public void prrOut(int c, int value) {
+        rows.set(INT, base(c) + PRR_OUT_OFFSET, value);
+    }
+
+    /** RecoverFS: the flight size when recovery began. */
+    public int recoverFs(int c) {
+        return rows.get(INT, base(c) + RECOVER_FS_OFFSET);
+    }
+
+    public void recoverFs(int c, int value) {
+        rows.set(INT, base(c) + RECOVER_FS_OFFSET, value);
+    }
+
+    /** HighRxt (RFC 6675 §2): the end of the highest retransmitted segment in this recovery. */
+    public int highRxt(int c) {
+        return rows.get(INT, base(c) + HIGH_RXT_OFFSET);
+    }
+
+    public void highRxt(int c, int value) {
+        rows.set(INT, base(c) + HIGH_RXT_OFFSET, value);
+    }
+
+    /** RescueRxt (RFC 6675 §2), valid with S_RESCUE_SENT. */
+    public int rescueRxt(int c) {
+        return rows.get(INT, base(c) + RESCUE_RXT_OFFSET);
+    }
+
+    public void rescueRxt(int c, int value) {
+        rows.set(INT, base(c) + RESCUE_RXT_OFFSET, value);
+    }
+
+    /** cwnd before the last reduction (undo, RFC 3708 / RFC 3522). */
+    public int priorCwnd(int c) {
+        return rows.get(INT, base(c) + PRIOR_CWND_OFFSET);
+    }
+
+    public void priorCwnd(int c, int value) {
+        rows.set(INT, base(c) + PRIOR_CWND_OFFSET, value);
+    }
+
+    /** ssthresh before the last reduction. */
+    public int priorSsthresh(int c) {
+        return rows.get(INT, base(c) + PRIOR_SSTHRESH_OFFSET);
+    }
+
+    public void priorSsthresh(int c, int value) {
+        rows.set(INT, base(c) + PRIOR_SSTHRESH_OFFSET, value);
+    }
+
+    /** SND.UNA when the episode that may be undone began (valid with S_UNDO_POSSIBLE). */
+    public int undoMarker(int c) {
+        return rows.get(INT, base(c) + UNDO_MARKER_OFFSET);
+    }
+
+    public void undoMarker(int c, int value) {
+        rows.set(INT, base(c) + UNDO_MARKER_OFFSET, value);
+    }
+
+    /** Retransmissions of the episode not yet shown spurious by a D-SACK (RFC 3708). */
+    public int undoRetrans(int c) {
+        return rows.get(INT, base(c) + UNDO_RETRANS_OFFSET);
+    }
+
+    public void undoRetrans(int c, int value) {
+        rows.set(INT, base(c) + UNDO_RETRANS_OFFSET, value);
+    }
+
+    /** Index of the loss detection. */
+    public int lossDetectionId(int c) {
+        return rows.get(INT, base(c) + LOSS_DETECTION_ID_OFFSET);
+    }
+
+    public void lossDetectionId(int c, int value) {
+        rows.set(INT, base(c) + LOSS_DETECTION_ID_OFFSET, value);
+    }
+
+    /** Index of the loss recovery. */
+    public int recoveryId(int c) {
+        return rows.get(INT, base(c) + RECOVERY_ID_OFFSET);
+    }
+
+    public void recoveryId(int c, int value) {
+        rows.set(INT, base(c) + RECOVERY_ID_OFFSET, value);
+    }
+
+    /** Congestion control private. */
+    public int ccInt2(int c) {
+        return rows.get(INT, base(c) + CC_INT2_OFFSET);
+    }
+
+    public void ccInt2(int c, int value) {
+        rows.set(INT, base(c) + CC_INT2_OFFSET, value);
+    }
+
+    /** Congestion control private. */
+    public int ccInt3(int c) {
+        return rows.get(INT, base(c) + CC_INT3_OFFSET);
+    }
+
+    public void ccInt3(int c, int value) {
+        rows.set(INT, base(c) + CC_INT3_OFFSET, value);
+    }
+
+    /** Congestion control private. */
+    public int ccInt4(int c) {
+        return rows.get(INT, base(c) + CC_INT4_OFFSET);
+    }
+
+    public void ccInt4(int c, int value) {
+        rows.set(INT, base(c) + CC_INT4_OFFSET, value);
+    }
+
+    /** Congestion control private. */
+    public int ccInt5(int c) {
+        return rows.get(INT, base(c) + CC_INT5_OFFSET);
+    }
+
+    public void ccInt5(int c, int value) {
+        rows.set(INT, base(c) + CC_INT5_OFFSET, value);
+    }
+
+    /** Our TSval of the episode's first retransmission (Eifel detection, RFC 3522). */
+    public int undoTsVal(int c) {
+        return rows.get(INT, base(c) + UNDO_TS_VAL_OFFSET);
+    }
+
+    public void undoTsVal(int c, int value) {
+        rows.set(INT, base(c) + UNDO_TS_VAL_OFFSET, value);
+    }
+
+    /** SND.MAX when the episode ended: D-SACKs for it may undo until SND.UNA passes this. */
+    public int undoHorizon(int c) {
+        return rows.get(INT, base(c) + UNDO_HORIZON_OFFSET);
+    }
+
+    public void undoHorizon(int c, int value) {
+        rows.set(INT, base(c) + UNDO_HORIZON_OFFSET, value);
+    }
+
+    /** Tail loss probes sent since the last new acknowledgment. */
+    public int probeCount(int c) {
+        return rows.get(INT, base(c) + PROBE_COUNT_OFFSET);
+    }
+
+    public void probeCount(int c, int value) {
+        rows.set(INT, base(c) + PROBE_COUNT_OFFSET, value);
     }
 }

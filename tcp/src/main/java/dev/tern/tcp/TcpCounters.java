@@ -75,6 +75,21 @@ final class TcpCounters {
     final AtomicCounter icmpErrors;
     final AtomicCounter rtoExpired;
     final AtomicCounter recoveries;
+    final AtomicCounter sackRecoveries;
+    final AtomicCounter txProbeRetransmits;
+    final AtomicCounter txRescueRetransmits;
+    final AtomicCounter txTailLossProbes;
+    final AtomicCounter probeRepairs;
+    final AtomicCounter reorderTimeoutLosses;
+    final AtomicCounter undoDsack;
+    final AtomicCounter undoTimestamp;
+    final AtomicCounter rxDsack;
+    final AtomicCounter rxBadSackBlocks;
+    final AtomicCounter sackReneging;
+    final AtomicCounter txRecordFull;
+    final AtomicCounter txImmediateAcks;
+    final AtomicCounter rackMarkedLost;
+    final AtomicCounter dupThreshMarkedLost;
 
     TcpCounters(CountersFile counters) {
         drops = counters.counters("tcp.drop.", DROP_NAMES);
@@ -118,6 +133,21 @@ final class TcpCounters {
         icmpErrors = counters.counter("tcp.icmp_errors");
         rtoExpired = counters.counter("tcp.rto_expired");
         recoveries = counters.counter("tcp.fast_recoveries");
+        sackRecoveries = counters.counter("tcp.fast_recoveries.sack");
+        txProbeRetransmits = counters.counter("tcp.tx.retransmits.probe");
+        txRescueRetransmits = counters.counter("tcp.tx.retransmits.rescue");
+        txTailLossProbes = counters.counter("tcp.tx.tail_loss_probes");
+        probeRepairs = counters.counter("tcp.tail_loss_probes.repaired");
+        reorderTimeoutLosses = counters.counter("tcp.rack.reorder_timeouts");
+        undoDsack = counters.counter("tcp.undo.dsack");
+        undoTimestamp = counters.counter("tcp.undo.timestamp");
+        rxDsack = counters.counter("tcp.rx.dsack");
+        rxBadSackBlocks = counters.counter("tcp.rx.bad_sack_blocks");
+        sackReneging = counters.counter("tcp.rx.sack_reneging");
+        txRecordFull = counters.counter("tcp.tx.record_full");
+        txImmediateAcks = counters.counter("tcp.tx.immediate_acks");
+        rackMarkedLost = counters.counter("tcp.rack.marked_lost");
+        dupThreshMarkedLost = counters.counter("tcp.dupthresh.marked_lost");
     }
 
     void drop(int reason) {

@@ -4,13 +4,15 @@ import dev.tern.core.net.Ipv4Address;
 
 /**
  * One connection's state and statistics as values, like Linux's {@code struct tcp_info}; made on request (tools,
- * tests), never on the hot path.
+ * tests), never on the hot path. {@code pipe}, {@code sackedBytes} and {@code lostBytes} are the sender's scoreboard
+ * (RFC 6675); {@code senderState} is "open", "recovery" or "loss".
  */
 public record TcpInfo(int state, int error, int localAddress, int localPort, int remoteAddress, int remotePort,
                       int sndUna, int sndNxt, int rcvNxt, int sndWnd, int rcvWnd, int sndMss, int advMss,
                       int sndScale, int rcvScale, boolean timestamps, boolean sack, int cwnd, int ssthresh,
                       long srttNs, long rttvarNs, long rtoNs, long retransmits, long bytesAcked, long bytesReceived,
-                      String congestionControl) {
+                      String congestionControl, String lossDetection, String recovery, String senderState, int pipe,
+                      int sackedBytes, int lostBytes, long minRttNs, long pacingRate) {
     @Override
     public String toString() {
         return Ipv4Address.format(localAddress) + ":" + localPort + " > " + Ipv4Address.format(remoteAddress) + ":"
@@ -18,6 +20,7 @@ public record TcpInfo(int state, int error, int localAddress, int localPort, int
             + " mss " + sndMss + " wscale " + sndScale + "/" + rcvScale + (timestamps ? " ts" : "") + (sack ? " sack" : "")
             + " cwnd " + cwnd + " ssthresh " + ssthresh + " srtt " + srttNs / 1000 + "us rto " + rtoNs / 1_000_000
             + "ms snd_wnd " + sndWnd + " rcv_wnd " + rcvWnd + " retrans " + retransmits + " acked " + bytesAcked
-            + " received " + bytesReceived + " cc " + congestionControl;
+            + " received " + bytesReceived + " cc " + congestionControl + " " + lossDetection + "/" + recovery + " "
+            + senderState + " pipe " + pipe + " sacked " + sackedBytes + " lost " + lostBytes;
     }
 }

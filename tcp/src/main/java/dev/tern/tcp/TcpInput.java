@@ -16,7 +16,6 @@ import static dev.tern.tcp.TcpControlBlocks.F_DSACK;
 import static dev.tern.tcp.TcpControlBlocks.F_FIN_PENDING;
 import static dev.tern.tcp.TcpControlBlocks.F_FIN_SENT;
 import static dev.tern.tcp.TcpControlBlocks.F_PASSIVE;
-import static dev.tern.tcp.TcpControlBlocks.F_PERSIST;
 import static dev.tern.tcp.TcpControlBlocks.F_RELEASED;
 import static dev.tern.tcp.TcpControlBlocks.F_RINGS;
 import static dev.tern.tcp.TcpControlBlocks.F_RTT_TIMING;
@@ -44,9 +43,14 @@ import static dev.tern.tcp.wire.TcpFlags.SYN;
  * synchronized states (§3.10.7.4: PAWS, the acceptability test, RST, SYN, ACK, segment text, FIN), with the
  * protections of RFC 5961 (challenge ACKs, the ACK range check).
  *
- * <p>Output is not sent from here, except for answers that have no connection behind them (resets, cookies) and
- * challenge or duplicate ACKs: a connection that needs to send is queued ({@link TcpLayer#requestOutput}) and served
- * once per poll, so a batch of segments gets one ACK. Events are queued likewise.
+ * <p>This class dispatches by state and keeps the checks every segment passes; what the ACK field means for the
+ * sending side is {@link TcpSender#onAck}'s business, the segment text and FIN {@link TcpReceiver}'s, and every state
+ * change goes through {@link TcpLayer#transition}.
+ *
+ * <p>Output is not sent from here, except for answers that have no connection behind them (resets, cookies),
+ * challenge or duplicate ACKs, and the receiver's immediate ACKs for out-of-order data: a connection that needs to
+ * send is queued ({@link TcpLayer#requestOutput}) and served once per poll, so a batch of in-order segments gets one
+ * ACK. Events are queued likewise.
  *
  * <p>Owned by the shard thread; not thread-safe. The segment's memory is valid only during {@link #onPacket}.
  */
@@ -59,24 +63,22 @@ final class TcpInput {
     private final TcpLayer layer;
     private final TcpControlBlocks tcb;
     private final TcpOutput output;
-    private final TcpTimers timers;
-    private final LossRecovery recovery;
+    private final TcpSender sender;
+    private final TcpReceiver receiver;
     private final RttEstimator rtt;
-    private final ReassemblyQueue reassembly;
     private final TcpCounters counters;
     private final TcpConfig config;
     private final TcpHeader rx = new TcpHeader();
     private final TcpSegment seg = new TcpSegment();
 
-    TcpInput(TcpLayer layer, TcpControlBlocks tcb, TcpOutput output, TcpTimers timers, LossRecovery recovery,
-             RttEstimator rtt, ReassemblyQueue reassembly, TcpCounters counters, TcpConfig config) {
+    TcpInput(TcpLayer layer, TcpControlBlocks tcb, TcpOutput output, TcpSender sender, TcpReceiver receiver,
+             RttEstimator rtt, TcpCounters counters, TcpConfig config) {
         this.layer = layer;
         this.tcb = tcb;
         this.output = output;
-        this.timers = timers;
-        this.recovery = recovery;
+        this.sender = sender;
+        this.receiver = receiver;
         this.rtt = rtt;
-        this.reassembly = reassembly;
         this.counters = counters;
         this.config = config;
     }
@@ -195,12 +197,7 @@ final class TcpInput {
         if (issFloor != 0 && SeqNum.le(tcb.iss(c), issFloor)) {
             tcb.iss(c, issFloor + 1);
         }
-        final int iss = tcb.iss(c);
-        tcb.sndUna(c, iss);
-        tcb.sndNxt(c, iss);
-        tcb.sndMax(c, iss);
-        tcb.recover(c, iss);
-        tcb.sndSml(c, iss);
+        sender.init(c, tcb.iss(c));
         tcb.irs(c, seg.seq);
         tcb.rcvNxt(c, seg.seq + 1);
         tcb.rcvAdv(c, seg.seq + 1);
@@ -210,9 +207,9 @@ final class TcpInput {
         tcb.maxSndWnd(c, seg.window);
         tcb.sndWl1(c, seg.seq);
         tcb.sndWl2(c, seg.ack);
-        tcb.state(c, SYN_RECEIVED);
+        layer.transition(c, SYN_RECEIVED, nowNs);
         counters.passiveOpens.incrementRelease();
-        output.sendSyn(c, nowNs);
+        layer.sendSyn(c, nowNs);
     }
 
     private void sendCookie(int listener, long nowNs) {
@@ -248,11 +245,9 @@ final class TcpInput {
         layer.leaveSynQueue(c);
         final int iss = seg.ack - 1;
         tcb.iss(c, iss);
-        tcb.sndUna(c, iss);
+        sender.init(c, iss);
         tcb.sndNxt(c, seg.ack);
         tcb.sndMax(c, seg.ack);
-        tcb.recover(c, iss);
-        tcb.sndSml(c, iss);
         tcb.irs(c, seg.seq - 1);
         tcb.rcvNxt(c, seg.seq);
         tcb.rcvAdv(c, seg.seq + Math.min(layer.receiveSize[c], 65535));
@@ -265,12 +260,12 @@ final class TcpInput {
         tcb.maxSndWnd(c, seg.window);
         tcb.sndWl1(c, seg.seq);
         tcb.sndWl2(c, seg.ack);
-        tcb.state(c, SYN_RECEIVED);
+        layer.transition(c, SYN_RECEIVED, nowNs);
         if (!layer.establish(c, nowNs)) {
             return true;
         }
         if (processAck(c, nowNs) && (seg.payloadLength > 0 || seg.has(FIN))) {
-            receiveText(c, nowNs);
+            receiver.receiveText(c, seg, nowNs);
         }
         return true;
     }
@@ -346,10 +341,10 @@ final class TcpInput {
             return;
         }
         // Simultaneous open (RFC 9293 §3.5, figure 8): both SYNs crossed.
-        tcb.state(c, SYN_RECEIVED);
+        layer.transition(c, SYN_RECEIVED, nowNs);
         tcb.clearFlag(c, F_RTT_TIMING);
         tcb.retries(c, 0);
-        output.sendSyn(c, nowNs);
+        layer.sendSyn(c, nowNs);
     }
 
     // -------------------------------------------------------------------------------------------- TIME-WAIT
@@ -380,7 +375,7 @@ final class TcpInput {
         final int state = tcb.state(c);
         if (state == SYN_RECEIVED && (seg.flags & (SYN | RST | ACK)) == SYN && seg.seq == tcb.irs(c)) {
             // The peer did not get our SYN-ACK and sent its SYN again: answer with the SYN-ACK (as Linux does).
-            output.sendSyn(c, nowNs);
+            layer.sendSyn(c, nowNs);
             return;
         }
         if (state == SYN_RECEIVED && !tcb.hasFlag(c, F_PASSIVE) && (seg.flags & (SYN | RST | ACK)) == (SYN | ACK)
@@ -449,7 +444,7 @@ final class TcpInput {
         // Sixth step, URG: Deviation: the urgent pointer is ignored and urgent data is delivered in line, which is
         // what RFC 6093 §5 recommends applications assume.
         if (seg.payloadLength > 0 || seg.has(FIN)) {
-            receiveText(c, nowNs);
+            receiver.receiveText(c, seg, nowNs);
         }
     }
 
@@ -492,7 +487,7 @@ final class TcpInput {
         if (seg.payloadLength > 0 && SeqNum.le(dataStart + seg.payloadLength, rcvNxt)) {
             // An old duplicate: report it (RFC 2883 §4, D-SACK).
             counters.rxDuplicateBytes.getAndAddRelease(seg.payloadLength);
-            dsack(c, dataStart, dataStart + seg.payloadLength);
+            receiver.dsack(c, dataStart, dataStart + seg.payloadLength);
         }
         if (state == TIME_WAIT && seg.has(FIN)) {
             // RFC 9293 TIME-WAIT: a retransmitted FIN is acknowledged and restarts the 2 MSL timeout.
@@ -596,38 +591,13 @@ final class TcpInput {
             challengeAck(c, nowNs);
             return false;
         }
-        final int window = seg.window << tcb.sndScale(c);
-        final boolean windowUpdate = SeqNum.lt(tcb.sndWl1(c), seg.seq)
-            || (tcb.sndWl1(c) == seg.seq && SeqNum.le(tcb.sndWl2(c), ack));
-        if (SeqNum.gt(ack, sndUna)) {
-            acknowledge(c, ack, nowNs);
-        } else if (ack == sndUna && isDuplicateAck(c, window)) {
-            recovery.onDuplicateAck(c, nowNs);
-        }
-        if (windowUpdate) {
-            final int before = tcb.sndWnd(c);
-            tcb.sndWnd(c, window);
-            tcb.sndWl1(c, seg.seq);
-            tcb.sndWl2(c, ack);
-            if (window > tcb.maxSndWnd(c)) {
-                tcb.maxSndWnd(c, window);
-            }
-            if (window > before) {
-                layer.requestOutput(c);
-                if (before == 0 && tcb.hasFlag(c, F_PERSIST)) {
-                    // The window opened: send now rather than at the next probe, from SND.UNA, since a probe byte
-                    // beyond the zero window was most likely dropped.
-                    tcb.sndNxt(c, tcb.sndUna(c));
-                    output.updateTransmitTimer(c, nowNs, true);
-                }
-            }
-        }
+        sender.onAck(c, seg, nowNs);
         if (tcb.hasFlag(c, F_FIN_SENT) && SeqNum.gt(tcb.sndUna(c), tcb.finSeq(c))) {
             // Our FIN is acknowledged.
             switch (tcb.state(c)) {
-                case FIN_WAIT_1 -> layer.finWait2(c, nowNs);
+                case FIN_WAIT_1 -> layer.transition(c, FIN_WAIT_2, nowNs);
                 case CLOSING -> {
-                    layer.enterTimeWait(c, nowNs);
+                    layer.transition(c, TIME_WAIT, nowNs);
                     return false;
                 }
                 case LAST_ACK -> {
@@ -639,216 +609,6 @@ final class TcpInput {
             }
         }
         return true;
-    }
-
-    /**
-     * RFC 5681 §2: a duplicate ACK acknowledges nothing new while data is outstanding, carries no data, SYN or FIN,
-     * and does not change the window. While the window is zero (persist), ACKs of probes are not duplicates.
-     */
-    private boolean isDuplicateAck(int c, int window) {
-        return tcb.sndMax(c) != tcb.sndUna(c) && seg.payloadLength == 0 && (seg.flags & (SYN | FIN)) == 0
-            && window == tcb.sndWnd(c) && window != 0 && !tcb.hasFlag(c, F_PERSIST);
-    }
-
-    /** New data acknowledged: free it, take an RTT sample, restart or stop the timer, tell loss recovery. */
-    private void acknowledge(int c, int ack, long nowNs) {
-        final int sndUna = tcb.sndUna(c);
-        final int acked = ack - sndUna;
-        final int flightBefore = tcb.sndMax(c) - sndUna;
-        int dataAcked = acked;
-        if (sndUna == tcb.iss(c)) {
-            dataAcked--;
-        }
-        if (tcb.hasFlag(c, F_FIN_SENT) && SeqNum.gt(ack, tcb.finSeq(c))) {
-            dataAcked--;
-        }
-        if (dataAcked > 0 && tcb.hasFlag(c, F_RINGS)) {
-            layer.sendRings[c].consume(dataAcked);
-            tcb.bytesAcked(c, tcb.bytesAcked(c) + dataAcked);
-            layer.signal(c, TcpControlBlocks.EV_WRITABLE);
-        }
-        tcb.sndUna(c, ack);
-        if (SeqNum.lt(tcb.sndNxt(c), ack)) {
-            tcb.sndNxt(c, ack);
-        }
-        tcb.retries(c, 0);
-        if (tcb.hasFlag(c, F_RTT_TIMING)) {
-            if (SeqNum.ge(ack, tcb.rttSeq(c))) {
-                rtt.sample(tcb, c, nowNs - tcb.rttStartNs(c));
-                tcb.clearFlag(c, F_RTT_TIMING);
-            }
-        } else if (tcb.hasFlag(c, F_TIMESTAMPS) && seg.options.hasTimestamp() && seg.options.tsEcr() != 0
-            && !(tcb.hasFlag(c, TcpControlBlocks.F_RETRANSMITTED)
-                && SeqNum.lt(seg.options.tsEcr(), tcb.retransmitTsVal(c)))) {
-            // RFC 7323 §4.1 (RTTM): the echoed TSval dates the segment this ACK answers, retransmitted or not.
-            // Deviation: an echo older than our last retransmission is not used. It dates the original transmission
-            // of data whose ACK was lost (RFC 7323 §4.3 case C), so it includes the RTO wait; taking it inflates
-            // the RTO, which inflates the next such sample, up to RTO max (seen with a 1 KiB window and 10 % loss).
-            final int elapsedMs = output.tsVal(c, nowNs) - seg.options.tsEcr();
-            if (elapsedMs >= 0) {
-                rtt.sample(tcb, c, elapsedMs * 1_000_000L + 500_000L);
-            }
-        }
-        output.updateTransmitTimer(c, nowNs, true);
-        recovery.onNewAck(c, ack, acked, flightBefore, nowNs);
-        layer.requestOutput(c);
-        layer.confirmNeighbour(c, nowNs);
-    }
-
-    // ------------------------------------------------------------------------------------------- segment text
-
-    /** Seventh and eighth checks: the data (trimmed to the window) and the FIN. */
-    private void receiveText(int c, long nowNs) {
-        final int state = tcb.state(c);
-        if (!TcpState.canReceive(state)) {
-            // CLOSE-WAIT, CLOSING, LAST-ACK, TIME-WAIT: the peer's FIN came already; "Ignore the segment text". A
-            // retransmission of what we have (its FIN, say: our ACK was lost) is acknowledged again, and in
-            // TIME-WAIT restarts the 2 MSL timeout.
-            if (SeqNum.lt(seg.seq, tcb.rcvNxt(c))) {
-                if (state == TIME_WAIT && seg.has(FIN)) {
-                    layer.restartTimeWait(c, nowNs);
-                }
-                layer.ackNow(c);
-            }
-            return;
-        }
-        final int rcvNxt = tcb.rcvNxt(c);
-        final int dataStart = seg.seq;
-        final int dataEnd = dataStart + seg.payloadLength;
-        boolean fin = seg.has(FIN);
-        if (seg.payloadLength > 0) {
-            final int skip = SeqNum.lt(dataStart, rcvNxt) ? rcvNxt - dataStart : 0;
-            if (skip > 0) {
-                // Partly old: report the duplicate part (RFC 2883 §4.1.1).
-                counters.rxDuplicateBytes.getAndAddRelease(Math.min(skip, seg.payloadLength));
-                dsack(c, dataStart, SeqNum.min(rcvNxt, dataEnd));
-            }
-            final int start = SeqNum.max(dataStart, rcvNxt);
-            // Trim to the window we offered, and to the room the ring really has (rounding the scaled window up
-            // may have offered a few bytes more).
-            final int free = layer.receiveRings[c].freeSpace();
-            final int windowEnd = SeqNum.min(tcb.rcvAdv(c), rcvNxt + free);
-            final int end = SeqNum.min(dataEnd, windowEnd);
-            if (SeqNum.lt(end, dataEnd)) {
-                // RFC 9293 §3.10.7.4: text beyond the window is trimmed; the peer will send it again.
-                counters.rxBeyondWindowBytes.getAndAddRelease(dataEnd - SeqNum.max(end, start));
-                fin = false;
-            }
-            if (SeqNum.gt(end, start)) {
-                if (tcb.hasFlag(c, F_RELEASED)) {
-                    // Data for a connection its owner closed can never be read: reset (RFC 9293 §3.10.4 lets CLOSE
-                    // discard; Linux answers with a reset, "TCPAbortOnData").
-                    counters.drop(TcpCounters.DROP_DATA_AFTER_CLOSE);
-                    output.sendReset(c, nowNs);
-                    counters.aborted.incrementRelease();
-                    layer.terminate(c, TcpError.ABORTED, nowNs);
-                    return;
-                }
-                storeData(c, start, end, seg.payloadOffset + (start - dataStart), nowNs);
-            } else if (skip == 0) {
-                counters.drop(TcpCounters.DROP_OUT_OF_WINDOW);
-                layer.ackNow(c);
-            } else {
-                layer.ackNow(c);
-            }
-        }
-        if (fin) {
-            finArrives(c, dataEnd, nowNs);
-        }
-    }
-
-    /** Copies {@code [start, end)} into the receive ring at its place; moves RCV.NXT when it is next in order. */
-    private void storeData(int c, int start, int end, long sourceOffset, long nowNs) {
-        final ByteRing ring = layer.receiveRings[c];
-        final int rcvNxt = tcb.rcvNxt(c);
-        final int length = end - start;
-        final long producer = ring.producerPosition();
-        ring.put(producer + (start - rcvNxt), seg.payloadSegment, sourceOffset, length);
-        int block = tcb.oooBlock(c);
-        if (start == rcvNxt) {
-            int next = end;
-            boolean filledHole = false;
-            if (block >= 0) {
-                next = reassembly.advance(block, end);
-                filledHole = true;
-                if (reassembly.count(block) == 0) {
-                    reassembly.release(block);
-                    tcb.oooBlock(c, -1);
-                }
-            }
-            ring.publish(producer + (next - rcvNxt));
-            tcb.rcvNxt(c, next);
-            tcb.bytesReceived(c, tcb.bytesReceived(c) + (next - rcvNxt));
-            counters.rxBytes.getAndAddRelease(next - rcvNxt);
-            if (length > tcb.rcvMss(c)) {
-                tcb.rcvMss(c, Math.min(length, tcb.advMss(c)));
-            }
-            layer.signal(c, TcpControlBlocks.EV_READABLE);
-            final int unacked = tcb.unackedBytes(c) + length;
-            tcb.unackedBytes(c, unacked);
-            // RFC 5681 §4.2 / RFC 9293 §3.8.6.3: ACK at least every second full-sized segment, at once when a hole
-            // filled, and at once while still in quick-ACK mode; else within the delayed ACK time.
-            if (filledHole || tcb.quickAcks(c) > 0 || unacked >= 2 * tcb.rcvMss(c)) {
-                layer.ackNow(c);
-            } else if (!timers.armed(c, T_DELAYED_ACK)) {
-                timers.arm(c, T_DELAYED_ACK, nowNs + config.delayedAckNs());
-            }
-            if (tcb.hasFlag(c, F_FIN_PENDING) && tcb.rcvFinSeq(c) == next) {
-                finArrives(c, next, nowNs);
-            }
-            return;
-        }
-        counters.rxOutOfOrder.incrementRelease();
-        if (block < 0) {
-            block = reassembly.acquire();
-            if (block < 0) {
-                counters.drop(TcpCounters.DROP_OUT_OF_ORDER_FULL);
-                layer.ackNow(c);
-                return;
-            }
-            tcb.oooBlock(c, block);
-        }
-        final int result = reassembly.add(block, start, end);
-        if (result == ReassemblyQueue.FULL) {
-            counters.drop(TcpCounters.DROP_OUT_OF_ORDER_FULL);
-        } else if (result == ReassemblyQueue.DUPLICATE) {
-            counters.rxDuplicateBytes.getAndAddRelease(length);
-            dsack(c, start, end);
-        }
-        // RFC 5681 §4.2: "A TCP receiver SHOULD send an immediate duplicate ACK when an out-of-order segment arrives."
-        layer.ackNow(c);
-    }
-
-    /** The peer's FIN at {@code finSeq} (RFC 9293 §3.10.7.4, eighth check). */
-    private void finArrives(int c, int finSeq, long nowNs) {
-        if (finSeq != tcb.rcvNxt(c)) {
-            // Beyond a hole: remember it until the data before it arrives.
-            tcb.setFlag(c, F_FIN_PENDING);
-            tcb.rcvFinSeq(c, finSeq);
-            layer.ackNow(c);
-            return;
-        }
-        tcb.clearFlag(c, F_FIN_PENDING);
-        tcb.rcvNxt(c, finSeq + 1);
-        layer.releaseOutOfOrder(c);
-        layer.ackNow(c);
-        layer.signal(c, TcpControlBlocks.EV_READABLE);
-        switch (tcb.state(c)) {
-            case SYN_RECEIVED, ESTABLISHED -> tcb.state(c, CLOSE_WAIT);
-            case FIN_WAIT_1 -> tcb.state(c, CLOSING);
-            case FIN_WAIT_2 -> layer.enterTimeWait(c, nowNs);
-            default -> {
-            }
-        }
-    }
-
-    private void dsack(int c, int start, int end) {
-        if (tcb.hasFlag(c, F_SACK)) {
-            tcb.dsackStart(c, start);
-            tcb.dsackEnd(c, end);
-            tcb.setFlag(c, F_DSACK);
-        }
-        tcb.setFlag(c, F_ACK_NOW);
     }
 
     // ---------------------------------------------------------------------------------------------- ICMP
@@ -881,9 +641,7 @@ final class TcpInput {
                 tcb.sndMss(c, mss);
                 counters.pmtuUpdates.incrementRelease();
                 if (state >= ESTABLISHED) {
-                    // What was sent at the larger size is lost: send it again now, without a congestion response.
-                    tcb.sndNxt(c, tcb.sndUna(c));
-                    layer.requestOutput(c);
+                    sender.onPathMtuDrop(c);
                 }
             }
             return;

@@ -10,8 +10,6 @@ import dev.tern.ipv4.wire.IpProtocol;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
-import java.util.HashMap;
-import java.util.Map;
 
 import static dev.tern.tcp.TcpControlBlocks.EV_ACCEPTABLE;
 import static dev.tern.tcp.TcpControlBlocks.EV_CLOSED;
@@ -30,7 +28,6 @@ import static dev.tern.tcp.TcpControlBlocks.F_KEEPALIVE;
 import static dev.tern.tcp.TcpControlBlocks.F_NO_DELAY;
 import static dev.tern.tcp.TcpControlBlocks.F_OWNED;
 import static dev.tern.tcp.TcpControlBlocks.F_PASSIVE;
-import static dev.tern.tcp.TcpControlBlocks.F_PERSIST;
 import static dev.tern.tcp.TcpControlBlocks.F_RELEASED;
 import static dev.tern.tcp.TcpControlBlocks.F_RINGS;
 import static dev.tern.tcp.TcpControlBlocks.F_SACK;
@@ -39,7 +36,8 @@ import static dev.tern.tcp.TcpControlBlocks.F_TIME_WAIT_LISTED;
 import static dev.tern.tcp.TcpControlBlocks.F_WINDOW_SCALING;
 import static dev.tern.tcp.TcpControlBlocks.T_DELAYED_ACK;
 import static dev.tern.tcp.TcpControlBlocks.T_KEEPALIVE;
-import static dev.tern.tcp.TcpControlBlocks.T_RTO;
+import static dev.tern.tcp.TcpControlBlocks.T_PACE;
+import static dev.tern.tcp.TcpControlBlocks.T_SENDER;
 import static dev.tern.tcp.TcpControlBlocks.T_STATE;
 
 /**
@@ -72,10 +70,11 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     private static final int QUICK_ACKS = 16;
     private static final long NEIGHBOUR_CONFIRM_NS = 1_000_000_000L;
     /**
-     * Heap bytes per slot in the arrays below: three references (compressed, 4 bytes: rings and owner), four ints
+     * Heap bytes per slot in the arrays below: five references (compressed, 4 bytes: rings, record, trace and owner),
+     * four ints
      * (buffer sizes, two queue entries), one long (neighbour confirmation time), two booleans (queued flags).
      */
-    private static final int PER_SLOT_HEAP_BYTES = 3 * 4 + 4 * 4 + 8 + 2;
+    private static final int PER_SLOT_HEAP_BYTES = 5 * 4 + 4 * 4 + 8 + 2;
 
     final Ipv4Layer ipv4;
     final TcpConfig config;
@@ -89,20 +88,30 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     final RttEstimator rtt;
     final TcpOutput output;
     final TcpTimers tcpTimers;
-    final LossRecovery recovery;
+    final TcpSender sender;
+    final TcpReceiver receiver;
     final TcpInput input;
     private final int localAddress;
 
     final ByteRing[] sendRings;
     final ByteRing[] receiveRings;
+    /** Each connection's record of sent segments, attached with its rings. */
+    final SentSegments[] sentSegments;
+    /** Each connection's trace, or null (off). */
+    final TcpTrace[] traces;
     final int[] sendSize;
     final int[] receiveSize;
     private final TcpEvents[] owners;
     private final long[] lastConfirmNs;
 
-    private CongestionControl[] congestionControls = new CongestionControl[0];
-    private final Map<String, Integer> congestionByName = new HashMap<>();
+    private final PlugPoints<CongestionControl> congestionControls = new PlugPoints<>("congestion control");
+    private final PlugPoints<LossDetection> lossDetections = new PlugPoints<>("loss detection");
+    private final PlugPoints<LossRecovery> recoveries = new PlugPoints<>("loss recovery");
     private final int defaultCongestionControl;
+    private final int defaultLossDetection;
+    private final int defaultRecovery;
+    private final int dupAckDetection;
+    private final int newRenoRecovery;
 
     // Listeners: small on-heap arrays, indexed by listener handle.
     private final int[] listenerByPort = new int[65536];
@@ -151,6 +160,8 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         this.rtt = new RttEstimator(config);
         this.sendRings = new ByteRing[capacity];
         this.receiveRings = new ByteRing[capacity];
+        this.sentSegments = new SentSegments[capacity];
+        this.traces = new TcpTrace[capacity];
         this.sendSize = new int[capacity];
         this.receiveSize = new int[capacity];
         this.owners = new TcpEvents[capacity];
@@ -160,31 +171,56 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         this.eventQueue = new int[capacity];
         this.eventQueued = new boolean[capacity];
         Arrays.fill(listenerByPort, -1);
-        this.output = new TcpOutput(this, tcb, ipv4, this.counters, reassembly, rtt, config);
+        this.output = new TcpOutput(this, tcb, ipv4, this.counters);
+        this.sender = new TcpSender(this, tcb, output, ipv4, this.counters, rtt, config);
+        this.receiver = new TcpReceiver(this, tcb, output, reassembly, this.counters, config);
+        output.receiver(receiver);
         this.tcpTimers = new TcpTimers(this, tcb, timers);
-        output.timers(tcpTimers);
-        this.recovery = new LossRecovery(this, tcb, output, this.counters);
-        this.input = new TcpInput(this, tcb, output, tcpTimers, recovery, rtt, reassembly, this.counters, config);
-        registerCongestionControl(new NewRenoCongestionControl());
-        registerCongestionControl(new NoCongestionControl());
-        final Integer id = congestionByName.get(config.congestionControl());
-        if (id == null) {
-            throw new IllegalArgumentException("unknown congestion control '" + config.congestionControl() + "'");
-        }
-        this.defaultCongestionControl = id;
+        sender.timers(tcpTimers);
+        receiver.timers(tcpTimers);
+        this.input = new TcpInput(this, tcb, output, sender, receiver, rtt, this.counters, config);
+        congestionControls.register(new CubicCongestionControl());
+        congestionControls.register(new NewRenoCongestionControl());
+        congestionControls.register(new NoCongestionControl());
+        lossDetections.register(new RackLossDetection());
+        dupAckDetection = lossDetections.register(new DupAckLossDetection());
+        recoveries.register(new PrrRecovery());
+        recoveries.register(new Rfc6675Recovery());
+        newRenoRecovery = recoveries.register(new NewRenoRecovery());
+        this.defaultCongestionControl = congestionControls.require(config.congestionControl());
+        this.defaultLossDetection = lossDetections.require(config.lossDetection());
+        this.defaultRecovery = recoveries.require(config.recovery());
         ipv4.register(IpProtocol.TCP, this);
     }
 
     /** Makes a congestion control selectable by its name (cold path). A later one with the same name replaces it. */
     public void registerCongestionControl(CongestionControl congestionControl) {
-        final Integer existing = congestionByName.get(congestionControl.name());
-        if (existing != null) {
-            congestionControls[existing] = congestionControl;
-            return;
-        }
-        congestionControls = Arrays.copyOf(congestionControls, congestionControls.length + 1);
-        congestionControls[congestionControls.length - 1] = congestionControl;
-        congestionByName.put(congestionControl.name(), congestionControls.length - 1);
+        congestionControls.register(congestionControl);
+    }
+
+    /** Makes a loss detection selectable by its name (cold path). A later one with the same name replaces it. */
+    public void registerLossDetection(LossDetection lossDetection) {
+        lossDetections.register(lossDetection);
+    }
+
+    /** Makes a loss recovery selectable by its name (cold path). A later one with the same name replaces it. */
+    public void registerLossRecovery(LossRecovery recovery) {
+        recoveries.register(recovery);
+    }
+
+    /** Names of the congestion controls connections may choose, in registration order. */
+    public java.util.List<String> congestionControlNames() {
+        return congestionControls.names();
+    }
+
+    /** Names of the loss detections connections may choose. */
+    public java.util.List<String> lossDetectionNames() {
+        return lossDetections.names();
+    }
+
+    /** Names of the loss recoveries connections may choose. */
+    public java.util.List<String> lossRecoveryNames() {
+        return recoveries.names();
     }
 
     public TcpConfig config() {
@@ -225,7 +261,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         if (localPort < 1 || localPort > 65535 || backlog < 0 || events == null || options == null) {
             return -TcpError.INVALID;
         }
-        if (options.congestionControl() != null && !congestionByName.containsKey(options.congestionControl())) {
+        if (!knownPlugPoints(options)) {
             return -TcpError.INVALID;
         }
         if (listenerByPort[localPort] >= 0) {
@@ -372,9 +408,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
             || options == null || remoteAddress == 0) {
             return -TcpError.INVALID;
         }
-        final Integer cc = options.congestionControl() == null ? Integer.valueOf(defaultCongestionControl)
-            : congestionByName.get(options.congestionControl());
-        if (cc == null) {
+        if (!knownPlugPoints(options)) {
             return -TcpError.INVALID;
         }
         int port = localPort;
@@ -388,21 +422,16 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
             // As Linux's bind(): a port a listener holds, or the same 4-tuple, is taken.
             return -TcpError.ADDRESS_IN_USE;
         }
-        final int c = newConnection(remoteAddress, remotePort, port, options, events, cc, nowNs);
+        final int c = newConnection(remoteAddress, remotePort, port, options, events, nowNs);
         if (c < 0) {
             return -TcpError.TOO_MANY_CONNECTIONS;
         }
         attachRings(c);
         tcb.setFlag(c, F_OWNED);
-        final int iss = tcb.iss(c);
-        tcb.sndUna(c, iss);
-        tcb.sndNxt(c, iss);
-        tcb.sndMax(c, iss);
-        tcb.recover(c, iss);
-        tcb.sndSml(c, iss);
-        tcb.state(c, TcpState.SYN_SENT);
+        sender.init(c, tcb.iss(c));
+        transition(c, TcpState.SYN_SENT, nowNs);
         counters.activeOpens.incrementRelease();
-        final int result = output.sendSyn(c, nowNs);
+        final int result = sendSyn(c, nowNs);
         if (result == Ipv4Layer.ERR_NO_ROUTE) {
             free(c);
             return -TcpError.NET_UNREACHABLE;
@@ -427,7 +456,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
 
     /** A row for a new connection, in the table, with options applied; not yet in any state. Returns -1 when full. */
     private int newConnection(int remoteAddress, int remotePort, int localPort, TcpOptions options, TcpEvents events,
-                              int cc, long nowNs) {
+                              long nowNs) {
         int c = tcb.allocate();
         if (c < 0 && recycleTimeWait()) {
             c = tcb.allocate();
@@ -470,7 +499,11 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         tcb.keepIntervalMs(c, (int) ((options.keepaliveIntervalNs() == 0 ? config.keepaliveIntervalNs()
             : options.keepaliveIntervalNs()) / 1_000_000L));
         tcb.keepProbes(c, options.keepaliveProbes() == 0 ? config.keepaliveProbes() : options.keepaliveProbes());
-        tcb.ccId(c, cc);
+        tcb.ccId(c, options.congestionControl() == null ? defaultCongestionControl
+            : congestionControls.id(options.congestionControl()));
+        tcb.lossDetectionId(c, options.lossDetection() == null ? defaultLossDetection
+            : lossDetections.id(options.lossDetection()));
+        tcb.recoveryId(c, options.recovery() == null ? defaultRecovery : recoveries.id(options.recovery()));
         tcb.advMss(c, advertisedMss(remoteAddress, nowNs));
         tcb.sndMss(c, TcpOutput.DEFAULT_MSS);
         tcb.rcvMss(c, Math.min(TcpOutput.DEFAULT_MSS, tcb.advMss(c)));
@@ -488,9 +521,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     /** A connection made by a listener for a SYN (or a cookie): SYN-RECEIVED's row, counted in the SYN queue. */
     int newPassive(int l, int remoteAddress, int remotePort, int localPort, long nowNs) {
         final TcpOptions options = listenerOptions[l];
-        final Integer cc = options.congestionControl() == null ? Integer.valueOf(defaultCongestionControl)
-            : congestionByName.get(options.congestionControl());
-        final int c = newConnection(remoteAddress, remotePort, localPort, options, listenerEvents[l], cc, nowNs);
+        final int c = newConnection(remoteAddress, remotePort, localPort, options, listenerEvents[l], nowNs);
         if (c < 0) {
             return -1;
         }
@@ -514,15 +545,26 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     private void attachRings(int c) {
         sendRings[c] = rings.acquire(sendSize[c]);
         receiveRings[c] = rings.acquire(receiveSize[c]);
+        sentSegments[c] = rings.acquireRecord(recordEntries(sendSize[c]));
         tcb.setFlag(c, F_RINGS);
+    }
+
+    /**
+     * How many segments a connection may have in flight: one per KiB of send buffer (a full-sized segment is 1.4 KiB,
+     * so full windows never fill it; a stream of tiny unacknowledged segments does, and waits), 16 at least.
+     */
+    static int recordEntries(int sendBufferSize) {
+        return Math.max(16, Math.min(1 << 20, sendBufferSize >>> 10));
     }
 
     private void detachRings(int c) {
         if (tcb.hasFlag(c, F_RINGS)) {
             rings.release(sendRings[c]);
             rings.release(receiveRings[c]);
+            rings.releaseRecord(sentSegments[c]);
             sendRings[c] = null;
             receiveRings[c] = null;
+            sentSegments[c] = null;
             tcb.clearFlag(c, F_RINGS);
         }
     }
@@ -552,11 +594,11 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         } else {
             signal(c, EV_ESTABLISHED);
         }
-        tcb.state(c, tcb.hasFlag(c, F_FIN_QUEUED) ? TcpState.FIN_WAIT_1 : TcpState.ESTABLISHED);
+        transition(c, tcb.hasFlag(c, F_FIN_QUEUED) ? TcpState.FIN_WAIT_1 : TcpState.ESTABLISHED, nowNs);
         tcb.retries(c, 0);
         tcb.quickAcks(c, QUICK_ACKS);
-        congestionControl(c).init(tcb, c, tcb.sndMss(c), config.initialCwndSegments(), nowNs);
-        tcpTimers.disarm(c, T_RTO);
+        tcpTimers.disarm(c, T_SENDER);
+        sender.established(c, nowNs);
         if (tcb.hasFlag(c, F_KEEPALIVE)) {
             tcpTimers.arm(c, T_KEEPALIVE, nowNs + tcb.keepIdleMs(c) * 1_000_000L);
         }
@@ -574,19 +616,29 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         }
     }
 
-    /** Our FIN was acknowledged in FIN-WAIT-1. An orphan (closed by its owner) waits at most finWait2Timeout. */
-    void finWait2(int c, long nowNs) {
-        tcb.state(c, TcpState.FIN_WAIT_2);
-        if (tcb.hasFlag(c, F_RELEASED)) {
-            tcpTimers.arm(c, T_STATE, nowNs + config.finWait2TimeoutNs());
+    /**
+     * Every state change of a connection goes through here (RFC 9293 §3.3.2), with what entering the state means:
+     * FIN-WAIT-2 of an orphan (closed by its owner) waits at most finWait2Timeout; TIME-WAIT keeps the row for 2 MSL
+     * (without rings once the owner let go) on the TIME-WAIT list; CLOSED is {@link #terminate}'s. A trace, if any,
+     * records the change.
+     */
+    void transition(int c, int state, long nowNs) {
+        tcb.state(c, state);
+        switch (state) {
+            case TcpState.FIN_WAIT_2 -> {
+                if (tcb.hasFlag(c, F_RELEASED)) {
+                    tcpTimers.arm(c, T_STATE, nowNs + config.finWait2TimeoutNs());
+                }
+            }
+            case TcpState.TIME_WAIT -> enterTimeWait(c, nowNs);
+            default -> {
+            }
         }
     }
 
     /** RFC 9293: TIME-WAIT for 2 MSL; the row stays (without rings once the owner let go), on the TIME-WAIT list. */
-    void enterTimeWait(int c, long nowNs) {
-        tcb.state(c, TcpState.TIME_WAIT);
-        tcpTimers.disarm(c, T_RTO | T_DELAYED_ACK | T_KEEPALIVE);
-        tcb.clearFlag(c, F_PERSIST);
+    private void enterTimeWait(int c, long nowNs) {
+        tcpTimers.disarm(c, T_SENDER | T_DELAYED_ACK | T_KEEPALIVE | T_PACE);
         releaseOutOfOrder(c);
         counters.closed.incrementRelease();
         if (config.mslNs() == 0) {
@@ -660,7 +712,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         releaseOutOfOrder(c);
         removeFromTable(c);
         final int state = tcb.state(c);
-        tcb.state(c, TcpState.CLOSED);
+        transition(c, TcpState.CLOSED, nowNs);
         if (tcb.error(c) == TcpError.NONE) {
             tcb.error(c, error);
         }
@@ -696,6 +748,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         }
         detachRings(c);
         owners[c] = null;
+        traces[c] = null;
         tcb.release(c);
     }
 
@@ -727,7 +780,31 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     }
 
     CongestionControl congestionControl(int c) {
-        return congestionControls[tcb.ccId(c)];
+        return congestionControls.get(tcb.ccId(c));
+    }
+
+    /** The connection's loss detection: its choice with SACK; RFC 5681's duplicate ACKs without. */
+    LossDetection lossDetection(int c) {
+        return lossDetections.get(tcb.hasFlag(c, F_SACK) ? tcb.lossDetectionId(c) : dupAckDetection);
+    }
+
+    /** The connection's loss recovery: its choice with SACK; RFC 6582 NewReno without. */
+    LossRecovery recovery(int c) {
+        return recoveries.get(tcb.hasFlag(c, F_SACK) ? tcb.recoveryId(c) : newRenoRecovery);
+    }
+
+    private boolean knownPlugPoints(TcpOptions options) {
+        return (options.congestionControl() == null || congestionControls.id(options.congestionControl()) >= 0)
+            && (options.lossDetection() == null || lossDetections.id(options.lossDetection()) >= 0)
+            && (options.recovery() == null || recoveries.id(options.recovery()) >= 0);
+    }
+
+    /** Our SYN or SYN-ACK (again), with the SYN timer (RFC 6298 §5 applies to it too). */
+    int sendSyn(int c, long nowNs) {
+        final int result = output.sendSyn(c, nowNs);
+        tcb.senderTimerKind(c, TcpSender.TIMER_RTO);
+        tcpTimers.arm(c, T_SENDER, nowNs + rtt.rtoNs(tcb, c));
+        return result;
     }
 
     // ------------------------------------------------------------------------------------------ queues
@@ -787,7 +864,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
             outputCount--;
             outputQueued[c] = false;
             if (tcb.hasFlag(c, F_ALLOCATED)) {
-                output.output(c, nowNs, false);
+                sender.output(c, nowNs, false);
                 work++;
             }
         }
@@ -882,74 +959,32 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
 
     // ------------------------------------------------------------------------------------------ timers
 
-    void delayedAckExpired(int c, long nowNs) {
-        if (tcb.unackedBytes(c) > 0 || tcb.hasFlag(c, F_ACK_NOW)) {
-            counters.txDelayedAcks.incrementRelease();
-            tcb.setFlag(c, F_ACK_NOW);
-            output.output(c, nowNs, false);
-        }
-    }
-
-    /** RFC 6298 §5.4-5.7: retransmit the earliest unacknowledged segment, back off, give up after the retries. */
-    void retransmitTimeout(int c, long nowNs) {
+    /**
+     * The sender timer fired. While connecting it is the SYN timer (RFC 6298 §5 with Linux's retry counts: the SYN or
+     * SYN-ACK goes again with the RTO doubled, until the retries run out); after that, the sender's.
+     */
+    void senderTimerExpired(int c, long nowNs) {
         final int state = tcb.state(c);
+        if (state != TcpState.SYN_SENT && state != TcpState.SYN_RECEIVED) {
+            sender.onTimer(c, nowNs);
+            return;
+        }
         counters.rtoExpired.incrementRelease();
         final int retries = tcb.retries(c) + 1;
         tcb.retries(c, retries);
-        if (state == TcpState.SYN_SENT || state == TcpState.SYN_RECEIVED) {
-            final int limit = state == TcpState.SYN_SENT || !tcb.hasFlag(c, F_PASSIVE) ? config.synRetries()
-                : config.synAckRetries();
-            if (retries > limit) {
-                if (tcb.hasFlag(c, F_PASSIVE)) {
-                    free(c);
-                } else {
-                    terminate(c, tcb.softError(c) != TcpError.NONE ? tcb.softError(c) : TcpError.TIMED_OUT, nowNs);
-                }
-                return;
+        final int limit = state == TcpState.SYN_SENT || !tcb.hasFlag(c, F_PASSIVE) ? config.synRetries()
+            : config.synAckRetries();
+        if (retries > limit) {
+            if (tcb.hasFlag(c, F_PASSIVE)) {
+                free(c);
+            } else {
+                terminate(c, tcb.softError(c) != TcpError.NONE ? tcb.softError(c) : TcpError.TIMED_OUT, nowNs);
             }
-            counters.txTimeoutRetransmits.incrementRelease();
-            rtt.backOff(tcb, c);
-            output.sendSyn(c, nowNs);
-            return;
-        }
-        if (state < TcpState.ESTABLISHED || state == TcpState.TIME_WAIT || tcb.sndUna(c) == tcb.sndMax(c)) {
-            return;
-        }
-        if (retries > config.maxRetries()) {
-            terminate(c, tcb.softError(c) != TcpError.NONE ? tcb.softError(c) : TcpError.TIMED_OUT, nowNs);
             return;
         }
         counters.txTimeoutRetransmits.incrementRelease();
-        recovery.onRetransmitTimeout(c, nowNs);
         rtt.backOff(tcb, c);
-        // Go back N: resend from SND.UNA as the (one segment) congestion window allows.
-        tcb.sndNxt(c, tcb.sndUna(c));
-        tcb.clearFlag(c, TcpControlBlocks.F_RTT_TIMING);
-        tcpTimers.disarm(c, T_RTO);
-        output.output(c, nowNs, true);
-    }
-
-    /** The persist timer (RFC 9293 §3.8.6.1): probe a zero window, with backoff, as long as the peer answers. */
-    void persistExpired(int c, long nowNs) {
-        tcb.clearFlag(c, F_PERSIST);
-        if (tcb.state(c) < TcpState.ESTABLISHED || tcb.state(c) == TcpState.TIME_WAIT) {
-            return;
-        }
-        if (tcb.sndWnd(c) > 0) {
-            // The window is open but too small for silly-window avoidance: send what fits anyway (§3.8.6.2.1 (4)).
-            output.output(c, nowNs, true);
-            return;
-        }
-        final int probes = tcb.probes(c) + 1;
-        if (probes > config.maxRetries()) {
-            terminate(c, TcpError.TIMED_OUT, nowNs);
-            return;
-        }
-        tcb.probes(c, probes);
-        output.sendWindowProbe(c, nowNs);
-        rtt.backOff(tcb, c);
-        tcb.setFlag(c, F_PERSIST);
-        tcpTimers.arm(c, T_RTO, nowNs + rtt.rtoNs(tcb, c));
+        sendSyn(c, nowNs);
     }
 
     /** RFC 9293 §3.8.4 (RFC 1122 §4.2.3.6): probe an idle connection; give up after the configured probes. */
@@ -1006,27 +1041,15 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     public void sendable(int connection, long nowNs) {
         final int c = slot(connection);
         if (c >= 0 && TcpState.isSynchronized(tcb.state(c))) {
-            output.output(c, nowNs, false);
+            sender.output(c, nowNs, false);
         }
     }
 
-    /**
-     * The owner read from the receive ring: advertise the larger window when it grew enough to matter (RFC 9293
-     * §3.8.6.2.2: by at least min(buffer / 2, MSS) beyond what was offered, and at least doubled, or from nothing).
-     */
+    /** The owner read from the receive ring: the receiver may advertise the larger window. */
     public void consumed(int connection, long nowNs) {
         final int c = slot(connection);
-        if (c < 0 || !TcpState.canReceive(tcb.state(c)) || !tcb.hasFlag(c, F_RINGS)) {
-            return;
-        }
-        final int current = Math.max(0, tcb.rcvAdv(c) - tcb.rcvNxt(c));
-        final int window = output.receiveWindow(c);
-        final int growth = window - current;
-        if (growth > 0 && (current == 0 || growth >= current)
-            && growth >= Math.min(receiveSize[c] / 2, 2 * tcb.advMss(c))) {
-            counters.txWindowUpdates.incrementRelease();
-            tcb.setFlag(c, F_ACK_NOW);
-            output.output(c, nowNs, false);
+        if (c >= 0) {
+            receiver.consumed(c, nowNs);
         }
     }
 
@@ -1054,13 +1077,13 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         tcb.setFlag(c, F_FIN_QUEUED);
         tcb.finPosition(c, sendRings[c] != null ? sendRings[c].producerPosition() : 0);
         if (state == TcpState.ESTABLISHED) {
-            tcb.state(c, TcpState.FIN_WAIT_1);
+            transition(c, TcpState.FIN_WAIT_1, nowNs);
         } else if (state == TcpState.CLOSE_WAIT) {
-            tcb.state(c, TcpState.LAST_ACK);
+            transition(c, TcpState.LAST_ACK, nowNs);
         } else {
             return;
         }
-        output.output(c, nowNs, false);
+        sender.output(c, nowNs, false);
     }
 
     /**
@@ -1176,23 +1199,70 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     /** TCP_CONGESTION: switches the connection's congestion control; returns 0 or {@code -INVALID} (unknown name). */
     public int congestionControl(int connection, String name, long nowNs) {
         final int c = slot(connection);
-        final Integer id = congestionByName.get(name);
-        if (c < 0 || id == null) {
+        final int id = congestionControls.id(name);
+        if (c < 0 || id < 0) {
             return -TcpError.INVALID;
         }
         if (id != tcb.ccId(c)) {
             tcb.ccId(c, id);
             if (TcpState.isSynchronized(tcb.state(c))) {
-                congestionControls[id].init(tcb, c, tcb.sndMss(c), config.initialCwndSegments(), nowNs);
+                congestionControls.get(id).init(tcb, c, tcb.sndMss(c), config.initialCwndSegments(), nowNs);
             }
         }
+        return 0;
+    }
+
+    /** Switches the connection's loss detection (effective with SACK); returns 0 or {@code -INVALID}. */
+    public int lossDetection(int connection, String name) {
+        final int c = slot(connection);
+        final int id = lossDetections.id(name);
+        if (c < 0 || id < 0) {
+            return -TcpError.INVALID;
+        }
+        tcb.lossDetectionId(c, id);
+        return 0;
+    }
+
+    /** Switches the connection's loss recovery (effective with SACK, from the next recovery); 0 or {@code -INVALID}. */
+    public int lossRecovery(int connection, String name) {
+        final int c = slot(connection);
+        final int id = recoveries.id(name);
+        if (c < 0 || id < 0 || tcb.senderState(c) == TcpSender.RECOVERY) {
+            return -TcpError.INVALID;
+        }
+        tcb.recoveryId(c, id);
         return 0;
     }
 
     /** Name of the connection's congestion control, or null. */
     public String congestionControlName(int connection) {
         final int c = slot(connection);
-        return c < 0 ? null : congestionControls[tcb.ccId(c)].name();
+        return c < 0 ? null : congestionControl(c).name();
+    }
+
+    /** Name of the loss detection the connection uses (dupack when the peer has no SACK), or null. */
+    public String lossDetectionName(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? null : lossDetection(c).name();
+    }
+
+    /** Name of the loss recovery the connection uses (newreno when the peer has no SACK), or null. */
+    public String lossRecoveryName(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? null : recovery(c).name();
+    }
+
+    /**
+     * Starts tracing the connection into {@code trace} (a record on every ACK and timeout, {@link TcpTrace}); null
+     * stops. Returns 0 or {@code -INVALID}. Cold path.
+     */
+    public int trace(int connection, TcpTrace trace) {
+        final int c = slot(connection);
+        if (c < 0) {
+            return -TcpError.INVALID;
+        }
+        traces[c] = trace;
+        return 0;
     }
 
     public int localAddress(int connection) {
@@ -1284,12 +1354,16 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         if (c < 0) {
             return null;
         }
+        final SentSegments sent = sentSegments[c];
         return new TcpInfo(tcb.state(c), tcb.error(c), tcb.localAddress(c), tcb.localPort(c), tcb.remoteAddress(c),
             tcb.remotePort(c), tcb.sndUna(c), tcb.sndNxt(c), tcb.rcvNxt(c), tcb.sndWnd(c),
             Math.max(0, tcb.rcvAdv(c) - tcb.rcvNxt(c)), tcb.sndMss(c), tcb.advMss(c), tcb.sndScale(c), tcb.rcvScale(c),
             tcb.hasFlag(c, F_TIMESTAMPS), tcb.hasFlag(c, F_SACK), tcb.cwnd(c), tcb.ssthresh(c), tcb.srttUs(c) * 1000L,
             tcb.rttvarUs(c) * 1000L, rtt.rtoNs(tcb, c), tcb.retransmits(c), tcb.bytesAcked(c), tcb.bytesReceived(c),
-            congestionControls[tcb.ccId(c)].name());
+            congestionControl(c).name(), lossDetection(c).name(), recovery(c).name(),
+            TcpSender.STATE_NAMES[tcb.senderState(c)], sent == null ? 0 : sent.pipe(tcb.sndMax(c) - tcb.sndUna(c)),
+            sent == null ? 0 : sent.sackedBytes(), sent == null ? 0 : sent.lostBytes(), tcb.minRttUs(c) * 1000L,
+            tcb.pacingRate(c));
     }
 
     // ------------------------------------------------------------------------------------------ layer-wide

@@ -5,20 +5,30 @@ package dev.tern.tcp;
  *
  * @param connections       rows in use
  * @param tableBytes        the control block table (all rows, off-heap)
- * @param ringsAllocated    ring memory taken from the system (off-heap)
- * @param ringsInUse        ring memory attached to connections now
+ * @param ringsAllocated    ring and sent-segment record memory taken from the system (off-heap)
+ * @param ringsInUse        ring and record memory attached to connections now
  * @param lookupBytes       the 4-tuple hash table (on heap)
  * @param reassemblyBytes   out-of-order range blocks (off-heap)
  * @param perSlotHeapBytes  per-slot arrays on the heap (ring references, sizes, queues)
  */
 public record TcpMemory(int connections, long tableBytes, long ringsAllocated, long ringsInUse, long lookupBytes,
                         long reassemblyBytes, long perSlotHeapBytes) {
-    /** Bytes one connection costs: its row, its share of the lookup table and per-slot arrays, plus its rings. */
+    /**
+     * Bytes one connection costs: its row, its share of the lookup table and per-slot arrays, its rings and its
+     * record of sent segments.
+     */
     public long perConnection(int sendBuffer, int receiveBuffer, int maxConnections) {
         return TcpControlBlocks.ROW_BYTES + (lookupBytes + perSlotHeapBytes) / maxConnections + sendBuffer
-            + receiveBuffer + 2L * RING_OBJECT_BYTES;
+            + receiveBuffer + 2L * RING_OBJECT_BYTES + recordBytes(sendBuffer) + RECORD_OBJECT_BYTES;
+    }
+
+    /** Off-heap bytes of the record of sent segments a connection with this send buffer gets. */
+    public static long recordBytes(int sendBuffer) {
+        return (long) TcpLayer.recordEntries(sendBuffer) * SentSegments.ENTRY_BYTES;
     }
 
     /** Heap size of one {@code ByteRing} object with its padding and its memory segment (measured, rounded up). */
     public static final int RING_OBJECT_BYTES = 200;
+    /** Heap size of one {@code SentSegments} object with its memory segment (rounded up). */
+    public static final int RECORD_OBJECT_BYTES = 96;
 }

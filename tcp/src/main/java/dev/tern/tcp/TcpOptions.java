@@ -12,10 +12,13 @@ package dev.tern.tcp;
  * @param keepaliveIntervalNs time between probes, or 0
  * @param keepaliveProbes     unanswered probes before timing out, or 0
  * @param congestionControl   congestion control by name, or null
+ * @param lossDetection       loss detection by name ("rack", "dupack"), or null
+ * @param recovery            loss recovery by name ("prr", "rfc6675", "newreno"), or null
  */
 public record TcpOptions(int sendBufferSize, int receiveBufferSize, boolean noDelay, boolean keepalive,
-                         long keepaliveIdleNs, long keepaliveIntervalNs, int keepaliveProbes, String congestionControl) {
-    public static final TcpOptions DEFAULT = new TcpOptions(0, 0, false, false, 0, 0, 0, null);
+                         long keepaliveIdleNs, long keepaliveIntervalNs, int keepaliveProbes, String congestionControl,
+                         String lossDetection, String recovery) {
+    public static final TcpOptions DEFAULT = new TcpOptions(0, 0, false, false, 0, 0, 0, null, null, null);
 
     public TcpOptions {
         if (sendBufferSize != 0) {
@@ -31,21 +34,31 @@ public record TcpOptions(int sendBufferSize, int receiveBufferSize, boolean noDe
 
     public TcpOptions withBuffers(int send, int receive) {
         return new TcpOptions(send, receive, noDelay, keepalive, keepaliveIdleNs, keepaliveIntervalNs, keepaliveProbes,
-            congestionControl);
+            congestionControl, lossDetection, recovery);
     }
 
     public TcpOptions withNoDelay(boolean value) {
         return new TcpOptions(sendBufferSize, receiveBufferSize, value, keepalive, keepaliveIdleNs, keepaliveIntervalNs,
-            keepaliveProbes, congestionControl);
+            keepaliveProbes, congestionControl, lossDetection, recovery);
     }
 
     public TcpOptions withKeepalive(long idleNs, long intervalNs, int probes) {
         return new TcpOptions(sendBufferSize, receiveBufferSize, noDelay, true, idleNs, intervalNs, probes,
-            congestionControl);
+            congestionControl, lossDetection, recovery);
     }
 
     public TcpOptions withCongestionControl(String name) {
         return new TcpOptions(sendBufferSize, receiveBufferSize, noDelay, keepalive, keepaliveIdleNs,
-            keepaliveIntervalNs, keepaliveProbes, name);
+            keepaliveIntervalNs, keepaliveProbes, name, lossDetection, recovery);
+    }
+
+    public TcpOptions withLossDetection(String name) {
+        return new TcpOptions(sendBufferSize, receiveBufferSize, noDelay, keepalive, keepaliveIdleNs,
+            keepaliveIntervalNs, keepaliveProbes, congestionControl, name, recovery);
+    }
+
+    public TcpOptions withRecovery(String name) {
+        return new TcpOptions(sendBufferSize, receiveBufferSize, noDelay, keepalive, keepaliveIdleNs,
+            keepaliveIntervalNs, keepaliveProbes, congestionControl, lossDetection, name);
     }
 }

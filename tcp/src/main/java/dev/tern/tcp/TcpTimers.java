@@ -5,16 +5,17 @@ import dev.tern.core.time.Timers;
 
 import static dev.tern.tcp.TcpControlBlocks.F_ALLOCATED;
 import static dev.tern.tcp.TcpControlBlocks.F_KEEPALIVE;
-import static dev.tern.tcp.TcpControlBlocks.F_PERSIST;
 import static dev.tern.tcp.TcpControlBlocks.T_ARMED;
 import static dev.tern.tcp.TcpControlBlocks.T_DELAYED_ACK;
 import static dev.tern.tcp.TcpControlBlocks.T_KEEPALIVE;
-import static dev.tern.tcp.TcpControlBlocks.T_RTO;
+import static dev.tern.tcp.TcpControlBlocks.T_PACE;
+import static dev.tern.tcp.TcpControlBlocks.T_SENDER;
 import static dev.tern.tcp.TcpControlBlocks.T_STATE;
 
 /**
- * The timers of every connection (RFC 9293 §3.8: retransmission, persist, keepalive, TIME-WAIT, plus delayed ACK and
- * the FIN-WAIT-2 timeout), with one wheel timer per connection.
+ * The timers of every connection (RFC 9293 §3.8: retransmission, persist, keepalive, TIME-WAIT; RFC 8985's tail loss
+ * probe and reordering timers; delayed ACK, the pacer and the FIN-WAIT-2 timeout), with one wheel timer per
+ * connection. The sender's timers share one deadline ({@code T_SENDER}, its kind in the row), as Linux's do.
  *
  * <p>Each kind keeps its deadline in the connection's row and a bit in {@code timers}; the wheel timer is armed at
  * or before the earliest of them. Moving a deadline later (the RTO restarted by every ACK) costs nothing: the wheel
@@ -47,9 +48,10 @@ final class TcpTimers implements TimerWheel.Handler {
     /** Sets the deadline of one kind and makes sure the wheel timer fires by then. */
     void arm(int c, int kind, long deadlineNs) {
         switch (kind) {
-            case T_RTO -> tcb.rtoDeadlineNs(c, deadlineNs);
+            case T_SENDER -> tcb.senderTimerNs(c, deadlineNs);
             case T_DELAYED_ACK -> tcb.delayedAckDeadlineNs(c, deadlineNs);
             case T_KEEPALIVE -> tcb.keepaliveDeadlineNs(c, deadlineNs);
+            case T_PACE -> tcb.nextSendNs(c, deadlineNs);
             default -> tcb.stateDeadlineNs(c, deadlineNs);
         }
         tcb.timers(c, tcb.timers(c) | kind);
@@ -95,14 +97,13 @@ final class TcpTimers implements TimerWheel.Handler {
         }
         tcb.timers(c, tcb.timers(c) & ~T_ARMED);
         if (due(c, T_DELAYED_ACK, tcb.delayedAckDeadlineNs(c), nowNs)) {
-            layer.delayedAckExpired(c, nowNs);
+            layer.receiver.onDelayedAckTimeout(c, nowNs);
         }
-        if (alive(c, generation) && due(c, T_RTO, tcb.rtoDeadlineNs(c), nowNs)) {
-            if (tcb.hasFlag(c, F_PERSIST)) {
-                layer.persistExpired(c, nowNs);
-            } else {
-                layer.retransmitTimeout(c, nowNs);
-            }
+        if (alive(c, generation) && due(c, T_SENDER, tcb.senderTimerNs(c), nowNs)) {
+            layer.senderTimerExpired(c, nowNs);
+        }
+        if (alive(c, generation) && due(c, T_PACE, tcb.nextSendNs(c), nowNs)) {
+            layer.sender.onPacingTimer(c, nowNs);
         }
         if (alive(c, generation) && due(c, T_KEEPALIVE, tcb.keepaliveDeadlineNs(c), nowNs)) {
             if (tcb.hasFlag(c, F_KEEPALIVE)) {
@@ -138,8 +139,8 @@ final class TcpTimers implements TimerWheel.Handler {
         }
         boolean any = false;
         long earliest = 0;
-        if ((bits & T_RTO) != 0) {
-            earliest = tcb.rtoDeadlineNs(c);
+        if ((bits & T_SENDER) != 0) {
+            earliest = tcb.senderTimerNs(c);
             any = true;
         }
         if ((bits & T_DELAYED_ACK) != 0 && (!any || tcb.delayedAckDeadlineNs(c) - earliest < 0)) {
@@ -152,6 +153,10 @@ final class TcpTimers implements TimerWheel.Handler {
         }
         if ((bits & T_STATE) != 0 && (!any || tcb.stateDeadlineNs(c) - earliest < 0)) {
             earliest = tcb.stateDeadlineNs(c);
+            any = true;
+        }
+        if ((bits & T_PACE) != 0 && (!any || tcb.nextSendNs(c) - earliest < 0)) {
+            earliest = tcb.nextSendNs(c);
             any = true;
         }
         if (any) {

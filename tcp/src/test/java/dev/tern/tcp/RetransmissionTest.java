@@ -124,8 +124,10 @@ class RetransmissionTest {
 
     @Nested
     class FastRetransmit {
+        /** NewReno's numbers (RFC 6582 with RFC 5681's halving): the peer offers no SACK, the window is Reno's. */
         private TcpHarness tenSegmentsInFlight() {
-            final TcpHarness h = TcpHarness.established();
+            final TcpHarness h = TcpHarness.established(TcpHarness.config().congestionControl("newreno").build(),
+                TcpOptions.DEFAULT);
             h.write(bytes(10 * MSS));
             for (int i = 0; i < 10; i++) {
                 h.expect(SEG.seq(L + i * MSS).len(MSS));

@@ -161,6 +161,21 @@ public final class TcpHarness implements AutoCloseable {
         return activeOpen(config, options, Seg.SYN_ACK.mss(1460));
     }
 
+    /**
+     * ESTABLISHED by an active open whose SYN-ACK comes {@code rttNs} after our SYN (so SRTT and the minimum RTT are
+     * that), from a peer offering MSS 1460 and {@code synAck}'s other options (add {@code sackOk()} for SACK).
+     */
+    public static TcpHarness establishedAfter(long rttNs, TcpConfig config, TcpOptions options, Seg synAck) {
+        final TcpHarness h = new TcpHarness(config);
+        h.connect(options);
+        h.expect(Seg.SYN.seq(LOCAL_ISS).ack(0));
+        h.advance(rttNs);
+        h.send(synAck.mss(1460).seq(REMOTE_ISS).ack(LOCAL_ISS + 1));
+        h.expect(Seg.ACK.seq(LOCAL_ISS + 1).ack(REMOTE_ISS + 1).len(0));
+        h.assertState(TcpState.ESTABLISHED);
+        return h;
+    }
+
     /** A passive open: we listen on {@link #LISTEN_PORT}; the peer's SYN is {@code syn} (seq filled). */
     public static TcpHarness passiveOpen(TcpConfig config, TcpOptions options, Seg syn) {
         final TcpHarness h = new TcpHarness(config);

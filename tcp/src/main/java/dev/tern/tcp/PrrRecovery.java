@@ -1,0 +1,75 @@
+package dev.tern.tcp;
+
+/**
+ * RFC 6675 loss recovery with RFC 6937's proportional rate reduction, the default, as in Linux: while more than
+ * ssthresh is in the network, the sender sends in proportion to what is delivered, ssthresh / RecoverFS bytes per
+ * byte, so the window reaches ssthresh as recovery ends instead of halving at once and then waiting; once the network
+ * holds less than ssthresh, it catches up by at most one segment more than was delivered per ACK (the slow start
+ * reduction bound, PRR-SSRB).
+ *
+ * <pre>
+ *   at the start:   prr_delivered = prr_out = 0, RecoverFS = SND.MAX - SND.UNA
+ *   on every ACK:   prr_delivered += DeliveredData
+ *     pipe &gt; ssthresh:  sndcnt = CEIL(prr_delivered * ssthresh / RecoverFS) - prr_out
+ *     else:             sndcnt = MIN(ssthresh - pipe, MAX(prr_delivered - prr_out, DeliveredData) + MSS)
+ *   cwnd = pipe + sndcnt;  every byte sent adds to prr_out;  at the end cwnd = ssthresh
+ * </pre>
+ *
+ * <p>As Linux, the first ACK of a recovery always lets one segment go (the fast retransmit of RFC 6675 (4.3)), even
+ * where the formula rounds to nothing.
+ *
+ * <p>Stateless; shared by every connection of a layer.
+ */
+public final class PrrRecovery implements LossRecovery {
+    public static final String NAME = "prr";
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public boolean usesRescueRules() {
+        return true;
+    }
+
+    @Override
+    public void enter(TcpControlBlocks tcb, int c, SentSegments sent, AckSample ack) {
+        tcb.prrDelivered(c, 0);
+        tcb.prrOut(c, 0);
+        tcb.recoverFs(c, Math.max(1, tcb.sndMax(c) - tcb.sndUna(c)));
+        onAck(tcb, c, sent, ack);
+    }
+
+    @Override
+    public boolean onAck(TcpControlBlocks tcb, int c, SentSegments sent, AckSample ack) {
+        final int delivered = Math.max(0, ack.deliveredBytes());
+        final int prrDelivered = tcb.prrDelivered(c) + delivered;
+        tcb.prrDelivered(c, prrDelivered);
+        final int sndcnt = sendCount(prrDelivered, tcb.prrOut(c), tcb.recoverFs(c), tcb.ssthresh(c), ack.inFlight(),
+            delivered, ack.mss());
+        tcb.cwnd(c, ack.inFlight() + sndcnt);
+        return false;
+    }
+
+    /** RFC 6937 §3.1: how many bytes may be sent on this ACK (never negative; one segment before anything was sent). */
+    static int sendCount(int prrDelivered, int prrOut, int recoverFs, int ssthresh, int pipe, int delivered, int mss) {
+        long sndcnt;
+        if (pipe > ssthresh) {
+            sndcnt = ((long) prrDelivered * ssthresh + recoverFs - 1) / recoverFs - prrOut;
+        } else {
+            final long limit = Math.max((long) prrDelivered - prrOut, delivered) + mss;
+            sndcnt = Math.min((long) ssthresh - pipe, limit);
+        }
+        if (prrOut == 0 && sndcnt < mss) {
+            sndcnt = mss;
+        }
+        return (int) Math.max(0, sndcnt);
+    }
+
+    @Override
+    public void exit(TcpControlBlocks tcb, int c, AckSample ack) {
+        // RFC 6937 §3.1: "cwnd = ssthresh" when recovery ends.
+        tcb.cwnd(c, tcb.ssthresh(c));
+    }
+}

@@ -1,0 +1,339 @@
+package dev.tern.tcp;
+
+import dev.tern.core.io.ByteRing;
+import dev.tern.tcp.wire.TcpFlags;
+
+import static dev.tern.tcp.TcpControlBlocks.F_ACK_NOW;
+import static dev.tern.tcp.TcpControlBlocks.F_DSACK;
+import static dev.tern.tcp.TcpControlBlocks.F_FIN_PENDING;
+import static dev.tern.tcp.TcpControlBlocks.F_RELEASED;
+import static dev.tern.tcp.TcpControlBlocks.F_RINGS;
+import static dev.tern.tcp.TcpControlBlocks.F_SACK;
+import static dev.tern.tcp.TcpControlBlocks.T_DELAYED_ACK;
+
+/**
+ * The receiving half of TCP: the receive sequence space (RCV.NXT, the advertised edge), segment text into the receive
+ * ring (in order or ahead of a hole, {@link ReassemblyQueue}), the FIN, when ACKs go (delayed, quick, immediate),
+ * the SACK and D-SACK blocks they carry, and the window they advertise.
+ *
+ * <h2>Where each rule lives</h2>
+ * <ul>
+ *   <li>Segment text, RFC 9293 §3.10.7.4 seventh check (trimmed to the window): {@link #receiveText}; data into the
+ *       ring and RCV.NXT: {@link #storeData}; the FIN, eighth check: {@link #finArrives}.</li>
+ *   <li>ACK policy, RFC 5681 §4.2 and RFC 9293 §3.8.6.3: every second full segment, at once for an out-of-order
+ *       segment or one that fills a hole (sent immediately, one ACK per such segment, so the sender's scoreboard
+ *       sees every block), else within the delayed-ACK time: {@link #storeData}, {@link #onDelayedAckTimeout}.</li>
+ *   <li>SACK blocks, RFC 2018 §4 (most recent first) and RFC 2883 (a D-SACK first): {@link #sackBlocks}.</li>
+ *   <li>The window, RFC 9293 §3.8.6.2.2 (receiver silly window avoidance) and RFC 7323 §2.3:
+ *       {@link #receiveWindow}, {@link #onAckSent}, {@link #consumed}.</li>
+ * </ul>
+ *
+ * <p>Owned by the shard thread; not thread-safe.
+ */
+final class TcpReceiver {
+    private final TcpLayer layer;
+    private final TcpControlBlocks tcb;
+    private final TcpOutput output;
+    private final ReassemblyQueue reassembly;
+    private final TcpCounters counters;
+    private final TcpConfig config;
+    private TcpTimers timers;
+
+    TcpReceiver(TcpLayer layer, TcpControlBlocks tcb, TcpOutput output, ReassemblyQueue reassembly,
+                TcpCounters counters, TcpConfig config) {
+        this.layer = layer;
+        this.tcb = tcb;
+        this.output = output;
+        this.reassembly = reassembly;
+        this.counters = counters;
+        this.config = config;
+    }
+
+    void timers(TcpTimers timers) {
+        this.timers = timers;
+    }
+
+    // ------------------------------------------------------------------------------------------- segment text
+
+    /** Seventh and eighth checks: the data (trimmed to the window) and the FIN. */
+    void receiveText(int c, TcpSegment seg, long nowNs) {
+        final int state = tcb.state(c);
+        if (!TcpState.canReceive(state)) {
+            // CLOSE-WAIT, CLOSING, LAST-ACK, TIME-WAIT: the peer's FIN came already; "Ignore the segment text". A
+            // retransmission of what we have (its FIN, say: our ACK was lost) is acknowledged again, and in
+            // TIME-WAIT restarts the 2 MSL timeout.
+            if (SeqNum.lt(seg.seq, tcb.rcvNxt(c))) {
+                if (state == TcpState.TIME_WAIT && seg.has(TcpFlags.FIN)) {
+                    layer.restartTimeWait(c, nowNs);
+                }
+                layer.ackNow(c);
+            }
+            return;
+        }
+        final int rcvNxt = tcb.rcvNxt(c);
+        final int dataStart = seg.seq;
+        final int dataEnd = dataStart + seg.payloadLength;
+        boolean fin = seg.has(TcpFlags.FIN);
+        boolean acked = false;
+        if (seg.payloadLength > 0) {
+            final int skip = SeqNum.lt(dataStart, rcvNxt) ? rcvNxt - dataStart : 0;
+            if (skip > 0) {
+                // Partly old: report the duplicate part (RFC 2883 §4.1.1).
+                counters.rxDuplicateBytes.getAndAddRelease(Math.min(skip, seg.payloadLength));
+                dsack(c, dataStart, SeqNum.min(rcvNxt, dataEnd));
+            }
+            final int start = SeqNum.max(dataStart, rcvNxt);
+            // Trim to the window we offered, and to the room the ring really has.
+            final int free = layer.receiveRings[c].freeSpace();
+            final int windowEnd = SeqNum.min(tcb.rcvAdv(c), rcvNxt + free);
+            final int end = SeqNum.min(dataEnd, windowEnd);
+            if (SeqNum.lt(end, dataEnd)) {
+                // RFC 9293 §3.10.7.4: text beyond the window is trimmed; the peer will send it again.
+                counters.rxBeyondWindowBytes.getAndAddRelease(dataEnd - SeqNum.max(end, start));
+                fin = false;
+            }
+            if (SeqNum.gt(end, start)) {
+                if (tcb.hasFlag(c, F_RELEASED)) {
+                    // Data for a connection its owner closed can never be read: reset (RFC 9293 §3.10.4 lets CLOSE
+                    // discard; Linux answers with a reset, "TCPAbortOnData").
+                    counters.drop(TcpCounters.DROP_DATA_AFTER_CLOSE);
+                    output.sendReset(c, nowNs);
+                    counters.aborted.incrementRelease();
+                    layer.terminate(c, TcpError.ABORTED, nowNs);
+                    return;
+                }
+                acked = storeData(c, seg, start, end, seg.payloadOffset + (start - dataStart), nowNs);
+            } else if (skip == 0) {
+                counters.drop(TcpCounters.DROP_OUT_OF_WINDOW);
+                layer.ackNow(c);
+            } else {
+                layer.ackNow(c);
+            }
+        }
+        if (fin) {
+            finArrives(c, dataEnd, !acked, nowNs);
+        }
+    }
+
+    /**
+     * Copies {@code [start, end)} into the receive ring at its place; moves RCV.NXT when it is next in order. Out of
+     * order data, and data that fills (part of) a hole, are acknowledged at once, one ACK per segment (RFC 5681 §4.2:
+     * "A TCP receiver SHOULD send an immediate duplicate ACK when an out-of-order segment arrives", and an immediate
+     * ACK for a segment that fills a gap), not batched with the rest of the receive burst: each carries the SACK
+     * block of the segment that triggered it first (RFC 2018 §4), so the sender's scoreboard hears of every block.
+     * Returns true when that immediate ACK went (it covered the segment's out-of-order FIN too).
+     */
+    private boolean storeData(int c, TcpSegment seg, int start, int end, long sourceOffset, long nowNs) {
+        final ByteRing ring = layer.receiveRings[c];
+        final int rcvNxt = tcb.rcvNxt(c);
+        final int length = end - start;
+        final long producer = ring.producerPosition();
+        ring.put(producer + (start - rcvNxt), seg.payloadSegment, sourceOffset, length);
+        int block = tcb.oooBlock(c);
+        if (start == rcvNxt) {
+            int next = end;
+            boolean filledHole = false;
+            if (block >= 0) {
+                next = reassembly.advance(block, end);
+                filledHole = true;
+                if (reassembly.count(block) == 0) {
+                    reassembly.release(block);
+                    tcb.oooBlock(c, -1);
+                }
+            }
+            ring.publish(producer + (next - rcvNxt));
+            tcb.rcvNxt(c, next);
+            tcb.bytesReceived(c, tcb.bytesReceived(c) + (next - rcvNxt));
+            counters.rxBytes.getAndAddRelease(next - rcvNxt);
+            if (length > tcb.rcvMss(c)) {
+                tcb.rcvMss(c, Math.min(length, tcb.advMss(c)));
+            }
+            layer.signal(c, TcpControlBlocks.EV_READABLE);
+            final int unacked = tcb.unackedBytes(c) + length;
+            tcb.unackedBytes(c, unacked);
+            if (tcb.hasFlag(c, F_FIN_PENDING) && tcb.rcvFinSeq(c) == next) {
+                finArrives(c, next, true, nowNs);
+                return false;
+            }
+            if (filledHole) {
+                ackImmediately(c, nowNs);
+                return true;
+            } else if (tcb.quickAcks(c) > 0 || unacked >= 2 * tcb.rcvMss(c) || tcb.hasFlag(c, F_DSACK)) {
+                // RFC 5681 §4.2 / RFC 9293 §3.8.6.3: ACK at least every second full-sized segment, and at once while
+                // still in quick-ACK mode; a D-SACK goes at once too. Else within the delayed ACK time.
+                layer.ackNow(c);
+            } else if (!timers.armed(c, T_DELAYED_ACK)) {
+                timers.arm(c, T_DELAYED_ACK, nowNs + config.delayedAckNs());
+            }
+            return false;
+        }
+        counters.rxOutOfOrder.incrementRelease();
+        if (block < 0) {
+            block = reassembly.acquire();
+            if (block < 0) {
+                counters.drop(TcpCounters.DROP_OUT_OF_ORDER_FULL);
+                ackImmediately(c, nowNs);
+                return true;
+            }
+            tcb.oooBlock(c, block);
+        }
+        final int result = reassembly.add(block, start, end);
+        if (result == ReassemblyQueue.FULL) {
+            counters.drop(TcpCounters.DROP_OUT_OF_ORDER_FULL);
+        } else if (result == ReassemblyQueue.DUPLICATE) {
+            counters.rxDuplicateBytes.getAndAddRelease(length);
+            dsack(c, start, end);
+        }
+        if (tcb.hasFlag(c, F_FIN_PENDING) || !seg.has(TcpFlags.FIN)) {
+            ackImmediately(c, nowNs);
+            return true;
+        }
+        // The FIN rides beyond the hole: note it first, so this one ACK reports both.
+        tcb.setFlag(c, F_FIN_PENDING);
+        tcb.rcvFinSeq(c, seg.seq + seg.payloadLength);
+        ackImmediately(c, nowNs);
+        return true;
+    }
+
+    /** An ACK goes now, from inside input (out of order data, a filled hole), carrying the current SACK blocks. */
+    private void ackImmediately(int c, long nowNs) {
+        counters.txImmediateAcks.incrementRelease();
+        output.sendAck(c, nowNs);
+    }
+
+    /**
+     * The peer's FIN at {@code finSeq} (RFC 9293 §3.10.7.4, eighth check). {@code ackOwed} is false when an ACK for
+     * this segment already went.
+     */
+    private void finArrives(int c, int finSeq, boolean ackOwed, long nowNs) {
+        if (finSeq != tcb.rcvNxt(c)) {
+            // Beyond a hole: remember it until the data before it arrives.
+            tcb.setFlag(c, F_FIN_PENDING);
+            tcb.rcvFinSeq(c, finSeq);
+            if (ackOwed) {
+                layer.ackNow(c);
+            }
+            return;
+        }
+        tcb.clearFlag(c, F_FIN_PENDING);
+        tcb.rcvNxt(c, finSeq + 1);
+        layer.releaseOutOfOrder(c);
+        layer.ackNow(c);
+        layer.signal(c, TcpControlBlocks.EV_READABLE);
+        switch (tcb.state(c)) {
+            case TcpState.SYN_RECEIVED, TcpState.ESTABLISHED -> layer.transition(c, TcpState.CLOSE_WAIT, nowNs);
+            case TcpState.FIN_WAIT_1 -> layer.transition(c, TcpState.CLOSING, nowNs);
+            case TcpState.FIN_WAIT_2 -> layer.transition(c, TcpState.TIME_WAIT, nowNs);
+            default -> {
+            }
+        }
+    }
+
+    /** A duplicate range to report in the next ACK (RFC 2883), which goes at once. */
+    void dsack(int c, int start, int end) {
+        if (tcb.hasFlag(c, F_SACK)) {
+            tcb.dsackStart(c, start);
+            tcb.dsackEnd(c, end);
+            tcb.setFlag(c, F_DSACK);
+        }
+        tcb.setFlag(c, F_ACK_NOW);
+    }
+
+    // ------------------------------------------------------------------------------------------ ACKs and SACK
+
+    /**
+     * The SACK blocks for the next segment, as left/right pairs into {@code out} (at most {@code max}): a pending
+     * D-SACK block first (RFC 2883 §4), then the out-of-order ranges, the most recently grown first (RFC 2018 §4).
+     * Returns how many; sets {@code dsackFirst[0]} when the first is a D-SACK.
+     */
+    int sackBlocks(int c, int[] out, int max, boolean[] dsackFirst) {
+        dsackFirst[0] = false;
+        if (!tcb.hasFlag(c, F_SACK)) {
+            return 0;
+        }
+        int count = 0;
+        if (tcb.hasFlag(c, TcpControlBlocks.F_DSACK)) {
+            out[0] = tcb.dsackStart(c);
+            out[1] = tcb.dsackEnd(c);
+            count = 1;
+            dsackFirst[0] = true;
+        }
+        final int block = tcb.oooBlock(c);
+        if (block >= 0) {
+            count += reassembly.recentBlocks(block, max - count, out, 2 * count);
+        }
+        return count;
+    }
+
+    /**
+     * A segment carrying our ACK of RCV.NXT and {@code window} went out: no ACK is owed any more, the delayed ACK
+     * is off, Last.ACK.sent (RFC 7323 §4.3) and the advertised edge move.
+     */
+    void onAckSent(int c, int rcvNxt, int window, boolean dsackSent) {
+        if (tcb.unackedBytes(c) > 0 && tcb.quickAcks(c) > 0) {
+            tcb.quickAcks(c, tcb.quickAcks(c) - 1);
+        }
+        tcb.unackedBytes(c, 0);
+        tcb.clearFlag(c, F_ACK_NOW);
+        timers.disarm(c, T_DELAYED_ACK);
+        tcb.lastAckSent(c, rcvNxt);
+        tcb.rcvAdv(c, SeqNum.max(tcb.rcvAdv(c), rcvNxt + window));
+        if (dsackSent) {
+            tcb.clearFlag(c, F_DSACK);
+        }
+    }
+
+    void onDelayedAckTimeout(int c, long nowNs) {
+        if (tcb.unackedBytes(c) > 0 || tcb.hasFlag(c, F_ACK_NOW)) {
+            counters.txDelayedAcks.incrementRelease();
+            tcb.setFlag(c, F_ACK_NOW);
+            layer.sender.output(c, nowNs, false);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ window
+
+    /**
+     * The window to advertise, in bytes (RFC 9293 §3.8.6.2.2): free room in the receive ring, capped by what the
+     * window field can say, moving the right edge forward only in steps of at least min(buffer / 2, MSS) (receiver
+     * silly window avoidance), and a multiple of the window scale unit, rounded down. Never more than the ring's
+     * room: a byte offered is a byte the ring can hold. Rounding down can offer an edge up to one unit short of one
+     * offered before, which RFC 7323 Appendix F allows; the edge the peer may fill stays the furthest one offered
+     * ({@code rcvAdv} only grows, see {@link #onAckSent}), and the ring has room up to it because its room
+     * plus RCV.NXT never decreases. Rounding up instead (as Linux does, with slack in its buffer accounting) made the
+     * peer send bytes past the ring's end, trimmed and retransmitted (the veth benchmark's SACK recoveries).
+     *
+     * <p>Out-of-order data already sits in the ring beyond RCV.NXT, in the room counted here; the window is offered
+     * from RCV.NXT, so holes do not shrink it.
+     */
+    int receiveWindow(int c) {
+        final int capacity = layer.receiveSize[c];
+        final int free = tcb.hasFlag(c, F_RINGS) ? layer.receiveRings[c].freeSpace() : capacity;
+        final int scale = tcb.rcvScale(c);
+        int window = Math.min(free, 65535 << scale);
+        final int current = Math.max(0, tcb.rcvAdv(c) - tcb.rcvNxt(c));
+        if (window > current && window - current < Math.min(capacity / 2, tcb.advMss(c))) {
+            window = current;
+        }
+        return (window >>> scale) << scale;
+    }
+
+    /**
+     * The owner read from the receive ring: advertise the larger window when it grew enough to matter (RFC 9293
+     * §3.8.6.2.2: by at least min(buffer / 2, MSS) beyond what was offered, and at least doubled, or from nothing).
+     */
+    void consumed(int c, long nowNs) {
+        if (!TcpState.canReceive(tcb.state(c)) || !tcb.hasFlag(c, F_RINGS)) {
+            return;
+        }
+        final int current = Math.max(0, tcb.rcvAdv(c) - tcb.rcvNxt(c));
+        final int window = receiveWindow(c);
+        final int growth = window - current;
+        if (growth > 0 && (current == 0 || growth >= current)
+            && growth >= Math.min(layer.receiveSize[c] / 2, 2 * tcb.advMss(c))) {
+            counters.txWindowUpdates.incrementRelease();
+            tcb.setFlag(c, F_ACK_NOW);
+            layer.sender.output(c, nowNs, false);
+        }
+    }
+}

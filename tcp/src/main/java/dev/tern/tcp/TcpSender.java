@@ -1,0 +1,1204 @@
+package dev.tern.tcp;
+
+import dev.tern.core.io.ByteRing;
+import dev.tern.ipv4.Ipv4Layer;
+import dev.tern.tcp.wire.TcpFlags;
+
+import static dev.tern.tcp.TcpControlBlocks.F_ACK_NOW;
+import static dev.tern.tcp.TcpControlBlocks.F_CWND_LIMITED;
+import static dev.tern.tcp.TcpControlBlocks.F_FIN_QUEUED;
+import static dev.tern.tcp.TcpControlBlocks.F_FIN_SENT;
+import static dev.tern.tcp.TcpControlBlocks.F_NO_DELAY;
+import static dev.tern.tcp.TcpControlBlocks.F_RETRANSMITTED;
+import static dev.tern.tcp.TcpControlBlocks.F_RINGS;
+import static dev.tern.tcp.TcpControlBlocks.F_RTT_TIMING;
+import static dev.tern.tcp.TcpControlBlocks.F_SACK;
+import static dev.tern.tcp.TcpControlBlocks.F_TIMESTAMPS;
+import static dev.tern.tcp.TcpControlBlocks.T_PACE;
+import static dev.tern.tcp.TcpControlBlocks.T_SENDER;
+
+/**
+ * The sending half of TCP: the send sequence space (SND.UNA, SND.NXT, SND.MAX, SND.WND), the record of sent segments
+ * ({@link SentSegments}), what goes out next, retransmission, loss detection and recovery, congestion control,
+ * pacing, and the sender's timers (retransmission, persist, tail loss probe, RACK's reordering timer).
+ *
+ * <h2>Where each rule lives</h2>
+ * <ul>
+ *   <li>ACK arrival, RFC 9293 §3.10.7.4 fifth check: {@link #onAck}; SACK blocks (RFC 2018, RFC 2883 D-SACK, RFC 6675
+ *       §5 validity): {@link #readSackBlocks}; the cumulative acknowledgment and RTT samples (RFC 6298, RFC 7323
+ *       §4): {@link #acknowledge}; the send window update (§3.10.7.4 SND.WL1/WL2): {@link #updateWindow}.</li>
+ *   <li>What goes next, RFC 6675 §4 NextSeg: {@link #transmit} (rule 1: lost segments; rule 2: new data with Nagle and
+ *       silly-window avoidance, RFC 9293 §3.7.4 and §3.8.6.2.1), {@link #rescue} (rules 3 and 4).</li>
+ *   <li>Losses: the connection's {@link LossDetection} (RACK-TLP by default); tail loss probes, RFC 8985 §7:
+ *       {@link #onProbeTimeout}, {@link #processProbeAck}.</li>
+ *   <li>Recovery: entering and leaving ({@link #enterRecovery}, {@link #afterAck}), the window while in it (the
+ *       connection's {@link LossRecovery}, PRR by default); the retransmission timeout, RFC 6298 §5 and RFC 5681
+ *       §3.1: {@link #onRetransmitTimeout}; undoing spurious reductions, RFC 3708 and RFC 3522: {@link #tryUndo}.</li>
+ *   <li>The window's size and the pacing rate: the connection's {@link CongestionControl} (CUBIC by default).</li>
+ * </ul>
+ *
+ * <p>States ({@code senderState}): {@link #OPEN}; {@link #RECOVERY}, fast recovery after a detected loss until the
+ * recovery point (SND.MAX when it began) is acknowledged; {@link #LOSS}, after a retransmission timeout until the
+ * same. One sender timer per connection (the wheel's {@code T_SENDER}), armed for one of {@code TIMER_*}.
+ *
+ * <p>Owned by the shard thread; not thread-safe. Nothing here allocates.
+ */
+final class TcpSender {
+    static final int OPEN = 0;
+    static final int RECOVERY = 1;
+    static final int LOSS = 2;
+    /** Names of the sender states, by value, as traces and tools print them. */
+    static final String[] STATE_NAMES = {"open", "recovery", "loss"};
+
+    static final int TIMER_RTO = 0;
+    static final int TIMER_PERSIST = 1;
+    static final int TIMER_PROBE = 2;
+    static final int TIMER_REORDER = 3;
+
+    /** RACK.xmit_ts and RACK.end_seq hold a delivered segment. */
+    static final int S_RACK_VALID = 1;
+    /** RACK.reordering_seen (RFC 8985 §6.2 step 3). */
+    static final int S_REORDERING_SEEN = 1 << 1;
+    /** RACK.dsack_round is set. */
+    static final int S_DSACK_ROUND = 1 << 2;
+    /** A tail loss probe is unanswered (TLP.end_seq is set). */
+    static final int S_TLP_OUTSTANDING = 1 << 3;
+    /** That probe was a retransmission (TLP.is_retrans). */
+    static final int S_TLP_IS_RETRANS = 1 << 4;
+    /** A reduction may still be undone (undoMarker, priorCwnd, priorSsthresh are valid). */
+    static final int S_UNDO_POSSIBLE = 1 << 5;
+    /** undoTsVal holds the TSval of the episode's first retransmission. */
+    static final int S_UNDO_TS = 1 << 6;
+    /** A D-SACK reported one of the episode's retransmissions. */
+    static final int S_UNDO_DSACKED = 1 << 7;
+    /** RFC 6675 rule 4's rescue retransmission was sent in this recovery (RescueRxt is set). */
+    static final int S_RESCUE_SENT = 1 << 8;
+
+    /** RFC 8985 §7.2: WCDelAckT, the worst case delayed ACK timer a probe of one segment waits for. */
+    static final long WORST_CASE_DELAYED_ACK_NS = 200_000_000L;
+    /** The least probe timeout: two ticks of the timer wheel (Linux: TCP_TIMEOUT_MIN, two jiffies). */
+    static final long MIN_PROBE_TIMEOUT_NS = 2_000_000L;
+    /** The minimum RTT is the least sample of this long (Linux: tcp_min_rtt_wlen, 300 s). */
+    static final long MIN_RTT_WINDOW_NS = 300_000_000_000L;
+    /** RFC 5681 §3.2: duplicate ACKs before limited transmit stops. */
+    static final int DUP_THRESHOLD = 3;
+    /** Cause of a retransmission, for the counters. */
+    private static final int FAST = 0;
+    private static final int TIMEOUT = 1;
+    private static final int PROBE = 2;
+    private static final int RESCUE = 3;
+    private static final int TSO_MAX_PAYLOAD = 65535 - 20 - dev.tern.tcp.wire.TcpHeader.MAX_LENGTH;
+
+    private final TcpLayer layer;
+    private final TcpControlBlocks tcb;
+    private final TcpOutput output;
+    private final Ipv4Layer ipv4;
+    private final TcpCounters counters;
+    private final RttEstimator rtt;
+    private final TcpConfig config;
+    private final AckSample sample = new AckSample();
+    private TcpTimers timers;
+
+    TcpSender(TcpLayer layer, TcpControlBlocks tcb, TcpOutput output, Ipv4Layer ipv4, TcpCounters counters,
+              RttEstimator rtt, TcpConfig config) {
+        this.layer = layer;
+        this.tcb = tcb;
+        this.output = output;
+        this.ipv4 = ipv4;
+        this.counters = counters;
+        this.rtt = rtt;
+        this.config = config;
+    }
+
+    void timers(TcpTimers timers) {
+        this.timers = timers;
+    }
+
+    // --------------------------------------------------------------------------------------------- lifecycle
+
+    /** Sender state of a new connection (before the handshake). */
+    void init(int c, int iss) {
+        tcb.sndUna(c, iss);
+        tcb.sndNxt(c, iss);
+        tcb.sndMax(c, iss);
+        tcb.recover(c, iss);
+        tcb.sndSml(c, iss);
+        tcb.fack(c, iss);
+        tcb.senderState(c, OPEN);
+        tcb.senderFlags(c, 0);
+        tcb.reoWndMult(c, 1);
+    }
+
+    /** The handshake completed: the initial window (the congestion control), the minimum RTT from the handshake. */
+    void established(int c, long nowNs) {
+        tcb.senderState(c, OPEN);
+        tcb.fack(c, tcb.sndUna(c));
+        if (tcb.srttUs(c) > 0) {
+            tcb.minRttUs(c, tcb.srttUs(c));
+            tcb.minRttAtNs(c, nowNs);
+        }
+        layer.congestionControl(c).init(tcb, c, tcb.sndMss(c), config.initialCwndSegments(), nowNs);
+    }
+
+    // ------------------------------------------------------------------------------------------ ACK arrival
+
+    /**
+     * The ACK field of an acceptable segment (RFC 9293 §3.10.7.4, fifth check), after the range test: SACK blocks into
+     * the scoreboard, the cumulative acknowledgment, the window, then loss detection, recovery and the congestion
+     * window, and the timers. {@code seg} is the segment being processed.
+     */
+    void onAck(int c, TcpSegment seg, long nowNs) {
+        final SentSegments sent = layer.sentSegments[c];
+        final int ack = seg.ack;
+        final int sndUna = tcb.sndUna(c);
+        final int outstanding = tcb.sndMax(c) - sndUna;
+        final AckSample s = sample.reset(nowNs, tcb.sndMss(c));
+        s.senderState = tcb.senderState(c);
+        s.priorInFlight = sent == null ? outstanding : sent.pipe(outstanding);
+        final int cwnd = tcb.cwnd(c);
+        // RFC 7661: a window grows only while the sender uses it (in slow start, at least half of it).
+        s.windowLimited = tcb.hasFlag(c, F_CWND_LIMITED) || (cwnd < tcb.ssthresh(c) && 2L * s.priorInFlight >= cwnd);
+        final int sackedBefore = sent == null ? 0 : sent.sackedBytes();
+        final int window = seg.window << tcb.sndScale(c);
+        if (sent != null && tcb.hasFlag(c, F_SACK) && seg.options.sackCount() > 0) {
+            readSackBlocks(c, sent, seg, s);
+        }
+        if (SeqNum.gt(ack, sndUna)) {
+            acknowledge(c, sent, ack, seg, s);
+        } else if (ack == sndUna && isDuplicateAck(c, window, seg)) {
+            s.duplicate = true;
+            tcb.dupAcks(c, tcb.dupAcks(c) + 1);
+            if (tcb.dupAcks(c) < DUP_THRESHOLD && tcb.senderState(c) == OPEN) {
+                layer.requestOutput(c); // RFC 3042 limited transmit
+            }
+        }
+        updateWindow(c, seg, window, nowNs);
+        if (sent == null) {
+            return;
+        }
+        s.deliveredBytes = s.ackedBytes + (sent.sackedBytes() - sackedBefore);
+        if (s.deliveredBytes > 0) {
+            tcb.delivered(c, tcb.delivered(c) + s.deliveredBytes);
+        }
+        processProbeAck(c, seg, s);
+        afterAck(c, sent, seg, s);
+        final TcpTrace trace = layer.traces[c];
+        if (trace != null) {
+            trace.record(tcb, c, sent, rtt.rtoNs(tcb, c), nowNs);
+        }
+        if (s.deliveredBytes > 0 || s.newlyLostBytes > 0 || s.duplicate) {
+            layer.requestOutput(c);
+        }
+        updateTimer(c, nowNs, s.ackedBytes > 0, false);
+    }
+
+    /**
+     * RFC 5681 §2: a duplicate ACK acknowledges nothing new while data is outstanding, carries no data, SYN or FIN,
+     * and does not change the window. While the window is zero (persist), ACKs of probes are not duplicates.
+     */
+    private boolean isDuplicateAck(int c, int window, TcpSegment seg) {
+        return tcb.sndMax(c) != tcb.sndUna(c) && seg.payloadLength == 0
+            && (seg.flags & (TcpFlags.SYN | TcpFlags.FIN)) == 0 && window == tcb.sndWnd(c) && window != 0
+            && !persisting(c);
+    }
+
+    private boolean persisting(int c) {
+        return timers.armed(c, T_SENDER) && tcb.senderTimerKind(c) == TIMER_PERSIST;
+    }
+
+    /**
+     * The SACK blocks of an ACK (RFC 2018 §3): a first block below the cumulative acknowledgment, or inside the second
+     * block, is a D-SACK (RFC 2883 §4); the others mark whole recorded segments SACKed. A block outside
+     * [SND.UNA, SND.MAX], empty or inverted, is counted and ignored (RFC 6675 §5), as is a D-SACK for data never sent.
+     */
+    private void readSackBlocks(int c, SentSegments sent, TcpSegment seg, AckSample s) {
+        final int count = seg.options.sackCount();
+        final int sndUna = tcb.sndUna(c);
+        final int sndMax = tcb.sndMax(c);
+        final int floor = SeqNum.max(sndUna, seg.ack);
+        for (int b = 0; b < count; b++) {
+            final int left = seg.options.sackLeft(b);
+            final int right = seg.options.sackRight(b);
+            final boolean valid = SeqNum.lt(left, right) && SeqNum.le(right, sndMax)
+                && SeqNum.ge(left, sndUna - tcb.maxSndWnd(c) - 1);
+            if (b == 0 && isDsack(seg, count)) {
+                if (valid) {
+                    s.dsack = true;
+                    counters.rxDsack.incrementRelease();
+                    dsackArrived(c, sent, left, right);
+                } else {
+                    counters.rxBadSackBlocks.incrementRelease();
+                }
+                continue;
+            }
+            if (!valid) {
+                counters.rxBadSackBlocks.incrementRelease();
+                continue;
+            }
+            if (SeqNum.le(right, floor)) {
+                continue; // already acknowledged: an ACK that arrived late, or after a newer one
+            }
+            markSacked(c, sent, SeqNum.max(left, floor), right, s);
+        }
+    }
+
+    /** RFC 2883 §4 (as Linux's tcp_check_dsack): is the first block a D-SACK? */
+    private static boolean isDsack(TcpSegment seg, int count) {
+        final int left = seg.options.sackLeft(0);
+        if (SeqNum.lt(left, seg.ack)) {
+            return true;
+        }
+        return count > 1 && SeqNum.ge(left, seg.options.sackLeft(1))
+            && SeqNum.le(seg.options.sackRight(0), seg.options.sackRight(1));
+    }
+
+    /** Marks every recorded segment wholly inside {@code [left, right)} SACKed; each newly SACKed one is delivered. */
+    private void markSacked(int c, SentSegments sent, int left, int right, AckSample s) {
+        int i = sent.indexOf(left);
+        if (i < 0) {
+            return;
+        }
+        if (sent.start(i) != left) {
+            i++; // partly covered: a receiver reports whole segments; a segment counts only when all of it arrived
+        }
+        final LossDetection detection = layer.lossDetection(c);
+        final int count = sent.count();
+        for (; i < count && SeqNum.le(sent.end(i), right); i++) {
+            if (sent.markSacked(i) > 0) {
+                detection.onDelivered(tcb, c, sent, i, s);
+            }
+        }
+    }
+
+    /**
+     * A D-SACK: the loss detection hears of it (reordering, RFC 8985 §6.2), and a duplicate of one of the episode's
+     * retransmissions counts towards undoing it (RFC 3708 §3).
+     */
+    private void dsackArrived(int c, SentSegments sent, int left, int right) {
+        layer.lossDetection(c).onDsack(tcb, c);
+        if (!tcb.hasSenderFlag(c, S_UNDO_POSSIBLE) || tcb.undoRetrans(c) <= 0
+            || SeqNum.lt(left, tcb.undoMarker(c))) {
+            return;
+        }
+        final int i = sent.indexOf(left);
+        if (i < 0 || sent.has(i, SentSegments.RETRANSMITTED)) {
+            tcb.undoRetrans(c, tcb.undoRetrans(c) - 1);
+            tcb.setSenderFlag(c, S_UNDO_DSACKED);
+        }
+    }
+
+    /**
+     * New data acknowledged: the send ring frees it, the record drops its segments (the loss detection hears of the
+     * ones not SACKed before), the RTT is sampled (RFC 6298 §3: never from a retransmitted segment; RFC 7323 §4.1 from
+     * the echoed timestamp when every acknowledged segment was retransmitted).
+     */
+    private void acknowledge(int c, SentSegments sent, int ack, TcpSegment seg, AckSample s) {
+        final int sndUna = tcb.sndUna(c);
+        final long nowNs = s.nowNs;
+        int dataAcked = ack - sndUna;
+        if (sndUna == tcb.iss(c)) {
+            dataAcked--;
+        }
+        if (tcb.hasFlag(c, F_FIN_SENT) && SeqNum.gt(ack, tcb.finSeq(c))) {
+            dataAcked--;
+        }
+        if (dataAcked > 0 && tcb.hasFlag(c, F_RINGS)) {
+            layer.sendRings[c].consume(dataAcked);
+            tcb.bytesAcked(c, tcb.bytesAcked(c) + dataAcked);
+            layer.signal(c, TcpControlBlocks.EV_WRITABLE);
+        }
+        s.ackedBytes = ack - sndUna;
+        tcb.sndUna(c, ack);
+        if (SeqNum.lt(tcb.sndNxt(c), ack)) {
+            tcb.sndNxt(c, ack);
+        }
+        tcb.retries(c, 0);
+        tcb.dupAcks(c, 0);
+        tcb.probeCount(c, 0);
+        long rttNs = -1;
+        if (tcb.hasFlag(c, F_RTT_TIMING)) {
+            // The handshake's timed SYN.
+            if (SeqNum.ge(ack, tcb.rttSeq(c))) {
+                rttNs = nowNs - tcb.rttStartNs(c);
+                tcb.clearFlag(c, F_RTT_TIMING);
+            }
+        }
+        if (sent != null) {
+            final LossDetection detection = layer.lossDetection(c);
+            long cleanSentNs = 0;
+            boolean clean = false;
+            while (!sent.isEmpty() && SeqNum.le(sent.end(0), ack)) {
+                final int flags = sent.flags(0);
+                if ((flags & SentSegments.SACKED) == 0) {
+                    detection.onDelivered(tcb, c, sent, 0, s);
+                    if ((flags & SentSegments.RETRANSMITTED) == 0) {
+                        cleanSentNs = sent.sentNs(0);
+                        clean = true;
+                    }
+                }
+                if ((flags & SentSegments.RETRANSMITTED) != 0) {
+                    s.retransmittedAcked = true;
+                }
+                sent.removeHead();
+            }
+            if (!sent.isEmpty() && SeqNum.lt(sent.start(0), ack)) {
+                sent.trimHead(ack);
+            }
+            if (clean) {
+                rttNs = nowNs - cleanSentNs;
+            }
+        }
+        if (rttNs < 0 && tcb.hasFlag(c, F_TIMESTAMPS) && seg.options.hasTimestamp() && seg.options.tsEcr() != 0
+            && !(tcb.hasFlag(c, F_RETRANSMITTED) && SeqNum.lt(seg.options.tsEcr(), tcb.retransmitTsVal(c)))) {
+            // RFC 7323 §4.1 (RTTM): the echoed TSval dates the segment this ACK answers, retransmitted or not.
+            // Deviation: an echo older than our last retransmission is not used. It dates the original transmission
+            // of data whose ACK was lost (RFC 7323 §4.3 case C), so it includes the RTO wait; taking it inflates
+            // the RTO, which inflates the next such sample, up to RTO max (seen with a 1 KiB window and 10 % loss).
+            final int elapsedMs = output.tsVal(c, nowNs) - seg.options.tsEcr();
+            if (elapsedMs >= 0) {
+                rttNs = elapsedMs * 1_000_000L + 500_000L;
+            }
+        }
+        if (rttNs >= 0) {
+            rtt.sample(tcb, c, rttNs);
+            s.rttUs = (int) Math.min(Integer.MAX_VALUE, Math.max(1, rttNs / 1000));
+            updateMinRtt(c, s.rttUs, nowNs);
+        }
+        layer.confirmNeighbour(c, nowNs);
+    }
+
+    /** RACK.min_RTT (RFC 8985 §6.2 step 1): the least RTT sample of the last {@link #MIN_RTT_WINDOW_NS}. */
+    private void updateMinRtt(int c, int rttUs, long nowNs) {
+        final int min = tcb.minRttUs(c);
+        if (min == 0 || rttUs <= min || nowNs - tcb.minRttAtNs(c) > MIN_RTT_WINDOW_NS) {
+            tcb.minRttUs(c, rttUs);
+            tcb.minRttAtNs(c, nowNs);
+        }
+    }
+
+    /**
+     * RFC 9293 §3.10.7.4: the window is taken from a segment newer than the last one that set it (SND.WL1, SND.WL2).
+     * When a zero window opens while probing, whatever was sent beyond it (the probe) was most likely dropped: it is
+     * sent again at once rather than after an RTO.
+     */
+    private void updateWindow(int c, TcpSegment seg, int window, long nowNs) {
+        final int ack = seg.ack;
+        if (!(SeqNum.lt(tcb.sndWl1(c), seg.seq) || (tcb.sndWl1(c) == seg.seq && SeqNum.le(tcb.sndWl2(c), ack)))) {
+            return;
+        }
+        final int before = tcb.sndWnd(c);
+        tcb.sndWnd(c, window);
+        tcb.sndWl1(c, seg.seq);
+        tcb.sndWl2(c, ack);
+        if (window > tcb.maxSndWnd(c)) {
+            tcb.maxSndWnd(c, window);
+        }
+        if (window > before) {
+            layer.requestOutput(c);
+            if (before == 0 && persisting(c)) {
+                final SentSegments sent = layer.sentSegments[c];
+                if (sent != null) {
+                    for (int i = 0; i < sent.count(); i++) {
+                        sent.markLost(i);
+                    }
+                }
+                timers.disarm(c, T_SENDER);
+            }
+        }
+    }
+
+    // -------------------------------------------------------------------------------- loss, recovery, undo
+
+    /** After the scoreboard took an ACK: undo, the end of recovery, loss detection, recovery and the window. */
+    private void afterAck(int c, SentSegments sent, TcpSegment seg, AckSample s) {
+        if (tcb.hasSenderFlag(c, S_UNDO_POSSIBLE)) {
+            tryUndo(c, sent, seg, s);
+        }
+        final int sndUna = tcb.sndUna(c);
+        if (tcb.senderState(c) != OPEN && SeqNum.ge(sndUna, tcb.recover(c))) {
+            exitRecovery(c, s);
+        }
+        final LossDetection detection = layer.lossDetection(c);
+        final long timeoutNs = detection.detectLosses(tcb, c, sent, s);
+        countMarks(detection, s);
+        armReorderTimer(c, timeoutNs, s.nowNs);
+        final int state = tcb.senderState(c);
+        if (state == OPEN && s.newlyLostBytes > 0) {
+            s.inFlight = sent.pipe(tcb.sndMax(c) - sndUna);
+            enterRecovery(c, sent, s);
+        } else if (state == RECOVERY) {
+            s.inFlight = sent.pipe(tcb.sndMax(c) - sndUna);
+            if (layer.recovery(c).onAck(tcb, c, sent, s)) {
+                retransmitFirstLost(c, sent, s.nowNs);
+            }
+            s.inFlight = sent.pipe(tcb.sndMax(c) - tcb.sndUna(c));
+        } else {
+            s.inFlight = sent.pipe(tcb.sndMax(c) - sndUna);
+            if (s.ackedBytes > 0) {
+                // As Linux (tcp_may_raise_cwnd): the window grows, by everything delivered, only on forward progress of
+                // the cumulative acknowledgment, not on duplicate ACKs that only SACK.
+                layer.congestionControl(c).onAck(tcb, c, s);
+            }
+        }
+    }
+
+    private void countMarks(LossDetection detection, AckSample s) {
+        if (s.newlyLostSegments > 0) {
+            (detection instanceof RackLossDetection ? counters.rackMarkedLost : counters.dupThreshMarkedLost)
+                .getAndAddRelease(s.newlyLostSegments);
+        }
+    }
+
+    private void armReorderTimer(int c, long timeoutNs, long nowNs) {
+        if (timeoutNs > 0) {
+            tcb.senderTimerKind(c, TIMER_REORDER);
+            timers.arm(c, T_SENDER, nowNs + timeoutNs);
+        } else if (tcb.senderTimerKind(c) == TIMER_REORDER) {
+            tcb.senderTimerKind(c, TIMER_RTO);
+            timers.disarm(c, T_SENDER);
+        }
+    }
+
+    /**
+     * RFC 6675 §5 step (4) (and RFC 5681 §3.2 without SACK): a loss while open starts fast recovery. The recovery
+     * point is SND.MAX; the congestion control sets ssthresh; the recovery sets the window for this ACK.
+     */
+    private void enterRecovery(int c, SentSegments sent, AckSample s) {
+        counters.recoveries.incrementRelease();
+        if (tcb.hasFlag(c, F_SACK)) {
+            counters.sackRecoveries.incrementRelease();
+        }
+        startEpisode(c);
+        final int sndUna = tcb.sndUna(c);
+        tcb.recover(c, tcb.sndMax(c));
+        tcb.senderState(c, RECOVERY);
+        tcb.highRxt(c, sndUna);
+        tcb.clearSenderFlag(c, S_RESCUE_SENT);
+        layer.congestionControl(c).onCongestion(tcb, c, tcb.sndMax(c) - sndUna, s.mss, s.nowNs);
+        layer.recovery(c).enter(tcb, c, sent, s);
+        retransmitFirstLost(c, sent, s.nowNs);
+    }
+
+    /** The first segment marked lost and not yet sent again goes now, whatever the window (a fast retransmit). */
+    private void retransmitFirstLost(int c, SentSegments sent, long nowNs) {
+        final int first = sent.firstLostNotRetransmitted();
+        if (first >= 0) {
+            retransmit(c, sent, first, FAST, nowNs);
+        }
+    }
+
+    private void exitRecovery(int c, AckSample s) {
+        final int state = tcb.senderState(c);
+        if (state == RECOVERY) {
+            layer.recovery(c).exit(tcb, c, s);
+            layer.congestionControl(c).onRecoveryExit(tcb, c, s.mss, s.nowNs);
+        }
+        layer.lossDetection(c).onRecoveryExit(tcb, c);
+        tcb.senderState(c, OPEN);
+        tcb.undoHorizon(c, tcb.sndMax(c));
+    }
+
+    /** A reduction that may be undone begins: remember the window, threshold and where the episode started. */
+    private void startEpisode(int c) {
+        tcb.priorCwnd(c, tcb.cwnd(c));
+        tcb.priorSsthresh(c, tcb.ssthresh(c));
+        tcb.undoMarker(c, tcb.sndUna(c));
+        tcb.undoRetrans(c, 0);
+        tcb.clearSenderFlag(c, S_UNDO_TS | S_UNDO_DSACKED);
+        tcb.setSenderFlag(c, S_UNDO_POSSIBLE);
+    }
+
+    /**
+     * Undoes a reduction shown spurious: every retransmission of the episode came back as a D-SACK (RFC 3708 §3), or
+     * an acknowledgment of a retransmitted segment echoes a timestamp older than our first retransmission, so the
+     * original arrived (the Eifel detection, RFC 3522 §3.2). The window and threshold come back, the lost marks go,
+     * and the sender is open again. After recovery ended, only D-SACKs arriving within the next flight may undo.
+     */
+    private void tryUndo(int c, SentSegments sent, TcpSegment seg, AckSample s) {
+        final int state = tcb.senderState(c);
+        if (state == OPEN && SeqNum.ge(tcb.sndUna(c), tcb.undoHorizon(c))) {
+            tcb.clearSenderFlag(c, S_UNDO_POSSIBLE);
+            return;
+        }
+        final boolean byDsack = tcb.hasSenderFlag(c, S_UNDO_DSACKED) && tcb.undoRetrans(c) <= 0;
+        final boolean byTimestamp = !byDsack && state != OPEN && s.retransmittedAcked
+            && tcb.hasSenderFlag(c, S_UNDO_TS) && tcb.hasFlag(c, F_TIMESTAMPS) && seg.options.hasTimestamp()
+            && seg.options.tsEcr() != 0 && SeqNum.lt(seg.options.tsEcr(), tcb.undoTsVal(c));
+        if (!byDsack && !byTimestamp) {
+            return;
+        }
+        (byDsack ? counters.undoDsack : counters.undoTimestamp).incrementRelease();
+        layer.congestionControl(c).onUndo(tcb, c, s.nowNs);
+        sent.unmarkLost();
+        if (state != OPEN) {
+            layer.lossDetection(c).onRecoveryExit(tcb, c);
+            tcb.senderState(c, OPEN);
+        }
+        tcb.clearSenderFlag(c, S_UNDO_POSSIBLE);
+    }
+
+    /**
+     * RFC 8985 §7.4 (as Linux's tcp_process_tlp_ack): once the ACK reaches TLP.end_seq, a probe of new data needs
+     * nothing more; a D-SACK or a pure duplicate ACK shows the probed segment had arrived (no loss); an ACK beyond it
+     * shows the probe repaired a loss, which gets a congestion response.
+     */
+    private void processProbeAck(int c, TcpSegment seg, AckSample s) {
+        if (!tcb.hasSenderFlag(c, S_TLP_OUTSTANDING) || SeqNum.lt(seg.ack, tcb.tlpEndSeq(c))) {
+            return;
+        }
+        if (!tcb.hasSenderFlag(c, S_TLP_IS_RETRANS) || s.dsack) {
+            tcb.clearSenderFlag(c, S_TLP_OUTSTANDING);
+        } else if (SeqNum.gt(seg.ack, tcb.tlpEndSeq(c))) {
+            tcb.clearSenderFlag(c, S_TLP_OUTSTANDING);
+            counters.probeRepairs.incrementRelease();
+            if (tcb.senderState(c) == OPEN) {
+                startEpisode(c);
+                layer.congestionControl(c).onCongestion(tcb, c, s.priorInFlight, s.mss, s.nowNs);
+                tcb.cwnd(c, Math.min(tcb.cwnd(c), tcb.ssthresh(c)));
+            }
+        } else if (s.duplicate && s.deliveredBytes == 0) {
+            tcb.clearSenderFlag(c, S_TLP_OUTSTANDING);
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------------- output
+
+    /**
+     * Sends what the windows allow, then an ACK if one is owed and nothing carried it; arms the sender timer. With
+     * {@code force}, one segment goes even if it is small (the persist timer's override, RFC 9293 §3.8.6.2.1 (4)).
+     */
+    void output(int c, long nowNs, boolean force) {
+        transmit(c, nowNs, force, false);
+    }
+
+    /**
+     * RFC 6675 §5 step (C): while cwnd - pipe allows, NextSeg: (1) a segment marked lost and not yet sent again,
+     * (2) new data, (3)/(4) in recovery, a segment not known lost ({@link #rescue}). With {@code probe}, one segment
+     * of new data goes whatever the congestion window says (a tail loss probe, RFC 8985 §7.3). Returns true if new
+     * data went.
+     */
+    private boolean transmit(int c, long nowNs, boolean force, boolean probe) {
+        final int state = tcb.state(c);
+        if (state == TcpState.TIME_WAIT) {
+            if (tcb.hasFlag(c, F_ACK_NOW)) {
+                output.sendAck(c, nowNs);
+            }
+            return false;
+        }
+        if (state < TcpState.ESTABLISHED || !tcb.hasFlag(c, F_RINGS)) {
+            return false;
+        }
+        final ByteRing ring = layer.sendRings[c];
+        final SentSegments sent = layer.sentSegments[c];
+        boolean sentAnything = false;
+        boolean sentNew = false;
+        boolean allowSmall = force;
+        // With TSO the link cuts large frames; a refusal (loopback, next hop not resolved) falls back for this call.
+        boolean tso = ipv4.segmentationOffload();
+        tcb.clearFlag(c, F_CWND_LIMITED);
+        if (tcb.sndUna(c) == tcb.sndMax(c) && queuedData(c, ring) > 0
+            && nowNs - tcb.lastSendNs(c) > rtt.rtoNs(tcb, c)) {
+            // RFC 5681 §4.1: after an idle period longer than the RTO, restart from the initial window.
+            layer.congestionControl(c).onIdleRestart(tcb, c, tcb.sndMss(c), config.initialCwndSegments(), nowNs);
+            tcb.lastSendNs(c, nowNs);
+        }
+        while (true) {
+            if (paced(c, nowNs)) {
+                break;
+            }
+            final int sndUna = tcb.sndUna(c);
+            final int sndMax = tcb.sndMax(c);
+            final int outstanding = sndMax - sndUna;
+            final int cwnd = congestionWindow(c);
+            final int room = probe ? Integer.MAX_VALUE : cwnd - sent.pipe(outstanding);
+            if (room > 0 && !probe) {
+                // RFC 6675 §5 (C): a segment goes again only when cwnd - pipe holds it.
+                final int lost = sent.firstLostNotRetransmitted();
+                if (lost >= 0 && room >= Math.min(sent.length(lost), tcb.sndMss(c))) {
+                    if (!retransmit(c, sent, lost, tcb.senderState(c) == LOSS ? TIMEOUT : FAST, nowNs)) {
+                        break;
+                    }
+                    sentAnything = true;
+                    continue;
+                }
+            }
+            final int optionSpace = output.prepareOptions(c);
+            final int mss = Math.max(1, tcb.sndMss(c) - optionSpace);
+            final int queued = queuedData(c, ring);
+            final int unsent = queued - dataSent(c, sndMax);
+            final boolean finWanted = finWanted(c);
+            if (unsent > 0) {
+                int length = Math.min(unsent, Math.min(room, tcb.sndWnd(c) - outstanding));
+                if (probe) {
+                    length = Math.min(length, mss);
+                }
+                final int wanted = Math.min(unsent, mss);
+                if (room < wanted && cwnd <= tcb.sndWnd(c)) {
+                    // The congestion window, not the application or the peer, keeps the next segment back (a sliver
+                    // of window smaller than a segment counts): RFC 7661 lets the window grow.
+                    tcb.setFlag(c, F_CWND_LIMITED);
+                }
+                if (length <= 0) {
+                    if (room >= tcb.sndMss(c) && rescue(c, sent, nowNs)) {
+                        sentAnything = true;
+                        continue;
+                    }
+                    break;
+                }
+                final int free = sent.capacity() - sent.count();
+                if (free == 0) {
+                    counters.txRecordFull.incrementRelease();
+                    break;
+                }
+                int segmentSize = 0;
+                if (length > mss) {
+                    if (tso && output.sackBlocksPrepared() == 0) {
+                        // One TSO frame of whole segments; the tail of the queue may ride as a short last one.
+                        final int max = Math.min(TSO_MAX_PAYLOAD - optionSpace, free * mss);
+                        if (length > max || length < unsent) {
+                            length = Math.min(length, max);
+                            length -= length % mss;
+                        }
+                        segmentSize = length > mss ? mss : 0;
+                    } else {
+                        length = mss;
+                    }
+                }
+                if (!allowSmall && !sendAllowed(c, length, unsent, mss, outstanding, finWanted)) {
+                    break;
+                }
+                final boolean fin = finWanted && length == unsent;
+                final boolean push = length == unsent;
+                final int flags = TcpFlags.ACK | (push ? TcpFlags.PSH : 0) | (fin ? TcpFlags.FIN : 0);
+                final int result = output.send(c, sndMax, length, flags, nowNs, segmentSize);
+                if (result == TcpOutput.RETRY) {
+                    tso = false;
+                    continue;
+                }
+                if (result < 0) {
+                    break;
+                }
+                if (segmentSize > 0) {
+                    counters.tsoSegments.incrementRelease();
+                }
+                recordNew(c, sent, sndMax, length, segmentSize > 0 ? segmentSize : length, fin, push, nowNs);
+                if (length < mss) {
+                    tcb.sndSml(c, sndMax + length);
+                }
+                sentAnything = true;
+                sentNew = true;
+                allowSmall = false;
+                if (probe) {
+                    break;
+                }
+                continue;
+            }
+            if (finWanted && !sent.isFull()) {
+                if (output.send(c, sndMax, 0, TcpFlags.ACK | TcpFlags.FIN, nowNs, 0) >= 0) {
+                    recordNew(c, sent, sndMax, 0, 0, true, false, nowNs);
+                    sentAnything = true;
+                    sentNew = true;
+                }
+                break;
+            }
+            if (room >= tcb.sndMss(c) && !probe && rescue(c, sent, nowNs)) {
+                sentAnything = true;
+                continue;
+            }
+            break;
+        }
+        if (!sentAnything && tcb.hasFlag(c, F_ACK_NOW)) {
+            output.sendAck(c, nowNs);
+        }
+        if (!probe) {
+            updateTimer(c, nowNs, false, sentNew);
+        }
+        return sentNew;
+    }
+
+    /**
+     * cwnd, plus up to two segments for the first duplicate ACKs without SACK (RFC 3042 limited transmit). With SACK,
+     * pipe already leaves out what the duplicates SACKed, which is RFC 6675 §5 (2)(c)'s limited transmit.
+     */
+    private int congestionWindow(int c) {
+        final int cwnd = tcb.cwnd(c);
+        final int dupAcks = tcb.dupAcks(c);
+        if (dupAcks > 0 && dupAcks < DUP_THRESHOLD && tcb.senderState(c) == OPEN && !tcb.hasFlag(c, F_SACK)) {
+            return (int) Math.min((long) cwnd + (long) dupAcks * tcb.sndMss(c), Integer.MAX_VALUE);
+        }
+        return cwnd;
+    }
+
+    /**
+     * Nagle (RFC 9293 §3.7.4) and the sender's silly window avoidance (§3.8.6.2.1): a full segment always goes; a
+     * short one goes when it empties the queue and Nagle allows it (or NODELAY, or the FIN follows), or when it is
+     * at least half the largest window the peer ever offered.
+     *
+     * <p>Deviation: Nagle as Linux applies it (Minshall's variant): a short segment waits only while an earlier
+     * short segment is unacknowledged, not while any data is. The tail of a large write then leaves at once, and
+     * request/response exchanges of several segments keep their latency.
+     */
+    private boolean sendAllowed(int c, int length, int unsent, int mss, int outstanding, boolean finWanted) {
+        if (length >= mss) {
+            return true;
+        }
+        final boolean nagle = tcb.hasFlag(c, F_NO_DELAY) || outstanding == 0 || finWanted
+            || !SeqNum.gt(tcb.sndSml(c), tcb.sndUna(c));
+        if (length == unsent) {
+            return nagle;
+        }
+        return nagle && length >= tcb.maxSndWnd(c) / 2;
+    }
+
+    /**
+     * Records new data just sent, {@code length} bytes from SND.MAX (plus the FIN), one entry per segment of
+     * {@code segment} bytes, and moves SND.NXT and SND.MAX over it.
+     */
+    private void recordNew(int c, SentSegments sent, int seq, int length, int segment, boolean fin, boolean push,
+                           long nowNs) {
+        final long delivered = tcb.delivered(c);
+        int at = seq;
+        final int dataEnd = seq + length;
+        do {
+            final int end = length == 0 ? at : Math.min(dataEnd, at + segment);
+            final boolean last = end == dataEnd;
+            sent.append(at, last && fin ? end + 1 : end, last && fin, last && push, nowNs, delivered);
+            at = end;
+        } while (at != dataEnd);
+        final int end = dataEnd + (fin ? 1 : 0);
+        if (fin) {
+            tcb.setFlag(c, F_FIN_SENT);
+            tcb.finSeq(c, dataEnd);
+        }
+        tcb.sndNxt(c, end);
+        tcb.sndMax(c, end);
+        if (length > 0) {
+            tcb.lastSendNs(c, nowNs);
+        }
+        if (tcb.senderState(c) == RECOVERY) {
+            layer.recovery(c).onSent(tcb, c, end - seq);
+        }
+        paceAfter(c, end - seq, nowNs);
+    }
+
+    /**
+     * Sends recorded segment {@code i} again (in pieces of the current MSS if the path MTU shrank since), marks it
+     * retransmitted, and keeps the books: Karn's rule (RFC 6298 §3) for RTT timing, HighRxt (RFC 6675 §2), the
+     * episode's undo information, PRR's prr_out, the counters by cause. Returns false if nothing could be sent.
+     */
+    private boolean retransmit(int c, SentSegments sent, int i, int cause, long nowNs) {
+        final int start = sent.start(i);
+        final int end = sent.end(i);
+        final int entryFlags = sent.flags(i);
+        final boolean fin = (entryFlags & SentSegments.FIN) != 0;
+        final int dataEnd = fin ? end - 1 : end;
+        int at = start;
+        boolean first = true;
+        do {
+            final int mss = Math.max(1, tcb.sndMss(c) - output.prepareOptions(c));
+            final int length = Math.min(mss, dataEnd - at);
+            final boolean last = at + length == dataEnd;
+            final int flags = TcpFlags.ACK | (last && (entryFlags & SentSegments.PUSH) != 0 ? TcpFlags.PSH : 0)
+                | (last && fin ? TcpFlags.FIN : 0);
+            final int result = output.send(c, at, length, flags, nowNs, 0);
+            if (result == TcpOutput.RETRY) {
+                continue;
+            }
+            if (result < 0) {
+                if (first) {
+                    return false;
+                }
+                break;
+            }
+            first = false;
+            at += length;
+        } while (at != dataEnd);
+        sent.retransmitted(i, nowNs, tcb.delivered(c));
+        counters.txRetransmits.incrementRelease();
+        switch (cause) {
+            case TIMEOUT -> counters.txTimeoutRetransmits.incrementRelease();
+            case PROBE -> counters.txProbeRetransmits.incrementRelease();
+            case RESCUE -> counters.txRescueRetransmits.incrementRelease();
+            default -> counters.txFastRetransmits.incrementRelease();
+        }
+        tcb.retransmits(c, tcb.retransmits(c) + 1);
+        final int tsVal = output.tsVal(c, nowNs);
+        tcb.clearFlag(c, F_RTT_TIMING);
+        tcb.setFlag(c, F_RETRANSMITTED);
+        tcb.retransmitTsVal(c, tsVal);
+        if (tcb.hasSenderFlag(c, S_UNDO_POSSIBLE) && tcb.senderState(c) != OPEN) {
+            tcb.undoRetrans(c, tcb.undoRetrans(c) + 1);
+            if (!tcb.hasSenderFlag(c, S_UNDO_TS)) {
+                tcb.undoTsVal(c, tsVal);
+                tcb.setSenderFlag(c, S_UNDO_TS);
+            }
+        }
+        if (cause != RESCUE && SeqNum.gt(end, tcb.highRxt(c))) {
+            tcb.highRxt(c, end);
+        }
+        if (tcb.senderState(c) == RECOVERY) {
+            layer.recovery(c).onSent(tcb, c, end - start);
+        }
+        paceAfter(c, end - start, nowNs);
+        return true;
+    }
+
+    /**
+     * RFC 6675 §4 NextSeg rules (3) and (4), in fast recovery with SACK when the recovery asks for them and nothing
+     * lost or new could go: (3) the first unSACKed segment above HighRxt and below the highest SACKed sequence number;
+     * (4) once per recovery, the rescue retransmission of the highest unSACKed segment (RescueRxt, HighRxt untouched).
+     */
+    private boolean rescue(int c, SentSegments sent, long nowNs) {
+        if (tcb.senderState(c) != RECOVERY || !tcb.hasFlag(c, F_SACK) || !layer.recovery(c).usesRescueRules()) {
+            return false;
+        }
+        final int highRxt = tcb.highRxt(c);
+        final int fack = tcb.fack(c);
+        final int count = sent.count();
+        int i = sent.indexOf(highRxt);
+        if (i < 0) {
+            i = SeqNum.lt(highRxt, tcb.sndUna(c)) ? 0 : count;
+        }
+        for (; i < count && SeqNum.le(sent.end(i), fack); i++) {
+            final int flags = sent.flags(i);
+            if ((flags & (SentSegments.SACKED | SentSegments.RETRANS_IN_FLIGHT)) == 0
+                && SeqNum.ge(sent.start(i), highRxt)) {
+                return retransmit(c, sent, i, FAST, nowNs);
+            }
+        }
+        if (tcb.hasSenderFlag(c, S_RESCUE_SENT) && !SeqNum.gt(tcb.sndUna(c), tcb.rescueRxt(c))) {
+            return false;
+        }
+        for (int j = count - 1; j >= 0; j--) {
+            final int flags = sent.flags(j);
+            if ((flags & SentSegments.SACKED) == 0) {
+                if ((flags & SentSegments.RETRANS_IN_FLIGHT) != 0) {
+                    return false;
+                }
+                tcb.setSenderFlag(c, S_RESCUE_SENT);
+                tcb.rescueRxt(c, tcb.recover(c));
+                return retransmit(c, sent, j, RESCUE, nowNs);
+            }
+        }
+        return false;
+    }
+
+    /** Data in the send ring not yet acknowledged, up to where shutdownOutput put the FIN. */
+    int queuedData(int c, ByteRing ring) {
+        final int available = ring.available();
+        if (tcb.hasFlag(c, F_FIN_QUEUED)) {
+            return (int) Math.min(available, tcb.finPosition(c) - ring.consumerPosition());
+        }
+        return available;
+    }
+
+    /** Data bytes between SND.UNA and {@code seq} (our FIN, when passed, is no data byte). */
+    private int dataSent(int c, int seq) {
+        final int sndUna = tcb.sndUna(c);
+        int sent = seq - sndUna;
+        if (tcb.hasFlag(c, F_FIN_SENT) && SeqNum.gt(seq, tcb.finSeq(c)) && SeqNum.le(sndUna, tcb.finSeq(c))) {
+            sent--;
+        }
+        return sent;
+    }
+
+    /** A FIN is queued and not yet sent (once sent, it is in the record and retransmitted from there). */
+    private boolean finWanted(int c) {
+        return tcb.hasFlag(c, F_FIN_QUEUED) && !tcb.hasFlag(c, F_FIN_SENT);
+    }
+
+    // ----------------------------------------------------------------------------------------------- pacing
+
+    /** True when the congestion control paces and the next segment is not due yet (the pacing timer is armed). */
+    private boolean paced(int c, long nowNs) {
+        if (tcb.pacingRate(c) <= 0 || tcb.nextSendNs(c) - nowNs <= 0) {
+            return false;
+        }
+        if (!timers.armed(c, T_PACE)) {
+            timers.arm(c, T_PACE, tcb.nextSendNs(c));
+        }
+        return true;
+    }
+
+    /** The next segment may leave {@code bytes} / rate after this one. */
+    private void paceAfter(int c, int bytes, long nowNs) {
+        final long rate = tcb.pacingRate(c);
+        if (rate > 0) {
+            final long next = Math.max(tcb.nextSendNs(c), nowNs);
+            tcb.nextSendNs(c, next + bytes * 1_000_000_000L / rate);
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------------- timers
+
+    /**
+     * Arms the sender timer for what the connection waits for (RFC 6298 §5, RFC 9293 §3.8.6.1, RFC 8985 §7.2): the
+     * persist timer while the peer's window is zero (or too small to send into with nothing outstanding); while data
+     * is outstanding, RACK's reordering timer if armed, else a tail loss probe if one may be sent, else the
+     * retransmission timer. The RTO restarts on {@code restart} (new data acknowledged, RFC 6298 §5.3); the probe
+     * timeout restarts when new data was sent or acknowledged.
+     */
+    void updateTimer(int c, long nowNs, boolean restart, boolean sentNew) {
+        final int state = tcb.state(c);
+        if (state < TcpState.ESTABLISHED || state == TcpState.TIME_WAIT || !tcb.hasFlag(c, F_RINGS)) {
+            return;
+        }
+        final boolean outstanding = tcb.sndMax(c) != tcb.sndUna(c);
+        final boolean waiting = queuedData(c, layer.sendRings[c]) > dataSent(c, tcb.sndMax(c)) || finWanted(c);
+        final boolean armed = timers.armed(c, T_SENDER);
+        final int kind = tcb.senderTimerKind(c);
+        if ((tcb.sndWnd(c) == 0 && (outstanding || waiting)) || (!outstanding && waiting)) {
+            if (!armed || kind != TIMER_PERSIST) {
+                tcb.senderTimerKind(c, TIMER_PERSIST);
+                timers.arm(c, T_SENDER, nowNs + rtt.rtoNs(tcb, c));
+            }
+            return;
+        }
+        if (!outstanding) {
+            timers.disarm(c, T_SENDER);
+            return;
+        }
+        if (restart || !armed || kind == TIMER_PERSIST) {
+            tcb.rtoExpiryNs(c, nowNs + rtt.rtoNs(tcb, c));
+        }
+        if (armed && kind == TIMER_REORDER) {
+            return;
+        }
+        if (probeAllowed(c)) {
+            if (restart || sentNew || !armed || kind != TIMER_PROBE) {
+                tcb.senderTimerKind(c, TIMER_PROBE);
+                timers.arm(c, T_SENDER, Math.min(nowNs + probeTimeoutNs(c), tcb.rtoExpiryNs(c)));
+            }
+            return;
+        }
+        if (!armed || kind != TIMER_RTO || restart || tcb.senderTimerNs(c) != tcb.rtoExpiryNs(c)) {
+            tcb.senderTimerKind(c, TIMER_RTO);
+            timers.arm(c, T_SENDER, tcb.rtoExpiryNs(c));
+        }
+    }
+
+    /** RFC 8985 §7.2: a probe may be scheduled while open, with SACK, an RTT known and no probe unanswered. */
+    private boolean probeAllowed(int c) {
+        return tcb.senderState(c) == OPEN && tcb.hasFlag(c, F_SACK) && !tcb.hasSenderFlag(c, S_TLP_OUTSTANDING)
+            && tcb.srttUs(c) > 0 && layer.lossDetection(c).tailLossProbes();
+    }
+
+    /**
+     * RFC 8985 §7.2, TLP_calc_PTO: twice SRTT, plus the worst-case delayed ACK when a single segment is outstanding
+     * (its ACK may be delayed). Deviation: at least {@link #MIN_PROBE_TIMEOUT_NS}, as Linux, so scheduling noise on a
+     * microsecond path does not fire probes.
+     */
+    long probeTimeoutNs(int c) {
+        long pto = 2L * tcb.srttUs(c) * 1000L;
+        if (tcb.sndMax(c) - tcb.sndUna(c) <= tcb.sndMss(c)) {
+            pto += WORST_CASE_DELAYED_ACK_NS;
+        }
+        return Math.max(pto, MIN_PROBE_TIMEOUT_NS);
+    }
+
+    /** The sender timer fired (a synchronized connection): by what it was armed for. */
+    void onTimer(int c, long nowNs) {
+        switch (tcb.senderTimerKind(c)) {
+            case TIMER_PERSIST -> onPersistTimeout(c, nowNs);
+            case TIMER_PROBE -> onProbeTimeout(c, nowNs);
+            case TIMER_REORDER -> onReorderTimeout(c, nowNs);
+            default -> onRetransmitTimeout(c, nowNs);
+        }
+    }
+
+    /**
+     * RFC 6298 §5.4-5.7 with RFC 5681 §3.1: the retransmission timer expired. The congestion control falls to the loss
+     * window, the loss detection marks what the timeout shows lost, the first outstanding segment goes again at once,
+     * the RTO doubles; after the configured retries the connection times out. A receiver that reneged (the first
+     * outstanding segment was SACKed yet never acknowledged, RFC 2018 §8) loses its SACK marks.
+     */
+    void onRetransmitTimeout(int c, long nowNs) {
+        final int state = tcb.state(c);
+        if (state < TcpState.ESTABLISHED || state == TcpState.TIME_WAIT || tcb.sndUna(c) == tcb.sndMax(c)
+            || !tcb.hasFlag(c, F_RINGS)) {
+            return;
+        }
+        counters.rtoExpired.incrementRelease();
+        final int retries = tcb.retries(c) + 1;
+        tcb.retries(c, retries);
+        if (retries > config.maxRetries()) {
+            layer.terminate(c, tcb.softError(c) != TcpError.NONE ? tcb.softError(c) : TcpError.TIMED_OUT, nowNs);
+            return;
+        }
+        final SentSegments sent = layer.sentSegments[c];
+        if (!sent.isEmpty() && sent.has(0, SentSegments.SACKED)) {
+            counters.sackReneging.incrementRelease();
+            sent.unmarkSacked();
+        }
+        if (tcb.senderState(c) == OPEN) {
+            startEpisode(c);
+        }
+        final int sndUna = tcb.sndUna(c);
+        layer.congestionControl(c).onRetransmitTimeout(tcb, c, tcb.sndMax(c) - sndUna, tcb.sndMss(c), nowNs);
+        tcb.recover(c, tcb.sndMax(c));
+        tcb.senderState(c, LOSS);
+        tcb.highRxt(c, sndUna);
+        tcb.dupAcks(c, 0);
+        tcb.clearSenderFlag(c, S_TLP_OUTSTANDING | S_RESCUE_SENT);
+        layer.lossDetection(c).onRetransmitTimeout(tcb, c, sent, nowNs);
+        rtt.backOff(tcb, c);
+        tcb.rtoExpiryNs(c, nowNs + rtt.rtoNs(tcb, c));
+        tcb.senderTimerKind(c, TIMER_RTO);
+        timers.arm(c, T_SENDER, tcb.rtoExpiryNs(c));
+        final int first = sent.firstLostNotRetransmitted();
+        if (first >= 0) {
+            retransmit(c, sent, first, TIMEOUT, nowNs);
+        }
+        final TcpTrace trace = layer.traces[c];
+        if (trace != null) {
+            trace.record(tcb, c, sent, rtt.rtoNs(tcb, c), nowNs);
+        }
+        output(c, nowNs, false);
+    }
+
+    /**
+     * RFC 8985 §7.3: the probe timeout expired with no ACK. One segment of new data goes if the receiver's window
+     * has room (ignoring cwnd), else the highest unSACKed segment again; TLP.end_seq becomes SND.MAX; the RTO timer
+     * takes over.
+     */
+    private void onProbeTimeout(int c, long nowNs) {
+        final int state = tcb.state(c);
+        if (state < TcpState.ESTABLISHED || state == TcpState.TIME_WAIT || !tcb.hasFlag(c, F_RINGS)
+            || tcb.sndUna(c) == tcb.sndMax(c) || tcb.senderState(c) != OPEN) {
+            tcb.senderTimerKind(c, TIMER_RTO);
+            updateTimer(c, nowNs, false, false);
+            return;
+        }
+        final SentSegments sent = layer.sentSegments[c];
+        boolean retransmission = false;
+        if (!transmit(c, nowNs, true, true)) {
+            for (int i = sent.count() - 1; i >= 0; i--) {
+                if (!sent.has(i, SentSegments.SACKED)) {
+                    retransmission = retransmit(c, sent, i, PROBE, nowNs);
+                    break;
+                }
+            }
+            if (!retransmission) {
+                tcb.senderTimerKind(c, TIMER_RTO);
+                updateTimer(c, nowNs, false, false);
+                return;
+            }
+        }
+        counters.txTailLossProbes.incrementRelease();
+        tcb.probeCount(c, tcb.probeCount(c) + 1);
+        tcb.tlpEndSeq(c, tcb.sndMax(c));
+        tcb.setSenderFlag(c, S_TLP_OUTSTANDING);
+        if (retransmission) {
+            tcb.setSenderFlag(c, S_TLP_IS_RETRANS);
+        } else {
+            tcb.clearSenderFlag(c, S_TLP_IS_RETRANS);
+        }
+        tcb.rtoExpiryNs(c, nowNs + rtt.rtoNs(tcb, c));
+        tcb.senderTimerKind(c, TIMER_RTO);
+        timers.arm(c, T_SENDER, tcb.rtoExpiryNs(c));
+    }
+
+    /** RFC 8985 §6.2: RACK's reordering timer: look for losses again, now that more time has passed. */
+    private void onReorderTimeout(int c, long nowNs) {
+        tcb.senderTimerKind(c, TIMER_RTO);
+        final int state = tcb.state(c);
+        if (state < TcpState.ESTABLISHED || state == TcpState.TIME_WAIT || !tcb.hasFlag(c, F_RINGS)) {
+            return;
+        }
+        final SentSegments sent = layer.sentSegments[c];
+        final AckSample s = sample.reset(nowNs, tcb.sndMss(c));
+        s.senderState = tcb.senderState(c);
+        final int outstanding = tcb.sndMax(c) - tcb.sndUna(c);
+        s.priorInFlight = sent.pipe(outstanding);
+        final LossDetection detection = layer.lossDetection(c);
+        final long timeoutNs = detection.onReorderTimeout(tcb, c, sent, s);
+        countMarks(detection, s);
+        s.inFlight = sent.pipe(outstanding);
+        if (s.newlyLostBytes > 0) {
+            counters.reorderTimeoutLosses.incrementRelease();
+            if (tcb.senderState(c) == OPEN) {
+                enterRecovery(c, sent, s);
+            } else if (tcb.senderState(c) == RECOVERY && layer.recovery(c).onAck(tcb, c, sent, s)) {
+                retransmitFirstLost(c, sent, nowNs);
+            }
+        }
+        armReorderTimer(c, timeoutNs, nowNs);
+        output(c, nowNs, false);
+    }
+
+    /** The persist timer (RFC 9293 §3.8.6.1): probe a zero window, with backoff, as long as the peer answers. */
+    private void onPersistTimeout(int c, long nowNs) {
+        final int state = tcb.state(c);
+        if (state < TcpState.ESTABLISHED || state == TcpState.TIME_WAIT || !tcb.hasFlag(c, F_RINGS)) {
+            return;
+        }
+        tcb.senderTimerKind(c, TIMER_RTO);
+        if (tcb.sndWnd(c) > 0) {
+            // The window is open but too small for silly-window avoidance: send what fits anyway (§3.8.6.2.1 (4)).
+            output(c, nowNs, true);
+            return;
+        }
+        final int probes = tcb.probes(c) + 1;
+        if (probes > config.maxRetries()) {
+            layer.terminate(c, TcpError.TIMED_OUT, nowNs);
+            return;
+        }
+        tcb.probes(c, probes);
+        sendWindowProbe(c, nowNs);
+        rtt.backOff(tcb, c);
+        tcb.senderTimerKind(c, TIMER_PERSIST);
+        timers.arm(c, T_SENDER, nowNs + rtt.rtoNs(tcb, c));
+    }
+
+    /**
+     * A zero-window probe (RFC 9293 §3.8.6.1): one byte beyond the window, the first unacknowledged one again if
+     * data is outstanding, else the next new one (or the FIN).
+     */
+    private void sendWindowProbe(int c, long nowNs) {
+        final ByteRing ring = layer.sendRings[c];
+        final SentSegments sent = layer.sentSegments[c];
+        final int sndUna = tcb.sndUna(c);
+        final int sndMax = tcb.sndMax(c);
+        final int queued = queuedData(c, ring);
+        output.prepareOptions(c);
+        if (sndMax != sndUna) {
+            if (queued > 0) {
+                if (output.send(c, sndUna, 1, TcpFlags.ACK, nowNs, 0) >= 0) {
+                    tcb.clearFlag(c, F_RTT_TIMING);
+                    tcb.setFlag(c, F_RETRANSMITTED);
+                    tcb.retransmitTsVal(c, output.tsVal(c, nowNs));
+                }
+            } else if (tcb.hasFlag(c, F_FIN_SENT)) {
+                output.send(c, sndUna, 0, TcpFlags.ACK | TcpFlags.FIN, nowNs, 0);
+            }
+        } else if (!sent.isFull() && queued > dataSent(c, sndMax)) {
+            if (output.send(c, sndMax, 1, TcpFlags.ACK, nowNs, 0) >= 0) {
+                recordNew(c, sent, sndMax, 1, 1, false, false, nowNs);
+            }
+        } else if (finWanted(c) && !sent.isFull()) {
+            if (output.send(c, sndMax, 0, TcpFlags.ACK | TcpFlags.FIN, nowNs, 0) >= 0) {
+                recordNew(c, sent, sndMax, 0, 0, true, false, nowNs);
+            }
+        }
+        counters.txWindowProbes.incrementRelease();
+    }
+
+    /** The pacing timer: the next segment is due. */
+    void onPacingTimer(int c, long nowNs) {
+        output(c, nowNs, false);
+    }
+
+    /**
+     * The path MTU fell below what was sent (RFC 1191, an ICMP fragmentation needed): everything outstanding is sent
+     * again at once in smaller segments, without a congestion response (the segments were not lost to congestion).
+     */
+    void onPathMtuDrop(int c) {
+        final SentSegments sent = layer.sentSegments[c];
+        if (sent != null) {
+            for (int i = 0; i < sent.count(); i++) {
+                sent.markLost(i);
+            }
+        }
+        layer.requestOutput(c);
+    }
+}
