@@ -4,9 +4,11 @@ import dev.tern.core.io.ByteRing;
 import dev.tern.core.io.SocketError;
 import dev.tern.core.net.Ipv4Address;
 import dev.tern.tcp.TcpError;
+import dev.tern.tcp.TcpInfo;
 import dev.tern.tcp.TcpLayer;
 import dev.tern.tcp.TcpOptions;
 import dev.tern.tcp.TcpState;
+import dev.tern.tcp.TcpTrace;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -252,9 +254,32 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
             "tcp keepalive");
     }
 
-    /** Switches congestion control by name ("newreno", ...). */
+    /** Switches congestion control by name ("cubic", "newreno", "none"). */
     public void congestionControl(String name) throws TernSocketException {
         check(stack.call(() -> tcp.congestionControl(handle, name, stack.clock().nanoTime())), "tcp congestion control " + name);
+    }
+
+    /** Switches loss detection by name ("rack", "dupack"); it applies when the peer does SACK. */
+    public void lossDetection(String name) throws TernSocketException {
+        check(stack.call(() -> tcp.lossDetection(handle, name)), "tcp loss detection " + name);
+    }
+
+    /** Switches loss recovery by name ("prr", "rfc6675", "newreno") from the next recovery; with SACK only. */
+    public void lossRecovery(String name) throws TernSocketException {
+        check(stack.call(() -> tcp.lossRecovery(handle, name)), "tcp loss recovery " + name);
+    }
+
+    /**
+     * Traces the sender into {@code trace} from now on (a record per ACK: cwnd, pipe, RTT, ...; see {@link TcpTrace}),
+     * or stops with null. The caller drains and closes the trace, after closing the connection.
+     */
+    public void trace(TcpTrace trace) throws TernSocketException {
+        check(stack.call(() -> tcp.trace(handle, trace)), "tcp trace");
+    }
+
+    /** The connection's state, windows, RTT and statistics as one value (for tools; allocates). */
+    public TcpInfo info() {
+        return stack.call(() -> tcp.info(handle));
     }
 
     private static void check(int result, String what) throws TernSocketException {
