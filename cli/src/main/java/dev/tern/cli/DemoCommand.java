@@ -341,11 +341,12 @@ final class DemoCommand {
             if (terminal) {
                 out.print("\r");
             }
+            // The rate counts until the receiver read the last byte, not the closing handshake after it.
+            final double seconds = (sim.nowNs() - start) / 1e9;
             client.close();
             server.close();
             sim.runFor(SECOND);
             final boolean same = read == total && java.util.Arrays.equals(sent.digest(), got.digest());
-            final double seconds = (sim.nowNs() - start) / 1e9;
             step("tcp", same, String.format(
                 "%d MiB a -> b: sha-256 %s, %.1f Mbit/s on the simulated link (%.2f s virtual), %d retransmitted segments",
                 total >> 20, same ? "equal" : "DIFFERENT", read * 8 / seconds / 1e6, seconds,
