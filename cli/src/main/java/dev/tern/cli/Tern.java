@@ -20,6 +20,7 @@ public final class Tern {
           stat                      %s
           devices                   RDMA devices and whether they support raw-packet QPs
           bench                     %s
+          plot                      draw a TCP connection trace (CSV) as a chart: %s
         link flags: %s
         """;
 
@@ -45,6 +46,7 @@ public final class Tern {
                 case "stat" -> new StatCommand(out).run(rest);
                 case "devices" -> new DevicesCommand(out).run(rest);
                 case "bench" -> new BenchCommand(out).run(rest);
+                case "plot" -> new PlotCommand(out).run(rest);
                 default -> throw new UsageException("unknown command '" + args[0] + "' (try ./tern help)");
             };
             out.flush();
@@ -66,6 +68,6 @@ public final class Tern {
 
     static String help() {
         return HELP.formatted(DemoCommand.USAGE, PingCommand.USAGE, NcCommand.USAGE, ServeCommand.USAGE, StatCommand.USAGE,
-            BenchCommand.USAGE, NetworkOptions.USAGE);
+            BenchCommand.USAGE, PlotCommand.USAGE, NetworkOptions.USAGE);
     }
 }

@@ -46,6 +46,12 @@ class TernCommandLineTest {
         "ping host.example                     | ping: bad IPv4 address 'host.example'",
         "demo --loss 2                         | demo: --loss must be between 0.0 and 0.5, got 2",
         "stat extra                            | stat: too many operands",
+        "plot                                  | plot: missing operand",
+        "plot t.csv                            | plot: missing -o OUT.svg",
+        "plot t.csv -o t.gif                   | plot: -o t.gif: the name must end in .svg or .png",
+        "plot t.csv -o                         | plot: -o needs a value",
+        "plot t.csv -o t.png --width 9         | plot: unknown option --width",
+        "plot a.csv b.csv -o t.png             | plot: too many operands",
     })
     void aBadCommandLineGetsOneClearLineAndStatus2(String line, String message) {
         final Run run = tern(line.trim().split("\\s+"));
