@@ -276,6 +276,43 @@ public final class NetnsHarness implements AutoCloseable {
         return command;
     }
 
+    /**
+     * Sets the kernel's TCP congestion control for every connection across the pair, as the {@code congctl} metric of
+     * the subnet's route (RFC 2544's 198.18.0.0/24): in the peer namespace, and in the Tern namespace only where its
+     * end has a kernel address (a kernel&lt;-&gt;kernel pair; Tern's own end has no route and gets none). Per namespace,
+     * like the {@code net.ipv4.tcp_congestion_control} sysctl, but without its limit: a namespace other than the
+     * initial one may set that sysctl only to an algorithm in the host's
+     * {@code net.ipv4.tcp_allowed_congestion_control} (here reno and bbr: CUBIC is refused with EPERM), while a
+     * route's congctl may name any algorithm the kernel has. Nothing outside the namespaces changes. Returns the
+     * namespaces whose route now carries it.
+     */
+    public List<String> kernelCongestionControl(String algorithm) {
+        if (!algorithm.matches("[a-z0-9_]{1,15}")) {
+            throw new IllegalArgumentException("not a congestion control name: '" + algorithm + "'");
+        }
+        final List<String> set = new ArrayList<>();
+        for (NetworkNamespace namespace : List.of(peer, tern)) {
+            final String device = namespace == peer ? PEER_INTERFACE : TERN_INTERFACE;
+            final String subnet = "198.18.0.0/" + PREFIX_LENGTH;
+            for (String route : namespace.ip("-o", "-4", "route", "show", "dev", device).stdout().lines().toList()) {
+                final List<String> words = new ArrayList<>(List.of(route.strip().split("\\s+")));
+                if (!words.getFirst().equals(subnet)) {
+                    continue;
+                }
+                final int old = words.indexOf("congctl");
+                if (old >= 0) {
+                    words.subList(old, words.get(old + 1).equals("lock") ? old + 3 : old + 2).clear();
+                }
+                final List<String> replace = new ArrayList<>(List.of("route", "replace", subnet, "dev", device));
+                replace.addAll(words.subList(1, words.size()));
+                replace.addAll(List.of("congctl", algorithm));
+                namespace.ip(replace.toArray(String[]::new));
+                set.add(namespace.name());
+            }
+        }
+        return set;
+    }
+
     /** Gives the peer a permanent neighbour entry, so it sends to {@code address} without asking ARP first. */
     public void peerNeighbour(String address, long mac) {
         peer.ip("neighbour", "replace", address, "lladdr", MacAddress.format(mac), "dev", PEER_INTERFACE, "nud", "permanent");
