@@ -9,55 +9,61 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Random packet loss injected by the Linux kernel on the peer's end of a {@link NetnsHarness} pair, in both directions:
- * an nftables {@code netdev} table in the peer namespace with one chain on the ingress hook and one on the egress hook
- * of {@value NetnsHarness#PEER_INTERFACE}, each counting every packet and dropping one when
- * {@code numgen random mod 10000 < N} (N = percent x 100, so 0.01 % steps). There is no netem on the kernels we run
- * on; this is the kernel's own random source, per packet, independent between packets.
+ * Random packet loss injected by the Linux kernel between the two ends of a {@link NetnsHarness} pair, both ways: an
+ * nftables {@code netdev} table with one chain per direction, each counting every packet and dropping one when
+ * {@code numgen random mod 10000 < N} (N = percent x 100: 0.01 % steps; 100 % is a plain drop). There is no netem on
+ * the kernels we run on; this is the kernel's own random source, per packet, independent between packets.
  *
  * <pre>
- *   table netdev tern_loss {                               (in the peer namespace)
- *     chain ingress { type filter hook ingress device "peer0" priority -500; policy accept;
- *                     counter                                        (every packet into the peer)
- *                     numgen random mod 10000 &lt; N counter drop }    (the ones dropped)
- *     chain egress  { ... hook egress ... the same ... }
+ *   table netdev tern_loss {
+ *     chain to_peer   { type filter hook ingress device D1 priority -500; policy accept;
+ *                       counter                                          (every packet towards the peer)
+ *                       numgen random mod 10000 &lt; N counter drop }      (the ones dropped)
+ *     chain from_peer { type filter hook ingress|egress device D2 ... the same ... }
  *   }
  * </pre>
  *
- * <p><b>Per packet, not per GSO burst.</b> The egress hook runs in {@code __dev_queue_xmit} before the device layer
- * segments, and the kernel's TCP always builds GSO packets (since Linux 4.19, whatever the device's offloads). A
- * rule there would drop a kernel sender's whole 64 KiB burst at once (measured: 36 KiB per dropped packet with
- * offloads off), which is burst loss, not random loss. So while the rules are installed the peer's device is given
- * {@code gso_max_segs 1}: the peer's TCP then hands the device one segment per packet, and the rule sees packets as
- * they go on the wire. The ingress hook already does: frames arrive one by one after the sender's device segmented
- * them (with offloads off; with offloads on, a sender's super-frames cross a veth whole and are dropped whole, so
- * use this with offloads off). The Tern side is not touched: its interface has no hooks and no kernel address.
+ * <p><b>Where the rules go.</b> With a wire namespace ({@link NetnsHarness.Options#wire}), on the ingress hooks of the
+ * bridge's two ports: D1 = {@value NetnsHarness#WIRE_TERN_PORT} (what Tern's end sends), D2 =
+ * {@value NetnsHarness#WIRE_PEER_PORT} (what the peer sends). A packet is lost there as on a wire: after its sender's
+ * device has cut it to MTU size (offloads off), and without its sender learning of it. This is the placement for
+ * loss both ways.
  *
- * <p>{@link #close()} deletes the table and gives the device its {@code gso_max_segs} back; deleting the namespace
- * (the harness's {@link NetnsHarness#close()}) removes both anyway, so nothing outlives the harness even if this is
- * never closed. Needs {@code nft} (Debian package nftables). Thread-safe (each call runs {@code nft} once).
+ * <p>Without one, on the peer's own device, {@value NetnsHarness#PEER_INTERFACE}: D1 its ingress hook, D2 its egress
+ * hook. Packets towards the peer are lost as on a wire, but <em>not the peer's own</em>: the egress hook runs inside
+ * {@code dev_queue_xmit}, which returns {@code NET_XMIT_DROP} to the sending socket, and the kernel's TCP takes that as
+ * local congestion (it reduces cwnd and sends the same segment again, in order; measured at 1 % over veth with
+ * offloads off: 0 to 2 retransmissions by the sender and no out-of-order segment at the receiver, against about 1000
+ * and 3000 with the wire). Its egress rule also sees GSO packets before they are cut. Use it to silence the peer
+ * (100 %) or for loss towards the peer only.
+ *
+ * <p>{@link #close()} deletes the table; deleting the namespaces (the harness's {@link NetnsHarness#close()}) removes
+ * it anyway, so nothing outlives the harness even if this is never closed. Needs {@code nft} (Debian package
+ * nftables). Thread-safe (each call runs {@code nft} once).
  */
 public final class PacketLoss implements AutoCloseable {
-    /** The table's name in the peer namespace. */
+    /** The table's name. */
     public static final String TABLE = "tern_loss";
     private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(20);
-    private static final Pattern GSO_MAX_SEGS = Pattern.compile("gso_max_segs (\\d+)");
     private static final Pattern COUNTER = Pattern.compile("counter packets (\\d+) bytes (\\d+)");
 
-    private final NetworkNamespace peer;
+    private final NetworkNamespace namespace;
     private final String nft;
-    private final String previousGsoMaxSegs;
+    private final String toPeerHook;
+    private final String toPeerDevice;
+    private final String fromPeerHook;
+    private final String fromPeerDevice;
     private double percent;
     private boolean closed;
 
-    /** Packets that reached each hook, and those dropped there, since the rules were (re)installed. */
-    public record Counts(long ingressPackets, long ingressDropped, long egressPackets, long egressDropped) {
+    /** Packets that went each way past the rules, and those dropped, since they were (re)installed. */
+    public record Counts(long toPeerPackets, long toPeerDropped, long fromPeerPackets, long fromPeerDropped) {
         public long dropped() {
-            return ingressDropped + egressDropped;
+            return toPeerDropped + fromPeerDropped;
         }
 
         public long packets() {
-            return ingressPackets + egressPackets;
+            return toPeerPackets + fromPeerPackets;
         }
 
         /** The share of packets dropped, in percent (NaN when none passed). */
@@ -66,29 +72,29 @@ public final class PacketLoss implements AutoCloseable {
         }
     }
 
-    private PacketLoss(NetworkNamespace peer, String nft, String previousGsoMaxSegs) {
-        this.peer = peer;
+    private PacketLoss(NetworkNamespace namespace, String nft, String toPeerHook, String toPeerDevice, String fromPeerHook,
+                       String fromPeerDevice) {
+        this.namespace = namespace;
         this.nft = nft;
-        this.previousGsoMaxSegs = previousGsoMaxSegs;
+        this.toPeerHook = toPeerHook;
+        this.toPeerDevice = toPeerDevice;
+        this.fromPeerHook = fromPeerHook;
+        this.fromPeerDevice = fromPeerDevice;
     }
 
     /**
-     * Installs the rules on the peer's end of {@code net} with {@code percent} loss each way (0 to 100). Fails (and
-     * leaves nothing behind) if nft is missing or the kernel refuses the rules.
+     * Installs the rules for {@code net} with {@code percent} loss each way (0 to 100): on the wire's ports when it has
+     * a wire namespace, else on the peer's device (see the class comment for the difference). Fails (and leaves
+     * nothing behind) if nft is missing or the kernel refuses the rules.
      */
-    public static PacketLoss onPeer(NetnsHarness net, double percent) {
+    public static PacketLoss install(NetnsHarness net, double percent) {
         final String nft = Commands.require("nft", "nftables");
-        final NetworkNamespace peer = net.peerNamespace();
-        final Matcher segs = GSO_MAX_SEGS.matcher(peer.ip("-d", "link", "show", "dev", NetnsHarness.PEER_INTERFACE).stdout());
-        if (!segs.find()) {
-            throw new NetnsException("ip -d link show printed no gso_max_segs for " + NetnsHarness.PEER_INTERFACE);
-        }
-        final String gsoMaxSegs = segs.group(1);
-        final PacketLoss loss = new PacketLoss(peer, nft, gsoMaxSegs);
+        final NetworkNamespace wire = net.wireNamespace();
+        final PacketLoss loss = wire != null
+            ? new PacketLoss(wire, nft, "ingress", NetnsHarness.WIRE_TERN_PORT, "ingress", NetnsHarness.WIRE_PEER_PORT)
+            : new PacketLoss(net.peerNamespace(), nft, "ingress", NetnsHarness.PEER_INTERFACE, "egress", NetnsHarness.PEER_INTERFACE);
         try {
-            peer.ip("link", "set", "dev", NetnsHarness.PEER_INTERFACE, "gso_max_segs", "1");
-            loss.percent(percent);
-            return loss;
+            return loss.percent(percent);
         } catch (RuntimeException e) {
             try {
                 loss.close();
@@ -108,7 +114,11 @@ public final class PacketLoss implements AutoCloseable {
     }
 
     /** The nft script that (re)creates the table in one transaction, counters at zero. */
-    static String script(int threshold) {
+    String script(int threshold) {
+        return script(threshold, toPeerHook, toPeerDevice, fromPeerHook, fromPeerDevice);
+    }
+
+    static String script(int threshold, String toPeerHook, String toPeerDevice, String fromPeerHook, String fromPeerDevice) {
         final StringBuilder script = new StringBuilder();
         // Declaring the table first makes the delete succeed whether or not it existed: one atomic replacement.
         script.append("table netdev ").append(TABLE).append('\n');
@@ -116,14 +126,15 @@ public final class PacketLoss implements AutoCloseable {
         script.append("table netdev ").append(TABLE).append(" {\n");
         // numgen's values are 0..9999, so "< 10000" is refused: 100 % is a plain drop.
         final String match = threshold >= 10_000 ? "" : "numgen random mod 10000 < " + threshold + " ";
-        for (String hook : new String[] {"ingress", "egress"}) {
+        final String[][] chains = {{"to_peer", toPeerHook, toPeerDevice}, {"from_peer", fromPeerHook, fromPeerDevice}};
+        for (String[] chain : chains) {
             script.append(String.format(Locale.ROOT, """
                   chain %1$s {
-                    type filter hook %1$s device "%2$s" priority -500; policy accept;
+                    type filter hook %2$s device "%3$s" priority -500; policy accept;
                     counter
-                    %3$scounter drop
+                    %4$scounter drop
                   }
-                """, hook, NetnsHarness.PEER_INTERFACE, match));
+                """, chain[0], chain[1], chain[2], match));
         }
         return script.append("}\n").toString();
     }
@@ -136,7 +147,7 @@ public final class PacketLoss implements AutoCloseable {
         }
         final Path file = writeScript(script(threshold));
         try {
-            peer.exec(COMMAND_TIMEOUT, nft, "-f", file.toString()).orThrow();
+            namespace.exec(COMMAND_TIMEOUT, nft, "-f", file.toString()).orThrow();
         } finally {
             Commands.deleteQuietly(file);
         }
@@ -159,16 +170,21 @@ public final class PacketLoss implements AutoCloseable {
         return percent;
     }
 
+    /** The namespace the rules are in (the wire's, or the peer's). */
+    public NetworkNamespace namespace() {
+        return namespace;
+    }
+
     /** What the rules counted since they were last (re)installed. */
     public Counts counts() {
-        final long[] ingress = chainCounters("ingress");
-        final long[] egress = chainCounters("egress");
-        return new Counts(ingress[0], ingress[1], egress[0], egress[1]);
+        final long[] to = chainCounters("to_peer");
+        final long[] from = chainCounters("from_peer");
+        return new Counts(to[0], to[1], from[0], from[1]);
     }
 
     /** {every packet, dropped packets} of one chain. */
     private long[] chainCounters(String chain) {
-        final String listing = peer.exec(COMMAND_TIMEOUT, nft, "list", "chain", "netdev", TABLE, chain).orThrow().stdout();
+        final String listing = namespace.exec(COMMAND_TIMEOUT, nft, "list", "chain", "netdev", TABLE, chain).orThrow().stdout();
         final Matcher counter = COUNTER.matcher(listing);
         final long[] values = new long[2];
         for (int i = 0; i < 2; i++) {
@@ -180,41 +196,21 @@ public final class PacketLoss implements AutoCloseable {
         return values;
     }
 
-    /** Deletes the table and restores the device's {@code gso_max_segs}. Idempotent; a no-op once the namespace is gone. */
+    /** Deletes the table. Idempotent; a no-op once the namespace is gone. */
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
         closed = true;
-        if (!peer.exists()) {
-            return;
-        }
-        RuntimeException failure = null;
-        final CommandResult listed = peer.exec(COMMAND_TIMEOUT, nft, "list", "table", "netdev", TABLE);
-        if (listed.exitCode() == 0) {
-            try {
-                peer.exec(COMMAND_TIMEOUT, nft, "delete", "table", "netdev", TABLE).orThrow();
-            } catch (RuntimeException e) {
-                failure = e;
-            }
-        }
-        try {
-            peer.ip("link", "set", "dev", NetnsHarness.PEER_INTERFACE, "gso_max_segs", previousGsoMaxSegs);
-        } catch (RuntimeException e) {
-            if (failure == null) {
-                failure = e;
-            } else {
-                failure.addSuppressed(e);
-            }
-        }
-        if (failure != null) {
-            throw failure;
+        if (namespace.exists() && namespace.exec(COMMAND_TIMEOUT, nft, "list", "table", "netdev", TABLE).exitCode() == 0) {
+            namespace.exec(COMMAND_TIMEOUT, nft, "delete", "table", "netdev", TABLE).orThrow();
         }
     }
 
     @Override
     public String toString() {
-        return String.format(Locale.ROOT, "%.2f %% loss each way on %s in %s", percent, NetnsHarness.PEER_INTERFACE, peer.name());
+        return String.format(Locale.ROOT, "%.2f %% loss each way (%s %s, %s %s) in %s", percent, toPeerDevice, toPeerHook,
+            fromPeerDevice, fromPeerHook, namespace.name());
     }
 }

@@ -44,6 +44,27 @@ class NetnsHarnessTest {
     }
 
     @Test
+    void aWireIsABridgeWithoutAddressesBetweenTheEndsAndGoesWithTheHarness() {
+        final NetnsHarness net = NetnsTesting.harness(NetnsHarness.Options.defaults().mtu(1400).wire(true)
+            .offloads(EthtoolOffloads.ALL_OFF));
+        final NetworkNamespace wire = net.wireNamespace();
+        try {
+            assertTrue(wire.name().endsWith("-w"), wire.name());
+            final String links = wire.ip("-d", "link", "show").stdout();
+            assertTrue(links.contains("wt@") && links.contains("wp@") && links.contains("br0"), links);
+            assertEquals(2, links.split("master br0").length - 1, links);
+            assertFalse(wire.ip("address", "show").stdout().contains("inet"), "no address in the wire");
+            assertEquals("", wire.ip("-4", "route", "show", "table", "all").stdout().strip(), "no route in the wire");
+            assertTrue(wire.exec(WAIT, "ethtool", "-k", NetnsHarness.WIRE_PEER_PORT).stdout()
+                .contains("tcp-segmentation-offload: off"), "the ports get the ends' offloads");
+            assertEquals("", net.ternNamespace().ip("-4", "route", "show", "table", "all").stdout().strip(), "no route from Tern's end");
+        } finally {
+            net.close();
+        }
+        assertFalse(wire.exists(), "the wire goes with the harness");
+    }
+
+    @Test
     void kernelCongestionControlGoesOnTheSubnetRouteOnlyWhereTheKernelHasAnAddress() {
         try (NetnsHarness net = NetnsTesting.harness()) {
             assertEquals(List.of(net.peerNamespace().name()), net.kernelCongestionControl("cubic"));

@@ -12,8 +12,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Loss injected by the kernel on the peer's end ({@link PacketLoss}): the rules drop what they should, count what they
- * see, change level in place, and leave nothing behind, whether closed or not.
+ * Loss injected by the kernel between the ends ({@link PacketLoss}): the rules drop what they should, count what they
+ * see, change level in place, and leave nothing behind, whether closed or not; with a wire namespace they sit on its
+ * ports and the ends still reach each other through its bridge.
  */
 class PacketLossTest {
     private static final Duration WAIT = Duration.ofSeconds(20);
@@ -31,67 +32,81 @@ class PacketLossTest {
     }
 
     @Test
-    void theScriptHooksBothWaysOfThePeersDeviceAndReplacesTheTableAtomically() {
-        final String script = PacketLoss.script(100);
+    void theScriptHooksBothWaysAndReplacesTheTableAtomically() {
+        final String script = PacketLoss.script(100, "ingress", "wt", "ingress", "wp");
         assertTrue(script.startsWith("table netdev tern_loss\ndelete table netdev tern_loss\n"), script);
-        assertTrue(script.contains("type filter hook ingress device \"peer0\""), script);
-        assertTrue(script.contains("type filter hook egress device \"peer0\""), script);
+        assertTrue(script.contains("chain to_peer {\n    type filter hook ingress device \"wt\""), script);
+        assertTrue(script.contains("chain from_peer {\n    type filter hook ingress device \"wp\""), script);
         assertEquals(2, script.split("numgen random mod 10000 < 100 counter drop", -1).length - 1, script);
-        assertFalse(PacketLoss.script(10_000).contains("numgen"), "all: a plain drop (numgen's 0..9999 is never < 10000)");
+        assertFalse(PacketLoss.script(10_000, "ingress", "a", "egress", "a").contains("numgen"),
+            "all: a plain drop (numgen's 0..9999 is never < 10000)");
     }
 
-    private static String tables(NetnsHarness net) {
-        return net.peerExec(WAIT, "nft", "list", "tables").orThrow().stdout();
+    private static String tables(NetworkNamespace namespace) {
+        return namespace.exec(WAIT, "nft", "list", "tables").orThrow().stdout();
     }
 
-    private static String gsoMaxSegs(NetnsHarness net) {
-        final String details = net.peerNamespace().ip("-d", "link", "show", "dev", NetnsHarness.PEER_INTERFACE).stdout();
-        final java.util.regex.Matcher m = java.util.regex.Pattern.compile("gso_max_segs (\\d+)").matcher(details);
-        assertTrue(m.find(), details);
-        return m.group(1);
+    private static CommandResult ping(NetnsHarness net, int count) {
+        return net.peerExec(WAIT, "ping", "-c", Integer.toString(count), "-i", "0.2", "-W", "1", NetnsHarness.TERN_ADDRESS);
     }
 
     @Test
-    void allLossSilencesThePeerNoLossCountsWithoutDroppingAndCloseRemovesEverything() {
+    void onThePeersDeviceAllLossSilencesThePeerNoLossCountsAndCloseRemovesTheTable() {
         ExternalTools.require("nft", "nftables");
         try (NetnsHarness net = NetnsTesting.harness()) {
-            final String segs = gsoMaxSegs(net);
-            final PacketLoss loss = PacketLoss.onPeer(net, 100);
-            assertTrue(tables(net).contains("table netdev tern_loss"));
-            assertEquals("1", gsoMaxSegs(net), "the peer's TCP hands its device single segments while rules drop");
+            final PacketLoss loss = PacketLoss.install(net, 100);
+            assertEquals(net.peerNamespace(), loss.namespace());
+            assertTrue(tables(net.peerNamespace()).contains("table netdev tern_loss"));
 
-            // The kernel asks ARP for an address on the link: every request dies on the way out.
-            final CommandResult silent = net.peerExec(WAIT, "ping", "-c", "3", "-i", "0.2", "-W", "1", NetnsHarness.TERN_ADDRESS);
-            assertEquals(1, silent.exitCode(), silent.stdout());
+            // The kernel asks ARP for an address on the link: every request dies on its way out.
+            assertEquals(1, ping(net, 3).exitCode());
             final PacketLoss.Counts dropped = loss.counts();
-            assertTrue(dropped.egressDropped() >= 1 && dropped.egressDropped() == dropped.egressPackets(), dropped.toString());
+            assertTrue(dropped.fromPeerDropped() >= 1 && dropped.fromPeerDropped() == dropped.fromPeerPackets(), dropped.toString());
             assertEquals(100.0, dropped.droppedPercent(), 1e-9);
 
             loss.percent(0);
             assertEquals(new PacketLoss.Counts(0, 0, 0, 0), loss.counts(), "a new level starts counting again");
-            net.peerExec(WAIT, "ping", "-c", "2", "-i", "0.2", "-W", "1", NetnsHarness.TERN_ADDRESS);
+            ping(net, 2);
             final PacketLoss.Counts passed = loss.counts();
-            assertTrue(passed.egressPackets() >= 1 && passed.dropped() == 0, passed.toString());
+            assertTrue(passed.fromPeerPackets() >= 1 && passed.dropped() == 0, passed.toString());
 
             loss.close();
             loss.close();
-            assertFalse(tables(net).contains("tern_loss"), "the table is gone");
-            assertEquals(segs, gsoMaxSegs(net), "gso_max_segs as it was");
+            assertFalse(tables(net.peerNamespace()).contains("tern_loss"), "the table is gone");
             assertThrows(IllegalStateException.class, () -> loss.percent(1));
+        }
+    }
+
+    @Test
+    void withAWireTheRulesSitOnTheBridgePortsAndDropBothWays() {
+        ExternalTools.require("nft", "nftables");
+        try (NetnsHarness net = NetnsTesting.harness(NetnsHarness.Options.defaults().wire(true))) {
+            // Give Tern's end a kernel address for this test only, so that the kernel answers from both ends.
+            net.ternExec(WAIT, "ip", "address", "add", NetnsHarness.TERN_ADDRESS + "/24", "dev", NetnsHarness.TERN_INTERFACE).orThrow();
+            assertEquals(0, ping(net, 2).exitCode(), "the ends reach each other through the wire's bridge");
+            try (PacketLoss loss = PacketLoss.install(net, 50)) {
+                assertEquals(net.wireNamespace(), loss.namespace());
+                assertFalse(tables(net.peerNamespace()).contains("tern_loss"), "nothing on the peer's own device");
+                net.peerExec(WAIT, "ping", "-c", "200", "-i", "0.002", "-W", "1", "-q", NetnsHarness.TERN_ADDRESS);
+                final PacketLoss.Counts counts = loss.counts();
+                assertTrue(counts.fromPeerDropped() > 0 && counts.toPeerDropped() > 0, "echoes and replies lost: " + counts);
+                assertEquals(50, counts.droppedPercent(), 15, counts.toString());
+            }
+            assertFalse(tables(net.wireNamespace()).contains("tern_loss"));
         }
     }
 
     @Test
     void rulesLeftInstalledGoWithTheNamespaceAndCloseAfterThatIsHarmless() {
         ExternalTools.require("nft", "nftables");
-        final NetnsHarness net = NetnsTesting.harness();
+        final NetnsHarness net = NetnsTesting.harness(NetnsHarness.Options.defaults().wire(true));
         final PacketLoss loss;
         try {
-            loss = PacketLoss.onPeer(net, 1);
+            loss = PacketLoss.install(net, 1);
         } finally {
             net.close();
         }
-        assertFalse(net.peerNamespace().exists());
+        assertFalse(net.wireNamespace().exists());
         loss.close();
     }
 }
