@@ -156,6 +156,7 @@ public final class KernelEndpoint {
     }
 
     private static void tcpSource(String host, int port, double seconds, long maxBytes) throws IOException {
+        watchdog(seconds + 60); // a write blocked on a receiver that neither reads nor resets ends here
         try (SocketChannel channel = SocketChannel.open(new InetSocketAddress(host, port))) {
             final ByteBuffer buffer = ByteBuffer.allocateDirect(BUFFER);
             final byte[] random = new byte[BUFFER];
