@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# The veth benchmark (issue 6): Tern against the Linux kernel versus the kernel against itself, over veth pairs in
-# network namespaces this run makes and removes, offloads on and off. Prints a table and one JSON object (last line).
+# The veth benchmark (issues 6 and 13): Tern against the Linux kernel versus the kernel against itself, over veth pairs
+# in network namespaces this run makes and removes: offloads on and off; then TCP over random loss injected by the
+# kernel (nftables on the peer's device, --loss levels in percent, offloads off, the kernel on CUBIC), through Tern's
+# API and through the real `./tern nc` against socat. Prints a table and one JSON object (last line).
 #
 #   conformance/bench-veth.sh [--seconds N] [--rounds N] [--round-trips N] [--offloads on|off|both]
 #       [--rx-ring frame|block] [--idle backoff|spin] [--congestion-control NAME]
-#       [--only tcp-tern-to-kernel|tcp-kernel-to-tern|udp-rr]
+#       [--loss 0,0.1,1,5] [--nc-mib 128] [--nc-seconds 20]
+#       [--only tcp|tcp-tern-to-kernel|tcp-kernel-to-tern|udp-rr|tcp-loss|nc]
+#
+# Needs nft (Debian nftables) and socat for the lossy part; `./tern` (the launcher) is built first, outside the
+# namespaces, so that the nc measurements start the command as a user would.
 #
 # Needs root (namespaces, AF_PACKET), a JDK 25 and Maven. Builds the conformance module and the modules it depends on
 # (mvn package, tests skipped; never install), then runs dev.tern.conformance.bench.VethBenchmark. Set TERN_BENCH_JFR=FILE
@@ -29,7 +35,8 @@ export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"
 command -v mvn >/dev/null 2>&1 || die "Maven not found (Debian package maven)"
 echo "bench-veth: building ..." >&2
 (cd "$ROOT" && mvn -B -q -ntp -DskipTests -pl conformance -am package) >&2 || die "build failed"
-FLAGS=(--enable-native-access=ALL-UNNAMED --add-exports java.base/jdk.internal.misc=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -XX:+UseParallelGC -Xms1g -Xmx1g)
+"$ROOT/tern" help >/dev/null || die "the tern launcher failed to build the command line"
+FLAGS=("-Dtern.root=$ROOT" --enable-native-access=ALL-UNNAMED --add-exports java.base/jdk.internal.misc=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -XX:+UseParallelGC -Xms1g -Xmx1g)
 if [[ -n "${TERN_BENCH_PERFMAP:-}" ]]; then
   FLAGS+=(-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit)
 fi

@@ -21,6 +21,16 @@ class AfPacketOptionsTest {
     }
 
     @Test
+    void throughputIsTheVnetHeaderAndAFrameRingOf256SlotsSizedForSuperFrames() {
+        final AfPacketOptions throughput = AfPacketOptions.throughput();
+        assertTrue(throughput.vnetHeader());
+        assertEquals(AfPacketOptions.RX_FRAME_SIZE_AUTO, throughput.rxFrameSize());
+        assertEquals(64, throughput.rxBlockCount(), "four 64 KiB slots to a block: 256 slots");
+        assertEquals(AfPacketOptions.DEFAULT_TX_FRAMES, throughput.txFrameCount());
+        assertEquals(AfPacketOptions.INTERFACE_MAC, throughput.mac());
+    }
+
+    @Test
     void eachSetterChangesOnlyItsOwnField() {
         final AfPacketOptions options = AfPacketOptions.defaults().vnetHeader(true).fanoutGroup(7).mac(0x0200_0000_0001L)
             .promiscuous(true).rxBlocks(1 << 20, 4).rxBlockTimeoutMs(5).txFrameCount(100);

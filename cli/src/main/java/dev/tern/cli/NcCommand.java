@@ -1,37 +1,59 @@
 package dev.tern.cli;
 
+import dev.tern.core.io.SocketError;
 import dev.tern.core.net.Ipv4Address;
 import dev.tern.stack.TcpConnection;
 import dev.tern.stack.TcpListener;
 import dev.tern.stack.TernSocketException;
 import dev.tern.stack.UdpSocket;
+import dev.tern.tcp.TcpOptions;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 
+import java.io.FileDescriptor;
+import java.io.FileInputStream;
+import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.ReadableByteChannel;
+import java.nio.channels.WritableByteChannel;
 import java.util.HashSet;
 import java.util.Set;
-import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
  * {@code tern nc [-u] [-l] [--join GROUP] [-w SECONDS] [HOST] PORT}: netcat over a Tern stack, with OpenBSD
  * netcat's habits: stdin goes to the peer, what the peer sends goes to stdout.
  *
  * <p>TCP (the default): a client connects to HOST:PORT, a listener ({@code -l PORT}) accepts one connection;
- * the end of stdin half-closes (shutdownOutput) and the command exits when the peer closes its side.
+ * the end of stdin half-closes (shutdownOutput) and the command exits when the peer closes its side. {@code -w}
+ * bounds the client's connect: a peer that does not answer within SECONDS gets one line on stderr and exit status 1
+ * (without {@code -w} the connect lasts as long as TCP retries its SYN).
  *
  * <p>UDP ({@code -u}): each chunk read from stdin is one datagram. A client sends to HOST:PORT and, once stdin
  * ends, waits {@code -w} seconds (default 1) for replies, then exits. A listener ({@code -l PORT}) prints every
  * datagram, optionally from a multicast group it joined ({@code --join}), and sends stdin to whoever sent last;
  * it runs until interrupted.
+ *
+ * <p>As fast as the stack: the link is opened as the veth benchmark opens it (see {@link NetworkOptions}: the vnet
+ * header, so TCP hands the kernel 64 KiB segments to cut or pass to the NIC whole), a TCP connection gets 4 MiB
+ * buffers each way (as the benchmark's), and stdin and stdout move in 256 KiB blocks through reusable direct
+ * buffers on threads of their own ({@link StreamPump}): the stack's thread copies a block into the send ring, or the
+ * receive ring into a block, and never waits on the terminal or the pipe.
  */
 final class NcCommand {
     static final String USAGE = "nc [-u] [-l] [--join GROUP] [-w SECONDS] " + NetworkOptions.USAGE + " [HOST] PORT";
+    /** TCP send and receive buffers: what the veth benchmark gives its connections. */
+    static final TcpOptions TCP_BUFFERS = TcpOptions.DEFAULT.withBuffers(4 << 20, 4 << 20);
+    /** stdin and stdout move in blocks of this size, this many in flight each way (TCP). */
+    static final int TCP_BLOCK = 256 << 10;
+    static final int TCP_BLOCKS = 4;
+    /** UDP: one read of stdin is one datagram, as before (8 KiB, as OpenBSD netcat's 16 KiB order); replies whole. */
+    private static final int UDP_READ = 8192;
+    private static final int UDP_DATAGRAM = 65536;
+    private static final int UDP_BLOCKS = 16;
 
     private final InputStream in;
     private final PrintStream out;
@@ -59,16 +81,23 @@ final class NcCommand {
         if (group != 0 && !listen) {
             throw new UsageException("nc: --join is for a listener (-l)");
         }
-        final long lingerNs = (long) (args.doubleValue("-w", 1.0, 0, 3600) * 1e9);
+        final double waitSeconds = args.doubleValue("-w", 1.0, 0, 3600);
         final NetworkOptions network = NetworkOptions.from(args);
         if (!args.has("-u")) {
             if (group != 0) {
                 throw new UsageException("nc: --join needs UDP (-u)");
             }
-            return runTcp(network, listen, host, port);
+            return runTcp(network, listen, host, port, args.has("-w") ? waitSeconds : 0);
         }
-        try (Network net = network.open("nc"); Arena arena = Arena.ofConfined()) {
-            final MemorySegment buffer = arena.allocate(65536);
+        return runUdp(network, listen, host, port, group, (long) (waitSeconds * 1e9));
+    }
+
+    /**
+     * UDP: every read of stdin is one datagram (to HOST:PORT, or as a listener to whoever sent last); every datagram
+     * received goes to stdout whole.
+     */
+    private int runUdp(NetworkOptions network, boolean listen, int host, int port, int group, long lingerNs) throws IOException {
+        try (Network net = network.open("nc")) {
             final UdpSocket socket = net.stack.openUdp();
             if (listen) {
                 socket.reuseAddress(true);
@@ -79,76 +108,93 @@ final class NcCommand {
             } else {
                 socket.connect(host, port);
             }
-            final ConcurrentLinkedQueue<byte[]> input = new ConcurrentLinkedQueue<>();
-            final Thread reader = startReader(input);
+            final StreamPump input = StreamPump.reading(standardInput(), UDP_READ, UDP_BLOCKS, "tern-nc-stdin");
+            final StreamPump output = StreamPump.writing(standardOutput(), UDP_DATAGRAM, UDP_BLOCKS, "tern-nc-stdout");
             Runtime.getRuntime().addShutdownHook(new Thread(() -> interrupted = true));
-            final IdleStrategy idle = new BackoffIdleStrategy(100, 10, 10_000, 1_000_000);
+            final IdleStrategy idle = idleStrategy();
             int replyAddress = 0;
             int replyPort = 0;
             long inputEndedNs = 0;
-            while (!interrupted) {
-                int work = net.poll();
-                for (byte[] chunk; (chunk = input.peek()) != null; ) {
-                    if (chunk.length == 0) {
-                        input.poll();
-                        if (!listen) {
-                            inputEndedNs = System.nanoTime();
+            int status = 0;
+            StreamPump.Block receiving = null;
+            try {
+                while (!interrupted) {
+                    int work = net.poll();
+                    StreamPump.Block chunk;
+                    while ((chunk = input.next()) != null) {
+                        final ByteBuffer b = chunk.buffer;
+                        final boolean queued = listen
+                            ? replyPort == 0 || socket.sendTo(replyAddress, replyPort, chunk.segment, b.position(), b.remaining())
+                            : socket.send(chunk.segment, b.position(), b.remaining());
+                        if (!queued) {
+                            break;
                         }
-                        continue;
-                    }
-                    final boolean queued = listen
-                        ? replyPort == 0 || socket.sendTo(replyAddress, replyPort, MemorySegment.ofArray(chunk), 0, chunk.length)
-                        : socket.send(MemorySegment.ofArray(chunk), 0, chunk.length);
-                    if (!queued) {
-                        break;
-                    }
-                    input.poll();
-                    work++;
-                }
-                int length;
-                try {
-                    while ((length = socket.receive(buffer, 0, (int) buffer.byteSize())) >= 0) {
-                        out.write(buffer.asSlice(0, length).toArray(ValueLayout.JAVA_BYTE));
-                        out.flush();
-                        replyAddress = socket.lastSourceAddress();
-                        replyPort = socket.lastSourcePort();
+                        input.release(chunk);
                         work++;
                     }
-                } catch (TernSocketException e) {
-                    err.println("tern: nc: " + e.getMessage());
-                    if (!listen) {
-                        return 1;
+                    if (chunk == null && !listen && inputEndedNs == 0 && input.ended()) {
+                        inputEndedNs = System.nanoTime();
                     }
+                    try {
+                        while ((receiving = receiving != null ? receiving : output.claim()) != null) {
+                            final int length = socket.receive(receiving.segment, 0, UDP_DATAGRAM);
+                            if (length < 0) {
+                                break;
+                            }
+                            replyAddress = socket.lastSourceAddress();
+                            replyPort = socket.lastSourcePort();
+                            work++;
+                            if (length > 0) {
+                                receiving.buffer.position(length);
+                                output.submit(receiving);
+                                receiving = null;
+                            }
+                        }
+                    } catch (TernSocketException e) {
+                        err.println("tern: nc: " + e.getMessage());
+                        if (!listen) {
+                            status = 1;
+                            break;
+                        }
+                    }
+                    if (output.failure() != null) {
+                        err.println("tern: nc: standard output: " + output.failure().getMessage());
+                        status = 1;
+                        break;
+                    }
+                    if (inputEndedNs != 0 && System.nanoTime() - inputEndedNs > lingerNs) {
+                        break;
+                    }
+                    idle.idle(work);
                 }
-                if (inputEndedNs != 0 && System.nanoTime() - inputEndedNs > lingerNs) {
-                    break;
-                }
-                idle.idle(work);
+            } finally {
+                socket.close();
+                finish(output);
             }
-            reader.interrupt();
-            socket.close();
+            return status;
         }
-        return 0;
     }
 
     /**
      * TCP: one connection (the one we open, or the first we accept). stdin goes to the peer and its end
      * half-closes (shutdownOutput); what the peer sends goes to stdout; when the peer closes, we exit.
+     * {@code connectSeconds} &gt; 0 bounds a client's connect.
      */
-    private int runTcp(NetworkOptions network, boolean listen, int host, int port) throws IOException {
-        try (Network net = network.open("nc"); Arena arena = Arena.ofConfined()) {
-            final MemorySegment buffer = arena.allocate(65536);
-            final TcpListener listener = listen ? net.stack.listen(port, 1) : null;
-            TcpConnection connection = listen ? null : net.stack.connect(host, port);
-            final ConcurrentLinkedQueue<byte[]> input = new ConcurrentLinkedQueue<>();
-            final Thread reader = startReader(input);
+    private int runTcp(NetworkOptions network, boolean listen, int host, int port, double connectSeconds) throws IOException {
+        try (Network net = network.open("nc")) {
+            final TcpListener listener = listen ? net.stack.listen(port, 1, TCP_BUFFERS) : null;
+            TcpConnection connection = listen ? null : net.stack.connect(host, port, 0, TCP_BUFFERS);
+            final long connectDeadlineNs = System.nanoTime() + (long) (connectSeconds * 1e9);
+            final StreamPump output = StreamPump.writing(standardOutput(), TCP_BLOCK, TCP_BLOCKS, "tern-nc-stdout");
             Runtime.getRuntime().addShutdownHook(new Thread(() -> interrupted = true));
-            final IdleStrategy idle = new BackoffIdleStrategy(100, 10, 10_000, 1_000_000);
-            byte[] pending = null;
-            int pendingOffset = 0;
-            boolean inputEnded = false;
+            final IdleStrategy idle = idleStrategy();
+            StreamPump input = null; // stdin is read once connected, as OpenBSD nc does
+            StreamPump.Block receiving = null;
+            boolean outputShut = false;
+            boolean peerClosed = false;
+            int status = 0;
             try {
-                while (!interrupted) {
+                while (!interrupted && !peerClosed) {
                     int work = net.poll();
                     if (connection == null) {
                         connection = listener.accept();
@@ -158,82 +204,133 @@ final class NcCommand {
                         }
                         listener.close(); // like OpenBSD nc -l: one connection
                     }
-                    if (connection.isEnded() && connection.error() != dev.tern.core.io.SocketError.NONE) {
-                        err.println("tern: nc: " + (listen ? "connection" : "connect to "
-                            + Ipv4Address.format(host) + " port " + port) + ": "
-                            + dev.tern.core.io.SocketError.describe(connection.error()));
-                        return 1;
+                    if (connection.isEnded() && connection.error() != SocketError.NONE) {
+                        err.println("tern: nc: " + (listen ? "connection" : "connect to " + Ipv4Address.format(host)
+                            + " port " + port) + ": " + SocketError.describe(connection.error()));
+                        status = 1;
+                        break;
                     }
-                    if (connection.isConnected()) {
-                        while (!inputEnded) {
-                            if (pending == null) {
-                                pending = input.poll();
-                                pendingOffset = 0;
-                                if (pending == null) {
-                                    break;
-                                }
-                                if (pending.length == 0) {
-                                    inputEnded = true;
-                                    pending = null;
-                                    connection.shutdownOutput();
-                                    break;
-                                }
-                            }
-                            final int n = connection.write(MemorySegment.ofArray(pending), pendingOffset,
-                                pending.length - pendingOffset);
-                            if (n == 0) {
-                                break;
-                            }
-                            pendingOffset += n;
-                            work++;
-                            if (pendingOffset == pending.length) {
-                                pending = null;
-                            }
+                    if (!connection.isConnected() && !connection.isEnded()) {
+                        if (!listen && connectSeconds > 0 && System.nanoTime() - connectDeadlineNs > 0) {
+                            err.println("tern: nc: connect to " + Ipv4Address.format(host) + " port " + port
+                                + ": timed out after " + seconds(connectSeconds) + " s (-w)");
+                            status = 1;
+                            break;
+                        }
+                        idle.idle(work);
+                        continue;
+                    }
+                    if (input == null) {
+                        input = StreamPump.reading(standardInput(), TCP_BLOCK, TCP_BLOCKS, "tern-nc-stdin");
+                    }
+                    if (!outputShut) {
+                        work += send(connection, input);
+                        if (input.ended()) {
+                            connection.shutdownOutput();
+                            outputShut = true;
                         }
                     }
-                    final int n = connection.read(buffer, 0, (int) buffer.byteSize());
-                    if (n > 0) {
-                        out.write(buffer.asSlice(0, n).toArray(ValueLayout.JAVA_BYTE));
-                        out.flush();
-                        work++;
-                    } else if (n < 0) {
-                        break; // the peer closed its side: we are done, as OpenBSD nc with -N
+                    while ((receiving = receiving != null ? receiving : output.claim()) != null) {
+                        final ByteBuffer b = receiving.buffer;
+                        final int n = connection.read(receiving.segment, b.position(), b.remaining());
+                        if (n > 0) {
+                            b.position(b.position() + n);
+                            work++;
+                            if (!b.hasRemaining()) {
+                                output.submit(receiving);
+                                receiving = null;
+                            }
+                            continue;
+                        }
+                        if (b.position() > 0) {
+                            output.submit(receiving); // nothing more now: hand over what came, at once
+                            receiving = null;
+                        }
+                        // The peer closed its side and everything it sent was read: we are done, as OpenBSD nc with -N.
+                        peerClosed = n < 0;
+                        break;
+                    }
+                    if (output.failure() != null) {
+                        err.println("tern: nc: standard output: " + output.failure().getMessage());
+                        status = 1;
+                        break;
                     }
                     idle.idle(work);
                 }
             } catch (TernSocketException e) {
                 err.println("tern: nc: " + e.getMessage());
-                return 1;
+                status = 1;
             } finally {
-                reader.interrupt();
+                if (receiving != null && receiving.buffer.position() > 0) {
+                    output.submit(receiving);
+                }
                 if (connection != null) {
                     connection.close();
                     for (int i = 0; i < 100; i++) {
                         net.poll(); // let the FIN (or RST) leave before the stacks go away
                     }
                 }
+                finish(output);
             }
+            return status;
         }
-        return 0;
     }
 
-    /** Reads stdin on its own thread (it blocks); an empty array marks the end. */
-    private Thread startReader(ConcurrentLinkedQueue<byte[]> input) {
-        final Thread reader = new Thread(() -> {
-            final byte[] chunk = new byte[8192];
-            try {
-                int n;
-                while ((n = in.read(chunk)) > 0) {
-                    input.add(java.util.Arrays.copyOf(chunk, n));
-                }
-            } catch (IOException e) {
-                // stdin closed under us: same as its end
+    /** Copies whole blocks of stdin into the send ring while it has room; returns how many copies were made. */
+    private static int send(TcpConnection connection, StreamPump input) throws TernSocketException {
+        int work = 0;
+        StreamPump.Block block;
+        while ((block = input.next()) != null) {
+            final ByteBuffer b = block.buffer;
+            final int n = connection.write(block.segment, b.position(), b.remaining());
+            if (n == 0) {
+                break;
             }
-            input.add(new byte[0]);
-        }, "tern-nc-stdin");
-        reader.setDaemon(true);
-        reader.start();
-        return reader;
+            b.position(b.position() + n);
+            work++;
+            if (!b.hasRemaining()) {
+                input.release(block);
+            }
+        }
+        return work;
+    }
+
+    /** Waits until what was received has reached stdout. */
+    private void finish(StreamPump output) {
+        try {
+            output.finish();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Spin, yield, then park from 1 us up to 100 us (the veth benchmark's runner): the stack is polled often enough
+     * that frames wait in the ring for at most about 100 us after a quiet spell.
+     */
+    private static IdleStrategy idleStrategy() {
+        return new BackoffIdleStrategy(100, 10, 1_000, 100_000);
+    }
+
+    /**
+     * The process's standard input as a channel on its file descriptor (reads straight into a block's memory), or,
+     * for an input given to the command (tests), a channel over that stream.
+     */
+    private ReadableByteChannel standardInput() {
+        return in == System.in ? new FileInputStream(FileDescriptor.in).getChannel() : Channels.newChannel(in);
+    }
+
+    /** The process's standard output as a channel on its file descriptor, or a channel over the stream given. */
+    private WritableByteChannel standardOutput() {
+        if (out == System.out) {
+            out.flush();
+            return new FileOutputStream(FileDescriptor.out).getChannel();
+        }
+        return Channels.newChannel(out);
+    }
+
+    private static String seconds(double value) {
+        return value == Math.rint(value) ? Long.toString((long) value) : Double.toString(value);
     }
 
     private static int parsePort(String text) {

@@ -110,6 +110,71 @@ class TernCommandLineTest {
         org.junit.jupiter.api.Assertions.assertArrayEquals(input, out.toByteArray());
     }
 
+    /** Runs {@code nc ARGS} with {@code input} as its stdin; returns what it printed and its status. */
+    private static Run nc(byte[] input, String... args) {
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        final ByteArrayOutputStream err = new ByteArrayOutputStream();
+        try {
+            final int status = new NcCommand(new java.io.ByteArrayInputStream(input), new PrintStream(out, true),
+                new PrintStream(err, true, StandardCharsets.UTF_8)).run(args);
+            return new Run(status, out.toString(StandardCharsets.ISO_8859_1), err.toString(StandardCharsets.UTF_8));
+        } catch (java.io.IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    @Test
+    void ncOverTcpMovesMegabytesThroughTheEchoPeerIntactInBlocks() {
+        // More than nc's blocks in flight each way and its 4 MiB send buffer: the pumps wait on each other.
+        final byte[] input = new byte[6 << 20];
+        new java.util.SplittableRandom(10).nextBytes(input);
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        final int status;
+        try {
+            status = new NcCommand(new java.io.ByteArrayInputStream(input), new PrintStream(out, true), System.err)
+                .run(new String[] {"198.18.0.1", "7"});
+        } catch (java.io.IOException e) {
+            throw new AssertionError(e);
+        }
+        assertEquals(0, status);
+        org.junit.jupiter.api.Assertions.assertArrayEquals(input, out.toByteArray());
+    }
+
+    @Test
+    void ncOverUdpSendsEachReadAsADatagramAndPrintsTheEcho() {
+        final Run run = nc("hello over udp".getBytes(StandardCharsets.US_ASCII), "-u", "-w", "0.3", "198.18.0.1", "7");
+        assertEquals(0, run.status(), run.err());
+        assertEquals("hello over udp", run.out());
+    }
+
+    @Test
+    void ncWithWGivesUpAConnectNobodyAnswersWithOneLineAndStatus1() {
+        final long started = System.nanoTime();
+        final Run run = nc(new byte[0], "-w", "0.5", "198.18.0.77", "80");
+        final double seconds = (System.nanoTime() - started) / 1e9;
+        assertEquals(1, run.status(), run.err());
+        assertEquals("tern: nc: connect to 198.18.0.77 port 80: timed out after 0.5 s (-w)", run.err().strip());
+        assertTrue(seconds < 2.5, "gave up after about 0.5 s, not after ARP's 3 s: " + seconds);
+    }
+
+    @Test
+    void ncWithWConnectsAndTransfersWhenThePeerAnswers() {
+        final Run run = nc("ping".getBytes(StandardCharsets.US_ASCII), "-w", "0.2", "198.18.0.1", "7");
+        assertEquals(0, run.status(), run.err());
+        assertEquals("ping", run.out());
+    }
+
+    @Test
+    void ncOpensAfPacketAsTheVethBenchmarkDoesWithTheVnetHeader() {
+        final NetworkOptions options = NetworkOptions.from(Arguments.parse("nc", new String[] {"--link", "afpacket:eth9",
+            "--ip", "198.18.0.2/24"}, NetworkOptions.VALUE_FLAGS, java.util.Set.of()));
+        assertEquals(dev.tern.afpacket.AfPacketOptions.throughput(), options.afpacketOptions());
+        assertTrue(options.afpacketOptions().vnetHeader());
+        assertEquals(64, options.afpacketOptions().rxBlockCount());
+        assertEquals(4 << 20, NcCommand.TCP_BUFFERS.sendBufferSize());
+        assertEquals(4 << 20, NcCommand.TCP_BUFFERS.receiveBufferSize());
+    }
+
     @Test
     void ncToAClosedPortSaysConnectionRefused() {
         final Run run = tern("nc", "198.18.0.1", "81");

@@ -99,8 +99,12 @@ public final class BackgroundCommand implements AutoCloseable {
         }
     }
 
-    /** SIGTERM to this PID, then SIGKILL after a grace period; returns the exit code. Idempotent. */
+    /**
+     * SIGTERM to this PID, then SIGKILL after a grace period; returns the exit code. Idempotent. The processes it
+     * started (a shell's pipeline) are ended the same way, each by its own PID, taken before the parent goes.
+     */
     public int stop() {
+        final List<ProcessHandle> children = process.descendants().toList();
         if (process.isAlive()) {
             process.destroy();
             try {
@@ -111,6 +115,20 @@ public final class BackgroundCommand implements AutoCloseable {
             } catch (InterruptedException e) {
                 process.destroyForcibly();
                 Thread.currentThread().interrupt();
+            }
+        }
+        for (ProcessHandle child : children) {
+            if (child.isAlive()) {
+                child.destroy();
+            }
+        }
+        for (ProcessHandle child : children) {
+            try {
+                child.onExit().get(GRACE.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                child.destroyForcibly();
             }
         }
         return process.isAlive() ? -1 : process.exitValue();

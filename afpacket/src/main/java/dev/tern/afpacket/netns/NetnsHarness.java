@@ -34,6 +34,9 @@ import java.util.function.Supplier;
  * TCP for Tern's address (rawqp.md §4.1 item 8); forwarding is off. IPv6 is disabled on the peer side too, which
  * keeps router solicitations and MLD reports off the wire. Addresses come from 198.18.0.0/15 (RFC 2544).
  *
+ * <p>With {@link Options#wire} a third namespace, {@code tern-PID-N-w}, sits between the two: the veth pairs run
+ * from each end to a bridge there, which has no address; {@link PacketLoss} drops packets on its ports.
+ *
  * <p>Names are unique per process and harness ({@code tern-PID-N-t}/{@code -p}), so parallel runs never collide;
  * the interfaces ({@value #TERN_INTERFACE}, {@value #PEER_INTERFACE}) live only inside the namespaces, so they
  * cannot clash with the host's. {@link #close()} stops the background programs the harness started, closes the
@@ -48,6 +51,9 @@ import java.util.function.Supplier;
 public final class NetnsHarness implements AutoCloseable {
     public static final String TERN_INTERFACE = "tern0";
     public static final String PEER_INTERFACE = "peer0";
+    /** The wire namespace's port towards Tern's end and towards the peer's (see {@link Options#wire}). */
+    public static final String WIRE_TERN_PORT = "wt";
+    public static final String WIRE_PEER_PORT = "wp";
     public static final String PEER_ADDRESS = "198.18.0.1";
     public static final String TERN_ADDRESS = "198.18.0.2";
     public static final int PEER_IPV4 = 0xC612_0001;
@@ -71,12 +77,21 @@ public final class NetnsHarness implements AutoCloseable {
      * @param mtu           MTU of both veth ends
      * @param ternOffloads  offloads of the Tern end, or null to keep the kernel's defaults
      * @param peerOffloads  offloads of the peer end, or null to keep the kernel's defaults
+     * @param wire          put a third namespace between the two ends, a "wire": a bridge with no address, joined to
+     *                      Tern's end and the peer's by a veth pair each (ports {@value #WIRE_TERN_PORT} and
+     *                      {@value #WIRE_PEER_PORT}, offloads as the end they face). Frames cross it unchanged; it is
+     *                      where {@link PacketLoss} drops packets so that neither end's kernel knows (see there)
      */
-    public record Options(int mtu, EthtoolOffloads ternOffloads, EthtoolOffloads peerOffloads) {
+    public record Options(int mtu, EthtoolOffloads ternOffloads, EthtoolOffloads peerOffloads, boolean wire) {
         public Options {
             if (mtu < 68 || mtu > 65535) {
                 throw new IllegalArgumentException("veth MTU " + mtu + " outside 68..65535");
             }
+        }
+
+        /** A direct veth pair between the two ends (no wire namespace). */
+        public Options(int mtu, EthtoolOffloads ternOffloads, EthtoolOffloads peerOffloads) {
+            this(mtu, ternOffloads, peerOffloads, false);
         }
 
         public static Options defaults() {
@@ -84,20 +99,25 @@ public final class NetnsHarness implements AutoCloseable {
         }
 
         public Options mtu(int value) {
-            return new Options(value, ternOffloads, peerOffloads);
+            return new Options(value, ternOffloads, peerOffloads, wire);
         }
 
         public Options ternOffloads(EthtoolOffloads value) {
-            return new Options(mtu, value, peerOffloads);
+            return new Options(mtu, value, peerOffloads, wire);
         }
 
         public Options peerOffloads(EthtoolOffloads value) {
-            return new Options(mtu, ternOffloads, value);
+            return new Options(mtu, ternOffloads, value, wire);
         }
 
         /** The same offloads on both ends. */
         public Options offloads(EthtoolOffloads value) {
-            return new Options(mtu, value, value);
+            return new Options(mtu, value, value, wire);
+        }
+
+        /** With or without the wire namespace between the ends. */
+        public Options wire(boolean value) {
+            return new Options(mtu, ternOffloads, peerOffloads, value);
         }
     }
 
@@ -107,6 +127,7 @@ public final class NetnsHarness implements AutoCloseable {
     private final List<AfPacketLink> links = new CopyOnWriteArrayList<>();
     private NetworkNamespace tern;
     private NetworkNamespace peer;
+    private NetworkNamespace wire;
     private long ternMac;
     private long peerMac;
     private volatile boolean closed;
@@ -180,15 +201,20 @@ public final class NetnsHarness implements AutoCloseable {
     private void build() {
         tern = NetworkNamespace.create("tern-" + id + "-t");
         peer = NetworkNamespace.create("tern-" + id + "-p");
-        for (NetworkNamespace namespace : List.of(tern, peer)) {
+        wire = options.wire() ? NetworkNamespace.create("tern-" + id + "-w") : null;
+        for (NetworkNamespace namespace : wire == null ? List.of(tern, peer) : List.of(tern, peer, wire)) {
             // Before the veth exists, so its ends inherit "default" and never get an IPv6 link-local address.
             namespace.sysctl("net.ipv6.conf.all.disable_ipv6", "1");
             namespace.sysctl("net.ipv6.conf.default.disable_ipv6", "1");
         }
         tern.sysctl("net.ipv4.ip_forward", "0");
         final String mtu = Integer.toString(options.mtu());
-        tern.ip("link", "add", TERN_INTERFACE, "mtu", mtu, "type", "veth", "peer", "name", PEER_INTERFACE, "mtu", mtu,
-            "netns", peer.name());
+        if (wire == null) {
+            tern.ip("link", "add", TERN_INTERFACE, "mtu", mtu, "type", "veth", "peer", "name", PEER_INTERFACE, "mtu", mtu,
+                "netns", peer.name());
+        } else {
+            buildWire(mtu);
+        }
         peer.ip("address", "add", PEER_ADDRESS + "/" + PREFIX_LENGTH, "dev", PEER_INTERFACE);
         peer.ip("link", "set", "lo", "up");
         peer.ip("link", "set", PEER_INTERFACE, "up");
@@ -201,6 +227,30 @@ public final class NetnsHarness implements AutoCloseable {
         }
         ternMac = readMac(tern, TERN_INTERFACE);
         peerMac = readMac(peer, PEER_INTERFACE);
+    }
+
+    /**
+     * tern0 &lt;-veth-&gt; wt [bridge br0] wp &lt;-veth-&gt; peer0: the bridge has no address and the wire namespace no
+     * other interface, so it forwards between the two ends and nowhere else. No STP (ports forward at once), no
+     * multicast snooping (IGMP and multicast cross as on a plain wire).
+     */
+    private void buildWire(String mtu) {
+        tern.ip("link", "add", TERN_INTERFACE, "mtu", mtu, "type", "veth", "peer", "name", WIRE_TERN_PORT, "mtu", mtu,
+            "netns", wire.name());
+        peer.ip("link", "add", PEER_INTERFACE, "mtu", mtu, "type", "veth", "peer", "name", WIRE_PEER_PORT, "mtu", mtu,
+            "netns", wire.name());
+        wire.ip("link", "add", "br0", "type", "bridge", "stp_state", "0", "mcast_snooping", "0");
+        for (String port : List.of(WIRE_TERN_PORT, WIRE_PEER_PORT)) {
+            wire.ip("link", "set", port, "master", "br0");
+            wire.ip("link", "set", port, "up");
+        }
+        wire.ip("link", "set", "br0", "up");
+        if (options.ternOffloads() != null) {
+            applyOffloads(wire, WIRE_TERN_PORT, options.ternOffloads());
+        }
+        if (options.peerOffloads() != null) {
+            applyOffloads(wire, WIRE_PEER_PORT, options.peerOffloads());
+        }
     }
 
     private static long readMac(NetworkNamespace namespace, String device) {
@@ -219,6 +269,11 @@ public final class NetnsHarness implements AutoCloseable {
 
     public NetworkNamespace peerNamespace() {
         return peer;
+    }
+
+    /** The wire namespace between the ends ({@link Options#wire}), or null when the ends are joined directly. */
+    public NetworkNamespace wireNamespace() {
+        return wire;
     }
 
     public Options options() {
@@ -276,6 +331,43 @@ public final class NetnsHarness implements AutoCloseable {
         return command;
     }
 
+    /**
+     * Sets the kernel's TCP congestion control for every connection across the pair, as the {@code congctl} metric of
+     * the subnet's route (RFC 2544's 198.18.0.0/24): in the peer namespace, and in the Tern namespace only where its
+     * end has a kernel address (a kernel&lt;-&gt;kernel pair; Tern's own end has no route and gets none). Per namespace,
+     * like the {@code net.ipv4.tcp_congestion_control} sysctl, but without its limit: a namespace other than the
+     * initial one may set that sysctl only to an algorithm in the host's
+     * {@code net.ipv4.tcp_allowed_congestion_control} (here reno and bbr: CUBIC is refused with EPERM), while a
+     * route's congctl may name any algorithm the kernel has. Nothing outside the namespaces changes. Returns the
+     * namespaces whose route now carries it.
+     */
+    public List<String> kernelCongestionControl(String algorithm) {
+        if (!algorithm.matches("[a-z0-9_]{1,15}")) {
+            throw new IllegalArgumentException("not a congestion control name: '" + algorithm + "'");
+        }
+        final List<String> set = new ArrayList<>();
+        for (NetworkNamespace namespace : List.of(peer, tern)) {
+            final String device = namespace == peer ? PEER_INTERFACE : TERN_INTERFACE;
+            final String subnet = "198.18.0.0/" + PREFIX_LENGTH;
+            for (String route : namespace.ip("-o", "-4", "route", "show", "dev", device).stdout().lines().toList()) {
+                final List<String> words = new ArrayList<>(List.of(route.strip().split("\\s+")));
+                if (!words.getFirst().equals(subnet)) {
+                    continue;
+                }
+                final int old = words.indexOf("congctl");
+                if (old >= 0) {
+                    words.subList(old, words.get(old + 1).equals("lock") ? old + 3 : old + 2).clear();
+                }
+                final List<String> replace = new ArrayList<>(List.of("route", "replace", subnet, "dev", device));
+                replace.addAll(words.subList(1, words.size()));
+                replace.addAll(List.of("congctl", algorithm));
+                namespace.ip(replace.toArray(String[]::new));
+                set.add(namespace.name());
+            }
+        }
+        return set;
+    }
+
     /** Gives the peer a permanent neighbour entry, so it sends to {@code address} without asking ARP first. */
     public void peerNeighbour(String address, long mac) {
         peer.ip("neighbour", "replace", address, "lladdr", MacAddress.format(mac), "dev", PEER_INTERFACE, "nud", "permanent");
@@ -327,6 +419,9 @@ public final class NetnsHarness implements AutoCloseable {
         }
         if (peer != null) {
             attempt(peer::close, failures);
+        }
+        if (wire != null) {
+            attempt(wire::close, failures);
         }
         if (tern != null) {
             attempt(tern::close, failures);

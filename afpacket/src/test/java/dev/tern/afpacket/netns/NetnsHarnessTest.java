@@ -44,6 +44,61 @@ class NetnsHarnessTest {
     }
 
     @Test
+    void aWireIsABridgeWithoutAddressesBetweenTheEndsAndGoesWithTheHarness() {
+        final NetnsHarness net = NetnsTesting.harness(NetnsHarness.Options.defaults().mtu(1400).wire(true)
+            .offloads(EthtoolOffloads.ALL_OFF));
+        final NetworkNamespace wire = net.wireNamespace();
+        try {
+            assertTrue(wire.name().endsWith("-w"), wire.name());
+            final String links = wire.ip("-d", "link", "show").stdout();
+            assertTrue(links.contains("wt@") && links.contains("wp@") && links.contains("br0"), links);
+            assertEquals(2, links.split("master br0").length - 1, links);
+            assertFalse(wire.ip("address", "show").stdout().contains("inet"), "no address in the wire");
+            assertEquals("", wire.ip("-4", "route", "show", "table", "all").stdout().strip(), "no route in the wire");
+            assertTrue(wire.exec(WAIT, "ethtool", "-k", NetnsHarness.WIRE_PEER_PORT).stdout()
+                .contains("tcp-segmentation-offload: off"), "the ports get the ends' offloads");
+            assertEquals("", net.ternNamespace().ip("-4", "route", "show", "table", "all").stdout().strip(), "no route from Tern's end");
+        } finally {
+            net.close();
+        }
+        assertFalse(wire.exists(), "the wire goes with the harness");
+    }
+
+    @Test
+    void kernelCongestionControlGoesOnTheSubnetRouteOnlyWhereTheKernelHasAnAddress() {
+        try (NetnsHarness net = NetnsTesting.harness()) {
+            assertEquals(List.of(net.peerNamespace().name()), net.kernelCongestionControl("cubic"));
+            final String peerRoutes = net.peerNamespace().ip("-4", "route", "show").stdout();
+            assertTrue(peerRoutes.contains("198.18.0.0/24") && peerRoutes.contains("congctl cubic"), peerRoutes);
+            assertTrue(peerRoutes.contains("src 198.18.0.1"), "the route keeps its source: " + peerRoutes);
+            assertEquals("", net.ternNamespace().ip("-4", "route", "show", "table", "all").stdout().strip(),
+                "Tern's end still has no route");
+
+            net.ternExec(WAIT, "ip", "address", "add", "198.18.0.2/24", "dev", NetnsHarness.TERN_INTERFACE).orThrow();
+            assertEquals(List.of(net.peerNamespace().name(), net.ternNamespace().name()), net.kernelCongestionControl("reno"));
+            assertTrue(net.ternNamespace().ip("-4", "route", "show").stdout().contains("congctl reno"));
+            final String replaced = net.peerNamespace().ip("-4", "route", "show").stdout();
+            assertTrue(replaced.contains("congctl reno") && !replaced.contains("cubic"), replaced);
+            assertThrows(IllegalArgumentException.class, () -> net.kernelCongestionControl("cubic; reboot"));
+        }
+    }
+
+    @Test
+    void stoppingABackgroundShellEndsTheProgramsItStarted() {
+        try (NetnsHarness net = NetnsTesting.harness()) {
+            final BackgroundCommand pipeline = net.startInPeer("sh", "-c", "sleep 300 | sleep 301");
+            final long deadline = System.nanoTime() + WAIT.toNanos();
+            List<ProcessHandle> children = List.of();
+            while (children.size() < 2 && System.nanoTime() - deadline < 0) {
+                children = ProcessHandle.of(pipeline.pid()).orElseThrow().descendants().toList();
+            }
+            assertEquals(2, children.size(), children.toString());
+            pipeline.stop();
+            children.forEach(child -> assertFalse(child.isAlive(), child.info().commandLine().orElse("?") + " ended"));
+        }
+    }
+
+    @Test
     void harnessesGetTheirOwnNamesAndCloseDeletesBothNamespaces() {
         NetnsTesting.assumeNetns();
         final NetnsHarness first = NetnsHarness.create();

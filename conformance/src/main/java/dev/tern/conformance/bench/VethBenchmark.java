@@ -18,6 +18,7 @@ import org.agrona.concurrent.BusySpinIdleStrategy;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -71,16 +72,24 @@ public final class VethBenchmark {
     private static final int DATAGRAM = 64;
     /** Key suffix of the bulk runs whose link has no vnet header (Tern segments and checksums in Java). */
     private static final String NO_VNET = "_no_vnet";
-    private static final TcpOptions BULK_BUFFERS = TcpOptions.DEFAULT.withBuffers(4 << 20, 4 << 20);
-    private static final Pattern GBPS = Pattern.compile("gbps=([0-9.]+)");
+    static final TcpOptions BULK_BUFFERS = TcpOptions.DEFAULT.withBuffers(4 << 20, 4 << 20);
+    static final Pattern GBPS = Pattern.compile("gbps=([0-9.]+)");
     private static final Pattern P50 = Pattern.compile("p50_us=([0-9.]+)");
     private static final Pattern P99 = Pattern.compile("p99_us=([0-9.]+)");
 
     private final double seconds;
     private final int roundTrips;
     private final boolean frameRing;
-    /** "all", or the one measurement to make (for profiling): "tcp-tern-to-kernel", "tcp-kernel-to-tern", "udp-rr". */
+    /**
+     * "all", or the one measurement to make: "tcp" (bulk both ways), "tcp-tern-to-kernel", "tcp-kernel-to-tern",
+     * "udp-rr", "tcp-loss" ({@link LossyBulk}), "nc" ({@link NcBenchmark}).
+     */
     private final String only;
+    /** Loss levels in percent for the lossy measurements. */
+    private final List<Double> lossLevels;
+    /** Bytes and window (seconds) of each {@code tern nc} transfer. */
+    private final long ncBytes;
+    private final double ncSeconds;
     /** The kernel's TCP congestion control in every namespace made, or null for the machine's default. */
     private final String congestionControl;
     /** The runner idles with a {@link BackoffIdleStrategy} (spin, yield, park up to 100 us) instead of spinning. */
@@ -89,10 +98,14 @@ public final class VethBenchmark {
     private final int rounds;
     private final Map<String, Double> results = new LinkedHashMap<>();
     private String congestionControlInUse = "?";
+    private String lossCongestionControl;
 
     private VethBenchmark(double seconds, int roundTrips, boolean frameRing, String only, String congestionControl,
-                          boolean backoff, int rounds) {
+                          boolean backoff, int rounds, List<Double> lossLevels, long ncBytes, double ncSeconds) {
         this.only = only;
+        this.lossLevels = lossLevels;
+        this.ncBytes = ncBytes;
+        this.ncSeconds = ncSeconds;
         this.rounds = rounds;
         this.congestionControl = congestionControl;
         this.backoff = backoff;
@@ -109,6 +122,9 @@ public final class VethBenchmark {
         String congestionControl = null;
         boolean backoff = true;
         int rounds = 3;
+        List<Double> lossLevels = List.of(0.0, 0.1, 1.0, 5.0);
+        long ncBytes = 128L << 20;
+        double ncSeconds = 20;
         final List<Boolean> settings = new ArrayList<>(List.of(true, false));
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -129,24 +145,61 @@ public final class VethBenchmark {
                 case "--congestion-control" -> congestionControl = args[++i];
                 case "--idle" -> backoff = args[++i].equals("backoff");
                 case "--rounds" -> rounds = Math.max(1, Integer.parseInt(args[++i]));
-                default -> {
-                    System.err.println("usage: VethBenchmark [--seconds N] [--round-trips N] [--offloads on|off|both]"
-                        + " [--rx-ring frame|block] [--only tcp-tern-to-kernel|tcp-kernel-to-tern|udp-rr]"
-                        + " [--congestion-control NAME] [--idle backoff|spin] [--rounds N]");
-                    System.exit(2);
-                }
+                case "--loss" -> lossLevels = LossyPairs.parseLevels(args[++i]);
+                case "--nc-mib" -> ncBytes = Math.max(1, Long.parseLong(args[++i])) << 20;
+                case "--nc-seconds" -> ncSeconds = Double.parseDouble(args[++i]);
+                default -> usage();
             }
+        }
+        if (!ONLY.contains(only)) {
+            usage();
         }
         final String missing = NetnsHarness.unavailableReason().orElse(null);
         if (missing != null) {
             System.err.println("veth benchmark: " + missing);
             System.exit(1);
         }
-        final VethBenchmark benchmark = new VethBenchmark(seconds, roundTrips, frameRing, only, congestionControl, backoff, rounds);
-        for (boolean offloads : settings) {
-            benchmark.run(offloads);
+        final VethBenchmark benchmark = new VethBenchmark(seconds, roundTrips, frameRing, only, congestionControl, backoff,
+            rounds, lossLevels, ncBytes, ncSeconds);
+        if (benchmark.wantsBulk("tcp-tern-to-kernel") || benchmark.wantsBulk("tcp-kernel-to-tern") || benchmark.wants("udp-rr")) {
+            for (boolean offloads : settings) {
+                benchmark.run(offloads);
+            }
+        } else {
+            settings.clear();
+        }
+        if (benchmark.wants("tcp-loss") || benchmark.wants("nc")) {
+            benchmark.lossy();
         }
         benchmark.print(settings);
+    }
+
+    private static final List<String> ONLY = List.of("all", "tcp", "tcp-tern-to-kernel", "tcp-kernel-to-tern", "udp-rr",
+        "tcp-loss", "nc");
+
+    private static void usage() {
+        System.err.println("usage: VethBenchmark [--seconds N] [--rounds N] [--round-trips N] [--offloads on|off|both]"
+            + " [--rx-ring frame|block] [--only " + String.join("|", ONLY) + "]"
+            + " [--congestion-control NAME] [--idle backoff|spin] [--loss P,P,...] [--nc-mib N] [--nc-seconds N]");
+        System.exit(2);
+    }
+
+    /**
+     * The lossy measurements: {@link LossyBulk} (TCP through the stack's API) and {@link NcBenchmark} ({@code tern nc}
+     * against socat), on one {@link LossyPairs}, offloads off, the kernel's senders on CUBIC unless
+     * {@code --congestion-control} names another.
+     */
+    private void lossy() throws Exception {
+        lossCongestionControl = congestionControl != null ? congestionControl : "cubic";
+        try (LossyPairs pairs = LossyPairs.create(lossCongestionControl)) {
+            if (wants("tcp-loss")) {
+                new LossyBulk(this, pairs, lossLevels, seconds, rounds).run(results);
+            }
+            if (wants("nc")) {
+                final Path root = Path.of(System.getProperty("tern.root", "")).toAbsolutePath();
+                new NcBenchmark(pairs, lossLevels, rounds, ncBytes, ncSeconds, root).run(results);
+            }
+        }
     }
 
     private void run(boolean offloads) throws Exception {
@@ -154,11 +207,11 @@ public final class VethBenchmark {
         final EthtoolOffloads ethtool = offloads ? EthtoolOffloads.ALL_ON : EthtoolOffloads.ALL_OFF;
         final NetnsHarness.Options options = new NetnsHarness.Options(1500, ethtool, ethtool);
         try (NetnsHarness kernels = NetnsHarness.create(options); NetnsHarness net = NetnsHarness.create(options)) {
-            applyCongestionControl(kernels);
-            applyCongestionControl(net);
             kernels.ternExec(Duration.ofSeconds(10), "ip", "address", "add", NetnsHarness.TERN_ADDRESS + "/24", "dev",
                 NetnsHarness.TERN_INTERFACE).orThrow();
-            if (wants("tcp")) {
+            applyCongestionControl(kernels);
+            applyCongestionControl(net);
+            if (wantsBulk("tcp-tern-to-kernel") || wantsBulk("tcp-kernel-to-tern")) {
                 bulkRounds(kernels, net, offloads, suffix);
             }
             if (wants("udp-rr")) {
@@ -211,7 +264,7 @@ public final class VethBenchmark {
                 final String key = mode.key() + suffix;
                 withStack(net, mode.vnetHeader(), mode.threading(), key, stack -> {
                     for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
-                        if (!wants("tcp-" + way.replace('_', '-'))) {
+                        if (!wantsBulk("tcp-" + way.replace('_', '-'))) {
                             continue;
                         }
                         final boolean out = way.equals("tern_to_kernel");
@@ -235,18 +288,18 @@ public final class VethBenchmark {
         return ternSends ? ternToKernel(net, stack, duration) : kernelToTern(net, stack, duration);
     }
 
-    private static double median(List<Double> values) {
+    static double median(List<Double> values) {
         final double[] sorted = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
         final int n = sorted.length;
         return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }
 
-    private interface StackWork {
+    interface StackWork {
         void run(NetStack stack) throws Exception;
     }
 
     /** A fresh stack on Tern's end, driven as {@code threading} says, for {@code work}; closed after. */
-    private void withStack(NetnsHarness net, boolean vnetHeader, Threading threading, String key, StackWork work) throws Exception {
+    void withStack(NetnsHarness net, boolean vnetHeader, Threading threading, String key, StackWork work) throws Exception {
         final NetStack stack = NetStack.builder().name("veth-bench").link(net.openTernLink(linkOptions(vnetHeader)))
             .address(NetnsHarness.TERN_ADDRESS + "/24").countersInMemory().build();
         final StackRunner runner = threading == Threading.OWN_THREAD ? null
@@ -269,18 +322,18 @@ public final class VethBenchmark {
     }
 
     /**
-     * Sets {@code --congestion-control} in both namespaces of a pair (a per-namespace sysctl: nothing outside them
-     * changes), and notes which one the kernel's senders use.
+     * Sets {@code --congestion-control} for the kernel's connections across a pair (the subnet route's congctl in the
+     * pair's namespaces, {@link NetnsHarness#kernelCongestionControl}: nothing outside them changes), and notes which
+     * one the kernel's senders use (else the namespace's default, which is the host's).
      */
     private void applyCongestionControl(NetnsHarness net) {
         if (congestionControl != null) {
-            for (boolean tern : List.of(true, false)) {
-                final String[] sysctl = {"sysctl", "-q", "-w", "net.ipv4.tcp_congestion_control=" + congestionControl};
-                (tern ? net.ternExec(Duration.ofSeconds(10), sysctl) : net.peerExec(Duration.ofSeconds(10), sysctl)).orThrow();
-            }
+            net.kernelCongestionControl(congestionControl);
+            congestionControlInUse = congestionControl;
+        } else {
+            congestionControlInUse = net.peerExec(Duration.ofSeconds(10), "sysctl", "-n", "net.ipv4.tcp_congestion_control")
+                .orThrow().stdout().strip();
         }
-        congestionControlInUse = net.peerExec(Duration.ofSeconds(10), "sysctl", "-n", "net.ipv4.tcp_congestion_control")
-            .orThrow().stdout().strip();
     }
 
     /** TERN_BENCH_COUNTERS=1: the stack's non-zero counters after a threading mode's measurements (diagnosis). */
@@ -294,7 +347,12 @@ public final class VethBenchmark {
     }
 
     private boolean wants(String measurement) {
-        return only.equals("all") || only.startsWith(measurement);
+        return only.equals("all") || only.equals(measurement);
+    }
+
+    /** Bulk without loss, {@code way} "tcp-tern-to-kernel" or "tcp-kernel-to-tern". */
+    private boolean wantsBulk(String way) {
+        return wants("tcp") || wants(way);
     }
 
     private void ratio(String key, double tern, double kernel) {
@@ -310,7 +368,7 @@ public final class VethBenchmark {
      * calls (round trips only). {@code OWN_THREAD}: no runner; this thread is the stack's owner and its blocking
      * calls poll the stack while they wait (as the {@code tern} command runs): one thread in all.
      */
-    private enum Threading {
+    enum Threading {
         RUNNER(""), RUNNER_SPIN("_app_spins"), OWN_THREAD("_one_thread");
 
         final String key;
@@ -345,8 +403,9 @@ public final class VethBenchmark {
     }
 
     private AfPacketOptions linkOptions(boolean vnetHeader) {
-        final AfPacketOptions link = AfPacketOptions.defaults().vnetHeader(vnetHeader);
-        return frameRing ? link.rxBlocks(256 * 1024, 64).rxFrameRing(AfPacketOptions.RX_FRAME_SIZE_AUTO) : link.rxBlocks(1 << 20, 64);
+        // The frame ring: the configuration the tern command opens (AfPacketOptions.throughput()).
+        return frameRing ? AfPacketOptions.throughput().vnetHeader(vnetHeader)
+            : AfPacketOptions.defaults().vnetHeader(vnetHeader).rxBlocks(1 << 20, 64);
     }
 
     // ---------------------------------------------------------------------------------------------- kernel<->kernel
@@ -541,7 +600,7 @@ public final class VethBenchmark {
      * stack would stop, and with it what it still has to send); if it does not end within 30 s, says what Tern's
      * stack counted, and fails.
      */
-    private static void awaitExit(BackgroundCommand command, NetStack stack, String what) {
+    static void awaitExit(BackgroundCommand command, NetStack stack, String what) {
         final long deadline = System.nanoTime() + 30_000_000_000L;
         while (command.isAlive() && System.nanoTime() - deadline < 0) {
             if (stack.isOwnerThread()) {
@@ -568,7 +627,7 @@ public final class VethBenchmark {
         return new double[] {sorted[sorted.length / 2] / 1e3, sorted[(int) (sorted.length * 0.99)] / 1e3};
     }
 
-    private static MemorySegment randomData(Arena arena, int length) {
+    static MemorySegment randomData(Arena arena, int length) {
         final byte[] bytes = new byte[length];
         new SplittableRandom(2).nextBytes(bytes);
         final MemorySegment segment = arena.allocate(length);
@@ -581,7 +640,7 @@ public final class VethBenchmark {
     }
 
     /** {@code java -cp <this class path> KernelEndpoint ARGS}, to run in a namespace. */
-    private static String[] endpoint(String... arguments) {
+    static String[] endpoint(String... arguments) {
         final List<String> command = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
             "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"), KernelEndpoint.class.getName()));
         command.addAll(List.of(arguments));
@@ -592,15 +651,20 @@ public final class VethBenchmark {
         return net.startInPeer(endpoint(arguments)).awaitOutput("ready", Duration.ofSeconds(20));
     }
 
-    private static double value(Pattern pattern, String output, String who) {
+    static double value(Pattern pattern, String output, String who) {
+        return Double.parseDouble(text(pattern, output, who));
+    }
+
+    /** The first group of {@code pattern}'s first match in a program's output; throws naming {@code who} if none. */
+    static String text(Pattern pattern, String output, String who) {
         final Matcher matcher = pattern.matcher(output);
         if (!matcher.find()) {
             throw new IllegalStateException(who + " printed no " + pattern.pattern() + ": " + output);
         }
-        return Double.parseDouble(matcher.group(1));
+        return matcher.group(1);
     }
 
-    private static void sleep(long millis) {
+    static void sleep(long millis) {
         try {
             Thread.sleep(millis);
         } catch (InterruptedException e) {
@@ -615,7 +679,9 @@ public final class VethBenchmark {
     private void print(List<Boolean> settings) {
         final StringBuilder table = new StringBuilder();
         final String format = "%-4s %-50s %9s %9s %7s%n";
-        table.append(String.format(Locale.ROOT, format, "offl", "measurement (Tern's threading)", "Tern", "kernel", "ratio"));
+        if (!settings.isEmpty()) {
+            table.append(String.format(Locale.ROOT, format, "offl", "measurement (Tern's threading)", "Tern", "kernel", "ratio"));
+        }
         for (boolean offloads : settings) {
             final String s = offloads ? "_offloads_on" : "_offloads_off";
             final String o = offloads ? "on" : "off";
@@ -641,6 +707,24 @@ public final class VethBenchmark {
             row(table, format, o, "sockperf kernel<->kernel RR p50 us", Double.NaN, get("udp_rr_p50_us_sockperf_kernel" + s));
             row(table, format, o, "sockperf kernel<->kernel RR p99 us", Double.NaN, get("udp_rr_p99_us_sockperf_kernel" + s));
         }
+        if (lossCongestionControl != null) {
+            final String lossFormat = "%-6s %-48s %9s %9s %7s%n";
+            table.append(String.format(Locale.ROOT, lossFormat, "loss", "measurement (the kernel's program), offloads off",
+                "Tern", "kernel", "ratio"));
+            for (double level : lossLevels) {
+                final String k = LossyPairs.key(level);
+                final String l = LossyPairs.label(level);
+                for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
+                    final String arrow = way.replace("_to_", "->").replace("tern", "Tern");
+                    final String baseline = way.equals("tern_to_kernel") ? "" : "_reverse";
+                    row(table, lossFormat, l, "TCP over loss Gbit/s " + arrow + " (runner)", get("tcp_loss_gbps_" + way + "_" + k),
+                        get("tcp_loss_gbps_kernel" + baseline + "_" + k), get("tcp_loss_ratio_" + way + "_" + k));
+                    row(table, lossFormat, l, "tern nc Gbit/s " + arrow + " (kernel: socat)", get("nc_gbps_" + way + "_" + k),
+                        get("nc_gbps_socat" + baseline + "_" + k), get("nc_ratio_" + way + "_" + k));
+                }
+                row(table, lossFormat, l, "share of packets the rules dropped, %", get("tcp_loss_dropped_pct_" + k), Double.NaN, Double.NaN);
+            }
+        }
         System.out.print(table);
         final StringBuilder json = new StringBuilder("{");
         json.append("\"seconds\":").append(seconds).append(",\"rounds\":").append(rounds)
@@ -649,8 +733,15 @@ public final class VethBenchmark {
             .append(",\"cpus\":").append(Runtime.getRuntime().availableProcessors())
             .append(",\"congestion_control\":\"").append(congestionControlInUse).append('"')
             .append(",\"runner_idle\":\"").append(backoff ? "backoff" : "spin").append('"');
-        results.forEach((key, value) -> json.append(",\"").append(key).append("\":")
-            .append(Double.isFinite(value) ? String.format(Locale.ROOT, "%.3f", value) : "null"));
+        if (lossCongestionControl != null) {
+            json.append(",\"loss_levels_pct\":").append(lossLevels)
+                .append(",\"loss_congestion_control\":\"").append(lossCongestionControl).append('"');
+            if (wants("nc")) {
+                json.append(",\"nc_mib\":").append(ncBytes >> 20).append(",\"nc_seconds\":").append(ncSeconds);
+            }
+        }
+        results.forEach((key, value) -> json.append(",\"").append(key).append("\":").append(!Double.isFinite(value) ? "null"
+            : String.format(Locale.ROOT, value == 0 || Math.abs(value) >= 1 ? "%.3f" : "%.4g", value)));
         System.out.println(json.append('}'));
     }
 
@@ -661,7 +752,7 @@ public final class VethBenchmark {
     /** A row; {@code ratio} is given where it is the median of per-round ratios rather than tern / kernel. */
     private static void row(StringBuilder table, String format, String offloads, String what, double tern, double kernel,
                             double ratio) {
-        if (!Double.isFinite(kernel) || !Double.isFinite(tern) && !what.contains("kernel<->kernel")) {
+        if (!Double.isFinite(kernel) && !what.startsWith("share") || !Double.isFinite(tern) && !what.contains("kernel<->kernel")) {
             return;
         }
         table.append(String.format(Locale.ROOT, format, offloads, what, number(tern), number(kernel),

@@ -3,6 +3,7 @@ package dev.tern.conformance.interop;
 import dev.tern.afpacket.netns.BackgroundCommand;
 import dev.tern.afpacket.netns.CommandResult;
 import dev.tern.afpacket.netns.NetnsHarness;
+import dev.tern.afpacket.netns.PacketLoss;
 import dev.tern.core.testing.ExternalTools;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -29,7 +30,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * same checks as the hand-run smoke tests ({@code ip netns exec NS ./tern ping -s 8000 --link afpacket:IFACE ...},
  * the kernel's {@code ping -s 8000} of {@code tern serve}), and the kernel's ordinary clients of Tern's services:
  * curl and wget fetching a file from {@code tern serve --http} (byte-identical, by SHA-256), a UDP client of
- * {@code --udp-echo}, a TCP client of {@code --echo}; {@code tern nc} sending a file to a kernel TCP server, and
+ * {@code --udp-echo}, a TCP client of {@code --echo}; {@code tern nc} sending a file to a kernel TCP server,
+ * {@code tern nc -l} receiving one from socat, {@code tern nc -w} giving up on a silent peer, and
  * {@code tern nc -u -l --join} receiving a kernel's multicast after its IGMP report.
  */
 class TernCommandInteropTest extends VethRigTest {
@@ -171,6 +173,49 @@ class TernCommandInteropTest extends VethRigTest {
         assertEquals(0, sink.awaitExit(Duration.ofSeconds(10)));
         assertEquals("received " + content.length + " " + sha256(content), KernelPeer.line(sink.stdout(), "received"),
             sink.stdout() + sink.stderr());
+    }
+
+    /**
+     * {@code tern nc -l} writes what the kernel sends to its stdout (through its output pump, on the real file
+     * descriptor) byte for byte, and exits when the kernel closes. socat retries its connect until the command's
+     * stack listens, and gives each attempt longer than the kernel's SYN retransmissions (a listener takes one
+     * connection only).
+     */
+    @Test
+    void ternNcListenerWritesWhatTheKernelSendsToStdoutIntactAndExitsWhenItCloses(@TempDir Path counters, @TempDir Path files)
+        throws Exception {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        final byte[] content = new byte[20 << 20];
+        new SplittableRandom(8).nextBytes(content);
+        final Path input = Files.write(files.resolve("input.bin"), content);
+        final Path output = files.resolve("output.bin");
+        final List<String> nc = tern(counters, "nc", "-l", "--link", "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip",
+            VethRig.TERN_CIDR, "5001");
+        final BackgroundCommand listener = rig.net().startInTern("sh", "-c", "exec " + String.join(" ",
+            nc.stream().map(TernCommandInteropTest::quoted).toList()) + " < /dev/null > " + quoted(output.toString()));
+
+        final CommandResult socat = rig.net().peerExec(Duration.ofSeconds(60), ExternalTools.require("socat", "socat").toString(),
+            "-u", "OPEN:" + input, "TCP4:" + NetnsHarness.TERN_ADDRESS + ":5001,retry=300,interval=0.1,connect-timeout=20");
+
+        assertEquals(0, socat.exitCode(), socat.stderr());
+        assertEquals(0, listener.awaitExit(Duration.ofSeconds(30)), listener.stderr());
+        assertEquals(sha256(content), sha256(Files.readAllBytes(output)), "byte-identical");
+    }
+
+    /** {@code -w} bounds a TCP connect: a peer that answers nothing (the kernel's end drops every packet) gets one line. */
+    @Test
+    void ternNcWithWGivesUpOnASilentPeerWithOneLineAndStatus1(@TempDir Path counters) {
+        ExternalTools.require("nft", "nftables");
+        rig = VethRig.create(VethSetup.DEFAULT);
+        try (PacketLoss silence = PacketLoss.install(rig.net(), 100)) {
+            final CommandResult nc = rig.net().ternExec(Duration.ofSeconds(60), "sh", "-c", "exec " + String.join(" ",
+                tern(counters, "nc", "-w", "2", "--link", "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip", VethRig.TERN_CIDR,
+                    NetnsHarness.PEER_ADDRESS, "5001").stream().map(TernCommandInteropTest::quoted).toList()) + " < /dev/null");
+
+            assertEquals(1, nc.exitCode(), nc.stdout() + nc.stderr());
+            assertEquals("tern: nc: connect to 198.18.0.1 port 5001: timed out after 2 s (-w)", nc.stderr().strip());
+            assertTrue(silence.counts().toPeerDropped() > 0, "what Tern sent (ARP requests) went nowhere");
+        }
     }
 
     @Test

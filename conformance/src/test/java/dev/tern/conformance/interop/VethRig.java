@@ -81,9 +81,17 @@ final class VethRig implements AutoCloseable {
      * bounded at 5000 frames); Tern is not started yet ({@link #startTern()}).
      */
     static VethRig create(VethSetup setup) {
+        return create(setup, false);
+    }
+
+    /**
+     * {@link #create(VethSetup)}, with a wire namespace between the ends when {@code wire} (a bridge where
+     * {@link dev.tern.afpacket.netns.PacketLoss} drops packets so that neither sender learns of it).
+     */
+    static VethRig create(VethSetup setup, boolean wire) {
         assumeNetns();
         ExternalTools.require("ethtool", "ethtool");
-        final VethRig rig = new VethRig(setup, NetnsHarness.create(setup.harnessOptions()));
+        final VethRig rig = new VethRig(setup, NetnsHarness.create(setup.harnessOptions().wire(wire)));
         try {
             rig.captureForDiagnosis();
             return rig;

@@ -54,8 +54,7 @@ public record VethSetup(int mtu, boolean offloads, boolean vnetHeader) {
      * TSO/GSO super-frames of up to 64 KiB fit), 256 of them (16 MiB), so a TCP window of frames in flight fits.
      */
     public AfPacketOptions linkOptions() {
-        return AfPacketOptions.defaults().vnetHeader(vnetHeader).rxBlocks(256 * 1024, 64)
-            .rxFrameRing(AfPacketOptions.RX_FRAME_SIZE_AUTO);
+        return AfPacketOptions.throughput().vnetHeader(vnetHeader);
     }
 
     /** Fragments an IPv4 datagram with {@code payload} bytes after its 20-byte header needs at this MTU. */

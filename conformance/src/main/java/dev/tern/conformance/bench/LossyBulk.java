@@ -1,0 +1,190 @@
+package dev.tern.conformance.bench;
+
+import dev.tern.afpacket.netns.BackgroundCommand;
+import dev.tern.afpacket.netns.NetnsHarness;
+import dev.tern.afpacket.netns.PacketLoss;
+import dev.tern.stack.NetStack;
+import dev.tern.stack.TcpConnection;
+import dev.tern.stack.TcpListener;
+import dev.tern.stack.TernSocketException;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * TCP bulk over a lossy path (issue 13 item 7): goodput Tern -> kernel and kernel -> Tern against kernel -> kernel
+ * the same way, at each loss level of {@code --loss} ({@link LossyPairs}: random loss injected by the kernel on a
+ * wire between the ends, both ways, offloads off everywhere, the kernel's senders on CUBIC).
+ *
+ * <p>Each measurement is one connection; the receiver measures payload Gbit/s over a window of {@code --seconds} from
+ * its first byte (or to the end of the stream), then closes, unread data and all: the rate is the receiver's over a
+ * fixed stretch of its time, whatever the sender still had queued. Every transfer is bounded: the sender stops after
+ * {@code seconds + 30} s or {@link #maxBytes} (5 GB per second of window, beyond anything veth carries), the
+ * kernel's programs end themselves after their timeout. Tern runs on a {@code StackRunner} with the vnet header and
+ * 4 MiB buffers each way (the benchmark's first bulk mode, offloads off), a fresh stack for each round and level.
+ *
+ * <p>Rounds are interleaved as in the bulk measurements: each round goes through every level, and at each level
+ * measures kernel -> kernel, Tern -> kernel, kernel -> kernel the other way, kernel -> Tern; the results are medians
+ * over the rounds, the ratios medians of ratios taken within a round. The first round warms Tern up at the first
+ * level. Keys: {@code tcp_loss_gbps_{tern_to_kernel,kernel_to_tern,kernel,kernel_reverse}_LEVEL},
+ * {@code tcp_loss_ratio_{tern_to_kernel,kernel_to_tern}_LEVEL}, {@code tcp_loss_dropped_pct_LEVEL} (what the rules
+ * dropped, as a share of what they saw), with LEVEL {@code 0pct}, {@code 0_1pct}, {@code 1pct}, ...
+ */
+final class LossyBulk {
+    private static final int SINK_PORT = 5101;
+    private static final int SOURCE_PORT = 5102;
+    private static final long SECOND_NS = 1_000_000_000L;
+
+    private final VethBenchmark bench;
+    private final LossyPairs pairs;
+    private final List<Double> levels;
+    private final double seconds;
+    private final int rounds;
+    private final long maxBytes;
+
+    LossyBulk(VethBenchmark bench, LossyPairs pairs, List<Double> levels, double seconds, int rounds) {
+        this.bench = bench;
+        this.pairs = pairs;
+        this.levels = levels;
+        this.seconds = seconds;
+        this.rounds = rounds;
+        this.maxBytes = (long) Math.ceil(seconds * 5e9);
+    }
+
+    void run(Map<String, Double> results) throws Exception {
+        final Map<String, List<Double>> samples = new LinkedHashMap<>();
+        final Map<String, long[]> counted = new LinkedHashMap<>();
+        for (int round = 0; round < rounds; round++) {
+            for (double level : levels) {
+                System.err.printf(Locale.ROOT, "TCP over loss %s, round %d of %d ...%n", LossyPairs.label(level), round + 1, rounds);
+                pairs.loss(level);
+                final String k = LossyPairs.key(level);
+                final double out = kernelWindow(pairs.kernels, false);
+                final double in = kernelWindow(pairs.kernels, true);
+                add(samples, "tcp_loss_gbps_kernel_" + k, out);
+                add(samples, "tcp_loss_gbps_kernel_reverse_" + k, in);
+                final boolean warmUp = round == 0 && level == levels.getFirst();
+                bench.withStack(pairs.net, true, VethBenchmark.Threading.RUNNER, "_loss_" + k, stack -> {
+                    if (warmUp) {
+                        ternToKernel(stack, seconds / 3);
+                        kernelToTern(stack, seconds / 3);
+                    }
+                    final double ternOut = ternToKernel(stack, seconds);
+                    add(samples, "tcp_loss_gbps_tern_to_kernel_" + k, ternOut);
+                    add(samples, "tcp_loss_ratio_tern_to_kernel_" + k, ternOut / out);
+                    final double ternIn = kernelToTern(stack, seconds);
+                    add(samples, "tcp_loss_gbps_kernel_to_tern_" + k, ternIn);
+                    add(samples, "tcp_loss_ratio_kernel_to_tern_" + k, ternIn / in);
+                });
+                final PacketLoss.Counts counts = pairs.counts();
+                final long[] sum = counted.computeIfAbsent(k, x -> new long[2]);
+                sum[0] += counts.dropped();
+                sum[1] += counts.packets();
+            }
+        }
+        samples.forEach((key, values) -> {
+            results.put(key, VethBenchmark.median(values));
+            System.err.printf("  %-50s %s%n", key, values.stream().map(v -> String.format(Locale.ROOT, "%.3f", v)).toList());
+        });
+        counted.forEach((k, sum) -> results.put("tcp_loss_dropped_pct_" + k, sum[1] == 0 ? Double.NaN : 100.0 * sum[0] / sum[1]));
+    }
+
+    private static void add(Map<String, List<Double>> samples, String key, double value) {
+        samples.computeIfAbsent(key, x -> new ArrayList<>()).add(value);
+    }
+
+    /**
+     * kernel -> kernel on the second pair: from the "Tern" end to the peer ({@code fromPeer} false: the way Tern ->
+     * kernel goes) or from the peer to the "Tern" end (true: the way kernel -> Tern goes). The first time each way,
+     * checks that the kernel's sender runs the congestion control asked for.
+     */
+    private double kernelWindow(NetnsHarness kernels, boolean fromPeer) {
+        final String[] sink = VethBenchmark.endpoint("tcp-window-sink", Integer.toString(SINK_PORT), Double.toString(seconds),
+            Long.toString(maxBytes), Double.toString(seconds + 60));
+        final BackgroundCommand receiver = (fromPeer ? kernels.startInTern(sink) : kernels.startInPeer(sink))
+            .awaitOutput("ready", Duration.ofSeconds(20));
+        final String[] source = VethBenchmark.endpoint("tcp-source", fromPeer ? NetnsHarness.TERN_ADDRESS : NetnsHarness.PEER_ADDRESS,
+            Integer.toString(SINK_PORT), Double.toString(seconds + 30), Long.toString(maxBytes));
+        try (BackgroundCommand sender = fromPeer ? kernels.startInPeer(source) : kernels.startInTern(source)) {
+            pairs.checkCongestionControlOnce(fromPeer, sender);
+            receiver.awaitExit(Duration.ofSeconds((long) seconds + 90));
+            sender.awaitExit(Duration.ofSeconds(30));
+            return VethBenchmark.value(VethBenchmark.GBPS, receiver.stdout(), "kernel window sink");
+        } finally {
+            receiver.close();
+        }
+    }
+
+    /** Tern writes to the kernel's windowed sink until it has measured its window and closed (a reset). */
+    private double ternToKernel(NetStack stack, double window) throws TernSocketException {
+        final BackgroundCommand sink = pairs.net.startInPeer(VethBenchmark.endpoint("tcp-window-sink", Integer.toString(SINK_PORT),
+            Double.toString(window), Long.toString(maxBytes), Double.toString(window + 60))).awaitOutput("ready", Duration.ofSeconds(20));
+        try (Arena arena = Arena.ofConfined()) {
+            final MemorySegment data = VethBenchmark.randomData(arena, 8 << 20);
+            final TcpConnection connection = stack.connect(NetnsHarness.PEER_IPV4, SINK_PORT, 0, VethBenchmark.BULK_BUFFERS);
+            // Under loss the SYN or its answer may be lost; Tern's first retransmission comes after 1 s.
+            connection.awaitConnected(15 * SECOND_NS);
+            final long end = System.nanoTime() + (long) ((window + 30) * 1e9);
+            long offset = 0;
+            long sent = 0;
+            try {
+                while (System.nanoTime() - end < 0 && sent < maxBytes && sink.isAlive() && !connection.isEnded()) {
+                    final int written = connection.write(data, offset, 1 << 20, 100_000_000L);
+                    offset = (offset + written) % (7 << 20);
+                    sent += written;
+                }
+            } catch (TernSocketException e) {
+                // The sink closed with our data unread: its reset ends the run.
+            }
+            connection.abort();
+            VethBenchmark.awaitExit(sink, stack, "the kernel's windowed sink");
+            return VethBenchmark.value(VethBenchmark.GBPS, sink.stdout(), "kernel window sink");
+        } finally {
+            sink.close();
+        }
+    }
+
+    /** The kernel's source writes to Tern, which reads for {@code window} seconds from the first byte, then closes. */
+    private double kernelToTern(NetStack stack, double window) throws TernSocketException {
+        try (TcpListener listener = stack.listen(SOURCE_PORT, 4, VethBenchmark.BULK_BUFFERS); Arena arena = Arena.ofConfined()) {
+            final BackgroundCommand source = pairs.net.startInPeer(VethBenchmark.endpoint("tcp-source", NetnsHarness.TERN_ADDRESS,
+                Integer.toString(SOURCE_PORT), Double.toString(window + 30), Long.toString(maxBytes)));
+            try {
+                final TcpConnection connection = listener.accept(20 * SECOND_NS);
+                if (connection == null) {
+                    throw new IllegalStateException("the kernel's source did not connect: " + source.stdout() + source.stderr());
+                }
+                final MemorySegment buffer = arena.allocate(1 << 20);
+                final long windowNs = (long) (window * 1e9);
+                final long deadline = System.nanoTime() + (long) ((window + 40) * 1e9);
+                long bytes = 0;
+                long first = 0;
+                long last = 0;
+                while (System.nanoTime() - deadline < 0 && bytes < maxBytes && (first == 0 || last - first < windowNs)) {
+                    final int n = connection.read(buffer, 0, 1 << 20, 100_000_000L);
+                    if (n < 0) {
+                        break;
+                    }
+                    if (n > 0) {
+                        last = System.nanoTime();
+                        if (first == 0) {
+                            first = last;
+                        }
+                        bytes += n;
+                    }
+                }
+                connection.close();
+                VethBenchmark.awaitExit(source, stack, "the kernel's source");
+                return last == first ? 0 : bytes * 8 / ((last - first) / 1e9) / 1e9;
+            } finally {
+                source.close();
+            }
+        }
+    }
+}
