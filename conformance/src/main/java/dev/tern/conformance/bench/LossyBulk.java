@@ -5,6 +5,7 @@ import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.afpacket.netns.PacketLoss;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.TcpConnection;
+import dev.tern.tcp.TcpTrace;
 import dev.tern.stack.TcpListener;
 import dev.tern.stack.TernSocketException;
 
@@ -47,6 +48,9 @@ final class LossyBulk {
     private final double seconds;
     private final int rounds;
     private final long maxBytes;
+    /** TERN_BENCH_TRACE=DIR: each measured Tern sender writes its TCP trace (CSV, for tern plot) there. */
+    private static final String TRACE_DIRECTORY = System.getenv("TERN_BENCH_TRACE");
+    private String traceName;
 
     LossyBulk(VethBenchmark bench, LossyPairs pairs, List<Double> levels, double seconds, int rounds) {
         this.bench = bench;
@@ -70,12 +74,15 @@ final class LossyBulk {
                 add(samples, "tcp_loss_gbps_kernel_" + k, out);
                 add(samples, "tcp_loss_gbps_kernel_reverse_" + k, in);
                 final boolean warmUp = round == 0 && level == levels.getFirst();
+                final int roundNumber = round + 1;
                 bench.withStack(pairs.net, true, VethBenchmark.Threading.RUNNER, "_loss_" + k, stack -> {
                     if (warmUp) {
                         ternToKernel(stack, seconds / 3);
                         kernelToTern(stack, seconds / 3);
                     }
+                    traceName = "tern-to-kernel-" + k + "-round" + roundNumber;
                     final double ternOut = ternToKernel(stack, seconds);
+                    traceName = null;
                     add(samples, "tcp_loss_gbps_tern_to_kernel_" + k, ternOut);
                     add(samples, "tcp_loss_ratio_tern_to_kernel_" + k, ternOut / out);
                     final double ternIn = kernelToTern(stack, seconds);
@@ -93,6 +100,20 @@ final class LossyBulk {
             System.err.printf("  %-50s %s%n", key, values.stream().map(v -> String.format(Locale.ROOT, "%.3f", v)).toList());
         });
         counted.forEach((k, sum) -> results.put("tcp_loss_dropped_pct_" + k, sum[1] == 0 ? Double.NaN : 100.0 * sum[0] / sum[1]));
+    }
+
+    private static void writeTrace(TcpTrace trace, String name) {
+        final java.nio.file.Path file = java.nio.file.Path.of(TRACE_DIRECTORY, name + ".csv");
+        try (java.io.Writer out = java.nio.file.Files.newBufferedWriter(file)) {
+            out.write(TcpTrace.CSV_HEADER);
+            out.write('\n');
+            trace.drainCsv(out);
+            System.err.printf("  trace %s (%d records dropped)%n", file, trace.dropped());
+        } catch (java.io.IOException e) {
+            System.err.println("  trace " + file + " not written: " + e.getMessage());
+        } finally {
+            trace.close();
+        }
     }
 
     private static void add(Map<String, List<Double>> samples, String key, double value) {
@@ -130,6 +151,10 @@ final class LossyBulk {
             final TcpConnection connection = stack.connect(NetnsHarness.PEER_IPV4, SINK_PORT, 0, VethBenchmark.BULK_BUFFERS);
             // Under loss the SYN or its answer may be lost; Tern's first retransmission comes after 1 s.
             connection.awaitConnected(15 * SECOND_NS);
+            final TcpTrace trace = TRACE_DIRECTORY == null || traceName == null ? null : new TcpTrace(1 << 22);
+            if (trace != null) {
+                connection.trace(trace);
+            }
             final long end = System.nanoTime() + (long) ((window + 30) * 1e9);
             long offset = 0;
             long sent = 0;
@@ -143,6 +168,9 @@ final class LossyBulk {
                 // The sink closed with our data unread: its reset ends the run.
             }
             connection.abort();
+            if (trace != null) {
+                writeTrace(trace, traceName);
+            }
             VethBenchmark.awaitExit(sink, stack, "the kernel's windowed sink");
             return VethBenchmark.value(VethBenchmark.GBPS, sink.stdout(), "kernel window sink");
         } finally {
