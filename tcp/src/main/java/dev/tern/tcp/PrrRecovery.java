@@ -52,7 +52,11 @@ public final class PrrRecovery implements LossRecovery {
         return false;
     }
 
-    /** RFC 6937 §3.1: how many bytes may be sent on this ACK (never negative; one segment before anything was sent). */
+    /**
+     * RFC 6937 §3.1: how many bytes may be sent on this ACK, never negative, in whole segments: a positive count is
+     * rounded up to the next segment, as Linux's PRR counts packets (a fraction of a segment would only let a runt go,
+     * or nothing). Before anything was sent, one segment.
+     */
     static int sendCount(int prrDelivered, int prrOut, int recoverFs, int ssthresh, int pipe, int delivered, int mss) {
         long sndcnt;
         if (pipe > ssthresh) {
@@ -60,6 +64,9 @@ public final class PrrRecovery implements LossRecovery {
         } else {
             final long limit = Math.max((long) prrDelivered - prrOut, delivered) + mss;
             sndcnt = Math.min((long) ssthresh - pipe, limit);
+        }
+        if (sndcnt > 0) {
+            sndcnt = (sndcnt + mss - 1) / mss * mss;
         }
         if (prrOut == 0 && sndcnt < mss) {
             sndcnt = mss;

@@ -512,19 +512,20 @@ final class TcpSender {
      * Undoes a reduction shown spurious: every retransmission of the episode came back as a D-SACK (RFC 3708 §3), or
      * an acknowledgment of a retransmitted segment echoes a timestamp older than our first retransmission, so the
      * original arrived (the Eifel detection, RFC 3522 §3.2). The window and threshold come back, the lost marks go,
-     * and the sender is open again. After recovery ended, only D-SACKs arriving within the next flight may undo.
+     * and the sender is open again. After recovery ended, D-SACKs may still undo it until data sent after its end is
+     * acknowledged.
      */
     private void tryUndo(int c, SentSegments sent, TcpSegment seg, AckSample s) {
         final int state = tcb.senderState(c);
-        if (state == OPEN && SeqNum.ge(tcb.sndUna(c), tcb.undoHorizon(c))) {
-            tcb.clearSenderFlag(c, S_UNDO_POSSIBLE);
-            return;
-        }
         final boolean byDsack = tcb.hasSenderFlag(c, S_UNDO_DSACKED) && tcb.undoRetrans(c) <= 0;
         final boolean byTimestamp = !byDsack && state != OPEN && s.retransmittedAcked
             && tcb.hasSenderFlag(c, S_UNDO_TS) && tcb.hasFlag(c, F_TIMESTAMPS) && seg.options.hasTimestamp()
             && seg.options.tsEcr() != 0 && SeqNum.lt(seg.options.tsEcr(), tcb.undoTsVal(c));
         if (!byDsack && !byTimestamp) {
+            if (state == OPEN && SeqNum.gt(tcb.sndUna(c), tcb.undoHorizon(c))) {
+                // Data sent after the episode was acknowledged: its D-SACKs have had their flight to come back.
+                tcb.clearSenderFlag(c, S_UNDO_POSSIBLE);
+            }
             return;
         }
         (byDsack ? counters.undoDsack : counters.undoTimestamp).incrementRelease();

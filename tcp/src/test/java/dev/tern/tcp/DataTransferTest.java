@@ -51,6 +51,30 @@ class DataTransferTest {
         }
 
         @Test
+        void inOrderSegmentsOfOneBurstShareOneAckButEachOutOfOrderOneGetsItsOwn() {
+            try (TcpHarness h = TcpHarness.activeOpen(TcpHarness.config().build(), TcpOptions.DEFAULT,
+                Seg.SYN_ACK.mss(1460).sackOk())) {
+                final byte[] data = bytes(100);
+                h.sendBurst(ACK.seq(R).ack(L).payload(data), ACK.seq(R + 100).ack(L).payload(data),
+                    ACK.seq(R + 200).ack(L).payload(data));
+                h.expect(ACK.ack(R + 300));
+                h.expectNothing();
+                // RFC 5681 §4.2: an immediate ACK for every out-of-order segment, each reporting first the block that
+                // holds it (RFC 2018 §4), even when they arrive together.
+                h.sendBurst(ACK.seq(R + 400).ack(L).payload(data), ACK.seq(R + 600).ack(L).payload(data),
+                    ACK.seq(R + 800).ack(L).payload(data));
+                h.expect(ACK.ack(R + 300).sack(R + 400, R + 500));
+                h.expect(ACK.ack(R + 300).sack(R + 600, R + 700, R + 400, R + 500));
+                h.expect(ACK.ack(R + 300).sack(R + 800, R + 900, R + 600, R + 700, R + 400, R + 500));
+                h.expectNothing();
+                assertEquals(3, h.counter("tcp.tx.immediate_acks"));
+                // And the segment that fills the first hole is acknowledged at once too.
+                h.sendBurst(ACK.seq(R + 300).ack(L).payload(data));
+                h.expect(ACK.ack(R + 500).sack(R + 800, R + 900, R + 600, R + 700));
+            }
+        }
+
+        @Test
         void aFinBeyondAHoleWaitsForTheMissingData() {
             try (TcpHarness h = TcpHarness.established()) {
                 h.send(FIN_ACK.seq(R + 5).ack(L).payload("world"));

@@ -27,7 +27,7 @@ import static org.quicktheories.generators.SourceDSL.longs;
  * order (SHA-256), and both stacks must end with nothing but TIME-WAIT left.
  *
  * <p>A failure prints the falsifying (seed, sizes, loss); replay one with
- * {@code -Dtern.tcp.replay=seed,clientBytes,serverBytes,lossPermille}.
+ * {@code -Dtern.tcp.replay=seed,clientBytes,serverBytes,lossPermille[,plugPoints]}.
  */
 class ImpairedWirePropertyTest {
     private static final long SECOND = 1_000_000_000L;
@@ -46,16 +46,39 @@ class ImpairedWirePropertyTest {
     void replay() {
         final String[] values = System.getProperty("tern.tcp.replay").split(",");
         transfer(Long.parseLong(values[0].trim()), Integer.parseInt(values[1].trim()),
-            Integer.parseInt(values[2].trim()), Integer.parseInt(values[3].trim()));
+            Integer.parseInt(values[2].trim()), Integer.parseInt(values[3].trim()),
+            values.length > 4 && Boolean.parseBoolean(values[4].trim()));
+    }
+
+    /**
+     * The sender's plug points in every combination, with single and burst loss from 0.1 % to 10 %, reordering, and
+     * larger transfers: every byte arrives, memory is given back.
+     */
+    @Test
+    void everyByteArrivesWithEveryLossDetectionRecoveryAndCongestionControl() {
+        qt().withExamples(Integer.getInteger("tern.tcp.examples", 120)).withShrinkCycles(10)
+            .forAll(longs().all(), integers().between(0, 400_000), integers().between(1, 100))
+            .checkAssert((seed, bytes, lossPermille) -> transfer(seed, bytes, bytes / 7, lossPermille, true));
     }
 
     static void transfer(long seed, int clientBytes, int serverBytes, int lossPermille) {
+        transfer(seed, clientBytes, serverBytes, lossPermille, false);
+    }
+
+    private static final String[] CONGESTION_CONTROLS = {"cubic", "newreno", "none"};
+    private static final String[] LOSS_DETECTIONS = {"rack", "dupack"};
+    private static final String[] RECOVERIES = {"prr", "rfc6675", "newreno"};
+
+    static void transfer(long seed, int clientBytes, int serverBytes, int lossPermille, boolean plugPoints) {
         final SplittableRandom random = new SplittableRandom(seed);
         final MemoryWire.Builder wire = MemoryWire.builder().seed(seed).loss(lossPermille / 1000.0)
             .duplication(random.nextDouble() * 0.05).reordering(random.nextDouble() * 0.1, 1_000_000)
             .corruption(random.nextDouble() * 0.02).delay(50_000, random.nextInt(100_000));
+        if (plugPoints && random.nextBoolean()) {
+            wire.burstLoss(lossPermille / 4000.0, 1 + random.nextInt(8));
+        }
         final String scenario = "seed " + seed + ", client bytes " + clientBytes + ", server bytes " + serverBytes
-            + ", loss " + lossPermille + "/1000";
+            + ", loss " + lossPermille + "/1000" + (plugPoints ? " (plug points)" : "");
         final String pcap = System.getProperty("tern.tcp.pcap");
         try (TcpNetwork net = pcap == null ? new TcpNetwork(wire) : new TcpNetwork(wire).capture(java.nio.file.Path.of(pcap))) {
             final TestStack a = net.add("a", "198.18.0.1/24", TcpConfig.builder().isnKey(seed, 1)
@@ -63,10 +86,14 @@ class ImpairedWirePropertyTest {
             final TestStack b = net.add("b", "198.18.0.2/24", TcpConfig.builder().isnKey(seed, 2)
                 .fixedIsn(0xFFFF_FFFFL - random.nextInt(70_000)).build());
             warmArp(net, a, b);
-            final TcpOptions serverOptions = TcpOptions.DEFAULT.withBuffers(BUFFERS[random.nextInt(BUFFERS.length)],
+            TcpOptions serverOptions = TcpOptions.DEFAULT.withBuffers(BUFFERS[random.nextInt(BUFFERS.length)],
                 BUFFERS[random.nextInt(BUFFERS.length)]).withNoDelay(random.nextBoolean());
-            final TcpOptions clientOptions = TcpOptions.DEFAULT.withBuffers(BUFFERS[random.nextInt(BUFFERS.length)],
+            TcpOptions clientOptions = TcpOptions.DEFAULT.withBuffers(BUFFERS[random.nextInt(BUFFERS.length)],
                 BUFFERS[random.nextInt(BUFFERS.length)]).withNoDelay(random.nextBoolean());
+            if (plugPoints) {
+                serverOptions = withPlugPoints(serverOptions, random);
+                clientOptions = withPlugPoints(clientOptions, random);
+            }
             final byte[] toServer = new byte[clientBytes];
             final byte[] toClient = new byte[serverBytes];
             random.nextBytes(toServer);
@@ -97,9 +124,17 @@ class ImpairedWirePropertyTest {
             assertEquals(sha256(toServer), sha256(server.received.toByteArray()), "client to server: " + state);
             assertEquals(sha256(toClient), sha256(client.received.toByteArray()), "server to client: " + state);
             assertEquals(0, a.counter("stack.internal_errors") + b.counter("stack.internal_errors"), state);
+            // Bounded memory: every ring, record and out-of-order block went back to its pool.
+            assertEquals(0, a.tcp.memory().ringsInUse() + b.tcp.memory().ringsInUse(), "rings in use: " + state);
             assertTrue(server.events.stream().noneMatch(e -> e.startsWith("closed") && !e.equals("closed 0")), state);
             assertTrue(client.events.stream().noneMatch(e -> e.startsWith("closed") && !e.equals("closed 0")), state);
         }
+    }
+
+    private static TcpOptions withPlugPoints(TcpOptions options, SplittableRandom random) {
+        return options.withCongestionControl(CONGESTION_CONTROLS[random.nextInt(CONGESTION_CONTROLS.length)])
+            .withLossDetection(LOSS_DETECTIONS[random.nextInt(LOSS_DETECTIONS.length)])
+            .withRecovery(RECOVERIES[random.nextInt(RECOVERIES.length)]);
     }
 
     private static void dump(TestStack stack) {

@@ -55,6 +55,9 @@ public final class MemoryWire implements AutoCloseable {
     private final double burstEndRate;
     /** In a loss burst (Gilbert's model: bursts start with burstRate, each frame in one ends it with burstEndRate). */
     private boolean inBurst;
+    private long lastBurstCheckNs;
+    /** A loss burst ends after this long without a frame. */
+    static final long BURST_GAP_NS = 1_000_000L;
     private final double duplicateRate;
     private final double corruptRate;
     private final double reorderRate;
@@ -223,7 +226,7 @@ public final class MemoryWire implements AutoCloseable {
             if (to == from || !to.accepts(destination)) {
                 continue;
             }
-            if (lossRate > 0 && random.nextDouble() < lossRate || burstLost()) {
+            if (lossRate > 0 && random.nextDouble() < lossRate || burstLost(nowNs)) {
                 stats.lost++;
                 continue;
             }
@@ -348,10 +351,20 @@ public final class MemoryWire implements AutoCloseable {
         }
     }
 
-    /** True when a loss burst takes this copy: one starts with probability burstRate, and lasts a geometric length. */
-    private boolean burstLost() {
+    /**
+     * True when a loss burst takes this copy: one starts with probability burstRate, and lasts a geometric number of
+     * frames, but no longer than the moment it belongs to: a burst is a spell of congestion, so a pause of
+     * {@link #BURST_GAP_NS} with no frame ends it (else a few frames spaced by retransmission back-off would all fall
+     * into one burst, minutes apart).
+     */
+    private boolean burstLost(long nowNs) {
         if (burstRate <= 0) {
             return false;
+        }
+        final long sinceLast = nowNs - lastBurstCheckNs;
+        lastBurstCheckNs = nowNs;
+        if (inBurst && sinceLast > BURST_GAP_NS) {
+            inBurst = false;
         }
         if (inBurst) {
             if (random.nextDouble() < burstEndRate) {
@@ -403,8 +416,8 @@ public final class MemoryWire implements AutoCloseable {
 
         /**
          * Loss in bursts (Gilbert's two-state model): a burst starts on a frame with probability {@code rate} and
-         * takes {@code meanLength} consecutive frames on average (geometrically distributed), besides any
-         * {@link #loss} of single frames.
+         * takes {@code meanLength} consecutive frames on average (geometrically distributed) within one spell (a
+         * millisecond without frames ends it), besides any {@link #loss} of single frames.
          */
         public Builder burstLoss(double rate, double meanLength) {
             this.burstRate = rate(rate, "burst loss");

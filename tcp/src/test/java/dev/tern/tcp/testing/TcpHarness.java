@@ -206,8 +206,21 @@ public final class TcpHarness implements AutoCloseable {
         sendRaw(repr, seg.payloadOrEmpty(), true);
     }
 
+    /** The peer sends all of {@code segs} at once: our stack receives them in one batch. */
+    public void sendBurst(Seg... segs) {
+        for (Seg seg : segs) {
+            sendRawNoPoll(seg.toRepr(remotePort, localPort), seg.payloadOrEmpty(), true);
+        }
+        poll();
+    }
+
     /** Sends a TCP segment from the peer, with a correct checksum unless {@code goodChecksum} is false. */
     public void sendRaw(TcpRepr repr, byte[] payload, boolean goodChecksum) {
+        sendRawNoPoll(repr, payload, goodChecksum);
+        poll();
+    }
+
+    private void sendRawNoPoll(TcpRepr repr, byte[] payload, boolean goodChecksum) {
         final int tcpLength = repr.headerLength() + payload.length;
         final byte[] segment = new byte[tcpLength];
         final MemorySegment memory = MemorySegment.ofArray(segment);
@@ -218,7 +231,11 @@ public final class TcpHarness implements AutoCloseable {
         if (!goodChecksum) {
             segment[TcpHeader.CHECKSUM_OFFSET] ^= 0x01;
         }
-        sendIp(PEER, US, IpProtocol.TCP, segment);
+        final byte[] packet = new byte[Ipv4Header.MIN_LENGTH + segment.length];
+        new Ipv4Repr(PEER, US, IpProtocol.TCP, 64, 0, 0, 0x4000, segment.length)
+            .emit(new Ipv4Header().wrap(MemorySegment.ofArray(packet), 0, packet.length));
+        System.arraycopy(segment, 0, packet, Ipv4Header.MIN_LENGTH, segment.length);
+        inject(stack.link.macAddress(), EtherType.IPV4, packet);
     }
 
     /** Sends any IPv4 datagram from the peer's MAC to ours. */
