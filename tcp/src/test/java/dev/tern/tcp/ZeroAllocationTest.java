@@ -25,7 +25,7 @@ class ZeroAllocationTest {
     /** Two connected stacks and the two ends of one connection, with no allocation in the driving loop. */
     static final class Pair implements AutoCloseable {
         final VirtualClock clock = new VirtualClock(1_000_000_000L);
-        final MemoryWire wire = MemoryWire.builder().clock(clock).frames(8192).build();
+        final MemoryWire wire;
         final TestStack server;
         final TestStack client;
         final Arena arena = Arena.ofConfined();
@@ -35,6 +35,11 @@ class ZeroAllocationTest {
         int serverConnection = -1;
 
         Pair() {
+            this(MemoryWire.builder());
+        }
+
+        Pair(MemoryWire.Builder wireBuilder) {
+            wire = wireBuilder.clock(clock).frames(8192).build();
             server = new TestStack("server", wire.attach("server", 0x0200_0000_0001L), "198.18.0.1/24",
                 TcpConfig.defaults(), clock.nanoTime());
             client = new TestStack("client", wire.attach("client", 0x0200_0000_0002L), "198.18.0.2/24",
@@ -142,6 +147,30 @@ class ZeroAllocationTest {
             assertTrue(segments * rounds / (WARMUP / 4 + rounds) >= MIN_SEGMENTS, "measured over 1M segments");
             assertEquals(0, allocated, "bytes allocated over the measured rounds");
             assertEquals(0, pair.client.counter("tcp.tx.retransmits"));
+        }
+    }
+
+    /**
+     * Loss recovery allocates nothing either: 1 % loss and 1 % reordering exercise SACK, RACK's timer, tail loss probes,
+     * PRR and undo, with the sender traced (the trace fills and then counts what it drops, both without allocating).
+     */
+    @Test
+    void bulkTransferOverALossyWireWithATraceAllocatesNothingPerSegment() {
+        try (Pair pair = new Pair(MemoryWire.builder().seed(7).loss(0.01).reordering(0.01, 40_000).delay(5_000, 0));
+             TcpTrace trace = new TcpTrace(1 << 14)) {
+            pair.client.tcp.trace(pair.clientConnection, trace);
+            final long segmentsBefore = pair.segments();
+            final int rounds = 500_000;
+            final long allocated = Allocations.measure(WARMUP / 4, rounds, pair::bulkRound);
+            final long segments = pair.segments() - segmentsBefore;
+            System.out.printf("lossy bulk: %d segments in %d rounds, %d retransmitted, %d trace records dropped, %d "
+                    + "bytes allocated while measuring%n", segments, WARMUP / 4 + rounds,
+                pair.client.counter("tcp.tx.retransmits"), trace.dropped(), allocated);
+            assertTrue(segments * rounds / (WARMUP / 4 + rounds) >= MIN_SEGMENTS, "measured over 1M segments");
+            assertEquals(0, allocated, "bytes allocated over the measured rounds");
+            assertTrue(pair.client.counter("tcp.fast_recoveries.sack") > 100, "SACK recoveries happened");
+            assertTrue(pair.client.counter("tcp.tx.retransmits") > 1000, "retransmissions happened");
+            assertTrue(trace.available() > 0 && trace.dropped() > 0, "the trace was written until it was full");
         }
     }
 
