@@ -41,8 +41,9 @@ final class HttpFileService extends TcpService {
         boolean done;
     }
 
-    HttpFileService(NetStack stack, int port, Path root) throws TernSocketException {
-        super(stack, port);
+    HttpFileService(NetStack stack, int port, Path root, dev.tern.tcp.TcpOptions options, ConnectionTraces traces)
+        throws TernSocketException {
+        super(stack, port, options, traces);
         this.root = root.toAbsolutePath().normalize();
     }
 

@@ -44,7 +44,8 @@ import java.util.Set;
  * receive ring into a block, and never waits on the terminal or the pipe.
  */
 final class NcCommand {
-    static final String USAGE = "nc [-u] [-l] [--join GROUP] [-w SECONDS] " + NetworkOptions.USAGE + " [HOST] PORT";
+    static final String USAGE = "nc [-u] [-l] [--join GROUP] [-w SECONDS] " + TcpCommandOptions.USAGE + " "
+        + NetworkOptions.USAGE + " [HOST] PORT";
     /** TCP send and receive buffers: what the veth benchmark gives its connections. */
     static final TcpOptions TCP_BUFFERS = TcpOptions.DEFAULT.withBuffers(4 << 20, 4 << 20);
     /** stdin and stdout move in blocks of this size, this many in flight each way (TCP). */
@@ -69,7 +70,9 @@ final class NcCommand {
     int run(String[] argv) throws IOException {
         final Set<String> valueFlags = new HashSet<>(NetworkOptions.VALUE_FLAGS);
         valueFlags.addAll(Set.of("--join", "-w"));
+        valueFlags.addAll(TcpCommandOptions.VALUE_FLAGS);
         final Arguments args = Arguments.parse("nc", argv, valueFlags, Set.of("-u", "-l"));
+        final TcpCommandOptions tcp = TcpCommandOptions.from("nc", args);
         final boolean listen = args.has("-l");
         final java.util.List<String> operands = listen ? args.operands(1, 1, USAGE) : args.operands(2, 2, USAGE);
         final int port = parsePort(operands.getLast());
@@ -87,7 +90,10 @@ final class NcCommand {
             if (group != 0) {
                 throw new UsageException("nc: --join needs UDP (-u)");
             }
-            return runTcp(network, listen, host, port, args.has("-w") ? waitSeconds : 0);
+            return runTcp(network, tcp, listen, host, port, args.has("-w") ? waitSeconds : 0);
+        }
+        if (tcp.congestionControl() != null || tcp.trace() != null) {
+            throw new UsageException("nc: --cc and --tcp-trace are for TCP, not with -u");
         }
         return runUdp(network, listen, host, port, group, (long) (waitSeconds * 1e9));
     }
@@ -180,10 +186,15 @@ final class NcCommand {
      * half-closes (shutdownOutput); what the peer sends goes to stdout; when the peer closes, we exit.
      * {@code connectSeconds} &gt; 0 bounds a client's connect.
      */
-    private int runTcp(NetworkOptions network, boolean listen, int host, int port, double connectSeconds) throws IOException {
-        try (Network net = network.open("nc")) {
-            final TcpListener listener = listen ? net.stack.listen(port, 1, TCP_BUFFERS) : null;
-            TcpConnection connection = listen ? null : net.stack.connect(host, port, 0, TCP_BUFFERS);
+    private int runTcp(NetworkOptions network, TcpCommandOptions tcp, boolean listen, int host, int port,
+                       double connectSeconds) throws IOException {
+        try (Network net = network.open("nc"); ConnectionTraces traces = tcp.traces(false)) {
+            final TcpOptions options = tcp.apply(TCP_BUFFERS);
+            final TcpListener listener = listen ? net.stack.listen(port, 1, options) : null;
+            TcpConnection connection = listen ? null : net.stack.connect(host, port, 0, options);
+            if (connection != null) {
+                traces.attach(connection);
+            }
             final long connectDeadlineNs = System.nanoTime() + (long) (connectSeconds * 1e9);
             final StreamPump output = StreamPump.writing(standardOutput(), TCP_BLOCK, TCP_BLOCKS, "tern-nc-stdout");
             Runtime.getRuntime().addShutdownHook(new Thread(() -> interrupted = true));
@@ -203,6 +214,7 @@ final class NcCommand {
                             continue;
                         }
                         listener.close(); // like OpenBSD nc -l: one connection
+                        traces.attach(connection);
                     }
                     if (connection.isEnded() && connection.error() != SocketError.NONE) {
                         err.println("tern: nc: " + (listen ? "connection" : "connect to " + Ipv4Address.format(host)
@@ -265,6 +277,7 @@ final class NcCommand {
                     output.submit(receiving);
                 }
                 if (connection != null) {
+                    traces.detach(connection);
                     connection.close();
                     for (int i = 0; i < 100; i++) {
                         net.poll(); // let the FIN (or RST) leave before the stacks go away

@@ -1,6 +1,7 @@
 package dev.tern.cli;
 
 import dev.tern.stack.TernSocketException;
+import dev.tern.tcp.TcpOptions;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 
@@ -11,11 +12,14 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code tern serve [--echo P] [--discard P] [--udp-echo P] [--http P DIR]}: runs a stack that answers ARP and
- * ping, plus the services asked for, until interrupted.
+ * {@code tern serve [--echo P] [--discard P] [--udp-echo P] [--http P DIR] [--cc NAME] [--tcp-trace FILE]}: runs a
+ * stack that answers ARP and ping, plus the services asked for, until interrupted. {@code --cc} chooses the
+ * congestion control of every accepted connection; {@code --tcp-trace FILE} traces each one's sender into its own
+ * file ({@code FILE} numbered: {@code trace-1.csv}, {@code trace-2.csv}, ...).
  */
 final class ServeCommand {
-    static final String USAGE = "serve [--echo P] [--discard P] [--udp-echo P] [--http P DIR] " + NetworkOptions.USAGE;
+    static final String USAGE = "serve [--echo P] [--discard P] [--udp-echo P] [--http P DIR] " + TcpCommandOptions.USAGE
+        + " " + NetworkOptions.USAGE;
 
     private final PrintStream out;
     private volatile boolean stopping;
@@ -55,28 +59,31 @@ final class ServeCommand {
         }
         final Set<String> valueFlags = new HashSet<>(NetworkOptions.VALUE_FLAGS);
         valueFlags.addAll(Set.of("--echo", "--discard", "--udp-echo"));
+        valueFlags.addAll(TcpCommandOptions.VALUE_FLAGS);
         final Arguments args = Arguments.parse("serve", rest.toArray(String[]::new), valueFlags, Set.of());
         args.operands(0, 0, USAGE);
+        final TcpCommandOptions tcp = TcpCommandOptions.from("serve", args);
         final int udpEcho = args.intValue("--udp-echo", 0, 1, 65535);
         final int echo = args.intValue("--echo", 0, 1, 65535);
         final int discard = args.intValue("--discard", 0, 1, 65535);
         final NetworkOptions network = NetworkOptions.from(args);
-        try (Network net = network.open("serve")) {
+        try (Network net = network.open("serve"); ConnectionTraces traces = tcp.traces(true)) {
+            final TcpOptions options = tcp.apply(TcpOptions.DEFAULT);
             final StringBuilder services = new StringBuilder("ARP and ping");
             if (udpEcho != 0) {
                 net.serveUdpEcho(udpEcho);
                 services.append(", UDP echo on port ").append(udpEcho);
             }
             if (echo != 0) {
-                net.serve(new TcpService.Echo(net.stack, echo));
+                net.serve(new TcpService.Echo(net.stack, echo, options, traces));
                 services.append(", TCP echo on port ").append(echo);
             }
             if (discard != 0) {
-                net.serve(new TcpService.Discard(net.stack, discard));
+                net.serve(new TcpService.Discard(net.stack, discard, options, traces));
                 services.append(", TCP discard on port ").append(discard);
             }
             if (httpPort != 0) {
-                net.serve(new HttpFileService(net.stack, httpPort, httpRoot));
+                net.serve(new HttpFileService(net.stack, httpPort, httpRoot, options, traces));
                 services.append(", HTTP on port ").append(httpPort).append(" from ").append(httpRoot);
             }
             out.printf("tern serve: %s on %s, answering %s; Ctrl-C stops%n", network.address, network.describeLink(),

@@ -4,6 +4,7 @@ import dev.tern.stack.NetStack;
 import dev.tern.stack.TcpConnection;
 import dev.tern.stack.TcpListener;
 import dev.tern.stack.TernSocketException;
+import dev.tern.tcp.TcpOptions;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -18,12 +19,19 @@ import java.util.List;
  */
 abstract class TcpService implements AutoCloseable {
     private final TcpListener listener;
+    private final ConnectionTraces traces;
     private final List<TcpConnection> connections = new ArrayList<>();
     private final Arena arena = Arena.ofConfined();
     protected final MemorySegment buffer = arena.allocate(64 * 1024);
 
+    /** With default options, untraced (the memory link's in-process peer). */
     TcpService(NetStack stack, int port) throws TernSocketException {
-        this.listener = stack.listen(port, 128);
+        this(stack, port, TcpOptions.DEFAULT, new ConnectionTraces(null, true));
+    }
+
+    TcpService(NetStack stack, int port, TcpOptions options, ConnectionTraces traces) throws TernSocketException {
+        this.listener = stack.listen(port, 128, options);
+        this.traces = traces;
     }
 
     /** Accepts, serves and reaps connections; returns the work done. */
@@ -33,6 +41,7 @@ abstract class TcpService implements AutoCloseable {
             TcpConnection accepted;
             while ((accepted = listener.accept()) != null) {
                 connections.add(accepted);
+                traces.attach(accepted);
                 opened(accepted);
                 work++;
             }
@@ -45,6 +54,7 @@ abstract class TcpService implements AutoCloseable {
                 final int done = serve(connection);
                 if (done < 0) {
                     closing(connection);
+                    traces.detach(connection);
                     connection.close();
                     it.remove();
                 } else {
@@ -52,6 +62,7 @@ abstract class TcpService implements AutoCloseable {
                 }
             } catch (TernSocketException e) {
                 closing(connection);
+                traces.detach(connection);
                 connection.abort();
                 it.remove();
             }
@@ -74,6 +85,7 @@ abstract class TcpService implements AutoCloseable {
     public void close() {
         for (TcpConnection connection : connections) {
             closing(connection);
+            traces.detach(connection);
             connection.close();
         }
         listener.close();
@@ -84,6 +96,10 @@ abstract class TcpService implements AutoCloseable {
     static final class Echo extends TcpService {
         Echo(NetStack stack, int port) throws TernSocketException {
             super(stack, port);
+        }
+
+        Echo(NetStack stack, int port, TcpOptions options, ConnectionTraces traces) throws TernSocketException {
+            super(stack, port, options, traces);
         }
 
         @Override
@@ -106,6 +122,10 @@ abstract class TcpService implements AutoCloseable {
     static final class Discard extends TcpService {
         Discard(NetStack stack, int port) throws TernSocketException {
             super(stack, port);
+        }
+
+        Discard(NetStack stack, int port, TcpOptions options, ConnectionTraces traces) throws TernSocketException {
+            super(stack, port, options, traces);
         }
 
         @Override

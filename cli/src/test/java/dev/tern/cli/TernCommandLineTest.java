@@ -52,6 +52,10 @@ class TernCommandLineTest {
         "plot t.csv -o                         | plot: -o needs a value",
         "plot t.csv -o t.png --width 9         | plot: unknown option --width",
         "plot a.csv b.csv -o t.png             | plot: too many operands",
+        "nc --cc reno 198.18.0.1 7             | nc: unknown congestion control 'reno' (valid: cubic, newreno, none)",
+        "serve --cc bbr --echo 7               | serve: unknown congestion control 'bbr' (valid: cubic, newreno, none)",
+        "nc -u --cc newreno 198.18.0.1 7       | nc: --cc and --tcp-trace are for TCP, not with -u",
+        "nc --tcp-trace                        | nc: --tcp-trace needs a value",
     })
     void aBadCommandLineGetsOneClearLineAndStatus2(String line, String message) {
         final Run run = tern(line.trim().split("\\s+"));
@@ -121,6 +125,23 @@ class TernCommandLineTest {
         } catch (java.io.IOException e) {
             throw new AssertionError(e);
         }
+    }
+
+    @Test
+    void ncWithCcAndTcpTraceWritesATraceThatPlots(@TempDir Path directory) throws java.io.IOException {
+        final byte[] input = new byte[2 << 20];
+        new java.util.SplittableRandom(11).nextBytes(input);
+        final Path trace = directory.resolve("nc.csv");
+        final Run run = nc(input, "--cc", "newreno", "--tcp-trace", trace.toString(), "198.18.0.1", "7");
+        assertEquals(0, run.status(), run.err());
+        assertEquals(input.length, run.out().length());
+        final java.util.List<String> lines = java.nio.file.Files.readAllLines(trace);
+        assertEquals(dev.tern.tcp.TcpTrace.CSV_HEADER, lines.getFirst());
+        assertTrue(lines.size() > 20, "a record per ACK: " + lines.size());
+        assertTrue(lines.stream().skip(1).allMatch(line -> line.split(",").length == 17), "17 columns each");
+        final Path png = directory.resolve("nc.png");
+        assertEquals(0, tern("plot", trace.toString(), "-o", png.toString()).status());
+        assertTrue(java.nio.file.Files.size(png) > 1000);
     }
 
     @Test

@@ -64,6 +64,9 @@ import static dev.tern.tcp.TcpControlBlocks.T_STATE;
  * <p>Owned by the shard thread; not thread-safe. Nothing here allocates per segment.
  */
 public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
+    /** The congestion controls every layer knows by name (more may be registered, {@link #registerCongestionControl}). */
+    public static final java.util.List<String> BUILT_IN_CONGESTION_CONTROLS = java.util.List.of(
+        CubicCongestionControl.NAME, NewRenoCongestionControl.NAME, NoCongestionControl.NAME);
     private static final int SLOT_BITS = 20;
     private static final int SLOT_MASK = (1 << SLOT_BITS) - 1;
     /** RFC 9293 §3.8.6.3 leaves quick ACKs at the start to the implementation; Linux allows up to 16. */
