@@ -22,6 +22,7 @@ public final class AckSample {
     boolean dsack;
     boolean windowLimited;
     boolean retransmittedAcked;
+    boolean originalDelivered;
     int senderState;
 
     AckSample reset(long nowNs, int mss) {
@@ -38,6 +39,7 @@ public final class AckSample {
         dsack = false;
         windowLimited = false;
         retransmittedAcked = false;
+        originalDelivered = false;
         senderState = TcpSender.OPEN;
         return this;
     }

@@ -28,7 +28,7 @@ import java.lang.foreign.ValueLayout;
  *    | rackXmit| rtoExp  | pacRate | nextSend|delivered| minRttAt| ccLong2 | ccLong3 |  384   sender longs
  *    +----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+
  *    |sSt |sTmK|sFlg|rEnd|rRtt|fack|mRtt|reoM|reoP|dsRd|tlpE|prrD|prrO|rcFS|hRxt|rRxt|  448   sender ints:
- *    |pCwn|pSst|unMk|unRt|ldId|rcId|cc2 |cc3 |cc4 |cc5 |uTsV|uHor|prbC|  (free)         |  512   recovery, RACK,
+ *    |pCwn|pSst|unMk|unRt|ldId|rcId|cc2 |cc3 |cc4 |cc5 |uTsV|uHor|prbC|    | lossAt  |  512   recovery, RACK,
  *    |                            (free)                                             |  576   TLP, PRR, undo
  *    +----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+
  *    each cell 4 bytes; the field names are the accessors below, in this order
@@ -227,6 +227,7 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int UNDO_TS_VAL_OFFSET = 552;
     static final int UNDO_HORIZON_OFFSET = 556;
     static final int PROBE_COUNT_OFFSET = 560;
+    static final int LOSS_AT_OFFSET = 568;
 
     private final Arena arena;
     private final MemorySegment rows;
@@ -1323,5 +1324,14 @@ public final class TcpControlBlocks implements AutoCloseable {
 
     public void probeCount(int c, int value) {
         rows.set(INT, base(c) + PROBE_COUNT_OFFSET, value);
+    }
+
+    /** When the retransmission timer of the current timeout episode fired (F-RTO, RFC 5682). */
+    public long lossAtNs(int c) {
+        return rows.get(LONG, base(c) + LOSS_AT_OFFSET);
+    }
+
+    public void lossAtNs(int c, long value) {
+        rows.set(LONG, base(c) + LOSS_AT_OFFSET, value);
     }
 }

@@ -83,6 +83,7 @@ final class TcpCounters {
     final AtomicCounter reorderTimeoutLosses;
     final AtomicCounter undoDsack;
     final AtomicCounter undoTimestamp;
+    final AtomicCounter undoFrto;
     final AtomicCounter rxDsack;
     final AtomicCounter rxBadSackBlocks;
     final AtomicCounter sackReneging;
@@ -141,6 +142,7 @@ final class TcpCounters {
         reorderTimeoutLosses = counters.counter("tcp.rack.reorder_timeouts");
         undoDsack = counters.counter("tcp.undo.dsack");
         undoTimestamp = counters.counter("tcp.undo.timestamp");
+        undoFrto = counters.counter("tcp.undo.frto");
         rxDsack = counters.counter("tcp.rx.dsack");
         rxBadSackBlocks = counters.counter("tcp.rx.bad_sack_blocks");
         sackReneging = counters.counter("tcp.rx.sack_reneging");

@@ -73,6 +73,8 @@ final class TcpSender {
     static final int S_UNDO_DSACKED = 1 << 7;
     /** RFC 6675 rule 4's rescue retransmission was sent in this recovery (RescueRxt is set). */
     static final int S_RESCUE_SENT = 1 << 8;
+    /** F-RTO (RFC 5682) watches this timeout: a segment sent before it and never retransmitted may yet be delivered. */
+    static final int S_FRTO = 1 << 9;
 
     /** RFC 8985 §7.2: WCDelAckT, the worst case delayed ACK timer a probe of one segment waits for. */
     static final long WORST_CASE_DELAYED_ACK_NS = 200_000_000L;
@@ -266,7 +268,20 @@ final class TcpSender {
         for (; i < count && SeqNum.le(sent.end(i), right); i++) {
             if (sent.markSacked(i) > 0) {
                 detection.onDelivered(tcb, c, sent, i, s);
+                noteOriginal(c, sent, i, s);
             }
+        }
+    }
+
+    /**
+     * F-RTO (RFC 5682 §3, the SACK-enhanced variant, as Linux's FLAG_ORIG_SACK_ACKED): after a timeout, the delivery
+     * of a segment sent before it and never sent again shows the original transmissions were getting through, so
+     * the timeout was spurious.
+     */
+    private void noteOriginal(int c, SentSegments sent, int i, AckSample s) {
+        if (tcb.hasSenderFlag(c, S_FRTO) && !sent.has(i, SentSegments.RETRANSMITTED)
+            && sent.sentNs(i) - tcb.lossAtNs(c) < 0) {
+            s.originalDelivered = true;
         }
     }
 
@@ -331,6 +346,7 @@ final class TcpSender {
                 final int flags = sent.flags(0);
                 if ((flags & SentSegments.SACKED) == 0) {
                     detection.onDelivered(tcb, c, sent, 0, s);
+                    noteOriginal(c, sent, 0, s);
                     if ((flags & SentSegments.RETRANSMITTED) == 0) {
                         cleanSentNs = sent.sentNs(0);
                         clean = true;
@@ -495,6 +511,7 @@ final class TcpSender {
         }
         layer.lossDetection(c).onRecoveryExit(tcb, c);
         tcb.senderState(c, OPEN);
+        tcb.clearSenderFlag(c, S_FRTO);
         tcb.undoHorizon(c, tcb.sndMax(c));
     }
 
@@ -518,24 +535,25 @@ final class TcpSender {
     private void tryUndo(int c, SentSegments sent, TcpSegment seg, AckSample s) {
         final int state = tcb.senderState(c);
         final boolean byDsack = tcb.hasSenderFlag(c, S_UNDO_DSACKED) && tcb.undoRetrans(c) <= 0;
-        final boolean byTimestamp = !byDsack && state != OPEN && s.retransmittedAcked
+        final boolean byFrto = !byDsack && state == LOSS && s.originalDelivered;
+        final boolean byTimestamp = !byDsack && !byFrto && state != OPEN && s.retransmittedAcked
             && tcb.hasSenderFlag(c, S_UNDO_TS) && tcb.hasFlag(c, F_TIMESTAMPS) && seg.options.hasTimestamp()
             && seg.options.tsEcr() != 0 && SeqNum.lt(seg.options.tsEcr(), tcb.undoTsVal(c));
-        if (!byDsack && !byTimestamp) {
+        if (!byDsack && !byTimestamp && !byFrto) {
             if (state == OPEN && SeqNum.gt(tcb.sndUna(c), tcb.undoHorizon(c))) {
                 // Data sent after the episode was acknowledged: its D-SACKs have had their flight to come back.
                 tcb.clearSenderFlag(c, S_UNDO_POSSIBLE);
             }
             return;
         }
-        (byDsack ? counters.undoDsack : counters.undoTimestamp).incrementRelease();
+        (byDsack ? counters.undoDsack : byFrto ? counters.undoFrto : counters.undoTimestamp).incrementRelease();
         layer.congestionControl(c).onUndo(tcb, c, s.nowNs);
         sent.unmarkLost();
         if (state != OPEN) {
             layer.lossDetection(c).onRecoveryExit(tcb, c);
             tcb.senderState(c, OPEN);
         }
-        tcb.clearSenderFlag(c, S_UNDO_POSSIBLE);
+        tcb.clearSenderFlag(c, S_UNDO_POSSIBLE | S_FRTO);
     }
 
     /**
@@ -1033,6 +1051,12 @@ final class TcpSender {
         }
         if (tcb.senderState(c) == OPEN) {
             startEpisode(c);
+        }
+        if (tcb.senderState(c) != LOSS) {
+            tcb.setSenderFlag(c, S_FRTO);
+            tcb.lossAtNs(c, nowNs);
+        } else {
+            tcb.clearSenderFlag(c, S_FRTO); // a second timeout: the loss was real
         }
         final int sndUna = tcb.sndUna(c);
         layer.congestionControl(c).onRetransmitTimeout(tcb, c, tcb.sndMax(c) - sndUna, tcb.sndMss(c), nowNs);

@@ -48,6 +48,46 @@ class UndoTest {
         }
     }
 
+    private static void untilTimeouts(TcpHarness h, int timeouts) {
+        for (int i = 0; i < 10_000 && h.counter("tcp.rto_expired") < timeouts; i++) {
+            h.advance(MS);
+        }
+        assertEquals(timeouts, h.counter("tcp.rto_expired"));
+    }
+
+    @Test
+    void anAckOfOriginalsSentBeforeATimeoutShowsItSpuriousAndUndoesIt() {
+        try (TcpHarness h = TcpHarness.establishedAfter(10 * MS, TcpHarness.config().build(), TcpOptions.DEFAULT,
+            Seg.SYN_ACK.sackOk())) {
+            h.write(bytes(10 * MSS));
+            h.clearReceived();
+            final int cwnd = h.tcp.cwnd(h.conn);
+            // The path stalls longer than the RTO: the probe and then the timeout fire, the head goes again.
+            untilTimeouts(h, 1);
+            assertEquals(1, h.counter("tcp.rto_expired"));
+            assertEquals("loss", h.tcp.info(h.conn).senderState());
+            // Then the ACKs of the original transmissions arrive: segments never sent again were delivered.
+            h.send(ACK.seq(R).ack(seg(5)));
+            assertEquals(1, h.counter("tcp.undo.frto"), "RFC 5682: the timeout was spurious");
+            assertEquals("open", h.tcp.info(h.conn).senderState());
+            assertEquals(true, h.tcp.cwnd(h.conn) >= cwnd, "the window came back (and slow start went on)");
+            assertEquals(1 << 30, h.tcp.ssthresh(h.conn));
+        }
+    }
+
+    @Test
+    void aSecondTimeoutIsNotUndoneByLateOriginals() {
+        try (TcpHarness h = TcpHarness.establishedAfter(10 * MS, TcpHarness.config().build(), TcpOptions.DEFAULT,
+            Seg.SYN_ACK.sackOk())) {
+            h.write(bytes(10 * MSS));
+            h.clearReceived();
+            untilTimeouts(h, 2);
+            h.send(ACK.seq(R).ack(seg(5)));
+            assertEquals(0, h.counter("tcp.undo.frto"));
+            assertEquals("loss", h.tcp.info(h.conn).senderState());
+        }
+    }
+
     @Test
     void aDsackForOnlyOneOfTwoRetransmissionsUndoesNothing() {
         try (TcpHarness h = TcpHarness.establishedAfter(10 * MS, TcpHarness.config().build(),
