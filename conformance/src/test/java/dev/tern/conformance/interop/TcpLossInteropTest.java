@@ -31,12 +31,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * (the kernel cuts Tern's 64 KiB segments before they cross, so the rule sees packets as they go on the wire), the
  * kernel on CUBIC (the route's congctl), Tern on the test's thread.
  *
- * <p>Sizes are chosen so that the whole class stays well under a minute with today's sender, which falls back to
- * retransmission timeouts when a window loses more than one segment (issue 13's table: about 1 MB/s from Tern at 1 %
- * loss): Tern sends 1 MiB at 1 % and 256 KiB at 5 % (about 700 and 180 packets: some 7 and 9 drops expected, so a run
- * with none is a one in a thousand event or rarer); the kernel sends 4 MiB and 1 MiB (about 2900 and 720 packets).
- * Every transfer is bounded by a 60 s deadline besides. Measured on the 2-core build machine: 3-4 s per test, rig
- * included, 15 s for the class.
+ * <p>Sizes: 16 MiB each way at 1 % (about 11,600 packets, some 116 drops each way, so every recovery mechanism
+ * runs many times) and 4 MiB at 5 % (about 2,900 packets, some 145 drops). At 5 % both the kernel's CUBIC and Tern's
+ * move a few MB/s on this path (a window rarely grows past a few segments), so 4 MiB takes seconds. Every transfer is
+ * bounded by a 60 s deadline besides. Measured on the 2-core build machine: 20-30 s for the class, rigs included.
  */
 class TcpLossInteropTest extends VethRigTest {
     private static final VethSetup SETUP = new VethSetup(1500, false, true);
@@ -54,11 +52,11 @@ class TcpLossInteropTest extends VethRigTest {
     }
 
     private static long ternBytes(double percent) {
-        return percent < 2 ? 1 << 20 : 256 << 10;
+        return percent < 2 ? 16 << 20 : 4 << 20;
     }
 
     private static long kernelBytes(double percent) {
-        return percent < 2 ? 4 << 20 : 1 << 20;
+        return percent < 2 ? 16 << 20 : 4 << 20;
     }
 
     @ParameterizedTest(name = "{0} % loss")
