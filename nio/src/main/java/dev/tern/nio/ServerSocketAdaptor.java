@@ -26,7 +26,7 @@ final class ServerSocketAdaptor extends ServerSocket {
     private volatile int timeoutMs;
 
     private ServerSocketAdaptor(TernServerSocketChannel channel) throws IOException {
-        super((SocketImpl) null);
+        super(new UnusedSocketImpl());
         this.channel = channel;
     }
 

@@ -28,7 +28,7 @@ final class SocketAdaptor extends Socket {
     private volatile int timeoutMs;
 
     private SocketAdaptor(TernSocketChannel channel) throws SocketException {
-        super((SocketImpl) null);
+        super(new UnusedSocketImpl());
         this.channel = channel;
     }
 
