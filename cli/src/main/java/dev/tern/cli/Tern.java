@@ -20,6 +20,8 @@ public final class Tern {
           stat                      %s
           devices                   RDMA devices and whether they support raw-packet QPs
           bench                     %s
+          exec                      %s
+                                    run an unmodified JVM program on Tern (NIO through Tern's provider)
         link flags: %s
         """;
 
@@ -45,6 +47,7 @@ public final class Tern {
                 case "stat" -> new StatCommand(out).run(rest);
                 case "devices" -> new DevicesCommand(out).run(rest);
                 case "bench" -> new BenchCommand(out).run(rest);
+                case "exec" -> new ExecCommand(err).run(rest);
                 default -> throw new UsageException("unknown command '" + args[0] + "' (try ./tern help)");
             };
             out.flush();
@@ -66,6 +69,6 @@ public final class Tern {
 
     static String help() {
         return HELP.formatted(DemoCommand.USAGE, PingCommand.USAGE, NcCommand.USAGE, ServeCommand.USAGE, StatCommand.USAGE,
-            BenchCommand.USAGE, NetworkOptions.USAGE);
+            BenchCommand.USAGE, ExecCommand.USAGE, NetworkOptions.USAGE);
     }
 }
