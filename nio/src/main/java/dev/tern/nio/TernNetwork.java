@@ -137,7 +137,8 @@ final class TernNetwork implements AutoCloseable {
         }
         try {
             stack = open();
-            runner = StackRunner.start(stack, spin ? new BusySpinIdleStrategy() : idle());
+            runner = StackRunner.start(stack, spin ? new BusySpinIdleStrategy() : idle(), TernSelectorProvider::reportStackFailure,
+                TernSelectorProvider.DAEMON_THREADS);
             return stack;
         } catch (LinkOpenException | LinkUnavailableException | IllegalArgumentException | IllegalStateException e) {
             failure = new IOException("tern: cannot open --link " + link + ": " + e.getMessage(), e);

@@ -49,6 +49,21 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
     private volatile NioCounters counters;
 
     /**
+     * The stack's runner thread is a daemon: a program whose main returns exits as it does on the JDK's provider
+     * (which has no thread); its shutdown hook closes the stack.
+     */
+    static final java.util.concurrent.ThreadFactory DAEMON_THREADS = task -> {
+        final Thread thread = new Thread(task);
+        thread.setDaemon(true);
+        return thread;
+    };
+
+    /** An exception escaped a turn of the stack's loop: a bug (bad input is counted and dropped, never thrown). */
+    static void reportStackFailure(Throwable error) {
+        System.err.println("tern: the stack's loop threw (counted as stack.poll_errors): " + error);
+    }
+
+    /**
      * The system-wide provider: the JDK makes it from the {@code java.nio.channels.spi.SelectorProvider} property
      * and calls this constructor. Reads {@code tern.*} system properties; a malformed value or rules file fails here
      * with one line naming it.
@@ -83,7 +98,8 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
 
     /** {@link #open(NetStack)} with {@code rules}. */
     public static TernSelectorProvider open(NetStack stack, Rules rules) {
-        final StackRunner runner = StackRunner.start(stack, new BackoffIdleStrategy(100, 10, 1_000, 100_000));
+        final StackRunner runner = StackRunner.start(stack, new BackoffIdleStrategy(100, 10, 1_000, 100_000),
+            TernSelectorProvider::reportStackFailure, DAEMON_THREADS);
         return new TernSelectorProvider(stack, runner, rules);
     }
 
