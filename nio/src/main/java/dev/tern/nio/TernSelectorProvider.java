@@ -86,6 +86,7 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
         this.fixedStack = stack;
         this.ownedRunner = ownedRunner;
         this.rules = Objects.requireNonNull(rules);
+        this.counters = NioCounters.register(stack);
     }
 
     /**
@@ -168,7 +169,10 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
         }
     }
 
-    /** A kernel channel was made (for the counters, when the stack is open). */
+    /**
+     * A kernel channel was made: counted when the stack is open (a configured provider does not open its link only to
+     * count channels that never use it).
+     */
     void countKernelChannel() {
         final NioCounters c = counters;
         if (c != null) {
