@@ -344,7 +344,10 @@ final class TernSocketChannel extends SocketChannel implements TernChannel {
         }
         keys.decided();
         if (!isBlocking()) {
-            return finishIfConnected(opened);
+            // As the kernel's non-blocking connect to another host (EINPROGRESS): false, even if the handshake is
+            // already done by now; OP_CONNECT and finishConnect complete it. Programs that ignore connect's result
+            // and wait for OP_CONNECT (common: kernels never complete a remote connect at once) would wait forever.
+            return false;
         }
         return awaitConnected(opened);
     }
