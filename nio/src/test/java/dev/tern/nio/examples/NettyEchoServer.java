@@ -5,13 +5,17 @@ import dev.tern.afpacket.AfPacketOptions;
 import dev.tern.nio.TernSelectorProvider;
 import dev.tern.stack.NetStack;
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 
@@ -46,6 +50,8 @@ public final class NettyEchoServer implements AutoCloseable {
         try {
             final Channel channel = new ServerBootstrap().group(group)
                 .channelFactory(() -> new NioServerSocketChannel(provider))
+                // A client that half-closes still gets every byte back: see Echo.userEventTriggered.
+                .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel child) {
@@ -60,8 +66,21 @@ public final class NettyEchoServer implements AutoCloseable {
         }
     }
 
-    /** Writes back what it reads; flushes once per read batch. */
+    /**
+     * Writes back what it reads; flushes once per read batch. When the client half-closes, it closes only after its
+     * last echo is written: closing at once would drop what still waits in Netty's outbound buffer (whose size
+     * depends on the socket's send buffer, 128 KiB on Tern by default).
+     */
     private static final class Echo extends ChannelInboundHandlerAdapter {
+        @Override
+        public void userEventTriggered(ChannelHandlerContext context, Object event) {
+            if (event instanceof ChannelInputShutdownEvent) {
+                context.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+            } else {
+                context.fireUserEventTriggered(event);
+            }
+        }
+
         @Override
         public void channelRead(ChannelHandlerContext context, Object message) {
             context.write(message);
