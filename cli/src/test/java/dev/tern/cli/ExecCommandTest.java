@@ -35,7 +35,11 @@ class ExecCommandTest {
     }
 
     private static String program() {
-        return String.join(" ", JAVA, "-XX:TieredStopAtLevel=1", "-cp", testClasses(), "dev.tern.cli.programs.NioEchoClient");
+        return program("NioEchoClient");
+    }
+
+    private static String program(String name) {
+        return String.join(" ", JAVA, "-XX:TieredStopAtLevel=1", "-cp", testClasses(), "dev.tern.cli.programs." + name);
     }
 
     private static String testClasses() {
@@ -90,6 +94,39 @@ class ExecCommandTest {
         final String err = new String(exec.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(2, exec.exitValue(), err);
         assertEquals("tern: exec: " + rules + ":2: unknown side 'tarn' (want tern or kernel)", err.strip());
+    }
+
+    @Test
+    void anUnmodifiedClassicSocketClientEchoesThroughTern(@TempDir Path counters) throws IOException, InterruptedException {
+        final List<String> command = new ArrayList<>(List.of("--link", "memory", "--"));
+        command.addAll(List.of(program("ClassicEchoClient").split(" ")));
+        command.addAll(List.of("198.18.0.1", "7"));
+        final Process exec = ternExec(counters, command.toArray(String[]::new)).redirectErrorStream(true).start();
+        try {
+            assertTrue(exec.waitFor(60, TimeUnit.SECONDS));
+            final String output = new String(exec.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertEquals(0, exec.exitValue(), output);
+            assertTrue(output.contains("classic echoed hello through a classic socket from /198.18.0.1:7"), output);
+        } finally {
+            exec.destroyForcibly();
+        }
+    }
+
+    @Test
+    void anUnmodifiedClassicDatagramSocketClientEchoesThroughTern(@TempDir Path counters) throws IOException, InterruptedException {
+        final List<String> command = new ArrayList<>(List.of("--link", "memory", "--"));
+        command.addAll(List.of(program("ClassicUdpEchoClient").split(" ")));
+        command.addAll(List.of("198.18.0.1", "7"));
+        final Process exec = ternExec(counters, command.toArray(String[]::new)).redirectErrorStream(true).start();
+        try {
+            assertTrue(exec.waitFor(60, TimeUnit.SECONDS));
+            final String output = new String(exec.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertEquals(0, exec.exitValue(), output);
+            assertTrue(output.contains("classic udp echoed hello through a classic datagram socket from /198.18.0.1:7"),
+                output);
+        } finally {
+            exec.destroyForcibly();
+        }
     }
 
     @Test

@@ -427,6 +427,43 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
         }
     }
 
+    /**
+     * A blocking receive that gives up after {@code timeoutMs} (0: never) with a
+     * {@link java.net.SocketTimeoutException}: the classic {@code DatagramSocket.receive} with {@code SO_TIMEOUT}.
+     */
+    SocketAddress receiveWithin(ByteBuffer destination, int timeoutMs) throws IOException {
+        synchronized (readLock) {
+            final UdpSocket s = kernel == null ? socketForReceive() : null;
+            if (s == null) {
+                final DatagramSocket kernelSocket = kernel.socket();
+                kernelSocket.setSoTimeout(timeoutMs);
+                final java.net.DatagramPacket packet = new java.net.DatagramPacket(destination.array(),
+                    destination.arrayOffset() + destination.position(), destination.remaining());
+                kernelSocket.receive(packet);
+                destination.position(destination.position() + packet.getLength());
+                return packet.getSocketAddress();
+            }
+            if (timeoutMs == 0) {
+                return receiveBlocking(s, destination) < 0 ? null : source(s);
+            }
+            final long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+            int n = -1;
+            try {
+                begin();
+                while ((n = receiveOnce(s, destination)) < 0 && isOpen()) {
+                    final long now = System.nanoTime();
+                    if (deadline - now <= 0) {
+                        throw new java.net.SocketTimeoutException("Receive timed out");
+                    }
+                    s.awaitReady(SelectableSocket.READ, Math.min(deadline, now + Channels.WAIT_SLICE_NS));
+                }
+                return n < 0 ? null : source(s);
+            } finally {
+                end(n >= 0);
+            }
+        }
+    }
+
     private int receiveOnce(UdpSocket s, ByteBuffer destination) throws IOException {
         final int position = destination.position();
         final int n;
@@ -658,8 +695,34 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
 
     @Override
     public MembershipKey join(InetAddress group, NetworkInterface networkInterface, InetAddress source) throws IOException {
-        Objects.requireNonNull(group, "group");
         Objects.requireNonNull(networkInterface, "interface");
+        return join0(group, networkInterface, source);
+    }
+
+    /**
+     * A join from a classic {@code MulticastSocket}, whose interface may be null ("any"): Tern's side needs none; the
+     * kernel's gets the host's first interface. (A Tern namespace's kernel may have no interface with an address, and
+     * then the JDK lists none at all.)
+     */
+    MembershipKey joinAnyInterface(InetAddress group, NetworkInterface networkInterface) throws IOException {
+        synchronized (stateLock) {
+            ensureOpen();
+            if (kernel == null && socket == null) {
+                decide(ternProvider.rules().join(group));
+                if (kernel == null) {
+                    keys.decided();
+                }
+            }
+        }
+        if (networkInterface == null && kernel != null) {
+            networkInterface = NetworkInterface.networkInterfaces().findFirst()
+                .orElseThrow(() -> new java.net.SocketException("no network interface to join " + group + " on"));
+        }
+        return join0(group, networkInterface, null);
+    }
+
+    private MembershipKey join0(InetAddress group, NetworkInterface networkInterface, InetAddress source) throws IOException {
+        Objects.requireNonNull(group, "group");
         if (!group.isMulticastAddress()) {
             throw new IllegalArgumentException("Group not a multicast address");
         }

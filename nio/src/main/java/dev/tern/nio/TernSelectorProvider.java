@@ -117,6 +117,18 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
         rulesFrom(properties, TernNetwork.fromProperties(properties).address());
     }
 
+    /**
+     * Routes the classic {@code java.net.Socket}, {@code ServerSocket}, {@code DatagramSocket} and
+     * {@code MulticastSocket} through the system-wide provider (which must be this class) with the JDK's factory
+     * hooks: {@code tern exec}'s agent calls it unless {@code tern.classic=false}. Returns false when another factory
+     * was set already (the JDK allows one each).
+     */
+    public static boolean installClassicSockets() {
+        final boolean streams = TernSocketImpl.install();
+        final boolean datagrams = TernDatagramSocketImpl.install();
+        return streams && datagrams;
+    }
+
     /** {@code tern.rules.add} (inline, ';'-separated) then the file {@code tern.rules}. */
     static Rules rulesFrom(Properties properties, InterfaceAddress address) {
         Rules rules = Rules.defaults(address);

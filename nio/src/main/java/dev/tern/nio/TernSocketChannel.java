@@ -514,6 +514,16 @@ final class TernSocketChannel extends SocketChannel implements TernChannel {
         return this;
     }
 
+    /** Bytes readable now without blocking (a classic socket's {@code available()}). */
+    int available() throws IOException {
+        final SocketChannel k = kernel;
+        if (k != null) {
+            return k.socket().getInputStream().available();
+        }
+        final TcpConnection c = connection;
+        return c == null || inputShut ? 0 : c.available();
+    }
+
     boolean isInputShutdown() {
         return inputShut;
     }

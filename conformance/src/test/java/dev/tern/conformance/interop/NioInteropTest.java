@@ -125,6 +125,26 @@ class NioInteropTest extends VethRigTest {
         }
     }
 
+    @Test
+    void theReadmeQuickStartOnAfPacketTalksToTheKernelsEchoServices() throws Exception {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        final String socat = dev.tern.core.testing.ExternalTools.require("socat", "socat").toString();
+        rig.net().startInPeer(socat, "-T", "20", "UDP4-RECVFROM:7", "EXEC:cat");
+        rig.net().startInPeer(socat, "-T", "20", "TCP4-LISTEN:7,reuseaddr", "EXEC:cat");
+        Thread.sleep(300); // socat has no "ready" line; both listen well within this
+        final java.io.ByteArrayOutputStream printed = new java.io.ByteArrayOutputStream();
+        final java.io.PrintStream out = System.out;
+        try (TernSelectorProvider provider = ternProvider()) {
+            System.setOut(new java.io.PrintStream(printed, true, StandardCharsets.UTF_8));
+            dev.tern.nio.examples.QuickStart.exchangeWith(provider,
+                new InetSocketAddress(InetAddress.getByName(NetnsHarness.PEER_ADDRESS), 7));
+        } finally {
+            System.setOut(out);
+        }
+        assertEquals(List.of("udp: 'hello over UDP' echoed by /198.18.0.1:7", "tcp: 'hello over TCP' echoed by /198.18.0.1:7"),
+            printed.toString(StandardCharsets.UTF_8).lines().toList());
+    }
+
     // ------------------------------------------------------------------------------------------ tern exec
 
     /** {@code java ... dev.tern.cli.Tern exec --link afpacket:tern0 --ip 198.18.0.2/24 -- java -cp CP MAIN ARGS}. */
@@ -174,6 +194,35 @@ class NioInteropTest extends VethRigTest {
             "7008", Integer.toString(4 << 20), "45");
         assertEchoedIntact(client, 4 << 20);
         server.stop();
+    }
+
+    @Test
+    void anUnmodifiedClassicServerSocketUnderTernExecServesAKernelClient(@TempDir Path counters) {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        final BackgroundCommand server = rig.net().startInTern(ternExec(counters,
+            classpathOf("conformance/target/test-classes"), "dev.tern.conformance.interop.programs.ClassicEchoServer", "7009")
+            .toArray(String[]::new)).awaitOutput("listening on 7009", Duration.ofSeconds(60));
+        final CommandResult client = rig.kernel().runPeerPy(Duration.ofSeconds(60), "tcp-source", NetnsHarness.TERN_ADDRESS,
+            "7009", Integer.toString(2 << 20), "45");
+        assertEchoedIntact(client, 2 << 20);
+        server.stop();
+    }
+
+    @Test
+    void anUnmodifiedClassicMulticastSocketUnderTernExecReceivesAKernelSender(@TempDir Path counters) throws Exception {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        final BackgroundCommand receiver = rig.net().startInTern(ternExec(counters,
+            classpathOf("conformance/target/test-classes"), "dev.tern.conformance.interop.programs.ClassicMulticastReceiver",
+            "239.1.2.4", "5004").toArray(String[]::new)).awaitOutput("joined", Duration.ofSeconds(60));
+        final BackgroundCommand sender = rig.net().startInPeer(peerPy("udp-send", NetnsHarness.PEER_ADDRESS, "239.1.2.4",
+            "5004", "200", "0.05", "classic"));
+        try {
+            assertEquals(0, receiver.awaitExit(Duration.ofSeconds(30)), receiver.stdout() + receiver.stderr());
+            assertTrue(receiver.stdout().lines().anyMatch(line -> line.startsWith("got classic-")
+                && line.endsWith(" from " + NetnsHarness.PEER_ADDRESS)), receiver.stdout());
+        } finally {
+            sender.stop();
+        }
     }
 
     @Test
