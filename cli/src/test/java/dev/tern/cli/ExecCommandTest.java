@@ -78,6 +78,7 @@ class ExecCommandTest {
             assertTrue(exec.waitFor(30, TimeUnit.SECONDS));
             assertEquals(0, exec.exitValue(), output.toString());
         } finally {
+            exec.descendants().forEach(ProcessHandle::destroyForcibly); // the program tern exec started
             exec.destroyForcibly();
         }
     }
@@ -108,6 +109,7 @@ class ExecCommandTest {
             assertEquals(0, exec.exitValue(), output);
             assertTrue(output.contains("classic echoed hello through a classic socket from /198.18.0.1:7"), output);
         } finally {
+            exec.descendants().forEach(ProcessHandle::destroyForcibly); // the program tern exec started
             exec.destroyForcibly();
         }
     }
@@ -125,6 +127,7 @@ class ExecCommandTest {
             assertTrue(output.contains("classic udp echoed hello through a classic datagram socket from /198.18.0.1:7"),
                 output);
         } finally {
+            exec.descendants().forEach(ProcessHandle::destroyForcibly); // the program tern exec started
             exec.destroyForcibly();
         }
     }
