@@ -84,7 +84,14 @@ final class TernSelector extends AbstractSelector {
         key.attach(attachment);
         keys.add(key);
         ternChannel.keys().add(key);
-        attach(key);
+        try {
+            attach(key);
+        } catch (RuntimeException e) {
+            // A Tern socket already watched by another selector (see the class comment): no key, as if never made.
+            keys.remove(key);
+            ternChannel.keys().remove(key);
+            throw e;
+        }
         return key;
     }
 

@@ -30,6 +30,7 @@ import java.util.concurrent.TimeUnit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -149,6 +150,27 @@ class FallbackTest {
                 assertTrue(selector.selectedKeys().contains(acceptKey));
                 assertNotNull(unixServer.accept());
             }
+        }
+    }
+
+    @Test
+    void aTernChannelRegistersWithOneSelectorAtATimeAndAKernelChannelWithSeveral() throws IOException {
+        try (Selector first = tern.openSelector();
+             Selector second = tern.openSelector();
+             ServerSocketChannel ternListener = tern.openServerSocketChannel();
+             DatagramChannel kernelSide = tern.openDatagramChannel(StandardProtocolFamily.INET)) {
+            ternListener.bind(new InetSocketAddress(0));
+            ternListener.configureBlocking(false);
+            ternListener.register(first, SelectionKey.OP_ACCEPT);
+            assertThrows(IllegalStateException.class, () -> ternListener.register(second, SelectionKey.OP_ACCEPT),
+                "deviation: the stack's socket has one readiness queue");
+            assertNull(ternListener.keyFor(second));
+            assertTrue(second.keys().isEmpty());
+            kernelSide.bind(new InetSocketAddress(5555));
+            kernelSide.configureBlocking(false);
+            kernelSide.register(first, SelectionKey.OP_READ);
+            kernelSide.register(second, SelectionKey.OP_READ);
+            assertEquals(1, second.keys().size());
         }
     }
 
