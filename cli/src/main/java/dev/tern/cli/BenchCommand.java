@@ -29,7 +29,7 @@ import java.util.Set;
  * With {@code --json}, one JSON object with the keys of DESIGN.md (absent when not measured) plus extra keys.
  */
 final class BenchCommand {
-    static final String USAGE = "bench [--seconds N] [--json]";
+    static final String USAGE = "bench [--seconds N] [--json] [--nio]";
 
     private final PrintStream out;
 
@@ -38,11 +38,14 @@ final class BenchCommand {
     }
 
     int run(String[] argv) throws Exception {
-        final Arguments args = Arguments.parse("bench", argv, Set.of("--seconds"), Set.of("--json"));
+        final Arguments args = Arguments.parse("bench", argv, Set.of("--seconds"), Set.of("--json", "--nio"));
         args.operands(0, 0, USAGE);
         final int seconds = args.intValue("--seconds", 3, 1, 600);
         final boolean json = args.has("--json");
         final Map<String, Object> results = new LinkedHashMap<>();
+        if (args.has("--nio")) {
+            return nio(seconds, json, results);
+        }
 
         final UdpBench.Result udpTern = UdpBench.tern(seconds);
         final UdpBench.Result udpKernel = UdpBench.kernel(seconds);
@@ -118,6 +121,36 @@ final class BenchCommand {
             out.printf("(JMH, 1 fork, %d s measurement per benchmark, %d CPUs)%n", seconds,
                 Runtime.getRuntime().availableProcessors());
         }
+        return 0;
+    }
+
+    /**
+     * {@code --nio}: TCP round trip and bulk through Tern's NIO provider against Tern's own API (same stacks, same
+     * threading) and against the JDK's provider on loopback; issue 14's goals are p50 within 1.3x of the API, bulk at
+     * least 0.9x, and a round trip at least 3x lower than the kernel's.
+     */
+    private int nio(int seconds, boolean json, Map<String, Object> results) throws Exception {
+        final dev.tern.cli.bench.NioBench.Result api = dev.tern.cli.bench.NioBench.ternApi(seconds);
+        final dev.tern.cli.bench.NioBench.Result provider = dev.tern.cli.bench.NioBench.ternProvider(seconds);
+        final dev.tern.cli.bench.NioBench.Result kernel = dev.tern.cli.bench.NioBench.kernelProvider(seconds);
+        results.put("nio_rr_p50_us", round(provider.p50Micros(), 2));
+        results.put("nio_rr_p99_us", round(provider.p99Micros(), 2));
+        results.put("nio_rr_p50_us_api", round(api.p50Micros(), 2));
+        results.put("nio_rr_p50_us_kernel", round(kernel.p50Micros(), 2));
+        results.put("nio_bulk_gbps", round(provider.bulkGbps(), 2));
+        results.put("nio_bulk_gbps_api", round(api.bulkGbps(), 2));
+        results.put("nio_bulk_gbps_kernel", round(kernel.bulkGbps(), 2));
+        if (json) {
+            out.println(toJson(results));
+            return 0;
+        }
+        out.printf("TCP 64 B round trip p50: NIO on Tern %.2f us (p99 %.2f), Tern's API %.2f us: %.2fx the API (goal <= 1.3x);"
+                + " NIO on the kernel (loopback) %.2f us: Tern %.1fx lower (goal >= 3x)%n", provider.p50Micros(),
+            provider.p99Micros(), api.p50Micros(), provider.p50Micros() / api.p50Micros(), kernel.p50Micros(),
+            kernel.p50Micros() / provider.p50Micros());
+        out.printf("TCP bulk, one stream: NIO on Tern %.2f Gbit/s, Tern's API %.2f Gbit/s: %.2fx (goal >= 0.9x); NIO on the"
+                + " kernel (loopback) %.2f Gbit/s%n", provider.bulkGbps(), api.bulkGbps(), provider.bulkGbps() / api.bulkGbps(),
+            kernel.bulkGbps());
         return 0;
     }
 

@@ -202,6 +202,15 @@ final class NetworkOptions {
         return mac == -1 ? options : options.mac(mac);
     }
 
+    /** The link as the flag gave it: memory, afpacket:IFACE, rawqp:DEVICE:PORT. */
+    String linkSpec() {
+        return switch (linkKind) {
+            case "memory" -> "memory";
+            case "afpacket" -> "afpacket:" + linkTarget;
+            default -> "rawqp:" + linkTarget + ":" + linkPort;
+        };
+    }
+
     String describeLink() {
         return switch (linkKind) {
             case "memory" -> "memory wire (peer " + Ipv4Address.format(memoryPeerAddress()) + " in this process)";

@@ -21,6 +21,8 @@ public final class Tern {
           devices                   RDMA devices and whether they support raw-packet QPs
           bench                     %s
           plot                      draw a TCP connection trace (CSV) as a chart: %s
+          exec                      %s
+                                    run an unmodified JVM program on Tern (NIO through Tern's provider)
         link flags: %s
         """;
 
@@ -47,6 +49,7 @@ public final class Tern {
                 case "devices" -> new DevicesCommand(out).run(rest);
                 case "bench" -> new BenchCommand(out).run(rest);
                 case "plot" -> new PlotCommand(out).run(rest);
+                case "exec" -> new ExecCommand(err).run(rest);
                 default -> throw new UsageException("unknown command '" + args[0] + "' (try ./tern help)");
             };
             out.flush();
@@ -68,6 +71,6 @@ public final class Tern {
 
     static String help() {
         return HELP.formatted(DemoCommand.USAGE, PingCommand.USAGE, NcCommand.USAGE, ServeCommand.USAGE, StatCommand.USAGE,
-            BenchCommand.USAGE, PlotCommand.USAGE, NetworkOptions.USAGE);
+            BenchCommand.USAGE, PlotCommand.USAGE, ExecCommand.USAGE, NetworkOptions.USAGE);
     }
 }

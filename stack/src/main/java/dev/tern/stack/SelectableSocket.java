@@ -21,12 +21,14 @@ public abstract class SelectableSocket {
 
     private static final VarHandle QUEUED;
     private static final VarHandle WAITER;
+    private static final VarHandle STOP_WAITING;
 
     static {
         try {
             final MethodHandles.Lookup lookup = MethodHandles.lookup();
             QUEUED = lookup.findVarHandle(SelectableSocket.class, "queued", int.class);
             WAITER = lookup.findVarHandle(SelectableSocket.class, "waiter", Thread.class);
+            STOP_WAITING = lookup.findVarHandle(SelectableSocket.class, "stopWaiting", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -40,6 +42,8 @@ public abstract class SelectableSocket {
     private volatile int queued;
     @SuppressWarnings("unused") // through WAITER
     private volatile Thread waiter;
+    @SuppressWarnings("unused") // through STOP_WAITING
+    private volatile int stopWaiting;
 
     protected SelectableSocket(NetStack stack) {
         this.stack = stack;
@@ -83,6 +87,37 @@ public abstract class SelectableSocket {
      * {@value NetStack#BUSY_POLL_NS} ns, then gives it back and parks until the stack signals (or 1 ms passes).
      */
     protected final int await(int ops, long deadlineNs) {
+        return await(ops, deadlineNs, false);
+    }
+
+    /**
+     * Waits as {@link #await} does, for code outside this package that blocks on the socket (the {@code nio}
+     * module's channels in blocking mode): returns the ready subset of {@code ops | ERROR | HANGUP}, or 0 when
+     * {@code deadlineNs} passes, when the calling thread is interrupted, or after {@link #stopWaiting()}. A channel
+     * closed by another thread, or whose blocked thread is interrupted, must give up its wait at once
+     * ({@code AbstractInterruptibleChannel}); the package's own blocking calls keep waiting until their deadline.
+     */
+    public final int awaitReady(int ops, long deadlineNs) {
+        return await(ops, deadlineNs, true);
+    }
+
+    /**
+     * Makes a thread in {@link #awaitReady} on this socket return 0 now, and every later {@code awaitReady} return
+     * 0 at once: for closing a channel while another thread waits on it. Any thread.
+     */
+    public final void stopWaiting() {
+        STOP_WAITING.setRelease(this, 1);
+        final Thread blocked = (Thread) WAITER.getAcquire(this);
+        if (blocked != null) {
+            LockSupport.unpark(blocked);
+        }
+    }
+
+    private boolean giveUp(boolean interruptible) {
+        return interruptible && ((int) STOP_WAITING.getAcquire(this) != 0 || Thread.currentThread().isInterrupted());
+    }
+
+    private int await(int ops, long deadlineNs, boolean interruptible) {
         final int wanted = ops | ERROR | HANGUP;
         int ready = readyOps() & wanted;
         if (ready != 0) {
@@ -93,7 +128,7 @@ public abstract class SelectableSocket {
         try {
             while ((ready = readyOps() & wanted) == 0) {
                 final long now = System.nanoTime();
-                if (deadlineNs - now <= 0) {
+                if (deadlineNs - now <= 0 || giveUp(interruptible)) {
                     return 0;
                 }
                 if (owner) {
@@ -102,7 +137,7 @@ public abstract class SelectableSocket {
                     }
                 } else if (stack.borrow()) {
                     try {
-                        ready = pollUntilReady(wanted, deadlineNs);
+                        ready = pollUntilReady(wanted, deadlineNs, interruptible);
                     } finally {
                         stack.giveBack();
                     }
@@ -121,10 +156,11 @@ public abstract class SelectableSocket {
     }
 
     /** Polls the stack this thread holds until {@code wanted} is ready (returned), the deadline, or a quiet spell (0). */
-    private int pollUntilReady(int wanted, long deadlineNs) {
+    private int pollUntilReady(int wanted, long deadlineNs, boolean interruptible) {
         int ready;
         for (long lastWorkNs = System.nanoTime(); (ready = readyOps() & wanted) == 0; ) {
-            if ((lastWorkNs = stack.busyPollStep(lastWorkNs, deadlineNs)) == NetStack.STOP_POLLING) {
+            if (giveUp(interruptible)
+                || (lastWorkNs = stack.busyPollStep(lastWorkNs, deadlineNs)) == NetStack.STOP_POLLING) {
                 return 0;
             }
         }

@@ -26,6 +26,7 @@ public final class Selector {
     private final ManyToOneConcurrentArrayQueue<SelectableSocket> ready;
     private volatile Thread selecting;
     private volatile boolean wakeupPending;
+    private volatile Runnable queuedHook;
     private int registered;
 
     /** A selector for sockets of {@code stack}, holding up to {@code capacity} registrations. */
@@ -68,9 +69,23 @@ public final class Selector {
         return registered;
     }
 
+    /**
+     * Runs {@code hook} each time a socket is queued as ready, on the thread that signalled it (usually the stack's):
+     * for a selecting thread that waits on something else besides this selector, such as the {@code nio} module's
+     * selector blocked in the kernel's epoll for kernel channels, which the hook wakes. It must be quick and must not
+     * block or throw; null removes it.
+     */
+    public void onQueued(Runnable hook) {
+        queuedHook = hook;
+    }
+
     void enqueue(SelectableSocket socket) {
         if (!ready.offer(socket)) {
             socket.clearQueued(); // cannot happen: each socket is queued at most once and capacity bounds them
+        }
+        final Runnable hook = queuedHook;
+        if (hook != null) {
+            hook.run();
         }
         final Thread waiting = selecting;
         if (waiting != null && waiting != Thread.currentThread()) { // not the selector polling the stack itself

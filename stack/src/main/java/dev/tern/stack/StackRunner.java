@@ -64,13 +64,27 @@ public final class StackRunner implements AutoCloseable {
      * and the loop goes on with the next turn.
      */
     public static StackRunner start(NetStack stack, IdleStrategy idleStrategy, ErrorHandler onError) {
+        return start(stack, idleStrategy, onError, null);
+    }
+
+    /**
+     * Like {@link #start(NetStack, IdleStrategy, ErrorHandler)}, on a thread made by {@code threads} (null: a plain
+     * thread). The nio module's provider runs its stack on a daemon thread, so that a program whose {@code main}
+     * returns exits as it would with the JDK's provider, which has no thread of its own.
+     */
+    public static StackRunner start(NetStack stack, IdleStrategy idleStrategy, ErrorHandler onError,
+                                    java.util.concurrent.ThreadFactory threads) {
         final ErrorHandler countingHandler = error -> {
             stack.pollFailed();
             onError.onError(error);
         };
         final StackRunner runner = new StackRunner(stack, idleStrategy, countingHandler);
         stack.runnerDriven(countingHandler);
-        AgentRunner.startOnThread(runner.runner);
+        if (threads == null) {
+            AgentRunner.startOnThread(runner.runner);
+        } else {
+            AgentRunner.startOnThread(runner.runner, threads);
+        }
         return runner;
     }
 

@@ -124,6 +124,11 @@ public final class UdpLayer implements IpProtocolHandler {
         ipv4.register(IpProtocol.UDP, this);
     }
 
+    /** The configuration this layer was built with (socket ring sizes, ephemeral ports). */
+    public UdpConfig config() {
+        return config;
+    }
+
     // ------------------------------------------------------------------------------------ socket management (cold)
 
     /** Opens an unbound socket; returns its handle, or -{@link SocketError#TOO_MANY_SOCKETS}. */

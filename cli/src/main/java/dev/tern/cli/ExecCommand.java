@@ -1,0 +1,141 @@
+package dev.tern.cli;
+
+import dev.tern.core.net.Ipv4Address;
+import dev.tern.ethernet.wire.MacAddress;
+import dev.tern.nio.TernSelectorProvider;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Properties;
+import java.util.Set;
+
+/**
+ * {@code tern exec [link flags] [--rules FILE] [--name NAME] [--idle backoff|spin] -- COMMAND...}: runs an unmodified
+ * JVM program on a Tern stack. COMMAND is {@code java ...} or anything that starts a JDK 25 JVM; it inherits
+ * {@code JAVA_TOOL_OPTIONS} with Tern's agent ({@code dev.tern.nio.agent.TernAgent}), which makes Tern's
+ * {@code SelectorProvider} the JVM's before the program starts. The program's NIO channels then go through Tern or,
+ * by the rules, the kernel; its stack publishes counters under the program's name ({@code tern stat}).
+ *
+ * <p>Exit status: the program's; 2 for a bad command line or rules file (one line, before anything starts).
+ */
+final class ExecCommand {
+    static final String USAGE = "exec [--rules FILE] [--name NAME] [--idle backoff|spin] " + NetworkOptions.USAGE
+        + " -- COMMAND...";
+
+    private final PrintStream err;
+
+    ExecCommand(PrintStream err) {
+        this.err = err;
+    }
+
+    int run(String[] argv) throws IOException, InterruptedException {
+        if (!List.of(argv).contains("--")) {
+            throw new UsageException("exec: put the program after --, e.g. tern exec --link memory -- java -cp app.jar Main");
+        }
+        final Set<String> valueFlags = new HashSet<>(NetworkOptions.VALUE_FLAGS);
+        valueFlags.addAll(Set.of("--rules", "--name", "--idle"));
+        final Arguments args = Arguments.parse("exec", argv, valueFlags, Set.of());
+        final List<String> command = args.operands();
+        if (command.isEmpty()) {
+            throw new UsageException("exec: missing the program after --; usage: tern " + USAGE);
+        }
+        final NetworkOptions network = NetworkOptions.from(args);
+        final Properties config = new Properties();
+        config.setProperty("tern.link", network.linkSpec());
+        config.setProperty("tern.ip", network.address.toString());
+        if (network.gateway != 0) {
+            config.setProperty("tern.gw", Ipv4Address.format(network.gateway));
+        }
+        if (network.mac != -1) {
+            config.setProperty("tern.mac", MacAddress.format(network.mac));
+        }
+        config.setProperty("tern.mtu", Integer.toString(network.mtu));
+        if (network.pcap != null) {
+            config.setProperty("tern.pcap", network.pcap.toAbsolutePath().toString());
+        }
+        if (args.has("--rules")) {
+            config.setProperty("tern.rules", Path.of(args.value("--rules", null)).toAbsolutePath().toString());
+        }
+        if (args.has("--name")) {
+            config.setProperty("tern.name", args.value("--name", null));
+        }
+        if (args.has("--idle")) {
+            config.setProperty("tern.idle", args.value("--idle", null));
+        }
+        try {
+            TernSelectorProvider.checkConfiguration(config);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("exec: " + e.getMessage());
+        }
+        final List<String> jars = ternJars();
+        config.setProperty("tern.classpath", String.join(File.pathSeparator, jars));
+        final Path file = Files.createTempFile("tern-exec", ".properties");
+        try {
+            try (OutputStream out = Files.newOutputStream(file)) {
+                config.store(out, "tern exec: read by dev.tern.nio.agent.TernAgent at JVM start");
+            }
+            final ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
+            final String inherited = System.getenv().getOrDefault("JAVA_TOOL_OPTIONS", "");
+            builder.environment().put("JAVA_TOOL_OPTIONS", (inherited + " " + javaToolOptions(agentJar(jars), file)).strip());
+            final Process process;
+            try {
+                process = builder.start();
+            } catch (IOException e) {
+                throw new CommandFailure("exec: cannot start " + command.getFirst() + ": " + e.getMessage(), e);
+            }
+            final Thread stopChild = new Thread(() -> process.destroy(), "tern-exec-stop");
+            Runtime.getRuntime().addShutdownHook(stopChild);
+            final int status = process.waitFor();
+            Runtime.getRuntime().removeShutdownHook(stopChild);
+            return status;
+        } finally {
+            Files.deleteIfExists(file);
+        }
+    }
+
+    /** The flags every Tern JVM needs (README), and the agent with its configuration file. */
+    static String javaToolOptions(String agentJar, Path config) {
+        if (agentJar.contains(" ") || config.toString().contains(" ")) {
+            throw new CommandFailure("exec: JAVA_TOOL_OPTIONS cannot carry paths with spaces: " + agentJar + ", " + config);
+        }
+        return "-javaagent:" + agentJar + "=" + config + " --enable-native-access=ALL-UNNAMED"
+            + " --sun-misc-unsafe-memory-access=allow";
+    }
+
+    /** Tern's jars and those its provider needs at run time, from this JVM's class path. */
+    static List<String> ternJars() {
+        final List<String> jars = new ArrayList<>();
+        for (String entry : System.getProperty("java.class.path", "").split(File.pathSeparator)) {
+            final String name = Path.of(entry).getFileName() == null ? "" : Path.of(entry).getFileName().toString();
+            if (name.endsWith(".jar") && !name.startsWith("tern-cli") && (name.startsWith("tern-")
+                || name.startsWith("agrona-") || name.startsWith("pcap4j-") || name.startsWith("jna-")
+                || name.startsWith("slf4j-"))) {
+                jars.add(Path.of(entry).toAbsolutePath().toString());
+            }
+        }
+        return jars;
+    }
+
+    /** The jar holding Tern's provider and agent (tern-nio). */
+    static String agentJar(List<String> jars) {
+        final Path location;
+        try {
+            location = Path.of(TernSelectorProvider.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        } catch (URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+        if (!location.toString().endsWith(".jar")) {
+            throw new CommandFailure("exec: Tern's provider was loaded from " + location + ", not a jar; build the jars "
+                + "first (./tern does, or mvn -DskipTests package)");
+        }
+        return location.toAbsolutePath().toString();
+    }
+}

@@ -1,0 +1,252 @@
+package dev.tern.conformance.interop;
+
+import dev.tern.afpacket.netns.BackgroundCommand;
+import dev.tern.afpacket.netns.CommandResult;
+import dev.tern.afpacket.netns.NetnsHarness;
+import dev.tern.nio.TernSelectorProvider;
+import dev.tern.nio.examples.NettyEchoServer;
+import dev.tern.stack.NetStack;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.net.SocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.nio.channels.MembershipKey;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Tern's NIO provider against the Linux kernel over veth, in namespaces the rig makes: Netty's NIO transport on
+ * Tern serving a kernel client; unmodified NIO and Netty programs under {@code tern exec} serving kernel clients; a
+ * multicast {@code DatagramChannel} on Tern receiving a kernel sender; and an unmodified program under
+ * {@code tern exec} whose one selector holds a connection the rules give to Tern (the kernel peer, reachable only
+ * through Tern: the Tern namespace's kernel has no address on tern0) and one they give to the kernel (a server on
+ * the Tern namespace's loopback, which Tern never serves). Loads are bounded (a few MiB, 30-60 s).
+ */
+class NioInteropTest extends VethRigTest {
+    private static final String JAVA = ProcessHandle.current().info().command().orElse("java");
+
+    /** A Tern stack on the rig's tern0, behind a provider; the rig's harness closes the link, the caller the provider. */
+    private TernSelectorProvider ternProvider() {
+        final NetStack stack = NetStack.builder().name("nio-interop").link(rig.net().openTernLink(VethSetup.DEFAULT.linkOptions()))
+            .address(VethRig.TERN_CIDR).countersInMemory().build();
+        return TernSelectorProvider.open(stack);
+    }
+
+    private static void assertEchoedIntact(CommandResult client, int bytes) {
+        final String sent = KernelPeer.line(client.stdout(), "sent");
+        assertTrue(sent.startsWith("sent " + bytes + " "), client.stdout() + client.stderr());
+        assertEquals(sent.replace("sent", "received"), KernelPeer.line(client.stdout(), "received"), "echoed intact");
+    }
+
+    @Test
+    void aNettyEchoServerOnTernReturnsAKernelClientsBytesIntact() throws Exception {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        try (TernSelectorProvider provider = ternProvider();
+             NettyEchoServer server = NettyEchoServer.start(provider, new InetSocketAddress(7007))) {
+            final CommandResult client = rig.kernel().runPeerPy(Duration.ofSeconds(60), "tcp-source",
+                NetnsHarness.TERN_ADDRESS, "7007", Integer.toString(8 << 20), "45");
+            assertEchoedIntact(client, 8 << 20);
+        }
+    }
+
+    @Test
+    void aMulticastDatagramChannelOnTernReceivesAKernelSenderAndItsSourceSpecificJoinToo() throws Exception {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        try (TernSelectorProvider provider = ternProvider();
+             DatagramChannel member = provider.openDatagramChannel(StandardProtocolFamily.INET)) {
+            member.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            member.bind(new InetSocketAddress(5000));
+            final NetworkInterface anyInterface = NetworkInterface.getByInetAddress(InetAddress.getLoopbackAddress());
+            final InetAddress group = InetAddress.getByName("239.1.2.3");
+            final MembershipKey key = member.join(group, anyInterface);
+            assertEquals("kernel", firstDatagram(member, "kernel"));
+            key.drop();
+            member.join(group, anyInterface, InetAddress.getByName(NetnsHarness.PEER_ADDRESS));
+            assertEquals("ssm", firstDatagram(member, "ssm"));
+        }
+    }
+
+    /**
+     * The kernel sends TEXT-0, TEXT-1, ... to the group every 50 ms (a join takes a moment to reach the wire); returns
+     * TEXT once Tern's member got one of them from the kernel's address, "nothing" after 10 s.
+     */
+    private String firstDatagram(DatagramChannel member, String text) throws Exception {
+        final BackgroundCommand sender = rig.net().startInPeer(peerPy("udp-send", NetnsHarness.PEER_ADDRESS, "239.1.2.3",
+            "5000", "60", "0.05", text));
+        try {
+            final ByteBuffer buffer = ByteBuffer.allocate(64);
+            final long deadline = System.nanoTime() + 10_000_000_000L;
+            member.configureBlocking(false);
+            while (System.nanoTime() - deadline < 0) {
+                buffer.clear();
+                final SocketAddress source = member.receive(buffer);
+                if (source != null) {
+                    final String got = new String(buffer.array(), 0, buffer.position(), StandardCharsets.US_ASCII);
+                    if (got.startsWith(text + "-")) {
+                        assertEquals(InetAddress.getByName(NetnsHarness.PEER_ADDRESS),
+                            ((InetSocketAddress) source).getAddress());
+                        return text;
+                    }
+                }
+                Thread.sleep(5);
+            }
+            return "nothing";
+        } finally {
+            sender.stop();
+        }
+    }
+
+    private static String[] peerPy(String... arguments) {
+        final List<String> command = new ArrayList<>(List.of("python3", resource("peer.py")));
+        command.addAll(List.of(arguments));
+        return command.toArray(String[]::new);
+    }
+
+    private static String resource(String name) {
+        try {
+            return Path.of(KernelPeer.class.getResource(name).toURI()).toString();
+        } catch (java.net.URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Test
+    void theReadmeQuickStartOnAfPacketTalksToTheKernelsEchoServices() throws Exception {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        final String socat = dev.tern.core.testing.ExternalTools.require("socat", "socat").toString();
+        rig.net().startInPeer(socat, "-T", "20", "UDP4-RECVFROM:7", "EXEC:cat");
+        rig.net().startInPeer(socat, "-T", "20", "TCP4-LISTEN:7,reuseaddr", "EXEC:cat");
+        Thread.sleep(300); // socat has no "ready" line; both listen well within this
+        final java.io.ByteArrayOutputStream printed = new java.io.ByteArrayOutputStream();
+        final java.io.PrintStream out = System.out;
+        try (TernSelectorProvider provider = ternProvider()) {
+            System.setOut(new java.io.PrintStream(printed, true, StandardCharsets.UTF_8));
+            dev.tern.nio.examples.QuickStart.exchangeWith(provider,
+                new InetSocketAddress(InetAddress.getByName(NetnsHarness.PEER_ADDRESS), 7));
+        } finally {
+            System.setOut(out);
+        }
+        assertEquals(List.of("udp: 'hello over UDP' echoed by /198.18.0.1:7", "tcp: 'hello over TCP' echoed by /198.18.0.1:7"),
+            printed.toString(StandardCharsets.UTF_8).lines().toList());
+    }
+
+    // ------------------------------------------------------------------------------------------ tern exec
+
+    /** {@code java ... dev.tern.cli.Tern exec --link afpacket:tern0 --ip 198.18.0.2/24 -- java -cp CP MAIN ARGS}. */
+    private static List<String> ternExec(Path counters, String classpath, String main, String... arguments) {
+        final List<String> command = new ArrayList<>(List.of("env", "TERN_COUNTERS_DIR=" + counters, JAVA,
+            "--enable-native-access=ALL-UNNAMED", "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+            "--sun-misc-unsafe-memory-access=allow", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
+            "dev.tern.cli.Tern", "exec", "--link", "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip", VethRig.TERN_CIDR,
+            "--", JAVA, "-XX:TieredStopAtLevel=1", "-cp", classpath, main));
+        command.addAll(List.of(arguments));
+        return command;
+    }
+
+    /** Class path entries whose file name contains one of {@code parts}: a program's own class path, nothing of Tern's. */
+    private static String classpathOf(String... parts) {
+        final List<String> entries = new ArrayList<>();
+        for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+            for (String part : parts) {
+                if (entry.contains(part)) {
+                    entries.add(entry);
+                    break;
+                }
+            }
+        }
+        return String.join(File.pathSeparator, entries);
+    }
+
+    @Test
+    void anUnmodifiedNioEchoServerUnderTernExecServesAKernelClient(@TempDir Path counters) {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        final BackgroundCommand server = rig.net().startInTern(ternExec(counters, classpathOf("tern-nio", "nio/target/test-classes"),
+            "dev.tern.nio.examples.NioEchoServer", "7007").toArray(String[]::new))
+            .awaitOutput("via dev.tern.nio.TernSelectorProvider", Duration.ofSeconds(60));
+        final CommandResult client = rig.kernel().runPeerPy(Duration.ofSeconds(60), "tcp-source", NetnsHarness.TERN_ADDRESS,
+            "7007", Integer.toString(4 << 20), "45");
+        assertEchoedIntact(client, 4 << 20);
+        server.stop();
+    }
+
+    @Test
+    void anUnmodifiedNettyEchoServerUnderTernExecServesAKernelClient(@TempDir Path counters) {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        final BackgroundCommand server = rig.net().startInTern(ternExec(counters,
+            classpathOf("tern-nio", "nio/target/test-classes", "netty-"), "dev.tern.nio.examples.NettyEchoServer", "7008")
+            .toArray(String[]::new)).awaitOutput("via TernSelectorProvider", Duration.ofSeconds(60));
+        final CommandResult client = rig.kernel().runPeerPy(Duration.ofSeconds(60), "tcp-source", NetnsHarness.TERN_ADDRESS,
+            "7008", Integer.toString(4 << 20), "45");
+        assertEchoedIntact(client, 4 << 20);
+        server.stop();
+    }
+
+    @Test
+    void anUnmodifiedClassicServerSocketUnderTernExecServesAKernelClient(@TempDir Path counters) {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        final BackgroundCommand server = rig.net().startInTern(ternExec(counters,
+            classpathOf("conformance/target/test-classes"), "dev.tern.conformance.interop.programs.ClassicEchoServer", "7009")
+            .toArray(String[]::new)).awaitOutput("listening on 7009", Duration.ofSeconds(60));
+        final CommandResult client = rig.kernel().runPeerPy(Duration.ofSeconds(60), "tcp-source", NetnsHarness.TERN_ADDRESS,
+            "7009", Integer.toString(2 << 20), "45");
+        assertEchoedIntact(client, 2 << 20);
+        server.stop();
+    }
+
+    @Test
+    void anUnmodifiedClassicMulticastSocketUnderTernExecReceivesAKernelSender(@TempDir Path counters) throws Exception {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        final BackgroundCommand receiver = rig.net().startInTern(ternExec(counters,
+            classpathOf("conformance/target/test-classes"), "dev.tern.conformance.interop.programs.ClassicMulticastReceiver",
+            "239.1.2.4", "5004").toArray(String[]::new)).awaitOutput("joined", Duration.ofSeconds(60));
+        final BackgroundCommand sender = rig.net().startInPeer(peerPy("udp-send", NetnsHarness.PEER_ADDRESS, "239.1.2.4",
+            "5004", "200", "0.05", "classic"));
+        try {
+            assertEquals(0, receiver.awaitExit(Duration.ofSeconds(30)), receiver.stdout() + receiver.stderr());
+            assertTrue(receiver.stdout().lines().anyMatch(line -> line.startsWith("got classic-")
+                && line.endsWith(" from " + NetnsHarness.PEER_ADDRESS)), receiver.stdout());
+        } finally {
+            sender.stop();
+        }
+    }
+
+    @Test
+    void underTernExecOneSelectorHoldsATernConnectionToThePeerAndAKernelOneToLoopback(@TempDir Path counters) {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        rig.net().ternExec(Duration.ofSeconds(10), "ip", "link", "set", "lo", "up").orThrow();
+        final BackgroundCommand peerSink = rig.kernel().startPeerPy("tcp-sink", "5001", "30", "0");
+        final BackgroundCommand loopbackSink = rig.net().startInTern(peerPy("tcp-sink", "5002", "30", "0"))
+            .awaitOutput("ready", Duration.ofSeconds(10));
+        final int bytes = 1 << 20;
+
+        final CommandResult program = rig.net().ternExec(Duration.ofSeconds(90), ternExec(counters,
+            classpathOf("conformance/target/test-classes"), "dev.tern.conformance.interop.programs.MixedSelectorClient",
+            NetnsHarness.PEER_ADDRESS, "5001", "127.0.0.1", "5002", Integer.toString(bytes)).toArray(String[]::new));
+
+        assertEquals(0, program.exitCode(), program.stdout() + program.stderr());
+        assertTrue(program.stdout().contains("done"), program.stdout() + program.stderr() + "\npeer sink: "
+            + peerSink.stdout() + peerSink.stderr() + "\nloopback sink: " + loopbackSink.stdout() + loopbackSink.stderr());
+        assertEquals(0, peerSink.awaitExit(Duration.ofSeconds(20)), peerSink.stderr());
+        assertEquals(0, loopbackSink.awaitExit(Duration.ofSeconds(20)), loopbackSink.stderr());
+        assertTrue(KernelPeer.line(peerSink.stdout(), "received").startsWith("received " + bytes + " "),
+            "through Tern (the namespace's kernel has no route to the peer): " + peerSink.stdout());
+        assertTrue(KernelPeer.line(loopbackSink.stdout(), "received").startsWith("received " + bytes + " "),
+            "through the kernel (Tern never serves loopback): " + loopbackSink.stdout());
+        assertNotNull(program);
+    }
+}

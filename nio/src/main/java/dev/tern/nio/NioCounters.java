@@ -1,0 +1,43 @@
+package dev.tern.nio;
+
+import dev.tern.stack.NetStack;
+import org.agrona.concurrent.status.AtomicCounter;
+
+/**
+ * The nio module's counters, in the stack's counters file next to the layers' ({@code tern stat} shows them under
+ * the stack's name). Opened minus closed is what the program holds now: a program that abandons channels without
+ * closing them shows here whether their stack resources came back ({@code nio.*.abandoned} counts those a cleaner
+ * closed after the channel became unreachable).
+ *
+ * <p>Several application threads update them, so they count with {@code getAndAdd} (a locked add), not the
+ * single-writer {@code incrementRelease} the layers use; channel opens and closes are not the data path.
+ */
+final class NioCounters {
+    final AtomicCounter tcpOpened;
+    final AtomicCounter tcpClosed;
+    final AtomicCounter tcpAbandoned;
+    final AtomicCounter listenersOpened;
+    final AtomicCounter listenersClosed;
+    final AtomicCounter udpOpened;
+    final AtomicCounter udpClosed;
+    final AtomicCounter udpAbandoned;
+    final AtomicCounter kernelChannels;
+
+    private NioCounters(NetStack stack) {
+        final var file = stack.counters();
+        tcpOpened = file.counter("nio.tcp.opened");
+        tcpClosed = file.counter("nio.tcp.closed");
+        tcpAbandoned = file.counter("nio.tcp.abandoned");
+        listenersOpened = file.counter("nio.listeners.opened");
+        listenersClosed = file.counter("nio.listeners.closed");
+        udpOpened = file.counter("nio.udp.opened");
+        udpClosed = file.counter("nio.udp.closed");
+        udpAbandoned = file.counter("nio.udp.abandoned");
+        kernelChannels = file.counter("nio.kernel.channels");
+    }
+
+    /** Allocates the counters on the stack's thread (counter allocation is not thread-safe). */
+    static NioCounters register(NetStack stack) {
+        return stack.call(() -> new NioCounters(stack));
+    }
+}

@@ -1,0 +1,215 @@
+package dev.tern.nio;
+
+import dev.tern.afpacket.AfPacketLink;
+import dev.tern.afpacket.AfPacketOptions;
+import dev.tern.afpacket.LinkOpenException;
+import dev.tern.core.net.InterfaceAddress;
+import dev.tern.core.net.Ipv4Address;
+import dev.tern.ethernet.link.Link;
+import dev.tern.core.time.SystemClock;
+import dev.tern.ethernet.memory.MemoryPipe;
+import dev.tern.ethernet.pcap.PcapTap;
+import dev.tern.ethernet.pcap.PcapWriter;
+import dev.tern.ethernet.wire.MacAddress;
+import dev.tern.rawqp.LinkUnavailableException;
+import dev.tern.rawqp.RawQpLinks;
+import dev.tern.rawqp.RawQpOptions;
+import dev.tern.stack.NetStack;
+import dev.tern.stack.StackRunner;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.BusySpinIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.Properties;
+
+/**
+ * The stack behind a system-wide {@link TernSelectorProvider}, described by system properties and opened on the
+ * first channel that the rules give to Tern (a program that only talks to the kernel never opens a link).
+ *
+ * <pre>
+ *   tern.link   memory | afpacket:IFACE | rawqp:DEVICE[:PORT]   (default memory)
+ *   tern.ip     A.B.C.D/N                                        (default 198.18.0.2/24)
+ *   tern.gw     A.B.C.D         tern.mac  02:..       tern.mtu  N
+ *   tern.name   the stack's name in `tern stat`                  (default: the program's main class or jar)
+ *   tern.idle   backoff | spin  how the stack's runner thread idles (default backoff)
+ *   tern.pcap   a file that records the stack's interface, both directions
+ *   tern.rules  a rules file (see {@link Rules});  tern.rules.add  more rules, separated by ';' (checked first)
+ * </pre>
+ * {@code memory} joins the stack by an in-process pipe to a peer stack at the subnet's first other address, which
+ * answers ARP, ping, UDP and TCP echo on port 7 and TCP discard on port 9 ({@link MemoryPeer}); it needs no device
+ * and no privilege.
+ *
+ * <p>Thread-safe: the first caller of {@link #stack()} opens it; a failure is kept and reported to every caller.
+ */
+final class TernNetwork implements AutoCloseable {
+    static final String DEFAULT_ADDRESS = "198.18.0.2/24";
+
+    private final String link;
+    private final InterfaceAddress address;
+    private final int gateway;
+    private final long mac;
+    private final int mtu;
+    private final String name;
+    private final boolean spin;
+    private final Path pcap;
+    private PcapWriter pcapWriter;
+    private NetStack stack;
+    private StackRunner runner;
+    private MemoryPeer peer;
+    private MemoryPipe pipe;
+    private IOException failure;
+    private boolean closed;
+
+    private TernNetwork(String link, InterfaceAddress address, int gateway, long mac, int mtu, String name, boolean spin,
+                        Path pcap) {
+        this.link = link;
+        this.address = address;
+        this.gateway = gateway;
+        this.mac = mac;
+        this.mtu = mtu;
+        this.name = name;
+        this.spin = spin;
+        this.pcap = pcap;
+    }
+
+    /** The configuration in {@code properties} ({@code tern.*}); a malformed value is an IllegalArgumentException. */
+    static TernNetwork fromProperties(Properties properties) {
+        final String link = properties.getProperty("tern.link", "memory");
+        if (!link.equals("memory") && !link.matches("afpacket:[^:]+") && !link.matches("rawqp:[^:]+(:\\d+)?")) {
+            throw new IllegalArgumentException("tern.link wants memory, afpacket:IFACE or rawqp:DEVICE[:PORT], got '"
+                + link + "'");
+        }
+        final InterfaceAddress address = InterfaceAddress.parse(properties.getProperty("tern.ip", DEFAULT_ADDRESS));
+        final String gw = properties.getProperty("tern.gw");
+        final int gateway = gw == null ? 0 : Ipv4Address.parse(gw);
+        final String macText = properties.getProperty("tern.mac");
+        final long mac = macText == null ? -1 : MacAddress.parse(macText);
+        final int mtu = Integer.parseInt(properties.getProperty("tern.mtu", link.startsWith("afpacket") ? "65535" : "1500"));
+        final String name = properties.getProperty("tern.name", programName(properties));
+        final String idle = properties.getProperty("tern.idle", "backoff").toLowerCase(Locale.ROOT);
+        if (!idle.equals("backoff") && !idle.equals("spin")) {
+            throw new IllegalArgumentException("tern.idle wants backoff or spin, got '" + idle + "'");
+        }
+        final String pcap = properties.getProperty("tern.pcap");
+        return new TernNetwork(link, address, gateway, mac, mtu, name, idle.equals("spin"), pcap == null ? null : Path.of(pcap));
+    }
+
+    /** The program's name for `tern stat`: its main class's simple name, or its jar's name without ".jar". */
+    static String programName(Properties properties) {
+        final String command = properties.getProperty("sun.java.command", "").strip();
+        if (command.isEmpty()) {
+            return "java";
+        }
+        String main = command.split("\\s+")[0];
+        if (main.endsWith(".jar")) {
+            main = Path.of(main).getFileName().toString();
+            return main.substring(0, main.length() - 4);
+        }
+        final int dot = main.lastIndexOf('.');
+        return dot >= 0 ? main.substring(dot + 1) : main;
+    }
+
+    InterfaceAddress address() {
+        return address;
+    }
+
+    String link() {
+        return link;
+    }
+
+    String name() {
+        return name;
+    }
+
+    /** The stack, opened on first use; throws the same IOException (cause and fix) on every call if it cannot open. */
+    synchronized NetStack stack() throws IOException {
+        if (closed) {
+            throw new IOException("tern: the provider's stack is closed (the JVM is shutting down)");
+        }
+        if (stack != null) {
+            return stack;
+        }
+        if (failure != null) {
+            throw new IOException(failure.getMessage(), failure);
+        }
+        try {
+            stack = open();
+            runner = StackRunner.start(stack, spin ? new BusySpinIdleStrategy() : idle(), TernSelectorProvider::reportStackFailure,
+                TernSelectorProvider.DAEMON_THREADS);
+            return stack;
+        } catch (LinkOpenException | LinkUnavailableException | IllegalArgumentException | IllegalStateException e) {
+            failure = new IOException("tern: cannot open --link " + link + ": " + e.getMessage(), e);
+            throw failure;
+        }
+    }
+
+    private static IdleStrategy idle() {
+        // Spin a little, then yield, then park 1-100 us: a thread blocked on a socket polls the stack itself anyway.
+        return new BackoffIdleStrategy(100, 10, 1_000, 100_000);
+    }
+
+    /** Whether {@link #stack()} has already failed (the rules may then send channels to the kernel). */
+    synchronized boolean failed() {
+        return failure != null;
+    }
+
+    private NetStack open() {
+        Link opened;
+        if (link.equals("memory")) {
+            pipe = MemoryPipe.create(mac == -1 ? 0x0200_0000_0002L : mac, 0x0200_0000_0001L, mtu, 1 << 22, false);
+            opened = pipe.first();
+            final int first = address.network() + 1;
+            final int peerAddress = first == address.address() ? first + 1 : first;
+            peer = MemoryPeer.start(name + "-peer", pipe.second(), new InterfaceAddress(peerAddress, address.prefixLength()));
+        } else if (link.startsWith("afpacket:")) {
+            final AfPacketOptions options = AfPacketOptions.defaults().rxFrameRing(AfPacketOptions.RX_FRAME_SIZE_AUTO);
+            opened = AfPacketLink.open(link.substring("afpacket:".length()), mac == -1 ? options : options.mac(mac));
+        } else {
+            final String[] parts = link.split(":");
+            opened = RawQpLinks.open(parts[1], parts.length == 3 ? Integer.parseInt(parts[2]) : 1,
+                mac == -1 ? 0x0200_0000_0002L : mac, mtu, RawQpOptions.defaults());
+        }
+        if (pcap != null) {
+            pcapWriter = PcapWriter.create(pcap);
+            opened = new PcapTap(opened, pcapWriter, SystemClock.INSTANCE);
+        }
+        try {
+            final NetStack.Builder builder = NetStack.builder().name(name).link(opened).address(address).mtu(mtu);
+            if (gateway != 0) {
+                builder.gateway(Ipv4Address.format(gateway));
+            }
+            return builder.build();
+        } catch (RuntimeException e) {
+            opened.close();
+            throw e;
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (runner != null) {
+            runner.close();
+        }
+        if (peer != null) {
+            peer.close();
+        }
+        if (pipe != null) {
+            pipe.close();
+        }
+        if (pcapWriter != null) {
+            pcapWriter.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return name + " on " + link + " at " + address;
+    }
+}

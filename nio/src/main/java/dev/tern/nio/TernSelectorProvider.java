@@ -1,0 +1,279 @@
+package dev.tern.nio;
+
+import dev.tern.core.net.InterfaceAddress;
+import dev.tern.stack.NetStack;
+import dev.tern.stack.StackRunner;
+import org.agrona.concurrent.BackoffIdleStrategy;
+
+import java.io.IOException;
+import java.net.ProtocolFamily;
+import java.net.StandardProtocolFamily;
+import java.nio.channels.Channel;
+import java.nio.channels.DatagramChannel;
+import java.nio.channels.Pipe;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.channels.spi.AbstractSelector;
+import java.nio.channels.spi.SelectorProvider;
+import java.nio.file.Path;
+import java.util.Objects;
+import java.util.Properties;
+
+/**
+ * A {@link SelectorProvider} whose channels run on a Tern stack: {@link SocketChannel}, {@link ServerSocketChannel},
+ * {@link DatagramChannel} and {@link java.nio.channels.Selector} with the JDK's semantics, so that code written for
+ * NIO (Netty's NIO transport among it) runs on Tern unchanged. What Tern does not claim goes to the JDK's own
+ * provider by {@link Rules} (loopback, UNIX-domain sockets, pipes, destinations outside Tern's subnet, ...), and one
+ * selector serves both kinds of channel.
+ *
+ * <p>Two ways to use it:
+ * <pre>{@code
+ * // In code: a provider over a stack you built (it starts a StackRunner and owns the stack from now on).
+ * TernSelectorProvider provider = TernSelectorProvider.open(stack);
+ * SocketChannel channel = provider.openSocketChannel();
+ *
+ * // System-wide, for programs that call SocketChannel.open() (what `tern exec` sets up):
+ * //   -Djava.nio.channels.spi.SelectorProvider=dev.tern.nio.TernSelectorProvider -Dtern.link=afpacket:eth1 ...
+ * }</pre>
+ * The system-wide provider reads its stack's description from system properties ({@link TernNetwork}) and opens it
+ * on the first channel that goes to Tern.
+ *
+ * <p>Thread-safe. Channels may be used from any thread, as the JDK's; a channel's reads and writes each take its
+ * own lock, and data moves between the application's buffers and the stack's off-heap rings without allocation.
+ */
+public final class TernSelectorProvider extends SelectorProvider implements AutoCloseable {
+    private final TernNetwork network;
+    private final NetStack fixedStack;
+    private final StackRunner ownedRunner;
+    private final Rules rules;
+    private volatile NioCounters counters;
+
+    /**
+     * The stack's runner thread is a daemon: a program whose main returns exits as it does on the JDK's provider
+     * (which has no thread); its shutdown hook closes the stack.
+     */
+    static final java.util.concurrent.ThreadFactory DAEMON_THREADS = task -> {
+        final Thread thread = new Thread(task);
+        thread.setDaemon(true);
+        return thread;
+    };
+
+    /** An exception escaped a turn of the stack's loop: a bug (bad input is counted and dropped, never thrown). */
+    static void reportStackFailure(Throwable error) {
+        System.err.println("tern: the stack's loop threw (counted as stack.poll_errors): " + error);
+    }
+
+    /**
+     * The system-wide provider: the JDK makes it from the {@code java.nio.channels.spi.SelectorProvider} property
+     * and calls this constructor. Reads {@code tern.*} system properties; a malformed value or rules file fails here
+     * with one line naming it.
+     */
+    public TernSelectorProvider() {
+        this(System.getProperties());
+    }
+
+    /** A provider configured by {@code properties} ({@code tern.link}, {@code tern.ip}, {@code tern.rules}, ...). */
+    public TernSelectorProvider(Properties properties) {
+        this.network = TernNetwork.fromProperties(properties);
+        this.fixedStack = null;
+        this.ownedRunner = null;
+        this.rules = rulesFrom(properties, network.address());
+        Runtime.getRuntime().addShutdownHook(new Thread(network::close, "tern-provider-shutdown"));
+    }
+
+    private TernSelectorProvider(NetStack stack, StackRunner ownedRunner, Rules rules) {
+        this.network = null;
+        this.fixedStack = stack;
+        this.ownedRunner = ownedRunner;
+        this.rules = Objects.requireNonNull(rules);
+        this.counters = NioCounters.register(stack);
+    }
+
+    /**
+     * A provider over {@code stack} with the default rules: it starts a {@link StackRunner} for the stack, which
+     * nothing else may poll from now on; {@link #close()} stops it and closes the stack.
+     */
+    public static TernSelectorProvider open(NetStack stack) {
+        return open(stack, Rules.defaults(stack.address()));
+    }
+
+    /** {@link #open(NetStack)} with {@code rules}. */
+    public static TernSelectorProvider open(NetStack stack, Rules rules) {
+        final StackRunner runner = StackRunner.start(stack, new BackoffIdleStrategy(100, 10, 1_000, 100_000),
+            TernSelectorProvider::reportStackFailure, DAEMON_THREADS);
+        return new TernSelectorProvider(stack, runner, rules);
+    }
+
+    /** A provider over a stack that {@code runner} already drives (the caller keeps owning both). */
+    public static TernSelectorProvider over(StackRunner runner, Rules rules) {
+        return new TernSelectorProvider(runner.stack(), null, rules);
+    }
+
+    /**
+     * Checks the {@code tern.*} settings in {@code properties} without opening anything: the link description and the
+     * rules. Throws IllegalArgumentException with one line naming what is wrong ("FILE:LINE: reason" for rules).
+     */
+    public static void checkConfiguration(Properties properties) {
+        rulesFrom(properties, TernNetwork.fromProperties(properties).address());
+    }
+
+    /**
+     * Routes the classic {@code java.net.Socket}, {@code ServerSocket}, {@code DatagramSocket} and
+     * {@code MulticastSocket} through the system-wide provider (which must be this class) with the JDK's factory
+     * hooks: {@code tern exec}'s agent calls it unless {@code tern.classic=false}. Returns false when another factory
+     * was set already (the JDK allows one each).
+     */
+    public static boolean installClassicSockets() {
+        final boolean streams = TernSocketImpl.install();
+        final boolean datagrams = TernDatagramSocketImpl.install();
+        return streams && datagrams;
+    }
+
+    /** {@code tern.rules.add} (inline, ';'-separated) then the file {@code tern.rules}. */
+    static Rules rulesFrom(Properties properties, InterfaceAddress address) {
+        Rules rules = Rules.defaults(address);
+        final String inline = properties.getProperty("tern.rules.add");
+        if (inline != null) {
+            rules = rules.then(Rules.parse(inline.replace(';', '\n'), "tern.rules.add", address));
+        }
+        final String file = properties.getProperty("tern.rules");
+        if (file != null) {
+            rules = rules.then(Rules.load(Path.of(file), address));
+        }
+        return rules;
+    }
+
+    public Rules rules() {
+        return rules;
+    }
+
+    /** The stack Tern's channels run on, opened now if it was not yet; IOException (cause and fix) if it cannot be. */
+    public NetStack stack() throws IOException {
+        final NetStack stack = fixedStack != null ? fixedStack : network.stack();
+        if (counters == null) {
+            synchronized (this) {
+                if (counters == null) {
+                    counters = NioCounters.register(stack);
+                }
+            }
+        }
+        return stack;
+    }
+
+    /** The counters of the stack's nio channels (opened, closed, sent to the kernel); null before the stack opens. */
+    NioCounters counters() {
+        return counters;
+    }
+
+    /**
+     * The side that serves a channel the rules gave to Tern: Tern, or the kernel when the link cannot open and the
+     * rules say {@code link-failure kernel}.
+     */
+    Rules.Side ternOrFallback() throws IOException {
+        try {
+            stack();
+            return Rules.Side.TERN;
+        } catch (IOException e) {
+            if (rules.kernelOnLinkFailure()) {
+                return Rules.Side.KERNEL;
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * A kernel channel was made: counted when the stack is open (a configured provider does not open its link only to
+     * count channels that never use it).
+     */
+    void countKernelChannel() {
+        final NioCounters c = counters;
+        if (c != null) {
+            c.kernelChannels.increment();
+        }
+    }
+
+    SelectorProvider kernel() {
+        return KernelProvider.get();
+    }
+
+    @Override
+    public DatagramChannel openDatagramChannel() throws IOException {
+        return new TernDatagramChannel(this, null);
+    }
+
+    @Override
+    public DatagramChannel openDatagramChannel(ProtocolFamily family) throws IOException {
+        Objects.requireNonNull(family, "family");
+        if (family == StandardProtocolFamily.INET) {
+            return new TernDatagramChannel(this, family);
+        }
+        if (family == StandardProtocolFamily.INET6) {
+            return TernDatagramChannel.kernel(this, kernel().openDatagramChannel(family));
+        }
+        throw new UnsupportedOperationException("Protocol family not supported");
+    }
+
+    @Override
+    public Pipe openPipe() throws IOException {
+        return new TernPipe(this, kernel().openPipe());
+    }
+
+    @Override
+    public AbstractSelector openSelector() throws IOException {
+        return new TernSelector(this);
+    }
+
+    @Override
+    public ServerSocketChannel openServerSocketChannel() throws IOException {
+        return new TernServerSocketChannel(this, null);
+    }
+
+    @Override
+    public ServerSocketChannel openServerSocketChannel(ProtocolFamily family) throws IOException {
+        Objects.requireNonNull(family, "family");
+        if (family == StandardProtocolFamily.INET) {
+            return new TernServerSocketChannel(this, null);
+        }
+        return TernServerSocketChannel.kernel(this, kernel().openServerSocketChannel(family));
+    }
+
+    @Override
+    public SocketChannel openSocketChannel() throws IOException {
+        return new TernSocketChannel(this);
+    }
+
+    @Override
+    public SocketChannel openSocketChannel(ProtocolFamily family) throws IOException {
+        Objects.requireNonNull(family, "family");
+        if (family == StandardProtocolFamily.INET) {
+            return new TernSocketChannel(this);
+        }
+        return TernSocketChannel.kernel(this, kernel().openSocketChannel(family));
+    }
+
+    /**
+     * The kernel's inherited channel ({@code inetd}), as it is: it can be used, but not registered with a Tern
+     * selector.
+     */
+    @Override
+    public Channel inheritedChannel() throws IOException {
+        return kernel().inheritedChannel();
+    }
+
+    /** Stops the stack's runner and closes the stack, when this provider started it ({@link #open}). */
+    @Override
+    public void close() {
+        if (ownedRunner != null) {
+            ownedRunner.close();
+        }
+        if (network != null) {
+            network.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "TernSelectorProvider(" + (network != null ? network : fixedStack.name() + " at " + fixedStack.address())
+            + ", " + rules + ")";
+    }
+}

@@ -1,0 +1,95 @@
+package dev.tern.nio;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.StandardProtocolFamily;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The provider as {@code tern exec} makes it: configured by {@code tern.*} properties, its stack opened on the first
+ * channel that goes to Tern.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class ConfiguredProviderTest {
+    private static Properties properties(String... pairs) {
+        final Properties properties = new Properties();
+        for (int i = 0; i < pairs.length; i += 2) {
+            properties.setProperty(pairs[i], pairs[i + 1]);
+        }
+        properties.setProperty("tern.name", "configured-provider-test");
+        return properties;
+    }
+
+    @Test
+    void onTheMemoryLinkAChannelReachesThePeersEchoServices() throws IOException {
+        try (TernSelectorProvider provider = new TernSelectorProvider(properties("tern.link", "memory"))) {
+            final InetSocketAddress echo = new InetSocketAddress(InetAddress.getByName("198.18.0.1"), 7);
+            try (SocketChannel tcp = provider.openSocketChannel()) {
+                tcp.connect(echo);
+                tcp.write(ByteBuffer.wrap("tcp echo".getBytes(StandardCharsets.US_ASCII)));
+                final ByteBuffer reply = ByteBuffer.allocate(8);
+                while (reply.hasRemaining()) {
+                    tcp.read(reply);
+                }
+                assertEquals("tcp echo", new String(reply.array(), StandardCharsets.US_ASCII));
+            }
+            try (DatagramChannel udp = provider.openDatagramChannel(StandardProtocolFamily.INET)) {
+                udp.send(ByteBuffer.wrap("udp echo".getBytes(StandardCharsets.US_ASCII)), echo);
+                final ByteBuffer reply = ByteBuffer.allocate(16);
+                assertEquals(echo, udp.receive(reply));
+                assertEquals(8, reply.position());
+            }
+            assertEquals(1, provider.stack().counters().value("nio.tcp.opened"));
+            assertEquals(1, provider.stack().counters().value("nio.tcp.closed"));
+            assertEquals(1, provider.stack().counters().value("nio.udp.closed"));
+        }
+    }
+
+    @Test
+    void aLinkThatCannotOpenFailsTheFirstTernChannelNamingTheCauseAndTheFix() throws IOException {
+        try (TernSelectorProvider provider = new TernSelectorProvider(properties("tern.link", "afpacket:tern-absent9"))) {
+            try (DatagramChannel channel = provider.openDatagramChannel(StandardProtocolFamily.INET)) {
+                final IOException e = assertThrows(IOException.class, () -> channel.bind(new InetSocketAddress(0)));
+                assertTrue(e.getMessage().startsWith("tern: cannot open --link afpacket:tern-absent9: "), e.getMessage());
+                assertTrue(e.getMessage().contains("--link memory"), "names what works instead: " + e.getMessage());
+            }
+            try (DatagramChannel again = provider.openDatagramChannel(StandardProtocolFamily.INET)) {
+                assertThrows(IOException.class, () -> again.bind(new InetSocketAddress(0)), "every Tern channel fails alike");
+            }
+        }
+    }
+
+    @Test
+    void withLinkFailureKernelTheRulesSendChannelsToTheKernelInstead() throws IOException {
+        try (TernSelectorProvider provider = new TernSelectorProvider(properties("tern.link", "afpacket:tern-absent9",
+            "tern.rules.add", "link-failure kernel"));
+             DatagramChannel channel = provider.openDatagramChannel(StandardProtocolFamily.INET)) {
+            channel.bind(new InetSocketAddress(InetAddress.getByName("0.0.0.0"), 0));
+            assertNotNull(((TernChannel) channel).kernelChannel());
+        }
+    }
+
+    @Test
+    void malformedSettingsAreOneLineNamingThem() {
+        final IllegalArgumentException link = assertThrows(IllegalArgumentException.class,
+            () -> TernSelectorProvider.checkConfiguration(properties("tern.link", "ethernet0")));
+        assertEquals("tern.link wants memory, afpacket:IFACE or rawqp:DEVICE[:PORT], got 'ethernet0'", link.getMessage());
+        final IllegalArgumentException rules = assertThrows(IllegalArgumentException.class,
+            () -> TernSelectorProvider.checkConfiguration(properties("tern.rules.add", "tern connect *;tern bogus *")));
+        assertEquals("tern.rules.add:2: unknown operation 'bogus' (want connect, listen or join)", rules.getMessage());
+    }
+}

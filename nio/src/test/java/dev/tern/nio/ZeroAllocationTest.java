@@ -1,0 +1,135 @@
+package dev.tern.nio;
+
+import dev.tern.nio.testing.World;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.StandardProtocolFamily;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * In steady state a Tern channel's read and write with direct buffers allocate nothing: the application thread's
+ * allocated bytes ({@code ThreadMXBean}) over windows of round trips after a warm-up. As the other modules' tests,
+ * up to three windows are measured and one must be clean (a one-off deoptimisation on a busy machine may allocate
+ * once; a per-call allocation shows in every window).
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class ZeroAllocationTest {
+    private static final int WARM_UP = 30_000;
+    private static final int WINDOW = 50_000;
+    private static final com.sun.management.ThreadMXBean THREADS =
+        (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+
+    interface RoundTrip {
+        void run() throws IOException;
+    }
+
+    private static long cleanestWindow(RoundTrip roundTrip) throws IOException {
+        for (int i = 0; i < WARM_UP; i++) {
+            roundTrip.run();
+        }
+        long least = Long.MAX_VALUE;
+        for (int window = 0; window < 3 && least != 0; window++) {
+            final long before = THREADS.getCurrentThreadAllocatedBytes();
+            for (int i = 0; i < WINDOW; i++) {
+                roundTrip.run();
+            }
+            least = Math.min(least, THREADS.getCurrentThreadAllocatedBytes() - before);
+        }
+        return least;
+    }
+
+    @Test
+    void tcpReadAndWriteWithDirectBuffersAllocateNothing() throws Exception {
+        try (World world = World.tern();
+             ServerSocketChannel server = world.server().openServerSocketChannel();
+             SocketChannel client = world.client().openSocketChannel()) {
+            server.bind(new InetSocketAddress(world.serverAddress(), 0));
+            client.connect(server.getLocalAddress());
+            client.setOption(java.net.StandardSocketOptions.TCP_NODELAY, true);
+            final SocketChannel accepted = server.accept();
+            accepted.setOption(java.net.StandardSocketOptions.TCP_NODELAY, true);
+            final var echoThread = Executors.newSingleThreadExecutor();
+            final CompletableFuture<Void> echo = CompletableFuture.runAsync(() -> {
+                final ByteBuffer buffer = ByteBuffer.allocateDirect(64);
+                try {
+                    while (true) {
+                        buffer.clear();
+                        if (accepted.read(buffer) < 0) {
+                            return;
+                        }
+                        buffer.flip();
+                        while (buffer.hasRemaining()) {
+                            accepted.write(buffer);
+                        }
+                    }
+                } catch (IOException e) {
+                    // closed at the end
+                }
+            }, echoThread);
+            final ByteBuffer out = ByteBuffer.allocateDirect(64);
+            final ByteBuffer in = ByteBuffer.allocateDirect(64);
+            final long allocated = cleanestWindow(() -> {
+                out.clear();
+                client.write(out);
+                in.clear();
+                while (in.hasRemaining()) {
+                    client.read(in);
+                }
+            });
+            assertEquals(0, allocated, "bytes allocated by " + WINDOW + " TCP round trips of 64 bytes");
+            client.shutdownOutput();
+            echo.get(10, TimeUnit.SECONDS);
+            echoThread.shutdown();
+        }
+    }
+
+    @Test
+    void udpSendAndReceiveWithDirectBuffersAllocateNothing() throws Exception {
+        try (World world = World.tern();
+             DatagramChannel echoSide = world.server().openDatagramChannel(StandardProtocolFamily.INET);
+             DatagramChannel client = world.client().openDatagramChannel(StandardProtocolFamily.INET)) {
+            echoSide.bind(new InetSocketAddress(world.serverAddress(), 0));
+            client.bind(new InetSocketAddress(world.clientAddress(), 0));
+            final SocketAddress target = echoSide.getLocalAddress();
+            final var echoThread = Executors.newSingleThreadExecutor();
+            final CompletableFuture<Void> echo = CompletableFuture.runAsync(() -> {
+                final ByteBuffer buffer = ByteBuffer.allocateDirect(64);
+                try {
+                    while (echoSide.isOpen()) {
+                        buffer.clear();
+                        final SocketAddress source = echoSide.receive(buffer);
+                        buffer.flip();
+                        echoSide.send(buffer, source);
+                    }
+                } catch (IOException e) {
+                    // closed at the end
+                }
+            }, echoThread);
+            final ByteBuffer out = ByteBuffer.allocateDirect(64);
+            final ByteBuffer in = ByteBuffer.allocateDirect(64);
+            final long allocated = cleanestWindow(() -> {
+                out.clear();
+                client.send(out, target);
+                in.clear();
+                client.receive(in);
+            });
+            assertEquals(0, allocated, "bytes allocated by " + WINDOW + " UDP round trips of 64 bytes");
+            echoSide.close();
+            echo.get(10, TimeUnit.SECONDS);
+            echoThread.shutdown();
+        }
+    }
+}

@@ -1,0 +1,130 @@
+package dev.tern.nio.testing;
+
+import dev.tern.ethernet.memory.MemoryPipe;
+import dev.tern.nio.TernSelectorProvider;
+import dev.tern.stack.NetStack;
+
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.UnknownHostException;
+import java.nio.channels.spi.SelectorProvider;
+
+/**
+ * Where a behaviour test runs: a server side and a client side, each a {@link SelectorProvider}, and the server's
+ * address. The same tests run in {@link #kernel()} (the JDK's own provider on loopback) and {@link #tern()} (two Tern
+ * stacks joined by a memory pipe, each behind its own {@link TernSelectorProvider}), with identical expectations.
+ */
+public interface World extends AutoCloseable {
+    SelectorProvider server();
+
+    SelectorProvider client();
+
+    InetAddress serverAddress();
+
+    InetAddress clientAddress();
+
+    /** The interface multicast goes out on and is joined on. */
+    NetworkInterface multicastInterface();
+
+    @Override
+    void close();
+
+    static World kernel() {
+        return new World() {
+            @Override
+            public SelectorProvider server() {
+                return SelectorProvider.provider();
+            }
+
+            @Override
+            public SelectorProvider client() {
+                return SelectorProvider.provider();
+            }
+
+            @Override
+            public InetAddress serverAddress() {
+                return InetAddress.getLoopbackAddress();
+            }
+
+            @Override
+            public InetAddress clientAddress() {
+                return InetAddress.getLoopbackAddress();
+            }
+
+            @Override
+            public NetworkInterface multicastInterface() {
+                try {
+                    return NetworkInterface.getByInetAddress(InetAddress.getLoopbackAddress());
+                } catch (java.net.SocketException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+
+            @Override
+            public void close() {
+            }
+
+            @Override
+            public String toString() {
+                return "kernel";
+            }
+        };
+    }
+
+    /** Two Tern stacks, server 198.18.0.1 and client 198.18.0.2, on a memory pipe with 4 MiB rings. */
+    static World tern() {
+        final MemoryPipe pipe = MemoryPipe.create(0x0200_0000_0001L, 0x0200_0000_0002L, 9000, 1 << 22, true);
+        final NetStack serverStack = NetStack.builder().name("server").link(pipe.first()).address("198.18.0.1/24")
+            .countersInMemory().build();
+        final NetStack clientStack = NetStack.builder().name("client").link(pipe.second()).address("198.18.0.2/24")
+            .countersInMemory().build();
+        final TernSelectorProvider server = TernSelectorProvider.open(serverStack);
+        final TernSelectorProvider client = TernSelectorProvider.open(clientStack);
+        return new World() {
+            @Override
+            public SelectorProvider server() {
+                return server;
+            }
+
+            @Override
+            public SelectorProvider client() {
+                return client;
+            }
+
+            @Override
+            public InetAddress serverAddress() {
+                return address(198, 18, 0, 1);
+            }
+
+            @Override
+            public InetAddress clientAddress() {
+                return address(198, 18, 0, 2);
+            }
+
+            @Override
+            public NetworkInterface multicastInterface() {
+                return World.kernel().multicastInterface(); // recorded, not used: a Tern stack has one interface
+            }
+
+            @Override
+            public void close() {
+                client.close();
+                server.close();
+                pipe.close();
+            }
+
+            @Override
+            public String toString() {
+                return "tern";
+            }
+        };
+    }
+
+    static InetAddress address(int a, int b, int c, int d) {
+        try {
+            return InetAddress.getByAddress(new byte[] {(byte) a, (byte) b, (byte) c, (byte) d});
+        } catch (UnknownHostException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
