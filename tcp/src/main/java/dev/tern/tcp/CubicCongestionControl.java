@@ -110,7 +110,9 @@ public final class CubicCongestionControl implements CongestionControl {
      * seconds; 0 when the window is already at or above it (the curve then starts convex, from cwnd).
      */
     static double k(int wMax, int cwnd, int mss) {
-        return wMax <= cwnd ? 0 : Math.cbrt((double) (wMax - cwnd) / (C * mss));
+        // StrictMath: Math.cbrt may differ by an ulp between the interpreter and compiled code, and a simulation must
+        // replay exactly from its seed (a one-nanosecond difference in K had sent two runs of one test apart).
+        return wMax <= cwnd ? 0 : StrictMath.cbrt((double) (wMax - cwnd) / (C * mss));
     }
 
     /** The first ACK in congestion avoidance after a reduction (or after slow start): the curve starts now. */
