@@ -111,7 +111,7 @@ public final class CubicCongestionControl implements CongestionControl {
      */
     static double k(int wMax, int cwnd, int mss) {
         // StrictMath: Math.cbrt may differ by an ulp between the interpreter and compiled code, and a simulation must
-        // replay exactly from its seed (a one-nanosecond difference in K had sent two runs of one test apart).
+        // replay exactly from its seed whatever the JIT did.
         return wMax <= cwnd ? 0 : StrictMath.cbrt((double) (wMax - cwnd) / (C * mss));
     }
 
