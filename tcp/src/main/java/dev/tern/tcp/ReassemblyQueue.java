@@ -27,12 +27,14 @@ import java.lang.foreign.ValueLayout;
  * <p>Owned by the shard thread; not thread-safe.
  */
 public final class ReassemblyQueue implements AutoCloseable {
-    /** {@link #add} results. */
+    /** {@link #add} results. A new range, disjoint from every range held. */
     public static final int ADDED = 0;
     /** Every byte of the range was already held (a duplicate: report it as D-SACK). */
     public static final int DUPLICATE = 1;
     /** No room for another disjoint range: the segment is dropped. */
     public static final int FULL = 2;
+    /** The range overlapped or touched held ranges and merged with them (new bytes, no new range). */
+    public static final int MERGED = 3;
 
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
     private static final int COUNT = 0;
@@ -125,7 +127,7 @@ public final class ReassemblyQueue implements AutoCloseable {
 
     /**
      * Records that {@code [start, end)} arrived (a non-empty range). Ranges it overlaps or touches merge with it.
-     * Returns {@link #ADDED}, {@link #DUPLICATE} or {@link #FULL}.
+     * Returns {@link #ADDED}, {@link #MERGED}, {@link #DUPLICATE} or {@link #FULL}.
      */
     public int add(int block, int start, int end) {
         final int count = count(block);
@@ -165,7 +167,7 @@ public final class ReassemblyQueue implements AutoCloseable {
             }
             memory.set(INT, base(block) + COUNT, count - removed);
         }
-        return ADDED;
+        return MERGED;
     }
 
     /** True when every byte of {@code [start, end)} is held. */

@@ -21,8 +21,8 @@ import static dev.tern.tcp.TcpControlBlocks.T_DELAYED_ACK;
  *   <li>Segment text, RFC 9293 §3.10.7.4 seventh check (trimmed to the window): {@link #receiveText}; data into the
  *       ring and RCV.NXT: {@link #storeData}; the FIN, eighth check: {@link #finArrives}.</li>
  *   <li>ACK policy, RFC 5681 §4.2 and RFC 9293 §3.8.6.3: every second full segment, at once for an out-of-order
- *       segment or one that fills a hole (sent immediately, one ACK per such segment, so the sender's scoreboard
- *       sees every block), else within the delayed-ACK time: {@link #storeData}, {@link #onDelayedAckTimeout}.</li>
+ *       segment (without SACK one per segment; with SACK one per new range, the rest at the end of the burst) or
+ *       one that fills a hole, else within the delayed-ACK time: {@link #storeData}, {@link #onDelayedAckTimeout}.</li>
  *   <li>SACK blocks, RFC 2018 §4 (most recent first) and RFC 2883 (a D-SACK first): {@link #sackBlocks}.</li>
  *   <li>The window, RFC 9293 §3.8.6.2.2 (receiver silly window avoidance) and RFC 7323 §2.3:
  *       {@link #receiveWindow}, {@link #onAckSent}, {@link #consumed}.</li>
@@ -116,12 +116,17 @@ final class TcpReceiver {
     }
 
     /**
-     * Copies {@code [start, end)} into the receive ring at its place; moves RCV.NXT when it is next in order. Out of
-     * order data, and data that fills (part of) a hole, are acknowledged at once, one ACK per segment (RFC 5681 §4.2:
-     * "A TCP receiver SHOULD send an immediate duplicate ACK when an out-of-order segment arrives", and an immediate
-     * ACK for a segment that fills a gap), not batched with the rest of the receive burst: each carries the SACK
-     * block of the segment that triggered it first (RFC 2018 §4), so the sender's scoreboard hears of every block.
-     * Returns true when that immediate ACK went (it covered the segment's out-of-order FIN too).
+     * Copies {@code [start, end)} into the receive ring at its place; moves RCV.NXT when it is next in order.
+     *
+     * <p>RFC 5681 §4.2: "A TCP receiver SHOULD send an immediate duplicate ACK when an out-of-order segment arrives",
+     * and "an immediate ACK [...] when the incoming segment fills in all or part of a gap". A segment that fills a
+     * hole is acknowledged at once: that ACK moves SND.UNA and ends the sender's recovery, and sending it apart from
+     * the rest of its burst keeps one lost ACK from leaving the sender with nothing but its RTO. Without SACK every
+     * out-of-order segment gets its own ACK too: the peer counts duplicate ACKs. With SACK the information is in the
+     * blocks, not the count, so an out-of-order segment is acknowledged at once only when it opens a new range or
+     * repeats held data (D-SACK); one that grows a held range waits for the end of the receive burst, whose ACK
+     * reports that range first (RFC 2018 §4). The flight after a loss then costs two ACKs, not one per segment.
+     * Returns true when an immediate ACK went (it covered the segment's out-of-order FIN too).
      */
     private boolean storeData(int c, TcpSegment seg, int start, int end, long sourceOffset, long nowNs) {
         final ByteRing ring = layer.receiveRings[c];
@@ -183,6 +188,12 @@ final class TcpReceiver {
         } else if (result == ReassemblyQueue.DUPLICATE) {
             counters.rxDuplicateBytes.getAndAddRelease(length);
             dsack(c, start, end);
+        } else if (result == ReassemblyQueue.MERGED && tcb.hasFlag(c, F_SACK)) {
+            // It grew a range already held: the ACK at the end of the burst reports that range first, with all it
+            // holds now, so no block goes unreported by waiting (an ACK per such segment cost the receiver its
+            // ring: over veth the kernel's AF_PACKET drops multiplied).
+            layer.ackNow(c);
+            return false;
         }
         if (tcb.hasFlag(c, F_FIN_PENDING) || !seg.has(TcpFlags.FIN)) {
             ackImmediately(c, nowNs);

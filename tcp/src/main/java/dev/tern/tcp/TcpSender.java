@@ -154,6 +154,16 @@ final class TcpSender {
         final int ack = seg.ack;
         final int sndUna = tcb.sndUna(c);
         final int outstanding = tcb.sndMax(c) - sndUna;
+        if (outstanding == 0 && ack == sndUna && seg.options.sackCount() == 0) {
+            // A receiver's steady state: the peer's data with nothing of ours in flight. Nothing can be acknowledged,
+            // SACKed, lost or undone; only the window can move, and with it the persist timer.
+            final int windowBefore = tcb.sndWnd(c);
+            updateWindow(c, seg, seg.window << tcb.sndScale(c), nowNs);
+            if (tcb.sndWnd(c) != windowBefore) {
+                updateTimer(c, nowNs, false, false);
+            }
+            return;
+        }
         final AckSample s = sample.reset(nowNs, tcb.sndMss(c));
         s.senderState = tcb.senderState(c);
         s.priorInFlight = sent == null ? outstanding : sent.pipe(outstanding);

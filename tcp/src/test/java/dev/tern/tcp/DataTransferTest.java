@@ -75,6 +75,47 @@ class DataTransferTest {
         }
 
         @Test
+        void withSackAnOutOfOrderBurstGetsAnAckForItsNewRangeAndOneAtItsEnd() {
+            try (TcpHarness h = TcpHarness.activeOpen(TcpHarness.config().build(), TcpOptions.DEFAULT,
+                Seg.SYN_ACK.mss(1460).sackOk())) {
+                final byte[] data = bytes(100);
+                // One segment lost ahead of a burst of four: the first of them opens a range (an ACK at once), the
+                // other three grow it (one ACK when the burst is done, its first block the grown range).
+                h.sendBurst(ACK.seq(R + 100).ack(L).payload(data), ACK.seq(R + 200).ack(L).payload(data),
+                    ACK.seq(R + 300).ack(L).payload(data), ACK.seq(R + 400).ack(L).payload(data));
+                h.expect(ACK.ack(R).sack(R + 100, R + 200));
+                h.expect(ACK.ack(R).sack(R + 100, R + 500));
+                h.expectNothing();
+                assertEquals(1, h.counter("tcp.tx.immediate_acks"));
+                // The retransmission fills the hole: acknowledged at once, the in-order data after it at the burst's
+                // end.
+                h.sendBurst(ACK.seq(R).ack(L).payload(data), ACK.seq(R + 500).ack(L).payload(data));
+                h.expect(ACK.ack(R + 500));
+                h.expect(ACK.ack(R + 600));
+                h.expectNothing();
+                assertEquals(2, h.counter("tcp.tx.immediate_acks"));
+            }
+        }
+
+        @Test
+        void withoutSackEveryOutOfOrderSegmentGetsItsOwnDuplicateAck() {
+            try (TcpHarness h = TcpHarness.activeOpen(TcpHarness.config().build(), TcpOptions.DEFAULT,
+                Seg.SYN_ACK.mss(1460))) {
+                final byte[] data = bytes(100);
+                // RFC 5681 §4.2 and §3.2: the peer counts duplicate ACKs, so each out-of-order segment has one.
+                h.sendBurst(ACK.seq(R + 100).ack(L).payload(data), ACK.seq(R + 200).ack(L).payload(data),
+                    ACK.seq(R + 300).ack(L).payload(data));
+                h.expect(ACK.ack(R));
+                h.expect(ACK.ack(R));
+                h.expect(ACK.ack(R));
+                h.expectNothing();
+                h.sendBurst(ACK.seq(R).ack(L).payload(data));
+                h.expect(ACK.ack(R + 400));
+                assertEquals(4, h.counter("tcp.tx.immediate_acks"));
+            }
+        }
+
+        @Test
         void aFinBeyondAHoleWaitsForTheMissingData() {
             try (TcpHarness h = TcpHarness.established()) {
                 h.send(FIN_ACK.seq(R + 5).ack(L).payload("world"));

@@ -52,7 +52,7 @@ class ReassemblyQueueTest {
             merged.put(s, e);
             ranges.clear();
             ranges.putAll(merged);
-            return ReassemblyQueue.ADDED;
+            return overlapping.isEmpty() ? ReassemblyQueue.ADDED : ReassemblyQueue.MERGED;
         }
 
         long advance(long next) {
