@@ -29,10 +29,11 @@ final class TcpCounters {
     static final int DROP_BAD_STATE = 17;
     static final int DROP_SYN_DATA = 18;
     static final int DROP_ZERO_PORT = 19;
+    static final int DROP_SYN_FIN = 20;
     static final String[] DROP_NAMES = {null, "too_short", "bad_data_offset", "bad_checksum", "not_unicast",
         "no_socket", "out_of_window", "rst_ignored", "bad_ack", "paws", "no_ack", "out_of_order_full",
         "listen_overflow", "syn_queue_full", "no_connection_slot", "bad_cookie", "data_after_close", "bad_state",
-        "syn_data", "zero_port"};
+        "syn_data", "zero_port", "syn_fin"};
 
     final AtomicCounter[] drops;
     final AtomicCounter rxSegments;

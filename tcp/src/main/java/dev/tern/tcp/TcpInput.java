@@ -171,6 +171,11 @@ final class TcpInput {
             counters.drop(TcpCounters.DROP_BAD_STATE);
             return;
         }
+        if (seg.has(FIN)) {
+            // SYN and FIN together are no opening a peer means (a scanner's probe): dropped unanswered, as Linux does.
+            counters.drop(TcpCounters.DROP_SYN_FIN);
+            return;
+        }
         if (layer.acceptQueueFull(listener)) {
             // As Linux: with the accept queue full, SYNs are dropped (the peer retries) rather than answered.
             counters.drop(TcpCounters.DROP_LISTEN_OVERFLOW);
@@ -214,7 +219,7 @@ final class TcpInput {
 
     private void sendCookie(int listener, long nowNs) {
         final TcpOptionFields options = seg.options;
-        final int peerMss = options.mss() == TcpOptionFields.ABSENT ? TcpOutput.DEFAULT_MSS : options.mss();
+        final int peerMss = peerMss(options);
         final int mssIndex = SynCookies.mssIndex(Math.min(peerMss, layer.advertisedMss(seg.sourceAddress, nowNs)));
         final int iss = layer.cookies.encode(seg.sourceAddress, seg.sourcePort, seg.destinationPort, seg.seq, mssIndex,
             nowNs);
@@ -270,11 +275,35 @@ final class TcpInput {
         return true;
     }
 
+    /**
+     * The peer's MSS from its SYN's options. Absent: 536 (RFC 9293 §3.7.1, RFC 1122 §4.2.2.6). An option of 0 means
+     * nothing and counts as absent, as Linux takes it; a value below {@link #MIN_PEER_MSS} is raised to it (Linux's
+     * tcp_min_snd_mss), so a peer cannot make Tern cut its data into segments of a few bytes each (CVE-2019-11479).
+     * Both are counted as bad options.
+     */
+    private int peerMss(TcpOptionFields options) {
+        final int mss = options.mss();
+        if (mss == TcpOptionFields.ABSENT) {
+            return TcpOutput.DEFAULT_MSS;
+        }
+        if (mss == 0) {
+            counters.rxBadOptions.incrementRelease();
+            return TcpOutput.DEFAULT_MSS;
+        }
+        if (mss < MIN_PEER_MSS) {
+            counters.rxBadOptions.incrementRelease();
+            return MIN_PEER_MSS;
+        }
+        return mss;
+    }
+
+    /** The smallest MSS taken from a peer (Linux's net.ipv4.tcp_min_snd_mss default). */
+    static final int MIN_PEER_MSS = 48;
+
     /** Options of a SYN (RFC 9293 §3.7.1 MSS; RFC 7323 window scale and timestamps; RFC 2018 SACK-permitted). */
     private void negotiate(int c, long nowNs) {
         final TcpOptionFields options = seg.options;
-        final int peerMss = options.mss() == TcpOptionFields.ABSENT ? TcpOutput.DEFAULT_MSS : Math.max(options.mss(), 64);
-        tcb.sndMss(c, Math.min(peerMss, layer.pathMss(seg.sourceAddress, nowNs)));
+        tcb.sndMss(c, Math.min(peerMss(options), layer.pathMss(seg.sourceAddress, nowNs)));
         if (tcb.hasFlag(c, F_WINDOW_SCALING) && options.windowScale() != TcpOptionFields.ABSENT) {
             tcb.sndScale(c, options.windowScale());
         } else {

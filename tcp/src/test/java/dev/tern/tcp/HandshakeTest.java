@@ -179,6 +179,15 @@ class HandshakeTest {
 
     @Nested
     class PassiveOpen {
+        /** A harness with a listener on {@link TcpHarness#LISTEN_PORT}, addressed from the peer's client port. */
+        private static TcpHarness listening(TcpConfig config) {
+            final TcpHarness h = new TcpHarness(config);
+            h.localPort = TcpHarness.LISTEN_PORT;
+            h.remotePort = TcpHarness.PEER_CLIENT_PORT;
+            h.listener = h.tcp.listen(TcpHarness.LISTEN_PORT, 4, h.events);
+            return h;
+        }
+
         @Test
         void synGetsSynAckMirroringTheOfferedOptionsThenAckEstablishes() {
             try (TcpHarness h = TcpHarness.passiveOpen(TcpHarness.config().build(), TcpOptions.DEFAULT,
@@ -203,10 +212,7 @@ class HandshakeTest {
 
         @Test
         void synAckIsRetransmittedThenTheHalfOpenConnectionIsDropped() {
-            try (TcpHarness h = new TcpHarness(TcpHarness.config().synAckRetries(2).build())) {
-                h.localPort = TcpHarness.LISTEN_PORT;
-                h.remotePort = TcpHarness.PEER_CLIENT_PORT;
-                h.listener = h.tcp.listen(TcpHarness.LISTEN_PORT, 4, h.events);
+            try (TcpHarness h = listening(TcpHarness.config().synAckRetries(2).build())) {
                 h.send(SYN.seq(REMOTE_ISS));
                 h.expect(SYN_ACK.seq(LOCAL_ISS).ack(REMOTE_ISS + 1));
                 assertEquals(TcpHarness.SECOND, h.advanceUntilSent(5 * TcpHarness.SECOND));
@@ -223,10 +229,7 @@ class HandshakeTest {
 
         @Test
         void aRetransmittedSynInSynReceivedGetsTheSynAckAgain() {
-            try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
-                h.localPort = TcpHarness.LISTEN_PORT;
-                h.remotePort = TcpHarness.PEER_CLIENT_PORT;
-                h.listener = h.tcp.listen(TcpHarness.LISTEN_PORT, 4, h.events);
+            try (TcpHarness h = listening(TcpHarness.config().build())) {
                 h.send(SYN.seq(REMOTE_ISS));
                 h.expect(SYN_ACK.seq(LOCAL_ISS).ack(REMOTE_ISS + 1));
                 h.send(SYN.seq(REMOTE_ISS));
@@ -237,10 +240,7 @@ class HandshakeTest {
 
         @Test
         void rstInSynReceivedReturnsToListenQuietly() {
-            try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
-                h.localPort = TcpHarness.LISTEN_PORT;
-                h.remotePort = TcpHarness.PEER_CLIENT_PORT;
-                h.listener = h.tcp.listen(TcpHarness.LISTEN_PORT, 4, h.events);
+            try (TcpHarness h = listening(TcpHarness.config().build())) {
                 h.send(SYN.seq(REMOTE_ISS));
                 h.expect(SYN_ACK);
                 h.send(RST.seq(REMOTE_ISS + 1));
@@ -253,15 +253,40 @@ class HandshakeTest {
 
         @Test
         void badAckInSynReceivedGetsAReset() {
-            try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
-                h.localPort = TcpHarness.LISTEN_PORT;
-                h.remotePort = TcpHarness.PEER_CLIENT_PORT;
-                h.listener = h.tcp.listen(TcpHarness.LISTEN_PORT, 4, h.events);
+            try (TcpHarness h = listening(TcpHarness.config().build())) {
                 h.send(SYN.seq(REMOTE_ISS));
                 h.expect(SYN_ACK);
                 h.send(ACK.seq(REMOTE_ISS + 1).ack(LOCAL_ISS + 99));
                 h.expect(RST.seq(LOCAL_ISS + 99));
                 assertEquals(-1, h.tcp.accept(h.listener));
+            }
+        }
+
+        @Test
+        void aSynWithFinIsDroppedUnanswered() {
+            try (TcpHarness h = listening(TcpHarness.config().build())) {
+                h.send(SEG.flags(TcpFlags.SYN | TcpFlags.FIN).seq(REMOTE_ISS));
+                h.expectNothing();
+                assertEquals(0, h.tcp.connectionCount());
+                assertEquals(1, h.counter("tcp.drop.syn_fin"));
+                h.send(SYN.seq(REMOTE_ISS));
+                h.expect(SYN_ACK.seq(LOCAL_ISS).ack(REMOTE_ISS + 1));
+            }
+        }
+
+        @Test
+        void anMssOfZeroCountsAsAbsentAndATinyOneIsRaisedToTheFloor() {
+            try (TcpHarness h = TcpHarness.passiveOpen(TcpHarness.config().build(), TcpOptions.DEFAULT, SYN.mss(0))) {
+                assertEquals(536, h.tcp.mss(h.conn));
+                assertEquals(1, h.counter("tcp.rx.bad_options"));
+            }
+            try (TcpHarness h = TcpHarness.passiveOpen(TcpHarness.config().build(), TcpOptions.DEFAULT, SYN.mss(1))) {
+                assertEquals(TcpInput.MIN_PEER_MSS, h.tcp.mss(h.conn));
+                assertEquals(1, h.counter("tcp.rx.bad_options"));
+            }
+            try (TcpHarness h = TcpHarness.passiveOpen(TcpHarness.config().build(), TcpOptions.DEFAULT, SYN.mss(48))) {
+                assertEquals(48, h.tcp.mss(h.conn));
+                assertEquals(0, h.counter("tcp.rx.bad_options"));
             }
         }
 
