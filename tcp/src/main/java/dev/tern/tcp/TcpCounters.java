@@ -71,6 +71,7 @@ final class TcpCounters {
     final AtomicCounter aborted;
     final AtomicCounter closed;
     final AtomicCounter timeWaitRecycled;
+    final AtomicCounter halfOpenExpired;
     final AtomicCounter timeWaitReused;
     final AtomicCounter pmtuUpdates;
     final AtomicCounter icmpErrors;
@@ -130,6 +131,7 @@ final class TcpCounters {
         aborted = counters.counter("tcp.conn.aborted");
         closed = counters.counter("tcp.conn.closed");
         timeWaitRecycled = counters.counter("tcp.conn.time_wait_recycled");
+        halfOpenExpired = counters.counter("tcp.conn.half_open_expired");
         timeWaitReused = counters.counter("tcp.conn.time_wait_reused");
         pmtuUpdates = counters.counter("tcp.pmtu_updates");
         icmpErrors = counters.counter("tcp.icmp_errors");

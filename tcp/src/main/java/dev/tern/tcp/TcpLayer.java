@@ -979,6 +979,8 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
             : config.synAckRetries();
         if (retries > limit) {
             if (tcb.hasFlag(c, F_PASSIVE)) {
+                // A half-open connection whose SYN-ACKs went unanswered (a spoofed or unroutable source).
+                counters.halfOpenExpired.incrementRelease();
                 free(c);
             } else {
                 terminate(c, tcb.softError(c) != TcpError.NONE ? tcb.softError(c) : TcpError.TIMED_OUT, nowNs);

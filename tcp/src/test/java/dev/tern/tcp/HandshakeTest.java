@@ -222,6 +222,7 @@ class HandshakeTest {
                 h.advance(10 * TcpHarness.SECOND);
                 h.expectNothing();
                 assertEquals(0, h.tcp.connectionCount());
+                assertEquals(1, h.counter("tcp.conn.half_open_expired"));
                 h.send(ACK.seq(REMOTE_ISS + 1).ack(LOCAL_ISS + 1));
                 h.expect(RST.seq(LOCAL_ISS + 1));
             }
