@@ -1,40 +1,56 @@
 package dev.tern.tcp;
 
 import dev.tern.core.io.ByteRing;
+import dev.tern.core.memory.PageMemory;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.Arrays;
 
 /**
  * Per-connection off-heap memory: socket buffers ({@link ByteRing}s) and records of sent segments
- * ({@link SentSegments}), carved from off-heap slabs, pooled by size (a power of two) and reused, so steady connection
- * churn allocates nothing.
+ * ({@link SentSegments}), carved from slabs of pages mapped from the system ({@link PageMemory}), pooled by size (a
+ * power of two) and reused, so steady connection churn allocates nothing.
  *
  * <pre>
- *   slab (1 MiB, or one ring when rings are larger)
+ *   slab (1 MiB, or one ring when rings are larger), page-aligned
  *   +------------+------------+------------+-----+
  *   | ring 4 KiB | ring 4 KiB | ring 4 KiB | ... |     a ring never straddles two slabs
  *   +------------+------------+------------+-----+
  * </pre>
  *
- * <p>A ring given back is emptied (the stack thread consumes what is left, on both rings: the owner released the
- * handle, so nobody else touches it) and kept for the next connection of that size. Ring memory is not returned to
- * the system until the layer closes.
+ * <p>Memory follows use. A slab's pages become resident only when a connection writes into them (the kernel fills
+ * them with zeros on first touch), so an idle connection that carried one request costs the pages it touched, not
+ * its buffer sizes. A ring given back is emptied (the stack thread consumes what is left, on both rings: the owner
+ * released the handle, so nobody else touches it) and kept for the next connection of that size: up to
+ * {@link #WARM_BYTES} of them with their pages (reused without a page fault); beyond that its pages go back to the
+ * system at once ({@code madvise(MADV_DONTNEED)}) and the ring waits, costing address space only. Objects smaller
+ * than a page (the records of sent segments of small send buffers: 512 bytes for 4 KiB) share pages and are not
+ * handed back. After a burst of ten thousand connections closes, resident memory returns to where it was, give or
+ * take the warm pool and those small records.
  *
  * <p>Owned by the shard thread; not thread-safe.
  */
 final class RingPool implements AutoCloseable {
     private static final int SLAB_BYTES = 1 << 20;
     private static final int CLASSES = 31;
+    /** Released ring and record memory kept resident for reuse; the rest goes back to the system. */
+    static final long WARM_BYTES = 16L << 20;
 
     private final Arena arena = Arena.ofShared();
-    private final FreeLists<ByteRing> rings = new FreeLists<>();
-    private final FreeLists<SentSegments> records = new FreeLists<>();
-    private MemorySegment slab;
-    private long slabUsed;
+    private final FreeLists<ByteRing> warmRings = new FreeLists<>();
+    private final FreeLists<ByteRing> coldRings = new FreeLists<>();
+    private final FreeLists<SentSegments> warmRecords = new FreeLists<>();
+    private final FreeLists<SentSegments> coldRecords = new FreeLists<>();
+    private final ArrayList<MemorySegment> slabs = new ArrayList<>();
+    /** The slab being carved for objects smaller than a page [0] and for page-sized and larger ones [1]. */
+    private final MemorySegment[] current = new MemorySegment[2];
+    private final long[] used = new long[2];
     private long allocatedBytes;
     private long inUseBytes;
+    private long warmBytes;
+    private long discardedBytes;
 
     /** Objects given back, by size class (log2 of their memory's size), reused before anything new is carved. */
     private static final class FreeLists<T> {
@@ -68,22 +84,40 @@ final class RingPool implements AutoCloseable {
     /** A ring of {@code size} bytes (a power of two). */
     ByteRing acquire(int size) {
         inUseBytes += size;
-        final ByteRing ring = rings.take(Integer.numberOfTrailingZeros(size));
+        final int sizeClass = Integer.numberOfTrailingZeros(size);
+        ByteRing ring = warmRings.take(sizeClass);
+        if (ring != null) {
+            warmBytes -= size;
+            return ring;
+        }
+        ring = coldRings.take(sizeClass);
         return ring != null ? ring : new ByteRing(carve(size));
     }
 
     /** Takes a ring back, empty. */
     void release(ByteRing ring) {
         ring.consume(ring.available());
-        inUseBytes -= ring.capacity();
-        rings.give(Integer.numberOfTrailingZeros(ring.capacity()), ring);
+        final int size = ring.capacity();
+        inUseBytes -= size;
+        if (keepWarm(size)) {
+            warmRings.give(Integer.numberOfTrailingZeros(size), ring);
+        } else {
+            discardedBytes += PageMemory.discard(ring.memory());
+            coldRings.give(Integer.numberOfTrailingZeros(size), ring);
+        }
     }
 
     /** A record of {@code entries} sent segments (a power of two), empty. */
     SentSegments acquireRecord(int entries) {
         final int size = entries * SentSegments.ENTRY_BYTES;
         inUseBytes += size;
-        final SentSegments record = records.take(Integer.numberOfTrailingZeros(size));
+        final int sizeClass = Integer.numberOfTrailingZeros(size);
+        SentSegments record = warmRecords.take(sizeClass);
+        if (record != null) {
+            warmBytes -= size;
+        } else {
+            record = coldRecords.take(sizeClass);
+        }
         if (record == null) {
             return new SentSegments(carve(size));
         }
@@ -94,26 +128,61 @@ final class RingPool implements AutoCloseable {
     void releaseRecord(SentSegments record) {
         final int size = record.capacity() * SentSegments.ENTRY_BYTES;
         inUseBytes -= size;
-        records.give(Integer.numberOfTrailingZeros(size), record);
+        if (keepWarm(size)) {
+            warmRecords.give(Integer.numberOfTrailingZeros(size), record);
+        } else {
+            discardedBytes += PageMemory.discard(record.memory());
+            coldRecords.give(Integer.numberOfTrailingZeros(size), record);
+        }
     }
 
-    /** Memory of {@code size} bytes (a power of two) from the current slab, or its own when it is a slab or more. */
+    private boolean keepWarm(int size) {
+        if (warmBytes + size > WARM_BYTES) {
+            return false;
+        }
+        warmBytes += size;
+        return true;
+    }
+
+    /**
+     * Memory of {@code size} bytes (a power of two) from a slab, or its own mapping when it is a slab or more. Objects
+     * of a page or more come from one slab and smaller ones from another, so every ring of whole pages starts on a
+     * page and its pages can go back to the system on their own.
+     */
     private MemorySegment carve(int size) {
         if (size >= SLAB_BYTES) {
             allocatedBytes += size;
-            return arena.allocate(size, 64);
+            final MemorySegment own = PageMemory.map(size, arena);
+            slabs.add(own);
+            return own;
         }
-        if (slab == null || slabUsed + size > SLAB_BYTES) {
-            slab = arena.allocate(SLAB_BYTES, 4096);
-            slabUsed = 0;
+        final int kind = size >= PageMemory.pageSize() ? 1 : 0;
+        if (current[kind] == null || used[kind] + size > SLAB_BYTES) {
+            current[kind] = PageMemory.map(SLAB_BYTES, arena);
+            slabs.add(current[kind]);
+            used[kind] = 0;
             allocatedBytes += SLAB_BYTES;
         }
-        final MemorySegment memory = slab.asSlice(slabUsed, size);
-        slabUsed += size;
+        final MemorySegment memory = current[kind].asSlice(used[kind], size);
+        used[kind] += size;
         return memory;
     }
 
-    /** Off-heap bytes taken from the system for rings and records so far. */
+    /** Bytes of all slabs resident now (system calls over every slab: for statistics and tests, not per packet). */
+    long residentBytes() {
+        long resident = 0;
+        for (MemorySegment s : slabs) {
+            resident += PageMemory.residentBytes(s);
+        }
+        return resident;
+    }
+
+    /** Bytes handed back to the system so far, by rings and records released beyond the warm pool. */
+    long discardedBytes() {
+        return discardedBytes;
+    }
+
+    /** Off-heap bytes mapped for rings and records so far (address space; see {@link #residentBytes}). */
     long allocatedBytes() {
         return allocatedBytes;
     }

@@ -79,6 +79,11 @@ public final class SentSegments {
         this.mask = capacity - 1;
     }
 
+    /** The memory the record lives in (its pool hands the pages back to the system when it is not reused soon). */
+    MemorySegment memory() {
+        return memory;
+    }
+
     public int capacity() {
         return capacity;
     }

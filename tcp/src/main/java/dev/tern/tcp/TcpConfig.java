@@ -43,6 +43,11 @@ import java.util.Objects;
  *                            without SACK a connection always counts duplicate ACKs
  * @param recovery            default loss recovery by name ("prr": RFC 6675 with RFC 6937; "rfc6675"; "newreno",
  *                            RFC 6582, which a connection without SACK always uses)
+ * @param memoryPressureBytes socket buffer memory (rings and records of sent segments, attached to connections) above
+ *                            which new connections get a quarter of their buffers, at least 4 KiB (Linux tcp_mem's
+ *                            pressure; default 512 MiB)
+ * @param memoryLimitBytes    socket buffer memory a new connection may not take beyond: its SYN is dropped or its
+ *                            connect fails with NO_BUFFER, counted (Linux tcp_mem's limit; default 1 GiB)
  */
 public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBufferSize, long mslNs, long delayedAckNs,
                         long rtoInitialNs, long rtoMinNs, long rtoMaxNs, int maxRetries, int synRetries,
@@ -51,7 +56,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                         String congestionControl, long isnKey0, long isnKey1, boolean timestamps, boolean sack,
                         boolean windowScaling, int initialCwndSegments, int ephemeralFirst, int ephemeralLast,
                         int outOfOrderRanges, int outOfOrderBlocks, int challengeAckLimit, long fixedIsn,
-                        String lossDetection, String recovery) {
+                        String lossDetection, String recovery, long memoryPressureBytes, long memoryLimitBytes) {
     public static final int MIN_BUFFER = 1024;
     public static final int MAX_BUFFER = 1 << 30;
     public static final int MAX_CONNECTIONS = 1 << 20;
@@ -77,6 +82,10 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         Objects.requireNonNull(recovery, "recovery");
         if (ephemeralFirst < 1 || ephemeralLast > 65535 || ephemeralLast < ephemeralFirst) {
             throw new IllegalArgumentException("bad ephemeral port range " + ephemeralFirst + ".." + ephemeralLast);
+        }
+        if (memoryPressureBytes <= 0 || memoryLimitBytes < memoryPressureBytes) {
+            throw new IllegalArgumentException("need 0 < memory pressure <= memory limit, got " + memoryPressureBytes
+                + " and " + memoryLimitBytes);
         }
         if (initialCwndSegments < 1 || outOfOrderRanges < 1 || outOfOrderBlocks < 1 || challengeAckLimit < 1) {
             throw new IllegalArgumentException("initial cwnd, out-of-order bounds and challenge ACK limit must be positive");
@@ -135,6 +144,8 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         b.fixedIsn = fixedIsn;
         b.lossDetection = lossDetection;
         b.recovery = recovery;
+        b.memoryPressureBytes = memoryPressureBytes;
+        b.memoryLimitBytes = memoryLimitBytes;
         return b;
     }
 
@@ -176,6 +187,8 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         private int outOfOrderBlocks = 4096;
         private int challengeAckLimit = 1000;
         private long fixedIsn = -1;
+        private long memoryPressureBytes = 512L << 20;
+        private long memoryLimitBytes = 1L << 30;
 
         private Builder() {
             final SecureRandom random = new SecureRandom();
@@ -323,6 +336,13 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
             return this;
         }
 
+        /** Socket buffer memory above which new connections get smaller buffers, and beyond which none opens. */
+        public Builder memoryLimits(long pressureBytes, long limitBytes) {
+            memoryPressureBytes = pressureBytes;
+            memoryLimitBytes = limitBytes;
+            return this;
+        }
+
         /** For tests only: every ISN this layer picks is {@code isn} (unsigned 32 bits). */
         public Builder fixedIsn(long isn) {
             fixedIsn = isn;
@@ -334,7 +354,8 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                 rtoMinNs, rtoMaxNs, maxRetries, synRetries, synAckRetries, synQueueSize, maxBacklog, synCookies,
                 keepaliveIdleNs, keepaliveIntervalNs, keepaliveProbes, finWait2TimeoutNs, congestionControl, isnKey0,
                 isnKey1, timestamps, sack, windowScaling, initialCwndSegments, ephemeralFirst, ephemeralLast,
-                outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn, lossDetection, recovery);
+                outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn, lossDetection, recovery,
+                memoryPressureBytes, memoryLimitBytes);
         }
     }
 }

@@ -30,10 +30,11 @@ final class TcpCounters {
     static final int DROP_SYN_DATA = 18;
     static final int DROP_ZERO_PORT = 19;
     static final int DROP_SYN_FIN = 20;
+    static final int DROP_MEMORY_LIMIT = 21;
     static final String[] DROP_NAMES = {null, "too_short", "bad_data_offset", "bad_checksum", "not_unicast",
         "no_socket", "out_of_window", "rst_ignored", "bad_ack", "paws", "no_ack", "out_of_order_full",
         "listen_overflow", "syn_queue_full", "no_connection_slot", "bad_cookie", "data_after_close", "bad_state",
-        "syn_data", "zero_port", "syn_fin"};
+        "syn_data", "zero_port", "syn_fin", "memory_limit"};
 
     final AtomicCounter[] drops;
     final AtomicCounter rxSegments;
@@ -72,6 +73,11 @@ final class TcpCounters {
     final AtomicCounter closed;
     final AtomicCounter timeWaitRecycled;
     final AtomicCounter halfOpenExpired;
+    final AtomicCounter memoryPressureOpens;
+    /** Gauges, set when connections take or give back buffers. */
+    final AtomicCounter memoryInUseBytes;
+    final AtomicCounter memoryMappedBytes;
+    final AtomicCounter memoryReturnedBytes;
     final AtomicCounter timeWaitReused;
     final AtomicCounter pmtuUpdates;
     final AtomicCounter icmpErrors;
@@ -132,6 +138,10 @@ final class TcpCounters {
         closed = counters.counter("tcp.conn.closed");
         timeWaitRecycled = counters.counter("tcp.conn.time_wait_recycled");
         halfOpenExpired = counters.counter("tcp.conn.half_open_expired");
+        memoryPressureOpens = counters.counter("tcp.memory.pressure_opens");
+        memoryInUseBytes = counters.counter("tcp.memory.in_use_bytes");
+        memoryMappedBytes = counters.counter("tcp.memory.mapped_bytes");
+        memoryReturnedBytes = counters.counter("tcp.memory.returned_bytes");
         timeWaitReused = counters.counter("tcp.conn.time_wait_reused");
         pmtuUpdates = counters.counter("tcp.pmtu_updates");
         icmpErrors = counters.counter("tcp.icmp_errors");

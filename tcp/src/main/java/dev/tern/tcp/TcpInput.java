@@ -196,7 +196,8 @@ final class TcpInput {
         }
         final int c = layer.newPassive(listener, seg.sourceAddress, seg.sourcePort, seg.destinationPort, nowNs);
         if (c < 0) {
-            counters.drop(TcpCounters.DROP_NO_CONNECTION_SLOT);
+            // As Linux under tcp_mem's limit: the SYN is dropped, the peer retries.
+            counters.drop(c == TcpLayer.NO_MEMORY ? TcpCounters.DROP_MEMORY_LIMIT : TcpCounters.DROP_NO_CONNECTION_SLOT);
             return;
         }
         if (issFloor != 0 && SeqNum.le(tcb.iss(c), issFloor)) {
@@ -242,7 +243,7 @@ final class TcpInput {
         }
         final int c = layer.newPassive(listener, seg.sourceAddress, seg.sourcePort, seg.destinationPort, nowNs);
         if (c < 0) {
-            counters.drop(TcpCounters.DROP_NO_CONNECTION_SLOT);
+            counters.drop(c == TcpLayer.NO_MEMORY ? TcpCounters.DROP_MEMORY_LIMIT : TcpCounters.DROP_NO_CONNECTION_SLOT);
             return true;
         }
         counters.cookiesValidated.incrementRelease();

@@ -426,6 +426,10 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
             return -TcpError.ADDRESS_IN_USE;
         }
         final int c = newConnection(remoteAddress, remotePort, port, options, events, nowNs);
+        if (c == NO_MEMORY) {
+            counters.drop(TcpCounters.DROP_MEMORY_LIMIT);
+            return -TcpError.NO_BUFFER;
+        }
         if (c < 0) {
             return -TcpError.TOO_MANY_CONNECTIONS;
         }
@@ -457,9 +461,28 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return -1;
     }
 
-    /** A row for a new connection, in the table, with options applied; not yet in any state. Returns -1 when full. */
+    /** {@link #newConnection} and {@link #newPassive}: the socket buffer memory limit is reached. */
+    static final int NO_MEMORY = -2;
+
+    /**
+     * A row for a new connection, in the table, with options applied; not yet in any state. Returns -1 when the
+     * table is full, {@link #NO_MEMORY} when its buffers would take socket memory beyond the configured limit.
+     */
     private int newConnection(int remoteAddress, int remotePort, int localPort, TcpOptions options, TcpEvents events,
                               long nowNs) {
+        int sendBytes = options.sendBufferSize() == 0 ? config.sendBufferSize() : options.sendBufferSize();
+        int receiveBytes = options.receiveBufferSize() == 0 ? config.receiveBufferSize() : options.receiveBufferSize();
+        final long inUse = rings.inUseBytes();
+        if (inUse >= config.memoryPressureBytes()) {
+            // Linux's tcp_mem pressure: new connections get smaller buffers (their windows are smaller from the
+            // first segment on, so nothing promised is taken back).
+            sendBytes = underPressure(sendBytes);
+            receiveBytes = underPressure(receiveBytes);
+            counters.memoryPressureOpens.incrementRelease();
+        }
+        if (inUse + sendBytes + receiveBytes + TcpMemory.recordBytes(sendBytes) > config.memoryLimitBytes()) {
+            return NO_MEMORY;
+        }
         int c = tcb.allocate();
         if (c < 0 && recycleTimeWait()) {
             c = tcb.allocate();
@@ -473,8 +496,8 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         tcb.remotePort(c, remotePort);
         tcb.iss(c, isn.isn(localAddress, localPort, remoteAddress, remotePort, nowNs));
         tcb.tsOffset(c, isn.timestampOffset(localAddress, localPort, remoteAddress, remotePort));
-        sendSize[c] = options.sendBufferSize() == 0 ? config.sendBufferSize() : options.sendBufferSize();
-        receiveSize[c] = options.receiveBufferSize() == 0 ? config.receiveBufferSize() : options.receiveBufferSize();
+        sendSize[c] = sendBytes;
+        receiveSize[c] = receiveBytes;
         int flags = tcb.flags(c) | F_IN_TABLE;
         if (options.noDelay()) {
             flags |= F_NO_DELAY;
@@ -521,12 +544,17 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return c;
     }
 
+    /** A buffer size under memory pressure: a quarter, but not below 4 KiB (nor above what it was). */
+    private static int underPressure(int size) {
+        return Math.min(size, Math.max(size >>> 2, 4096));
+    }
+
     /** A connection made by a listener for a SYN (or a cookie): SYN-RECEIVED's row, counted in the SYN queue. */
     int newPassive(int l, int remoteAddress, int remotePort, int localPort, long nowNs) {
         final TcpOptions options = listenerOptions[l];
         final int c = newConnection(remoteAddress, remotePort, localPort, options, listenerEvents[l], nowNs);
         if (c < 0) {
-            return -1;
+            return c;
         }
         tcb.setFlag(c, F_PASSIVE | F_IN_SYN_QUEUE);
         tcb.listener(c, l);
@@ -550,6 +578,13 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         receiveRings[c] = rings.acquire(receiveSize[c]);
         sentSegments[c] = rings.acquireRecord(recordEntries(sendSize[c]));
         tcb.setFlag(c, F_RINGS);
+        publishMemory();
+    }
+
+    private void publishMemory() {
+        counters.memoryInUseBytes.setRelease(rings.inUseBytes());
+        counters.memoryMappedBytes.setRelease(rings.allocatedBytes());
+        counters.memoryReturnedBytes.setRelease(rings.discardedBytes());
     }
 
     /**
@@ -569,6 +604,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
             receiveRings[c] = null;
             sentSegments[c] = null;
             tcb.clearFlag(c, F_RINGS);
+            publishMemory();
         }
     }
 
@@ -584,6 +620,14 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
             leaveSynQueue(c);
             if (!validListener(l) || acceptQueueFull(l)) {
                 counters.drop(TcpCounters.DROP_LISTEN_OVERFLOW);
+                output.sendReset(c, nowNs);
+                free(c);
+                return false;
+            }
+            if (rings.inUseBytes() + sendSize[c] + receiveSize[c] + TcpMemory.recordBytes(sendSize[c])
+                > config.memoryLimitBytes()) {
+                // Other handshakes completed first and took the memory this one was sized against.
+                counters.drop(TcpCounters.DROP_MEMORY_LIMIT);
                 output.sendReset(c, nowNs);
                 free(c);
                 return false;
@@ -1387,7 +1431,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     public TcpMemory memory() {
         return new TcpMemory(tcb.inUse(), (long) tcb.capacity() * TcpControlBlocks.ROW_BYTES, rings.allocatedBytes(),
             rings.inUseBytes(), connections.memoryBytes(), reassembly.memoryBytes(),
-            (long) tcb.capacity() * PER_SLOT_HEAP_BYTES);
+            (long) tcb.capacity() * PER_SLOT_HEAP_BYTES, rings.residentBytes());
     }
 
     @Override

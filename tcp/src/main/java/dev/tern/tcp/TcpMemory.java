@@ -5,14 +5,16 @@ package dev.tern.tcp;
  *
  * @param connections       rows in use
  * @param tableBytes        the control block table (all rows, off-heap)
- * @param ringsAllocated    ring and sent-segment record memory taken from the system (off-heap)
+ * @param ringsAllocated    ring and sent-segment record memory mapped from the system (off-heap address space)
  * @param ringsInUse        ring and record memory attached to connections now
  * @param lookupBytes       the 4-tuple hash table (on heap)
  * @param reassemblyBytes   out-of-order range blocks (off-heap)
  * @param perSlotHeapBytes  per-slot arrays on the heap (ring references, sizes, queues)
+ * @param ringsResident     of {@code ringsAllocated}, the bytes resident in memory now (pages touched and not handed
+ *                          back; asked of the system page by page)
  */
 public record TcpMemory(int connections, long tableBytes, long ringsAllocated, long ringsInUse, long lookupBytes,
-                        long reassemblyBytes, long perSlotHeapBytes) {
+                        long reassemblyBytes, long perSlotHeapBytes, long ringsResident) {
     /**
      * Bytes one connection costs: its row, its share of the lookup table and per-slot arrays, its rings and its
      * record of sent segments.

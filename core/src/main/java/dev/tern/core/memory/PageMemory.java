@@ -1,0 +1,177 @@
+package dev.tern.core.memory;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * Off-heap memory taken from the operating system by the page, so that it costs resident memory only where it is
+ * touched and can be handed back while its addresses stay valid: Linux's {@code mmap} (anonymous, private),
+ * {@code madvise(MADV_DONTNEED)} and {@code mincore}, bound through FFM.
+ *
+ * <p>Why not {@link Arena#allocate}: it zeroes what it allocates, which makes every page resident at once, and it
+ * gives memory back only when the whole arena closes. A socket buffer of 128 KiB that carried one HTTP request would
+ * keep 128 KiB resident for the life of the process. Mapped memory is zero-filled by the kernel on first touch, and
+ * {@link #discard} returns the pages of a buffer nobody uses (the next touch faults in zeroed pages again).
+ *
+ * <p>A mapping belongs to an {@link Arena} (usually a shared one): the segment is valid only while that arena is
+ * open, accesses after it closed fail with an exception instead of touching unmapped memory, and closing it unmaps.
+ *
+ * <p>Where the calls cannot be bound (not Linux), {@link #available()} is false and {@link #map} falls back to
+ * {@code arena.allocate}; {@link #discard} then does nothing and {@link #residentBytes} reports every byte.
+ *
+ * <p>Cold path only: mapping, discarding and counting are system calls; none of them runs per packet.
+ */
+public final class PageMemory {
+    private static final int PROT_READ = 0x1;
+    private static final int PROT_WRITE = 0x2;
+    private static final int MAP_PRIVATE = 0x02;
+    private static final int MAP_ANONYMOUS = 0x20;
+    private static final int MAP_NORESERVE = 0x4000;
+    private static final int MADV_DONTNEED = 4;
+    private static final int SC_PAGESIZE = 30;
+
+    private static final MethodHandle MMAP;
+    private static final MethodHandle MUNMAP;
+    private static final MethodHandle MADVISE;
+    private static final MethodHandle MINCORE;
+    private static final int PAGE_SIZE;
+
+    static {
+        MethodHandle mmap = null;
+        MethodHandle munmap = null;
+        MethodHandle madvise = null;
+        MethodHandle mincore = null;
+        int pageSize = 4096;
+        if (System.getProperty("os.name", "").startsWith("Linux")) {
+            try {
+                final Linker linker = Linker.nativeLinker();
+                final SymbolLookup libc = linker.defaultLookup();
+                mmap = linker.downcallHandle(libc.find("mmap").orElseThrow(),
+                    FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG));
+                munmap = linker.downcallHandle(libc.find("munmap").orElseThrow(),
+                    FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+                madvise = linker.downcallHandle(libc.find("madvise").orElseThrow(),
+                    FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+                mincore = linker.downcallHandle(libc.find("mincore").orElseThrow(),
+                    FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS));
+                final MethodHandle sysconf = linker.downcallHandle(libc.find("sysconf").orElseThrow(),
+                    FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
+                pageSize = (int) (long) sysconf.invokeExact(SC_PAGESIZE);
+            } catch (Throwable unavailable) {
+                // Not bindable here (no native access granted, an unusual libc): fall back to arena memory.
+                mmap = null;
+            }
+        }
+        MMAP = mmap;
+        MUNMAP = munmap;
+        MADVISE = madvise;
+        MINCORE = mincore;
+        PAGE_SIZE = pageSize;
+    }
+
+    private PageMemory() {
+    }
+
+    /** True when memory comes from {@code mmap} and can be discarded page by page. */
+    public static boolean available() {
+        return MMAP != null;
+    }
+
+    public static int pageSize() {
+        return PAGE_SIZE;
+    }
+
+    /**
+     * {@code bytes} (a multiple of the page size) of zeroed, page-aligned memory, resident only once touched, valid
+     * while {@code arena} is open and unmapped when it closes. Throws {@link OutOfMemoryError} when the system
+     * refuses the mapping.
+     */
+    public static MemorySegment map(long bytes, Arena arena) {
+        if (bytes <= 0 || bytes % PAGE_SIZE != 0) {
+            throw new IllegalArgumentException("a mapping is a positive multiple of " + PAGE_SIZE + " bytes: " + bytes);
+        }
+        if (MMAP == null) {
+            return arena.allocate(bytes, PAGE_SIZE);
+        }
+        final MemorySegment address;
+        try {
+            address = (MemorySegment) MMAP.invokeExact(MemorySegment.NULL, bytes, PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0L);
+        } catch (Throwable t) {
+            throw new IllegalStateException("mmap failed", t);
+        }
+        if (address.address() == -1L || address.address() == 0L) {
+            throw new OutOfMemoryError("mmap of " + bytes + " bytes refused by the system");
+        }
+        return address.reinterpret(bytes, arena, PageMemory::unmap);
+    }
+
+    private static void unmap(MemorySegment mapping) {
+        try {
+            final int ignored = (int) MUNMAP.invokeExact(mapping, mapping.byteSize());
+        } catch (Throwable t) {
+            throw new IllegalStateException("munmap failed", t);
+        }
+    }
+
+    /**
+     * Hands the whole pages inside {@code memory} back to the system; they read as zeros when next touched. Bytes
+     * of a partial page at either end are left as they are. Returns the bytes discarded.
+     */
+    public static long discard(MemorySegment memory) {
+        if (MADVISE == null) {
+            return 0;
+        }
+        final long start = alignUp(memory.address());
+        final long end = memory.address() + memory.byteSize() & -(long) PAGE_SIZE;
+        if (end <= start) {
+            return 0;
+        }
+        try {
+            final int result = (int) MADVISE.invokeExact(memory.asSlice(start - memory.address(), end - start),
+                end - start, MADV_DONTNEED);
+            return result == 0 ? end - start : 0;
+        } catch (Throwable t) {
+            throw new IllegalStateException("madvise failed", t);
+        }
+    }
+
+    /** Bytes of {@code memory}'s whole pages that are resident now (every byte where that cannot be asked). */
+    public static long residentBytes(MemorySegment memory) {
+        if (MINCORE == null) {
+            return memory.byteSize();
+        }
+        final long start = memory.address() & -(long) PAGE_SIZE;
+        final long end = alignUp(memory.address() + memory.byteSize());
+        final int pages = (int) ((end - start) / PAGE_SIZE);
+        try (Arena scratch = Arena.ofConfined()) {
+            final MemorySegment vector = scratch.allocate(pages);
+            final int result = (int) MINCORE.invokeExact(MemorySegment.ofAddress(start), end - start, vector);
+            if (result != 0) {
+                return memory.byteSize();
+            }
+            long resident = 0;
+            for (int i = 0; i < pages; i++) {
+                if ((vector.get(ValueLayout.JAVA_BYTE, i) & 1) != 0) {
+                    resident += PAGE_SIZE;
+                }
+            }
+            return resident;
+        } catch (Throwable t) {
+            throw new IllegalStateException("mincore failed", t);
+        }
+    }
+
+    private static long alignUp(long address) {
+        return address + PAGE_SIZE - 1 & -(long) PAGE_SIZE;
+    }
+}

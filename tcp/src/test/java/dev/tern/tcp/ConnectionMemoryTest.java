@@ -1,0 +1,149 @@
+package dev.tern.tcp;
+
+import dev.tern.core.io.ByteRing;
+import dev.tern.ethernet.memory.MemoryWire;
+import dev.tern.tcp.testing.EchoServer;
+import dev.tern.tcp.testing.TcpNetwork;
+import dev.tern.tcp.testing.TestStack;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Socket buffer memory follows use (issue 15): an idle connection costs the pages it touched, not its buffer sizes;
+ * closed connections give their pages back to the system; under memory pressure new connections get smaller
+ * buffers, and beyond the limit none opens. Residency is asked of the system ({@code mincore}), not estimated.
+ */
+class ConnectionMemoryTest {
+    private static final long SECOND = 1_000_000_000L;
+    private static final int MESSAGE = 100;
+    private static final int DEFAULT_BUFFER = 128 * 1024;
+
+    @Test
+    void idleConnectionsCostThePagesTheyTouchedAndClosedOnesGiveThemBack() {
+        final int connections = 1000;
+        final TcpConfig config = TcpConfig.builder().synQueueSize(connections).maxBacklog(connections).build();
+        try (TcpNetwork net = new TcpNetwork(MemoryWire.builder().frames(16384));
+             Arena arena = Arena.ofConfined()) {
+            final TestStack server = net.add("server", "198.18.0.1/24", config);
+            final TestStack client = net.add("client", "198.18.0.2/24", config);
+            final MemorySegment scratch = arena.allocate(4096);
+            final long rssBefore = residentSetBytes();
+            assertTrue(server.tcp.listen(7, connections, new EchoServer(server, scratch, net::now)) >= 0);
+            final int[] handles = new int[connections];
+            for (int i = 0; i < connections; i++) {
+                handles[i] = client.tcp.connect(server.address(), 7, 0, TcpOptions.DEFAULT, TcpEvents.NONE, net.now());
+                assertTrue(handles[i] >= 0, TcpError.describe(handles[i]));
+            }
+            assertTrue(net.runUntil(() -> server.tcp.connectionCount() == connections
+                && client.counter("tcp.conn.established") == connections, 30 * SECOND));
+            for (int h : handles) {
+                client.tcp.sendBuffer(h).write(scratch, 0, MESSAGE);
+                client.tcp.sendable(h, net.now());
+            }
+            assertTrue(net.runUntil(() -> {
+                for (int h : handles) {
+                    if (client.tcp.receiveBuffer(h).available() < MESSAGE) {
+                        return false;
+                    }
+                }
+                return true;
+            }, 30 * SECOND), "every message echoed");
+
+            final TcpMemory idle = server.tcp.memory();
+            final long perConnection = idle.ringsResident() / connections;
+            final long rssIdle = residentSetBytes();
+            System.out.printf("%d idle connections with %d KiB + %d KiB buffers, one %d-byte exchange each: %d MiB of "
+                    + "buffers in use, %d KiB resident (%d bytes per connection); process RSS %d -> %d MiB%n",
+                connections, DEFAULT_BUFFER >> 10, DEFAULT_BUFFER >> 10, MESSAGE, idle.ringsInUse() >> 20,
+                idle.ringsResident() >> 10, perConnection, rssBefore >> 20, rssIdle >> 20);
+            assertEquals(connections * (2L * DEFAULT_BUFFER + TcpMemory.recordBytes(DEFAULT_BUFFER)), idle.ringsInUse());
+            // Each ring touched one page, the record of sent segments one entry: about 8 KiB, not 260 KiB.
+            assertTrue(perConnection <= 12 * 1024, "resident per idle connection: " + perConnection);
+
+            for (int h : handles) {
+                final ByteRing echoed = client.tcp.receiveBuffer(h);
+                echoed.read(scratch, 0, echoed.available());
+                client.tcp.consumed(h, net.now());
+                client.tcp.close(h, net.now());
+            }
+            assertTrue(net.runUntil(() -> server.tcp.connectionCount() == 0, 120 * SECOND),
+                "server connections left: " + server.tcp.connectionCount());
+            final TcpMemory closed = server.tcp.memory();
+            System.out.printf("after they closed: %d KiB resident of %d MiB mapped, %d MiB handed back to the system; "
+                    + "process RSS %d MiB%n", closed.ringsResident() >> 10, closed.ringsAllocated() >> 20,
+                server.counter("tcp.memory.returned_bytes") >> 20, residentSetBytes() >> 20);
+            assertEquals(0, closed.ringsInUse());
+            assertTrue(closed.ringsResident() <= RingPool.WARM_BYTES,
+                "resident after close: " + closed.ringsResident() + " bytes");
+            assertEquals(0, server.counter("tcp.memory.in_use_bytes"));
+        }
+    }
+
+    @Test
+    void underPressureNewConnectionsGetAQuarterOfTheirBuffersAndBeyondTheLimitNoneOpens() {
+        final long full = 2L * DEFAULT_BUFFER + TcpMemory.recordBytes(DEFAULT_BUFFER);
+        final int quarter = DEFAULT_BUFFER / 4;
+        final long small = 2L * quarter + TcpMemory.recordBytes(quarter);
+        // Two connections at full size reach the pressure mark; three more fit under the limit at a quarter.
+        final TcpConfig serverConfig = TcpConfig.builder().memoryLimits(2 * full, 2 * full + 3 * small).build();
+        try (TcpNetwork net = new TcpNetwork(MemoryWire.builder())) {
+            final TestStack server = net.add("server", "198.18.0.1/24", serverConfig);
+            final TestStack client = net.add("client", "198.18.0.2/24", TcpConfig.defaults());
+            final int listener = server.tcp.listen(7, 16, TcpEvents.NONE);
+            assertTrue(listener >= 0);
+            final int[] capacities = new int[6];
+            for (int i = 0; i < 6; i++) {
+                final int h = client.tcp.connect(server.address(), 7, 0, TcpOptions.DEFAULT, TcpEvents.NONE,
+                    net.now());
+                assertTrue(h >= 0);
+                net.runFor(SECOND / 10);
+                final int accepted = server.tcp.accept(listener);
+                capacities[i] = accepted < 0 ? 0 : server.tcp.receiveBuffer(accepted).capacity();
+            }
+            assertEquals(DEFAULT_BUFFER, capacities[0]);
+            assertEquals(DEFAULT_BUFFER, capacities[1]);
+            assertEquals(quarter, capacities[2]);
+            assertEquals(quarter, capacities[3]);
+            assertEquals(quarter, capacities[4]);
+            assertEquals(0, capacities[5], "the sixth SYN is dropped");
+            assertEquals(4, server.counter("tcp.memory.pressure_opens"), "three opened small, the fourth refused");
+            assertTrue(server.counter("tcp.drop.memory_limit") >= 1);
+            assertEquals(2 * full + 3 * small, server.counter("tcp.memory.in_use_bytes"));
+        }
+    }
+
+    @Test
+    void aConnectBeyondTheLimitFailsWithNoBuffer() {
+        final long full = 2L * DEFAULT_BUFFER + TcpMemory.recordBytes(DEFAULT_BUFFER);
+        final TcpConfig config = TcpConfig.builder().memoryLimits(full, full).build();
+        try (TcpNetwork net = new TcpNetwork(MemoryWire.builder())) {
+            final TestStack client = net.add("client", "198.18.0.2/24", config);
+            assertTrue(client.tcp.connect(0xc612_0001, 7, 0, TcpOptions.DEFAULT, TcpEvents.NONE, net.now()) >= 0);
+            assertEquals(-TcpError.NO_BUFFER,
+                client.tcp.connect(0xc612_0001, 8, 0, TcpOptions.DEFAULT, TcpEvents.NONE, net.now()));
+            assertEquals(1, client.counter("tcp.drop.memory_limit"));
+        }
+    }
+
+    /** The process's resident set (Linux), for the report; 0 where it cannot be read. */
+    private static long residentSetBytes() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+                }
+            }
+        } catch (IOException | NumberFormatException unreadable) {
+            return 0;
+        }
+        return 0;
+    }
+}
