@@ -25,10 +25,12 @@ import java.security.SecureRandom;
  * IPv4 (RFC 791, host requirements of RFC 1122 §3) for one interface.
  *
  * <h2>Input</h2>
- * Checks each header once ({@link Ipv4Header#check}), drops martian sources, accepts datagrams for our address,
- * the limited and the subnet broadcast, and multicast groups the {@link MulticastFilter} lets through; reassembles
- * fragments; and hands each datagram to the {@link IpProtocolHandler} registered for its protocol. A unicast
- * datagram for a protocol nobody registered gets ICMP protocol unreachable. This layer never forwards.
+ * Checks each header once ({@link Ipv4Header#check}), drops martian sources (counted by reason), accepts datagrams for
+ * our address, the limited and the subnet broadcast, and multicast groups the {@link MulticastFilter} lets through;
+ * validates options ({@link Ipv4Options}: malformed ones get ICMP Parameter Problem, source routes are dropped,
+ * Record Route and Timestamp are ignored); reassembles fragments; and hands each datagram to the
+ * {@link IpProtocolHandler} registered for its protocol. A unicast datagram for a protocol nobody registered gets ICMP
+ * protocol unreachable. This layer never forwards.
  *
  * <h2>Output</h2>
  * A transport sends with {@link #begin} (route, path MTU and next hop are settled, the header is written), writes
@@ -40,6 +42,9 @@ import java.security.SecureRandom;
  *   <li>into a staging buffer, when it exceeds the path MTU and may be fragmented;</li>
  *   <li>into a loopback queue, when it is for our own address (delivered at the next poll).</li>
  * </ul>
+ *
+ * <p>Identification values come from {@link IdentificationGenerator} (per destination, keyed: RFC 6864, RFC 7739).
+ * docs/DESIGN.md ("IPv4 input checks, in order") gives the whole policy with its RFC references.
  *
  * <p>Owned by the shard thread; not thread-safe. One datagram is open at a time.
  */
