@@ -16,8 +16,16 @@ import java.lang.foreign.MemorySegment;
  * {@link NeighbourCache}, sends packets that waited for resolution, and announces our address when it comes up
  * (gratuitous ARP, RFC 5227 §2.3).
  *
- * <p>Malformed packets and packets for other hardware or protocol types are counted and dropped. A neighbour that
- * claims our own address is counted as a conflict.
+ * <p>Malformed packets and packets for other hardware or protocol types are counted and dropped.
+ *
+ * <h2>Address defence (RFC 5227 §2.4)</h2>
+ * A request or reply (a gratuitous one included) from another MAC whose sender IP is our address is a conflict,
+ * counted. We then defend the address as §2.4 (c) describes for a host that must keep its address: one broadcast
+ * ARP announcement, and no other until {@link #DEFEND_INTERVAL_NS} (10 s, RFC 5227 §1.1) has passed since that
+ * defence; conflicts inside the interval are counted as not defended, so that two hosts configured with one
+ * address cannot flood the link with announcements at each other. Tern never gives its address up (options (a) and
+ * (b) of §2.4): its addresses are configured, not negotiated, so an operator has to settle the conflict; the
+ * counters tell them to.
  *
  * <p>Owned by the shard thread; not thread-safe.
  */
@@ -31,6 +39,8 @@ public final class ArpLayer implements EthernetLayer.Handler {
     private static final int DROP_BAD_SENDER = 4;
     private static final long TIMER_NEIGHBOURS = 0;
     private static final long TIMER_ANNOUNCE = 1;
+    /** RFC 5227 §1.1: DEFEND_INTERVAL, the least time between two defensive announcements of one address. */
+    public static final long DEFEND_INTERVAL_NS = 10_000_000_000L;
 
     private final EthernetLayer ethernet;
     private final Timers timers;
@@ -44,6 +54,8 @@ public final class ArpLayer implements EthernetLayer.Handler {
     private long neighbourTimer = -1;
     private long neighbourTimerDeadline = Long.MAX_VALUE;
     private int announcementsLeft;
+    private boolean defended;
+    private long lastDefenceNs;
     /** Time of the timer expiry being handled: resolution fails only from the timer. */
     private long lastNowNs;
 
@@ -53,6 +65,8 @@ public final class ArpLayer implements EthernetLayer.Handler {
     private final AtomicCounter txReplies;
     private final AtomicCounter[] drops;
     private final AtomicCounter conflicts;
+    private final AtomicCounter defences;
+    private final AtomicCounter conflictsNotDefended;
     private final AtomicCounter resolveFailed;
     private final AtomicCounter pendingSent;
     private final AtomicCounter pendingLost;
@@ -69,6 +83,8 @@ public final class ArpLayer implements EthernetLayer.Handler {
         this.txReplies = counters.counter("arp.tx.replies");
         this.drops = counters.counters("arp.drop.", null, "too_short", "foreign_protocol", "bad_operation", "bad_sender");
         this.conflicts = counters.counter("arp.address_conflicts");
+        this.defences = counters.counter("arp.tx.defences");
+        this.conflictsNotDefended = counters.counter("arp.address_conflicts_not_defended");
         this.resolveFailed = counters.counter("arp.resolve_failed");
         this.pendingSent = counters.counter("arp.pending.sent");
         this.pendingLost = counters.counter("arp.pending.no_tx_buffer");
@@ -105,12 +121,32 @@ public final class ArpLayer implements EthernetLayer.Handler {
 
     private void announce() {
         announcementsLeft--;
-        // An announcement is a request whose sender and target protocol addresses are both ours.
-        if (ethernet.begin(MacAddress.BROADCAST, EtherType.ARP)) {
-            tx.wrap(ethernet.frame().segment(), ethernet.payloadOffset(), ArpPacket.LENGTH)
-                .write(ArpPacket.OPERATION_REQUEST, ethernet.mac(), address.address(), MacAddress.ZERO, address.address());
-            ethernet.send(ArpPacket.LENGTH);
-            txRequests.incrementRelease();
+        sendAnnouncement();
+    }
+
+    /** An announcement is a broadcast request whose sender and target protocol addresses are both ours. */
+    private boolean sendAnnouncement() {
+        if (!ethernet.begin(MacAddress.BROADCAST, EtherType.ARP)) {
+            return false;
+        }
+        tx.wrap(ethernet.frame().segment(), ethernet.payloadOffset(), ArpPacket.LENGTH)
+            .write(ArpPacket.OPERATION_REQUEST, ethernet.mac(), address.address(), MacAddress.ZERO, address.address());
+        ethernet.send(ArpPacket.LENGTH);
+        txRequests.incrementRelease();
+        return true;
+    }
+
+    /** Another host claims our address (RFC 5227 §2.4): defend it at most once per DEFEND_INTERVAL. */
+    private void addressConflict(long nowNs) {
+        conflicts.incrementRelease();
+        if (defended && nowNs - lastDefenceNs < DEFEND_INTERVAL_NS) {
+            conflictsNotDefended.incrementRelease();
+            return;
+        }
+        if (sendAnnouncement()) {
+            defended = true;
+            lastDefenceNs = nowNs;
+            defences.incrementRelease();
         }
     }
 
@@ -132,7 +168,7 @@ public final class ArpLayer implements EthernetLayer.Handler {
 
         if (senderIp == address.address()) {
             if (senderMac != ethernet.mac()) {
-                conflicts.incrementRelease();
+                addressConflict(nowNs);
             }
             return;
         }

@@ -17,7 +17,11 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>Errors we send obey RFC 1122 §3.2.2 and RFC 1812 §4.3.2.7: never about an ICMP error, a datagram sent to a
  * broadcast or multicast address, a non-first fragment, or a datagram whose source is not a unicast address; they
- * quote as much of the datagram as fits in 576 bytes (RFC 1812 §4.3.2.3) and are rate limited.
+ * quote as much of the datagram as fits in 576 bytes (RFC 1812 §4.3.2.3) and are rate limited twice (RFC 1812
+ * §4.3.2.8): first per peer ({@link IcmpPeerRateLimiter}, Linux's icmp_ratelimit), so that one peer cannot spend the
+ * allowance of all, then globally ({@link IcmpRateLimiter}, Linux's icmp_msgs_per_sec). Each limit counts what it
+ * suppressed under its own name. Every error type Tern sends (unreachable, time exceeded, parameter problem) is
+ * limited, as Linux's default icmp_ratemask does; echo replies are not errors and are not limited.
  *
  * <p>Owned by the shard thread; not thread-safe.
  */
@@ -33,6 +37,7 @@ public final class IcmpLayer implements IpProtocolHandler {
     private final IcmpHeader tx = new IcmpHeader();
     private final Ipv4Header quoted = new Ipv4Header();
     private final IcmpRateLimiter errorLimiter;
+    private final IcmpPeerRateLimiter peerLimiter;
     private EchoListener echoListener;
 
     private final AtomicCounter rxMessages;
@@ -48,6 +53,7 @@ public final class IcmpLayer implements IpProtocolHandler {
     private final AtomicCounter txEchoRequests;
     private final AtomicCounter txErrors;
     private final AtomicCounter txErrorsRateLimited;
+    private final AtomicCounter txErrorsRateLimitedPeer;
     private final AtomicCounter txErrorsSuppressed;
     private final AtomicCounter pathMtuLearned;
 
@@ -55,6 +61,8 @@ public final class IcmpLayer implements IpProtocolHandler {
         this.ipv4 = ipv4;
         this.config = config;
         this.errorLimiter = new IcmpRateLimiter(config.icmpErrorsPerSecond(), config.icmpErrorBurst());
+        this.peerLimiter = new IcmpPeerRateLimiter(config.icmpPeerIntervalNs(), config.icmpPeerBurst(),
+            config.icmpPeerEntries());
         this.rxMessages = counters.counter("icmp.rx.messages");
         this.rxBadChecksum = counters.counter("icmp.drop.bad_checksum");
         this.rxTooShort = counters.counter("icmp.drop.too_short");
@@ -68,6 +76,7 @@ public final class IcmpLayer implements IpProtocolHandler {
         this.txEchoRequests = counters.counter("icmp.tx.echo_requests");
         this.txErrors = counters.counter("icmp.tx.errors");
         this.txErrorsRateLimited = counters.counter("icmp.tx.errors_rate_limited");
+        this.txErrorsRateLimitedPeer = counters.counter("icmp.tx.errors_rate_limited_peer");
         this.txErrorsSuppressed = counters.counter("icmp.tx.errors_suppressed");
         this.pathMtuLearned = counters.counter("icmp.rx.path_mtu_updates");
     }
@@ -221,6 +230,11 @@ public final class IcmpLayer implements IpProtocolHandler {
                    MemorySegment segment, long offset, int length, long nowNs) {
         if (!errorAllowed(originalSource, kind, segment, offset, length)) {
             txErrorsSuppressed.incrementRelease();
+            return;
+        }
+        // Per peer first: a peer whose own bucket is empty must not also drain the global one.
+        if (!peerLimiter.tryAcquire(originalSource, nowNs)) {
+            txErrorsRateLimitedPeer.incrementRelease();
             return;
         }
         if (!errorLimiter.tryAcquire(nowNs)) {

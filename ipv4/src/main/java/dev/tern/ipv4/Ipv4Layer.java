@@ -15,18 +15,22 @@ import dev.tern.ethernet.wire.MacAddress;
 import dev.tern.ipv4.wire.IcmpHeader;
 import dev.tern.ipv4.wire.IpProtocol;
 import dev.tern.ipv4.wire.Ipv4Header;
+import dev.tern.ipv4.wire.Ipv4Options;
 import org.agrona.concurrent.status.AtomicCounter;
 
 import java.lang.foreign.MemorySegment;
+import java.security.SecureRandom;
 
 /**
  * IPv4 (RFC 791, host requirements of RFC 1122 §3) for one interface.
  *
  * <h2>Input</h2>
- * Checks each header once ({@link Ipv4Header#check}), drops martian sources, accepts datagrams for our address,
- * the limited and the subnet broadcast, and multicast groups the {@link MulticastFilter} lets through; reassembles
- * fragments; and hands each datagram to the {@link IpProtocolHandler} registered for its protocol. A unicast
- * datagram for a protocol nobody registered gets ICMP protocol unreachable. This layer never forwards.
+ * Checks each header once ({@link Ipv4Header#check}), drops martian sources (counted by reason), accepts datagrams for
+ * our address, the limited and the subnet broadcast, and multicast groups the {@link MulticastFilter} lets through;
+ * validates options ({@link Ipv4Options}: malformed ones get ICMP Parameter Problem, source routes are dropped,
+ * Record Route and Timestamp are ignored); reassembles fragments; and hands each datagram to the
+ * {@link IpProtocolHandler} registered for its protocol. A unicast datagram for a protocol nobody registered gets ICMP
+ * protocol unreachable. This layer never forwards.
  *
  * <h2>Output</h2>
  * A transport sends with {@link #begin} (route, path MTU and next hop are settled, the header is written), writes
@@ -38,6 +42,9 @@ import java.lang.foreign.MemorySegment;
  *   <li>into a staging buffer, when it exceeds the path MTU and may be fragmented;</li>
  *   <li>into a loopback queue, when it is for our own address (delivered at the next poll).</li>
  * </ul>
+ *
+ * <p>Identification values come from {@link IdentificationGenerator} (per destination, keyed: RFC 6864, RFC 7739).
+ * docs/DESIGN.md ("IPv4 input checks, in order") gives the whole policy with its RFC references.
  *
  * <p>Owned by the shard thread; not thread-safe. One datagram is open at a time.
  */
@@ -56,12 +63,24 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
     private static final int MODE_LOOPBACK = 4;
 
     private static final int ROUTER_ALERT_HEADER_LENGTH = 24;
-    private static final int DROP_BAD_SOURCE = 6;
-    private static final int DROP_NOT_FOR_US = 7;
-    private static final int DROP_UNKNOWN_PROTOCOL = 8;
-    private static final int DROP_UNICAST_IN_LINK_BROADCAST = 9;
+    // Drop reasons: 1..5 are Ipv4Header's, then this layer's, then Ipv4Options' shifted by DROP_OPTION.
+    private static final int DROP_NOT_FOR_US = 6;
+    private static final int DROP_UNKNOWN_PROTOCOL = 7;
+    private static final int DROP_UNICAST_IN_LINK_BROADCAST = 8;
+    private static final int DROP_MARTIAN_SELF = 9;
+    private static final int DROP_MARTIAN_ZERO = 10;
+    private static final int DROP_MARTIAN_LOOPBACK = 11;
+    private static final int DROP_MARTIAN_BROADCAST = 12;
+    private static final int DROP_MARTIAN_MULTICAST = 13;
+    private static final int DROP_MARTIAN_CLASS_E = 14;
+    private static final int DROP_SOURCE_ROUTED = 15;
+    /** Ipv4Options' reason r is counted at DROP_OPTION + r. */
+    private static final int DROP_OPTION = DROP_SOURCE_ROUTED;
     private static final String[] DROP_NAMES = {null, "too_short", "bad_version", "bad_header_length",
-        "bad_total_length", "bad_checksum", "bad_source", "not_for_us", "unknown_protocol", "unicast_in_link_broadcast"};
+        "bad_total_length", "bad_checksum", "not_for_us", "unknown_protocol", "unicast_in_link_broadcast",
+        "martian_source_self", "martian_source_zero", "martian_source_loopback", "martian_source_broadcast",
+        "martian_source_multicast", "martian_source_class_e", "source_routed", "option_bad_length",
+        "option_past_header", "option_bad_pointer", "option_duplicate", "option_bad_timestamp_flag"};
 
     private final EthernetLayer ethernet;
     private final ArpLayer arp;
@@ -76,6 +95,7 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
     private MulticastFilter multicastFilter = (group, source, protocol) -> false;
 
     private final Ipv4Header rxHeader = new Ipv4Header();
+    private final Ipv4Options rxOptions = new Ipv4Options();
     private final Ipv4Header txHeader = new Ipv4Header();
     private final Ipv4Header stagedHeader = new Ipv4Header();
     private final Ipv4Header fragmentHeader = new Ipv4Header();
@@ -98,7 +118,7 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
     private int outPathMtu;
     private int outPendingBuffer;
     private int outLoopbackBuffer;
-    private int nextIdentification;
+    private final IdentificationGenerator identifications;
 
     private final AtomicCounter rxPackets;
     private final AtomicCounter rxDelivered;
@@ -137,12 +157,20 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
         this.loopback = FramePool.allocate(16, Ipv4Header.MAX_TOTAL_LENGTH);
         this.loopbackQueue = new int[16];
         this.loopbackLength = new int[16];
-        this.nextIdentification = (address.address() * 0x9E3779B1) >>> 16;
+        this.identifications = identificationGenerator(config);
         routes.add(address.network(), address.prefixLength(), 0);
         handlers[IpProtocol.ICMP] = icmp;
         ethernet.register(EtherType.IPV4, this);
         ethernet.onInternalError(this::abort);
         arp.onUnreachable(this::hostUnreachable);
+    }
+
+    private static IdentificationGenerator identificationGenerator(Ipv4Config config) {
+        if (config.identificationKey0() != 0 || config.identificationKey1() != 0) {
+            return new IdentificationGenerator(config.identificationKey0(), config.identificationKey1());
+        }
+        final SecureRandom random = new SecureRandom();
+        return new IdentificationGenerator(random.nextLong(), random.nextLong());
     }
 
     public InterfaceAddress address() {
@@ -193,11 +221,11 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
     @Override
     public void onPacket(MemorySegment segment, long offset, int length, int rxFlags, long sourceMac,
                          long destinationMac, long nowNs) {
-        receive(segment, offset, length, rxFlags, MacAddress.isMulticast(destinationMac), nowNs);
+        receive(segment, offset, length, rxFlags, MacAddress.isMulticast(destinationMac), true, nowNs);
     }
 
     private void receive(MemorySegment segment, long offset, int length, int rxFlags, boolean linkGroupAddressed,
-                         long nowNs) {
+                         boolean fromWire, long nowNs) {
         rxPackets.incrementRelease();
         rxHeader.wrap(segment, offset, length);
         final int reason = rxHeader.check((rxFlags & Offloads.RX_CHECKSUM_OK) == 0);
@@ -207,11 +235,9 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
         }
         final int source = rxHeader.source();
         final int destination = rxHeader.destination();
-        // RFC 1122 §3.2.1.3: a broadcast (limited or the subnet's), multicast, loopback or class E address is never
-        // a valid source; such a datagram is discarded silently (answering it would reach the whole subnet).
-        if (Ipv4Address.isMulticast(source) || source == Ipv4Address.LIMITED_BROADCAST || source == address.broadcast()
-            || Ipv4Address.isLoopback(source) || Ipv4Address.isReserved(source)) {
-            drops[DROP_BAD_SOURCE].incrementRelease();
+        final int martian = martianSource(source, destination, rxHeader.protocol(), fromWire);
+        if (martian != Ipv4Header.OK) {
+            drops[martian].incrementRelease();
             return;
         }
         final int kind;
@@ -232,6 +258,9 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
             drops[DROP_UNICAST_IN_LINK_BROADCAST].incrementRelease();
             return;
         }
+        if (rxHeader.headerLength() > Ipv4Header.MIN_LENGTH && !acceptOptions(kind, nowNs)) {
+            return;
+        }
         if (rxHeader.isFragment()) {
             final int slot = reassembler.accept(rxHeader, nowNs);
             if (slot >= 0) {
@@ -249,6 +278,76 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
         }
         describe(rxHeader, kind, rxFlags, false);
         deliver(segment, offset + packet.headerLength, packet.totalLength - packet.headerLength, nowNs);
+    }
+
+    /**
+     * RFC 1122 §3.2.1.3 and RFC 1812 §5.3.7: a datagram whose source cannot be a single host is discarded silently
+     * (answering it, with an echo reply or an ICMP error, would reach a whole subnet, a group, or nobody). Returns
+     * the drop reason, or {@link Ipv4Header#OK}.
+     */
+    private int martianSource(int source, int destination, int protocol, boolean fromWire) {
+        if ((source >>> 24) == 0) {
+            // {0, 0} is legal "as a source address as part of an initialization procedure" (RFC 1122 §3.2.1.3 (a)).
+            // Accepted only where such a procedure sends it: to the limited broadcast (a DHCP or BOOTP client with no
+            // address yet, RFC 2131 §4.1) and IGMP to a group (RFC 3376 §4.2.13 asks routers to accept reports from
+            // 0.0.0.0; RFC 4541 §2.1.1 lets snooping switches query from it). Linux makes the same exceptions. The
+            // rest of 0/8 ({0, host}) is never a source.
+            if (source == 0 && (destination == Ipv4Address.LIMITED_BROADCAST
+                || (protocol == IpProtocol.IGMP && Ipv4Address.isMulticast(destination)))) {
+                return Ipv4Header.OK;
+            }
+            return DROP_MARTIAN_ZERO;
+        }
+        if (Ipv4Address.isLoopback(source)) {
+            return DROP_MARTIAN_LOOPBACK; // 127/8 never appears outside a host (RFC 1122 §3.2.1.3 (g))
+        }
+        if (source == Ipv4Address.LIMITED_BROADCAST || source == address.broadcast()) {
+            return DROP_MARTIAN_BROADCAST; // (c), (d): a smurf's reply address
+        }
+        if (Ipv4Address.isMulticast(source)) {
+            return DROP_MARTIAN_MULTICAST; // RFC 1112 §7.2: a group address is never a source
+        }
+        if (Ipv4Address.isReserved(source)) {
+            return DROP_MARTIAN_CLASS_E; // 240/4, reserved (RFC 1812 §5.3.7)
+        }
+        if (fromWire && source == address.address()) {
+            // The "land" attack: our own address arriving from outside (what we send ourselves comes through the
+            // loopback queue, and the Ethernet layer drops our own frames looped back). Answering would talk to
+            // ourselves. RFC 1812 §5.3.7 names "one of the router's own addresses" a martian source too.
+            return DROP_MARTIAN_SELF;
+        }
+        return Ipv4Header.OK;
+    }
+
+    /**
+     * Validates the options (RFC 791 §3.1, see {@link Ipv4Options}) and applies the options policy; false when the
+     * datagram is dropped (counted).
+     * <ul>
+     *   <li>Malformed: dropped with an ICMP Parameter Problem whose pointer names the offending octet (RFC 1122
+     *       §3.2.2.5 "SHOULD"; RFC 1812 §4.3.2.7's exceptions and the rate limits apply in {@link IcmpLayer}).</li>
+     *   <li>Loose or strict source route: dropped silently, as Linux does with accept_source_route 0. Deviation:
+     *       RFC 1122 §3.2.1.8 (c) asks a host to pass a completed source route up and reverse it for replies; a
+     *       source route is mostly an attacker's way around address-based filters and through firewalls (RFC 7126
+     *       §4.3, §4.4 recommend dropping), and nothing in Tern would use the reversed route.</li>
+     *   <li>Record Route, Timestamp, Router Alert and unknown options: accepted, then ignored. A host that does not
+     *       forward has nothing to record; Timestamp is optional for hosts (RFC 1122 §3.2.1.8 (e)). Echo replies
+     *       carry no options. Deviation: RFC 1122 §3.2.2.6 says they SHOULD carry a received Record Route or
+     *       Timestamp back.</li>
+     * </ul>
+     */
+    private boolean acceptOptions(int kind, long nowNs) {
+        final int reason = rxOptions.wrap(rxHeader.segment(), rxHeader.base(), rxHeader.headerLength()).check();
+        if (reason != Ipv4Options.OK) {
+            drops[DROP_OPTION + reason].incrementRelease();
+            icmp.sendError(IcmpHeader.PARAMETER_PROBLEM, 0, rxOptions.problemPointer() << 24, rxHeader.source(),
+                rxHeader.destination(), kind, rxHeader.segment(), rxHeader.base(), rxHeader.totalLength(), nowNs);
+            return false;
+        }
+        if (rxOptions.sourceRouteOffset() != 0) {
+            drops[DROP_SOURCE_ROUTED].incrementRelease();
+            return false;
+        }
+        return true;
     }
 
     private void describe(Ipv4Header header, int kind, int rxFlags, boolean reassembled) {
@@ -315,7 +414,8 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
         for (int i = 0; i < count; i++) {
             final int buffer = loopbackQueue[i];
             loopbackPackets.incrementRelease();
-            receive(loopback.slab(), loopback.offset(buffer), loopbackLength[i], Offloads.RX_CHECKSUM_OK, false, nowNs);
+            receive(loopback.slab(), loopback.offset(buffer), loopbackLength[i], Offloads.RX_CHECKSUM_OK, false, false,
+                nowNs);
             loopback.release(buffer);
         }
         // Datagrams looped back while delivering wait for the next poll.
@@ -351,7 +451,7 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
         }
         outTotalLength = totalLength;
         txHeader.wrap(outSegment, outHeaderOffset, Ipv4Header.MIN_LENGTH).write(tos, totalLength,
-            nextIdentification(), dontFragment ? Ipv4Header.FLAG_DONT_FRAGMENT : 0,
+            identifications.next(address.address(), destination, protocol), dontFragment ? Ipv4Header.FLAG_DONT_FRAGMENT : 0,
             ttl == 0 ? config.defaultTtl() : ttl, protocol, address.address(), destination);
         return OK;
     }
@@ -403,8 +503,11 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
         outHeaderOffset = ethernet.payloadOffset();
         outTotalLength = totalLength;
         ethernet.frame().requestSegmentation(segmentSize);
-        txHeader.wrap(outSegment, outHeaderOffset, Ipv4Header.MIN_LENGTH).write(tos, totalLength, nextIdentification(),
-            Ipv4Header.FLAG_DONT_FRAGMENT, ttl == 0 ? config.defaultTtl() : ttl, protocol, address.address(), destination);
+        // The link numbers the segments it cuts with consecutive IDs: reserve one per segment (at most; the transport
+        // header is counted as data here).
+        final int segments = (payloadLength + segmentSize - 1) / segmentSize;
+        txHeader.wrap(outSegment, outHeaderOffset, Ipv4Header.MIN_LENGTH).write(tos, totalLength,
+            identifications.reserve(address.address(), destination, protocol, segments), Ipv4Header.FLAG_DONT_FRAGMENT, ttl == 0 ? config.defaultTtl() : ttl, protocol, address.address(), destination);
         return OK;
     }
 
@@ -424,7 +527,7 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
         outTotalLength = totalLength;
         outHeaderLength = ROUTER_ALERT_HEADER_LENGTH;
         txHeader.wrap(outSegment, outHeaderOffset, ROUTER_ALERT_HEADER_LENGTH).headerLength(ROUTER_ALERT_HEADER_LENGTH)
-            .tos(0xC0).totalLength(totalLength).identification(nextIdentification()).flagsAndFragmentOffset(0)
+            .tos(0xC0).totalLength(totalLength).identification(identifications.next(address.address(), destination, protocol)).flagsAndFragmentOffset(0)
             .ttl(ttl).protocol(protocol).source(address.address()).destination(destination).checksum(0);
         // Router Alert: copied flag set, option 20, length 4, value 0 ("examine this packet").
         outSegment.set(dev.tern.core.memory.BigEndian.INT, outHeaderOffset + Ipv4Header.MIN_LENGTH, 0x9404_0000);
@@ -595,12 +698,6 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
             }
             txFragments.incrementRelease();
         }
-    }
-
-    private int nextIdentification() {
-        final int id = nextIdentification;
-        nextIdentification = (nextIdentification + 1) & 0xFFFF;
-        return id;
     }
 
     public void close() {

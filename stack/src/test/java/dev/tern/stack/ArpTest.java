@@ -256,4 +256,67 @@ class ArpTest {
             assertEquals("none", stack.neighbours().stateOf(US));
         }
     }
+
+    /** RFC 5227 §2.4 (c): a configured address is defended, once per DEFEND_INTERVAL, and never given up. */
+    @Nested
+    class AddressDefence {
+        private static final long INTRUDER_MAC = MacAddress.parse("0a:00:00:00:00:66");
+
+        private void claimOurAddress(int operation) {
+            // Whatever the packet's kind (request, reply, gratuitous), the sender IP is ours and the MAC is not.
+            peer.send(Frames.ethernet(MacAddress.BROADCAST, INTRUDER_MAC, EtherType.ARP,
+                Frames.arp(operation, INTRUDER_MAC, US, 0, US)));
+        }
+
+        private void assertOneDefence() {
+            final List<PeerPort.Received> frames = peer.drain();
+            assertEquals(1, frames.size(), "one announcement");
+            final byte[] expected = Frames.ethernet(MacAddress.BROADCAST, stack.macAddress(), EtherType.ARP,
+                Frames.arp(ArpPacket.OPERATION_REQUEST, stack.macAddress(), US, 0, US));
+            assertArrayEquals(expected, frames.getFirst().bytes(), "a broadcast announcement of our address and MAC");
+            peer.clear();
+        }
+
+        @Test
+        void aGratuitousArpClaimingOurAddressIsAnsweredWithOneAnnouncement() {
+            claimOurAddress(ArpPacket.OPERATION_REQUEST);
+            sim.runFor(SECOND / 10);
+            assertOneDefence();
+            assertEquals(1, counter("arp.address_conflicts"));
+            assertEquals(1, counter("arp.tx.defences"));
+            assertEquals("none", stack.neighbours().stateOf(US), "the intruder is not learned");
+        }
+
+        @Test
+        void aSecondConflictWithinTenSecondsIsCountedButNotDefended() {
+            claimOurAddress(ArpPacket.OPERATION_REPLY);
+            sim.runFor(SECOND / 10);
+            assertOneDefence();
+            // Two hosts configured alike would otherwise announce at each other forever.
+            for (int i = 0; i < 9; i++) {
+                sim.runFor(SECOND);
+                claimOurAddress(i % 2 == 0 ? ArpPacket.OPERATION_REQUEST : ArpPacket.OPERATION_REPLY);
+            }
+            sim.runFor(SECOND / 2); // 9.6 s after the defence
+            assertTrue(peer.drain().isEmpty(), "no second announcement within DEFEND_INTERVAL");
+            assertEquals(10, counter("arp.address_conflicts"));
+            assertEquals(9, counter("arp.address_conflicts_not_defended"));
+            sim.runFor(SECOND / 2);
+            claimOurAddress(ArpPacket.OPERATION_REPLY);
+            sim.runFor(SECOND / 10);
+            assertOneDefence();
+            assertEquals(2, counter("arp.tx.defences"), "defended again once the interval passed: never given up");
+        }
+
+        @Test
+        void aRequestForOurAddressIsNoClaimOnIt() {
+            claimOurAddress(ArpPacket.OPERATION_REQUEST);
+            sim.runFor(SECOND / 10);
+            assertOneDefence();
+            peer.send(Frames.ethernet(MacAddress.BROADCAST, PEER_MAC, EtherType.ARP,
+                Frames.arp(ArpPacket.OPERATION_REQUEST, PEER_MAC, PEER, 0, US)));
+            sim.runFor(SECOND / 10);
+            assertEquals(1, counter("arp.address_conflicts"), "a request for our address is no claim on it");
+        }
+    }
 }

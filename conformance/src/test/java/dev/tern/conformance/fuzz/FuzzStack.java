@@ -45,7 +45,9 @@ final class FuzzStack {
     private static final Path NOWHERE = Path.of("fuzz-input");
     private static final ArpConfig ARP = new ArpConfig(64, 30_000_000_000L, 1_000_000_000L, 3, 3, 5_000_000_000L, 4, 16, 2,
         2_000_000_000L);
-    private static final Ipv4Config IPV4 = Ipv4Config.DEFAULT.withReassemblySlots(4);
+    /** IPv4 identification key fixed too, for the same reason as TCP_KEYS below. */
+    private static final Ipv4Config IPV4 = Ipv4Config.DEFAULT.withReassemblySlots(4).withIdentificationKey(0x7E57_0003L,
+        0x7E57_0004L);
     /** Most frames one received frame may cause: a 65507-byte echo reply is 45 fragments, plus ARP. */
     private static final int MAX_OUTPUT_PER_INPUT = 50;
 

@@ -7,6 +7,7 @@ import dev.tern.ethernet.memory.MemoryWire;
 import dev.tern.ethernet.memory.VirtualTimeLoop;
 import dev.tern.ethernet.pcap.PcapTap;
 import dev.tern.ethernet.pcap.PcapWriter;
+import dev.tern.ipv4.Ipv4Config;
 import dev.tern.stack.NetStack;
 import dev.tern.tcp.TcpConfig;
 
@@ -71,9 +72,11 @@ public final class Simulation implements AutoCloseable {
         if (capture != null && stacks.isEmpty()) {
             link = new PcapTap(link, capture, clock);
         }
-        // A fixed TCP secret per stack keeps ISNs, ephemeral ports and cookies, and so the whole run, reproducible.
+        // A fixed TCP secret per stack keeps ISNs, ephemeral ports and cookies, and so the whole run, reproducible;
+        // so does a fixed IPv4 identification key (a customizer that sets its own IPv4 config should fix one too).
         final NetStack.Builder builder = NetStack.builder().name(name).link(link).address(cidr).clock(clock)
-            .countersInMemory().tcp(TcpConfig.builder().isnKey(name.hashCode(), mac).maxConnections(4096).build());
+            .countersInMemory().tcp(TcpConfig.builder().isnKey(name.hashCode(), mac).maxConnections(4096).build())
+            .ipv4(Ipv4Config.DEFAULT.withIdentificationKey(name.hashCode(), mac));
         customize.accept(builder);
         final NetStack stack = builder.build();
         stacks.add(stack);
