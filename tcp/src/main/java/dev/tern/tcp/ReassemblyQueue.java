@@ -37,9 +37,13 @@ public final class ReassemblyQueue implements AutoCloseable {
     public static final int MERGED = 3;
 
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
-    private static final int COUNT = 0;
-    private static final int CLOCK = 4;
-    private static final int RANGES = 8;
+    // Block header fields, then RANGE_BYTES per range; ReassemblyQueueLayoutTest checks both layouts.
+    private static final int COUNT_OFFSET = 0;
+    private static final int CLOCK_OFFSET = 4;
+    private static final int HEADER_BYTES = 8;
+    private static final int RANGE_START_OFFSET = 0;
+    private static final int RANGE_END_OFFSET = 4;
+    private static final int RANGE_STAMP_OFFSET = 8;
     private static final int RANGE_BYTES = 12;
 
     private final Arena arena;
@@ -51,7 +55,7 @@ public final class ReassemblyQueue implements AutoCloseable {
 
     public ReassemblyQueue(int blocks, int rangesPerBlock) {
         this.rangesPerBlock = rangesPerBlock;
-        this.blockBytes = RANGES + RANGE_BYTES * rangesPerBlock;
+        this.blockBytes = HEADER_BYTES + RANGE_BYTES * rangesPerBlock;
         this.arena = Arena.ofShared();
         this.memory = arena.allocate((long) blocks * blockBytes, 64);
         this.free = new int[blocks];
@@ -67,8 +71,8 @@ public final class ReassemblyQueue implements AutoCloseable {
             return -1;
         }
         final int block = free[--freeCount];
-        memory.set(INT, base(block) + COUNT, 0);
-        memory.set(INT, base(block) + CLOCK, 0);
+        memory.set(INT, base(block) + COUNT_OFFSET, 0);
+        memory.set(INT, base(block) + CLOCK_OFFSET, 0);
         return block;
     }
 
@@ -94,31 +98,31 @@ public final class ReassemblyQueue implements AutoCloseable {
     }
 
     private long range(int block, int i) {
-        return base(block) + RANGES + (long) i * RANGE_BYTES;
+        return base(block) + HEADER_BYTES + (long) i * RANGE_BYTES;
     }
 
     public int count(int block) {
-        return memory.get(INT, base(block) + COUNT);
+        return memory.get(INT, base(block) + COUNT_OFFSET);
     }
 
     public int start(int block, int i) {
-        return memory.get(INT, range(block, i));
+        return memory.get(INT, range(block, i) + RANGE_START_OFFSET);
     }
 
     public int end(int block, int i) {
-        return memory.get(INT, range(block, i) + 4);
+        return memory.get(INT, range(block, i) + RANGE_END_OFFSET);
     }
 
     /** When range {@code i} last grew (larger is more recent). */
     public int stamp(int block, int i) {
-        return memory.get(INT, range(block, i) + 8);
+        return memory.get(INT, range(block, i) + RANGE_STAMP_OFFSET);
     }
 
     private void set(int block, int i, int start, int end, int stamp) {
         final long at = range(block, i);
-        memory.set(INT, at, start);
-        memory.set(INT, at + 4, end);
-        memory.set(INT, at + 8, stamp);
+        memory.set(INT, at + RANGE_START_OFFSET, start);
+        memory.set(INT, at + RANGE_END_OFFSET, end);
+        memory.set(INT, at + RANGE_STAMP_OFFSET, stamp);
     }
 
     private void copy(int block, int from, int to) {
@@ -144,8 +148,8 @@ public final class ReassemblyQueue implements AutoCloseable {
         if (last - first == 1 && SeqNum.le(start(block, first), start) && SeqNum.ge(end(block, first), end)) {
             return DUPLICATE;
         }
-        final int stamp = memory.get(INT, base(block) + CLOCK) + 1;
-        memory.set(INT, base(block) + CLOCK, stamp);
+        final int stamp = memory.get(INT, base(block) + CLOCK_OFFSET) + 1;
+        memory.set(INT, base(block) + CLOCK_OFFSET, stamp);
         if (last == first) {
             if (count == rangesPerBlock) {
                 return FULL;
@@ -154,7 +158,7 @@ public final class ReassemblyQueue implements AutoCloseable {
                 copy(block, i - 1, i);
             }
             set(block, first, start, end, stamp);
-            memory.set(INT, base(block) + COUNT, count + 1);
+            memory.set(INT, base(block) + COUNT_OFFSET, count + 1);
             return ADDED;
         }
         final int mergedStart = SeqNum.min(start, start(block, first));
@@ -165,7 +169,7 @@ public final class ReassemblyQueue implements AutoCloseable {
             for (int i = last; i < count; i++) {
                 copy(block, i, i - removed);
             }
-            memory.set(INT, base(block) + COUNT, count - removed);
+            memory.set(INT, base(block) + COUNT_OFFSET, count - removed);
         }
         return MERGED;
     }
@@ -197,7 +201,7 @@ public final class ReassemblyQueue implements AutoCloseable {
             for (int i = consumed; i < count; i++) {
                 copy(block, i, i - consumed);
             }
-            memory.set(INT, base(block) + COUNT, count - consumed);
+            memory.set(INT, base(block) + COUNT_OFFSET, count - consumed);
         }
         return next;
     }

@@ -48,12 +48,13 @@ public final class SentSegments {
 
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
-    private static final int START = 0;
-    private static final int END = 4;
-    private static final int FLAGS = 8;
-    private static final int SENDS = 12;
-    private static final int SENT_NS = 16;
-    private static final int DELIVERED = 24;
+    // Entry fields; SentSegmentsLayoutTest checks them (no overlap, aligned, inside ENTRY_BYTES).
+    private static final int START_OFFSET = 0;
+    private static final int END_OFFSET = 4;
+    private static final int FLAGS_OFFSET = 8;
+    private static final int SENDS_OFFSET = 12;
+    private static final int SENT_NS_OFFSET = 16;
+    private static final int DELIVERED_OFFSET = 24;
 
     private final MemorySegment memory;
     private final int capacity;
@@ -135,11 +136,11 @@ public final class SentSegments {
     }
 
     public int start(int i) {
-        return memory.get(INT, at(i) + START);
+        return memory.get(INT, at(i) + START_OFFSET);
     }
 
     public int end(int i) {
-        return memory.get(INT, at(i) + END);
+        return memory.get(INT, at(i) + END_OFFSET);
     }
 
     /** Sequence space of entry {@code i}. */
@@ -148,7 +149,7 @@ public final class SentSegments {
     }
 
     public int flags(int i) {
-        return memory.get(INT, at(i) + FLAGS);
+        return memory.get(INT, at(i) + FLAGS_OFFSET);
     }
 
     public boolean has(int i, int flag) {
@@ -156,22 +157,22 @@ public final class SentSegments {
     }
 
     private void flags(int i, int value) {
-        memory.set(INT, at(i) + FLAGS, value);
+        memory.set(INT, at(i) + FLAGS_OFFSET, value);
     }
 
     /** How many times the segment was sent. */
     public int sends(int i) {
-        return memory.get(INT, at(i) + SENDS);
+        return memory.get(INT, at(i) + SENDS_OFFSET);
     }
 
     /** When the segment was last sent. */
     public long sentNs(int i) {
-        return memory.get(LONG, at(i) + SENT_NS);
+        return memory.get(LONG, at(i) + SENT_NS_OFFSET);
     }
 
     /** The connection's delivered bytes when the segment was last sent (for delivery rate samples). */
     public long deliveredAtSend(int i) {
-        return memory.get(LONG, at(i) + DELIVERED);
+        return memory.get(LONG, at(i) + DELIVERED_OFFSET);
     }
 
     /** The end of the last entry (SND.MAX once anything is recorded). */
@@ -182,12 +183,12 @@ public final class SentSegments {
     /** Records a segment sent for the first time, {@code [start, end)}, after the last entry. */
     public void append(int start, int end, boolean fin, boolean push, long nowNs, long delivered) {
         final long a = at(count);
-        memory.set(INT, a + START, start);
-        memory.set(INT, a + END, end);
-        memory.set(INT, a + FLAGS, (fin ? FIN : 0) | (push ? PUSH : 0));
-        memory.set(INT, a + SENDS, 1);
-        memory.set(LONG, a + SENT_NS, nowNs);
-        memory.set(LONG, a + DELIVERED, delivered);
+        memory.set(INT, a + START_OFFSET, start);
+        memory.set(INT, a + END_OFFSET, end);
+        memory.set(INT, a + FLAGS_OFFSET, (fin ? FIN : 0) | (push ? PUSH : 0));
+        memory.set(INT, a + SENDS_OFFSET, 1);
+        memory.set(LONG, a + SENT_NS_OFFSET, nowNs);
+        memory.set(LONG, a + DELIVERED_OFFSET, delivered);
         count++;
     }
 
@@ -202,9 +203,9 @@ public final class SentSegments {
         }
         flags(i, flags | RETRANSMITTED | RETRANS_IN_FLIGHT);
         final long a = at(i);
-        memory.set(INT, a + SENDS, memory.get(INT, a + SENDS) + 1);
-        memory.set(LONG, a + SENT_NS, nowNs);
-        memory.set(LONG, a + DELIVERED, delivered);
+        memory.set(INT, a + SENDS_OFFSET, memory.get(INT, a + SENDS_OFFSET) + 1);
+        memory.set(LONG, a + SENT_NS_OFFSET, nowNs);
+        memory.set(LONG, a + DELIVERED_OFFSET, delivered);
     }
 
     /**
@@ -325,7 +326,7 @@ public final class SentSegments {
         if ((flags & RETRANS_IN_FLIGHT) != 0) {
             retransmittedBytes -= cut;
         }
-        memory.set(INT, at(0) + START, ack);
+        memory.set(INT, at(0) + START_OFFSET, ack);
     }
 
     /** Clears the LOST marks of every entry (a spurious retransmission was undone). */

@@ -7,7 +7,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * The transmission control blocks (RFC 9293 §3.3.1) of one shard: one 384-byte row per connection in an off-heap
+ * The transmission control blocks (RFC 9293 §3.3.1) of one shard: one 640-byte row ({@link #ROW_BYTES}) per connection in an off-heap
  * table, addressed by slot index. Fields carry RFC 9293's names ({@code sndUna}, {@code rcvNxt}, ...) and are read
  * and written through accessors taking the slot, so a reader can hold the RFC next to the code and code that handles
  * two connections at once (a listener's child, an event handler calling back in) never loses its place.

@@ -52,6 +52,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class CountersFile implements AutoCloseable {
     public static final int MAGIC = 0x5445524E; // "TERN"
     public static final int VERSION = 1;
+    static final int MAGIC_OFFSET = 0;
+    static final int VERSION_OFFSET = 4;
     static final int PID_OFFSET = 8;
     static final int START_TIME_OFFSET = 16;
     static final int METADATA_LENGTH_OFFSET = 24;
@@ -74,7 +76,7 @@ public final class CountersFile implements AutoCloseable {
         this.name = name;
         final int metadataLength = maxCounters * CountersReader.METADATA_LENGTH;
         final int valuesLength = maxCounters * CountersReader.COUNTER_LENGTH;
-        memory.set(ValueLayout.JAVA_INT, 4, VERSION);
+        memory.set(ValueLayout.JAVA_INT, VERSION_OFFSET, VERSION);
         memory.set(ValueLayout.JAVA_LONG, PID_OFFSET, ProcessHandle.current().pid());
         memory.set(ValueLayout.JAVA_LONG, START_TIME_OFFSET, System.currentTimeMillis());
         memory.set(ValueLayout.JAVA_INT, METADATA_LENGTH_OFFSET, metadataLength);
@@ -84,7 +86,7 @@ public final class CountersFile implements AutoCloseable {
         final UnsafeBuffer metadata = new UnsafeBuffer(memory.address() + HEADER_LENGTH, metadataLength);
         final UnsafeBuffer values = new UnsafeBuffer(memory.address() + HEADER_LENGTH + metadataLength, valuesLength);
         this.manager = new CountersManager(metadata, values, StandardCharsets.US_ASCII);
-        ValueLayout.JAVA_INT.varHandle().setRelease(memory, 0L, MAGIC);
+        ValueLayout.JAVA_INT.varHandle().setRelease(memory, (long) MAGIC_OFFSET, MAGIC);
     }
 
     /** The directory stacks publish their counters in: {@code -Dtern.counters.dir}, {@code $TERN_COUNTERS_DIR}, else /dev/shm/tern or the temp dir. */

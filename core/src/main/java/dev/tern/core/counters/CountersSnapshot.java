@@ -57,8 +57,8 @@ public record CountersSnapshot(Path file, String name, long pid, boolean alive, 
                 return null;
             }
             final MemorySegment memory = channel.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
-            if ((int) ValueLayout.JAVA_INT.varHandle().getAcquire(memory, 0L) != CountersFile.MAGIC
-                || memory.get(ValueLayout.JAVA_INT, 4) != CountersFile.VERSION) {
+            if ((int) ValueLayout.JAVA_INT.varHandle().getAcquire(memory, (long) CountersFile.MAGIC_OFFSET) != CountersFile.MAGIC
+                || memory.get(ValueLayout.JAVA_INT, CountersFile.VERSION_OFFSET) != CountersFile.VERSION) {
                 return null;
             }
             final int metadataLength = memory.get(ValueLayout.JAVA_INT, CountersFile.METADATA_LENGTH_OFFSET);

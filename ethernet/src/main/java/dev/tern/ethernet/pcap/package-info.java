@@ -1,2 +1,2 @@
-/** Packet captures: a tap that records any link's frames to a pcap file (pcap4j/libpcap). */
+/** Packet captures: a tap that records any link's frames to a pcap file, written in plain Java (no libpcap). */
 package dev.tern.ethernet.pcap;
