@@ -370,7 +370,11 @@ final class TcpSender {
             if (!sent.isEmpty() && SeqNum.lt(sent.start(0), ack)) {
                 sent.trimHead(ack);
             }
-            if (clean) {
+            if (clean && !s.retransmittedAcked) {
+                // Karn (RFC 6298 §3): an ACK that also covers retransmitted data is ambiguous. When a hole closes
+                // after backed-off retransmissions, the clean segments behind it are acknowledged only then, and
+                // their "RTT" would be the whole wait (a 29 s sample, RTO at its maximum, seen at 10 % loss).
+                // Linux skips the sample alike (FLAG_RETRANS_DATA_ACKED); the echoed timestamp below still dates it.
                 rttNs = nowNs - cleanSentNs;
             }
         }

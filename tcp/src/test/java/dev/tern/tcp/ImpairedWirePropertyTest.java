@@ -51,6 +51,15 @@ class ImpairedWirePropertyTest {
     }
 
     /**
+     * Found by the property below: a hole closed after backed-off retransmissions acknowledged clean segments sent
+     * 29 s before, whose "RTT" sample pushed the RTO to its two-minute maximum and the transfer past its deadline.
+     */
+    @Test
+    void anAckThatAlsoCoversRetransmittedDataGivesNoRttSampleFromTheSegmentsBehindIt() {
+        transfer(1020918698198837480L, 363655, 51950, 99, true);
+    }
+
+    /**
      * The sender's plug points in every combination, with single and burst loss from 0.1 % to 10 %, reordering, and
      * larger transfers: every byte arrives, memory is given back.
      */
