@@ -33,6 +33,17 @@ final class NetworkOptions {
     static final Set<String> VALUE_FLAGS = Set.of("--link", "--ip", "--gw", "--mac", "--mtu", "--pcap");
     static final String USAGE = "--link memory|afpacket:IFACE|rawqp:DEVICE[:PORT] --ip A.B.C.D/N [--gw A.B.C.D] "
         + "[--mac M] [--mtu N] [--pcap FILE]";
+    /** The link flags in every network command's help. */
+    static final java.util.List<CommandHelp.Option> HELP = java.util.List.of(
+        CommandHelp.option("--link KIND", "memory: an in-process peer stack at the subnet's first other address "
+            + "answers ARP, ping, echo (port 7, UDP and TCP) and discard (port 9, TCP), no device or privilege needed; "
+            + "afpacket:IFACE: a Linux interface (root); rawqp:DEVICE[:PORT]: an RDMA NIC's raw-packet queue pair",
+            "memory"),
+        CommandHelp.option("--ip A.B.C.D/N", "this stack's address and prefix length", "198.18.0.2/24"),
+        CommandHelp.option("--gw A.B.C.D", "default gateway, on the subnet", "none: the subnet only"),
+        CommandHelp.option("--mac M", "this stack's unicast MAC address", "the interface's, 02:00:00:00:00:02 on memory"),
+        CommandHelp.option("--mtu N", "576..65535", "1500; 65535 on afpacket (segments cut by the kernel)"),
+        CommandHelp.option("--pcap FILE", "capture this stack's interface, both directions, to FILE", "none"));
 
     final String linkKind;
     final String linkTarget;
