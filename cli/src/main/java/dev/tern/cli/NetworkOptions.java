@@ -41,8 +41,10 @@ final class NetworkOptions {
             "memory"),
         CommandHelp.option("--ip A.B.C.D/N", "this stack's address and prefix length", "198.18.0.2/24"),
         CommandHelp.option("--gw A.B.C.D", "default gateway, on the subnet", "none: the subnet only"),
-        CommandHelp.option("--mac M", "this stack's unicast MAC address", "the interface's, 02:00:00:00:00:02 on memory"),
-        CommandHelp.option("--mtu N", "576..65535", "1500; 65535 on afpacket (segments cut by the kernel)"),
+        CommandHelp.option("--mac M", "this stack's unicast MAC address",
+            "the interface's on afpacket, else 02:00:00:00:00:02"),
+        CommandHelp.option("--mtu N", "the largest IP packet, 576..65535 (afpacket: up to 64 KiB segments that the "
+            + "kernel cuts)", "1500; 65535 on afpacket"),
         CommandHelp.option("--pcap FILE", "capture this stack's interface, both directions, to FILE", "none"));
 
     final String linkKind;
