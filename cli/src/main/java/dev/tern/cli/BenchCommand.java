@@ -30,6 +30,17 @@ import java.util.Set;
  */
 final class BenchCommand {
     static final String USAGE = "bench [--seconds N] [--json] [--nio]";
+    static final CommandHelp HELP = new CommandHelp("bench", "[--seconds N] [--json] [--nio]",
+        "benchmarks, each as a ratio to a baseline measured in the same run",
+        "Runs JMH benchmarks: UDP and TCP round trips, message rate and bulk throughput of a Tern pair on the memory "
+            + "wire against the kernel on loopback, the Internet checksum against a naive loop, and bytes allocated "
+            + "per packet; each result is given as a ratio to its baseline from the same run.",
+        List.of(
+            CommandHelp.option("--seconds N", "measurement time of each benchmark, 1..600", "3"),
+            CommandHelp.option("--json", "print one JSON object (keys in docs/COMMANDS.md) instead of text", "text"),
+            CommandHelp.option("--nio", "measure TCP through the NIO provider instead, against Tern's own API and "
+                + "the kernel's provider", "off")),
+        false, List.of("./tern bench --seconds 2 --json"));
 
     private final PrintStream out;
 

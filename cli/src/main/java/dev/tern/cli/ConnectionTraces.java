@@ -57,7 +57,7 @@ final class ConnectionTraces implements AutoCloseable {
             open.put(connection, new Traced(trace, target, out));
         } catch (IOException e) {
             trace.close();
-            throw new CommandFailure("cannot write the TCP trace " + target + ": " + e.getMessage());
+            throw new CommandFailure("cannot write the TCP trace " + target + ": " + Tern.reason(e));
         }
         connection.trace(trace);
         written.add(target);
@@ -125,7 +125,7 @@ final class ConnectionTraces implements AutoCloseable {
                     traced.trace.dropped());
             }
         } catch (IOException e) {
-            System.err.println("tern: tcp trace " + traced.file + ": " + e.getMessage());
+            System.err.println("tern: tcp trace " + traced.file + ": " + Tern.reason(e));
         } finally {
             traced.trace.close();
         }

@@ -12,6 +12,11 @@ import java.util.Set;
  * none is a normal answer on most machines: exit 0 with the reason.
  */
 final class DevicesCommand {
+    static final CommandHelp HELP = new CommandHelp("devices", "", "RDMA devices and whether they support "
+        + "raw-packet QPs", "Lists the RDMA devices of this machine, their ports, and whether each can carry "
+            + "--link rawqp:DEVICE:PORT; no device is a normal answer (exit 0, with the reason).",
+        List.of(), false, List.of("./tern devices"));
+
     private final PrintStream out;
 
     DevicesCommand(PrintStream out) {

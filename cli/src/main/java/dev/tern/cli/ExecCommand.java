@@ -29,6 +29,17 @@ import java.util.Set;
 final class ExecCommand {
     static final String USAGE = "exec [--rules FILE] [--name NAME] [--idle backoff|spin] " + NetworkOptions.USAGE
         + " -- COMMAND...";
+    static final CommandHelp HELP = new CommandHelp("exec", "[--rules FILE] [--name NAME] [--idle backoff|spin] "
+        + "[link flags] -- COMMAND...", "run an unmodified JVM program on Tern (NIO through Tern's provider)",
+        "Runs COMMAND (java ... or anything that starts a JDK 25 JVM) with Tern's NIO provider installed by an "
+            + "agent, so its channels and classic sockets go through a Tern stack or, by the rules, the kernel. "
+            + "Exits with the program's status; 2 for a bad command line or rules file.",
+        List.of(
+            CommandHelp.option("--rules FILE", "which addresses and ports go to the kernel instead (docs/NIO.md)",
+                "everything on Tern"),
+            CommandHelp.option("--name NAME", "the stack's name in ./tern stat", "the program's main class or jar"),
+            CommandHelp.option("--idle backoff|spin", "how the stack's thread waits for work", "backoff")),
+        true, List.of("./tern exec --link memory -- java -cp app.jar Main"));
 
     private final PrintStream err;
 

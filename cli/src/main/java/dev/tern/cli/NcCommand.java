@@ -29,8 +29,10 @@ import java.util.Set;
  *
  * <p>TCP (the default): a client connects to HOST:PORT, a listener ({@code -l PORT}) accepts one connection;
  * the end of stdin half-closes (shutdownOutput) and the command exits when the peer closes its side. {@code -w}
- * bounds the client's connect: a peer that does not answer within SECONDS gets one line on stderr and exit status 1
- * (without {@code -w} the connect lasts as long as TCP retries its SYN).
+ * bounds the client's connect and the connection's idle time, as netcat's: a peer that does not answer within
+ * SECONDS, or a connection on which no byte moved either way for SECONDS, gets one line on stderr and exit status 1
+ * (without {@code -w} the connect lasts as long as TCP retries its SYN, and a connection may idle for ever). As
+ * OpenBSD netcat's, a listener waits for its connection as long as it takes.
  *
  * <p>UDP ({@code -u}): each chunk read from stdin is one datagram. A client sends to HOST:PORT and, once stdin
  * ends, waits {@code -w} seconds (default 1) for replies, then exits. A listener ({@code -l PORT}) prints every
@@ -46,6 +48,24 @@ import java.util.Set;
 final class NcCommand {
     static final String USAGE = "nc [-u] [-l] [--join GROUP] [-w SECONDS] " + TcpCommandOptions.USAGE + " "
         + NetworkOptions.USAGE + " [HOST] PORT";
+    static final CommandHelp HELP = new CommandHelp("nc", "[-u] [-l] [--join GROUP] [-w SECONDS] [--cc NAME] "
+        + "[--tcp-trace FILE] [link flags] [HOST] PORT", "netcat over Tern: stdin to the peer, the peer to stdout",
+        "Netcat over a Tern stack, with OpenBSD netcat's habits: a client connects to HOST PORT, sends stdin, "
+            + "half-closes when stdin ends and exits when the peer closes; a listener (-l PORT) accepts one "
+            + "connection. With -u each read of stdin is one UDP datagram.",
+        java.util.List.of(
+            CommandHelp.option("-u", "UDP instead of TCP", "TCP"),
+            CommandHelp.option("-l", "listen on PORT (TCP: for one connection; UDP: until interrupted)",
+                "connect to HOST PORT"),
+            CommandHelp.option("--join GROUP", "with -u -l: also receive from this multicast group", "none"),
+            CommandHelp.option("-w SECONDS", "TCP: give up a connect, and close a connection idle both ways, after "
+                + "SECONDS (one line on stderr, exit 1); a listener waits for its connection as long as it takes. "
+                + "UDP client: wait this long for replies after stdin ends", "TCP: no limit; UDP: 1"),
+            CommandHelp.option("--cc NAME", "TCP congestion control: cubic, newreno or none", "cubic"),
+            CommandHelp.option("--tcp-trace FILE", "write the connection's sender trace as CSV (./tern plot draws it)",
+                "none")),
+        true, java.util.List.of("echo hi | ./tern nc 198.18.0.1 7", "echo hi | ./tern nc -u -w 0.5 198.18.0.1 7",
+            "./tern nc -w 5 198.18.0.1 9 < file"));
     /** TCP send and receive buffers: what the veth benchmark gives its connections. */
     static final TcpOptions TCP_BUFFERS = TcpOptions.DEFAULT.withBuffers(4 << 20, 4 << 20);
     /** stdin and stdout move in blocks of this size, this many in flight each way (TCP). */
@@ -184,10 +204,11 @@ final class NcCommand {
     /**
      * TCP: one connection (the one we open, or the first we accept). stdin goes to the peer and its end
      * half-closes (shutdownOutput); what the peer sends goes to stdout; when the peer closes, we exit.
-     * {@code connectSeconds} &gt; 0 bounds a client's connect.
+     * {@code waitSeconds} &gt; 0 bounds a client's connect and the time the connection may pass without a byte moving
+     * either way (-w).
      */
     private int runTcp(NetworkOptions network, TcpCommandOptions tcp, boolean listen, int host, int port,
-                       double connectSeconds) throws IOException {
+                       double waitSeconds) throws IOException {
         try (Network net = network.open("nc"); ConnectionTraces traces = tcp.traces(false)) {
             final TcpOptions options = tcp.apply(TCP_BUFFERS);
             final TcpListener listener = listen ? net.stack.listen(port, 1, options) : null;
@@ -195,7 +216,9 @@ final class NcCommand {
             if (connection != null) {
                 traces.attach(connection);
             }
-            final long connectDeadlineNs = System.nanoTime() + (long) (connectSeconds * 1e9);
+            final long waitNs = (long) (waitSeconds * 1e9);
+            final long connectDeadlineNs = System.nanoTime() + waitNs;
+            long lastActivityNs = 0; // when a byte last moved either way; 0 until connected
             final StreamPump output = StreamPump.writing(standardOutput(), TCP_BLOCK, TCP_BLOCKS, "tern-nc-stdout");
             Runtime.getRuntime().addShutdownHook(new Thread(() -> interrupted = true));
             final IdleStrategy idle = idleStrategy();
@@ -223,9 +246,9 @@ final class NcCommand {
                         break;
                     }
                     if (!connection.isConnected() && !connection.isEnded()) {
-                        if (!listen && connectSeconds > 0 && System.nanoTime() - connectDeadlineNs > 0) {
+                        if (!listen && waitNs > 0 && System.nanoTime() - connectDeadlineNs > 0) {
                             err.println("tern: nc: connect to " + Ipv4Address.format(host) + " port " + port
-                                + ": timed out after " + seconds(connectSeconds) + " s (-w)");
+                                + ": timed out after " + seconds(waitSeconds) + " s (-w)");
                             status = 1;
                             break;
                         }
@@ -234,9 +257,11 @@ final class NcCommand {
                     }
                     if (input == null) {
                         input = StreamPump.reading(standardInput(), TCP_BLOCK, TCP_BLOCKS, "tern-nc-stdin");
+                        lastActivityNs = System.nanoTime();
                     }
+                    int moved = 0;
                     if (!outputShut) {
-                        work += send(connection, input);
+                        moved += send(connection, input);
                         if (input.ended()) {
                             connection.shutdownOutput();
                             outputShut = true;
@@ -247,7 +272,7 @@ final class NcCommand {
                         final int n = connection.read(receiving.segment, b.position(), b.remaining());
                         if (n > 0) {
                             b.position(b.position() + n);
-                            work++;
+                            moved++;
                             if (!b.hasRemaining()) {
                                 output.submit(receiving);
                                 receiving = null;
@@ -267,7 +292,16 @@ final class NcCommand {
                         status = 1;
                         break;
                     }
-                    idle.idle(work);
+                    final long now = System.nanoTime();
+                    if (moved > 0) {
+                        lastActivityNs = now;
+                    } else if (waitNs > 0 && !peerClosed && now - lastActivityNs > waitNs) {
+                        err.println("tern: nc: no data either way for " + seconds(waitSeconds)
+                            + " s (-w): closing the connection");
+                        status = 1;
+                        break;
+                    }
+                    idle.idle(work + moved);
                 }
             } catch (TernSocketException e) {
                 err.println("tern: nc: " + e.getMessage());

@@ -33,6 +33,19 @@ final class NetworkOptions {
     static final Set<String> VALUE_FLAGS = Set.of("--link", "--ip", "--gw", "--mac", "--mtu", "--pcap");
     static final String USAGE = "--link memory|afpacket:IFACE|rawqp:DEVICE[:PORT] --ip A.B.C.D/N [--gw A.B.C.D] "
         + "[--mac M] [--mtu N] [--pcap FILE]";
+    /** The link flags in every network command's help. */
+    static final java.util.List<CommandHelp.Option> HELP = java.util.List.of(
+        CommandHelp.option("--link KIND", "memory: an in-process peer stack at the subnet's first other address "
+            + "answers ARP, ping, echo (port 7, UDP and TCP) and discard (port 9, TCP), no device or privilege needed; "
+            + "afpacket:IFACE: a Linux interface (root); rawqp:DEVICE[:PORT]: an RDMA NIC's raw-packet queue pair",
+            "memory"),
+        CommandHelp.option("--ip A.B.C.D/N", "this stack's address and prefix length", "198.18.0.2/24"),
+        CommandHelp.option("--gw A.B.C.D", "default gateway, on the subnet", "none: the subnet only"),
+        CommandHelp.option("--mac M", "this stack's unicast MAC address",
+            "the interface's on afpacket, else 02:00:00:00:00:02"),
+        CommandHelp.option("--mtu N", "the largest IP packet, 576..65535 (afpacket: up to 64 KiB segments that the "
+            + "kernel cuts)", "1500; 65535 on afpacket"),
+        CommandHelp.option("--pcap FILE", "capture this stack's interface, both directions, to FILE", "none"));
 
     final String linkKind;
     final String linkTarget;

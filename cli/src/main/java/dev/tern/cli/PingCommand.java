@@ -20,12 +20,25 @@ import java.util.concurrent.TimeUnit;
  */
 final class PingCommand {
     static final String USAGE = "ping [-c COUNT] [-s SIZE] [-i SECONDS] [-W SECONDS] " + NetworkOptions.USAGE + " HOST";
+    static final CommandHelp HELP = new CommandHelp("ping", "[-c COUNT] [-s SIZE] [-i SECONDS] [-W SECONDS] "
+        + "[link flags] HOST", "ICMP echo to HOST, printed as ping(8) prints it",
+        "Sends ICMP echo requests to HOST (an IPv4 address; names are not resolved) and prints each reply and the "
+            + "statistics as ping(8) does; Ctrl-C stops it early. Exit status as ping(8): 0 when at least one reply "
+            + "came back, 1 when none did, 2 on any other error.",
+        java.util.List.of(
+            CommandHelp.option("-c COUNT", "stop after COUNT requests", "until interrupted"),
+            CommandHelp.option("-s SIZE", "data bytes per request, 0..65507 (above the MTU they are fragmented)", "56"),
+            CommandHelp.option("-i SECONDS", "time between requests, at least 0.001", "1"),
+            CommandHelp.option("-W SECONDS", "after the last request, how long to wait for replies", "10")),
+        true, java.util.List.of("./tern ping -c 3 198.18.0.1", "./tern ping -c 2 -s 8000 198.18.0.1"));
 
     private final PrintStream out;
+    private final PrintStream err;
     private volatile boolean interrupted;
 
-    PingCommand(PrintStream out) {
+    PingCommand(PrintStream out, PrintStream err) {
         this.out = out;
+        this.err = err;
     }
 
     int run(String[] argv) {
@@ -79,6 +92,9 @@ final class PingCommand {
                 }
             });
             Runtime.getRuntime().addShutdownHook(hook);
+            // Ctrl-C ends the run as ping(8)'s does: statistics, then the status of the replies (0 if any came),
+            // not the JVM's 130 for a shutdown by SIGINT. A second Ctrl-C goes to the JVM's own handler.
+            final InterruptHandler onInterrupt = new InterruptHandler(() -> interrupted = true);
             final IdleStrategy idle = new BackoffIdleStrategy(1000, 100, 1_000, 50_000);
             final long startNs = System.nanoTime();
             long nextSendNs = startNs;
@@ -93,16 +109,19 @@ final class PingCommand {
                         lastSendNs = now;
                         nextSendNs += intervalNs;
                         if (result == Ipv4Layer.ERR_NO_ROUTE) {
-                            out.println("ping: connect: Network is unreachable");
+                            out.flush();
+                            err.println("ping: connect: Network is unreachable");
                             return 2;
                         }
                         if (result == Ipv4Layer.ERR_MESSAGE_TOO_LONG) {
-                            out.println("ping: local error: message too long");
+                            out.flush();
+                            err.println("ping: local error: message too long");
                             return 2;
                         }
                         if (result != Ipv4Layer.OK) {
                             stats.errors++;
-                            out.printf("ping: sendmsg: No buffer space available (icmp_seq=%d)%n", sent);
+                            out.flush();
+                            err.printf("ping: sendmsg: No buffer space available (icmp_seq=%d)%n", sent);
                         }
                     }
                     final int work = net.poll();
@@ -122,11 +141,53 @@ final class PingCommand {
                 }
                 return stats.received > 0 && stats.corrupted == 0 ? 0 : 1;
             } finally {
+                onInterrupt.close();
                 finished.countDown();
                 if (!interrupted) {
                     Runtime.getRuntime().removeShutdownHook(hook);
                 }
             }
+        }
+    }
+
+    /**
+     * While open, SIGINT runs {@code action} instead of shutting the JVM down; the first signal restores the JVM's
+     * handler, so a second Ctrl-C still ends a command that does not stop. Where the signal cannot be handled (a
+     * JVM run with -Xrs), Ctrl-C shuts down as before.
+     */
+    @SuppressWarnings("restriction")
+    static final class InterruptHandler implements AutoCloseable {
+        private static final sun.misc.Signal INT = new sun.misc.Signal("INT");
+        private final sun.misc.SignalHandler previous;
+
+        InterruptHandler(Runnable action) {
+            sun.misc.SignalHandler installed;
+            final sun.misc.SignalHandler[] before = new sun.misc.SignalHandler[1];
+            try {
+                installed = sun.misc.Signal.handle(INT, signal -> {
+                    restore(before[0]);
+                    action.run();
+                });
+            } catch (IllegalArgumentException e) {
+                installed = null;
+            }
+            before[0] = installed;
+            previous = installed;
+        }
+
+        private static void restore(sun.misc.SignalHandler handler) {
+            if (handler != null) {
+                try {
+                    sun.misc.Signal.handle(INT, handler);
+                } catch (IllegalArgumentException ignored) {
+                    // nothing to restore to
+                }
+            }
+        }
+
+        @Override
+        public void close() {
+            restore(previous);
         }
     }
 

@@ -30,6 +30,16 @@ import java.util.Set;
  */
 final class PlotCommand {
     static final String USAGE = "plot TRACE.csv -o OUT.svg|OUT.png [--title TEXT]";
+    static final CommandHelp HELP = new CommandHelp("plot", "TRACE.csv -o OUT.svg|OUT.png [--title TEXT]",
+        "draw a TCP connection trace (CSV) as a chart",
+        "Draws the CSV trace of one TCP connection (nc or serve --tcp-trace) against time: congestion window, bytes "
+            + "in flight, pipe and ssthresh in KiB on the left axis, smoothed RTT in ms on the right, recovery and "
+            + "loss shaded.",
+        java.util.List.of(
+            CommandHelp.option("-o OUT.svg|OUT.png", "the chart to write; the name's ending chooses the format",
+                "required"),
+            CommandHelp.option("--title TEXT", "the chart's title", "TCP trace TRACE.csv")),
+        false, java.util.List.of("./tern nc --tcp-trace nc.csv 198.18.0.1 9 < file && ./tern plot nc.csv -o nc.svg"));
 
     /** Buckets across the time axis; about twice the plot's width in pixels. */
     static final int BUCKETS = 2000;

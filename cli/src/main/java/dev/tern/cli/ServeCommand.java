@@ -20,6 +20,20 @@ import java.util.concurrent.TimeUnit;
 final class ServeCommand {
     static final String USAGE = "serve [--echo P] [--discard P] [--udp-echo P] [--http P DIR] " + TcpCommandOptions.USAGE
         + " " + NetworkOptions.USAGE;
+    static final CommandHelp HELP = new CommandHelp("serve", "[--echo P] [--discard P] [--udp-echo P] [--http P DIR] "
+        + "[--cc NAME] [--tcp-trace FILE] [link flags]", "a stack answering ARP, ping and the services asked for",
+        "Runs a Tern stack that answers ARP and ping, plus the services asked for, until interrupted (Ctrl-C).",
+        java.util.List.of(
+            CommandHelp.option("--echo P", "TCP echo (RFC 862) on port P", "off"),
+            CommandHelp.option("--discard P", "TCP discard (RFC 863) on port P", "off"),
+            CommandHelp.option("--udp-echo P", "UDP echo on port P", "off"),
+            CommandHelp.option("--http P DIR", "HTTP/1.1 GET and HEAD of the files under DIR on port P", "off"),
+            CommandHelp.option("--cc NAME", "congestion control of every accepted connection: cubic, newreno or none",
+                "cubic"),
+            CommandHelp.option("--tcp-trace FILE", "trace each accepted connection's sender to its own CSV file, "
+                + "numbered (trace.csv gives trace-1.csv, trace-2.csv, ...)", "none")),
+        true, java.util.List.of("./tern serve --echo 7 --udp-echo 7 --http 8080 /tmp/www --link afpacket:tern0 "
+            + "--ip 198.18.0.2/24"));
 
     private final PrintStream out;
     private volatile boolean stopping;

@@ -6,6 +6,7 @@ import dev.tern.core.counters.CountersSnapshot;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -16,6 +17,16 @@ import java.util.Set;
  */
 final class StatCommand {
     static final String USAGE = "stat [--all] [--watch SECONDS] [--dir DIR]";
+    static final CommandHelp HELP = new CommandHelp("stat", "[--all] [--watch SECONDS] [--dir DIR]",
+        "live counters of running stacks (and of programs under tern exec)",
+        "Prints the counters every running Tern stack publishes, read from their counters files without disturbing "
+            + "them. Zero counters are hidden unless --all.",
+        java.util.List.of(
+            CommandHelp.option("--all", "show zero counters too", "hide them"),
+            CommandHelp.option("--watch SECONDS", "print again every SECONDS until interrupted", "print once"),
+            CommandHelp.option("--dir DIR", "read the counters files in DIR", "$TERN_COUNTERS_DIR when set, else every "
+                + "user's directory under " + dev.tern.core.counters.CountersFile.defaultBase())),
+        false, java.util.List.of("./tern stat", "./tern stat --all --watch 1"));
 
     private final PrintStream out;
 
@@ -26,11 +37,14 @@ final class StatCommand {
     int run(String[] argv) throws IOException, InterruptedException {
         final Arguments args = Arguments.parse("stat", argv, Set.of("--watch", "--dir"), Set.of("--all"));
         args.operands(0, 0, USAGE);
-        final Path directory = args.has("--dir") ? Path.of(args.value("--dir", null)) : CountersFile.defaultDirectory();
+        final List<Path> directories = args.has("--dir") ? List.of(Path.of(args.value("--dir", null)))
+            : CountersFile.defaultReadDirectories();
         final boolean all = args.has("--all");
         final double watch = args.doubleValue("--watch", 0, 0, 3600);
         while (true) {
-            print(directory, all);
+            print(directories, args.has("--dir") ? directories.getFirst().toString()
+                : CountersFile.configuredDirectory() != null ? CountersFile.configuredDirectory().toString()
+                : CountersFile.defaultBase().resolve("tern-*").toString(), all);
             if (watch == 0) {
                 return 0;
             }
@@ -39,12 +53,20 @@ final class StatCommand {
         }
     }
 
-    private void print(Path directory, boolean all) throws IOException {
-        final List<CountersSnapshot> snapshots = CountersSnapshot.readAll(directory);
+    private void print(List<Path> directories, String where, boolean all) {
+        final List<CountersSnapshot> snapshots = new ArrayList<>();
+        final List<String> unreadable = new ArrayList<>();
+        for (Path directory : directories) {
+            try {
+                snapshots.addAll(CountersSnapshot.readAll(directory));
+            } catch (IOException e) {
+                unreadable.add(directory.toString()); // another user's directory: their stacks are theirs to see
+            }
+        }
         final long stale = snapshots.stream().filter(s -> !s.alive()).count();
         final List<CountersSnapshot> running = snapshots.stream().filter(CountersSnapshot::alive).toList();
         if (running.isEmpty()) {
-            out.println("tern stat: no running stacks (counters directory " + directory + ")");
+            out.println("tern stat: no running stacks (counters directory " + where + ")");
         }
         for (CountersSnapshot snapshot : running) {
             out.printf("stack %s (pid %d, %s)%n", snapshot.name(), snapshot.pid(), snapshot.file());
@@ -57,6 +79,9 @@ final class StatCommand {
         }
         if (stale > 0) {
             out.println("(" + stale + " counters file(s) of exited processes skipped)");
+        }
+        if (!unreadable.isEmpty()) {
+            out.println("(not readable, skipped: " + String.join(", ", unreadable) + ")");
         }
     }
 }

@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * {@code tern exec} as a user runs it: the {@code tern} command in its own JVM starts an unmodified NIO program in
@@ -51,9 +52,21 @@ class ExecCommandTest {
         throw new IllegalStateException("no test-classes on the class path");
     }
 
+    /**
+     * The agent must be a jar ({@code -javaagent}). {@code mvn test} in the reactor puts nio/target/classes on the
+     * class path instead (no jar is packaged in that phase); {@code mvn verify} ({@code ./tern test}) has the jars.
+     */
+    private static void assumeTernJars() {
+        final String location = String.valueOf(dev.tern.nio.TernSelectorProvider.class.getProtectionDomain()
+            .getCodeSource().getLocation());
+        assumeTrue(location.endsWith(".jar"), "Tern's provider comes from " + location + ", not a jar: mvn test "
+            + "without package; mvn verify runs this");
+    }
+
     @Test
     void anUnmodifiedNioProgramEchoesThroughTheMemoryPeerAndShowsInTernStatUnderItsName(@TempDir Path counters)
         throws IOException, InterruptedException {
+        assumeTernJars();
         final List<String> command = new ArrayList<>(List.of("--link", "memory", "--"));
         command.addAll(List.of(program().split(" ")));
         command.addAll(List.of("198.18.0.1", "7", "hold"));
@@ -99,6 +112,7 @@ class ExecCommandTest {
 
     @Test
     void anUnmodifiedClassicSocketClientEchoesThroughTern(@TempDir Path counters) throws IOException, InterruptedException {
+        assumeTernJars();
         final List<String> command = new ArrayList<>(List.of("--link", "memory", "--"));
         command.addAll(List.of(program("ClassicEchoClient").split(" ")));
         command.addAll(List.of("198.18.0.1", "7"));
@@ -116,6 +130,7 @@ class ExecCommandTest {
 
     @Test
     void anUnmodifiedClassicDatagramSocketClientEchoesThroughTern(@TempDir Path counters) throws IOException, InterruptedException {
+        assumeTernJars();
         final List<String> command = new ArrayList<>(List.of("--link", "memory", "--"));
         command.addAll(List.of(program("ClassicUdpEchoClient").split(" ")));
         command.addAll(List.of("198.18.0.1", "7"));

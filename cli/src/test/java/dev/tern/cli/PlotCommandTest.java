@@ -191,8 +191,10 @@ class PlotCommandTest {
 
     @Test
     void helpListsPlot() {
-        assertTrue(Tern.help().lines().anyMatch(l -> l.matches("\\s+plot\\s+.*plot TRACE\\.csv -o OUT\\.svg\\|OUT\\.png.*")),
-            Tern.help());
+        final String list = TernCommandLineTest.tern("help").out();
+        assertTrue(list.lines().anyMatch(l -> l.matches("\\s+plot\\s+draw a TCP connection trace.*")), list);
+        assertTrue(TernCommandLineTest.tern("plot", "--help").out()
+            .startsWith("usage: ./tern plot TRACE.csv -o OUT.svg|OUT.png [--title TEXT]"));
     }
 
     private static List<String> names(XYChart chart) {

@@ -119,11 +119,22 @@ public final class Rules {
         try {
             text = Files.readString(file);
         } catch (IOException e) {
-            throw new RulesException(file + ": cannot read the rules file: " + e.getMessage());
+            throw new RulesException(file + ": cannot read the rules file: " + reason(e));
         } catch (UncheckedIOException e) {
-            throw new RulesException(file + ": cannot read the rules file: " + e.getCause().getMessage());
+            throw new RulesException(file + ": cannot read the rules file: " + reason(e.getCause()));
         }
         return parse(text, file.toString(), ternAddress);
+    }
+
+    /** Why reading failed, in words: for these exceptions the message is only the file's name. */
+    private static String reason(IOException e) {
+        return switch (e) {
+            case java.nio.file.NoSuchFileException n -> "no such file or directory";
+            case java.nio.file.AccessDeniedException d -> "permission denied";
+            case java.nio.file.FileSystemException f when f.getReason() != null -> f.getReason();
+            case java.nio.charset.CharacterCodingException c -> "not text in UTF-8";
+            default -> e.getMessage();
+        };
     }
 
     /** These rules followed by {@code more} (the first match still wins). */

@@ -12,10 +12,17 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 
 /**
  * The counters of one stack: Agrona counters in a memory-mapped file, so that {@code tern stat} in another process
@@ -89,21 +96,83 @@ public final class CountersFile implements AutoCloseable {
         ValueLayout.JAVA_INT.varHandle().setRelease(memory, (long) MAGIC_OFFSET, MAGIC);
     }
 
-    /** The directory stacks publish their counters in: {@code -Dtern.counters.dir}, {@code $TERN_COUNTERS_DIR}, else /dev/shm/tern or the temp dir. */
+    /** The environment variable that names the counters directory (stacks and {@code tern stat} agree on it). */
+    public static final String DIRECTORY_VARIABLE = "TERN_COUNTERS_DIR";
+    /** The system property that names the counters directory, before {@link #DIRECTORY_VARIABLE}. */
+    public static final String DIRECTORY_PROPERTY = "tern.counters.dir";
+    /** Default directories are {@code tern-USER} under {@link #defaultBase()}; before per-user ones, {@code tern}. */
+    static final String DIRECTORY_PREFIX = "tern";
+
+    /**
+     * The directory stacks publish their counters in: {@code -Dtern.counters.dir}, else {@code $TERN_COUNTERS_DIR},
+     * else this user's own, {@code tern-USER} under {@link #defaultBase()} ({@code /dev/shm/tern-alice}).
+     *
+     * <p>Per user because a directory one user created (root, say, with umask 022) is not writable by the next: one
+     * shared {@code /dev/shm/tern} made every other user's stack fail once root had run Tern. Readers
+     * ({@code tern stat}) look in every user's directory ({@link #defaultReadDirectories()}), so they still see all.
+     */
     public static Path defaultDirectory() {
-        final String property = System.getProperty("tern.counters.dir");
+        final Path configured = configuredDirectory();
+        return configured != null ? configured : userDirectory();
+    }
+
+    /** This user's default directory, {@code tern-USER} under {@link #defaultBase()}. */
+    public static Path userDirectory() {
+        return defaultBase().resolve(DIRECTORY_PREFIX + "-" + userTag());
+    }
+
+    /** The directory the property or the environment variable names, or null when neither does. */
+    public static Path configuredDirectory() {
+        final String property = System.getProperty(DIRECTORY_PROPERTY);
         if (property != null && !property.isBlank()) {
             return Path.of(property);
         }
-        final String env = System.getenv("TERN_COUNTERS_DIR");
+        final String env = System.getenv(DIRECTORY_VARIABLE);
         if (env != null && !env.isBlank()) {
             return Path.of(env);
         }
+        return null;
+    }
+
+    /** Where the per-user default directories live: {@code /dev/shm} (memory, not disk), else the temp directory. */
+    public static Path defaultBase() {
         final Path shm = Path.of("/dev/shm");
         if (Files.isDirectory(shm) && Files.isWritable(shm)) {
-            return shm.resolve("tern");
+            return shm;
         }
-        return Path.of(System.getProperty("java.io.tmpdir"), "tern");
+        return Path.of(System.getProperty("java.io.tmpdir"));
+    }
+
+    /**
+     * The directories a reader looks in when not told which: the configured one if any, else every user's default
+     * directory under {@link #defaultBase()} and the shared {@code tern} directory older builds used, so a reader
+     * finds every stack a writer with default settings publishes, whoever runs either.
+     */
+    public static List<Path> defaultReadDirectories() throws IOException {
+        final Path configured = configuredDirectory();
+        if (configured != null) {
+            return List.of(configured);
+        }
+        final Path base = defaultBase();
+        try (Stream<Path> listing = Files.list(base)) {
+            return listing.filter(p -> {
+                final String name = p.getFileName().toString();
+                return (name.equals(DIRECTORY_PREFIX) || name.startsWith(DIRECTORY_PREFIX + "-")) && Files.isDirectory(p);
+            }).sorted().toList();
+        }
+    }
+
+    /** This user's name as a file name, or {@code uidN} when the name is unknown or unsafe. */
+    static String userTag() {
+        final String name = System.getProperty("user.name", "");
+        if (name.matches("[A-Za-z0-9._][A-Za-z0-9._-]{0,63}")) {
+            return name;
+        }
+        try {
+            return "uid" + Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            return "unknown";
+        }
     }
 
     /** Creates a new counters file for stack {@code name} in {@code directory}. */
@@ -122,8 +191,30 @@ public final class CountersFile implements AutoCloseable {
             }
         } catch (IOException e) {
             arena.close();
-            throw new UncheckedIOException("cannot create counters file " + path + ": " + e.getMessage(), e);
+            throw new UncheckedIOException(cannotCreate(directory, e), e);
         }
+    }
+
+    /** One line that says where, why, and what to do: name another directory in TERN_COUNTERS_DIR. */
+    static String cannotCreate(Path directory, IOException e) {
+        final boolean configured = directory.equals(configuredDirectory());
+        return "cannot create a counters file in " + (configured ? DIRECTORY_VARIABLE + "=" : "") + directory + ": "
+            + reason(e) + "; set " + DIRECTORY_VARIABLE + " to a directory you can write";
+    }
+
+    /** The reason in words: for these exceptions the message is only the file's name. */
+    private static String reason(IOException e) {
+        return switch (e) {
+            case AccessDeniedException d -> "permission denied" + on(d);
+            case NoSuchFileException n -> "no such file or directory" + on(n);
+            case FileAlreadyExistsException f -> "exists and is not a directory" + on(f);
+            case FileSystemException f when f.getReason() != null -> f.getReason().toLowerCase(Locale.ROOT) + on(f);
+            default -> e.getMessage() == null ? "input/output error" : e.getMessage();
+        };
+    }
+
+    private static String on(FileSystemException e) {
+        return e.getFile() == null ? "" : " (" + e.getFile() + ")";
     }
 
     /** Counters kept in process memory only: invisible to {@code tern stat}; for tests and short-lived stacks. */

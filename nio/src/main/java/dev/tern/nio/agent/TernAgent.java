@@ -59,10 +59,22 @@ public final class TernAgent {
             }
             Class.forName("dev.tern.nio.agent.ClassicSockets").getMethod("install").invoke(null);
         } catch (InvocationTargetException e) {
-            fail(e.getCause() instanceof IllegalArgumentException bad ? bad.getMessage() : String.valueOf(e.getCause()));
+            fail(e.getCause() instanceof IllegalArgumentException bad ? bad.getMessage()
+                : "cannot start Tern's provider: " + inWords(e.getCause()));
         } catch (IOException | ReflectiveOperationException | RuntimeException e) {
-            fail("cannot start Tern's provider: " + e);
+            fail("cannot start Tern's provider: " + inWords(e));
         }
+    }
+
+    /** A failure's message for the one line the user sees: never the exception's class name. */
+    private static String inWords(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t.getMessage() != null && !t.getMessage().isBlank()
+                && (t.getCause() == null || !t.getMessage().equals(t.getCause().toString()))) {
+                return t.getMessage().lines().findFirst().orElse("");
+            }
+        }
+        return "an internal error with no message (a bug: please report it)";
     }
 
     private static void fail(String line) {
