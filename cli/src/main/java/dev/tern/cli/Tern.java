@@ -1,15 +1,13 @@
 package dev.tern.cli;
 
+import dev.tern.core.io.FileErrors;
+
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
-import java.nio.file.AccessDeniedException;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
-import java.nio.file.NoSuchFileException;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
 import java.util.regex.Pattern;
 
 /**
@@ -158,12 +156,7 @@ public final class Tern {
 
     /** For these exceptions the message is only the file's name; the reason is in the class or in getReason(). */
     private static String fileReason(FileSystemException e) {
-        return switch (e) {
-            case AccessDeniedException d -> "permission denied";
-            case NoSuchFileException n -> "no such file or directory";
-            case FileAlreadyExistsException f -> "already exists";
-            default -> e.getReason() == null ? null : e.getReason().toLowerCase(Locale.ROOT);
-        };
+        return FileErrors.reason(e);
     }
 
     private static String file(FileSystemException e) {

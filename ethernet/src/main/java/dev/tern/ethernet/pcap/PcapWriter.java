@@ -1,5 +1,7 @@
 package dev.tern.ethernet.pcap;
 
+import dev.tern.core.io.FileErrors;
+
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -63,7 +65,7 @@ public final class PcapWriter implements AutoCloseable {
             writer.writeGlobalHeader();
             return writer;
         } catch (IOException e) {
-            throw new IllegalStateException("cannot write pcap file " + path + ": " + e.getMessage(), e);
+            throw new IllegalStateException("cannot write pcap file " + path + ": " + FileErrors.reason(e), e);
         }
     }
 
