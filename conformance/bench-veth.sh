@@ -6,10 +6,11 @@
 #
 #   conformance/bench-veth.sh [--seconds N] [--rounds N] [--round-trips N] [--offloads on|off|both]
 #       [--rx-ring frame|block] [--idle backoff|spin] [--congestion-control NAME]
-#       [--loss 0,0.1,1,5] [--nc-mib 128] [--nc-seconds 20]
-#       [--only tcp|tcp-tern-to-kernel|tcp-kernel-to-tern|udp-rr|tcp-loss|nc]
+#       [--loss 0,0.1,1,5] [--nc-mib 128] [--nc-seconds 20] [--http-requests 40000]
+#       [--only tcp|tcp-tern-to-kernel|tcp-kernel-to-tern|udp-rr|tcp-loss|nc|http]
 #
-# Needs nft (Debian nftables) and socat for the lossy part; `./tern` (the launcher) is built first, outside the
+# Needs nft (Debian nftables) and socat for the lossy part, nginx and ab (apache2-utils) for the HTTP part (skipped,
+# saying so, without them); `./tern` (the launcher) is built first, outside the
 # namespaces, so that the nc measurements start the command as a user would.
 #
 # Needs root (namespaces, AF_PACKET), a JDK 25 and Maven. Builds the conformance module and the modules it depends on

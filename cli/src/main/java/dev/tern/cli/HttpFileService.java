@@ -21,24 +21,38 @@ import java.util.Map;
 
 /**
  * A small HTTP/1.1 server of static files (RFC 9110, RFC 9112): GET and HEAD of files under one directory, enough
- * for curl and wget. One request per connection ({@code Connection: close}); paths that leave the directory, or
- * name a directory, are 404. Polled from the command's loop like the other services.
+ * for curl, wget and load generators. Connections persist as HTTP/1.1 says (RFC 9112 §9.3): by default for 1.1, on
+ * request ({@code Connection: keep-alive}) for 1.0, and a request with {@code Connection: close} gets the last
+ * response. Pipelined requests are answered in order, one response after the other. A request head is at most
+ * {@value #MAX_REQUEST} bytes (431 and close beyond); a request body announced by {@code Content-Length} is read and
+ * dropped, one sent chunked is refused (501 and close), since nothing here takes a body. Paths that leave the
+ * directory, or name a directory, are 404. Errors in the request (400, 405, 431, 501) close the connection after
+ * their response. Polled from the command's loop like the other services.
  */
 final class HttpFileService extends TcpService {
     private static final int MAX_REQUEST = 8192;
     private static final DateTimeFormatter HTTP_DATE = DateTimeFormatter.RFC_1123_DATE_TIME;
+    private static final byte[] END_OF_HEAD = {'\r', '\n', '\r', '\n'};
 
     private final Path root;
     private final Map<TcpConnection, Exchange> exchanges = new HashMap<>();
 
-    /** Where one connection is: reading its request, or sending the response from a file. */
+    /**
+     * One connection: bytes received and not yet parsed (pipelined requests wait here), and the response being sent
+     * from a head and a file.
+     */
     private static final class Exchange {
-        final StringBuilder request = new StringBuilder();
+        final byte[] received = new byte[MAX_REQUEST + 1];
+        int receivedLength;
+        long bodyToSkip;
         byte[] head;
         int headSent;
         FileChannel body;
         long bodyLeft;
-        boolean done;
+        /** The response being sent is the last: the connection closes after it. */
+        boolean closeAfter;
+        boolean outputShut;
+        boolean peerEnded;
     }
 
     HttpFileService(NetStack stack, int port, Path root, dev.tern.tcp.TcpOptions options, ConnectionTraces traces)
@@ -50,41 +64,158 @@ final class HttpFileService extends TcpService {
     @Override
     protected void opened(TcpConnection connection) {
         exchanges.put(connection, new Exchange());
+        try {
+            // As nginx's tcp_nodelay: a response's head and body go as written. With Nagle, a body written after a
+            // head already in flight waited for its ACK, which a client delays 40 ms: 134 requests/s on keep-alive.
+            connection.noDelay(true);
+        } catch (TernSocketException e) {
+            // the connection is already gone; serve() will find it closed
+        }
     }
 
     @Override
     protected int serve(TcpConnection connection) throws TernSocketException {
         final Exchange exchange = exchanges.get(connection);
-        if (exchange.head == null) {
-            final int n = connection.read(buffer, 0, (int) buffer.byteSize());
-            if (n < 0) {
-                return -1;
-            }
-            if (n == 0) {
-                return 0;
-            }
-            exchange.request.append(new String(buffer.asSlice(0, n).toArray(ValueLayout.JAVA_BYTE), StandardCharsets.ISO_8859_1));
-            final int end = exchange.request.indexOf("\r\n\r\n");
-            if (end < 0) {
-                if (exchange.request.length() > MAX_REQUEST) {
-                    respond(exchange, 431, "Request Header Fields Too Large", null, false);
+        int work = 0;
+        while (true) {
+            if (exchange.head != null) {
+                work += send(connection, exchange);
+                if (exchange.head != null) {
+                    return work;          // the send ring is full: go on at the next poll
                 }
-                return 1;
             }
-            respondTo(exchange, exchange.request.substring(0, end));
+            if (exchange.closeAfter) {
+                return finish(connection, exchange) ? -1 : work;
+            }
+            // Between responses: read what the client sent, then take the next request from it.
+            if (!exchange.peerEnded && exchange.receivedLength < exchange.received.length) {
+                final int n = connection.read(MemorySegment.ofArray(exchange.received), exchange.receivedLength,
+                    exchange.received.length - exchange.receivedLength);
+                if (n < 0) {
+                    exchange.peerEnded = true;
+                } else {
+                    exchange.receivedLength += n;
+                    work += n > 0 ? 1 : 0;
+                }
+            }
+            skipBody(exchange);
+            if (exchange.bodyToSkip > 0) {
+                return exchange.peerEnded ? -1 : work;
+            }
+            final int end = indexOf(exchange.received, exchange.receivedLength, END_OF_HEAD);
+            if (end < 0) {
+                if (exchange.receivedLength > MAX_REQUEST) {
+                    respond(exchange, 431, "Request Header Fields Too Large", null, false, true);
+                    exchange.receivedLength = 0;
+                    continue;
+                }
+                // Nothing complete: a client that ended between requests is done; one that ended mid-request too.
+                return exchange.peerEnded ? -1 : work;
+            }
+            final String head = new String(exchange.received, 0, end, StandardCharsets.ISO_8859_1);
+            consume(exchange, end + END_OF_HEAD.length);
+            respondTo(exchange, head);
+            work++;
         }
-        return send(connection, exchange);
+    }
+
+    /** Drops up to {@code bodyToSkip} bytes of a request body from what was received. */
+    private static void skipBody(Exchange exchange) {
+        final int skip = (int) Math.min(exchange.bodyToSkip, exchange.receivedLength);
+        if (skip > 0) {
+            consume(exchange, skip);
+            exchange.bodyToSkip -= skip;
+        }
+    }
+
+    private static void consume(Exchange exchange, int bytes) {
+        System.arraycopy(exchange.received, bytes, exchange.received, 0, exchange.receivedLength - bytes);
+        exchange.receivedLength -= bytes;
+    }
+
+    private static int indexOf(byte[] data, int length, byte[] pattern) {
+        outer:
+        for (int i = 0; i + pattern.length <= length; i++) {
+            for (int j = 0; j < pattern.length; j++) {
+                if (data[i + j] != pattern[j]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        return -1;
+    }
+
+    /** After the last response: no more output; released once the client has closed too (curl and wget do). */
+    private boolean finish(TcpConnection connection, Exchange exchange) throws TernSocketException {
+        if (!exchange.outputShut) {
+            exchange.outputShut = true;
+            connection.shutdownOutput();
+        }
+        int n;
+        while ((n = connection.read(buffer, 0, (int) buffer.byteSize())) > 0) {
+            // what a client sends after our last response is not answered
+        }
+        return n < 0;
     }
 
     private void respondTo(Exchange exchange, String head) {
-        final String[] requestLine = head.split("\r\n", 2)[0].split(" ");
+        final String[] lines = head.split("\r\n");
+        final String[] requestLine = lines[0].split(" ");
         if (requestLine.length != 3 || !requestLine[2].startsWith("HTTP/1.")) {
-            respond(exchange, 400, "Bad Request", null, false);
+            respond(exchange, 400, "Bad Request", null, false, true);
             return;
         }
+        final boolean http10 = requestLine[2].equals("HTTP/1.0");
+        String connectionField = null;
+        String contentLength = null;
+        boolean chunked = false;
+        for (int i = 1; i < lines.length; i++) {
+            final int colon = lines[i].indexOf(':');
+            if (colon <= 0) {
+                respond(exchange, 400, "Bad Request", null, false, true);
+                return;
+            }
+            final String name = lines[i].substring(0, colon).trim().toLowerCase(Locale.ROOT);
+            final String value = lines[i].substring(colon + 1).trim();
+            switch (name) {
+                case "connection" -> connectionField = value.toLowerCase(Locale.ROOT);
+                case "content-length" -> {
+                    if (contentLength != null && !contentLength.equals(value)) {
+                        // RFC 9112 §6.3: differing lengths make the framing unknowable.
+                        respond(exchange, 400, "Bad Request", null, false, true);
+                        return;
+                    }
+                    contentLength = value;
+                }
+                case "transfer-encoding" -> chunked = true;
+                default -> {
+                }
+            }
+        }
+        if (chunked) {
+            respond(exchange, 501, "Not Implemented", null, false, true);
+            return;
+        }
+        if (contentLength != null) {
+            try {
+                exchange.bodyToSkip = Long.parseLong(contentLength);
+            } catch (NumberFormatException e) {
+                exchange.bodyToSkip = -1;
+            }
+            if (exchange.bodyToSkip < 0) {
+                exchange.bodyToSkip = 0;
+                respond(exchange, 400, "Bad Request", null, false, true);
+                return;
+            }
+        }
+        // RFC 9112 §9.3: 1.1 persists unless "close"; 1.0 only with "keep-alive".
+        final boolean close = connectionField != null && hasToken(connectionField, "close")
+            || http10 && (connectionField == null || !hasToken(connectionField, "keep-alive"));
+        final boolean keepAlive10 = http10 && !close;
         final boolean headOnly = requestLine[0].equals("HEAD");
         if (!requestLine[0].equals("GET") && !headOnly) {
-            respond(exchange, 405, "Method Not Allowed", null, false);
+            respond(exchange, 405, "Method Not Allowed", null, false, true);
             return;
         }
         String target = requestLine[1];
@@ -95,13 +226,33 @@ final class HttpFileService extends TcpService {
         final String decoded = java.net.URLDecoder.decode(target.replace("+", "%2B"), StandardCharsets.UTF_8);
         final Path file = root.resolve(decoded.replaceFirst("^/+", "")).normalize();
         if (!file.startsWith(root) || !Files.isRegularFile(file) || !Files.isReadable(file)) {
-            respond(exchange, 404, "Not Found", null, headOnly);
-            return;
+            respond(exchange, 404, "Not Found", null, headOnly, close);
+        } else {
+            respond(exchange, 200, "OK", file, headOnly, close);
         }
-        respond(exchange, 200, "OK", file, headOnly);
+        if (keepAlive10) {
+            addKeepAliveField(exchange);
+        }
     }
 
-    private void respond(Exchange exchange, int status, String reason, Path file, boolean headOnly) {
+    private static boolean hasToken(String field, String token) {
+        for (String part : field.split(",")) {
+            if (part.trim().equals(token)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** An HTTP/1.0 client that asked to keep the connection is told it is kept (RFC 9112 §C.2.2). */
+    private static void addKeepAliveField(Exchange exchange) {
+        final String head = new String(exchange.head, StandardCharsets.ISO_8859_1);
+        final int end = head.indexOf("\r\n\r\n");
+        exchange.head = (head.substring(0, end) + "\r\nConnection: keep-alive" + head.substring(end))
+            .getBytes(StandardCharsets.ISO_8859_1);
+    }
+
+    private void respond(Exchange exchange, int status, String reason, Path file, boolean headOnly, boolean close) {
         long length = 0;
         String type = "text/plain; charset=utf-8";
         byte[] body = (status + " " + reason + "\n").getBytes(StandardCharsets.UTF_8);
@@ -122,10 +273,11 @@ final class HttpFileService extends TcpService {
         }
         final String head = "HTTP/1.1 " + status + " " + reason + "\r\n"
             + "Server: tern\r\n"
-            + "Date: " + HTTP_DATE.format(ZonedDateTime.now(ZoneOffset.UTC)) + "\r\n"
+            + "Date: " + date() + "\r\n"
             + "Content-Type: " + type + "\r\n"
             + "Content-Length: " + length + "\r\n"
-            + "Connection: close\r\n\r\n";
+            + (close ? "Connection: close\r\n" : "")
+            + "\r\n";
         final byte[] headBytes = head.getBytes(StandardCharsets.ISO_8859_1);
         if (body != null && !headOnly) {
             exchange.head = new byte[headBytes.length + body.length];
@@ -134,7 +286,25 @@ final class HttpFileService extends TcpService {
         } else {
             exchange.head = headBytes;
         }
+        exchange.headSent = 0;
+        exchange.closeAfter = close;
         exchange.bodyLeft = headOnly || exchange.body == null ? 0 : length;
+        if (exchange.bodyLeft == 0) {
+            closeBody(exchange);
+        }
+    }
+
+    private long dateSecond = -1;
+    private String dateText;
+
+    /** The Date field (RFC 9110 §6.6.1), formatted once a second. */
+    private String date() {
+        final long second = System.currentTimeMillis() / 1000;
+        if (second != dateSecond) {
+            dateSecond = second;
+            dateText = HTTP_DATE.format(ZonedDateTime.now(ZoneOffset.UTC));
+        }
+        return dateText;
     }
 
     private static String contentType(Path file) {
@@ -151,9 +321,32 @@ final class HttpFileService extends TcpService {
         return "application/octet-stream";
     }
 
-    /** Sends as much of the response as the send ring takes now; closes when all of it is queued. */
+    /**
+     * Sends as much of the response as the send ring takes now; when all of it is queued, the exchange is ready for
+     * the next request ({@code head} back to null).
+     */
     private int send(TcpConnection connection, Exchange exchange) throws TernSocketException {
         int work = 0;
+        if (exchange.headSent == 0 && exchange.bodyLeft > 0
+            && exchange.head.length + exchange.bodyLeft <= Math.min(buffer.byteSize(), connection.writableBytes())) {
+            // A small response goes in one write, so in one segment: head and body written apart leave as two.
+            MemorySegment.copy(exchange.head, 0, buffer, ValueLayout.JAVA_BYTE, 0, exchange.head.length);
+            try {
+                final int n = exchange.body.read(buffer.asByteBuffer().position(exchange.head.length)
+                    .limit(exchange.head.length + (int) exchange.bodyLeft));
+                if (n == exchange.bodyLeft) {
+                    connection.write(buffer, 0, exchange.head.length + n);
+                    exchange.headSent = exchange.head.length;
+                    exchange.bodyLeft = 0;
+                    work++;
+                } else {
+                    exchange.body.position(0);  // short read: send it the long way below
+                }
+            } catch (IOException e) {
+                exchange.bodyLeft = 0;
+                exchange.closeAfter = true;
+            }
+        }
         while (exchange.headSent < exchange.head.length) {
             final int n = connection.write(MemorySegment.ofArray(exchange.head), exchange.headSent,
                 exchange.head.length - exchange.headSent);
@@ -172,6 +365,7 @@ final class HttpFileService extends TcpService {
                 final int n = exchange.body.read(buffer.asByteBuffer().limit(room));
                 if (n <= 0) {
                     exchange.bodyLeft = 0;
+                    exchange.closeAfter = true;     // the file shrank: the framing promised is broken
                     break;
                 }
                 connection.write(buffer, 0, n);
@@ -179,26 +373,30 @@ final class HttpFileService extends TcpService {
                 work++;
             } catch (IOException e) {
                 exchange.bodyLeft = 0;
+                exchange.closeAfter = true;
             }
         }
-        if (!exchange.done) {
-            exchange.done = true;
-            connection.shutdownOutput();
-        }
-        // Wait for the client to close after reading (curl and wget do); then release.
-        final int n = connection.read(buffer, 0, (int) buffer.byteSize());
-        return n < 0 ? -1 : work;
+        closeBody(exchange);
+        exchange.head = null;
+        return work;
     }
 
-    @Override
-    protected void closing(TcpConnection connection) {
-        final Exchange exchange = exchanges.remove(connection);
-        if (exchange != null && exchange.body != null) {
+    private static void closeBody(Exchange exchange) {
+        if (exchange.body != null) {
             try {
                 exchange.body.close();
             } catch (IOException ignored) {
                 // closing a file we only read
             }
+            exchange.body = null;
+        }
+    }
+
+    @Override
+    protected void closing(TcpConnection connection) {
+        final Exchange exchange = exchanges.remove(connection);
+        if (exchange != null) {
+            closeBody(exchange);
         }
     }
 }

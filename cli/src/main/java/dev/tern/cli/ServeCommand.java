@@ -27,7 +27,8 @@ final class ServeCommand {
             CommandHelp.option("--echo P", "TCP echo (RFC 862) on port P", "off"),
             CommandHelp.option("--discard P", "TCP discard (RFC 863) on port P", "off"),
             CommandHelp.option("--udp-echo P", "UDP echo on port P", "off"),
-            CommandHelp.option("--http P DIR", "HTTP/1.1 GET and HEAD of the files under DIR on port P", "off"),
+            CommandHelp.option("--http P DIR", "HTTP/1.1 GET and HEAD of the files under DIR on port P "
+                + "(persistent connections, pipelining)", "off"),
             CommandHelp.option("--cc NAME", "congestion control of every accepted connection: cubic, newreno or none",
                 "cubic"),
             CommandHelp.option("--tcp-trace FILE", "trace each accepted connection's sender to its own CSV file, "

@@ -90,6 +90,7 @@ public final class VethBenchmark {
     /** Bytes and window (seconds) of each {@code tern nc} transfer. */
     private final long ncBytes;
     private final double ncSeconds;
+    private final int httpRequests;
     /** The kernel's TCP congestion control in every namespace made, or null for the machine's default. */
     private final String congestionControl;
     /** The runner idles with a {@link BackoffIdleStrategy} (spin, yield, park up to 100 us) instead of spinning. */
@@ -101,11 +102,13 @@ public final class VethBenchmark {
     private String lossCongestionControl;
 
     private VethBenchmark(double seconds, int roundTrips, boolean frameRing, String only, String congestionControl,
-                          boolean backoff, int rounds, List<Double> lossLevels, long ncBytes, double ncSeconds) {
+                          boolean backoff, int rounds, List<Double> lossLevels, long ncBytes, double ncSeconds,
+                          int httpRequests) {
         this.only = only;
         this.lossLevels = lossLevels;
         this.ncBytes = ncBytes;
         this.ncSeconds = ncSeconds;
+        this.httpRequests = httpRequests;
         this.rounds = rounds;
         this.congestionControl = congestionControl;
         this.backoff = backoff;
@@ -125,6 +128,7 @@ public final class VethBenchmark {
         List<Double> lossLevels = List.of(0.0, 0.1, 1.0, 5.0);
         long ncBytes = 128L << 20;
         double ncSeconds = 20;
+        int httpRequests = 40_000;
         final List<Boolean> settings = new ArrayList<>(List.of(true, false));
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -148,6 +152,7 @@ public final class VethBenchmark {
                 case "--loss" -> lossLevels = LossyPairs.parseLevels(args[++i]);
                 case "--nc-mib" -> ncBytes = Math.max(1, Long.parseLong(args[++i])) << 20;
                 case "--nc-seconds" -> ncSeconds = Double.parseDouble(args[++i]);
+                case "--http-requests" -> httpRequests = Math.max(1, Integer.parseInt(args[++i]));
                 default -> usage();
             }
         }
@@ -160,7 +165,7 @@ public final class VethBenchmark {
             System.exit(1);
         }
         final VethBenchmark benchmark = new VethBenchmark(seconds, roundTrips, frameRing, only, congestionControl, backoff,
-            rounds, lossLevels, ncBytes, ncSeconds);
+            rounds, lossLevels, ncBytes, ncSeconds, httpRequests);
         if (benchmark.wantsBulk("tcp-tern-to-kernel") || benchmark.wantsBulk("tcp-kernel-to-tern") || benchmark.wants("udp-rr")) {
             for (boolean offloads : settings) {
                 benchmark.run(offloads);
@@ -168,19 +173,20 @@ public final class VethBenchmark {
         } else {
             settings.clear();
         }
-        if (benchmark.wants("tcp-loss") || benchmark.wants("nc")) {
+        if (benchmark.wants("tcp-loss") || benchmark.wants("nc") || benchmark.wants("http")) {
             benchmark.lossy();
         }
         benchmark.print(settings);
     }
 
     private static final List<String> ONLY = List.of("all", "tcp", "tcp-tern-to-kernel", "tcp-kernel-to-tern", "udp-rr",
-        "tcp-loss", "nc");
+        "tcp-loss", "nc", "http");
 
     private static void usage() {
         System.err.println("usage: VethBenchmark [--seconds N] [--rounds N] [--round-trips N] [--offloads on|off|both]"
             + " [--rx-ring frame|block] [--only " + String.join("|", ONLY) + "]"
-            + " [--congestion-control NAME] [--idle backoff|spin] [--loss P,P,...] [--nc-mib N] [--nc-seconds N]");
+            + " [--congestion-control NAME] [--idle backoff|spin] [--loss P,P,...] [--nc-mib N] [--nc-seconds N]"
+            + " [--http-requests N]");
         System.exit(2);
     }
 
@@ -195,9 +201,16 @@ public final class VethBenchmark {
             if (wants("tcp-loss")) {
                 new LossyBulk(this, pairs, lossLevels, seconds, rounds).run(results);
             }
+            final Path root = Path.of(System.getProperty("tern.root", "")).toAbsolutePath();
             if (wants("nc")) {
-                final Path root = Path.of(System.getProperty("tern.root", "")).toAbsolutePath();
                 new NcBenchmark(pairs, lossLevels, rounds, ncBytes, ncSeconds, root).run(results);
+            }
+            if (wants("http")) {
+                if (Commands.find("nginx").isPresent() && Commands.find("ab").isPresent()) {
+                    new HttpBenchmark(pairs, rounds, httpRequests, root).run(results);
+                } else {
+                    System.err.println("HTTP: skipped, needs nginx and ab (Debian packages nginx, apache2-utils)");
+                }
             }
         }
     }
@@ -725,6 +738,15 @@ public final class VethBenchmark {
                 row(table, lossFormat, l, "share of packets the rules dropped, %", get("tcp_loss_dropped_pct_" + k), Double.NaN, Double.NaN);
             }
         }
+        if (results.containsKey("http_ratio_keepalive")) {
+            final String httpFormat = "%-6s %-48s %9s %9s %7s%n";
+            table.append(String.format(Locale.ROOT, httpFormat, "", "measurement (kernel: nginx, 1 worker), offloads off",
+                "Tern", "kernel", "ratio"));
+            row(table, httpFormat, "", "HTTP requests/s, keep-alive (ab -k -c 8)", get("http_rps_tern_keepalive"),
+                get("http_rps_nginx_keepalive"), get("http_ratio_keepalive"));
+            row(table, httpFormat, "", "HTTP requests/s, a connection each (ab -c 8)", get("http_rps_tern_close"),
+                get("http_rps_nginx_close"), get("http_ratio_close"));
+        }
         System.out.print(table);
         final StringBuilder json = new StringBuilder("{");
         json.append("\"seconds\":").append(seconds).append(",\"rounds\":").append(rounds)
@@ -738,6 +760,9 @@ public final class VethBenchmark {
                 .append(",\"loss_congestion_control\":\"").append(lossCongestionControl).append('"');
             if (wants("nc")) {
                 json.append(",\"nc_mib\":").append(ncBytes >> 20).append(",\"nc_seconds\":").append(ncSeconds);
+            }
+            if (wants("http")) {
+                json.append(",\"http_requests\":").append(httpRequests);
             }
         }
         results.forEach((key, value) -> json.append(",\"").append(key).append("\":").append(!Double.isFinite(value) ? "null"
