@@ -1,5 +1,7 @@
 package dev.tern.tcp;
 
+import dev.tern.core.hash.SipHash;
+
 /**
  * Initial sequence numbers per RFC 6528 §3: {@code ISN = M + F(localip, localport, remoteip, remoteport, secretkey)},
  * where M is a clock ticking every 4 µs (RFC 9293 §3.4.1) and F is SipHash-2-4 under the layer's secret key. Each

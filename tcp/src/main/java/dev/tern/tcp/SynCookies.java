@@ -1,5 +1,7 @@
 package dev.tern.tcp;
 
+import dev.tern.core.hash.SipHash;
+
 /**
  * SYN cookies (RFC 4987 §3.6): when a listener's SYN queue is full, the SYN-ACK's ISN encodes what the connection
  * needs, and no state is kept until the peer's ACK returns it.

@@ -1,5 +1,6 @@
 package dev.tern.tcp;
 
+import dev.tern.core.hash.SipHash;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
