@@ -1,0 +1,1124 @@
+package dev.tern.stack.script;
+
+import dev.tern.arp.wire.ArpPacket;
+import dev.tern.core.checksum.InternetChecksum;
+import dev.tern.core.io.ByteRing;
+import dev.tern.core.memory.BigEndian;
+import dev.tern.core.net.Ipv4Address;
+import dev.tern.core.time.VirtualClock;
+import dev.tern.ethernet.link.TxFrame;
+import dev.tern.ethernet.memory.MemoryLink;
+import dev.tern.ethernet.memory.MemoryWire;
+import dev.tern.ethernet.wire.EtherType;
+import dev.tern.ethernet.wire.EthernetHeader;
+import dev.tern.ethernet.wire.MacAddress;
+import dev.tern.ipv4.wire.IpProtocol;
+import dev.tern.ipv4.wire.Ipv4Header;
+import dev.tern.ipv4.wire.Ipv4Repr;
+import dev.tern.stack.NetStack;
+import dev.tern.tcp.TcpError;
+import dev.tern.tcp.TcpEvents;
+import dev.tern.tcp.TcpLayer;
+import dev.tern.tcp.TcpOptions;
+import dev.tern.tcp.TcpState;
+import dev.tern.tcp.wire.TcpFlags;
+import dev.tern.tcp.wire.TcpHeader;
+import dev.tern.tcp.wire.TcpRepr;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Locale;
+import java.util.TreeMap;
+import java.util.function.BooleanSupplier;
+
+/**
+ * Runs one packetdrill-format script against one Tern stack on virtual time. The script plays the remote host
+ * (198.18.0.1: it injects {@code <} segments and expects Tern's {@code >} segments) and the application on Tern's
+ * side (socket calls on Tern's 198.18.0.2). Time moves only when the script says so, stopping at every timer of the
+ * stack on the way, so a run is deterministic and takes milliseconds whatever the script's span.
+ *
+ * <p>Semantics (docs/SCRIPTS.md has the full list): sequence numbers of {@code <} lines are relative to the remote's
+ * ISN, of {@code >} lines to Tern's ISN, learned from Tern's first SYN; ACKs and SACK blocks to the other side's.
+ * Tern listens (and {@code bind} binds) on port 8080, the remote connects from port 48000; Tern connects to port
+ * 8080 and its port is learned from its SYN. A {@code >} line takes the oldest segment Tern sent and not yet matched;
+ * a segment sent and never matched by the end fails the script. A relative time counts from when the previous line
+ * happened (for a {@code >} line, when Tern sent the segment).
+ *
+ * <p>Owned by the calling thread; one run per instance.
+ */
+public final class ScriptRunner {
+    public static final int TERN_ADDRESS = Ipv4Address.parse("198.18.0.2");
+    public static final int REMOTE_ADDRESS = Ipv4Address.parse("198.18.0.1");
+    /** The port {@code bind} gives and the port {@code connect} goes to (packetdrill's habit). */
+    public static final int SCRIPT_PORT = 8080;
+    /** The remote's port when it connects to Tern. */
+    public static final int REMOTE_PORT = 48000;
+    /** The remote's initial sequence number: script sequence 0 of {@code <} lines. */
+    public static final long REMOTE_ISN = 3_000_000_000L;
+    /** How long a blocking call may wait on virtual time before the script fails, naming it. */
+    public static final long BLOCK_LIMIT_NS = 10_000_000_000L;
+    /** How far a {@code >} line at any time ({@code *}) looks ahead. */
+    public static final long ANY_TIME_LIMIT_NS = 600_000_000_000L;
+
+    private static final long REMOTE_MAC = MacAddress.parse("0a:00:00:00:00:01");
+    private static final long TERN_MAC = MacAddress.parse("02:00:00:00:00:02");
+    private static final long START_NS = 1_000_000_000_000L;
+    private static final int O_RDWR = 2;
+    private static final int O_NONBLOCK = 0x800;
+
+    /** One segment Tern sent, as the remote saw it. */
+    private record Sent(long atNs, TcpRepr tcp) {
+    }
+
+    /** A file descriptor of the script's application. */
+    private static final class Fd {
+        final int number;
+        int listener = -1;
+        int connection = -1;
+        boolean bound;
+        int flags = O_RDWR;
+        int sendBuffer;
+        int receiveBuffer;
+        boolean noDelay;
+
+        Fd(int number) {
+            this.number = number;
+        }
+
+        boolean nonBlocking() {
+            return (flags & O_NONBLOCK) != 0;
+        }
+    }
+
+    /** A call's outcome: a value, or -1 with an errno name. */
+    private record Result(long value, String errno) {
+        static Result ok(long value) {
+            return new Result(value, null);
+        }
+
+        static Result fail(String errno) {
+            return new Result(-1, errno);
+        }
+
+        @Override
+        public String toString() {
+            return errno == null ? Long.toString(value) : "-1 " + errno;
+        }
+    }
+
+    private final ScriptProfile profile;
+    private final String file;
+    private final VirtualClock clock = new VirtualClock(START_NS);
+    private final MemoryWire wire;
+    private final MemoryLink remote;
+    private final NetStack stack;
+    private final TcpLayer tcp;
+    private final TxFrame tx = new TxFrame();
+    private final Deque<Sent> sent = new ArrayDeque<>();
+    private final TreeMap<Integer, Fd> fds = new TreeMap<>();
+    private final MemorySegment scratch = Arena.ofAuto().allocate(1 << 16);
+    private long lastNs;
+    private long ternIsn = -1;
+    private long tsOffset;
+    private boolean tsOffsetKnown;
+    private int ternPort = SCRIPT_PORT;
+    private int remotePort = REMOTE_PORT;
+    private boolean portsKnown;
+
+    private ScriptRunner(String file, ScriptProfile profile) {
+        this.file = file;
+        this.profile = profile;
+        wire = MemoryWire.builder().clock(clock).mtu(profile.mtu()).build();
+        remote = wire.attach("remote", REMOTE_MAC);
+        remote.promiscuous(true);
+        stack = NetStack.builder().name("script").link(wire.attach("tern", TERN_MAC)).address("198.18.0.2/24")
+            .clock(clock).countersInMemory().tcp(profile.tcp()).build();
+        tcp = stack.tcp();
+        // The remote asks for Tern's address first, so Tern knows its MAC and sends segments without ARP.
+        final byte[] arp = new byte[ArpPacket.LENGTH];
+        new ArpPacket().wrap(MemorySegment.ofArray(arp), 0, arp.length).write(1, REMOTE_MAC, REMOTE_ADDRESS, 0,
+            TERN_ADDRESS);
+        inject(MacAddress.BROADCAST, EtherType.ARP, arp);
+        poll();
+        sent.clear();
+    }
+
+    /** Runs a script file; throws {@link ScriptException} on the first error or failure. */
+    public static void run(Path path, ScriptProfile profile) throws IOException {
+        run(path.toString(), Files.readString(path, StandardCharsets.UTF_8), profile);
+    }
+
+    /** Runs a script given as text; {@code file} names it in messages. */
+    public static void run(String file, String text, ScriptProfile profile) {
+        final List<ScriptLine> lines = ScriptParser.parse(file, text);
+        final ScriptRunner runner = new ScriptRunner(file, profile);
+        try {
+            runner.runAll(lines);
+        } finally {
+            runner.stack.close();
+            runner.wire.close();
+        }
+    }
+
+    private void runAll(List<ScriptLine> lines) {
+        for (ScriptLine line : lines) {
+            switch (line) {
+                case ScriptLine.Packet p when !p.inbound() -> expect(p);
+                case ScriptLine.Packet p -> {
+                    waitUntil(line);
+                    inject(p);
+                    lastNs = now();
+                }
+                case ScriptLine.Call c -> {
+                    waitUntil(line);
+                    call(c);
+                    lastNs = now();
+                }
+            }
+        }
+        poll();
+        final Sent extra = sent.peekFirst();
+        if (extra != null) {
+            final int last = lines.isEmpty() ? 0 : lines.getLast().line();
+            throw failure(last, "Tern sent " + describe(extra) + " at " + seconds(extra.atNs - START_NS)
+                + " s, which no line of the script expects");
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ time
+
+    private long now() {
+        return clock.nanoTime() - START_NS;
+    }
+
+    private long start(ScriptLine.When when) {
+        return when.startRelative() ? lastNs + when.startNs() : when.startNs();
+    }
+
+    private long end(ScriptLine.When when) {
+        if (!when.isRange()) {
+            return start(when);
+        }
+        return when.endRelative() ? lastNs + when.endNs() : when.endNs();
+    }
+
+    /** Moves virtual time to the line's time (a line may not go back in time beyond the tolerance). */
+    private void waitUntil(ScriptLine line) {
+        final long at = start(line.when());
+        if (line.when().isRange()) {
+            throw failure(line.line(), "a time range is only allowed for packets Tern sends (>)");
+        }
+        if (at < now() - profile.toleranceNs()) {
+            throw failure(line.line(), "time goes backwards: this line is at " + seconds(at) + " s but the script is "
+                + "already at " + seconds(now()) + " s");
+        }
+        advanceTo(at);
+    }
+
+    private void poll() {
+        for (int round = 0; round < 100_000; round++) {
+            final int work = stack.poll(clock.nanoTime());
+            final int frames = collect();
+            if (work == 0 && frames == 0) {
+                return;
+            }
+        }
+        throw new IllegalStateException("the stack never went idle");
+    }
+
+    /** Advances to script time {@code target}, stopping at every timer and frame arrival; collects what Tern sends. */
+    private void advanceTo(long target) {
+        advance(target, () -> false);
+    }
+
+    /** Advances until {@code done} holds or script time {@code target} is reached; returns whether it held. */
+    private boolean advance(long target, BooleanSupplier done) {
+        poll();
+        while (!done.getAsBoolean()) {
+            final long nowNs = clock.nanoTime();
+            if (nowNs - (START_NS + target) >= 0) {
+                return false;
+            }
+            long next = Math.min(stack.pollAt(), wire.nextDeliveryNs());
+            if (next - nowNs <= 0) {
+                next = nowNs + 1;
+            }
+            clock.advanceTo(Math.min(next, START_NS + target));
+            poll();
+        }
+        return true;
+    }
+
+    private static String seconds(long ns) {
+        return String.format(Locale.ROOT, "%.6f", ns / 1e9);
+    }
+
+    // -------------------------------------------------------------------------------------- Tern's segments
+
+    private int collect() {
+        final int[] count = {0};
+        final List<byte[]> arpReplies = new ArrayList<>();
+        remote.receive((segment, offset, length, flags) -> {
+            if (length < EthernetHeader.LENGTH) {
+                return;
+            }
+            final int etherType = BigEndian.u16(segment, offset + 12);
+            count[0]++;
+            if (etherType == EtherType.ARP && length >= EthernetHeader.LENGTH + ArpPacket.LENGTH) {
+                // The remote answers ARP for its address, as a real host would; the script never sees ARP.
+                final ArpPacket arp = new ArpPacket().wrap(segment, offset + EthernetHeader.LENGTH, ArpPacket.LENGTH);
+                if (arp.operation() == 1 && arp.targetIp() == REMOTE_ADDRESS) {
+                    final byte[] reply = new byte[ArpPacket.LENGTH];
+                    new ArpPacket().wrap(MemorySegment.ofArray(reply), 0, reply.length)
+                        .write(2, REMOTE_MAC, REMOTE_ADDRESS, arp.senderMac(), arp.senderIp());
+                    arpReplies.add(reply);
+                }
+                return;
+            }
+            if (etherType != EtherType.IPV4 || length < EthernetHeader.LENGTH + Ipv4Header.MIN_LENGTH) {
+                return;
+            }
+            final Ipv4Header ip = new Ipv4Header().wrap(segment, offset + EthernetHeader.LENGTH,
+                length - EthernetHeader.LENGTH);
+            // Only TCP is scripted; ICMP and IGMP from Tern are not checked (docs/SCRIPTS.md).
+            if (ip.check(true) != Ipv4Header.OK || ip.protocol() != IpProtocol.TCP
+                || ip.destination() != REMOTE_ADDRESS) {
+                return;
+            }
+            final int tcpLength = ip.totalLength() - ip.headerLength();
+            final long at = offset + EthernetHeader.LENGTH + ip.headerLength();
+            final TcpHeader header = new TcpHeader().wrap(segment, at, tcpLength);
+            if (header.check() != TcpHeader.OK) {
+                throw new ScriptException(file, 0, "Tern sent a malformed TCP header (a bug in Tern)");
+            }
+            if (!InternetChecksum.verifies(InternetChecksum.add(InternetChecksum.pseudoHeader(ip.source(),
+                ip.destination(), IpProtocol.TCP, tcpLength), segment, at, tcpLength))) {
+                throw new ScriptException(file, 0, "Tern sent a TCP segment with a bad checksum (a bug in Tern)");
+            }
+            sent.add(new Sent(now(), TcpRepr.parse(header, tcpLength)));
+        }, 100_000);
+        for (byte[] reply : arpReplies) {
+            inject(TERN_MAC, EtherType.ARP, reply);
+        }
+        return count[0];
+    }
+
+    private void expect(ScriptLine.Packet p) {
+        final ScriptLine.When when = p.when();
+        final long lo = when.any() ? 0 : start(when);
+        final long hi = when.any() ? now() + ANY_TIME_LIMIT_NS : end(when);
+        final long tolerance = when.any() ? 0 : profile.toleranceNs();
+        if (!advance(hi + tolerance, () -> !sent.isEmpty())) {
+            throw failure(p.line(), "expected Tern to send '" + packetText(p) + "'"
+                + (when.any() ? "" : " at " + timeText(lo, hi)) + ", but Tern sent nothing by "
+                + seconds(now()) + " s");
+        }
+        final Sent s = sent.pollFirst();
+        if (!when.any() && (s.atNs < lo - tolerance || s.atNs > hi + tolerance)) {
+            throw failure(p.line(), "expected '" + packetText(p) + "' at " + timeText(lo, hi) + " (tolerance "
+                + profile.toleranceNs() / 1_000_000 + " ms); Tern sent " + describe(s) + " at " + seconds(s.atNs) + " s");
+        }
+        final String mismatch = mismatch(p, s.tcp);
+        if (mismatch != null) {
+            throw failure(p.line(), "expected '" + packetText(p) + "'; Tern sent " + describe(s) + " at "
+                + seconds(s.atNs) + " s: " + mismatch);
+        }
+        lastNs = s.atNs;
+    }
+
+    private String timeText(long lo, long hi) {
+        return lo == hi ? seconds(lo) + " s" : seconds(lo) + "~" + seconds(hi) + " s";
+    }
+
+    private static String packetText(ScriptLine.Packet p) {
+        final String text = p.text().strip();
+        final int arrow = text.indexOf('>');
+        return arrow < 0 ? text : text.substring(arrow + 1).strip();
+    }
+
+    /** The first way {@code actual} differs from the line, or null. */
+    private String mismatch(ScriptLine.Packet p, TcpRepr actual) {
+        if (actual.flags() != p.flags()) {
+            return "flags " + flags(actual.flags()) + ", not " + flags(p.flags());
+        }
+        if ((actual.flags() & TcpFlags.SYN) != 0 && ternIsn < 0) {
+            ternIsn = (Integer.toUnsignedLong(actual.seq()) - p.seqStart()) & 0xFFFF_FFFFL;
+        }
+        if (!portsKnown) {
+            if (actual.destinationPort() != SCRIPT_PORT && (actual.flags() & TcpFlags.SYN) != 0
+                && (actual.flags() & TcpFlags.ACK) == 0) {
+                return "it goes to port " + actual.destinationPort() + ", not " + SCRIPT_PORT;
+            }
+            ternPort = actual.sourcePort();
+            remotePort = actual.destinationPort();
+            portsKnown = true;
+        } else if (actual.sourcePort() != ternPort || actual.destinationPort() != remotePort) {
+            return "ports " + actual.sourcePort() + " > " + actual.destinationPort() + ", not " + ternPort + " > "
+                + remotePort + " (scripts have one connection)";
+        }
+        final long seq = relative(actual.seq(), ternIsn < 0 ? 0 : ternIsn);
+        if (seq != p.seqStart()) {
+            return "sequence number " + seq + ", not " + p.seqStart();
+        }
+        if (actual.payloadLength() != p.payloadLength()) {
+            return actual.payloadLength() + " bytes of data, not " + p.payloadLength();
+        }
+        if (p.ack() >= 0) {
+            final long ack = relative(actual.ack(), REMOTE_ISN);
+            if (ack != p.ack()) {
+                return "ack " + ack + ", not " + p.ack();
+            }
+        }
+        if (p.window() >= 0 && actual.window() != p.window()) {
+            return "win " + actual.window() + ", not " + p.window();
+        }
+        return p.options() == null ? null : optionsMismatch(p.options(), actual);
+    }
+
+    /**
+     * Options are compared by meaning: each written option must be there with its values, and no other option may
+     * be; order, NOP and EOL padding are not compared. TS val is not compared (it is Tern's clock); the first one
+     * fixes the offset between the script's TS values and Tern's, used to write the remote's TS ecr.
+     */
+    private String optionsMismatch(List<ScriptLine.Option> expected, TcpRepr actual) {
+        boolean mss = false;
+        boolean wscale = false;
+        boolean sackOk = false;
+        boolean ts = false;
+        boolean sack = false;
+        for (ScriptLine.Option option : expected) {
+            switch (option.kind()) {
+                case MSS -> {
+                    mss = true;
+                    if (actual.mss() != option.values()[0]) {
+                        return actual.mss() < 0 ? "no mss option" : "mss " + actual.mss() + ", not " + option.values()[0];
+                    }
+                }
+                case WSCALE -> {
+                    wscale = true;
+                    if (actual.windowScale() != option.values()[0]) {
+                        return actual.windowScale() < 0 ? "no wscale option"
+                            : "wscale " + actual.windowScale() + ", not " + option.values()[0];
+                    }
+                }
+                case SACK_OK -> {
+                    sackOk = true;
+                    if (!actual.sackPermitted()) {
+                        return "no sackOK option";
+                    }
+                }
+                case TIMESTAMP -> {
+                    ts = true;
+                    if (!actual.timestamp()) {
+                        return "no TS option";
+                    }
+                    if (!tsOffsetKnown) {
+                        tsOffset = Integer.toUnsignedLong(actual.tsVal()) - option.values()[0];
+                        tsOffsetKnown = true;
+                    }
+                    if (Integer.toUnsignedLong(actual.tsEcr()) != option.values()[1]) {
+                        return "TS ecr " + Integer.toUnsignedLong(actual.tsEcr()) + ", not " + option.values()[1];
+                    }
+                }
+                case SACK -> {
+                    sack = true;
+                    final long[] blocks = option.values();
+                    final int[] got = actual.sackBlocks();
+                    final StringBuilder gotText = new StringBuilder();
+                    boolean same = got.length == blocks.length;
+                    for (int i = 0; i < got.length; i++) {
+                        final long edge = relative(got[i], REMOTE_ISN);
+                        gotText.append(i % 2 == 0 ? " " : ":").append(edge);
+                        same &= i < blocks.length && edge == blocks[i];
+                    }
+                    if (!same) {
+                        return got.length == 0 ? "no SACK blocks" : "sack" + gotText + ", not " + option;
+                    }
+                }
+                case NOP, EOL -> { }
+            }
+        }
+        if (!mss && actual.mss() >= 0) {
+            return "an mss option the line does not have";
+        }
+        if (!wscale && actual.windowScale() >= 0) {
+            return "a wscale option the line does not have";
+        }
+        if (!sackOk && actual.sackPermitted()) {
+            return "a sackOK option the line does not have";
+        }
+        if (!ts && actual.timestamp()) {
+            return "a TS option the line does not have";
+        }
+        if (!sack && actual.sackBlocks().length > 0) {
+            return "SACK blocks the line does not have";
+        }
+        return null;
+    }
+
+    private static long relative(int wire, long isn) {
+        return (Integer.toUnsignedLong(wire) - isn) & 0xFFFF_FFFFL;
+    }
+
+    private static String flags(int flags) {
+        final StringBuilder text = new StringBuilder();
+        if ((flags & TcpFlags.SYN) != 0) {
+            text.append('S');
+        }
+        if ((flags & TcpFlags.FIN) != 0) {
+            text.append('F');
+        }
+        if ((flags & TcpFlags.RST) != 0) {
+            text.append('R');
+        }
+        if ((flags & TcpFlags.PSH) != 0) {
+            text.append('P');
+        }
+        if ((flags & TcpFlags.URG) != 0) {
+            text.append('U');
+        }
+        if ((flags & TcpFlags.ECE) != 0) {
+            text.append('E');
+        }
+        if ((flags & TcpFlags.CWR) != 0) {
+            text.append('W');
+        }
+        if ((flags & TcpFlags.ACK) != 0) {
+            text.append('.');
+        }
+        return text.toString();
+    }
+
+    /** A segment Tern sent, in the script's own syntax and numbering. */
+    private String describe(Sent s) {
+        final TcpRepr r = s.tcp;
+        final long seq = relative(r.seq(), ternIsn < 0 ? 0 : ternIsn);
+        final StringBuilder text = new StringBuilder("'").append(flags(r.flags())).append(' ').append(seq).append(':')
+            .append(seq + r.payloadLength()).append('(').append(r.payloadLength()).append(')');
+        if ((r.flags() & TcpFlags.ACK) != 0) {
+            text.append(" ack ").append(relative(r.ack(), REMOTE_ISN));
+        }
+        text.append(" win ").append(r.window());
+        final List<String> options = new ArrayList<>();
+        if (r.mss() >= 0) {
+            options.add("mss " + r.mss());
+        }
+        if (r.sackPermitted()) {
+            options.add("sackOK");
+        }
+        if (r.timestamp()) {
+            options.add("TS val " + (tsOffsetKnown ? (Integer.toUnsignedLong(r.tsVal()) - tsOffset) & 0xFFFF_FFFFL
+                : Integer.toUnsignedLong(r.tsVal())) + " ecr " + Integer.toUnsignedLong(r.tsEcr()));
+        }
+        if (r.windowScale() >= 0) {
+            options.add("wscale " + r.windowScale());
+        }
+        if (r.sackBlocks().length > 0) {
+            final StringBuilder blocks = new StringBuilder("sack");
+            for (int i = 0; i + 1 < r.sackBlocks().length; i += 2) {
+                blocks.append(' ').append(relative(r.sackBlocks()[i], REMOTE_ISN)).append(':')
+                    .append(relative(r.sackBlocks()[i + 1], REMOTE_ISN));
+            }
+            options.add(blocks.toString());
+        }
+        if (!options.isEmpty()) {
+            text.append(" <").append(String.join(",", options)).append('>');
+        }
+        return text.append('\'').toString();
+    }
+
+    // ------------------------------------------------------------------------------------ the remote's segments
+
+    private void inject(ScriptLine.Packet p) {
+        if (ternIsn < 0 && ((p.flags() & TcpFlags.ACK) != 0 || hasSack(p))) {
+            if ((p.flags() & TcpFlags.SYN) == 0 || !portsKnown) {
+                throw failure(p.line(), "this packet acknowledges Tern's data, but Tern has sent no SYN yet, so its "
+                    + "sequence numbers are unknown");
+            }
+        }
+        final byte[] options = optionBytes(p);
+        final int headerLength = TcpHeader.MIN_LENGTH + options.length;
+        if (headerLength > 60) {
+            throw failure(p.line(), "the options take " + options.length + " bytes, more than TCP's 40");
+        }
+        final int tcpLength = headerLength + p.payloadLength();
+        final byte[] segment = new byte[tcpLength];
+        final TcpHeader header = new TcpHeader().wrap(MemorySegment.ofArray(segment), 0, tcpLength);
+        final long isn = ternIsn < 0 ? 0 : ternIsn;
+        header.write(remotePort, ternPort, (int) (REMOTE_ISN + p.seqStart()), p.ack() < 0 ? 0 : (int) (isn + p.ack()),
+            headerLength, p.flags(), p.window() < 0 ? 65535 : p.window());
+        for (int i = 0; i < options.length; i++) {
+            header.optionByte(i, options[i] & 0xFF);
+        }
+        // The payload is zeros; its bytes are not part of what a script checks.
+        TcpRepr.fillChecksum(header, REMOTE_ADDRESS, TERN_ADDRESS, tcpLength);
+        final byte[] packet = new byte[Ipv4Header.MIN_LENGTH + tcpLength];
+        new Ipv4Repr(REMOTE_ADDRESS, TERN_ADDRESS, IpProtocol.TCP, 64, 0, 0, 0x4000, tcpLength)
+            .emit(new Ipv4Header().wrap(MemorySegment.ofArray(packet), 0, packet.length));
+        System.arraycopy(segment, 0, packet, Ipv4Header.MIN_LENGTH, tcpLength);
+        inject(TERN_MAC, EtherType.IPV4, packet);
+        poll();
+    }
+
+    private static boolean hasSack(ScriptLine.Packet p) {
+        return p.options() != null && p.options().stream().anyMatch(o -> o.kind() == ScriptLine.Option.Kind.SACK);
+    }
+
+    /** The option bytes in the order written, padded with EOL to a multiple of four. */
+    private byte[] optionBytes(ScriptLine.Packet p) {
+        if (p.options() == null) {
+            return new byte[0];
+        }
+        final java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        final long isn = ternIsn < 0 ? 0 : ternIsn;
+        for (ScriptLine.Option o : p.options()) {
+            final long[] v = o.values();
+            switch (o.kind()) {
+                case NOP -> out.write(1);
+                case EOL -> out.write(0);
+                case MSS -> bytes(out, 2, 4, v[0] >> 8, v[0]);
+                case WSCALE -> bytes(out, 3, 3, v[0]);
+                case SACK_OK -> bytes(out, 4, 2);
+                case TIMESTAMP -> {
+                    final long ecr = v[1] == 0 || !tsOffsetKnown ? v[1] : (v[1] + tsOffset) & 0xFFFF_FFFFL;
+                    bytes(out, 8, 10);
+                    word(out, v[0]);
+                    word(out, ecr);
+                }
+                case SACK -> {
+                    bytes(out, 5, 2 + 4 * v.length);
+                    for (long edge : v) {
+                        word(out, isn + edge);
+                    }
+                }
+            }
+        }
+        while (out.size() % 4 != 0) {
+            out.write(0);
+        }
+        return out.toByteArray();
+    }
+
+    private static void bytes(java.io.ByteArrayOutputStream out, long... values) {
+        for (long value : values) {
+            out.write((int) value & 0xFF);
+        }
+    }
+
+    private static void word(java.io.ByteArrayOutputStream out, long value) {
+        bytes(out, value >> 24, value >> 16, value >> 8, value);
+    }
+
+    private void inject(long destinationMac, int etherType, byte[] payload) {
+        if (!remote.claim(tx)) {
+            throw new IllegalStateException("the memory wire ran out of buffers");
+        }
+        final int length = Math.max(EthernetHeader.MIN_FRAME_LENGTH, EthernetHeader.LENGTH + payload.length);
+        new EthernetHeader().wrap(tx.segment(), tx.offset(), length).destination(destinationMac).source(REMOTE_MAC)
+            .etherType(etherType);
+        MemorySegment.copy(payload, 0, tx.segment(), ValueLayout.JAVA_BYTE, tx.offset() + EthernetHeader.LENGTH,
+            payload.length);
+        BigEndian.zero(tx.segment(), tx.offset() + EthernetHeader.LENGTH + payload.length,
+            length - EthernetHeader.LENGTH - payload.length);
+        tx.length(length);
+        remote.commit(tx);
+        remote.flush();
+    }
+
+    // ------------------------------------------------------------------------------------------- socket calls
+
+    private void call(ScriptLine.Call c) {
+        final Result result = switch (c.name()) {
+            case "socket" -> socket(c);
+            case "setsockopt" -> setsockopt(c);
+            case "getsockopt" -> getsockopt(c);
+            case "bind" -> bind(c);
+            case "listen" -> listen(c);
+            case "accept" -> accept(c);
+            case "connect" -> connect(c);
+            case "write", "send" -> write(c);
+            case "read", "recv" -> read(c);
+            case "close" -> close(c);
+            case "shutdown" -> shutdown(c);
+            case "fcntl" -> fcntl(c);
+            case "poll" -> poll(c);
+            default -> throw failure(c.line(), "the call '" + c.name() + "' is not supported (supported: socket, "
+                + "setsockopt, getsockopt, bind, listen, accept, connect, write, send, read, recv, close, shutdown, "
+                + "fcntl, poll)");
+        };
+        poll();
+        final Result expected = new Result(c.result(), c.errno());
+        if (!result.equals(expected)) {
+            throw failure(c.line(), c.name() + " returned " + result + ", the script expects " + expected);
+        }
+    }
+
+    private void arguments(ScriptLine.Call c, int... counts) {
+        for (int count : counts) {
+            if (c.args().size() == count) {
+                return;
+            }
+        }
+        throw failure(c.line(), c.name() + " takes " + counts[0] + " arguments, not " + c.args().size());
+    }
+
+    private Fd fd(ScriptLine.Call c) {
+        final Fd fd = fds.get((int) number(c, 0));
+        if (fd == null) {
+            throw failure(c.line(), c.name() + " on file descriptor " + c.args().getFirst()
+                + ", which the script has not opened");
+        }
+        return fd;
+    }
+
+    private long number(ScriptLine.Call c, int index) {
+        String text = c.args().get(index);
+        if (text.startsWith("[") && text.endsWith("]")) {
+            text = text.substring(1, text.length() - 1).strip();
+        }
+        try {
+            return Long.parseLong(text);
+        } catch (NumberFormatException e) {
+            throw failure(c.line(), "argument " + (index + 1) + " of " + c.name() + " should be a number, not '"
+                + c.args().get(index) + "'");
+        }
+    }
+
+    private Result socket(ScriptLine.Call c) {
+        arguments(c, 3);
+        final String type = c.args().get(1);
+        final String protocol = c.args().get(2);
+        if (!type.equals("SOCK_STREAM") || !(protocol.equals("IPPROTO_TCP") || protocol.equals("0"))) {
+            throw failure(c.line(), "only TCP sockets are supported: socket(..., SOCK_STREAM, IPPROTO_TCP)");
+        }
+        if (!c.args().getFirst().equals("...") && !c.args().getFirst().equals("AF_INET")) {
+            throw failure(c.line(), "only AF_INET (or ...) sockets are supported");
+        }
+        return Result.ok(open().number);
+    }
+
+    /** The lowest free descriptor from 3, as a Unix process gets. */
+    private Fd open() {
+        int number = 3;
+        while (fds.containsKey(number)) {
+            number++;
+        }
+        final Fd fd = new Fd(number);
+        fds.put(number, fd);
+        return fd;
+    }
+
+    private TcpOptions options(Fd fd) {
+        TcpOptions options = TcpOptions.DEFAULT.withNoDelay(fd.noDelay);
+        if (fd.sendBuffer > 0 || fd.receiveBuffer > 0) {
+            options = options.withBuffers(fd.sendBuffer, fd.receiveBuffer);
+        }
+        return options;
+    }
+
+    private Result setsockopt(ScriptLine.Call c) {
+        arguments(c, 5);
+        final Fd fd = fd(c);
+        final String option = c.args().get(1) + " " + c.args().get(2);
+        final long value = number(c, 3);
+        switch (option) {
+            case "SOL_SOCKET SO_REUSEADDR", "SOL_SOCKET SO_REUSEPORT" -> {
+                // Tern's listeners never conflict with TIME-WAIT connections; nothing to set.
+            }
+            case "SOL_SOCKET SO_SNDBUF" -> fd.sendBuffer = buffer(c, value);
+            case "SOL_SOCKET SO_RCVBUF" -> fd.receiveBuffer = buffer(c, value);
+            case "IPPROTO_TCP TCP_NODELAY" -> {
+                fd.noDelay = value != 0;
+                if (fd.connection >= 0) {
+                    tcp.noDelay(fd.connection, fd.noDelay, clock.nanoTime());
+                }
+            }
+            default -> throw failure(c.line(), "setsockopt " + option + " is not supported (supported: "
+                + "SO_REUSEADDR, SO_REUSEPORT, SO_SNDBUF, SO_RCVBUF, TCP_NODELAY)");
+        }
+        return Result.ok(0);
+    }
+
+    /** Tern's buffers are powers of two from 1 KiB: the size asked for is rounded up (docs/SCRIPTS.md). */
+    private int buffer(ScriptLine.Call c, long value) {
+        if (value < 1 || value > (1 << 30)) {
+            throw failure(c.line(), "a buffer of " + value + " bytes is out of Tern's range (1 KiB .. 1 GiB)");
+        }
+        return Math.max(1024, roundUp((int) value));
+    }
+
+    private static int roundUp(int value) {
+        final int high = Integer.highestOneBit(value);
+        return high == value ? value : high << 1;
+    }
+
+    private Result getsockopt(ScriptLine.Call c) {
+        arguments(c, 5);
+        final Fd fd = fd(c);
+        final String option = c.args().get(1) + " " + c.args().get(2);
+        final String expected = c.args().get(3);
+        final String actual = switch (option) {
+            case "SOL_SOCKET SO_ERROR" -> {
+                final int error = fd.connection < 0 ? TcpError.NONE : tcp.error(fd.connection);
+                yield error == TcpError.NONE ? "0" : errno(error);
+            }
+            case "IPPROTO_TCP TCP_NODELAY" -> fd.noDelay ? "1" : "0";
+            default -> throw failure(c.line(), "getsockopt " + option + " is not supported (supported: SO_ERROR, "
+                + "TCP_NODELAY)");
+        };
+        final String want = expected.startsWith("[") && expected.endsWith("]")
+            ? expected.substring(1, expected.length() - 1).strip() : expected;
+        if (!want.equals(actual)) {
+            throw failure(c.line(), "getsockopt " + option + " gave [" + actual + "], the script expects " + expected);
+        }
+        return Result.ok(0);
+    }
+
+    private Result bind(ScriptLine.Call c) {
+        arguments(c, 3);
+        fd(c).bound = true;
+        return Result.ok(0);
+    }
+
+    private Result listen(ScriptLine.Call c) {
+        arguments(c, 2);
+        final Fd fd = fd(c);
+        if (!fd.bound) {
+            throw failure(c.line(), "listen on a socket that is not bound: Tern picks no port by itself; bind first");
+        }
+        final int listener = tcp.listen(SCRIPT_PORT, (int) Math.max(1, number(c, 1)), options(fd), TcpEvents.NONE);
+        if (listener < 0) {
+            return Result.fail(errno(-listener));
+        }
+        fd.listener = listener;
+        return Result.ok(0);
+    }
+
+    private Result accept(ScriptLine.Call c) {
+        arguments(c, 3);
+        final Fd fd = fd(c);
+        if (fd.listener < 0) {
+            return Result.fail("EINVAL");
+        }
+        if (tcp.acceptable(fd.listener) == 0) {
+            if (fd.nonBlocking()) {
+                return Result.fail("EAGAIN");
+            }
+            block(c, () -> tcp.acceptable(fd.listener) > 0, "a connection to accept");
+        }
+        final int connection = tcp.accept(fd.listener);
+        if (connection < 0) {
+            return Result.fail(errno(-connection));
+        }
+        final Fd accepted = open();
+        accepted.connection = connection;
+        accepted.noDelay = fd.noDelay;
+        if (fd.noDelay) {
+            tcp.noDelay(connection, true, clock.nanoTime());
+        }
+        return Result.ok(accepted.number);
+    }
+
+    private Result connect(ScriptLine.Call c) {
+        arguments(c, 3);
+        final Fd fd = fd(c);
+        if (fd.connection >= 0) {
+            final int state = tcp.state(fd.connection);
+            if (state == TcpState.SYN_SENT) {
+                return Result.fail("EALREADY");
+            }
+            final int error = tcp.error(fd.connection);
+            return error != TcpError.NONE ? Result.fail(errno(error)) : Result.fail("EISCONN");
+        }
+        final int connection = tcp.connect(REMOTE_ADDRESS, SCRIPT_PORT, 0, options(fd), TcpEvents.NONE,
+            clock.nanoTime());
+        if (connection < 0) {
+            return Result.fail(errno(-connection));
+        }
+        fd.connection = connection;
+        portsKnown = false;
+        poll();
+        if (fd.nonBlocking()) {
+            return Result.fail("EINPROGRESS");
+        }
+        block(c, () -> tcp.state(connection) != TcpState.SYN_SENT, "the handshake to complete");
+        final int error = tcp.error(connection);
+        return error == TcpError.NONE ? Result.ok(0) : Result.fail(errno(error));
+    }
+
+    private Result write(ScriptLine.Call c) {
+        arguments(c, 3, 4);
+        if (c.args().size() == 4 && number(c, 3) != 0) {
+            throw failure(c.line(), "send flags are not supported (only 0)");
+        }
+        final Fd fd = fd(c);
+        final int length = (int) number(c, 2);
+        if (fd.connection < 0) {
+            return Result.fail(fd.listener >= 0 ? "ENOTCONN" : "EPIPE");
+        }
+        final int connection = fd.connection;
+        final ByteRing ring = tcp.sendBuffer(connection);
+        final Result broken = writeError(connection);
+        if (broken != null) {
+            return broken;
+        }
+        if (ring == null || ring.freeSpace() == 0) {
+            if (fd.nonBlocking()) {
+                return Result.fail("EAGAIN");
+            }
+            block(c, () -> writeError(connection) != null || (tcp.sendBuffer(connection) != null
+                && tcp.sendBuffer(connection).freeSpace() > 0), "room in the send buffer");
+            final Result error = writeError(connection);
+            if (error != null) {
+                return error;
+            }
+        }
+        final ByteRing room = tcp.sendBuffer(connection);
+        int written = 0;
+        while (written < length && room.freeSpace() > 0) {
+            final int chunk = Math.min(Math.min(length - written, room.freeSpace()), (int) scratch.byteSize());
+            for (int i = 0; i < chunk; i++) {
+                scratch.set(ValueLayout.JAVA_BYTE, i, (byte) ('a' + (written + i) % 26));
+            }
+            written += room.write(scratch, 0, chunk);
+            if (!fd.nonBlocking() && written < length && room.freeSpace() == 0) {
+                break;
+            }
+        }
+        tcp.sendable(connection, clock.nanoTime());
+        return Result.ok(written);
+    }
+
+    private Result writeError(int connection) {
+        final int error = tcp.error(connection);
+        if (error != TcpError.NONE) {
+            return Result.fail(errno(error));
+        }
+        final int state = tcp.state(connection);
+        if (state == TcpState.SYN_SENT || state == TcpState.SYN_RECEIVED) {
+            return null;
+        }
+        return TcpState.canSend(state) ? null : Result.fail("EPIPE");
+    }
+
+    private Result read(ScriptLine.Call c) {
+        arguments(c, 3, 4);
+        if (c.args().size() == 4 && number(c, 3) != 0) {
+            throw failure(c.line(), "recv flags are not supported (only 0)");
+        }
+        final Fd fd = fd(c);
+        final int length = (int) number(c, 2);
+        if (fd.connection < 0) {
+            return Result.fail("ENOTCONN");
+        }
+        final int connection = fd.connection;
+        if (!readReady(connection)) {
+            if (fd.nonBlocking()) {
+                return Result.fail("EAGAIN");
+            }
+            block(c, () -> readReady(connection), "data to read");
+        }
+        final ByteRing ring = tcp.receiveBuffer(connection);
+        final int available = ring == null ? 0 : ring.available();
+        if (available == 0) {
+            final int error = tcp.error(connection);
+            return error == TcpError.NONE ? Result.ok(0) : Result.fail(errno(error));
+        }
+        int read = 0;
+        while (read < length && ring.available() > 0) {
+            read += ring.read(scratch, 0, Math.min(length - read, (int) scratch.byteSize()));
+        }
+        tcp.consumed(connection, clock.nanoTime());
+        return Result.ok(read);
+    }
+
+    private boolean readReady(int connection) {
+        final ByteRing ring = tcp.receiveBuffer(connection);
+        return (ring != null && ring.available() > 0) || tcp.receiveShutdown(connection)
+            || tcp.error(connection) != TcpError.NONE;
+    }
+
+    private Result close(ScriptLine.Call c) {
+        arguments(c, 1);
+        final Fd fd = fd(c);
+        if (fd.connection >= 0) {
+            tcp.close(fd.connection, clock.nanoTime());
+        }
+        if (fd.listener >= 0) {
+            tcp.closeListener(fd.listener, clock.nanoTime());
+        }
+        fds.remove(fd.number);
+        return Result.ok(0);
+    }
+
+    private Result shutdown(ScriptLine.Call c) {
+        arguments(c, 2);
+        final Fd fd = fd(c);
+        final String how = c.args().get(1);
+        if (!how.equals("SHUT_WR") && !how.equals("SHUT_RDWR")) {
+            throw failure(c.line(), "shutdown(" + how + ") is not supported: Tern has no receive-side shutdown, "
+                + "only SHUT_WR (and SHUT_RDWR, taken as SHUT_WR)");
+        }
+        if (fd.connection < 0) {
+            return Result.fail("ENOTCONN");
+        }
+        tcp.shutdownOutput(fd.connection, clock.nanoTime());
+        return Result.ok(0);
+    }
+
+    private Result fcntl(ScriptLine.Call c) {
+        final Fd fd = fd(c);
+        final String command = c.args().size() > 1 ? c.args().get(1) : "";
+        if (command.equals("F_GETFL") && c.args().size() == 2) {
+            return Result.ok(fd.flags);
+        }
+        if (command.equals("F_SETFL") && c.args().size() == 3) {
+            int flags = 0;
+            for (String name : c.args().get(2).split("\\|")) {
+                flags |= switch (name.strip()) {
+                    case "O_RDWR" -> O_RDWR;
+                    case "O_NONBLOCK" -> O_NONBLOCK;
+                    case "0" -> 0;
+                    default -> throw failure(c.line(), "fcntl flag '" + name.strip() + "' is not supported (O_RDWR, "
+                        + "O_NONBLOCK)");
+                };
+            }
+            fd.flags = flags;
+            return Result.ok(0);
+        }
+        throw failure(c.line(), "only fcntl(fd, F_GETFL) and fcntl(fd, F_SETFL, flags) are supported");
+    }
+
+    private static final int POLLIN = 0x1;
+    private static final int POLLOUT = 0x4;
+    private static final int POLLERR = 0x8;
+    private static final int POLLHUP = 0x10;
+
+    /** {@code poll([{fd=4, events=POLLIN, revents=POLLIN}], 1, 0)}: one descriptor, waiting up to the timeout. */
+    private Result poll(ScriptLine.Call c) {
+        arguments(c, 3);
+        final java.util.regex.Matcher m = java.util.regex.Pattern.compile(
+            "\\[\\s*\\{\\s*fd\\s*=\\s*(\\d+)\\s*,\\s*events\\s*=\\s*([A-Z|\\s]+|0)\\s*(?:,\\s*revents\\s*=\\s*([A-Z|\\s]+|0)"
+                + "\\s*)?}\\s*]").matcher(c.args().getFirst());
+        if (!m.matches() || number(c, 1) != 1) {
+            throw failure(c.line(), "poll supports one descriptor: poll([{fd=N, events=..., revents=...}], 1, ms)");
+        }
+        final Fd fd = fds.get(Integer.parseInt(m.group(1)));
+        if (fd == null) {
+            throw failure(c.line(), "poll on file descriptor " + m.group(1) + ", which the script has not opened");
+        }
+        final int events = pollBits(c, m.group(2));
+        final long timeoutMs = number(c, 2);
+        final long deadline = timeoutMs < 0 ? now() + BLOCK_LIMIT_NS : now() + timeoutMs * 1_000_000L;
+        if (timeoutMs != 0) {
+            final boolean ready = advance(deadline, () -> (revents(fd) & (events | POLLERR | POLLHUP)) != 0);
+            if (!ready && timeoutMs < 0) {
+                throw failure(c.line(), "poll blocked and did not return within " + BLOCK_LIMIT_NS / 1_000_000_000L
+                    + " s of virtual time");
+            }
+        }
+        final int revents = revents(fd) & (events | POLLERR | POLLHUP);
+        if (m.group(3) != null) {
+            final int expected = pollBits(c, m.group(3));
+            if (expected != revents) {
+                throw failure(c.line(), "poll gave revents " + pollNames(revents) + ", the script expects "
+                    + pollNames(expected));
+            }
+        }
+        return Result.ok(revents == 0 ? 0 : 1);
+    }
+
+    private int revents(Fd fd) {
+        int bits = 0;
+        if (fd.listener >= 0) {
+            return tcp.acceptable(fd.listener) > 0 ? POLLIN : 0;
+        }
+        if (fd.connection < 0) {
+            return POLLOUT | POLLHUP;
+        }
+        final int c = fd.connection;
+        final int state = tcp.state(c);
+        if (tcp.error(c) != TcpError.NONE) {
+            bits |= POLLERR | POLLHUP | POLLIN | POLLOUT;
+        }
+        if (state != TcpState.SYN_SENT && readReady(c)) {
+            bits |= POLLIN;
+        }
+        final ByteRing ring = tcp.sendBuffer(c);
+        if (TcpState.canSend(state) && ring != null && ring.freeSpace() > 0) {
+            bits |= POLLOUT;
+        }
+        return bits;
+    }
+
+    private int pollBits(ScriptLine.Call c, String text) {
+        int bits = 0;
+        for (String name : text.split("\\|")) {
+            bits |= switch (name.strip()) {
+                case "POLLIN" -> POLLIN;
+                case "POLLOUT" -> POLLOUT;
+                case "POLLERR" -> POLLERR;
+                case "POLLHUP" -> POLLHUP;
+                case "0" -> 0;
+                default -> throw failure(c.line(), "poll event '" + name.strip() + "' is not supported (POLLIN, "
+                    + "POLLOUT, POLLERR, POLLHUP)");
+            };
+        }
+        return bits;
+    }
+
+    private static String pollNames(int bits) {
+        final List<String> names = new ArrayList<>();
+        if ((bits & POLLIN) != 0) {
+            names.add("POLLIN");
+        }
+        if ((bits & POLLOUT) != 0) {
+            names.add("POLLOUT");
+        }
+        if ((bits & POLLERR) != 0) {
+            names.add("POLLERR");
+        }
+        if ((bits & POLLHUP) != 0) {
+            names.add("POLLHUP");
+        }
+        return names.isEmpty() ? "0" : String.join("|", names);
+    }
+
+    /** A blocking call waits on virtual time for {@code ready}; a call that never returns fails the script. */
+    private void block(ScriptLine.Call c, BooleanSupplier ready, String waitingFor) {
+        if (!advance(now() + BLOCK_LIMIT_NS, ready)) {
+            throw failure(c.line(), "the blocking call " + c.name() + "(" + String.join(", ", c.args())
+                + ") did not return within " + BLOCK_LIMIT_NS / 1_000_000_000L + " s of virtual time (waiting for "
+                + waitingFor + "); a script cannot answer a blocked call: use fcntl O_NONBLOCK and poll");
+        }
+    }
+
+    private static String errno(int tcpError) {
+        return switch (tcpError) {
+            case TcpError.REFUSED -> "ECONNREFUSED";
+            case TcpError.RESET -> "ECONNRESET";
+            case TcpError.TIMED_OUT -> "ETIMEDOUT";
+            case TcpError.HOST_UNREACHABLE -> "EHOSTUNREACH";
+            case TcpError.NET_UNREACHABLE -> "ENETUNREACH";
+            case TcpError.ADDRESS_IN_USE -> "EADDRINUSE";
+            case TcpError.NO_BUFFER -> "ENOBUFS";
+            case TcpError.TOO_MANY_CONNECTIONS -> "EMFILE";
+            case TcpError.ADDRESS_NOT_AVAILABLE -> "EADDRNOTAVAIL";
+            case TcpError.ABORTED -> "ECONNABORTED";
+            default -> "EINVAL";
+        };
+    }
+
+    private ScriptException failure(int line, String message) {
+        return new ScriptException(file, line, message);
+    }
+}
