@@ -133,6 +133,7 @@ public final class ScriptRunner {
     private int ternPort = SCRIPT_PORT;
     private int remotePort = REMOTE_PORT;
     private boolean portsKnown;
+    private java.io.PrintStream trace;
 
     private ScriptRunner(String file, ScriptProfile profile) {
         this.file = file;
@@ -159,8 +160,17 @@ public final class ScriptRunner {
 
     /** Runs a script given as text; {@code file} names it in messages. */
     public static void run(String file, String text, ScriptProfile profile) {
+        run(file, text, profile, null);
+    }
+
+    /**
+     * Runs a script given as text; when {@code trace} is not null, every segment Tern sends is printed to it as it
+     * goes, with its time, in the script's syntax (what {@code tern script --verbose} shows).
+     */
+    public static void run(String file, String text, ScriptProfile profile, java.io.PrintStream trace) {
         final List<ScriptLine> lines = ScriptParser.parse(file, text);
         final ScriptRunner runner = new ScriptRunner(file, profile);
+        runner.trace = trace;
         try {
             runner.runAll(lines);
         } finally {
@@ -304,7 +314,11 @@ public final class ScriptRunner {
                 ip.destination(), IpProtocol.TCP, tcpLength), segment, at, tcpLength))) {
                 throw new ScriptException(file, 0, "Tern sent a TCP segment with a bad checksum (a bug in Tern)");
             }
-            sent.add(new Sent(now(), TcpRepr.parse(header, tcpLength)));
+            final Sent s = new Sent(now(), TcpRepr.parse(header, tcpLength));
+            sent.add(s);
+            if (trace != null) {
+                trace.println(seconds(s.atNs) + " > " + describe(s));
+            }
         }, 100_000);
         for (byte[] reply : arpReplies) {
             inject(TERN_MAC, EtherType.ARP, reply);
