@@ -69,6 +69,8 @@ public final class ScriptRunner {
     /** How far a {@code >} line at any time ({@code *}) looks ahead. */
     public static final long ANY_TIME_LIMIT_NS = 600_000_000_000L;
 
+    /** How far past a missed packet's time the runner looks, to say what Tern sent instead. */
+    private static final long LOOK_AHEAD_NS = 10_000_000_000L;
     private static final long REMOTE_MAC = MacAddress.parse("0a:00:00:00:00:01");
     private static final long TERN_MAC = MacAddress.parse("02:00:00:00:00:02");
     private static final long START_NS = 1_000_000_000_000L;
@@ -199,7 +201,7 @@ public final class ScriptRunner {
         final Sent extra = sent.peekFirst();
         if (extra != null) {
             final int last = lines.isEmpty() ? 0 : lines.getLast().line();
-            throw failure(last, "Tern sent " + describe(extra) + " at " + seconds(extra.atNs - START_NS)
+            throw failure(last, "Tern sent " + describe(extra) + " at " + seconds(extra.atNs)
                 + " s, which no line of the script expects");
         }
     }
@@ -332,9 +334,14 @@ public final class ScriptRunner {
         final long hi = when.any() ? now() + ANY_TIME_LIMIT_NS : end(when);
         final long tolerance = when.any() ? 0 : profile.toleranceNs();
         if (!advance(hi + tolerance, () -> !sent.isEmpty())) {
-            throw failure(p.line(), "expected Tern to send '" + packetText(p) + "'"
-                + (when.any() ? "" : " at " + timeText(lo, hi)) + ", but Tern sent nothing by "
-                + seconds(now()) + " s");
+            final String expected = "expected Tern to send '" + packetText(p) + "'"
+                + (when.any() ? "" : " at " + timeText(lo, hi)) + ", but Tern sent nothing by " + seconds(now()) + " s";
+            // Look a little further, so the message can say what Tern did instead.
+            if (!when.any() && advance(now() + LOOK_AHEAD_NS, () -> !sent.isEmpty())) {
+                throw failure(p.line(), expected + "; it sent " + describe(sent.peekFirst()) + " at "
+                    + seconds(sent.peekFirst().atNs) + " s");
+            }
+            throw failure(p.line(), expected);
         }
         final Sent s = sent.pollFirst();
         if (!when.any() && (s.atNs < lo - tolerance || s.atNs > hi + tolerance)) {
