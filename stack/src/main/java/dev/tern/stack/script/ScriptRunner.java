@@ -522,7 +522,10 @@ public final class ScriptRunner {
     /** A segment Tern sent, in the script's own syntax and numbering. */
     private String describe(Sent s) {
         final TcpRepr r = s.tcp;
-        final long seq = relative(r.seq(), ternIsn < 0 ? 0 : ternIsn);
+        // Before Tern's ISN is learned (a trace line printed as the SYN goes), a SYN counts from itself.
+        final long isn = ternIsn >= 0 ? ternIsn
+            : (r.flags() & TcpFlags.SYN) != 0 ? Integer.toUnsignedLong(r.seq()) : 0;
+        final long seq = relative(r.seq(), isn);
         final StringBuilder text = new StringBuilder("'").append(flags(r.flags())).append(' ').append(seq).append(':')
             .append(seq + r.payloadLength()).append('(').append(r.payloadLength()).append(')');
         if ((r.flags() & TcpFlags.ACK) != 0) {
@@ -560,12 +563,8 @@ public final class ScriptRunner {
     // ------------------------------------------------------------------------------------ the remote's segments
 
     private void inject(ScriptLine.Packet p) {
-        if (ternIsn < 0 && ((p.flags() & TcpFlags.ACK) != 0 || hasSack(p))) {
-            if ((p.flags() & TcpFlags.SYN) == 0 || !portsKnown) {
-                throw failure(p.line(), "this packet acknowledges Tern's data, but Tern has sent no SYN yet, so its "
-                    + "sequence numbers are unknown");
-            }
-        }
+        // Before Tern sent a SYN its ISN is unknown: ACK numbers and SACK blocks are then the wire's (a script
+        // about segments to a closed port needs no more).
         final byte[] options = optionBytes(p);
         final int headerLength = TcpHeader.MIN_LENGTH + options.length;
         if (headerLength > 60) {
@@ -588,10 +587,6 @@ public final class ScriptRunner {
         System.arraycopy(segment, 0, packet, Ipv4Header.MIN_LENGTH, tcpLength);
         inject(TERN_MAC, EtherType.IPV4, packet);
         poll();
-    }
-
-    private static boolean hasSack(ScriptLine.Packet p) {
-        return p.options() != null && p.options().stream().anyMatch(o -> o.kind() == ScriptLine.Option.Kind.SACK);
     }
 
     /** The option bytes in the order written, padded with EOL to a multiple of four. */
@@ -716,15 +711,20 @@ public final class ScriptRunner {
 
     private Result socket(ScriptLine.Call c) {
         arguments(c, 3);
-        final String type = c.args().get(1);
+        final String type = c.args().get(1).replace(" ", "");
         final String protocol = c.args().get(2);
-        if (!type.equals("SOCK_STREAM") || !(protocol.equals("IPPROTO_TCP") || protocol.equals("0"))) {
+        final boolean nonBlocking = type.equals("SOCK_STREAM|SOCK_NONBLOCK") || type.equals("SOCK_NONBLOCK|SOCK_STREAM");
+        if (!(type.equals("SOCK_STREAM") || nonBlocking) || !(protocol.equals("IPPROTO_TCP") || protocol.equals("0"))) {
             throw failure(c.line(), "only TCP sockets are supported: socket(..., SOCK_STREAM, IPPROTO_TCP)");
         }
         if (!c.args().getFirst().equals("...") && !c.args().getFirst().equals("AF_INET")) {
             throw failure(c.line(), "only AF_INET (or ...) sockets are supported");
         }
-        return Result.ok(open().number);
+        final Fd fd = open();
+        if (nonBlocking) {
+            fd.flags |= O_NONBLOCK;
+        }
+        return Result.ok(fd.number);
     }
 
     /** The lowest free descriptor from 3, as a Unix process gets. */
@@ -866,7 +866,10 @@ public final class ScriptRunner {
             return Result.fail(errno(-connection));
         }
         fd.connection = connection;
+        // A new connection: its port, ISN and timestamp clock are learned again from its SYN.
         portsKnown = false;
+        ternIsn = -1;
+        tsOffsetKnown = false;
         poll();
         if (fd.nonBlocking()) {
             return Result.fail("EINPROGRESS");
