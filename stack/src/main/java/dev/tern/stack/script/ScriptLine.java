@@ -59,9 +59,14 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Call {
 
     /**
      * A socket call, {@code name(arg, ...) = result [ERRNO [(text)]]}; arguments are kept as written (top-level
-     * commas split them) and read by the runner, which knows each call.
+     * commas split them) and read by the runner, which knows each call. A blocking call that spans time,
+     * {@code START...END call(...)}, returns at {@code returnNs} (from the start of the script, or after the call's
+     * start when {@code returnRelative}); {@code returnNs} is -1 for a call that returns at once.
      */
-    record Call(int line, When when, String name, List<String> args, long result, String errno, String text)
-        implements ScriptLine {
+    record Call(int line, When when, String name, List<String> args, long result, String errno, String text,
+                long returnNs, boolean returnRelative) implements ScriptLine {
+        public boolean spansTime() {
+            return returnNs >= 0;
+        }
     }
 }

@@ -84,8 +84,32 @@ public final class ScriptParser {
         if (space < 0) {
             throw error(line, "expected a time and a statement, got '" + text + "'");
         }
-        final ScriptLine.When when = when(line, text.substring(0, space));
+        String timeText = text.substring(0, space);
+        long returnNs = -1;
+        boolean returnRelative = false;
+        final int dots = timeText.indexOf("...");
+        if (dots >= 0) {
+            final String end = timeText.substring(dots + 3);
+            timeText = timeText.substring(0, dots);
+            if (!TIME.matcher(end).matches() || end.contains("~") || end.equals("*")) {
+                throw error(line, "bad return time '" + end + "' after '...': expected seconds like 0.200 or +0.1");
+            }
+            returnNs = seconds(line, end);
+            returnRelative = end.startsWith("+");
+        }
+        final ScriptLine.When when = when(line, timeText);
         final String rest = text.substring(space).strip();
+        if (dots >= 0) {
+            if (rest.startsWith("<") || rest.startsWith(">")) {
+                throw error(line, "'...' (a call that spans time) is only for blocking calls, not packets");
+            }
+            if (when.any() || when.isRange()) {
+                throw error(line, "a blocking call's start time takes no '*' or range");
+            }
+            final ScriptLine.Call call = call(line, when, rest, text);
+            return new ScriptLine.Call(line, when, call.name(), call.args(), call.result(), call.errno(), text, returnNs,
+                returnRelative);
+        }
         if (rest.startsWith("<") || rest.startsWith(">")) {
             return packet(line, when, rest.charAt(0) == '<', rest.substring(1).strip(), text);
         }
@@ -93,7 +117,7 @@ public final class ScriptParser {
             throw error(line, "'*' (any time) is only allowed for packets Tern sends (>)");
         }
         if (rest.startsWith("...")) {
-            throw error(line, "blocking calls that span time ('...') are not supported yet; use O_NONBLOCK and poll");
+            throw error(line, "write a blocking call's times without spaces: START...END call(...)");
         }
         return call(line, when, rest, text);
     }
@@ -345,7 +369,8 @@ public final class ScriptParser {
             throw error(line, "a call returning -1 needs the errno it sets, like '= -1 EAGAIN (Resource temporarily "
                 + "unavailable)'");
         }
-        return new ScriptLine.Call(line, when, m.group(1), splitArguments(line, m.group(2)), value, errno, whole);
+        return new ScriptLine.Call(line, when, m.group(1), splitArguments(line, m.group(2)), value, errno, whole, -1,
+            false);
     }
 
     /** Splits on commas outside brackets, braces, parentheses and quotes. */

@@ -101,6 +101,14 @@ public final class ScriptRunner {
         }
     }
 
+    /**
+     * A blocking call in progress ({@code START...END call(...)}): {@code ready} is checked after every turn of the
+     * stack (it may make progress itself, as a blocking write filling the buffer), {@code resume} gives the result.
+     */
+    private record Pending(ScriptLine.Call call, BooleanSupplier ready, java.util.function.Supplier<Result> resume,
+                           String waitingFor, long returnNs) {
+    }
+
     /** A call's outcome: a value, or -1 with an errno name. */
     private record Result(long value, String errno) {
         static Result ok(long value) {
@@ -110,6 +118,9 @@ public final class ScriptRunner {
         static Result fail(String errno) {
             return new Result(-1, errno);
         }
+
+        /** The call blocks and spans time: its result comes later. */
+        static final Result PENDING = new Result(Long.MIN_VALUE, "(pending)");
 
         @Override
         public String toString() {
@@ -136,6 +147,11 @@ public final class ScriptRunner {
     private int remotePort = REMOTE_PORT;
     private boolean portsKnown;
     private java.io.PrintStream trace;
+    /** The call now starting with a {@code START...END} time, if any. */
+    private ScriptLine.Call spanning;
+    /** A blocking call that spans time and has not returned yet. */
+    private Pending pending;
+    private boolean settling;
 
     private ScriptRunner(String file, ScriptProfile profile) {
         this.file = file;
@@ -192,10 +208,25 @@ public final class ScriptRunner {
                 }
                 case ScriptLine.Call c -> {
                     waitUntil(line);
-                    call(c);
+                    if (c.spansTime()) {
+                        if (pending != null) {
+                            throw failure(c.line(), "one blocking call at a time: " + pending.call.name() + " (line "
+                                + pending.call.line() + ") has not returned yet");
+                        }
+                        spanning = c;
+                    }
+                    try {
+                        call(c);
+                    } finally {
+                        spanning = null;
+                    }
                     lastNs = now();
                 }
             }
+        }
+        if (pending != null) {
+            final Pending p = pending;
+            advance(p.returnNs + profile.toleranceNs() + 1, () -> pending == null);
         }
         poll();
         final Sent extra = sent.peekFirst();
@@ -241,6 +272,7 @@ public final class ScriptRunner {
             final int work = stack.poll(clock.nanoTime());
             final int frames = collect();
             if (work == 0 && frames == 0) {
+                settlePending();
                 return;
             }
         }
@@ -261,6 +293,9 @@ public final class ScriptRunner {
                 return false;
             }
             long next = Math.min(stack.pollAt(), wire.nextDeliveryNs());
+            if (pending != null) {
+                next = Math.min(next, START_NS + pending.returnNs + profile.toleranceNs() + 1);
+            }
             if (next - nowNs <= 0) {
                 next = nowNs + 1;
             }
@@ -268,6 +303,35 @@ public final class ScriptRunner {
             poll();
         }
         return true;
+    }
+
+    /** Finishes a pending blocking call when it can return; fails the script when it is late or returns early. */
+    private void settlePending() {
+        if (pending == null || settling) {
+            return;
+        }
+        settling = true;
+        try {
+            final Pending p = pending;
+            final long tolerance = profile.toleranceNs();
+            if (p.ready.getAsBoolean()) {
+                pending = null;
+                final Result result = p.resume.get();
+                if (now() < p.returnNs - tolerance) {
+                    throw failure(p.call.line(), p.call.name() + " returned " + result + " at " + seconds(now())
+                        + " s, before the script's " + seconds(p.returnNs) + " s (tolerance "
+                        + tolerance / 1_000_000 + " ms)");
+                }
+                check(p.call, result);
+            } else if (now() > p.returnNs + tolerance) {
+                pending = null;
+                throw failure(p.call.line(), "the blocking call " + p.call.name() + "(" + String.join(", ",
+                    p.call.args()) + ") had not returned at " + seconds(now()) + " s, after the script's "
+                    + seconds(p.returnNs) + " s (waiting for " + p.waitingFor + ")");
+            }
+        } finally {
+            settling = false;
+        }
     }
 
     private static String seconds(long ns) {
@@ -671,11 +735,45 @@ public final class ScriptRunner {
                 + "setsockopt, getsockopt, bind, listen, accept, connect, write, send, read, recv, close, shutdown, "
                 + "fcntl, poll)");
         };
+        if (result == Result.PENDING) {
+            poll();
+            return;
+        }
+        if (c.spansTime()) {
+            final long returnNs = c.returnRelative() ? now() + c.returnNs() : c.returnNs();
+            if (now() < returnNs - profile.toleranceNs()) {
+                throw failure(c.line(), c.name() + " returned " + result + " at once, at " + seconds(now())
+                    + " s; the script says it blocks until " + seconds(returnNs) + " s");
+            }
+        }
+        check(c, result);
         poll();
+    }
+
+    private void check(ScriptLine.Call c, Result result) {
         final Result expected = new Result(c.result(), c.errno());
         if (!result.equals(expected)) {
             throw failure(c.line(), c.name() + " returned " + result + ", the script expects " + expected);
         }
+    }
+
+    /**
+     * A blocking call waits for {@code ready}, then {@code resume} gives its result. In a call that spans time
+     * ({@code START...END}) the script goes on meanwhile and the result is checked when the call returns; otherwise
+     * virtual time runs until it is ready (or the script fails, naming the call).
+     */
+    private Result blockThen(ScriptLine.Call c, BooleanSupplier ready, String waitingFor,
+                             java.util.function.Supplier<Result> resume) {
+        if (spanning == c) {
+            if (ready.getAsBoolean()) {
+                return resume.get();
+            }
+            final long returnNs = c.returnRelative() ? now() + c.returnNs() : c.returnNs();
+            pending = new Pending(c, ready, resume, waitingFor, returnNs);
+            return Result.PENDING;
+        }
+        block(c, ready, waitingFor);
+        return resume.get();
     }
 
     private void arguments(ScriptLine.Call c, int... counts) {
@@ -834,8 +932,13 @@ public final class ScriptRunner {
             if (fd.nonBlocking()) {
                 return Result.fail("EAGAIN");
             }
-            block(c, () -> tcp.acceptable(fd.listener) > 0, "a connection to accept");
+            return blockThen(c, () -> tcp.acceptable(fd.listener) > 0, "a connection to accept",
+                () -> acceptNow(fd));
         }
+        return acceptNow(fd);
+    }
+
+    private Result acceptNow(Fd fd) {
         final int connection = tcp.accept(fd.listener);
         if (connection < 0) {
             return Result.fail(errno(-connection));
@@ -874,9 +977,10 @@ public final class ScriptRunner {
         if (fd.nonBlocking()) {
             return Result.fail("EINPROGRESS");
         }
-        block(c, () -> tcp.state(connection) != TcpState.SYN_SENT, "the handshake to complete");
-        final int error = tcp.error(connection);
-        return error == TcpError.NONE ? Result.ok(0) : Result.fail(errno(error));
+        return blockThen(c, () -> tcp.state(connection) != TcpState.SYN_SENT, "the handshake to complete", () -> {
+            final int error = tcp.error(connection);
+            return error == TcpError.NONE ? Result.ok(0) : Result.fail(errno(error));
+        });
     }
 
     private Result write(ScriptLine.Call c) {
@@ -890,36 +994,47 @@ public final class ScriptRunner {
             return Result.fail(fd.listener >= 0 ? "ENOTCONN" : "EPIPE");
         }
         final int connection = fd.connection;
-        final ByteRing ring = tcp.sendBuffer(connection);
         final Result broken = writeError(connection);
         if (broken != null) {
             return broken;
         }
-        if (ring == null || ring.freeSpace() == 0) {
-            if (fd.nonBlocking()) {
-                return Result.fail("EAGAIN");
-            }
-            block(c, () -> writeError(connection) != null || (tcp.sendBuffer(connection) != null
-                && tcp.sendBuffer(connection).freeSpace() > 0), "room in the send buffer");
-            final Result error = writeError(connection);
-            if (error != null) {
-                return error;
-            }
+        if (fd.nonBlocking()) {
+            final int written = fill(connection, length);
+            return written == 0 && length > 0 ? Result.fail("EAGAIN") : Result.ok(written);
         }
-        final ByteRing room = tcp.sendBuffer(connection);
+        // A blocking write returns when every byte is in the send buffer (or the connection failed), as Linux's.
+        final int[] written = {0};
+        final BooleanSupplier done = () -> {
+            if (writeError(connection) != null) {
+                return true;
+            }
+            written[0] += fill(connection, length - written[0]);
+            return written[0] == length;
+        };
+        return blockThen(c, done, "room in the send buffer for all " + length + " bytes", () -> {
+            final Result error = writeError(connection);
+            return error != null && written[0] == 0 ? error : Result.ok(written[0]);
+        });
+    }
+
+    /** Writes up to {@code length} bytes of a pattern into the send buffer and tells the stack; returns how many. */
+    private int fill(int connection, int length) {
+        final ByteRing ring = tcp.sendBuffer(connection);
+        if (ring == null || length == 0) {
+            return 0;
+        }
         int written = 0;
-        while (written < length && room.freeSpace() > 0) {
-            final int chunk = Math.min(Math.min(length - written, room.freeSpace()), (int) scratch.byteSize());
+        while (written < length && ring.freeSpace() > 0) {
+            final int chunk = Math.min(Math.min(length - written, ring.freeSpace()), (int) scratch.byteSize());
             for (int i = 0; i < chunk; i++) {
                 scratch.set(ValueLayout.JAVA_BYTE, i, (byte) ('a' + (written + i) % 26));
             }
-            written += room.write(scratch, 0, chunk);
-            if (!fd.nonBlocking() && written < length && room.freeSpace() == 0) {
-                break;
-            }
+            written += ring.write(scratch, 0, chunk);
         }
-        tcp.sendable(connection, clock.nanoTime());
-        return Result.ok(written);
+        if (written > 0) {
+            tcp.sendable(connection, clock.nanoTime());
+        }
+        return written;
     }
 
     private Result writeError(int connection) {
@@ -949,8 +1064,12 @@ public final class ScriptRunner {
             if (fd.nonBlocking()) {
                 return Result.fail("EAGAIN");
             }
-            block(c, () -> readReady(connection), "data to read");
+            return blockThen(c, () -> readReady(connection), "data to read", () -> readNow(connection, length));
         }
+        return readNow(connection, length);
+    }
+
+    private Result readNow(int connection, int length) {
         final ByteRing ring = tcp.receiveBuffer(connection);
         final int available = ring == null ? 0 : ring.available();
         if (available == 0) {

@@ -111,8 +111,11 @@ class ScriptRunnerTest {
         }
 
         @Test
-        void blockingCallsThatSpanTimeAreRejected() {
-            that(failure(LISTEN + "+0...0.1 accept(3, ..., ...) = 4\n").getMessage()).startsWith("t.pkt:4: ");
+        void aBadReturnTimeOfABlockingCallIsRejected() {
+            that(failure(LISTEN + "+0...x accept(3, ..., ...) = 4\n").getMessage())
+                .startsWith("t.pkt:4: bad return time 'x' after '...'");
+            that(failure(LISTEN + "+0...0.1 < S 0:0(0) win 100\n").getMessage())
+                .startsWith("t.pkt:4: '...' (a call that spans time) is only for blocking calls");
         }
 
         @Test
@@ -219,6 +222,52 @@ class ScriptRunnerTest {
         void timeGoingBackwardsFails() {
             that(failure(PASSIVE_OPEN + "+1 close(4) = 0\n0.5 close(3) = 0\n").getMessage())
                 .startsWith("t.pkt:9: time goes backwards");
+        }
+    }
+
+    @Nested
+    class BlockingCallsThatSpanTime {
+        @Test
+        void aBlockingAcceptReturnsWhenTheHandshakeCompletes() {
+            passes(LISTEN + """
+                +0...0.100 accept(3, ..., ...) = 4
+                +.1   < S 0:0(0) win 65535 <mss 1460>
+                +0    > S. 0:0(0) ack 1 <mss 1460>
+                +0    < . 1:1(0) ack 1 win 512
+                """);
+        }
+
+        @Test
+        void aBlockingCallThatReturnsLateFailsNamingIt() {
+            final ScriptException e = failure(LISTEN + """
+                +0...0.050 accept(3, ..., ...) = 4
+                +.1   < S 0:0(0) win 65535 <mss 1460>
+                """);
+            that(e.getMessage()).isEqualTo("t.pkt:4: the blocking call accept(3, ..., ...) had not returned at "
+                + "0.054000 s, after the script's 0.050000 s (waiting for a connection to accept)");
+        }
+
+        @Test
+        void aBlockingCallThatReturnsEarlyFails() {
+            final ScriptException e = failure(LISTEN + """
+                +0...0.500 accept(3, ..., ...) = 4
+                +.1   < S 0:0(0) win 65535 <mss 1460>
+                +0    > S. 0:0(0) ack 1 <mss 1460>
+                +0    < . 1:1(0) ack 1 win 512
+                """);
+            that(e.getMessage()).startsWith("t.pkt:4: accept returned 4 at 0.100000 s, before the script's 0.500000 s");
+        }
+
+        @Test
+        void aBlockingCallStillWaitingAtTheEndFails() {
+            that(failure(PASSIVE_OPEN + "+0...1.0 read(4, ..., 100) = 100\n").getMessage())
+                .startsWith("t.pkt:8: the blocking call read(4, ..., 100) had not returned at 1.004000 s");
+        }
+
+        @Test
+        void aSecondBlockingCallWhileOneIsPendingIsRejected() {
+            that(failure(PASSIVE_OPEN + "+0...1.0 read(4, ..., 100) = 100\n+0...1.0 read(4, ..., 100) = 100\n")
+                .getMessage()).startsWith("t.pkt:9: one blocking call at a time: read (line 8)");
         }
     }
 
