@@ -596,18 +596,28 @@ public final class ScriptRunner {
             text.append(" ack ").append(relative(r.ack(), REMOTE_ISN));
         }
         text.append(" win ").append(r.window());
+        // Printed with the NOPs Tern writes (Linux's layout, TcpOutput.writeOptions), so the text pastes into a script.
         final List<String> options = new ArrayList<>();
         if (r.mss() >= 0) {
             options.add("mss " + r.mss());
         }
         if (r.sackPermitted()) {
+            if (!r.timestamp()) {
+                options.add("nop");
+                options.add("nop");
+            }
             options.add("sackOK");
         }
         if (r.timestamp()) {
+            if (!r.sackPermitted()) {
+                options.add("nop");
+                options.add("nop");
+            }
             options.add("TS val " + (tsOffsetKnown ? (Integer.toUnsignedLong(r.tsVal()) - tsOffset) & 0xFFFF_FFFFL
                 : Integer.toUnsignedLong(r.tsVal())) + " ecr " + Integer.toUnsignedLong(r.tsEcr()));
         }
         if (r.windowScale() >= 0) {
+            options.add("nop");
             options.add("wscale " + r.windowScale());
         }
         if (r.sackBlocks().length > 0) {
@@ -616,6 +626,8 @@ public final class ScriptRunner {
                 blocks.append(' ').append(relative(r.sackBlocks()[i], REMOTE_ISN)).append(':')
                     .append(relative(r.sackBlocks()[i + 1], REMOTE_ISN));
             }
+            options.add("nop");
+            options.add("nop");
             options.add(blocks.toString());
         }
         if (!options.isEmpty()) {

@@ -155,7 +155,7 @@ class ScriptRunnerTest {
                 """);
             assertEquals(5, e.line());
             that(e.getMessage()).startsWith("t.pkt:5: expected 'S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,nop,"
-                + "wscale 7>'; Tern sent 'S. 0:0(0) ack 1 win 65535 <mss 1460,sackOK,wscale 2>' at 0.000000 s: "
+                + "wscale 7>'; Tern sent 'S. 0:0(0) ack 1 win 65535 <mss 1460,nop,nop,sackOK,nop,wscale 2>' at 0.000000 s: "
                 + "wscale 2, not 7");
         }
 
