@@ -21,7 +21,6 @@ import dev.tern.tcp.TcpEvents;
 import dev.tern.tcp.TcpLayer;
 import dev.tern.tcp.TcpOptions;
 import dev.tern.tcp.TcpState;
-import dev.tern.tcp.wire.TcpFlags;
 import dev.tern.tcp.wire.TcpHeader;
 import dev.tern.tcp.wire.TcpRepr;
 
@@ -140,12 +139,7 @@ public final class ScriptRunner {
     private final TreeMap<Integer, Fd> fds = new TreeMap<>();
     private final MemorySegment scratch = Arena.ofAuto().allocate(1 << 16);
     private long lastNs;
-    private long ternIsn = -1;
-    private long tsOffset;
-    private boolean tsOffsetKnown;
-    private int ternPort = SCRIPT_PORT;
-    private int remotePort = REMOTE_PORT;
-    private boolean portsKnown;
+    private final ScriptFlow flow = new ScriptFlow();
     private java.io.PrintStream trace;
     /** The call now starting with a {@code START...END} time, if any. */
     private ScriptLine.Call spanning;
@@ -232,7 +226,7 @@ public final class ScriptRunner {
         final Sent extra = sent.peekFirst();
         if (extra != null) {
             final int last = lines.isEmpty() ? 0 : lines.getLast().line();
-            throw failure(last, "Tern sent " + describe(extra) + " at " + seconds(extra.atNs)
+            throw failure(last, "Tern sent " + flow.describe(extra.tcp()) + " at " + seconds(extra.atNs)
                 + " s, which no line of the script expects");
         }
     }
@@ -383,7 +377,7 @@ public final class ScriptRunner {
             final Sent s = new Sent(now(), TcpRepr.parse(header, tcpLength));
             sent.add(s);
             if (trace != null) {
-                trace.println(seconds(s.atNs) + " > " + describe(s));
+                trace.println(seconds(s.atNs) + " > " + flow.describe(s.tcp()));
             }
         }, 100_000);
         for (byte[] reply : arpReplies) {
@@ -402,7 +396,7 @@ public final class ScriptRunner {
                 + (when.any() ? "" : " at " + timeText(lo, hi)) + ", but Tern sent nothing by " + seconds(now()) + " s";
             // Look a little further, so the message can say what Tern did instead.
             if (!when.any() && advance(now() + LOOK_AHEAD_NS, () -> !sent.isEmpty())) {
-                throw failure(p.line(), expected + "; it sent " + describe(sent.peekFirst()) + " at "
+                throw failure(p.line(), expected + "; it sent " + flow.describe(sent.peekFirst().tcp()) + " at "
                     + seconds(sent.peekFirst().atNs) + " s");
             }
             throw failure(p.line(), expected);
@@ -410,11 +404,11 @@ public final class ScriptRunner {
         final Sent s = sent.pollFirst();
         if (!when.any() && (s.atNs < lo - tolerance || s.atNs > hi + tolerance)) {
             throw failure(p.line(), "expected '" + packetText(p) + "' at " + timeText(lo, hi) + " (tolerance "
-                + profile.toleranceNs() / 1_000_000 + " ms); Tern sent " + describe(s) + " at " + seconds(s.atNs) + " s");
+                + profile.toleranceNs() / 1_000_000 + " ms); Tern sent " + flow.describe(s.tcp()) + " at " + seconds(s.atNs) + " s");
         }
-        final String mismatch = mismatch(p, s.tcp);
+        final String mismatch = flow.mismatch(p, s.tcp());
         if (mismatch != null) {
-            throw failure(p.line(), "expected '" + packetText(p) + "'; Tern sent " + describe(s) + " at "
+            throw failure(p.line(), "expected '" + packetText(p) + "'; Tern sent " + flow.describe(s.tcp()) + " at "
                 + seconds(s.atNs) + " s: " + mismatch);
         }
         lastNs = s.atNs;
@@ -430,218 +424,12 @@ public final class ScriptRunner {
         return arrow < 0 ? text : text.substring(arrow + 1).strip();
     }
 
-    /** The first way {@code actual} differs from the line, or null. */
-    private String mismatch(ScriptLine.Packet p, TcpRepr actual) {
-        if (actual.flags() != p.flags()) {
-            return "flags " + flags(actual.flags()) + ", not " + flags(p.flags());
-        }
-        if ((actual.flags() & TcpFlags.SYN) != 0 && ternIsn < 0) {
-            ternIsn = (Integer.toUnsignedLong(actual.seq()) - p.seqStart()) & 0xFFFF_FFFFL;
-        }
-        if (!portsKnown) {
-            if (actual.destinationPort() != SCRIPT_PORT && (actual.flags() & TcpFlags.SYN) != 0
-                && (actual.flags() & TcpFlags.ACK) == 0) {
-                return "it goes to port " + actual.destinationPort() + ", not " + SCRIPT_PORT;
-            }
-            ternPort = actual.sourcePort();
-            remotePort = actual.destinationPort();
-            portsKnown = true;
-        } else if (actual.sourcePort() != ternPort || actual.destinationPort() != remotePort) {
-            return "ports " + actual.sourcePort() + " > " + actual.destinationPort() + ", not " + ternPort + " > "
-                + remotePort + " (scripts have one connection)";
-        }
-        final long seq = relative(actual.seq(), ternIsn < 0 ? 0 : ternIsn);
-        if (seq != p.seqStart()) {
-            return "sequence number " + seq + ", not " + p.seqStart();
-        }
-        if (actual.payloadLength() != p.payloadLength()) {
-            return actual.payloadLength() + " bytes of data, not " + p.payloadLength();
-        }
-        if (p.ack() >= 0) {
-            final long ack = relative(actual.ack(), REMOTE_ISN);
-            if (ack != p.ack()) {
-                return "ack " + ack + ", not " + p.ack();
-            }
-        }
-        if (p.window() >= 0 && actual.window() != p.window()) {
-            return "win " + actual.window() + ", not " + p.window();
-        }
-        return p.options() == null ? null : optionsMismatch(p.options(), actual);
-    }
-
-    /**
-     * Options are compared by meaning: each written option must be there with its values, and no other option may
-     * be; order, NOP and EOL padding are not compared. TS val is not compared (it is Tern's clock); the first one
-     * fixes the offset between the script's TS values and Tern's, used to write the remote's TS ecr.
-     */
-    private String optionsMismatch(List<ScriptLine.Option> expected, TcpRepr actual) {
-        boolean mss = false;
-        boolean wscale = false;
-        boolean sackOk = false;
-        boolean ts = false;
-        boolean sack = false;
-        for (ScriptLine.Option option : expected) {
-            switch (option.kind()) {
-                case MSS -> {
-                    mss = true;
-                    if (actual.mss() != option.values()[0]) {
-                        return actual.mss() < 0 ? "no mss option" : "mss " + actual.mss() + ", not " + option.values()[0];
-                    }
-                }
-                case WSCALE -> {
-                    wscale = true;
-                    if (actual.windowScale() != option.values()[0]) {
-                        return actual.windowScale() < 0 ? "no wscale option"
-                            : "wscale " + actual.windowScale() + ", not " + option.values()[0];
-                    }
-                }
-                case SACK_OK -> {
-                    sackOk = true;
-                    if (!actual.sackPermitted()) {
-                        return "no sackOK option";
-                    }
-                }
-                case TIMESTAMP -> {
-                    ts = true;
-                    if (!actual.timestamp()) {
-                        return "no TS option";
-                    }
-                    if (!tsOffsetKnown) {
-                        tsOffset = Integer.toUnsignedLong(actual.tsVal()) - option.values()[0];
-                        tsOffsetKnown = true;
-                    }
-                    if (Integer.toUnsignedLong(actual.tsEcr()) != option.values()[1]) {
-                        return "TS ecr " + Integer.toUnsignedLong(actual.tsEcr()) + ", not " + option.values()[1];
-                    }
-                }
-                case SACK -> {
-                    sack = true;
-                    final long[] blocks = option.values();
-                    final int[] got = actual.sackBlocks();
-                    final StringBuilder gotText = new StringBuilder();
-                    boolean same = got.length == blocks.length;
-                    for (int i = 0; i < got.length; i++) {
-                        final long edge = relative(got[i], REMOTE_ISN);
-                        gotText.append(i % 2 == 0 ? " " : ":").append(edge);
-                        same &= i < blocks.length && edge == blocks[i];
-                    }
-                    if (!same) {
-                        return got.length == 0 ? "no SACK blocks" : "sack" + gotText + ", not " + option;
-                    }
-                }
-                case NOP, EOL -> { }
-            }
-        }
-        if (!mss && actual.mss() >= 0) {
-            return "an mss option the line does not have";
-        }
-        if (!wscale && actual.windowScale() >= 0) {
-            return "a wscale option the line does not have";
-        }
-        if (!sackOk && actual.sackPermitted()) {
-            return "a sackOK option the line does not have";
-        }
-        if (!ts && actual.timestamp()) {
-            return "a TS option the line does not have";
-        }
-        if (!sack && actual.sackBlocks().length > 0) {
-            return "SACK blocks the line does not have";
-        }
-        return null;
-    }
-
-    private static long relative(int wire, long isn) {
-        return (Integer.toUnsignedLong(wire) - isn) & 0xFFFF_FFFFL;
-    }
-
-    private static String flags(int flags) {
-        final StringBuilder text = new StringBuilder();
-        if ((flags & TcpFlags.SYN) != 0) {
-            text.append('S');
-        }
-        if ((flags & TcpFlags.FIN) != 0) {
-            text.append('F');
-        }
-        if ((flags & TcpFlags.RST) != 0) {
-            text.append('R');
-        }
-        if ((flags & TcpFlags.PSH) != 0) {
-            text.append('P');
-        }
-        if ((flags & TcpFlags.URG) != 0) {
-            text.append('U');
-        }
-        if ((flags & TcpFlags.ECE) != 0) {
-            text.append('E');
-        }
-        if ((flags & TcpFlags.CWR) != 0) {
-            text.append('W');
-        }
-        if ((flags & TcpFlags.ACK) != 0) {
-            text.append('.');
-        }
-        return text.toString();
-    }
-
-    /** A segment Tern sent, in the script's own syntax and numbering. */
-    private String describe(Sent s) {
-        final TcpRepr r = s.tcp;
-        // Before Tern's ISN is learned (a trace line printed as the SYN goes), a SYN counts from itself.
-        final long isn = ternIsn >= 0 ? ternIsn
-            : (r.flags() & TcpFlags.SYN) != 0 ? Integer.toUnsignedLong(r.seq()) : 0;
-        final long seq = relative(r.seq(), isn);
-        final StringBuilder text = new StringBuilder("'").append(flags(r.flags())).append(' ').append(seq).append(':')
-            .append(seq + r.payloadLength()).append('(').append(r.payloadLength()).append(')');
-        if ((r.flags() & TcpFlags.ACK) != 0) {
-            text.append(" ack ").append(relative(r.ack(), REMOTE_ISN));
-        }
-        text.append(" win ").append(r.window());
-        // Printed with the NOPs Tern writes (Linux's layout, TcpOutput.writeOptions), so the text pastes into a script.
-        final List<String> options = new ArrayList<>();
-        if (r.mss() >= 0) {
-            options.add("mss " + r.mss());
-        }
-        if (r.sackPermitted()) {
-            if (!r.timestamp()) {
-                options.add("nop");
-                options.add("nop");
-            }
-            options.add("sackOK");
-        }
-        if (r.timestamp()) {
-            if (!r.sackPermitted()) {
-                options.add("nop");
-                options.add("nop");
-            }
-            options.add("TS val " + (tsOffsetKnown ? (Integer.toUnsignedLong(r.tsVal()) - tsOffset) & 0xFFFF_FFFFL
-                : Integer.toUnsignedLong(r.tsVal())) + " ecr " + Integer.toUnsignedLong(r.tsEcr()));
-        }
-        if (r.windowScale() >= 0) {
-            options.add("nop");
-            options.add("wscale " + r.windowScale());
-        }
-        if (r.sackBlocks().length > 0) {
-            final StringBuilder blocks = new StringBuilder("sack");
-            for (int i = 0; i + 1 < r.sackBlocks().length; i += 2) {
-                blocks.append(' ').append(relative(r.sackBlocks()[i], REMOTE_ISN)).append(':')
-                    .append(relative(r.sackBlocks()[i + 1], REMOTE_ISN));
-            }
-            options.add("nop");
-            options.add("nop");
-            options.add(blocks.toString());
-        }
-        if (!options.isEmpty()) {
-            text.append(" <").append(String.join(",", options)).append('>');
-        }
-        return text.append('\'').toString();
-    }
-
     // ------------------------------------------------------------------------------------ the remote's segments
 
     private void inject(ScriptLine.Packet p) {
         // Before Tern sent a SYN its ISN is unknown: ACK numbers and SACK blocks are then the wire's (a script
         // about segments to a closed port needs no more).
-        final byte[] options = optionBytes(p);
+        final byte[] options = flow.optionBytes(p);
         final int headerLength = TcpHeader.MIN_LENGTH + options.length;
         if (headerLength > 60) {
             throw failure(p.line(), "the options take " + options.length + " bytes, more than TCP's 40");
@@ -649,8 +437,8 @@ public final class ScriptRunner {
         final int tcpLength = headerLength + p.payloadLength();
         final byte[] segment = new byte[tcpLength];
         final TcpHeader header = new TcpHeader().wrap(MemorySegment.ofArray(segment), 0, tcpLength);
-        final long isn = ternIsn < 0 ? 0 : ternIsn;
-        header.write(remotePort, ternPort, (int) (REMOTE_ISN + p.seqStart()), p.ack() < 0 ? 0 : (int) (isn + p.ack()),
+        final long isn = flow.ternIsn < 0 ? 0 : flow.ternIsn;
+        header.write(flow.remotePort, flow.ternPort, (int) (REMOTE_ISN + p.seqStart()), p.ack() < 0 ? 0 : (int) (isn + p.ack()),
             headerLength, p.flags(), p.window() < 0 ? 65535 : p.window());
         for (int i = 0; i < options.length; i++) {
             header.optionByte(i, options[i] & 0xFF);
@@ -663,51 +451,6 @@ public final class ScriptRunner {
         System.arraycopy(segment, 0, packet, Ipv4Header.MIN_LENGTH, tcpLength);
         inject(TERN_MAC, EtherType.IPV4, packet);
         poll();
-    }
-
-    /** The option bytes in the order written, padded with EOL to a multiple of four. */
-    private byte[] optionBytes(ScriptLine.Packet p) {
-        if (p.options() == null) {
-            return new byte[0];
-        }
-        final java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
-        final long isn = ternIsn < 0 ? 0 : ternIsn;
-        for (ScriptLine.Option o : p.options()) {
-            final long[] v = o.values();
-            switch (o.kind()) {
-                case NOP -> out.write(1);
-                case EOL -> out.write(0);
-                case MSS -> bytes(out, 2, 4, v[0] >> 8, v[0]);
-                case WSCALE -> bytes(out, 3, 3, v[0]);
-                case SACK_OK -> bytes(out, 4, 2);
-                case TIMESTAMP -> {
-                    final long ecr = v[1] == 0 || !tsOffsetKnown ? v[1] : (v[1] + tsOffset) & 0xFFFF_FFFFL;
-                    bytes(out, 8, 10);
-                    word(out, v[0]);
-                    word(out, ecr);
-                }
-                case SACK -> {
-                    bytes(out, 5, 2 + 4 * v.length);
-                    for (long edge : v) {
-                        word(out, isn + edge);
-                    }
-                }
-            }
-        }
-        while (out.size() % 4 != 0) {
-            out.write(0);
-        }
-        return out.toByteArray();
-    }
-
-    private static void bytes(java.io.ByteArrayOutputStream out, long... values) {
-        for (long value : values) {
-            out.write((int) value & 0xFF);
-        }
-    }
-
-    private static void word(java.io.ByteArrayOutputStream out, long value) {
-        bytes(out, value >> 24, value >> 16, value >> 8, value);
     }
 
     private void inject(long destinationMac, int etherType, byte[] payload) {
@@ -981,10 +724,7 @@ public final class ScriptRunner {
             return Result.fail(errno(-connection));
         }
         fd.connection = connection;
-        // A new connection: its port, ISN and timestamp clock are learned again from its SYN.
-        portsKnown = false;
-        ternIsn = -1;
-        tsOffsetKnown = false;
+        flow.restart();
         poll();
         if (fd.nonBlocking()) {
             return Result.fail("EINPROGRESS");
