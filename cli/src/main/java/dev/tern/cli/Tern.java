@@ -30,7 +30,8 @@ public final class Tern {
 
     /** Every command, in the order {@code tern help} lists them. */
     static final List<CommandHelp> COMMANDS = List.of(DemoCommand.HELP, TEST_HELP, PingCommand.HELP, NcCommand.HELP,
-        ServeCommand.HELP, StatCommand.HELP, DevicesCommand.HELP, BenchCommand.HELP, PlotCommand.HELP, ExecCommand.HELP);
+        ServeCommand.HELP, StatCommand.HELP, DevicesCommand.HELP, BenchCommand.HELP, PlotCommand.HELP, ScriptCommand.HELP,
+        ExecCommand.HELP);
 
     private Tern() {
     }
@@ -61,6 +62,7 @@ public final class Tern {
                 case "devices" -> new DevicesCommand(out).run(rest);
                 case "bench" -> new BenchCommand(out).run(rest);
                 case "plot" -> new PlotCommand(out).run(rest);
+                case "script" -> new ScriptCommand(out, err).run(rest);
                 case "exec" -> new ExecCommand(err).run(rest);
                 case "test" -> throw new UsageException("test: run it through the launcher, ./tern test (it runs Maven)");
                 default -> throw new UsageException("unknown command '" + args[0] + "' (./tern help lists them)");

@@ -97,7 +97,7 @@ class CommandMannersTest {
 
     @ParameterizedTest(name = "tern {0}")
     @ValueSource(strings = {"nc --frob 198.18.0.1 7", "ping --frob 198.18.0.1", "serve --frob", "stat --frob",
-        "demo --frob", "bench --frob", "plot --frob", "devices --frob", "exec --frob -- java",
+        "demo --frob", "bench --frob", "plot --frob", "script --frob x.pkt", "script --profile nope x.pkt", "script", "devices --frob", "exec --frob -- java",
         "nc 198.18.0.300 7", "nc 198.18.0.1 99999", "ping 1.2.3", "nc --join 10.0.0.1 -u -l 5000",
         "ping --gw 10.0.0.1 198.18.0.1", "serve --echo x"})
     void aBadFlagOrAddressGetsOneLineInWordsAndStatus2(String line) {
@@ -111,6 +111,7 @@ class CommandMannersTest {
     @ParameterizedTest(name = "tern {0}")
     @ValueSource(strings = {"nc --tcp-trace /nonexistent/dir/t.csv 198.18.0.1 7",
         "ping -c 1 --pcap /nonexistent/dir/p.pcap 198.18.0.1", "plot /nonexistent/t.csv -o /tmp/t.svg",
+        "script /nonexistent/dir/t.pkt",
         "exec --rules /nonexistent/dir/rules -- java -version"})
     void aFileThatCannotBeOpenedGetsOneLineInWords(String line) {
         final TernCommandLineTest.Run run = tern(line.split(" "));

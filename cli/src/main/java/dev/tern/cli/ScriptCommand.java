@@ -1,0 +1,78 @@
+package dev.tern.cli;
+
+import dev.tern.stack.script.ScriptException;
+import dev.tern.stack.script.ScriptProfile;
+import dev.tern.stack.script.ScriptRunner;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * {@code tern script [--profile NAME] [--verbose] FILE.pkt...}: runs packetdrill-format scripts against one Tern
+ * stack each, on virtual time ({@link ScriptRunner}; docs/SCRIPTS.md). Prints {@code pass FILE} for each script that
+ * passes; a failing script prints one line on stderr, {@code tern: script: FILE:LINE: what was expected and what Tern
+ * did}. Every file runs; the status is 0 when all passed, 1 when any failed or could not be read, 2 for a bad
+ * command line.
+ */
+final class ScriptCommand {
+    static final String USAGE = "script [--profile NAME] [--verbose] FILE.pkt...";
+    static final CommandHelp HELP = new CommandHelp("script", "[--profile NAME] [--verbose] FILE.pkt...",
+        "run packetdrill-format scripts against Tern on virtual time",
+        "Runs each script against a fresh Tern stack on virtual time: the script plays the remote host (< injects a "
+            + "TCP segment, > expects one from Tern) and the application (socket calls). A script passes when every "
+            + "line happens as written; the first line that does not fails it, with the file, the line, what was "
+            + "expected and what Tern did. docs/SCRIPTS.md gives the syntax, the profiles and what is not supported.",
+        List.of(
+            CommandHelp.option("--profile NAME", "what the scripts assume of the stack: "
+                + ScriptProfile.all().stream().map(ScriptProfile::name).collect(Collectors.joining(" or ")), "linux"),
+            CommandHelp.option("--verbose", "print each segment Tern sends, with its time, as the script runs",
+                "off")),
+        false, List.of("./tern script conformance/scripts/*.pkt",
+            "./tern script --profile bare --verbose my-test.pkt"));
+
+    private final PrintStream out;
+    private final PrintStream err;
+
+    ScriptCommand(PrintStream out, PrintStream err) {
+        this.out = out;
+        this.err = err;
+    }
+
+    int run(String[] argv) {
+        final Arguments args = Arguments.parse("script", argv, Set.of("--profile"), Set.of("--verbose"));
+        final List<String> files = args.operands(1, Integer.MAX_VALUE, USAGE);
+        final String name = args.value("--profile", "linux");
+        final ScriptProfile profile = ScriptProfile.named(name).orElseThrow(() -> new UsageException(
+            "script: unknown profile '" + name + "' (" + ScriptProfile.all().stream().map(ScriptProfile::name)
+                .collect(Collectors.joining(", ")) + ")"));
+        final boolean verbose = args.has("--verbose");
+        int failed = 0;
+        for (String file : files) {
+            final String text;
+            try {
+                text = Files.readString(Path.of(file), StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                err.println("tern: script: " + Tern.describe(new UncheckedIOException(e)));
+                failed++;
+                continue;
+            }
+            try {
+                ScriptRunner.run(file, text, profile, verbose ? out : null);
+                out.println("pass " + file);
+            } catch (ScriptException e) {
+                out.flush();
+                err.println("tern: script: " + e.getMessage());
+                failed++;
+            }
+        }
+        out.flush();
+        return failed == 0 ? 0 : 1;
+    }
+}

@@ -1,0 +1,72 @@
+package dev.tern.stack.script;
+
+import java.util.List;
+
+/** One statement of a script: a packet Tern must receive ({@code <}) or send ({@code >}), or a socket call. */
+public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Call {
+    /** The line number in the file, 1-based. */
+    int line();
+
+    When when();
+
+    /**
+     * When a statement happens: {@code 0.100} (seconds from the start), {@code +0.1} (after the previous statement),
+     * a range {@code 0.1~0.2} or {@code +0.1~+0.2}, or {@code *} (any time; only for packets Tern sends).
+     */
+    record When(boolean any, long startNs, boolean startRelative, long endNs, boolean endRelative) {
+        public static final When ANY = new When(true, 0, false, -1, false);
+
+        public boolean isRange() {
+            return !any && endNs >= 0;
+        }
+    }
+
+    /** One TCP option of a packet line, in the order written. */
+    record Option(Kind kind, long[] values) {
+        public enum Kind { MSS, WSCALE, SACK_OK, SACK, TIMESTAMP, NOP, EOL }
+
+        @Override
+        public String toString() {
+            return switch (kind) {
+                case MSS -> "mss " + values[0];
+                case WSCALE -> "wscale " + values[0];
+                case SACK_OK -> "sackOK";
+                case NOP -> "nop";
+                case EOL -> "eol";
+                case TIMESTAMP -> "TS val " + values[0] + " ecr " + values[1];
+                case SACK -> {
+                    final StringBuilder text = new StringBuilder("sack");
+                    for (int i = 0; i + 1 < values.length; i += 2) {
+                        text.append(' ').append(values[i]).append(':').append(values[i + 1]);
+                    }
+                    yield text.toString();
+                }
+            };
+        }
+    }
+
+    /**
+     * A TCP segment: {@code flags start:end(length) [ack N] [win N] [<options>]}. Sequence numbers are relative to
+     * the sender's initial sequence number, ACK numbers and SACK blocks to the receiver's. {@code ack} and
+     * {@code window} are -1 when not written; {@code options} is null when no option list was written.
+     */
+    record Packet(int line, When when, boolean inbound, int flags, long seqStart, long seqEnd, long ack, int window,
+                  List<Option> options, String text) implements ScriptLine {
+        public int payloadLength() {
+            return (int) (seqEnd - seqStart);
+        }
+    }
+
+    /**
+     * A socket call, {@code name(arg, ...) = result [ERRNO [(text)]]}; arguments are kept as written (top-level
+     * commas split them) and read by the runner, which knows each call. A blocking call that spans time,
+     * {@code START...END call(...)}, returns at {@code returnNs} (from the start of the script, or after the call's
+     * start when {@code returnRelative}); {@code returnNs} is -1 for a call that returns at once.
+     */
+    record Call(int line, When when, String name, List<String> args, long result, String errno, String text,
+                long returnNs, boolean returnRelative) implements ScriptLine {
+        public boolean spansTime() {
+            return returnNs >= 0;
+        }
+    }
+}

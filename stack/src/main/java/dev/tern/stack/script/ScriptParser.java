@@ -1,0 +1,407 @@
+package dev.tern.stack.script;
+
+import dev.tern.tcp.wire.TcpFlags;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Reads the packetdrill syntax Tern supports (docs/SCRIPTS.md) into {@link ScriptLine}s. Every line is either
+ * understood or rejected with its number and the reason: nothing is skipped silently. Comments are {@code //} to the
+ * end of the line and {@code /* ... *}{@code /}, which may span lines. One statement per line.
+ */
+public final class ScriptParser {
+    private static final Pattern TIME = Pattern.compile(
+        "(\\*|\\+?(?:\\d+(?:\\.\\d*)?|\\.\\d+))(?:~(\\+?(?:\\d+(?:\\.\\d*)?|\\.\\d+)))?");
+    private static final Pattern SEQ = Pattern.compile("(\\d+):(\\d+)\\((\\d+)\\)");
+    private static final Pattern CALL = Pattern.compile("([a-z_][a-z0-9_]*)\\((.*)\\)\\s*=\\s*(-?\\d+|0x[0-9a-fA-F]+)"
+        + "(?:\\s+([A-Z][A-Z0-9_]*))?(?:\\s*\\((.*)\\))?\\s*");
+    private static final Pattern FLAGS = Pattern.compile("[SFRPUEW.]+");
+
+    private final String file;
+
+    private ScriptParser(String file) {
+        this.file = file;
+    }
+
+    /** Parses a whole script; {@code file} names it in messages. */
+    public static List<ScriptLine> parse(String file, String text) {
+        return new ScriptParser(file).parseAll(text);
+    }
+
+    private List<ScriptLine> parseAll(String text) {
+        final List<ScriptLine> lines = new ArrayList<>();
+        final String[] raw = text.split("\r?\n", -1);
+        boolean inComment = false;
+        int commentStart = 0;
+        for (int i = 0; i < raw.length; i++) {
+            final StringBuilder code = new StringBuilder();
+            final String line = raw[i];
+            int at = 0;
+            while (at < line.length()) {
+                if (inComment) {
+                    final int end = line.indexOf("*/", at);
+                    if (end < 0) {
+                        at = line.length();
+                    } else {
+                        inComment = false;
+                        at = end + 2;
+                    }
+                } else if (line.startsWith("/*", at)) {
+                    inComment = true;
+                    commentStart = i + 1;
+                    at += 2;
+                } else if (line.startsWith("//", at)) {
+                    at = line.length();
+                } else {
+                    code.append(line.charAt(at++));
+                }
+            }
+            final String statement = code.toString().strip();
+            if (!statement.isEmpty()) {
+                lines.add(statement(i + 1, statement));
+            }
+        }
+        if (inComment) {
+            throw error(commentStart, "a /* comment is never closed");
+        }
+        return lines;
+    }
+
+    private ScriptLine statement(int line, String text) {
+        if (text.startsWith("`")) {
+            throw error(line, "shell commands (`...`) are not supported: Tern runs in-process, there is no shell");
+        }
+        if (text.startsWith("--")) {
+            throw error(line, "command-line options in scripts are not supported; use tern script --profile");
+        }
+        if (text.startsWith("%{")) {
+            throw error(line, "Python blocks (%{ }%) are not supported");
+        }
+        final int space = firstSpace(text);
+        if (space < 0) {
+            throw error(line, "expected a time and a statement, got '" + text + "'");
+        }
+        String timeText = text.substring(0, space);
+        long returnNs = -1;
+        boolean returnRelative = false;
+        final int dots = timeText.indexOf("...");
+        if (dots >= 0) {
+            final String end = timeText.substring(dots + 3);
+            timeText = timeText.substring(0, dots);
+            if (!TIME.matcher(end).matches() || end.contains("~") || end.equals("*")) {
+                throw error(line, "bad return time '" + end + "' after '...': expected seconds like 0.200 or +0.1");
+            }
+            returnNs = seconds(line, end);
+            returnRelative = end.startsWith("+");
+        }
+        final ScriptLine.When when = when(line, timeText);
+        final String rest = text.substring(space).strip();
+        if (dots >= 0) {
+            if (rest.startsWith("<") || rest.startsWith(">")) {
+                throw error(line, "'...' (a call that spans time) is only for blocking calls, not packets");
+            }
+            if (when.any() || when.isRange()) {
+                throw error(line, "a blocking call's start time takes no '*' or range");
+            }
+            final ScriptLine.Call call = call(line, when, rest, text);
+            return new ScriptLine.Call(line, when, call.name(), call.args(), call.result(), call.errno(), text, returnNs,
+                returnRelative);
+        }
+        if (rest.startsWith("<") || rest.startsWith(">")) {
+            return packet(line, when, rest.charAt(0) == '<', rest.substring(1).strip(), text);
+        }
+        if (when.any()) {
+            throw error(line, "'*' (any time) is only allowed for packets Tern sends (>)");
+        }
+        if (rest.startsWith("...")) {
+            throw error(line, "write a blocking call's times without spaces: START...END call(...)");
+        }
+        return call(line, when, rest, text);
+    }
+
+    private static int firstSpace(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            if (Character.isWhitespace(text.charAt(i))) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private ScriptLine.When when(int line, String token) {
+        final Matcher m = TIME.matcher(token);
+        if (!m.matches()) {
+            throw error(line, "bad time '" + token + "': expected seconds like 0.100, +0.1, a range 0.1~0.2 or *");
+        }
+        if (m.group(1).equals("*")) {
+            if (m.group(2) != null) {
+                throw error(line, "bad time '" + token + "': '*' takes no range");
+            }
+            return ScriptLine.When.ANY;
+        }
+        final String start = m.group(1);
+        final String end = m.group(2);
+        return new ScriptLine.When(false, seconds(line, start), start.startsWith("+"),
+            end == null ? -1 : seconds(line, end), end != null && end.startsWith("+"));
+    }
+
+    private long seconds(int line, String token) {
+        final String digits = token.startsWith("+") ? token.substring(1) : token;
+        try {
+            return new java.math.BigDecimal(digits).movePointRight(9).longValueExact();
+        } catch (ArithmeticException | NumberFormatException e) {
+            throw error(line, "bad time '" + token + "': at most nanosecond precision");
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ packets
+
+    private ScriptLine.Packet packet(int line, ScriptLine.When when, boolean inbound, String text, String whole) {
+        if (inbound && when.any()) {
+            throw error(line, "'*' (any time) is only allowed for packets Tern sends (>)");
+        }
+        final List<String> tokens = packetTokens(line, text);
+        if (tokens.isEmpty()) {
+            throw error(line, "a packet line needs flags and sequence numbers, like 'S 0:0(0)'");
+        }
+        int i = 0;
+        final String flagText = tokens.get(i++);
+        if (!FLAGS.matcher(flagText).matches()) {
+            if (flagText.equals("udp") || flagText.equals("icmp") || flagText.startsWith("[")) {
+                throw error(line, "only TCP packets are supported, not '" + flagText + "'");
+            }
+            throw error(line, "bad TCP flags '" + flagText + "': use S F R P U E W and . (ACK), like S. or P.");
+        }
+        int flags = 0;
+        for (char c : flagText.toCharArray()) {
+            flags |= switch (c) {
+                case 'S' -> TcpFlags.SYN;
+                case 'F' -> TcpFlags.FIN;
+                case 'R' -> TcpFlags.RST;
+                case 'P' -> TcpFlags.PSH;
+                case 'U' -> TcpFlags.URG;
+                case 'E' -> TcpFlags.ECE;
+                case 'W' -> TcpFlags.CWR;
+                default -> TcpFlags.ACK;
+            };
+        }
+        if (i >= tokens.size()) {
+            throw error(line, "missing sequence numbers after the flags: write start:end(length), like 1:1(0)");
+        }
+        final Matcher seq = SEQ.matcher(tokens.get(i++));
+        if (!seq.matches()) {
+            throw error(line, "bad sequence numbers '" + tokens.get(i - 1) + "': write start:end(length), like 1:1001(1000)");
+        }
+        final long start = unsigned32(line, seq.group(1));
+        final long end = unsigned32(line, seq.group(2));
+        final long length = Long.parseLong(seq.group(3));
+        if (end - start != length) {
+            throw error(line, "sequence range " + start + ":" + end + " holds " + (end - start) + " bytes, not "
+                + length);
+        }
+        if (length > 65535) {
+            throw error(line, "a packet of " + length + " bytes is longer than TCP allows in one IPv4 datagram");
+        }
+        long ack = -1;
+        int window = -1;
+        List<ScriptLine.Option> options = null;
+        while (i < tokens.size()) {
+            final String token = tokens.get(i++);
+            switch (token) {
+                case "ack" -> ack = unsigned32(line, next(line, tokens, i++, "ack"));
+                case "win" -> {
+                    final long value = unsigned32(line, next(line, tokens, i++, "win"));
+                    if (value > 65535) {
+                        throw error(line, "win " + value + " does not fit the 16-bit window field");
+                    }
+                    window = (int) value;
+                }
+                default -> {
+                    if (token.startsWith("<") && token.endsWith(">")) {
+                        options = options(line, token.substring(1, token.length() - 1));
+                    } else if (token.equals("urg") || token.equals("ecn") || token.startsWith("(")) {
+                        throw error(line, "'" + token + "' on a packet is not supported");
+                    } else {
+                        throw error(line, "unexpected '" + token + "' in a packet: expected ack N, win N or <options>");
+                    }
+                }
+            }
+        }
+        if (ack >= 0 && (flags & TcpFlags.ACK) == 0) {
+            throw error(line, "'ack " + ack + "' without the ACK flag: add '.' to the flags (like P.)");
+        }
+        if ((flags & TcpFlags.ACK) != 0 && ack < 0) {
+            throw error(line, "the ACK flag ('.') needs an ack number: add 'ack N'");
+        }
+        return new ScriptLine.Packet(line, when, inbound, flags, start, end, ack, window, options, whole);
+    }
+
+    /** Splits a packet on spaces, keeping an option list {@code <...>} as one token. */
+    private List<String> packetTokens(int line, String text) {
+        final List<String> tokens = new ArrayList<>();
+        int i = 0;
+        while (i < text.length()) {
+            final char c = text.charAt(i);
+            if (Character.isWhitespace(c)) {
+                i++;
+            } else if (c == '<') {
+                final int end = text.indexOf('>', i);
+                if (end < 0) {
+                    throw error(line, "an option list '<' is not closed with '>'");
+                }
+                tokens.add(text.substring(i, end + 1));
+                i = end + 1;
+            } else {
+                int end = i;
+                while (end < text.length() && !Character.isWhitespace(text.charAt(end)) && text.charAt(end) != '<') {
+                    end++;
+                }
+                tokens.add(text.substring(i, end));
+                i = end;
+            }
+        }
+        return tokens;
+    }
+
+    private String next(int line, List<String> tokens, int i, String what) {
+        if (i >= tokens.size()) {
+            throw error(line, "'" + what + "' needs a number after it");
+        }
+        return tokens.get(i);
+    }
+
+    private List<ScriptLine.Option> options(int line, String text) {
+        final List<ScriptLine.Option> options = new ArrayList<>();
+        if (text.isBlank()) {
+            return options;
+        }
+        for (String part : text.split(",")) {
+            final String[] words = part.strip().split("\\s+");
+            final ScriptLine.Option option = switch (words[0]) {
+                case "nop" -> new ScriptLine.Option(ScriptLine.Option.Kind.NOP, arguments(line, words, 0));
+                case "eol" -> new ScriptLine.Option(ScriptLine.Option.Kind.EOL, arguments(line, words, 0));
+                case "sackOK" -> new ScriptLine.Option(ScriptLine.Option.Kind.SACK_OK, arguments(line, words, 0));
+                case "mss" -> {
+                    final long[] values = arguments(line, words, 1);
+                    if (values[0] > 65535) {
+                        throw error(line, "mss " + values[0] + " does not fit 16 bits");
+                    }
+                    yield new ScriptLine.Option(ScriptLine.Option.Kind.MSS, values);
+                }
+                case "wscale" -> {
+                    final long[] values = arguments(line, words, 1);
+                    if (values[0] > 255) {
+                        throw error(line, "wscale " + values[0] + " does not fit 8 bits");
+                    }
+                    yield new ScriptLine.Option(ScriptLine.Option.Kind.WSCALE, values);
+                }
+                case "TS" -> {
+                    if (words.length != 5 || !words[1].equals("val") || !words[3].equals("ecr")) {
+                        throw error(line, "bad timestamp option '" + part.strip() + "': write TS val N ecr N");
+                    }
+                    yield new ScriptLine.Option(ScriptLine.Option.Kind.TIMESTAMP,
+                        new long[] {unsigned32(line, words[2]), unsigned32(line, words[4])});
+                }
+                case "sack" -> {
+                    if (words.length < 2 || words.length > 5) {
+                        throw error(line, "bad SACK option '" + part.strip() + "': write sack A:B [C:D ...], 1 to 4 blocks");
+                    }
+                    final long[] values = new long[2 * (words.length - 1)];
+                    for (int i = 1; i < words.length; i++) {
+                        final String[] edges = words[i].split(":");
+                        if (edges.length != 2) {
+                            throw error(line, "bad SACK block '" + words[i] + "': write A:B");
+                        }
+                        values[2 * (i - 1)] = unsigned32(line, edges[0]);
+                        values[2 * (i - 1) + 1] = unsigned32(line, edges[1]);
+                    }
+                    yield new ScriptLine.Option(ScriptLine.Option.Kind.SACK, values);
+                }
+                default -> throw error(line, "TCP option '" + part.strip() + "' is not supported (supported: mss, "
+                    + "wscale, sackOK, sack, TS val N ecr N, nop, eol)");
+            };
+            options.add(option);
+        }
+        return options;
+    }
+
+    private long[] arguments(int line, String[] words, int count) {
+        if (words.length != count + 1) {
+            throw error(line, "option '" + String.join(" ", words) + "' takes " + count + " value"
+                + (count == 1 ? "" : "s"));
+        }
+        final long[] values = new long[count];
+        for (int i = 0; i < count; i++) {
+            values[i] = unsigned32(line, words[i + 1]);
+        }
+        return values;
+    }
+
+    private long unsigned32(int line, String token) {
+        try {
+            final long value = Long.parseLong(token);
+            if (value < 0 || value > 0xFFFF_FFFFL) {
+                throw error(line, "'" + token + "' is not a 32-bit unsigned number");
+            }
+            return value;
+        } catch (NumberFormatException e) {
+            throw error(line, "'" + token + "' is not a number");
+        }
+    }
+
+    // -------------------------------------------------------------------------------------------------- calls
+
+    private ScriptLine.Call call(int line, ScriptLine.When when, String text, String whole) {
+        final Matcher m = CALL.matcher(text);
+        if (!m.matches()) {
+            throw error(line, "expected a packet ('<' or '>') or a call like 'close(4) = 0', got '" + text + "'");
+        }
+        final String result = m.group(3);
+        final long value = result.startsWith("0x") ? Long.parseLong(result.substring(2), 16) : Long.parseLong(result);
+        final String errno = m.group(4);
+        if (errno != null && value != -1) {
+            throw error(line, "an errno (" + errno + ") goes with the result -1, not " + value);
+        }
+        if (errno == null && value == -1) {
+            throw error(line, "a call returning -1 needs the errno it sets, like '= -1 EAGAIN (Resource temporarily "
+                + "unavailable)'");
+        }
+        return new ScriptLine.Call(line, when, m.group(1), splitArguments(line, m.group(2)), value, errno, whole, -1,
+            false);
+    }
+
+    /** Splits on commas outside brackets, braces, parentheses and quotes. */
+    private List<String> splitArguments(int line, String text) {
+        final List<String> args = new ArrayList<>();
+        int depth = 0;
+        boolean quoted = false;
+        int start = 0;
+        for (int i = 0; i < text.length(); i++) {
+            final char c = text.charAt(i);
+            if (c == '"') {
+                quoted = !quoted;
+            } else if (!quoted && (c == '[' || c == '{' || c == '(')) {
+                depth++;
+            } else if (!quoted && (c == ']' || c == '}' || c == ')')) {
+                depth--;
+            } else if (!quoted && depth == 0 && c == ',') {
+                args.add(text.substring(start, i).strip());
+                start = i + 1;
+            }
+        }
+        if (depth != 0 || quoted) {
+            throw error(line, "unbalanced brackets or quotes in the call's arguments");
+        }
+        if (!text.isBlank()) {
+            args.add(text.substring(start).strip());
+        }
+        return args;
+    }
+
+    private ScriptException error(int line, String message) {
+        return new ScriptException(file, line, message);
+    }
+}

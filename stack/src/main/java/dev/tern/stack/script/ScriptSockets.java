@@ -1,0 +1,555 @@
+package dev.tern.stack.script;
+
+import dev.tern.core.io.ByteRing;
+import dev.tern.tcp.TcpError;
+import dev.tern.tcp.TcpEvents;
+import dev.tern.tcp.TcpLayer;
+import dev.tern.tcp.TcpOptions;
+import dev.tern.tcp.TcpState;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The script's application on Tern's side: its file descriptors and what each socket call does on {@link TcpLayer}'s
+ * handle API, with Linux's results and errno names (docs/SCRIPTS.md, "Socket calls"). When a call would block it
+ * asks the runner ({@link ScriptRunner#blockThen}), which owns time.
+ *
+ * <p>Owned by one {@link ScriptRunner}.
+ */
+final class ScriptSockets {
+    private static final int O_RDWR = 2;
+    private static final int O_NONBLOCK = 0x800;
+
+    /** A file descriptor of the script's application. */
+    private static final class Fd {
+        final int number;
+        int listener = -1;
+        int connection = -1;
+        boolean bound;
+        int flags = O_RDWR;
+        int sendBuffer;
+        int receiveBuffer;
+        boolean noDelay;
+
+        Fd(int number) {
+            this.number = number;
+        }
+
+        boolean nonBlocking() {
+            return (flags & O_NONBLOCK) != 0;
+        }
+    }
+
+    private final ScriptRunner runner;
+    private final TcpLayer tcp;
+    private final ScriptFlow flow;
+    private final TreeMap<Integer, Fd> fds = new TreeMap<>();
+    private final MemorySegment scratch = Arena.ofAuto().allocate(1 << 16);
+
+    ScriptSockets(ScriptRunner runner, TcpLayer tcp, ScriptFlow flow) {
+        this.runner = runner;
+        this.tcp = tcp;
+        this.flow = flow;
+    }
+
+    /** Runs one call; {@link ScriptRunner.Result#PENDING} when it blocks and spans time. */
+    ScriptRunner.Result call(ScriptLine.Call c) {
+        return switch (c.name()) {
+            case "socket" -> socket(c);
+            case "setsockopt" -> setsockopt(c);
+            case "getsockopt" -> getsockopt(c);
+            case "bind" -> bind(c);
+            case "listen" -> listen(c);
+            case "accept" -> accept(c);
+            case "connect" -> connect(c);
+            case "write", "send" -> write(c);
+            case "read", "recv" -> read(c);
+            case "close" -> close(c);
+            case "shutdown" -> shutdown(c);
+            case "fcntl" -> fcntl(c);
+            case "poll" -> poll(c);
+            default -> throw runner.failure(c.line(), "the call '" + c.name() + "' is not supported (supported: "
+                + "socket, setsockopt, getsockopt, bind, listen, accept, connect, write, send, read, recv, close, "
+                + "shutdown, fcntl, poll)");
+        };
+    }
+
+    private void arguments(ScriptLine.Call c, int... counts) {
+        for (int count : counts) {
+            if (c.args().size() == count) {
+                return;
+            }
+        }
+        throw runner.failure(c.line(), c.name() + " takes " + counts[0] + " arguments, not " + c.args().size());
+    }
+
+    private Fd fd(ScriptLine.Call c) {
+        final Fd fd = fds.get((int) number(c, 0));
+        if (fd == null) {
+            throw runner.failure(c.line(), c.name() + " on file descriptor " + c.args().getFirst()
+                + ", which the script has not opened");
+        }
+        return fd;
+    }
+
+    private long number(ScriptLine.Call c, int index) {
+        String text = c.args().get(index);
+        if (text.startsWith("[") && text.endsWith("]")) {
+            text = text.substring(1, text.length() - 1).strip();
+        }
+        try {
+            return Long.parseLong(text);
+        } catch (NumberFormatException e) {
+            throw runner.failure(c.line(), "argument " + (index + 1) + " of " + c.name() + " should be a number, not '"
+                + c.args().get(index) + "'");
+        }
+    }
+
+    private ScriptRunner.Result socket(ScriptLine.Call c) {
+        arguments(c, 3);
+        final String type = c.args().get(1).replace(" ", "");
+        final String protocol = c.args().get(2);
+        final boolean nonBlocking = type.equals("SOCK_STREAM|SOCK_NONBLOCK") || type.equals("SOCK_NONBLOCK|SOCK_STREAM");
+        if (!(type.equals("SOCK_STREAM") || nonBlocking) || !(protocol.equals("IPPROTO_TCP") || protocol.equals("0"))) {
+            throw runner.failure(c.line(), "only TCP sockets are supported: socket(..., SOCK_STREAM, IPPROTO_TCP)");
+        }
+        if (!c.args().getFirst().equals("...") && !c.args().getFirst().equals("AF_INET")) {
+            throw runner.failure(c.line(), "only AF_INET (or ...) sockets are supported");
+        }
+        final Fd fd = open();
+        if (nonBlocking) {
+            fd.flags |= O_NONBLOCK;
+        }
+        return ScriptRunner.Result.ok(fd.number);
+    }
+
+    /** The lowest free descriptor from 3, as a Unix process gets. */
+    private Fd open() {
+        int number = 3;
+        while (fds.containsKey(number)) {
+            number++;
+        }
+        final Fd fd = new Fd(number);
+        fds.put(number, fd);
+        return fd;
+    }
+
+    private TcpOptions options(Fd fd) {
+        TcpOptions options = TcpOptions.DEFAULT.withNoDelay(fd.noDelay);
+        if (fd.sendBuffer > 0 || fd.receiveBuffer > 0) {
+            options = options.withBuffers(fd.sendBuffer, fd.receiveBuffer);
+        }
+        return options;
+    }
+
+    private ScriptRunner.Result setsockopt(ScriptLine.Call c) {
+        arguments(c, 5);
+        final Fd fd = fd(c);
+        final String option = c.args().get(1) + " " + c.args().get(2);
+        final long value = number(c, 3);
+        switch (option) {
+            case "SOL_SOCKET SO_REUSEADDR", "SOL_SOCKET SO_REUSEPORT" -> {
+                // Tern's listeners never conflict with TIME-WAIT connections; nothing to set.
+            }
+            case "SOL_SOCKET SO_SNDBUF" -> fd.sendBuffer = buffer(c, value);
+            case "SOL_SOCKET SO_RCVBUF" -> fd.receiveBuffer = buffer(c, value);
+            case "IPPROTO_TCP TCP_NODELAY" -> {
+                fd.noDelay = value != 0;
+                if (fd.connection >= 0) {
+                    tcp.noDelay(fd.connection, fd.noDelay, runner.nowNs());
+                }
+            }
+            default -> throw runner.failure(c.line(), "setsockopt " + option + " is not supported (supported: "
+                + "SO_REUSEADDR, SO_REUSEPORT, SO_SNDBUF, SO_RCVBUF, TCP_NODELAY)");
+        }
+        return ScriptRunner.Result.ok(0);
+    }
+
+    /** Tern's buffers are powers of two from 1 KiB: the size asked for is rounded up (docs/SCRIPTS.md). */
+    private int buffer(ScriptLine.Call c, long value) {
+        if (value < 1 || value > (1 << 30)) {
+            throw runner.failure(c.line(), "a buffer of " + value + " bytes is out of Tern's range (1 KiB .. 1 GiB)");
+        }
+        return Math.max(1024, roundUp((int) value));
+    }
+
+    private static int roundUp(int value) {
+        final int high = Integer.highestOneBit(value);
+        return high == value ? value : high << 1;
+    }
+
+    private ScriptRunner.Result getsockopt(ScriptLine.Call c) {
+        arguments(c, 5);
+        final Fd fd = fd(c);
+        final String option = c.args().get(1) + " " + c.args().get(2);
+        final String expected = c.args().get(3);
+        final String actual = switch (option) {
+            case "SOL_SOCKET SO_ERROR" -> {
+                final int error = fd.connection < 0 ? TcpError.NONE : tcp.error(fd.connection);
+                yield error == TcpError.NONE ? "0" : errno(error);
+            }
+            case "IPPROTO_TCP TCP_NODELAY" -> fd.noDelay ? "1" : "0";
+            default -> throw runner.failure(c.line(), "getsockopt " + option + " is not supported (supported: SO_ERROR, "
+                + "TCP_NODELAY)");
+        };
+        final String want = expected.startsWith("[") && expected.endsWith("]")
+            ? expected.substring(1, expected.length() - 1).strip() : expected;
+        if (!want.equals(actual)) {
+            throw runner.failure(c.line(), "getsockopt " + option + " gave [" + actual + "], the script expects " + expected);
+        }
+        return ScriptRunner.Result.ok(0);
+    }
+
+    private ScriptRunner.Result bind(ScriptLine.Call c) {
+        arguments(c, 3);
+        fd(c).bound = true;
+        return ScriptRunner.Result.ok(0);
+    }
+
+    private ScriptRunner.Result listen(ScriptLine.Call c) {
+        arguments(c, 2);
+        final Fd fd = fd(c);
+        if (!fd.bound) {
+            throw runner.failure(c.line(), "listen on a socket that is not bound: Tern picks no port by itself; bind first");
+        }
+        final int listener = tcp.listen(ScriptRunner.SCRIPT_PORT, (int) Math.max(1, number(c, 1)), options(fd), TcpEvents.NONE);
+        if (listener < 0) {
+            return ScriptRunner.Result.fail(errno(-listener));
+        }
+        fd.listener = listener;
+        return ScriptRunner.Result.ok(0);
+    }
+
+    private ScriptRunner.Result accept(ScriptLine.Call c) {
+        arguments(c, 3);
+        final Fd fd = fd(c);
+        if (fd.listener < 0) {
+            return ScriptRunner.Result.fail("EINVAL");
+        }
+        if (tcp.acceptable(fd.listener) == 0) {
+            if (fd.nonBlocking()) {
+                return ScriptRunner.Result.fail("EAGAIN");
+            }
+            return runner.blockThen(c, () -> tcp.acceptable(fd.listener) > 0, "a connection to accept",
+                () -> acceptNow(fd));
+        }
+        return acceptNow(fd);
+    }
+
+    private ScriptRunner.Result acceptNow(Fd fd) {
+        final int connection = tcp.accept(fd.listener);
+        if (connection < 0) {
+            return ScriptRunner.Result.fail(errno(-connection));
+        }
+        final Fd accepted = open();
+        accepted.connection = connection;
+        accepted.noDelay = fd.noDelay;
+        if (fd.noDelay) {
+            tcp.noDelay(connection, true, runner.nowNs());
+        }
+        return ScriptRunner.Result.ok(accepted.number);
+    }
+
+    private ScriptRunner.Result connect(ScriptLine.Call c) {
+        arguments(c, 3);
+        final Fd fd = fd(c);
+        if (fd.connection >= 0) {
+            final int state = tcp.state(fd.connection);
+            if (state == TcpState.SYN_SENT) {
+                return ScriptRunner.Result.fail("EALREADY");
+            }
+            final int error = tcp.error(fd.connection);
+            return error != TcpError.NONE ? ScriptRunner.Result.fail(errno(error)) : ScriptRunner.Result.fail("EISCONN");
+        }
+        final int connection = tcp.connect(ScriptRunner.REMOTE_ADDRESS, ScriptRunner.SCRIPT_PORT, 0, options(fd), TcpEvents.NONE,
+            runner.nowNs());
+        if (connection < 0) {
+            return ScriptRunner.Result.fail(errno(-connection));
+        }
+        fd.connection = connection;
+        flow.restart();
+        runner.poll();
+        if (fd.nonBlocking()) {
+            return ScriptRunner.Result.fail("EINPROGRESS");
+        }
+        return runner.blockThen(c, () -> tcp.state(connection) != TcpState.SYN_SENT, "the handshake to complete", () -> {
+            final int error = tcp.error(connection);
+            return error == TcpError.NONE ? ScriptRunner.Result.ok(0) : ScriptRunner.Result.fail(errno(error));
+        });
+    }
+
+    private ScriptRunner.Result write(ScriptLine.Call c) {
+        arguments(c, 3, 4);
+        if (c.args().size() == 4 && number(c, 3) != 0) {
+            throw runner.failure(c.line(), "send flags are not supported (only 0)");
+        }
+        final Fd fd = fd(c);
+        final int length = (int) number(c, 2);
+        if (fd.connection < 0) {
+            return ScriptRunner.Result.fail(fd.listener >= 0 ? "ENOTCONN" : "EPIPE");
+        }
+        final int connection = fd.connection;
+        final ScriptRunner.Result broken = writeError(connection);
+        if (broken != null) {
+            return broken;
+        }
+        if (fd.nonBlocking()) {
+            final int written = fill(connection, length);
+            return written == 0 && length > 0 ? ScriptRunner.Result.fail("EAGAIN") : ScriptRunner.Result.ok(written);
+        }
+        // A blocking write returns when every byte is in the send buffer (or the connection failed), as Linux's.
+        final int[] written = {0};
+        final BooleanSupplier done = () -> {
+            if (writeError(connection) != null) {
+                return true;
+            }
+            written[0] += fill(connection, length - written[0]);
+            return written[0] == length;
+        };
+        return runner.blockThen(c, done, "room in the send buffer for all " + length + " bytes", () -> {
+            final ScriptRunner.Result error = writeError(connection);
+            return error != null && written[0] == 0 ? error : ScriptRunner.Result.ok(written[0]);
+        });
+    }
+
+    /** Writes up to {@code length} bytes of a pattern into the send buffer and tells the stack; returns how many. */
+    private int fill(int connection, int length) {
+        final ByteRing ring = tcp.sendBuffer(connection);
+        if (ring == null || length == 0) {
+            return 0;
+        }
+        int written = 0;
+        while (written < length && ring.freeSpace() > 0) {
+            final int chunk = Math.min(Math.min(length - written, ring.freeSpace()), (int) scratch.byteSize());
+            for (int i = 0; i < chunk; i++) {
+                scratch.set(ValueLayout.JAVA_BYTE, i, (byte) ('a' + (written + i) % 26));
+            }
+            written += ring.write(scratch, 0, chunk);
+        }
+        if (written > 0) {
+            tcp.sendable(connection, runner.nowNs());
+        }
+        return written;
+    }
+
+    private ScriptRunner.Result writeError(int connection) {
+        final int error = tcp.error(connection);
+        if (error != TcpError.NONE) {
+            return ScriptRunner.Result.fail(errno(error));
+        }
+        final int state = tcp.state(connection);
+        if (state == TcpState.SYN_SENT || state == TcpState.SYN_RECEIVED) {
+            return null;
+        }
+        return TcpState.canSend(state) ? null : ScriptRunner.Result.fail("EPIPE");
+    }
+
+    private ScriptRunner.Result read(ScriptLine.Call c) {
+        arguments(c, 3, 4);
+        if (c.args().size() == 4 && number(c, 3) != 0) {
+            throw runner.failure(c.line(), "recv flags are not supported (only 0)");
+        }
+        final Fd fd = fd(c);
+        final int length = (int) number(c, 2);
+        if (fd.connection < 0) {
+            return ScriptRunner.Result.fail("ENOTCONN");
+        }
+        final int connection = fd.connection;
+        if (!readReady(connection)) {
+            if (fd.nonBlocking()) {
+                return ScriptRunner.Result.fail("EAGAIN");
+            }
+            return runner.blockThen(c, () -> readReady(connection), "data to read", () -> readNow(connection, length));
+        }
+        return readNow(connection, length);
+    }
+
+    private ScriptRunner.Result readNow(int connection, int length) {
+        final ByteRing ring = tcp.receiveBuffer(connection);
+        final int available = ring == null ? 0 : ring.available();
+        if (available == 0) {
+            final int error = tcp.error(connection);
+            return error == TcpError.NONE ? ScriptRunner.Result.ok(0) : ScriptRunner.Result.fail(errno(error));
+        }
+        int read = 0;
+        while (read < length && ring.available() > 0) {
+            read += ring.read(scratch, 0, Math.min(length - read, (int) scratch.byteSize()));
+        }
+        tcp.consumed(connection, runner.nowNs());
+        return ScriptRunner.Result.ok(read);
+    }
+
+    private boolean readReady(int connection) {
+        final ByteRing ring = tcp.receiveBuffer(connection);
+        return (ring != null && ring.available() > 0) || tcp.receiveShutdown(connection)
+            || tcp.error(connection) != TcpError.NONE;
+    }
+
+    private ScriptRunner.Result close(ScriptLine.Call c) {
+        arguments(c, 1);
+        final Fd fd = fd(c);
+        if (fd.connection >= 0) {
+            tcp.close(fd.connection, runner.nowNs());
+        }
+        if (fd.listener >= 0) {
+            tcp.closeListener(fd.listener, runner.nowNs());
+        }
+        fds.remove(fd.number);
+        return ScriptRunner.Result.ok(0);
+    }
+
+    private ScriptRunner.Result shutdown(ScriptLine.Call c) {
+        arguments(c, 2);
+        final Fd fd = fd(c);
+        final String how = c.args().get(1);
+        if (!how.equals("SHUT_WR") && !how.equals("SHUT_RDWR")) {
+            throw runner.failure(c.line(), "shutdown(" + how + ") is not supported: Tern has no receive-side shutdown, "
+                + "only SHUT_WR (and SHUT_RDWR, taken as SHUT_WR)");
+        }
+        if (fd.connection < 0) {
+            return ScriptRunner.Result.fail("ENOTCONN");
+        }
+        tcp.shutdownOutput(fd.connection, runner.nowNs());
+        return ScriptRunner.Result.ok(0);
+    }
+
+    private ScriptRunner.Result fcntl(ScriptLine.Call c) {
+        final Fd fd = fd(c);
+        final String command = c.args().size() > 1 ? c.args().get(1) : "";
+        if (command.equals("F_GETFL") && c.args().size() == 2) {
+            return ScriptRunner.Result.ok(fd.flags);
+        }
+        if (command.equals("F_SETFL") && c.args().size() == 3) {
+            int flags = 0;
+            for (String name : c.args().get(2).split("\\|")) {
+                flags |= switch (name.strip()) {
+                    case "O_RDWR" -> O_RDWR;
+                    case "O_NONBLOCK" -> O_NONBLOCK;
+                    case "0" -> 0;
+                    default -> throw runner.failure(c.line(), "fcntl flag '" + name.strip() + "' is not supported (O_RDWR, "
+                        + "O_NONBLOCK)");
+                };
+            }
+            fd.flags = flags;
+            return ScriptRunner.Result.ok(0);
+        }
+        throw runner.failure(c.line(), "only fcntl(fd, F_GETFL) and fcntl(fd, F_SETFL, flags) are supported");
+    }
+
+    private static final int POLLIN = 0x1;
+    private static final int POLLOUT = 0x4;
+    private static final int POLLERR = 0x8;
+    private static final int POLLHUP = 0x10;
+
+    /** {@code poll([{fd=4, events=POLLIN, revents=POLLIN}], 1, 0)}: one descriptor, waiting up to the timeout. */
+    private ScriptRunner.Result poll(ScriptLine.Call c) {
+        arguments(c, 3);
+        final java.util.regex.Matcher m = java.util.regex.Pattern.compile(
+            "\\[\\s*\\{\\s*fd\\s*=\\s*(\\d+)\\s*,\\s*events\\s*=\\s*([A-Z|\\s]+|0)\\s*(?:,\\s*revents\\s*=\\s*([A-Z|\\s]+|0)"
+                + "\\s*)?}\\s*]").matcher(c.args().getFirst());
+        if (!m.matches() || number(c, 1) != 1) {
+            throw runner.failure(c.line(), "poll supports one descriptor: poll([{fd=N, events=..., revents=...}], 1, ms)");
+        }
+        final Fd fd = fds.get(Integer.parseInt(m.group(1)));
+        if (fd == null) {
+            throw runner.failure(c.line(), "poll on file descriptor " + m.group(1) + ", which the script has not opened");
+        }
+        final int events = pollBits(c, m.group(2));
+        final long timeoutMs = number(c, 2);
+        final long deadline = timeoutMs < 0 ? runner.now() + ScriptRunner.BLOCK_LIMIT_NS : runner.now() + timeoutMs * 1_000_000L;
+        if (timeoutMs != 0) {
+            final boolean ready = runner.advance(deadline, () -> (revents(fd) & (events | POLLERR | POLLHUP)) != 0);
+            if (!ready && timeoutMs < 0) {
+                throw runner.failure(c.line(), "poll blocked and did not return within " + ScriptRunner.BLOCK_LIMIT_NS / 1_000_000_000L
+                    + " s of virtual time");
+            }
+        }
+        final int revents = revents(fd) & (events | POLLERR | POLLHUP);
+        if (m.group(3) != null) {
+            final int expected = pollBits(c, m.group(3));
+            if (expected != revents) {
+                throw runner.failure(c.line(), "poll gave revents " + pollNames(revents) + ", the script expects "
+                    + pollNames(expected));
+            }
+        }
+        return ScriptRunner.Result.ok(revents == 0 ? 0 : 1);
+    }
+
+    private int revents(Fd fd) {
+        int bits = 0;
+        if (fd.listener >= 0) {
+            return tcp.acceptable(fd.listener) > 0 ? POLLIN : 0;
+        }
+        if (fd.connection < 0) {
+            return POLLOUT | POLLHUP;
+        }
+        final int c = fd.connection;
+        final int state = tcp.state(c);
+        if (tcp.error(c) != TcpError.NONE) {
+            bits |= POLLERR | POLLHUP | POLLIN | POLLOUT;
+        }
+        if (state != TcpState.SYN_SENT && readReady(c)) {
+            bits |= POLLIN;
+        }
+        final ByteRing ring = tcp.sendBuffer(c);
+        if (TcpState.canSend(state) && ring != null && ring.freeSpace() > 0) {
+            bits |= POLLOUT;
+        }
+        return bits;
+    }
+
+    private int pollBits(ScriptLine.Call c, String text) {
+        int bits = 0;
+        for (String name : text.split("\\|")) {
+            bits |= switch (name.strip()) {
+                case "POLLIN" -> POLLIN;
+                case "POLLOUT" -> POLLOUT;
+                case "POLLERR" -> POLLERR;
+                case "POLLHUP" -> POLLHUP;
+                case "0" -> 0;
+                default -> throw runner.failure(c.line(), "poll event '" + name.strip() + "' is not supported (POLLIN, "
+                    + "POLLOUT, POLLERR, POLLHUP)");
+            };
+        }
+        return bits;
+    }
+
+    private static String pollNames(int bits) {
+        final List<String> names = new ArrayList<>();
+        if ((bits & POLLIN) != 0) {
+            names.add("POLLIN");
+        }
+        if ((bits & POLLOUT) != 0) {
+            names.add("POLLOUT");
+        }
+        if ((bits & POLLERR) != 0) {
+            names.add("POLLERR");
+        }
+        if ((bits & POLLHUP) != 0) {
+            names.add("POLLHUP");
+        }
+        return names.isEmpty() ? "0" : String.join("|", names);
+    }
+
+    private static String errno(int tcpError) {
+        return switch (tcpError) {
+            case TcpError.REFUSED -> "ECONNREFUSED";
+            case TcpError.RESET -> "ECONNRESET";
+            case TcpError.TIMED_OUT -> "ETIMEDOUT";
+            case TcpError.HOST_UNREACHABLE -> "EHOSTUNREACH";
+            case TcpError.NET_UNREACHABLE -> "ENETUNREACH";
+            case TcpError.ADDRESS_IN_USE -> "EADDRINUSE";
+            case TcpError.NO_BUFFER -> "ENOBUFS";
+            case TcpError.TOO_MANY_CONNECTIONS -> "EMFILE";
+            case TcpError.ADDRESS_NOT_AVAILABLE -> "EADDRNOTAVAIL";
+            case TcpError.ABORTED -> "ECONNABORTED";
+            default -> "EINVAL";
+        };
+    }
+}

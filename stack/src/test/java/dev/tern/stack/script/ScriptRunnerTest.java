@@ -1,0 +1,281 @@
+package dev.tern.stack.script;
+
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The script runner itself: what it accepts, what it rejects, and how a failure reads. */
+class ScriptRunnerTest {
+    private static final String LISTEN = """
+        0     socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+        +0    bind(3, ..., ...) = 0
+        +0    listen(3, 1) = 0
+        """;
+    private static final String PASSIVE_OPEN = LISTEN + """
+        +0    < S 0:0(0) win 65535 <mss 1460,sackOK,nop,nop,nop,wscale 7>
+        +0    > S. 0:0(0) ack 1 win 65535 <mss 1460,nop,nop,sackOK,nop,wscale 2>
+        +.01  < . 1:1(0) ack 1 win 512
+        +0    accept(3, ..., ...) = 4
+        """;
+
+    private static ScriptException failure(String script) {
+        return assertThrows(ScriptException.class, () -> ScriptRunner.run("t.pkt", script, ScriptProfile.linux()));
+    }
+
+    /** A small fluent check on a message, so a failure prints the whole message. */
+    private record Text(String actual) {
+        Text startsWith(String prefix) {
+            assertTrue(actual.startsWith(prefix), () -> "expected a message starting with\n  " + prefix + "\nbut got\n  "
+                + actual);
+            return this;
+        }
+
+        Text contains(String part) {
+            assertTrue(actual.contains(part), () -> "expected a message containing\n  " + part + "\nbut got\n  "
+                + actual);
+            return this;
+        }
+
+        void isEqualTo(String expected) {
+            assertEquals(expected, actual);
+        }
+    }
+
+    private static Text that(String message) {
+        return new Text(message);
+    }
+
+    private static void passes(String script) {
+        ScriptRunner.run("t.pkt", script, ScriptProfile.linux());
+    }
+
+    @Nested
+    class Passing {
+        @Test
+        void aPassiveOpenWithRelativeSequenceNumbersPasses() {
+            passes(PASSIVE_OPEN);
+        }
+
+        @Test
+        void commentsAndBlankLinesAreIgnored() {
+            passes("// a comment\n\n/* a block\n   over lines */\n" + PASSIVE_OPEN + "  // trailing\n");
+        }
+
+        @Test
+        void aTimeRangeAndAnyTimeMatchARetransmission() {
+            passes(PASSIVE_OPEN + """
+                +0    write(4, ..., 1000) = 1000
+                +0    > P. 1:1001(1000) ack 1
+                0.200~0.230 > P. 1:1001(1000) ack 1
+                *     > P. 1:1001(1000) ack 1
+                +.01  < . 1:1(0) ack 1001 win 512
+                """);
+        }
+    }
+
+    @Nested
+    class Rejected {
+        @Test
+        void aMalformedLineNamesTheFileAndTheLine() {
+            final ScriptException e = failure(LISTEN + "+0 < S 0:0 win 65535\n");
+            assertEquals(4, e.line());
+            that(e.getMessage()).startsWith("t.pkt:4: ").contains("bad sequence numbers '0:0'");
+        }
+
+        @Test
+        void aBadTimeIsRejected() {
+            that(failure("0.1.2 close(3) = 0\n").getMessage()).startsWith("t.pkt:1: bad time '0.1.2'");
+        }
+
+        @Test
+        void anUnknownSyscallIsRejectedByName() {
+            final ScriptException e = failure(LISTEN + "+0 epoll_create(1) = 4\n");
+            that(e.getMessage()).startsWith("t.pkt:4: ").contains("the call 'epoll_create' is not supported");
+        }
+
+        @Test
+        void anUnsupportedOptionIsRejectedByName() {
+            that(failure(LISTEN + "+0 < S 0:0(0) win 100 <md5 abc>\n").getMessage())
+                .startsWith("t.pkt:4: TCP option 'md5 abc' is not supported");
+        }
+
+        @Test
+        void anUnsupportedSocketOptionIsRejectedByName() {
+            that(failure(LISTEN + "+0 setsockopt(3, SOL_SOCKET, SO_LINGER, [1], 4) = 0\n").getMessage())
+                .startsWith("t.pkt:4: setsockopt SOL_SOCKET SO_LINGER is not supported");
+        }
+
+        @Test
+        void aBadReturnTimeOfABlockingCallIsRejected() {
+            that(failure(LISTEN + "+0...x accept(3, ..., ...) = 4\n").getMessage())
+                .startsWith("t.pkt:4: bad return time 'x' after '...'");
+            that(failure(LISTEN + "+0...0.1 < S 0:0(0) win 100\n").getMessage())
+                .startsWith("t.pkt:4: '...' (a call that spans time) is only for blocking calls");
+        }
+
+        @Test
+        void shellCommandsAndUdpAreRejected() {
+            that(failure("`sysctl -q net.ipv4.tcp_sack=1`\n").getMessage())
+                .startsWith("t.pkt:1: shell commands");
+            that(failure(LISTEN + "+0 < udp (100)\n").getMessage())
+                .startsWith("t.pkt:4: only TCP packets are supported");
+        }
+
+        @Test
+        void anyTimeIsRejectedForInjectedPackets() {
+            that(failure(LISTEN + "* < S 0:0(0) win 100\n").getMessage())
+                .startsWith("t.pkt:4: '*' (any time) is only allowed for packets Tern sends");
+        }
+
+        @Test
+        void anAckWithoutTheAckFlagIsRejected() {
+            that(failure(LISTEN + "+0 < S 0:0(0) ack 1 win 100\n").getMessage())
+                .startsWith("t.pkt:4: 'ack 1' without the ACK flag");
+        }
+
+        @Test
+        void anUnclosedCommentIsRejected() {
+            that(failure(LISTEN + "/* never closed\n+0 close(3) = 0\n").getMessage())
+                .startsWith("t.pkt:4: a /* comment is never closed");
+        }
+    }
+
+    @Nested
+    class Failing {
+        @Test
+        void aDifferentPacketNamesTheLineWhatWasExpectedAndWhatTernSent() {
+            final ScriptException e = failure(LISTEN + """
+                +0    < S 0:0(0) win 65535 <mss 1460,sackOK,nop,nop,nop,wscale 7>
+                +0    > S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,nop,wscale 7>
+                """);
+            assertEquals(5, e.line());
+            that(e.getMessage()).startsWith("t.pkt:5: expected 'S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,nop,"
+                + "wscale 7>'; Tern sent 'S. 0:0(0) ack 1 win 65535 <mss 1460,nop,nop,sackOK,nop,wscale 2>' at 0.000000 s: "
+                + "wscale 2, not 7");
+        }
+
+        @Test
+        void aPacketTernNeverSendsNamesTheLine() {
+            final ScriptException e = failure(PASSIVE_OPEN + "+0.5 > F. 1:1(0) ack 1\n");
+            assertEquals(8, e.line());
+            that(e.getMessage()).startsWith("t.pkt:8: expected Tern to send 'F. 1:1(0) ack 1' at 0.510000 s, "
+                + "but Tern sent nothing by 0.514000 s");
+        }
+
+        @Test
+        void aPacketSentTooEarlyFailsWithItsTime() {
+            final ScriptException e = failure(PASSIVE_OPEN + """
+                +0    write(4, ..., 1000) = 1000
+                +0    > P. 1:1001(1000) ack 1
+                +.5   > P. 1:1001(1000) ack 1
+                """);
+            that(e.getMessage()).isEqualTo("t.pkt:10: expected 'P. 1:1001(1000) ack 1' at 0.510000 s "
+                + "(tolerance 4 ms); Tern sent 'P. 1:1001(1000) ack 1 win 32768' at 0.210000 s");
+        }
+
+        @Test
+        void aPacketSentTooLateFailsSayingWhatCameInstead() {
+            final ScriptException e = failure(PASSIVE_OPEN + """
+                +0    write(4, ..., 1000) = 1000
+                +0    > P. 1:1001(1000) ack 1
+                +.1   > P. 1:1001(1000) ack 1
+                """);
+            that(e.getMessage()).isEqualTo("t.pkt:10: expected Tern to send 'P. 1:1001(1000) ack 1' at 0.110000 s, "
+                + "but Tern sent nothing by 0.114000 s; it sent 'P. 1:1001(1000) ack 1 win 32768' at 0.210000 s");
+        }
+
+        @Test
+        void aBlockingCallThatNeverReturnsTimesOutNamingTheCall() {
+            final ScriptException e = failure(PASSIVE_OPEN + "+0 read(4, ..., 1000) = 1000\n");
+            assertEquals(8, e.line());
+            that(e.getMessage()).startsWith("t.pkt:8: the blocking call read(4, ..., 1000) did not return "
+                + "within 10 s of virtual time (waiting for data to read)");
+        }
+
+        @Test
+        void aBlockingAcceptThatNeverReturnsTimesOutNamingTheCall() {
+            that(failure(LISTEN + "+0 accept(3, ..., ...) = 4\n").getMessage())
+                .startsWith("t.pkt:4: the blocking call accept(3, ..., ...) did not return");
+        }
+
+        @Test
+        void aWrongReturnValueFails() {
+            that(failure(PASSIVE_OPEN + """
+                +0 fcntl(4, F_SETFL, O_RDWR|O_NONBLOCK) = 0
+                +0 read(4, ..., 1000) = 1000
+                """).getMessage()).isEqualTo("t.pkt:9: read returned -1 EAGAIN, the script expects 1000");
+        }
+
+        @Test
+        void aPacketNoLineExpectsFailsTheScript() {
+            final ScriptException e = failure(PASSIVE_OPEN + "+.1 close(4) = 0\n");
+            that(e.getMessage()).startsWith("t.pkt:8: Tern sent 'F. 1:1(0) ack 1 win 32768' at 0.110000 s, "
+                + "which no line of the script expects");
+        }
+
+        @Test
+        void timeGoingBackwardsFails() {
+            that(failure(PASSIVE_OPEN + "+1 close(4) = 0\n0.5 close(3) = 0\n").getMessage())
+                .startsWith("t.pkt:9: time goes backwards");
+        }
+    }
+
+    @Nested
+    class BlockingCallsThatSpanTime {
+        @Test
+        void aBlockingAcceptReturnsWhenTheHandshakeCompletes() {
+            passes(LISTEN + """
+                +0...0.100 accept(3, ..., ...) = 4
+                +.1   < S 0:0(0) win 65535 <mss 1460>
+                +0    > S. 0:0(0) ack 1 <mss 1460>
+                +0    < . 1:1(0) ack 1 win 512
+                """);
+        }
+
+        @Test
+        void aBlockingCallThatReturnsLateFailsNamingIt() {
+            final ScriptException e = failure(LISTEN + """
+                +0...0.050 accept(3, ..., ...) = 4
+                +.1   < S 0:0(0) win 65535 <mss 1460>
+                """);
+            that(e.getMessage()).isEqualTo("t.pkt:4: the blocking call accept(3, ..., ...) had not returned at "
+                + "0.054000 s, after the script's 0.050000 s (waiting for a connection to accept)");
+        }
+
+        @Test
+        void aBlockingCallThatReturnsEarlyFails() {
+            final ScriptException e = failure(LISTEN + """
+                +0...0.500 accept(3, ..., ...) = 4
+                +.1   < S 0:0(0) win 65535 <mss 1460>
+                +0    > S. 0:0(0) ack 1 <mss 1460>
+                +0    < . 1:1(0) ack 1 win 512
+                """);
+            that(e.getMessage()).startsWith("t.pkt:4: accept returned 4 at 0.100000 s, before the script's 0.500000 s");
+        }
+
+        @Test
+        void aBlockingCallStillWaitingAtTheEndFails() {
+            that(failure(PASSIVE_OPEN + "+0...1.0 read(4, ..., 100) = 100\n").getMessage())
+                .startsWith("t.pkt:8: the blocking call read(4, ..., 100) had not returned at 1.004000 s");
+        }
+
+        @Test
+        void aSecondBlockingCallWhileOneIsPendingIsRejected() {
+            that(failure(PASSIVE_OPEN + "+0...1.0 read(4, ..., 100) = 100\n+0...1.0 read(4, ..., 100) = 100\n")
+                .getMessage()).startsWith("t.pkt:9: one blocking call at a time: read (line 8)");
+        }
+    }
+
+    @Test
+    void everyProfileIsNamedAndDistinct() {
+        final List<String> names = ScriptProfile.all().stream().map(ScriptProfile::name).toList();
+        assertEquals(List.of("linux", "bare"), names);
+        assertTrue(ScriptProfile.named("linux").isPresent());
+        assertTrue(ScriptProfile.named("nope").isEmpty());
+    }
+}
