@@ -401,7 +401,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     /**
      * Opens a connection (RFC 9293 §3.10.1, active OPEN) from {@code localPort} (0: an ephemeral port, RFC 6056) to
      * {@code remoteAddress:remotePort}; the SYN leaves at once. Returns a connection handle, or a negated
-     * {@link TcpError}: {@code INVALID}, {@code ADDRESS_IN_USE}, {@code ADDRESS_NOT_AVAILABLE},
+     * {@link TcpError}: {@code INVALID} (also for a broadcast or multicast address), {@code ADDRESS_IN_USE}, {@code ADDRESS_NOT_AVAILABLE},
      * {@code TOO_MANY_CONNECTIONS}, {@code NET_UNREACHABLE}. Completion is reported by {@link TcpEvents#established}
      * or {@link TcpEvents#closed}.
      */
@@ -409,6 +409,13 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
                        long nowNs) {
         if (remotePort < 1 || remotePort > 65535 || localPort < 0 || localPort > 65535 || events == null
             || options == null || remoteAddress == 0) {
+            return -TcpError.INVALID;
+        }
+        if (dev.tern.core.net.Ipv4Address.isMulticast(remoteAddress)
+            || remoteAddress == dev.tern.core.net.Ipv4Address.LIMITED_BROADCAST
+            || remoteAddress == ipv4.address().broadcast()) {
+            // RFC 9293 MUST-46 (RFC 1122 §4.2.3.10): TCP is unicast only; an OPEN to a broadcast or multicast
+            // address is an error, not a SYN sent to every host.
             return -TcpError.INVALID;
         }
         if (!knownPlugPoints(options)) {
