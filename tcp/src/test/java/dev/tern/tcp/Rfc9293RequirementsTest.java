@@ -344,4 +344,60 @@ class Rfc9293RequirementsTest {
             assertEquals(0, h.tcp.connectionCount());
         }
     }
+
+    @Test
+    void must26_noKeepaliveWhileSentDataIsOutstanding() {
+        final TcpOptions keepalive = TcpOptions.DEFAULT.withKeepalive(10 * SECOND, SECOND, 3);
+        try (TcpHarness h = TcpHarness.established(TcpHarness.config().build(), keepalive)) {
+            h.write("x");
+            h.expect(PSH_ACK.seq(L).payload("x"));
+            h.advance(60 * SECOND);
+            assertEquals(0, h.counter("tcp.tx.keepalives"));
+            for (Captured c : h.pending()) {
+                assertEquals(L, c.tcp().seq(), "only retransmissions of the data: " + c);
+            }
+        }
+    }
+
+    @Test
+    void shld2_aResetCarryingDataIsStillAReset() {
+        try (TcpHarness h = TcpHarness.established()) {
+            h.send(RST.seq(R).payload("diagnostic text"));
+            h.assertState(TcpState.CLOSED);
+            assertEquals(TcpError.RESET, h.tcp.error(h.conn));
+        }
+    }
+
+    @Test
+    void shld11_withTheDefaultsAConnectionOutlivesOneHundredSecondsOfSilence() {
+        try (TcpHarness h = TcpHarness.established()) {
+            h.write("x");
+            h.advance(100 * SECOND);
+            h.assertState(TcpState.ESTABLISHED);
+            h.advance(3600 * SECOND);
+            h.assertState(TcpState.CLOSED);
+            assertEquals(TcpError.TIMED_OUT, h.tcp.error(h.conn));
+        }
+    }
+
+    @Test
+    void must49_theTtlOfOurSegmentsIsTheConfiguredOne() {
+        final var d = dev.tern.ipv4.Ipv4Config.DEFAULT;
+        final var ttl9 = new dev.tern.ipv4.Ipv4Config(9, d.reassemblySlots(), d.reassemblyTimeoutNs(),
+            d.maxFragmentsPerDatagram(), d.icmpErrorsPerSecond(), d.icmpErrorBurst(), d.pathMtuEntries(),
+            d.pathMtuTimeoutNs(), d.minPathMtu(), d.echoIgnoreBroadcasts(), d.icmpPeerIntervalNs(), d.icmpPeerBurst(),
+            d.icmpPeerEntries(), d.identificationKey0(), d.identificationKey1());
+        try (TcpHarness h = new TcpHarness(TcpHarness.config().build(), 1500, ttl9)) {
+            h.connect(TcpOptions.DEFAULT);
+            assertEquals(9, h.expect(SYN.seq(LOCAL_ISS)).ip().ttl());
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(L).mss(1460));
+            assertEquals(9, h.expect(ACK.seq(L).ack(R)).ip().ttl());
+            h.write("x");
+            assertEquals(9, h.expect(PSH_ACK.seq(L)).ip().ttl());
+        }
+        try (TcpHarness h = TcpHarness.established()) {
+            h.write("x");
+            assertEquals(64, h.expect(PSH_ACK.seq(L)).ip().ttl());
+        }
+    }
 }

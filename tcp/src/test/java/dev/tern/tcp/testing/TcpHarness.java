@@ -116,10 +116,16 @@ public final class TcpHarness implements AutoCloseable {
     }
 
     public TcpHarness(TcpConfig config, int mtu) {
+        this(config, mtu, dev.tern.ipv4.Ipv4Config.DEFAULT);
+    }
+
+    /** Our stack with {@code ipv4Config} for its IP layer (the TTL of what it sends, for one). */
+    public TcpHarness(TcpConfig config, int mtu, dev.tern.ipv4.Ipv4Config ipv4Config) {
         wire = MemoryWire.builder().clock(clock).mtu(mtu).build();
         peer = wire.attach("peer", PEER_MAC);
         peer.promiscuous(true);
-        stack = new TestStack("us", wire.attach("us", 0x0200_0000_0002L), "198.18.0.2/24", config, now());
+        stack = new TestStack("us", wire.attach("us", 0x0200_0000_0002L), "198.18.0.2/24", config, ipv4Config,
+            now(), 64);
         tcp = stack.tcp;
         // The peer asks for our address first, so we know its MAC and our segments need no ARP.
         final byte[] arp = new byte[28];
