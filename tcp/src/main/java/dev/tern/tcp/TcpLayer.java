@@ -401,9 +401,9 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     /**
      * Opens a connection (RFC 9293 §3.10.1, active OPEN) from {@code localPort} (0: an ephemeral port, RFC 6056) to
      * {@code remoteAddress:remotePort}; the SYN leaves at once. Returns a connection handle, or a negated
-     * {@link TcpError}: {@code INVALID} (also for a broadcast or multicast address), {@code ADDRESS_IN_USE}, {@code ADDRESS_NOT_AVAILABLE},
-     * {@code TOO_MANY_CONNECTIONS}, {@code NET_UNREACHABLE}. Completion is reported by {@link TcpEvents#established}
-     * or {@link TcpEvents#closed}.
+     * {@link TcpError}: {@code INVALID}, {@code ADDRESS_IN_USE}, {@code ADDRESS_NOT_AVAILABLE},
+     * {@code TOO_MANY_CONNECTIONS}, {@code NET_UNREACHABLE} (also for a broadcast or multicast address, as Linux).
+     * Completion is reported by {@link TcpEvents#established} or {@link TcpEvents#closed}.
      */
     public int connect(int remoteAddress, int remotePort, int localPort, TcpOptions options, TcpEvents events,
                        long nowNs) {
@@ -415,8 +415,8 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
             || remoteAddress == dev.tern.core.net.Ipv4Address.LIMITED_BROADCAST
             || remoteAddress == ipv4.address().broadcast()) {
             // RFC 9293 MUST-46 (RFC 1122 §4.2.3.10): TCP is unicast only; an OPEN to a broadcast or multicast
-            // address is an error, not a SYN sent to every host.
-            return -TcpError.INVALID;
+            // address is an error, not a SYN sent to every host. Linux's tcp_v4_connect answers ENETUNREACH.
+            return -TcpError.NET_UNREACHABLE;
         }
         if (!knownPlugPoints(options)) {
             return -TcpError.INVALID;

@@ -234,7 +234,7 @@ class Rfc9293RequirementsTest {
             for (String address : new String[] {"224.0.0.1", "239.1.2.3", "255.255.255.255", "198.18.0.255"}) {
                 final int result = h.tcp.connect(Ipv4Address.parse(address), 80, 0, TcpOptions.DEFAULT, h.events,
                     h.now());
-                assertEquals(-TcpError.INVALID, result, address);
+                assertEquals(-TcpError.NET_UNREACHABLE, result, address);
             }
             h.poll();
             h.expectNothing();
