@@ -246,8 +246,13 @@ public final class TcpHarness implements AutoCloseable {
 
     /** Sends any IPv4 datagram from the peer's MAC to ours. */
     public void sendIp(int source, int destination, int protocol, byte[] payload) {
+        sendIp(source, destination, protocol, 64, payload);
+    }
+
+    /** As {@link #sendIp(int, int, int, byte[])}, with the datagram's TTL. */
+    public void sendIp(int source, int destination, int protocol, int ttl, byte[] payload) {
         final byte[] packet = new byte[Ipv4Header.MIN_LENGTH + payload.length];
-        new Ipv4Repr(source, destination, protocol, 64, 0, 0, 0x4000, payload.length)
+        new Ipv4Repr(source, destination, protocol, ttl, 0, 0, 0x4000, payload.length)
             .emit(new Ipv4Header().wrap(MemorySegment.ofArray(packet), 0, packet.length));
         System.arraycopy(payload, 0, packet, Ipv4Header.MIN_LENGTH, payload.length);
         inject(stack.link.macAddress(), EtherType.IPV4, packet);
