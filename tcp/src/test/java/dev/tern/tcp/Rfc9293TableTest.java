@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.BiPredicate;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -31,10 +32,17 @@ class Rfc9293TableTest {
     /** RFC 9293 Appendix B numbers its requirements without gaps: MUST-1..69, SHLD-1..31, MAY-1..18, REC-1. */
     static final Set<String> RFC9293_IDS = ids("MUST", 69, "SHLD", 31, "MAY", 18, "REC", 1);
 
+    /**
+     * RFC 1122's MUST rows for IPv4, ICMP and UDP, as {@code docs/RFC1122.md} numbers them (RFC 1122 has no IDs of its
+     * own): every row there is a MUST.
+     */
+    static final Set<String> RFC1122_IDS = ids("IP", 18, "ICMP", 21, "FRAG", 4, "BCAST", 2, "UDP", 10);
+
     static final Set<String> STATUSES = Set.of("met", "deviation", "not applicable", "not implemented");
 
-    /** A table row: {@code | ID | description | status | evidence or reason |}. */
-    private static final Pattern ROW = Pattern.compile("^\\|\\s*((?:MUST|SHLD|MAY|REC)-\\d+)\\s*\\|(.*)\\|\\s*$");
+    /** The IDs of RFC 9293's table and of RFC 1122's. */
+    static final String RFC9293_ID = "(?:MUST|SHLD|MAY|REC)-\\d+";
+    static final String RFC1122_ID = "(?:IP|ICMP|FRAG|BCAST|UDP)-\\d+";
     /** A test named as evidence: {@code Class#method}, in backticks. */
     private static final Pattern EVIDENCE = Pattern.compile("`([A-Z][A-Za-z0-9_]*)#([a-zA-Z_][A-Za-z0-9_]*)`");
     private static final Pattern TEST_ANNOTATION = Pattern.compile(
@@ -57,12 +65,23 @@ class Rfc9293TableTest {
      * whether {@code (Class, method)} is a test method. Empty when the table is honest.
      */
     static List<String> problems(String table, Set<String> ids, BiPredicate<String, String> testExists) {
+        return problems(table, ids, RFC9293_ID, id -> id.startsWith("MUST-"), testExists);
+    }
+
+    /**
+     * As {@link #problems(String, Set, BiPredicate)} for a table whose IDs match {@code idRegex}; {@code isMust} tells
+     * the rows that need a reason when they are not met.
+     */
+    static List<String> problems(String table, Set<String> ids, String idRegex, Predicate<String> isMust,
+                                 BiPredicate<String, String> testExists) {
+        // A table row: | ID | description | status | evidence or reason |
+        final Pattern rowPattern = Pattern.compile("^\\|\\s*(" + idRegex + ")\\s*\\|(.*)\\|\\s*$");
         final List<String> problems = new ArrayList<>();
         final Map<String, Integer> seen = new HashMap<>();
         int lineNumber = 0;
         for (String line : table.split("\n", -1)) {
             lineNumber++;
-            final Matcher row = ROW.matcher(line);
+            final Matcher row = rowPattern.matcher(line);
             if (!row.matches()) {
                 continue;
             }
@@ -99,7 +118,7 @@ class Rfc9293TableTest {
             if (status.equals("met") && named == 0) {
                 problems.add(where + ": marked met but names no test (Class#method in backticks)");
             }
-            if (id.startsWith("MUST-") && !status.equals("met") && evidence.length() < MIN_REASON) {
+            if (isMust.test(id) && !status.equals("met") && evidence.length() < MIN_REASON) {
                 problems.add(where + ": a MUST that is not met needs a reason");
             }
         }
@@ -155,9 +174,10 @@ class Rfc9293TableTest {
                 final Matcher declaration = Pattern.compile("\\bvoid\\s+" + Pattern.quote(method) + "\\s*\\(")
                     .matcher(source);
                 while (declaration.find()) {
-                    // The annotations between the previous member's end and this declaration.
-                    final int start = Math.max(source.lastIndexOf('}', declaration.start()),
-                        source.lastIndexOf(';', declaration.start()));
+                    // The annotations between the previous member's end (a line ending in } or ;) and this
+                    // declaration; an annotation's own braces, as in name = "{0}", end no line.
+                    final int start = Math.max(source.lastIndexOf("}\n", declaration.start()),
+                        source.lastIndexOf(";\n", declaration.start()));
                     if (TEST_ANNOTATION.matcher(source.substring(Math.max(start, 0), declaration.start())).find()) {
                         return true;
                     }
@@ -175,6 +195,21 @@ class Rfc9293TableTest {
         final String table = Files.readString(root.resolve("docs/RFC9293.md"));
         final List<String> problems = problems(table, RFC9293_IDS, new TestSources(root));
         assertTrue(problems.isEmpty(), "docs/RFC9293.md:\n  " + String.join("\n  ", problems));
+    }
+
+    @Test
+    void theRfc1122TableHasARowForEveryListedRequirementAndHonestEvidence() throws IOException {
+        final Path root = root();
+        final String table = Files.readString(root.resolve("docs/RFC1122.md"));
+        final List<String> problems = problems(table, RFC1122_IDS, RFC1122_ID, id -> true, new TestSources(root));
+        assertTrue(problems.isEmpty(), "docs/RFC1122.md:\n  " + String.join("\n  ", problems));
+    }
+
+    @Test
+    void inTheRfc1122TableEveryRowIsAMustSoEveryRowNotMetNeedsAReason() {
+        assertEquals(List.of("line 1 (UDP-1): a MUST that is not met needs a reason", "UDP-2: no row"),
+            problems("| UDP-1 | x | not implemented | |\n| MUST-1 | not an RFC 1122 ID | met | |", ids("UDP", 2),
+                RFC1122_ID, id -> true, ONLY_FOO_BAR));
     }
 
     @Test
@@ -269,6 +304,8 @@ class Rfc9293TableTest {
         assertTrue(sources.test("OptionsTest", "anOptionWithZeroLengthEndsParsingButTheSegmentIsProcessed"),
             "a test in a nested class");
         assertTrue(sources.test("Ipv4InputTest", "optionsAreSkippedAndEthernetPaddingIgnored"), "another module");
+        assertTrue(sources.test("Ipv4InputTest", "malformedDatagramsAreCountedAndDroppedNeverAnswered"),
+            "a parameterized test whose annotation has braces");
         assertTrue(!sources.test("Rfc9293TableTest", "check"), "a helper is not a test");
         assertTrue(!sources.test("Rfc9293TableTest", "noSuchMethod"));
         assertTrue(!sources.test("NoSuchTest", "aMissingRowFails"));
