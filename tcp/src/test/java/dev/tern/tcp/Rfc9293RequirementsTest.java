@@ -400,4 +400,53 @@ class Rfc9293RequirementsTest {
             assertEquals(64, h.expect(PSH_ACK.seq(L)).ip().ttl());
         }
     }
+
+    /** TIME-WAIT after a passive open with timestamps (the peer's last TSval 101), our owner gone. */
+    private static TcpHarness timeWaitWithTimestamps() {
+        final TcpHarness h = TcpHarness.passiveOpen(TcpHarness.config().build(), TcpOptions.DEFAULT,
+            SYN.mss(1460).ts(100, 0));
+        h.tcp.shutdownOutput(h.conn, h.now());
+        h.poll();
+        h.expect(FIN_ACK.seq(L).ack(R));
+        h.send(FIN_ACK.seq(R).ack(L + 1).ts(101, 0));
+        h.expect(ACK.seq(L + 1).ack(R + 1));
+        h.assertState(TcpState.TIME_WAIT);
+        h.tcp.close(h.conn, h.now());
+        return h;
+    }
+
+    @Test
+    void shld4_aSynWithANewerTimestampEndsTimeWaitWhateverItsSequenceNumber() {
+        try (TcpHarness h = timeWaitWithTimestamps()) {
+            // Below RCV.NXT: by sequence number alone this SYN would be old; its timestamp shows it is new.
+            h.send(SYN.seq(R - 5).mss(1460).ts(200, 0));
+            h.expect(SYN_ACK.ack(R - 4));
+            assertEquals(1, h.counter("tcp.conn.time_wait_reused"));
+        }
+        try (TcpHarness h = timeWaitWithTimestamps()) {
+            // Above RCV.NXT, but with an older timestamp: an old duplicate, answered with an ACK of the old one.
+            h.send(SYN.seq(R + 100_000).mss(1460).ts(50, 0));
+            h.expect(ACK.seq(L + 1).ack(R + 1));
+            assertEquals(0, h.counter("tcp.conn.time_wait_reused"));
+        }
+    }
+
+    @Test
+    void must30_urgentDataIsDeliveredInLineAndThePointerIgnored() {
+        try (TcpHarness h = TcpHarness.established()) {
+            final byte[] options = {};
+            final byte[] segment = rawSegment(h, R, L, TcpFlags.ACK | TcpFlags.URG | TcpFlags.PSH, options,
+                "ab!cd".getBytes());
+            // Urgent pointer 3: the octet after the urgent data is at R + 3.
+            segment[18] = 0;
+            segment[19] = 3;
+            segment[16] = 0;
+            segment[17] = 0;
+            final TcpHeader header = new TcpHeader().wrap(MemorySegment.ofArray(segment), 0, segment.length);
+            TcpRepr.fillChecksum(header, PEER, US, segment.length);
+            h.sendIp(PEER, US, 6, segment);
+            h.expect(ACK.ack(R + 5));
+            assertEquals("ab!cd", new String(h.read()), "every byte, in order, in line");
+        }
+    }
 }
