@@ -228,6 +228,7 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int UNDO_HORIZON_OFFSET = 556;
     static final int PROBE_COUNT_OFFSET = 560;
     static final int LOSS_AT_OFFSET = 568;
+    static final int MAX_RETRIES_OFFSET = 576;
 
     private final Arena arena;
     private final MemorySegment rows;
@@ -1324,6 +1325,15 @@ public final class TcpControlBlocks implements AutoCloseable {
 
     public void probeCount(int c, int value) {
         rows.set(INT, base(c) + PROBE_COUNT_OFFSET, value);
+    }
+
+    /** This connection's retransmission limit (RFC 9293 R2, MUST-21); 0: the layer's ({@link TcpConfig}). */
+    public int maxRetries(int c) {
+        return rows.get(INT, base(c) + MAX_RETRIES_OFFSET);
+    }
+
+    public void maxRetries(int c, int value) {
+        rows.set(INT, base(c) + MAX_RETRIES_OFFSET, value);
     }
 
     /** When the retransmission timer of the current timeout episode fired (F-RTO, RFC 5682). */

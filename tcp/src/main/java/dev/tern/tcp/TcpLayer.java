@@ -1026,8 +1026,8 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         counters.rtoExpired.incrementRelease();
         final int retries = tcb.retries(c) + 1;
         tcb.retries(c, retries);
-        final int limit = state == TcpState.SYN_SENT || !tcb.hasFlag(c, F_PASSIVE) ? config.synRetries()
-            : config.synAckRetries();
+        final int limit = tcb.maxRetries(c) > 0 ? tcb.maxRetries(c)
+            : state == TcpState.SYN_SENT || !tcb.hasFlag(c, F_PASSIVE) ? config.synRetries() : config.synAckRetries();
         if (retries > limit) {
             if (tcb.hasFlag(c, F_PASSIVE)) {
                 // A half-open connection whose SYN-ACKs went unanswered (a spoofed or unroutable source).
@@ -1207,6 +1207,21 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         final int state = tcb.state(c);
         return state == TcpState.CLOSE_WAIT || state == TcpState.CLOSING || state == TcpState.LAST_ACK
             || state == TcpState.TIME_WAIT || state == TcpState.CLOSED;
+    }
+
+    /**
+     * How many times one segment (a SYN included) is retransmitted on this connection before it gives up with
+     * {@code TIMED_OUT}: RFC 9293's R2, set per connection (MUST-21); 0 goes back to the layer's
+     * ({@link TcpConfig#maxRetries}, {@link TcpConfig#synRetries}). Zero-window probes count against it too. Returns 0
+     * or {@code -INVALID}.
+     */
+    public int maxRetries(int connection, int retries) {
+        final int c = slot(connection);
+        if (c < 0 || retries < 0) {
+            return -TcpError.INVALID;
+        }
+        tcb.maxRetries(c, retries);
+        return 0;
     }
 
     /** TCP_NODELAY: disables Nagle's algorithm (and sends what it held back). Returns 0 or {@code -INVALID}. */

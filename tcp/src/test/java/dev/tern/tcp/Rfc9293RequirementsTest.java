@@ -449,4 +449,33 @@ class Rfc9293RequirementsTest {
             assertEquals("ab!cd", new String(h.read()), "every byte, in order, in line");
         }
     }
+
+    @Test
+    void must21_theApplicationSetsTheRetransmissionLimitOfOneConnection() {
+        try (TcpHarness h = TcpHarness.established()) {
+            assertEquals(0, h.tcp.maxRetries(h.conn, 2));
+            h.write("hello");
+            h.advance(60 * SECOND);
+            assertEquals(3, h.pending().size(), "the segment and two retransmissions");
+            h.assertState(TcpState.CLOSED);
+            assertEquals(TcpError.TIMED_OUT, h.tcp.error(h.conn));
+        }
+        try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+            h.connect(TcpOptions.DEFAULT);
+            assertEquals(0, h.tcp.maxRetries(h.conn, 1));
+            h.advance(60 * SECOND);
+            assertEquals(2, h.pending().size(), "the SYN and one retransmission");
+            assertEquals(TcpError.TIMED_OUT, h.tcp.error(h.conn));
+        }
+        try (TcpHarness h = TcpHarness.established()) {
+            // 0 goes back to the layer's limit: the connection outlives the two retransmissions above.
+            h.tcp.maxRetries(h.conn, 2);
+            assertEquals(0, h.tcp.maxRetries(h.conn, 0));
+            h.write("hello");
+            h.advance(10 * SECOND);
+            h.assertState(TcpState.ESTABLISHED);
+            assertEquals(-TcpError.INVALID, h.tcp.maxRetries(h.conn, -1));
+            assertEquals(-TcpError.INVALID, h.tcp.maxRetries(12345, 3));
+        }
+    }
 }
