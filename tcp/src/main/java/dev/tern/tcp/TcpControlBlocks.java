@@ -229,6 +229,7 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int PROBE_COUNT_OFFSET = 560;
     static final int LOSS_AT_OFFSET = 568;
     static final int MAX_RETRIES_OFFSET = 576;
+    static final int TOS_OFFSET = 580;
 
     private final Arena arena;
     private final MemorySegment rows;
@@ -1334,6 +1335,15 @@ public final class TcpControlBlocks implements AutoCloseable {
 
     public void maxRetries(int c, int value) {
         rows.set(INT, base(c) + MAX_RETRIES_OFFSET, value);
+    }
+
+    /** The IPv4 TOS byte (DSCP and ECN bits) of this connection's segments (RFC 9293 MUST-48); 0 by default. */
+    public int tos(int c) {
+        return rows.get(INT, base(c) + TOS_OFFSET);
+    }
+
+    public void tos(int c, int value) {
+        rows.set(INT, base(c) + TOS_OFFSET, value);
     }
 
     /** When the retransmission timer of the current timeout episode fired (F-RTO, RFC 5682). */

@@ -1224,6 +1224,20 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return 0;
     }
 
+    /**
+     * The IPv4 TOS byte (Diffserv codepoint and ECN bits, as Java's {@code IP_TOS}) of this connection's segments from
+     * now on (RFC 9293 MUST-48; it may change during the connection, SHLD-21). A passive connection's SYN-ACK goes
+     * with 0, as does a reset that no connection sends. Returns 0 or {@code -INVALID}.
+     */
+    public int trafficClass(int connection, int tos) {
+        final int c = slot(connection);
+        if (c < 0 || tos < 0 || tos > 255) {
+            return -TcpError.INVALID;
+        }
+        tcb.tos(c, tos);
+        return 0;
+    }
+
     /** TCP_NODELAY: disables Nagle's algorithm (and sends what it held back). Returns 0 or {@code -INVALID}. */
     public int noDelay(int connection, boolean enabled, long nowNs) {
         final int c = slot(connection);

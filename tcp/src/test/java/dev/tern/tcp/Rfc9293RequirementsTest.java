@@ -478,4 +478,28 @@ class Rfc9293RequirementsTest {
             assertEquals(-TcpError.INVALID, h.tcp.maxRetries(12345, 3));
         }
     }
+
+    @Test
+    void must48_theApplicationSetsTheDiffservFieldOfItsSegments() {
+        try (TcpHarness h = TcpHarness.established()) {
+            assertEquals(0, h.tcp.trafficClass(h.conn, 0xB8));
+            h.write("x");
+            assertEquals(0xB8, h.expect(PSH_ACK.seq(L)).ip().tos(), "DSCP EF, passed unchanged to IP");
+            h.send(ACK.seq(R).ack(L + 1).payload("y"));
+            assertEquals(0xB8, h.expect(ACK.ack(R + 1)).ip().tos(), "pure ACKs too");
+            assertEquals(-TcpError.INVALID, h.tcp.trafficClass(h.conn, 256));
+        }
+    }
+
+    @Test
+    void shld21_theDiffservFieldCanChangeDuringTheConnection() {
+        try (TcpHarness h = TcpHarness.established()) {
+            h.write("a");
+            assertEquals(0, h.expect(PSH_ACK.seq(L)).ip().tos());
+            h.send(ACK.seq(R).ack(L + 1));
+            h.tcp.trafficClass(h.conn, 0x28);
+            h.write("b");
+            assertEquals(0x28, h.expect(PSH_ACK.seq(L + 1)).ip().tos());
+        }
+    }
 }

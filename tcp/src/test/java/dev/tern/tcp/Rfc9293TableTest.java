@@ -130,6 +130,54 @@ class Rfc9293TableTest {
         return problems;
     }
 
+    /** The order of the counts table's columns, after the kind. */
+    static final List<String> COUNT_COLUMNS = List.of("met", "deviation", "not applicable", "not implemented");
+    private static final Pattern COUNTS = Pattern.compile(
+        "^\\|\\s*(?:([A-Z]+)\\s*\\|)?\\s*(\\d+)\\s*\\|\\s*(\\d+)\\s*\\|\\s*(\\d+)\\s*\\|\\s*(\\d+)\\s*\\|\\s*(\\d+)\\s*\\|\\s*$");
+
+    /**
+     * Where the counts table ({@code | KIND | met | deviation | not applicable | not implemented | total |}, KIND
+     * left out for a table with one kind) disagrees with the rows; {@code kindOf} maps an ID to its KIND, or to null
+     * for a table without kinds.
+     */
+    static List<String> countProblems(String table, String idRegex, java.util.function.Function<String, String> kindOf) {
+        final Pattern rowPattern = Pattern.compile("^\\|\\s*(" + idRegex + ")\\s*\\|[^|]*\\|([^|]*)\\|");
+        final Map<String, int[]> actual = new HashMap<>();
+        final Map<String, int[]> claimed = new HashMap<>();
+        for (String line : table.split("\n")) {
+            final Matcher row = rowPattern.matcher(line);
+            if (row.find()) {
+                final int column = COUNT_COLUMNS.indexOf(row.group(2).strip());
+                final int[] counts = actual.computeIfAbsent(String.valueOf(kindOf.apply(row.group(1))),
+                    k -> new int[5]);
+                if (column >= 0) {
+                    counts[column]++;
+                }
+                counts[4]++;
+                continue;
+            }
+            final Matcher counts = COUNTS.matcher(line);
+            if (counts.matches()) {
+                final int[] values = new int[5];
+                for (int i = 0; i < 5; i++) {
+                    values[i] = Integer.parseInt(counts.group(i + 2));
+                }
+                claimed.put(String.valueOf(counts.group(1)), values);
+            }
+        }
+        final List<String> problems = new ArrayList<>();
+        for (Map.Entry<String, int[]> kind : actual.entrySet()) {
+            final int[] said = claimed.get(kind.getKey());
+            if (said == null) {
+                problems.add("counts: no line for " + kind.getKey());
+            } else if (!java.util.Arrays.equals(said, kind.getValue())) {
+                problems.add("counts for " + kind.getKey() + ": the table says " + java.util.Arrays.toString(said)
+                    + ", the rows give " + java.util.Arrays.toString(kind.getValue()));
+            }
+        }
+        return problems;
+    }
+
     // ------------------------------------------------------------------------------------- the repository
 
     /** The repository root: the first directory upwards holding {@code docs/RFC9293.md}. */
@@ -193,7 +241,8 @@ class Rfc9293TableTest {
     void theRfc9293TableHasARowForEveryRequirementAndHonestEvidence() throws IOException {
         final Path root = root();
         final String table = Files.readString(root.resolve("docs/RFC9293.md"));
-        final List<String> problems = problems(table, RFC9293_IDS, new TestSources(root));
+        final List<String> problems = new ArrayList<>(problems(table, RFC9293_IDS, new TestSources(root)));
+        problems.addAll(countProblems(table, RFC9293_ID, id -> id.substring(0, id.indexOf('-'))));
         assertTrue(problems.isEmpty(), "docs/RFC9293.md:\n  " + String.join("\n  ", problems));
     }
 
@@ -201,7 +250,9 @@ class Rfc9293TableTest {
     void theRfc1122TableHasARowForEveryListedRequirementAndHonestEvidence() throws IOException {
         final Path root = root();
         final String table = Files.readString(root.resolve("docs/RFC1122.md"));
-        final List<String> problems = problems(table, RFC1122_IDS, RFC1122_ID, id -> true, new TestSources(root));
+        final List<String> problems = new ArrayList<>(
+            problems(table, RFC1122_IDS, RFC1122_ID, id -> true, new TestSources(root)));
+        problems.addAll(countProblems(table, RFC1122_ID, id -> null));
         assertTrue(problems.isEmpty(), "docs/RFC1122.md:\n  " + String.join("\n  ", problems));
     }
 
@@ -309,5 +360,20 @@ class Rfc9293TableTest {
         assertTrue(!sources.test("Rfc9293TableTest", "check"), "a helper is not a test");
         assertTrue(!sources.test("Rfc9293TableTest", "noSuchMethod"));
         assertTrue(!sources.test("NoSuchTest", "aMissingRowFails"));
+    }
+
+    @Test
+    void countsThatDisagreeWithTheRowsFail() {
+        final String table = String.join("\n",
+            "| Kind | met | deviation | not applicable | not implemented | total |",
+            "| MUST | 1 | 0 | 0 | 1 | 2 |",
+            "| MAY | 1 | 0 | 0 | 0 | 1 |",
+            "| MUST-1 | one | met | `FooTest#bar` |",
+            "| MUST-2 | two | met | `FooTest#bar` |",
+            "| MAY-1 | three | met | `FooTest#bar` |");
+        assertEquals(List.of("counts for MUST: the table says [1, 0, 0, 1, 2], the rows give [2, 0, 0, 0, 2]"),
+            countProblems(table, RFC9293_ID, id -> id.substring(0, id.indexOf('-'))));
+        assertEquals(List.of("counts: no line for null"),
+            countProblems("| UDP-1 | x | met | y |", RFC1122_ID, id -> null));
     }
 }
