@@ -1198,6 +1198,17 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return c < 0 ? TcpError.INVALID : tcb.error(c);
     }
 
+    /**
+     * The last soft error of a connection that goes on (RFC 9293 MUST-47): an ICMP unreachable about a synchronized
+     * connection ({@code HOST_UNREACHABLE}, {@code NET_UNREACHABLE}, {@code REFUSED}), or no route for a
+     * retransmission; {@code NONE} if there was none. It does not end the connection; if the connection then times
+     * out, it is the error {@link #error} and {@link TcpEvents#closed} report. Polled, as Linux's soft error is.
+     */
+    public int softError(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? TcpError.INVALID : tcb.softError(c);
+    }
+
     /** The peer sent its FIN: once the receive ring is empty, the stream has ended. */
     public boolean receiveShutdown(int connection) {
         final int c = slot(connection);

@@ -502,4 +502,28 @@ class Rfc9293RequirementsTest {
             assertEquals(0x28, h.expect(PSH_ACK.seq(L + 1)).ip().tos());
         }
     }
+
+    @Test
+    void must47_aSoftErrorIsReportedAndTheConnectionGoesOn() {
+        try (TcpHarness h = TcpHarness.established()) {
+            h.write("x");
+            final Captured data = h.expect(PSH_ACK);
+            assertEquals(TcpError.NONE, h.tcp.softError(h.conn));
+            h.sendIp(PEER, US, 1, IcmpTest.icmpError(3, 1, 0, data));
+            assertEquals(TcpError.HOST_UNREACHABLE, h.tcp.softError(h.conn));
+            assertEquals(TcpError.NONE, h.tcp.error(h.conn));
+            h.assertState(TcpState.ESTABLISHED);
+            h.send(ACK.seq(R).ack(L + 1));
+            h.assertState(TcpState.ESTABLISHED);
+        }
+        try (TcpHarness h = TcpHarness.established(TcpHarness.config().maxRetries(2).build(), TcpOptions.DEFAULT)) {
+            h.write("x");
+            final Captured data = h.expect(PSH_ACK);
+            h.sendIp(PEER, US, 1, IcmpTest.icmpError(3, 0, 0, data));
+            h.advance(60 * SECOND);
+            h.assertState(TcpState.CLOSED);
+            assertEquals(TcpError.NET_UNREACHABLE, h.tcp.error(h.conn), "the soft error, when the connection times out");
+            assertTrue(h.events.has("closed " + TcpError.NET_UNREACHABLE));
+        }
+    }
 }
