@@ -228,6 +228,8 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int UNDO_HORIZON_OFFSET = 556;
     static final int PROBE_COUNT_OFFSET = 560;
     static final int LOSS_AT_OFFSET = 568;
+    static final int MAX_RETRIES_OFFSET = 576;
+    static final int TOS_OFFSET = 580;
 
     private final Arena arena;
     private final MemorySegment rows;
@@ -1324,6 +1326,24 @@ public final class TcpControlBlocks implements AutoCloseable {
 
     public void probeCount(int c, int value) {
         rows.set(INT, base(c) + PROBE_COUNT_OFFSET, value);
+    }
+
+    /** This connection's retransmission limit (RFC 9293 R2, MUST-21); 0: the layer's ({@link TcpConfig}). */
+    public int maxRetries(int c) {
+        return rows.get(INT, base(c) + MAX_RETRIES_OFFSET);
+    }
+
+    public void maxRetries(int c, int value) {
+        rows.set(INT, base(c) + MAX_RETRIES_OFFSET, value);
+    }
+
+    /** The IPv4 TOS byte (DSCP and ECN bits) of this connection's segments (RFC 9293 MUST-48); 0 by default. */
+    public int tos(int c) {
+        return rows.get(INT, base(c) + TOS_OFFSET);
+    }
+
+    public void tos(int c, int value) {
+        rows.set(INT, base(c) + TOS_OFFSET, value);
     }
 
     /** When the retransmission timer of the current timeout episode fired (F-RTO, RFC 5682). */

@@ -402,14 +402,21 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
      * Opens a connection (RFC 9293 §3.10.1, active OPEN) from {@code localPort} (0: an ephemeral port, RFC 6056) to
      * {@code remoteAddress:remotePort}; the SYN leaves at once. Returns a connection handle, or a negated
      * {@link TcpError}: {@code INVALID}, {@code ADDRESS_IN_USE}, {@code ADDRESS_NOT_AVAILABLE},
-     * {@code TOO_MANY_CONNECTIONS}, {@code NET_UNREACHABLE}. Completion is reported by {@link TcpEvents#established}
-     * or {@link TcpEvents#closed}.
+     * {@code TOO_MANY_CONNECTIONS}, {@code NET_UNREACHABLE} (also for a broadcast or multicast address, as Linux).
+     * Completion is reported by {@link TcpEvents#established} or {@link TcpEvents#closed}.
      */
     public int connect(int remoteAddress, int remotePort, int localPort, TcpOptions options, TcpEvents events,
                        long nowNs) {
         if (remotePort < 1 || remotePort > 65535 || localPort < 0 || localPort > 65535 || events == null
             || options == null || remoteAddress == 0) {
             return -TcpError.INVALID;
+        }
+        if (dev.tern.core.net.Ipv4Address.isMulticast(remoteAddress)
+            || remoteAddress == dev.tern.core.net.Ipv4Address.LIMITED_BROADCAST
+            || remoteAddress == ipv4.address().broadcast()) {
+            // RFC 9293 MUST-46 (RFC 1122 §4.2.3.10): TCP is unicast only; an OPEN to a broadcast or multicast
+            // address is an error, not a SYN sent to every host. Linux's tcp_v4_connect answers ENETUNREACH.
+            return -TcpError.NET_UNREACHABLE;
         }
         if (!knownPlugPoints(options)) {
             return -TcpError.INVALID;
@@ -1019,8 +1026,8 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         counters.rtoExpired.incrementRelease();
         final int retries = tcb.retries(c) + 1;
         tcb.retries(c, retries);
-        final int limit = state == TcpState.SYN_SENT || !tcb.hasFlag(c, F_PASSIVE) ? config.synRetries()
-            : config.synAckRetries();
+        final int limit = tcb.maxRetries(c) > 0 ? tcb.maxRetries(c)
+            : state == TcpState.SYN_SENT || !tcb.hasFlag(c, F_PASSIVE) ? config.synRetries() : config.synAckRetries();
         if (retries > limit) {
             if (tcb.hasFlag(c, F_PASSIVE)) {
                 // A half-open connection whose SYN-ACKs went unanswered (a spoofed or unroutable source).
@@ -1191,6 +1198,17 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return c < 0 ? TcpError.INVALID : tcb.error(c);
     }
 
+    /**
+     * The last soft error of a connection that goes on (RFC 9293 MUST-47): an ICMP unreachable about a synchronized
+     * connection ({@code HOST_UNREACHABLE}, {@code NET_UNREACHABLE}, {@code REFUSED}), or no route for a
+     * retransmission; {@code NONE} if there was none. It does not end the connection; if the connection then times
+     * out, it is the error {@link #error} and {@link TcpEvents#closed} report. Polled, as Linux's soft error is.
+     */
+    public int softError(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? TcpError.INVALID : tcb.softError(c);
+    }
+
     /** The peer sent its FIN: once the receive ring is empty, the stream has ended. */
     public boolean receiveShutdown(int connection) {
         final int c = slot(connection);
@@ -1200,6 +1218,35 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         final int state = tcb.state(c);
         return state == TcpState.CLOSE_WAIT || state == TcpState.CLOSING || state == TcpState.LAST_ACK
             || state == TcpState.TIME_WAIT || state == TcpState.CLOSED;
+    }
+
+    /**
+     * How many times one segment (a SYN included) is retransmitted on this connection before it gives up with
+     * {@code TIMED_OUT}: RFC 9293's R2, set per connection (MUST-21); 0 goes back to the layer's
+     * ({@link TcpConfig#maxRetries}, {@link TcpConfig#synRetries}). Zero-window probes count against it too. Returns 0
+     * or {@code -INVALID}.
+     */
+    public int maxRetries(int connection, int retries) {
+        final int c = slot(connection);
+        if (c < 0 || retries < 0) {
+            return -TcpError.INVALID;
+        }
+        tcb.maxRetries(c, retries);
+        return 0;
+    }
+
+    /**
+     * The IPv4 TOS byte (Diffserv codepoint and ECN bits, as Java's {@code IP_TOS}) of this connection's segments from
+     * now on (RFC 9293 MUST-48; it may change during the connection, SHLD-21). A passive connection's SYN-ACK goes
+     * with 0, as does a reset that no connection sends. Returns 0 or {@code -INVALID}.
+     */
+    public int trafficClass(int connection, int tos) {
+        final int c = slot(connection);
+        if (c < 0 || tos < 0 || tos > 255) {
+            return -TcpError.INVALID;
+        }
+        tcb.tos(c, tos);
+        return 0;
     }
 
     /** TCP_NODELAY: disables Nagle's algorithm (and sends what it held back). Returns 0 or {@code -INVALID}. */

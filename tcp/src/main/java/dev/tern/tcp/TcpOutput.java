@@ -95,7 +95,7 @@ final class TcpOutput {
         final int scale = tcb.hasFlag(c, F_WINDOW_SCALING) ? tcb.rcvScale(c) : -1;
         final int headerLength = TcpHeader.MIN_LENGTH + optionsLength(true, scale, sackOk, timestamps, 0);
         final int remote = tcb.remoteAddress(c);
-        final int result = ipv4.begin(0, remote, IpProtocol.TCP, headerLength, 0, 0, true, nowNs);
+        final int result = ipv4.begin(0, remote, IpProtocol.TCP, headerLength, 0, tcb.tos(c), true, nowNs);
         if (result != Ipv4Layer.OK) {
             counters.txNoBuffer.incrementRelease();
         } else {
@@ -262,8 +262,8 @@ final class TcpOutput {
         final int total = headerLength + length;
         final int remote = tcb.remoteAddress(c);
         final int result = segmentSize > 0
-            ? ipv4.beginSegmented(remote, IpProtocol.TCP, total, 0, 0, segmentSize, nowNs)
-            : ipv4.begin(0, remote, IpProtocol.TCP, total, 0, 0, true, nowNs);
+            ? ipv4.beginSegmented(remote, IpProtocol.TCP, total, 0, tcb.tos(c), segmentSize, nowNs)
+            : ipv4.begin(0, remote, IpProtocol.TCP, total, 0, tcb.tos(c), true, nowNs);
         if (result != Ipv4Layer.OK) {
             return sendFailed(c, result, segmentSize, nowNs);
         }

@@ -1054,7 +1054,7 @@ final class TcpSender {
         counters.rtoExpired.incrementRelease();
         final int retries = tcb.retries(c) + 1;
         tcb.retries(c, retries);
-        if (retries > config.maxRetries()) {
+        if (retries > retryLimit(c)) {
             layer.terminate(c, tcb.softError(c) != TcpError.NONE ? tcb.softError(c) : TcpError.TIMED_OUT, nowNs);
             return;
         }
@@ -1178,7 +1178,7 @@ final class TcpSender {
             return;
         }
         final int probes = tcb.probes(c) + 1;
-        if (probes > config.maxRetries()) {
+        if (probes > retryLimit(c)) {
             layer.terminate(c, TcpError.TIMED_OUT, nowNs);
             return;
         }
@@ -1239,5 +1239,11 @@ final class TcpSender {
             }
         }
         layer.requestOutput(c);
+    }
+
+    /** R2 of RFC 9293 §3.8.3: the connection's own limit if its owner set one, else the layer's. */
+    private int retryLimit(int c) {
+        final int own = tcb.maxRetries(c);
+        return own > 0 ? own : config.maxRetries();
     }
 }

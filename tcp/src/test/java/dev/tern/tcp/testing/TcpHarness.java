@@ -116,10 +116,16 @@ public final class TcpHarness implements AutoCloseable {
     }
 
     public TcpHarness(TcpConfig config, int mtu) {
+        this(config, mtu, dev.tern.ipv4.Ipv4Config.DEFAULT);
+    }
+
+    /** Our stack with {@code ipv4Config} for its IP layer (the TTL of what it sends, for one). */
+    public TcpHarness(TcpConfig config, int mtu, dev.tern.ipv4.Ipv4Config ipv4Config) {
         wire = MemoryWire.builder().clock(clock).mtu(mtu).build();
         peer = wire.attach("peer", PEER_MAC);
         peer.promiscuous(true);
-        stack = new TestStack("us", wire.attach("us", 0x0200_0000_0002L), "198.18.0.2/24", config, now());
+        stack = new TestStack("us", wire.attach("us", 0x0200_0000_0002L), "198.18.0.2/24", config, ipv4Config,
+            now(), 64);
         tcp = stack.tcp;
         // The peer asks for our address first, so we know its MAC and our segments need no ARP.
         final byte[] arp = new byte[28];
@@ -240,8 +246,13 @@ public final class TcpHarness implements AutoCloseable {
 
     /** Sends any IPv4 datagram from the peer's MAC to ours. */
     public void sendIp(int source, int destination, int protocol, byte[] payload) {
+        sendIp(source, destination, protocol, 64, payload);
+    }
+
+    /** As {@link #sendIp(int, int, int, byte[])}, with the datagram's TTL. */
+    public void sendIp(int source, int destination, int protocol, int ttl, byte[] payload) {
         final byte[] packet = new byte[Ipv4Header.MIN_LENGTH + payload.length];
-        new Ipv4Repr(source, destination, protocol, 64, 0, 0, 0x4000, payload.length)
+        new Ipv4Repr(source, destination, protocol, ttl, 0, 0, 0x4000, payload.length)
             .emit(new Ipv4Header().wrap(MemorySegment.ofArray(packet), 0, packet.length));
         System.arraycopy(payload, 0, packet, Ipv4Header.MIN_LENGTH, payload.length);
         inject(stack.link.macAddress(), EtherType.IPV4, packet);

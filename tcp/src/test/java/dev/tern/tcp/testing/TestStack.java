@@ -34,6 +34,11 @@ public final class TestStack implements Pollable, AutoCloseable {
     }
 
     public TestStack(String name, Link link, String cidr, TcpConfig config, long nowNs, int receiveBatch) {
+        this(name, link, cidr, config, Ipv4Config.DEFAULT, nowNs, receiveBatch);
+    }
+
+    public TestStack(String name, Link link, String cidr, TcpConfig config, Ipv4Config ipv4Config, long nowNs,
+                     int receiveBatch) {
         this.name = name;
         this.link = link;
         this.receiveBatch = receiveBatch;
@@ -41,7 +46,7 @@ public final class TestStack implements Pollable, AutoCloseable {
         this.timers = new Timers(nowNs);
         this.ethernet = new EthernetLayer(link, link.macAddress(), counters);
         this.arp = new ArpLayer(ethernet, timers, InterfaceAddress.parse(cidr), ArpConfig.DEFAULT, counters);
-        this.ipv4 = new Ipv4Layer(ethernet, arp, timers, Ipv4Config.DEFAULT, counters);
+        this.ipv4 = new Ipv4Layer(ethernet, arp, timers, ipv4Config, counters);
         this.tcp = new TcpLayer(ipv4, timers, config, counters);
         arp.start(nowNs);
     }
