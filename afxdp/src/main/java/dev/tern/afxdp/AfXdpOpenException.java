@@ -31,11 +31,11 @@ public final class AfXdpOpenException extends RuntimeException {
         final String why = switch (e.errno()) {
             case 1, 13 -> "no privilege (AF_XDP needs CAP_NET_ADMIN and CAP_NET_RAW; run as root)" + OTHER_LINKS;
             case 97 -> "this kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)" + OTHER_LINKS;
-            case 12 -> "the kernel refused the UMEM (ENOMEM: raise RLIMIT_MEMLOCK or use fewer frames)";
+            case 12 -> e.call() + ": the kernel refused the memory (ENOMEM: raise RLIMIT_MEMLOCK or use fewer frames)";
+            case 16 -> e.call() + ": the queue already has an AF_XDP socket (another Tern on it?) (EBUSY)";
             default -> e.getMessage();
         };
-        return new AfXdpOpenException("afxdp:" + name + ": " + (e.errno() == 1 || e.errno() == 13 || e.errno() == 97 ? why
-            : e.call() + ": " + why), e);
+        return new AfXdpOpenException("afxdp:" + name + ": " + why, e);
     }
 
     static AfXdpOpenException bpf(String call, int errno) {
