@@ -4,6 +4,7 @@ import dev.tern.afpacket.netns.BackgroundCommand;
 import dev.tern.afpacket.netns.CommandResult;
 import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.afxdp.AfXdpLink;
+import dev.tern.afxdp.AfXdpOpenException;
 import dev.tern.afxdp.AfXdpOptions;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.TcpConnection;
@@ -23,7 +24,9 @@ import java.util.function.BooleanSupplier;
 import static dev.tern.afpacket.netns.NetnsHarness.PEER_IPV4;
 import static dev.tern.afpacket.netns.NetnsHarness.TERN_IPV4;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -224,5 +227,28 @@ class AfXdpInteropTest {
         assertTrue(kernelReceived.startsWith("received " + (4L << 20) + " "), kernelReceived);
         final CommandResult neighbours = net.peerExec(Duration.ofSeconds(5), "ip", "neigh", "show", "dev", NetnsHarness.PEER_INTERFACE);
         System.out.println("peer's neighbours: " + neighbours.stdout().strip());
+    }
+
+    /**
+     * A second program on the interface is refused with the reason, and closing the link detaches its program: a
+     * veth pair with two queues inside the Tern namespace, one link on queue 0, a second one on queue 1.
+     */
+    @Test
+    void aSecondProgramIsRefusedWithTheReasonAndCloseDetaches() {
+        VethRig.assumeNetns();
+        net = NetnsHarness.create(VethSetup.DEFAULT.harnessOptions());
+        net.ternNamespace().ip("link", "add", "xq0", "numtxqueues", "2", "numrxqueues", "2", "type", "veth", "peer", "name", "xq1",
+            "numtxqueues", "2", "numrxqueues", "2");
+        net.ternNamespace().ip("link", "set", "xq0", "up");
+        net.ternNamespace().ip("link", "set", "xq1", "up");
+        link = net.ternNamespace().call(() -> AfXdpLink.open("xq0", AfXdpOptions.forAddress(TERN_IPV4)));
+        assertTrue(net.ternNamespace().ip("link", "show", "xq0").stdout().contains("prog/xdp"), "attached");
+        final AfXdpOpenException refused = assertThrows(AfXdpOpenException.class, () -> net.ternNamespace().call(
+            () -> AfXdpLink.open("xq0", AfXdpOptions.forAddress(TERN_IPV4).queue(1))));
+        assertTrue(refused.getMessage().contains("another XDP program is attached to xq0"), refused.getMessage());
+        assertEquals(1, refused.getMessage().lines().count());
+        link.close();
+        link = null;
+        assertFalse(net.ternNamespace().ip("link", "show", "xq0").stdout().contains("prog/xdp"), "detached on close");
     }
 }
