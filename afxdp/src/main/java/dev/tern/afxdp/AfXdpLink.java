@@ -45,7 +45,7 @@ public final class AfXdpLink implements Link {
         "afxdp.rx.bytes", "afxdp.rx.too_long", "afxdp.rx.dropped", "afxdp.rx.invalid_descs", "afxdp.rx.ring_full",
         "afxdp.rx.fill_ring_empty", "afxdp.rx.fill_short", "afxdp.rx.wakeups", "afxdp.tx.frames", "afxdp.tx.bytes",
         "afxdp.tx.ring_full", "afxdp.tx.rejected", "afxdp.tx.invalid_descs", "afxdp.tx.ring_empty",
-        "afxdp.tx.send_calls", "afxdp.tx.errors"};
+        "afxdp.tx.send_calls", "afxdp.tx.errors", "afxdp.busy_poll"};
     private static final int EAGAIN = 11;
     private static final int EBUSY = 16;
     private static final int ENOBUFS = 105;
@@ -58,6 +58,7 @@ public final class AfXdpLink implements Link {
     private final int mtu;
     private final int chunkSize;
     private final boolean zeroCopy;
+    private boolean busyPoll;
     private final Resources resources;
     private final MemorySegment umem;
     private final XskRing fill;
@@ -189,7 +190,25 @@ public final class AfXdpLink implements Link {
 
         final boolean zeroCopy = bind(arena, cs, fd, index, options);
         resources.steering = XdpSteering.attach(arena, cs, name, index, options.queue(), fd, mac, options.ipv4(), options.genericXdp());
-        return new AfXdpLink(name, index, options.queue(), mac, mtu, chunkSize, zeroCopy, resources, umem, fill, completion, rx, tx, freeTx);
+        final AfXdpLink link = new AfXdpLink(name, index, options.queue(), mac, mtu, chunkSize, zeroCopy, resources, umem, fill,
+            completion, rx, tx, freeTx);
+        link.busyPoll = options.busyPollUs() > 0 && preferBusyPoll(arena, cs, fd, options.busyPollUs());
+        return link;
+    }
+
+    /**
+     * Asks the kernel to busy-poll the queue's NAPI context from this socket's syscalls (Linux 5.11+); returns whether
+     * all three options held. A kernel without them leaves the link as it is: busy polling is a latency aid, not a need.
+     */
+    private static boolean preferBusyPoll(Arena arena, MemorySegment cs, int fd, int microseconds) {
+        return Sys.setsockopt(cs, fd, XdpAbi.SOL_SOCKET, XdpAbi.SO_PREFER_BUSY_POLL, arena.allocateFrom(ValueLayout.JAVA_INT, 1), 4) == 0
+            && Sys.setsockopt(cs, fd, XdpAbi.SOL_SOCKET, XdpAbi.SO_BUSY_POLL, arena.allocateFrom(ValueLayout.JAVA_INT, microseconds), 4) == 0
+            && Sys.setsockopt(cs, fd, XdpAbi.SOL_SOCKET, XdpAbi.SO_BUSY_POLL_BUDGET, arena.allocateFrom(ValueLayout.JAVA_INT, 64), 4) == 0;
+    }
+
+    /** Whether busy polling was asked for and the kernel took it ({@link AfXdpOptions#busyPollUs}). */
+    public boolean busyPoll() {
+        return busyPoll;
     }
 
     /** The interface's MAC and MTU, and a check that it is up, through an AF_INET socket's ioctls. */
@@ -462,6 +481,7 @@ public final class AfXdpLink implements Link {
         values[16] = statistics.get(ValueLayout.JAVA_LONG, XdpAbi.STAT_TX_RING_EMPTY);
         values[17] = txSendCalls;
         values[18] = txErrors;
+        values[19] = busyPoll ? 1 : 0;
     }
 
     /** Whether the socket is bound zero-copy (else copy mode). */
@@ -476,7 +496,8 @@ public final class AfXdpLink implements Link {
 
     /** "zero-copy, native XDP" or "copy mode, generic XDP" and so on, for start-up lines. */
     public String mode() {
-        return (zeroCopy ? "zero-copy" : "copy mode") + ", " + (nativeXdp() ? "native XDP" : "generic (SKB) XDP");
+        return (zeroCopy ? "zero-copy" : "copy mode") + ", " + (nativeXdp() ? "native XDP" : "generic (SKB) XDP")
+            + (busyPoll ? ", busy polling" : "");
     }
 
     public String interfaceName() {

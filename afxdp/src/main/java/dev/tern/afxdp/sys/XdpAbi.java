@@ -92,6 +92,10 @@ public final class XdpAbi {
     @CAbi("PROT_WRITE") public static final int PROT_WRITE = 2;
     @CAbi("MAP_SHARED") public static final int MAP_SHARED = 1;
     @CAbi("MAP_POPULATE") public static final int MAP_POPULATE = 0x8000;
+    @CAbi("SOL_SOCKET") public static final int SOL_SOCKET = 1;
+    @CAbi("SO_BUSY_POLL") public static final int SO_BUSY_POLL = 46;
+    @CAbi("SO_PREFER_BUSY_POLL") public static final int SO_PREFER_BUSY_POLL = 69;
+    @CAbi("SO_BUSY_POLL_BUDGET") public static final int SO_BUSY_POLL_BUDGET = 70;
     @CAbi("MSG_DONTWAIT") public static final int MSG_DONTWAIT = 0x40;
     @CAbi("POLLIN") public static final int POLLIN = 1;
     @CAbi("sizeof(struct pollfd)") public static final int POLLFD_SIZE = 8;

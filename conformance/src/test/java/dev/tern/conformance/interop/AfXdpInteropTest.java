@@ -74,10 +74,14 @@ class AfXdpInteropTest {
     }
 
     private void start() {
+        start(AfXdpOptions.forAddress(TERN_IPV4));
+    }
+
+    private void start(AfXdpOptions options) {
         VethRig.assumeNetns();
         net = NetnsHarness.create(VethSetup.DEFAULT.harnessOptions());
         kernel = new KernelPeer(net);
-        link = net.ternNamespace().call(() -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE, AfXdpOptions.forAddress(TERN_IPV4)));
+        link = net.ternNamespace().call(() -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE, options));
         stack = NetStack.builder().name("afxdp").link(link).address(VethRig.TERN_CIDR).countersInMemory().build();
         System.out.println("AF_XDP link: " + link);
     }
@@ -120,6 +124,16 @@ class AfXdpInteropTest {
         assertTrue(counter("link.afxdp.rx.frames") >= 6, "ARP request and five echo requests came through the socket");
         assertTrue(counter("link.afxdp.tx.frames") >= 6);
         assertEquals(0, counter("link.afxdp.rx.too_long"));
+    }
+
+    @Test
+    void withBusyPollingTheKernelStillPingsTern() {
+        start(AfXdpOptions.forAddress(TERN_IPV4).busyPollUs(50));
+        assertTrue(link.busyPoll(), "SO_PREFER_BUSY_POLL, SO_BUSY_POLL and SO_BUSY_POLL_BUDGET taken: " + link.mode());
+        final BackgroundCommand ping = net.startInPeer("ping", "-n", "-c", "5", "-i", "0.2", "-W", "2", NetnsHarness.TERN_ADDRESS);
+        whilePolling(ping, Duration.ofSeconds(20));
+        assertTrue(ping.stdout().contains("5 received"), ping.stdout() + ping.stderr());
+        assertEquals(1, counter("link.afxdp.busy_poll"));
     }
 
     @Test
