@@ -1,6 +1,9 @@
 package dev.tern.conformance.bench;
 
 import dev.tern.afpacket.AfPacketOptions;
+import dev.tern.afxdp.AfXdpLink;
+import dev.tern.afxdp.AfXdpOptions;
+import dev.tern.ethernet.link.Link;
 import dev.tern.afpacket.netns.BackgroundCommand;
 import dev.tern.afpacket.netns.CommandResult;
 import dev.tern.afpacket.netns.Commands;
@@ -72,6 +75,7 @@ public final class VethBenchmark {
     private static final int DATAGRAM = 64;
     /** Key suffix of the bulk runs whose link has no vnet header (Tern segments and checksums in Java). */
     private static final String NO_VNET = "_no_vnet";
+    private static final String AFXDP = "_afxdp";
     static final TcpOptions BULK_BUFFERS = TcpOptions.DEFAULT.withBuffers(4 << 20, 4 << 20);
     static final Pattern GBPS = Pattern.compile("gbps=([0-9.]+)");
     private static final Pattern P50 = Pattern.compile("p50_us=([0-9.]+)");
@@ -262,7 +266,7 @@ public final class VethBenchmark {
             final boolean warmUp = round == 0;
             for (BulkMode mode : BulkMode.forSetting(offloads)) {
                 final String key = mode.key() + suffix;
-                withStack(net, mode.vnetHeader(), mode.threading(), key, stack -> {
+                withStack(net, mode.vnetHeader(), mode.afxdp(), mode.threading(), key, stack -> {
                     for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
                         if (!wantsBulk("tcp-" + way.replace('_', '-'))) {
                             continue;
@@ -276,6 +280,18 @@ public final class VethBenchmark {
                         samples.computeIfAbsent("tcp_bulk_ratio_" + way + key, k -> new ArrayList<>()).add(gbps / kernel);
                     }
                 });
+            }
+        }
+        // AF_XDP against AF_PACKET in the same round and the same terms (Tern segments and checksums in Java).
+        for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
+            final List<Double> afxdp = samples.get("tcp_bulk_gbps_" + way + Threading.RUNNER.key + AFXDP + suffix);
+            final List<Double> afpacket = samples.get("tcp_bulk_gbps_" + way + Threading.RUNNER.key + NO_VNET + suffix);
+            if (afxdp != null && afpacket != null) {
+                final List<Double> ratios = new ArrayList<>();
+                for (int i = 0; i < Math.min(afxdp.size(), afpacket.size()); i++) {
+                    ratios.add(afxdp.get(i) / afpacket.get(i));
+                }
+                samples.put("tcp_bulk_ratio_afxdp_to_afpacket_" + way + suffix, ratios);
             }
         }
         samples.forEach((key, values) -> {
@@ -300,7 +316,15 @@ public final class VethBenchmark {
 
     /** A fresh stack on Tern's end, driven as {@code threading} says, for {@code work}; closed after. */
     void withStack(NetnsHarness net, boolean vnetHeader, Threading threading, String key, StackWork work) throws Exception {
-        final NetStack stack = NetStack.builder().name("veth-bench").link(net.openTernLink(linkOptions(vnetHeader)))
+        withStack(net, vnetHeader, false, threading, key, work);
+    }
+
+    /** {@link #withStack}, on the AF_XDP link (steering frames for Tern's address) when {@code afxdp}. */
+    void withStack(NetnsHarness net, boolean vnetHeader, boolean afxdp, Threading threading, String key, StackWork work) throws Exception {
+        final Link link = afxdp
+            ? net.ternNamespace().call(() -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE, AfXdpOptions.forAddress(NetnsHarness.TERN_IPV4)))
+            : net.openTernLink(linkOptions(vnetHeader));
+        final NetStack stack = NetStack.builder().name("veth-bench").link(link)
             .address(NetnsHarness.TERN_ADDRESS + "/24").countersInMemory().build();
         final StackRunner runner = threading == Threading.OWN_THREAD ? null
             : StackRunner.start(stack, backoff ? new BackoffIdleStrategy(100, 10, 1_000, 100_000) : new BusySpinIdleStrategy());
@@ -386,19 +410,28 @@ public final class VethBenchmark {
      * off Tern also runs once without the vnet header ({@code _no_vnet}): it then cuts MSS-sized frames and computes
      * every checksum itself, in Java, and the kernel sends each frame as it is.
      */
-    private record BulkMode(Threading threading, boolean vnetHeader) {
+    private record BulkMode(Threading threading, boolean vnetHeader, boolean afxdp) {
+        BulkMode(Threading threading, boolean vnetHeader) {
+            this(threading, vnetHeader, false);
+        }
+
+        /**
+         * With offloads off, also Tern on the AF_XDP link ({@code _afxdp}: copy mode on veth, no offloads, so Tern cuts
+         * and checksums every frame itself, as with AF_PACKET without the vnet header, the mode it is compared with).
+         */
         static List<BulkMode> forSetting(boolean offloads) {
             final List<BulkMode> modes = new ArrayList<>(List.of(new BulkMode(Threading.RUNNER, true),
                 new BulkMode(Threading.OWN_THREAD, true)));
             if (!offloads) {
                 modes.add(new BulkMode(Threading.RUNNER, false));
+                modes.add(new BulkMode(Threading.RUNNER, false, true));
             }
             return modes;
         }
 
         /** The results' key part for this mode (before the offload setting's suffix). */
         String key() {
-            return threading.key + (vnetHeader ? "" : NO_VNET);
+            return threading.key + (afxdp ? AFXDP : vnetHeader ? "" : NO_VNET);
         }
     }
 
@@ -687,12 +720,18 @@ public final class VethBenchmark {
             final String o = offloads ? "on" : "off";
             for (BulkMode mode : BulkMode.forSetting(offloads)) {
                 final String how = " (" + mode.threading().name().toLowerCase(Locale.ROOT).replace('_', ' ')
-                    + (mode.vnetHeader() ? "" : ", no vnet") + ")";
+                    + (mode.afxdp() ? ", AF_XDP" : mode.vnetHeader() ? "" : ", no vnet") + ")";
                 for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
                     row(table, format, o, "TCP bulk Gbit/s " + way.replace("_to_", "->").replace("tern", "Tern") + how,
                         get("tcp_bulk_gbps_" + way + mode.key() + s), get("tcp_bulk_gbps_kernel" + s),
                         get("tcp_bulk_ratio_" + way + mode.key() + s));
                 }
+            }
+            for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
+                // Columns: AF_XDP where Tern goes, AF_PACKET (no vnet header) where the kernel goes; the per-round ratio.
+                row(table, format, o, "TCP bulk " + way.replace("_to_", "->").replace("tern", "Tern") + ": AF_XDP vs AF_PACKET no vnet",
+                    get("tcp_bulk_gbps_" + way + Threading.RUNNER.key + AFXDP + s), get("tcp_bulk_gbps_" + way + Threading.RUNNER.key + NO_VNET + s),
+                    get("tcp_bulk_ratio_afxdp_to_afpacket_" + way + s));
             }
             for (Threading threading : Threading.values()) {
                 final String how = " (" + threading.name().toLowerCase(Locale.ROOT).replace('_', ' ') + ")";
