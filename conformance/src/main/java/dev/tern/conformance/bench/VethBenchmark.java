@@ -235,6 +235,19 @@ public final class VethBenchmark {
                         results.put("udp_rr_p99_us_tern_server" + key, server[1]);
                     });
                 }
+                if (!offloads) {
+                    // AF_XDP (copy mode on veth, no checksum metadata: offloads off only), the application spinning.
+                    final String key = Threading.RUNNER_SPIN.key + AFXDP + suffix;
+                    withStack(net, false, true, Threading.RUNNER_SPIN, key, stack -> {
+                        final double[] client = ternClientRoundTrips(net, stack, true);
+                        results.put("udp_rr_p50_us_tern_client" + key, client[0]);
+                        results.put("udp_rr_p99_us_tern_client" + key, client[1]);
+                        results.put("udp_rr_lost_tern_client" + key, client[2]);
+                        final double[] server = ternServerRoundTrips(net, stack, true);
+                        results.put("udp_rr_p50_us_tern_server" + key, server[0]);
+                        results.put("udp_rr_p99_us_tern_server" + key, server[1]);
+                    });
+                }
             }
             if (only.equals("all")) {
                 crossCheck(kernels, suffix);
@@ -740,6 +753,12 @@ public final class VethBenchmark {
                         row(table, format, o, "UDP 64 B RR " + p + " us, Tern " + role + how,
                             get("udp_rr_" + p + "_us_tern_" + role + threading.key + s), get("udp_rr_" + p + "_us_kernel" + s));
                     }
+                }
+            }
+            for (String role : List.of("client", "server")) {
+                for (String p : List.of("p50", "p99")) {
+                    row(table, format, o, "UDP 64 B RR " + p + " us, Tern " + role + " (runner spin, AF_XDP)",
+                        get("udp_rr_" + p + "_us_tern_" + role + Threading.RUNNER_SPIN.key + AFXDP + s), get("udp_rr_" + p + "_us_kernel" + s));
                 }
             }
             row(table, format, o, "iperf3 kernel<->kernel Gbit/s", Double.NaN, get("tcp_bulk_gbps_iperf3_kernel" + s));
