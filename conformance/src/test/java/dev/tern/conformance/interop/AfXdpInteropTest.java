@@ -121,9 +121,22 @@ class AfXdpInteropTest {
         assertTrue(ping.stdout().contains("5 received"), ping.stdout() + ping.stderr());
         final KernelPeer.Neighbour neighbour = kernel.neighbour(NetnsHarness.TERN_ADDRESS);
         assertEquals(link.macAddress(), neighbour.mac(), "the kernel learned Tern's MAC by ARP: " + neighbour);
+        assertTrue(link.nativeXdp(), "veth takes the program in native mode on this kernel: " + link.mode());
         assertTrue(counter("link.afxdp.rx.frames") >= 6, "ARP request and five echo requests came through the socket");
         assertTrue(counter("link.afxdp.tx.frames") >= 6);
         assertEquals(0, counter("link.afxdp.rx.too_long"));
+    }
+
+    @Test
+    void inGenericXdpModeTheKernelStillResolvesAndPingsTern() {
+        start(AfXdpOptions.forAddress(TERN_IPV4).genericXdp(true));
+        assertFalse(link.nativeXdp(), link.mode());
+        final BackgroundCommand ping = net.startInPeer("ping", "-n", "-c", "5", "-i", "0.2", "-W", "2", NetnsHarness.TERN_ADDRESS);
+        whilePolling(ping, Duration.ofSeconds(20));
+        assertTrue(ping.stdout().contains("5 received"), ping.stdout() + ping.stderr());
+        assertTrue(net.ternNamespace().ip("link", "show", NetnsHarness.TERN_INTERFACE).stdout().contains("xdpgeneric"),
+            "attached in generic mode");
+        assertEquals(0, counter("link.afxdp.xdp_native"));
     }
 
     @Test
