@@ -432,20 +432,33 @@ public final class AfXdpLink implements Link {
     }
 
     /**
-     * Deviation: multicast is not steered to Tern. The XDP program cannot copy a frame to both the kernel and the
-     * socket, and taking a group's frames from the kernel would break its own members; joining is accepted and has no
-     * effect on what arrives.
+     * Steers frames for the group MAC to Tern (the steering program's group map). On a shared interface the kernel no
+     * longer sees that group there: an XDP program cannot give one frame to both. The all-systems group stays the
+     * kernel's. On a NIC the MAC must also pass its multicast filter (a kernel member of the group, or
+     * {@code ip maddr add}); veth passes every frame.
+     *
+     * @throws IllegalStateException when the kernel refuses (more than {@value XdpSteering#MAX_GROUPS} groups)
      */
     @Override
     public void addMulticast(long groupMac) {
-        if (!MacAddress.isMulticast(groupMac)) {
-            throw new IllegalArgumentException(MacAddress.format(groupMac) + " is not a multicast MAC address");
+        requireMulticast(groupMac);
+        final int errno = resources.steering.addGroup(groupMac);
+        if (errno != 0) {
+            throw new IllegalStateException("afxdp: cannot steer group " + MacAddress.format(groupMac) + " to Tern: "
+                + Sys.errnoName(errno));
         }
     }
 
     @Override
     public void removeMulticast(long groupMac) {
-        addMulticast(groupMac);
+        requireMulticast(groupMac);
+        resources.steering.removeGroup(groupMac);
+    }
+
+    private static void requireMulticast(long groupMac) {
+        if (!MacAddress.isMulticast(groupMac) || MacAddress.isBroadcast(groupMac)) {
+            throw new IllegalArgumentException(MacAddress.format(groupMac) + " is not a multicast MAC address");
+        }
     }
 
     @Override

@@ -16,6 +16,8 @@ import java.nio.charset.StandardCharsets;
  * <p>The program, in pseudo-C (the instructions are {@link #program}):
  * <pre>
  *   if (frame shorter than 14 bytes) return XDP_PASS;
+ *   if (dst MAC is 01:00:xx:xx:xx:xx but not 01:00:5e:00:00:01)          // a multicast group
+ *       return lookup(&amp;groups, dst MAC bytes 2..5) ? redirect : XDP_PASS;
  *   if (dst MAC != Tern's MAC &amp;&amp; dst MAC != ff:ff:ff:ff:ff:ff) return XDP_PASS;
  *   if (ethertype == 0x0800 &amp;&amp; frame &gt;= 34 bytes &amp;&amp; IPv4 dst == Tern's address) goto redirect;
  *   if (ethertype == 0x0806 &amp;&amp; frame &gt;= 42 bytes &amp;&amp; ARP target IP == Tern's address) goto redirect;
@@ -24,7 +26,9 @@ import java.nio.charset.StandardCharsets;
  *   return bpf_redirect_map(&amp;xsks, ctx-&gt;rx_queue_index, XDP_PASS);   // no socket on that queue: the kernel's
  * </pre>
  * Checking the IPv4 address as well as the MAC is what lets Tern share the interface's own MAC with the kernel:
- * the kernel keeps every frame for its own addresses. IPv4 multicast is not steered (the kernel keeps it).
+ * the kernel keeps every frame for its own addresses. Multicast: frames for a group MAC Tern joined
+ * ({@link #addGroup}, a hash map the program looks up) go to Tern, and no longer to the kernel on this interface; the
+ * all-systems group (224.0.0.1, whose IGMP queries the kernel needs) always stays the kernel's.
  *
  * <p>Attachment is a BPF link ({@code BPF_LINK_CREATE}, kernel 5.9+): the kernel detaches the program when the last
  * descriptor of the link closes, so a Tern process that exits or is killed leaves nothing attached. Native (driver)
@@ -37,6 +41,10 @@ final class XdpSteering implements AutoCloseable {
 
     private final MemorySegment callState;
     private int mapFd = -1;
+    private int groupsFd = -1;
+    private MemorySegment groupKey;
+    private MemorySegment groupValue;
+    private MemorySegment groupAttr;
     private int programFd = -1;
     private int linkFd = -1;
     private boolean nativeMode;
@@ -56,6 +64,7 @@ final class XdpSteering implements AutoCloseable {
         final XdpSteering steering = new XdpSteering(callState);
         try {
             steering.createMap(arena, queue + 1);
+            steering.createGroups(arena);
             steering.load(arena, mac, ipv4);
             steering.insert(arena, queue, socketFd);
             steering.attachTo(arena, interfaceName, ifindex, forceGeneric);
@@ -84,8 +93,55 @@ final class XdpSteering implements AutoCloseable {
         mapFd = fd;
     }
 
+    /** The multicast groups steered to Tern: a hash map keyed by bytes 2..5 of the group MAC. */
+    private void createGroups(Arena arena) {
+        final MemorySegment attr = arena.allocate(XdpAbi.BPF_ATTR_SIZE, 8);
+        attr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_CREATE_TYPE, XdpAbi.BPF_MAP_TYPE_HASH);
+        attr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_CREATE_KEY_SIZE, 4);
+        attr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_CREATE_VALUE_SIZE, 4);
+        attr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_CREATE_MAX_ENTRIES, MAX_GROUPS);
+        name(attr, XdpAbi.MAP_CREATE_NAME, "tern_groups");
+        final int fd = Sys.bpf(callState, XdpAbi.BPF_MAP_CREATE, attr, XdpAbi.BPF_ATTR_SIZE);
+        if (fd < 0) {
+            throw AfXdpOpenException.bpf("bpf(BPF_MAP_CREATE, HASH)", Sys.errno(callState));
+        }
+        groupsFd = fd;
+        groupKey = arena.allocate(ValueLayout.JAVA_INT);
+        groupValue = arena.allocateFrom(ValueLayout.JAVA_INT, 1);
+        groupAttr = arena.allocate(XdpAbi.BPF_ATTR_SIZE, 8);
+    }
+
+    /** The most multicast groups steered at once. */
+    static final int MAX_GROUPS = 256;
+
+    /** The map key of a group MAC: its bytes 2..5, as the program loads them (a little-endian u32). */
+    static int groupKey(long groupMac) {
+        return Integer.reverseBytes((int) groupMac);
+    }
+
+    /** Steers frames for {@code groupMac} to Tern; returns 0 or the errno of the refusal (map full). Cold path. */
+    int addGroup(long groupMac) {
+        return groupCommand(XdpAbi.BPF_MAP_UPDATE_ELEM, groupMac);
+    }
+
+    /** Gives frames for {@code groupMac} back to the kernel. Cold path. */
+    int removeGroup(long groupMac) {
+        return groupCommand(XdpAbi.BPF_MAP_DELETE_ELEM, groupMac);
+    }
+
+    private int groupCommand(int command, long groupMac) {
+        groupKey.set(ValueLayout.JAVA_INT, 0, groupKey(groupMac));
+        groupAttr.fill((byte) 0);
+        groupAttr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_UPDATE_FD, groupsFd);
+        groupAttr.set(ValueLayout.JAVA_LONG, XdpAbi.MAP_UPDATE_KEY, groupKey.address());
+        if (command == XdpAbi.BPF_MAP_UPDATE_ELEM) {
+            groupAttr.set(ValueLayout.JAVA_LONG, XdpAbi.MAP_UPDATE_VALUE, groupValue.address());
+        }
+        return Sys.bpf(callState, command, groupAttr, XdpAbi.BPF_ATTR_SIZE) < 0 ? Sys.errno(callState) : 0;
+    }
+
     private void load(Arena arena, long mac, int ipv4) {
-        final long[] instructions = program(mapFd, mac, ipv4);
+        final long[] instructions = program(mapFd, groupsFd, mac, ipv4);
         final MemorySegment insns = arena.allocate(8L * instructions.length, 8);
         for (int i = 0; i < instructions.length; i++) {
             insns.set(ValueLayout.JAVA_LONG, 8L * i, instructions[i]);
@@ -177,6 +233,10 @@ final class XdpSteering implements AutoCloseable {
                 Sys.close(state, mapFd);
                 mapFd = -1;
             }
+            if (groupsFd >= 0) {
+                Sys.close(state, groupsFd);
+                groupsFd = -1;
+            }
         }
     }
 
@@ -188,26 +248,40 @@ final class XdpSteering implements AutoCloseable {
     private static final int R3 = 3;
     private static final int R4 = 4;
     private static final int R5 = 5;
+    private static final int R6 = 6;
+    private static final int R10 = 10;
+    /** Bytes 2..5 of 01:00:5e:00:00:01 (all systems, 224.0.0.1), as the program loads them. */
+    private static final int ALL_SYSTEMS_KEY = Integer.reverseBytes(0x5E00_0001);
 
     /**
      * The steering program's instructions (each {@code struct bpf_insn} as a little-endian u64: code, dst|src&lt;&lt;4,
-     * off, imm) for an XSKMAP {@code mapFd}, Tern's {@code mac} (packed as {@code MacAddress}) and {@code ipv4}.
+     * off, imm) for an XSKMAP {@code mapFd}, the group map {@code groupsFd}, Tern's {@code mac} (packed as
+     * {@code MacAddress}) and {@code ipv4}.
      */
-    static long[] program(int mapFd, long mac, int ipv4) {
+    static long[] program(int mapFd, int groupsFd, long mac, int ipv4) {
         final Assembler a = new Assembler();
         // Frame bytes are read as little-endian words, so each constant is the wire bytes in little-endian order.
         final int macLow = Integer.reverseBytes((int) (mac >>> 16));
         final int macHigh = Short.toUnsignedInt(Short.reverseBytes((short) mac));
         final int addressLe = Integer.reverseBytes(ipv4);
 
+        a.movX(R6, R1);                                                  // the context, kept across calls
         a.ldxW(R2, R1, XdpAbi.XDP_MD_DATA);
         a.ldxW(R3, R1, XdpAbi.XDP_MD_DATA_END);
         a.movX(R4, R2).addK(R4, 14).jgtX(R4, R3, "pass");
         a.ldxW(R5, R2, 0).jne32K(R5, macLow, "broadcast");
         a.ldxH(R5, R2, 4).jne32K(R5, macHigh, "broadcast").ja("ethertype");
         a.label("broadcast");
-        a.ldxW(R5, R2, 0).jne32K(R5, -1, "pass");
-        a.ldxH(R5, R2, 4).jne32K(R5, 0xFFFF, "pass");
+        a.ldxW(R5, R2, 0).jne32K(R5, -1, "multicast");
+        a.ldxH(R5, R2, 4).jne32K(R5, 0xFFFF, "pass").ja("ethertype");
+        a.label("multicast");
+        a.ldxH(R5, R2, 0).jne32K(R5, 0x0001, "pass");                   // 01:00:..
+        a.ldxW(R5, R2, 2).jeq32K(R5, ALL_SYSTEMS_KEY, "pass");
+        a.stxW(R10, R5, -4);
+        a.movX(R2, R10).addK(R2, -4);
+        a.ldMapFd(R1, groupsFd);
+        a.call(XdpAbi.BPF_FUNC_MAP_LOOKUP_ELEM);
+        a.jeqK(R0, 0, "pass").ja("redirect");
         a.label("ethertype");
         a.ldxH(R5, R2, 12).jne32K(R5, 0x0008, "arp");                  // 0x0800 on the wire
         a.movX(R4, R2).addK(R4, 34).jgtX(R4, R3, "pass");
@@ -217,7 +291,7 @@ final class XdpSteering implements AutoCloseable {
         a.movX(R4, R2).addK(R4, 42).jgtX(R4, R3, "pass");
         a.ldxW(R5, R2, 38).jne32K(R5, addressLe, "pass");                // ARP target protocol address
         a.label("redirect");
-        a.ldxW(R2, R1, XdpAbi.XDP_MD_RX_QUEUE_INDEX);
+        a.ldxW(R2, R6, XdpAbi.XDP_MD_RX_QUEUE_INDEX);
         a.ldMapFd(R1, mapFd);
         a.movK(R3, XdpAbi.XDP_PASS);                                     // no socket on the queue: pass
         a.call(XdpAbi.BPF_FUNC_REDIRECT_MAP).exit();
@@ -276,6 +350,18 @@ final class XdpSteering implements AutoCloseable {
 
         Assembler jgtX(int dst, int src, String target) {
             return jump(0x2d, dst, src, 0, target);                      // BPF_JMP | BPF_JGT | BPF_X
+        }
+
+        Assembler jeq32K(int dst, int immediate, String target) {
+            return jump(0x16, dst, 0, immediate, target);                // BPF_JMP32 | BPF_JEQ | BPF_K
+        }
+
+        Assembler jeqK(int dst, int immediate, String target) {
+            return jump(0x15, dst, 0, immediate, target);                // BPF_JMP | BPF_JEQ | BPF_K
+        }
+
+        Assembler stxW(int dst, int src, int offset) {
+            return emit(0x63, dst, src, offset, 0);                      // BPF_STX | BPF_MEM | BPF_W
         }
 
         Assembler jne32K(int dst, int immediate, String target) {

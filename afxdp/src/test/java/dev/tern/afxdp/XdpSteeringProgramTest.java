@@ -30,7 +30,7 @@ class XdpSteeringProgramTest {
 
     @Test
     void everyJumpLandsInsideTheProgramAndItEndsInExit() {
-        final long[] program = XdpSteering.program(7, MAC, ADDRESS);
+        final long[] program = XdpSteering.program(7, 9, MAC, ADDRESS);
         for (int pc = 0; pc < program.length; pc++) {
             final int cls = code(program[pc]) & 0x07;
             final boolean jump = (cls == 0x05 || cls == 0x06) && code(program[pc]) != 0x85 && code(program[pc]) != 0x95;
@@ -44,10 +44,10 @@ class XdpSteeringProgramTest {
 
     @Test
     void theMapIsLoadedByDescriptorAndTheRedirectFallsBackToPass() {
-        final long[] program = XdpSteering.program(7, MAC, ADDRESS);
+        final long[] program = XdpSteering.program(7, 9, MAC, ADDRESS);
         int load = -1;
         for (int pc = 0; pc < program.length; pc++) {
-            if (code(program[pc]) == 0x18) {
+            if (code(program[pc]) == 0x18 && immediate(program[pc]) == 7) {
                 load = pc;
             }
         }
@@ -61,7 +61,7 @@ class XdpSteeringProgramTest {
 
     @Test
     void theComparedConstantsAreTheWireBytesReadLittleEndian() {
-        final long[] program = XdpSteering.program(7, MAC, ADDRESS);
+        final long[] program = XdpSteering.program(7, 9, MAC, ADDRESS);
         final java.util.List<Integer> compared = new java.util.ArrayList<>();
         for (long insn : program) {
             if (code(insn) == 0x56) {
@@ -72,6 +72,26 @@ class XdpSteeringProgramTest {
         assertTrue(compared.contains(0x55_44), "bytes 44:55 of the MAC");
         assertTrue(compared.contains(0x0200_12C6), "198.18.0.2 as read from the frame");
         assertTrue(compared.contains(0x0008) && compared.contains(0x0608), "ethertypes IPv4 and ARP");
+    }
+
+    @Test
+    void groupsAreLookedUpInTheirMapByMacBytes2To5ButNeverAllSystems() {
+        final long[] program = XdpSteering.program(7, 9, MAC, ADDRESS);
+        int lookup = -1;
+        for (int pc = 0; pc < program.length; pc++) {
+            if (code(program[pc]) == 0x18 && immediate(program[pc]) == 9) {
+                lookup = pc;
+            }
+        }
+        assertTrue(lookup > 0, "the group map is loaded");
+        assertEquals(XdpAbi.BPF_FUNC_MAP_LOOKUP_ELEM, immediate(program[lookup + 2]));
+        assertEquals(0x0100_005E, XdpSteering.groupKey(0x01_00_5E_00_00_01L), "bytes 5e:00:00:01 read little-endian");
+        assertEquals(0x0302_015E, XdpSteering.groupKey(0x01_00_5E_01_02_03L));
+        boolean skipsAllSystems = false;
+        for (long insn : program) {
+            skipsAllSystems |= code(insn) == 0x16 && immediate(insn) == 0x0100_005E;
+        }
+        assertTrue(skipsAllSystems, "224.0.0.1's MAC always goes to the kernel");
     }
 
     @Test

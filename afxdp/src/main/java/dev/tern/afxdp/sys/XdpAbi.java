@@ -112,6 +112,9 @@ public final class XdpAbi {
     @CAbi("__NR_bpf") public static final long SYS_BPF = 321;
     @CAbi("BPF_MAP_CREATE") public static final int BPF_MAP_CREATE = 0;
     @CAbi("BPF_MAP_UPDATE_ELEM") public static final int BPF_MAP_UPDATE_ELEM = 2;
+    @CAbi("BPF_MAP_DELETE_ELEM") public static final int BPF_MAP_DELETE_ELEM = 3;
+    @CAbi("BPF_MAP_TYPE_HASH") public static final int BPF_MAP_TYPE_HASH = 1;
+    @CAbi("BPF_FUNC_map_lookup_elem") public static final int BPF_FUNC_MAP_LOOKUP_ELEM = 1;
     @CAbi("BPF_PROG_LOAD") public static final int BPF_PROG_LOAD = 5;
     @CAbi("BPF_LINK_CREATE") public static final int BPF_LINK_CREATE = 28;
     @CAbi("BPF_MAP_TYPE_XSKMAP") public static final int BPF_MAP_TYPE_XSKMAP = 17;

@@ -177,6 +177,43 @@ class AfXdpInteropTest {
         }
     }
 
+    /** A kernel sender's datagrams to a group Tern joined reach Tern through the group map; none after the leave. */
+    @Test
+    void kernelsMulticastReachesTernAfterItJoinsAndStopsAfterItLeaves() throws Exception {
+        start();
+        final int group = dev.tern.core.net.Ipv4Address.parse("239.1.2.3");
+        try (UdpSocket socket = stack.openUdp(); Arena arena = Arena.ofConfined()) {
+            final MemorySegment buffer = arena.allocate(2048);
+            socket.bind(5353);
+            socket.join(group);
+            assertEquals(List.of("joined-0", "joined-1", "joined-2"), multicastWhileKernelSends(socket, buffer, "joined"));
+            socket.leave(group);
+            assertEquals(List.of(), multicastWhileKernelSends(socket, buffer, "left"), "nothing reaches Tern after the leave");
+        }
+    }
+
+    private List<String> multicastWhileKernelSends(UdpSocket socket, MemorySegment buffer, String text) {
+        final List<String> received = new ArrayList<>();
+        final BackgroundCommand sender = kernel.launchPeerPy("udp-send", NetnsHarness.PEER_ADDRESS, "239.1.2.3", "5353", "3",
+            "0.02", text);
+        final BooleanSupplier take = () -> {
+            try {
+                int length;
+                while ((length = socket.receive(buffer, 0, (int) buffer.byteSize())) >= 0) {
+                    received.add(new String(buffer.asSlice(0, length).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE),
+                        java.nio.charset.StandardCharsets.US_ASCII));
+                }
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+            return false;
+        };
+        pollUntil(() -> take.getAsBoolean() || !sender.isAlive(), Duration.ofSeconds(10));
+        pollUntil(take, Duration.ofMillis(100));
+        assertEquals("sent 3", KernelPeer.line(sender.stdout(), "sent"), sender.stdout() + sender.stderr());
+        return received;
+    }
+
     @Test
     void ternSends16MiBToTheKernelIntact() throws Exception {
         start();
