@@ -315,4 +315,36 @@ class AfXdpInteropTest {
         link = null;
         assertFalse(net.ternNamespace().ip("link", "show", "xq0").stdout().contains("prog/xdp"), "detached on close");
     }
+
+    /**
+     * The command end to end: {@code tern serve --link afxdp:tern0} says its mode at start-up, answers the kernel's
+     * ping, and when killed with SIGKILL leaves no program on the interface (the kernel closes its BPF link).
+     */
+    @Test
+    void ternServeOnAfXdpSaysItsModeAnswersPingAndAKilledServeLeavesNoProgram(@org.junit.jupiter.api.io.TempDir java.nio.file.Path counters) {
+        VethRig.assumeNetns();
+        net = NetnsHarness.create(VethSetup.DEFAULT.harnessOptions());
+        kernel = new KernelPeer(net);
+        final List<String> command = new ArrayList<>(List.of("env", "TERN_COUNTERS_DIR=" + counters,
+            ProcessHandle.current().info().command().orElse("java"), "--enable-native-access=ALL-UNNAMED",
+            "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow",
+            "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), "dev.tern.cli.Tern",
+            "serve", "--link", "afxdp:" + NetnsHarness.TERN_INTERFACE, "--ip", VethRig.TERN_CIDR, "--echo", "7"));
+        try (BackgroundCommand serve = net.startInTern(command.toArray(String[]::new)).awaitOutput("Ctrl-C stops", Duration.ofSeconds(30))) {
+            assertTrue(serve.stderr().contains("tern: afxdp:tern0:0: copy mode, native XDP"), serve.stderr());
+            assertTrue(serve.stdout().contains("on afxdp:tern0:0 (copy mode, native XDP)"), serve.stdout());
+            final KernelPeer.PingOutcome ping = kernel.ping(3, 56, 0.2);
+            assertEquals(3, ping.received(), ping.output());
+            assertTrue(net.ternNamespace().ip("link", "show", NetnsHarness.TERN_INTERFACE).stdout().contains("prog/xdp"));
+            ProcessHandle.of(serve.pid()).ifPresent(ProcessHandle::destroyForcibly);   // SIGKILL: no cleanup in Tern
+            serve.awaitExit(Duration.ofSeconds(10));
+            final long deadline = System.nanoTime() + 2_000_000_000L;
+            while (net.ternNamespace().ip("link", "show", NetnsHarness.TERN_INTERFACE).stdout().contains("prog/xdp")
+                && System.nanoTime() - deadline < 0) {
+                Thread.onSpinWait();
+            }
+            assertFalse(net.ternNamespace().ip("link", "show", NetnsHarness.TERN_INTERFACE).stdout().contains("prog/xdp"),
+                "the kernel detached the program of the killed process");
+        }
+    }
 }
