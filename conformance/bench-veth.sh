@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The veth benchmark (issues 6 and 13): Tern against the Linux kernel versus the kernel against itself, over veth pairs
+# The veth benchmark (issues 6, 13 and 17): Tern against the Linux kernel versus the kernel against itself, over veth pairs
 # in network namespaces this run makes and removes: offloads on and off; then TCP over random loss injected by the
 # kernel (nftables on the peer's device, --loss levels in percent, offloads off, the kernel on CUBIC), through Tern's
 # API and through the real `./tern nc` against socat. Prints a table and one JSON object (last line).
@@ -8,6 +8,9 @@
 #       [--rx-ring frame|block] [--idle backoff|spin] [--congestion-control NAME]
 #       [--loss 0,0.1,1,5] [--nc-mib 128] [--nc-seconds 20] [--http-requests 40000]
 #       [--only tcp|tcp-tern-to-kernel|tcp-kernel-to-tern|udp-rr|tcp-loss|nc|http]
+#
+# With offloads off, TCP bulk and UDP round trips also run Tern on the AF_XDP link (copy mode on veth), compared with
+# AF_PACKET in the same run.
 #
 # Needs nft (Debian nftables) and socat for the lossy part, nginx and ab (apache2-utils) for the HTTP part (skipped,
 # saying so, without them); `./tern` (the launcher) is built first, outside the

@@ -3,6 +3,9 @@ package dev.tern.cli;
 import dev.tern.afpacket.AfPacketLink;
 import dev.tern.afpacket.AfPacketOptions;
 import dev.tern.afpacket.LinkOpenException;
+import dev.tern.afxdp.AfXdpLink;
+import dev.tern.afxdp.AfXdpOpenException;
+import dev.tern.afxdp.AfXdpOptions;
 import dev.tern.core.net.InterfaceAddress;
 import dev.tern.core.net.Ipv4Address;
 import dev.tern.ethernet.link.Link;
@@ -22,7 +25,7 @@ import java.util.Set;
 
 /**
  * The link flags every network command takes (DESIGN.md, "The tern command"):
- * {@code --link memory|afpacket:IFACE|rawqp:DEVICE[:PORT] --ip A.B.C.D/N [--gw A.B.C.D] [--mac M] [--mtu N] [--pcap FILE]}.
+ * {@code --link memory|afpacket:IFACE|afxdp:IFACE[:QUEUE]|rawqp:DEVICE[:PORT] --ip A.B.C.D/N [--gw A.B.C.D] [--mac M] [--mtu N] [--pcap FILE]}.
  *
  * <p>{@code --link memory} (the default) needs no device and no privilege: the command's stack is joined by an
  * in-process memory wire to a second Tern stack, the peer, at the first other address of the subnet
@@ -31,18 +34,19 @@ import java.util.Set;
  */
 final class NetworkOptions {
     static final Set<String> VALUE_FLAGS = Set.of("--link", "--ip", "--gw", "--mac", "--mtu", "--pcap");
-    static final String USAGE = "--link memory|afpacket:IFACE|rawqp:DEVICE[:PORT] --ip A.B.C.D/N [--gw A.B.C.D] "
+    static final String USAGE = "--link memory|afpacket:IFACE|afxdp:IFACE[:QUEUE]|rawqp:DEVICE[:PORT] --ip A.B.C.D/N [--gw A.B.C.D] "
         + "[--mac M] [--mtu N] [--pcap FILE]";
     /** The link flags in every network command's help. */
     static final java.util.List<CommandHelp.Option> HELP = java.util.List.of(
         CommandHelp.option("--link KIND", "memory: an in-process peer stack at the subnet's first other address "
             + "answers ARP, ping, echo (port 7, UDP and TCP) and discard (port 9, TCP), no device or privilege needed; "
-            + "afpacket:IFACE: a Linux interface (root); rawqp:DEVICE[:PORT]: an RDMA NIC's raw-packet queue pair",
+            + "afpacket:IFACE: a Linux interface (root); afxdp:IFACE[:QUEUE]: one queue of a Linux interface through AF_XDP, "
+            + "shared with the kernel: an XDP program hands Tern only frames for its MAC and address (root); rawqp:DEVICE[:PORT]: an RDMA NIC's raw-packet queue pair",
             "memory"),
         CommandHelp.option("--ip A.B.C.D/N", "this stack's address and prefix length", "198.18.0.2/24"),
         CommandHelp.option("--gw A.B.C.D", "default gateway, on the subnet", "none: the subnet only"),
         CommandHelp.option("--mac M", "this stack's unicast MAC address",
-            "the interface's on afpacket, else 02:00:00:00:00:02"),
+            "the interface's on afpacket and afxdp, else 02:00:00:00:00:02"),
         CommandHelp.option("--mtu N", "the largest IP packet, 576..65535 (afpacket: up to 64 KiB segments that the "
             + "kernel cuts)", "1500; 65535 on afpacket"),
         CommandHelp.option("--pcap FILE", "capture this stack's interface, both directions, to FILE", "none"));
@@ -75,6 +79,13 @@ final class NetworkOptions {
                 linkTarget = parts[1];
                 linkPort = 0;
             }
+            case "afxdp" -> {
+                if (parts.length < 2 || parts.length > 3 || parts[1].isEmpty()) {
+                    throw badLink(args, link);
+                }
+                linkTarget = parts[1];
+                linkPort = parts.length == 3 ? parseQueue(args, parts[2]) : 0;
+            }
             case "rawqp" -> {
                 if (parts.length < 2 || parts.length > 3 || parts[1].isEmpty()) {
                     throw badLink(args, link);
@@ -103,7 +114,7 @@ final class NetworkOptions {
     }
 
     private static UsageException badLink(Arguments args, String link) {
-        return new UsageException(args.command() + ": --link wants memory, afpacket:IFACE or rawqp:DEVICE[:PORT], got '"
+        return new UsageException(args.command() + ": --link wants memory, afpacket:IFACE, afxdp:IFACE[:QUEUE] or rawqp:DEVICE[:PORT], got '"
             + link + "'");
     }
 
@@ -117,6 +128,18 @@ final class NetworkOptions {
             // fall through to the usage error
         }
         throw new UsageException(args.command() + ": rawqp port must be 1..255, got '" + text + "'");
+    }
+
+    private static int parseQueue(Arguments args, String text) {
+        try {
+            final int queue = Integer.parseInt(text);
+            if (queue >= 0 && queue <= 4095) {
+                return queue;
+            }
+        } catch (NumberFormatException e) {
+            // fall through to the usage error
+        }
+        throw new UsageException(args.command() + ": afxdp queue must be 0..4095, got '" + text + "'");
     }
 
     private interface Parser<T> {
@@ -159,6 +182,10 @@ final class NetworkOptions {
                 }
                 case "afpacket" -> {
                     link = openAfPacket();
+                    resources.add(link);
+                }
+                case "afxdp" -> {
+                    link = openAfXdp();
                     resources.add(link);
                 }
                 default -> {
@@ -209,6 +236,25 @@ final class NetworkOptions {
         }
     }
 
+    /**
+     * The AF_XDP link on {@code IFACE} queue {@code QUEUE}, steering frames for {@code --ip} (and {@code --mac}, else
+     * the interface's MAC) to Tern; says on standard error whether it is zero-copy or copy mode, native or generic XDP.
+     */
+    private Link openAfXdp() {
+        final AfXdpOptions options = AfXdpOptions.forAddress(address.address()).queue(linkPort);
+        try {
+            final AfXdpLink opened = AfXdpLink.open(linkTarget, mac == -1 ? options : options.mac(mac));
+            afxdpMode = opened.mode();
+            System.err.println("tern: " + opened.name() + ": " + afxdpMode);
+            return opened;
+        } catch (AfXdpOpenException e) {
+            throw new CommandFailure(e.getMessage(), e);
+        }
+    }
+
+    /** What {@link #openAfXdp} reported ("copy mode, native XDP"), or null before it ran. */
+    private String afxdpMode;
+
     /** The options {@link #open} tries first for {@code --link afpacket:IFACE}. */
     AfPacketOptions afpacketOptions() {
         final AfPacketOptions options = AfPacketOptions.throughput();
@@ -220,6 +266,7 @@ final class NetworkOptions {
         return switch (linkKind) {
             case "memory" -> "memory";
             case "afpacket" -> "afpacket:" + linkTarget;
+            case "afxdp" -> "afxdp:" + linkTarget + ":" + linkPort;
             default -> "rawqp:" + linkTarget + ":" + linkPort;
         };
     }
@@ -228,6 +275,7 @@ final class NetworkOptions {
         return switch (linkKind) {
             case "memory" -> "memory wire (peer " + Ipv4Address.format(memoryPeerAddress()) + " in this process)";
             case "afpacket" -> "afpacket:" + linkTarget;
+            case "afxdp" -> "afxdp:" + linkTarget + ":" + linkPort + (afxdpMode == null ? "" : " (" + afxdpMode + ")");
             default -> "rawqp:" + linkTarget + ":" + linkPort;
         };
     }

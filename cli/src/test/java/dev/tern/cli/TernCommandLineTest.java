@@ -35,7 +35,9 @@ class TernCommandLineTest {
         "ping                                  | ping: missing operand",
         "ping -c x 198.18.0.1                  | ping: -c wants a whole number, got 'x'",
         "ping -s 70000 198.18.0.1              | ping: -s must be 0..65507, got 70000",
-        "ping --link foo 198.18.0.1            | ping: --link wants memory, afpacket:IFACE or rawqp:DEVICE[:PORT], got 'foo'",
+        "ping --link foo 198.18.0.1            | ping: --link wants memory, afpacket:IFACE, afxdp:IFACE[:QUEUE] or rawqp:DEVICE[:PORT], got 'foo'",
+        "ping --link afxdp: 198.18.0.1         | ping: --link wants memory, afpacket:IFACE, afxdp:IFACE[:QUEUE] or rawqp:DEVICE[:PORT], got 'afxdp:'",
+        "ping --link afxdp:eth0:q 198.18.0.1   | ping: afxdp queue must be 0..4095, got 'q'",
         "ping --ip 198.18.0.300/24 198.18.0.1  | ping: --ip: bad IPv4 address '198.18.0.300': 300 is more than 255",
         "ping --ip 198.18.0.2/40 198.18.0.1    | ping: --ip: bad address '198.18.0.2/40'",
         "ping --mac 02:00:00:00:00 198.18.0.1  | ping: --mac: bad MAC address '02:00:00:00:00'",
@@ -70,6 +72,14 @@ class TernCommandLineTest {
         assertEquals(1, run.status());
         assertEquals(1, run.err().lines().count(), run.err());
         assertTrue(run.err().contains("--link memory"), run.err());
+    }
+
+    @Test
+    void anAfXdpLinkOnAMissingInterfaceGetsOneLine() {
+        final Run run = tern("nc", "--link", "afxdp:nosuch0", "198.18.0.1", "7");
+        assertEquals(1, run.status());
+        assertEquals(1, run.err().lines().count(), run.err());
+        assertTrue(run.err().contains("afxdp: no interface named 'nosuch0'"), run.err());
     }
 
     @Test

@@ -2,6 +2,8 @@ package dev.tern.nio;
 
 import dev.tern.afpacket.AfPacketLink;
 import dev.tern.afpacket.AfPacketOptions;
+import dev.tern.afxdp.AfXdpLink;
+import dev.tern.afxdp.AfXdpOptions;
 import dev.tern.afpacket.LinkOpenException;
 import dev.tern.core.net.InterfaceAddress;
 import dev.tern.core.net.Ipv4Address;
@@ -30,7 +32,7 @@ import java.util.Properties;
  * first channel that the rules give to Tern (a program that only talks to the kernel never opens a link).
  *
  * <pre>
- *   tern.link   memory | afpacket:IFACE | rawqp:DEVICE[:PORT]   (default memory)
+ *   tern.link   memory | afpacket:IFACE | afxdp:IFACE[:QUEUE] | rawqp:DEVICE[:PORT]   (default memory)
  *   tern.ip     A.B.C.D/N                                        (default 198.18.0.2/24)
  *   tern.gw     A.B.C.D         tern.mac  02:..       tern.mtu  N
  *   tern.name   the stack's name in `tern stat`                  (default: the program's main class or jar)
@@ -78,8 +80,9 @@ final class TernNetwork implements AutoCloseable {
     /** The configuration in {@code properties} ({@code tern.*}); a malformed value is an IllegalArgumentException. */
     static TernNetwork fromProperties(Properties properties) {
         final String link = properties.getProperty("tern.link", "memory");
-        if (!link.equals("memory") && !link.matches("afpacket:[^:]+") && !link.matches("rawqp:[^:]+(:\\d+)?")) {
-            throw new IllegalArgumentException("tern.link wants memory, afpacket:IFACE or rawqp:DEVICE[:PORT], got '"
+        if (!link.equals("memory") && !link.matches("afpacket:[^:]+") && !link.matches("afxdp:[^:]+(:\\d+)?")
+            && !link.matches("rawqp:[^:]+(:\\d+)?")) {
+            throw new IllegalArgumentException("tern.link wants memory, afpacket:IFACE, afxdp:IFACE[:QUEUE] or rawqp:DEVICE[:PORT], got '"
                 + link + "'");
         }
         final InterfaceAddress address = InterfaceAddress.parse(properties.getProperty("tern.ip", DEFAULT_ADDRESS));
@@ -167,6 +170,10 @@ final class TernNetwork implements AutoCloseable {
         } else if (link.startsWith("afpacket:")) {
             final AfPacketOptions options = AfPacketOptions.defaults().rxFrameRing(AfPacketOptions.RX_FRAME_SIZE_AUTO);
             opened = AfPacketLink.open(link.substring("afpacket:".length()), mac == -1 ? options : options.mac(mac));
+        } else if (link.startsWith("afxdp:")) {
+            final String[] parts = link.split(":");
+            final AfXdpOptions options = AfXdpOptions.forAddress(address.address()).queue(parts.length == 3 ? Integer.parseInt(parts[2]) : 0);
+            opened = AfXdpLink.open(parts[1], mac == -1 ? options : options.mac(mac));
         } else {
             final String[] parts = link.split(":");
             opened = RawQpLinks.open(parts[1], parts.length == 3 ? Integer.parseInt(parts[2]) : 1,

@@ -87,7 +87,7 @@ class ConfiguredProviderTest {
     void malformedSettingsAreOneLineNamingThem() {
         final IllegalArgumentException link = assertThrows(IllegalArgumentException.class,
             () -> TernSelectorProvider.checkConfiguration(properties("tern.link", "ethernet0")));
-        assertEquals("tern.link wants memory, afpacket:IFACE or rawqp:DEVICE[:PORT], got 'ethernet0'", link.getMessage());
+        assertEquals("tern.link wants memory, afpacket:IFACE, afxdp:IFACE[:QUEUE] or rawqp:DEVICE[:PORT], got 'ethernet0'", link.getMessage());
         final IllegalArgumentException rules = assertThrows(IllegalArgumentException.class,
             () -> TernSelectorProvider.checkConfiguration(properties("tern.rules.add", "tern connect *;tern bogus *")));
         assertEquals("tern.rules.add:2: unknown operation 'bogus' (want connect, listen or join)", rules.getMessage());

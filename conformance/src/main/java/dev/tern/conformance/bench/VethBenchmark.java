@@ -1,6 +1,9 @@
 package dev.tern.conformance.bench;
 
 import dev.tern.afpacket.AfPacketOptions;
+import dev.tern.afxdp.AfXdpLink;
+import dev.tern.afxdp.AfXdpOptions;
+import dev.tern.ethernet.link.Link;
 import dev.tern.afpacket.netns.BackgroundCommand;
 import dev.tern.afpacket.netns.CommandResult;
 import dev.tern.afpacket.netns.Commands;
@@ -72,6 +75,7 @@ public final class VethBenchmark {
     private static final int DATAGRAM = 64;
     /** Key suffix of the bulk runs whose link has no vnet header (Tern segments and checksums in Java). */
     private static final String NO_VNET = "_no_vnet";
+    private static final String AFXDP = "_afxdp";
     static final TcpOptions BULK_BUFFERS = TcpOptions.DEFAULT.withBuffers(4 << 20, 4 << 20);
     static final Pattern GBPS = Pattern.compile("gbps=([0-9.]+)");
     private static final Pattern P50 = Pattern.compile("p50_us=([0-9.]+)");
@@ -244,6 +248,19 @@ public final class VethBenchmark {
                         results.put("udp_rr_p99_us_tern_server" + key, server[1]);
                     });
                 }
+                if (!offloads) {
+                    // AF_XDP (copy mode on veth, no checksum metadata: offloads off only), the application spinning.
+                    final String key = Threading.RUNNER_SPIN.key + AFXDP + suffix;
+                    withStack(net, false, true, Threading.RUNNER_SPIN, key, stack -> {
+                        final double[] client = ternClientRoundTrips(net, stack, true);
+                        results.put("udp_rr_p50_us_tern_client" + key, client[0]);
+                        results.put("udp_rr_p99_us_tern_client" + key, client[1]);
+                        results.put("udp_rr_lost_tern_client" + key, client[2]);
+                        final double[] server = ternServerRoundTrips(net, stack, true);
+                        results.put("udp_rr_p50_us_tern_server" + key, server[0]);
+                        results.put("udp_rr_p99_us_tern_server" + key, server[1]);
+                    });
+                }
             }
             if (only.equals("all")) {
                 crossCheck(kernels, suffix);
@@ -275,7 +292,7 @@ public final class VethBenchmark {
             final boolean warmUp = round == 0;
             for (BulkMode mode : BulkMode.forSetting(offloads)) {
                 final String key = mode.key() + suffix;
-                withStack(net, mode.vnetHeader(), mode.threading(), key, stack -> {
+                withStack(net, mode.vnetHeader(), mode.afxdp(), mode.threading(), key, stack -> {
                     for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
                         if (!wantsBulk("tcp-" + way.replace('_', '-'))) {
                             continue;
@@ -289,6 +306,18 @@ public final class VethBenchmark {
                         samples.computeIfAbsent("tcp_bulk_ratio_" + way + key, k -> new ArrayList<>()).add(gbps / kernel);
                     }
                 });
+            }
+        }
+        // AF_XDP against AF_PACKET in the same round and the same terms (Tern segments and checksums in Java).
+        for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
+            final List<Double> afxdp = samples.get("tcp_bulk_gbps_" + way + Threading.RUNNER.key + AFXDP + suffix);
+            final List<Double> afpacket = samples.get("tcp_bulk_gbps_" + way + Threading.RUNNER.key + NO_VNET + suffix);
+            if (afxdp != null && afpacket != null) {
+                final List<Double> ratios = new ArrayList<>();
+                for (int i = 0; i < Math.min(afxdp.size(), afpacket.size()); i++) {
+                    ratios.add(afxdp.get(i) / afpacket.get(i));
+                }
+                samples.put("tcp_bulk_ratio_afxdp_to_afpacket_" + way + suffix, ratios);
             }
         }
         samples.forEach((key, values) -> {
@@ -313,7 +342,15 @@ public final class VethBenchmark {
 
     /** A fresh stack on Tern's end, driven as {@code threading} says, for {@code work}; closed after. */
     void withStack(NetnsHarness net, boolean vnetHeader, Threading threading, String key, StackWork work) throws Exception {
-        final NetStack stack = NetStack.builder().name("veth-bench").link(net.openTernLink(linkOptions(vnetHeader)))
+        withStack(net, vnetHeader, false, threading, key, work);
+    }
+
+    /** {@link #withStack}, on the AF_XDP link (steering frames for Tern's address) when {@code afxdp}. */
+    void withStack(NetnsHarness net, boolean vnetHeader, boolean afxdp, Threading threading, String key, StackWork work) throws Exception {
+        final Link link = afxdp
+            ? net.ternNamespace().call(() -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE, AfXdpOptions.forAddress(NetnsHarness.TERN_IPV4)))
+            : net.openTernLink(linkOptions(vnetHeader));
+        final NetStack stack = NetStack.builder().name("veth-bench").link(link)
             .address(NetnsHarness.TERN_ADDRESS + "/24").countersInMemory().build();
         final StackRunner runner = threading == Threading.OWN_THREAD ? null
             : StackRunner.start(stack, backoff ? new BackoffIdleStrategy(100, 10, 1_000, 100_000) : new BusySpinIdleStrategy());
@@ -399,19 +436,28 @@ public final class VethBenchmark {
      * off Tern also runs once without the vnet header ({@code _no_vnet}): it then cuts MSS-sized frames and computes
      * every checksum itself, in Java, and the kernel sends each frame as it is.
      */
-    private record BulkMode(Threading threading, boolean vnetHeader) {
+    private record BulkMode(Threading threading, boolean vnetHeader, boolean afxdp) {
+        BulkMode(Threading threading, boolean vnetHeader) {
+            this(threading, vnetHeader, false);
+        }
+
+        /**
+         * With offloads off, also Tern on the AF_XDP link ({@code _afxdp}: copy mode on veth, no offloads, so Tern cuts
+         * and checksums every frame itself, as with AF_PACKET without the vnet header, the mode it is compared with).
+         */
         static List<BulkMode> forSetting(boolean offloads) {
             final List<BulkMode> modes = new ArrayList<>(List.of(new BulkMode(Threading.RUNNER, true),
                 new BulkMode(Threading.OWN_THREAD, true)));
             if (!offloads) {
                 modes.add(new BulkMode(Threading.RUNNER, false));
+                modes.add(new BulkMode(Threading.RUNNER, false, true));
             }
             return modes;
         }
 
         /** The results' key part for this mode (before the offload setting's suffix). */
         String key() {
-            return threading.key + (vnetHeader ? "" : NO_VNET);
+            return threading.key + (afxdp ? AFXDP : vnetHeader ? "" : NO_VNET);
         }
     }
 
@@ -700,12 +746,18 @@ public final class VethBenchmark {
             final String o = offloads ? "on" : "off";
             for (BulkMode mode : BulkMode.forSetting(offloads)) {
                 final String how = " (" + mode.threading().name().toLowerCase(Locale.ROOT).replace('_', ' ')
-                    + (mode.vnetHeader() ? "" : ", no vnet") + ")";
+                    + (mode.afxdp() ? ", AF_XDP" : mode.vnetHeader() ? "" : ", no vnet") + ")";
                 for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
                     row(table, format, o, "TCP bulk Gbit/s " + way.replace("_to_", "->").replace("tern", "Tern") + how,
                         get("tcp_bulk_gbps_" + way + mode.key() + s), get("tcp_bulk_gbps_kernel" + s),
                         get("tcp_bulk_ratio_" + way + mode.key() + s));
                 }
+            }
+            for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
+                // Columns: AF_XDP where Tern goes, AF_PACKET (no vnet header) where the kernel goes; the per-round ratio.
+                row(table, format, o, "TCP bulk " + way.replace("_to_", "->").replace("tern", "Tern") + ": AF_XDP vs AF_PACKET no vnet",
+                    get("tcp_bulk_gbps_" + way + Threading.RUNNER.key + AFXDP + s), get("tcp_bulk_gbps_" + way + Threading.RUNNER.key + NO_VNET + s),
+                    get("tcp_bulk_ratio_afxdp_to_afpacket_" + way + s));
             }
             for (Threading threading : Threading.values()) {
                 final String how = " (" + threading.name().toLowerCase(Locale.ROOT).replace('_', ' ') + ")";
@@ -714,6 +766,12 @@ public final class VethBenchmark {
                         row(table, format, o, "UDP 64 B RR " + p + " us, Tern " + role + how,
                             get("udp_rr_" + p + "_us_tern_" + role + threading.key + s), get("udp_rr_" + p + "_us_kernel" + s));
                     }
+                }
+            }
+            for (String role : List.of("client", "server")) {
+                for (String p : List.of("p50", "p99")) {
+                    row(table, format, o, "UDP 64 B RR " + p + " us, Tern " + role + " (runner spin, AF_XDP)",
+                        get("udp_rr_" + p + "_us_tern_" + role + Threading.RUNNER_SPIN.key + AFXDP + s), get("udp_rr_" + p + "_us_kernel" + s));
                 }
             }
             row(table, format, o, "iperf3 kernel<->kernel Gbit/s", Double.NaN, get("tcp_bulk_gbps_iperf3_kernel" + s));

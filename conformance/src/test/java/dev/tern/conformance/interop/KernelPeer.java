@@ -163,7 +163,7 @@ final class KernelPeer {
         }
     }
 
-    private static List<String> peerPy(String... arguments) {
+    static List<String> peerPy(String... arguments) {
         final List<String> command = new ArrayList<>(List.of(ExternalTools.require("python3", "python3").toString(),
             resource("peer.py").toString()));
         command.addAll(List.of(arguments));

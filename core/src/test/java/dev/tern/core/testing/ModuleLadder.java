@@ -14,11 +14,11 @@ import java.util.Set;
  *
  * <pre>
  *   core &lt;- ethernet &lt;- arp &lt;- ipv4 &lt;- {igmp, udp, tcp} &lt;- stack &lt;- nio &lt;- {cli, conformance}
- *                ^-- {rawqp, afpacket} (Links) &lt;------------------------- nio
+ *                ^-- {rawqp, afpacket, afxdp} (Links) &lt;------------------------- nio
  * </pre>
  *
  * <p>A module may use a module it reaches by following the edges below down (the closure), nothing else: never a
- * higher rung, never a sibling (udp and tcp, rawqp and afpacket, cli and conformance).
+ * higher rung, never a sibling (udp and tcp, rawqp, afpacket and afxdp, cli and conformance).
  */
 public final class ModuleLadder {
     /** Each module with the modules it is built directly on. The order is bottom-up. */
@@ -34,8 +34,9 @@ public final class ModuleLadder {
         EDGES.put("tcp", List.of("ipv4"));
         EDGES.put("rawqp", List.of("ethernet"));
         EDGES.put("afpacket", List.of("ethernet"));
+        EDGES.put("afxdp", List.of("ethernet"));
         EDGES.put("stack", List.of("igmp", "udp", "tcp"));
-        EDGES.put("nio", List.of("stack", "afpacket", "rawqp"));
+        EDGES.put("nio", List.of("stack", "afpacket", "afxdp", "rawqp"));
         EDGES.put("cli", List.of("nio"));
         EDGES.put("conformance", List.of("nio"));
     }

@@ -18,7 +18,7 @@ package dev.tern.ethernet.link;
  * {@link Offloads}.
  *
  * <p>A link is owned by one shard thread and is not thread-safe, unless an implementation says otherwise.
- * Implementations: {@code MemoryLink}, {@code PcapTap} (wraps any link), {@code AfPacketLink}, {@code RawQpLink},
+ * Implementations: {@code MemoryLink}, {@code PcapTap} (wraps any link), {@code AfPacketLink}, {@code AfXdpLink}, {@code RawQpLink},
  * {@code Mlx5Link}.
  */
 public interface Link extends AutoCloseable {

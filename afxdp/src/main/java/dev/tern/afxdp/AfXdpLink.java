@@ -1,0 +1,587 @@
+package dev.tern.afxdp;
+
+import dev.tern.afxdp.sys.Sys;
+import dev.tern.afxdp.sys.SysException;
+import dev.tern.afxdp.sys.XdpAbi;
+import dev.tern.core.memory.BigEndian;
+import dev.tern.ethernet.link.FrameHandler;
+import dev.tern.ethernet.link.Link;
+import dev.tern.ethernet.link.TxFrame;
+import dev.tern.ethernet.wire.MacAddress;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Objects;
+
+/**
+ * A {@link Link} on one queue of a Linux interface through an AF_XDP socket, with an XDP program that redirects to it
+ * only Tern's frames ({@link XdpSteering}); everything else goes on to the kernel, which keeps the interface.
+ *
+ * <pre>
+ *   UMEM (off-heap, page-aligned, frameCount x chunkSize), registered with XDP_UMEM_REG
+ *   +---------------- receive chunks [0, n/2) ----------------+------------- transmit chunks [n/2, n) ------------+
+ *     fill ring  --(Tern gives empty chunks)-->  kernel           free stack --claim--> stack writes frame in place
+ *     RX ring    <--(kernel: addr, len)--        kernel           TX ring --flush (sendto kick)--> kernel
+ *     handler gets (umem, addr, len) in place, chunk back          completion ring --> free stack
+ *     to the fill ring after the batch
+ * </pre>
+ * Each ring is as large as the chunks that can be in it, so the fill and TX rings never lack room and nothing the
+ * kernel handed over is ever lost for want of a slot. Frames reach the stack where the kernel (or the NIC, in
+ * zero-copy mode) wrote them; transmit frames are written by the stack where the kernel reads them.
+ *
+ * <p>Bind: zero-copy when the driver offers it ({@code XDP_ZEROCOPY}), else copy mode ({@code XDP_COPY}; veth is
+ * always copy mode), with {@code XDP_USE_NEED_WAKEUP}: the link makes a {@code sendto} to transmit, and a
+ * {@code recvfrom} after refilling, only when the kernel sets the ring's need-wakeup flag.
+ *
+ * <p>No offloads: the stack computes checksums and segments itself. A frame longer than a chunk cannot arrive (the
+ * kernel drops it, {@code afxdp.rx.dropped}); a descriptor claiming more than a chunk is counted and dropped.
+ *
+ * <p>Owned by one shard thread; not thread-safe. It may be opened on another thread (a test opens it inside a
+ * namespace) and handed over. A received frame is valid until the handler returns.
+ */
+public final class AfXdpLink implements Link {
+    private static final String[] STATISTIC_NAMES = {"afxdp.zerocopy", "afxdp.xdp_native", "afxdp.rx.frames",
+        "afxdp.rx.bytes", "afxdp.rx.too_long", "afxdp.rx.dropped", "afxdp.rx.invalid_descs", "afxdp.rx.ring_full",
+        "afxdp.rx.fill_ring_empty", "afxdp.rx.fill_short", "afxdp.rx.wakeups", "afxdp.tx.frames", "afxdp.tx.bytes",
+        "afxdp.tx.ring_full", "afxdp.tx.rejected", "afxdp.tx.invalid_descs", "afxdp.tx.ring_empty",
+        "afxdp.tx.send_calls", "afxdp.tx.errors", "afxdp.busy_poll"};
+    private static final int EAGAIN = 11;
+    private static final int EBUSY = 16;
+    private static final int ENOBUFS = 105;
+    private static final int ENETDOWN = 100;
+
+    private final String interfaceName;
+    private final int interfaceIndex;
+    private final int queue;
+    private final long mac;
+    private final int mtu;
+    private final int chunkSize;
+    private final boolean zeroCopy;
+    private boolean busyPoll;
+    private final Resources resources;
+    private final MemorySegment umem;
+    private final XskRing fill;
+    private final XskRing completion;
+    private final XskRing rx;
+    private final XskRing tx;
+    private final MemorySegment callState;
+    private final MemorySegment pollFd;
+    private final MemorySegment statistics;
+    private final MemorySegment statisticsLength;
+    private final long[] freeTx;
+    private int freeTxCount;
+    private int txPending;
+    private boolean closed;
+
+    private long rxFrames;
+    private long rxBytes;
+    private long rxTooLong;
+    private long rxFillShort;
+    private long rxWakeups;
+    private long txFrames;
+    private long txBytes;
+    private long txRingFull;
+    private long txRejected;
+    private long txSendCalls;
+    private long txErrors;
+    private int lastTransmitErrno;
+
+    private AfXdpLink(String interfaceName, int interfaceIndex, int queue, long mac, int mtu, int chunkSize, boolean zeroCopy,
+                      Resources resources, MemorySegment umem, XskRing fill, XskRing completion, XskRing rx, XskRing tx,
+                      long[] freeTx) {
+        this.interfaceName = interfaceName;
+        this.interfaceIndex = interfaceIndex;
+        this.queue = queue;
+        this.mac = mac;
+        this.mtu = mtu;
+        this.chunkSize = chunkSize;
+        this.zeroCopy = zeroCopy;
+        this.resources = resources;
+        this.umem = umem;
+        this.fill = fill;
+        this.completion = completion;
+        this.rx = rx;
+        this.tx = tx;
+        this.freeTx = freeTx;
+        this.freeTxCount = freeTx.length;
+        this.callState = resources.callState;
+        this.pollFd = resources.arena.allocate(XdpAbi.POLLFD_SIZE, 8);
+        this.statistics = resources.arena.allocate(XdpAbi.STATISTICS_SIZE, 8);
+        this.statisticsLength = resources.arena.allocate(ValueLayout.JAVA_INT);
+    }
+
+    /**
+     * Opens the link on {@code interfaceName} (in the calling thread's network namespace), loads and attaches the
+     * steering program.
+     *
+     * @throws AfXdpOpenException with a one-line reason
+     */
+    public static AfXdpLink open(String interfaceName, AfXdpOptions options) {
+        Objects.requireNonNull(interfaceName, "interfaceName");
+        Objects.requireNonNull(options, "options");
+        if (interfaceName.isEmpty() || interfaceName.length() >= XdpAbi.IFNAMSIZ || interfaceName.indexOf('/') >= 0) {
+            throw new AfXdpOpenException("afxdp: '" + interfaceName + "' is not an interface name");
+        }
+        final Resources resources = new Resources();
+        try {
+            return openWith(interfaceName, options, resources);
+        } catch (SysException e) {
+            resources.release();
+            throw AfXdpOpenException.failed(interfaceName, e);
+        } catch (RuntimeException | Error e) {
+            resources.release();
+            throw e;
+        }
+    }
+
+    private static AfXdpLink openWith(String name, AfXdpOptions options, Resources resources) {
+        final Arena arena = resources.arena;
+        final MemorySegment cs = resources.callState;
+        final int index = Sys.ifNameToIndex(cs, arena.allocateFrom(name));
+        if (index == 0) {
+            throw AfXdpOpenException.noSuchInterface(name);
+        }
+        final long[] macAndMtu = interfaceFacts(arena, cs, name);
+        final long mac = options.mac() == AfXdpOptions.INTERFACE_MAC ? macAndMtu[0] : options.mac();
+        final int mtu = (int) macAndMtu[1];
+        final int chunkSize = options.chunkSize();
+        if (mtu + 18 > chunkSize - XdpAbi.XDP_PACKET_HEADROOM) {
+            throw new AfXdpOpenException("afxdp:" + name + ": MTU " + mtu + " does not fit a UMEM chunk of " + chunkSize
+                + " bytes (use 4096-byte chunks or a smaller MTU)");
+        }
+
+        resources.fd = Sys.check("socket(AF_XDP)", Sys.socket(cs, XdpAbi.AF_XDP, XdpAbi.SOCK_RAW | XdpAbi.SOCK_CLOEXEC, 0), cs);
+        final int fd = resources.fd;
+        final int frames = options.frameCount();
+        final int half = frames / 2;
+        final MemorySegment umem = arena.allocate((long) frames * chunkSize, Math.max(4096, Sys.pageSize()));
+        final MemorySegment reg = arena.allocate(XdpAbi.UMEM_REG_SIZE, 8);
+        reg.set(ValueLayout.JAVA_LONG, XdpAbi.UMEM_REG_ADDR, umem.address());
+        reg.set(ValueLayout.JAVA_LONG, XdpAbi.UMEM_REG_LEN, umem.byteSize());
+        reg.set(ValueLayout.JAVA_INT, XdpAbi.UMEM_REG_CHUNK_SIZE, chunkSize);
+        reg.set(ValueLayout.JAVA_INT, XdpAbi.UMEM_REG_HEADROOM, 0);
+        Sys.check("setsockopt(XDP_UMEM_REG)", Sys.setsockopt(cs, fd, XdpAbi.SOL_XDP, XdpAbi.XDP_UMEM_REG, reg,
+            XdpAbi.UMEM_REG_SIZE), cs);
+        setRingSize(arena, cs, fd, XdpAbi.XDP_UMEM_FILL_RING, half, "XDP_UMEM_FILL_RING");
+        setRingSize(arena, cs, fd, XdpAbi.XDP_UMEM_COMPLETION_RING, half, "XDP_UMEM_COMPLETION_RING");
+        setRingSize(arena, cs, fd, XdpAbi.XDP_RX_RING, half, "XDP_RX_RING");
+        setRingSize(arena, cs, fd, XdpAbi.XDP_TX_RING, half, "XDP_TX_RING");
+
+        final MemorySegment offsets = arena.allocate(XdpAbi.MMAP_OFFSETS_SIZE, 8);
+        final MemorySegment length = arena.allocateFrom(ValueLayout.JAVA_INT, XdpAbi.MMAP_OFFSETS_SIZE);
+        Sys.check("getsockopt(XDP_MMAP_OFFSETS)", Sys.getsockopt(cs, fd, XdpAbi.SOL_XDP, XdpAbi.XDP_MMAP_OFFSETS, offsets, length), cs);
+        final XskRing rx = resources.ring(fd, offsets, XdpAbi.MMAP_OFFSETS_RX, XdpAbi.XDP_PGOFF_RX_RING, XdpAbi.DESC_SIZE, half, "rx");
+        final XskRing tx = resources.ring(fd, offsets, XdpAbi.MMAP_OFFSETS_TX, XdpAbi.XDP_PGOFF_TX_RING, XdpAbi.DESC_SIZE, half, "tx");
+        final XskRing fill = resources.ring(fd, offsets, XdpAbi.MMAP_OFFSETS_FR, XdpAbi.XDP_UMEM_PGOFF_FILL_RING, XdpAbi.ADDR_SIZE, half, "fill");
+        final XskRing completion = resources.ring(fd, offsets, XdpAbi.MMAP_OFFSETS_CR, XdpAbi.XDP_UMEM_PGOFF_COMPLETION_RING,
+            XdpAbi.ADDR_SIZE, half, "completion");
+
+        // Every receive chunk starts in the fill ring: the kernel may write into any of them from bind on.
+        final int room = fill.free(half);
+        for (int i = 0; i < room; i++) {
+            fill.memory().set(ValueLayout.JAVA_LONG, fill.entryOffset(fill.producerIndex() + i), (long) i * chunkSize);
+        }
+        fill.submit(room);
+        final long[] freeTx = new long[half];
+        for (int i = 0; i < half; i++) {
+            freeTx[i] = (long) (half + i) * chunkSize;
+        }
+
+        final boolean zeroCopy = bind(arena, cs, fd, index, options);
+        resources.steering = XdpSteering.attach(arena, cs, name, index, options.queue(), fd, mac, options.ipv4(), options.genericXdp());
+        final AfXdpLink link = new AfXdpLink(name, index, options.queue(), mac, mtu, chunkSize, zeroCopy, resources, umem, fill,
+            completion, rx, tx, freeTx);
+        link.busyPoll = options.busyPollUs() > 0 && preferBusyPoll(arena, cs, fd, options.busyPollUs());
+        return link;
+    }
+
+    /**
+     * Asks the kernel to busy-poll the queue's NAPI context from this socket's syscalls (Linux 5.11+); returns whether
+     * all three options held. A kernel without them leaves the link as it is: busy polling is a latency aid, not a need.
+     */
+    private static boolean preferBusyPoll(Arena arena, MemorySegment cs, int fd, int microseconds) {
+        return Sys.setsockopt(cs, fd, XdpAbi.SOL_SOCKET, XdpAbi.SO_PREFER_BUSY_POLL, arena.allocateFrom(ValueLayout.JAVA_INT, 1), 4) == 0
+            && Sys.setsockopt(cs, fd, XdpAbi.SOL_SOCKET, XdpAbi.SO_BUSY_POLL, arena.allocateFrom(ValueLayout.JAVA_INT, microseconds), 4) == 0
+            && Sys.setsockopt(cs, fd, XdpAbi.SOL_SOCKET, XdpAbi.SO_BUSY_POLL_BUDGET, arena.allocateFrom(ValueLayout.JAVA_INT, 64), 4) == 0;
+    }
+
+    /** Whether busy polling was asked for and the kernel took it ({@link AfXdpOptions#busyPollUs}). */
+    public boolean busyPoll() {
+        return busyPoll;
+    }
+
+    /** The interface's MAC and MTU, and a check that it is up, through an AF_INET socket's ioctls. */
+    private static long[] interfaceFacts(Arena arena, MemorySegment cs, String name) {
+        final int fd = Sys.check("socket(AF_INET, SOCK_DGRAM)", Sys.socket(cs, XdpAbi.AF_INET, XdpAbi.SOCK_DGRAM | XdpAbi.SOCK_CLOEXEC, 0), cs);
+        try {
+            final MemorySegment request = arena.allocate(XdpAbi.IFREQ_SIZE, 8);
+            ifreq(request, name, arena);
+            Sys.check("ioctl(SIOCGIFFLAGS)", Sys.ioctl(cs, fd, XdpAbi.SIOCGIFFLAGS, request), cs);
+            if ((request.get(ValueLayout.JAVA_SHORT, XdpAbi.IFREQ_UNION) & XdpAbi.IFF_UP) == 0) {
+                throw AfXdpOpenException.interfaceDown(name);
+            }
+            ifreq(request, name, arena);
+            Sys.check("ioctl(SIOCGIFHWADDR)", Sys.ioctl(cs, fd, XdpAbi.SIOCGIFHWADDR, request), cs);
+            final long mac = BigEndian.u48(request, XdpAbi.IFREQ_HWADDR_DATA);
+            ifreq(request, name, arena);
+            Sys.check("ioctl(SIOCGIFMTU)", Sys.ioctl(cs, fd, XdpAbi.SIOCGIFMTU, request), cs);
+            return new long[] {mac, request.get(ValueLayout.JAVA_INT, XdpAbi.IFREQ_UNION)};
+        } finally {
+            Sys.close(cs, fd);
+        }
+    }
+
+    private static void ifreq(MemorySegment request, String name, Arena arena) {
+        request.fill((byte) 0);
+        MemorySegment.copy(arena.allocateFrom(name), 0, request, 0, name.length());
+    }
+
+    private static void setRingSize(Arena arena, MemorySegment cs, int fd, int option, int entries, String optionName) {
+        Sys.check("setsockopt(" + optionName + ", " + entries + ")", Sys.setsockopt(cs, fd, XdpAbi.SOL_XDP, option,
+            arena.allocateFrom(ValueLayout.JAVA_INT, entries), 4), cs);
+    }
+
+    /** Binds zero-copy when asked or offered, else copy mode; returns whether zero-copy held. */
+    private static boolean bind(Arena arena, MemorySegment cs, int fd, int index, AfXdpOptions options) {
+        final MemorySegment address = arena.allocate(XdpAbi.SOCKADDR_XDP_SIZE, 8);
+        address.set(ValueLayout.JAVA_SHORT, XdpAbi.SXDP_FAMILY, (short) XdpAbi.AF_XDP);
+        address.set(ValueLayout.JAVA_INT, XdpAbi.SXDP_IFINDEX, index);
+        address.set(ValueLayout.JAVA_INT, XdpAbi.SXDP_QUEUE_ID, options.queue());
+        if (options.bindMode() != AfXdpOptions.BindMode.COPY) {
+            address.set(ValueLayout.JAVA_SHORT, XdpAbi.SXDP_FLAGS, (short) (XdpAbi.XDP_ZEROCOPY | XdpAbi.XDP_USE_NEED_WAKEUP));
+            if (Sys.bind(cs, fd, address, XdpAbi.SOCKADDR_XDP_SIZE) == 0) {
+                return true;
+            }
+            if (options.bindMode() == AfXdpOptions.BindMode.ZEROCOPY) {
+                throw new SysException("bind(AF_XDP, XDP_ZEROCOPY, queue " + options.queue() + ")", Sys.errno(cs));
+            }
+        }
+        address.set(ValueLayout.JAVA_SHORT, XdpAbi.SXDP_FLAGS, (short) (XdpAbi.XDP_COPY | XdpAbi.XDP_USE_NEED_WAKEUP));
+        Sys.check("bind(AF_XDP, XDP_COPY, queue " + options.queue() + ")", Sys.bind(cs, fd, address, XdpAbi.SOCKADDR_XDP_SIZE), cs);
+        return false;
+    }
+
+    // ---- Link ----
+
+    @Override
+    public String name() {
+        return "afxdp:" + interfaceName + ":" + queue;
+    }
+
+    @Override
+    public long macAddress() {
+        return mac;
+    }
+
+    @Override
+    public int mtu() {
+        return mtu;
+    }
+
+    @Override
+    public int offloads() {
+        return 0;
+    }
+
+    @Override
+    public int receive(FrameHandler handler, int maxFrames) {
+        final int ready = rx.available(maxFrames);
+        if (ready == 0) {
+            return 0;
+        }
+        // The fill ring holds every receive chunk, so it has room for each one handed back; should it ever not, the
+        // rest stay in the RX ring for the next call rather than be lost.
+        final int n = fill.free(ready);
+        if (n < ready) {
+            rxFillShort++;
+        }
+        final MemorySegment ring = rx.memory();
+        final int first = rx.consumerIndex();
+        final int fillAt = fill.producerIndex();
+        final long chunkMask = ~((long) chunkSize - 1);
+        for (int i = 0; i < n; i++) {
+            final long entry = rx.entryOffset(first + i);
+            final long address = ring.get(ValueLayout.JAVA_LONG, entry + XdpAbi.DESC_ADDR);
+            final int length = ring.get(ValueLayout.JAVA_INT, entry + XdpAbi.DESC_LEN);
+            final long chunk = address & chunkMask;
+            if (length < 0 || chunk < 0 || chunk >= umem.byteSize() || address + length > chunk + chunkSize) {
+                rxTooLong++;
+            } else {
+                rxFrames++;
+                rxBytes += length;
+                handler.onFrame(umem, address, length, 0);
+            }
+            fill.memory().set(ValueLayout.JAVA_LONG, fill.entryOffset(fillAt + i), chunk);
+        }
+        rx.release(n);
+        fill.submit(n);
+        if (fill.needsWakeup()) {
+            rxWakeups++;
+            Sys.recvfrom(callState, resources.fd, XdpAbi.MSG_DONTWAIT);
+        }
+        return n;
+    }
+
+    @Override
+    public boolean claim(TxFrame frame) {
+        if (freeTxCount == 0) {
+            reapCompletions();
+            if (freeTxCount == 0) {
+                txRingFull++;
+                return false;
+            }
+        }
+        final long address = freeTx[--freeTxCount];
+        frame.claimed(umem, address, chunkSize, address);
+        return true;
+    }
+
+    @Override
+    public void commit(TxFrame frame) {
+        if (frame.segmentSize() != TxFrame.NO_SEGMENTATION || frame.checksumStart() >= 0 || frame.ipChecksum()) {
+            // The link reports no offloads; a request for one is the caller's bug, not a frame to send wrong.
+            txRejected++;
+            abort(frame);
+            return;
+        }
+        final long entry = tx.entryOffset(tx.producerIndex() + txPending);
+        final MemorySegment ring = tx.memory();
+        ring.set(ValueLayout.JAVA_LONG, entry + XdpAbi.DESC_ADDR, frame.token());
+        ring.set(ValueLayout.JAVA_INT, entry + XdpAbi.DESC_LEN, frame.length());
+        ring.set(ValueLayout.JAVA_INT, entry + XdpAbi.DESC_OPTIONS, 0);
+        txPending++;
+        txFrames++;
+        txBytes += frame.length();
+    }
+
+    @Override
+    public void abort(TxFrame frame) {
+        freeTx[freeTxCount++] = frame.token();
+    }
+
+    @Override
+    public int flush() {
+        final int sent = txPending;
+        if (sent > 0) {
+            tx.submit(sent);
+            txPending = 0;
+        }
+        if (tx.outstanding() > 0 && tx.needsWakeup()) {
+            kick();
+        }
+        reapCompletions();
+        return sent;
+    }
+
+    /**
+     * Asks the kernel to transmit. In copy mode one {@code sendto} sends a bounded batch (32 frames on Linux) and
+     * answers EAGAIN while more wait, so the link repeats while the kernel takes frames; a kernel that is busy
+     * (EBUSY, ENOBUFS) is left for the next flush.
+     */
+    private void kick() {
+        int calls = tx.size() / 16 + 2;
+        int before = tx.outstanding();
+        while (before > 0 && calls-- > 0) {
+            txSendCalls++;
+            if (Sys.sendto(callState, resources.fd, XdpAbi.MSG_DONTWAIT) < 0) {
+                final int errno = Sys.errno(callState);
+                if (errno != EAGAIN && errno != EBUSY && errno != ENOBUFS) {
+                    txErrors++;
+                    lastTransmitErrno = errno;
+                    return;
+                }
+                if (errno != EAGAIN) {
+                    return;
+                }
+            }
+            final int after = tx.outstanding();
+            if (after == before) {
+                return;
+            }
+            before = after;
+        }
+    }
+
+    private void reapCompletions() {
+        final int n = completion.available(completion.size());
+        if (n == 0) {
+            return;
+        }
+        final MemorySegment ring = completion.memory();
+        final int first = completion.consumerIndex();
+        for (int i = 0; i < n; i++) {
+            freeTx[freeTxCount++] = ring.get(ValueLayout.JAVA_LONG, completion.entryOffset(first + i));
+        }
+        completion.release(n);
+    }
+
+    /**
+     * Blocks up to {@code timeoutMs} (0: check, -1: forever) until {@link #receive} has a frame. For an idle shard or
+     * a test; allocates nothing.
+     */
+    public boolean awaitFrames(int timeoutMs) {
+        if (rx.available(1) > 0) {
+            return true;
+        }
+        pollFd.set(ValueLayout.JAVA_INT, 0, resources.fd);
+        pollFd.set(ValueLayout.JAVA_SHORT, 4, (short) XdpAbi.POLLIN);
+        pollFd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
+        Sys.poll(callState, pollFd, 1, timeoutMs);
+        return rx.available(1) > 0;
+    }
+
+    /**
+     * Steers frames for the group MAC to Tern (the steering program's group map). On a shared interface the kernel no
+     * longer sees that group there: an XDP program cannot give one frame to both. The all-systems group stays the
+     * kernel's. On a NIC the MAC must also pass its multicast filter (a kernel member of the group, or
+     * {@code ip maddr add}); veth passes every frame.
+     *
+     * @throws IllegalStateException when the kernel refuses (more than {@value XdpSteering#MAX_GROUPS} groups)
+     */
+    @Override
+    public void addMulticast(long groupMac) {
+        requireMulticast(groupMac);
+        final int errno = resources.steering.addGroup(groupMac);
+        if (errno != 0) {
+            throw new IllegalStateException("afxdp: cannot steer group " + MacAddress.format(groupMac) + " to Tern: "
+                + Sys.errnoName(errno));
+        }
+    }
+
+    @Override
+    public void removeMulticast(long groupMac) {
+        requireMulticast(groupMac);
+        resources.steering.removeGroup(groupMac);
+    }
+
+    private static void requireMulticast(long groupMac) {
+        if (!MacAddress.isMulticast(groupMac) || MacAddress.isBroadcast(groupMac)) {
+            throw new IllegalArgumentException(MacAddress.format(groupMac) + " is not a multicast MAC address");
+        }
+    }
+
+    @Override
+    public String[] statisticNames() {
+        return STATISTIC_NAMES.clone();
+    }
+
+    /** Fills the counters of {@link #statisticNames()}; reads the kernel's XDP_STATISTICS with one getsockopt. */
+    @Override
+    public void statistics(long[] values) {
+        if (!closed) {
+            statisticsLength.set(ValueLayout.JAVA_INT, 0, XdpAbi.STATISTICS_SIZE);
+            if (Sys.getsockopt(callState, resources.fd, XdpAbi.SOL_XDP, XdpAbi.XDP_STATISTICS, statistics, statisticsLength) < 0) {
+                statistics.fill((byte) 0);
+            }
+        }
+        values[0] = zeroCopy ? 1 : 0;
+        values[1] = resources.steering != null && resources.steering.nativeMode() ? 1 : 0;
+        values[2] = rxFrames;
+        values[3] = rxBytes;
+        values[4] = rxTooLong;
+        values[5] = statistics.get(ValueLayout.JAVA_LONG, XdpAbi.STAT_RX_DROPPED);
+        values[6] = statistics.get(ValueLayout.JAVA_LONG, XdpAbi.STAT_RX_INVALID_DESCS);
+        values[7] = statistics.get(ValueLayout.JAVA_LONG, XdpAbi.STAT_RX_RING_FULL);
+        values[8] = statistics.get(ValueLayout.JAVA_LONG, XdpAbi.STAT_RX_FILL_RING_EMPTY);
+        values[9] = rxFillShort;
+        values[10] = rxWakeups;
+        values[11] = txFrames;
+        values[12] = txBytes;
+        values[13] = txRingFull;
+        values[14] = txRejected;
+        values[15] = statistics.get(ValueLayout.JAVA_LONG, XdpAbi.STAT_TX_INVALID_DESCS);
+        values[16] = statistics.get(ValueLayout.JAVA_LONG, XdpAbi.STAT_TX_RING_EMPTY);
+        values[17] = txSendCalls;
+        values[18] = txErrors;
+        values[19] = busyPoll ? 1 : 0;
+    }
+
+    /** Whether the socket is bound zero-copy (else copy mode). */
+    public boolean zeroCopy() {
+        return zeroCopy;
+    }
+
+    /** Whether the steering program runs in native (driver) XDP mode (else generic, SKB mode). */
+    public boolean nativeXdp() {
+        return resources.steering.nativeMode();
+    }
+
+    /** "zero-copy, native XDP" or "copy mode, generic XDP" and so on, for start-up lines. */
+    public String mode() {
+        return (zeroCopy ? "zero-copy" : "copy mode") + ", " + (nativeXdp() ? "native XDP" : "generic (SKB) XDP")
+            + (busyPoll ? ", busy polling" : "");
+    }
+
+    public String interfaceName() {
+        return interfaceName;
+    }
+
+    public int interfaceIndex() {
+        return interfaceIndex;
+    }
+
+    /** errno of the last transmit kick that failed with something other than EAGAIN/EBUSY/ENOBUFS, or 0. */
+    public int lastTransmitErrno() {
+        return lastTransmitErrno;
+    }
+
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            resources.release();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return name() + " " + MacAddress.format(mac) + " mtu " + mtu + " " + mode();
+    }
+
+    /** Everything an open link holds from the kernel, released together (also when open fails half way). */
+    private static final class Resources {
+        final Arena arena = Arena.ofShared();
+        final MemorySegment callState = Sys.newCallState(arena);
+        int fd = -1;
+        XdpSteering steering;
+        final long[] maps = new long[8];
+        int mapCount;
+
+        XskRing ring(int fd, MemorySegment offsets, int base, long pageOffset, int entrySize, int entries, String name) {
+            final long producer = offsets.get(ValueLayout.JAVA_LONG, base + XdpAbi.RING_OFFSET_PRODUCER);
+            final long consumer = offsets.get(ValueLayout.JAVA_LONG, base + XdpAbi.RING_OFFSET_CONSUMER);
+            final long desc = offsets.get(ValueLayout.JAVA_LONG, base + XdpAbi.RING_OFFSET_DESC);
+            final long flags = offsets.get(ValueLayout.JAVA_LONG, base + XdpAbi.RING_OFFSET_FLAGS);
+            final long length = desc + (long) entries * entrySize;
+            final long address = Sys.mmap(callState, length, XdpAbi.PROT_READ | XdpAbi.PROT_WRITE,
+                XdpAbi.MAP_SHARED | XdpAbi.MAP_POPULATE, fd, pageOffset);
+            if (address == -1) {
+                throw new SysException("mmap(" + name + " ring)", Sys.errno(callState));
+            }
+            maps[mapCount++] = address;
+            maps[mapCount++] = length;
+            // Tied to the arena: after close an access fails instead of touching unmapped memory.
+            final MemorySegment memory = MemorySegment.ofAddress(address).reinterpret(length, arena, null);
+            return new XskRing(memory, producer, consumer, flags, desc, entrySize, entries);
+        }
+
+        void release() {
+            try (Arena scratch = Arena.ofConfined()) {
+                final MemorySegment state = Sys.newCallState(scratch);
+                if (steering != null) {
+                    steering.close();
+                }
+                arena.close();
+                for (int i = 0; i < mapCount; i += 2) {
+                    Sys.munmap(state, maps[i], maps[i + 1]);
+                }
+                mapCount = 0;
+                if (fd >= 0) {
+                    Sys.close(state, fd);
+                    fd = -1;
+                }
+            }
+        }
+    }
+}

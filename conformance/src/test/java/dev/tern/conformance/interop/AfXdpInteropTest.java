@@ -1,0 +1,350 @@
+package dev.tern.conformance.interop;
+
+import dev.tern.afpacket.netns.BackgroundCommand;
+import dev.tern.afpacket.netns.CommandResult;
+import dev.tern.afpacket.netns.NetnsHarness;
+import dev.tern.afxdp.AfXdpLink;
+import dev.tern.afxdp.AfXdpOpenException;
+import dev.tern.afxdp.AfXdpOptions;
+import dev.tern.stack.NetStack;
+import dev.tern.stack.TcpConnection;
+import dev.tern.stack.TcpListener;
+import dev.tern.tcp.TcpOptions;
+import dev.tern.stack.UdpSocket;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+
+import static dev.tern.afpacket.netns.NetnsHarness.PEER_IPV4;
+import static dev.tern.afpacket.netns.NetnsHarness.TERN_IPV4;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Tern over the AF_XDP link against the Linux kernel on a veth pair in namespaces the test makes
+ * ({@link NetnsHarness}; MTU 1500, offloads off on both ends): ARP and ping from the kernel, UDP echo, TCP 16 MiB each
+ * way with SHA-256, and the coexistence of Tern and the kernel on one interface.
+ *
+ * <p>veth takes AF_XDP in copy mode only; the steering program is attached in native (driver) mode when the kernel
+ * accepts it there, else in generic mode, and each test prints which. Offloads are off because AF_XDP carries no
+ * checksum metadata: a veth peer with checksum offload on would hand Tern partial checksums.
+ *
+ * <p>The stack is polled by the test thread (its blocking socket calls poll it while they wait). Everything the
+ * test made (link, namespaces, veth pair, background programs) is removed after it, whatever happened.
+ */
+class AfXdpInteropTest {
+    private static final long SECOND_NS = 1_000_000_000L;
+    private static final long BULK = 16L << 20;
+    private static final int PORT = 5001;
+    private static final int ECHO_PORT = 7;
+    private static final TcpOptions LARGE_BUFFERS = TcpOptions.DEFAULT.withBuffers(4 << 20, 4 << 20);
+    private static final String KERNEL_ADDRESS_ON_TERN_SIDE = "198.18.0.3";
+
+    private NetnsHarness net;
+    private KernelPeer kernel;
+    private AfXdpLink link;
+    private NetStack stack;
+
+    @AfterEach
+    void tearDown() {
+        try {
+            if (stack != null) {
+                stack.close();
+            }
+        } finally {
+            try {
+                if (link != null) {
+                    link.close();
+                }
+            } finally {
+                if (net != null) {
+                    net.close();
+                }
+            }
+        }
+    }
+
+    private void start() {
+        start(AfXdpOptions.forAddress(TERN_IPV4));
+    }
+
+    private void start(AfXdpOptions options) {
+        VethRig.assumeNetns();
+        net = NetnsHarness.create(VethSetup.DEFAULT.harnessOptions());
+        kernel = new KernelPeer(net);
+        link = net.ternNamespace().call(() -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE, options));
+        stack = NetStack.builder().name("afxdp").link(link).address(VethRig.TERN_CIDR).countersInMemory().build();
+        System.out.println("AF_XDP link: " + link);
+    }
+
+    private boolean pollUntil(BooleanSupplier done, Duration timeout) {
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        while (!done.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            if (stack.doWork() == 0) {
+                link.awaitFrames(1);
+            }
+        }
+        return true;
+    }
+
+    /** A counter of Tern's stack; the link's own ({@code link.afxdp.*}) are copied in once a second, so poll past that first. */
+    private long counter(String label) {
+        if (label.startsWith("link.")) {
+            pollUntil(() -> false, Duration.ofMillis(1100));
+        }
+        return stack.counters().value(label);
+    }
+
+    /** Runs a program in the peer namespace while this thread polls Tern's stack; returns its outcome. */
+    private BackgroundCommand whilePolling(BackgroundCommand command, Duration timeout) {
+        assertTrue(pollUntil(() -> !command.isAlive(), timeout), "finished in time: " + command.stdout() + command.stderr());
+        return command;
+    }
+
+    @Test
+    void kernelResolvesTernsAddressAndPingsItOverAfXdp() {
+        start();
+        final BackgroundCommand ping = net.startInPeer("ping", "-n", "-c", "5", "-i", "0.2", "-W", "2", NetnsHarness.TERN_ADDRESS);
+        whilePolling(ping, Duration.ofSeconds(20));
+        assertTrue(ping.stdout().contains("5 received"), ping.stdout() + ping.stderr());
+        final KernelPeer.Neighbour neighbour = kernel.neighbour(NetnsHarness.TERN_ADDRESS);
+        assertEquals(link.macAddress(), neighbour.mac(), "the kernel learned Tern's MAC by ARP: " + neighbour);
+        assertTrue(link.nativeXdp(), "veth takes the program in native mode on this kernel: " + link.mode());
+        assertTrue(counter("link.afxdp.rx.frames") >= 6, "ARP request and five echo requests came through the socket");
+        assertTrue(counter("link.afxdp.tx.frames") >= 6);
+        assertEquals(0, counter("link.afxdp.rx.too_long"));
+    }
+
+    @Test
+    void inGenericXdpModeTheKernelStillResolvesAndPingsTern() {
+        start(AfXdpOptions.forAddress(TERN_IPV4).genericXdp(true));
+        assertFalse(link.nativeXdp(), link.mode());
+        final BackgroundCommand ping = net.startInPeer("ping", "-n", "-c", "5", "-i", "0.2", "-W", "2", NetnsHarness.TERN_ADDRESS);
+        whilePolling(ping, Duration.ofSeconds(20));
+        assertTrue(ping.stdout().contains("5 received"), ping.stdout() + ping.stderr());
+        assertTrue(net.ternNamespace().ip("link", "show", NetnsHarness.TERN_INTERFACE).stdout().contains("xdpgeneric"),
+            "attached in generic mode");
+        assertEquals(0, counter("link.afxdp.xdp_native"));
+    }
+
+    @Test
+    void withBusyPollingTheKernelStillPingsTern() {
+        start(AfXdpOptions.forAddress(TERN_IPV4).busyPollUs(50));
+        assertTrue(link.busyPoll(), "SO_PREFER_BUSY_POLL, SO_BUSY_POLL and SO_BUSY_POLL_BUDGET taken: " + link.mode());
+        final BackgroundCommand ping = net.startInPeer("ping", "-n", "-c", "5", "-i", "0.2", "-W", "2", NetnsHarness.TERN_ADDRESS);
+        whilePolling(ping, Duration.ofSeconds(20));
+        assertTrue(ping.stdout().contains("5 received"), ping.stdout() + ping.stderr());
+        assertEquals(1, counter("link.afxdp.busy_poll"));
+    }
+
+    @Test
+    void kernelsDatagramsComeBackFromTernsEchoSocket() throws Exception {
+        start();
+        try (UdpSocket socket = stack.openUdp(); Arena arena = Arena.ofConfined()) {
+            socket.bind(ECHO_PORT);
+            final MemorySegment buffer = arena.allocate(65536);
+            final int[] sizes = {0, 1, 64, 512, 1472, 3000, 8000};
+            final List<String> arguments = new ArrayList<>(List.of("udp-client", NetnsHarness.TERN_ADDRESS, Integer.toString(ECHO_PORT), "3"));
+            for (int size : sizes) {
+                arguments.add(Integer.toString(size));
+            }
+            final BackgroundCommand client = kernel.launchPeerPy(arguments.toArray(String[]::new));
+            assertTrue(pollUntil(() -> {
+                try {
+                    int length;
+                    while ((length = socket.receive(buffer, 0, (int) buffer.byteSize())) >= 0) {
+                        assertTrue(socket.sendTo(socket.lastSourceAddress(), socket.lastSourcePort(), buffer, 0, length));
+                    }
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+                return !client.isAlive();
+            }, Duration.ofSeconds(30)), "the kernel's client finished");
+            final List<String> expected = java.util.stream.IntStream.of(sizes).mapToObj(size -> size + " ok").toList();
+            assertEquals(expected, client.stdout().lines().toList(), client.stderr());
+        }
+    }
+
+    /** A kernel sender's datagrams to a group Tern joined reach Tern through the group map; none after the leave. */
+    @Test
+    void kernelsMulticastReachesTernAfterItJoinsAndStopsAfterItLeaves() throws Exception {
+        start();
+        final int group = dev.tern.core.net.Ipv4Address.parse("239.1.2.3");
+        try (UdpSocket socket = stack.openUdp(); Arena arena = Arena.ofConfined()) {
+            final MemorySegment buffer = arena.allocate(2048);
+            socket.bind(5353);
+            socket.join(group);
+            assertEquals(List.of("joined-0", "joined-1", "joined-2"), multicastWhileKernelSends(socket, buffer, "joined"));
+            socket.leave(group);
+            assertEquals(List.of(), multicastWhileKernelSends(socket, buffer, "left"), "nothing reaches Tern after the leave");
+        }
+    }
+
+    private List<String> multicastWhileKernelSends(UdpSocket socket, MemorySegment buffer, String text) {
+        final List<String> received = new ArrayList<>();
+        final BackgroundCommand sender = kernel.launchPeerPy("udp-send", NetnsHarness.PEER_ADDRESS, "239.1.2.3", "5353", "3",
+            "0.02", text);
+        final BooleanSupplier take = () -> {
+            try {
+                int length;
+                while ((length = socket.receive(buffer, 0, (int) buffer.byteSize())) >= 0) {
+                    received.add(new String(buffer.asSlice(0, length).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE),
+                        java.nio.charset.StandardCharsets.US_ASCII));
+                }
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+            return false;
+        };
+        pollUntil(() -> take.getAsBoolean() || !sender.isAlive(), Duration.ofSeconds(10));
+        pollUntil(take, Duration.ofMillis(100));
+        assertEquals("sent 3", KernelPeer.line(sender.stdout(), "sent"), sender.stdout() + sender.stderr());
+        return received;
+    }
+
+    @Test
+    void ternSends16MiBToTheKernelIntact() throws Exception {
+        start();
+        final BackgroundCommand sink = kernel.startPeerPy("tcp-sink", Integer.toString(PORT), "60", "0");
+        final long deadline = System.nanoTime() + 60 * SECOND_NS;
+        final TcpConnection connection = stack.connect(PEER_IPV4, PORT, 0, LARGE_BUFFERS);
+        connection.awaitConnected(5 * SECOND_NS);
+        final TcpStreams.Result sent = TcpStreams.send(connection, BULK, deadline);
+        connection.shutdownOutput();
+        TcpStreams.receive(connection, 0, deadline);
+        connection.close();
+        whilePolling(sink, Duration.ofSeconds(10));
+        System.out.printf("AF_XDP (%s): Tern -> kernel %d bytes in %.2f s, %.2f Gbit/s, %d retransmits%n", link.mode(),
+            sent.bytes(), sent.nanos() / 1e9, sent.gbitPerSecond(), counter("tcp.tx.retransmits"));
+        assertEquals("received " + BULK + " " + sent.sha256(), KernelPeer.line(sink.stdout(), "received"), sink.stdout() + sink.stderr());
+        assertEquals(0, counter("stack.internal_errors"));
+    }
+
+    @Test
+    void kernelSends16MiBToTernIntact() throws Exception {
+        start();
+        final TcpListener listener = stack.listen(PORT, 4, LARGE_BUFFERS);
+        final long deadline = System.nanoTime() + 60 * SECOND_NS;
+        final BackgroundCommand source = kernel.launchPeerPy("tcp-source", NetnsHarness.TERN_ADDRESS, Integer.toString(PORT),
+            Long.toString(BULK), "60");
+        final TcpConnection connection = listener.accept(10 * SECOND_NS);
+        assertNotNull(connection, "the kernel connected: " + source.stdout() + source.stderr());
+        final TcpStreams.Result received = TcpStreams.receive(connection, BULK, deadline);
+        connection.shutdownOutput();
+        whilePolling(source, Duration.ofSeconds(10));
+        connection.close();
+        listener.close();
+        System.out.printf("AF_XDP (%s): kernel -> Tern %d bytes in %.2f s, %.2f Gbit/s%n", link.mode(), received.bytes(),
+            received.nanos() / 1e9, received.gbitPerSecond());
+        assertEquals("sent " + BULK + " " + received.sha256(), KernelPeer.line(source.stdout(), "sent"), source.stdout() + source.stderr());
+        assertEquals(0, counter("stack.internal_errors"));
+    }
+
+    /**
+     * One interface, two stacks: tern0 gets a kernel address (198.18.0.3) next to Tern's (198.18.0.2), same MAC. The
+     * kernel's ping and a TCP transfer to its own address work while Tern answers ping and serves TCP on its address.
+     */
+    @Test
+    void kernelTrafficOnTheSameInterfaceKeepsWorkingWhileTernServes() throws Exception {
+        start();
+        net.ternNamespace().ip("addr", "add", KERNEL_ADDRESS_ON_TERN_SIDE + "/24", "dev", NetnsHarness.TERN_INTERFACE);
+        final TcpListener listener = stack.listen(PORT, 4, LARGE_BUFFERS);
+        final BackgroundCommand kernelSink = net.startInTern(KernelPeer.peerPy("tcp-sink", Integer.toString(PORT + 1), "60", "0").toArray(String[]::new))
+            .awaitOutput("ready", Duration.ofSeconds(10));
+        final BackgroundCommand kernelPing = net.startInPeer("ping", "-n", "-c", "5", "-i", "0.2", "-W", "2", KERNEL_ADDRESS_ON_TERN_SIDE);
+        final BackgroundCommand ternPing = net.startInPeer("ping", "-n", "-c", "5", "-i", "0.2", "-W", "2", NetnsHarness.TERN_ADDRESS);
+        final BackgroundCommand toKernel = kernel.launchPeerPy("tcp-source", KERNEL_ADDRESS_ON_TERN_SIDE, Integer.toString(PORT + 1),
+            Long.toString(4L << 20), "60");
+        final BackgroundCommand toTern = kernel.launchPeerPy("tcp-source", NetnsHarness.TERN_ADDRESS, Integer.toString(PORT),
+            Long.toString(4L << 20), "60");
+        final long deadline = System.nanoTime() + 60 * SECOND_NS;
+        final TcpConnection connection = listener.accept(10 * SECOND_NS);
+        assertNotNull(connection, "the kernel connected to Tern: " + toTern.stdout() + toTern.stderr());
+        final TcpStreams.Result received = TcpStreams.receive(connection, 4L << 20, deadline);
+        connection.shutdownOutput();
+        whilePolling(toTern, Duration.ofSeconds(20));
+        whilePolling(toKernel, Duration.ofSeconds(20));
+        whilePolling(kernelPing, Duration.ofSeconds(20));
+        whilePolling(ternPing, Duration.ofSeconds(20));
+        whilePolling(kernelSink, Duration.ofSeconds(20));
+        connection.close();
+        listener.close();
+
+        assertTrue(kernelPing.stdout().contains("5 received"), "the kernel's own address answers: " + kernelPing.stdout());
+        assertTrue(ternPing.stdout().contains("5 received"), "Tern's address answers: " + ternPing.stdout());
+        assertEquals("sent " + (4L << 20) + " " + received.sha256(), KernelPeer.line(toTern.stdout(), "sent"), toTern.stdout() + toTern.stderr());
+        final String kernelReceived = KernelPeer.line(kernelSink.stdout(), "received");
+        assertEquals(KernelPeer.line(toKernel.stdout(), "sent"), kernelReceived.replace("received", "sent"),
+            "the kernel's TCP on the shared interface got every byte: " + kernelSink.stdout() + toKernel.stdout() + toKernel.stderr());
+        assertTrue(kernelReceived.startsWith("received " + (4L << 20) + " "), kernelReceived);
+        final CommandResult neighbours = net.peerExec(Duration.ofSeconds(5), "ip", "neigh", "show", "dev", NetnsHarness.PEER_INTERFACE);
+        System.out.println("peer's neighbours: " + neighbours.stdout().strip());
+    }
+
+    /**
+     * A second program on the interface is refused with the reason, and closing the link detaches its program: a
+     * veth pair with two queues inside the Tern namespace, one link on queue 0, a second one on queue 1.
+     */
+    @Test
+    void aSecondProgramIsRefusedWithTheReasonAndCloseDetaches() {
+        VethRig.assumeNetns();
+        net = NetnsHarness.create(VethSetup.DEFAULT.harnessOptions());
+        net.ternNamespace().ip("link", "add", "xq0", "numtxqueues", "2", "numrxqueues", "2", "type", "veth", "peer", "name", "xq1",
+            "numtxqueues", "2", "numrxqueues", "2");
+        net.ternNamespace().ip("link", "set", "xq0", "up");
+        net.ternNamespace().ip("link", "set", "xq1", "up");
+        link = net.ternNamespace().call(() -> AfXdpLink.open("xq0", AfXdpOptions.forAddress(TERN_IPV4)));
+        assertTrue(net.ternNamespace().ip("link", "show", "xq0").stdout().contains("prog/xdp"), "attached");
+        final AfXdpOpenException refused = assertThrows(AfXdpOpenException.class, () -> net.ternNamespace().call(
+            () -> AfXdpLink.open("xq0", AfXdpOptions.forAddress(TERN_IPV4).queue(1))));
+        assertTrue(refused.getMessage().contains("another XDP program is attached to xq0"), refused.getMessage());
+        assertEquals(1, refused.getMessage().lines().count());
+        link.close();
+        link = null;
+        assertFalse(net.ternNamespace().ip("link", "show", "xq0").stdout().contains("prog/xdp"), "detached on close");
+    }
+
+    /**
+     * The command end to end: {@code tern serve --link afxdp:tern0} says its mode at start-up, answers the kernel's
+     * ping, and when killed with SIGKILL leaves no program on the interface (the kernel closes its BPF link).
+     */
+    @Test
+    void ternServeOnAfXdpSaysItsModeAnswersPingAndAKilledServeLeavesNoProgram(@org.junit.jupiter.api.io.TempDir java.nio.file.Path counters) {
+        VethRig.assumeNetns();
+        net = NetnsHarness.create(VethSetup.DEFAULT.harnessOptions());
+        kernel = new KernelPeer(net);
+        final List<String> command = new ArrayList<>(List.of("env", "TERN_COUNTERS_DIR=" + counters,
+            ProcessHandle.current().info().command().orElse("java"), "--enable-native-access=ALL-UNNAMED",
+            "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow",
+            "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), "dev.tern.cli.Tern",
+            "serve", "--link", "afxdp:" + NetnsHarness.TERN_INTERFACE, "--ip", VethRig.TERN_CIDR, "--echo", "7"));
+        try (BackgroundCommand serve = net.startInTern(command.toArray(String[]::new)).awaitOutput("Ctrl-C stops", Duration.ofSeconds(30))) {
+            assertTrue(serve.stderr().contains("tern: afxdp:tern0:0: copy mode, native XDP"), serve.stderr());
+            assertTrue(serve.stdout().contains("on afxdp:tern0:0 (copy mode, native XDP)"), serve.stdout());
+            final KernelPeer.PingOutcome ping = kernel.ping(3, 56, 0.2);
+            assertEquals(3, ping.received(), ping.output());
+            assertTrue(net.ternNamespace().ip("link", "show", NetnsHarness.TERN_INTERFACE).stdout().contains("prog/xdp"));
+            ProcessHandle.of(serve.pid()).ifPresent(ProcessHandle::destroyForcibly);   // SIGKILL: no cleanup in Tern
+            serve.awaitExit(Duration.ofSeconds(10));
+            final long deadline = System.nanoTime() + 2_000_000_000L;
+            while (net.ternNamespace().ip("link", "show", NetnsHarness.TERN_INTERFACE).stdout().contains("prog/xdp")
+                && System.nanoTime() - deadline < 0) {
+                Thread.onSpinWait();
+            }
+            assertFalse(net.ternNamespace().ip("link", "show", NetnsHarness.TERN_INTERFACE).stdout().contains("prog/xdp"),
+                "the kernel detached the program of the killed process");
+        }
+    }
+}
