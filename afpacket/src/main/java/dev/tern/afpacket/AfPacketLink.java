@@ -1,9 +1,9 @@
 package dev.tern.afpacket;
 
-import dev.tern.afpacket.libc.Libc;
 import dev.tern.afpacket.libc.LibcException;
 import dev.tern.afpacket.libc.LinuxAbi;
 import dev.tern.core.memory.BigEndian;
+import dev.tern.core.sys.Libc;
 import dev.tern.ethernet.link.FrameHandler;
 import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.link.Offloads;
@@ -160,7 +160,7 @@ public final class AfPacketLink implements Link {
             throw LinkOpenException.noSuchInterface(interfaceName);
         }
         // Protocol 0: receive nothing until bind, which comes after the ring exists (rawqp.md §4.1 step 3).
-        resources.rxFd = Libc.check("socket(AF_PACKET, SOCK_RAW)",
+        resources.rxFd = LibcException.check("socket(AF_PACKET, SOCK_RAW)",
             Libc.socket(state, LinuxAbi.AF_PACKET, LinuxAbi.SOCK_RAW | LinuxAbi.SOCK_CLOEXEC, 0), state);
 
         final MemorySegment request = arena.allocate(LinuxAbi.IFREQ_SIZE, 8);
@@ -195,7 +195,7 @@ public final class AfPacketLink implements Link {
     private static MemorySegment interfaceQuery(Resources resources, MemorySegment request, String name, long command, String call) {
         request.fill((byte) 0);
         MemorySegment.copy(resources.arena.allocateFrom(name), 0, request, LinuxAbi.IFREQ_NAME_OFFSET, name.length());
-        Libc.check(call, Libc.ioctl(resources.callState, resources.rxFd, command, request), resources.callState);
+        LibcException.check(call, Libc.ioctl(resources.callState, resources.rxFd, command, request), resources.callState);
         return request;
     }
 
@@ -239,7 +239,7 @@ public final class AfPacketLink implements Link {
             req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_BLOCK_NR_OFFSET, blockCount);
             req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_FRAME_SIZE_OFFSET, frameSize);
             req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_FRAME_NR_OFFSET, framesPerBlock * blockCount);
-            Libc.check("setsockopt(PACKET_RX_RING)", Libc.setsockopt(resources.callState, fd, LinuxAbi.SOL_PACKET,
+            LibcException.check("setsockopt(PACKET_RX_RING)", Libc.setsockopt(resources.callState, fd, LinuxAbi.SOL_PACKET,
                 LinuxAbi.PACKET_RX_RING, req, LinuxAbi.TPACKET_REQ_SIZE), resources.callState);
             final MemorySegment ring = resources.map(fd, (long) frameBlockSize * blockCount, true, "mmap(receive ring)");
             bindReceiver(resources, fd, index, options);
@@ -253,7 +253,7 @@ public final class AfPacketLink implements Link {
         req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_RETIRE_BLK_TOV_OFFSET, options.rxBlockTimeoutMs());
         req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_SIZEOF_PRIV_OFFSET, 0);
         req.set(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_REQ3_FEATURE_REQ_WORD_OFFSET, 0);
-        Libc.check("setsockopt(PACKET_RX_RING)", Libc.setsockopt(resources.callState, fd, LinuxAbi.SOL_PACKET,
+        LibcException.check("setsockopt(PACKET_RX_RING)", Libc.setsockopt(resources.callState, fd, LinuxAbi.SOL_PACKET,
             LinuxAbi.PACKET_RX_RING, req, LinuxAbi.TPACKET_REQ3_SIZE), resources.callState);
         final MemorySegment ring = resources.map(fd, (long) blockSize * blockCount, true, "mmap(receive ring)");
         bindReceiver(resources, fd, index, options);
@@ -270,7 +270,7 @@ public final class AfPacketLink implements Link {
     }
 
     private static TxRing openTransmitRing(Resources resources, int index, AfPacketOptions options, int mtu) {
-        resources.txFd = Libc.check("socket(AF_PACKET, SOCK_RAW)",
+        resources.txFd = LibcException.check("socket(AF_PACKET, SOCK_RAW)",
             Libc.socket(resources.callState, LinuxAbi.AF_PACKET, LinuxAbi.SOCK_RAW | LinuxAbi.SOCK_CLOEXEC, 0), resources.callState);
         final int fd = resources.txFd;
         final boolean offloads = options.vnetHeader();
@@ -310,7 +310,7 @@ public final class AfPacketLink implements Link {
         req.set(ValueLayout.JAVA_INT, 4, blockCount);
         req.set(ValueLayout.JAVA_INT, 8, frameSize);
         req.set(ValueLayout.JAVA_INT, 12, frameCount);
-        Libc.check("setsockopt(PACKET_TX_RING)", Libc.setsockopt(resources.callState, fd, LinuxAbi.SOL_PACKET,
+        LibcException.check("setsockopt(PACKET_TX_RING)", Libc.setsockopt(resources.callState, fd, LinuxAbi.SOL_PACKET,
             LinuxAbi.PACKET_TX_RING, req, LinuxAbi.TPACKET_REQ_SIZE), resources.callState);
         final MemorySegment ring = resources.map(fd, (long) blockSize * blockCount, false, "mmap(transmit ring)");
         bind(resources, fd, 0, index);
@@ -322,7 +322,7 @@ public final class AfPacketLink implements Link {
     }
 
     private static void setInt(Resources resources, int fd, int option, int value, String call) {
-        Libc.check(call, trySetInt(resources, fd, option, value), resources.callState);
+        LibcException.check(call, trySetInt(resources, fd, option, value), resources.callState);
     }
 
     /** setsockopt(SOL_PACKET) of an int; returns its result (-1 with errno in the call state on failure). */
@@ -336,7 +336,7 @@ public final class AfPacketLink implements Link {
         address.set(ValueLayout.JAVA_SHORT, LinuxAbi.SOCKADDR_LL_FAMILY_OFFSET, (short) LinuxAbi.AF_PACKET);
         BigEndian.u16(address, LinuxAbi.SOCKADDR_LL_PROTOCOL_OFFSET, protocol);
         address.set(ValueLayout.JAVA_INT, LinuxAbi.SOCKADDR_LL_IFINDEX_OFFSET, index);
-        Libc.check("bind(AF_PACKET, ifindex " + index + ")",
+        LibcException.check("bind(AF_PACKET, ifindex " + index + ")",
             Libc.bind(resources.callState, fd, address, LinuxAbi.SOCKADDR_LL_SIZE), resources.callState);
     }
 
@@ -436,7 +436,7 @@ public final class AfPacketLink implements Link {
         }
         final String call = "setsockopt(" + (option == LinuxAbi.PACKET_ADD_MEMBERSHIP ? "PACKET_ADD_MEMBERSHIP" : "PACKET_DROP_MEMBERSHIP")
             + ", " + typeName + (type == LinuxAbi.PACKET_MR_PROMISC ? "" : " " + MacAddress.format(address)) + ")";
-        Libc.check(call, Libc.setsockopt(callState, resources.rxFd, LinuxAbi.SOL_PACKET, option, membership,
+        LibcException.check(call, Libc.setsockopt(callState, resources.rxFd, LinuxAbi.SOL_PACKET, option, membership,
             LinuxAbi.PACKET_MREQ_SIZE), callState);
     }
 
@@ -473,7 +473,7 @@ public final class AfPacketLink implements Link {
 
     private void readKernelStatistics() {
         kernelStatsLength.set(ValueLayout.JAVA_INT, 0, LinuxAbi.TPACKET_STATS_V3_SIZE);
-        Libc.check("getsockopt(PACKET_STATISTICS)", Libc.getsockopt(callState, resources.rxFd, LinuxAbi.SOL_PACKET,
+        LibcException.check("getsockopt(PACKET_STATISTICS)", Libc.getsockopt(callState, resources.rxFd, LinuxAbi.SOL_PACKET,
             LinuxAbi.PACKET_STATISTICS, kernelStats, kernelStatsLength), callState);
         kernelPackets += Integer.toUnsignedLong(kernelStats.get(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_STATS_V3_PACKETS_OFFSET));
         kernelDrops += Integer.toUnsignedLong(kernelStats.get(ValueLayout.JAVA_INT, LinuxAbi.TPACKET_STATS_V3_DROPS_OFFSET));

@@ -1,9 +1,9 @@
 package dev.tern.afpacket;
 
-import dev.tern.afpacket.libc.Libc;
 import dev.tern.afpacket.libc.LinuxAbi;
 import dev.tern.core.checksum.InternetChecksum;
 import dev.tern.core.memory.BigEndian;
+import dev.tern.core.sys.Libc;
 import dev.tern.ethernet.link.TxFrame;
 
 import java.lang.foreign.MemorySegment;

@@ -1,8 +1,8 @@
 package dev.tern.afpacket;
 
-import dev.tern.afpacket.libc.Libc;
 import dev.tern.afpacket.libc.LinuxAbi;
 import dev.tern.core.memory.BigEndian;
+import dev.tern.core.sys.Libc;
 import dev.tern.ethernet.link.TxFrame;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

@@ -4,6 +4,7 @@ import dev.tern.afxdp.sys.Sys;
 import dev.tern.afxdp.sys.SysException;
 import dev.tern.afxdp.sys.XdpAbi;
 import dev.tern.core.memory.BigEndian;
+import dev.tern.core.sys.Libc;
 import dev.tern.ethernet.link.FrameHandler;
 import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.link.TxFrame;
@@ -138,7 +139,7 @@ public final class AfXdpLink implements Link {
     private static AfXdpLink openWith(String name, AfXdpOptions options, Resources resources) {
         final Arena arena = resources.arena;
         final MemorySegment cs = resources.callState;
-        final int index = Sys.ifNameToIndex(cs, arena.allocateFrom(name));
+        final int index = Libc.ifNameToIndex(cs, arena.allocateFrom(name));
         if (index == 0) {
             throw AfXdpOpenException.noSuchInterface(name);
         }
@@ -151,17 +152,17 @@ public final class AfXdpLink implements Link {
                 + " bytes (use 4096-byte chunks or a smaller MTU)");
         }
 
-        resources.fd = Sys.check("socket(AF_XDP)", Sys.socket(cs, XdpAbi.AF_XDP, XdpAbi.SOCK_RAW | XdpAbi.SOCK_CLOEXEC, 0), cs);
+        resources.fd = Sys.check("socket(AF_XDP)", Libc.socket(cs, XdpAbi.AF_XDP, XdpAbi.SOCK_RAW | XdpAbi.SOCK_CLOEXEC, 0), cs);
         final int fd = resources.fd;
         final int frames = options.frameCount();
         final int half = frames / 2;
-        final MemorySegment umem = arena.allocate((long) frames * chunkSize, Math.max(4096, Sys.pageSize()));
+        final MemorySegment umem = arena.allocate((long) frames * chunkSize, Math.max(4096, Libc.pageSize()));
         final MemorySegment reg = arena.allocate(XdpAbi.UMEM_REG_SIZE, 8);
         reg.set(ValueLayout.JAVA_LONG, XdpAbi.UMEM_REG_ADDR, umem.address());
         reg.set(ValueLayout.JAVA_LONG, XdpAbi.UMEM_REG_LEN, umem.byteSize());
         reg.set(ValueLayout.JAVA_INT, XdpAbi.UMEM_REG_CHUNK_SIZE, chunkSize);
         reg.set(ValueLayout.JAVA_INT, XdpAbi.UMEM_REG_HEADROOM, 0);
-        Sys.check("setsockopt(XDP_UMEM_REG)", Sys.setsockopt(cs, fd, XdpAbi.SOL_XDP, XdpAbi.XDP_UMEM_REG, reg,
+        Sys.check("setsockopt(XDP_UMEM_REG)", Libc.setsockopt(cs, fd, XdpAbi.SOL_XDP, XdpAbi.XDP_UMEM_REG, reg,
             XdpAbi.UMEM_REG_SIZE), cs);
         setRingSize(arena, cs, fd, XdpAbi.XDP_UMEM_FILL_RING, half, "XDP_UMEM_FILL_RING");
         setRingSize(arena, cs, fd, XdpAbi.XDP_UMEM_COMPLETION_RING, half, "XDP_UMEM_COMPLETION_RING");
@@ -170,7 +171,7 @@ public final class AfXdpLink implements Link {
 
         final MemorySegment offsets = arena.allocate(XdpAbi.MMAP_OFFSETS_SIZE, 8);
         final MemorySegment length = arena.allocateFrom(ValueLayout.JAVA_INT, XdpAbi.MMAP_OFFSETS_SIZE);
-        Sys.check("getsockopt(XDP_MMAP_OFFSETS)", Sys.getsockopt(cs, fd, XdpAbi.SOL_XDP, XdpAbi.XDP_MMAP_OFFSETS, offsets, length), cs);
+        Sys.check("getsockopt(XDP_MMAP_OFFSETS)", Libc.getsockopt(cs, fd, XdpAbi.SOL_XDP, XdpAbi.XDP_MMAP_OFFSETS, offsets, length), cs);
         final XskRing rx = resources.ring(fd, offsets, XdpAbi.MMAP_OFFSETS_RX, XdpAbi.XDP_PGOFF_RX_RING, XdpAbi.DESC_SIZE, half, "rx");
         final XskRing tx = resources.ring(fd, offsets, XdpAbi.MMAP_OFFSETS_TX, XdpAbi.XDP_PGOFF_TX_RING, XdpAbi.DESC_SIZE, half, "tx");
         final XskRing fill = resources.ring(fd, offsets, XdpAbi.MMAP_OFFSETS_FR, XdpAbi.XDP_UMEM_PGOFF_FILL_RING, XdpAbi.ADDR_SIZE, half, "fill");
@@ -201,9 +202,9 @@ public final class AfXdpLink implements Link {
      * all three options held. A kernel without them leaves the link as it is: busy polling is a latency aid, not a need.
      */
     private static boolean preferBusyPoll(Arena arena, MemorySegment cs, int fd, int microseconds) {
-        return Sys.setsockopt(cs, fd, XdpAbi.SOL_SOCKET, XdpAbi.SO_PREFER_BUSY_POLL, arena.allocateFrom(ValueLayout.JAVA_INT, 1), 4) == 0
-            && Sys.setsockopt(cs, fd, XdpAbi.SOL_SOCKET, XdpAbi.SO_BUSY_POLL, arena.allocateFrom(ValueLayout.JAVA_INT, microseconds), 4) == 0
-            && Sys.setsockopt(cs, fd, XdpAbi.SOL_SOCKET, XdpAbi.SO_BUSY_POLL_BUDGET, arena.allocateFrom(ValueLayout.JAVA_INT, 64), 4) == 0;
+        return Libc.setsockopt(cs, fd, XdpAbi.SOL_SOCKET, XdpAbi.SO_PREFER_BUSY_POLL, arena.allocateFrom(ValueLayout.JAVA_INT, 1), 4) == 0
+            && Libc.setsockopt(cs, fd, XdpAbi.SOL_SOCKET, XdpAbi.SO_BUSY_POLL, arena.allocateFrom(ValueLayout.JAVA_INT, microseconds), 4) == 0
+            && Libc.setsockopt(cs, fd, XdpAbi.SOL_SOCKET, XdpAbi.SO_BUSY_POLL_BUDGET, arena.allocateFrom(ValueLayout.JAVA_INT, 64), 4) == 0;
     }
 
     /** Whether busy polling was asked for and the kernel took it ({@link AfXdpOptions#busyPollUs}). */
@@ -213,22 +214,22 @@ public final class AfXdpLink implements Link {
 
     /** The interface's MAC and MTU, and a check that it is up, through an AF_INET socket's ioctls. */
     private static long[] interfaceFacts(Arena arena, MemorySegment cs, String name) {
-        final int fd = Sys.check("socket(AF_INET, SOCK_DGRAM)", Sys.socket(cs, XdpAbi.AF_INET, XdpAbi.SOCK_DGRAM | XdpAbi.SOCK_CLOEXEC, 0), cs);
+        final int fd = Sys.check("socket(AF_INET, SOCK_DGRAM)", Libc.socket(cs, XdpAbi.AF_INET, XdpAbi.SOCK_DGRAM | XdpAbi.SOCK_CLOEXEC, 0), cs);
         try {
             final MemorySegment request = arena.allocate(XdpAbi.IFREQ_SIZE, 8);
             ifreq(request, name, arena);
-            Sys.check("ioctl(SIOCGIFFLAGS)", Sys.ioctl(cs, fd, XdpAbi.SIOCGIFFLAGS, request), cs);
+            Sys.check("ioctl(SIOCGIFFLAGS)", Libc.ioctl(cs, fd, XdpAbi.SIOCGIFFLAGS, request), cs);
             if ((request.get(ValueLayout.JAVA_SHORT, XdpAbi.IFREQ_UNION) & XdpAbi.IFF_UP) == 0) {
                 throw AfXdpOpenException.interfaceDown(name);
             }
             ifreq(request, name, arena);
-            Sys.check("ioctl(SIOCGIFHWADDR)", Sys.ioctl(cs, fd, XdpAbi.SIOCGIFHWADDR, request), cs);
+            Sys.check("ioctl(SIOCGIFHWADDR)", Libc.ioctl(cs, fd, XdpAbi.SIOCGIFHWADDR, request), cs);
             final long mac = BigEndian.u48(request, XdpAbi.IFREQ_HWADDR_DATA);
             ifreq(request, name, arena);
-            Sys.check("ioctl(SIOCGIFMTU)", Sys.ioctl(cs, fd, XdpAbi.SIOCGIFMTU, request), cs);
+            Sys.check("ioctl(SIOCGIFMTU)", Libc.ioctl(cs, fd, XdpAbi.SIOCGIFMTU, request), cs);
             return new long[] {mac, request.get(ValueLayout.JAVA_INT, XdpAbi.IFREQ_UNION)};
         } finally {
-            Sys.close(cs, fd);
+            Libc.close(cs, fd);
         }
     }
 
@@ -238,7 +239,7 @@ public final class AfXdpLink implements Link {
     }
 
     private static void setRingSize(Arena arena, MemorySegment cs, int fd, int option, int entries, String optionName) {
-        Sys.check("setsockopt(" + optionName + ", " + entries + ")", Sys.setsockopt(cs, fd, XdpAbi.SOL_XDP, option,
+        Sys.check("setsockopt(" + optionName + ", " + entries + ")", Libc.setsockopt(cs, fd, XdpAbi.SOL_XDP, option,
             arena.allocateFrom(ValueLayout.JAVA_INT, entries), 4), cs);
     }
 
@@ -250,15 +251,15 @@ public final class AfXdpLink implements Link {
         address.set(ValueLayout.JAVA_INT, XdpAbi.SXDP_QUEUE_ID, options.queue());
         if (options.bindMode() != AfXdpOptions.BindMode.COPY) {
             address.set(ValueLayout.JAVA_SHORT, XdpAbi.SXDP_FLAGS, (short) (XdpAbi.XDP_ZEROCOPY | XdpAbi.XDP_USE_NEED_WAKEUP));
-            if (Sys.bind(cs, fd, address, XdpAbi.SOCKADDR_XDP_SIZE) == 0) {
+            if (Libc.bind(cs, fd, address, XdpAbi.SOCKADDR_XDP_SIZE) == 0) {
                 return true;
             }
             if (options.bindMode() == AfXdpOptions.BindMode.ZEROCOPY) {
-                throw new SysException("bind(AF_XDP, XDP_ZEROCOPY, queue " + options.queue() + ")", Sys.errno(cs));
+                throw new SysException("bind(AF_XDP, XDP_ZEROCOPY, queue " + options.queue() + ")", Libc.errno(cs));
             }
         }
         address.set(ValueLayout.JAVA_SHORT, XdpAbi.SXDP_FLAGS, (short) (XdpAbi.XDP_COPY | XdpAbi.XDP_USE_NEED_WAKEUP));
-        Sys.check("bind(AF_XDP, XDP_COPY, queue " + options.queue() + ")", Sys.bind(cs, fd, address, XdpAbi.SOCKADDR_XDP_SIZE), cs);
+        Sys.check("bind(AF_XDP, XDP_COPY, queue " + options.queue() + ")", Libc.bind(cs, fd, address, XdpAbi.SOCKADDR_XDP_SIZE), cs);
         return false;
     }
 
@@ -318,7 +319,7 @@ public final class AfXdpLink implements Link {
         fill.submit(n);
         if (fill.needsWakeup()) {
             rxWakeups++;
-            Sys.recvfrom(callState, resources.fd, XdpAbi.MSG_DONTWAIT);
+            Libc.recvfrom(callState, resources.fd, XdpAbi.MSG_DONTWAIT);
         }
         return n;
     }
@@ -384,8 +385,8 @@ public final class AfXdpLink implements Link {
         int before = tx.outstanding();
         while (before > 0 && calls-- > 0) {
             txSendCalls++;
-            if (Sys.sendto(callState, resources.fd, XdpAbi.MSG_DONTWAIT) < 0) {
-                final int errno = Sys.errno(callState);
+            if (Libc.sendto(callState, resources.fd, XdpAbi.MSG_DONTWAIT) < 0) {
+                final int errno = Libc.errno(callState);
                 if (errno != EAGAIN && errno != EBUSY && errno != ENOBUFS) {
                     txErrors++;
                     lastTransmitErrno = errno;
@@ -427,7 +428,7 @@ public final class AfXdpLink implements Link {
         pollFd.set(ValueLayout.JAVA_INT, 0, resources.fd);
         pollFd.set(ValueLayout.JAVA_SHORT, 4, (short) XdpAbi.POLLIN);
         pollFd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
-        Sys.poll(callState, pollFd, 1, timeoutMs);
+        Libc.poll(callState, pollFd, 1, timeoutMs);
         return rx.available(1) > 0;
     }
 
@@ -445,7 +446,7 @@ public final class AfXdpLink implements Link {
         final int errno = resources.steering.addGroup(groupMac);
         if (errno != 0) {
             throw new IllegalStateException("afxdp: cannot steer group " + MacAddress.format(groupMac) + " to Tern: "
-                + Sys.errnoName(errno));
+                + Libc.errnoName(errno));
         }
     }
 
@@ -471,7 +472,7 @@ public final class AfXdpLink implements Link {
     public void statistics(long[] values) {
         if (!closed) {
             statisticsLength.set(ValueLayout.JAVA_INT, 0, XdpAbi.STATISTICS_SIZE);
-            if (Sys.getsockopt(callState, resources.fd, XdpAbi.SOL_XDP, XdpAbi.XDP_STATISTICS, statistics, statisticsLength) < 0) {
+            if (Libc.getsockopt(callState, resources.fd, XdpAbi.SOL_XDP, XdpAbi.XDP_STATISTICS, statistics, statisticsLength) < 0) {
                 statistics.fill((byte) 0);
             }
         }
@@ -542,7 +543,7 @@ public final class AfXdpLink implements Link {
     /** Everything an open link holds from the kernel, released together (also when open fails half way). */
     private static final class Resources {
         final Arena arena = Arena.ofShared();
-        final MemorySegment callState = Sys.newCallState(arena);
+        final MemorySegment callState = Libc.newCallState(arena);
         int fd = -1;
         XdpSteering steering;
         final long[] maps = new long[8];
@@ -554,10 +555,10 @@ public final class AfXdpLink implements Link {
             final long desc = offsets.get(ValueLayout.JAVA_LONG, base + XdpAbi.RING_OFFSET_DESC);
             final long flags = offsets.get(ValueLayout.JAVA_LONG, base + XdpAbi.RING_OFFSET_FLAGS);
             final long length = desc + (long) entries * entrySize;
-            final long address = Sys.mmap(callState, length, XdpAbi.PROT_READ | XdpAbi.PROT_WRITE,
+            final long address = Libc.mmap(callState, length, XdpAbi.PROT_READ | XdpAbi.PROT_WRITE,
                 XdpAbi.MAP_SHARED | XdpAbi.MAP_POPULATE, fd, pageOffset);
             if (address == -1) {
-                throw new SysException("mmap(" + name + " ring)", Sys.errno(callState));
+                throw new SysException("mmap(" + name + " ring)", Libc.errno(callState));
             }
             maps[mapCount++] = address;
             maps[mapCount++] = length;
@@ -568,17 +569,17 @@ public final class AfXdpLink implements Link {
 
         void release() {
             try (Arena scratch = Arena.ofConfined()) {
-                final MemorySegment state = Sys.newCallState(scratch);
+                final MemorySegment state = Libc.newCallState(scratch);
                 if (steering != null) {
                     steering.close();
                 }
                 arena.close();
                 for (int i = 0; i < mapCount; i += 2) {
-                    Sys.munmap(state, maps[i], maps[i + 1]);
+                    Libc.munmap(state, maps[i], maps[i + 1]);
                 }
                 mapCount = 0;
                 if (fd >= 0) {
-                    Sys.close(state, fd);
+                    Libc.close(state, fd);
                     fd = -1;
                 }
             }

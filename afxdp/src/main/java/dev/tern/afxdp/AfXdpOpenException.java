@@ -1,7 +1,7 @@
 package dev.tern.afxdp;
 
-import dev.tern.afxdp.sys.Sys;
 import dev.tern.afxdp.sys.SysException;
+import dev.tern.core.sys.Libc;
 
 /**
  * Why an AF_XDP link could not open, in one line that names the other links ("... use --link afpacket:IFACE or
@@ -42,7 +42,7 @@ public final class AfXdpOpenException extends RuntimeException {
         final String why = switch (errno) {
             case 1, 13 -> "no privilege to load XDP programs (needs CAP_BPF and CAP_NET_ADMIN; run as root)" + OTHER_LINKS;
             case 38 -> "this kernel has no bpf() system call" + OTHER_LINKS;
-            default -> call + " failed: " + Sys.errnoName(errno) + " (" + errno + ")";
+            default -> call + " failed: " + Libc.errnoName(errno) + " (" + errno + ")";
         };
         return new AfXdpOpenException("afxdp: " + why);
     }
@@ -53,8 +53,8 @@ public final class AfXdpOpenException extends RuntimeException {
                 + "; ip link set dev " + name + " xdp off removes it)";
             case 1, 13 -> "no privilege to attach an XDP program to " + name + " (run as root)" + OTHER_LINKS;
             case 95, 524, 22 -> "the driver of " + name + " takes no XDP program in native or generic mode ("
-                + Sys.errnoName(errno) + ")" + OTHER_LINKS;
-            default -> "attaching the XDP program to " + name + " failed: " + Sys.errnoName(errno) + " (" + errno + ")";
+                + Libc.errnoName(errno) + ")" + OTHER_LINKS;
+            default -> "attaching the XDP program to " + name + " failed: " + Libc.errnoName(errno) + " (" + errno + ")";
         };
         return new AfXdpOpenException("afxdp: " + why);
     }

@@ -3,6 +3,7 @@ package dev.tern.afxdp;
 import dev.tern.afxdp.sys.Sys;
 import dev.tern.afxdp.sys.SysException;
 import dev.tern.afxdp.sys.XdpAbi;
+import dev.tern.core.sys.Libc;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -88,7 +89,7 @@ final class XdpSteering implements AutoCloseable {
         name(attr, XdpAbi.MAP_CREATE_NAME, "tern_xsks");
         final int fd = Sys.bpf(callState, XdpAbi.BPF_MAP_CREATE, attr, XdpAbi.BPF_ATTR_SIZE);
         if (fd < 0) {
-            throw AfXdpOpenException.bpf("bpf(BPF_MAP_CREATE, XSKMAP)", Sys.errno(callState));
+            throw AfXdpOpenException.bpf("bpf(BPF_MAP_CREATE, XSKMAP)", Libc.errno(callState));
         }
         mapFd = fd;
     }
@@ -103,7 +104,7 @@ final class XdpSteering implements AutoCloseable {
         name(attr, XdpAbi.MAP_CREATE_NAME, "tern_groups");
         final int fd = Sys.bpf(callState, XdpAbi.BPF_MAP_CREATE, attr, XdpAbi.BPF_ATTR_SIZE);
         if (fd < 0) {
-            throw AfXdpOpenException.bpf("bpf(BPF_MAP_CREATE, HASH)", Sys.errno(callState));
+            throw AfXdpOpenException.bpf("bpf(BPF_MAP_CREATE, HASH)", Libc.errno(callState));
         }
         groupsFd = fd;
         groupKey = arena.allocate(ValueLayout.JAVA_INT);
@@ -137,7 +138,7 @@ final class XdpSteering implements AutoCloseable {
         if (command == XdpAbi.BPF_MAP_UPDATE_ELEM) {
             groupAttr.set(ValueLayout.JAVA_LONG, XdpAbi.MAP_UPDATE_VALUE, groupValue.address());
         }
-        return Sys.bpf(callState, command, groupAttr, XdpAbi.BPF_ATTR_SIZE) < 0 ? Sys.errno(callState) : 0;
+        return Sys.bpf(callState, command, groupAttr, XdpAbi.BPF_ATTR_SIZE) < 0 ? Libc.errno(callState) : 0;
     }
 
     private void load(Arena arena, long mac, int ipv4) {
@@ -160,7 +161,7 @@ final class XdpSteering implements AutoCloseable {
         name(attr, XdpAbi.PROG_LOAD_NAME, "tern_steer");
         final int fd = Sys.bpf(callState, XdpAbi.BPF_PROG_LOAD, attr, XdpAbi.BPF_ATTR_SIZE);
         if (fd < 0) {
-            final int errno = Sys.errno(callState);
+            final int errno = Libc.errno(callState);
             final String verifier = log.getString(0).strip();
             final String last = verifier.isEmpty() ? "" : " (verifier: " + verifier.substring(verifier.lastIndexOf('\n') + 1) + ")";
             throw new AfXdpOpenException(AfXdpOpenException.bpf("bpf(BPF_PROG_LOAD, XDP)", errno).getMessage() + last);
@@ -176,7 +177,7 @@ final class XdpSteering implements AutoCloseable {
         attr.set(ValueLayout.JAVA_LONG, XdpAbi.MAP_UPDATE_KEY, key.address());
         attr.set(ValueLayout.JAVA_LONG, XdpAbi.MAP_UPDATE_VALUE, value.address());
         if (Sys.bpf(callState, XdpAbi.BPF_MAP_UPDATE_ELEM, attr, XdpAbi.BPF_ATTR_SIZE) < 0) {
-            throw AfXdpOpenException.bpf("bpf(BPF_MAP_UPDATE_ELEM, XSKMAP[" + queue + "])", Sys.errno(callState));
+            throw AfXdpOpenException.bpf("bpf(BPF_MAP_UPDATE_ELEM, XSKMAP[" + queue + "])", Libc.errno(callState));
         }
     }
 
@@ -189,14 +190,14 @@ final class XdpSteering implements AutoCloseable {
                 nativeMode = true;
                 return;
             }
-            nativeErrno = Sys.errno(callState);
+            nativeErrno = Libc.errno(callState);
             if (nativeErrno == 16 || nativeErrno == 17 || nativeErrno == 1 || nativeErrno == 13) {
                 throw AfXdpOpenException.attach(interfaceName, nativeErrno);
             }
         }
         final int fd = linkCreate(arena, ifindex, XdpAbi.XDP_FLAGS_SKB_MODE);
         if (fd < 0) {
-            throw AfXdpOpenException.attach(interfaceName, Sys.errno(callState));
+            throw AfXdpOpenException.attach(interfaceName, Libc.errno(callState));
         }
         linkFd = fd;
         nativeMode = false;
@@ -220,21 +221,21 @@ final class XdpSteering implements AutoCloseable {
     @Override
     public void close() {
         try (Arena scratch = Arena.ofConfined()) {
-            final MemorySegment state = Sys.newCallState(scratch);
+            final MemorySegment state = Libc.newCallState(scratch);
             if (linkFd >= 0) {
-                Sys.close(state, linkFd);
+                Libc.close(state, linkFd);
                 linkFd = -1;
             }
             if (programFd >= 0) {
-                Sys.close(state, programFd);
+                Libc.close(state, programFd);
                 programFd = -1;
             }
             if (mapFd >= 0) {
-                Sys.close(state, mapFd);
+                Libc.close(state, mapFd);
                 mapFd = -1;
             }
             if (groupsFd >= 0) {
-                Sys.close(state, groupsFd);
+                Libc.close(state, groupsFd);
                 groupsFd = -1;
             }
         }

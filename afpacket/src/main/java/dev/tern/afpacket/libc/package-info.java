@@ -1,6 +1,6 @@
 /**
- * Hand-written FFM bindings to libc ({@link dev.tern.afpacket.libc.Libc}) with errno capture, and the Linux ABI
- * constants and struct offsets they need ({@link dev.tern.afpacket.libc.LinuxAbi}), checked against the installed
- * headers by a gcc-compiled test.
+ * The Linux ABI constants and struct offsets the AF_PACKET link needs ({@link dev.tern.afpacket.libc.LinuxAbi}),
+ * checked against the installed headers by a gcc-compiled test, and {@link dev.tern.afpacket.libc.LibcException} for
+ * a failed call of core's libc bindings ({@link dev.tern.core.sys.Libc}).
  */
 package dev.tern.afpacket.libc;

@@ -1,8 +1,8 @@
 package dev.tern.afpacket.netns;
 
-import dev.tern.afpacket.libc.Libc;
 import dev.tern.afpacket.libc.LibcException;
 import dev.tern.afpacket.libc.LinuxAbi;
+import dev.tern.core.sys.Libc;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -85,14 +85,14 @@ public final class NetworkNamespace implements AutoCloseable {
     public <T> T call(Supplier<T> body) {
         try (Arena arena = Arena.ofConfined()) {
             final MemorySegment state = Libc.newCallState(arena);
-            final int original = Libc.check("open(/proc/thread-self/ns/net)",
+            final int original = LibcException.check("open(/proc/thread-self/ns/net)",
                 Libc.open(state, arena.allocateFrom("/proc/thread-self/ns/net"), LinuxAbi.O_RDONLY | LinuxAbi.O_CLOEXEC), state);
             try {
                 final String path = RUN_DIRECTORY.resolve(name).toString();
-                final int target = Libc.check("open(" + path + ")",
+                final int target = LibcException.check("open(" + path + ")",
                     Libc.open(state, arena.allocateFrom(path), LinuxAbi.O_RDONLY | LinuxAbi.O_CLOEXEC), state);
                 try {
-                    Libc.check("setns(" + name + ", CLONE_NEWNET)", Libc.setns(state, target, LinuxAbi.CLONE_NEWNET), state);
+                    LibcException.check("setns(" + name + ", CLONE_NEWNET)", Libc.setns(state, target, LinuxAbi.CLONE_NEWNET), state);
                     try {
                         return body.get();
                     } finally {

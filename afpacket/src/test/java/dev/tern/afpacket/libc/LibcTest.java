@@ -1,5 +1,7 @@
 package dev.tern.afpacket.libc;
 
+import dev.tern.core.sys.Libc;
+
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
@@ -15,15 +17,15 @@ class LibcTest {
     void failedCallBecomesAnExceptionNamingTheCallAndTheError() {
         try (Arena arena = Arena.ofConfined()) {
             final MemorySegment state = Libc.newCallState(arena);
-            final int fd = Libc.check("socket(AF_INET, SOCK_DGRAM)", Libc.socket(state, LinuxAbi.AF_INET, LinuxAbi.SOCK_DGRAM, 0), state);
+            final int fd = LibcException.check("socket(AF_INET, SOCK_DGRAM)", Libc.socket(state, LinuxAbi.AF_INET, LinuxAbi.SOCK_DGRAM, 0), state);
             try {
                 final MemorySegment one = arena.allocateFrom(ValueLayout.JAVA_INT, 1);
                 final int rc = Libc.setsockopt(state, fd, LinuxAbi.SOL_PACKET, LinuxAbi.PACKET_RX_RING, one, 4);
-                final LibcException error = assertThrows(LibcException.class, () -> Libc.check("setsockopt(PACKET_RX_RING)", rc, state));
+                final LibcException error = assertThrows(LibcException.class, () -> LibcException.check("setsockopt(PACKET_RX_RING)", rc, state));
                 assertEquals("setsockopt(PACKET_RX_RING) failed: ENOPROTOOPT (92)", error.getMessage());
                 assertEquals(LinuxAbi.ENOPROTOOPT, error.errno());
             } finally {
-                Libc.check("close", Libc.close(state, fd), state);
+                LibcException.check("close", Libc.close(state, fd), state);
             }
         }
     }

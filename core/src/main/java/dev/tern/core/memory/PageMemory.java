@@ -1,21 +1,15 @@
 package dev.tern.core.memory;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
+import dev.tern.core.sys.Libc;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 /**
  * Off-heap memory taken from the operating system by the page, so that it costs resident memory only where it is
  * touched and can be handed back while its addresses stay valid: Linux's {@code mmap} (anonymous, private),
- * {@code madvise(MADV_DONTNEED)} and {@code mincore}, bound through FFM.
+ * {@code madvise(MADV_DONTNEED)} and {@code mincore}, through core's {@link Libc}.
  *
  * <p>Why not {@link Arena#allocate}: it zeroes what it allocates, which makes every page resident at once, and it
  * gives memory back only when the whole arena closes. A socket buffer of 128 KiB that carried one HTTP request would
@@ -37,44 +31,23 @@ public final class PageMemory {
     private static final int MAP_ANONYMOUS = 0x20;
     private static final int MAP_NORESERVE = 0x4000;
     private static final int MADV_DONTNEED = 4;
-    private static final int SC_PAGESIZE = 30;
 
-    private static final MethodHandle MMAP;
-    private static final MethodHandle MUNMAP;
-    private static final MethodHandle MADVISE;
-    private static final MethodHandle MINCORE;
+    /** True when the calls are bound: Linux, with native access granted. */
+    private static final boolean AVAILABLE;
     private static final int PAGE_SIZE;
 
     static {
-        MethodHandle mmap = null;
-        MethodHandle munmap = null;
-        MethodHandle madvise = null;
-        MethodHandle mincore = null;
+        boolean available = false;
         int pageSize = 4096;
         if (System.getProperty("os.name", "").startsWith("Linux")) {
             try {
-                final Linker linker = Linker.nativeLinker();
-                final SymbolLookup libc = linker.defaultLookup();
-                mmap = linker.downcallHandle(libc.find("mmap").orElseThrow(),
-                    FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG));
-                munmap = linker.downcallHandle(libc.find("munmap").orElseThrow(),
-                    FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
-                madvise = linker.downcallHandle(libc.find("madvise").orElseThrow(),
-                    FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
-                mincore = linker.downcallHandle(libc.find("mincore").orElseThrow(),
-                    FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS));
-                final MethodHandle sysconf = linker.downcallHandle(libc.find("sysconf").orElseThrow(),
-                    FunctionDescriptor.of(JAVA_LONG, JAVA_INT));
-                pageSize = (int) (long) sysconf.invokeExact(SC_PAGESIZE);
-            } catch (Throwable unavailable) {
+                pageSize = Libc.pageSize();
+                available = true;
+            } catch (LinkageError unavailable) {
                 // Not bindable here (no native access granted, an unusual libc): fall back to arena memory.
-                mmap = null;
             }
         }
-        MMAP = mmap;
-        MUNMAP = munmap;
-        MADVISE = madvise;
-        MINCORE = mincore;
+        AVAILABLE = available;
         PAGE_SIZE = pageSize;
     }
 
@@ -83,7 +56,7 @@ public final class PageMemory {
 
     /** True when memory comes from {@code mmap} and can be discarded page by page. */
     public static boolean available() {
-        return MMAP != null;
+        return AVAILABLE;
     }
 
     public static int pageSize() {
@@ -99,27 +72,25 @@ public final class PageMemory {
         if (bytes <= 0 || bytes % PAGE_SIZE != 0) {
             throw new IllegalArgumentException("a mapping is a positive multiple of " + PAGE_SIZE + " bytes: " + bytes);
         }
-        if (MMAP == null) {
+        if (!AVAILABLE) {
             return arena.allocate(bytes, PAGE_SIZE);
         }
-        final MemorySegment address;
-        try {
-            address = (MemorySegment) MMAP.invokeExact(MemorySegment.NULL, bytes, PROT_READ | PROT_WRITE,
-                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0L);
-        } catch (Throwable t) {
-            throw new IllegalStateException("mmap failed", t);
+        final long address;
+        final int errno;
+        try (Arena call = Arena.ofConfined()) {
+            final MemorySegment state = Libc.newCallState(call);
+            address = Libc.mmap(state, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0L);
+            errno = Libc.errno(state);
         }
-        if (address.address() == -1L || address.address() == 0L) {
-            throw new OutOfMemoryError("mmap of " + bytes + " bytes refused by the system");
+        if (address == -1L || address == 0L) {
+            throw new OutOfMemoryError("mmap of " + bytes + " bytes refused by the system: " + Libc.errnoName(errno));
         }
-        return address.reinterpret(bytes, arena, PageMemory::unmap);
+        return MemorySegment.ofAddress(address).reinterpret(bytes, arena, PageMemory::unmap);
     }
 
     private static void unmap(MemorySegment mapping) {
-        try {
-            final int ignored = (int) MUNMAP.invokeExact(mapping, mapping.byteSize());
-        } catch (Throwable t) {
-            throw new IllegalStateException("munmap failed", t);
+        try (Arena call = Arena.ofConfined()) {
+            Libc.munmap(Libc.newCallState(call), mapping.address(), mapping.byteSize());
         }
     }
 
@@ -128,7 +99,7 @@ public final class PageMemory {
      * of a partial page at either end are left as they are. Returns the bytes discarded.
      */
     public static long discard(MemorySegment memory) {
-        if (MADVISE == null) {
+        if (!AVAILABLE) {
             return 0;
         }
         final long start = alignUp(memory.address());
@@ -136,27 +107,22 @@ public final class PageMemory {
         if (end <= start) {
             return 0;
         }
-        try {
-            final int result = (int) MADVISE.invokeExact(memory.asSlice(start - memory.address(), end - start),
-                end - start, MADV_DONTNEED);
-            return result == 0 ? end - start : 0;
-        } catch (Throwable t) {
-            throw new IllegalStateException("madvise failed", t);
+        try (Arena call = Arena.ofConfined()) {
+            return Libc.madvise(Libc.newCallState(call), start, end - start, MADV_DONTNEED) == 0 ? end - start : 0;
         }
     }
 
     /** Bytes of {@code memory}'s whole pages that are resident now (every byte where that cannot be asked). */
     public static long residentBytes(MemorySegment memory) {
-        if (MINCORE == null) {
+        if (!AVAILABLE) {
             return memory.byteSize();
         }
         final long start = memory.address() & -(long) PAGE_SIZE;
         final long end = alignUp(memory.address() + memory.byteSize());
         final int pages = (int) ((end - start) / PAGE_SIZE);
-        try (Arena scratch = Arena.ofConfined()) {
-            final MemorySegment vector = scratch.allocate(pages);
-            final int result = (int) MINCORE.invokeExact(MemorySegment.ofAddress(start), end - start, vector);
-            if (result != 0) {
+        try (Arena call = Arena.ofConfined()) {
+            final MemorySegment vector = call.allocate(pages);
+            if (Libc.mincore(Libc.newCallState(call), start, end - start, vector) != 0) {
                 return memory.byteSize();
             }
             long resident = 0;
@@ -166,8 +132,6 @@ public final class PageMemory {
                 }
             }
             return resident;
-        } catch (Throwable t) {
-            throw new IllegalStateException("mincore failed", t);
         }
     }
 

@@ -1,4 +1,4 @@
-package dev.tern.afpacket.libc;
+package dev.tern.core.sys;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -15,14 +15,15 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * The libc calls Tern's AF_PACKET link and namespace helpers make, bound by hand through FFM.
+ * The libc calls Tern's links (AF_PACKET, AF_XDP) and the namespace helpers make, bound by hand through FFM, once for
+ * all of them: each link module adds only its own error type and the calls no other module makes.
  *
  * <p>Every binding captures {@code errno} ({@link Linker.Option#captureCallState}): the caller passes a
  * <em>call-state</em> segment ({@link #newCallState}) as the first argument, and reads {@link #errno} from it only
  * when the call reported failure (-1, or 0 for {@code if_nametoindex}), because errno is left over from an unrelated
- * earlier failure after a successful call. Control-plane callers turn a failure into a {@link LibcException} with
- * {@link #check}, which names the call ("setsockopt(PACKET_RX_RING) failed: EINVAL (22)"). The data-path calls
- * ({@link #sendto}, {@link #poll}) allocate nothing: the call-state segment is allocated once per link.
+ * earlier failure after a successful call. Each link module turns a failure into its own exception naming the call
+ * and {@link #errnoName} ("setsockopt(PACKET_RX_RING) failed: EINVAL (22)"). The data-path calls ({@link #sendto},
+ * {@link #recvfrom}, {@link #poll}) allocate nothing: the call-state segment is allocated once per link.
  *
  * <p>Stateless and thread-safe; a call-state segment belongs to one thread at a time.
  */
@@ -42,9 +43,13 @@ public final class Libc {
     private static final MethodHandle MMAP = errnoCall("mmap",
         FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG));
     private static final MethodHandle MUNMAP = errnoCall("munmap", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle MADVISE = errnoCall("madvise", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle MINCORE = errnoCall("mincore", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, ADDRESS));
     private static final MethodHandle POLL = errnoCall("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
     private static final MethodHandle SENDTO = errnoCall("sendto",
         FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle RECVFROM = errnoCall("recvfrom",
+        FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS));
     private static final MethodHandle IF_NAMETOINDEX = errnoCall("if_nametoindex", FunctionDescriptor.of(JAVA_INT, ADDRESS));
     /** {@code int ioctl(int fd, unsigned long request, ...)}: the third argument is variadic (a pointer here). */
     private static final MethodHandle IOCTL = errnoCall("ioctl",
@@ -63,6 +68,14 @@ public final class Libc {
         return LOOKUP.find(name).orElseThrow(() -> new UnsatisfiedLinkError("libc has no symbol " + name));
     }
 
+    /**
+     * A libc function no other module calls, bound as the ones here: errno captured into the call-state segment
+     * passed first. For a link module's own calls (AF_XDP's {@code syscall(__NR_bpf, ...)}).
+     */
+    public static MethodHandle downcall(String name, FunctionDescriptor descriptor, Linker.Option... more) {
+        return errnoCall(name, descriptor, more);
+    }
+
     private static MethodHandle errnoCall(String name, FunctionDescriptor descriptor, Linker.Option... more) {
         final Linker.Option[] options = new Linker.Option[more.length + 1];
         options[0] = CAPTURE_ERRNO;
@@ -78,14 +91,6 @@ public final class Libc {
     /** errno as captured by the last call given {@code callState}; meaningful only after that call failed. */
     public static int errno(MemorySegment callState) {
         return (int) ERRNO.get(callState, 0L);
-    }
-
-    /** Returns {@code rc}, or throws {@link LibcException} naming {@code call} when {@code rc == -1}. */
-    public static int check(String call, int rc, MemorySegment callState) {
-        if (rc == -1) {
-            throw new LibcException(call, errno(callState));
-        }
-        return rc;
     }
 
     public static int socket(MemorySegment callState, int domain, int type, int protocol) {
@@ -138,6 +143,23 @@ public final class Libc {
         }
     }
 
+    public static int madvise(MemorySegment callState, long address, long length, int advice) {
+        try {
+            return (int) MADVISE.invokeExact(callState, MemorySegment.ofAddress(address), length, advice);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /** One byte per page of {@code [address, address + length)} into {@code vector}: bit 0 set where resident. */
+    public static int mincore(MemorySegment callState, long address, long length, MemorySegment vector) {
+        try {
+            return (int) MINCORE.invokeExact(callState, MemorySegment.ofAddress(address), length, vector);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
     /** Data path: no allocation. */
     public static int poll(MemorySegment callState, MemorySegment pollFds, long count, int timeoutMs) {
         try {
@@ -148,12 +170,22 @@ public final class Libc {
     }
 
     /**
-     * {@code sendto(fd, NULL, 0, flags, NULL, 0)}: the TX-ring "doorbell" that makes the kernel send every frame
-     * marked {@code TP_STATUS_SEND_REQUEST}. Data path: no allocation. Returns bytes queued or -1.
+     * {@code sendto(fd, NULL, 0, flags, NULL, 0)}: a transmit ring's "doorbell" (AF_PACKET: send every frame marked
+     * {@code TP_STATUS_SEND_REQUEST}; AF_XDP: the TX kick). Data path: no allocation. Returns bytes queued or -1.
      */
     public static long sendto(MemorySegment callState, int fd, int flags) {
         try {
             return (long) SENDTO.invokeExact(callState, fd, MemorySegment.NULL, 0L, flags, MemorySegment.NULL, 0);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /** {@code recvfrom(fd, NULL, 0, flags, NULL, NULL)}: a receive wakeup that takes no data (AF_XDP's fill ring). */
+    public static long recvfrom(MemorySegment callState, int fd, int flags) {
+        try {
+            return (long) RECVFROM.invokeExact(callState, fd, MemorySegment.NULL, 0L, flags, MemorySegment.NULL,
+                MemorySegment.NULL);
         } catch (Throwable t) {
             throw unexpected(t);
         }
@@ -244,6 +276,7 @@ public final class Libc {
             case 101 -> "ENETUNREACH";
             case 105 -> "ENOBUFS";
             case 110 -> "ETIMEDOUT";
+            case 524 -> "ENOTSUPP";
             default -> "errno " + errno;
         };
     }
