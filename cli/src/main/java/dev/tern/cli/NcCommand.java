@@ -162,19 +162,29 @@ final class NcCommand {
                         inputEndedNs = System.nanoTime();
                     }
                     try {
+                        // Datagrams are packed into one block while they fit, so a burst of small ones costs one
+                        // write(2), not one each; stdout is a byte stream either way. The block goes out as soon as
+                        // nothing more waits, so a lone datagram is not held back.
                         while ((receiving = receiving != null ? receiving : output.claim()) != null) {
-                            final int length = socket.receive(receiving.segment, 0, UDP_DATAGRAM);
-                            if (length < 0) {
-                                break;
+                            final ByteBuffer b = receiving.buffer;
+                            final int pending = socket.pendingLength();
+                            if (pending >= 0 && (pending <= b.remaining() || b.position() == 0)) {
+                                final int length = socket.receive(receiving.segment, b.position(), b.remaining());
+                                replyAddress = socket.lastSourceAddress();
+                                replyPort = socket.lastSourcePort();
+                                b.position(b.position() + length);
+                                work++;
+                                continue;
                             }
-                            replyAddress = socket.lastSourceAddress();
-                            replyPort = socket.lastSourcePort();
-                            work++;
-                            if (length > 0) {
-                                receiving.buffer.position(length);
+                            if (b.position() > 0) {
                                 output.submit(receiving);
                                 receiving = null;
+                                continue;
                             }
+                            if (pending < 0) {
+                                socket.receive(receiving.segment, 0, 0); // no datagram: reports a pending error
+                            }
+                            break;
                         }
                     } catch (TernSocketException e) {
                         err.println("tern: nc: " + e.getMessage());

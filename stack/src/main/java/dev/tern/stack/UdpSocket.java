@@ -245,6 +245,14 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
         return copied;
     }
 
+    /**
+     * The length of the oldest waiting datagram, or -1 when none waits (FIONREAD on a datagram socket). Lets a reader
+     * pack several datagrams into one buffer without truncating one that would not fit.
+     */
+    public int pendingLength() {
+        return records.peek(receiveRing) ? records.length() : -1;
+    }
+
     /** Like {@link #receive(MemorySegment, long, int)}, waiting up to {@code timeoutNs}; -1 on timeout. */
     public int receive(MemorySegment destination, long offset, int capacity, long timeoutNs) throws TernSocketException {
         final long deadline = System.nanoTime() + timeoutNs;

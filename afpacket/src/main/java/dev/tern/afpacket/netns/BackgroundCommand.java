@@ -56,6 +56,15 @@ public final class BackgroundCommand implements AutoCloseable {
         return read(out);
     }
 
+    /** How many bytes the program has written to its stdout so far (0 once closed); reads nothing of them. */
+    public long stdoutBytes() {
+        try {
+            return closed ? 0 : Files.size(out);
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
     public String stderr() {
         return read(err);
     }

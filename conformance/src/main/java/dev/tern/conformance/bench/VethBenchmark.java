@@ -180,11 +180,18 @@ public final class VethBenchmark {
         if (benchmark.wants("tcp-loss") || benchmark.wants("nc") || benchmark.wants("http")) {
             benchmark.lossy();
         }
+        final Path root = Path.of(System.getProperty("tern.root", "")).toAbsolutePath();
+        if (benchmark.wants("multicast")) {
+            new MulticastBenchmark(benchmark.rounds, root).run(benchmark.results);
+        }
+        if (benchmark.wants("flood")) {
+            new FloodBenchmark(benchmark.seconds, benchmark.rounds, root).run(benchmark.results);
+        }
         benchmark.print(settings);
     }
 
     private static final List<String> ONLY = List.of("all", "tcp", "tcp-tern-to-kernel", "tcp-kernel-to-tern", "udp-rr",
-        "tcp-loss", "nc", "http");
+        "tcp-loss", "nc", "http", "multicast", "flood");
 
     private static void usage() {
         System.err.println("usage: VethBenchmark [--seconds N] [--rounds N] [--round-trips N] [--offloads on|off|both]"
@@ -794,6 +801,28 @@ public final class VethBenchmark {
                         get("nc_gbps_socat" + baseline + "_" + k), get("nc_ratio_" + way + "_" + k));
                 }
                 row(table, lossFormat, l, "share of packets the rules dropped, %", get("tcp_loss_dropped_pct_" + k), Double.NaN, Double.NaN);
+            }
+        }
+        if (results.containsKey("mcast_ratio_64_full")) {
+            final String mcastFormat = "%-6s %-48s %9s %9s %7s%n";
+            table.append(String.format(Locale.ROOT, mcastFormat, "", "multicast received (kernel: socat), offloads on",
+                "Tern", "kernel", "ratio"));
+            for (MulticastBenchmark.Burst burst : MulticastBenchmark.BURSTS) {
+                final String k = burst.key();
+                row(table, mcastFormat, "", "datagrams of " + String.format(Locale.ROOT, "%.0f", get("mcast_sent_" + k))
+                    + ", " + burst.label(), get("mcast_tern_" + k), get("mcast_kernel_" + k), get("mcast_ratio_" + k));
+            }
+        }
+        if (results.containsKey("flood_ratio_kernel_to_tern")) {
+            final String floodFormat = "%-6s %-48s %9s %9s %7s%n";
+            table.append(String.format(Locale.ROOT, floodFormat, "", "under a SYN flood (hping3 --flood), offloads on",
+                "Tern", "kernel", "ratio"));
+            for (String way : List.of("kernel_to_tern", "tern_to_kernel")) {
+                final String arrow = way.replace("_to_", "->").replace("tern", "Tern");
+                row(table, floodFormat, "", "TCP " + arrow + ": rate kept under flood", get("flood_kept_" + way),
+                    get("flood_kept_kernel_" + way));
+                row(table, floodFormat, "", "TCP " + arrow + ": longest stall under flood, s", get("flood_stall_s_" + way),
+                    get("flood_stall_s_kernel_" + way));
             }
         }
         if (results.containsKey("http_ratio_keepalive")) {
