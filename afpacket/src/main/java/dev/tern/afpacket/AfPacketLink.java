@@ -79,6 +79,9 @@ public final class AfPacketLink implements Link {
     private final boolean vnetHeader;
     private final Resources resources;
     private final MemorySegment callState;
+    private final MemorySegment synShedProgram;
+    private final MemorySegment detachArgument;
+    private boolean sheddingSyns;
     private final MemorySegment pollFd;
     private final MemorySegment kernelStats;
     private final MemorySegment kernelStatsLength;
@@ -108,6 +111,8 @@ public final class AfPacketLink implements Link {
         this.kernelStats = arena.allocate(LinuxAbi.TPACKET_STATS_V3_SIZE, 8);
         this.kernelStatsLength = arena.allocate(ValueLayout.JAVA_INT);
         this.membership = arena.allocate(LinuxAbi.PACKET_MREQ_SIZE, 8);
+        this.synShedProgram = SynShedFilter.program(arena);
+        this.detachArgument = arena.allocate(ValueLayout.JAVA_INT);
     }
 
     /** Opens a link on {@code interfaceName} with {@link AfPacketOptions#defaults()}. */
@@ -367,6 +372,12 @@ public final class AfPacketLink implements Link {
         return rx.receive(handler, maxFrames);
     }
 
+    /** Half the receive ring or more is waiting (see {@link ReceiveRing#backlogged()}). */
+    @Override
+    public boolean receivePressure() {
+        return rx.backlogged();
+    }
+
     @Override
     public boolean claim(TxFrame frame) {
         return tx.claim(frame);
@@ -412,6 +423,27 @@ public final class AfPacketLink implements Link {
     public void addMulticast(long groupMac) {
         requireMulticast(groupMac);
         membership(LinuxAbi.PACKET_ADD_MEMBERSHIP, LinuxAbi.PACKET_MR_MULTICAST, groupMac, "PACKET_MR_MULTICAST");
+    }
+
+    /**
+     * Attaches (or detaches) {@link SynShedFilter} to the receive socket: while on, the kernel drops IPv4 TCP SYNs
+     * without ACK before they reach the ring. One setsockopt per change; the frames already in the ring stay.
+     */
+    @Override
+    public boolean shedUnsolicitedSyns(boolean shed) {
+        if (shed == sheddingSyns) {
+            return true;
+        }
+        final int result = shed
+            ? Libc.setsockopt(callState, resources.rxFd, SynShedFilter.SOL_SOCKET, SynShedFilter.SO_ATTACH_FILTER,
+                synShedProgram, SynShedFilter.SOCK_FPROG_SIZE)
+            : Libc.setsockopt(callState, resources.rxFd, SynShedFilter.SOL_SOCKET, SynShedFilter.SO_DETACH_FILTER,
+                detachArgument, 4);
+        if (result == -1) {
+            return false;
+        }
+        sheddingSyns = shed;
+        return true;
     }
 
     @Override

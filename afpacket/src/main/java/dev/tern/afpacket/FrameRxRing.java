@@ -54,6 +54,12 @@ final class FrameRxRing extends ReceiveRing {
         return userOwns(next);
     }
 
+    @Override
+    boolean backlogged() {
+        final int ahead = next + frameCount / 2;
+        return userOwns(ahead >= frameCount ? ahead - frameCount : ahead);
+    }
+
     private boolean userOwns(int slot) {
         return ((int) STATUS.getAcquire(ring, slotOffset(slot) + LinuxAbi.TPACKET2_HDR_STATUS_OFFSET)
             & LinuxAbi.TP_STATUS_USER) != 0;

@@ -65,6 +65,12 @@ abstract sealed class ReceiveRing permits RxRing, FrameRxRing {
     abstract int receive(FrameHandler handler, int maxFrames);
 
     /**
+     * True when at least half the ring waits for us. The kernel fills slots (blocks) in ring order from where we
+     * stand, so the slot (block) half a ring ahead of ours being ours means everything before it is too: one load.
+     */
+    abstract boolean backlogged();
+
+    /**
      * Hands the packet whose header is at {@code header} to the handler; returns 1, or 0 when it was counted as
      * truncated and dropped. {@code room} is the most bytes from the header to the end of the frame that the slot
      * holds.

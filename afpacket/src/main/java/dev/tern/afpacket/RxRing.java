@@ -87,6 +87,12 @@ final class RxRing extends ReceiveRing {
         return delivered;
     }
 
+    @Override
+    boolean backlogged() {
+        final int ahead = block + blockCount / 2;
+        return userOwns(ahead >= blockCount ? ahead - blockCount : ahead);
+    }
+
     private boolean userOwns(int index) {
         final int status = (int) STATUS.getAcquire(ring, (long) index * blockSize + LinuxAbi.BLOCK_STATUS_OFFSET);
         return (status & LinuxAbi.TP_STATUS_USER) != 0;

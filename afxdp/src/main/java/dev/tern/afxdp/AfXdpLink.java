@@ -285,6 +285,12 @@ public final class AfXdpLink implements Link {
         return 0;
     }
 
+    /** Half the RX ring or more holds descriptors we have not taken yet. */
+    @Override
+    public boolean receivePressure() {
+        return rx.halfFull();
+    }
+
     @Override
     public int receive(FrameHandler handler, int maxFrames) {
         final int ready = rx.available(maxFrames);

@@ -109,6 +109,12 @@ final class XskRing {
         return Math.min(ready, max);
     }
 
+    /** Consumer side: true when at least half the ring holds entries not yet consumed (rereads the producer). */
+    boolean halfFull() {
+        cachedProducer = (int) INT.getAcquire(memory, producerOffset);
+        return cachedProducer - cachedConsumer >= size / 2;
+    }
+
     /** The index of the next entry to consume. */
     int consumerIndex() {
         return cachedConsumer;

@@ -84,17 +84,21 @@ final class ServeCommand {
         final NetworkOptions network = NetworkOptions.from(args);
         try (Network net = network.open("serve"); ConnectionTraces traces = tcp.traces(true)) {
             final TcpOptions options = tcp.apply(TcpOptions.DEFAULT);
+            // Echo and discard are bulk services: nc's 4 MiB buffers, so a window is not what limits a transfer
+            // (Linux autotunes its receive buffer up to 6 MiB). Rings grow with use, so an idle connection pays
+            // nothing for it. HTTP keeps the default: many short connections.
+            final TcpOptions bulk = tcp.apply(NcCommand.TCP_BUFFERS);
             final StringBuilder services = new StringBuilder("ARP and ping");
             if (udpEcho != 0) {
                 net.serveUdpEcho(udpEcho);
                 services.append(", UDP echo on port ").append(udpEcho);
             }
             if (echo != 0) {
-                net.serve(new TcpService.Echo(net.stack, echo, options, traces));
+                net.serve(new TcpService.Echo(net.stack, echo, bulk, traces));
                 services.append(", TCP echo on port ").append(echo);
             }
             if (discard != 0) {
-                net.serve(new TcpService.Discard(net.stack, discard, options, traces));
+                net.serve(new TcpService.Discard(net.stack, discard, bulk, traces));
                 services.append(", TCP discard on port ").append(discard);
             }
             if (httpPort != 0) {

@@ -71,6 +71,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     private final ManyToOneConcurrentArrayQueue<Runnable> commands = new ManyToOneConcurrentArrayQueue<>(4096);
     private final ManyToOneConcurrentArrayQueue<UdpSocket> udpOutput;
     private final AtomicCounter pollErrors;
+    private final ReceiveShedding shedding;
     private static final VarHandle OWNER;
     private static final VarHandle BORROWERS;
 
@@ -117,6 +118,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         this.udp = new UdpLayer(ipv4, builder.udpConfig, counters);
         this.udpOutput = new ManyToOneConcurrentArrayQueue<>(builder.udpConfig.maxSockets());
         this.tcp = new TcpLayer(ipv4, timers, builder.tcpConfig, counters);
+        this.shedding = new ReceiveShedding(link, tcp, counters);
         this.tcpSockets = new TcpSockets(Math.min(builder.tcpConfig.maxConnections(), 1 << 16));
         if (builder.gateway != 0) {
             if (!builder.address.contains(builder.gateway)) {
@@ -178,6 +180,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     @Override
     public int poll(long nowNs) {
         int work = runCommands();
+        shedding.beforeReceive(nowNs);
         work += ethernet.poll(nowNs, receiveBatch);
         work += ipv4.pollLoopback(nowNs);
         work += sendQueuedOutput(nowNs);
@@ -394,7 +397,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
      */
     @Override
     public long pollAt() {
-        return Math.min(timers.earliestDeadline(), link.nextArrivalNs());
+        return Math.min(Math.min(timers.earliestDeadline(), link.nextArrivalNs()), shedding.releaseAtNs());
     }
 
     @Override
@@ -487,6 +490,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         }
         udp.close();
         tcp.close();
+        shedding.close();
         link.close();
         ipv4.close();
         arp.close();

@@ -31,10 +31,11 @@ final class TcpCounters {
     static final int DROP_ZERO_PORT = 19;
     static final int DROP_SYN_FIN = 20;
     static final int DROP_MEMORY_LIMIT = 21;
+    static final int DROP_SYN_PRESSURE = 22;
     static final String[] DROP_NAMES = {null, "too_short", "bad_data_offset", "bad_checksum", "not_unicast",
         "no_socket", "out_of_window", "rst_ignored", "bad_ack", "paws", "no_ack", "out_of_order_full",
         "listen_overflow", "syn_queue_full", "no_connection_slot", "bad_cookie", "data_after_close", "bad_state",
-        "syn_data", "zero_port", "syn_fin", "memory_limit"};
+        "syn_data", "zero_port", "syn_fin", "memory_limit", "syn_pressure"};
 
     final AtomicCounter[] drops;
     final AtomicCounter rxSegments;
@@ -74,6 +75,8 @@ final class TcpCounters {
     final AtomicCounter timeWaitRecycled;
     final AtomicCounter halfOpenExpired;
     final AtomicCounter memoryPressureOpens;
+    /** Segments for no connection left unanswered (no reset) while the link's receive ring was under pressure. */
+    final AtomicCounter unansweredUnderPressure;
     /** Gauges, set when connections take or give back buffers. */
     final AtomicCounter memoryInUseBytes;
     final AtomicCounter memoryMappedBytes;
@@ -139,6 +142,7 @@ final class TcpCounters {
         timeWaitRecycled = counters.counter("tcp.conn.time_wait_recycled");
         halfOpenExpired = counters.counter("tcp.conn.half_open_expired");
         memoryPressureOpens = counters.counter("tcp.memory.pressure_opens");
+        unansweredUnderPressure = counters.counter("tcp.rx.unanswered_pressure");
         memoryInUseBytes = counters.counter("tcp.memory.in_use_bytes");
         memoryMappedBytes = counters.counter("tcp.memory.mapped_bytes");
         memoryReturnedBytes = counters.counter("tcp.memory.returned_bytes");

@@ -141,6 +141,13 @@ final class TcpInput {
         if (seg.has(RST)) {
             return;
         }
+        if (layer.receivePressure()) {
+            // Falling behind the link (a flood of segments for no connection, a scan): the reset would cost a
+            // transmit, and the peer's answer to it another receive, taken from established connections. Linux drops
+            // at its backlog the same way before any socket is looked up. The sender retries or gives up.
+            counters.unansweredUnderPressure.incrementRelease();
+            return;
+        }
         if (seg.has(ACK)) {
             output.sendReset(seg.sourceAddress, seg.destinationPort, seg.sourcePort, seg.ack, 0, RST, nowNs);
         } else {
@@ -174,6 +181,15 @@ final class TcpInput {
         if (seg.has(FIN)) {
             // SYN and FIN together are no opening a peer means (a scanner's probe): dropped unanswered, as Linux does.
             counters.drop(TcpCounters.DROP_SYN_FIN);
+            return;
+        }
+        if (layer.receivePressure()) {
+            // Issue 15 item 5: the link's receive ring is half full or more, so the stack is falling behind (a SYN
+            // flood). A SYN costs a SYN-ACK (or a cookie) and, from a flood's spoofed or closed source, a reset back;
+            // dropping it here keeps the ring for segments of established connections, whose loss would stall
+            // transfers in retransmission timeouts. A real client sends its SYN again after 1 s (RFC 6298 §2.1);
+            // the drop stops as soon as the ring drains below half.
+            counters.drop(TcpCounters.DROP_SYN_PRESSURE);
             return;
         }
         if (layer.acceptQueueFull(listener)) {

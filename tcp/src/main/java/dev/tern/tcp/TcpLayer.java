@@ -141,6 +141,8 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     private int eventHead;
     private int eventCount;
     private boolean dispatching;
+    /** See {@link #receivePressure()}. */
+    private boolean receivePressure;
 
     private int timeWaitHead = -1;
     private int timeWaitTail = -1;
@@ -375,6 +377,19 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
 
     boolean acceptQueueFull(int l) {
         return acceptCount[l] >= listenerBacklog[l];
+    }
+
+    /**
+     * Whether the link's receive ring was half full or more when this poll began ({@link #receivePressure(boolean)},
+     * set by the stack each poll): segments that would open or answer for no connection are then dropped.
+     */
+    boolean receivePressure() {
+        return receivePressure;
+    }
+
+    /** Tells the layer, once per poll before the frames are handled, whether the link is under receive pressure. */
+    public void receivePressure(boolean underPressure) {
+        receivePressure = underPressure;
     }
 
     boolean synQueueFull(int l) {

@@ -39,6 +39,16 @@ public abstract class ForwardingLink implements Link {
     }
 
     @Override
+    public boolean receivePressure() {
+        return link.receivePressure();
+    }
+
+    @Override
+    public boolean shedUnsolicitedSyns(boolean shed) {
+        return link.shedUnsolicitedSyns(shed);
+    }
+
+    @Override
     public int receive(FrameHandler handler, int maxFrames) {
         return link.receive(handler, maxFrames);
     }

@@ -59,6 +59,26 @@ public interface Link extends AutoCloseable {
     /** Stops accepting frames addressed to a multicast MAC. */
     void removeMulticast(long mac);
 
+    /**
+     * True when the frames waiting to be received fill at least half of what the link can hold for the stack (its
+     * receive ring): the stack is falling behind, and what comes next may be dropped by the link. The stack then
+     * sheds work that is not for an existing connection (a SYN flood, scans) so established traffic keeps its place.
+     * Cheap (a load or two); false where the link cannot tell.
+     */
+    default boolean receivePressure() {
+        return false;
+    }
+
+    /**
+     * Asks the link to drop, before they reach the stack, IPv4 TCP segments that open a connection (SYN without ACK
+     * or RST), or to stop doing so. The stack turns this on while it sheds load under {@link #receivePressure()}
+     * (a SYN flood) and off after; frames already waiting are not affected. Returns false where the link cannot (the
+     * stack then drops such segments itself, at a higher cost per frame). Cold path: a system call per change.
+     */
+    default boolean shedUnsolicitedSyns(boolean shed) {
+        return false;
+    }
+
     /** Earliest time ({@code Clock} ns) at which this link will have a frame to receive, or {@link Long#MAX_VALUE} if unknown or none. */
     default long nextArrivalNs() {
         return Long.MAX_VALUE;

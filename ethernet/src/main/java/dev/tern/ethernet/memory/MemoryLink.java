@@ -68,6 +68,12 @@ public final class MemoryLink implements Link {
         return wire.offloads();
     }
 
+    /** At least half of the inbound queue's capacity holds frames on their way to this link. */
+    @Override
+    public boolean receivePressure() {
+        return inbound.size() * 2 >= batchBuffers.length;
+    }
+
     @Override
     public int receive(FrameHandler handler, int maxFrames) {
         final int count = wire.takeDue(this, wire.clock().nanoTime(), Math.min(maxFrames, batchBuffers.length));

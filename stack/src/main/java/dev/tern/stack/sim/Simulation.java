@@ -67,8 +67,17 @@ public final class Simulation implements AutoCloseable {
 
     /** Adds a stack with address {@code cidr} and a MAC of 02:00:00:00:00:NN; {@code customize} may set more. */
     public NetStack addStack(String name, String cidr, Consumer<NetStack.Builder> customize) {
+        return addStack(name, cidr, link -> link, customize);
+    }
+
+    /**
+     * Like {@link #addStack(String, String, Consumer)}, with the stack's link on the wire passed through
+     * {@code wrap} first (a test's {@code ForwardingLink} that injects a condition the wire cannot make).
+     */
+    public NetStack addStack(String name, String cidr, java.util.function.UnaryOperator<Link> wrap,
+                             Consumer<NetStack.Builder> customize) {
         final long mac = 0x0200_0000_0000L | nextMac++;
-        Link link = wire.attach(name, mac);
+        Link link = wrap.apply(wire.attach(name, mac));
         if (capture != null && stacks.isEmpty()) {
             link = new PcapTap(link, capture, clock);
         }

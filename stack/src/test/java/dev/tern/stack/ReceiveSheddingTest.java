@@ -1,0 +1,204 @@
+package dev.tern.stack;
+
+import dev.tern.core.net.Ipv4Address;
+import dev.tern.ethernet.link.ForwardingLink;
+import dev.tern.ethernet.link.Link;
+import dev.tern.stack.sim.Simulation;
+import dev.tern.tcp.TcpOptions;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A stack that falls behind its link (issue 15 item 5): under receive pressure, SYNs to a listener are dropped and
+ * segments for no connection go unanswered, while an established connection goes on; the link is asked to shed
+ * SYNs itself, and to stop after a hold that doubles while the flood keeps coming back. The link's pressure is
+ * injected by a wrapper on the memory wire, so each case is exact on virtual time.
+ */
+class ReceiveSheddingTest {
+    private static final long MS = 1_000_000L;
+    private static final int US = Ipv4Address.parse("198.18.0.2");
+
+    /** A link whose receive pressure the test sets, recording what the stack asks of it. */
+    static final class PressureLink extends ForwardingLink {
+        boolean pressure;
+        boolean canShed = true;
+        final List<Boolean> shedRequests = new ArrayList<>();
+        final List<Long> shedRequestTimes = new ArrayList<>();
+        private final Simulation sim;
+
+        PressureLink(Link link, Simulation sim) {
+            super(link);
+            this.sim = sim;
+        }
+
+        @Override
+        public boolean receivePressure() {
+            return pressure;
+        }
+
+        @Override
+        public boolean shedUnsolicitedSyns(boolean shed) {
+            if (!canShed) {
+                return false;
+            }
+            shedRequests.add(shed);
+            shedRequestTimes.add(sim.nowNs());
+            return true;
+        }
+    }
+
+    private Simulation sim;
+    private PressureLink link;
+    private NetStack us;
+    private NetStack peer;
+    private final Arena arena = Arena.ofConfined();
+
+    @BeforeEach
+    void setUp() {
+        sim = new Simulation();
+        us = sim.addStack("us", "198.18.0.2/24", wire -> link = new PressureLink(wire, sim), builder -> { });
+        peer = sim.addStack("peer", "198.18.0.1/24");
+    }
+
+    @AfterEach
+    void tearDown() {
+        assertEquals(0, us.counters().value("stack.internal_errors"));
+        sim.close();
+        arena.close();
+    }
+
+    private long counter(NetStack stack, String label) {
+        return stack.counters().value(label);
+    }
+
+    @Test
+    void underPressureSynsToAListenerAreDroppedUnansweredAndTheRetryGetsInAfter() throws Exception {
+        final TcpListener listener = us.listen(80, 8);
+        sim.runFor(10 * MS);
+        link.pressure = true;
+        final TcpConnection client = peer.connect(US, 80);
+        sim.runFor(500 * MS);
+        assertEquals(1, counter(us, "tcp.drop.syn_pressure"));
+        assertEquals(0, counter(us, "tcp.conn.passive_opens"));
+        assertEquals(0, counter(peer, "tcp.rx.segments"), "no SYN-ACK went out");
+        assertFalse(client.isConnected());
+
+        link.pressure = false;
+        sim.runUntil(client::isConnected, 3_000 * MS); // the client's SYN again after its 1 s RTO (RFC 6298 §2.1)
+        assertTrue(client.isConnected());
+        assertTrue(listener.accept() != null);
+        assertEquals(1, counter(us, "tcp.drop.syn_pressure"));
+    }
+
+    @Test
+    void underPressureASegmentForNoConnectionGetsNoReset() throws Exception {
+        link.pressure = true;
+        final TcpConnection client = peer.connect(US, 81); // nothing listens on 81
+        sim.runFor(500 * MS);
+        assertEquals(1, counter(us, "tcp.rx.unanswered_pressure"));
+        assertEquals(1, counter(us, "tcp.drop.no_socket"));
+        assertEquals(0, counter(us, "tcp.tx.segments"), "no reset");
+        assertFalse(client.isEnded());
+
+        link.pressure = false;
+        sim.runUntil(client::isEnded, 3_000 * MS); // the retry is refused with a reset, as ever
+        assertTrue(client.isEnded());
+        assertEquals(1, counter(peer, "tcp.conn.refused"));
+    }
+
+    @Test
+    void anEstablishedConnectionKeepsExchangingDataUnderPressure() throws Exception {
+        final TcpListener listener = us.listen(80, 8);
+        final TcpConnection client = peer.connect(US, 80, 0, TcpOptions.DEFAULT);
+        sim.runUntil(client::isConnected, 1_000 * MS);
+        final TcpConnection server = listener.accept();
+        link.pressure = true;
+        final MemorySegment sent = arena.allocate(100_000);
+        for (int i = 0; i < sent.byteSize(); i++) {
+            sent.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) (i * 31 + 7));
+        }
+        final MemorySegment received = arena.allocate(sent.byteSize());
+        long written = 0;
+        long read = 0;
+        final long deadline = sim.nowNs() + 10_000 * MS;
+        while (read < sent.byteSize() && sim.nowNs() < deadline) {
+            if (written < sent.byteSize()) {
+                written += client.write(sent, written, (int) (sent.byteSize() - written));
+            }
+            final int n = server.read(received, read, (int) (received.byteSize() - read));
+            read += Math.max(0, n);
+            sim.step();
+        }
+        assertEquals(sent.byteSize(), read);
+        assertArrayEquals(sent.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE),
+            received.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+        assertEquals(0, counter(us, "tcp.drop.syn_pressure"));
+        assertTrue(counter(us, "stack.shed.pressure_polls") > 0);
+    }
+
+    @Test
+    void theLinkShedsWhilePressureLastsAndAHoldAfterThatDoublesWhileTheFloodReturns() {
+        sim.runFor(10 * MS);
+        link.pressure = true;
+        sim.runFor(50 * MS);
+        assertEquals(List.of(true), link.shedRequests, "on at the first poll under pressure, once");
+        assertEquals(1, counter(us, "stack.shed.episodes"));
+        assertEquals(1, counter(us, "stack.shed.active"));
+        final long firstOn = link.shedRequestTimes.get(0);
+
+        link.pressure = false;
+        final long calm = sim.nowNs();
+        sim.runFor(300 * MS);
+        assertEquals(List.of(true, false), link.shedRequests);
+        final long firstHold = link.shedRequestTimes.get(1) - calm;
+        assertTrue(firstHold >= ReceiveShedding.HOLD_MIN_NS && firstHold < ReceiveShedding.HOLD_MIN_NS + 20 * MS,
+            "off 200 ms after the last poll under pressure, was " + firstHold / MS + " ms");
+        assertEquals(0, counter(us, "stack.shed.active"));
+
+        // The flood is back within two holds: on again, and this time held twice as long.
+        link.pressure = true;
+        sim.runFor(20 * MS);
+        link.pressure = false;
+        final long calmAgain = sim.nowNs();
+        sim.runFor(1_000 * MS);
+        assertEquals(List.of(true, false, true, false), link.shedRequests);
+        final long secondHold = link.shedRequestTimes.get(3) - calmAgain;
+        assertTrue(secondHold >= 2 * ReceiveShedding.HOLD_MIN_NS && secondHold < 2 * ReceiveShedding.HOLD_MIN_NS + 20 * MS,
+            "the second hold doubles, was " + secondHold / MS + " ms");
+        assertEquals(2, counter(us, "stack.shed.episodes"));
+
+        // After a calm spell longer than two holds, the hold starts from the bottom again.
+        sim.runFor(2_000 * MS);
+        link.pressure = true;
+        sim.runFor(20 * MS);
+        link.pressure = false;
+        final long calmLater = sim.nowNs();
+        sim.runFor(1_000 * MS);
+        final long thirdHold = link.shedRequestTimes.get(5) - calmLater;
+        assertTrue(thirdHold < ReceiveShedding.HOLD_MIN_NS + 20 * MS, "reset after a calm spell, was " + thirdHold / MS + " ms");
+        assertTrue(firstOn > 0);
+    }
+
+    @Test
+    void aLinkThatCannotShedIsAskedOnceAndTheStackDropsOnItsOwn() throws Exception {
+        link.canShed = false;
+        us.listen(80, 8);
+        link.pressure = true;
+        peer.connect(US, 80);
+        sim.runFor(3_500 * MS); // the SYN and its retries at 1 and 3 s
+        assertTrue(counter(us, "tcp.drop.syn_pressure") >= 2);
+        assertEquals(0, counter(us, "stack.shed.episodes"));
+        assertEquals(0, counter(peer, "tcp.rx.segments"));
+    }
+}
