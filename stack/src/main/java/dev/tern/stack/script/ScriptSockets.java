@@ -1,6 +1,11 @@
 package dev.tern.stack.script;
 
 import dev.tern.core.io.ByteRing;
+import dev.tern.core.io.SocketError;
+import dev.tern.stack.NetStack;
+import dev.tern.stack.SelectableSocket;
+import dev.tern.stack.TernSocketException;
+import dev.tern.stack.UdpSocket;
 import dev.tern.tcp.TcpError;
 import dev.tern.tcp.TcpEvents;
 import dev.tern.tcp.TcpLayer;
@@ -17,8 +22,8 @@ import java.util.function.BooleanSupplier;
 
 /**
  * The script's application on Tern's side: its file descriptors and what each socket call does on {@link TcpLayer}'s
- * handle API, with Linux's results and errno names (docs/SCRIPTS.md, "Socket calls"). When a call would block it
- * asks the runner ({@link ScriptRunner#blockThen}), which owns time.
+ * handle API (TCP) or a {@link UdpSocket} (UDP), with Linux's results and errno names (docs/SCRIPTS.md, "Socket
+ * calls"). When a call would block it asks the runner ({@link ScriptRunner#blockThen}), which owns time.
  *
  * <p>Owned by one {@link ScriptRunner}.
  */
@@ -31,11 +36,18 @@ final class ScriptSockets {
         final int number;
         int listener = -1;
         int connection = -1;
+        /** Not null for a UDP socket. */
+        UdpSocket udp;
         boolean bound;
         int flags = O_RDWR;
         int sendBuffer;
         int receiveBuffer;
         boolean noDelay;
+        boolean keepalive;
+        long keepIdleNs;
+        long keepIntervalNs;
+        int keepProbes;
+        String congestionControl;
 
         Fd(int number) {
             this.number = number;
@@ -47,15 +59,24 @@ final class ScriptSockets {
     }
 
     private final ScriptRunner runner;
+    private final NetStack stack;
     private final TcpLayer tcp;
-    private final ScriptFlow flow;
     private final TreeMap<Integer, Fd> fds = new TreeMap<>();
     private final MemorySegment scratch = Arena.ofAuto().allocate(1 << 16);
 
-    ScriptSockets(ScriptRunner runner, TcpLayer tcp, ScriptFlow flow) {
+    ScriptSockets(ScriptRunner runner, NetStack stack) {
         this.runner = runner;
-        this.tcp = tcp;
-        this.flow = flow;
+        this.stack = stack;
+        this.tcp = stack.tcp();
+    }
+
+    /** Closes the UDP sockets the script left open (TCP connections go with the stack). */
+    void close() {
+        for (Fd fd : fds.values()) {
+            if (fd.udp != null) {
+                fd.udp.close();
+            }
+        }
     }
 
     /** Runs one call; {@link ScriptRunner.Result#PENDING} when it blocks and spans time. */
@@ -70,13 +91,15 @@ final class ScriptSockets {
             case "connect" -> connect(c);
             case "write", "send" -> write(c);
             case "read", "recv" -> read(c);
+            case "sendto" -> sendto(c);
+            case "recvfrom" -> recvfrom(c);
             case "close" -> close(c);
             case "shutdown" -> shutdown(c);
             case "fcntl" -> fcntl(c);
             case "poll" -> poll(c);
             default -> throw runner.failure(c.line(), "the call '" + c.name() + "' is not supported (supported: "
-                + "socket, setsockopt, getsockopt, bind, listen, accept, connect, write, send, read, recv, close, "
-                + "shutdown, fcntl, poll)");
+                + "socket, setsockopt, getsockopt, bind, listen, accept, connect, write, send, read, recv, sendto, "
+                + "recvfrom, close, shutdown, fcntl, poll)");
         };
     }
 
@@ -115,14 +138,25 @@ final class ScriptSockets {
         arguments(c, 3);
         final String type = c.args().get(1).replace(" ", "");
         final String protocol = c.args().get(2);
-        final boolean nonBlocking = type.equals("SOCK_STREAM|SOCK_NONBLOCK") || type.equals("SOCK_NONBLOCK|SOCK_STREAM");
-        if (!(type.equals("SOCK_STREAM") || nonBlocking) || !(protocol.equals("IPPROTO_TCP") || protocol.equals("0"))) {
-            throw runner.failure(c.line(), "only TCP sockets are supported: socket(..., SOCK_STREAM, IPPROTO_TCP)");
+        final boolean nonBlocking = type.contains("SOCK_NONBLOCK");
+        final String kind = type.replace("|SOCK_NONBLOCK", "").replace("SOCK_NONBLOCK|", "");
+        final boolean stream = kind.equals("SOCK_STREAM") && (protocol.equals("IPPROTO_TCP") || protocol.equals("0"));
+        final boolean datagram = kind.equals("SOCK_DGRAM") && (protocol.equals("IPPROTO_UDP") || protocol.equals("0"));
+        if (!stream && !datagram) {
+            throw runner.failure(c.line(), "only TCP and UDP sockets are supported: socket(..., SOCK_STREAM, "
+                + "IPPROTO_TCP) or socket(..., SOCK_DGRAM, IPPROTO_UDP)");
         }
         if (!c.args().getFirst().equals("...") && !c.args().getFirst().equals("AF_INET")) {
             throw runner.failure(c.line(), "only AF_INET (or ...) sockets are supported");
         }
+        final UdpSocket udp;
+        try {
+            udp = datagram ? stack.openUdp() : null;
+        } catch (TernSocketException e) {
+            return ScriptRunner.Result.fail(socketErrno(e.error()));
+        }
         final Fd fd = open();
+        fd.udp = udp;
         if (nonBlocking) {
             fd.flags |= O_NONBLOCK;
         }
@@ -145,6 +179,12 @@ final class ScriptSockets {
         if (fd.sendBuffer > 0 || fd.receiveBuffer > 0) {
             options = options.withBuffers(fd.sendBuffer, fd.receiveBuffer);
         }
+        if (fd.keepalive) {
+            options = options.withKeepalive(fd.keepIdleNs, fd.keepIntervalNs, fd.keepProbes);
+        }
+        if (fd.congestionControl != null) {
+            options = options.withCongestionControl(fd.congestionControl);
+        }
         return options;
     }
 
@@ -152,6 +192,18 @@ final class ScriptSockets {
         arguments(c, 5);
         final Fd fd = fd(c);
         final String option = c.args().get(1) + " " + c.args().get(2);
+        if (option.equals("IPPROTO_TCP TCP_CONGESTION")) {
+            // TCP_CONGESTION takes a name: setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "reno", 4).
+            final String name = c.args().get(3).replace("\"", "").strip();
+            if (!tcp.congestionControlNames().contains(name)) {
+                return ScriptRunner.Result.fail("ENOENT");
+            }
+            fd.congestionControl = name;
+            if (fd.connection >= 0) {
+                tcp.congestionControl(fd.connection, name, runner.nowNs());
+            }
+            return ScriptRunner.Result.ok(0);
+        }
         final long value = number(c, 3);
         switch (option) {
             case "SOL_SOCKET SO_REUSEADDR", "SOL_SOCKET SO_REUSEPORT" -> {
@@ -165,10 +217,45 @@ final class ScriptSockets {
                     tcp.noDelay(fd.connection, fd.noDelay, runner.nowNs());
                 }
             }
+            case "SOL_SOCKET SO_KEEPALIVE" -> {
+                fd.keepalive = value != 0;
+                applyKeepalive(fd);
+            }
+            case "IPPROTO_TCP TCP_KEEPIDLE" -> {
+                fd.keepIdleNs = seconds(c, value);
+                applyKeepalive(fd);
+            }
+            case "IPPROTO_TCP TCP_KEEPINTVL" -> {
+                fd.keepIntervalNs = seconds(c, value);
+                applyKeepalive(fd);
+            }
+            case "IPPROTO_TCP TCP_KEEPCNT" -> {
+                if (value < 1 || value > 127) {
+                    return ScriptRunner.Result.fail("EINVAL");
+                }
+                fd.keepProbes = (int) value;
+                applyKeepalive(fd);
+            }
             default -> throw runner.failure(c.line(), "setsockopt " + option + " is not supported (supported: "
-                + "SO_REUSEADDR, SO_REUSEPORT, SO_SNDBUF, SO_RCVBUF, TCP_NODELAY)");
+                + "SO_REUSEADDR, SO_REUSEPORT, SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, TCP_NODELAY, TCP_KEEPIDLE, "
+                + "TCP_KEEPINTVL, TCP_KEEPCNT, TCP_CONGESTION)");
         }
         return ScriptRunner.Result.ok(0);
+    }
+
+    /** Keepalive times are whole seconds, as on Linux (1 .. 32767). */
+    private long seconds(ScriptLine.Call c, long value) {
+        if (value < 1 || value > 32767) {
+            throw runner.failure(c.line(), "a keepalive time of " + value + " s is out of Linux's range (1 .. 32767)");
+        }
+        return value * 1_000_000_000L;
+    }
+
+    /** Applies the keepalive settings to an open connection (a listener's children inherit them at listen). */
+    private void applyKeepalive(Fd fd) {
+        if (fd.connection >= 0) {
+            tcp.keepalive(fd.connection, fd.keepalive, fd.keepIdleNs, fd.keepIntervalNs, fd.keepProbes, runner.nowNs());
+        }
     }
 
     /** Tern's buffers are powers of two from 1 KiB: the size asked for is rounded up (docs/SCRIPTS.md). */
@@ -208,7 +295,16 @@ final class ScriptSockets {
 
     private ScriptRunner.Result bind(ScriptLine.Call c) {
         arguments(c, 3);
-        fd(c).bound = true;
+        final Fd fd = fd(c);
+        if (fd.udp != null) {
+            try {
+                fd.udp.bind(ScriptRunner.SCRIPT_PORT);
+            } catch (TernSocketException e) {
+                return ScriptRunner.Result.fail(socketErrno(e.error()));
+            }
+            runner.udpFlow(ScriptRunner.SCRIPT_PORT, ScriptRunner.REMOTE_PORT);
+        }
+        fd.bound = true;
         return ScriptRunner.Result.ok(0);
     }
 
@@ -249,6 +345,7 @@ final class ScriptSockets {
         }
         final Fd accepted = open();
         accepted.connection = connection;
+        accepted.keepalive = fd.keepalive;
         accepted.noDelay = fd.noDelay;
         if (fd.noDelay) {
             tcp.noDelay(connection, true, runner.nowNs());
@@ -259,6 +356,15 @@ final class ScriptSockets {
     private ScriptRunner.Result connect(ScriptLine.Call c) {
         arguments(c, 3);
         final Fd fd = fd(c);
+        if (fd.udp != null) {
+            try {
+                fd.udp.connect(ScriptRunner.REMOTE_ADDRESS, ScriptRunner.SCRIPT_PORT);
+            } catch (TernSocketException e) {
+                return ScriptRunner.Result.fail(socketErrno(e.error()));
+            }
+            runner.udpFlow(fd.udp.localPort(), ScriptRunner.SCRIPT_PORT);
+            return ScriptRunner.Result.ok(0);
+        }
         if (fd.connection >= 0) {
             final int state = tcp.state(fd.connection);
             if (state == TcpState.SYN_SENT) {
@@ -273,7 +379,7 @@ final class ScriptSockets {
             return ScriptRunner.Result.fail(errno(-connection));
         }
         fd.connection = connection;
-        flow.restart();
+        runner.connected(tcp.localPort(connection), ScriptRunner.SCRIPT_PORT);
         runner.poll();
         if (fd.nonBlocking()) {
             return ScriptRunner.Result.fail("EINPROGRESS");
@@ -291,6 +397,9 @@ final class ScriptSockets {
         }
         final Fd fd = fd(c);
         final int length = (int) number(c, 2);
+        if (fd.udp != null) {
+            return sendDatagram(c, fd, length, false);
+        }
         if (fd.connection < 0) {
             return ScriptRunner.Result.fail(fd.listener >= 0 ? "ENOTCONN" : "EPIPE");
         }
@@ -357,6 +466,9 @@ final class ScriptSockets {
         }
         final Fd fd = fd(c);
         final int length = (int) number(c, 2);
+        if (fd.udp != null) {
+            return receiveDatagram(c, fd, length);
+        }
         if (fd.connection < 0) {
             return ScriptRunner.Result.fail("ENOTCONN");
         }
@@ -391,9 +503,104 @@ final class ScriptSockets {
             || tcp.error(connection) != TcpError.NONE;
     }
 
+    // --------------------------------------------------------------------------------------------------- UDP
+
+    /** {@code sendto(fd, ..., N, 0, ..., ...)}: a datagram of N bytes to the remote's port 8080. */
+    private ScriptRunner.Result sendto(ScriptLine.Call c) {
+        arguments(c, 6);
+        if (number(c, 3) != 0) {
+            throw runner.failure(c.line(), "sendto flags are not supported (only 0)");
+        }
+        final Fd fd = fd(c);
+        if (fd.udp == null) {
+            throw runner.failure(c.line(), "sendto is supported on UDP sockets only; use write or send for TCP");
+        }
+        return sendDatagram(c, fd, (int) number(c, 2), true);
+    }
+
+    /** {@code recvfrom(fd, ..., N, 0, ..., ...)}: the next datagram, at most N bytes of it. */
+    private ScriptRunner.Result recvfrom(ScriptLine.Call c) {
+        arguments(c, 6);
+        if (number(c, 3) != 0) {
+            throw runner.failure(c.line(), "recvfrom flags are not supported (only 0)");
+        }
+        final Fd fd = fd(c);
+        if (fd.udp == null) {
+            throw runner.failure(c.line(), "recvfrom is supported on UDP sockets only; use read or recv for TCP");
+        }
+        return receiveDatagram(c, fd, (int) number(c, 2));
+    }
+
+    private ScriptRunner.Result sendDatagram(ScriptLine.Call c, Fd fd, int length, boolean addressed) {
+        if (length > scratch.byteSize()) {
+            return ScriptRunner.Result.fail("EMSGSIZE");
+        }
+        final UdpSocket udp = fd.udp;
+        // sendto answers the remote's port the socket last received from (a server replying), else port 8080.
+        final int port = !addressed ? 0 : udp.lastSourcePort() != 0 ? udp.lastSourcePort()
+            : ScriptRunner.SCRIPT_PORT;
+        final ScriptRunner.Result[] outcome = {null};
+        final BooleanSupplier sent = () -> {
+            try {
+                final boolean queued = addressed
+                    ? udp.sendTo(ScriptRunner.REMOTE_ADDRESS, port, scratch, 0, length)
+                    : udp.send(scratch, 0, length);
+                if (queued) {
+                    outcome[0] = ScriptRunner.Result.ok(length);
+                }
+            } catch (TernSocketException e) {
+                outcome[0] = ScriptRunner.Result.fail(socketErrno(e.error()));
+            }
+            return outcome[0] != null;
+        };
+        if (!sent.getAsBoolean()) {
+            if (fd.nonBlocking()) {
+                return ScriptRunner.Result.fail("EAGAIN");
+            }
+            return runner.blockThen(c, sent, "room in the send queue", () -> afterSend(udp, port, outcome[0]));
+        }
+        return afterSend(udp, port, outcome[0]);
+    }
+
+    /** The datagram leaves on the stack's next turn; an unbound socket then has its ephemeral port. */
+    private ScriptRunner.Result afterSend(UdpSocket udp, int port, ScriptRunner.Result result) {
+        runner.poll();
+        if (udp.localPort() != 0 && port != 0) {
+            runner.udpFlow(udp.localPort(), port);
+        }
+        return result;
+    }
+
+    private ScriptRunner.Result receiveDatagram(ScriptLine.Call c, Fd fd, int length) {
+        final UdpSocket udp = fd.udp;
+        final int capacity = (int) Math.min(length, scratch.byteSize());
+        final ScriptRunner.Result[] outcome = {null};
+        final BooleanSupplier received = () -> {
+            try {
+                final int got = udp.receive(scratch, 0, capacity);
+                if (got >= 0) {
+                    outcome[0] = ScriptRunner.Result.ok(got);
+                }
+            } catch (TernSocketException e) {
+                outcome[0] = ScriptRunner.Result.fail(socketErrno(e.error()));
+            }
+            return outcome[0] != null;
+        };
+        if (!received.getAsBoolean()) {
+            if (fd.nonBlocking()) {
+                return ScriptRunner.Result.fail("EAGAIN");
+            }
+            return runner.blockThen(c, received, "a datagram to read", () -> outcome[0]);
+        }
+        return outcome[0];
+    }
+
     private ScriptRunner.Result close(ScriptLine.Call c) {
         arguments(c, 1);
         final Fd fd = fd(c);
+        if (fd.udp != null) {
+            fd.udp.close();
+        }
         if (fd.connection >= 0) {
             tcp.close(fd.connection, runner.nowNs());
         }
@@ -483,6 +690,11 @@ final class ScriptSockets {
 
     private int revents(Fd fd) {
         int bits = 0;
+        if (fd.udp != null) {
+            final int ops = fd.udp.readyOps();
+            return ((ops & SelectableSocket.READ) != 0 ? POLLIN : 0) | ((ops & SelectableSocket.WRITE) != 0 ? POLLOUT : 0)
+                | ((ops & SelectableSocket.ERROR) != 0 ? POLLERR : 0);
+        }
         if (fd.listener >= 0) {
             return tcp.acceptable(fd.listener) > 0 ? POLLIN : 0;
         }
@@ -535,6 +747,24 @@ final class ScriptSockets {
             names.add("POLLHUP");
         }
         return names.isEmpty() ? "0" : String.join("|", names);
+    }
+
+    private static String socketErrno(int socketError) {
+        return switch (socketError) {
+            case SocketError.CONNECTION_REFUSED -> "ECONNREFUSED";
+            case SocketError.CONNECTION_RESET -> "ECONNRESET";
+            case SocketError.TIMED_OUT -> "ETIMEDOUT";
+            case SocketError.HOST_UNREACHABLE -> "EHOSTUNREACH";
+            case SocketError.NET_UNREACHABLE -> "ENETUNREACH";
+            case SocketError.MESSAGE_TOO_LONG -> "EMSGSIZE";
+            case SocketError.ADDRESS_IN_USE -> "EADDRINUSE";
+            case SocketError.NO_BUFFER -> "ENOBUFS";
+            case SocketError.TOO_MANY_SOCKETS -> "EMFILE";
+            case SocketError.ADDRESS_NOT_AVAILABLE -> "EADDRNOTAVAIL";
+            case SocketError.BROADCAST_NOT_ENABLED -> "EACCES";
+            case SocketError.NOT_CONNECTED -> "EDESTADDRREQ";
+            default -> "EINVAL";
+        };
     }
 
     private static String errno(int tcpError) {

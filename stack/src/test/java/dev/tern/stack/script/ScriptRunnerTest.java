@@ -119,11 +119,23 @@ class ScriptRunnerTest {
         }
 
         @Test
-        void shellCommandsAndUdpAreRejected() {
+        void shellCommandsAndOtherProtocolsAreRejected() {
             that(failure("`sysctl -q net.ipv4.tcp_sack=1`\n").getMessage())
                 .startsWith("t.pkt:1: shell commands");
-            that(failure(LISTEN + "+0 < udp (100)\n").getMessage())
-                .startsWith("t.pkt:4: only TCP packets are supported");
+            that(failure(LISTEN + "+0 < sctp: INIT[flgs=0, tag=1, a_rwnd=1500, os=1, is=1, tsn=1]\n").getMessage())
+                .startsWith("t.pkt:4: only TCP, UDP and ICMP packets are supported, not 'sctp:'");
+        }
+
+        @Test
+        void icmpLinesTernCannotActOnAreRejected() {
+            that(failure("0 < icmp unreachable port\n").getMessage())
+                .startsWith("t.pkt:1: an ICMP error Tern receives must quote the packet it is about");
+            that(failure("0 < [udp (10)] icmp echo_request 0\n").getMessage())
+                .startsWith("t.pkt:1: ICMP type 'echo_request' is not supported");
+            that(failure("0 < [1:1(0)] icmp unreachable port mtu 1200\n").getMessage())
+                .startsWith("t.pkt:1: 'mtu N' belongs to frag_needed only");
+            that(failure("0 < udp 10\n").getMessage())
+                .startsWith("t.pkt:1: bad UDP packet 'udp 10'");
         }
 
         @Test
@@ -265,9 +277,139 @@ class ScriptRunnerTest {
         }
 
         @Test
-        void aSecondBlockingCallWhileOneIsPendingIsRejected() {
-            that(failure(PASSIVE_OPEN + "+0...1.0 read(4, ..., 100) = 100\n+0...1.0 read(4, ..., 100) = 100\n")
-                .getMessage()).startsWith("t.pkt:9: one blocking call at a time: read (line 8)");
+        void aBlockingReadAndABlockingAcceptArePendingAtOnce() {
+            passes(PASSIVE_OPEN + """
+                +0...+.2 read(4, ..., 100) = 10
+                +0...+.1 accept(3, ..., ...) = 5
+                +.1   < 48001>8080 S 0:0(0) win 65535 <mss 1460>
+                +0    > 8080>48001 S. 0:0(0) ack 1 <mss 1460>
+                +0    < . 1:1(0) ack 1 win 1000
+                +.1   < 48000>8080 P. 1:11(10) ack 1 win 1000
+                +0    > 8080>48000 . 1:1(0) ack 11
+                """);
+        }
+
+        @Test
+        void eachPendingCallIsCheckedOnItsOwn() {
+            that(failure(PASSIVE_OPEN + """
+                +0...+.2 read(4, ..., 100) = 10
+                +0...+.1 accept(3, ..., ...) = 5
+                +.1   < 48001>8080 S 0:0(0) win 65535 <mss 1460>
+                +0    > 8080>48001 S. 0:0(0) ack 1 <mss 1460>
+                +0    < . 1:1(0) ack 1 win 1000
+                """).getMessage()).startsWith("t.pkt:8: the blocking call read(4, ..., 100) had not returned at "
+                + "0.214000 s, after the script's 0.210000 s (waiting for data to read)");
+        }
+    }
+
+    @Nested
+    class SeveralConnections {
+        private static final String TWO = LISTEN.replace("listen(3, 1)", "listen(3, 2)") + """
+            +0    < S 0:0(0) win 65535 <mss 1460>
+            +0    > S. 0:0(0) ack 1 <mss 1460>
+            +0    < 48001>8080 S 0:0(0) win 65535 <mss 1460>
+            +0    > 8080>48001 S. 0:0(0) ack 1 <mss 1460>
+            +0    < 48000>8080 . 1:1(0) ack 1 win 1000
+            +0    < 48001>8080 . 1:1(0) ack 1 win 1000
+            +0    accept(3, ..., ...) = 4
+            +0    accept(3, ..., ...) = 5
+            """;
+
+        @Test
+        void packetsGoToTheFlowTheirPortsNameAndOtherwiseToTheCurrentOne() {
+            passes(TWO + """
+                +0    write(5, ..., 20) = 20
+                +0    > 8080>48001 P. 1:21(20) ack 1
+                +0    < 48001>8080 . 1:1(0) ack 21 win 1000
+                +0    write(4, ..., 30) = 30
+                +0    > P. 1:31(30) ack 1
+                +0    < 48000>8080 . 1:1(0) ack 31 win 1000
+                """);
+        }
+
+        @Test
+        void aSegmentOfAnotherFlowFailsNamingItsPorts() {
+            that(failure(TWO + """
+                +0    write(4, ..., 20) = 20
+                +0    > 8080>48001 P. 1:21(20) ack 1
+                """).getMessage()).startsWith("t.pkt:13: expected '8080>48001 P. 1:21(20) ack 1'; Tern sent "
+                + "'P. 1:21(20) ack 1 win 65535' (ports 8080>48000) at 0.000000 s: ports 8080>48000, not 8080>48001");
+        }
+
+        @Test
+        void twoActiveOpensAreNumberedEachFromItsOwnSyn() {
+            passes("""
+                0     socket(..., SOCK_STREAM|SOCK_NONBLOCK, IPPROTO_TCP) = 3
+                +0    connect(3, ..., ...) = -1 EINPROGRESS (Operation now in progress)
+                +0    > S 0:0(0) <mss 1460,sackOK,TS val 100 ecr 0,nop,wscale 2>
+                +0    socket(..., SOCK_STREAM|SOCK_NONBLOCK, IPPROTO_TCP) = 4
+                +0    connect(4, ..., ...) = -1 EINPROGRESS (Operation now in progress)
+                +0    > S 0:0(0) <mss 1460,sackOK,TS val 100 ecr 0,nop,wscale 2>
+                +.1   < S. 0:0(0) ack 1 win 65535 <mss 1460>
+                +0    > . 1:1(0) ack 1
+                """);
+        }
+    }
+
+    @Nested
+    class UdpAndIcmp {
+        @Test
+        void aDatagramToAClosedPortIsAnsweredWithPortUnreachable() {
+            passes("""
+                0     < udp (10)
+                +0    > [udp (10)] icmp unreachable port
+                """);
+        }
+
+        @Test
+        void aBoundSocketReceivesAndAnswersTheSender() {
+            passes("""
+                0     socket(..., SOCK_DGRAM|SOCK_NONBLOCK, IPPROTO_UDP) = 3
+                +0    bind(3, ..., ...) = 0
+                +0    recvfrom(3, ..., 100, 0, ..., ...) = -1 EAGAIN (Resource temporarily unavailable)
+                +0    < udp (10)
+                +0    recvfrom(3, ..., 100, 0, ..., ...) = 10
+                +0    sendto(3, ..., 20, 0, ..., ...) = 20
+                +0    > 8080>48000 udp (20)
+                """);
+        }
+
+        @Test
+        void aDatagramOfTheWrongLengthFails() {
+            that(failure("""
+                0     socket(..., SOCK_DGRAM, IPPROTO_UDP) = 3
+                +0    connect(3, ..., ...) = 0
+                +0    write(3, ..., 30) = 30
+                +0    > udp (31)
+                """).getMessage()).contains("t.pkt:4: expected 'udp (31)'; Tern sent '").contains(">8080 udp (30)' at "
+                + "0.000000 s: 30 bytes, not 31");
+        }
+
+        @Test
+        void portUnreachableRefusesAConnectedSocket() {
+            passes("""
+                0     socket(..., SOCK_DGRAM, IPPROTO_UDP) = 3
+                +0    connect(3, ..., ...) = 0
+                +0    write(3, ..., 30) = 30
+                +0    > udp (30)
+                +.1   < [udp (30)] icmp unreachable port
+                +0    read(3, ..., 100) = -1 ECONNREFUSED (Connection refused)
+                """);
+        }
+
+        @Test
+        void fragmentationNeededShrinksTheSegmentsOfTheQuotedConnection() {
+            passes(LISTEN + """
+                +0    < S 0:0(0) win 65535 <mss 1460>
+                +0    > S. 0:0(0) ack 1 <mss 1460>
+                +0    < . 1:1(0) ack 1 win 65535
+                +0    accept(3, ..., ...) = 4
+                +0    write(4, ..., 1460) = 1460
+                +0    > P. 1:1461(1460) ack 1
+                +.01  < [1:1461(1460)] icmp unreachable frag_needed mtu 1200
+                +0    > . 1:1161(1160) ack 1
+                +0    > P. 1161:1461(300) ack 1
+                """);
         }
     }
 
