@@ -274,8 +274,11 @@ final class ScriptSockets {
     private ScriptRunner.Result getsockopt(ScriptLine.Call c) {
         arguments(c, 5);
         final Fd fd = fd(c);
-        final String option = c.args().get(1) + " " + c.args().get(2);
+        final String option = c.args().get(1).replace("SOL_TCP", "IPPROTO_TCP") + " " + c.args().get(2);
         final String expected = c.args().get(3);
+        if (option.equals("IPPROTO_TCP TCP_INFO")) {
+            return tcpInfo(c, fd, expected);
+        }
         final String actual = switch (option) {
             case "SOL_SOCKET SO_ERROR" -> {
                 final int error = fd.connection < 0 ? TcpError.NONE : tcp.error(fd.connection);
@@ -283,7 +286,7 @@ final class ScriptSockets {
             }
             case "IPPROTO_TCP TCP_NODELAY" -> fd.noDelay ? "1" : "0";
             default -> throw runner.failure(c.line(), "getsockopt " + option + " is not supported (supported: SO_ERROR, "
-                + "TCP_NODELAY)");
+                + "TCP_NODELAY, TCP_INFO)");
         };
         final String want = expected.startsWith("[") && expected.endsWith("]")
             ? expected.substring(1, expected.length() - 1).strip() : expected;
@@ -291,6 +294,63 @@ final class ScriptSockets {
             throw runner.failure(c.line(), "getsockopt " + option + " gave [" + actual + "], the script expects " + expected);
         }
         return ScriptRunner.Result.ok(0);
+    }
+
+    /**
+     * {@code getsockopt(fd, IPPROTO_TCP, TCP_INFO, {tcpi_state=TCP_ESTABLISHED, tcpi_rto=200000}, [...])}: each
+     * field written is compared with the connection's; fields not written are not. The fields Tern has: tcpi_state
+     * (Linux's names), tcpi_rto and tcpi_rtt (µs), tcpi_snd_mss (bytes per segment before TCP options: Tern's, where
+     * Linux subtracts the timestamp option), tcpi_snd_cwnd and tcpi_snd_ssthresh (segments of tcpi_snd_mss),
+     * tcpi_total_retrans (segments retransmitted).
+     */
+    private ScriptRunner.Result tcpInfo(ScriptLine.Call c, Fd fd, String expected) {
+        if (!expected.startsWith("{") || !expected.endsWith("}")) {
+            throw runner.failure(c.line(), "TCP_INFO is compared field by field: write {tcpi_state=TCP_ESTABLISHED, ...}");
+        }
+        if (fd.connection < 0 && fd.listener < 0) {
+            return ScriptRunner.Result.fail("ENOTCONN");
+        }
+        final int connection = fd.connection;
+        for (String field : expected.substring(1, expected.length() - 1).split(",")) {
+            final String[] pair = field.split("=");
+            if (pair.length != 2) {
+                throw runner.failure(c.line(), "bad TCP_INFO field '" + field.strip() + "': write name=value");
+            }
+            final String name = pair[0].strip();
+            final String want = pair[1].strip();
+            final String actual = switch (name) {
+                case "tcpi_state" -> connection < 0 ? "TCP_LISTEN" : linuxStateName(tcp.state(connection));
+                case "tcpi_rto" -> Long.toString(tcp.rtoNs(connection) / 1000);
+                case "tcpi_rtt" -> Long.toString(tcp.srttNs(connection) / 1000);
+                case "tcpi_snd_mss" -> Integer.toString(tcp.mss(connection));
+                case "tcpi_snd_cwnd" -> Integer.toString(tcp.cwnd(connection) / Math.max(1, tcp.mss(connection)));
+                case "tcpi_snd_ssthresh" -> Integer.toString(tcp.ssthresh(connection) / Math.max(1, tcp.mss(connection)));
+                case "tcpi_total_retrans" -> Long.toString(tcp.retransmits(connection));
+                default -> throw runner.failure(c.line(), "TCP_INFO field '" + name + "' is not supported (tcpi_state, "
+                    + "tcpi_rto, tcpi_rtt, tcpi_snd_mss, tcpi_snd_cwnd, tcpi_snd_ssthresh, tcpi_total_retrans)");
+            };
+            if (!actual.equals(want)) {
+                throw runner.failure(c.line(), "getsockopt TCP_INFO gave " + name + "=" + actual + ", the script expects "
+                    + want);
+            }
+        }
+        return ScriptRunner.Result.ok(0);
+    }
+
+    private static String linuxStateName(int state) {
+        return switch (state) {
+            case TcpState.LISTEN -> "TCP_LISTEN";
+            case TcpState.SYN_SENT -> "TCP_SYN_SENT";
+            case TcpState.SYN_RECEIVED -> "TCP_SYN_RECV";
+            case TcpState.ESTABLISHED -> "TCP_ESTABLISHED";
+            case TcpState.FIN_WAIT_1 -> "TCP_FIN_WAIT1";
+            case TcpState.FIN_WAIT_2 -> "TCP_FIN_WAIT2";
+            case TcpState.CLOSE_WAIT -> "TCP_CLOSE_WAIT";
+            case TcpState.CLOSING -> "TCP_CLOSING";
+            case TcpState.LAST_ACK -> "TCP_LAST_ACK";
+            case TcpState.TIME_WAIT -> "TCP_TIME_WAIT";
+            default -> "TCP_CLOSE";
+        };
     }
 
     private ScriptRunner.Result bind(ScriptLine.Call c) {
