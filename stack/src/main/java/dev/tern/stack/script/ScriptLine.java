@@ -3,7 +3,8 @@ package dev.tern.stack.script;
 import java.util.List;
 
 /** One statement of a script: a packet Tern must receive ({@code <}) or send ({@code >}), or a socket call. */
-public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagram, ScriptLine.Icmp, ScriptLine.Call {
+public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagram, ScriptLine.Icmp, ScriptLine.Call,
+    ScriptLine.Sysctl {
     /** The line number in the file, 1-based. */
     int line();
 
@@ -102,6 +103,18 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagra
                 long returnNs, boolean returnRelative) implements ScriptLine {
         public boolean spansTime() {
             return returnNs >= 0;
+        }
+    }
+
+    /**
+     * A kernel setting, {@code `sysctl -q net.ipv4.NAME=VALUE`} (packetdrill scripts set Linux's this way): only the
+     * few docs/SCRIPTS.md lists, which map onto Tern's TCP configuration, and only before the first other statement
+     * (the configuration is fixed once the stack runs). Its time is 0.
+     */
+    record Sysctl(int line, String name, long value) implements ScriptLine {
+        @Override
+        public When when() {
+            return new When(false, 0, false, -1, false);
         }
     }
 }

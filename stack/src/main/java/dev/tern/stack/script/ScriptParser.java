@@ -20,6 +20,11 @@ public final class ScriptParser {
     private static final Pattern CALL = Pattern.compile("([a-z_][a-z0-9_]*)\\((.*)\\)\\s*=\\s*(-?\\d+|0x[0-9a-fA-F]+)"
         + "(?:\\s+([A-Z][A-Z0-9_]*))?(?:\\s*\\((.*)\\))?\\s*");
     private static final Pattern FLAGS = Pattern.compile("[SFRPUEW.]+");
+    private static final Pattern SYSCTL = Pattern.compile(
+        "`\\s*sysctl\\s+(?:-q\\s+|-w\\s+)*(net\\.ipv4\\.[a-z_0-9]+)\\s*=\\s*(\\d+)\\s*`");
+    /** The kernel settings a script may make, each mapped onto {@link dev.tern.tcp.TcpConfig} by the runner. */
+    static final List<String> SYSCTLS = List.of("net.ipv4.tcp_syncookies", "net.ipv4.tcp_max_syn_backlog",
+        "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_window_scaling");
     private static final Pattern PORTS = Pattern.compile("(\\d+)>(\\d+)(?=\\s)");
     private static final Pattern UDP = Pattern.compile("udp\\s*\\((\\d+)\\)");
 
@@ -75,7 +80,16 @@ public final class ScriptParser {
 
     private ScriptLine statement(int line, String text) {
         if (text.startsWith("`")) {
-            throw error(line, "shell commands (`...`) are not supported: Tern runs in-process, there is no shell");
+            final Matcher sysctl = SYSCTL.matcher(text);
+            if (sysctl.matches()) {
+                if (!SYSCTLS.contains(sysctl.group(1))) {
+                    throw error(line, "sysctl " + sysctl.group(1) + " is not supported (supported: "
+                        + String.join(", ", SYSCTLS) + ")");
+                }
+                return new ScriptLine.Sysctl(line, sysctl.group(1), Long.parseLong(sysctl.group(2)));
+            }
+            throw error(line, "shell commands (`...`) are not supported: Tern runs in-process, there is no shell "
+                + "(only `sysctl -q net.ipv4.NAME=VALUE` for the settings docs/SCRIPTS.md lists)");
         }
         if (text.startsWith("--")) {
             throw error(line, "command-line options in scripts are not supported; use tern script --profile");

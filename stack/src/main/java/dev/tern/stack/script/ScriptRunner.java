@@ -174,7 +174,7 @@ public final class ScriptRunner {
      */
     public static void run(String file, String text, ScriptProfile profile, java.io.PrintStream trace) {
         final List<ScriptLine> lines = ScriptParser.parse(file, text);
-        final ScriptRunner runner = new ScriptRunner(file, profile);
+        final ScriptRunner runner = new ScriptRunner(file, withSysctls(file, lines, profile));
         runner.trace = trace;
         try {
             runner.runAll(lines);
@@ -183,6 +183,45 @@ public final class ScriptRunner {
             runner.stack.close();
             runner.wire.close();
         }
+    }
+
+    /**
+     * The profile with the script's leading {@code sysctl} lines applied to its TCP configuration; a sysctl after
+     * another statement is an error (the stack is already running).
+     */
+    private static ScriptProfile withSysctls(String file, List<ScriptLine> lines, ScriptProfile profile) {
+        final dev.tern.tcp.TcpConfig.Builder tcp = profile.tcp().toBuilder();
+        boolean leading = true;
+        for (ScriptLine line : lines) {
+            if (!(line instanceof ScriptLine.Sysctl sysctl)) {
+                leading = false;
+                continue;
+            }
+            if (!leading) {
+                throw new ScriptException(file, line.line(), "a sysctl must come before every other statement: Tern's "
+                    + "configuration is fixed once its stack runs");
+            }
+            final long v = sysctl.value();
+            switch (sysctl.name()) {
+                // Linux's 2 ("cookies always") has no Tern counterpart: Tern sends cookies only when the SYN queue
+                // is full; tcp_max_syn_backlog bounds that queue.
+                case "net.ipv4.tcp_syncookies" -> {
+                    if (v > 1) {
+                        throw new ScriptException(file, line.line(), "tcp_syncookies=" + v + " is not supported: Tern "
+                            + "sends cookies only when the SYN queue is full (0 or 1; bound the queue with "
+                            + "net.ipv4.tcp_max_syn_backlog)");
+                    }
+                    tcp.synCookies(v == 1);
+                }
+                case "net.ipv4.tcp_max_syn_backlog" -> tcp.synQueueSize((int) Math.clamp(v, 1, 1 << 20));
+                case "net.ipv4.tcp_sack" -> tcp.sack(v != 0);
+                case "net.ipv4.tcp_timestamps" -> tcp.timestamps(v != 0);
+                case "net.ipv4.tcp_window_scaling" -> tcp.windowScaling(v != 0);
+                default -> throw new IllegalStateException("the parser lets only known sysctls through");
+            }
+        }
+        return new ScriptProfile(profile.name(), profile.description(), tcp.build(), profile.mtu(),
+            profile.toleranceNs());
     }
 
     private void runAll(List<ScriptLine> lines) {
@@ -205,6 +244,9 @@ public final class ScriptRunner {
                     waitUntil(line);
                     inject(i);
                     lastNs = now();
+                }
+                case ScriptLine.Sysctl ignored -> {
+                    // Applied to the configuration before the stack was built (withSysctls).
                 }
                 case ScriptLine.Call c -> {
                     waitUntil(line);
@@ -567,6 +609,7 @@ public final class ScriptRunner {
             case ScriptLine.Datagram d -> s.udp == null ? "not a UDP datagram" : datagramMismatch(d, s.udp);
             case ScriptLine.Icmp i -> s.icmp == null ? "not an ICMP message" : icmpMismatch(i, s.icmp);
             case ScriptLine.Call c -> throw new IllegalStateException("a call is not a packet");
+            case ScriptLine.Sysctl c -> throw new IllegalStateException("a sysctl is not a packet");
         };
         if (mismatch != null) {
             throw failure(line.line(), "expected '" + packetText(line) + "'; Tern sent " + describe(s) + " at "
@@ -623,6 +666,7 @@ public final class ScriptRunner {
             case ScriptLine.Datagram d -> d.text();
             case ScriptLine.Icmp i -> i.text();
             case ScriptLine.Call c -> c.text();
+            case ScriptLine.Sysctl c -> c.name();
         };
         final String stripped = text.strip();
         final int arrow = stripped.indexOf('>');
