@@ -194,7 +194,9 @@ final class ScriptSockets {
         final String option = c.args().get(1) + " " + c.args().get(2);
         if (option.equals("IPPROTO_TCP TCP_CONGESTION")) {
             // TCP_CONGESTION takes a name: setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "reno", 4).
-            final String name = c.args().get(3).replace("\"", "").strip();
+            // Linux's "reno" is Tern's "newreno" (both are RFC 5681 with RFC 6582's recovery).
+            final String written = c.args().get(3).replace("\"", "").strip();
+            final String name = written.equals("reno") ? "newreno" : written;
             if (!tcp.congestionControlNames().contains(name)) {
                 return ScriptRunner.Result.fail("ENOENT");
             }
