@@ -120,7 +120,7 @@ class ScriptRunnerTest {
 
         @Test
         void shellCommandsAndOtherProtocolsAreRejected() {
-            that(failure("`sysctl -q net.ipv4.tcp_sack=1`\n").getMessage())
+            that(failure("`echo hi`\n").getMessage())
                 .startsWith("t.pkt:1: shell commands");
             that(failure(LISTEN + "+0 < sctp: INIT[flgs=0, tag=1, a_rwnd=1500, os=1, is=1, tsn=1]\n").getMessage())
                 .startsWith("t.pkt:4: only TCP, UDP and ICMP packets are supported, not 'sctp:'");
@@ -299,6 +299,38 @@ class ScriptRunnerTest {
                 +0    < . 1:1(0) ack 1 win 1000
                 """).getMessage()).startsWith("t.pkt:8: the blocking call read(4, ..., 100) had not returned at "
                 + "0.214000 s, after the script's 0.210000 s (waiting for data to read)");
+        }
+    }
+
+    @Nested
+    class SysctlsAndTcpInfo {
+        @Test
+        void aLeadingSysctlChangesWhatTernOffers() {
+            passes("`sysctl -q net.ipv4.tcp_sack=0`\n`sysctl -q net.ipv4.tcp_window_scaling=0`\n" + LISTEN + """
+                +0    < S 0:0(0) win 65535 <mss 1460,sackOK,nop,nop,nop,wscale 7>
+                +0    > S. 0:0(0) ack 1 <mss 1460>
+                """);
+        }
+
+        @Test
+        void anUnknownOrLateSysctlIsRejected() {
+            that(failure("`sysctl -q net.ipv4.tcp_ecn=1`\n").getMessage())
+                .startsWith("t.pkt:1: sysctl net.ipv4.tcp_ecn is not supported");
+            that(failure(LISTEN + "`sysctl -q net.ipv4.tcp_sack=0`\n").getMessage())
+                .startsWith("t.pkt:4: a sysctl must come before every other statement");
+            that(failure("`sysctl -q net.ipv4.tcp_syncookies=2`\n").getMessage())
+                .startsWith("t.pkt:1: tcp_syncookies=2 is not supported");
+        }
+
+        @Test
+        void tcpInfoComparesTheFieldsWritten() {
+            passes(PASSIVE_OPEN + "+0 getsockopt(4, IPPROTO_TCP, TCP_INFO, {tcpi_state=TCP_ESTABLISHED, "
+                + "tcpi_snd_mss=1460, tcpi_snd_cwnd=10}, [...]) = 0\n");
+            that(failure(PASSIVE_OPEN + "+0 getsockopt(4, IPPROTO_TCP, TCP_INFO, {tcpi_state=TCP_CLOSE_WAIT}, [...]) = 0\n")
+                .getMessage()).isEqualTo("t.pkt:8: getsockopt TCP_INFO gave tcpi_state=TCP_ESTABLISHED, the script "
+                + "expects TCP_CLOSE_WAIT");
+            that(failure(PASSIVE_OPEN + "+0 getsockopt(4, IPPROTO_TCP, TCP_INFO, {tcpi_unacked=0}, [...]) = 0\n")
+                .getMessage()).startsWith("t.pkt:8: TCP_INFO field 'tcpi_unacked' is not supported");
         }
     }
 
