@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes conformance/scripts/state-*.pkt: RFC 9293's synchronized states against every kind of segment.
+"""Writes conformance/scripts/state-*.pkt: RFC 9293's synchronized states against every kind of segment (13 kinds).
 
 One script per state. Each event gets a fresh connection (the remote's ports 48001, 48002, ...), brought into the state
 through real segments and socket calls, so one event's outcome never changes the next one's starting point. After
@@ -99,6 +99,9 @@ def events(state):
     else:
         rows.append(("data after the remote's FIN: ignored", "RFC 9293 §3.10.7.4 (seventh: CLOSE-WAIT, CLOSING, "
                      "LAST-ACK, TIME-WAIT)", f"< P. {rcv}:{rcv + 3}(3) ack {una} win 65535", None, name))
+    rows.append(("data beyond the window: not acceptable, answered with an ACK and dropped",
+                 "RFC 9293 §3.10.7.4 (first: \"If an incoming segment is not acceptable, an acknowledgment should be "
+                 "sent\")", f"< P. {seq(rcv + 100000)}:{seq(rcv + 100003)}(3) ack {una} win 65535", ack, name))
     old = rcv - 3 - (1 if fin else 0)
     rows.append(("an old duplicate (data already received): acknowledged again, not delivered",
                  "RFC 9293 §3.10.7.4 (first)", f"< P. {old}:{old + 3}(3) ack {una} win 65535", ack, name))
@@ -119,7 +122,8 @@ def script(state):
     reach, rcv, snd, una, fin, can_receive, name, how = STATES[state]
     title = state.upper()
     lines = [
-        f"// RFC 9293 §3.10.7.4 state x event matrix: {title} ({how}), against each kind of segment.",
+        f"// RFC 9293 §3.10.7.4 state x event matrix: {title} against each kind of segment (with RFC 5961).",
+        f"// {title} here: {how}.",
         "// Each event on its own connection (the remote's port 48001, 48002, ...), reached through real segments;",
         "// then what Tern answers (or that it answers nothing) and the state, through TCP_INFO.",
         f"// Numbers in {title}: RCV.NXT {rcv}, SND.NXT {snd}, SND.UNA {una}.",

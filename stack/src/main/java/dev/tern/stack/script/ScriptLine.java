@@ -64,16 +64,6 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagra
      * on a {@code >} line. Null on a line that names no ports: the line is about the current flow.
      */
     record Ports(int source, int destination) {
-        /** The remote's port, whichever way the packet goes. */
-        int remote(boolean inbound) {
-            return inbound ? source : destination;
-        }
-
-        /** Tern's port, whichever way the packet goes. */
-        int tern(boolean inbound) {
-            return inbound ? destination : source;
-        }
-
         @Override
         public String toString() {
             return source + ">" + destination;
