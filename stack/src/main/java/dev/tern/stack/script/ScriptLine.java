@@ -76,8 +76,9 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagra
 
     /**
      * An ICMP message, packetdrill's {@code [QUOTED] icmp TYPE CODE [mtu N]}; the quoted packet (a TCP segment
-     * {@code [START:END(LENGTH)]} of the current TCP flow, sent by Tern, or {@code [udp (LENGTH)]} of the current UDP
-     * flow) is what an error message carries back; null when the line quotes none. {@code mtu} is -1 when not written.
+     * {@code [START:END(LENGTH)]} or a datagram {@code [udp (LENGTH)]}, of the current flow unless it names its ports,
+     * {@code [8080>48001 1:1461(1460)]}) is what an error message carries back; null when the line quotes none.
+     * {@code mtu} is -1 when not written.
      */
     record Icmp(int line, When when, boolean inbound, int type, int code, int mtu, ScriptLine quoted, String text)
         implements ScriptLine {

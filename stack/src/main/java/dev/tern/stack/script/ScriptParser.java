@@ -193,7 +193,8 @@ public final class ScriptParser {
         }
         if (text.startsWith("icmp") || text.startsWith("[")) {
             if (ports != null) {
-                throw error(line, "an ICMP line takes no ports: the packet it quotes belongs to the current flow");
+                throw error(line, "an ICMP line takes no ports of its own: write them in the quoted packet, like "
+                    + "[8080>48001 1:1461(1460)]");
             }
             return icmp(line, when, inbound, text, whole);
         }
@@ -236,13 +237,20 @@ public final class ScriptParser {
             if (close < 0) {
                 throw error(line, "the quoted packet '[' is not closed with ']'");
             }
-            final String inner = text.substring(open + 1, close).strip();
+            String inner = text.substring(open + 1, close).strip();
             text = (text.substring(0, open) + " " + text.substring(close + 1)).strip();
+            // The quoted packet may name its ports (its own direction), to quote a flow other than the current one.
+            ScriptLine.Ports quotedPorts = null;
+            final Matcher portText = PORTS.matcher(inner);
+            if (portText.lookingAt()) {
+                quotedPorts = new ScriptLine.Ports(port(line, portText.group(1)), port(line, portText.group(2)));
+                inner = inner.substring(portText.end()).strip();
+            }
             if (inner.startsWith("udp")) {
-                quoted = new ScriptLine.Datagram(line, when, !inbound, null, datagramLength(line, inner), whole);
+                quoted = new ScriptLine.Datagram(line, when, !inbound, quotedPorts, datagramLength(line, inner), whole);
             } else {
                 final String segmentText = SEQ.matcher(inner).matches() ? "0 " + inner : inner;
-                quoted = segment(line, when, !inbound, null, segmentText, whole);
+                quoted = segment(line, when, !inbound, quotedPorts, segmentText, whole);
             }
         }
         final String[] words = text.split("\\s+");

@@ -636,6 +636,15 @@ public final class ScriptRunner {
         if (i.mtu() >= 0 && actual.mtu != i.mtu()) {
             return "mtu " + actual.mtu + ", not " + i.mtu();
         }
+        final ScriptLine.Ports ports = switch (i.quoted()) {
+            case ScriptLine.Datagram d -> d.ports();
+            case ScriptLine.Packet p -> p.ports();
+            case null, default -> null;
+        };
+        if (ports != null && (ports.source() != actual.quotedSourcePort
+            || ports.destination() != actual.quotedDestinationPort)) {
+            return "it quotes ports " + actual.quotedSourcePort + ">" + actual.quotedDestinationPort + ", not " + ports;
+        }
         switch (i.quoted()) {
             case null -> { }
             case ScriptLine.Datagram d -> {
@@ -713,8 +722,9 @@ public final class ScriptRunner {
 
     /**
      * An ICMP error from the remote quoting a packet Tern sent: the IPv4 header Tern wrote and the first 20 bytes of
-     * its TCP header (a segment of the current TCP flow) or its UDP header (of the current UDP flow), more than the
-     * 8 bytes RFC 792 asks for, as routers send since RFC 1812 §4.3.2.3.
+     * its TCP header (a segment of the current TCP flow, or of the flow the quote's ports name) or its UDP header (of
+     * the current UDP flow, or the quote's ports), more than the 8 bytes RFC 792 asks for, as routers send since
+     * RFC 1812 §4.3.2.3.
      */
     private void inject(ScriptLine.Icmp i) {
         final byte[] inner;
@@ -722,12 +732,14 @@ public final class ScriptRunner {
         final int quotedTotal;
         switch (i.quoted()) {
             case ScriptLine.Packet p -> {
-                if (current == null) {
+                final ScriptFlow flow = p.ports() != null ? flowOf(p.ports().source(), p.ports().destination())
+                    : current;
+                if (flow == null) {
                     throw failure(i.line(), "the ICMP error quotes a TCP segment, but the script has no connection yet");
                 }
                 inner = new byte[TcpHeader.MIN_LENGTH];
                 final TcpHeader header = new TcpHeader().wrap(MemorySegment.ofArray(inner), 0, inner.length);
-                header.write(current.ternPort, current.remotePort, (int) current.ternSeq(p.seqStart()),
+                header.write(flow.ternPort, flow.remotePort, (int) flow.ternSeq(p.seqStart()),
                     p.ack() < 0 ? 0 : (int) (REMOTE_ISN + p.ack()), TcpHeader.MIN_LENGTH,
                     p.flags() == 0 ? dev.tern.tcp.wire.TcpFlags.ACK : p.flags(), p.window() < 0 ? 65535 : p.window());
                 protocol = IpProtocol.TCP;
@@ -735,7 +747,9 @@ public final class ScriptRunner {
             }
             case ScriptLine.Datagram d -> {
                 inner = new byte[8];
-                java.nio.ByteBuffer.wrap(inner).putShort((short) udpTernPort).putShort((short) udpRemotePort)
+                final int source = d.ports() != null ? d.ports().source() : udpTernPort;
+                final int destination = d.ports() != null ? d.ports().destination() : udpRemotePort;
+                java.nio.ByteBuffer.wrap(inner).putShort((short) source).putShort((short) destination)
                     .putShort((short) (8 + d.length())).putShort((short) 0);
                 protocol = IpProtocol.UDP;
                 quotedTotal = Ipv4Header.MIN_LENGTH + 8 + d.length();

@@ -369,6 +369,21 @@ class ScriptRunnerTest {
         }
 
         @Test
+        void anIcmpErrorQuotingTheOtherFlowReachesThatConnection() {
+            passes(TWO + """
+                +0    write(4, ..., 1000) = 1000
+                +0    > 8080>48000 P. 1:1001(1000) ack 1
+                +0    write(5, ..., 1000) = 1000
+                +0    > 8080>48001 P. 1:1001(1000) ack 1
+                +.01  < [8080>48000 1:1001(1000)] icmp unreachable frag_needed mtu 800
+                +0    > 8080>48000 . 1:761(760) ack 1
+                +0    > 8080>48000 P. 761:1001(240) ack 1
+                +0    getsockopt(4, IPPROTO_TCP, TCP_INFO, {tcpi_snd_mss=760}, [...]) = 0
+                +0    getsockopt(5, IPPROTO_TCP, TCP_INFO, {tcpi_snd_mss=1460}, [...]) = 0
+                """);
+        }
+
+        @Test
         void twoActiveOpensAreNumberedEachFromItsOwnSyn() {
             passes("""
                 0     socket(..., SOCK_STREAM|SOCK_NONBLOCK, IPPROTO_TCP) = 3
@@ -391,6 +406,14 @@ class ScriptRunnerTest {
                 0     < udp (10)
                 +0    > [udp (10)] icmp unreachable port
                 """);
+        }
+
+        @Test
+        void theQuoteOfAnExpectedIcmpErrorIsCheckedForItsPorts() {
+            passes("0 < 48001>9999 udp (10)\n+0 > [48001>9999 udp (10)] icmp unreachable port\n");
+            that(failure("0 < 48001>9999 udp (10)\n+0 > [48001>9998 udp (10)] icmp unreachable port\n").getMessage())
+                .contains("t.pkt:2: expected '[48001>9998 udp (10)] icmp unreachable port'; Tern sent")
+                .contains("it quotes ports 48001>9999, not 48001>9998");
         }
 
         @Test
