@@ -89,6 +89,8 @@ def events(state):
                      f"< S {seq(rcv + 5)}:{seq(rcv + 5)}(0) win 65535", ack, name))
     rows.append(("SYN outside the window: a challenge ACK too", "RFC 5961 §4.2",
                  f"< S {seq(rcv - 100000)}:{seq(rcv - 100000)}(0) win 65535", ack, name))
+    rows.append(("SYN-ACK in the window: a challenge ACK, as any SYN", "RFC 5961 §4.2",
+                 f"< S. {seq(rcv + 5)}:{seq(rcv + 5)}(0) ack {una} win 65535", ack, name))
     rows.append(("an ACK of data Tern never sent: answered with an ACK, dropped", "RFC 9293 §3.10.7.4, RFC 5961 §5.2",
                  f"< . {rcv}:{rcv}(0) ack {seq(snd + 1000)} win 65535", ack, name))
     rows.append(("an ACK older than SND.UNA - MAX.SND.WND: answered with an ACK, dropped", "RFC 5961 §5.2",
