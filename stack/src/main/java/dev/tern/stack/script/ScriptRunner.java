@@ -34,19 +34,22 @@ import java.util.function.BooleanSupplier;
 
 /**
  * Runs one packetdrill-format script against one Tern stack on virtual time. The script plays the remote host
- * (198.18.0.1: it injects {@code <} segments and expects Tern's {@code >} segments) and the application on Tern's
- * side (socket calls on Tern's 198.18.0.2). Time moves only when the script says so, stopping at every timer of the
- * stack on the way, so a run is deterministic and takes milliseconds whatever the script's span.
+ * (198.18.0.1: it injects {@code <} packets, TCP, UDP or ICMP, and expects Tern's {@code >} packets) and the
+ * application on Tern's side (socket calls on Tern's 198.18.0.2). Time moves only when the script says so, stopping
+ * at every timer of the stack on the way, so a run is deterministic and takes milliseconds whatever the script's span.
  *
- * <p>Semantics (docs/SCRIPTS.md has the full list): sequence numbers of {@code <} lines are relative to the remote's
- * ISN, of {@code >} lines to Tern's ISN, learned from Tern's first SYN; ACKs and SACK blocks to the other side's.
- * Tern listens (and {@code bind} binds) on port 8080, the remote connects from port 48000; Tern connects to port
- * 8080 and its port is learned from its SYN. A {@code >} line takes the oldest segment Tern sent and not yet matched;
- * a segment sent and never matched by the end fails the script. A relative time counts from when the previous line
- * happened (for a {@code >} line, when Tern sent the segment).
+ * <p>Semantics (docs/SCRIPTS.md has the full list): a script may hold several TCP connections, each a
+ * {@link ScriptFlow} named by its ports; a {@code <} line goes to the flow its ports name, else to the current flow
+ * (the last one named or created). Sequence numbers of {@code <} lines are relative to the remote's ISN, of {@code >}
+ * lines to Tern's ISN on that flow, learned from Tern's first SYN on it; ACKs and SACK blocks to the other side's.
+ * Tern listens (and {@code bind} binds) on port 8080, the remote connects from port 48000 unless a line names
+ * another; Tern connects to port 8080 from an ephemeral port. A {@code >} line takes the oldest packet Tern sent and
+ * not yet matched, whatever its flow; a packet sent and never matched by the end fails the script. A relative time
+ * counts from when the previous line happened (for a {@code >} line, when Tern sent the packet). Blocking calls
+ * written {@code START...END} may be pending several at once.
  *
- * <p>This class owns time, the wire and the order of lines; {@link ScriptFlow} holds the script's numbering (compares,
- * prints and writes segments) and {@link ScriptSockets} the application's descriptors and calls.
+ * <p>This class owns time, the wire, the flows and the order of lines; {@link ScriptFlow} holds one connection's
+ * numbering (compares, prints and writes segments) and {@link ScriptSockets} the application's descriptors and calls.
  *
  * <p>Owned by the calling thread; one run per instance.
  */
