@@ -370,24 +370,23 @@ public final class ScriptRunner {
         }
     }
 
+    /** One pending call: checked when it can return, failed when it is still waiting past its time. */
     private void settle(Pending p) {
-        {
-            final long tolerance = profile.toleranceNs();
-            if (p.ready.getAsBoolean()) {
-                pendings.remove(p);
-                final Result result = p.resume.get();
-                if (now() < p.returnNs - tolerance) {
-                    throw failure(p.call.line(), p.call.name() + " returned " + result + " at " + seconds(now())
-                        + " s, before the script's " + seconds(p.returnNs) + " s (tolerance "
-                        + tolerance / 1_000_000 + " ms)");
-                }
-                check(p.call, result);
-            } else if (now() > p.returnNs + tolerance) {
-                pendings.remove(p);
-                throw failure(p.call.line(), "the blocking call " + p.call.name() + "(" + String.join(", ",
-                    p.call.args()) + ") had not returned at " + seconds(now()) + " s, after the script's "
-                    + seconds(p.returnNs) + " s (waiting for " + p.waitingFor + ")");
+        final long tolerance = profile.toleranceNs();
+        if (p.ready.getAsBoolean()) {
+            pendings.remove(p);
+            final Result result = p.resume.get();
+            if (now() < p.returnNs - tolerance) {
+                throw failure(p.call.line(), p.call.name() + " returned " + result + " at " + seconds(now())
+                    + " s, before the script's " + seconds(p.returnNs) + " s (tolerance "
+                    + tolerance / 1_000_000 + " ms)");
             }
+            check(p.call, result);
+        } else if (now() > p.returnNs + tolerance) {
+            pendings.remove(p);
+            throw failure(p.call.line(), "the blocking call " + p.call.name() + "(" + String.join(", ",
+                p.call.args()) + ") had not returned at " + seconds(now()) + " s, after the script's "
+                + seconds(p.returnNs) + " s (waiting for " + p.waitingFor + ")");
         }
     }
 

@@ -373,6 +373,9 @@ final class ScriptSockets {
     private ScriptRunner.Result listen(ScriptLine.Call c) {
         arguments(c, 2);
         final Fd fd = fd(c);
+        if (fd.udp != null) {
+            return ScriptRunner.Result.fail("EOPNOTSUPP");
+        }
         if (!fd.bound) {
             throw runner.failure(c.line(), "listen on a socket that is not bound: Tern picks no port by itself; bind first");
         }
@@ -387,6 +390,9 @@ final class ScriptSockets {
     private ScriptRunner.Result accept(ScriptLine.Call c) {
         arguments(c, 3);
         final Fd fd = fd(c);
+        if (fd.udp != null) {
+            return ScriptRunner.Result.fail("EOPNOTSUPP");
+        }
         if (fd.listener < 0) {
             return ScriptRunner.Result.fail("EINVAL");
         }

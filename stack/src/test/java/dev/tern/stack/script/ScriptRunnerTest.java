@@ -430,6 +430,18 @@ class ScriptRunnerTest {
         }
 
         @Test
+        void listenAndAcceptOnAUdpSocketAreNotSupported() {
+            passes("""
+                0     socket(..., SOCK_DGRAM, IPPROTO_UDP) = 3
+                +0    bind(3, ..., ...) = 0
+                +0    listen(3, 1) = -1 EOPNOTSUPP (Operation not supported)
+                +0    accept(3, ..., ...) = -1 EOPNOTSUPP (Operation not supported)
+                +0    < S 0:0(0) win 65535 <mss 1460>
+                +0    > R. 0:0(0) ack 1 win 0
+                """);
+        }
+
+        @Test
         void aDatagramOfTheWrongLengthFails() {
             that(failure("""
                 0     socket(..., SOCK_DGRAM, IPPROTO_UDP) = 3
