@@ -48,6 +48,8 @@ final class ScriptSockets {
         long keepIntervalNs;
         int keepProbes;
         String congestionControl;
+        /** SO_LINGER on with a zero timeout: close aborts with a RST. */
+        boolean abortOnClose;
 
         Fd(int number) {
             this.number = number;
@@ -96,10 +98,11 @@ final class ScriptSockets {
             case "close" -> close(c);
             case "shutdown" -> shutdown(c);
             case "fcntl" -> fcntl(c);
+            case "ioctl" -> ioctl(c);
             case "poll" -> poll(c);
             default -> throw runner.failure(c.line(), "the call '" + c.name() + "' is not supported (supported: "
                 + "socket, setsockopt, getsockopt, bind, listen, accept, connect, write, send, read, recv, sendto, "
-                + "recvfrom, close, shutdown, fcntl, poll)");
+                + "recvfrom, close, shutdown, fcntl, ioctl, poll)");
         };
     }
 
@@ -206,6 +209,9 @@ final class ScriptSockets {
             }
             return ScriptRunner.Result.ok(0);
         }
+        if (option.equals("SOL_SOCKET SO_LINGER")) {
+            return linger(c, fd);
+        }
         final long value = number(c, 3);
         switch (option) {
             case "SOL_SOCKET SO_REUSEADDR", "SOL_SOCKET SO_REUSEPORT" -> {
@@ -239,9 +245,31 @@ final class ScriptSockets {
                 applyKeepalive(fd);
             }
             default -> throw runner.failure(c.line(), "setsockopt " + option + " is not supported (supported: "
-                + "SO_REUSEADDR, SO_REUSEPORT, SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, TCP_NODELAY, TCP_KEEPIDLE, "
-                + "TCP_KEEPINTVL, TCP_KEEPCNT, TCP_CONGESTION)");
+                + "SO_REUSEADDR, SO_REUSEPORT, SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, SO_LINGER, TCP_NODELAY, "
+                + "TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_CONGESTION)");
         }
+        return ScriptRunner.Result.ok(0);
+    }
+
+    private static final java.util.regex.Pattern LINGER = java.util.regex.Pattern.compile(
+        "\\{\\s*onoff\\s*=\\s*(\\d+)\\s*,\\s*linger\\s*=\\s*(\\d+)\\s*}");
+
+    /**
+     * {@code setsockopt(fd, SOL_SOCKET, SO_LINGER, {onoff=1, linger=0}, 8)}: close aborts the connection with a RST
+     * (RFC 9293 §3.10.5 ABORT) instead of a FIN; {@code onoff=0} restores the graceful close. A linger time above 0
+     * would make close block until the data is acknowledged, which Tern's close does not do: rejected.
+     */
+    private ScriptRunner.Result linger(ScriptLine.Call c, Fd fd) {
+        final java.util.regex.Matcher m = LINGER.matcher(c.args().get(3));
+        if (!m.matches()) {
+            throw runner.failure(c.line(), "SO_LINGER takes {onoff=N, linger=N}");
+        }
+        final boolean on = Long.parseLong(m.group(1)) != 0;
+        if (on && Long.parseLong(m.group(2)) != 0) {
+            throw runner.failure(c.line(), "SO_LINGER with a linger time above 0 is not supported: Tern's close never "
+                + "blocks (only {onoff=1, linger=0}, close with a RST)");
+        }
+        fd.abortOnClose = on;
         return ScriptRunner.Result.ok(0);
     }
 
@@ -670,7 +698,11 @@ final class ScriptSockets {
             fd.udp.close();
         }
         if (fd.connection >= 0) {
-            tcp.close(fd.connection, runner.nowNs());
+            if (fd.abortOnClose) {
+                tcp.abort(fd.connection, runner.nowNs());
+            } else {
+                tcp.close(fd.connection, runner.nowNs());
+            }
         }
         if (fd.listener >= 0) {
             tcp.closeListener(fd.listener, runner.nowNs());
@@ -715,6 +747,33 @@ final class ScriptSockets {
             return ScriptRunner.Result.ok(0);
         }
         throw runner.failure(c.line(), "only fcntl(fd, F_GETFL) and fcntl(fd, F_SETFL, flags) are supported");
+    }
+
+    /**
+     * {@code ioctl(fd, FIONREAD or SIOCINQ, [N])}: the bytes waiting to be read, compared with N (for UDP, the next
+     * datagram's length as Linux's SIOCINQ gives it is not kept: TCP only).
+     */
+    private ScriptRunner.Result ioctl(ScriptLine.Call c) {
+        arguments(c, 3);
+        final Fd fd = fd(c);
+        final String request = c.args().get(1);
+        if (!request.equals("FIONREAD") && !request.equals("SIOCINQ")) {
+            throw runner.failure(c.line(), "ioctl " + request + " is not supported (FIONREAD, SIOCINQ)");
+        }
+        if (fd.udp != null) {
+            throw runner.failure(c.line(), "ioctl " + request + " is supported on TCP sockets only");
+        }
+        if (fd.connection < 0) {
+            return ScriptRunner.Result.fail("EINVAL");
+        }
+        final ByteRing ring = tcp.receiveBuffer(fd.connection);
+        final long available = ring == null ? 0 : ring.available();
+        final long expected = number(c, 2);
+        if (available != expected) {
+            throw runner.failure(c.line(), "ioctl " + request + " gave [" + available + "], the script expects ["
+                + expected + "]");
+        }
+        return ScriptRunner.Result.ok(0);
     }
 
     private static final int POLLIN = 0x1;

@@ -106,8 +106,8 @@ class ScriptRunnerTest {
 
         @Test
         void anUnsupportedSocketOptionIsRejectedByName() {
-            that(failure(LISTEN + "+0 setsockopt(3, SOL_SOCKET, SO_LINGER, [1], 4) = 0\n").getMessage())
-                .startsWith("t.pkt:4: setsockopt SOL_SOCKET SO_LINGER is not supported");
+            that(failure(LISTEN + "+0 setsockopt(3, IPPROTO_TCP, TCP_MAXSEG, [1000], 4) = 0\n").getMessage())
+                .startsWith("t.pkt:4: setsockopt IPPROTO_TCP TCP_MAXSEG is not supported");
         }
 
         @Test
@@ -331,6 +331,34 @@ class ScriptRunnerTest {
                 + "expects TCP_CLOSE_WAIT");
             that(failure(PASSIVE_OPEN + "+0 getsockopt(4, IPPROTO_TCP, TCP_INFO, {tcpi_unacked=0}, [...]) = 0\n")
                 .getMessage()).startsWith("t.pkt:8: TCP_INFO field 'tcpi_unacked' is not supported");
+        }
+    }
+
+    @Nested
+    class LingerAndIoctl {
+        @Test
+        void soLingerWithZeroTimeoutClosesWithAReset() {
+            passes(PASSIVE_OPEN + """
+                +0    setsockopt(4, SOL_SOCKET, SO_LINGER, {onoff=1, linger=0}, 8) = 0
+                +0    close(4) = 0
+                +0    > R. 1:1(0) ack 1
+                """);
+            that(failure(PASSIVE_OPEN + "+0 setsockopt(4, SOL_SOCKET, SO_LINGER, {onoff=1, linger=5}, 8) = 0\n")
+                .getMessage()).startsWith("t.pkt:8: SO_LINGER with a linger time above 0 is not supported");
+        }
+
+        @Test
+        void fionreadGivesTheBytesWaiting() {
+            passes(PASSIVE_OPEN + """
+                +0    ioctl(4, FIONREAD, [0]) = 0
+                +0    < P. 1:101(100) ack 1 win 512
+                +0    > . 1:1(0) ack 101
+                +0    ioctl(4, SIOCINQ, [100]) = 0
+                +0    read(4, ..., 60) = 60
+                +0    ioctl(4, FIONREAD, [40]) = 0
+                """);
+            that(failure(PASSIVE_OPEN + "+0 ioctl(4, FIONREAD, [5]) = 0\n").getMessage())
+                .isEqualTo("t.pkt:8: ioctl FIONREAD gave [0], the script expects [5]");
         }
     }
 
