@@ -116,6 +116,14 @@ public final class ScriptParser {
         }
         final ScriptLine.When when = when(line, timeText);
         final String rest = text.substring(space).strip();
+        if (rest.startsWith("`")) {
+            // packetdrill also writes shell lines with a time; a sysctl is applied before the script starts.
+            if (dots >= 0 || when.any() || when.isRange() || when.startNs() != 0) {
+                throw error(line, "a shell line (`...`) takes effect before the script starts: give it the time 0 "
+                    + "or none");
+            }
+            return statement(line, rest);
+        }
         if (dots >= 0) {
             if (rest.startsWith("<") || rest.startsWith(">")) {
                 throw error(line, "'...' (a call that spans time) is only for blocking calls, not packets");

@@ -313,6 +313,16 @@ class ScriptRunnerTest {
         }
 
         @Test
+        void aSysctlMayCarryTheTimeZero() {
+            passes("0 `sysctl -q net.ipv4.tcp_sack=0`\n+0 `sysctl -w net.ipv4.tcp_window_scaling=0`\n" + LISTEN + """
+                +0    < S 0:0(0) win 65535 <mss 1460,sackOK,nop,nop,nop,wscale 7>
+                +0    > S. 0:0(0) ack 1 <mss 1460>
+                """);
+            that(failure("0.1 `sysctl -q net.ipv4.tcp_sack=0`\n").getMessage())
+                .startsWith("t.pkt:1: a shell line (`...`) takes effect before the script starts");
+        }
+
+        @Test
         void anUnknownOrLateSysctlIsRejected() {
             that(failure("`sysctl -q net.ipv4.tcp_ecn=1`\n").getMessage())
                 .startsWith("t.pkt:1: sysctl net.ipv4.tcp_ecn is not supported");
