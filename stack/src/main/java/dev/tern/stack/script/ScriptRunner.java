@@ -97,7 +97,7 @@ public final class ScriptRunner {
      * stack (it may make progress itself, as a blocking write filling the buffer), {@code resume} gives the result.
      */
     private record Pending(ScriptLine.Call call, BooleanSupplier ready, java.util.function.Supplier<Result> resume,
-                           String waitingFor, long returnNs) {
+                           String waitingFor, long returnNs, long wakeNs) {
     }
 
     /** A call's outcome: a value, or -1 with an errno name. */
@@ -344,7 +344,7 @@ public final class ScriptRunner {
             }
             long next = Math.min(stack.pollAt(), wire.nextDeliveryNs());
             for (Pending p : pendings) {
-                next = Math.min(next, START_NS + p.returnNs + profile.toleranceNs() + 1);
+                next = Math.min(next, START_NS + Math.min(p.returnNs + profile.toleranceNs() + 1, p.wakeNs));
             }
             if (next - nowNs <= 0) {
                 next = nowNs + 1;
@@ -827,17 +827,31 @@ public final class ScriptRunner {
      * virtual time runs until it is ready (or the script fails, naming the call).
      */
     Result blockThen(ScriptLine.Call c, BooleanSupplier ready, String waitingFor,
-                             java.util.function.Supplier<Result> resume) {
+                     java.util.function.Supplier<Result> resume) {
         if (spanning == c) {
-            if (ready.getAsBoolean()) {
-                return resume.get();
-            }
-            final long returnNs = c.returnRelative() ? now() + c.returnNs() : c.returnNs();
-            pendings.add(new Pending(c, ready, resume, waitingFor, returnNs));
-            return Result.PENDING;
+            return pend(c, ready, waitingFor, resume, Long.MAX_VALUE);
         }
         block(c, ready, waitingFor);
         return resume.get();
+    }
+
+    /** Whether {@code c} is the call now starting with a {@code START...END} time (it may stay pending). */
+    boolean spans(ScriptLine.Call c) {
+        return spanning == c;
+    }
+
+    /**
+     * A call that spans time and cannot return yet becomes pending; the runner also wakes at script time
+     * {@code wakeAtNs} (a poll's timeout), when {@code ready} may hold by time alone.
+     */
+    Result pend(ScriptLine.Call c, BooleanSupplier ready, String waitingFor, java.util.function.Supplier<Result> resume,
+                long wakeAtNs) {
+        if (ready.getAsBoolean()) {
+            return resume.get();
+        }
+        final long returnNs = c.returnRelative() ? now() + c.returnNs() : c.returnNs();
+        pendings.add(new Pending(c, ready, resume, waitingFor, returnNs, wakeAtNs));
+        return Result.PENDING;
     }
 
     /** A blocking call waits on virtual time for {@code ready}; a call that never returns fails the script. */

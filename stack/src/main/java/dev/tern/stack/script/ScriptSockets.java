@@ -311,6 +311,11 @@ final class ScriptSockets {
         }
         final String actual = switch (option) {
             case "SOL_SOCKET SO_ERROR" -> {
+                if (fd.udp != null) {
+                    // UdpSocket reports a pending error through its next call, not as a value to read.
+                    throw runner.failure(c.line(), "getsockopt SO_ERROR is supported on TCP sockets only; on UDP the "
+                        + "error comes from the next read or write");
+                }
                 final int error = fd.connection < 0 ? TcpError.NONE : tcp.error(fd.connection);
                 yield error == TcpError.NONE ? "0" : errno(error);
             }
@@ -797,6 +802,14 @@ final class ScriptSockets {
         final int events = pollBits(c, m.group(2));
         final long timeoutMs = number(c, 2);
         final long deadline = timeoutMs < 0 ? runner.now() + ScriptRunner.BLOCK_LIMIT_NS : runner.now() + timeoutMs * 1_000_000L;
+        final String expectedText = m.group(3);
+        if (timeoutMs != 0 && runner.spans(c)) {
+            // START...END poll: pending while the script's next lines run, until an event or its timeout.
+            final boolean forever = timeoutMs < 0;
+            return runner.pend(c, () -> (revents(fd) & (events | POLLERR | POLLHUP)) != 0
+                    || (!forever && runner.now() >= deadline), "an event on file descriptor " + fd.number,
+                () -> pollResult(c, fd, events, expectedText), forever ? Long.MAX_VALUE : deadline);
+        }
         if (timeoutMs != 0) {
             final boolean ready = runner.advance(deadline, () -> (revents(fd) & (events | POLLERR | POLLHUP)) != 0);
             if (!ready && timeoutMs < 0) {
@@ -804,9 +817,14 @@ final class ScriptSockets {
                     + " s of virtual time");
             }
         }
+        return pollResult(c, fd, events, expectedText);
+    }
+
+    /** What poll returns now: 1 with the events that hold (checked against the script's revents), else 0. */
+    private ScriptRunner.Result pollResult(ScriptLine.Call c, Fd fd, int events, String expectedText) {
         final int revents = revents(fd) & (events | POLLERR | POLLHUP);
-        if (m.group(3) != null) {
-            final int expected = pollBits(c, m.group(3));
+        if (expectedText != null) {
+            final int expected = pollBits(c, expectedText);
             if (expected != revents) {
                 throw runner.failure(c.line(), "poll gave revents " + pollNames(revents) + ", the script expects "
                     + pollNames(expected));

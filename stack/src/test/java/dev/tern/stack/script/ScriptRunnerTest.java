@@ -468,6 +468,24 @@ class ScriptRunnerTest {
         }
 
         @Test
+        void pollSeesADatagramArriveAndSoErrorIsRejectedOnUdp() {
+            passes("""
+                0     socket(..., SOCK_DGRAM, IPPROTO_UDP) = 3
+                +0    bind(3, ..., ...) = 0
+                +0    poll([{fd=3, events=POLLIN, revents=0}], 1, 0) = 0
+                +0...0.1 poll([{fd=3, events=POLLIN, revents=POLLIN}], 1, 500) = 1
+                +.1   < udp (10)
+                +0    read(3, ..., 100) = 10
+                +0...0.3 poll([{fd=3, events=POLLIN, revents=0}], 1, 200) = 0
+                """);
+            that(failure("0 socket(..., SOCK_DGRAM, IPPROTO_UDP) = 3\n+0 bind(3, ..., ...) = 0\n"
+                + "+0...0.3 poll([{fd=3, events=POLLIN, revents=0}], 1, 200) = 0\n").getMessage())
+                .startsWith("t.pkt:3: poll returned 0 at 0.200000 s, before the script's 0.300000 s");
+            that(failure("0 socket(..., SOCK_DGRAM, IPPROTO_UDP) = 3\n+0 getsockopt(3, SOL_SOCKET, SO_ERROR, [0], "
+                + "[4]) = 0\n").getMessage()).startsWith("t.pkt:2: getsockopt SO_ERROR is supported on TCP sockets only");
+        }
+
+        @Test
         void listenAndAcceptOnAUdpSocketAreNotSupported() {
             passes("""
                 0     socket(..., SOCK_DGRAM, IPPROTO_UDP) = 3
