@@ -26,9 +26,9 @@ final class ScriptCommand {
     static final CommandHelp HELP = new CommandHelp("script", "[--profile NAME] [--verbose] FILE.pkt...",
         "run packetdrill-format scripts against Tern on virtual time",
         "Runs each script against a fresh Tern stack on virtual time: the script plays the remote host (< injects a "
-            + "TCP segment, UDP datagram or ICMP error, > expects one from Tern) and the application (socket calls). A script passes when every "
-            + "line happens as written; the first line that does not fails it, with the file, the line, what was "
-            + "expected and what Tern did. docs/SCRIPTS.md gives the syntax, the profiles and what is not supported.",
+            + "TCP segment, UDP datagram or ICMP error, > expects one from Tern) and the application (socket calls). "
+            + "A script passes when every line happens as written; the first line that does not fails it, with the "
+            + "file, the line, what was expected and what Tern did. docs/SCRIPTS.md gives the syntax, the profiles and what is not supported.",
         List.of(
             CommandHelp.option("--profile NAME", "what the scripts assume of the stack: "
                 + ScriptProfile.all().stream().map(ScriptProfile::name).collect(Collectors.joining(" or ")), "linux"),

@@ -280,7 +280,8 @@ class Rfc9293TableTest {
                 }
             }
         }
-        assertTrue(missing.isEmpty(), "scripts named as evidence that do not exist:\n  " + String.join("\n  ", missing));
+        assertTrue(missing.isEmpty(),
+            "scripts named as evidence that do not exist:\n  " + String.join("\n  ", missing));
         assertTrue(named > 0, "the tables name no script at all: has the evidence format changed?");
     }
 

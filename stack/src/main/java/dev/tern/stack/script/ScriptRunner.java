@@ -551,7 +551,8 @@ public final class ScriptRunner {
     private Sent icmpSent(MemorySegment segment, long at, int icmpLength) {
         if (icmpLength < IcmpHeader.LENGTH || !InternetChecksum.verifies(InternetChecksum.add(0, segment, at,
             icmpLength))) {
-            throw new ScriptException(file, 0, "Tern sent a short ICMP message or one with a bad checksum (a bug in Tern)");
+            throw new ScriptException(file, 0,
+                "Tern sent a short ICMP message or one with a bad checksum (a bug in Tern)");
         }
         final int type = BigEndian.u16(segment, at) >>> 8;
         final int code = BigEndian.u16(segment, at) & 0xFF;
@@ -599,7 +600,8 @@ public final class ScriptRunner {
         final Sent s = sent.pollFirst();
         if (!when.any() && (s.atNs < lo - tolerance || s.atNs > hi + tolerance)) {
             throw failure(line.line(), "expected '" + packetText(line) + "' at " + timeText(lo, hi) + " (tolerance "
-                + profile.toleranceNs() / 1_000_000 + " ms); Tern sent " + describe(s) + " at " + seconds(s.atNs) + " s");
+                + profile.toleranceNs() / 1_000_000 + " ms); Tern sent " + describe(s) + " at " + seconds(s.atNs)
+                + " s");
         }
         return s;
     }
@@ -737,7 +739,8 @@ public final class ScriptRunner {
                 final ScriptFlow flow = p.ports() != null ? flowOf(p.ports().source(), p.ports().destination())
                     : current;
                 if (flow == null) {
-                    throw failure(i.line(), "the ICMP error quotes a TCP segment, but the script has no connection yet");
+                    throw failure(i.line(),
+                        "the ICMP error quotes a TCP segment, but the script has no connection yet");
                 }
                 inner = new byte[TcpHeader.MIN_LENGTH];
                 final TcpHeader header = new TcpHeader().wrap(MemorySegment.ofArray(inner), 0, inner.length);

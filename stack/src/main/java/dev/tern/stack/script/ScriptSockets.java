@@ -340,7 +340,8 @@ final class ScriptSockets {
      */
     private ScriptRunner.Result tcpInfo(ScriptLine.Call c, Fd fd, String expected) {
         if (!expected.startsWith("{") || !expected.endsWith("}")) {
-            throw runner.failure(c.line(), "TCP_INFO is compared field by field: write {tcpi_state=TCP_ESTABLISHED, ...}");
+            throw runner.failure(c.line(),
+                "TCP_INFO is compared field by field: write {tcpi_state=TCP_ESTABLISHED, ...}");
         }
         if (fd.connection < 0 && fd.listener < 0) {
             return ScriptRunner.Result.fail("ENOTCONN");
@@ -359,14 +360,15 @@ final class ScriptSockets {
                 case "tcpi_rtt" -> Long.toString(tcp.srttNs(connection) / 1000);
                 case "tcpi_snd_mss" -> Integer.toString(tcp.mss(connection));
                 case "tcpi_snd_cwnd" -> Integer.toString(tcp.cwnd(connection) / Math.max(1, tcp.mss(connection)));
-                case "tcpi_snd_ssthresh" -> Integer.toString(tcp.ssthresh(connection) / Math.max(1, tcp.mss(connection)));
+                case "tcpi_snd_ssthresh" ->
+                    Integer.toString(tcp.ssthresh(connection) / Math.max(1, tcp.mss(connection)));
                 case "tcpi_total_retrans" -> Long.toString(tcp.retransmits(connection));
                 default -> throw runner.failure(c.line(), "TCP_INFO field '" + name + "' is not supported (tcpi_state, "
                     + "tcpi_rto, tcpi_rtt, tcpi_snd_mss, tcpi_snd_cwnd, tcpi_snd_ssthresh, tcpi_total_retrans)");
             };
             if (!actual.equals(want)) {
-                throw runner.failure(c.line(), "getsockopt TCP_INFO gave " + name + "=" + actual + ", the script expects "
-                    + want);
+                throw runner.failure(c.line(), "getsockopt TCP_INFO gave " + name + "=" + actual
+                    + ", the script expects " + want);
             }
         }
         return ScriptRunner.Result.ok(0);
@@ -837,7 +839,8 @@ final class ScriptSockets {
         int bits = 0;
         if (fd.udp != null) {
             final int ops = fd.udp.readyOps();
-            return ((ops & SelectableSocket.READ) != 0 ? POLLIN : 0) | ((ops & SelectableSocket.WRITE) != 0 ? POLLOUT : 0)
+            return ((ops & SelectableSocket.READ) != 0 ? POLLIN : 0)
+                | ((ops & SelectableSocket.WRITE) != 0 ? POLLOUT : 0)
                 | ((ops & SelectableSocket.ERROR) != 0 ? POLLERR : 0);
         }
         if (fd.listener >= 0) {

@@ -336,8 +336,9 @@ class ScriptRunnerTest {
         void tcpInfoComparesTheFieldsWritten() {
             passes(PASSIVE_OPEN + "+0 getsockopt(4, IPPROTO_TCP, TCP_INFO, {tcpi_state=TCP_ESTABLISHED, "
                 + "tcpi_snd_mss=1460, tcpi_snd_cwnd=10}, [...]) = 0\n");
-            that(failure(PASSIVE_OPEN + "+0 getsockopt(4, IPPROTO_TCP, TCP_INFO, {tcpi_state=TCP_CLOSE_WAIT}, [...]) = 0\n")
-                .getMessage()).isEqualTo("t.pkt:8: getsockopt TCP_INFO gave tcpi_state=TCP_ESTABLISHED, the script "
+            that(failure(PASSIVE_OPEN
+                + "+0 getsockopt(4, IPPROTO_TCP, TCP_INFO, {tcpi_state=TCP_CLOSE_WAIT}, [...]) = 0\n").getMessage())
+                .isEqualTo("t.pkt:8: getsockopt TCP_INFO gave tcpi_state=TCP_ESTABLISHED, the script "
                 + "expects TCP_CLOSE_WAIT");
             that(failure(PASSIVE_OPEN + "+0 getsockopt(4, IPPROTO_TCP, TCP_INFO, {tcpi_unacked=0}, [...]) = 0\n")
                 .getMessage()).startsWith("t.pkt:8: TCP_INFO field 'tcpi_unacked' is not supported");
@@ -482,7 +483,8 @@ class ScriptRunnerTest {
                 + "+0...0.3 poll([{fd=3, events=POLLIN, revents=0}], 1, 200) = 0\n").getMessage())
                 .startsWith("t.pkt:3: poll returned 0 at 0.200000 s, before the script's 0.300000 s");
             that(failure("0 socket(..., SOCK_DGRAM, IPPROTO_UDP) = 3\n+0 getsockopt(3, SOL_SOCKET, SO_ERROR, [0], "
-                + "[4]) = 0\n").getMessage()).startsWith("t.pkt:2: getsockopt SO_ERROR is supported on TCP sockets only");
+                + "[4]) = 0\n").getMessage())
+                .startsWith("t.pkt:2: getsockopt SO_ERROR is supported on TCP sockets only");
         }
 
         @Test
