@@ -26,13 +26,13 @@ final class ScriptCommand {
     static final CommandHelp HELP = new CommandHelp("script", "[--profile NAME] [--verbose] FILE.pkt...",
         "run packetdrill-format scripts against Tern on virtual time",
         "Runs each script against a fresh Tern stack on virtual time: the script plays the remote host (< injects a "
-            + "TCP segment, > expects one from Tern) and the application (socket calls). A script passes when every "
-            + "line happens as written; the first line that does not fails it, with the file, the line, what was "
-            + "expected and what Tern did. docs/SCRIPTS.md gives the syntax, the profiles and what is not supported.",
+            + "TCP segment, UDP datagram or ICMP error, > expects one from Tern) and the application (socket calls). "
+            + "A script passes when every line happens as written; the first line that does not fails it, with the "
+            + "file, the line, what was expected and what Tern did. docs/SCRIPTS.md gives the syntax, the profiles and what is not supported.",
         List.of(
             CommandHelp.option("--profile NAME", "what the scripts assume of the stack: "
                 + ScriptProfile.all().stream().map(ScriptProfile::name).collect(Collectors.joining(" or ")), "linux"),
-            CommandHelp.option("--verbose", "print each segment Tern sends, with its time, as the script runs",
+            CommandHelp.option("--verbose", "print each packet Tern sends, with its time, as the script runs",
                 "off")),
         false, List.of("./tern script conformance/scripts/*.pkt",
             "./tern script --profile bare --verbose my-test.pkt"));

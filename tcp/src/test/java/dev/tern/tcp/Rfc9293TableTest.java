@@ -263,6 +263,28 @@ class Rfc9293TableTest {
                 RFC1122_ID, id -> true, ONLY_FOO_BAR));
     }
 
+    /** A script named as evidence: a path under conformance/scripts/, in backticks. */
+    private static final Pattern SCRIPT = Pattern.compile("`(conformance/scripts/[A-Za-z0-9_./-]+\\.pkt)`");
+
+    @Test
+    void everyScriptTheTablesNameExists() throws IOException {
+        final Path root = root();
+        final List<String> missing = new ArrayList<>();
+        int named = 0;
+        for (String table : List.of("docs/RFC9293.md", "docs/RFC1122.md")) {
+            final Matcher script = SCRIPT.matcher(Files.readString(root.resolve(table)));
+            while (script.find()) {
+                named++;
+                if (!Files.isRegularFile(root.resolve(script.group(1)))) {
+                    missing.add(table + ": " + script.group(1));
+                }
+            }
+        }
+        assertTrue(missing.isEmpty(),
+            "scripts named as evidence that do not exist:\n  " + String.join("\n  ", missing));
+        assertTrue(named > 0, "the tables name no script at all: has the evidence format changed?");
+    }
+
     @Test
     void theRequirementListHasEveryIdOfAppendixB() {
         assertEquals(69 + 31 + 18 + 1, RFC9293_IDS.size());

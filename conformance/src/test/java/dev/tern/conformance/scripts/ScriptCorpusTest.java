@@ -1,5 +1,6 @@
 package dev.tern.conformance.scripts;
 
+import dev.tern.stack.script.ScriptException;
 import dev.tern.stack.script.ScriptProfile;
 import dev.tern.stack.script.ScriptRunner;
 import org.junit.jupiter.api.DynamicTest;
@@ -9,14 +10,23 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Runs every packetdrill-format script in {@code conformance/scripts/} against Tern on virtual time, one test per
  * file, with the default profile (docs/SCRIPTS.md). A failing script fails with the runner's one-line message:
  * file:line, what the line expected and what Tern did.
+ *
+ * <p>{@code conformance/scripts/known-failures/} holds scripts that show a bug not fixed yet: each says in its first
+ * line at which line it fails ({@code // known failure: line N}), and must fail there. When the bug is fixed the test
+ * fails, saying so, and the script moves up to the corpus; nothing is skipped.
  */
 class ScriptCorpusTest {
     static Path directory() {
@@ -36,5 +46,29 @@ class ScriptCorpusTest {
         assertFalse(scripts.isEmpty(), "no .pkt scripts in " + directory().toAbsolutePath());
         return scripts.stream().map(script -> DynamicTest.dynamicTest(script.getFileName().toString(),
             script.toUri(), () -> ScriptRunner.run(script, ScriptProfile.linux())));
+    }
+
+    private static final Pattern KNOWN_FAILURE = Pattern.compile("^// known failure: line (\\d+)");
+
+    @TestFactory
+    Stream<DynamicTest> everyKnownFailureStillFailsAtItsLine() throws IOException {
+        final Path known = directory().resolve("known-failures");
+        if (!Files.isDirectory(known)) {
+            return Stream.empty();
+        }
+        final List<Path> scripts;
+        try (Stream<Path> files = Files.list(known)) {
+            scripts = files.filter(p -> p.getFileName().toString().endsWith(".pkt")).sorted().toList();
+        }
+        return scripts.stream().map(script -> DynamicTest.dynamicTest(script.getFileName().toString(), script.toUri(),
+            () -> {
+                final Matcher header = KNOWN_FAILURE.matcher(Files.readString(script));
+                assertTrue(header.find(), script + " does not say where it fails: its first line must be "
+                    + "'// known failure: line N'");
+                final ScriptException e = assertThrows(ScriptException.class,
+                    () -> ScriptRunner.run(script, ScriptProfile.linux()),
+                    script + " passes now: the bug it shows is fixed; move it to " + directory());
+                assertEquals(Integer.parseInt(header.group(1)), e.line(), "it fails elsewhere: " + e.getMessage());
+            }));
     }
 }

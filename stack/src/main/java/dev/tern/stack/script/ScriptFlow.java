@@ -7,30 +7,32 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The connection a script talks about, in the script's numbering: its ports, Tern's ISN (learned from Tern's first
- * SYN or SYN-ACK; the remote's is {@link ScriptRunner#REMOTE_ISN}) and the offset between the script's TS values and
- * Tern's clock (learned from the first TS option a {@code >} line matches). It compares Tern's segments with
- * {@code >} lines, prints them in the script's syntax and writes the option bytes of {@code <} lines.
+ * One TCP connection a script talks about, in the script's numbering: its ports (Tern's and the remote's, which
+ * identify it on the wire), Tern's ISN (learned from Tern's first SYN or SYN-ACK on it; the remote's is
+ * {@link ScriptRunner#REMOTE_ISN}) and the offset between the script's TS values and Tern's clock (learned from the
+ * first TS option a {@code >} line matches). It compares Tern's segments with {@code >} lines, prints them in the
+ * script's syntax and writes the option bytes of {@code <} lines.
  *
  * <p>Owned by one {@link ScriptRunner}.
  */
 final class ScriptFlow {
+    final int ternPort;
+    final int remotePort;
     /** Tern's ISN, or -1 before Tern sent a SYN (numbers are then the wire's). */
     long ternIsn = -1;
     long tsOffset;
     boolean tsOffsetKnown;
-    int ternPort = ScriptRunner.SCRIPT_PORT;
-    int remotePort = ScriptRunner.REMOTE_PORT;
-    boolean portsKnown;
 
-    /** A new connection (a connect): its port, ISN and timestamp clock are learned again from its SYN. */
-    void restart() {
-        portsKnown = false;
-        ternIsn = -1;
-        tsOffsetKnown = false;
+    ScriptFlow(int ternPort, int remotePort) {
+        this.ternPort = ternPort;
+        this.remotePort = remotePort;
     }
 
-    /** The first way {@code actual} differs from the line, or null. */
+    boolean is(int ternPort, int remotePort) {
+        return this.ternPort == ternPort && this.remotePort == remotePort;
+    }
+
+    /** The first way {@code actual} (a segment of this flow) differs from the line, or null. */
     String mismatch(ScriptLine.Packet p, TcpRepr actual) {
         if (actual.flags() != p.flags()) {
             return "flags " + flags(actual.flags()) + ", not " + flags(p.flags());
@@ -38,17 +40,9 @@ final class ScriptFlow {
         if ((actual.flags() & TcpFlags.SYN) != 0 && ternIsn < 0) {
             ternIsn = (Integer.toUnsignedLong(actual.seq()) - p.seqStart()) & 0xFFFF_FFFFL;
         }
-        if (!portsKnown) {
-            if (actual.destinationPort() != ScriptRunner.SCRIPT_PORT && (actual.flags() & TcpFlags.SYN) != 0
-                && (actual.flags() & TcpFlags.ACK) == 0) {
-                return "it goes to port " + actual.destinationPort() + ", not " + ScriptRunner.SCRIPT_PORT;
-            }
-            ternPort = actual.sourcePort();
-            remotePort = actual.destinationPort();
-            portsKnown = true;
-        } else if (actual.sourcePort() != ternPort || actual.destinationPort() != remotePort) {
-            return "ports " + actual.sourcePort() + " > " + actual.destinationPort() + ", not " + ternPort + " > "
-                + remotePort + " (scripts have one connection)";
+        if (p.ports() != null && (p.ports().source() != actual.sourcePort()
+            || p.ports().destination() != actual.destinationPort())) {
+            return "ports " + actual.sourcePort() + ">" + actual.destinationPort() + ", not " + p.ports();
         }
         final long seq = relative(actual.seq(), ternIsn < 0 ? 0 : ternIsn);
         if (seq != p.seqStart()) {
@@ -67,6 +61,11 @@ final class ScriptFlow {
             return "win " + actual.window() + ", not " + p.window();
         }
         return p.options() == null ? null : optionsMismatch(p.options(), actual);
+    }
+
+    /** Tern's sequence number {@code relative} of this flow, on the wire (the ISN taken as 0 until it is known). */
+    long ternSeq(long relative) {
+        return ((ternIsn < 0 ? 0 : ternIsn) + relative) & 0xFFFF_FFFFL;
     }
 
     /**

@@ -3,7 +3,8 @@ package dev.tern.stack.script;
 import java.util.List;
 
 /** One statement of a script: a packet Tern must receive ({@code <}) or send ({@code >}), or a socket call. */
-public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Call {
+public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagram, ScriptLine.Icmp, ScriptLine.Call,
+    ScriptLine.Sysctl {
     /** The line number in the file, 1-based. */
     int line();
 
@@ -50,11 +51,37 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Call {
      * the sender's initial sequence number, ACK numbers and SACK blocks to the receiver's. {@code ack} and
      * {@code window} are -1 when not written; {@code options} is null when no option list was written.
      */
-    record Packet(int line, When when, boolean inbound, int flags, long seqStart, long seqEnd, long ack, int window,
-                  List<Option> options, String text) implements ScriptLine {
+    record Packet(int line, When when, boolean inbound, Ports ports, int flags, long seqStart, long seqEnd, long ack,
+                  int window, List<Option> options, String text) implements ScriptLine {
         public int payloadLength() {
             return (int) (seqEnd - seqStart);
         }
+    }
+
+    /**
+     * The ports written before a packet, {@code SOURCE>DESTINATION} in the packet's direction (Tern's extension of
+     * the syntax, for scripts with several connections): {@code 48001>8080} on a {@code <} line, {@code 8080>48001}
+     * on a {@code >} line. Null on a line that names no ports: the line is about the current flow.
+     */
+    record Ports(int source, int destination) {
+        @Override
+        public String toString() {
+            return source + ">" + destination;
+        }
+    }
+
+    /** A UDP datagram, {@code udp (LENGTH)}: its payload is zeros when injected, compared by length when expected. */
+    record Datagram(int line, When when, boolean inbound, Ports ports, int length, String text) implements ScriptLine {
+    }
+
+    /**
+     * An ICMP message, packetdrill's {@code [QUOTED] icmp TYPE CODE [mtu N]}; the quoted packet (a TCP segment
+     * {@code [START:END(LENGTH)]} or a datagram {@code [udp (LENGTH)]}, of the current flow unless it names its ports,
+     * {@code [8080>48001 1:1461(1460)]}) is what an error message carries back; null when the line quotes none.
+     * {@code mtu} is -1 when not written.
+     */
+    record Icmp(int line, When when, boolean inbound, int type, int code, int mtu, ScriptLine quoted, String text)
+        implements ScriptLine {
     }
 
     /**
@@ -67,6 +94,18 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Call {
                 long returnNs, boolean returnRelative) implements ScriptLine {
         public boolean spansTime() {
             return returnNs >= 0;
+        }
+    }
+
+    /**
+     * A kernel setting, {@code `sysctl -q net.ipv4.NAME=VALUE`} (packetdrill scripts set Linux's this way): only the
+     * few docs/SCRIPTS.md lists, which map onto Tern's TCP configuration, and only before the first other statement
+     * (the configuration is fixed once the stack runs). Its time is 0.
+     */
+    record Sysctl(int line, String name, long value) implements ScriptLine {
+        @Override
+        public When when() {
+            return new When(false, 0, false, -1, false);
         }
     }
 }

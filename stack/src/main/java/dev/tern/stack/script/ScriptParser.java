@@ -1,5 +1,6 @@
 package dev.tern.stack.script;
 
+import dev.tern.ipv4.wire.IcmpHeader;
 import dev.tern.tcp.wire.TcpFlags;
 
 import java.util.ArrayList;
@@ -19,6 +20,13 @@ public final class ScriptParser {
     private static final Pattern CALL = Pattern.compile("([a-z_][a-z0-9_]*)\\((.*)\\)\\s*=\\s*(-?\\d+|0x[0-9a-fA-F]+)"
         + "(?:\\s+([A-Z][A-Z0-9_]*))?(?:\\s*\\((.*)\\))?\\s*");
     private static final Pattern FLAGS = Pattern.compile("[SFRPUEW.]+");
+    private static final Pattern SYSCTL = Pattern.compile(
+        "`\\s*sysctl\\s+(?:-q\\s+|-w\\s+)*(net\\.ipv4\\.[a-z_0-9]+)\\s*=\\s*(\\d+)\\s*`");
+    /** The kernel settings a script may make, each mapped onto {@link dev.tern.tcp.TcpConfig} by the runner. */
+    static final List<String> SYSCTLS = List.of("net.ipv4.tcp_syncookies", "net.ipv4.tcp_max_syn_backlog",
+        "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_window_scaling");
+    private static final Pattern PORTS = Pattern.compile("(\\d+)>(\\d+)(?=\\s)");
+    private static final Pattern UDP = Pattern.compile("udp\\s*\\((\\d+)\\)");
 
     private final String file;
 
@@ -72,7 +80,16 @@ public final class ScriptParser {
 
     private ScriptLine statement(int line, String text) {
         if (text.startsWith("`")) {
-            throw error(line, "shell commands (`...`) are not supported: Tern runs in-process, there is no shell");
+            final Matcher sysctl = SYSCTL.matcher(text);
+            if (sysctl.matches()) {
+                if (!SYSCTLS.contains(sysctl.group(1))) {
+                    throw error(line, "sysctl " + sysctl.group(1) + " is not supported (supported: "
+                        + String.join(", ", SYSCTLS) + ")");
+                }
+                return new ScriptLine.Sysctl(line, sysctl.group(1), Long.parseLong(sysctl.group(2)));
+            }
+            throw error(line, "shell commands (`...`) are not supported: Tern runs in-process, there is no shell "
+                + "(only `sysctl -q net.ipv4.NAME=VALUE` for the settings docs/SCRIPTS.md lists)");
         }
         if (text.startsWith("--")) {
             throw error(line, "command-line options in scripts are not supported; use tern script --profile");
@@ -99,6 +116,14 @@ public final class ScriptParser {
         }
         final ScriptLine.When when = when(line, timeText);
         final String rest = text.substring(space).strip();
+        if (rest.startsWith("`")) {
+            // packetdrill also writes shell lines with a time; a sysctl is applied before the script starts.
+            if (dots >= 0 || when.any() || when.isRange() || when.startNs() != 0) {
+                throw error(line, "a shell line (`...`) takes effect before the script starts: give it the time 0 "
+                    + "or none");
+            }
+            return statement(line, rest);
+        }
         if (dots >= 0) {
             if (rest.startsWith("<") || rest.startsWith(">")) {
                 throw error(line, "'...' (a call that spans time) is only for blocking calls, not packets");
@@ -159,20 +184,133 @@ public final class ScriptParser {
 
     // ------------------------------------------------------------------------------------------------ packets
 
-    private ScriptLine.Packet packet(int line, ScriptLine.When when, boolean inbound, String text, String whole) {
+    private ScriptLine packet(int line, ScriptLine.When when, boolean inbound, String text, String whole) {
         if (inbound && when.any()) {
             throw error(line, "'*' (any time) is only allowed for packets Tern sends (>)");
         }
+        ScriptLine.Ports ports = null;
+        final Matcher portText = PORTS.matcher(text);
+        if (portText.lookingAt()) {
+            final int source = port(line, portText.group(1));
+            final int destination = port(line, portText.group(2));
+            ports = new ScriptLine.Ports(source, destination);
+            text = text.substring(portText.end()).strip();
+        }
+        if (text.startsWith("udp")) {
+            return new ScriptLine.Datagram(line, when, inbound, ports, datagramLength(line, text), whole);
+        }
+        if (text.startsWith("icmp") || text.startsWith("[")) {
+            if (ports != null) {
+                throw error(line, "an ICMP line takes no ports of its own: write them in the quoted packet, like "
+                    + "[8080>48001 1:1461(1460)]");
+            }
+            return icmp(line, when, inbound, text, whole);
+        }
+        if (text.startsWith("ip") || text.startsWith("gre") || text.startsWith("sctp") || text.startsWith("mpls")) {
+            throw error(line, "only TCP, UDP and ICMP packets are supported, not '" + text.split("\\s+")[0] + "'");
+        }
+        return segment(line, when, inbound, ports, text, whole);
+    }
+
+    private int port(int line, String digits) {
+        final long value = Long.parseLong(digits);
+        if (value < 1 || value > 65535) {
+            throw error(line, "port " + digits + " is not 1..65535");
+        }
+        return (int) value;
+    }
+
+    /** {@code udp (LENGTH)}: the payload's length. */
+    private int datagramLength(int line, String text) {
+        final Matcher m = UDP.matcher(text);
+        if (!m.matches()) {
+            throw error(line, "bad UDP packet '" + text + "': write udp (LENGTH), like udp (100)");
+        }
+        final long length = Long.parseLong(m.group(1));
+        if (length > 65507) {
+            throw error(line, "a UDP datagram of " + length + " bytes is longer than IPv4 allows (65507)");
+        }
+        return (int) length;
+    }
+
+    /**
+     * {@code [QUOTED] icmp TYPE CODE [mtu N]} (packetdrill's order; the quoted packet may also come last): an ICMP
+     * error quoting a packet that went the other way.
+     */
+    private ScriptLine.Icmp icmp(int line, ScriptLine.When when, boolean inbound, String text, String whole) {
+        ScriptLine quoted = null;
+        final int open = text.indexOf('[');
+        if (open >= 0) {
+            final int close = text.indexOf(']', open);
+            if (close < 0) {
+                throw error(line, "the quoted packet '[' is not closed with ']'");
+            }
+            String inner = text.substring(open + 1, close).strip();
+            text = (text.substring(0, open) + " " + text.substring(close + 1)).strip();
+            // The quoted packet may name its ports (its own direction), to quote a flow other than the current one.
+            ScriptLine.Ports quotedPorts = null;
+            final Matcher portText = PORTS.matcher(inner);
+            if (portText.lookingAt()) {
+                quotedPorts = new ScriptLine.Ports(port(line, portText.group(1)), port(line, portText.group(2)));
+                inner = inner.substring(portText.end()).strip();
+            }
+            if (inner.startsWith("udp")) {
+                quoted = new ScriptLine.Datagram(line, when, !inbound, quotedPorts, datagramLength(line, inner), whole);
+            } else {
+                final String segmentText = SEQ.matcher(inner).matches() ? "0 " + inner : inner;
+                quoted = segment(line, when, !inbound, quotedPorts, segmentText, whole);
+            }
+        }
+        final String[] words = text.split("\\s+");
+        if (words.length < 3 || !words[0].equals("icmp")) {
+            throw error(line, "bad ICMP packet '" + text + "': write [QUOTED] icmp unreachable CODE [mtu N], like "
+                + "[1:1461(1460)] icmp unreachable frag_needed mtu 1200");
+        }
+        if (!words[1].equals("unreachable") && !words[1].equals("dest_unreachable")
+            && !words[1].equals("destination_unreachable")) {
+            throw error(line, "ICMP type '" + words[1] + "' is not supported (only unreachable: the errors TCP and UDP "
+                + "act on)");
+        }
+        final int code = switch (words[2]) {
+            case "net", "net_unreachable" -> IcmpHeader.NET_UNREACHABLE;
+            case "host", "host_unreachable" -> IcmpHeader.HOST_UNREACHABLE;
+            case "protocol", "protocol_unreachable" -> IcmpHeader.PROTOCOL_UNREACHABLE;
+            case "port", "port_unreachable" -> IcmpHeader.PORT_UNREACHABLE;
+            case "frag_needed", "fragmentation_needed" -> IcmpHeader.FRAGMENTATION_NEEDED;
+            default -> throw error(line, "ICMP unreachable code '" + words[2] + "' is not supported (net, host, "
+                + "protocol, port, frag_needed)");
+        };
+        int mtu = -1;
+        if (words.length == 5 && words[3].equals("mtu")) {
+            final long value = unsigned32(line, words[4]);
+            if (value > 65535) {
+                throw error(line, "mtu " + value + " does not fit the 16-bit next-hop MTU field");
+            }
+            mtu = (int) value;
+        } else if (words.length != 3) {
+            throw error(line, "unexpected '" + String.join(" ", java.util.Arrays.copyOfRange(words, 3, words.length))
+                + "' after the ICMP code: only 'mtu N' may follow");
+        }
+        if (mtu >= 0 && code != IcmpHeader.FRAGMENTATION_NEEDED) {
+            throw error(line, "'mtu N' belongs to frag_needed only");
+        }
+        if (inbound && quoted == null) {
+            throw error(line, "an ICMP error Tern receives must quote the packet it is about: [START:END(LENGTH)] for "
+                + "a TCP segment, [udp (LENGTH)] for a datagram");
+        }
+        return new ScriptLine.Icmp(line, when, inbound, IcmpHeader.DESTINATION_UNREACHABLE, code, mtu, quoted, whole);
+    }
+
+    /** A TCP segment: flags, sequence numbers, ack, window and options (a quoted segment's flags may be '0': none). */
+    private ScriptLine.Packet segment(int line, ScriptLine.When when, boolean inbound, ScriptLine.Ports ports,
+                                     String text, String whole) {
         final List<String> tokens = packetTokens(line, text);
         if (tokens.isEmpty()) {
             throw error(line, "a packet line needs flags and sequence numbers, like 'S 0:0(0)'");
         }
         int i = 0;
         final String flagText = tokens.get(i++);
-        if (!FLAGS.matcher(flagText).matches()) {
-            if (flagText.equals("udp") || flagText.equals("icmp") || flagText.startsWith("[")) {
-                throw error(line, "only TCP packets are supported, not '" + flagText + "'");
-            }
+        if (!FLAGS.matcher(flagText).matches() && !flagText.equals("0")) {
             throw error(line, "bad TCP flags '" + flagText + "': use S F R P U E W and . (ACK), like S. or P.");
         }
         int flags = 0;
@@ -185,7 +323,8 @@ public final class ScriptParser {
                 case 'U' -> TcpFlags.URG;
                 case 'E' -> TcpFlags.ECE;
                 case 'W' -> TcpFlags.CWR;
-                default -> TcpFlags.ACK;
+                case '.' -> TcpFlags.ACK;
+                default -> 0;
             };
         }
         if (i >= tokens.size()) {
@@ -236,7 +375,7 @@ public final class ScriptParser {
         if ((flags & TcpFlags.ACK) != 0 && ack < 0) {
             throw error(line, "the ACK flag ('.') needs an ack number: add 'ack N'");
         }
-        return new ScriptLine.Packet(line, when, inbound, flags, start, end, ack, window, options, whole);
+        return new ScriptLine.Packet(line, when, inbound, ports, flags, start, end, ack, window, options, whole);
     }
 
     /** Splits a packet on spaces, keeping an option list {@code <...>} as one token. */

@@ -11,6 +11,7 @@ import dev.tern.ethernet.memory.MemoryWire;
 import dev.tern.ethernet.wire.EtherType;
 import dev.tern.ethernet.wire.EthernetHeader;
 import dev.tern.ethernet.wire.MacAddress;
+import dev.tern.ipv4.wire.IcmpHeader;
 import dev.tern.ipv4.wire.IpProtocol;
 import dev.tern.ipv4.wire.Ipv4Header;
 import dev.tern.ipv4.wire.Ipv4Repr;
@@ -33,19 +34,22 @@ import java.util.function.BooleanSupplier;
 
 /**
  * Runs one packetdrill-format script against one Tern stack on virtual time. The script plays the remote host
- * (198.18.0.1: it injects {@code <} segments and expects Tern's {@code >} segments) and the application on Tern's
- * side (socket calls on Tern's 198.18.0.2). Time moves only when the script says so, stopping at every timer of the
- * stack on the way, so a run is deterministic and takes milliseconds whatever the script's span.
+ * (198.18.0.1: it injects {@code <} packets, TCP, UDP or ICMP, and expects Tern's {@code >} packets) and the
+ * application on Tern's side (socket calls on Tern's 198.18.0.2). Time moves only when the script says so, stopping
+ * at every timer of the stack on the way, so a run is deterministic and takes milliseconds whatever the script's span.
  *
- * <p>Semantics (docs/SCRIPTS.md has the full list): sequence numbers of {@code <} lines are relative to the remote's
- * ISN, of {@code >} lines to Tern's ISN, learned from Tern's first SYN; ACKs and SACK blocks to the other side's.
- * Tern listens (and {@code bind} binds) on port 8080, the remote connects from port 48000; Tern connects to port
- * 8080 and its port is learned from its SYN. A {@code >} line takes the oldest segment Tern sent and not yet matched;
- * a segment sent and never matched by the end fails the script. A relative time counts from when the previous line
- * happened (for a {@code >} line, when Tern sent the segment).
+ * <p>Semantics (docs/SCRIPTS.md has the full list): a script may hold several TCP connections, each a
+ * {@link ScriptFlow} named by its ports; a {@code <} line goes to the flow its ports name, else to the current flow
+ * (the last one named or created). Sequence numbers of {@code <} lines are relative to the remote's ISN, of {@code >}
+ * lines to Tern's ISN on that flow, learned from Tern's first SYN on it; ACKs and SACK blocks to the other side's.
+ * Tern listens (and {@code bind} binds) on port 8080, the remote connects from port 48000 unless a line names
+ * another; Tern connects to port 8080 from an ephemeral port. A {@code >} line takes the oldest packet Tern sent and
+ * not yet matched, whatever its flow; a packet sent and never matched by the end fails the script. A relative time
+ * counts from when the previous line happened (for a {@code >} line, when Tern sent the packet). Blocking calls
+ * written {@code START...END} may be pending several at once.
  *
- * <p>This class owns time, the wire and the order of lines; {@link ScriptFlow} holds the script's numbering (compares,
- * prints and writes segments) and {@link ScriptSockets} the application's descriptors and calls.
+ * <p>This class owns time, the wire, the flows and the order of lines; {@link ScriptFlow} holds one connection's
+ * numbering (compares, prints and writes segments) and {@link ScriptSockets} the application's descriptors and calls.
  *
  * <p>Owned by the calling thread; one run per instance.
  */
@@ -69,8 +73,23 @@ public final class ScriptRunner {
     private static final long TERN_MAC = MacAddress.parse("02:00:00:00:00:02");
     private static final long START_NS = 1_000_000_000_000L;
 
-    /** One segment Tern sent, as the remote saw it. */
-    private record Sent(long atNs, TcpRepr tcp) {
+    /**
+     * One packet Tern sent, as the remote saw it: a TCP segment (with the flow its ports name), a UDP datagram or an
+     * ICMP message; the other two fields are null.
+     */
+    private record Sent(long atNs, TcpRepr tcp, ScriptFlow flow, UdpSeen udp, IcmpSeen icmp) {
+    }
+
+    /** A UDP datagram Tern sent: its ports and payload length. */
+    private record UdpSeen(int sourcePort, int destinationPort, int length) {
+    }
+
+    /**
+     * An ICMP message Tern sent, with what it quotes: the quoted packet's protocol, ports, TCP sequence number (on
+     * the wire) and UDP payload length (-1 where they do not apply or were not quoted).
+     */
+    private record IcmpSeen(int type, int code, int mtu, int quotedProtocol, int quotedSourcePort,
+                            int quotedDestinationPort, long quotedSeq, int quotedUdpLength) {
     }
 
     /**
@@ -78,7 +97,7 @@ public final class ScriptRunner {
      * stack (it may make progress itself, as a blocking write filling the buffer), {@code resume} gives the result.
      */
     private record Pending(ScriptLine.Call call, BooleanSupplier ready, java.util.function.Supplier<Result> resume,
-                           String waitingFor, long returnNs) {
+                           String waitingFor, long returnNs, long wakeNs) {
     }
 
     /** A call's outcome: a value, or -1 with an errno name. */
@@ -110,12 +129,18 @@ public final class ScriptRunner {
     private final Deque<Sent> sent = new ArrayDeque<>();
     private final ScriptSockets sockets;
     private long lastNs;
-    private final ScriptFlow flow = new ScriptFlow();
+    /** Every TCP connection the script has talked about, in the order they appeared. */
+    private final List<ScriptFlow> flows = new ArrayList<>();
+    /** The flow a {@code <} line without ports is about: the last one created, or named by a line's ports. */
+    private ScriptFlow current;
+    /** The current UDP flow, Tern's port and the remote's: what a {@code <} datagram line without ports uses. */
+    private int udpTernPort = SCRIPT_PORT;
+    private int udpRemotePort = REMOTE_PORT;
     private java.io.PrintStream trace;
     /** The call now starting with a {@code START...END} time, if any. */
     private ScriptLine.Call spanning;
-    /** A blocking call that spans time and has not returned yet. */
-    private Pending pending;
+    /** Blocking calls that span time and have not returned yet, in the order they started. */
+    private final List<Pending> pendings = new ArrayList<>();
     private boolean settling;
 
     private ScriptRunner(String file, ScriptProfile profile) {
@@ -126,7 +151,7 @@ public final class ScriptRunner {
         remote.promiscuous(true);
         stack = NetStack.builder().name("script").link(wire.attach("tern", TERN_MAC)).address("198.18.0.2/24")
             .clock(clock).countersInMemory().tcp(profile.tcp()).build();
-        sockets = new ScriptSockets(this, stack.tcp(), flow);
+        sockets = new ScriptSockets(this, stack);
         // The remote asks for Tern's address first, so Tern knows its MAC and sends segments without ARP.
         final byte[] arp = new byte[ArpPacket.LENGTH];
         new ArpPacket().wrap(MemorySegment.ofArray(arp), 0, arp.length).write(1, REMOTE_MAC, REMOTE_ADDRESS, 0,
@@ -152,32 +177,83 @@ public final class ScriptRunner {
      */
     public static void run(String file, String text, ScriptProfile profile, java.io.PrintStream trace) {
         final List<ScriptLine> lines = ScriptParser.parse(file, text);
-        final ScriptRunner runner = new ScriptRunner(file, profile);
+        final ScriptRunner runner = new ScriptRunner(file, withSysctls(file, lines, profile));
         runner.trace = trace;
         try {
             runner.runAll(lines);
         } finally {
+            runner.sockets.close();
             runner.stack.close();
             runner.wire.close();
         }
+    }
+
+    /**
+     * The profile with the script's leading {@code sysctl} lines applied to its TCP configuration; a sysctl after
+     * another statement is an error (the stack is already running).
+     */
+    private static ScriptProfile withSysctls(String file, List<ScriptLine> lines, ScriptProfile profile) {
+        final dev.tern.tcp.TcpConfig.Builder tcp = profile.tcp().toBuilder();
+        boolean leading = true;
+        for (ScriptLine line : lines) {
+            if (!(line instanceof ScriptLine.Sysctl sysctl)) {
+                leading = false;
+                continue;
+            }
+            if (!leading) {
+                throw new ScriptException(file, line.line(), "a sysctl must come before every other statement: Tern's "
+                    + "configuration is fixed once its stack runs");
+            }
+            final long v = sysctl.value();
+            switch (sysctl.name()) {
+                // Linux's 2 ("cookies always") has no Tern counterpart: Tern sends cookies only when the SYN queue
+                // is full; tcp_max_syn_backlog bounds that queue.
+                case "net.ipv4.tcp_syncookies" -> {
+                    if (v > 1) {
+                        throw new ScriptException(file, line.line(), "tcp_syncookies=" + v + " is not supported: Tern "
+                            + "sends cookies only when the SYN queue is full (0 or 1; bound the queue with "
+                            + "net.ipv4.tcp_max_syn_backlog)");
+                    }
+                    tcp.synCookies(v == 1);
+                }
+                case "net.ipv4.tcp_max_syn_backlog" -> tcp.synQueueSize((int) Math.clamp(v, 1, 1 << 20));
+                case "net.ipv4.tcp_sack" -> tcp.sack(v != 0);
+                case "net.ipv4.tcp_timestamps" -> tcp.timestamps(v != 0);
+                case "net.ipv4.tcp_window_scaling" -> tcp.windowScaling(v != 0);
+                default -> throw new IllegalStateException("the parser lets only known sysctls through");
+            }
+        }
+        return new ScriptProfile(profile.name(), profile.description(), tcp.build(), profile.mtu(),
+            profile.toleranceNs());
     }
 
     private void runAll(List<ScriptLine> lines) {
         for (ScriptLine line : lines) {
             switch (line) {
                 case ScriptLine.Packet p when !p.inbound() -> expect(p);
+                case ScriptLine.Datagram d when !d.inbound() -> expect(d);
+                case ScriptLine.Icmp i when !i.inbound() -> expect(i);
                 case ScriptLine.Packet p -> {
                     waitUntil(line);
                     inject(p);
                     lastNs = now();
                 }
+                case ScriptLine.Datagram d -> {
+                    waitUntil(line);
+                    inject(d);
+                    lastNs = now();
+                }
+                case ScriptLine.Icmp i -> {
+                    waitUntil(line);
+                    inject(i);
+                    lastNs = now();
+                }
+                case ScriptLine.Sysctl ignored -> {
+                    // Applied to the configuration before the stack was built (withSysctls).
+                }
                 case ScriptLine.Call c -> {
                     waitUntil(line);
                     if (c.spansTime()) {
-                        if (pending != null) {
-                            throw failure(c.line(), "one blocking call at a time: " + pending.call.name() + " (line "
-                                + pending.call.line() + ") has not returned yet");
-                        }
                         spanning = c;
                     }
                     try {
@@ -189,15 +265,18 @@ public final class ScriptRunner {
                 }
             }
         }
-        if (pending != null) {
-            final Pending p = pending;
-            advance(p.returnNs + profile.toleranceNs() + 1, () -> pending == null);
+        long lastReturn = Long.MIN_VALUE;
+        for (Pending p : pendings) {
+            lastReturn = Math.max(lastReturn, p.returnNs);
+        }
+        if (!pendings.isEmpty()) {
+            advance(lastReturn + profile.toleranceNs() + 1, pendings::isEmpty);
         }
         poll();
         final Sent extra = sent.peekFirst();
         if (extra != null) {
             final int last = lines.isEmpty() ? 0 : lines.getLast().line();
-            throw failure(last, "Tern sent " + flow.describe(extra.tcp()) + " at " + seconds(extra.atNs)
+            throw failure(last, "Tern sent " + describe(extra) + " at " + seconds(extra.atNs)
                 + " s, which no line of the script expects");
         }
     }
@@ -264,8 +343,8 @@ public final class ScriptRunner {
                 return false;
             }
             long next = Math.min(stack.pollAt(), wire.nextDeliveryNs());
-            if (pending != null) {
-                next = Math.min(next, START_NS + pending.returnNs + profile.toleranceNs() + 1);
+            for (Pending p : pendings) {
+                next = Math.min(next, START_NS + Math.min(p.returnNs + profile.toleranceNs() + 1, p.wakeNs));
             }
             if (next - nowNs <= 0) {
                 next = nowNs + 1;
@@ -276,32 +355,38 @@ public final class ScriptRunner {
         return true;
     }
 
-    /** Finishes a pending blocking call when it can return; fails the script when it is late or returns early. */
+    /** Finishes the pending blocking calls that can return; fails the script when one is late or returns early. */
     private void settlePending() {
-        if (pending == null || settling) {
+        if (pendings.isEmpty() || settling) {
             return;
         }
         settling = true;
         try {
-            final Pending p = pending;
-            final long tolerance = profile.toleranceNs();
-            if (p.ready.getAsBoolean()) {
-                pending = null;
-                final Result result = p.resume.get();
-                if (now() < p.returnNs - tolerance) {
-                    throw failure(p.call.line(), p.call.name() + " returned " + result + " at " + seconds(now())
-                        + " s, before the script's " + seconds(p.returnNs) + " s (tolerance "
-                        + tolerance / 1_000_000 + " ms)");
-                }
-                check(p.call, result);
-            } else if (now() > p.returnNs + tolerance) {
-                pending = null;
-                throw failure(p.call.line(), "the blocking call " + p.call.name() + "(" + String.join(", ",
-                    p.call.args()) + ") had not returned at " + seconds(now()) + " s, after the script's "
-                    + seconds(p.returnNs) + " s (waiting for " + p.waitingFor + ")");
+            for (Pending p : List.copyOf(pendings)) {
+                settle(p);
             }
         } finally {
             settling = false;
+        }
+    }
+
+    /** One pending call: checked when it can return, failed when it is still waiting past its time. */
+    private void settle(Pending p) {
+        final long tolerance = profile.toleranceNs();
+        if (p.ready.getAsBoolean()) {
+            pendings.remove(p);
+            final Result result = p.resume.get();
+            if (now() < p.returnNs - tolerance) {
+                throw failure(p.call.line(), p.call.name() + " returned " + result + " at " + seconds(now())
+                    + " s, before the script's " + seconds(p.returnNs) + " s (tolerance "
+                    + tolerance / 1_000_000 + " ms)");
+            }
+            check(p.call, result);
+        } else if (now() > p.returnNs + tolerance) {
+            pendings.remove(p);
+            throw failure(p.call.line(), "the blocking call " + p.call.name() + "(" + String.join(", ",
+                p.call.args()) + ") had not returned at " + seconds(now()) + " s, after the script's "
+                + seconds(p.returnNs) + " s (waiting for " + p.waitingFor + ")");
         }
     }
 
@@ -309,7 +394,82 @@ public final class ScriptRunner {
         return String.format(Locale.ROOT, "%.6f", ns / 1e9);
     }
 
-    // -------------------------------------------------------------------------------------- Tern's segments
+    // -------------------------------------------------------------------------------------------- flows
+
+    /** The flow of Tern's port and the remote's, created (not made current) when the script has not seen it yet. */
+    private ScriptFlow flowOf(int ternPort, int remotePort) {
+        for (ScriptFlow f : flows) {
+            if (f.is(ternPort, remotePort)) {
+                return f;
+            }
+        }
+        final ScriptFlow f = new ScriptFlow(ternPort, remotePort);
+        flows.add(f);
+        return f;
+    }
+
+    /**
+     * The flow a {@code <} line is about: the one its ports name (created when new), else the current flow, else
+     * the first flow (the remote's port 48000 to Tern's 8080). The flow becomes the current one.
+     */
+    private ScriptFlow inboundFlow(ScriptLine.Packet p) {
+        if (p.ports() != null) {
+            current = flowOf(p.ports().destination(), p.ports().source());
+        } else if (current == null) {
+            current = flowOf(SCRIPT_PORT, REMOTE_PORT);
+        }
+        return current;
+    }
+
+    /** A connect opened a connection from {@code ternPort} to the remote's {@code remotePort}: the new current flow. */
+    void connected(int ternPort, int remotePort) {
+        final ScriptFlow f = flowOf(ternPort, remotePort);
+        f.ternIsn = -1;
+        f.tsOffsetKnown = false;
+        current = f;
+    }
+
+    /** A UDP socket was bound, connected or sent from: its ports are the current UDP flow. */
+    void udpFlow(int ternPort, int remotePort) {
+        udpTernPort = ternPort;
+        udpRemotePort = remotePort;
+    }
+
+    private String describe(Sent s) {
+        if (s.tcp != null) {
+            return s.flow.describe(s.tcp) + (flows.size() > 1 ? " (ports " + s.tcp.sourcePort() + ">"
+                + s.tcp.destinationPort() + ")" : "");
+        }
+        if (s.udp != null) {
+            return "'" + s.udp.sourcePort + ">" + s.udp.destinationPort + " udp (" + s.udp.length + ")'";
+        }
+        final IcmpSeen i = s.icmp;
+        final StringBuilder text = new StringBuilder("'");
+        if (i.quotedProtocol == IpProtocol.UDP) {
+            text.append("[udp (").append(i.quotedUdpLength).append(")] ");
+        } else if (i.quotedProtocol == IpProtocol.TCP) {
+            final ScriptFlow f = flowOf(i.quotedSourcePort, i.quotedDestinationPort);
+            final long seq = ScriptFlow.relative((int) i.quotedSeq, f.ternIsn < 0 ? 0 : f.ternIsn);
+            text.append('[').append(seq).append(":").append(seq).append("(0)] ");
+        } else if (i.quotedProtocol >= 0) {
+            text.append("[").append(IpProtocol.name(i.quotedProtocol)).append("] ");
+        }
+        if (i.type != IcmpHeader.DESTINATION_UNREACHABLE) {
+            text.append("icmp type ").append(i.type).append(" code ").append(i.code);
+        } else {
+            text.append("icmp unreachable ").append(switch (i.code) {
+                case IcmpHeader.NET_UNREACHABLE -> "net";
+                case IcmpHeader.HOST_UNREACHABLE -> "host";
+                case IcmpHeader.PROTOCOL_UNREACHABLE -> "protocol";
+                case IcmpHeader.PORT_UNREACHABLE -> "port";
+                case IcmpHeader.FRAGMENTATION_NEEDED -> "frag_needed mtu " + i.mtu;
+                default -> "code " + i.code;
+            });
+        }
+        return text.append("'").toString();
+    }
+
+    // -------------------------------------------------------------------------------------- Tern's packets
 
     private int collect() {
         final int[] count = {0};
@@ -336,25 +496,24 @@ public final class ScriptRunner {
             }
             final Ipv4Header ip = new Ipv4Header().wrap(segment, offset + EthernetHeader.LENGTH,
                 length - EthernetHeader.LENGTH);
-            // Only TCP is scripted; ICMP and IGMP from Tern are not checked (docs/SCRIPTS.md).
-            if (ip.check(true) != Ipv4Header.OK || ip.protocol() != IpProtocol.TCP
-                || ip.destination() != REMOTE_ADDRESS) {
+            // TCP, UDP and ICMP to the remote are scripted; IGMP (multicast membership) is not (docs/SCRIPTS.md).
+            if (ip.check(true) != Ipv4Header.OK || ip.destination() != REMOTE_ADDRESS) {
                 return;
             }
-            final int tcpLength = ip.totalLength() - ip.headerLength();
+            final int transportLength = ip.totalLength() - ip.headerLength();
             final long at = offset + EthernetHeader.LENGTH + ip.headerLength();
-            final TcpHeader header = new TcpHeader().wrap(segment, at, tcpLength);
-            if (header.check() != TcpHeader.OK) {
-                throw new ScriptException(file, 0, "Tern sent a malformed TCP header (a bug in Tern)");
+            final Sent s = switch (ip.protocol()) {
+                case IpProtocol.TCP -> tcpSent(segment, at, transportLength, ip);
+                case IpProtocol.UDP -> udpSent(segment, at, transportLength, ip);
+                case IpProtocol.ICMP -> icmpSent(segment, at, transportLength);
+                default -> null;
+            };
+            if (s == null) {
+                return;
             }
-            if (!InternetChecksum.verifies(InternetChecksum.add(InternetChecksum.pseudoHeader(ip.source(),
-                ip.destination(), IpProtocol.TCP, tcpLength), segment, at, tcpLength))) {
-                throw new ScriptException(file, 0, "Tern sent a TCP segment with a bad checksum (a bug in Tern)");
-            }
-            final Sent s = new Sent(now(), TcpRepr.parse(header, tcpLength));
             sent.add(s);
             if (trace != null) {
-                trace.println(seconds(s.atNs) + " > " + flow.describe(s.tcp()));
+                trace.println(seconds(s.atNs) + " > " + describe(s));
             }
         }, 100_000);
         for (byte[] reply : arpReplies) {
@@ -363,49 +522,176 @@ public final class ScriptRunner {
         return count[0];
     }
 
-    private void expect(ScriptLine.Packet p) {
-        final ScriptLine.When when = p.when();
+    private Sent tcpSent(MemorySegment segment, long at, int tcpLength, Ipv4Header ip) {
+        final TcpHeader header = new TcpHeader().wrap(segment, at, tcpLength);
+        if (header.check() != TcpHeader.OK) {
+            throw new ScriptException(file, 0, "Tern sent a malformed TCP header (a bug in Tern)");
+        }
+        if (!InternetChecksum.verifies(InternetChecksum.add(InternetChecksum.pseudoHeader(ip.source(),
+            ip.destination(), IpProtocol.TCP, tcpLength), segment, at, tcpLength))) {
+            throw new ScriptException(file, 0, "Tern sent a TCP segment with a bad checksum (a bug in Tern)");
+        }
+        final TcpRepr tcp = TcpRepr.parse(header, tcpLength);
+        return new Sent(now(), tcp, flowOf(tcp.sourcePort(), tcp.destinationPort()), null, null);
+    }
+
+    private Sent udpSent(MemorySegment segment, long at, int udpLength, Ipv4Header ip) {
+        if (udpLength < 8 || BigEndian.u16(segment, at + 4) != udpLength) {
+            throw new ScriptException(file, 0, "Tern sent a UDP datagram whose length field is wrong (a bug in Tern)");
+        }
+        if (BigEndian.u16(segment, at + 6) != 0 && !InternetChecksum.verifies(InternetChecksum.add(
+            InternetChecksum.pseudoHeader(ip.source(), ip.destination(), IpProtocol.UDP, udpLength), segment, at,
+            udpLength))) {
+            throw new ScriptException(file, 0, "Tern sent a UDP datagram with a bad checksum (a bug in Tern)");
+        }
+        return new Sent(now(), null, null, new UdpSeen(BigEndian.u16(segment, at), BigEndian.u16(segment, at + 2),
+            udpLength - 8), null);
+    }
+
+    private Sent icmpSent(MemorySegment segment, long at, int icmpLength) {
+        if (icmpLength < IcmpHeader.LENGTH || !InternetChecksum.verifies(InternetChecksum.add(0, segment, at,
+            icmpLength))) {
+            throw new ScriptException(file, 0,
+                "Tern sent a short ICMP message or one with a bad checksum (a bug in Tern)");
+        }
+        final int type = BigEndian.u16(segment, at) >>> 8;
+        final int code = BigEndian.u16(segment, at) & 0xFF;
+        final int mtu = BigEndian.u16(segment, at + 6);
+        int protocol = -1;
+        int sourcePort = -1;
+        int destinationPort = -1;
+        long seq = -1;
+        int udpLength = -1;
+        final long quoted = at + IcmpHeader.LENGTH;
+        if (IcmpHeader.isError(type) && icmpLength >= IcmpHeader.LENGTH + Ipv4Header.MIN_LENGTH + 8) {
+            final int ihl = (BigEndian.u16(segment, quoted) >>> 8 & 0xF) * 4;
+            protocol = BigEndian.u16(segment, quoted + 8) & 0xFF;
+            final int quotedTotal = BigEndian.u16(segment, quoted + 2);
+            if (icmpLength >= IcmpHeader.LENGTH + ihl + 8) {
+                sourcePort = BigEndian.u16(segment, quoted + ihl);
+                destinationPort = BigEndian.u16(segment, quoted + ihl + 2);
+                if (protocol == IpProtocol.TCP) {
+                    seq = Integer.toUnsignedLong(BigEndian.i32(segment, quoted + ihl + 4));
+                } else if (protocol == IpProtocol.UDP) {
+                    udpLength = Math.min(BigEndian.u16(segment, quoted + ihl + 4), quotedTotal - ihl) - 8;
+                }
+            }
+        }
+        return new Sent(now(), null, null, null, new IcmpSeen(type, code, mtu, protocol, sourcePort, destinationPort,
+            seq, udpLength));
+    }
+
+    /** Takes the oldest packet Tern sent within the line's time (plus tolerance), or fails the line. */
+    private Sent takeSent(ScriptLine line) {
+        final ScriptLine.When when = line.when();
         final long lo = when.any() ? 0 : start(when);
         final long hi = when.any() ? now() + ANY_TIME_LIMIT_NS : end(when);
         final long tolerance = when.any() ? 0 : profile.toleranceNs();
         if (!advance(hi + tolerance, () -> !sent.isEmpty())) {
-            final String expected = "expected Tern to send '" + packetText(p) + "'"
+            final String expected = "expected Tern to send '" + packetText(line) + "'"
                 + (when.any() ? "" : " at " + timeText(lo, hi)) + ", but Tern sent nothing by " + seconds(now()) + " s";
             // Look a little further, so the message can say what Tern did instead.
             if (!when.any() && advance(now() + LOOK_AHEAD_NS, () -> !sent.isEmpty())) {
-                throw failure(p.line(), expected + "; it sent " + flow.describe(sent.peekFirst().tcp()) + " at "
+                throw failure(line.line(), expected + "; it sent " + describe(sent.peekFirst()) + " at "
                     + seconds(sent.peekFirst().atNs) + " s");
             }
-            throw failure(p.line(), expected);
+            throw failure(line.line(), expected);
         }
         final Sent s = sent.pollFirst();
         if (!when.any() && (s.atNs < lo - tolerance || s.atNs > hi + tolerance)) {
-            throw failure(p.line(), "expected '" + packetText(p) + "' at " + timeText(lo, hi) + " (tolerance "
-                + profile.toleranceNs() / 1_000_000 + " ms); Tern sent " + flow.describe(s.tcp()) + " at " + seconds(s.atNs) + " s");
+            throw failure(line.line(), "expected '" + packetText(line) + "' at " + timeText(lo, hi) + " (tolerance "
+                + profile.toleranceNs() / 1_000_000 + " ms); Tern sent " + describe(s) + " at " + seconds(s.atNs)
+                + " s");
         }
-        final String mismatch = flow.mismatch(p, s.tcp());
+        return s;
+    }
+
+    private void expect(ScriptLine line) {
+        final Sent s = takeSent(line);
+        final String mismatch = switch (line) {
+            case ScriptLine.Packet p -> s.tcp == null ? "not a TCP segment" : s.flow.mismatch(p, s.tcp);
+            case ScriptLine.Datagram d -> s.udp == null ? "not a UDP datagram" : datagramMismatch(d, s.udp);
+            case ScriptLine.Icmp i -> s.icmp == null ? "not an ICMP message" : icmpMismatch(i, s.icmp);
+            case ScriptLine.Call c -> throw new IllegalStateException("a call is not a packet");
+            case ScriptLine.Sysctl c -> throw new IllegalStateException("a sysctl is not a packet");
+        };
         if (mismatch != null) {
-            throw failure(p.line(), "expected '" + packetText(p) + "'; Tern sent " + flow.describe(s.tcp()) + " at "
+            throw failure(line.line(), "expected '" + packetText(line) + "'; Tern sent " + describe(s) + " at "
                 + seconds(s.atNs) + " s: " + mismatch);
         }
+        if (s.tcp != null && line instanceof ScriptLine.Packet p && p.ports() != null) {
+            current = s.flow;
+        }
         lastNs = s.atNs;
+    }
+
+    private static String datagramMismatch(ScriptLine.Datagram d, UdpSeen actual) {
+        if (d.ports() != null && (d.ports().source() != actual.sourcePort
+            || d.ports().destination() != actual.destinationPort)) {
+            return "ports " + actual.sourcePort + ">" + actual.destinationPort + ", not " + d.ports();
+        }
+        return actual.length == d.length() ? null : actual.length + " bytes, not " + d.length();
+    }
+
+    private String icmpMismatch(ScriptLine.Icmp i, IcmpSeen actual) {
+        if (actual.type != i.type() || actual.code != i.code()) {
+            return "type " + actual.type + " code " + actual.code + ", not type " + i.type() + " code " + i.code();
+        }
+        if (i.mtu() >= 0 && actual.mtu != i.mtu()) {
+            return "mtu " + actual.mtu + ", not " + i.mtu();
+        }
+        final ScriptLine.Ports ports = switch (i.quoted()) {
+            case ScriptLine.Datagram d -> d.ports();
+            case ScriptLine.Packet p -> p.ports();
+            case null, default -> null;
+        };
+        if (ports != null && (ports.source() != actual.quotedSourcePort
+            || ports.destination() != actual.quotedDestinationPort)) {
+            return "it quotes ports " + actual.quotedSourcePort + ">" + actual.quotedDestinationPort + ", not " + ports;
+        }
+        switch (i.quoted()) {
+            case null -> { }
+            case ScriptLine.Datagram d -> {
+                if (actual.quotedProtocol != IpProtocol.UDP) {
+                    return "it quotes " + IpProtocol.name(actual.quotedProtocol) + ", not a UDP datagram";
+                }
+                if (actual.quotedUdpLength != d.length()) {
+                    return "the quoted datagram holds " + actual.quotedUdpLength + " bytes, not " + d.length();
+                }
+            }
+            case ScriptLine.Packet p -> {
+                if (actual.quotedProtocol != IpProtocol.TCP) {
+                    return "it quotes " + IpProtocol.name(actual.quotedProtocol) + ", not a TCP segment";
+                }
+            }
+            default -> throw new IllegalStateException("an ICMP line quotes a packet");
+        }
+        return null;
     }
 
     private String timeText(long lo, long hi) {
         return lo == hi ? seconds(lo) + " s" : seconds(lo) + "~" + seconds(hi) + " s";
     }
 
-    private static String packetText(ScriptLine.Packet p) {
-        final String text = p.text().strip();
-        final int arrow = text.indexOf('>');
-        return arrow < 0 ? text : text.substring(arrow + 1).strip();
+    private static String packetText(ScriptLine line) {
+        final String text = switch (line) {
+            case ScriptLine.Packet p -> p.text();
+            case ScriptLine.Datagram d -> d.text();
+            case ScriptLine.Icmp i -> i.text();
+            case ScriptLine.Call c -> c.text();
+            case ScriptLine.Sysctl c -> c.name();
+        };
+        final String stripped = text.strip();
+        final int arrow = stripped.indexOf('>');
+        return arrow < 0 ? stripped : stripped.substring(arrow + 1).strip();
     }
 
-    // ------------------------------------------------------------------------------------ the remote's segments
+    // ------------------------------------------------------------------------------------ the remote's packets
 
     private void inject(ScriptLine.Packet p) {
         // Before Tern sent a SYN its ISN is unknown: ACK numbers and SACK blocks are then the wire's (a script
         // about segments to a closed port needs no more).
+        final ScriptFlow flow = inboundFlow(p);
         final byte[] options = flow.optionBytes(p);
         final int headerLength = TcpHeader.MIN_LENGTH + options.length;
         if (headerLength > 60) {
@@ -414,18 +700,84 @@ public final class ScriptRunner {
         final int tcpLength = headerLength + p.payloadLength();
         final byte[] segment = new byte[tcpLength];
         final TcpHeader header = new TcpHeader().wrap(MemorySegment.ofArray(segment), 0, tcpLength);
-        final long isn = flow.ternIsn < 0 ? 0 : flow.ternIsn;
-        header.write(flow.remotePort, flow.ternPort, (int) (REMOTE_ISN + p.seqStart()), p.ack() < 0 ? 0 : (int) (isn + p.ack()),
-            headerLength, p.flags(), p.window() < 0 ? 65535 : p.window());
+        header.write(flow.remotePort, flow.ternPort, (int) (REMOTE_ISN + p.seqStart()),
+            p.ack() < 0 ? 0 : (int) flow.ternSeq(p.ack()), headerLength, p.flags(),
+            p.window() < 0 ? 65535 : p.window());
         for (int i = 0; i < options.length; i++) {
             header.optionByte(i, options[i] & 0xFF);
         }
         // The payload is zeros; its bytes are not part of what a script checks.
         TcpRepr.fillChecksum(header, REMOTE_ADDRESS, TERN_ADDRESS, tcpLength);
-        final byte[] packet = new byte[Ipv4Header.MIN_LENGTH + tcpLength];
-        new Ipv4Repr(REMOTE_ADDRESS, TERN_ADDRESS, IpProtocol.TCP, 64, 0, 0, 0x4000, tcpLength)
+        injectIp(IpProtocol.TCP, segment);
+    }
+
+    /** A datagram from the remote: to the current UDP flow's ports, or those the line names; zeros as payload. */
+    private void inject(ScriptLine.Datagram d) {
+        final int source = d.ports() != null ? d.ports().source() : udpRemotePort;
+        final int destination = d.ports() != null ? d.ports().destination() : udpTernPort;
+        final byte[] datagram = new byte[8 + d.length()];
+        final java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(datagram);
+        b.putShort((short) source).putShort((short) destination).putShort((short) datagram.length).putShort((short) 0);
+        final int checksum = InternetChecksum.finish(InternetChecksum.add(InternetChecksum.pseudoHeader(REMOTE_ADDRESS,
+            TERN_ADDRESS, IpProtocol.UDP, datagram.length), MemorySegment.ofArray(datagram), 0, datagram.length));
+        b.putShort(6, (short) (checksum == 0 ? 0xFFFF : checksum));
+        injectIp(IpProtocol.UDP, datagram);
+    }
+
+    /**
+     * An ICMP error from the remote quoting a packet Tern sent: the IPv4 header Tern wrote and the first 20 bytes of
+     * its TCP header (a segment of the current TCP flow, or of the flow the quote's ports name) or its UDP header (of
+     * the current UDP flow, or the quote's ports), more than the 8 bytes RFC 792 asks for, as routers send since
+     * RFC 1812 §4.3.2.3.
+     */
+    private void inject(ScriptLine.Icmp i) {
+        final byte[] inner;
+        final int protocol;
+        final int quotedTotal;
+        switch (i.quoted()) {
+            case ScriptLine.Packet p -> {
+                final ScriptFlow flow = p.ports() != null ? flowOf(p.ports().source(), p.ports().destination())
+                    : current;
+                if (flow == null) {
+                    throw failure(i.line(),
+                        "the ICMP error quotes a TCP segment, but the script has no connection yet");
+                }
+                inner = new byte[TcpHeader.MIN_LENGTH];
+                final TcpHeader header = new TcpHeader().wrap(MemorySegment.ofArray(inner), 0, inner.length);
+                header.write(flow.ternPort, flow.remotePort, (int) flow.ternSeq(p.seqStart()),
+                    p.ack() < 0 ? 0 : (int) (REMOTE_ISN + p.ack()), TcpHeader.MIN_LENGTH,
+                    p.flags() == 0 ? dev.tern.tcp.wire.TcpFlags.ACK : p.flags(), p.window() < 0 ? 65535 : p.window());
+                protocol = IpProtocol.TCP;
+                quotedTotal = Ipv4Header.MIN_LENGTH + TcpHeader.MIN_LENGTH + p.payloadLength();
+            }
+            case ScriptLine.Datagram d -> {
+                inner = new byte[8];
+                final int source = d.ports() != null ? d.ports().source() : udpTernPort;
+                final int destination = d.ports() != null ? d.ports().destination() : udpRemotePort;
+                java.nio.ByteBuffer.wrap(inner).putShort((short) source).putShort((short) destination)
+                    .putShort((short) (8 + d.length())).putShort((short) 0);
+                protocol = IpProtocol.UDP;
+                quotedTotal = Ipv4Header.MIN_LENGTH + 8 + d.length();
+            }
+            default -> throw failure(i.line(), "an ICMP error Tern receives must quote a TCP segment or a datagram");
+        }
+        final byte[] message = new byte[IcmpHeader.LENGTH + Ipv4Header.MIN_LENGTH + inner.length];
+        final java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(message);
+        b.put((byte) i.type()).put((byte) i.code()).putShort((short) 0).putShort((short) 0)
+            .putShort((short) Math.max(0, i.mtu()));
+        final byte[] quotedIp = new byte[Ipv4Header.MIN_LENGTH];
+        new Ipv4Repr(TERN_ADDRESS, REMOTE_ADDRESS, protocol, 64, 0, 0, 0x4000, quotedTotal - Ipv4Header.MIN_LENGTH)
+            .emit(new Ipv4Header().wrap(MemorySegment.ofArray(quotedIp), 0, quotedIp.length));
+        b.put(quotedIp).put(inner);
+        b.putShort(2, (short) InternetChecksum.compute(MemorySegment.ofArray(message), 0, message.length));
+        injectIp(IpProtocol.ICMP, message);
+    }
+
+    private void injectIp(int protocol, byte[] transport) {
+        final byte[] packet = new byte[Ipv4Header.MIN_LENGTH + transport.length];
+        new Ipv4Repr(REMOTE_ADDRESS, TERN_ADDRESS, protocol, 64, 0, 0, 0x4000, transport.length)
             .emit(new Ipv4Header().wrap(MemorySegment.ofArray(packet), 0, packet.length));
-        System.arraycopy(segment, 0, packet, Ipv4Header.MIN_LENGTH, tcpLength);
+        System.arraycopy(transport, 0, packet, Ipv4Header.MIN_LENGTH, transport.length);
         inject(TERN_MAC, EtherType.IPV4, packet);
         poll();
     }
@@ -478,17 +830,31 @@ public final class ScriptRunner {
      * virtual time runs until it is ready (or the script fails, naming the call).
      */
     Result blockThen(ScriptLine.Call c, BooleanSupplier ready, String waitingFor,
-                             java.util.function.Supplier<Result> resume) {
+                     java.util.function.Supplier<Result> resume) {
         if (spanning == c) {
-            if (ready.getAsBoolean()) {
-                return resume.get();
-            }
-            final long returnNs = c.returnRelative() ? now() + c.returnNs() : c.returnNs();
-            pending = new Pending(c, ready, resume, waitingFor, returnNs);
-            return Result.PENDING;
+            return pend(c, ready, waitingFor, resume, Long.MAX_VALUE);
         }
         block(c, ready, waitingFor);
         return resume.get();
+    }
+
+    /** Whether {@code c} is the call now starting with a {@code START...END} time (it may stay pending). */
+    boolean spans(ScriptLine.Call c) {
+        return spanning == c;
+    }
+
+    /**
+     * A call that spans time and cannot return yet becomes pending; the runner also wakes at script time
+     * {@code wakeAtNs} (a poll's timeout), when {@code ready} may hold by time alone.
+     */
+    Result pend(ScriptLine.Call c, BooleanSupplier ready, String waitingFor, java.util.function.Supplier<Result> resume,
+                long wakeAtNs) {
+        if (ready.getAsBoolean()) {
+            return resume.get();
+        }
+        final long returnNs = c.returnRelative() ? now() + c.returnNs() : c.returnNs();
+        pendings.add(new Pending(c, ready, resume, waitingFor, returnNs, wakeAtNs));
+        return Result.PENDING;
     }
 
     /** A blocking call waits on virtual time for {@code ready}; a call that never returns fails the script. */

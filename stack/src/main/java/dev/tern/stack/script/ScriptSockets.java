@@ -1,6 +1,11 @@
 package dev.tern.stack.script;
 
 import dev.tern.core.io.ByteRing;
+import dev.tern.core.io.SocketError;
+import dev.tern.stack.NetStack;
+import dev.tern.stack.SelectableSocket;
+import dev.tern.stack.TernSocketException;
+import dev.tern.stack.UdpSocket;
 import dev.tern.tcp.TcpError;
 import dev.tern.tcp.TcpEvents;
 import dev.tern.tcp.TcpLayer;
@@ -17,8 +22,8 @@ import java.util.function.BooleanSupplier;
 
 /**
  * The script's application on Tern's side: its file descriptors and what each socket call does on {@link TcpLayer}'s
- * handle API, with Linux's results and errno names (docs/SCRIPTS.md, "Socket calls"). When a call would block it
- * asks the runner ({@link ScriptRunner#blockThen}), which owns time.
+ * handle API (TCP) or a {@link UdpSocket} (UDP), with Linux's results and errno names (docs/SCRIPTS.md, "Socket
+ * calls"). When a call would block it asks the runner ({@link ScriptRunner#blockThen}), which owns time.
  *
  * <p>Owned by one {@link ScriptRunner}.
  */
@@ -31,11 +36,20 @@ final class ScriptSockets {
         final int number;
         int listener = -1;
         int connection = -1;
+        /** Not null for a UDP socket. */
+        UdpSocket udp;
         boolean bound;
         int flags = O_RDWR;
         int sendBuffer;
         int receiveBuffer;
         boolean noDelay;
+        boolean keepalive;
+        long keepIdleNs;
+        long keepIntervalNs;
+        int keepProbes;
+        String congestionControl;
+        /** SO_LINGER on with a zero timeout: close aborts with a RST. */
+        boolean abortOnClose;
 
         Fd(int number) {
             this.number = number;
@@ -47,15 +61,24 @@ final class ScriptSockets {
     }
 
     private final ScriptRunner runner;
+    private final NetStack stack;
     private final TcpLayer tcp;
-    private final ScriptFlow flow;
     private final TreeMap<Integer, Fd> fds = new TreeMap<>();
     private final MemorySegment scratch = Arena.ofAuto().allocate(1 << 16);
 
-    ScriptSockets(ScriptRunner runner, TcpLayer tcp, ScriptFlow flow) {
+    ScriptSockets(ScriptRunner runner, NetStack stack) {
         this.runner = runner;
-        this.tcp = tcp;
-        this.flow = flow;
+        this.stack = stack;
+        this.tcp = stack.tcp();
+    }
+
+    /** Closes the UDP sockets the script left open (TCP connections go with the stack). */
+    void close() {
+        for (Fd fd : fds.values()) {
+            if (fd.udp != null) {
+                fd.udp.close();
+            }
+        }
     }
 
     /** Runs one call; {@link ScriptRunner.Result#PENDING} when it blocks and spans time. */
@@ -70,13 +93,16 @@ final class ScriptSockets {
             case "connect" -> connect(c);
             case "write", "send" -> write(c);
             case "read", "recv" -> read(c);
+            case "sendto" -> sendto(c);
+            case "recvfrom" -> recvfrom(c);
             case "close" -> close(c);
             case "shutdown" -> shutdown(c);
             case "fcntl" -> fcntl(c);
+            case "ioctl" -> ioctl(c);
             case "poll" -> poll(c);
             default -> throw runner.failure(c.line(), "the call '" + c.name() + "' is not supported (supported: "
-                + "socket, setsockopt, getsockopt, bind, listen, accept, connect, write, send, read, recv, close, "
-                + "shutdown, fcntl, poll)");
+                + "socket, setsockopt, getsockopt, bind, listen, accept, connect, write, send, read, recv, sendto, "
+                + "recvfrom, close, shutdown, fcntl, ioctl, poll)");
         };
     }
 
@@ -115,14 +141,25 @@ final class ScriptSockets {
         arguments(c, 3);
         final String type = c.args().get(1).replace(" ", "");
         final String protocol = c.args().get(2);
-        final boolean nonBlocking = type.equals("SOCK_STREAM|SOCK_NONBLOCK") || type.equals("SOCK_NONBLOCK|SOCK_STREAM");
-        if (!(type.equals("SOCK_STREAM") || nonBlocking) || !(protocol.equals("IPPROTO_TCP") || protocol.equals("0"))) {
-            throw runner.failure(c.line(), "only TCP sockets are supported: socket(..., SOCK_STREAM, IPPROTO_TCP)");
+        final boolean nonBlocking = type.contains("SOCK_NONBLOCK");
+        final String kind = type.replace("|SOCK_NONBLOCK", "").replace("SOCK_NONBLOCK|", "");
+        final boolean stream = kind.equals("SOCK_STREAM") && (protocol.equals("IPPROTO_TCP") || protocol.equals("0"));
+        final boolean datagram = kind.equals("SOCK_DGRAM") && (protocol.equals("IPPROTO_UDP") || protocol.equals("0"));
+        if (!stream && !datagram) {
+            throw runner.failure(c.line(), "only TCP and UDP sockets are supported: socket(..., SOCK_STREAM, "
+                + "IPPROTO_TCP) or socket(..., SOCK_DGRAM, IPPROTO_UDP)");
         }
         if (!c.args().getFirst().equals("...") && !c.args().getFirst().equals("AF_INET")) {
             throw runner.failure(c.line(), "only AF_INET (or ...) sockets are supported");
         }
+        final UdpSocket udp;
+        try {
+            udp = datagram ? stack.openUdp() : null;
+        } catch (TernSocketException e) {
+            return ScriptRunner.Result.fail(socketErrno(e.error()));
+        }
         final Fd fd = open();
+        fd.udp = udp;
         if (nonBlocking) {
             fd.flags |= O_NONBLOCK;
         }
@@ -145,6 +182,12 @@ final class ScriptSockets {
         if (fd.sendBuffer > 0 || fd.receiveBuffer > 0) {
             options = options.withBuffers(fd.sendBuffer, fd.receiveBuffer);
         }
+        if (fd.keepalive) {
+            options = options.withKeepalive(fd.keepIdleNs, fd.keepIntervalNs, fd.keepProbes);
+        }
+        if (fd.congestionControl != null) {
+            options = options.withCongestionControl(fd.congestionControl);
+        }
         return options;
     }
 
@@ -152,6 +195,23 @@ final class ScriptSockets {
         arguments(c, 5);
         final Fd fd = fd(c);
         final String option = c.args().get(1) + " " + c.args().get(2);
+        if (option.equals("IPPROTO_TCP TCP_CONGESTION")) {
+            // TCP_CONGESTION takes a name: setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "reno", 4).
+            // Linux's "reno" is Tern's "newreno" (both are RFC 5681 with RFC 6582's recovery).
+            final String written = c.args().get(3).replace("\"", "").strip();
+            final String name = written.equals("reno") ? "newreno" : written;
+            if (!tcp.congestionControlNames().contains(name)) {
+                return ScriptRunner.Result.fail("ENOENT");
+            }
+            fd.congestionControl = name;
+            if (fd.connection >= 0) {
+                tcp.congestionControl(fd.connection, name, runner.nowNs());
+            }
+            return ScriptRunner.Result.ok(0);
+        }
+        if (option.equals("SOL_SOCKET SO_LINGER")) {
+            return linger(c, fd);
+        }
         final long value = number(c, 3);
         switch (option) {
             case "SOL_SOCKET SO_REUSEADDR", "SOL_SOCKET SO_REUSEPORT" -> {
@@ -165,10 +225,67 @@ final class ScriptSockets {
                     tcp.noDelay(fd.connection, fd.noDelay, runner.nowNs());
                 }
             }
+            case "SOL_SOCKET SO_KEEPALIVE" -> {
+                fd.keepalive = value != 0;
+                applyKeepalive(fd);
+            }
+            case "IPPROTO_TCP TCP_KEEPIDLE" -> {
+                fd.keepIdleNs = seconds(c, value);
+                applyKeepalive(fd);
+            }
+            case "IPPROTO_TCP TCP_KEEPINTVL" -> {
+                fd.keepIntervalNs = seconds(c, value);
+                applyKeepalive(fd);
+            }
+            case "IPPROTO_TCP TCP_KEEPCNT" -> {
+                if (value < 1 || value > 127) {
+                    return ScriptRunner.Result.fail("EINVAL");
+                }
+                fd.keepProbes = (int) value;
+                applyKeepalive(fd);
+            }
             default -> throw runner.failure(c.line(), "setsockopt " + option + " is not supported (supported: "
-                + "SO_REUSEADDR, SO_REUSEPORT, SO_SNDBUF, SO_RCVBUF, TCP_NODELAY)");
+                + "SO_REUSEADDR, SO_REUSEPORT, SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, SO_LINGER, TCP_NODELAY, "
+                + "TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_CONGESTION)");
         }
         return ScriptRunner.Result.ok(0);
+    }
+
+    private static final java.util.regex.Pattern LINGER = java.util.regex.Pattern.compile(
+        "\\{\\s*onoff\\s*=\\s*(\\d+)\\s*,\\s*linger\\s*=\\s*(\\d+)\\s*}");
+
+    /**
+     * {@code setsockopt(fd, SOL_SOCKET, SO_LINGER, {onoff=1, linger=0}, 8)}: close aborts the connection with a RST
+     * (RFC 9293 §3.10.5 ABORT) instead of a FIN; {@code onoff=0} restores the graceful close. A linger time above 0
+     * would make close block until the data is acknowledged, which Tern's close does not do: rejected.
+     */
+    private ScriptRunner.Result linger(ScriptLine.Call c, Fd fd) {
+        final java.util.regex.Matcher m = LINGER.matcher(c.args().get(3));
+        if (!m.matches()) {
+            throw runner.failure(c.line(), "SO_LINGER takes {onoff=N, linger=N}");
+        }
+        final boolean on = Long.parseLong(m.group(1)) != 0;
+        if (on && Long.parseLong(m.group(2)) != 0) {
+            throw runner.failure(c.line(), "SO_LINGER with a linger time above 0 is not supported: Tern's close never "
+                + "blocks (only {onoff=1, linger=0}, close with a RST)");
+        }
+        fd.abortOnClose = on;
+        return ScriptRunner.Result.ok(0);
+    }
+
+    /** Keepalive times are whole seconds, as on Linux (1 .. 32767). */
+    private long seconds(ScriptLine.Call c, long value) {
+        if (value < 1 || value > 32767) {
+            throw runner.failure(c.line(), "a keepalive time of " + value + " s is out of Linux's range (1 .. 32767)");
+        }
+        return value * 1_000_000_000L;
+    }
+
+    /** Applies the keepalive settings to an open connection (a listener's children inherit them at listen). */
+    private void applyKeepalive(Fd fd) {
+        if (fd.connection >= 0) {
+            tcp.keepalive(fd.connection, fd.keepalive, fd.keepIdleNs, fd.keepIntervalNs, fd.keepProbes, runner.nowNs());
+        }
     }
 
     /** Tern's buffers are powers of two from 1 KiB: the size asked for is rounded up (docs/SCRIPTS.md). */
@@ -187,16 +304,24 @@ final class ScriptSockets {
     private ScriptRunner.Result getsockopt(ScriptLine.Call c) {
         arguments(c, 5);
         final Fd fd = fd(c);
-        final String option = c.args().get(1) + " " + c.args().get(2);
+        final String option = c.args().get(1).replace("SOL_TCP", "IPPROTO_TCP") + " " + c.args().get(2);
         final String expected = c.args().get(3);
+        if (option.equals("IPPROTO_TCP TCP_INFO")) {
+            return tcpInfo(c, fd, expected);
+        }
         final String actual = switch (option) {
             case "SOL_SOCKET SO_ERROR" -> {
+                if (fd.udp != null) {
+                    // UdpSocket reports a pending error through its next call, not as a value to read.
+                    throw runner.failure(c.line(), "getsockopt SO_ERROR is supported on TCP sockets only; on UDP the "
+                        + "error comes from the next read or write");
+                }
                 final int error = fd.connection < 0 ? TcpError.NONE : tcp.error(fd.connection);
                 yield error == TcpError.NONE ? "0" : errno(error);
             }
             case "IPPROTO_TCP TCP_NODELAY" -> fd.noDelay ? "1" : "0";
             default -> throw runner.failure(c.line(), "getsockopt " + option + " is not supported (supported: SO_ERROR, "
-                + "TCP_NODELAY)");
+                + "TCP_NODELAY, TCP_INFO)");
         };
         final String want = expected.startsWith("[") && expected.endsWith("]")
             ? expected.substring(1, expected.length() - 1).strip() : expected;
@@ -206,15 +331,86 @@ final class ScriptSockets {
         return ScriptRunner.Result.ok(0);
     }
 
+    /**
+     * {@code getsockopt(fd, IPPROTO_TCP, TCP_INFO, {tcpi_state=TCP_ESTABLISHED, tcpi_rto=200000}, [...])}: each
+     * field written is compared with the connection's; fields not written are not. The fields Tern has: tcpi_state
+     * (Linux's names), tcpi_rto and tcpi_rtt (µs), tcpi_snd_mss (bytes per segment before TCP options: Tern's, where
+     * Linux subtracts the timestamp option), tcpi_snd_cwnd and tcpi_snd_ssthresh (segments of tcpi_snd_mss),
+     * tcpi_total_retrans (segments retransmitted).
+     */
+    private ScriptRunner.Result tcpInfo(ScriptLine.Call c, Fd fd, String expected) {
+        if (!expected.startsWith("{") || !expected.endsWith("}")) {
+            throw runner.failure(c.line(),
+                "TCP_INFO is compared field by field: write {tcpi_state=TCP_ESTABLISHED, ...}");
+        }
+        if (fd.connection < 0 && fd.listener < 0) {
+            return ScriptRunner.Result.fail("ENOTCONN");
+        }
+        final int connection = fd.connection;
+        for (String field : expected.substring(1, expected.length() - 1).split(",")) {
+            final String[] pair = field.split("=");
+            if (pair.length != 2) {
+                throw runner.failure(c.line(), "bad TCP_INFO field '" + field.strip() + "': write name=value");
+            }
+            final String name = pair[0].strip();
+            final String want = pair[1].strip();
+            final String actual = switch (name) {
+                case "tcpi_state" -> connection < 0 ? "TCP_LISTEN" : linuxStateName(tcp.state(connection));
+                case "tcpi_rto" -> Long.toString(tcp.rtoNs(connection) / 1000);
+                case "tcpi_rtt" -> Long.toString(tcp.srttNs(connection) / 1000);
+                case "tcpi_snd_mss" -> Integer.toString(tcp.mss(connection));
+                case "tcpi_snd_cwnd" -> Integer.toString(tcp.cwnd(connection) / Math.max(1, tcp.mss(connection)));
+                case "tcpi_snd_ssthresh" ->
+                    Integer.toString(tcp.ssthresh(connection) / Math.max(1, tcp.mss(connection)));
+                case "tcpi_total_retrans" -> Long.toString(tcp.retransmits(connection));
+                default -> throw runner.failure(c.line(), "TCP_INFO field '" + name + "' is not supported (tcpi_state, "
+                    + "tcpi_rto, tcpi_rtt, tcpi_snd_mss, tcpi_snd_cwnd, tcpi_snd_ssthresh, tcpi_total_retrans)");
+            };
+            if (!actual.equals(want)) {
+                throw runner.failure(c.line(), "getsockopt TCP_INFO gave " + name + "=" + actual
+                    + ", the script expects " + want);
+            }
+        }
+        return ScriptRunner.Result.ok(0);
+    }
+
+    private static String linuxStateName(int state) {
+        return switch (state) {
+            case TcpState.LISTEN -> "TCP_LISTEN";
+            case TcpState.SYN_SENT -> "TCP_SYN_SENT";
+            case TcpState.SYN_RECEIVED -> "TCP_SYN_RECV";
+            case TcpState.ESTABLISHED -> "TCP_ESTABLISHED";
+            case TcpState.FIN_WAIT_1 -> "TCP_FIN_WAIT1";
+            case TcpState.FIN_WAIT_2 -> "TCP_FIN_WAIT2";
+            case TcpState.CLOSE_WAIT -> "TCP_CLOSE_WAIT";
+            case TcpState.CLOSING -> "TCP_CLOSING";
+            case TcpState.LAST_ACK -> "TCP_LAST_ACK";
+            case TcpState.TIME_WAIT -> "TCP_TIME_WAIT";
+            default -> "TCP_CLOSE";
+        };
+    }
+
     private ScriptRunner.Result bind(ScriptLine.Call c) {
         arguments(c, 3);
-        fd(c).bound = true;
+        final Fd fd = fd(c);
+        if (fd.udp != null) {
+            try {
+                fd.udp.bind(ScriptRunner.SCRIPT_PORT);
+            } catch (TernSocketException e) {
+                return ScriptRunner.Result.fail(socketErrno(e.error()));
+            }
+            runner.udpFlow(ScriptRunner.SCRIPT_PORT, ScriptRunner.REMOTE_PORT);
+        }
+        fd.bound = true;
         return ScriptRunner.Result.ok(0);
     }
 
     private ScriptRunner.Result listen(ScriptLine.Call c) {
         arguments(c, 2);
         final Fd fd = fd(c);
+        if (fd.udp != null) {
+            return ScriptRunner.Result.fail("EOPNOTSUPP");
+        }
         if (!fd.bound) {
             throw runner.failure(c.line(), "listen on a socket that is not bound: Tern picks no port by itself; bind first");
         }
@@ -229,6 +425,9 @@ final class ScriptSockets {
     private ScriptRunner.Result accept(ScriptLine.Call c) {
         arguments(c, 3);
         final Fd fd = fd(c);
+        if (fd.udp != null) {
+            return ScriptRunner.Result.fail("EOPNOTSUPP");
+        }
         if (fd.listener < 0) {
             return ScriptRunner.Result.fail("EINVAL");
         }
@@ -249,6 +448,7 @@ final class ScriptSockets {
         }
         final Fd accepted = open();
         accepted.connection = connection;
+        accepted.keepalive = fd.keepalive;
         accepted.noDelay = fd.noDelay;
         if (fd.noDelay) {
             tcp.noDelay(connection, true, runner.nowNs());
@@ -259,6 +459,15 @@ final class ScriptSockets {
     private ScriptRunner.Result connect(ScriptLine.Call c) {
         arguments(c, 3);
         final Fd fd = fd(c);
+        if (fd.udp != null) {
+            try {
+                fd.udp.connect(ScriptRunner.REMOTE_ADDRESS, ScriptRunner.SCRIPT_PORT);
+            } catch (TernSocketException e) {
+                return ScriptRunner.Result.fail(socketErrno(e.error()));
+            }
+            runner.udpFlow(fd.udp.localPort(), ScriptRunner.SCRIPT_PORT);
+            return ScriptRunner.Result.ok(0);
+        }
         if (fd.connection >= 0) {
             final int state = tcp.state(fd.connection);
             if (state == TcpState.SYN_SENT) {
@@ -273,7 +482,7 @@ final class ScriptSockets {
             return ScriptRunner.Result.fail(errno(-connection));
         }
         fd.connection = connection;
-        flow.restart();
+        runner.connected(tcp.localPort(connection), ScriptRunner.SCRIPT_PORT);
         runner.poll();
         if (fd.nonBlocking()) {
             return ScriptRunner.Result.fail("EINPROGRESS");
@@ -291,6 +500,9 @@ final class ScriptSockets {
         }
         final Fd fd = fd(c);
         final int length = (int) number(c, 2);
+        if (fd.udp != null) {
+            return sendDatagram(c, fd, length, false);
+        }
         if (fd.connection < 0) {
             return ScriptRunner.Result.fail(fd.listener >= 0 ? "ENOTCONN" : "EPIPE");
         }
@@ -357,6 +569,9 @@ final class ScriptSockets {
         }
         final Fd fd = fd(c);
         final int length = (int) number(c, 2);
+        if (fd.udp != null) {
+            return receiveDatagram(c, fd, length);
+        }
         if (fd.connection < 0) {
             return ScriptRunner.Result.fail("ENOTCONN");
         }
@@ -391,11 +606,110 @@ final class ScriptSockets {
             || tcp.error(connection) != TcpError.NONE;
     }
 
+    // --------------------------------------------------------------------------------------------------- UDP
+
+    /** {@code sendto(fd, ..., N, 0, ..., ...)}: a datagram of N bytes to the remote's port 8080. */
+    private ScriptRunner.Result sendto(ScriptLine.Call c) {
+        arguments(c, 6);
+        if (number(c, 3) != 0) {
+            throw runner.failure(c.line(), "sendto flags are not supported (only 0)");
+        }
+        final Fd fd = fd(c);
+        if (fd.udp == null) {
+            throw runner.failure(c.line(), "sendto is supported on UDP sockets only; use write or send for TCP");
+        }
+        return sendDatagram(c, fd, (int) number(c, 2), true);
+    }
+
+    /** {@code recvfrom(fd, ..., N, 0, ..., ...)}: the next datagram, at most N bytes of it. */
+    private ScriptRunner.Result recvfrom(ScriptLine.Call c) {
+        arguments(c, 6);
+        if (number(c, 3) != 0) {
+            throw runner.failure(c.line(), "recvfrom flags are not supported (only 0)");
+        }
+        final Fd fd = fd(c);
+        if (fd.udp == null) {
+            throw runner.failure(c.line(), "recvfrom is supported on UDP sockets only; use read or recv for TCP");
+        }
+        return receiveDatagram(c, fd, (int) number(c, 2));
+    }
+
+    private ScriptRunner.Result sendDatagram(ScriptLine.Call c, Fd fd, int length, boolean addressed) {
+        if (length > scratch.byteSize()) {
+            return ScriptRunner.Result.fail("EMSGSIZE");
+        }
+        final UdpSocket udp = fd.udp;
+        // sendto answers the remote's port the socket last received from (a server replying), else port 8080.
+        final int port = !addressed ? 0 : udp.lastSourcePort() != 0 ? udp.lastSourcePort()
+            : ScriptRunner.SCRIPT_PORT;
+        final ScriptRunner.Result[] outcome = {null};
+        final BooleanSupplier sent = () -> {
+            try {
+                final boolean queued = addressed
+                    ? udp.sendTo(ScriptRunner.REMOTE_ADDRESS, port, scratch, 0, length)
+                    : udp.send(scratch, 0, length);
+                if (queued) {
+                    outcome[0] = ScriptRunner.Result.ok(length);
+                }
+            } catch (TernSocketException e) {
+                outcome[0] = ScriptRunner.Result.fail(socketErrno(e.error()));
+            }
+            return outcome[0] != null;
+        };
+        if (!sent.getAsBoolean()) {
+            if (fd.nonBlocking()) {
+                return ScriptRunner.Result.fail("EAGAIN");
+            }
+            return runner.blockThen(c, sent, "room in the send queue", () -> afterSend(udp, port, outcome[0]));
+        }
+        return afterSend(udp, port, outcome[0]);
+    }
+
+    /** The datagram leaves on the stack's next turn; an unbound socket then has its ephemeral port. */
+    private ScriptRunner.Result afterSend(UdpSocket udp, int port, ScriptRunner.Result result) {
+        runner.poll();
+        if (udp.localPort() != 0 && port != 0) {
+            runner.udpFlow(udp.localPort(), port);
+        }
+        return result;
+    }
+
+    private ScriptRunner.Result receiveDatagram(ScriptLine.Call c, Fd fd, int length) {
+        final UdpSocket udp = fd.udp;
+        final int capacity = (int) Math.min(length, scratch.byteSize());
+        final ScriptRunner.Result[] outcome = {null};
+        final BooleanSupplier received = () -> {
+            try {
+                final int got = udp.receive(scratch, 0, capacity);
+                if (got >= 0) {
+                    outcome[0] = ScriptRunner.Result.ok(got);
+                }
+            } catch (TernSocketException e) {
+                outcome[0] = ScriptRunner.Result.fail(socketErrno(e.error()));
+            }
+            return outcome[0] != null;
+        };
+        if (!received.getAsBoolean()) {
+            if (fd.nonBlocking()) {
+                return ScriptRunner.Result.fail("EAGAIN");
+            }
+            return runner.blockThen(c, received, "a datagram to read", () -> outcome[0]);
+        }
+        return outcome[0];
+    }
+
     private ScriptRunner.Result close(ScriptLine.Call c) {
         arguments(c, 1);
         final Fd fd = fd(c);
+        if (fd.udp != null) {
+            fd.udp.close();
+        }
         if (fd.connection >= 0) {
-            tcp.close(fd.connection, runner.nowNs());
+            if (fd.abortOnClose) {
+                tcp.abort(fd.connection, runner.nowNs());
+            } else {
+                tcp.close(fd.connection, runner.nowNs());
+            }
         }
         if (fd.listener >= 0) {
             tcp.closeListener(fd.listener, runner.nowNs());
@@ -442,6 +756,33 @@ final class ScriptSockets {
         throw runner.failure(c.line(), "only fcntl(fd, F_GETFL) and fcntl(fd, F_SETFL, flags) are supported");
     }
 
+    /**
+     * {@code ioctl(fd, FIONREAD or SIOCINQ, [N])}: the bytes waiting to be read, compared with N (for UDP, the next
+     * datagram's length as Linux's SIOCINQ gives it is not kept: TCP only).
+     */
+    private ScriptRunner.Result ioctl(ScriptLine.Call c) {
+        arguments(c, 3);
+        final Fd fd = fd(c);
+        final String request = c.args().get(1);
+        if (!request.equals("FIONREAD") && !request.equals("SIOCINQ")) {
+            throw runner.failure(c.line(), "ioctl " + request + " is not supported (FIONREAD, SIOCINQ)");
+        }
+        if (fd.udp != null) {
+            throw runner.failure(c.line(), "ioctl " + request + " is supported on TCP sockets only");
+        }
+        if (fd.connection < 0) {
+            return ScriptRunner.Result.fail("EINVAL");
+        }
+        final ByteRing ring = tcp.receiveBuffer(fd.connection);
+        final long available = ring == null ? 0 : ring.available();
+        final long expected = number(c, 2);
+        if (available != expected) {
+            throw runner.failure(c.line(), "ioctl " + request + " gave [" + available + "], the script expects ["
+                + expected + "]");
+        }
+        return ScriptRunner.Result.ok(0);
+    }
+
     private static final int POLLIN = 0x1;
     private static final int POLLOUT = 0x4;
     private static final int POLLERR = 0x8;
@@ -463,6 +804,14 @@ final class ScriptSockets {
         final int events = pollBits(c, m.group(2));
         final long timeoutMs = number(c, 2);
         final long deadline = timeoutMs < 0 ? runner.now() + ScriptRunner.BLOCK_LIMIT_NS : runner.now() + timeoutMs * 1_000_000L;
+        final String expectedText = m.group(3);
+        if (timeoutMs != 0 && runner.spans(c)) {
+            // START...END poll: pending while the script's next lines run, until an event or its timeout.
+            final boolean forever = timeoutMs < 0;
+            return runner.pend(c, () -> (revents(fd) & (events | POLLERR | POLLHUP)) != 0
+                    || (!forever && runner.now() >= deadline), "an event on file descriptor " + fd.number,
+                () -> pollResult(c, fd, events, expectedText), forever ? Long.MAX_VALUE : deadline);
+        }
         if (timeoutMs != 0) {
             final boolean ready = runner.advance(deadline, () -> (revents(fd) & (events | POLLERR | POLLHUP)) != 0);
             if (!ready && timeoutMs < 0) {
@@ -470,9 +819,14 @@ final class ScriptSockets {
                     + " s of virtual time");
             }
         }
+        return pollResult(c, fd, events, expectedText);
+    }
+
+    /** What poll returns now: 1 with the events that hold (checked against the script's revents), else 0. */
+    private ScriptRunner.Result pollResult(ScriptLine.Call c, Fd fd, int events, String expectedText) {
         final int revents = revents(fd) & (events | POLLERR | POLLHUP);
-        if (m.group(3) != null) {
-            final int expected = pollBits(c, m.group(3));
+        if (expectedText != null) {
+            final int expected = pollBits(c, expectedText);
             if (expected != revents) {
                 throw runner.failure(c.line(), "poll gave revents " + pollNames(revents) + ", the script expects "
                     + pollNames(expected));
@@ -483,6 +837,12 @@ final class ScriptSockets {
 
     private int revents(Fd fd) {
         int bits = 0;
+        if (fd.udp != null) {
+            final int ops = fd.udp.readyOps();
+            return ((ops & SelectableSocket.READ) != 0 ? POLLIN : 0)
+                | ((ops & SelectableSocket.WRITE) != 0 ? POLLOUT : 0)
+                | ((ops & SelectableSocket.ERROR) != 0 ? POLLERR : 0);
+        }
         if (fd.listener >= 0) {
             return tcp.acceptable(fd.listener) > 0 ? POLLIN : 0;
         }
@@ -535,6 +895,24 @@ final class ScriptSockets {
             names.add("POLLHUP");
         }
         return names.isEmpty() ? "0" : String.join("|", names);
+    }
+
+    private static String socketErrno(int socketError) {
+        return switch (socketError) {
+            case SocketError.CONNECTION_REFUSED -> "ECONNREFUSED";
+            case SocketError.CONNECTION_RESET -> "ECONNRESET";
+            case SocketError.TIMED_OUT -> "ETIMEDOUT";
+            case SocketError.HOST_UNREACHABLE -> "EHOSTUNREACH";
+            case SocketError.NET_UNREACHABLE -> "ENETUNREACH";
+            case SocketError.MESSAGE_TOO_LONG -> "EMSGSIZE";
+            case SocketError.ADDRESS_IN_USE -> "EADDRINUSE";
+            case SocketError.NO_BUFFER -> "ENOBUFS";
+            case SocketError.TOO_MANY_SOCKETS -> "EMFILE";
+            case SocketError.ADDRESS_NOT_AVAILABLE -> "EADDRNOTAVAIL";
+            case SocketError.BROADCAST_NOT_ENABLED -> "EACCES";
+            case SocketError.NOT_CONNECTED -> "EDESTADDRREQ";
+            default -> "EINVAL";
+        };
     }
 
     private static String errno(int tcpError) {

@@ -106,8 +106,8 @@ class ScriptRunnerTest {
 
         @Test
         void anUnsupportedSocketOptionIsRejectedByName() {
-            that(failure(LISTEN + "+0 setsockopt(3, SOL_SOCKET, SO_LINGER, [1], 4) = 0\n").getMessage())
-                .startsWith("t.pkt:4: setsockopt SOL_SOCKET SO_LINGER is not supported");
+            that(failure(LISTEN + "+0 setsockopt(3, IPPROTO_TCP, TCP_MAXSEG, [1000], 4) = 0\n").getMessage())
+                .startsWith("t.pkt:4: setsockopt IPPROTO_TCP TCP_MAXSEG is not supported");
         }
 
         @Test
@@ -119,11 +119,23 @@ class ScriptRunnerTest {
         }
 
         @Test
-        void shellCommandsAndUdpAreRejected() {
-            that(failure("`sysctl -q net.ipv4.tcp_sack=1`\n").getMessage())
+        void shellCommandsAndOtherProtocolsAreRejected() {
+            that(failure("`echo hi`\n").getMessage())
                 .startsWith("t.pkt:1: shell commands");
-            that(failure(LISTEN + "+0 < udp (100)\n").getMessage())
-                .startsWith("t.pkt:4: only TCP packets are supported");
+            that(failure(LISTEN + "+0 < sctp: INIT[flgs=0, tag=1, a_rwnd=1500, os=1, is=1, tsn=1]\n").getMessage())
+                .startsWith("t.pkt:4: only TCP, UDP and ICMP packets are supported, not 'sctp:'");
+        }
+
+        @Test
+        void icmpLinesTernCannotActOnAreRejected() {
+            that(failure("0 < icmp unreachable port\n").getMessage())
+                .startsWith("t.pkt:1: an ICMP error Tern receives must quote the packet it is about");
+            that(failure("0 < [udp (10)] icmp echo_request 0\n").getMessage())
+                .startsWith("t.pkt:1: ICMP type 'echo_request' is not supported");
+            that(failure("0 < [1:1(0)] icmp unreachable port mtu 1200\n").getMessage())
+                .startsWith("t.pkt:1: 'mtu N' belongs to frag_needed only");
+            that(failure("0 < udp 10\n").getMessage())
+                .startsWith("t.pkt:1: bad UDP packet 'udp 10'");
         }
 
         @Test
@@ -265,9 +277,264 @@ class ScriptRunnerTest {
         }
 
         @Test
-        void aSecondBlockingCallWhileOneIsPendingIsRejected() {
-            that(failure(PASSIVE_OPEN + "+0...1.0 read(4, ..., 100) = 100\n+0...1.0 read(4, ..., 100) = 100\n")
-                .getMessage()).startsWith("t.pkt:9: one blocking call at a time: read (line 8)");
+        void aBlockingReadAndABlockingAcceptArePendingAtOnce() {
+            passes(PASSIVE_OPEN + """
+                +0...+.2 read(4, ..., 100) = 10
+                +0...+.1 accept(3, ..., ...) = 5
+                +.1   < 48001>8080 S 0:0(0) win 65535 <mss 1460>
+                +0    > 8080>48001 S. 0:0(0) ack 1 <mss 1460>
+                +0    < . 1:1(0) ack 1 win 1000
+                +.1   < 48000>8080 P. 1:11(10) ack 1 win 1000
+                +0    > 8080>48000 . 1:1(0) ack 11
+                """);
+        }
+
+        @Test
+        void eachPendingCallIsCheckedOnItsOwn() {
+            that(failure(PASSIVE_OPEN + """
+                +0...+.2 read(4, ..., 100) = 10
+                +0...+.1 accept(3, ..., ...) = 5
+                +.1   < 48001>8080 S 0:0(0) win 65535 <mss 1460>
+                +0    > 8080>48001 S. 0:0(0) ack 1 <mss 1460>
+                +0    < . 1:1(0) ack 1 win 1000
+                """).getMessage()).startsWith("t.pkt:8: the blocking call read(4, ..., 100) had not returned at "
+                + "0.214000 s, after the script's 0.210000 s (waiting for data to read)");
+        }
+    }
+
+    @Nested
+    class SysctlsAndTcpInfo {
+        @Test
+        void aLeadingSysctlChangesWhatTernOffers() {
+            passes("`sysctl -q net.ipv4.tcp_sack=0`\n`sysctl -q net.ipv4.tcp_window_scaling=0`\n" + LISTEN + """
+                +0    < S 0:0(0) win 65535 <mss 1460,sackOK,nop,nop,nop,wscale 7>
+                +0    > S. 0:0(0) ack 1 <mss 1460>
+                """);
+        }
+
+        @Test
+        void aSysctlMayCarryTheTimeZero() {
+            passes("0 `sysctl -q net.ipv4.tcp_sack=0`\n+0 `sysctl -w net.ipv4.tcp_window_scaling=0`\n" + LISTEN + """
+                +0    < S 0:0(0) win 65535 <mss 1460,sackOK,nop,nop,nop,wscale 7>
+                +0    > S. 0:0(0) ack 1 <mss 1460>
+                """);
+            that(failure("0.1 `sysctl -q net.ipv4.tcp_sack=0`\n").getMessage())
+                .startsWith("t.pkt:1: a shell line (`...`) takes effect before the script starts");
+        }
+
+        @Test
+        void anUnknownOrLateSysctlIsRejected() {
+            that(failure("`sysctl -q net.ipv4.tcp_ecn=1`\n").getMessage())
+                .startsWith("t.pkt:1: sysctl net.ipv4.tcp_ecn is not supported");
+            that(failure(LISTEN + "`sysctl -q net.ipv4.tcp_sack=0`\n").getMessage())
+                .startsWith("t.pkt:4: a sysctl must come before every other statement");
+            that(failure("`sysctl -q net.ipv4.tcp_syncookies=2`\n").getMessage())
+                .startsWith("t.pkt:1: tcp_syncookies=2 is not supported");
+        }
+
+        @Test
+        void tcpInfoComparesTheFieldsWritten() {
+            passes(PASSIVE_OPEN + "+0 getsockopt(4, IPPROTO_TCP, TCP_INFO, {tcpi_state=TCP_ESTABLISHED, "
+                + "tcpi_snd_mss=1460, tcpi_snd_cwnd=10}, [...]) = 0\n");
+            that(failure(PASSIVE_OPEN
+                + "+0 getsockopt(4, IPPROTO_TCP, TCP_INFO, {tcpi_state=TCP_CLOSE_WAIT}, [...]) = 0\n").getMessage())
+                .isEqualTo("t.pkt:8: getsockopt TCP_INFO gave tcpi_state=TCP_ESTABLISHED, the script "
+                + "expects TCP_CLOSE_WAIT");
+            that(failure(PASSIVE_OPEN + "+0 getsockopt(4, IPPROTO_TCP, TCP_INFO, {tcpi_unacked=0}, [...]) = 0\n")
+                .getMessage()).startsWith("t.pkt:8: TCP_INFO field 'tcpi_unacked' is not supported");
+        }
+    }
+
+    @Nested
+    class LingerAndIoctl {
+        @Test
+        void soLingerWithZeroTimeoutClosesWithAReset() {
+            passes(PASSIVE_OPEN + """
+                +0    setsockopt(4, SOL_SOCKET, SO_LINGER, {onoff=1, linger=0}, 8) = 0
+                +0    close(4) = 0
+                +0    > R. 1:1(0) ack 1
+                """);
+            that(failure(PASSIVE_OPEN + "+0 setsockopt(4, SOL_SOCKET, SO_LINGER, {onoff=1, linger=5}, 8) = 0\n")
+                .getMessage()).startsWith("t.pkt:8: SO_LINGER with a linger time above 0 is not supported");
+        }
+
+        @Test
+        void fionreadGivesTheBytesWaiting() {
+            passes(PASSIVE_OPEN + """
+                +0    ioctl(4, FIONREAD, [0]) = 0
+                +0    < P. 1:101(100) ack 1 win 512
+                +0    > . 1:1(0) ack 101
+                +0    ioctl(4, SIOCINQ, [100]) = 0
+                +0    read(4, ..., 60) = 60
+                +0    ioctl(4, FIONREAD, [40]) = 0
+                """);
+            that(failure(PASSIVE_OPEN + "+0 ioctl(4, FIONREAD, [5]) = 0\n").getMessage())
+                .isEqualTo("t.pkt:8: ioctl FIONREAD gave [0], the script expects [5]");
+        }
+    }
+
+    @Nested
+    class SeveralConnections {
+        private static final String TWO = LISTEN.replace("listen(3, 1)", "listen(3, 2)") + """
+            +0    < S 0:0(0) win 65535 <mss 1460>
+            +0    > S. 0:0(0) ack 1 <mss 1460>
+            +0    < 48001>8080 S 0:0(0) win 65535 <mss 1460>
+            +0    > 8080>48001 S. 0:0(0) ack 1 <mss 1460>
+            +0    < 48000>8080 . 1:1(0) ack 1 win 1000
+            +0    < 48001>8080 . 1:1(0) ack 1 win 1000
+            +0    accept(3, ..., ...) = 4
+            +0    accept(3, ..., ...) = 5
+            """;
+
+        @Test
+        void packetsGoToTheFlowTheirPortsNameAndOtherwiseToTheCurrentOne() {
+            passes(TWO + """
+                +0    write(5, ..., 20) = 20
+                +0    > 8080>48001 P. 1:21(20) ack 1
+                +0    < 48001>8080 . 1:1(0) ack 21 win 1000
+                +0    write(4, ..., 30) = 30
+                +0    > P. 1:31(30) ack 1
+                +0    < 48000>8080 . 1:1(0) ack 31 win 1000
+                """);
+        }
+
+        @Test
+        void aSegmentOfAnotherFlowFailsNamingItsPorts() {
+            that(failure(TWO + """
+                +0    write(4, ..., 20) = 20
+                +0    > 8080>48001 P. 1:21(20) ack 1
+                """).getMessage()).startsWith("t.pkt:13: expected '8080>48001 P. 1:21(20) ack 1'; Tern sent "
+                + "'P. 1:21(20) ack 1 win 65535' (ports 8080>48000) at 0.000000 s: ports 8080>48000, not 8080>48001");
+        }
+
+        @Test
+        void anIcmpErrorQuotingTheOtherFlowReachesThatConnection() {
+            passes(TWO + """
+                +0    write(4, ..., 1000) = 1000
+                +0    > 8080>48000 P. 1:1001(1000) ack 1
+                +0    write(5, ..., 1000) = 1000
+                +0    > 8080>48001 P. 1:1001(1000) ack 1
+                +.01  < [8080>48000 1:1001(1000)] icmp unreachable frag_needed mtu 800
+                +0    > 8080>48000 . 1:761(760) ack 1
+                +0    > 8080>48000 P. 761:1001(240) ack 1
+                +0    getsockopt(4, IPPROTO_TCP, TCP_INFO, {tcpi_snd_mss=760}, [...]) = 0
+                +0    getsockopt(5, IPPROTO_TCP, TCP_INFO, {tcpi_snd_mss=1460}, [...]) = 0
+                """);
+        }
+
+        @Test
+        void twoActiveOpensAreNumberedEachFromItsOwnSyn() {
+            passes("""
+                0     socket(..., SOCK_STREAM|SOCK_NONBLOCK, IPPROTO_TCP) = 3
+                +0    connect(3, ..., ...) = -1 EINPROGRESS (Operation now in progress)
+                +0    > S 0:0(0) <mss 1460,sackOK,TS val 100 ecr 0,nop,wscale 2>
+                +0    socket(..., SOCK_STREAM|SOCK_NONBLOCK, IPPROTO_TCP) = 4
+                +0    connect(4, ..., ...) = -1 EINPROGRESS (Operation now in progress)
+                +0    > S 0:0(0) <mss 1460,sackOK,TS val 100 ecr 0,nop,wscale 2>
+                +.1   < S. 0:0(0) ack 1 win 65535 <mss 1460>
+                +0    > . 1:1(0) ack 1
+                """);
+        }
+    }
+
+    @Nested
+    class UdpAndIcmp {
+        @Test
+        void aDatagramToAClosedPortIsAnsweredWithPortUnreachable() {
+            passes("""
+                0     < udp (10)
+                +0    > [udp (10)] icmp unreachable port
+                """);
+        }
+
+        @Test
+        void theQuoteOfAnExpectedIcmpErrorIsCheckedForItsPorts() {
+            passes("0 < 48001>9999 udp (10)\n+0 > [48001>9999 udp (10)] icmp unreachable port\n");
+            that(failure("0 < 48001>9999 udp (10)\n+0 > [48001>9998 udp (10)] icmp unreachable port\n").getMessage())
+                .contains("t.pkt:2: expected '[48001>9998 udp (10)] icmp unreachable port'; Tern sent")
+                .contains("it quotes ports 48001>9999, not 48001>9998");
+        }
+
+        @Test
+        void aBoundSocketReceivesAndAnswersTheSender() {
+            passes("""
+                0     socket(..., SOCK_DGRAM|SOCK_NONBLOCK, IPPROTO_UDP) = 3
+                +0    bind(3, ..., ...) = 0
+                +0    recvfrom(3, ..., 100, 0, ..., ...) = -1 EAGAIN (Resource temporarily unavailable)
+                +0    < udp (10)
+                +0    recvfrom(3, ..., 100, 0, ..., ...) = 10
+                +0    sendto(3, ..., 20, 0, ..., ...) = 20
+                +0    > 8080>48000 udp (20)
+                """);
+        }
+
+        @Test
+        void pollSeesADatagramArriveAndSoErrorIsRejectedOnUdp() {
+            passes("""
+                0     socket(..., SOCK_DGRAM, IPPROTO_UDP) = 3
+                +0    bind(3, ..., ...) = 0
+                +0    poll([{fd=3, events=POLLIN, revents=0}], 1, 0) = 0
+                +0...0.1 poll([{fd=3, events=POLLIN, revents=POLLIN}], 1, 500) = 1
+                +.1   < udp (10)
+                +0    read(3, ..., 100) = 10
+                +0...0.3 poll([{fd=3, events=POLLIN, revents=0}], 1, 200) = 0
+                """);
+            that(failure("0 socket(..., SOCK_DGRAM, IPPROTO_UDP) = 3\n+0 bind(3, ..., ...) = 0\n"
+                + "+0...0.3 poll([{fd=3, events=POLLIN, revents=0}], 1, 200) = 0\n").getMessage())
+                .startsWith("t.pkt:3: poll returned 0 at 0.200000 s, before the script's 0.300000 s");
+            that(failure("0 socket(..., SOCK_DGRAM, IPPROTO_UDP) = 3\n+0 getsockopt(3, SOL_SOCKET, SO_ERROR, [0], "
+                + "[4]) = 0\n").getMessage())
+                .startsWith("t.pkt:2: getsockopt SO_ERROR is supported on TCP sockets only");
+        }
+
+        @Test
+        void listenAndAcceptOnAUdpSocketAreNotSupported() {
+            passes("""
+                0     socket(..., SOCK_DGRAM, IPPROTO_UDP) = 3
+                +0    bind(3, ..., ...) = 0
+                +0    listen(3, 1) = -1 EOPNOTSUPP (Operation not supported)
+                +0    accept(3, ..., ...) = -1 EOPNOTSUPP (Operation not supported)
+                +0    < S 0:0(0) win 65535 <mss 1460>
+                +0    > R. 0:0(0) ack 1 win 0
+                """);
+        }
+
+        @Test
+        void aDatagramOfTheWrongLengthFails() {
+            that(failure("""
+                0     socket(..., SOCK_DGRAM, IPPROTO_UDP) = 3
+                +0    connect(3, ..., ...) = 0
+                +0    write(3, ..., 30) = 30
+                +0    > udp (31)
+                """).getMessage()).contains("t.pkt:4: expected 'udp (31)'; Tern sent '").contains(">8080 udp (30)' at "
+                + "0.000000 s: 30 bytes, not 31");
+        }
+
+        @Test
+        void portUnreachableRefusesAConnectedSocket() {
+            passes("""
+                0     socket(..., SOCK_DGRAM, IPPROTO_UDP) = 3
+                +0    connect(3, ..., ...) = 0
+                +0    write(3, ..., 30) = 30
+                +0    > udp (30)
+                +.1   < [udp (30)] icmp unreachable port
+                +0    read(3, ..., 100) = -1 ECONNREFUSED (Connection refused)
+                """);
+        }
+
+        @Test
+        void fragmentationNeededShrinksTheSegmentsOfTheQuotedConnection() {
+            passes(LISTEN + """
+                +0    < S 0:0(0) win 65535 <mss 1460>
+                +0    > S. 0:0(0) ack 1 <mss 1460>
+                +0    < . 1:1(0) ack 1 win 65535
+                +0    accept(3, ..., ...) = 4
+                +0    write(4, ..., 1460) = 1460
+                +0    > P. 1:1461(1460) ack 1
+                +.01  < [1:1461(1460)] icmp unreachable frag_needed mtu 1200
+                +0    > . 1:1161(1160) ack 1
+                +0    > P. 1161:1461(300) ack 1
+                """);
         }
     }
 
