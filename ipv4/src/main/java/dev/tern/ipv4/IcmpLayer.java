@@ -158,11 +158,24 @@ public final class IcmpLayer implements IpProtocolHandler {
         int nextHopMtu = 0;
         if (type == IcmpHeader.DESTINATION_UNREACHABLE && code == IcmpHeader.FRAGMENTATION_NEEDED) {
             nextHopMtu = pathMtuFrom(rx.nextHopMtu(), quoted.totalLength());
-            ipv4.pathMtus().reduce(originalDestination, nextHopMtu, nowNs);
-            pathMtuLearned.incrementRelease();
+            if (quoted.protocol() != IpProtocol.TCP) {
+                // UDP and ICMP keep no state to check the quote against; TCP checks the quoted sequence number
+                // first and calls learnPathMtu only if it is in flight (RFC 5927 §7.3, as Linux's tcp_v4_err).
+                learnPathMtu(originalDestination, nextHopMtu, nowNs);
+            }
         }
         ipv4.deliverError(type, code, nextHopMtu, packet.source(), quoted.source(), originalDestination,
             quoted.protocol(), segment, quotedOffset + headerLength, quotedLength - headerLength, nowNs);
+    }
+
+    /**
+     * Lowers the path MTU to {@code destination} (RFC 1191) after a "fragmentation needed" about it was accepted: at
+     * once for UDP and ICMP, by TCP after it found the quoted segment in flight (a forged or stale error must not
+     * shrink the path for every later connection, RFC 5927 §7.2-7.3). Counted as {@code icmp.rx.path_mtu_updates}.
+     */
+    public void learnPathMtu(int destination, int pathMtu, long nowNs) {
+        ipv4.pathMtus().reduce(destination, pathMtu, nowNs);
+        pathMtuLearned.incrementRelease();
     }
 
     /** RFC 1191 §5/§7: use the router's MTU if given, else the plateau below the datagram's size; never below the floor. */

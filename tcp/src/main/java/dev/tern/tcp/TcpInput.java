@@ -682,6 +682,10 @@ final class TcpInput {
         }
         counters.icmpErrors.incrementRelease();
         if (type == IcmpHeader.DESTINATION_UNREACHABLE && code == IcmpHeader.FRAGMENTATION_NEEDED) {
+            if (nextHopMtu > 0) {
+                // Only now, with the quoted segment found in flight, does the path learn the MTU (RFC 5927 §7.3).
+                layer.ipv4.icmp().learnPathMtu(originalDestination, nextHopMtu, nowNs);
+            }
             final int mss = nextHopMtu - 40;
             if (nextHopMtu > 0 && mss >= 64 && mss < tcb.sndMss(c)) {
                 tcb.sndMss(c, mss);
