@@ -183,7 +183,7 @@ public final class AfPacketLink implements Link {
         final int mtu = interfaceQuery(resources, request, interfaceName, LinuxAbi.SIOCGIFMTU, "ioctl(SIOCGIFMTU)")
             .get(ValueLayout.JAVA_INT, LinuxAbi.IFREQ_UNION_OFFSET);
 
-        final ReceiveRing rx = openReceiveRing(resources, index, options);
+        final ReceiveRing rx = openReceiveRing(resources, index, options, mtu);
         final TxRing tx = openTransmitRing(resources, index, options, mtu);
         final long mac = options.mac() == AfPacketOptions.INTERFACE_MAC ? interfaceMac : options.mac();
         final AfPacketLink link = new AfPacketLink(interfaceName, index, interfaceMac, mac, mtu, options.vnetHeader(), resources, rx, tx);
@@ -215,7 +215,14 @@ public final class AfPacketLink implements Link {
         return (needed + LinuxAbi.TPACKET_ALIGNMENT - 1) & -LinuxAbi.TPACKET_ALIGNMENT;
     }
 
-    private static ReceiveRing openReceiveRing(Resources resources, int index, AfPacketOptions options) {
+    /** The smallest power of two, at least 2048, that holds a frame of {@code mtu} with its ring header and a VLAN tag. */
+    static int frameSlotForMtu(int mtu, boolean vnetHeader) {
+        final int needed = mtu + LinuxAbi.ETH_HLEN + 4 + LinuxAbi.TPACKET2_HDRLEN + 32
+            + (vnetHeader ? LinuxAbi.VIRTIO_NET_HDR_SIZE : 0);
+        return Math.max(2048, Integer.highestOneBit(needed - 1) << 1);
+    }
+
+    private static ReceiveRing openReceiveRing(Resources resources, int index, AfPacketOptions options, int mtu) {
         final int fd = resources.rxFd;
         final boolean frameRing = options.rxFrameSize() != 0;
         setInt(resources, fd, LinuxAbi.PACKET_VERSION, frameRing ? LinuxAbi.TPACKET_V2 : LinuxAbi.TPACKET_V3,
@@ -231,7 +238,9 @@ public final class AfPacketLink implements Link {
         if (frameRing) {
             // tpacket_req: the first four fields of tpacket_req3, without the block timer and the rest.
             final boolean auto = options.rxFrameSize() == AfPacketOptions.RX_FRAME_SIZE_AUTO;
-            final int frameSize = auto ? frameSlotFor(options.vnetHeader()) : options.rxFrameSize();
+            final int frameSize = auto ? frameSlotFor(options.vnetHeader())
+                : options.rxFrameSize() == AfPacketOptions.RX_FRAME_SIZE_MTU
+                ? Math.min(frameSlotForMtu(mtu, options.vnetHeader()), blockSize) : options.rxFrameSize();
             // Auto: four slots to a block (blocks are whole pages); the block count stays as configured.
             final int frameBlockSize = auto ? (4 * frameSize + 4095) & -4096 : blockSize;
             if (frameSize > frameBlockSize) {

@@ -82,9 +82,9 @@ class AfPacketLinkVethTest {
         }
     }
 
-    /** With the V3 block ring (0) and with the V2 frame ring (2048-byte slots). */
-    @ParameterizedTest(name = "receive frame slots {0} (0: block ring)")
-    @ValueSource(ints = {0, 2048})
+    /** With the V3 block ring (0), the V2 frame ring of 2048-byte slots, and of slots sized for the MTU (-2). */
+    @ParameterizedTest(name = "receive frame slots {0} (0: block ring, -2: sized for the MTU)")
+    @ValueSource(ints = {0, 2048, AfPacketOptions.RX_FRAME_SIZE_MTU})
     void kernelPingsTernAndAnswersTernsPingWhenTheLinkSpeaksArpAndIcmpByHand(int rxFrameSize) {
         net = NetnsTesting.harness();
         try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults().rxFrameRing(rxFrameSize))) {

@@ -50,4 +50,19 @@ class AfPacketOptionsTest {
         assertThrows(IllegalArgumentException.class, () -> defaults.rxBlockTimeoutMs(0));
         assertThrows(IllegalArgumentException.class, () -> defaults.txFrameCount(-1));
     }
+
+    @Test
+    void datagramsAreMtuSizedSlotsWithoutTheVnetHeaderInTheThroughputRingsMemory() {
+        final AfPacketOptions datagrams = AfPacketOptions.datagrams();
+        assertEquals(AfPacketOptions.RX_FRAME_SIZE_MTU, datagrams.rxFrameSize());
+        assertEquals(false, datagrams.vnetHeader());
+        final AfPacketOptions throughput = AfPacketOptions.throughput();
+        assertEquals((long) throughput.rxBlockSize() * throughput.rxBlockCount(),
+            (long) datagrams.rxBlockSize() * datagrams.rxBlockCount());
+        // 1500: 2 KiB slots, 128 to a 256 KiB block, 8192 in the ring; 9000: 16 KiB; never below 2 KiB.
+        assertEquals(2048, AfPacketLink.frameSlotForMtu(1500, false));
+        assertEquals(16384, AfPacketLink.frameSlotForMtu(9000, false));
+        assertEquals(2048, AfPacketLink.frameSlotForMtu(576, false));
+        assertEquals(4096, AfPacketLink.frameSlotForMtu(2000, false));
+    }
 }

@@ -123,7 +123,7 @@ final class NcCommand {
      * received goes to stdout whole.
      */
     private int runUdp(NetworkOptions network, boolean listen, int host, int port, int group, long lingerNs) throws IOException {
-        try (Network net = network.open("nc")) {
+        try (Network net = network.forDatagrams().open("nc")) {
             final UdpSocket socket = net.stack.openUdp();
             if (listen) {
                 socket.reuseAddress(true);

@@ -196,6 +196,16 @@ class TernCommandLineTest {
     }
 
     @Test
+    void ncInUdpModeOpensAfPacketWithMtuSizedSlotsForDatagrams() {
+        final NetworkOptions options = NetworkOptions.from(Arguments.parse("nc", new String[] {"--link", "afpacket:eth9",
+            "--ip", "198.18.0.2/24"}, NetworkOptions.VALUE_FLAGS, java.util.Set.of())).forDatagrams();
+        assertEquals(dev.tern.afpacket.AfPacketOptions.datagrams(), options.afpacketOptions());
+        assertEquals(dev.tern.afpacket.AfPacketOptions.RX_FRAME_SIZE_MTU, options.afpacketOptions().rxFrameSize());
+        assertTrue(!options.afpacketOptions().vnetHeader());
+        assertEquals(64, options.afpacketOptions().rxBlockCount());
+    }
+
+    @Test
     void ncOpensAfPacketAsTheVethBenchmarkDoesWithTheVnetHeader() {
         final NetworkOptions options = NetworkOptions.from(Arguments.parse("nc", new String[] {"--link", "afpacket:eth9",
             "--ip", "198.18.0.2/24"}, NetworkOptions.VALUE_FLAGS, java.util.Set.of()));
