@@ -411,6 +411,12 @@ public final class AfPacketLink implements Link {
      * Blocks up to {@code timeoutMs} (0: just check, -1: forever) until {@link #receive} has a frame to hand up.
      * For an idle shard or a test; a busy shard simply polls {@link #receive}. Allocates nothing.
      */
+    @Override
+    public boolean canAwaitFrames() {
+        return true;
+    }
+
+    @Override
     public boolean awaitFrames(int timeoutMs) {
         if (rx.ready()) {
             return true;

@@ -427,6 +427,12 @@ public final class AfXdpLink implements Link {
      * Blocks up to {@code timeoutMs} (0: check, -1: forever) until {@link #receive} has a frame. For an idle shard or
      * a test; allocates nothing.
      */
+    @Override
+    public boolean canAwaitFrames() {
+        return true;
+    }
+
+    @Override
     public boolean awaitFrames(int timeoutMs) {
         if (rx.available(1) > 0) {
             return true;

@@ -1,8 +1,8 @@
 package dev.tern.cli;
 
+import dev.tern.stack.LinkIdleStrategy;
 import dev.tern.stack.TernSocketException;
 import dev.tern.tcp.TcpOptions;
-import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 
 import java.io.PrintStream;
@@ -117,7 +117,7 @@ final class ServeCommand {
                     Thread.currentThread().interrupt();
                 }
             }));
-            final IdleStrategy idle = new BackoffIdleStrategy(1000, 100, 1_000, 100_000);
+            final IdleStrategy idle = new LinkIdleStrategy(net.stack);
             try {
                 while (!stopping) {
                     idle.idle(net.poll());

@@ -44,6 +44,16 @@ public abstract class ForwardingLink implements Link {
     }
 
     @Override
+    public boolean awaitFrames(int timeoutMs) {
+        return link.awaitFrames(timeoutMs);
+    }
+
+    @Override
+    public boolean canAwaitFrames() {
+        return link.canAwaitFrames();
+    }
+
+    @Override
     public boolean shedUnsolicitedSyns(boolean shed) {
         return link.shedUnsolicitedSyns(shed);
     }

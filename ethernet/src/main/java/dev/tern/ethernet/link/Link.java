@@ -79,6 +79,22 @@ public interface Link extends AutoCloseable {
         return false;
     }
 
+    /**
+     * Blocks the calling thread up to {@code timeoutMs} (0: just check) until {@link #receive} has a frame to hand up,
+     * and returns whether it has; a link that cannot wait ({@link #canAwaitFrames()} false: the memory wire) returns
+     * false at once. For a stack's
+     * thread with nothing to do: sleeping in the kernel until a frame comes makes it a sleeper the scheduler wakes at
+     * once, where a polling thread waits for its turn behind everything else that runs.
+     */
+    default boolean awaitFrames(int timeoutMs) {
+        return false;
+    }
+
+    /** Whether {@link #awaitFrames} really waits (a kernel socket to sleep on). */
+    default boolean canAwaitFrames() {
+        return false;
+    }
+
     /** Earliest time ({@code Clock} ns) at which this link will have a frame to receive, or {@link Long#MAX_VALUE} if unknown or none. */
     default long nextArrivalNs() {
         return Long.MAX_VALUE;
