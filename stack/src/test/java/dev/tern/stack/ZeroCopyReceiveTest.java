@@ -1,0 +1,270 @@
+package dev.tern.stack;
+
+import dev.tern.core.net.Ipv4Address;
+import dev.tern.core.testing.Allocations;
+import dev.tern.ethernet.memory.MemoryWire;
+import dev.tern.stack.sim.Simulation;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Zero-copy receive through the socket API: {@link TcpConnection.ReceiveHandler} and {@link UdpSocket.ReceiveHandler}
+ * get the bytes in the frame, the copying calls are refused meanwhile, what a handler declines is offered again in
+ * order, and the counters tell which bytes were copied.
+ */
+class ZeroCopyReceiveTest {
+    private static final long SECOND = 1_000_000_000L;
+    private static final int A = Ipv4Address.parse("198.18.0.1");
+    private static final int B = Ipv4Address.parse("198.18.0.2");
+
+    private static byte[] random(long seed, int length) {
+        final byte[] bytes = new byte[length];
+        new SplittableRandom(seed).nextBytes(bytes);
+        return bytes;
+    }
+
+    private static byte[] bytesOf(MemorySegment data, long offset, int length) {
+        final byte[] bytes = new byte[length];
+        MemorySegment.copy(data, ValueLayout.JAVA_BYTE, offset, bytes, 0, length);
+        return bytes;
+    }
+
+    /** A connected pair: a's client, b's accepted server. */
+    private static TcpConnection[] connect(Simulation sim, NetStack a, NetStack b) throws TernSocketException {
+        final TcpListener listener = b.listen(7, 4);
+        final TcpConnection client = a.connect(B, 7);
+        assertTrue(sim.runUntil(client::isConnected, 5 * SECOND));
+        final TcpConnection[] server = new TcpConnection[1];
+        assertTrue(sim.runUntil(() -> {
+            try {
+                server[0] = server[0] != null ? server[0] : listener.accept();
+            } catch (TernSocketException e) {
+                throw new AssertionError(e);
+            }
+            return server[0] != null;
+        }, 5 * SECOND));
+        return new TcpConnection[] {client, server[0]};
+    }
+
+    private static void writeAll(Simulation sim, TcpConnection connection, byte[] data) throws TernSocketException {
+        int written = 0;
+        while (written < data.length) {
+            written += connection.write(MemorySegment.ofArray(data), written, data.length - written);
+            sim.step();
+        }
+    }
+
+    @Test
+    void aTcpHandlerGetsTheStreamInPlaceAndTheEndOfStreamFollows() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            final TcpConnection[] pair = connect(sim, a, b);
+            final ByteArrayOutputStream taken = new ByteArrayOutputStream();
+            pair[1].receiveHandler((connection, data, offset, length) -> {
+                taken.writeBytes(bytesOf(data, offset, length));
+                return length;
+            });
+            assertThrows(IllegalStateException.class, () -> pair[1].read(MemorySegment.ofArray(new byte[8]), 0, 8));
+            final byte[] data = random(1, 500_000);
+            writeAll(sim, pair[0], data);
+            pair[0].shutdownOutput();
+            assertTrue(sim.runUntil(pair[1]::isEndOfStream, 10 * SECOND));
+            assertArrayEquals(data, taken.toByteArray());
+            assertEquals(data.length, b.counters().value("tcp.rx.zero_copy_bytes"));
+            assertEquals(0, b.counters().value("tcp.rx.copied_bytes"));
+            assertEquals(SelectableSocket.READ, pair[1].readyOps() & SelectableSocket.READ, "end of stream is readable");
+        }
+    }
+
+    @Test
+    void bytesATcpHandlerDeclinedAreOfferedFirstWhenItResumes() throws Exception {
+        try (Simulation sim = new Simulation(MemoryWire.builder().seed(3).loss(0.01).reordering(0.02, 200_000))) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            final TcpConnection[] pair = connect(sim, a, b);
+            final ByteArrayOutputStream taken = new ByteArrayOutputStream();
+            final SplittableRandom random = new SplittableRandom(4);
+            final boolean[] full = {false};
+            pair[1].receiveHandler((connection, data, offset, length) -> {
+                // An application whose output fills up now and then, and takes part of an offer at times.
+                final int n = full[0] ? 0 : random.nextInt(3) == 0 ? random.nextInt(length + 1) : length;
+                taken.writeBytes(bytesOf(data, offset, n));
+                if (n < length) {
+                    full[0] = true;
+                }
+                return n;
+            });
+            final byte[] data = random(5, 400_000);
+            int written = 0;
+            while (written < data.length || taken.size() < data.length) {
+                if (written < data.length) {
+                    written += pair[0].write(MemorySegment.ofArray(data), written, data.length - written);
+                }
+                sim.step();
+                if (full[0] && random.nextInt(4) == 0) {
+                    full[0] = false;
+                    pair[1].resumeReceive();
+                }
+                assertTrue(sim.nowNs() < 120 * SECOND, "stalled at " + taken.size());
+            }
+            assertArrayEquals(data, taken.toByteArray());
+            final long inPlace = b.counters().value("tcp.rx.zero_copy_bytes");
+            final long fromRing = b.counters().value("tcp.rx.handler_ring_bytes");
+            assertEquals(data.length, inPlace + fromRing);
+            assertTrue(inPlace > 0 && fromRing > 0, "both paths: " + inPlace + " in place, " + fromRing + " from the ring");
+        }
+    }
+
+    @Test
+    void aTcpHandlerMayWriteButNotClose() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            final TcpConnection[] pair = connect(sim, a, b);
+            final List<Class<?>> refused = new ArrayList<>();
+            pair[1].receiveHandler((connection, data, offset, length) -> {
+                try {
+                    connection.write(data, offset, length);
+                } catch (TernSocketException e) {
+                    throw new AssertionError(e);
+                }
+                try {
+                    connection.close();
+                } catch (IllegalStateException e) {
+                    refused.add(e.getClass());
+                }
+                return length;
+            });
+            final byte[] hello = "echo me".getBytes();
+            writeAll(sim, pair[0], hello);
+            final MemorySegment buffer = Arena.ofAuto().allocate(64);
+            final int[] got = {0};
+            assertTrue(sim.runUntil(() -> {
+                try {
+                    got[0] += Math.max(0, pair[0].read(buffer, got[0], 64 - got[0]));
+                } catch (TernSocketException e) {
+                    throw new AssertionError(e);
+                }
+                return got[0] == hello.length;
+            }, 5 * SECOND));
+            assertArrayEquals(hello, bytesOf(buffer, 0, hello.length));
+            assertEquals(List.of(IllegalStateException.class), refused);
+            assertTrue(pair[1].isConnected(), "the refused close changed nothing");
+            assertEquals(0, b.counters().value("stack.internal_errors"));
+        }
+    }
+
+    @Test
+    void aUdpHandlerTakesDatagramsInPlaceAndDeclinedOnesWaitInOrder() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            final UdpSocket receiver = b.openUdp();
+            receiver.bind(9000);
+            final UdpSocket sender = a.openUdp();
+            sender.connect(B, 9000);
+            final List<String> taken = new ArrayList<>();
+            final boolean[] open = {true};
+            receiver.receiveHandler((socket, source, sourcePort, data, offset, length) -> {
+                if (!open[0]) {
+                    return false;
+                }
+                assertEquals(A, source);
+                assertEquals(sender.localPort(), sourcePort);
+                taken.add(new String(bytesOf(data, offset, length)));
+                return true;
+            });
+            assertThrows(IllegalStateException.class, () -> receiver.receive(MemorySegment.ofArray(new byte[8]), 0, 8));
+            for (int i = 0; i < 3; i++) {
+                sender.send(MemorySegment.ofArray(("d" + i).getBytes()), 0, 2);
+            }
+            sim.runFor(SECOND / 10);
+            assertEquals(List.of("d0", "d1", "d2"), taken);
+            assertEquals(3, b.counters().value("udp.rx.zero_copy_datagrams"));
+            open[0] = false;
+            for (int i = 3; i < 6; i++) {
+                sender.send(MemorySegment.ofArray(("d" + i).getBytes()), 0, 2);
+            }
+            sim.runFor(SECOND / 10);
+            assertEquals(3, b.counters().value("udp.rx.copied_datagrams"));
+            open[0] = true;
+            receiver.resumeReceive();
+            sim.runFor(SECOND / 10);
+            assertEquals(List.of("d0", "d1", "d2", "d3", "d4", "d5"), taken);
+            assertEquals(3, b.counters().value("udp.rx.handler_ring_datagrams"));
+            // A new datagram after the queue drained goes in place again, after the older ones.
+            sender.send(MemorySegment.ofArray("d6".getBytes()), 0, 2);
+            sim.runFor(SECOND / 10);
+            assertEquals("d6", taken.getLast());
+            assertEquals(4, b.counters().value("udp.rx.zero_copy_datagrams"));
+        }
+    }
+
+    @Test
+    void receivingDatagramsThroughAUdpHandlerAllocatesNothing() throws Exception {
+        try (Simulation sim = new Simulation(); Arena arena = Arena.ofConfined()) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            final UdpSocket receiver = b.openUdp();
+            receiver.bind(9000);
+            final UdpSocket sender = a.openUdp();
+            sender.connect(B, 9000);
+            final MemorySegment message = arena.allocate(200);
+            final CountingHandler handler = new CountingHandler();
+            receiver.receiveHandler(handler);
+            final Runnable exchange = () -> {
+                try {
+                    sender.send(message, 0, 200);
+                    a.poll(sim.nowNs());
+                    b.poll(sim.nowNs());
+                    if (handler.taken % 5 == 4) {
+                        receiver.resumeReceive();
+                    }
+                } catch (TernSocketException e) {
+                    throw new IllegalStateException(e);
+                }
+            };
+            for (int i = 0; i < 10; i++) {
+                exchange.run();
+                sim.runFor(SECOND / 100); // ARP first
+            }
+            final long bytes = Allocations.measure(200_000, 1_000_000, exchange);
+            assertEquals(0, bytes, "bytes allocated receiving 1M datagrams through a handler");
+            assertTrue(handler.taken > 1_000_000);
+            assertTrue(b.counters().value("udp.rx.handler_ring_datagrams") > 0, "the queue path ran too");
+            assertFalse(b.counters().value("udp.rx.zero_copy_datagrams") == 0);
+        }
+    }
+
+    /** Takes every datagram but declines every seventh offer, so the queue and the resume path run too. */
+    private static final class CountingHandler implements UdpSocket.ReceiveHandler {
+        long taken;
+        private long offers;
+        long bytes;
+
+        @Override
+        public boolean onDatagram(UdpSocket socket, int sourceAddress, int sourcePort, MemorySegment data, long offset,
+                                  int length) {
+            if (++offers % 7 == 0) {
+                return false;
+            }
+            bytes += data.get(ValueLayout.JAVA_BYTE, offset);
+            taken++;
+            return true;
+        }
+    }
+}
