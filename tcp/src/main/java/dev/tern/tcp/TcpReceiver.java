@@ -26,6 +26,8 @@ import static dev.tern.tcp.TcpControlBlocks.T_DELAYED_ACK;
  *   <li>SACK blocks, RFC 2018 §4 (most recent first) and RFC 2883 (a D-SACK first): {@link #sackBlocks}.</li>
  *   <li>The window, RFC 9293 §3.8.6.2.2 (receiver silly window avoidance) and RFC 7323 §2.3:
  *       {@link #receiveWindow}, {@link #onAckSent}, {@link #consumed}.</li>
+ *   <li>Zero-copy receive (not an RFC matter; docs/DESIGN.md "Zero-copy receive"): in-order text offered in place to
+ *       the owner's {@link TcpReceiveHandler}, the ring as fallback, order kept: {@link #storeData}.</li>
  * </ul>
  *
  * <p>Owned by the shard thread; not thread-safe.
