@@ -188,8 +188,9 @@ class TcpInteropTest extends VethRigTest {
         final long inPlace = rig.counter("tcp.rx.zero_copy_bytes");
         final long fromRing = rig.counter("tcp.rx.handler_ring_bytes");
         System.out.printf("%s, %s: kernel -> Tern's handler %d bytes in %.2f s, %.2f Gbit/s; %d in place, %d from the "
-                + "ring, %d copied into it%n", setup, threading, taken[0], nanos / 1e9, taken[0] * 8.0 / nanos, inPlace,
-            fromRing, rig.counter("tcp.rx.copied_bytes"));
+                + "ring, %d copied into it; %d segments out of order, %d frames the kernel dropped (ring full)%n", setup,
+            threading, taken[0], nanos / 1e9, taken[0] * 8.0 / nanos, inPlace, fromRing, rig.counter("tcp.rx.copied_bytes"),
+            rig.counter("tcp.rx.out_of_order"), rig.counter("link.rx.kernel_drops"));
         assertEquals("sent " + BULK + " " + java.util.HexFormat.of().formatHex(digest.digest()),
             KernelPeer.line(source.stdout(), "sent"),
             "the handler took every byte the kernel sent, in order: " + source.stdout() + source.stderr());
