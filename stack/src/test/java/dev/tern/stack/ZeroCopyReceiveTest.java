@@ -4,6 +4,8 @@ import dev.tern.core.net.Ipv4Address;
 import dev.tern.core.testing.Allocations;
 import dev.tern.ethernet.memory.MemoryWire;
 import dev.tern.stack.sim.Simulation;
+import dev.tern.udp.UdpConfig;
+import dev.tern.udp.wire.UdpHeader;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
@@ -19,6 +21,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.quicktheories.QuickTheory.qt;
+import static org.quicktheories.generators.SourceDSL.integers;
+import static org.quicktheories.generators.SourceDSL.longs;
 
 /**
  * Zero-copy receive through the socket API: {@link TcpConnection.ReceiveHandler} and {@link UdpSocket.ReceiveHandler}
@@ -212,6 +217,105 @@ class ZeroCopyReceiveTest {
             assertEquals("d6", taken.getLast());
             assertEquals(4, b.counters().value("udp.rx.zero_copy_datagrams"));
         }
+    }
+
+    /**
+     * UDP through a handler that declines at random and resumes at random, over a lossy wire that keeps order: the
+     * handler gets each datagram that arrived exactly once, intact, in the order sent, whether in place or from the
+     * queue (sizes up to 3000 bytes, so queued records wrap around the ring's end and are joined for the handler).
+     */
+    @Test
+    void aUdpHandlerGetsEveryArrivedDatagramOnceInOrderWhateverItDeclines() {
+        qt().withExamples(30).withShrinkCycles(5).forAll(longs().all(), integers().between(1, 1500))
+            .checkAssert((seed, count) -> udpThroughAHandler(seed, count));
+    }
+
+    /** One case of the property above, long enough that queued datagrams wrap around the 128 KiB ring's end. */
+    @Test
+    void aQueuedDatagramAcrossTheRingsEndReachesTheHandlerWhole() {
+        assertTrue(udpThroughAHandler(11, 1500)[2] > 0, "a datagram was joined across the ring's end");
+    }
+
+    private static byte[] datagram(int sequence, int length) {
+        final byte[] bytes = random(sequence, Math.max(4, length));
+        bytes[0] = (byte) (sequence >>> 24);
+        bytes[1] = (byte) (sequence >>> 16);
+        bytes[2] = (byte) (sequence >>> 8);
+        bytes[3] = (byte) sequence;
+        return bytes;
+    }
+
+    /** Returns how many datagrams the handler took in place, from the ring, and joined across the ring's end. */
+    private static int[] udpThroughAHandler(long seed, int count) {
+        try {
+            return udpThroughAHandlerOrThrow(seed, count);
+        } catch (TernSocketException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private static int[] udpThroughAHandlerOrThrow(long seed, int count) throws TernSocketException {
+        final SplittableRandom random = new SplittableRandom(seed);
+        final int ring = 128 * 1024;
+        final int[] kinds = new int[3];
+        try (Simulation sim = new Simulation(MemoryWire.builder().seed(seed).loss(random.nextDouble() * 0.05))) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24",
+                builder -> builder.udp(new UdpConfig(64, ring, 128 * 1024, 32768, 60999)));
+            final UdpSocket receiver = b.openUdp();
+            receiver.bind(9000);
+            final UdpSocket sender = a.openUdp();
+            sender.connect(B, 9000);
+            final List<Integer> taken = new ArrayList<>();
+            final boolean[] open = {true};
+            final SplittableRandom handlerRandom = random.split();
+            receiver.receiveHandler((socket, source, sourcePort, data, offset, length) -> {
+                if (!open[0] || handlerRandom.nextInt(4) == 0) {
+                    return false;
+                }
+                final int sequence = data.get(ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN), offset);
+                assertArrayEquals(datagram(sequence, length), bytesOf(data, offset, length), "datagram " + sequence);
+                taken.add(sequence);
+                // Where the view lies: the ring's memory, the joining buffer (64 KiB and a little), or a frame.
+                kinds[data.byteSize() == ring ? 1 : data.byteSize() == UdpHeader.MAX_PAYLOAD + 8 ? 2 : 0]++;
+                return true;
+            });
+            for (int i = 0; i < count; i++) {
+                final byte[] bytes = datagram(i, random.nextInt(3001));
+                while (!sender.send(MemorySegment.ofArray(bytes), 0, bytes.length)) {
+                    sim.step();
+                }
+                if (random.nextInt(3) == 0) {
+                    sim.step();
+                }
+                if (random.nextInt(10) == 0) {
+                    open[0] = !open[0];
+                }
+                if (random.nextInt(5) == 0) {
+                    receiver.resumeReceive();
+                }
+            }
+            sim.runFor(SECOND / 10);
+            open[0] = true;
+            // Take everything left: resume until the queue is empty (the handler still declines one in four).
+            for (int i = 0; i < 1000 && taken.size() < b.counters().value("udp.rx.datagrams")
+                - b.counters().value("udp.drop.receive_queue_full"); i++) {
+                receiver.resumeReceive();
+                sim.step();
+            }
+            final String scenario = "seed " + seed + ", " + count + " datagrams, taken " + taken.size();
+            for (int i = 1; i < taken.size(); i++) {
+                assertTrue(taken.get(i) > taken.get(i - 1), "in order, once each: " + scenario + " " + taken);
+            }
+            final long arrived = b.counters().value("udp.rx.datagrams");
+            final long dropped = b.counters().value("udp.drop.receive_queue_full");
+            assertEquals(arrived - dropped, taken.size(), scenario);
+            assertEquals(taken.size(), b.counters().value("udp.rx.zero_copy_datagrams")
+                + b.counters().value("udp.rx.handler_ring_datagrams"), scenario);
+            assertEquals(0, b.counters().value("udp.rx.handler_errors") + b.counters().value("stack.internal_errors"));
+            assertEquals(b.counters().value("udp.rx.zero_copy_datagrams"), kinds[0], scenario);
+        }
+        return kinds;
     }
 
     @Test
