@@ -5,6 +5,8 @@ import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.link.TxFrame;
 import dev.tern.ethernet.memory.MemoryWire;
 import dev.tern.tcp.testing.App;
+import dev.tern.tcp.testing.Seg;
+import dev.tern.tcp.testing.TcpHarness;
 import dev.tern.tcp.testing.TcpNetwork;
 import dev.tern.tcp.testing.TestStack;
 import org.junit.jupiter.api.Nested;
@@ -210,6 +212,73 @@ class ZeroCopyReceiveTest {
                 assertEquals("ok", pair.client.received.toString());
                 assertEquals("hello", pair.receiver.taken.toString());
                 assertEquals(0, pair.counter("tcp.rx.handler_errors"));
+            }
+        }
+    }
+
+    /** The windows the ACKs carry, segment by segment (a 4096-byte buffer, segments of 1000 bytes). */
+    @Nested
+    class OnTheWire {
+        private static final int L = TcpHarness.LOCAL_ISS + 1;
+        private static final int R = TcpHarness.REMOTE_ISS + 1;
+
+        private TcpHarness harness() {
+            return TcpHarness.activeOpen(TcpHarness.config().build(), TcpOptions.DEFAULT.withBuffers(0, 4096),
+                Seg.SYN_ACK.mss(1000));
+        }
+
+        /**
+         * Taken bytes count as read before the ACK goes: the ring stays empty, and only receiver silly window
+         * avoidance (RFC 9293 §3.8.6.2.2: the right edge moves by min(buffer / 2, MSS) or more, here 1460) keeps the
+         * first and third ACKs at 3096; the second and fourth offer the whole buffer again. Bytes left unread would
+         * give 3096, 2096, 1096, 96 (next test).
+         */
+        @Test
+        void theAcksOfferTheWholeBufferAgainAsIfEveryByteWasReadAtOnce() {
+            final int[] windows = {3096, 4096, 3096, 4096};
+            try (TcpHarness h = harness()) {
+                final ByteArrayOutputStream taken = new ByteArrayOutputStream();
+                h.tcp.receiveHandler(h.conn, (c, data, offset, length) -> {
+                    taken.writeBytes(data.asSlice(offset, length).toArray(ValueLayout.JAVA_BYTE));
+                    return length;
+                }, h.now());
+                for (int i = 1; i <= 4; i++) {
+                    h.send(Seg.ACK.seq(R + 1000 * (i - 1)).ack(L).payload(TcpHarness.bytes(1000)));
+                    h.expect(Seg.ACK.seq(L).ack(R + 1000 * i).window(windows[i - 1]));
+                }
+                assertEquals(4000, taken.size());
+                assertEquals(4000, h.counter("tcp.rx.zero_copy_bytes"));
+                assertEquals(0, h.counter("tcp.rx.copied_bytes"));
+            }
+        }
+
+        @Test
+        void bytesTheHandlerLeftCloseTheWindowAndTakingThemOpensItWithAnUpdate() {
+            try (TcpHarness h = harness()) {
+                final boolean[] open = {false};
+                final ByteArrayOutputStream taken = new ByteArrayOutputStream();
+                h.tcp.receiveHandler(h.conn, (c, data, offset, length) -> {
+                    if (!open[0]) {
+                        return 0;
+                    }
+                    taken.writeBytes(data.asSlice(offset, length).toArray(ValueLayout.JAVA_BYTE));
+                    return length;
+                }, h.now());
+                final int[] windows = {3096, 2096, 1096, 96};
+                for (int i = 1; i <= 4; i++) {
+                    h.send(Seg.ACK.seq(R + 1000 * (i - 1)).ack(L).payload(TcpHarness.bytes(1000)));
+                    h.expect(Seg.ACK.seq(L).ack(R + 1000 * i).window(windows[i - 1]));
+                }
+                open[0] = true;
+                h.tcp.deliverReceived(h.conn, h.now());
+                h.poll();
+                h.expect(Seg.ACK.seq(L).ack(R + 4000).window(4096));
+                assertEquals(1, h.counter("tcp.tx.window_updates"));
+                final byte[] expected = new byte[4000];
+                for (int i = 0; i < 4; i++) {
+                    System.arraycopy(TcpHarness.bytes(1000), 0, expected, 1000 * i, 1000);
+                }
+                assertArrayEquals(expected, taken.toByteArray());
             }
         }
     }
