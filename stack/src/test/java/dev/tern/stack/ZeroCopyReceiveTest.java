@@ -354,6 +354,65 @@ class ZeroCopyReceiveTest {
         }
     }
 
+    /**
+     * The socket API's TCP handler path allocates nothing per segment either: a bulk transfer between two stacks on the
+     * memory wire, driven from this thread, the server taking every byte through a {@link TcpConnection.ReceiveHandler}
+     * (all but every fifth offer whole, so {@code resumeReceive} and the ring run too).
+     */
+    @Test
+    void receivingTcpThroughAHandlerAllocatesNothingPerSegment() throws Exception {
+        try (Simulation sim = new Simulation(); Arena arena = Arena.ofConfined()) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            final TcpConnection[] pair = connect(sim, a, b);
+            final MemorySegment data = arena.allocate(1 << 16);
+            final StreamHandler handler = new StreamHandler(arena.allocate(1 << 16));
+            pair[1].receiveHandler(handler);
+            final long[] rounds = {0};
+            final Runnable round = () -> {
+                rounds[0]++;
+                try {
+                    pair[0].write(data, 0, (int) data.byteSize());
+                } catch (TernSocketException e) {
+                    throw new IllegalStateException(e);
+                }
+                for (int i = 0; i < 4; i++) {
+                    a.poll(sim.nowNs());
+                    b.poll(sim.nowNs());
+                }
+                pair[1].resumeReceive();
+            };
+            final long segmentsBefore = b.counters().value("tcp.rx.segments");
+            final long allocated = dev.tern.core.testing.Allocations.measure(20_000, 40_000, round);
+            final long segments = b.counters().value("tcp.rx.segments") - segmentsBefore;
+            System.out.printf("tcp through a handler: %d segments, %d bytes taken, %d allocated while measuring%n",
+                segments, handler.taken, allocated);
+            assertEquals(0, allocated, "bytes allocated over the measured rounds");
+            assertTrue(segments * (rounds[0] - 20_000) / rounds[0] >= 1_000_000, "measured over 1M segments: " + segments
+                + " in " + rounds[0] + " rounds, the first 20,000 of them warm-up");
+            assertTrue(b.counters().value("tcp.rx.handler_ring_bytes") > 0, "the ring path ran too");
+        }
+    }
+
+    /** Copies what it takes into one buffer; takes half of every fifth offer. */
+    private static final class StreamHandler implements TcpConnection.ReceiveHandler {
+        private final MemorySegment sink;
+        private long offers;
+        long taken;
+
+        StreamHandler(MemorySegment sink) {
+            this.sink = sink;
+        }
+
+        @Override
+        public int onReceive(TcpConnection connection, MemorySegment data, long offset, int length) {
+            final int n = ++offers % 5 == 0 ? (length + 1) / 2 : length;
+            MemorySegment.copy(data, offset, sink, 0, Math.min(n, (int) sink.byteSize()));
+            taken += n;
+            return n;
+        }
+    }
+
     /** Takes every datagram but declines every seventh offer, so the queue and the resume path run too. */
     private static final class CountingHandler implements UdpSocket.ReceiveHandler {
         long taken;
