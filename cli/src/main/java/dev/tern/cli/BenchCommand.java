@@ -85,18 +85,27 @@ final class BenchCommand {
         results.put("tcp_rr_p99_us_kernel", round(tcpKernel.p99Micros(), 2));
         results.put("tcp_rr_p50_ratio", round(tcpKernel.p50Micros() / tcpTern.p50Micros(), 2));
         final double bulk = TcpBench.ternBulk(65535, seconds);
+        final double bulkZeroCopy = TcpBench.ternBulk(65535, seconds, true);
         final double bulk1500 = TcpBench.ternBulk(1500, seconds);
+        final double bulk1500ZeroCopy = TcpBench.ternBulk(1500, seconds, true);
         final double bulkKernel = TcpBench.kernelBulk(seconds);
         results.put("tcp_bulk_gbps", round(bulk, 2));
         results.put("tcp_bulk_gbps_kernel", round(bulkKernel, 2));
         results.put("tcp_bulk_gbps_mtu1500", round(bulk1500, 2));
         results.put("tcp_bulk_ratio", round(bulk / bulkKernel, 2));
+        results.put("tcp_bulk_gbps_zero_copy", round(bulkZeroCopy, 2));
+        results.put("tcp_bulk_gbps_mtu1500_zero_copy", round(bulk1500ZeroCopy, 2));
+        results.put("tcp_bulk_zero_copy_ratio", round(bulkZeroCopy / bulk, 2));
+        results.put("tcp_bulk_zero_copy_ratio_mtu1500", round(bulk1500ZeroCopy / bulk1500, 2));
         if (!json) {
             out.printf("TCP 64 B round trip: tern p50 %.2f us, p99 %.2f us (%d); kernel loopback p50 %.2f us, p99 %.2f us (%d):"
                     + " tern %.2fx lower at p50%n", tcpTern.p50Micros(), tcpTern.p99Micros(), tcpTern.count(),
                 tcpKernel.p50Micros(), tcpKernel.p99Micros(), tcpKernel.count(), tcpKernel.p50Micros() / tcpTern.p50Micros());
             out.printf("TCP bulk, one stream: tern %.2f Gbit/s at MTU 65535, %.2f Gbit/s at MTU 1500; kernel loopback %.2f"
                 + " Gbit/s: %.2fx%n", bulk, bulk1500, bulkKernel, bulk / bulkKernel);
+            out.printf("TCP bulk, receiving through a receive handler (zero-copy): %.2f Gbit/s at MTU 65535 (%.2fx the"
+                + " read), %.2f Gbit/s at MTU 1500 (%.2fx)%n", bulkZeroCopy, bulkZeroCopy / bulk, bulk1500ZeroCopy,
+                bulk1500ZeroCopy / bulk1500);
             out.printf("TCP bytes allocated per segment (client thread, round trips): %.3f%n",
                 tcpTern.allocatedBytesPerSegment());
         }

@@ -16,6 +16,7 @@ import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
 import java.nio.channels.ReadableByteChannel;
@@ -42,8 +43,9 @@ import java.util.Set;
  * <p>As fast as the stack: the link is opened as the veth benchmark opens it (see {@link NetworkOptions}: the vnet
  * header, so TCP hands the kernel 64 KiB segments to cut or pass to the NIC whole), a TCP connection gets 4 MiB
  * buffers each way (as the benchmark's), and stdin and stdout move in 256 KiB blocks through reusable direct
- * buffers on threads of their own ({@link StreamPump}): the stack's thread copies a block into the send ring, or the
- * receive ring into a block, and never waits on the terminal or the pipe.
+ * buffers on threads of their own ({@link StreamPump}): the stack's thread copies a block into the send ring, and
+ * received TCP bytes straight from the link's frames into a block (zero-copy receive, {@link StdoutSink}: the receive
+ * ring holds only what arrives while every block waits for stdout), and never waits on the terminal or the pipe.
  */
 final class NcCommand {
     static final String USAGE = "nc [-u] [-l] [--join GROUP] [-w SECONDS] " + TcpCommandOptions.USAGE + " "
@@ -233,7 +235,7 @@ final class NcCommand {
             Runtime.getRuntime().addShutdownHook(new Thread(() -> interrupted = true));
             final IdleStrategy idle = idleStrategy();
             StreamPump input = null; // stdin is read once connected, as OpenBSD nc does
-            StreamPump.Block receiving = null;
+            final StdoutSink receiving = new StdoutSink(output);
             boolean outputShut = false;
             boolean peerClosed = false;
             int status = 0;
@@ -268,6 +270,7 @@ final class NcCommand {
                     if (input == null) {
                         input = StreamPump.reading(standardInput(), TCP_BLOCK, TCP_BLOCKS, "tern-nc-stdin");
                         lastActivityNs = System.nanoTime();
+                        connection.receiveHandler(receiving);
                     }
                     int moved = 0;
                     if (!outputShut) {
@@ -277,26 +280,17 @@ final class NcCommand {
                             outputShut = true;
                         }
                     }
-                    while ((receiving = receiving != null ? receiving : output.claim()) != null) {
-                        final ByteBuffer b = receiving.buffer;
-                        final int n = connection.read(receiving.segment, b.position(), b.remaining());
-                        if (n > 0) {
-                            b.position(b.position() + n);
-                            moved++;
-                            if (!b.hasRemaining()) {
-                                output.submit(receiving);
-                                receiving = null;
-                            }
-                            continue;
-                        }
-                        if (b.position() > 0) {
-                            output.submit(receiving); // nothing more now: hand over what came, at once
-                            receiving = null;
-                        }
-                        // The peer closed its side and everything it sent was read: we are done, as OpenBSD nc with -N.
-                        peerClosed = n < 0;
-                        break;
+                    if (receiving.stalled) {
+                        // Every block was waiting for stdout: offer what the ring kept once one may be free.
+                        receiving.stalled = false;
+                        connection.resumeReceive();
                     }
+                    if (receiving.takeMoved()) {
+                        moved++;
+                    }
+                    receiving.handOver(); // nothing more now: hand over what came, at once
+                    // The peer closed its side and everything it sent was taken: we are done, as OpenBSD nc with -N.
+                    peerClosed = connection.isEndOfStream();
                     if (output.failure() != null) {
                         err.println("tern: nc: standard output: " + output.failure().getMessage());
                         status = 1;
@@ -317,9 +311,7 @@ final class NcCommand {
                 err.println("tern: nc: " + e.getMessage());
                 status = 1;
             } finally {
-                if (receiving != null && receiving.buffer.position() > 0) {
-                    output.submit(receiving);
-                }
+                receiving.handOver();
                 if (connection != null) {
                     traces.detach(connection);
                     connection.close();
@@ -330,6 +322,61 @@ final class NcCommand {
                 finish(output);
             }
             return status;
+        }
+    }
+
+    /**
+     * The connection's receive handler (zero-copy receive): copies the bytes the stack offers, in the link's frame,
+     * into output blocks, so each received byte is copied once in Java (frame to block) instead of twice (frame to the
+     * receive ring, ring to block). With every block waiting for stdout it takes what fits and marks itself
+     * {@link #stalled}; the stack keeps the rest in the ring and offers it again, first, on
+     * {@link TcpConnection#resumeReceive()}. Runs on the command's thread, which owns the stack.
+     */
+    private static final class StdoutSink implements TcpConnection.ReceiveHandler {
+        private final StreamPump output;
+        private StreamPump.Block block;
+        private boolean moved;
+        boolean stalled;
+
+        StdoutSink(StreamPump output) {
+            this.output = output;
+        }
+
+        @Override
+        public int onReceive(TcpConnection connection, MemorySegment data, long offset, int length) {
+            int done = 0;
+            while (done < length) {
+                if (block == null && (block = output.claim()) == null) {
+                    stalled = true;
+                    break;
+                }
+                final ByteBuffer b = block.buffer;
+                final int n = Math.min(length - done, b.remaining());
+                MemorySegment.copy(data, offset + done, block.segment, b.position(), n);
+                b.position(b.position() + n);
+                done += n;
+                if (!b.hasRemaining()) {
+                    output.submit(block);
+                    block = null;
+                }
+            }
+            moved |= done > 0;
+            return done;
+        }
+
+        /** Whether bytes were taken since the last call. */
+        boolean takeMoved() {
+            final boolean result = moved;
+            moved = false;
+            return result;
+        }
+
+        /** Submits the block being filled, if it holds anything. */
+        void handOver() {
+            if (block != null && block.buffer.position() > 0) {
+                output.submit(block);
+                block = null;
+            }
         }
     }
 

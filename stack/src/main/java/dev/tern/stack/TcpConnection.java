@@ -7,6 +7,7 @@ import dev.tern.tcp.TcpError;
 import dev.tern.tcp.TcpInfo;
 import dev.tern.tcp.TcpLayer;
 import dev.tern.tcp.TcpOptions;
+import dev.tern.tcp.TcpReceiveHandler;
 import dev.tern.tcp.TcpState;
 import dev.tern.tcp.TcpTrace;
 
@@ -30,11 +31,17 @@ import java.lang.invoke.VarHandle;
  * {@link #shutdownOutput()} half-closes, {@link #close()} closes gracefully (or resets if unread data is left, as
  * Linux does), {@link #abort()} resets. The blocking forms wait with a timeout; {@link #inputStream()} and
  * {@link #outputStream()} wrap them for code that wants streams.
+ *
+ * <p>Zero-copy receive: with a {@link ReceiveHandler} set ({@link #receiveHandler}), received bytes go to the handler
+ * on the stack's thread instead, in place in the link's frame when the handler keeps up; what it leaves waits in the
+ * receive ring and is offered again, first, when more arrives or the application calls {@link #resumeReceive()}.
+ * {@link #read} is then refused: the handler is the ring's only reader. See docs/DESIGN.md, "Zero-copy receive".
  */
 public final class TcpConnection extends SelectableSocket implements AutoCloseable {
     private static final VarHandle NOTICES;
     private static final int NOTICE_SENDABLE = 1;
     private static final int NOTICE_CONSUMED = 2;
+    private static final int NOTICE_DELIVER = 4;
 
     static {
         try {
@@ -57,6 +64,25 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
     private volatile boolean closed;
     @SuppressWarnings("unused") // through NOTICES
     private volatile int notices;
+    private volatile ReceiveHandler receiveHandler;
+    /** The TCP layer's view of {@link #receiveHandler}: made once, when a handler is first set. */
+    private TcpReceiveHandler inPlace;
+    /** Stack thread: true while the application's handler runs. */
+    private boolean inReceiveHandler;
+
+    /**
+     * Takes received bytes where they lie (zero-copy receive), on the stack's thread, in the middle of segment input.
+     * The view {@code [offset, offset + length)} of {@code data} is valid until the call returns (it is the link's
+     * frame, or the receive ring). Returns how many of the bytes it took, from the first; the rest is offered again,
+     * before anything newer. Inside, the handler may {@link #write} (the data leaves at the stack's next turn); it must
+     * not close, abort, shut down or read the connection, nor change its handler (each throws
+     * {@link IllegalStateException}, and an exception out of the handler is counted as {@code tcp.rx.handler_errors}
+     * and taken as taking nothing). It must not block and should not allocate.
+     */
+    @FunctionalInterface
+    public interface ReceiveHandler {
+        int onReceive(TcpConnection connection, MemorySegment data, long offset, int length);
+    }
 
     /** Stack thread: wraps a handle the TCP layer gave (connect or accept). */
     TcpConnection(NetStack stack, int handle, boolean established) {
@@ -155,6 +181,9 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
         if (closed) {
             throw new TernSocketException(SocketError.NOT_CONNECTED, "tcp read after close");
         }
+        if (receiveHandler != null) {
+            throw new IllegalStateException("tcp read with a receive handler set: the handler gets the data");
+        }
         final int count = receiveRing.read(destination, offset, capacity);
         if (count > 0) {
             notice(NOTICE_CONSUMED);
@@ -180,9 +209,63 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
         return count;
     }
 
-    /** Bytes waiting to be read. */
+    /** Bytes waiting to be read (with a receive handler: bytes it left, waiting to be offered again). */
     public int available() {
         return closed ? 0 : receiveRing.available();
+    }
+
+    // ------------------------------------------------------------------------------------------ zero-copy receive
+
+    /**
+     * Sets the connection's {@link ReceiveHandler} (null removes it: {@link #read} works again). Bytes already waiting
+     * are offered to it at once, on the stack's thread, before this returns. Use from the thread that reads.
+     */
+    public void receiveHandler(ReceiveHandler handler) throws TernSocketException {
+        refuseInsideHandler("change the receive handler");
+        if (closed) {
+            throw new TernSocketException(SocketError.NOT_CONNECTED, "tcp receive handler after close");
+        }
+        check(stack.call(() -> {
+            if (inPlace == null) {
+                inPlace = this::deliverInPlace;
+            }
+            receiveHandler = handler;
+            return tcp.receiveHandler(handle, handler == null ? null : inPlace, stack.clock().nanoTime());
+        }), "tcp receive handler");
+    }
+
+    /**
+     * Any thread: the handler can take more. The stack offers it what it left (at once on the stack's thread, else at
+     * its next turn) and advertises the window that opens. Nothing happens without a handler.
+     */
+    public void resumeReceive() {
+        if (receiveHandler != null && !closed) {
+            notice(NOTICE_DELIVER);
+        }
+    }
+
+    /** True once the peer closed its side and every byte before its FIN was read or taken by the handler. */
+    public boolean isEndOfStream() {
+        return endOfStream && receiveRing.available() == 0;
+    }
+
+    private int deliverInPlace(int connection, MemorySegment data, long offset, int length) {
+        final ReceiveHandler handler = receiveHandler;
+        if (handler == null) {
+            return 0;
+        }
+        inReceiveHandler = true;
+        try {
+            return handler.onReceive(this, data, offset, length);
+        } finally {
+            inReceiveHandler = false;
+        }
+    }
+
+    private void refuseInsideHandler(String what) {
+        if (inReceiveHandler && stack.isOwnerThread()) {
+            throw new IllegalStateException("cannot " + what + " from inside a receive handler: return first");
+        }
     }
 
     /** Room in the send ring: a {@link #write} of this many bytes fits now. */
@@ -199,6 +282,7 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
 
     /** Half-close: a FIN follows the data written so far (shutdown(SHUT_WR)); reading goes on. */
     public void shutdownOutput() {
+        refuseInsideHandler("shut the connection down");
         if (outputShut || closed) {
             return;
         }
@@ -222,6 +306,7 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
     }
 
     private void release(boolean abort) {
+        refuseInsideHandler(abort ? "abort the connection" : "close the connection");
         if (closed) {
             return;
         }
@@ -322,7 +407,7 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
             return 0;
         }
         int ops = 0;
-        if (receiveRing.available() > 0 || endOfStream) {
+        if (receiveHandler == null ? receiveRing.available() > 0 || endOfStream : isEndOfStream()) {
             ops |= READ;
         }
         if (established && !ended && !outputShut && sendRing.freeSpace() > 0) {
@@ -358,7 +443,7 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
     private void notice(int kind) {
         final int before = (int) NOTICES.getAndBitwiseOr(this, kind);
         if (before == 0) {
-            if (stack.isOwnerThread()) {
+            if (stack.isOwnerThread() && !inReceiveHandler) {
                 applyNotices(stack.clock().nanoTime());
             } else {
                 sockets.notice(this);
@@ -377,6 +462,9 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
         }
         if ((kinds & NOTICE_CONSUMED) != 0) {
             tcp.consumed(handle, nowNs);
+        }
+        if ((kinds & NOTICE_DELIVER) != 0) {
+            tcp.deliverReceived(handle, nowNs);
         }
     }
 

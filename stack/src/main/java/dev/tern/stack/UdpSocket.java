@@ -7,6 +7,7 @@ import dev.tern.igmp.IgmpLayer;
 import dev.tern.udp.DatagramRecords;
 import dev.tern.udp.UdpEvents;
 import dev.tern.udp.UdpLayer;
+import dev.tern.udp.UdpReceiveHandler;
 import dev.tern.udp.wire.UdpHeader;
 
 import java.lang.foreign.MemorySegment;
@@ -26,6 +27,11 @@ import java.lang.invoke.VarHandle;
  *
  * <p>Errors reported by the network (ICMP port unreachable to a connected socket, a datagram the stack could not
  * send) are thrown by the next call, as on Linux, as a {@link TernSocketException} subclass.
+ *
+ * <p>Zero-copy receive: with a {@link ReceiveHandler} set ({@link #receiveHandler}), each datagram goes to the handler
+ * on the stack's thread, in place in the link's frame when nothing older is queued; one it declines is queued and
+ * offered again, first, before the next datagram or when the application calls {@link #resumeReceive()}.
+ * {@link #receive} is then refused. See docs/DESIGN.md, "Zero-copy receive".
  */
 public final class UdpSocket extends SelectableSocket implements UdpEvents, AutoCloseable {
     private static final VarHandle OUTPUT_QUEUED;
@@ -55,6 +61,26 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
     private int lastSourcePort;
     private int lastKind;
     private int lastLength;
+    private volatile ReceiveHandler receiveHandler;
+    /** The UDP layer's view of {@link #receiveHandler}: made once, when a handler is first set. */
+    private UdpReceiveHandler inPlace;
+    /** Stack thread: true while the application's handler runs. */
+    private boolean inReceiveHandler;
+    private volatile boolean resumeRequested;
+
+    /**
+     * Takes one received datagram where it lies (zero-copy receive), on the stack's thread, in the middle of input.
+     * The view {@code [offset, offset + length)} of {@code data} is valid until the call returns. Returns true when it
+     * took the datagram, false to have it queued and offered again later, before newer ones. Inside, the handler may
+     * send; it must not close the socket, receive from it or change its handler (each throws
+     * {@link IllegalStateException}; an exception out of the handler is counted as {@code udp.rx.handler_errors} and
+     * the datagram queued). It must not block and should not allocate.
+     */
+    @FunctionalInterface
+    public interface ReceiveHandler {
+        boolean onDatagram(UdpSocket socket, int sourceAddress, int sourcePort, MemorySegment data, long offset,
+                           int length);
+    }
 
     /** Runs on the stack thread: opens the protocol socket with this object as its event sink. */
     private UdpSocket(NetStack stack) {
@@ -232,6 +258,9 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
      * {@link #lastSourceAddress()} and {@link #lastSourcePort()}.
      */
     public int receive(MemorySegment destination, long offset, int capacity) throws TernSocketException {
+        if (receiveHandler != null) {
+            throw new IllegalStateException("udp receive with a receive handler set: the handler gets the datagrams");
+        }
         if (!records.peek(receiveRing)) {
             throwPendingError("udp receive");
             return -1;
@@ -265,6 +294,52 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
         return length;
     }
 
+    // ------------------------------------------------------------------------------------------ zero-copy receive
+
+    /**
+     * Sets the socket's {@link ReceiveHandler} (null removes it: {@link #receive} works again). Datagrams already
+     * queued are offered to it at once, on the stack's thread, before this returns. Use from the thread that receives.
+     */
+    public void receiveHandler(ReceiveHandler handler) {
+        refuseInsideHandler("change the receive handler");
+        stack.call(() -> {
+            if (inPlace == null) {
+                inPlace = this::deliverInPlace;
+            }
+            receiveHandler = handler;
+            udp.receiveHandler(handle, handler == null ? null : inPlace);
+            return 0;
+        });
+    }
+
+    /** Any thread: the handler can take more; the stack offers it the queued datagrams at its next turn. */
+    public void resumeReceive() {
+        if (receiveHandler != null && !closed) {
+            resumeRequested = true;
+            requestOutput();
+        }
+    }
+
+    private boolean deliverInPlace(int socket, int source, int sourcePort, int kind, MemorySegment data, long offset,
+                                   int length) {
+        final ReceiveHandler handler = receiveHandler;
+        if (handler == null) {
+            return false;
+        }
+        inReceiveHandler = true;
+        try {
+            return handler.onDatagram(this, source, sourcePort, data, offset, length);
+        } finally {
+            inReceiveHandler = false;
+        }
+    }
+
+    private void refuseInsideHandler(String what) {
+        if (inReceiveHandler && stack.isOwnerThread()) {
+            throw new IllegalStateException("cannot " + what + " from inside a receive handler: return first");
+        }
+    }
+
     public int lastSourceAddress() {
         return lastSourceAddress;
     }
@@ -286,7 +361,7 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
     @Override
     public int readyOps() {
         int ops = 0;
-        if (receiveRing.available() > 0) {
+        if (receiveHandler == null && receiveRing.available() > 0) {
             ops |= READ;
         }
         if (sendRing.freeSpace() >= WRITABLE_THRESHOLD) {
@@ -320,6 +395,10 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
         if (closed) {
             return false;
         }
+        if (resumeRequested) {
+            resumeRequested = false;
+            udp.deliverQueued(handle);
+        }
         udp.flush(handle, nowNs);
         if (sendRing.available() > 0) {
             requestOutput();
@@ -341,6 +420,7 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
     /** Leaves every group and closes the socket; queued datagrams not yet sent are sent first when possible. */
     @Override
     public void close() {
+        refuseInsideHandler("close the socket");
         if (closed) {
             return;
         }

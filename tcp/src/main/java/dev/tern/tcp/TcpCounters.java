@@ -44,6 +44,10 @@ final class TcpCounters {
     final AtomicCounter rxDuplicateBytes;
     final AtomicCounter rxBeyondWindowBytes;
     final AtomicCounter rxBadOptions;
+    final AtomicCounter rxCopiedBytes;
+    final AtomicCounter rxZeroCopyBytes;
+    final AtomicCounter rxHandlerRingBytes;
+    final AtomicCounter rxHandlerErrors;
     final AtomicCounter txSegments;
     final AtomicCounter txBytes;
     final AtomicCounter txRetransmits;
@@ -111,6 +115,10 @@ final class TcpCounters {
         rxDuplicateBytes = counters.counter("tcp.rx.duplicate_bytes");
         rxBeyondWindowBytes = counters.counter("tcp.rx.beyond_window_bytes");
         rxBadOptions = counters.counter("tcp.rx.bad_options");
+        rxCopiedBytes = counters.counter("tcp.rx.copied_bytes");
+        rxZeroCopyBytes = counters.counter("tcp.rx.zero_copy_bytes");
+        rxHandlerRingBytes = counters.counter("tcp.rx.handler_ring_bytes");
+        rxHandlerErrors = counters.counter("tcp.rx.handler_errors");
         txSegments = counters.counter("tcp.tx.segments");
         txBytes = counters.counter("tcp.tx.bytes");
         txRetransmits = counters.counter("tcp.tx.retransmits");

@@ -73,11 +73,11 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     private static final int QUICK_ACKS = 16;
     private static final long NEIGHBOUR_CONFIRM_NS = 1_000_000_000L;
     /**
-     * Heap bytes per slot in the arrays below: five references (compressed, 4 bytes: rings, record, trace and owner),
-     * four ints
+     * Heap bytes per slot in the arrays below: six references (compressed, 4 bytes: rings, record, trace, owner and
+     * receive handler), four ints
      * (buffer sizes, two queue entries), one long (neighbour confirmation time), two booleans (queued flags).
      */
-    private static final int PER_SLOT_HEAP_BYTES = 5 * 4 + 4 * 4 + 8 + 2;
+    private static final int PER_SLOT_HEAP_BYTES = 6 * 4 + 4 * 4 + 8 + 2;
 
     final Ipv4Layer ipv4;
     final TcpConfig config;
@@ -105,6 +105,10 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     final int[] sendSize;
     final int[] receiveSize;
     private final TcpEvents[] owners;
+    /** Each connection's zero-copy receive handler, or null (the owner reads the receive ring). */
+    final TcpReceiveHandler[] receiveHandlers;
+    /** True while a receive handler runs: what it may not do is refused, what it may do is deferred. */
+    private boolean inReceiveHandler;
     private final long[] lastConfirmNs;
 
     private final PlugPoints<CongestionControl> congestionControls = new PlugPoints<>("congestion control");
@@ -170,6 +174,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         this.sendSize = new int[capacity];
         this.receiveSize = new int[capacity];
         this.owners = new TcpEvents[capacity];
+        this.receiveHandlers = new TcpReceiveHandler[capacity];
         this.lastConfirmNs = new long[capacity];
         this.outputQueue = new int[capacity];
         this.outputQueued = new boolean[capacity];
@@ -817,6 +822,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         }
         detachRings(c);
         owners[c] = null;
+        receiveHandlers[c] = null;
         traces[c] = null;
         tcb.release(c);
     }
@@ -1112,15 +1118,117 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     public void sendable(int connection, long nowNs) {
         final int c = slot(connection);
         if (c >= 0 && TcpState.isSynchronized(tcb.state(c))) {
-            sender.output(c, nowNs, false);
+            if (inReceiveHandler) {
+                // A receive handler wrote: segment input is half done, so the data leaves at this poll's output pass.
+                requestOutput(c);
+            } else {
+                sender.output(c, nowNs, false);
+            }
         }
     }
 
     /** The owner read from the receive ring: the receiver may advertise the larger window. */
     public void consumed(int connection, long nowNs) {
         final int c = slot(connection);
-        if (c >= 0) {
+        if (c >= 0 && !inReceiveHandler) {
             receiver.consumed(c, nowNs);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------ zero-copy receive
+
+    /**
+     * Sets (or with null removes) the connection's zero-copy receive handler ({@link TcpReceiveHandler}); from then on
+     * the handler, on the stack thread, is the receive ring's only consumer: the owner must not read the ring while a
+     * handler is set. Bytes already in the ring are offered to the new handler at once. Returns 0 or
+     * {@code -INVALID}. Refused from inside a handler.
+     */
+    public int receiveHandler(int connection, TcpReceiveHandler handler, long nowNs) {
+        refuseInsideHandler("change a receive handler");
+        final int c = slot(connection);
+        if (c < 0) {
+            return -TcpError.INVALID;
+        }
+        receiveHandlers[c] = handler;
+        if (handler != null) {
+            deliverReceived(connection, nowNs);
+        }
+        return 0;
+    }
+
+    /**
+     * The owner of a receive handler can take more: offers it what waits in the receive ring (bytes it left before),
+     * and advertises the window that opened. Does nothing without a handler or from inside one.
+     */
+    public void deliverReceived(int connection, long nowNs) {
+        final int c = slot(connection);
+        if (c < 0 || inReceiveHandler || receiveHandlers[c] == null || !tcb.hasFlag(c, F_RINGS)) {
+            return;
+        }
+        if (drainToHandler(c) > 0) {
+            receiver.consumed(c, nowNs);
+        }
+    }
+
+    /**
+     * Offers the receive ring's bytes to the connection's handler, oldest first, in at most two pieces (the ring's
+     * end, then its start); stops when the handler takes less than offered. Returns how many it took.
+     */
+    int drainToHandler(int c) {
+        final ByteRing ring = receiveRings[c];
+        int taken = 0;
+        int available;
+        while ((available = ring.available()) > 0) {
+            final long position = ring.consumerPosition();
+            final int piece = Math.min(available, ring.contiguous(position));
+            final int n = callHandler(c, ring.memory(), ring.index(position), piece);
+            if (n > 0) {
+                ring.consume(n);
+                taken += n;
+            }
+            if (n < piece) {
+                break;
+            }
+        }
+        if (taken > 0) {
+            counters.rxHandlerRingBytes.getAndAddRelease(taken);
+        }
+        return taken;
+    }
+
+    /**
+     * Offers in-order segment text {@code [offset, offset + length)} of {@code data} in place (the caller made sure
+     * the ring holds nothing older). Returns how many bytes the handler took; the caller copies the rest into the ring.
+     */
+    int offerInPlace(int c, MemorySegment data, long offset, int length) {
+        final int n = callHandler(c, data, offset, length);
+        if (n > 0) {
+            counters.rxZeroCopyBytes.getAndAddRelease(n);
+        }
+        return n;
+    }
+
+    private int callHandler(int c, MemorySegment data, long offset, int length) {
+        if (tcb.hasFlag(c, F_RELEASED)) {
+            return 0;
+        }
+        inReceiveHandler = true;
+        int n;
+        try {
+            n = receiveHandlers[c].onReceive(handle(c), data, offset, length);
+        } catch (RuntimeException e) {
+            // The application's bug, not the stack's: counted, and the bytes stay in the stream (the ring).
+            counters.rxHandlerErrors.incrementRelease();
+            n = 0;
+        } finally {
+            inReceiveHandler = false;
+        }
+        return n < 0 ? 0 : Math.min(n, length);
+    }
+
+    private void refuseInsideHandler(String what) {
+        if (inReceiveHandler) {
+            throw new IllegalStateException("cannot " + what + " from inside a receive handler: return first");
         }
     }
 
@@ -1129,6 +1237,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
      * Returns 0 or {@code -INVALID}.
      */
     public int shutdownOutput(int connection, long nowNs) {
+        refuseInsideHandler("shut a connection down");
         final int c = slot(connection);
         if (c < 0) {
             return -TcpError.INVALID;
@@ -1163,6 +1272,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
      * abort with a reset, as Linux does (RFC 2525 §2.17). A connection still connecting is simply dropped.
      */
     public void close(int connection, long nowNs) {
+        refuseInsideHandler("close a connection");
         final int c = slot(connection);
         if (c < 0) {
             return;
@@ -1176,6 +1286,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         tcb.setFlag(c, F_RELEASED);
         tcb.events(c, 0);
         owners[c] = TcpEvents.NONE;
+        receiveHandlers[c] = null;
         switch (state) {
             case TcpState.CLOSED -> free(c);
             case TcpState.SYN_SENT -> terminate(c, TcpError.NONE, nowNs);
@@ -1187,6 +1298,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
 
     /** Aborts (RFC 9293 §3.10.5): a reset if the peer knows the connection, then CLOSED; releases the handle. */
     public void abort(int connection, long nowNs) {
+        refuseInsideHandler("abort a connection");
         final int c = slot(connection);
         if (c < 0) {
             return;
@@ -1194,6 +1306,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         final int state = tcb.state(c);
         tcb.setFlag(c, F_RELEASED);
         owners[c] = TcpEvents.NONE;
+        receiveHandlers[c] = null;
         if (TcpState.isSynchronized(state) && state != TcpState.TIME_WAIT) {
             output.sendReset(c, nowNs);
             counters.aborted.incrementRelease();

@@ -26,6 +26,8 @@ import static dev.tern.tcp.TcpControlBlocks.T_DELAYED_ACK;
  *   <li>SACK blocks, RFC 2018 §4 (most recent first) and RFC 2883 (a D-SACK first): {@link #sackBlocks}.</li>
  *   <li>The window, RFC 9293 §3.8.6.2.2 (receiver silly window avoidance) and RFC 7323 §2.3:
  *       {@link #receiveWindow}, {@link #onAckSent}, {@link #consumed}.</li>
+ *   <li>Zero-copy receive (not an RFC matter; docs/DESIGN.md "Zero-copy receive"): in-order text offered in place to
+ *       the owner's {@link TcpReceiveHandler}, the ring as fallback, order kept: {@link #storeData}.</li>
  * </ul>
  *
  * <p>Owned by the shard thread; not thread-safe.
@@ -132,10 +134,26 @@ final class TcpReceiver {
         final ByteRing ring = layer.receiveRings[c];
         final int rcvNxt = tcb.rcvNxt(c);
         final int length = end - start;
-        final long producer = ring.producerPosition();
-        ring.put(producer + (start - rcvNxt), seg.payloadSegment, sourceOffset, length);
         int block = tcb.oooBlock(c);
         if (start == rcvNxt) {
+            // Zero-copy receive: next in order with nothing held beyond it, so the owner's handler may take it where
+            // it lies; the ring gets what it leaves. Behind a hole the ring holds later bytes at their places, so a
+            // filling segment goes into the ring and the handler gets the joined run from there (below).
+            final boolean handler = layer.receiveHandlers[c] != null;
+            int drained = 0;
+            int inPlace = 0;
+            if (handler && block < 0) {
+                if (ring.available() > 0) {
+                    drained = layer.drainToHandler(c);
+                }
+                if (ring.available() == 0) {
+                    inPlace = layer.offerInPlace(c, seg.payloadSegment, sourceOffset, length);
+                }
+            }
+            final long producer = ring.producerPosition();
+            if (inPlace < length) {
+                copyIntoRing(ring, producer, seg, sourceOffset + inPlace, length - inPlace);
+            }
             int next = end;
             boolean filledHole = false;
             if (block >= 0) {
@@ -146,8 +164,17 @@ final class TcpReceiver {
                     tcb.oooBlock(c, -1);
                 }
             }
-            ring.publish(producer + (next - rcvNxt));
+            ring.publish(producer + (next - rcvNxt) - inPlace);
+            if (filledHole && handler) {
+                drained += layer.drainToHandler(c);
+            }
             tcb.rcvNxt(c, next);
+            if (drained > 0 && windowUpdateWorthSending(c)) {
+                // The handler took what it had left in the ring: the window that opened goes now, not at the
+                // delayed ACK.
+                counters.txWindowUpdates.incrementRelease();
+                layer.ackNow(c);
+            }
             tcb.bytesReceived(c, tcb.bytesReceived(c) + (next - rcvNxt));
             counters.rxBytes.getAndAddRelease(next - rcvNxt);
             if (length > tcb.rcvMss(c)) {
@@ -173,6 +200,7 @@ final class TcpReceiver {
             return false;
         }
         counters.rxOutOfOrder.incrementRelease();
+        copyIntoRing(ring, ring.producerPosition() + (start - rcvNxt), seg, sourceOffset, length);
         if (block < 0) {
             block = reassembly.acquire();
             if (block < 0) {
@@ -204,6 +232,12 @@ final class TcpReceiver {
         tcb.rcvFinSeq(c, seg.seq + seg.payloadLength);
         ackImmediately(c, nowNs);
         return true;
+    }
+
+    /** Copies segment text into the receive ring at {@code position} (not yet published): the copy receiving costs. */
+    private void copyIntoRing(ByteRing ring, long position, TcpSegment seg, long sourceOffset, int length) {
+        ring.put(position, seg.payloadSegment, sourceOffset, length);
+        counters.rxCopiedBytes.getAndAddRelease(length);
     }
 
     /** An ACK goes now, from inside input (out of order data, a filled hole), carrying the current SACK blocks. */
@@ -337,14 +371,18 @@ final class TcpReceiver {
         if (!TcpState.canReceive(tcb.state(c)) || !tcb.hasFlag(c, F_RINGS)) {
             return;
         }
-        final int current = Math.max(0, tcb.rcvAdv(c) - tcb.rcvNxt(c));
-        final int window = receiveWindow(c);
-        final int growth = window - current;
-        if (growth > 0 && (current == 0 || growth >= current)
-            && growth >= Math.min(layer.receiveSize[c] / 2, 2 * tcb.advMss(c))) {
+        if (windowUpdateWorthSending(c)) {
             counters.txWindowUpdates.incrementRelease();
             tcb.setFlag(c, F_ACK_NOW);
             layer.sender.output(c, nowNs, false);
         }
+    }
+
+    /** The window grew enough beyond what was offered to be worth a segment of its own (see {@link #consumed}). */
+    private boolean windowUpdateWorthSending(int c) {
+        final int current = Math.max(0, tcb.rcvAdv(c) - tcb.rcvNxt(c));
+        final int growth = receiveWindow(c) - current;
+        return growth > 0 && (current == 0 || growth >= current)
+            && growth >= Math.min(layer.receiveSize[c] / 2, 2 * tcb.advMss(c));
     }
 }

@@ -110,6 +110,23 @@ class ZeroAllocationTest {
             clock.advance(20_000);
         }
 
+        /**
+         * One round of a bulk transfer whose server takes the data through a receive handler: fill the send ring, move
+         * frames, let the handler catch up with what it left in the ring.
+         */
+        void zeroCopyBulkRound() {
+            final ByteRing out = client.tcp.sendBuffer(clientConnection);
+            final int room = out.freeSpace();
+            if (room > 0) {
+                out.write(data, 0, Math.min(room, (int) data.byteSize()));
+                client.tcp.sendable(clientConnection, clock.nanoTime());
+            }
+            poll();
+            server.tcp.deliverReceived(serverConnection, clock.nanoTime());
+            poll();
+            clock.advance(20_000);
+        }
+
         /** One 64-byte request and its 64-byte response. */
         void requestResponseRound() {
             client.tcp.sendBuffer(clientConnection).write(data, 0, 64);
@@ -151,6 +168,50 @@ class ZeroAllocationTest {
             assertTrue(segments * rounds / (WARMUP / 4 + rounds) >= MIN_SEGMENTS, "measured over 1M segments");
             assertEquals(0, allocated, "bytes allocated over the measured rounds");
             assertEquals(0, pair.client.counter("tcp.tx.retransmits"));
+        }
+    }
+
+    /**
+     * A handler that copies what it takes into one buffer (the application's own copy), taking everything from two
+     * offers in three and half of the third, so both the in-place path and the ring it falls back to are measured.
+     */
+    static final class CopyingHandler implements TcpReceiveHandler {
+        private final MemorySegment sink;
+        long taken;
+        private int calls;
+
+        CopyingHandler(MemorySegment sink) {
+            this.sink = sink;
+        }
+
+        @Override
+        public int onReceive(int connection, MemorySegment data, long offset, int length) {
+            final int n = ++calls % 3 == 0 ? (length + 1) / 2 : length;
+            final int copy = Math.min(n, (int) sink.byteSize());
+            MemorySegment.copy(data, offset, sink, 0, copy);
+            taken += n;
+            return n;
+        }
+    }
+
+    @Test
+    void bulkTransferThroughAReceiveHandlerAllocatesNothingPerSegment() {
+        try (Pair pair = new Pair()) {
+            final CopyingHandler handler = new CopyingHandler(pair.sink);
+            assertEquals(0, pair.server.tcp.receiveHandler(pair.serverConnection, handler, pair.clock.nanoTime()));
+            final long segmentsBefore = pair.segments();
+            final int rounds = 25_000;
+            final long allocated = Allocations.measure(WARMUP / 4, rounds, pair::zeroCopyBulkRound);
+            final long segments = pair.segments() - segmentsBefore;
+            final long inPlace = pair.server.counter("tcp.rx.zero_copy_bytes");
+            final long fromRing = pair.server.counter("tcp.rx.handler_ring_bytes");
+            System.out.printf("zero-copy bulk: %d segments in %d rounds, %d MB in place, %d MB from the ring, %d bytes "
+                + "allocated while measuring%n", segments, WARMUP / 4 + rounds, inPlace >> 20, fromRing >> 20, allocated);
+            assertTrue(segments * rounds / (WARMUP / 4 + rounds) >= MIN_SEGMENTS, "measured over 1M segments");
+            assertEquals(0, allocated, "bytes allocated over the measured rounds");
+            assertTrue(inPlace > 0 && fromRing > 0, "both paths ran");
+            assertEquals(pair.server.tcp.bytesReceived(pair.serverConnection),
+                inPlace + fromRing + pair.server.tcp.receiveBuffer(pair.serverConnection).available());
         }
     }
 

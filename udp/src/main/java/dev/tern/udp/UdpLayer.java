@@ -30,7 +30,8 @@ import java.util.Arrays;
  * broadcast and multicast go to every socket bound to the port that accepts them (multicast: the socket joined
  * the group and its source filter lets the sender through, which is Linux with {@code IP_MULTICAST_ALL} off).
  * A unicast datagram for a port nobody has gets ICMP port unreachable. A full receive ring drops the datagram,
- * counted for the socket and globally.
+ * counted for the socket and globally. A socket with a {@link UdpReceiveHandler} gets each datagram in place in
+ * the frame when nothing older is queued for it; a datagram it declines is queued as above.
  *
  * <h2>Output</h2>
  * The application appends records to a socket's send ring; the stack's poll calls {@link #flush} for sockets with
@@ -54,9 +55,13 @@ public final class UdpLayer implements IpProtocolHandler {
     /** Separate scratch headers: looping a multicast datagram back receives while a send record is peeked. */
     private final DatagramRecords inbound = new DatagramRecords();
     private final DatagramRecords outbound = new DatagramRecords();
+    /** Reads queued datagrams back out of receive rings for their sockets' handlers. */
+    private final DatagramRecords queued = new DatagramRecords();
     private final Int2ObjectHashMap<int[]> byPort = new Int2ObjectHashMap<>();
     private final Arena scratchArena = Arena.ofShared();
     private final MemorySegment scratch = scratchArena.allocate(UdpHeader.MAX_PAYLOAD + 8, 8);
+    /** A queued datagram that wraps around its ring's end is joined here for its handler. */
+    private final MemorySegment joined = scratchArena.allocate(UdpHeader.MAX_PAYLOAD + 8, 8);
 
     private final int[] state;
     private final int[] localAddress;
@@ -71,6 +76,9 @@ public final class UdpLayer implements IpProtocolHandler {
     private final ByteRing[] sendRings;
     private final Arena[] arenas;
     private final UdpEvents[] events;
+    /** Each socket's zero-copy receive handler, or null (the owner receives from the ring). */
+    private final UdpReceiveHandler[] receiveHandlers;
+    private boolean inReceiveHandler;
     private final int[][] groups;
     private final int[][] groupModes;
     private final int[][][] groupSources;
@@ -86,6 +94,10 @@ public final class UdpLayer implements IpProtocolHandler {
     private final AtomicCounter dropReceiveQueueFull;
     private final AtomicCounter txErrors;
     private final AtomicCounter icmpErrors;
+    private final AtomicCounter rxCopiedDatagrams;
+    private final AtomicCounter rxZeroCopyDatagrams;
+    private final AtomicCounter rxHandlerRingDatagrams;
+    private final AtomicCounter rxHandlerErrors;
 
     /** Multicast filter modes of a socket's membership (RFC 3678 / RFC 3376 §3.1). */
     public static final int INCLUDE = 1;
@@ -107,6 +119,7 @@ public final class UdpLayer implements IpProtocolHandler {
         this.sendRings = new ByteRing[n];
         this.arenas = new Arena[n];
         this.events = new UdpEvents[n];
+        this.receiveHandlers = new UdpReceiveHandler[n];
         this.groups = new int[n][];
         this.groupModes = new int[n][];
         this.groupSources = new int[n][][];
@@ -121,6 +134,10 @@ public final class UdpLayer implements IpProtocolHandler {
         this.dropReceiveQueueFull = counters.counter("udp.drop.receive_queue_full");
         this.txErrors = counters.counter("udp.tx.errors");
         this.icmpErrors = counters.counter("udp.rx.icmp_errors");
+        this.rxCopiedDatagrams = counters.counter("udp.rx.copied_datagrams");
+        this.rxZeroCopyDatagrams = counters.counter("udp.rx.zero_copy_datagrams");
+        this.rxHandlerRingDatagrams = counters.counter("udp.rx.handler_ring_datagrams");
+        this.rxHandlerErrors = counters.counter("udp.rx.handler_errors");
         ipv4.register(IpProtocol.UDP, this);
     }
 
@@ -285,6 +302,7 @@ public final class UdpLayer implements IpProtocolHandler {
 
     /** Closes the socket; queued datagrams to send are dropped. Memberships must have been left. */
     public void close(int socket) {
+        refuseInsideHandler("close a socket");
         checkOpen(socket);
         if (localPort[socket] != 0) {
             final int[] bound = byPort.get(localPort[socket]);
@@ -297,6 +315,7 @@ public final class UdpLayer implements IpProtocolHandler {
         }
         state[socket] = FREE;
         events[socket] = null;
+        receiveHandlers[socket] = null;
         receiveRings[socket] = null;
         sendRings[socket] = null;
         arenas[socket].close();
@@ -459,12 +478,88 @@ public final class UdpLayer implements IpProtocolHandler {
 
     private void deliver(int socket, int source, int sourcePort, int kind, MemorySegment segment, long payload,
                          int payloadLength) {
+        if (receiveHandlers[socket] != null && deliverQueuedTo(socket)
+            && callHandler(socket, source, sourcePort, kind, segment, payload, payloadLength)) {
+            // Zero-copy receive: taken in place, never copied by the stack.
+            rxZeroCopyDatagrams.incrementRelease();
+            return;
+        }
         if (!inbound.offer(receiveRings[socket], source, sourcePort, kind, segment, payload, payloadLength)) {
             receiveDrops[socket]++;
             dropReceiveQueueFull.incrementRelease();
             return;
         }
+        rxCopiedDatagrams.incrementRelease();
         events[socket].readable(socket);
+    }
+
+    // ------------------------------------------------------------------------------------ zero-copy receive
+
+    /**
+     * Sets (or with null removes) the socket's zero-copy receive handler ({@link UdpReceiveHandler}); from then on the
+     * handler, on the stack thread, is the receive ring's only reader: the owner must not receive from the ring while
+     * a handler is set. Datagrams already queued are offered to the new handler at once. Refused inside a handler.
+     */
+    public void receiveHandler(int socket, UdpReceiveHandler handler) {
+        refuseInsideHandler("change a receive handler");
+        checkOpen(socket);
+        receiveHandlers[socket] = handler;
+        if (handler != null) {
+            deliverQueuedTo(socket);
+        }
+    }
+
+    /** The owner of a receive handler can take more: offers it the queued datagrams, oldest first. */
+    public void deliverQueued(int socket) {
+        if (socket >= 0 && socket < state.length && state[socket] == OPEN && receiveHandlers[socket] != null
+            && !inReceiveHandler) {
+            deliverQueuedTo(socket);
+        }
+    }
+
+    /** Offers the ring's datagrams to the socket's handler until it declines one; true when the ring is empty. */
+    private boolean deliverQueuedTo(int socket) {
+        final ByteRing ring = receiveRings[socket];
+        while (queued.peek(ring)) {
+            final int length = queued.length();
+            final long position = ring.consumerPosition() + DatagramRecords.HEADER;
+            final MemorySegment data;
+            final long offset;
+            if (length <= ring.contiguous(position)) {
+                data = ring.memory();
+                offset = ring.index(position);
+            } else {
+                queued.copyPayload(ring, joined, 0, length);
+                data = joined;
+                offset = 0;
+            }
+            if (!callHandler(socket, queued.address(), queued.port(), queued.flags(), data, offset, length)) {
+                return false;
+            }
+            queued.consume(ring);
+            rxHandlerRingDatagrams.incrementRelease();
+        }
+        return true;
+    }
+
+    private boolean callHandler(int socket, int source, int sourcePort, int kind, MemorySegment data, long offset,
+                                int length) {
+        inReceiveHandler = true;
+        try {
+            return receiveHandlers[socket].onDatagram(socket, source, sourcePort, kind, data, offset, length);
+        } catch (RuntimeException e) {
+            // The application's bug, not the stack's: counted, and the datagram stays queued.
+            rxHandlerErrors.incrementRelease();
+            return false;
+        } finally {
+            inReceiveHandler = false;
+        }
+    }
+
+    private void refuseInsideHandler(String what) {
+        if (inReceiveHandler) {
+            throw new IllegalStateException("cannot " + what + " from inside a receive handler: return first");
+        }
     }
 
     @Override

@@ -144,12 +144,30 @@ public final class TcpBench {
 
     /** One connection streaming for {@code seconds} (after a 1 s warm-up); returns Gbit/s of payload. */
     public static double ternBulk(int mtu, double seconds) throws Exception {
+        return ternBulk(mtu, seconds, false);
+    }
+
+    /**
+     * {@link #ternBulk(int, double)}, the receiver taking the bytes through a receive handler when {@code zeroCopy}
+     * (issue 16): the handler copies each byte from the frame into the same 1 MiB sink the read copies into from the
+     * ring, so both end with the bytes in the application's memory and differ by the stack's copy into the ring.
+     */
+    public static double ternBulk(int mtu, double seconds, boolean zeroCopy) throws Exception {
         final TcpOptions options = TcpOptions.DEFAULT.withBuffers(BULK_BUFFER, BULK_BUFFER);
         try (Pair pair = new Pair(mtu, true, options); Arena arena = Arena.ofShared()) {
             final AtomicBoolean running = new AtomicBoolean(true);
             final AtomicLong received = new AtomicLong();
             final MemorySegment sink = arena.allocate(1 << 20);
-            final Thread receiver = new Thread(() -> {
+            final Thread receiver = new Thread(zeroCopy ? () -> {
+                try {
+                    pair.serverConnection.receiveHandler(new SinkHandler(sink, received));
+                } catch (TernSocketException e) {
+                    throw new IllegalStateException(e);
+                }
+                while (running.get()) {
+                    pair.server.doWork();
+                }
+            } : () -> {
                 try {
                     while (running.get()) {
                         pair.server.doWork();
@@ -182,6 +200,31 @@ public final class TcpBench {
                 });
             }
             return bytes * 8 / elapsed / 1e9;
+        }
+    }
+
+    /** The zero-copy receiver: copies what it is offered into the sink, round and round, and counts it. */
+    private static final class SinkHandler implements TcpConnection.ReceiveHandler {
+        private final MemorySegment sink;
+        private final AtomicLong received;
+        private long at;
+
+        SinkHandler(MemorySegment sink, AtomicLong received) {
+            this.sink = sink;
+            this.received = received;
+        }
+
+        @Override
+        public int onReceive(TcpConnection connection, MemorySegment data, long offset, int length) {
+            int done = 0;
+            while (done < length) {
+                final int piece = (int) Math.min(length - done, sink.byteSize() - at);
+                MemorySegment.copy(data, offset + done, sink, at, piece);
+                done += piece;
+                at = (at + piece) % sink.byteSize();
+            }
+            received.lazySet(received.get() + length);
+            return length;
         }
     }
 

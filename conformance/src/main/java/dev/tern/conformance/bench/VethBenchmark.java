@@ -10,6 +10,7 @@ import dev.tern.afpacket.netns.Commands;
 import dev.tern.afpacket.netns.EthtoolOffloads;
 import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.stack.NetStack;
+import dev.tern.stack.SelectableSocket;
 import dev.tern.stack.StackRunner;
 import dev.tern.stack.TcpConnection;
 import dev.tern.stack.TcpListener;
@@ -76,6 +77,7 @@ public final class VethBenchmark {
     /** Key suffix of the bulk runs whose link has no vnet header (Tern segments and checksums in Java). */
     private static final String NO_VNET = "_no_vnet";
     private static final String AFXDP = "_afxdp";
+    private static final String ZERO_COPY = "_zero_copy";
     static final TcpOptions BULK_BUFFERS = TcpOptions.DEFAULT.withBuffers(4 << 20, 4 << 20);
     static final Pattern GBPS = Pattern.compile("gbps=([0-9.]+)");
     private static final Pattern P50 = Pattern.compile("p50_us=([0-9.]+)");
@@ -301,18 +303,41 @@ public final class VethBenchmark {
                 final String key = mode.key() + suffix;
                 withStack(net, mode.vnetHeader(), mode.afxdp(), mode.threading(), key, stack -> {
                     for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
-                        if (!wantsBulk("tcp-" + way.replace('_', '-'))) {
+                        if (!wantsBulk("tcp-" + way.replace('_', '-')) || mode.zeroCopy() && way.equals("tern_to_kernel")) {
                             continue;
                         }
                         final boolean out = way.equals("tern_to_kernel");
                         if (warmUp) {
-                            bulk(net, stack, out, seconds / 3);
+                            bulk(net, stack, out, mode.zeroCopy(), seconds / 3);
                         }
-                        final double gbps = bulk(net, stack, out, seconds);
+                        final long copiedBefore = stack.counters().value("tcp.rx.copied_bytes");
+                        final long receivedBefore = stack.counters().value("tcp.rx.bytes");
+                        final double gbps = bulk(net, stack, out, mode.zeroCopy(), seconds);
                         samples.computeIfAbsent("tcp_bulk_gbps_" + way + key, k -> new ArrayList<>()).add(gbps);
                         samples.computeIfAbsent("tcp_bulk_ratio_" + way + key, k -> new ArrayList<>()).add(gbps / kernel);
+                        if (!out) {
+                            // The stack's own copies of each received byte (frame -> receive ring), from its counters;
+                            // the application's copy out of the ring (read) or out of the frame (the handler) is one
+                            // more in both modes.
+                            final double copies = (double) (stack.counters().value("tcp.rx.copied_bytes") - copiedBefore)
+                                / (stack.counters().value("tcp.rx.bytes") - receivedBefore);
+                            samples.computeIfAbsent("tcp_rx_stack_copies_per_byte_" + way + key, k -> new ArrayList<>())
+                                .add(copies);
+                        }
                     }
                 });
+            }
+        }
+        // Zero-copy receive against the copying read, in the same round, the same link and the same threading.
+        for (Threading threading : List.of(Threading.RUNNER, Threading.OWN_THREAD)) {
+            final List<Double> zeroCopy = samples.get("tcp_bulk_gbps_kernel_to_tern" + threading.key + ZERO_COPY + suffix);
+            final List<Double> copying = samples.get("tcp_bulk_gbps_kernel_to_tern" + threading.key + suffix);
+            if (zeroCopy != null && copying != null) {
+                final List<Double> ratios = new ArrayList<>();
+                for (int i = 0; i < Math.min(zeroCopy.size(), copying.size()); i++) {
+                    ratios.add(zeroCopy.get(i) / copying.get(i));
+                }
+                samples.put("tcp_bulk_ratio_zero_copy_to_read_kernel_to_tern" + threading.key + suffix, ratios);
             }
         }
         // AF_XDP against AF_PACKET in the same round and the same terms (Tern segments and checksums in Java).
@@ -333,8 +358,9 @@ public final class VethBenchmark {
         });
     }
 
-    private double bulk(NetnsHarness net, NetStack stack, boolean ternSends, double duration) throws TernSocketException {
-        return ternSends ? ternToKernel(net, stack, duration) : kernelToTern(net, stack, duration);
+    private double bulk(NetnsHarness net, NetStack stack, boolean ternSends, boolean zeroCopy, double duration)
+        throws TernSocketException {
+        return ternSends ? ternToKernel(net, stack, duration) : kernelToTern(net, stack, zeroCopy, duration);
     }
 
     static double median(List<Double> values) {
@@ -443,9 +469,13 @@ public final class VethBenchmark {
      * off Tern also runs once without the vnet header ({@code _no_vnet}): it then cuts MSS-sized frames and computes
      * every checksum itself, in Java, and the kernel sends each frame as it is.
      */
-    private record BulkMode(Threading threading, boolean vnetHeader, boolean afxdp) {
+    private record BulkMode(Threading threading, boolean vnetHeader, boolean afxdp, boolean zeroCopy) {
         BulkMode(Threading threading, boolean vnetHeader) {
-            this(threading, vnetHeader, false);
+            this(threading, vnetHeader, false, false);
+        }
+
+        BulkMode(Threading threading, boolean vnetHeader, boolean afxdp) {
+            this(threading, vnetHeader, afxdp, false);
         }
 
         /**
@@ -453,8 +483,11 @@ public final class VethBenchmark {
          * and checksums every frame itself, as with AF_PACKET without the vnet header, the mode it is compared with).
          */
         static List<BulkMode> forSetting(boolean offloads) {
+            // Kernel->Tern also through a receive handler ({@code _zero_copy}, issue 16): the same link and threading,
+            // the application taking the bytes in the frame instead of reading them out of the connection's ring.
             final List<BulkMode> modes = new ArrayList<>(List.of(new BulkMode(Threading.RUNNER, true),
-                new BulkMode(Threading.OWN_THREAD, true)));
+                new BulkMode(Threading.OWN_THREAD, true), new BulkMode(Threading.RUNNER, true, false, true),
+                new BulkMode(Threading.OWN_THREAD, true, false, true)));
             if (!offloads) {
                 modes.add(new BulkMode(Threading.RUNNER, false));
                 modes.add(new BulkMode(Threading.RUNNER, false, true));
@@ -464,7 +497,7 @@ public final class VethBenchmark {
 
         /** The results' key part for this mode (before the offload setting's suffix). */
         String key() {
-            return threading.key + (afxdp ? AFXDP : vnetHeader ? "" : NO_VNET);
+            return threading.key + (afxdp ? AFXDP : vnetHeader ? "" : NO_VNET) + (zeroCopy ? ZERO_COPY : "");
         }
     }
 
@@ -548,8 +581,16 @@ public final class VethBenchmark {
         return value(GBPS, sink.stdout(), "kernel sink");
     }
 
-    /** The kernel's source writes to Tern for {@code duration} seconds; Tern's rate, first byte to last. */
-    private double kernelToTern(NetnsHarness net, NetStack stack, double duration) throws TernSocketException {
+    /**
+     * The kernel's source writes to Tern for {@code duration} seconds; Tern's rate, first byte to last. {@code
+     * zeroCopy}: the application takes the bytes through a receive handler, copying each into its own 1 MiB buffer as
+     * the read does (so both modes end with the bytes in the application's memory), and waits for the end of stream.
+     */
+    private double kernelToTern(NetnsHarness net, NetStack stack, boolean zeroCopy, double duration)
+        throws TernSocketException {
+        if (zeroCopy) {
+            return kernelToTernZeroCopy(net, stack, duration);
+        }
         try (TcpListener listener = stack.listen(SOURCE_PORT, 4, BULK_BUFFERS); Arena arena = Arena.ofConfined()) {
             final BackgroundCommand source = net.startInPeer(endpoint("tcp-source", NetnsHarness.TERN_ADDRESS,
                 Integer.toString(SOURCE_PORT), Double.toString(duration)));
@@ -578,6 +619,74 @@ public final class VethBenchmark {
             connection.close();
             awaitExit(source, stack, "the kernel's source");
             return bytes * 8 / ((last - first) / 1e9) / 1e9;
+        }
+    }
+
+    private double kernelToTernZeroCopy(NetnsHarness net, NetStack stack, double duration) throws TernSocketException {
+        try (TcpListener listener = stack.listen(SOURCE_PORT, 4, BULK_BUFFERS); Arena arena = Arena.ofShared()) {
+            final BackgroundCommand source = net.startInPeer(endpoint("tcp-source", NetnsHarness.TERN_ADDRESS,
+                Integer.toString(SOURCE_PORT), Double.toString(duration)));
+            final TcpConnection connection = listener.accept(10_000_000_000L);
+            if (connection == null) {
+                throw new IllegalStateException("the kernel's source did not connect: " + source.stdout() + source.stderr());
+            }
+            final CopyingSink sink = new CopyingSink(arena.allocate(1 << 20));
+            connection.receiveHandler(sink);
+            final long deadline = System.nanoTime() + (long) ((duration + 20) * 1e9);
+            while (!connection.isEndOfStream() && !connection.isEnded() && System.nanoTime() - deadline < 0) {
+                connection.awaitReady(SelectableSocket.READ, System.nanoTime() + 100_000_000L);
+            }
+            connection.close();
+            awaitExit(source, stack, "the kernel's source");
+            return sink.bytes() * 8 / ((sink.lastNs() - sink.firstNs()) / 1e9) / 1e9;
+        }
+    }
+
+    /**
+     * The zero-copy receiver: takes every byte it is offered, copying it into one buffer (round and round), and notes
+     * the times of the first and last byte. Runs on whichever thread holds the stack (the runner's, or the waiting
+     * application's); the stack's hand-over orders those threads, and the fields are read after the end of stream
+     * (which the stack publishes after the last byte).
+     */
+    private static final class CopyingSink implements TcpConnection.ReceiveHandler {
+        private final MemorySegment buffer;
+        private long bytes;
+        private long firstNs;
+        private long lastNs;
+        private long at;
+
+        CopyingSink(MemorySegment buffer) {
+            this.buffer = buffer;
+        }
+
+        @Override
+        public int onReceive(TcpConnection connection, MemorySegment data, long offset, int length) {
+            int done = 0;
+            while (done < length) {
+                final int piece = (int) Math.min(length - done, buffer.byteSize() - at);
+                MemorySegment.copy(data, offset + done, buffer, at, piece);
+                done += piece;
+                at = (at + piece) % buffer.byteSize();
+            }
+            final long now = System.nanoTime();
+            if (bytes == 0) {
+                firstNs = now;
+            }
+            lastNs = now;
+            bytes += length;
+            return length;
+        }
+
+        long bytes() {
+            return bytes;
+        }
+
+        long firstNs() {
+            return firstNs;
+        }
+
+        long lastNs() {
+            return lastNs;
         }
     }
 
@@ -753,12 +862,27 @@ public final class VethBenchmark {
             final String o = offloads ? "on" : "off";
             for (BulkMode mode : BulkMode.forSetting(offloads)) {
                 final String how = " (" + mode.threading().name().toLowerCase(Locale.ROOT).replace('_', ' ')
-                    + (mode.afxdp() ? ", AF_XDP" : mode.vnetHeader() ? "" : ", no vnet") + ")";
+                    + (mode.afxdp() ? ", AF_XDP" : mode.vnetHeader() ? "" : ", no vnet")
+                    + (mode.zeroCopy() ? ", zero-copy" : "") + ")";
                 for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
+                    if (mode.zeroCopy() && way.equals("tern_to_kernel")) {
+                        continue;
+                    }
                     row(table, format, o, "TCP bulk Gbit/s " + way.replace("_to_", "->").replace("tern", "Tern") + how,
                         get("tcp_bulk_gbps_" + way + mode.key() + s), get("tcp_bulk_gbps_kernel" + s),
                         get("tcp_bulk_ratio_" + way + mode.key() + s));
                 }
+            }
+            for (Threading threading : List.of(Threading.RUNNER, Threading.OWN_THREAD)) {
+                // Columns: zero-copy where Tern goes, the copying read where the kernel goes; the per-round ratio.
+                final String how = threading.name().toLowerCase(Locale.ROOT).replace('_', ' ');
+                row(table, format, o, "TCP bulk kernel->Tern: zero-copy vs read (" + how + ")",
+                    get("tcp_bulk_gbps_kernel_to_tern" + threading.key + ZERO_COPY + s),
+                    get("tcp_bulk_gbps_kernel_to_tern" + threading.key + s),
+                    get("tcp_bulk_ratio_zero_copy_to_read_kernel_to_tern" + threading.key + s));
+                row(table, format, o, "  stack copies per received byte: zero-copy vs read",
+                    get("tcp_rx_stack_copies_per_byte_kernel_to_tern" + threading.key + ZERO_COPY + s),
+                    get("tcp_rx_stack_copies_per_byte_kernel_to_tern" + threading.key + s), Double.NaN);
             }
             for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
                 // Columns: AF_XDP where Tern goes, AF_PACKET (no vnet header) where the kernel goes; the per-round ratio.
