@@ -103,6 +103,8 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     private final int shardCount;
     /** ARP news from shard 0, for a shard other than 0 (null otherwise). */
     private final NeighbourRelay neighbourRelay;
+    /** The last frame dropped as another shard's (see {@link #wrongShardSample()}). */
+    private final WrongShardSample wrongShardSample = new WrongShardSample();
     /** Where the next active open of a shard starts looking for a local port that steers replies back to it. */
     private int shardPortCursor;
 
@@ -116,9 +118,9 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         this.pollErrors = counters.counter("stack.poll_errors");
         this.shardIndex = builder.shardIndex;
         this.shardCount = builder.shardCount;
+        final AtomicCounter wrongShard = shardCount > 1 ? counters.counter("shard.rx.wrong_shard") : null;
         this.link = shardCount > 1
-            ? new ShardFilterLink(builder.link, shardIndex, shardCount, counters.counter("shard.rx.wrong_shard"))
-            : builder.link;
+            ? new ShardFilterLink(builder.link, shardIndex, shardCount, wrongShard, wrongShardSample) : builder.link;
         this.shardPortCursor = java.util.concurrent.ThreadLocalRandom.current().nextInt(1 << 16);
         final long nowNs = clock.nanoTime();
         this.timers = new Timers(nowNs);
@@ -132,6 +134,10 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         this.udpOutput = new ManyToOneConcurrentArrayQueue<>(builder.udpConfig.maxSockets());
         this.tcp = new TcpLayer(ipv4, timers, builder.tcpConfig, counters);
         this.tcpSockets = new TcpSockets(Math.min(builder.tcpConfig.maxConnections(), 1 << 16));
+        if (shardCount > 1) {
+            ipv4.register(dev.tern.ipv4.wire.IpProtocol.TCP, new ShardTcpGuard(tcp, shardIndex, shardCount, wrongShard,
+                wrongShardSample));
+        }
         if (builder.gateway != 0) {
             if (!builder.address.contains(builder.gateway)) {
                 throw new IllegalArgumentException("gateway " + Ipv4Address.format(builder.gateway)
@@ -478,6 +484,14 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     /** How many shards the stack this one belongs to has; 1 for a stack of its own. */
     public int shardCount() {
         return shardCount;
+    }
+
+    /**
+     * The last frame (or reassembled TCP segment) this shard dropped as another shard's, counted in
+     * {@code shard.rx.wrong_shard}: its length and first 64 bytes in hex, or "none". For diagnosing steering.
+     */
+    public String wrongShardSample() {
+        return wrongShardSample.describe();
     }
 
     /** Shard 0's ARP news for this shard (null on shard 0 and on a stack of its own). */

@@ -22,10 +22,12 @@ final class ShardFilterLink extends ForwardingLink implements FrameHandler {
     private final int shard;
     private final int shards;
     private final AtomicCounter wrongShard;
+    private final WrongShardSample sample;
     private FrameHandler handler;
 
-    ShardFilterLink(Link link, int shard, int shards, AtomicCounter wrongShard) {
+    ShardFilterLink(Link link, int shard, int shards, AtomicCounter wrongShard, WrongShardSample sample) {
         super(link);
+        this.sample = sample;
         this.shard = shard;
         this.shards = shards;
         this.wrongShard = wrongShard;
@@ -41,6 +43,7 @@ final class ShardFilterLink extends ForwardingLink implements FrameHandler {
     public void onFrame(MemorySegment segment, long offset, int length, int flags) {
         if (ShardSteering.shardOf(segment, offset, length, shards) != shard) {
             wrongShard.incrementRelease();
+            sample.record(segment, offset, length);
             return;
         }
         handler.onFrame(segment, offset, length, flags);

@@ -13,7 +13,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
 import java.util.function.IntFunction;
-import java.util.function.Supplier;
 
 /**
  * One IPv4 address and MAC served by several {@link NetStack}s, the shards: each a whole stack with its own link,
@@ -145,14 +144,15 @@ public final class StackShards implements AutoCloseable {
     }
 
     /**
-     * Runs every shard on a {@link StackRunner} of its own with an idle strategy from {@code idle}; an exception
-     * escaping a shard's turn is recorded against it ({@link #failures()}) and printed once per shard with its name.
+     * Runs every shard on a {@link StackRunner} of its own with the idle strategy {@code idle} makes for it (by shard
+     * index); an exception escaping a shard's turn is recorded against it ({@link #failures()}) and printed once per
+     * shard with its name.
      */
-    public void start(Supplier<IdleStrategy> idle) {
+    public void start(IntFunction<IdleStrategy> idle) {
         for (int k = 0; k < shards.size(); k++) {
             final int shard = k;
             final NetStack stack = shards.get(k);
-            runners.add(StackRunner.start(stack, idle.get(), error -> failed(shard, error)));
+            runners.add(StackRunner.start(stack, idle.apply(k), error -> failed(shard, error)));
         }
     }
 

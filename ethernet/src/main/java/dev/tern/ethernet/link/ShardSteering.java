@@ -14,17 +14,19 @@ import java.util.List;
  *
  * <p>The rule, for a frame of {@code shards} shards:
  * <ul>
- *   <li>IPv4 (EtherType 0x0800) carrying TCP or UDP, unicast (destination below 224.0.0.0), and not a non-first
- *       fragment: {@code remainderUnsigned(hash(source, destination, sourcePort, destinationPort), shards)};</li>
- *   <li>everything else (ARP, ICMP, IGMP, multicast and broadcast, non-first fragments, VLAN-tagged frames, frames too
+ *   <li>IPv4 (EtherType 0x0800) carrying TCP or UDP, unicast (destination below 224.0.0.0), and not a fragment
+ *       (neither MF nor a fragment offset): {@code remainderUnsigned(hash(source, destination, sourcePort,
+ *       destinationPort), shards)};</li>
+ *   <li>everything else (ARP, ICMP, IGMP, multicast and broadcast, every fragment, VLAN-tagged frames, frames too
  *       short to hold the ports): shard 0.</li>
  * </ul>
  * A frame too short for the IPv4 header or for the ports goes to shard 0 too: the kernel's program stops with 0 when
  * a load falls outside the packet, and the Java side mirrors that.
  *
- * <p>The hash is over the frame as received (source = the peer). A first fragment hashes with its ports like an
- * unfragmented datagram; the other fragments of a datagram land on shard 0, whose reassembly does not see the
- * first one: fragmented TCP and UDP to a sharded stack are lost (a known limit, see docs/DESIGN.md).
+ * <p>The hash is over the frame as received (source = the peer). Every fragment goes to shard 0, the first one
+ * included (only it carries the ports), so that one shard reassembles the whole datagram: a fragmented UDP datagram
+ * is received by shard 0's socket on its port, and a reassembled TCP segment of another shard's connection is
+ * counted and dropped there, not answered (docs/DESIGN.md, "Shards").
  *
  * <p>Stateless and thread-safe.
  */
@@ -38,7 +40,8 @@ public final class ShardSteering {
     private static final int FRAGMENT_OFFSET = 6;
     private static final int SOURCE_OFFSET = 12;
     private static final int DESTINATION_OFFSET = 16;
-    private static final int FRAGMENT_OFFSET_MASK = 0x1FFF;
+    /** MF and the fragment offset: any of them set makes the packet a fragment. */
+    private static final int FRAGMENT_MASK = 0x3FFF;
     private static final int TCP = 6;
     private static final int UDP = 17;
     /** 224.0.0.0: multicast, class E and the limited broadcast are at or above it. */
@@ -76,7 +79,7 @@ public final class ShardSteering {
         final long ip = offset + IPV4_OFFSET;
         final int protocol = BigEndian.u8(frame, ip + PROTOCOL_OFFSET);
         if (protocol != TCP && protocol != UDP
-            || (BigEndian.u16(frame, ip + FRAGMENT_OFFSET) & FRAGMENT_OFFSET_MASK) != 0) {
+            || (BigEndian.u16(frame, ip + FRAGMENT_OFFSET) & FRAGMENT_MASK) != 0) {
             return 0;
         }
         final int destination = BigEndian.i32(frame, ip + DESTINATION_OFFSET);
@@ -162,7 +165,7 @@ public final class ShardSteering {
         p.add(null); // jeq #17, next, shard0
         p.add(new Instruction(BPF_LD | BPF_H | BPF_ABS, 0, 0, net + FRAGMENT_OFFSET));
         final int checkFragment = p.size();
-        p.add(null); // jset #0x1fff, shard0, next
+        p.add(null); // jset #0x3fff, shard0, next
         p.add(new Instruction(BPF_LD | BPF_W | BPF_ABS, 0, 0, net + DESTINATION_OFFSET));
         final int checkMulticast = p.size();
         p.add(null); // jge #0xe0000000, shard0, next
@@ -191,7 +194,7 @@ public final class ShardSteering {
         p.set(checkEtherType, jump(BPF_JEQ, EtherType.IPV4, checkEtherType, checkEtherType + 1, shard0));
         p.set(checkTcp, jump(BPF_JEQ, TCP, checkTcp, checkFragment - 1, checkUdp));
         p.set(checkUdp, jump(BPF_JEQ, UDP, checkUdp, checkUdp + 1, shard0));
-        p.set(checkFragment, jump(BPF_JSET, FRAGMENT_OFFSET_MASK, checkFragment, shard0, checkFragment + 1));
+        p.set(checkFragment, jump(BPF_JSET, FRAGMENT_MASK, checkFragment, shard0, checkFragment + 1));
         p.set(checkMulticast, jump(BPF_JGE, FIRST_MULTICAST, checkMulticast, shard0, checkMulticast + 1));
         return List.copyOf(p);
     }

@@ -84,6 +84,7 @@ class ShardSteeringTest {
             ipv4Frame(1, PEER, US, port, 80, 0, 0, 0),                  // ICMP
             ipv4Frame(2, PEER, US, port, 80, 0, 0, 0),                  // IGMP
             ipv4Frame(6, PEER, US, port, 80, 0x0001, 0, 0),             // a non-first fragment
+            ipv4Frame(17, PEER, US, port, 80, 0x2000, 0, 0),            // a first fragment (MF, offset 0)
             ipv4Frame(17, PEER, 0xE000_00FB, port, 80, 0, 0, 0),        // multicast
             ipv4Frame(17, PEER, 0xFFFF_FFFF, port, 80, 0, 0, 0),        // limited broadcast
             withEtherType(tcp, 0x0806),                                 // ARP
@@ -95,10 +96,10 @@ class ShardSteeringTest {
             assertEquals(0, javaShard(frame, 2), "java");
             assertEquals(0, kernelShard(frame, 2), "program");
         }
-        // A first fragment (MF set, offset 0) carries the ports and hashes as the whole datagram.
-        final byte[] first = ipv4Frame(6, PEER, US, port, 80, 0x2000, 0, 0);
-        assertEquals(1, javaShard(first, 2));
-        assertEquals(1, kernelShard(first, 2));
+        // DF is no fragment: the flow keeps its shard.
+        final byte[] dontFragment = ipv4Frame(6, PEER, US, port, 80, 0x4000, 0, 0);
+        assertEquals(1, javaShard(dontFragment, 2));
+        assertEquals(1, kernelShard(dontFragment, 2));
     }
 
     private static byte[] withEtherType(byte[] frame, int etherType) {
@@ -124,7 +125,7 @@ class ShardSteeringTest {
                     frame[23] = (byte) (random.nextBoolean() ? 6 : 17);
                 }
                 if (length > 21 && random.nextBoolean()) {
-                    frame[20] &= (byte) 0xE0;
+                    frame[20] &= (byte) 0xC0;
                     frame[21] = 0;
                 }
                 if (length > 30 && random.nextBoolean()) {
