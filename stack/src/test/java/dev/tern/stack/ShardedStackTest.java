@@ -229,6 +229,76 @@ class ShardedStackTest {
         }
     }
 
+    /** {@code segment} as two IPv4 fragments (8 bytes, then the rest), each in its own Ethernet frame. */
+    private static List<byte[]> fragments(long destinationMac, long sourceMac, int protocol, int id, byte[] segment) {
+        final byte[] first = Arrays.copyOfRange(segment, 0, 8);
+        final byte[] rest = Arrays.copyOfRange(segment, 8, segment.length);
+        return List.of(
+            Frames.ethernet(destinationMac, sourceMac, EtherType.IPV4, Frames.ipv4(CLIENT, SERVER, protocol, id, 0x2000, 64, first)),
+            Frames.ethernet(destinationMac, sourceMac, EtherType.IPV4, Frames.ipv4(CLIENT, SERVER, protocol, id, 1, 64, rest)));
+    }
+
+    @Test
+    void fragmentsAllReachShardZeroWhichDropsAnotherShardsTcpSegmentUnansweredAndResetsItsOwn() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final StackShards server = sim.addShardedStack("server", "198.18.0.2/24", 2, b -> { });
+            final PeerPort peer = new PeerPort(sim, "peer", 0x0200_0000_00AAL);
+            final long serverMac = server.shard(0).macAddress();
+            peer.send(Frames.ethernet(serverMac, peer.mac(), EtherType.ARP, Frames.arp(2, peer.mac(), CLIENT, serverMac, SERVER)));
+            sim.runFor(SECOND / 10);
+            for (int owner = 0; owner < 2; owner++) {
+                int port = 41000;
+                while (ShardSteering.shardOf(CLIENT, SERVER, port, CLOSED_PORT, 2) != owner) {
+                    port++;
+                }
+                final byte[] ack = strayAck(serverMac, peer.mac(), port);
+                final byte[] segment = Arrays.copyOfRange(ack, 14 + 20, 14 + 20 + TcpHeader.MIN_LENGTH); // no padding
+                peer.clear();
+                for (byte[] fragment : fragments(serverMac, peer.mac(), 6, 100 + owner, segment)) {
+                    peer.send(fragment);
+                }
+                sim.runFor(SECOND / 10);
+                assertEquals(1 + owner, server.shard(0).counters().value("ipv4.reasm.ok"), "shard 0 reassembled it");
+                assertEquals(0, server.shard(1).counters().value("ipv4.reasm.fragments"), "no fragment reached shard 1");
+                if (owner == 0) {
+                    assertEquals(1, peer.drain(ShardedStackTest::isReset).size(), "shard 0 resets a segment of its own flow");
+                } else {
+                    assertEquals(List.of(), peer.drain(ShardedStackTest::isReset), "shard 1's flow is not answered by shard 0");
+                    assertEquals(1, server.shard(0).counters().value("shard.rx.wrong_shard"));
+                }
+            }
+        }
+    }
+
+    @Test
+    void aFragmentedUdpDatagramIsReceivedByShardZerosSocketOnItsPort() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack client = sim.addStack("client", "198.18.0.1/24");
+            final StackShards server = sim.addShardedStack("server", "198.18.0.2/24", 2, b -> { });
+            final UdpSocket[] sockets = {server.shard(0).openUdp(), server.shard(1).openUdp()};
+            for (UdpSocket socket : sockets) {
+                socket.bind(9999);
+            }
+            final UdpSocket sender = client.openUdp();
+            final byte[] datagram = new byte[4000];
+            new SplittableRandom(3).nextBytes(datagram);
+            assertTrue(sender.sendTo(SERVER, 9999, MemorySegment.ofArray(datagram), 0, datagram.length));
+            final MemorySegment buffer = Arena.ofAuto().allocate(8192);
+            final int[] received = {-1};
+            assertTrue(sim.runUntil(() -> {
+                try {
+                    received[0] = sockets[0].receive(buffer, 0, 8192);
+                } catch (TernSocketException e) {
+                    throw new AssertionError(e);
+                }
+                return received[0] > 0;
+            }, SECOND), "shard 0's socket received it");
+            assertEquals(datagram.length, received[0]);
+            assertArrayEquals(datagram, buffer.asSlice(0, datagram.length).toArray(ValueLayout.JAVA_BYTE));
+            assertTrue(server.shard(0).counters().value("ipv4.reasm.ok") == 1);
+        }
+    }
+
     @Test
     void aShardWhoseLoopThrowsIsNamedAndTheOtherShardsServeOn() throws Exception {
         try (Simulation sim = new Simulation()) {
