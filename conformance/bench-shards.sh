@@ -56,6 +56,17 @@ cpu_seconds() { # utime + stime of process $1, in seconds
   awk -v t="$TICKS" '{ printf "%.3f", ($14 + $15) / t }' "/proc/$1/stat"
 }
 
+shard_cpu_seconds() { # the same for the shards' threads only: "main" (shard 0, named java) and tern-serve-shard-K
+  local total=0 task comm
+  for task in /proc/"$1"/task/*; do
+    comm=$(cat "$task/comm" 2>/dev/null || true)
+    if [[ "$comm" == java || "$comm" == tern-serve-shar* ]]; then
+      total=$(( total + $(awk '{ print $14 + $15 }' "$task/stat" 2>/dev/null || echo 0) ))
+    fi
+  done
+  awk -v n="$total" -v t="$TICKS" 'BEGIN { printf "%.3f", n / t }'
+}
+
 counter() { # the last value of counter $1 that tern stat prints (a sharded stack's totals come last)
   TERN_COUNTERS_DIR="$WORK/counters" "$TERN" stat | awk -v c="$1" '$1 == c { v = $2 } END { gsub(",", "", v); printf "%d\n", v }'
 }
@@ -82,10 +93,11 @@ stop_serve() {
   SERVE_PID=""
 }
 
-bulk() { # prints "bytes cpu_seconds"
-  local before_bytes before_cpu
+bulk() { # prints "bytes cpu_seconds shard_cpu_seconds"
+  local before_bytes before_cpu before_shards
   before_bytes=$(counter tcp.rx.bytes)
   before_cpu=$(cpu_seconds "$SERVE_JAVA")
+  before_shards=$(shard_cpu_seconds "$SERVE_JAVA")
   local pids=()
   for _ in $(seq 1 16); do
     ip netns exec "$PEER_NS" timeout "$SECONDS_BULK" socat -u /dev/zero TCP:198.18.0.2:9 2>/dev/null &
@@ -93,17 +105,18 @@ bulk() { # prints "bytes cpu_seconds"
   done
   wait "${pids[@]}" 2>/dev/null || true
   sleep 1.5 # counters are refreshed by the shards' own loops; let them catch up
-  echo "$(( $(counter tcp.rx.bytes) - before_bytes )) $(awk -v a="$(cpu_seconds "$SERVE_JAVA")" -v b="$before_cpu" 'BEGIN { printf "%.3f", a - b }')"
+  echo "$(( $(counter tcp.rx.bytes) - before_bytes )) $(awk -v a="$(cpu_seconds "$SERVE_JAVA")" -v b="$before_cpu" 'BEGIN { printf "%.3f", a - b }') $(awk -v a="$(shard_cpu_seconds "$SERVE_JAVA")" -v b="$before_shards" 'BEGIN { printf "%.3f", a - b }')"
 }
 
-connect() { # prints "requests_per_second cpu_seconds completed"
-  local before_cpu out
+connect() { # prints "requests_per_second cpu_seconds completed shard_cpu_seconds"
+  local before_cpu before_shards out
   before_cpu=$(cpu_seconds "$SERVE_JAVA")
+  before_shards=$(shard_cpu_seconds "$SERVE_JAVA")
   out=$(ip netns exec "$PEER_NS" ab -q -n "$REQUESTS" -c 16 -s 10 http://198.18.0.2:8080/one-kib.bin 2>&1 || true)
   local rate completed
   rate=$(echo "$out" | awk '/^Requests per second/ { print $4 }')
   completed=$(echo "$out" | awk '/^Complete requests/ { print $3 }')
-  echo "${rate:-0} $(awk -v a="$(cpu_seconds "$SERVE_JAVA")" -v b="$before_cpu" 'BEGIN { printf "%.3f", a - b }') ${completed:-0}"
+  echo "${rate:-0} $(awk -v a="$(cpu_seconds "$SERVE_JAVA")" -v b="$before_cpu" 'BEGIN { printf "%.3f", a - b }') ${completed:-0} $(awk -v a="$(shard_cpu_seconds "$SERVE_JAVA")" -v b="$before_shards" 'BEGIN { printf "%.3f", a - b }')"
 }
 
 declare -A RESULT
@@ -117,19 +130,23 @@ for shards in 1 2; do
   stop_serve
 done
 
-read -r b1 c1 <<< "${RESULT[bulk_1]}"
-read -r b2 c2 <<< "${RESULT[bulk_2]}"
-read -r r1 k1 n1 <<< "${RESULT[connect_1]}"
-read -r r2 k2 n2 <<< "${RESULT[connect_2]}"
+read -r b1 c1 t1 <<< "${RESULT[bulk_1]}"
+read -r b2 c2 t2 <<< "${RESULT[bulk_2]}"
+read -r r1 k1 n1 u1 <<< "${RESULT[connect_1]}"
+read -r r2 k2 n2 u2 <<< "${RESULT[connect_2]}"
 awk -v b1="$b1" -v c1="$c1" -v b2="$b2" -v c2="$c2" -v r1="$r1" -v k1="$k1" -v n1="$n1" -v r2="$r2" -v k2="$k2" \
-    -v n2="$n2" -v s="$SECONDS_BULK" 'BEGIN {
+    -v n2="$n2" -v s="$SECONDS_BULK" -v t1="$t1" -v t2="$t2" -v u1="$u1" -v u2="$u2" 'BEGIN {
   e1 = b1 / c1; e2 = b2 / c2; f1 = n1 / k1; f2 = n2 / k2
   printf "%-34s %14s %14s %8s\n", "", "1 shard", "2 shards", "2/1"
   printf "%-34s %14.2f %14.2f %8.2f\n", "16-flow bulk, Gbit/s", b1 * 8 / s / 1e9, b2 * 8 / s / 1e9, b2 / b1
   printf "%-34s %14.2f %14.2f %8.2f\n", "  tern serve CPU seconds", c1, c2, c2 / c1
   printf "%-34s %14.3f %14.3f %8.2f\n", "  GB per tern CPU-second", e1 / 1e9, e2 / 1e9, e2 / e1
+  printf "%-34s %14.2f %14.2f %8.2f\n", "  shard threads, CPU seconds", t1, t2, t2 / t1
+  printf "%-34s %14.3f %14.3f %8.2f\n", "  GB per shard-thread CPU-second", b1 / t1 / 1e9, b2 / t2 / 1e9, (b2 / t2) / (b1 / t1)
   printf "%-34s %14.0f %14.0f %8.2f\n", "connections/s (ab, 1 KiB, -c 16)", r1, r2, r2 / r1
   printf "%-34s %14.2f %14.2f %8.2f\n", "  tern serve CPU seconds", k1, k2, k2 / k1
   printf "%-34s %14.0f %14.0f %8.2f\n", "  connections per tern CPU-second", f1, f2, f2 / f1
+  printf "%-34s %14.2f %14.2f %8.2f\n", "  shard threads, CPU seconds", u1, u2, u2 / u1
+  printf "%-34s %14.0f %14.0f %8.2f\n", "  connections per shard-thread CPU-s", n1 / u1, n2 / u2, (n2 / u2) / (n1 / u1)
   printf "{\"bulk_bytes_per_cpu_s_ratio\": %.3f, \"connections_per_cpu_s_ratio\": %.3f, \"bulk_gbps_1\": %.3f, \"bulk_gbps_2\": %.3f, \"conn_rate_1\": %.0f, \"conn_rate_2\": %.0f}\n", e2 / e1, f2 / f1, b1 * 8 / s / 1e9, b2 * 8 / s / 1e9, r1, r2
 }'
