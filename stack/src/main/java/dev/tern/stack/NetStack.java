@@ -53,6 +53,10 @@ import java.util.function.Supplier;
  * that would otherwise block on a socket can take it and poll the stack itself (as Linux's busy polling does in
  * {@code recv}, and XLIO's socket calls poll the completion queue), so data it waits for is handled on its own
  * thread without a handoff. See {@link #borrow()}.
+ *
+ * <p>A stack may be one shard of several that share its address and MAC ({@link StackShards}, built with
+ * {@link Builder#shard}): it then drops frames its link should have given another shard, answers no ARP (shard 0
+ * does, and relays what it learns), and picks active-open ports whose replies the link steers back to it.
  */
 public final class NetStack implements Agent, Pollable, AutoCloseable {
     private final String name;
@@ -105,7 +109,10 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     private final NeighbourRelay neighbourRelay;
     /** The last frame dropped as another shard's (see {@link #wrongShardSample()}). */
     private final WrongShardSample wrongShardSample = new WrongShardSample();
-    /** Where the next active open of a shard starts looking for a local port that steers replies back to it. */
+    /**
+     * Where the next active open of a shard starts looking for a local port that steers replies back to it. Read and
+     * moved by whichever thread connects, without ordering: only a starting point, a race costs a longer search.
+     */
     private int shardPortCursor;
 
     private NetStack(Builder builder) {
@@ -394,7 +401,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
 
     /** Opens a TCP connection to {@code address:port} from an ephemeral port; wait for it with {@link TcpConnection#awaitConnected}. */
     public TcpConnection connect(int address, int port) throws TernSocketException {
-        return TcpConnection.open(this, address, port, 0, TcpOptions.DEFAULT);
+        return connect(address, port, 0, TcpOptions.DEFAULT);
     }
 
     /**
