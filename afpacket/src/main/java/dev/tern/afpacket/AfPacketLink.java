@@ -7,12 +7,14 @@ import dev.tern.core.sys.Libc;
 import dev.tern.ethernet.link.FrameHandler;
 import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.link.Offloads;
+import dev.tern.ethernet.link.ShardSteering;
 import dev.tern.ethernet.link.TxFrame;
 import dev.tern.ethernet.wire.MacAddress;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -276,11 +278,43 @@ public final class AfPacketLink implements Link {
 
     private static void bindReceiver(Resources resources, int fd, int index, AfPacketOptions options) {
         bind(resources, fd, LinuxAbi.ETH_P_ALL, index);
-        if (options.fanoutGroup() != AfPacketOptions.NO_FANOUT) {
+        if (options.fanoutGroup() != AfPacketOptions.NO_FANOUT && options.fanoutShards() > 0) {
+            joinSteeredFanout(resources, fd, options.fanoutGroup(), options.fanoutShards());
+        } else if (options.fanoutGroup() != AfPacketOptions.NO_FANOUT) {
             // Must follow bind: the kernel joins only a running socket to a fanout group.
             setInt(resources, fd, LinuxAbi.PACKET_FANOUT, options.fanoutGroup() | LinuxAbi.PACKET_FANOUT_HASH << 16,
                 "setsockopt(PACKET_FANOUT, group " + options.fanoutGroup() + ")");
         }
+    }
+
+    /**
+     * Joins a PACKET_FANOUT_CBPF group and gives it Tern's steering program ({@link ShardSteering#fanoutProgram}).
+     * The group's own hook replaces the socket's, so the socket's IGNORE_OUTGOING no longer applies: the group is
+     * asked to ignore outgoing packets itself where the kernel knows the flag (else our own transmissions reach the
+     * shards and are dropped there as our own frames). Every member sets the program; the last one set stays, and
+     * they are the same.
+     */
+    private static void joinSteeredFanout(Resources resources, int fd, int group, int shards) {
+        final int type = group | LinuxAbi.PACKET_FANOUT_CBPF << 16;
+        if (trySetInt(resources, fd, LinuxAbi.PACKET_FANOUT, type | LinuxAbi.PACKET_FANOUT_FLAG_IGNORE_OUTGOING << 16) != 0) {
+            setInt(resources, fd, LinuxAbi.PACKET_FANOUT, type, "setsockopt(PACKET_FANOUT, group " + group + ", CBPF)");
+        }
+        final List<ShardSteering.Instruction> program = ShardSteering.fanoutProgram(shards);
+        final MemorySegment filter = resources.arena.allocate((long) program.size() * LinuxAbi.SOCK_FILTER_SIZE, 8);
+        for (int i = 0; i < program.size(); i++) {
+            final ShardSteering.Instruction instruction = program.get(i);
+            final long at = (long) i * LinuxAbi.SOCK_FILTER_SIZE;
+            filter.set(ValueLayout.JAVA_SHORT, at, (short) instruction.code());
+            filter.set(ValueLayout.JAVA_BYTE, at + 2, (byte) instruction.jt());
+            filter.set(ValueLayout.JAVA_BYTE, at + 3, (byte) instruction.jf());
+            filter.set(ValueLayout.JAVA_INT, at + 4, instruction.k());
+        }
+        final MemorySegment fprog = resources.arena.allocate(LinuxAbi.SOCK_FPROG_SIZE, 8);
+        fprog.set(ValueLayout.JAVA_SHORT, LinuxAbi.SOCK_FPROG_LEN_OFFSET, (short) program.size());
+        fprog.set(ValueLayout.ADDRESS, LinuxAbi.SOCK_FPROG_FILTER_OFFSET, filter);
+        LibcException.check("setsockopt(PACKET_FANOUT_DATA, " + program.size() + " cBPF instructions)",
+            Libc.setsockopt(resources.callState, fd, LinuxAbi.SOL_PACKET, LinuxAbi.PACKET_FANOUT_DATA, fprog,
+                LinuxAbi.SOCK_FPROG_SIZE), resources.callState);
     }
 
     private static TxRing openTransmitRing(Resources resources, int index, AfPacketOptions options, int mtu) {

@@ -22,6 +22,9 @@ import dev.tern.ethernet.wire.MacAddress;
  *                          slots are 64 KiB so that TSO super-frames fit
  * @param rxFrameSize       0: receive through the TPACKET_V3 block ring; otherwise the slot size of a TPACKET_V2
  *                          frame ring used instead (no block timer: lower latency), see {@link #rxFrameRing}
+ * @param fanoutShards      0: the fanout group (if any) hashes as the kernel does ({@code PACKET_FANOUT_HASH});
+ *                          N &gt; 0: the group runs Tern's steering program for N shards ({@code PACKET_FANOUT_CBPF},
+ *                          see {@code ShardSteering}), and the sockets of a sharded stack must join it in shard order
  */
 public record AfPacketOptions(
     boolean vnetHeader,
@@ -32,7 +35,8 @@ public record AfPacketOptions(
     int rxBlockCount,
     int rxBlockTimeoutMs,
     int txFrameCount,
-    int rxFrameSize) {
+    int rxFrameSize,
+    int fanoutShards) {
 
     public static final int NO_FANOUT = -1;
     public static final long INTERFACE_MAC = 0;
@@ -67,6 +71,9 @@ public record AfPacketOptions(
                 + " must be 0 (block ring), -1 (frame ring for merged frames), -2 (frame ring sized for the MTU) or a"
                 + " power of two from 2048 to the block size");
         }
+        if (fanoutShards < 0 || fanoutShards > 0xFFFF || fanoutShards > 0 && fanoutGroup == NO_FANOUT) {
+            throw new IllegalArgumentException("fanout steering for " + fanoutShards + " shards needs a fanout group and 1..65535 shards");
+        }
         if (txFrameCount < 0 || txFrameCount > 65536) {
             throw new IllegalArgumentException("transmit frame count " + txFrameCount + " outside 0..65536");
         }
@@ -74,7 +81,7 @@ public record AfPacketOptions(
 
     /** No vnet header, no fanout, the interface's MAC, 16 receive blocks of 256 KiB retired after 1 ms, 256 TX slots. */
     public static AfPacketOptions defaults() {
-        return new AfPacketOptions(false, NO_FANOUT, INTERFACE_MAC, false, 256 * 1024, 16, 1, DEFAULT_TX_FRAMES, 0);
+        return new AfPacketOptions(false, NO_FANOUT, INTERFACE_MAC, false, 256 * 1024, 16, 1, DEFAULT_TX_FRAMES, 0, 0);
     }
 
     /**
@@ -101,27 +108,37 @@ public record AfPacketOptions(
     }
 
     public AfPacketOptions vnetHeader(boolean enabled) {
-        return new AfPacketOptions(enabled, fanoutGroup, mac, promiscuous, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, txFrameCount, rxFrameSize);
+        return new AfPacketOptions(enabled, fanoutGroup, mac, promiscuous, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, txFrameCount, rxFrameSize, fanoutShards);
     }
 
     public AfPacketOptions fanoutGroup(int group) {
-        return new AfPacketOptions(vnetHeader, group, mac, promiscuous, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, txFrameCount, rxFrameSize);
+        return new AfPacketOptions(vnetHeader, group, mac, promiscuous, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, txFrameCount, rxFrameSize, fanoutShards);
+    }
+
+    /**
+     * Joins fanout group {@code group} with Tern's steering program for {@code shards} shards: each TCP or UDP flow
+     * reaches the socket of the shard {@code ShardSteering.shardOf} names, everything else the first socket. Open the
+     * shards' links in shard order (the kernel numbers a group's sockets in the order they join).
+     */
+    public AfPacketOptions fanoutSteering(int group, int shards) {
+        return new AfPacketOptions(vnetHeader, group, mac, promiscuous, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, txFrameCount,
+            rxFrameSize, shards);
     }
 
     public AfPacketOptions mac(long address) {
-        return new AfPacketOptions(vnetHeader, fanoutGroup, address, promiscuous, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, txFrameCount, rxFrameSize);
+        return new AfPacketOptions(vnetHeader, fanoutGroup, address, promiscuous, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, txFrameCount, rxFrameSize, fanoutShards);
     }
 
     public AfPacketOptions promiscuous(boolean enabled) {
-        return new AfPacketOptions(vnetHeader, fanoutGroup, mac, enabled, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, txFrameCount, rxFrameSize);
+        return new AfPacketOptions(vnetHeader, fanoutGroup, mac, enabled, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, txFrameCount, rxFrameSize, fanoutShards);
     }
 
     public AfPacketOptions rxBlocks(int blockSize, int blockCount) {
-        return new AfPacketOptions(vnetHeader, fanoutGroup, mac, promiscuous, blockSize, blockCount, rxBlockTimeoutMs, txFrameCount, rxFrameSize);
+        return new AfPacketOptions(vnetHeader, fanoutGroup, mac, promiscuous, blockSize, blockCount, rxBlockTimeoutMs, txFrameCount, rxFrameSize, fanoutShards);
     }
 
     public AfPacketOptions rxBlockTimeoutMs(int timeoutMs) {
-        return new AfPacketOptions(vnetHeader, fanoutGroup, mac, promiscuous, rxBlockSize, rxBlockCount, timeoutMs, txFrameCount, rxFrameSize);
+        return new AfPacketOptions(vnetHeader, fanoutGroup, mac, promiscuous, rxBlockSize, rxBlockCount, timeoutMs, txFrameCount, rxFrameSize, fanoutShards);
     }
 
     /**
@@ -132,10 +149,10 @@ public record AfPacketOptions(
      */
     public AfPacketOptions rxFrameRing(int frameSize) {
         return new AfPacketOptions(vnetHeader, fanoutGroup, mac, promiscuous, rxBlockSize, rxBlockCount, rxBlockTimeoutMs,
-            txFrameCount, frameSize);
+            txFrameCount, frameSize, fanoutShards);
     }
 
     public AfPacketOptions txFrameCount(int count) {
-        return new AfPacketOptions(vnetHeader, fanoutGroup, mac, promiscuous, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, count, rxFrameSize);
+        return new AfPacketOptions(vnetHeader, fanoutGroup, mac, promiscuous, rxBlockSize, rxBlockCount, rxBlockTimeoutMs, count, rxFrameSize, fanoutShards);
     }
 }

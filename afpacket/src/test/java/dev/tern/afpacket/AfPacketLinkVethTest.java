@@ -3,6 +3,7 @@ package dev.tern.afpacket;
 import dev.tern.afpacket.netns.BackgroundCommand;
 import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.core.memory.BigEndian;
+import dev.tern.ethernet.link.ShardSteering;
 import dev.tern.ethernet.link.TxFrame;
 import dev.tern.ethernet.wire.MacAddress;
 import org.junit.jupiter.api.AfterEach;
@@ -291,6 +292,53 @@ class AfPacketLinkVethTest {
             }
             assertEquals(256, udpCount(a) + udpCount(b), "each frame went to exactly one member");
             assertTrue(udpCount(a) > 0 && udpCount(b) > 0, "both members got flows: " + udpCount(a) + " / " + udpCount(b));
+        }
+    }
+
+    /**
+     * Tern's steering program in the kernel: each UDP flow reaches the member {@code ShardSteering.shardOf} names
+     * (the Java function), every one exactly once; a frame that is not TCP or UDP (here an experimental EtherType)
+     * reaches the first member.
+     */
+    @Test
+    void steeredFanoutHandsEachFlowToTheShardTheJavaFunctionNames() {
+        net = NetnsTesting.harness();
+        try (AfPacketLink first = net.openTernLink(AfPacketOptions.defaults().fanoutSteering(43, 2));
+             AfPacketLink second = net.openTernLink(AfPacketOptions.defaults().fanoutSteering(43, 2));
+             AfPacketLink peer = net.openPeerLink(AfPacketOptions.defaults().txFrameCount(256))) {
+            final byte[] payload = new byte[16];
+            for (int port = 20_000; port < 20_255; port++) {
+                assertTrue(peer.claim(tx));
+                tx.length(Packets.udp(tx.segment(), tx.offset(), peer.macAddress(), first.macAddress(), PEER_IPV4, TERN_IPV4,
+                    port, 7, payload, Packets.Checksum.FULL));
+                peer.commit(tx);
+            }
+            assertTrue(peer.claim(tx));
+            Packets.ethernet(tx.segment(), tx.offset(), first.macAddress(), peer.macAddress(), Packets.ETHERTYPE_EXPERIMENT);
+            tx.length(60);
+            peer.commit(tx);
+            assertEquals(256, peer.flush());
+            final Receiver[] members = {new Receiver(first), new Receiver(second)};
+            final long deadline = System.nanoTime() + WAIT.toNanos();
+            while (udpCount(members[0]) + udpCount(members[1]) < 255 && deadline - System.nanoTime() > 0) {
+                members[0].collect(f -> true, Duration.ofMillis(20));
+                members[1].collect(f -> true, Duration.ofMillis(20));
+            }
+            assertEquals(255, udpCount(members[0]) + udpCount(members[1]), "each frame went to exactly one member");
+            for (int shard = 0; shard < 2; shard++) {
+                for (Receiver.Frame frame : members[shard].frames()) {
+                    if (Packets.isIpv4(frame.bytes(), Packets.IP_UDP)) {
+                        final int sourcePort = Packets.u16(frame.bytes(), 34);
+                        assertEquals(ShardSteering.shardOf(PEER_IPV4, TERN_IPV4, sourcePort, 7, 2), shard,
+                            "source port " + sourcePort);
+                    }
+                }
+            }
+            assertTrue(udpCount(members[0]) > 0 && udpCount(members[1]) > 0,
+                "both members got flows: " + udpCount(members[0]) + " / " + udpCount(members[1]));
+            members[0].await(f -> Packets.u16(f.bytes(), 12) == Packets.ETHERTYPE_EXPERIMENT, WAIT, "non-IP frame on the first member");
+            assertTrue(members[1].frames().stream().noneMatch(f -> Packets.u16(f.bytes(), 12) == Packets.ETHERTYPE_EXPERIMENT),
+                "the non-IP frame reached the first member only");
         }
     }
 

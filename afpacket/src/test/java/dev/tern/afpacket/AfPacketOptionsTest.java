@@ -34,7 +34,7 @@ class AfPacketOptionsTest {
     void eachSetterChangesOnlyItsOwnField() {
         final AfPacketOptions options = AfPacketOptions.defaults().vnetHeader(true).fanoutGroup(7).mac(0x0200_0000_0001L)
             .promiscuous(true).rxBlocks(1 << 20, 4).rxBlockTimeoutMs(5).txFrameCount(100);
-        assertEquals(new AfPacketOptions(true, 7, 0x0200_0000_0001L, true, 1 << 20, 4, 5, 100, 0), options);
+        assertEquals(new AfPacketOptions(true, 7, 0x0200_0000_0001L, true, 1 << 20, 4, 5, 100, 0, 0), options);
         assertTrue(options.vnetHeader(false).promiscuous());
     }
 

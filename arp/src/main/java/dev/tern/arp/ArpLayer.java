@@ -36,6 +36,15 @@ public final class ArpLayer implements EthernetLayer.Handler {
         void onUnreachable(MemorySegment packet, long offset, int length, long nowNs);
     }
 
+    /**
+     * Told about every sender address an ARP packet taught the cache, as {@link #learn} takes it: the owner shard of
+     * a sharded stack hands these to the other shards, which receive no ARP (docs/DESIGN.md, "Shards").
+     */
+    @FunctionalInterface
+    public interface LearnedHandler {
+        void onLearned(int senderIp, long senderMac, boolean addressedToUs, boolean isReply);
+    }
+
     private static final int DROP_BAD_SENDER = 4;
     private static final long TIMER_NEIGHBOURS = 0;
     private static final long TIMER_ANNOUNCE = 1;
@@ -51,6 +60,7 @@ public final class ArpLayer implements EthernetLayer.Handler {
     private final ArpPacket rx = new ArpPacket();
     private final ArpPacket tx = new ArpPacket();
     private UnreachableHandler unreachable = (packet, offset, length, nowNs) -> { };
+    private LearnedHandler learned;
     private long neighbourTimer = -1;
     private long neighbourTimerDeadline = Long.MAX_VALUE;
     private int announcementsLeft;
@@ -106,6 +116,19 @@ public final class ArpLayer implements EthernetLayer.Handler {
     /** Who hears about packets dropped because their next hop never resolved (the IPv4 layer). */
     public void onUnreachable(UnreachableHandler handler) {
         this.unreachable = handler;
+    }
+
+    /** Who hears what each received ARP packet taught the cache (null: nobody). */
+    public void onLearned(LearnedHandler handler) {
+        this.learned = handler;
+    }
+
+    /**
+     * Learns from an ARP packet another shard of this stack received (RFC 826's merge, as for our own packets): the
+     * same update of the neighbour cache, with its waiting packets sent when the neighbour resolves.
+     */
+    public void learn(int senderIp, long senderMac, boolean addressedToUs, boolean isReply, long nowNs) {
+        neighbours.learn(senderIp, senderMac, addressedToUs, isReply, nowNs);
     }
 
     /** The address came up: announce it with gratuitous ARP requests (RFC 5227 §2.3, RFC 5944 §4.6). */
@@ -183,6 +206,9 @@ public final class ArpLayer implements EthernetLayer.Handler {
         // RFC 5227 §2.1.1: a probe has sender IP 0.0.0.0 and must not be learned from.
         if (senderIp != 0) {
             neighbours.learn(senderIp, senderMac, forUs, !isRequest, nowNs);
+            if (learned != null) {
+                learned.onLearned(senderIp, senderMac, forUs, !isRequest);
+            }
         }
         if (isRequest && forUs) {
             reply(senderMac, senderIp);

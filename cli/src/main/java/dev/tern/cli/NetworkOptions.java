@@ -218,6 +218,89 @@ final class NetworkOptions {
     }
 
     /**
+     * Opens a stack of {@code shards} shards sharing the address (docs/DESIGN.md, "Shards"); one shard is
+     * {@link #open(String)}. On AF_PACKET each shard's link joins one fanout group running Tern's steering program
+     * (opened in shard order, which is the group's order); on the memory wire the shards' ports are steered by the
+     * same function, and the wire is made safe for a thread per shard. Other links and {@code --pcap} take one
+     * shard only (the caller checks).
+     */
+    Network open(String name, int shards) {
+        if (shards == 1) {
+            return open(name);
+        }
+        final List<AutoCloseable> resources = new ArrayList<>();
+        try {
+            final Link[] links;
+            MemoryWire wire = null;
+            NetStack peer = null;
+            switch (linkKind) {
+                case "memory" -> {
+                    wire = MemoryWire.builder().mtu(mtu).concurrent(true).build();
+                    resources.add(wire);
+                    links = wire.attachShards(name, mac == -1 ? 0x0200_0000_0002L : mac, shards);
+                    final InterfaceAddress peerAddress = new InterfaceAddress(memoryPeerAddress(), address.prefixLength());
+                    peer = NetStack.builder().name(name + "-peer").link(wire.attach("peer", 0x0200_0000_0001L))
+                        .address(peerAddress).build();
+                    resources.add(peer);
+                }
+                case "afpacket" -> {
+                    links = new Link[shards];
+                    // A group id of this process's own; a group is per network namespace and interface.
+                    final int group = (int) ((ProcessHandle.current().pid() ^ System.nanoTime()) & 0xFFFF);
+                    AfPacketOptions options = afpacketOptions().fanoutSteering(group, shards);
+                    for (int k = 0; k < shards; k++) {
+                        try {
+                            links[k] = AfPacketLink.open(linkTarget, options);
+                        } catch (LinkOpenException withVnet) {
+                            if (k > 0 || !options.vnetHeader()) {
+                                throw new CommandFailure(withVnet.getMessage(), withVnet);
+                            }
+                            options = options.vnetHeader(false);
+                            try {
+                                links[k] = AfPacketLink.open(linkTarget, options);
+                            } catch (LinkOpenException e) {
+                                throw new CommandFailure(withVnet.getMessage(), withVnet);
+                            }
+                        }
+                        resources.add(links[k]);
+                    }
+                }
+                default -> throw new IllegalStateException("shards need afpacket or memory, not " + linkKind);
+            }
+            final dev.tern.stack.StackShards built = dev.tern.stack.StackShards.build(shards, k -> links[k], builder -> {
+                builder.name(name).address(address).mtu(mtu);
+                if (gateway != 0) {
+                    builder.gateway(Ipv4Address.format(gateway));
+                }
+            });
+            return new Network(null, built, peer, wire, null);
+        } catch (RuntimeException e) {
+            for (AutoCloseable resource : resources.reversed()) {
+                try {
+                    resource.close();
+                } catch (Exception ignored) {
+                    // best effort while failing
+                }
+            }
+            throw e;
+        }
+    }
+
+    /** Whether {@code --shards N} with N above 1 can work on this link: AF_PACKET and the memory wire, without --pcap. */
+    boolean canShard() {
+        return (linkKind.equals("afpacket") || linkKind.equals("memory")) && pcap == null;
+    }
+
+    /**
+     * The number of shards when {@code --shards} is not given: one per core on AF_PACKET (issue 16), else one. The
+     * memory wire keeps one: its peer and the command's stack share the process's cores already, and sharding it is
+     * for tests and for trying {@code --shards} without a device.
+     */
+    int defaultShards() {
+        return linkKind.equals("afpacket") && pcap == null ? Runtime.getRuntime().availableProcessors() : 1;
+    }
+
+    /**
      * The AF_PACKET link as the veth benchmark opens it ({@link AfPacketOptions#throughput()}: the vnet header with
      * checksum offload and TSO/GSO, a frame ring of 64 KiB slots that hands each frame up at once), so a command gets
      * what the benchmark measures. Should the kernel refuse the vnet header, the link opens without it (Tern then

@@ -12,16 +12,17 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code tern serve [--echo P] [--discard P] [--udp-echo P] [--http P DIR] [--cc NAME] [--tcp-trace FILE]}: runs a
- * stack that answers ARP and ping, plus the services asked for, until interrupted. {@code --cc} chooses the
- * congestion control of every accepted connection; {@code --tcp-trace FILE} traces each one's sender into its own
- * file ({@code FILE} numbered: {@code trace-1.csv}, {@code trace-2.csv}, ...).
+ * {@code tern serve [--echo P] [--discard P] [--udp-echo P] [--http P DIR] [--cc NAME] [--tcp-trace FILE]
+ * [--shards N]}: runs a stack that answers ARP and ping, plus the services asked for, until interrupted. {@code --cc}
+ * chooses the congestion control of every accepted connection; {@code --tcp-trace FILE} traces each one's sender into
+ * its own file ({@code FILE} numbered: {@code trace-1.csv}, {@code trace-2.csv}, ...). {@code --shards N} serves from
+ * N shards, each on a thread of its own with its own copy of every service (one per core by default on AF_PACKET).
  */
 final class ServeCommand {
     static final String USAGE = "serve [--echo P] [--discard P] [--udp-echo P] [--http P DIR] " + TcpCommandOptions.USAGE
-        + " " + NetworkOptions.USAGE;
+        + " [--shards N] " + NetworkOptions.USAGE;
     static final CommandHelp HELP = new CommandHelp("serve", "[--echo P] [--discard P] [--udp-echo P] [--http P DIR] "
-        + "[--cc NAME] [--tcp-trace FILE] [link flags]", "a stack answering ARP, ping and the services asked for",
+        + "[--cc NAME] [--tcp-trace FILE] [--shards N] [link flags]", "a stack answering ARP, ping and the services asked for",
         "Runs a Tern stack that answers ARP and ping, plus the services asked for, until interrupted (Ctrl-C).",
         java.util.List.of(
             CommandHelp.option("--echo P", "TCP echo (RFC 862) on port P", "off"),
@@ -32,7 +33,10 @@ final class ServeCommand {
             CommandHelp.option("--cc NAME", "congestion control of every accepted connection: cubic, newreno or none",
                 "cubic"),
             CommandHelp.option("--tcp-trace FILE", "trace each accepted connection's sender to its own CSV file, "
-                + "numbered (trace.csv gives trace-1.csv, trace-2.csv, ...)", "none")),
+                + "numbered (trace.csv gives trace-1.csv, trace-2.csv, ...)", "none"),
+            CommandHelp.option("--shards N", "serve from N stacks sharing the address, a thread each; the link steers "
+                + "each flow to one (afpacket: a fanout group; memory: the wire); 1..256", "one per core on afpacket, "
+                + "else 1")),
         true, java.util.List.of("./tern serve --echo 7 --udp-echo 7 --http 8080 /tmp/www --link afpacket:tern0 "
             + "--ip 198.18.0.2/24"));
 
@@ -73,7 +77,7 @@ final class ServeCommand {
             rest.subList(http, http + 3).clear();
         }
         final Set<String> valueFlags = new HashSet<>(NetworkOptions.VALUE_FLAGS);
-        valueFlags.addAll(Set.of("--echo", "--discard", "--udp-echo"));
+        valueFlags.addAll(Set.of("--echo", "--discard", "--udp-echo", "--shards"));
         valueFlags.addAll(TcpCommandOptions.VALUE_FLAGS);
         final Arguments args = Arguments.parse("serve", rest.toArray(String[]::new), valueFlags, Set.of());
         args.operands(0, 0, USAGE);
@@ -82,7 +86,12 @@ final class ServeCommand {
         final int echo = args.intValue("--echo", 0, 1, 65535);
         final int discard = args.intValue("--discard", 0, 1, 65535);
         final NetworkOptions network = NetworkOptions.from(args);
-        try (Network net = network.open("serve"); ConnectionTraces traces = tcp.traces(true)) {
+        final int shards = args.has("--shards") ? args.intValue("--shards", 1, 1, 256) : network.defaultShards();
+        if (shards > 1 && !network.canShard()) {
+            throw new UsageException("serve: --shards " + shards + " needs --link afpacket:IFACE or --link memory, "
+                + "without --pcap (got --link " + network.linkSpec() + (network.pcap != null ? " with --pcap" : "") + ")");
+        }
+        try (Network net = network.open("serve", shards); ConnectionTraces traces = tcp.traces(true)) {
             final TcpOptions options = tcp.apply(TcpOptions.DEFAULT);
             // Echo and discard are bulk services: nc's 4 MiB buffers, so a window is not what limits a transfer
             // (Linux autotunes its receive buffer up to 6 MiB). Rings grow with use, so an idle connection pays
@@ -94,19 +103,25 @@ final class ServeCommand {
                 services.append(", UDP echo on port ").append(udpEcho);
             }
             if (echo != 0) {
-                net.serve(new TcpService.Echo(net.stack, echo, bulk, traces));
+                net.serveOnEveryShard(shard -> new TcpService.Echo(shard, echo, bulk, traces));
                 services.append(", TCP echo on port ").append(echo);
             }
             if (discard != 0) {
-                net.serve(new TcpService.Discard(net.stack, discard, bulk, traces));
+                net.serveOnEveryShard(shard -> new TcpService.Discard(shard, discard, bulk, traces));
                 services.append(", TCP discard on port ").append(discard);
             }
             if (httpPort != 0) {
-                net.serve(new HttpFileService(net.stack, httpPort, httpRoot, options, traces));
+                final java.nio.file.Path root = httpRoot;
+                final int port = httpPort;
+                net.serveOnEveryShard(shard -> new HttpFileService(shard, port, root, options, traces));
                 services.append(", HTTP on port ").append(httpPort).append(" from ").append(httpRoot);
             }
             out.printf("tern serve: %s on %s, answering %s; Ctrl-C stops%n", network.address, network.describeLink(),
                 services);
+            if (net.shardCount() > 1) {
+                out.printf("tern serve: %d shards, a thread each; the link steers each TCP and UDP flow to one "
+                    + "(ARP, ping and multicast: shard 0)%n", net.shardCount());
+            }
             out.flush();
             final CountDownLatch finished = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -117,15 +132,49 @@ final class ServeCommand {
                     Thread.currentThread().interrupt();
                 }
             }));
-            final IdleStrategy idle = new LinkIdleStrategy(net.stack);
+            final java.util.List<Thread> shardThreads = new java.util.ArrayList<>();
+            for (int k = 1; k < net.shardCount(); k++) {
+                final int shard = k;
+                shardThreads.add(Thread.ofPlatform().name("tern-serve-shard-" + k).start(() -> runShard(net, shard)));
+            }
             try {
+                runShard(net, 0);
                 while (!stopping) {
-                    idle.idle(net.poll());
+                    // Shard 0 failed: the others serve on until interrupted.
+                    java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L);
                 }
             } finally {
+                stopping = true;
+                for (Thread thread : shardThreads) {
+                    try {
+                        thread.join(2_000);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
                 finished.countDown();
             }
         }
         return 0;
+    }
+
+    /**
+     * Polls shard {@code k} and its services until stopped. A shard whose loop throws (a bug: bad input is counted,
+     * never thrown) is named on stderr and stops; the other shards go on serving the flows steered to them.
+     */
+    private void runShard(Network net, int k) {
+        // Sleeps in poll(2) on the shard's link when idle (a memory link: Agrona's backoff), see LinkIdleStrategy.
+        final IdleStrategy idle = new LinkIdleStrategy(net.shards.get(k));
+        try {
+            while (!stopping) {
+                idle.idle(net.pollShard(k));
+            }
+        } catch (RuntimeException e) {
+            if (net.shardCount() == 1) {
+                throw e;
+            }
+            System.err.println("tern: serve: shard " + k + " of " + net.shardCount() + " (" + net.shards.get(k).name()
+                + ") failed: " + e + "; the other shards go on serving");
+        }
     }
 }

@@ -53,6 +53,40 @@ final class StatCommand {
         }
     }
 
+    /** A shard's counters-file name: {@code NAME[K/N]} (StackShards.shardName). */
+    private static final java.util.regex.Pattern SHARD = java.util.regex.Pattern.compile("^(.*)\\[(\\d+)/(\\d+)]$");
+
+    /**
+     * After the shards of a sharded stack (files named {@code NAME[K/N]} of one process), their totals: each counter
+     * summed over the shards, as {@code stack NAME (pid P, N shards, totals)}. Levels (a link's buffers in use, memory
+     * in use) add up too, which is what a stack of N shards holds.
+     */
+    private void printShardTotals(List<CountersSnapshot> running, boolean all) {
+        final Map<String, List<CountersSnapshot>> groups = new java.util.LinkedHashMap<>();
+        for (CountersSnapshot snapshot : running) {
+            final java.util.regex.Matcher shard = SHARD.matcher(snapshot.name());
+            if (shard.matches()) {
+                groups.computeIfAbsent(snapshot.pid() + " " + shard.group(1), key -> new ArrayList<>()).add(snapshot);
+            }
+        }
+        for (List<CountersSnapshot> shards : groups.values()) {
+            final java.util.regex.Matcher first = SHARD.matcher(shards.getFirst().name());
+            first.matches();
+            final Map<String, Long> totals = new java.util.LinkedHashMap<>();
+            for (CountersSnapshot snapshot : shards) {
+                snapshot.counters().forEach((label, value) -> totals.merge(label, value, Long::sum));
+            }
+            out.printf("stack %s (pid %d, %d of %s shards, totals)%n", first.group(1), shards.getFirst().pid(),
+                shards.size(), first.group(3));
+            final int width = totals.keySet().stream().mapToInt(String::length).max().orElse(10);
+            for (Map.Entry<String, Long> counter : totals.entrySet()) {
+                if (all || counter.getValue() != 0) {
+                    out.printf("  %-" + width + "s %,d%n", counter.getKey(), counter.getValue());
+                }
+            }
+        }
+    }
+
     private void print(List<Path> directories, String where, boolean all) {
         final List<CountersSnapshot> snapshots = new ArrayList<>();
         final List<String> unreadable = new ArrayList<>();
@@ -77,6 +111,7 @@ final class StatCommand {
                 }
             }
         }
+        printShardTotals(running, all);
         if (stale > 0) {
             out.println("(" + stale + " counters file(s) of exited processes skipped)");
         }

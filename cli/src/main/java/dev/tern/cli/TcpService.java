@@ -21,7 +21,9 @@ abstract class TcpService implements AutoCloseable {
     private final TcpListener listener;
     private final ConnectionTraces traces;
     private final List<TcpConnection> connections = new ArrayList<>();
-    private final Arena arena = Arena.ofConfined();
+    // Shared, not confined: tern serve --shards makes each shard's services on the main thread and polls them on the
+    // shard's own.
+    private final Arena arena = Arena.ofShared();
     protected final MemorySegment buffer = arena.allocate(64 * 1024);
 
     /** With default options, untraced (the memory link's in-process peer). */

@@ -10,7 +10,9 @@ import java.lang.foreign.MemorySegment;
 /** UDP echo (RFC 862): every datagram goes back to its sender. Polled from the command's loop. */
 final class UdpEchoService implements AutoCloseable {
     private final UdpSocket socket;
-    private final Arena arena = Arena.ofConfined();
+    // Shared, not confined: tern serve --shards makes each shard's services on the main thread and polls them on the
+    // shard's own.
+    private final Arena arena = Arena.ofShared();
     private final MemorySegment buffer = arena.allocate(65536);
     private long echoed;
 

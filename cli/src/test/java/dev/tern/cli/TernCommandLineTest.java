@@ -56,6 +56,9 @@ class TernCommandLineTest {
         "plot a.csv b.csv -o t.png             | plot: too many operands",
         "nc --cc reno 198.18.0.1 7             | nc: unknown congestion control 'reno' (valid: cubic, newreno, none)",
         "serve --cc bbr --echo 7               | serve: unknown congestion control 'bbr' (valid: cubic, newreno, none)",
+        "serve --shards 0 --echo 7             | serve: --shards must be 1..256, got 0",
+        "serve --shards 2 --link rawqp:mlx5_0  | serve: --shards 2 needs --link afpacket:IFACE or --link memory, without --pcap (got --link rawqp:mlx5_0:1)",
+        "serve --shards 2 --pcap x.pcap        | serve: --shards 2 needs --link afpacket:IFACE or --link memory, without --pcap (got --link memory with --pcap)",
         "nc -u --cc newreno 198.18.0.1 7       | nc: --cc and --tcp-trace are for TCP, not with -u",
         "nc --tcp-trace                        | nc: --tcp-trace needs a value",
     })
@@ -245,6 +248,27 @@ class TernCommandLineTest {
             assertTrue(tern("stat", "--all", "--dir", directory.toString()).out().contains("ipv4.drop.bad_checksum"));
         }
         assertTrue(tern("stat", "--dir", directory.toString()).out().contains("no running stacks"));
+    }
+
+    @Test
+    void statShowsEachShardAndThenTheirTotals(@TempDir Path directory) {
+        try (MemoryWire wire = MemoryWire.builder().build()) {
+            final dev.tern.ethernet.memory.MemoryLink[] links = wire.attachShards("s", 0x0200_0000_0009L, 2);
+            try (dev.tern.stack.StackShards shards = dev.tern.stack.StackShards.build(2, k -> links[k],
+                builder -> builder.name("sharded").address("198.18.0.9/24").countersDirectory(directory))) {
+                shards.shard(0).counters().counter("test.things").setRelease(2);
+                shards.shard(1).counters().counter("test.things").setRelease(3);
+                final Run run = tern("stat", "--dir", directory.toString());
+                assertEquals(0, run.status(), run.err());
+                final long pid = ProcessHandle.current().pid();
+                assertTrue(run.out().contains("stack sharded[0/2] (pid " + pid), run.out());
+                assertTrue(run.out().contains("stack sharded[1/2] (pid " + pid), run.out());
+                final String totals = run.out().substring(run.out().indexOf("stack sharded (pid " + pid + ", 2 of 2 shards, totals)"));
+                assertTrue(totals.lines().anyMatch(l -> l.matches("\\s+test\\.things\\s+5")), run.out());
+                assertTrue(totals.lines().anyMatch(l -> l.matches("\\s+arp\\.tx\\.requests\\s+1")),
+                    "only shard 0 announces the address: " + run.out());
+            }
+        }
     }
 
     @Test

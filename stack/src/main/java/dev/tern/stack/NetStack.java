@@ -53,6 +53,10 @@ import java.util.function.Supplier;
  * that would otherwise block on a socket can take it and poll the stack itself (as Linux's busy polling does in
  * {@code recv}, and XLIO's socket calls poll the completion queue), so data it waits for is handled on its own
  * thread without a handoff. See {@link #borrow()}.
+ *
+ * <p>A stack may be one shard of several that share its address and MAC ({@link StackShards}, built with
+ * {@link Builder#shard}): it then drops frames its link should have given another shard, answers no ARP (shard 0
+ * does, and relays what it learns), and picks active-open ports whose replies the link steers back to it.
  */
 public final class NetStack implements Agent, Pollable, AutoCloseable {
     private final String name;
@@ -99,20 +103,39 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     private volatile int borrowers;
     private Pinger pinger;
     private boolean closed;
+    /** This stack's place among the shards of a sharded stack ({@link StackShards}); 0 of 1 when alone. */
+    private final int shardIndex;
+    private final int shardCount;
+    /** ARP news from shard 0, for a shard other than 0 (null otherwise). */
+    private final NeighbourRelay neighbourRelay;
+    /** The last frame dropped as another shard's (see {@link #wrongShardSample()}). */
+    private final WrongShardSample wrongShardSample = new WrongShardSample();
+    /**
+     * Where the next active open of a shard starts looking for a local port that steers replies back to it. Read and
+     * moved by whichever thread connects, without ordering: only a starting point, a race costs a longer search.
+     */
+    private int shardPortCursor;
 
     private NetStack(Builder builder) {
         this.name = builder.name;
-        this.link = builder.link;
         this.clock = builder.clock;
         this.receiveBatch = builder.receiveBatch;
         this.counters = builder.countersInMemory
             ? CountersFile.inMemory(name, builder.maxCounters)
             : CountersFile.create(builder.countersDirectory, name, builder.maxCounters);
         this.pollErrors = counters.counter("stack.poll_errors");
+        this.shardIndex = builder.shardIndex;
+        this.shardCount = builder.shardCount;
+        final AtomicCounter wrongShard = shardCount > 1 ? counters.counter("shard.rx.wrong_shard") : null;
+        this.link = shardCount > 1
+            ? new ShardFilterLink(builder.link, shardIndex, shardCount, wrongShard, wrongShardSample) : builder.link;
+        this.shardPortCursor = java.util.concurrent.ThreadLocalRandom.current().nextInt(1 << 16);
         final long nowNs = clock.nanoTime();
         this.timers = new Timers(nowNs);
         this.ethernet = new EthernetLayer(link, link.macAddress(), Math.min(link.mtu(), builder.mtu), counters);
-        this.arp = new ArpLayer(ethernet, timers, builder.address, builder.arpConfig, counters);
+        // Only shard 0 announces the address: the others share it, and their announcements would only repeat its own.
+        final ArpConfig arpConfig = shardIndex == 0 ? builder.arpConfig : withoutAnnouncements(builder.arpConfig);
+        this.arp = new ArpLayer(ethernet, timers, builder.address, arpConfig, counters);
         this.ipv4 = new Ipv4Layer(ethernet, arp, timers, builder.ipv4Config, counters);
         this.igmp = new IgmpLayer(ipv4, timers, builder.igmpConfig, counters);
         this.udp = new UdpLayer(ipv4, builder.udpConfig, counters);
@@ -120,6 +143,10 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         this.tcp = new TcpLayer(ipv4, timers, builder.tcpConfig, counters);
         this.shedding = new ReceiveShedding(link, tcp, counters);
         this.tcpSockets = new TcpSockets(Math.min(builder.tcpConfig.maxConnections(), 1 << 16));
+        if (shardCount > 1) {
+            ipv4.register(dev.tern.ipv4.wire.IpProtocol.TCP, new ShardTcpGuard(tcp, shardIndex, shardCount, wrongShard,
+                wrongShardSample));
+        }
         if (builder.gateway != 0) {
             if (!builder.address.contains(builder.gateway)) {
                 throw new IllegalArgumentException("gateway " + Ipv4Address.format(builder.gateway)
@@ -128,7 +155,18 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
             ipv4.defaultGateway(builder.gateway);
         }
         this.linkStatistics = publishLinkStatistics(nowNs);
+        if (shardIndex > 0) {
+            neighbourRelay = new NeighbourRelay();
+            neighbourRelay.receiver(arp);
+        } else {
+            neighbourRelay = null;
+        }
         arp.start(nowNs);
+    }
+
+    private static ArpConfig withoutAnnouncements(ArpConfig c) {
+        return new ArpConfig(c.cacheSize(), c.reachableTimeNs(), c.retransmitNs(), c.maxRequests(), c.maxProbes(),
+            c.delayFirstProbeNs(), c.pendingPerNeighbour(), c.pendingTotal(), 0, c.announceIntervalNs());
     }
 
     /** How often the link's own statistics are copied into the counters. */
@@ -180,6 +218,9 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     @Override
     public int poll(long nowNs) {
         int work = runCommands();
+        if (neighbourRelay != null) {
+            work += neighbourRelay.drain(nowNs);
+        }
         shedding.beforeReceive(nowNs);
         work += ethernet.poll(nowNs, receiveBatch);
         work += ipv4.pollLoopback(nowNs);
@@ -363,12 +404,48 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
 
     /** Opens a TCP connection to {@code address:port} from an ephemeral port; wait for it with {@link TcpConnection#awaitConnected}. */
     public TcpConnection connect(int address, int port) throws TernSocketException {
-        return TcpConnection.open(this, address, port, 0, TcpOptions.DEFAULT);
+        return connect(address, port, 0, TcpOptions.DEFAULT);
     }
 
-    /** Opens a TCP connection with per-connection options (buffers, no-delay, keepalive, congestion control). */
+    /**
+     * Opens a TCP connection with per-connection options (buffers, no-delay, keepalive, congestion control). On a
+     * shard of a sharded stack, an ephemeral port ({@code localPort} 0) is one whose replies the link steers to this
+     * shard ({@link #connectFromOwnShard}).
+     */
     public TcpConnection connect(int address, int port, int localPort, TcpOptions options) throws TernSocketException {
+        if (localPort == 0 && shardCount > 1) {
+            return connectFromOwnShard(address, port, options);
+        }
         return TcpConnection.open(this, address, port, localPort, options);
+    }
+
+    /**
+     * An active open from a shard: the peer's replies reach the shard that {@code ShardSteering} names for their
+     * 4-tuple, so the local port must be one for which that is this shard. Walks the ephemeral range (RFC 6056's
+     * range; the start moves on after each open, from a random first start) and takes the first such port that is
+     * free. About one port in {@code shardCount} qualifies.
+     */
+    private TcpConnection connectFromOwnShard(int address, int port, TcpOptions options) throws TernSocketException {
+        final int first = tcp.config().ephemeralFirst();
+        final int range = tcp.config().ephemeralLast() - first + 1;
+        final int us = address().address();
+        for (int i = 0; i < range; i++) {
+            final int candidate = first + Math.floorMod(shardPortCursor + i, range);
+            if (dev.tern.ethernet.link.ShardSteering.shardOf(address, us, port, candidate, shardCount) != shardIndex) {
+                continue;
+            }
+            try {
+                final TcpConnection connection = TcpConnection.open(this, address, port, candidate, options);
+                shardPortCursor += i + 1;
+                return connection;
+            } catch (TernSocketException e) {
+                if (e.error() != dev.tern.core.io.SocketError.ADDRESS_IN_USE) {
+                    throw e;
+                }
+            }
+        }
+        throw TernSocketException.of(dev.tern.core.io.SocketError.ADDRESS_NOT_AVAILABLE,
+            "tcp connect " + Ipv4Address.format(address) + ":" + port + ": no free port of shard " + shardIndex);
     }
 
     /** Listens for TCP connections on {@code port}. */
@@ -407,6 +484,29 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
 
     public String name() {
         return name;
+    }
+
+    /** This stack's index among the shards of a sharded stack ({@link StackShards}); 0 for a stack of its own. */
+    public int shardIndex() {
+        return shardIndex;
+    }
+
+    /** How many shards the stack this one belongs to has; 1 for a stack of its own. */
+    public int shardCount() {
+        return shardCount;
+    }
+
+    /**
+     * The last frame (or reassembled TCP segment) this shard dropped as another shard's, counted in
+     * {@code shard.rx.wrong_shard}: its length and first 64 bytes in hex, or "none". For diagnosing steering.
+     */
+    public String wrongShardSample() {
+        return wrongShardSample.describe();
+    }
+
+    /** Shard 0's ARP news for this shard (null on shard 0 and on a stack of its own). */
+    NeighbourRelay neighbourRelay() {
+        return neighbourRelay;
     }
 
     public Link link() {
@@ -517,6 +617,8 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         private TcpConfig tcpConfig;
         private int receiveBatch = 64;
         private int mtu = 65535;
+        private int shardIndex;
+        private int shardCount = 1;
 
         public Builder link(Link link) {
             this.link = link;
@@ -595,6 +697,25 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
             }
             this.mtu = mtu;
             return this;
+        }
+
+        /**
+         * Makes the stack shard {@code index} of {@code count} sharing one address and MAC ({@link StackShards} does
+         * this): it drops frames its link should have given another shard, answers no ARP it did not receive, and
+         * picks active-open ports whose replies come back to it.
+         */
+        public Builder shard(int index, int count) {
+            if (count < 1 || index < 0 || index >= count) {
+                throw new IllegalArgumentException("shard " + index + " of " + count + ": need 0 <= index < count");
+            }
+            this.shardIndex = index;
+            this.shardCount = count;
+            return this;
+        }
+
+        /** The name given so far (shards derive theirs from it). */
+        String name() {
+            return name;
         }
 
         /** Frames taken from the link per poll. */

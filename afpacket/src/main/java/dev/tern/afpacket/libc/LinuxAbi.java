@@ -44,6 +44,18 @@ public final class LinuxAbi {
     public static final int PACKET_QDISC_BYPASS = 20;
     public static final int PACKET_IGNORE_OUTGOING = 23;
     public static final int PACKET_FANOUT_HASH = 0;
+    public static final int PACKET_FANOUT_DATA = 22;
+    /** Fanout by a classic BPF program's return value (the socket index), set with {@link #PACKET_FANOUT_DATA}. */
+    public static final int PACKET_FANOUT_CBPF = 6;
+    /** The group's hook ignores outgoing packets (Linux 6.10+; older kernels refuse it with EINVAL). */
+    public static final int PACKET_FANOUT_FLAG_IGNORE_OUTGOING = 0x4000;
+
+    // ---- struct sock_fprog (a classic BPF program: u16 length, then a pointer to the instructions) ----
+    public static final int SOCK_FPROG_SIZE = 16;
+    public static final int SOCK_FPROG_LEN_OFFSET = 0;
+    public static final int SOCK_FPROG_FILTER_OFFSET = 8;
+    /** struct sock_filter: u16 code, u8 jt, u8 jf, u32 k. */
+    public static final int SOCK_FILTER_SIZE = 8;
     public static final int PACKET_MR_MULTICAST = 0;
     public static final int PACKET_MR_PROMISC = 1;
     public static final int PACKET_MR_UNICAST = 3;

@@ -59,6 +59,14 @@ class LinuxAbiTest {
         c("PACKET_QDISC_BYPASS", "PACKET_QDISC_BYPASS");
         c("PACKET_IGNORE_OUTGOING", "PACKET_IGNORE_OUTGOING");
         c("PACKET_FANOUT_HASH", "PACKET_FANOUT_HASH");
+        c("PACKET_FANOUT_DATA", "PACKET_FANOUT_DATA");
+        c("PACKET_FANOUT_CBPF", "PACKET_FANOUT_CBPF");
+        // Linux 6.10's uapi value; the installed headers may predate it (then the literal stands in for it).
+        c("PACKET_FANOUT_FLAG_IGNORE_OUTGOING", "PACKET_FANOUT_FLAG_IGNORE_OUTGOING_OR_LITERAL");
+        c("SOCK_FPROG_SIZE", "sizeof(struct sock_fprog)");
+        c("SOCK_FPROG_LEN_OFFSET", "offsetof(struct sock_fprog, len)");
+        c("SOCK_FPROG_FILTER_OFFSET", "offsetof(struct sock_fprog, filter)");
+        c("SOCK_FILTER_SIZE", "sizeof(struct sock_filter)");
         c("PACKET_MR_MULTICAST", "PACKET_MR_MULTICAST");
         c("PACKET_MR_PROMISC", "PACKET_MR_PROMISC");
         c("PACKET_MR_UNICAST", "PACKET_MR_UNICAST");
@@ -197,6 +205,12 @@ class LinuxAbiTest {
         #include <net/if_arp.h>
         #include <linux/if_ether.h>
         #include <linux/if_packet.h>
+        #include <linux/filter.h>
+        #ifdef PACKET_FANOUT_FLAG_IGNORE_OUTGOING
+        #define PACKET_FANOUT_FLAG_IGNORE_OUTGOING_OR_LITERAL PACKET_FANOUT_FLAG_IGNORE_OUTGOING
+        #else
+        #define PACKET_FANOUT_FLAG_IGNORE_OUTGOING_OR_LITERAL 0x4000
+        #endif
         #include <linux/virtio_net.h>
         """;
 

@@ -19,6 +19,10 @@ stdout, one line each, for the test to parse; "ready" means the socket is bound 
   tcp-source HOST PORT BYTES TIMEOUT        connect, send BYTES, shut down output: "sent N SHA256"; meanwhile read
                                             to the end: "received N SHA256"
   tcp-connect HOST PORT TIMEOUT             "connected", or "error ENAME"
+  tcp-echo-clients HOST PORT COUNT BYTES TIMEOUT
+                                            COUNT connections at once to an echo server, each sending BYTES and
+                                            reading them back: "client LOCALPORT ok|mismatch|error ENAME" each, then
+                                            "clients COUNT ok N"
   tcp-half-close HOST PORT HOLD             connect, send 10 bytes, shut down output, then read nothing for HOLD s
 Failures of a TCP subcommand print "error ENAME" (ECONNREFUSED, ECONNRESET, ETIMEDOUT, ...) and exit 3.
 """
@@ -226,6 +230,50 @@ def tcp_connect(host, port, timeout):
     sock.close()
 
 
+def tcp_echo_clients(host, port, count, length, timeout):
+    """COUNT connections opened together (each its own thread), so that they are in flight on the server at once."""
+    deadline = time.monotonic() + timeout
+    results = [None] * count
+
+    def client(index):
+        try:
+            sock = socket.create_connection((host, port), timeout=timeout)
+            local_port = sock.getsockname()[1]
+            outcome = {}
+
+            def reader():
+                try:
+                    outcome["received"] = read_to_end(sock, deadline)
+                except (OSError, TimeoutError) as e:
+                    outcome["error"] = e
+
+            thread = threading.Thread(target=reader, daemon=True)
+            thread.start()
+            sent = send_bytes(sock, length, deadline)
+            sock.shutdown(socket.SHUT_WR)
+            thread.join(max(0.0, deadline - time.monotonic()))
+            sock.close()
+            if "error" in outcome:
+                results[index] = "client %d error %s" % (local_port, error_name(outcome["error"]))
+            elif outcome.get("received") == sent:
+                results[index] = "client %d ok" % local_port
+            else:
+                results[index] = "client %d mismatch" % local_port
+        except (OSError, TimeoutError) as e:
+            results[index] = "client ? error %s" % error_name(e)
+
+    threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    ok = 0
+    for result in results:
+        say(result if result is not None else "client ? error ETIMEDOUT")
+        ok += 1 if result is not None and result.endswith(" ok") else 0
+    say("clients", count, "ok", ok)
+
+
 def tcp_half_close(host, port, hold):
     sock = socket.create_connection((host, port), timeout=hold)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -254,6 +302,8 @@ def main(argv):
             tcp_source(args[0], int(args[1]), int(args[2]), float(args[3]))
         elif command == "tcp-half-close":
             tcp_half_close(args[0], int(args[1]), float(args[2]))
+        elif command == "tcp-echo-clients":
+            tcp_echo_clients(args[0], int(args[1]), int(args[2]), int(args[3]), float(args[4]))
         elif command == "tcp-connect":
             tcp_connect(args[0], int(args[1]), float(args[2]))
         else:

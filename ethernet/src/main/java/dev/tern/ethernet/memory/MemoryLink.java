@@ -22,6 +22,9 @@ public final class MemoryLink implements Link {
     private final long mac;
     final DeliveryQueue inbound;
     long egressFreeNs = Long.MIN_VALUE;
+    /** Which shard of a stack this port is ({@link MemoryWire#attachShards}); 0 of 1 for a port of its own. */
+    int shardIndex;
+    int shardCount = 1;
 
     final int[] batchBuffers;
     final int[] batchLengths;
@@ -122,6 +125,11 @@ public final class MemoryLink implements Link {
     @Override
     public long nextArrivalNs() {
         return inbound.earliest();
+    }
+
+    void steering(int index, int count) {
+        shardIndex = index;
+        shardCount = count;
     }
 
     /** Accepts every frame on the wire, whatever its destination (like tcpdump on a hub). */

@@ -6,6 +6,7 @@ import dev.tern.core.time.Clock;
 import dev.tern.core.time.SystemClock;
 import dev.tern.ethernet.link.FrameHandler;
 import dev.tern.ethernet.link.Offloads;
+import dev.tern.ethernet.link.ShardSteering;
 import dev.tern.ethernet.wire.EthernetHeader;
 
 import java.lang.foreign.MemorySegment;
@@ -118,6 +119,23 @@ public final class MemoryWire implements AutoCloseable {
         }
     }
 
+    /**
+     * Plugs {@code shards} ports sharing the address {@code mac} into the wire, as the shards of one stack: each frame
+     * for that address reaches only the port {@link ShardSteering#shardOf} names (ARP, ICMP, multicast and the rest:
+     * port 0), as an AF_PACKET fanout group with Tern's steering program would hand it. Cold path.
+     */
+    public MemoryLink[] attachShards(String name, long mac, int shards) {
+        if (shards < 1) {
+            throw new IllegalArgumentException("shards must be at least 1, got " + shards);
+        }
+        final MemoryLink[] links = new MemoryLink[shards];
+        for (int i = 0; i < shards; i++) {
+            links[i] = attach(shards == 1 ? name : name + "." + i, mac);
+            links[i].steering(i, shards);
+        }
+        return links;
+    }
+
     void detach(MemoryLink port) {
         lock();
         try {
@@ -224,6 +242,10 @@ public final class MemoryWire implements AutoCloseable {
         boolean originalUsed = false;
         for (MemoryLink to : portArray) {
             if (to == from || !to.accepts(destination)) {
+                continue;
+            }
+            if (to.shardCount > 1
+                && ShardSteering.shardOf(pool.slab(), pool.offset(buffer), length, to.shardCount) != to.shardIndex) {
                 continue;
             }
             if (lossRate > 0 && random.nextDouble() < lossRate || burstLost(nowNs)) {

@@ -9,6 +9,7 @@ import dev.tern.ethernet.pcap.PcapTap;
 import dev.tern.ethernet.pcap.PcapWriter;
 import dev.tern.ipv4.Ipv4Config;
 import dev.tern.stack.NetStack;
+import dev.tern.stack.StackShards;
 import dev.tern.tcp.TcpConfig;
 
 import java.nio.file.Path;
@@ -91,6 +92,27 @@ public final class Simulation implements AutoCloseable {
         stacks.add(stack);
         loop.add(stack);
         return stack;
+    }
+
+    /**
+     * Adds a stack of {@code shards} shards sharing address {@code cidr} and one MAC of 02:00:00:00:00:NN, on ports the
+     * wire steers as an AF_PACKET fanout group with Tern's program would ({@code MemoryWire.attachShards}); each shard
+     * is polled like a stack of its own. {@code customize} may set more on each shard's builder.
+     */
+    public StackShards addShardedStack(String name, String cidr, int shards, Consumer<NetStack.Builder> customize) {
+        final long mac = 0x0200_0000_0000L | nextMac++;
+        final MemoryLink[] links = wire.attachShards(name, mac, shards);
+        final StackShards built = StackShards.build(shards, k -> links[k], builder -> {
+            builder.name(name).address(cidr).clock(clock).countersInMemory()
+                .tcp(TcpConfig.builder().isnKey(name.hashCode(), mac).maxConnections(4096).build())
+                .ipv4(Ipv4Config.DEFAULT.withIdentificationKey(name.hashCode(), mac));
+            customize.accept(builder);
+        });
+        for (NetStack shard : built.shards()) {
+            stacks.add(shard);
+            loop.add(shard);
+        }
+        return built;
     }
 
     public NetStack addStack(String name, String cidr) {

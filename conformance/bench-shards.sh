@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Shards (issue 16): `tern serve --shards 1` against `--shards 2` over a veth pair between two network namespaces this
+# script makes and removes (addresses in 198.18.0.0/24 only; offloads as the kernel sets them). Two loads from the
+# kernel's side, each run against 1 and then 2 shards in the same run:
+#   bulk     16 TCP flows (socat from /dev/zero) into `--discard 9` for SECONDS: bytes Tern received (its counters)
+#   connect  ab (apache2-utils), a new connection per request, 16 at a time, REQUESTS requests of a 1 KiB file
+#            from `--http 8080`: connections per second
+# Efficiency is the work per CPU-second of the whole `tern serve` process (all its threads: shards, JIT, GC; from
+# /proc/PID/stat), and the 2-shard/1-shard ratio of it is the figure issue 16 asks for (goal >= 0.85). Rates and the
+# CPU seconds of each side are printed beside it. One round; the machine's other load shows in the spread.
+#
+#   conformance/bench-shards.sh [--seconds N] [--requests N]
+#
+# Needs root, iproute2, socat, ab, and the tern command (TERN, default ./tern, which builds itself when needed).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TERN="${TERN:-$ROOT/tern}"
+SECONDS_BULK=10
+REQUESTS=20000
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --seconds) SECONDS_BULK="$2"; shift 2 ;;
+    --requests) REQUESTS="$2"; shift 2 ;;
+    *) echo "bench-shards: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+die() { echo "bench-shards: $*" >&2; exit 1; }
+[[ $(id -u) -eq 0 ]] || die "needs root (network namespaces, AF_PACKET)"
+for tool in socat ab ip; do command -v "$tool" >/dev/null || die "needs $tool"; done
+
+SUFFIX="$$"
+PEER_NS="tern-shb-p$SUFFIX"
+TERN_NS="tern-shb-t$SUFFIX"
+WORK="$(mktemp -d /tmp/tern-bench-shards.XXXXXX)"
+SERVE_PID=""
+cleanup() {
+  if [[ -n "$SERVE_PID" ]]; then kill "$SERVE_PID" 2>/dev/null || true; wait "$SERVE_PID" 2>/dev/null || true; fi
+  ip netns del "$PEER_NS" 2>/dev/null || true
+  ip netns del "$TERN_NS" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+ip netns add "$PEER_NS"
+ip netns add "$TERN_NS"
+ip link add peer0 netns "$PEER_NS" type veth peer name tern0 netns "$TERN_NS"
+ip -n "$PEER_NS" addr add 198.18.0.1/24 dev peer0
+ip -n "$PEER_NS" link set lo up
+ip -n "$PEER_NS" link set peer0 up
+ip -n "$TERN_NS" link set tern0 up
+mkdir -p "$WORK/www" "$WORK/counters"
+head -c 1024 /dev/urandom > "$WORK/www/one-kib.bin"
+TICKS=$(getconf CLK_TCK)
+
+cpu_seconds() { # utime + stime of process $1, in seconds
+  awk -v t="$TICKS" '{ printf "%.3f", ($14 + $15) / t }' "/proc/$1/stat"
+}
+
+shard_cpu_seconds() { # the same for the shards' threads only: "main" (shard 0, named java) and tern-serve-shard-K
+  local total=0 task comm
+  for task in /proc/"$1"/task/*; do
+    comm=$(cat "$task/comm" 2>/dev/null || true)
+    if [[ "$comm" == java || "$comm" == tern-serve-shar* ]]; then
+      total=$(( total + $(awk '{ print $14 + $15 }' "$task/stat" 2>/dev/null || echo 0) ))
+    fi
+  done
+  awk -v n="$total" -v t="$TICKS" 'BEGIN { printf "%.3f", n / t }'
+}
+
+counter() { # the last value of counter $1 that tern stat prints (a sharded stack's totals come last)
+  TERN_COUNTERS_DIR="$WORK/counters" "$TERN" stat | awk -v c="$1" '$1 == c { v = $2 } END { gsub(",", "", v); printf "%d\n", v }'
+}
+
+start_serve() { # $1 shards
+  ip netns exec "$TERN_NS" env TERN_COUNTERS_DIR="$WORK/counters" "$TERN" serve --shards "$1" --discard 9 \
+    --http 8080 "$WORK/www" --link afpacket:tern0 --ip 198.18.0.2/24 > "$WORK/serve.out" 2>&1 &
+  SERVE_PID=$!
+  for _ in $(seq 1 100); do
+    grep -q "answering" "$WORK/serve.out" 2>/dev/null && break
+    sleep 0.1
+  done
+  grep -q "answering" "$WORK/serve.out" || die "tern serve did not start: $(cat "$WORK/serve.out")"
+  # The launcher may be a shell that runs java as its child: measure the java process.
+  local child
+  child=$(pgrep -P "$SERVE_PID" java || true)
+  [[ -n "$child" ]] && SERVE_JAVA="$child" || SERVE_JAVA="$SERVE_PID"
+  ip netns exec "$PEER_NS" ping -c 3 -i 0.2 -q 198.18.0.2 >/dev/null || die "no ping reply from tern serve"
+}
+
+stop_serve() {
+  kill "$SERVE_PID" 2>/dev/null || true
+  wait "$SERVE_PID" 2>/dev/null || true
+  SERVE_PID=""
+}
+
+bulk() { # prints "bytes cpu_seconds shard_cpu_seconds"
+  local before_bytes before_cpu before_shards
+  before_bytes=$(counter tcp.rx.bytes)
+  before_cpu=$(cpu_seconds "$SERVE_JAVA")
+  before_shards=$(shard_cpu_seconds "$SERVE_JAVA")
+  local pids=()
+  for _ in $(seq 1 16); do
+    ip netns exec "$PEER_NS" timeout "$SECONDS_BULK" socat -u /dev/zero TCP:198.18.0.2:9 2>/dev/null &
+    pids+=($!)
+  done
+  wait "${pids[@]}" 2>/dev/null || true
+  sleep 1.5 # counters are refreshed by the shards' own loops; let them catch up
+  echo "$(( $(counter tcp.rx.bytes) - before_bytes )) $(awk -v a="$(cpu_seconds "$SERVE_JAVA")" -v b="$before_cpu" 'BEGIN { printf "%.3f", a - b }') $(awk -v a="$(shard_cpu_seconds "$SERVE_JAVA")" -v b="$before_shards" 'BEGIN { printf "%.3f", a - b }')"
+}
+
+connect() { # prints "requests_per_second cpu_seconds completed shard_cpu_seconds"
+  local before_cpu before_shards out
+  before_cpu=$(cpu_seconds "$SERVE_JAVA")
+  before_shards=$(shard_cpu_seconds "$SERVE_JAVA")
+  out=$(ip netns exec "$PEER_NS" ab -q -n "$REQUESTS" -c 16 -s 10 http://198.18.0.2:8080/one-kib.bin 2>&1 || true)
+  local rate completed
+  rate=$(echo "$out" | awk '/^Requests per second/ { print $4 }')
+  completed=$(echo "$out" | awk '/^Complete requests/ { print $3 }')
+  echo "${rate:-0} $(awk -v a="$(cpu_seconds "$SERVE_JAVA")" -v b="$before_cpu" 'BEGIN { printf "%.3f", a - b }') ${completed:-0} $(awk -v a="$(shard_cpu_seconds "$SERVE_JAVA")" -v b="$before_shards" 'BEGIN { printf "%.3f", a - b }')"
+}
+
+declare -A RESULT
+for shards in 1 2; do
+  start_serve "$shards"
+  # Warm up the JIT on both paths before measuring.
+  ip netns exec "$PEER_NS" ab -q -n 2000 -c 8 http://198.18.0.2:8080/one-kib.bin >/dev/null 2>&1 || true
+  ip netns exec "$PEER_NS" timeout 2 socat -u /dev/zero TCP:198.18.0.2:9 2>/dev/null || true
+  RESULT[bulk_$shards]=$(bulk)
+  RESULT[connect_$shards]=$(connect)
+  stop_serve
+done
+
+read -r b1 c1 t1 <<< "${RESULT[bulk_1]}"
+read -r b2 c2 t2 <<< "${RESULT[bulk_2]}"
+read -r r1 k1 n1 u1 <<< "${RESULT[connect_1]}"
+read -r r2 k2 n2 u2 <<< "${RESULT[connect_2]}"
+awk -v b1="$b1" -v c1="$c1" -v b2="$b2" -v c2="$c2" -v r1="$r1" -v k1="$k1" -v n1="$n1" -v r2="$r2" -v k2="$k2" \
+    -v n2="$n2" -v s="$SECONDS_BULK" -v t1="$t1" -v t2="$t2" -v u1="$u1" -v u2="$u2" 'BEGIN {
+  e1 = b1 / c1; e2 = b2 / c2; f1 = n1 / k1; f2 = n2 / k2
+  printf "%-34s %14s %14s %8s\n", "", "1 shard", "2 shards", "2/1"
+  printf "%-34s %14.2f %14.2f %8.2f\n", "16-flow bulk, Gbit/s", b1 * 8 / s / 1e9, b2 * 8 / s / 1e9, b2 / b1
+  printf "%-34s %14.2f %14.2f %8.2f\n", "  tern serve CPU seconds", c1, c2, c2 / c1
+  printf "%-34s %14.3f %14.3f %8.2f\n", "  GB per tern CPU-second", e1 / 1e9, e2 / 1e9, e2 / e1
+  printf "%-34s %14.2f %14.2f %8.2f\n", "  shard threads, CPU seconds", t1, t2, t2 / t1
+  printf "%-34s %14.3f %14.3f %8.2f\n", "  GB per shard-thread CPU-second", b1 / t1 / 1e9, b2 / t2 / 1e9, (b2 / t2) / (b1 / t1)
+  printf "%-34s %14.0f %14.0f %8.2f\n", "connections/s (ab, 1 KiB, -c 16)", r1, r2, r2 / r1
+  printf "%-34s %14.2f %14.2f %8.2f\n", "  tern serve CPU seconds", k1, k2, k2 / k1
+  printf "%-34s %14.0f %14.0f %8.2f\n", "  connections per tern CPU-second", f1, f2, f2 / f1
+  printf "%-34s %14.2f %14.2f %8.2f\n", "  shard threads, CPU seconds", u1, u2, u2 / u1
+  printf "%-34s %14.0f %14.0f %8.2f\n", "  connections per shard-thread CPU-s", n1 / u1, n2 / u2, (n2 / u2) / (n1 / u1)
+  printf "{\"bulk_bytes_per_cpu_s_ratio\": %.3f, \"connections_per_cpu_s_ratio\": %.3f, \"bulk_gbps_1\": %.3f, \"bulk_gbps_2\": %.3f, \"conn_rate_1\": %.0f, \"conn_rate_2\": %.0f}\n", e2 / e1, f2 / f1, b1 * 8 / s / 1e9, b2 * 8 / s / 1e9, r1, r2
+}'

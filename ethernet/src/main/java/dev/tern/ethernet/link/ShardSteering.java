@@ -1,0 +1,206 @@
+package dev.tern.ethernet.link;
+
+import dev.tern.core.memory.BigEndian;
+import dev.tern.ethernet.wire.EtherType;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Which shard of a sharded stack owns a received frame: one function, computed in Java (the memory wire's steering,
+ * each shard's check that a frame is its own, an active open choosing its local port) and compiled into the classic
+ * BPF program that an AF_PACKET fanout group runs in the kernel ({@link #fanoutProgram}), so that both always agree.
+ *
+ * <p>The rule, for a frame of {@code shards} shards:
+ * <ul>
+ *   <li>IPv4 (EtherType 0x0800) carrying TCP or UDP, unicast (destination below 224.0.0.0), and not a fragment
+ *       (neither MF nor a fragment offset): {@code remainderUnsigned(hash(source, destination, sourcePort,
+ *       destinationPort), shards)};</li>
+ *   <li>everything else (ARP, ICMP, IGMP, multicast and broadcast, every fragment, VLAN-tagged frames, frames too
+ *       short to hold the ports): shard 0.</li>
+ * </ul>
+ * A frame too short for the IPv4 header or for the ports goes to shard 0 too: the kernel's program stops with 0 when
+ * a load falls outside the packet, and the Java side mirrors that.
+ *
+ * <p>The hash is over the frame as received (source = the peer). Every fragment goes to shard 0, the first one
+ * included (only it carries the ports), so that one shard reassembles the whole datagram: a fragmented UDP datagram
+ * is received by shard 0's socket on its port, and a reassembled TCP segment of another shard's connection is
+ * counted and dropped there, not answered (docs/DESIGN.md, "Shards").
+ *
+ * <p>Stateless and thread-safe.
+ */
+public final class ShardSteering {
+    /** Multiplier of the mixing step (an odd constant with well-spread bits; any odd value would do). */
+    static final int MIX = 0x045D_9F3B;
+
+    private static final int ETHERTYPE_OFFSET = 12;
+    private static final int IPV4_OFFSET = 14;
+    private static final int PROTOCOL_OFFSET = 9;
+    private static final int FRAGMENT_OFFSET = 6;
+    private static final int SOURCE_OFFSET = 12;
+    private static final int DESTINATION_OFFSET = 16;
+    /** MF and the fragment offset: any of them set makes the packet a fragment. */
+    private static final int FRAGMENT_MASK = 0x3FFF;
+    private static final int TCP = 6;
+    private static final int UDP = 17;
+    /** 224.0.0.0: multicast, class E and the limited broadcast are at or above it. */
+    private static final int FIRST_MULTICAST = 0xE000_0000;
+
+    private ShardSteering() {
+    }
+
+    /** The flow hash of a TCP or UDP packet as received: {@code source} is the sender's address and port. */
+    public static int hash(int sourceAddress, int destinationAddress, int sourcePort, int destinationPort) {
+        int h = sourceAddress ^ destinationAddress ^ (sourcePort << 16 | destinationPort);
+        h ^= h >>> 16;
+        h *= MIX;
+        h ^= h >>> 16;
+        return h;
+    }
+
+    /** The shard of a flow, seen as the packets arriving from the peer carry it. */
+    public static int shardOf(int sourceAddress, int destinationAddress, int sourcePort, int destinationPort, int shards) {
+        if (shards <= 1) {
+            return 0;
+        }
+        return Integer.remainderUnsigned(hash(sourceAddress, destinationAddress, sourcePort, destinationPort), shards);
+    }
+
+    /**
+     * The shard that owns the Ethernet frame of {@code length} bytes at {@code offset}; 0 for anything that is not
+     * unicast IPv4 TCP or UDP with its ports (see the class comment). Allocates nothing.
+     */
+    public static int shardOf(MemorySegment frame, long offset, int length, int shards) {
+        if (shards <= 1 || length < IPV4_OFFSET + 20
+            || BigEndian.u16(frame, offset + ETHERTYPE_OFFSET) != EtherType.IPV4) {
+            return 0;
+        }
+        final long ip = offset + IPV4_OFFSET;
+        final int protocol = BigEndian.u8(frame, ip + PROTOCOL_OFFSET);
+        if (protocol != TCP && protocol != UDP
+            || (BigEndian.u16(frame, ip + FRAGMENT_OFFSET) & FRAGMENT_MASK) != 0) {
+            return 0;
+        }
+        final int destination = BigEndian.i32(frame, ip + DESTINATION_OFFSET);
+        if (Integer.compareUnsigned(destination, FIRST_MULTICAST) >= 0) {
+            return 0;
+        }
+        final int headerLength = (BigEndian.u8(frame, ip) & 0x0F) * 4;
+        if (IPV4_OFFSET + headerLength + 4 > length) {
+            return 0;
+        }
+        final int ports = BigEndian.i32(frame, ip + headerLength);
+        final int h = hash(BigEndian.i32(frame, ip + SOURCE_OFFSET), destination, ports >>> 16, ports & 0xFFFF);
+        return Integer.remainderUnsigned(h, shards);
+    }
+
+    // ------------------------------------------------------------------------------------------ classic BPF
+
+    /** One classic BPF instruction ({@code struct sock_filter}: u16 code, u8 jt, u8 jf, u32 k). */
+    public record Instruction(int code, int jt, int jf, int k) {
+        public Instruction {
+            if (code < 0 || code > 0xFFFF || jt < 0 || jt > 0xFF || jf < 0 || jf > 0xFF) {
+                throw new IllegalArgumentException("not a classic BPF instruction: " + code + " " + jt + " " + jf);
+            }
+        }
+    }
+
+    /** {@code struct sock_filter}'s size: the program is this many bytes per instruction. */
+    public static final int INSTRUCTION_SIZE = 8;
+
+    // Classic BPF opcodes (linux/filter.h, linux/bpf_common.h).
+    public static final int BPF_LD = 0x00;
+    public static final int BPF_LDX = 0x01;
+    public static final int BPF_ST = 0x02;
+    public static final int BPF_ALU = 0x04;
+    public static final int BPF_JMP = 0x05;
+    public static final int BPF_RET = 0x06;
+    public static final int BPF_MISC = 0x07;
+    public static final int BPF_W = 0x00;
+    public static final int BPF_H = 0x08;
+    public static final int BPF_B = 0x10;
+    public static final int BPF_ABS = 0x20;
+    public static final int BPF_IND = 0x40;
+    public static final int BPF_MEM = 0x60;
+    public static final int BPF_MUL = 0x20;
+    public static final int BPF_AND = 0x50;
+    public static final int BPF_LSH = 0x60;
+    public static final int BPF_RSH = 0x70;
+    public static final int BPF_MOD = 0x90;
+    public static final int BPF_XOR = 0xA0;
+    public static final int BPF_JEQ = 0x10;
+    public static final int BPF_JGE = 0x30;
+    public static final int BPF_JSET = 0x40;
+    public static final int BPF_K = 0x00;
+    public static final int BPF_X = 0x08;
+    public static final int BPF_A = 0x10;
+    public static final int BPF_TAX = 0x00;
+    /** Loads at {@code SKF_NET_OFF + k} read from the network header, wherever the packet's data starts. */
+    public static final int SKF_NET_OFF = -0x10_0000;
+    /** Ancillary load base; {@code SKF_AD_OFF + SKF_AD_PROTOCOL} reads {@code skb->protocol} (host order). */
+    public static final int SKF_AD_OFF = -0x1000;
+    public static final int SKF_AD_PROTOCOL = 0;
+
+    /**
+     * The fanout program for {@code shards} sockets (PACKET_FANOUT_CBPF): it returns {@link #shardOf} of each packet,
+     * and the kernel hands the packet to the group's socket of that index (sockets are indexed in the order they
+     * joined). Loads are relative to the network header ({@code SKF_NET_OFF}), because the kernel runs fanout
+     * programs on received packets whose data starts there, and on outgoing ones whose data starts at the MAC header.
+     */
+    public static List<Instruction> fanoutProgram(int shards) {
+        if (shards < 1) {
+            throw new IllegalArgumentException("shards must be at least 1, got " + shards);
+        }
+        final List<Instruction> p = new ArrayList<>();
+        final int net = SKF_NET_OFF;
+        // Jump offsets to the final "ret #0" are filled in once the program's length is known.
+        p.add(new Instruction(BPF_LD | BPF_H | BPF_ABS, 0, 0, SKF_AD_OFF + SKF_AD_PROTOCOL));
+        final int checkEtherType = p.size();
+        p.add(null); // jeq #0x0800, next, shard0
+        p.add(new Instruction(BPF_LD | BPF_B | BPF_ABS, 0, 0, net + PROTOCOL_OFFSET));
+        final int checkTcp = p.size();
+        p.add(null); // jeq #6, fragments, next
+        final int checkUdp = p.size();
+        p.add(null); // jeq #17, next, shard0
+        p.add(new Instruction(BPF_LD | BPF_H | BPF_ABS, 0, 0, net + FRAGMENT_OFFSET));
+        final int checkFragment = p.size();
+        p.add(null); // jset #0x3fff, shard0, next
+        p.add(new Instruction(BPF_LD | BPF_W | BPF_ABS, 0, 0, net + DESTINATION_OFFSET));
+        final int checkMulticast = p.size();
+        p.add(null); // jge #0xe0000000, shard0, next
+        p.add(new Instruction(BPF_MISC | BPF_TAX, 0, 0, 0));                       // X = destination
+        p.add(new Instruction(BPF_LD | BPF_W | BPF_ABS, 0, 0, net + SOURCE_OFFSET)); // A = source
+        p.add(new Instruction(BPF_ALU | BPF_XOR | BPF_X, 0, 0, 0));               // A = source ^ destination
+        p.add(new Instruction(BPF_ST, 0, 0, 0));                                   // M[0] = A
+        p.add(new Instruction(BPF_LD | BPF_B | BPF_ABS, 0, 0, net));               // A = version/IHL
+        p.add(new Instruction(BPF_ALU | BPF_AND | BPF_K, 0, 0, 0x0F));
+        p.add(new Instruction(BPF_ALU | BPF_LSH | BPF_K, 0, 0, 2));
+        p.add(new Instruction(BPF_MISC | BPF_TAX, 0, 0, 0));                       // X = header length
+        p.add(new Instruction(BPF_LD | BPF_W | BPF_IND, 0, 0, net));               // A = ports word
+        p.add(new Instruction(BPF_LDX | BPF_W | BPF_MEM, 0, 0, 0));                // X = M[0]
+        p.add(new Instruction(BPF_ALU | BPF_XOR | BPF_X, 0, 0, 0));               // h
+        p.add(new Instruction(BPF_MISC | BPF_TAX, 0, 0, 0));
+        p.add(new Instruction(BPF_ALU | BPF_RSH | BPF_K, 0, 0, 16));
+        p.add(new Instruction(BPF_ALU | BPF_XOR | BPF_X, 0, 0, 0));               // h ^= h >>> 16
+        p.add(new Instruction(BPF_ALU | BPF_MUL | BPF_K, 0, 0, MIX));              // h *= MIX
+        p.add(new Instruction(BPF_MISC | BPF_TAX, 0, 0, 0));
+        p.add(new Instruction(BPF_ALU | BPF_RSH | BPF_K, 0, 0, 16));
+        p.add(new Instruction(BPF_ALU | BPF_XOR | BPF_X, 0, 0, 0));               // h ^= h >>> 16
+        p.add(new Instruction(BPF_ALU | BPF_MOD | BPF_K, 0, 0, shards));           // unsigned h % shards
+        p.add(new Instruction(BPF_RET | BPF_A, 0, 0, 0));
+        final int shard0 = p.size();
+        p.add(new Instruction(BPF_RET | BPF_K, 0, 0, 0));
+        p.set(checkEtherType, jump(BPF_JEQ, EtherType.IPV4, checkEtherType, checkEtherType + 1, shard0));
+        p.set(checkTcp, jump(BPF_JEQ, TCP, checkTcp, checkFragment - 1, checkUdp));
+        p.set(checkUdp, jump(BPF_JEQ, UDP, checkUdp, checkUdp + 1, shard0));
+        p.set(checkFragment, jump(BPF_JSET, FRAGMENT_MASK, checkFragment, shard0, checkFragment + 1));
+        p.set(checkMulticast, jump(BPF_JGE, FIRST_MULTICAST, checkMulticast, shard0, checkMulticast + 1));
+        return List.copyOf(p);
+    }
+
+    /** A conditional jump at index {@code at} to {@code whenTrue} or {@code whenFalse} (absolute indexes, forward). */
+    private static Instruction jump(int operation, int k, int at, int whenTrue, int whenFalse) {
+        return new Instruction(BPF_JMP | operation | BPF_K, whenTrue - at - 1, whenFalse - at - 1, k);
+    }
+}

@@ -1,0 +1,321 @@
+package dev.tern.stack;
+
+import dev.tern.arp.NeighbourCache;
+import dev.tern.core.net.Ipv4Address;
+import dev.tern.ethernet.link.ShardSteering;
+import dev.tern.ethernet.wire.EtherType;
+import dev.tern.stack.sim.Simulation;
+import dev.tern.stack.testing.Frames;
+import dev.tern.stack.testing.PeerPort;
+import dev.tern.tcp.TcpOptions;
+import dev.tern.tcp.wire.TcpFlags;
+import dev.tern.tcp.wire.TcpHeader;
+import dev.tern.tcp.wire.TcpRepr;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A sharded stack on the memory wire, which steers each flow to a shard as the AF_PACKET fanout program does:
+ * connections spread over the shards with every byte intact, per-shard counters, active opens from each shard, ARP
+ * learned through shard 0, a frame that reaches the wrong shard counted and dropped without a reset, and a failing
+ * shard named while the others serve.
+ */
+class ShardedStackTest {
+    private static final long SECOND = 1_000_000_000L;
+    private static final int CLIENT = Ipv4Address.parse("198.18.0.1");
+    private static final int SERVER = Ipv4Address.parse("198.18.0.2");
+    private static final int ECHO_PORT = 7;
+    private static final int CLOSED_PORT = 9;
+
+    /** Echoes on every accepted connection of every listener; remembers which shard accepted what. */
+    private static final class EchoService implements Runnable {
+        final List<TcpListener> listeners;
+        final List<TcpConnection> accepted = new ArrayList<>();
+        final List<Integer> acceptedOnShard = new ArrayList<>();
+        final MemorySegment buffer = Arena.ofAuto().allocate(1 << 16);
+
+        EchoService(List<TcpListener> listeners) {
+            this.listeners = listeners;
+        }
+
+        @Override
+        public void run() {
+            try {
+                for (int shard = 0; shard < listeners.size(); shard++) {
+                    TcpConnection connection;
+                    while ((connection = listeners.get(shard).accept()) != null) {
+                        accepted.add(connection);
+                        acceptedOnShard.add(shard);
+                    }
+                }
+                for (TcpConnection connection : accepted) {
+                    final int room = Math.min(connection.writableBytes(), (int) buffer.byteSize());
+                    if (room > 0 && !connection.isEnded()) {
+                        final int n = connection.read(buffer, 0, room);
+                        if (n > 0) {
+                            assertEquals(n, connection.write(buffer, 0, n));
+                        }
+                    }
+                }
+            } catch (TernSocketException e) {
+                throw new AssertionError(e);
+            }
+        }
+    }
+
+    @Test
+    void connectionsSpreadOverTwoShardsAndEachGetsItsOwnBytesBack() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack client = sim.addStack("client", "198.18.0.1/24");
+            final StackShards server = sim.addShardedStack("server", "198.18.0.2/24", 2, b -> { });
+            final EchoService echo = new EchoService(server.listen(ECHO_PORT, 64, TcpOptions.DEFAULT));
+            sim.onPoll(echo);
+
+            final int connections = 32;
+            final int length = 5000;
+            final List<TcpConnection> clients = new ArrayList<>();
+            final List<byte[]> sent = new ArrayList<>();
+            final List<byte[]> received = new ArrayList<>();
+            final int[] receivedLength = new int[connections];
+            for (int i = 0; i < connections; i++) {
+                clients.add(client.connect(SERVER, ECHO_PORT));
+                final byte[] data = new byte[length];
+                new SplittableRandom(i).nextBytes(data);
+                sent.add(data);
+                received.add(new byte[length]);
+            }
+            assertTrue(sim.runUntil(() -> clients.stream().allMatch(TcpConnection::isConnected), 5 * SECOND));
+            final int[] written = new int[connections];
+            final MemorySegment buffer = Arena.ofAuto().allocate(1 << 16);
+            assertTrue(sim.runUntil(() -> {
+                boolean done = true;
+                for (int i = 0; i < connections; i++) {
+                    try {
+                        final TcpConnection c = clients.get(i);
+                        if (written[i] < length) {
+                            written[i] += c.write(MemorySegment.ofArray(sent.get(i)), written[i], length - written[i]);
+                        }
+                        final int n = c.read(buffer, 0, length - receivedLength[i]);
+                        if (n > 0) {
+                            MemorySegment.copy(buffer, ValueLayout.JAVA_BYTE, 0, received.get(i), receivedLength[i], n);
+                            receivedLength[i] += n;
+                        }
+                    } catch (TernSocketException e) {
+                        throw new AssertionError(e);
+                    }
+                    done &= receivedLength[i] == length;
+                }
+                return done;
+            }, 30 * SECOND), "every connection got its bytes back: " + Arrays.toString(receivedLength));
+
+            for (int i = 0; i < connections; i++) {
+                assertArrayEquals(sent.get(i), received.get(i), "connection " + i);
+            }
+            assertEquals(connections, echo.accepted.size());
+            final long[] perShard = new long[2];
+            for (int i = 0; i < echo.accepted.size(); i++) {
+                final TcpConnection accepted = echo.accepted.get(i);
+                final int shard = echo.acceptedOnShard.get(i);
+                perShard[shard]++;
+                assertEquals(ShardSteering.shardOf(CLIENT, SERVER, accepted.remotePort(), ECHO_PORT, 2), shard,
+                    "the shard the steering function names accepted port " + accepted.remotePort());
+            }
+            assertTrue(perShard[0] > 0 && perShard[1] > 0, "both shards accepted: " + Arrays.toString(perShard));
+            for (int k = 0; k < 2; k++) {
+                final NetStack shard = server.shard(k);
+                assertEquals(perShard[k], shard.counters().value("tcp.conn.passive_opens"), "shard " + k + "'s own counter");
+                assertEquals(0, shard.counters().value("shard.rx.wrong_shard"), "shard " + k);
+                assertEquals(0, shard.counters().value("tcp.tx.resets"), "shard " + k);
+                assertEquals("server[" + k + "/2]", shard.name());
+            }
+            assertEquals(0, server.shard(1).counters().value("arp.rx.requests"), "ARP reaches shard 0 only");
+            assertTrue(server.shard(0).counters().value("arp.rx.requests") > 0);
+            assertEquals(List.of(), server.failures());
+        }
+    }
+
+    @Test
+    void eachShardsActiveOpenGetsItsRepliesOnItsOwnShardAndLearnsTheMacThroughShardZero() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack peer = sim.addStack("peer", "198.18.0.1/24");
+            final StackShards tern = sim.addShardedStack("tern", "198.18.0.2/24", 3, b -> { });
+            final EchoService echo = new EchoService(List.of(peer.listen(ECHO_PORT, 16)));
+            sim.onPoll(echo);
+            final byte[] hello = "hello from a shard".getBytes();
+            final MemorySegment buffer = Arena.ofAuto().allocate(1024);
+            for (int k = 0; k < 3; k++) {
+                final NetStack shard = tern.shard(k);
+                for (int n = 0; n < 4; n++) {
+                    final TcpConnection connection = shard.connect(CLIENT, ECHO_PORT, 0, TcpOptions.DEFAULT);
+                    assertEquals(k, ShardSteering.shardOf(CLIENT, SERVER, ECHO_PORT, connection.localPort(), 3),
+                        "shard " + k + " picked a port whose replies come back to it");
+                    assertTrue(sim.runUntil(connection::isConnected, 5 * SECOND), "shard " + k + " connected");
+                    connection.write(MemorySegment.ofArray(hello), 0, hello.length);
+                    final int[] got = {0};
+                    assertTrue(sim.runUntil(() -> {
+                        try {
+                            got[0] += Math.max(0, connection.read(buffer, got[0], hello.length - got[0]));
+                        } catch (TernSocketException e) {
+                            throw new AssertionError(e);
+                        }
+                        return got[0] == hello.length;
+                    }, 5 * SECOND));
+                    assertArrayEquals(hello, buffer.asSlice(0, hello.length).toArray(ValueLayout.JAVA_BYTE));
+                }
+                assertNotEquals(NeighbourCache.UNRESOLVED, shard.neighbours().peek(CLIENT), "shard " + k + " knows the peer's MAC");
+                assertEquals(0, shard.counters().value("shard.rx.wrong_shard"));
+                assertEquals(0, shard.counters().value("tcp.tx.resets"));
+            }
+            assertEquals(0, tern.shard(1).counters().value("arp.rx.replies"), "shard 1 saw no ARP itself");
+            assertEquals(0, tern.shard(2).counters().value("arp.rx.replies"), "shard 2 saw no ARP itself");
+            assertEquals(12, peer.counters().value("tcp.conn.passive_opens"));
+        }
+    }
+
+    /** A bare ACK for a connection nobody has, from the client to the server's closed port 9, checksum correct. */
+    private static byte[] strayAck(long destinationMac, long sourceMac, int sourcePort) {
+        final byte[] segment = new byte[TcpHeader.MIN_LENGTH];
+        final TcpHeader header = new TcpHeader().wrap(MemorySegment.ofArray(segment), 0, segment.length);
+        TcpRepr.of(sourcePort, CLOSED_PORT, 1000, 2000, TcpFlags.ACK, 1024).emit(header);
+        TcpRepr.fillChecksum(header, CLIENT, SERVER, segment.length);
+        return Frames.ethernet(destinationMac, sourceMac, EtherType.IPV4,
+            Frames.ipv4(CLIENT, SERVER, 6, 1, 0x4000, 64, segment));
+    }
+
+    private static boolean isReset(PeerPort.Received frame) {
+        return frame.ipProtocol() == 6 && (frame.bytes()[14 + 20 + 13] & TcpFlags.RST) != 0;
+    }
+
+    @Test
+    void aFrameThatReachesTheWrongShardIsCountedAndDroppedNeverAnsweredWithAReset() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final StackShards server = sim.addShardedStack("server", "198.18.0.2/24", 2, b -> { });
+            final PeerPort peer = new PeerPort(sim, "peer", 0x0200_0000_00AAL);
+            sim.runFor(SECOND / 10);
+            int port = 40000;
+            while (ShardSteering.shardOf(CLIENT, SERVER, port, CLOSED_PORT, 2) != 0) {
+                port++;
+            }
+            final long serverMac = server.shard(0).macAddress();
+            // Through the wire it reaches shard 0, which answers an ACK for no connection with a reset (RFC 9293
+            // §3.10.7.1): the frame is one a shard would answer.
+            peer.send(Frames.ethernet(serverMac, peer.mac(), EtherType.ARP, Frames.arp(2, peer.mac(), CLIENT, serverMac, SERVER)));
+            peer.send(strayAck(serverMac, peer.mac(), port));
+            sim.runFor(SECOND / 10);
+            assertEquals(1, peer.drain(ShardedStackTest::isReset).size(), "the owner shard answers with a reset");
+            peer.clear();
+
+            // The same frame handed to shard 1, as a link whose steering disagrees would: counted, dropped, silent.
+            final byte[] misSteered = strayAck(serverMac, peer.mac(), port);
+            final ShardFilterLink shardOne = (ShardFilterLink) server.shard(1).link();
+            shardOne.onFrame(MemorySegment.ofArray(misSteered), 0, misSteered.length, 0);
+            sim.runFor(SECOND / 10);
+            assertEquals(List.of(), peer.drain(ShardedStackTest::isReset), "no reset from the shard that does not know the flow");
+            assertEquals(1, server.shard(1).counters().value("shard.rx.wrong_shard"));
+            assertEquals(0, server.shard(1).counters().value("tcp.tx.resets"));
+            assertEquals(0, server.shard(1).counters().value("ipv4.rx.packets"), "no layer above the link saw it");
+        }
+    }
+
+    /** {@code segment} as two IPv4 fragments (8 bytes, then the rest), each in its own Ethernet frame. */
+    private static List<byte[]> fragments(long destinationMac, long sourceMac, int protocol, int id, byte[] segment) {
+        final byte[] first = Arrays.copyOfRange(segment, 0, 8);
+        final byte[] rest = Arrays.copyOfRange(segment, 8, segment.length);
+        return List.of(
+            Frames.ethernet(destinationMac, sourceMac, EtherType.IPV4, Frames.ipv4(CLIENT, SERVER, protocol, id, 0x2000, 64, first)),
+            Frames.ethernet(destinationMac, sourceMac, EtherType.IPV4, Frames.ipv4(CLIENT, SERVER, protocol, id, 1, 64, rest)));
+    }
+
+    @Test
+    void fragmentsAllReachShardZeroWhichDropsAnotherShardsTcpSegmentUnansweredAndResetsItsOwn() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final StackShards server = sim.addShardedStack("server", "198.18.0.2/24", 2, b -> { });
+            final PeerPort peer = new PeerPort(sim, "peer", 0x0200_0000_00AAL);
+            final long serverMac = server.shard(0).macAddress();
+            peer.send(Frames.ethernet(serverMac, peer.mac(), EtherType.ARP, Frames.arp(2, peer.mac(), CLIENT, serverMac, SERVER)));
+            sim.runFor(SECOND / 10);
+            for (int owner = 0; owner < 2; owner++) {
+                int port = 41000;
+                while (ShardSteering.shardOf(CLIENT, SERVER, port, CLOSED_PORT, 2) != owner) {
+                    port++;
+                }
+                final byte[] ack = strayAck(serverMac, peer.mac(), port);
+                final byte[] segment = Arrays.copyOfRange(ack, 14 + 20, 14 + 20 + TcpHeader.MIN_LENGTH); // no padding
+                peer.clear();
+                for (byte[] fragment : fragments(serverMac, peer.mac(), 6, 100 + owner, segment)) {
+                    peer.send(fragment);
+                }
+                sim.runFor(SECOND / 10);
+                assertEquals(1 + owner, server.shard(0).counters().value("ipv4.reasm.ok"), "shard 0 reassembled it");
+                assertEquals(0, server.shard(1).counters().value("ipv4.reasm.fragments"), "no fragment reached shard 1");
+                if (owner == 0) {
+                    assertEquals(1, peer.drain(ShardedStackTest::isReset).size(), "shard 0 resets a segment of its own flow");
+                } else {
+                    assertEquals(List.of(), peer.drain(ShardedStackTest::isReset), "shard 1's flow is not answered by shard 0");
+                    assertEquals(1, server.shard(0).counters().value("shard.rx.wrong_shard"));
+                }
+            }
+        }
+    }
+
+    @Test
+    void aFragmentedUdpDatagramIsReceivedByShardZerosSocketOnItsPort() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack client = sim.addStack("client", "198.18.0.1/24");
+            final StackShards server = sim.addShardedStack("server", "198.18.0.2/24", 2, b -> { });
+            final UdpSocket[] sockets = {server.shard(0).openUdp(), server.shard(1).openUdp()};
+            for (UdpSocket socket : sockets) {
+                socket.bind(9999);
+            }
+            final UdpSocket sender = client.openUdp();
+            final byte[] datagram = new byte[4000];
+            new SplittableRandom(3).nextBytes(datagram);
+            assertTrue(sender.sendTo(SERVER, 9999, MemorySegment.ofArray(datagram), 0, datagram.length));
+            final MemorySegment buffer = Arena.ofAuto().allocate(8192);
+            final int[] received = {-1};
+            assertTrue(sim.runUntil(() -> {
+                try {
+                    received[0] = sockets[0].receive(buffer, 0, 8192);
+                } catch (TernSocketException e) {
+                    throw new AssertionError(e);
+                }
+                return received[0] > 0;
+            }, SECOND), "shard 0's socket received it");
+            assertEquals(datagram.length, received[0]);
+            assertArrayEquals(datagram, buffer.asSlice(0, datagram.length).toArray(ValueLayout.JAVA_BYTE));
+            assertTrue(server.shard(0).counters().value("ipv4.reasm.ok") == 1);
+        }
+    }
+
+    @Test
+    void aShardWhoseLoopThrowsIsNamedAndTheOtherShardsServeOn() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack client = sim.addStack("client", "198.18.0.1/24");
+            final StackShards server = sim.addShardedStack("server", "198.18.0.2/24", 2, b -> { });
+            final EchoService echo = new EchoService(server.listen(ECHO_PORT, 64, TcpOptions.DEFAULT));
+            sim.onPoll(echo);
+            server.failed(1, new IllegalStateException("injected"));
+            assertEquals(List.of("shard 1 (server[1/2]): java.lang.IllegalStateException: injected"), server.failures());
+            // Shard 0 still accepts and serves the flows steered to it.
+            int port = 50000;
+            while (ShardSteering.shardOf(CLIENT, SERVER, port, ECHO_PORT, 2) != 0) {
+                port++;
+            }
+            final TcpConnection connection = client.connect(SERVER, ECHO_PORT, port, TcpOptions.DEFAULT);
+            assertTrue(sim.runUntil(connection::isConnected, 5 * SECOND));
+            assertEquals(1, server.shard(0).counters().value("tcp.conn.passive_opens"));
+        }
+    }
+}
