@@ -76,7 +76,9 @@ final class TcpCounters {
     final AtomicCounter memoryPressureOpens;
     /** Gauges, set when connections take or give back buffers. */
     final AtomicCounter memoryInUseBytes;
+    final AtomicCounter memoryAttachedBytes;
     final AtomicCounter memoryMappedBytes;
+    final AtomicCounter ringsAttached;
     final AtomicCounter memoryReturnedBytes;
     final AtomicCounter timeWaitReused;
     final AtomicCounter pmtuUpdates;
@@ -140,7 +142,9 @@ final class TcpCounters {
         halfOpenExpired = counters.counter("tcp.conn.half_open_expired");
         memoryPressureOpens = counters.counter("tcp.memory.pressure_opens");
         memoryInUseBytes = counters.counter("tcp.memory.in_use_bytes");
+        memoryAttachedBytes = counters.counter("tcp.memory.attached_bytes");
         memoryMappedBytes = counters.counter("tcp.memory.mapped_bytes");
+        ringsAttached = counters.counter("tcp.memory.rings_attached");
         memoryReturnedBytes = counters.counter("tcp.memory.returned_bytes");
         timeWaitReused = counters.counter("tcp.conn.time_wait_reused");
         pmtuUpdates = counters.counter("tcp.pmtu_updates");

@@ -19,6 +19,7 @@ import static dev.tern.tcp.TcpControlBlocks.EV_WRITABLE;
 import static dev.tern.tcp.TcpControlBlocks.F_ACCEPT_QUEUED;
 import static dev.tern.tcp.TcpControlBlocks.F_ACK_NOW;
 import static dev.tern.tcp.TcpControlBlocks.F_ALLOCATED;
+import static dev.tern.tcp.TcpControlBlocks.F_BUFFERS_RESERVED;
 import static dev.tern.tcp.TcpControlBlocks.F_CLOSED_SIGNALLED;
 import static dev.tern.tcp.TcpControlBlocks.F_FIN_QUEUED;
 import static dev.tern.tcp.TcpControlBlocks.F_FIN_SENT;
@@ -142,6 +143,8 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     private int eventCount;
     private boolean dispatching;
 
+    /** Buffer bytes reserved by connections let in (attached or not): what the memory budget counts. */
+    private long reservedBytes;
     private int timeWaitHead = -1;
     private int timeWaitTail = -1;
     private int timeWaitCount;
@@ -440,7 +443,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         if (c < 0) {
             return -TcpError.TOO_MANY_CONNECTIONS;
         }
-        attachRings(c);
+        reserveBuffers(c);
         tcb.setFlag(c, F_OWNED);
         sender.init(c, tcb.iss(c));
         transition(c, TcpState.SYN_SENT, nowNs);
@@ -479,7 +482,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
                               long nowNs) {
         int sendBytes = options.sendBufferSize() == 0 ? config.sendBufferSize() : options.sendBufferSize();
         int receiveBytes = options.receiveBufferSize() == 0 ? config.receiveBufferSize() : options.receiveBufferSize();
-        final long inUse = rings.inUseBytes();
+        final long inUse = reservedBytes;
         if (inUse >= config.memoryPressureBytes()) {
             // Linux's tcp_mem pressure: new connections get smaller buffers (their windows are smaller from the
             // first segment on, so nothing promised is taken back).
@@ -580,16 +583,49 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return Math.max(64, mtu - 40);
     }
 
-    private void attachRings(int c) {
+    /** Socket buffer bytes of a connection: its two rings and its record of sent segments. */
+    private long bufferBytes(int c) {
+        return (long) sendSize[c] + receiveSize[c] + TcpMemory.recordBytes(sendSize[c]);
+    }
+
+    /**
+     * Counts the connection's buffers against the memory budget (Linux charges tcp_mem as buffers fill; we charge
+     * their full size once, so a connection that was let in can always take its rings). The rings themselves come
+     * later, when first needed ({@link #ensureRings}): an established connection that carries nothing holds no ring,
+     * no record and no heap object, only its row.
+     */
+    private void reserveBuffers(int c) {
+        if (!tcb.hasFlag(c, F_BUFFERS_RESERVED)) {
+            tcb.setFlag(c, F_BUFFERS_RESERVED);
+            reservedBytes += bufferBytes(c);
+            publishMemory();
+        }
+    }
+
+    /**
+     * Attaches the connection's rings and record if it has a reservation and none yet: when the owner asks for a ring,
+     * when the first data arrives, when a FIN is queued. Returns false when the connection may hold none (it has
+     * given its buffers back: TIME-WAIT of an orphan, CLOSED).
+     */
+    boolean ensureRings(int c) {
+        if (tcb.hasFlag(c, F_RINGS)) {
+            return true;
+        }
+        if (!tcb.hasFlag(c, F_BUFFERS_RESERVED)) {
+            return false;
+        }
         sendRings[c] = rings.acquire(sendSize[c]);
         receiveRings[c] = rings.acquire(receiveSize[c]);
         sentSegments[c] = rings.acquireRecord(recordEntries(sendSize[c]));
         tcb.setFlag(c, F_RINGS);
+        counters.ringsAttached.incrementRelease();
         publishMemory();
+        return true;
     }
 
     private void publishMemory() {
-        counters.memoryInUseBytes.setRelease(rings.inUseBytes());
+        counters.memoryInUseBytes.setRelease(reservedBytes);
+        counters.memoryAttachedBytes.setRelease(rings.inUseBytes());
         counters.memoryMappedBytes.setRelease(rings.allocatedBytes());
         counters.memoryReturnedBytes.setRelease(rings.discardedBytes());
     }
@@ -602,6 +638,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return Math.max(16, Math.min(1 << 20, sendBufferSize >>> 10));
     }
 
+    /** Gives the rings and record back (if attached) and the reservation with them. */
     private void detachRings(int c) {
         if (tcb.hasFlag(c, F_RINGS)) {
             rings.release(sendRings[c]);
@@ -611,6 +648,10 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
             receiveRings[c] = null;
             sentSegments[c] = null;
             tcb.clearFlag(c, F_RINGS);
+        }
+        if (tcb.hasFlag(c, F_BUFFERS_RESERVED)) {
+            tcb.clearFlag(c, F_BUFFERS_RESERVED);
+            reservedBytes -= bufferBytes(c);
             publishMemory();
         }
     }
@@ -631,15 +672,14 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
                 free(c);
                 return false;
             }
-            if (rings.inUseBytes() + sendSize[c] + receiveSize[c] + TcpMemory.recordBytes(sendSize[c])
-                > config.memoryLimitBytes()) {
+            if (reservedBytes + bufferBytes(c) > config.memoryLimitBytes()) {
                 // Other handshakes completed first and took the memory this one was sized against.
                 counters.drop(TcpCounters.DROP_MEMORY_LIMIT);
                 output.sendReset(c, nowNs);
                 free(c);
                 return false;
             }
-            attachRings(c);
+            reserveBuffers(c);
             final int[] queue = acceptQueue[l];
             queue[(acceptHead[l] + acceptCount[l]) % queue.length] = c;
             acceptCount[l]++;
@@ -1081,16 +1121,20 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
 
     // ------------------------------------------------------------------------------------------ per connection API
 
-    /** The ring the owner writes data to send into; null for an invalid handle. */
+    /**
+     * The ring the owner writes data to send into; null for an invalid handle or a connection that gave its buffers
+     * back (it ended). The rings are attached on the first call (or the first data received): a connection nobody
+     * asked a ring of holds none.
+     */
     public ByteRing sendBuffer(int connection) {
         final int c = slot(connection);
-        return c < 0 ? null : sendRings[c];
+        return c < 0 || !ensureRings(c) ? null : sendRings[c];
     }
 
-    /** The ring the owner reads received data from; null for an invalid handle. */
+    /** The ring the owner reads received data from; null as for {@link #sendBuffer}; attaches the rings likewise. */
     public ByteRing receiveBuffer(int connection) {
         final int c = slot(connection);
-        return c < 0 ? null : receiveRings[c];
+        return c < 0 || !ensureRings(c) ? null : receiveRings[c];
     }
 
     /** The owner wrote into the send ring: send what may go now. */
@@ -1130,8 +1174,12 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         if (state != TcpState.SYN_SENT && state != TcpState.SYN_RECEIVED && !TcpState.canSend(state)) {
             return;
         }
+        // The sender sends from the rings (the FIN included): a connection that never carried data takes them now.
+        if (!ensureRings(c)) {
+            return;
+        }
         tcb.setFlag(c, F_FIN_QUEUED);
-        tcb.finPosition(c, sendRings[c] != null ? sendRings[c].producerPosition() : 0);
+        tcb.finPosition(c, sendRings[c].producerPosition());
         if (state == TcpState.ESTABLISHED) {
             transition(c, TcpState.FIN_WAIT_1, nowNs);
         } else if (state == TcpState.CLOSE_WAIT) {
@@ -1476,9 +1524,9 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
 
     /** Where the layer's memory is (for the memory report and tests). */
     public TcpMemory memory() {
-        return new TcpMemory(tcb.inUse(), (long) tcb.capacity() * TcpControlBlocks.ROW_BYTES, rings.allocatedBytes(),
-            rings.inUseBytes(), connections.memoryBytes(), reassembly.memoryBytes(),
-            (long) tcb.capacity() * PER_SLOT_HEAP_BYTES, rings.residentBytes());
+        return new TcpMemory(tcb.inUse(), (long) tcb.capacity() * TcpControlBlocks.ROW_BYTES, tcb.residentBytes(),
+            rings.allocatedBytes(), reservedBytes, rings.inUseBytes(), connections.memoryBytes(),
+            reassembly.memoryBytes(), (long) tcb.capacity() * PER_SLOT_HEAP_BYTES, rings.residentBytes());
     }
 
     @Override
