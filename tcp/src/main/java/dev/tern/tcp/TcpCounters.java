@@ -74,6 +74,10 @@ final class TcpCounters {
     final AtomicCounter timeWaitRecycled;
     final AtomicCounter halfOpenExpired;
     final AtomicCounter memoryPressureOpens;
+    /** Linux's ListenOverflows: segments dropped because a listener's accept queue was full. */
+    final AtomicCounter listenOverflows;
+    /** Linux's ListenDrops: every segment a listener dropped (the overflows included). */
+    final AtomicCounter listenDrops;
     /** Gauges, set when connections take or give back buffers. */
     final AtomicCounter memoryInUseBytes;
     final AtomicCounter memoryAttachedBytes;
@@ -141,6 +145,8 @@ final class TcpCounters {
         timeWaitRecycled = counters.counter("tcp.conn.time_wait_recycled");
         halfOpenExpired = counters.counter("tcp.conn.half_open_expired");
         memoryPressureOpens = counters.counter("tcp.memory.pressure_opens");
+        listenOverflows = counters.counter("tcp.listen.overflows");
+        listenDrops = counters.counter("tcp.listen.drops");
         memoryInUseBytes = counters.counter("tcp.memory.in_use_bytes");
         memoryAttachedBytes = counters.counter("tcp.memory.attached_bytes");
         memoryMappedBytes = counters.counter("tcp.memory.mapped_bytes");

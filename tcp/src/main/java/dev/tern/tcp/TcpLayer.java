@@ -380,6 +380,22 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return acceptCount[l] >= listenerBacklog[l];
     }
 
+    /**
+     * A segment dropped because the listener's accept queue is full: Linux's ListenOverflows, which also counts in
+     * ListenDrops; {@code tcp.drop.listen_overflow} counts the same segments by reason.
+     */
+    void listenOverflow() {
+        counters.listenOverflows.incrementRelease();
+        counters.listenDrops.incrementRelease();
+        counters.drop(TcpCounters.DROP_LISTEN_OVERFLOW);
+    }
+
+    /** A segment for a listener dropped for another reason (SYN queue full without cookies, no row, memory). */
+    void listenDrop(int reason) {
+        counters.listenDrops.incrementRelease();
+        counters.drop(reason);
+    }
+
     boolean synQueueFull(int l) {
         return listenerSynCount[l] >= config.synQueueSize();
     }
@@ -665,16 +681,24 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     boolean establish(int c, long nowNs) {
         if (tcb.hasFlag(c, F_PASSIVE)) {
             final int l = tcb.listener(c);
+            if (validListener(l) && acceptQueueFull(l)) {
+                // As Linux with tcp_abort_on_overflow = 0: the handshake's last ACK is dropped (ListenOverflows,
+                // ListenDrops) and the connection stays half-open in the SYN queue with its SYN-ACK timer running.
+                // The peer answers the retransmitted SYN-ACK (or sends its data) and that ACK completes the
+                // handshake once the owner has accepted and made room; after synAckRetries it expires.
+                listenOverflow();
+                return false;
+            }
             leaveSynQueue(c);
-            if (!validListener(l) || acceptQueueFull(l)) {
-                counters.drop(TcpCounters.DROP_LISTEN_OVERFLOW);
+            if (!validListener(l)) {
+                counters.drop(TcpCounters.DROP_NO_SOCKET);
                 output.sendReset(c, nowNs);
                 free(c);
                 return false;
             }
             if (reservedBytes + bufferBytes(c) > config.memoryLimitBytes()) {
                 // Other handshakes completed first and took the memory this one was sized against.
-                counters.drop(TcpCounters.DROP_MEMORY_LIMIT);
+                listenDrop(TcpCounters.DROP_MEMORY_LIMIT);
                 output.sendReset(c, nowNs);
                 free(c);
                 return false;
