@@ -186,6 +186,40 @@ class SynCookieTest {
     }
 
     @Test
+    void aCookieAckThatFindsTheAcceptQueueFullIsDroppedAndTheNextOneCompletes() {
+        final TcpHarness h = new TcpHarness(TcpHarness.config().synQueueSize(1).build());
+        try (h) {
+            h.localPort = TcpHarness.LISTEN_PORT;
+            h.listener = h.tcp.listen(TcpHarness.LISTEN_PORT, 1, h.events);
+            h.remotePort = 50000;
+            h.send(SYN.seq(REMOTE_ISS).mss(1460));
+            h.expect(SYN_ACK.seq(LOCAL_ISS).ack(REMOTE_ISS + 1));
+            h.remotePort = 50001;
+            h.send(SYN.seq(REMOTE_ISS).mss(1460));
+            final int cookie = h.expect(SYN_ACK.ack(REMOTE_ISS + 1)).tcp().seq();
+            h.remotePort = 50000;
+            h.send(ACK.seq(REMOTE_ISS + 1).ack(LOCAL_ISS + 1));
+            assertEquals(1, h.tcp.acceptable(h.listener));
+
+            h.remotePort = 50001;
+            h.send(PSH_ACK.seq(REMOTE_ISS + 1).ack(cookie + 1).payload("GET /"));
+            h.expectNothing();
+            assertEquals(1, h.counter("tcp.listen.overflows"));
+            assertEquals(1, h.counter("tcp.listen.drops"));
+            assertEquals(0, h.counter("tcp.syncookies.validated"));
+            assertEquals(0, h.counter("tcp.tx.resets"));
+            assertEquals(1, h.tcp.connectionCount(), "no state kept for the dropped cookie");
+
+            assertTrue(h.tcp.accept(h.listener) >= 0);
+            h.send(PSH_ACK.seq(REMOTE_ISS + 1).ack(cookie + 1).payload("GET /"));
+            h.expect(ACK.seq(cookie + 1).ack(REMOTE_ISS + 6));
+            assertEquals(1, h.counter("tcp.syncookies.validated"));
+            h.conn = h.tcp.accept(h.listener);
+            assertArrayEquals("GET /".getBytes(), h.read());
+        }
+    }
+
+    @Test
     void aFullSynQueueWithoutCookiesCountsAListenDrop() {
         try (TcpHarness h = listenerWithFullSynQueue(false)) {
             h.send(SYN.seq(REMOTE_ISS));
