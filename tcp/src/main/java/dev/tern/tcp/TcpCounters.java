@@ -72,6 +72,8 @@ final class TcpCounters {
     final AtomicCounter aborted;
     final AtomicCounter closed;
     final AtomicCounter timeWaitRecycled;
+    /** Connections that skipped TIME-WAIT because maxTimeWait were in it (Linux TCPTimeWaitOverflow). */
+    final AtomicCounter timeWaitOverflows;
     final AtomicCounter halfOpenExpired;
     final AtomicCounter memoryPressureOpens;
     /** Linux's ListenOverflows: segments dropped because a listener's accept queue was full. */
@@ -143,6 +145,7 @@ final class TcpCounters {
         aborted = counters.counter("tcp.conn.aborted");
         closed = counters.counter("tcp.conn.closed");
         timeWaitRecycled = counters.counter("tcp.conn.time_wait_recycled");
+        timeWaitOverflows = counters.counter("tcp.conn.time_wait_overflows");
         halfOpenExpired = counters.counter("tcp.conn.half_open_expired");
         memoryPressureOpens = counters.counter("tcp.memory.pressure_opens");
         listenOverflows = counters.counter("tcp.listen.overflows");

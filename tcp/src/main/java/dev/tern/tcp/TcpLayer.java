@@ -759,7 +759,16 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         tcpTimers.disarm(c, T_SENDER | T_DELAYED_ACK | T_KEEPALIVE | T_PACE);
         releaseOutOfOrder(c);
         counters.closed.incrementRelease();
-        if (config.mslNs() == 0) {
+        final boolean overflow = !tcb.hasFlag(c, F_TIME_WAIT_LISTED) && timeWaitCount >= config.maxTimeWait();
+        if (config.mslNs() == 0 || overflow) {
+            // Linux's tcp_max_tw_buckets: beyond it a connection skips TIME-WAIT (TCPTimeWaitOverflow). The ACK of
+            // the peer's FIN, if owed, goes first, as tcp_fin sends it before tcp_time_wait.
+            if (overflow) {
+                counters.timeWaitOverflows.incrementRelease();
+            }
+            if (tcb.hasFlag(c, F_ACK_NOW)) {
+                output.sendAck(c, nowNs);
+            }
             terminate(c, TcpError.NONE, nowNs);
             return;
         }
