@@ -85,6 +85,7 @@ final class TcpCounters {
     final AtomicCounter memoryAttachedBytes;
     final AtomicCounter memoryMappedBytes;
     final AtomicCounter ringsAttached;
+    final AtomicCounter ringsReleasedIdle;
     final AtomicCounter memoryReturnedBytes;
     final AtomicCounter timeWaitReused;
     final AtomicCounter pmtuUpdates;
@@ -154,6 +155,7 @@ final class TcpCounters {
         memoryAttachedBytes = counters.counter("tcp.memory.attached_bytes");
         memoryMappedBytes = counters.counter("tcp.memory.mapped_bytes");
         ringsAttached = counters.counter("tcp.memory.rings_attached");
+        ringsReleasedIdle = counters.counter("tcp.memory.rings_released_idle");
         memoryReturnedBytes = counters.counter("tcp.memory.returned_bytes");
         timeWaitReused = counters.counter("tcp.conn.time_wait_reused");
         pmtuUpdates = counters.counter("tcp.pmtu_updates");

@@ -1187,6 +1187,32 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     }
 
     /**
+     * The owner lets go of the connection's rings while it idles: if nothing is waiting in either ring, nothing is in
+     * flight or held out of order and no FIN is queued, the rings and the record go back to the pool (their pages to
+     * the system beyond the pool's warm share) and the connection keeps only its row; the next {@link #sendBuffer},
+     * {@link #receiveBuffer} or arriving data attaches rings again. The owner must not touch a ring it got before
+     * (another thread included) after this call. Returns true when the rings went back, false when they stay (busy,
+     * or none attached). Cold path: meant for a server holding many idle connections between requests.
+     */
+    public boolean releaseIdleBuffers(int connection) {
+        final int c = slot(connection);
+        if (c < 0 || !tcb.hasFlag(c, F_RINGS) || tcb.hasFlag(c, F_FIN_QUEUED) || tcb.oooBlock(c) >= 0
+            || tcb.sndUna(c) != tcb.sndMax(c) || sendRings[c].available() != 0 || receiveRings[c].available() != 0) {
+            return false;
+        }
+        rings.release(sendRings[c]);
+        rings.release(receiveRings[c]);
+        rings.releaseRecord(sentSegments[c]);
+        sendRings[c] = null;
+        receiveRings[c] = null;
+        sentSegments[c] = null;
+        tcb.clearFlag(c, F_RINGS);
+        counters.ringsReleasedIdle.incrementRelease();
+        publishMemory();
+        return true;
+    }
+
+    /**
      * Half-close (RFC 9293 §3.10.4 for the sending side, shutdown(SHUT_WR)): a FIN follows the data written so far.
      * Returns 0 or {@code -INVALID}.
      */

@@ -16,7 +16,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Connection scale on one stack (issue 16 item 3): many concurrent established connections between two stacks on the
- * memory wire, what an idle one costs on and off the heap, and data still flowing on a sample of them.
+ * memory wire, what an idle one costs on and off the heap, data still flowing on a sample of them, and the sample's
+ * rings given back once they idle again.
  *
  * <p>100,000 connections, the number of the issue, in the normal build (about 17 s here);
  * {@code -Dtern.scale.connections=N} runs another number. The client connects from one address to two
@@ -129,6 +130,25 @@ class ConnectionScaleTest {
                     + "%d KiB (%d B per sampled connection)%n", sampled, MESSAGE, used.ringsAttached() >> 10,
                 used.ringsResident() >> 10, used.ringsResident() / sampled);
             assertEquals(sampled * (2L * BUFFER + TcpMemory.recordBytes(BUFFER)), used.ringsAttached());
+
+            // Idle again, the owners give the rings back: the connections hold their rows only, and a ring asked for
+            // later comes back empty and carries data.
+            for (int i = 0; i < CONNECTIONS; i += SAMPLE_EVERY) {
+                assertTrue(client.tcp.releaseIdleBuffers(handles[i]), "client " + i);
+            }
+            for (int i = 0; i < acceptedCount[0]; i++) {
+                server.tcp.releaseIdleBuffers(accepted[i]);
+            }
+            assertEquals(0, server.tcp.memory().ringsAttached());
+            assertEquals(0, client.tcp.memory().ringsAttached());
+            assertEquals(sampled, server.counter("tcp.memory.rings_released_idle"));
+            final int again = handles[SAMPLE_EVERY];
+            final long echoedBefore = echoed[0];
+            assertEquals(MESSAGE, client.tcp.sendBuffer(again).write(scratch, 0, MESSAGE));
+            client.tcp.sendable(again, net.now());
+            assertTrue(net.runUntil(() -> echoed[0] == echoedBefore + MESSAGE, 10 * SECOND), "echoed again");
+            net.runFor(SECOND);
+            assertEquals(MESSAGE, client.tcp.receiveBuffer(again).available());
             assertEquals(CONNECTIONS, server.tcp.connectionCount(), "none closed");
             assertEquals(0, server.counter("tcp.conn.resets_received") + client.counter("tcp.conn.resets_received"));
             assertEquals(0, server.counter("tcp.listen.drops"));
