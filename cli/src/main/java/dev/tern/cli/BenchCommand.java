@@ -2,6 +2,7 @@ package dev.tern.cli;
 
 import dev.tern.cli.bench.ChecksumBenchmark;
 import dev.tern.cli.bench.EchoBenchmark;
+import dev.tern.cli.bench.ConnectBench;
 import dev.tern.cli.bench.TcpBench;
 import dev.tern.cli.bench.UdpBench;
 import org.openjdk.jmh.profile.GCProfiler;
@@ -108,6 +109,16 @@ final class BenchCommand {
                 bulk1500ZeroCopy / bulk1500);
             out.printf("TCP bytes allocated per segment (client thread, round trips): %.3f%n",
                 tcpTern.allocatedBytesPerSegment());
+        }
+        final ConnectBench.Rate connectTern = ConnectBench.tern(seconds);
+        final ConnectBench.Rate connectKernel = ConnectBench.kernel(seconds);
+        results.put("tcp_connect_rate", Math.round(connectTern.perSecond()));
+        results.put("tcp_connect_rate_kernel", Math.round(connectKernel.perSecond()));
+        results.put("tcp_connect_ratio", round(connectTern.perSecond() / connectKernel.perSecond(), 2));
+        if (!json) {
+            out.printf("TCP connections opened, accepted and reset, one thread: tern %.0f/s (two stacks on a pipe); kernel"
+                    + " loopback %.0f/s: %.2fx%n", connectTern.perSecond(), connectKernel.perSecond(),
+                connectTern.perSecond() / connectKernel.perSecond());
         }
 
         final Collection<RunResult> checksum = jmh(ChecksumBenchmark.class, seconds, false);

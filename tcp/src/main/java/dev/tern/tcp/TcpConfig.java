@@ -48,6 +48,9 @@ import java.util.Objects;
  *                            pressure; default 512 MiB)
  * @param memoryLimitBytes    socket buffer memory a new connection may not take beyond: its SYN is dropped or its
  *                            connect fails with NO_BUFFER, counted (Linux tcp_mem's limit; default 1 GiB)
+ * @param maxTimeWait         connections kept in TIME-WAIT at once (Linux tcp_max_tw_buckets); one more closes at
+ *                            once after its last ACK, counted in {@code tcp.conn.time_wait_overflows} (Linux
+ *                            TCPTimeWaitOverflow). Default 262,144, Linux's for a machine of 4 GiB or more
  */
 public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBufferSize, long mslNs, long delayedAckNs,
                         long rtoInitialNs, long rtoMinNs, long rtoMaxNs, int maxRetries, int synRetries,
@@ -56,7 +59,8 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                         String congestionControl, long isnKey0, long isnKey1, boolean timestamps, boolean sack,
                         boolean windowScaling, int initialCwndSegments, int ephemeralFirst, int ephemeralLast,
                         int outOfOrderRanges, int outOfOrderBlocks, int challengeAckLimit, long fixedIsn,
-                        String lossDetection, String recovery, long memoryPressureBytes, long memoryLimitBytes) {
+                        String lossDetection, String recovery, long memoryPressureBytes, long memoryLimitBytes,
+                        int maxTimeWait) {
     public static final int MIN_BUFFER = 1024;
     public static final int MAX_BUFFER = 1 << 30;
     public static final int MAX_CONNECTIONS = 1 << 20;
@@ -86,6 +90,9 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         if (memoryPressureBytes <= 0 || memoryLimitBytes < memoryPressureBytes) {
             throw new IllegalArgumentException("need 0 < memory pressure <= memory limit, got " + memoryPressureBytes
                 + " and " + memoryLimitBytes);
+        }
+        if (maxTimeWait < 0) {
+            throw new IllegalArgumentException("maxTimeWait must not be negative, got " + maxTimeWait);
         }
         if (initialCwndSegments < 1 || outOfOrderRanges < 1 || outOfOrderBlocks < 1 || challengeAckLimit < 1) {
             throw new IllegalArgumentException("initial cwnd, out-of-order bounds and challenge ACK limit must be positive");
@@ -146,6 +153,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         b.recovery = recovery;
         b.memoryPressureBytes = memoryPressureBytes;
         b.memoryLimitBytes = memoryLimitBytes;
+        b.maxTimeWait = maxTimeWait;
         return b;
     }
 
@@ -189,6 +197,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         private long fixedIsn = -1;
         private long memoryPressureBytes = 512L << 20;
         private long memoryLimitBytes = 1L << 30;
+        private int maxTimeWait = 262_144;
 
         private Builder() {
             final SecureRandom random = new SecureRandom();
@@ -343,6 +352,12 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
             return this;
         }
 
+        /** Connections kept in TIME-WAIT at once (Linux tcp_max_tw_buckets); more close after their last ACK. */
+        public Builder maxTimeWait(int value) {
+            maxTimeWait = value;
+            return this;
+        }
+
         /** For tests only: every ISN this layer picks is {@code isn} (unsigned 32 bits). */
         public Builder fixedIsn(long isn) {
             fixedIsn = isn;
@@ -355,7 +370,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                 keepaliveIdleNs, keepaliveIntervalNs, keepaliveProbes, finWait2TimeoutNs, congestionControl, isnKey0,
                 isnKey1, timestamps, sack, windowScaling, initialCwndSegments, ephemeralFirst, ephemeralLast,
                 outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn, lossDetection, recovery,
-                memoryPressureBytes, memoryLimitBytes);
+                memoryPressureBytes, memoryLimitBytes, maxTimeWait);
         }
     }
 }

@@ -1,6 +1,7 @@
 package dev.tern.tcp;
 
 import dev.tern.core.memory.BigEndian;
+import dev.tern.core.memory.PageMemory;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -80,7 +81,7 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int F_CLOSED_SIGNALLED = 1 << 17;
     /** In the connection table (reachable by 4-tuple). */
     static final int F_IN_TABLE = 1 << 18;
-    /** Send and receive rings are attached. */
+    /** Send and receive rings and the record of sent segments are attached (see F_BUFFERS_RESERVED). */
     static final int F_RINGS = 1 << 19;
     /** On the TIME-WAIT list. */
     static final int F_TIME_WAIT_LISTED = 1 << 20;
@@ -94,6 +95,11 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int F_RETRANSMITTED = 1 << 24;
     /** Counted in its listener's SYN queue (a passive connection in SYN-RECEIVED). */
     static final int F_IN_SYN_QUEUE = 1 << 25;
+    /**
+     * The connection's buffer sizes are counted against the memory budget: it may attach its rings (F_RINGS) when
+     * it first needs them, without asking the budget again.
+     */
+    static final int F_BUFFERS_RESERVED = 1 << 26;
 
     // ------------------------------------------------------------------------------------------ events (EV_*)
     static final int EV_ESTABLISHED = 1;
@@ -240,7 +246,11 @@ public final class TcpControlBlocks implements AutoCloseable {
     public TcpControlBlocks(int capacity) {
         this.capacity = capacity;
         this.arena = Arena.ofShared();
-        this.rows = arena.allocate((long) capacity * ROW_BYTES, 64);
+        // Mapped by the page, not allocated (which zeroes every row at once): a row becomes resident when a
+        // connection first takes it, so a table sized for a million connections costs what the connections use.
+        final long bytes = (long) capacity * ROW_BYTES;
+        final long page = PageMemory.pageSize();
+        this.rows = PageMemory.map((bytes + page - 1) / page * page, arena).asSlice(0, bytes);
         this.free = new int[capacity];
         for (int i = 0; i < capacity; i++) {
             free[i] = capacity - 1 - i;
@@ -254,6 +264,11 @@ public final class TcpControlBlocks implements AutoCloseable {
 
     public int inUse() {
         return capacity - freeCount;
+    }
+
+    /** Bytes of the table resident now (rows ever taken; asked of the system, so not per packet). */
+    long residentBytes() {
+        return PageMemory.residentBytes(rows);
     }
 
     /** Takes a free row and clears it (the generation moves on); returns its slot, or -1 when the table is full. */

@@ -77,13 +77,22 @@ final class TcpCounters {
     final AtomicCounter aborted;
     final AtomicCounter closed;
     final AtomicCounter timeWaitRecycled;
+    /** Connections that skipped TIME-WAIT because maxTimeWait were in it (Linux TCPTimeWaitOverflow). */
+    final AtomicCounter timeWaitOverflows;
     final AtomicCounter halfOpenExpired;
     final AtomicCounter memoryPressureOpens;
     /** Segments for no connection left unanswered (no reset) while the link's receive ring was under pressure. */
     final AtomicCounter unansweredUnderPressure;
+    /** Linux's ListenOverflows: segments dropped because a listener's accept queue was full. */
+    final AtomicCounter listenOverflows;
+    /** Linux's ListenDrops: every segment a listener dropped (the overflows included). */
+    final AtomicCounter listenDrops;
     /** Gauges, set when connections take or give back buffers. */
     final AtomicCounter memoryInUseBytes;
+    final AtomicCounter memoryAttachedBytes;
     final AtomicCounter memoryMappedBytes;
+    final AtomicCounter ringsAttached;
+    final AtomicCounter ringsReleasedIdle;
     final AtomicCounter memoryReturnedBytes;
     final AtomicCounter timeWaitReused;
     final AtomicCounter pmtuUpdates;
@@ -148,11 +157,17 @@ final class TcpCounters {
         aborted = counters.counter("tcp.conn.aborted");
         closed = counters.counter("tcp.conn.closed");
         timeWaitRecycled = counters.counter("tcp.conn.time_wait_recycled");
+        timeWaitOverflows = counters.counter("tcp.conn.time_wait_overflows");
         halfOpenExpired = counters.counter("tcp.conn.half_open_expired");
         memoryPressureOpens = counters.counter("tcp.memory.pressure_opens");
         unansweredUnderPressure = counters.counter("tcp.rx.unanswered_pressure");
+        listenOverflows = counters.counter("tcp.listen.overflows");
+        listenDrops = counters.counter("tcp.listen.drops");
         memoryInUseBytes = counters.counter("tcp.memory.in_use_bytes");
+        memoryAttachedBytes = counters.counter("tcp.memory.attached_bytes");
         memoryMappedBytes = counters.counter("tcp.memory.mapped_bytes");
+        ringsAttached = counters.counter("tcp.memory.rings_attached");
+        ringsReleasedIdle = counters.counter("tcp.memory.rings_released_idle");
         memoryReturnedBytes = counters.counter("tcp.memory.returned_bytes");
         timeWaitReused = counters.counter("tcp.conn.time_wait_reused");
         pmtuUpdates = counters.counter("tcp.pmtu_updates");

@@ -194,14 +194,14 @@ final class TcpInput {
         }
         if (layer.acceptQueueFull(listener)) {
             // As Linux: with the accept queue full, SYNs are dropped (the peer retries) rather than answered.
-            counters.drop(TcpCounters.DROP_LISTEN_OVERFLOW);
+            layer.listenOverflow();
             return;
         }
         if (layer.synQueueFull(listener)) {
             if (config.synCookies()) {
                 sendCookie(listener, nowNs);
             } else {
-                counters.drop(TcpCounters.DROP_SYN_QUEUE_FULL);
+                layer.listenDrop(TcpCounters.DROP_SYN_QUEUE_FULL);
             }
             return;
         }
@@ -213,7 +213,8 @@ final class TcpInput {
         final int c = layer.newPassive(listener, seg.sourceAddress, seg.sourcePort, seg.destinationPort, nowNs);
         if (c < 0) {
             // As Linux under tcp_mem's limit: the SYN is dropped, the peer retries.
-            counters.drop(c == TcpLayer.NO_MEMORY ? TcpCounters.DROP_MEMORY_LIMIT : TcpCounters.DROP_NO_CONNECTION_SLOT);
+            layer.listenDrop(c == TcpLayer.NO_MEMORY ? TcpCounters.DROP_MEMORY_LIMIT
+                : TcpCounters.DROP_NO_CONNECTION_SLOT);
             return;
         }
         if (issFloor != 0 && SeqNum.le(tcb.iss(c), issFloor)) {
@@ -254,12 +255,15 @@ final class TcpInput {
             return false;
         }
         if (layer.acceptQueueFull(listener)) {
-            counters.drop(TcpCounters.DROP_LISTEN_OVERFLOW);
+            // As Linux: the cookie's ACK is dropped (no state is kept); the peer's retransmission of its data, or
+            // of this ACK, brings the cookie again.
+            layer.listenOverflow();
             return true;
         }
         final int c = layer.newPassive(listener, seg.sourceAddress, seg.sourcePort, seg.destinationPort, nowNs);
         if (c < 0) {
-            counters.drop(c == TcpLayer.NO_MEMORY ? TcpCounters.DROP_MEMORY_LIMIT : TcpCounters.DROP_NO_CONNECTION_SLOT);
+            layer.listenDrop(c == TcpLayer.NO_MEMORY ? TcpCounters.DROP_MEMORY_LIMIT
+                : TcpCounters.DROP_NO_CONNECTION_SLOT);
             return true;
         }
         counters.cookiesValidated.incrementRelease();

@@ -19,6 +19,7 @@ import static dev.tern.tcp.TcpControlBlocks.EV_WRITABLE;
 import static dev.tern.tcp.TcpControlBlocks.F_ACCEPT_QUEUED;
 import static dev.tern.tcp.TcpControlBlocks.F_ACK_NOW;
 import static dev.tern.tcp.TcpControlBlocks.F_ALLOCATED;
+import static dev.tern.tcp.TcpControlBlocks.F_BUFFERS_RESERVED;
 import static dev.tern.tcp.TcpControlBlocks.F_CLOSED_SIGNALLED;
 import static dev.tern.tcp.TcpControlBlocks.F_FIN_QUEUED;
 import static dev.tern.tcp.TcpControlBlocks.F_FIN_SENT;
@@ -148,6 +149,8 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     /** See {@link #receivePressure()}. */
     private boolean receivePressure;
 
+    /** Buffer bytes reserved by connections let in (attached or not): what the memory budget counts. */
+    private long reservedBytes;
     private int timeWaitHead = -1;
     private int timeWaitTail = -1;
     private int timeWaitCount;
@@ -397,6 +400,22 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         receivePressure = underPressure;
     }
 
+    /**
+     * A segment dropped because the listener's accept queue is full: Linux's ListenOverflows, which also counts in
+     * ListenDrops; {@code tcp.drop.listen_overflow} counts the same segments by reason.
+     */
+    void listenOverflow() {
+        counters.listenOverflows.incrementRelease();
+        counters.listenDrops.incrementRelease();
+        counters.drop(TcpCounters.DROP_LISTEN_OVERFLOW);
+    }
+
+    /** A segment for a listener dropped for another reason (SYN queue full without cookies, no row, memory). */
+    void listenDrop(int reason) {
+        counters.listenDrops.incrementRelease();
+        counters.drop(reason);
+    }
+
     boolean synQueueFull(int l) {
         return listenerSynCount[l] >= config.synQueueSize();
     }
@@ -460,7 +479,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         if (c < 0) {
             return -TcpError.TOO_MANY_CONNECTIONS;
         }
-        attachRings(c);
+        reserveBuffers(c);
         tcb.setFlag(c, F_OWNED);
         sender.init(c, tcb.iss(c));
         transition(c, TcpState.SYN_SENT, nowNs);
@@ -499,7 +518,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
                               long nowNs) {
         int sendBytes = options.sendBufferSize() == 0 ? config.sendBufferSize() : options.sendBufferSize();
         int receiveBytes = options.receiveBufferSize() == 0 ? config.receiveBufferSize() : options.receiveBufferSize();
-        final long inUse = rings.inUseBytes();
+        final long inUse = reservedBytes;
         if (inUse >= config.memoryPressureBytes()) {
             // Linux's tcp_mem pressure: new connections get smaller buffers (their windows are smaller from the
             // first segment on, so nothing promised is taken back).
@@ -600,16 +619,49 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return Math.max(64, mtu - 40);
     }
 
-    private void attachRings(int c) {
+    /** Socket buffer bytes of a connection: its two rings and its record of sent segments. */
+    private long bufferBytes(int c) {
+        return (long) sendSize[c] + receiveSize[c] + TcpMemory.recordBytes(sendSize[c]);
+    }
+
+    /**
+     * Counts the connection's buffers against the memory budget (Linux charges tcp_mem as buffers fill; we charge
+     * their full size once, so a connection that was let in can always take its rings). The rings themselves come
+     * later, when first needed ({@link #ensureRings}): an established connection that carries nothing holds no ring,
+     * no record and no heap object, only its row.
+     */
+    private void reserveBuffers(int c) {
+        if (!tcb.hasFlag(c, F_BUFFERS_RESERVED)) {
+            tcb.setFlag(c, F_BUFFERS_RESERVED);
+            reservedBytes += bufferBytes(c);
+            publishMemory();
+        }
+    }
+
+    /**
+     * Attaches the connection's rings and record if it has a reservation and none yet: when the owner asks for a ring,
+     * when the first data arrives, when a FIN is queued. Returns false when the connection may hold none (it has
+     * given its buffers back: TIME-WAIT of an orphan, CLOSED).
+     */
+    boolean ensureRings(int c) {
+        if (tcb.hasFlag(c, F_RINGS)) {
+            return true;
+        }
+        if (!tcb.hasFlag(c, F_BUFFERS_RESERVED)) {
+            return false;
+        }
         sendRings[c] = rings.acquire(sendSize[c]);
         receiveRings[c] = rings.acquire(receiveSize[c]);
         sentSegments[c] = rings.acquireRecord(recordEntries(sendSize[c]));
         tcb.setFlag(c, F_RINGS);
+        counters.ringsAttached.incrementRelease();
         publishMemory();
+        return true;
     }
 
     private void publishMemory() {
-        counters.memoryInUseBytes.setRelease(rings.inUseBytes());
+        counters.memoryInUseBytes.setRelease(reservedBytes);
+        counters.memoryAttachedBytes.setRelease(rings.inUseBytes());
         counters.memoryMappedBytes.setRelease(rings.allocatedBytes());
         counters.memoryReturnedBytes.setRelease(rings.discardedBytes());
     }
@@ -622,6 +674,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return Math.max(16, Math.min(1 << 20, sendBufferSize >>> 10));
     }
 
+    /** Gives the rings and record back (if attached) and the reservation with them. */
     private void detachRings(int c) {
         if (tcb.hasFlag(c, F_RINGS)) {
             rings.release(sendRings[c]);
@@ -631,6 +684,10 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
             receiveRings[c] = null;
             sentSegments[c] = null;
             tcb.clearFlag(c, F_RINGS);
+        }
+        if (tcb.hasFlag(c, F_BUFFERS_RESERVED)) {
+            tcb.clearFlag(c, F_BUFFERS_RESERVED);
+            reservedBytes -= bufferBytes(c);
             publishMemory();
         }
     }
@@ -644,22 +701,29 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     boolean establish(int c, long nowNs) {
         if (tcb.hasFlag(c, F_PASSIVE)) {
             final int l = tcb.listener(c);
+            if (validListener(l) && acceptQueueFull(l)) {
+                // As Linux with tcp_abort_on_overflow = 0: the handshake's last ACK is dropped (ListenOverflows,
+                // ListenDrops) and the connection stays half-open in the SYN queue with its SYN-ACK timer running.
+                // The peer answers the retransmitted SYN-ACK (or sends its data) and that ACK completes the
+                // handshake once the owner has accepted and made room; after synAckRetries it expires.
+                listenOverflow();
+                return false;
+            }
             leaveSynQueue(c);
-            if (!validListener(l) || acceptQueueFull(l)) {
-                counters.drop(TcpCounters.DROP_LISTEN_OVERFLOW);
+            if (!validListener(l)) {
+                counters.drop(TcpCounters.DROP_NO_SOCKET);
                 output.sendReset(c, nowNs);
                 free(c);
                 return false;
             }
-            if (rings.inUseBytes() + sendSize[c] + receiveSize[c] + TcpMemory.recordBytes(sendSize[c])
-                > config.memoryLimitBytes()) {
+            if (reservedBytes + bufferBytes(c) > config.memoryLimitBytes()) {
                 // Other handshakes completed first and took the memory this one was sized against.
-                counters.drop(TcpCounters.DROP_MEMORY_LIMIT);
+                listenDrop(TcpCounters.DROP_MEMORY_LIMIT);
                 output.sendReset(c, nowNs);
                 free(c);
                 return false;
             }
-            attachRings(c);
+            reserveBuffers(c);
             final int[] queue = acceptQueue[l];
             queue[(acceptHead[l] + acceptCount[l]) % queue.length] = c;
             acceptCount[l]++;
@@ -715,7 +779,16 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         tcpTimers.disarm(c, T_SENDER | T_DELAYED_ACK | T_KEEPALIVE | T_PACE);
         releaseOutOfOrder(c);
         counters.closed.incrementRelease();
-        if (config.mslNs() == 0) {
+        final boolean overflow = !tcb.hasFlag(c, F_TIME_WAIT_LISTED) && timeWaitCount >= config.maxTimeWait();
+        if (config.mslNs() == 0 || overflow) {
+            // Linux's tcp_max_tw_buckets: beyond it a connection skips TIME-WAIT (TCPTimeWaitOverflow). The ACK of
+            // the peer's FIN, if owed, goes first, as tcp_fin sends it before tcp_time_wait.
+            if (overflow) {
+                counters.timeWaitOverflows.incrementRelease();
+            }
+            if (tcb.hasFlag(c, F_ACK_NOW)) {
+                output.sendAck(c, nowNs);
+            }
             terminate(c, TcpError.NONE, nowNs);
             return;
         }
@@ -1102,16 +1175,20 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
 
     // ------------------------------------------------------------------------------------------ per connection API
 
-    /** The ring the owner writes data to send into; null for an invalid handle. */
+    /**
+     * The ring the owner writes data to send into; null for an invalid handle or a connection that gave its buffers
+     * back (it ended). The rings are attached on the first call (or the first data received): a connection nobody
+     * asked a ring of holds none.
+     */
     public ByteRing sendBuffer(int connection) {
         final int c = slot(connection);
-        return c < 0 ? null : sendRings[c];
+        return c < 0 || !ensureRings(c) ? null : sendRings[c];
     }
 
-    /** The ring the owner reads received data from; null for an invalid handle. */
+    /** The ring the owner reads received data from; null as for {@link #sendBuffer}; attaches the rings likewise. */
     public ByteRing receiveBuffer(int connection) {
         final int c = slot(connection);
-        return c < 0 ? null : receiveRings[c];
+        return c < 0 || !ensureRings(c) ? null : receiveRings[c];
     }
 
     /** The owner wrote into the send ring: send what may go now. */
@@ -1233,6 +1310,32 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     }
 
     /**
+     * The owner lets go of the connection's rings while it idles: if nothing is waiting in either ring, nothing is in
+     * flight or held out of order and no FIN is queued, the rings and the record go back to the pool (their pages to
+     * the system beyond the pool's warm share) and the connection keeps only its row; the next {@link #sendBuffer},
+     * {@link #receiveBuffer} or arriving data attaches rings again. The owner must not touch a ring it got before
+     * (another thread included) after this call. Returns true when the rings went back, false when they stay (busy,
+     * or none attached). Cold path: meant for a server holding many idle connections between requests.
+     */
+    public boolean releaseIdleBuffers(int connection) {
+        final int c = slot(connection);
+        if (c < 0 || !tcb.hasFlag(c, F_RINGS) || tcb.hasFlag(c, F_FIN_QUEUED) || tcb.oooBlock(c) >= 0
+            || tcb.sndUna(c) != tcb.sndMax(c) || sendRings[c].available() != 0 || receiveRings[c].available() != 0) {
+            return false;
+        }
+        rings.release(sendRings[c]);
+        rings.release(receiveRings[c]);
+        rings.releaseRecord(sentSegments[c]);
+        sendRings[c] = null;
+        receiveRings[c] = null;
+        sentSegments[c] = null;
+        tcb.clearFlag(c, F_RINGS);
+        counters.ringsReleasedIdle.incrementRelease();
+        publishMemory();
+        return true;
+    }
+
+    /**
      * Half-close (RFC 9293 §3.10.4 for the sending side, shutdown(SHUT_WR)): a FIN follows the data written so far.
      * Returns 0 or {@code -INVALID}.
      */
@@ -1254,8 +1357,12 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         if (state != TcpState.SYN_SENT && state != TcpState.SYN_RECEIVED && !TcpState.canSend(state)) {
             return;
         }
+        // The sender sends from the rings (the FIN included): a connection that never carried data takes them now.
+        if (!ensureRings(c)) {
+            return;
+        }
         tcb.setFlag(c, F_FIN_QUEUED);
-        tcb.finPosition(c, sendRings[c] != null ? sendRings[c].producerPosition() : 0);
+        tcb.finPosition(c, sendRings[c].producerPosition());
         if (state == TcpState.ESTABLISHED) {
             transition(c, TcpState.FIN_WAIT_1, nowNs);
         } else if (state == TcpState.CLOSE_WAIT) {
@@ -1604,9 +1711,9 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
 
     /** Where the layer's memory is (for the memory report and tests). */
     public TcpMemory memory() {
-        return new TcpMemory(tcb.inUse(), (long) tcb.capacity() * TcpControlBlocks.ROW_BYTES, rings.allocatedBytes(),
-            rings.inUseBytes(), connections.memoryBytes(), reassembly.memoryBytes(),
-            (long) tcb.capacity() * PER_SLOT_HEAP_BYTES, rings.residentBytes());
+        return new TcpMemory(tcb.inUse(), (long) tcb.capacity() * TcpControlBlocks.ROW_BYTES, tcb.residentBytes(),
+            rings.allocatedBytes(), reservedBytes, rings.inUseBytes(), connections.memoryBytes(),
+            reassembly.memoryBytes(), (long) tcb.capacity() * PER_SLOT_HEAP_BYTES, rings.residentBytes());
     }
 
     @Override

@@ -4,16 +4,21 @@ package dev.tern.tcp;
  * Where a {@link TcpLayer}'s memory is, in bytes.
  *
  * @param connections       rows in use
- * @param tableBytes        the control block table (all rows, off-heap)
+ * @param tableBytes        the control block table (all rows, off-heap address space)
+ * @param tableResident     of {@code tableBytes}, the bytes resident now (rows ever taken; asked of the system)
  * @param ringsAllocated    ring and sent-segment record memory mapped from the system (off-heap address space)
- * @param ringsInUse        ring and record memory attached to connections now
+ * @param ringsInUse        ring and record bytes reserved by connections (what the memory budget counts), whether
+ *                          attached yet or not
+ * @param ringsAttached     of those, the bytes whose rings and records are attached now (a connection takes them when
+ *                          it first needs them)
  * @param lookupBytes       the 4-tuple hash table (on heap)
  * @param reassemblyBytes   out-of-order range blocks (off-heap)
  * @param perSlotHeapBytes  per-slot arrays on the heap (ring references, sizes, queues)
  * @param ringsResident     of {@code ringsAllocated}, the bytes resident in memory now (pages touched and not handed
  *                          back; asked of the system page by page)
  */
-public record TcpMemory(int connections, long tableBytes, long ringsAllocated, long ringsInUse, long lookupBytes,
+public record TcpMemory(int connections, long tableBytes, long tableResident, long ringsAllocated, long ringsInUse,
+                        long ringsAttached, long lookupBytes,
                         long reassemblyBytes, long perSlotHeapBytes, long ringsResident) {
     /**
      * Bytes one connection costs: its row, its share of the lookup table and per-slot arrays, its rings and its

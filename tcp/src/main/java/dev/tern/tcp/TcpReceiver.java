@@ -85,6 +85,11 @@ final class TcpReceiver {
                 dsack(c, dataStart, SeqNum.min(rcvNxt, dataEnd));
             }
             final int start = SeqNum.max(dataStart, rcvNxt);
+            // The receive ring is attached with the first data (rings on demand, TcpLayer.ensureRings).
+            if (!layer.ensureRings(c)) {
+                counters.drop(TcpCounters.DROP_BAD_STATE);
+                return;
+            }
             // Trim to the window we offered, and to the room the ring really has.
             final int free = layer.receiveRings[c].freeSpace();
             final int windowEnd = SeqNum.min(tcb.rcvAdv(c), rcvNxt + free);

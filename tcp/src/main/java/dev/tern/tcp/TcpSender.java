@@ -618,7 +618,15 @@ final class TcpSender {
             }
             return false;
         }
-        if (state < TcpState.ESTABLISHED || !tcb.hasFlag(c, F_RINGS)) {
+        if (state < TcpState.ESTABLISHED) {
+            return false;
+        }
+        if (!tcb.hasFlag(c, F_RINGS)) {
+            // Rings come on demand (TcpLayer.ensureRings): without them there is no data to send, but an ACK may be
+            // owed (the handshake's last ACK, a window or duplicate ACK).
+            if (tcb.hasFlag(c, F_ACK_NOW)) {
+                output.sendAck(c, nowNs);
+            }
             return false;
         }
         final ByteRing ring = layer.sendRings[c];

@@ -34,6 +34,41 @@ class ClosingTest {
             }
         }
 
+        /** Linux's tcp_max_tw_buckets: with the TIME-WAIT table full, the last ACK goes and the connection closes. */
+        @Test
+        void beyondMaxTimeWaitTheLastAckGoesAndTheConnectionSkipsTimeWait() {
+            try (TcpHarness h = TcpHarness.established(TcpHarness.config().maxTimeWait(0).build(),
+                TcpOptions.DEFAULT)) {
+                h.tcp.close(h.conn, h.now());
+                h.poll();
+                h.expect(FIN_ACK.seq(L).ack(R));
+                h.send(ACK.seq(R).ack(L + 1));
+                h.send(FIN_ACK.seq(R).ack(L + 1));
+                h.expect(ACK.seq(L + 1).ack(R + 1));
+                assertEquals(0, h.tcp.timeWaitCount());
+                assertEquals(0, h.tcp.connectionCount(), "the released connection is gone");
+                assertEquals(1, h.counter("tcp.conn.time_wait_overflows"));
+                assertEquals(1, h.counter("tcp.conn.closed"));
+            }
+        }
+
+        @Test
+        void anOwnedConnectionBeyondMaxTimeWaitEndsClosedWithoutError() {
+            try (TcpHarness h = TcpHarness.established(TcpHarness.config().maxTimeWait(0).build(),
+                TcpOptions.DEFAULT)) {
+                h.tcp.shutdownOutput(h.conn, h.now());
+                h.poll();
+                h.expect(FIN_ACK.seq(L).ack(R));
+                h.send(ACK.seq(R).ack(L + 1));
+                h.send(FIN_ACK.seq(R).ack(L + 1));
+                h.expect(ACK.seq(L + 1).ack(R + 1));
+                h.assertState(TcpState.CLOSED);
+                assertEquals(TcpError.NONE, h.tcp.error(h.conn));
+                assertTrue(h.events.has("closed 0"));
+                assertEquals(1, h.counter("tcp.conn.time_wait_overflows"));
+            }
+        }
+
         @Test
         void passiveCloseGoesThroughCloseWaitAndLastAckToClosed() {
             try (TcpHarness h = Fixtures.LAST_ACK.reach()) {

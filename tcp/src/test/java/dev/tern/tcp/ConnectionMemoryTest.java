@@ -5,6 +5,7 @@ import dev.tern.ethernet.memory.MemoryWire;
 import dev.tern.tcp.testing.EchoServer;
 import dev.tern.tcp.testing.TcpNetwork;
 import dev.tern.tcp.testing.TestStack;
+import dev.tern.tcp.testing.TcpHarness;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -13,7 +14,13 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
+import static dev.tern.tcp.testing.Seg.ACK;
+import static dev.tern.tcp.testing.Seg.PSH_ACK;
+import static dev.tern.tcp.testing.TcpHarness.LOCAL_ISS;
+import static dev.tern.tcp.testing.TcpHarness.REMOTE_ISS;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -130,6 +137,31 @@ class ConnectionMemoryTest {
             assertEquals(-TcpError.NO_BUFFER,
                 client.tcp.connect(0xc612_0001, 8, 0, TcpOptions.DEFAULT, TcpEvents.NONE, net.now()));
             assertEquals(1, client.counter("tcp.drop.memory_limit"));
+        }
+    }
+
+    @Test
+    void idleRingsGoBackOnlyWhenNothingWaitsAndComeBackEmptyForTheNextData() {
+        try (TcpHarness h = TcpHarness.established()) {
+            assertEquals(0, h.tcp.memory().ringsAttached(), "the handshake attached nothing");
+            h.write("ping");
+            h.expect(PSH_ACK.seq(LOCAL_ISS + 1).ack(REMOTE_ISS + 1).payload("ping"));
+            assertFalse(h.tcp.releaseIdleBuffers(h.conn), "data in flight");
+            h.send(ACK.seq(REMOTE_ISS + 1).ack(LOCAL_ISS + 5));
+            h.send(PSH_ACK.seq(REMOTE_ISS + 1).ack(LOCAL_ISS + 5).payload("pong"));
+            assertFalse(h.tcp.releaseIdleBuffers(h.conn), "data waiting to be read");
+            assertArrayEquals("pong".getBytes(), h.read());
+            assertTrue(h.tcp.releaseIdleBuffers(h.conn));
+            assertEquals(0, h.tcp.memory().ringsAttached());
+            assertEquals(1, h.counter("tcp.memory.rings_released_idle"));
+            assertFalse(h.tcp.releaseIdleBuffers(h.conn), "none attached");
+
+            h.send(PSH_ACK.seq(REMOTE_ISS + 5).ack(LOCAL_ISS + 5).payload("again"));
+            assertArrayEquals("again".getBytes(), h.read());
+            h.clearReceived(); // the ACKs of what was read
+            h.write("ok");
+            h.expect(PSH_ACK.seq(LOCAL_ISS + 5).ack(REMOTE_ISS + 10).payload("ok"));
+            assertEquals(2, h.counter("tcp.memory.rings_attached"));
         }
     }
 

@@ -96,9 +96,136 @@ class SynCookieTest {
             h.send(SYN.seq(REMOTE_ISS));
             h.expectNothing();
             assertEquals(1, h.counter("tcp.drop.listen_overflow"));
+            assertEquals(1, h.counter("tcp.listen.overflows"));
+            assertEquals(1, h.counter("tcp.listen.drops"));
             assertTrue(h.tcp.accept(h.listener) >= 0);
             h.send(SYN.seq(REMOTE_ISS));
             h.expect(SYN_ACK);
+        }
+    }
+
+    /**
+     * Linux with tcp_abort_on_overflow = 0: the last ACK of a handshake that finds the accept queue full is dropped,
+     * not answered with a reset; the connection stays half-open and its SYN-ACK goes again on its timer, and the
+     * peer's answer to that completes the handshake once the owner accepted the one ahead of it.
+     */
+    @Test
+    void aFullAcceptQueueDropsTheLastAckAndTheRetransmittedSynAckCompletesTheHandshakeLater() {
+        try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+            h.localPort = TcpHarness.LISTEN_PORT;
+            h.listener = h.tcp.listen(TcpHarness.LISTEN_PORT, 1, h.events);
+            h.remotePort = 50000;
+            h.send(SYN.seq(REMOTE_ISS));
+            h.expect(SYN_ACK.seq(LOCAL_ISS).ack(REMOTE_ISS + 1));
+            h.remotePort = 50001;
+            h.send(SYN.seq(REMOTE_ISS + 1000));
+            h.expect(SYN_ACK.seq(LOCAL_ISS).ack(REMOTE_ISS + 1001));
+            h.remotePort = 50000;
+            h.send(ACK.seq(REMOTE_ISS + 1).ack(LOCAL_ISS + 1));
+            assertEquals(1, h.tcp.acceptable(h.listener));
+
+            h.remotePort = 50001;
+            h.send(ACK.seq(REMOTE_ISS + 1001).ack(LOCAL_ISS + 1));
+            h.expectNothing();
+            assertEquals(1, h.counter("tcp.listen.overflows"));
+            assertEquals(1, h.counter("tcp.listen.drops"));
+            assertEquals(1, h.counter("tcp.drop.listen_overflow"));
+            assertEquals(0, h.counter("tcp.tx.resets"), "no reset: the peer is not told");
+            assertEquals(2, h.tcp.connectionCount(), "the second stays half-open");
+            assertEquals(1, h.tcp.acceptable(h.listener));
+            assertEquals(1, h.counter("tcp.conn.established"));
+
+            // Data with the ACK is dropped with it while the queue stays full.
+            h.send(PSH_ACK.seq(REMOTE_ISS + 1001).ack(LOCAL_ISS + 1).payload(new byte[10]));
+            h.expectNothing();
+            assertEquals(2, h.counter("tcp.listen.overflows"));
+
+            final int first = h.tcp.accept(h.listener);
+            assertTrue(first >= 0);
+            assertEquals(50000, h.tcp.remotePort(first));
+            // The SYN-ACK timer (1 s initial RTO, backed off by nothing yet) sends it again.
+            h.advance(1_100_000_000L);
+            h.expect(SYN_ACK.seq(LOCAL_ISS).ack(REMOTE_ISS + 1001));
+            h.send(ACK.seq(REMOTE_ISS + 1001).ack(LOCAL_ISS + 1));
+            h.expectNothing();
+            assertEquals(1, h.tcp.acceptable(h.listener));
+            final int second = h.tcp.accept(h.listener);
+            assertEquals(50001, h.tcp.remotePort(second));
+            assertEquals(TcpState.ESTABLISHED, h.tcp.state(second));
+            assertEquals(2, h.counter("tcp.conn.established"));
+            assertEquals(2, h.counter("tcp.listen.overflows"));
+        }
+    }
+
+    @Test
+    void aHalfOpenConnectionWhoseLastAckFoundTheQueueFullExpiresAfterItsSynAckRetries() {
+        try (TcpHarness h = new TcpHarness(TcpHarness.config().synAckRetries(2).build())) {
+            h.localPort = TcpHarness.LISTEN_PORT;
+            h.listener = h.tcp.listen(TcpHarness.LISTEN_PORT, 1, h.events);
+            h.remotePort = 50000;
+            h.send(SYN.seq(REMOTE_ISS));
+            h.expect(SYN_ACK);
+            h.remotePort = 50001;
+            h.send(SYN.seq(REMOTE_ISS));
+            h.expect(SYN_ACK);
+            h.remotePort = 50000;
+            h.send(ACK.seq(REMOTE_ISS + 1).ack(LOCAL_ISS + 1));
+            h.remotePort = 50001;
+            h.send(ACK.seq(REMOTE_ISS + 1).ack(LOCAL_ISS + 1));
+            h.expectNothing();
+            h.advance(1_100_000_000L);
+            h.expect(SYN_ACK);
+            h.advance(2_100_000_000L);
+            h.expect(SYN_ACK);
+            h.advance(4_100_000_000L);
+            h.expectNothing();
+            assertEquals(1, h.counter("tcp.conn.half_open_expired"));
+            assertEquals(1, h.tcp.connectionCount(), "only the queued one is left");
+            assertEquals(1, h.tcp.acceptable(h.listener));
+        }
+    }
+
+    @Test
+    void aCookieAckThatFindsTheAcceptQueueFullIsDroppedAndTheNextOneCompletes() {
+        final TcpHarness h = new TcpHarness(TcpHarness.config().synQueueSize(1).build());
+        try (h) {
+            h.localPort = TcpHarness.LISTEN_PORT;
+            h.listener = h.tcp.listen(TcpHarness.LISTEN_PORT, 1, h.events);
+            h.remotePort = 50000;
+            h.send(SYN.seq(REMOTE_ISS).mss(1460));
+            h.expect(SYN_ACK.seq(LOCAL_ISS).ack(REMOTE_ISS + 1));
+            h.remotePort = 50001;
+            h.send(SYN.seq(REMOTE_ISS).mss(1460));
+            final int cookie = h.expect(SYN_ACK.ack(REMOTE_ISS + 1)).tcp().seq();
+            h.remotePort = 50000;
+            h.send(ACK.seq(REMOTE_ISS + 1).ack(LOCAL_ISS + 1));
+            assertEquals(1, h.tcp.acceptable(h.listener));
+
+            h.remotePort = 50001;
+            h.send(PSH_ACK.seq(REMOTE_ISS + 1).ack(cookie + 1).payload("GET /"));
+            h.expectNothing();
+            assertEquals(1, h.counter("tcp.listen.overflows"));
+            assertEquals(1, h.counter("tcp.listen.drops"));
+            assertEquals(0, h.counter("tcp.syncookies.validated"));
+            assertEquals(0, h.counter("tcp.tx.resets"));
+            assertEquals(1, h.tcp.connectionCount(), "no state kept for the dropped cookie");
+
+            assertTrue(h.tcp.accept(h.listener) >= 0);
+            h.send(PSH_ACK.seq(REMOTE_ISS + 1).ack(cookie + 1).payload("GET /"));
+            h.expect(ACK.seq(cookie + 1).ack(REMOTE_ISS + 6));
+            assertEquals(1, h.counter("tcp.syncookies.validated"));
+            h.conn = h.tcp.accept(h.listener);
+            assertArrayEquals("GET /".getBytes(), h.read());
+        }
+    }
+
+    @Test
+    void aFullSynQueueWithoutCookiesCountsAListenDrop() {
+        try (TcpHarness h = listenerWithFullSynQueue(false)) {
+            h.send(SYN.seq(REMOTE_ISS));
+            h.expectNothing();
+            assertEquals(1, h.counter("tcp.listen.drops"));
+            assertEquals(0, h.counter("tcp.listen.overflows"));
         }
     }
 
