@@ -166,6 +166,12 @@ class SelectorAndRunnerTest {
                 final MemorySegment message = Arena.ofAuto().allocate(10);
                 assertTrue(socket.sendTo(0, 0, message, 0, 10, SECOND));
                 assertEquals(10, echo.receive(message, 0, 10, 5 * SECOND), "the loop went on after the failures");
+                // The runner hands its turn's exception to the handler after giving the stack back, so the receive
+                // above (the test's thread polls while it waits) can finish first: wait for the handler, bounded.
+                final long deadline = System.nanoTime() + 5 * SECOND;
+                while (heard.size() < 3 && System.nanoTime() - deadline < 0) {
+                    Thread.onSpinWait();
+                }
                 assertEquals(List.of("link bug 2", "link bug 1", "link bug 0"),
                     heard.stream().map(Throwable::getMessage).toList());
                 assertEquals(3, server.counters().value("stack.poll_errors"));
