@@ -17,7 +17,7 @@ import java.util.regex.Pattern;
 
 /**
  * {@code tern serve --http} where users meet it (issue 16 item 5): the real command in Tern's namespace against nginx
- * (one worker process, as Tern serves from one stack thread, access log off) on the kernel pair, both serving the
+ * (one worker process, as Tern serves from one stack thread: {@code --shards 1}, access log off) on the kernel pair, both serving the
  * same 1 KiB file, loaded by ApacheBench ({@code ab}) from the peer's namespace, offloads off, no loss
  * ({@link LossyPairs} at 0 %).
  *
@@ -70,7 +70,7 @@ final class HttpBenchmark {
                 } finally {
                     nginx.close();
                 }
-                final BackgroundCommand serve = pairs.net.startInTern(tern.toString(), "serve", "--link",
+                final BackgroundCommand serve = pairs.net.startInTern(tern.toString(), "serve", "--shards", "1", "--link",
                     "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip", NetnsHarness.TERN_ADDRESS + "/24", "--http",
                     Integer.toString(PORT), files.toString());
                 final double[] ternFigures;
