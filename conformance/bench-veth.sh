@@ -7,7 +7,7 @@
 #   conformance/bench-veth.sh [--seconds N] [--rounds N] [--round-trips N] [--offloads on|off|both]
 #       [--rx-ring frame|block] [--idle backoff|spin] [--congestion-control NAME]
 #       [--loss 0,0.1,1,5] [--nc-mib 128] [--nc-seconds 20] [--http-requests 40000]
-#       [--only tcp|tcp-tern-to-kernel|tcp-kernel-to-tern|udp-rr|tcp-loss|nc|http|multicast|flood]
+#       [--only tcp|tcp-tern-to-kernel|tcp-kernel-to-tern|udp-rr|tcp-loss|nc|http|multicast|flood|udp-rate]
 #
 # With offloads off, TCP bulk and UDP round trips also run Tern on the AF_XDP link (copy mode on veth), compared with
 # AF_PACKET in the same run.

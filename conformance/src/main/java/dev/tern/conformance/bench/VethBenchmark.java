@@ -186,6 +186,9 @@ public final class VethBenchmark {
         if (benchmark.wants("multicast")) {
             new MulticastBenchmark(benchmark.rounds, root).run(benchmark.results);
         }
+        if (benchmark.wants("udp-rate")) {
+            new UdpRateBenchmark(benchmark.seconds, benchmark.rounds, root).run(benchmark.results);
+        }
         if (benchmark.wants("flood")) {
             new FloodBenchmark(benchmark.seconds, benchmark.rounds, root).run(benchmark.results);
         }
@@ -193,7 +196,7 @@ public final class VethBenchmark {
     }
 
     private static final List<String> ONLY = List.of("all", "tcp", "tcp-tern-to-kernel", "tcp-kernel-to-tern", "udp-rr",
-        "tcp-loss", "nc", "http", "multicast", "flood");
+        "tcp-loss", "nc", "http", "multicast", "flood", "udp-rate");
 
     private static void usage() {
         System.err.println("usage: VethBenchmark [--seconds N] [--rounds N] [--round-trips N] [--offloads on|off|both]"
@@ -936,6 +939,13 @@ public final class VethBenchmark {
                 row(table, mcastFormat, "", "datagrams of " + String.format(Locale.ROOT, "%.0f", get("mcast_sent_" + k))
                     + ", " + burst.label(), get("mcast_tern_" + k), get("mcast_kernel_" + k), get("mcast_ratio_" + k));
             }
+        }
+        if (results.containsKey("udp_echo_ratio")) {
+            final String rateFormat = "%-6s %-48s %9s %9s %7s%n";
+            table.append(String.format(Locale.ROOT, rateFormat, "", "small packets (kernel: a Java echo loop)", "Tern",
+                "kernel", "ratio"));
+            row(table, rateFormat, "", "UDP 64 B echoes/s, " + UdpRateBenchmark.WINDOW + " in flight, one shard",
+                get("udp_echo_rate_tern"), get("udp_echo_rate_kernel"), get("udp_echo_ratio"));
         }
         if (results.containsKey("flood_ratio_kernel_to_tern")) {
             final String floodFormat = "%-6s %-48s %9s %9s %7s%n";
