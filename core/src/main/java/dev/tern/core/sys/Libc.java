@@ -8,6 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -30,13 +31,7 @@ public final class Libc {
     private static final Linker LINKER = Linker.nativeLinker();
     private static final SymbolLookup LOOKUP = LINKER.defaultLookup();
     private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
-    /**
-     * Where the call state keeps errno. Read with a plain {@code JAVA_INT} access, not a VarHandle derived from the
-     * struct's path: such a handle is an adapter chain, and where the JIT left it un-inlined its invocation boxed the
-     * offset and the result, 40 bytes for each read (AfXdpZeroAllocationTest saw it as 1.25 MB over the 31,250
-     * EAGAIN-answered kicks of 1M frames, in some runs of the whole suite).
-     */
-    private static final long ERRNO_OFFSET = CALL_STATE.byteOffset(MemoryLayout.PathElement.groupElement("errno"));
+    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
     private static final Linker.Option CAPTURE_ERRNO = Linker.Option.captureCallState("errno");
 
     private static final MethodHandle SOCKET = errnoCall("socket", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
@@ -95,7 +90,7 @@ public final class Libc {
 
     /** errno as captured by the last call given {@code callState}; meaningful only after that call failed. */
     public static int errno(MemorySegment callState) {
-        return callState.get(JAVA_INT, ERRNO_OFFSET);
+        return (int) ERRNO.get(callState, 0L);
     }
 
     public static int socket(MemorySegment callState, int domain, int type, int protocol) {
