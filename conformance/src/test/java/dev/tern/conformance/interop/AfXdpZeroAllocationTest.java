@@ -116,13 +116,21 @@ class AfXdpZeroAllocationTest {
             long allocated = -1;
             long target = WARMUP_FRAMES;
             final long start = System.nanoTime();
-            for (int window = 0; window < 3 && allocated != 0; window++) {
+            // Up to ten windows until one allocates nothing: run first in a fresh JVM (as the suite now does), the
+            // path stayed below C2 for three windows of 1M frames, and there the JDK's downcall with a captured errno
+            // allocates 40 bytes a call (a standalone check: 8,000,000 B for 200,000 capturing sendto calls under C1
+            // or the interpreter, none under C2), one per kick of 32 frames: 1.25 MB a window. Steady state is what
+            // this test is about; the windows it needed are printed.
+            int windows = 0;
+            for (int window = 0; window < 10 && allocated != 0; window++) {
+                windows++;
                 target += MEASURED_FRAMES;
                 final long before = Allocations.allocatedBytes();
                 run(there, back, target, BURST);
                 allocated = Allocations.allocatedBytes() - before;
             }
-            System.out.printf("AF_XDP (%s): %d frames each way in %.2f s%n", tern.mode(), target - WARMUP_FRAMES,
+            System.out.printf("AF_XDP (%s): %d window(s); %d frames each way in %.2f s%n", tern.mode(), windows,
+                target - WARMUP_FRAMES,
                 (System.nanoTime() - start) / 1e9);
             assertEquals(0, allocated, "bytes allocated while " + 2 * MEASURED_FRAMES + " frames were sent and as many received");
             assertEquals(0, there.outOfOrder + back.outOfOrder, "every frame arrived, in order");
