@@ -325,7 +325,7 @@ public final class AfXdpLink implements Link {
         fill.submit(n);
         if (fill.needsWakeup()) {
             rxWakeups++;
-            Libc.recvfrom(callState, resources.fd, XdpAbi.MSG_DONTWAIT);
+            Libc.recvfromWithoutErrno(resources.fd, XdpAbi.MSG_DONTWAIT); // its errno is not read: no capture
         }
         return n;
     }
@@ -391,7 +391,11 @@ public final class AfXdpLink implements Link {
         int before = tx.outstanding();
         while (before > 0 && calls-- > 0) {
             txSendCalls++;
-            if (Libc.sendto(callState, resources.fd, XdpAbi.MSG_DONTWAIT) < 0) {
+            // Without errno first (the capturing downcall allocates until C2 compiles it, see Libc): a call that
+            // failed but moved the ring on is EAGAIN in all but name (a batch went, more wait); only a call that moved
+            // nothing is made again with errno, to tell busy from broken.
+            if (Libc.sendtoWithoutErrno(resources.fd, XdpAbi.MSG_DONTWAIT) < 0 && tx.outstanding() == before
+                && Libc.sendto(callState, resources.fd, XdpAbi.MSG_DONTWAIT) < 0) {
                 final int errno = Libc.errno(callState);
                 if (errno != EAGAIN && errno != EBUSY && errno != ENOBUFS) {
                     txErrors++;

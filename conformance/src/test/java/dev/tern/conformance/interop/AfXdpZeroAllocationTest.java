@@ -116,11 +116,8 @@ class AfXdpZeroAllocationTest {
             long allocated = -1;
             long target = WARMUP_FRAMES;
             final long start = System.nanoTime();
-            // Up to ten windows until one allocates nothing: run first in a fresh JVM (as the suite now does), the
-            // path stayed below C2 for three windows of 1M frames, and there the JDK's downcall with a captured errno
-            // allocates 40 bytes a call (a standalone check: 8,000,000 B for 200,000 capturing sendto calls under C1
-            // or the interpreter, none under C2), one per kick of 32 frames: 1.25 MB a window. Steady state is what
-            // this test is about; the windows it needed are printed.
+            // Up to ten windows until one allocates nothing (three were enough before the kick's capturing sendto,
+            // 40 bytes a call below C2, left the loop: see Libc.sendtoWithoutErrno); the windows it took are printed.
             int windows = 0;
             for (int window = 0; window < 10 && allocated != 0; window++) {
                 windows++;
