@@ -1,10 +1,10 @@
 package dev.tern.conformance.interop;
 
-import dev.tern.afpacket.AfPacketLink;
 import dev.tern.afpacket.netns.CommandResult;
 import dev.tern.afpacket.netns.BackgroundCommand;
 import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.ethernet.link.ShardSteering;
+import dev.tern.stack.LinkIdleStrategy;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.StackShards;
 import dev.tern.stack.TcpConnection;
@@ -100,14 +100,10 @@ class ShardedStackVethTest extends VethRigTest {
     @Test
     void kernelClientsAreServedByBothShardsEachByTheShardTheSteeringNames() throws Exception {
         rig = VethRig.create(VethSetup.DEFAULT);
-        final List<AfPacketLink> links = new ArrayList<>();
         final int group = (int) (ProcessHandle.current().pid() & 0xFFFF);
-        try (StackShards shards = StackShards.build(SHARDS, k -> {
-            final AfPacketLink link = rig.net().openTernLink(VethSetup.DEFAULT.linkOptions().fanoutSteering(group, SHARDS));
-            links.add(link);
-            return link;
-        }, builder -> builder.name("sharded").address(VethRig.TERN_CIDR).countersInMemory())) {
-            shards.start(k -> new AwaitFramesIdleStrategy(links.get(k)));
+        try (StackShards shards = StackShards.build(SHARDS,
+            k -> rig.net().openTernLink(VethSetup.DEFAULT.linkOptions().fanoutSteering(group, SHARDS)), builder -> builder.name("sharded").address(VethRig.TERN_CIDR).countersInMemory())) {
+            shards.start(k -> new LinkIdleStrategy(shards.shard(k)));
             try (EchoApplication echo = new EchoApplication(shards.listen(ECHO_PORT, 64, TcpOptions.DEFAULT))) {
                 final CommandResult clients = rig.kernel().runPeerPy(Duration.ofSeconds(90), "tcp-echo-clients",
                     NetnsHarness.TERN_ADDRESS, Integer.toString(ECHO_PORT), Integer.toString(CONNECTIONS),

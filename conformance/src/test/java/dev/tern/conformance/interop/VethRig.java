@@ -5,6 +5,7 @@ import dev.tern.afpacket.netns.Commands;
 import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.conformance.replay.ReplayScript;
 import dev.tern.core.testing.ExternalTools;
+import dev.tern.stack.LinkIdleStrategy;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.Pinger;
 import dev.tern.stack.StackRunner;
@@ -176,11 +177,11 @@ final class VethRig implements AutoCloseable {
     /**
      * Opens Tern's link and builds the stack as {@link #startTernHere}, driven by a {@link StackRunner} on its own
      * thread (as an embedder would); socket calls from any thread are handed to it. When idle the runner spins
-     * briefly, then waits for frames in {@code poll(2)} for at most 1 ms ({@link AwaitFramesIdleStrategy}).
+     * briefly, then waits for frames in {@code poll(2)} for at most 1 ms ({@link LinkIdleStrategy}).
      */
     NetStack startTernRunner(Consumer<NetStack.Builder> customize) {
         buildStack(customize);
-        runner = StackRunner.start(stack, new AwaitFramesIdleStrategy(link));
+        runner = StackRunner.start(stack, new LinkIdleStrategy(stack));
         return stack;
     }
 
