@@ -113,7 +113,7 @@ public final class AfPacketLink implements Link {
         this.kernelStats = arena.allocate(LinuxAbi.TPACKET_STATS_V3_SIZE, 8);
         this.kernelStatsLength = arena.allocate(ValueLayout.JAVA_INT);
         this.membership = arena.allocate(LinuxAbi.PACKET_MREQ_SIZE, 8);
-        this.synShedProgram = SynShedFilter.program(arena);
+        this.synShedProgram = SocketFilters.fprog(arena, SynShedFilter.PROGRAM);
         this.detachArgument = arena.allocate(ValueLayout.JAVA_INT);
     }
 
@@ -300,18 +300,7 @@ public final class AfPacketLink implements Link {
             setInt(resources, fd, LinuxAbi.PACKET_FANOUT, type, "setsockopt(PACKET_FANOUT, group " + group + ", CBPF)");
         }
         final List<ShardSteering.Instruction> program = ShardSteering.fanoutProgram(shards);
-        final MemorySegment filter = resources.arena.allocate((long) program.size() * LinuxAbi.SOCK_FILTER_SIZE, 8);
-        for (int i = 0; i < program.size(); i++) {
-            final ShardSteering.Instruction instruction = program.get(i);
-            final long at = (long) i * LinuxAbi.SOCK_FILTER_SIZE;
-            filter.set(ValueLayout.JAVA_SHORT, at, (short) instruction.code());
-            filter.set(ValueLayout.JAVA_BYTE, at + 2, (byte) instruction.jt());
-            filter.set(ValueLayout.JAVA_BYTE, at + 3, (byte) instruction.jf());
-            filter.set(ValueLayout.JAVA_INT, at + 4, instruction.k());
-        }
-        final MemorySegment fprog = resources.arena.allocate(LinuxAbi.SOCK_FPROG_SIZE, 8);
-        fprog.set(ValueLayout.JAVA_SHORT, LinuxAbi.SOCK_FPROG_LEN_OFFSET, (short) program.size());
-        fprog.set(ValueLayout.ADDRESS, LinuxAbi.SOCK_FPROG_FILTER_OFFSET, filter);
+        final MemorySegment fprog = SocketFilters.fprog(resources.arena, program);
         LibcException.check("setsockopt(PACKET_FANOUT_DATA, " + program.size() + " cBPF instructions)",
             Libc.setsockopt(resources.callState, fd, LinuxAbi.SOL_PACKET, LinuxAbi.PACKET_FANOUT_DATA, fprog,
                 LinuxAbi.SOCK_FPROG_SIZE), resources.callState);
@@ -484,9 +473,9 @@ public final class AfPacketLink implements Link {
             return true;
         }
         final int result = shed
-            ? Libc.setsockopt(callState, resources.rxFd, SynShedFilter.SOL_SOCKET, SynShedFilter.SO_ATTACH_FILTER,
-                synShedProgram, SynShedFilter.SOCK_FPROG_SIZE)
-            : Libc.setsockopt(callState, resources.rxFd, SynShedFilter.SOL_SOCKET, SynShedFilter.SO_DETACH_FILTER,
+            ? Libc.setsockopt(callState, resources.rxFd, LinuxAbi.SOL_SOCKET, LinuxAbi.SO_ATTACH_FILTER,
+                synShedProgram, LinuxAbi.SOCK_FPROG_SIZE)
+            : Libc.setsockopt(callState, resources.rxFd, LinuxAbi.SOL_SOCKET, LinuxAbi.SO_DETACH_FILTER,
                 detachArgument, 4);
         if (result == -1) {
             return false;

@@ -1,8 +1,26 @@
 package dev.tern.afpacket;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
+import dev.tern.ethernet.link.ShardSteering.Instruction;
+
+import java.util.List;
+
+import static dev.tern.ethernet.link.ShardSteering.BPF_ABS;
+import static dev.tern.ethernet.link.ShardSteering.BPF_ALU;
+import static dev.tern.ethernet.link.ShardSteering.BPF_AND;
+import static dev.tern.ethernet.link.ShardSteering.BPF_B;
+import static dev.tern.ethernet.link.ShardSteering.BPF_H;
+import static dev.tern.ethernet.link.ShardSteering.BPF_IND;
+import static dev.tern.ethernet.link.ShardSteering.BPF_JEQ;
+import static dev.tern.ethernet.link.ShardSteering.BPF_JMP;
+import static dev.tern.ethernet.link.ShardSteering.BPF_JSET;
+import static dev.tern.ethernet.link.ShardSteering.BPF_K;
+import static dev.tern.ethernet.link.ShardSteering.BPF_LD;
+import static dev.tern.ethernet.link.ShardSteering.BPF_LDX;
+import static dev.tern.ethernet.link.ShardSteering.BPF_MSH;
+import static dev.tern.ethernet.link.ShardSteering.BPF_RET;
+import static dev.tern.ethernet.link.ShardSteering.BPF_W;
+import static dev.tern.ethernet.link.ShardSteering.SKF_AD_OFF;
+import static dev.tern.ethernet.link.ShardSteering.SKF_AD_RANDOM;
 
 /**
  * The classic BPF socket filter an {@link AfPacketLink} attaches while its stack sheds load
@@ -29,65 +47,32 @@ import java.lang.foreign.ValueLayout;
  * 13  ret #0xffffffff           accept the whole frame
  * 14  ret #0                    drop
  * </pre>
- * Each instruction is a {@code struct sock_filter} ({@code linux/filter.h}): u16 code, u8 jt, u8 jf, u32 k; the
- * program goes to {@code SO_ATTACH_FILTER} in a {@code struct sock_fprog} (u16 length, then a pointer at offset 8).
+ * The instructions are {@link dev.tern.ethernet.link.ShardSteering}'s (the shards' fanout program is the other
+ * classic BPF program);
+ * {@link SocketFilters} lays them out for {@code SO_ATTACH_FILTER}.
  */
 final class SynShedFilter {
-    static final int SOL_SOCKET = 1;
-    static final int SO_ATTACH_FILTER = 26;
-    static final int SO_DETACH_FILTER = 27;
-    static final int SOCK_FPROG_SIZE = 16;
-
-    /** {@code SKF_AD_OFF + SKF_AD_RANDOM} ({@code linux/filter.h}): an absolute load there yields a random u32. */
-    static final int RANDOM_LOAD = -0x1000 + 56;
     /** One SYN in {@code SAMPLE_MASK + 1} passes the filter. */
     static final int SAMPLE_MASK = 7;
 
-    private static final int LD_W_ABS = 0x20;
-    private static final int LDH_ABS = 0x28;
-    private static final int LDB_ABS = 0x30;
-    private static final int LDXB_MSH = 0xb1;
-    private static final int LDB_IND = 0x50;
-    private static final int JEQ_K = 0x15;
-    private static final int JSET_K = 0x45;
-    private static final int AND_K = 0x54;
-    private static final int RET_K = 0x06;
-
-    /** The program above, instruction by instruction: code, jt, jf, k. */
-    static final int[][] PROGRAM = {
-        {LDH_ABS, 0, 0, 12},
-        {JEQ_K, 0, 11, 0x0800},
-        {LDB_ABS, 0, 0, 23},
-        {JEQ_K, 0, 9, 6},
-        {LDH_ABS, 0, 0, 20},
-        {JSET_K, 7, 0, 0x1fff},
-        {LDXB_MSH, 0, 0, 14},
-        {LDB_IND, 0, 0, 27},
-        {AND_K, 0, 0, 0x16},
-        {JEQ_K, 0, 3, 0x02},
-        {LD_W_ABS, 0, 0, RANDOM_LOAD},
-        {AND_K, 0, 0, SAMPLE_MASK},
-        {JEQ_K, 0, 1, 0},
-        {RET_K, 0, 0, 0xffffffff},
-        {RET_K, 0, 0, 0},
-    };
+    /** The program above. */
+    static final List<Instruction> PROGRAM = List.of(
+        new Instruction(BPF_LD | BPF_H | BPF_ABS, 0, 0, 12),
+        new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 0, 11, 0x0800),
+        new Instruction(BPF_LD | BPF_B | BPF_ABS, 0, 0, 23),
+        new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 0, 9, 6),
+        new Instruction(BPF_LD | BPF_H | BPF_ABS, 0, 0, 20),
+        new Instruction(BPF_JMP | BPF_JSET | BPF_K, 7, 0, 0x1fff),
+        new Instruction(BPF_LDX | BPF_B | BPF_MSH, 0, 0, 14),
+        new Instruction(BPF_LD | BPF_B | BPF_IND, 0, 0, 27),
+        new Instruction(BPF_ALU | BPF_AND | BPF_K, 0, 0, 0x16),
+        new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 0, 3, 0x02),
+        new Instruction(BPF_LD | BPF_W | BPF_ABS, 0, 0, SKF_AD_OFF + SKF_AD_RANDOM),
+        new Instruction(BPF_ALU | BPF_AND | BPF_K, 0, 0, SAMPLE_MASK),
+        new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
+        new Instruction(BPF_RET | BPF_K, 0, 0, 0xffffffff),
+        new Instruction(BPF_RET | BPF_K, 0, 0, 0));
 
     private SynShedFilter() {
-    }
-
-    /** A {@code struct sock_fprog} pointing at the program, both in {@code arena}. */
-    static MemorySegment program(Arena arena) {
-        final MemorySegment instructions = arena.allocate(8L * PROGRAM.length, 8);
-        for (int i = 0; i < PROGRAM.length; i++) {
-            final long at = 8L * i;
-            instructions.set(ValueLayout.JAVA_SHORT, at, (short) PROGRAM[i][0]);
-            instructions.set(ValueLayout.JAVA_BYTE, at + 2, (byte) PROGRAM[i][1]);
-            instructions.set(ValueLayout.JAVA_BYTE, at + 3, (byte) PROGRAM[i][2]);
-            instructions.set(ValueLayout.JAVA_INT, at + 4, PROGRAM[i][3]);
-        }
-        final MemorySegment fprog = arena.allocate(SOCK_FPROG_SIZE, 8);
-        fprog.set(ValueLayout.JAVA_SHORT, 0, (short) PROGRAM.length);
-        fprog.set(ValueLayout.ADDRESS, 8, instructions);
-        return fprog;
     }
 }

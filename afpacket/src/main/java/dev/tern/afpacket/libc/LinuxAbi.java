@@ -52,6 +52,10 @@ public final class LinuxAbi {
 
     // ---- struct sock_fprog (a classic BPF program: u16 length, then a pointer to the instructions) ----
     public static final int SOCK_FPROG_SIZE = 16;
+    /** setsockopt level and options of a socket filter (asm-generic/socket.h). */
+    public static final int SOL_SOCKET = 1;
+    public static final int SO_ATTACH_FILTER = 26;
+    public static final int SO_DETACH_FILTER = 27;
     public static final int SOCK_FPROG_LEN_OFFSET = 0;
     public static final int SOCK_FPROG_FILTER_OFFSET = 8;
     /** struct sock_filter: u16 code, u8 jt, u8 jf, u32 k. */

@@ -67,6 +67,9 @@ class LinuxAbiTest {
         c("SOCK_FPROG_LEN_OFFSET", "offsetof(struct sock_fprog, len)");
         c("SOCK_FPROG_FILTER_OFFSET", "offsetof(struct sock_fprog, filter)");
         c("SOCK_FILTER_SIZE", "sizeof(struct sock_filter)");
+        c("SOL_SOCKET", "SOL_SOCKET");
+        c("SO_ATTACH_FILTER", "SO_ATTACH_FILTER");
+        c("SO_DETACH_FILTER", "SO_DETACH_FILTER");
         c("PACKET_MR_MULTICAST", "PACKET_MR_MULTICAST");
         c("PACKET_MR_PROMISC", "PACKET_MR_PROMISC");
         c("PACKET_MR_UNICAST", "PACKET_MR_UNICAST");

@@ -123,6 +123,8 @@ public final class ShardSteering {
     public static final int BPF_ABS = 0x20;
     public static final int BPF_IND = 0x40;
     public static final int BPF_MEM = 0x60;
+    /** {@code ldxb 4*([k]&0xf)}: X = an IPv4 header's length. */
+    public static final int BPF_MSH = 0xA0;
     public static final int BPF_MUL = 0x20;
     public static final int BPF_AND = 0x50;
     public static final int BPF_LSH = 0x60;
@@ -141,6 +143,8 @@ public final class ShardSteering {
     /** Ancillary load base; {@code SKF_AD_OFF + SKF_AD_PROTOCOL} reads {@code skb->protocol} (host order). */
     public static final int SKF_AD_OFF = -0x1000;
     public static final int SKF_AD_PROTOCOL = 0;
+    /** {@code SKF_AD_OFF + SKF_AD_RANDOM}: an absolute word load there yields a random u32. */
+    public static final int SKF_AD_RANDOM = 56;
 
     /**
      * The fanout program for {@code shards} sockets (PACKET_FANOUT_CBPF): it returns {@link #shardOf} of each packet,
