@@ -87,16 +87,7 @@ class AfXdpInteropTest {
     }
 
     private boolean pollUntil(BooleanSupplier done, Duration timeout) {
-        final long deadline = System.nanoTime() + timeout.toNanos();
-        while (!done.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                return false;
-            }
-            if (stack.doWork() == 0) {
-                link.awaitFrames(1);
-            }
-        }
-        return true;
+        return VethRig.pollUntil(stack, done, timeout);
     }
 
     /** A counter of Tern's stack; the link's own ({@code link.afxdp.*}) are copied in once a second, so poll past that first. */

@@ -227,13 +227,21 @@ final class VethRig implements AutoCloseable {
         if (owner != Thread.currentThread()) {
             throw new IllegalStateException("pollUntil is for the thread that started the stack with startTernHere");
         }
+        return pollUntil(stack, done, timeout);
+    }
+
+    /**
+     * Polls {@code stack} on the calling thread (its owner) until {@code done} holds or {@code timeout} passes, waiting
+     * up to 1 ms on the link when a turn found nothing; false on timeout.
+     */
+    static boolean pollUntil(NetStack stack, BooleanSupplier done, Duration timeout) {
         final long deadline = System.nanoTime() + timeout.toNanos();
         while (!done.getAsBoolean()) {
             if (System.nanoTime() - deadline > 0) {
                 return false;
             }
             if (stack.doWork() == 0) {
-                link.awaitFrames(1);
+                stack.link().awaitFrames(1);
             }
         }
         return true;
