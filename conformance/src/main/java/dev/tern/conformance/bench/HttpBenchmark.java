@@ -25,13 +25,18 @@ import java.util.regex.Pattern;
  *   keep-alive:  ab -k -n REQUESTS -c 8 http://198.18.0.2:8080/1k.bin    (HTTP/1.0 with keep-alive, as ab sends)
  *   new connection per request: ab -n REQUESTS/4 -c 8 ...
  * </pre>
- * Each measurement is bounded (ab's own {@code -s} timeout and a wall-clock limit) and every process is ended by its
- * PID afterwards. Keys: {@code http_rps_{tern,nginx}_{keepalive,close}}, {@code http_ratio_{keepalive,close}} (the
- * median of per-round ratios), {@code http_failed_{tern,nginx}_{keepalive,close}} (requests ab counted as failed).
+ * Each server first answers a cold run ({@code REQUESTS/4} keep-alive requests right after it started, reported as
+ * {@code http_rps_*_cold}: a JVM that has compiled nothing yet, as a user meets it), then is warmed up for
+ * {@value #WARM_UP_SECONDS} s of keep-alive load (not counted: Tern's thread needs its hot methods compiled by C2,
+ * which on two cores took 15-25 s of load, while nginx has nothing to warm), then measured. Each measurement is
+ * bounded (ab's own {@code -s} timeout and a wall-clock limit) and every process is ended by its PID afterwards. Keys:
+ * {@code http_rps_{tern,nginx}_{keepalive,close,cold}}, {@code http_ratio_{keepalive,close,cold}} (the median of
+ * per-round ratios), {@code http_failed_{tern,nginx}_{keepalive,close}} (requests ab counted as failed).
  */
 final class HttpBenchmark {
     private static final int PORT = 8080;
     private static final int CONCURRENCY = Integer.getInteger("tern.bench.http.concurrency", 8);
+    private static final int WARM_UP_SECONDS = Integer.getInteger("tern.bench.http.warmup", 20);
     private static final Pattern RPS = Pattern.compile("Requests per second:\\s+([0-9.]+)");
     private static final Pattern FAILED = Pattern.compile("Failed requests:\\s+([0-9]+)");
 
@@ -85,6 +90,9 @@ final class HttpBenchmark {
                 add(samples, "http_rps_nginx_close", kernel[1]);
                 add(samples, "http_rps_tern_close", ternFigures[1]);
                 add(samples, "http_ratio_close", ternFigures[1] / kernel[1]);
+                add(samples, "http_rps_nginx_cold", kernel[4]);
+                add(samples, "http_rps_tern_cold", ternFigures[4]);
+                add(samples, "http_ratio_cold", ternFigures[4] / kernel[4]);
                 add(samples, "http_failed_nginx_keepalive", kernel[2]);
                 add(samples, "http_failed_tern_keepalive", ternFigures[2]);
                 add(samples, "http_failed_nginx_close", kernel[3]);
@@ -126,15 +134,25 @@ final class HttpBenchmark {
     }
 
     /**
-     * Waits for the server to answer, then runs ab with keep-alive and without from the peer's namespace; returns
-     * requests per second [keep-alive, close] and failed requests [keep-alive, close].
+     * Waits for the server to answer, runs ab cold, warms the server up, then runs ab with keep-alive and without from
+     * the peer's namespace; returns requests per second [keep-alive, close], failed requests [keep-alive, close] and
+     * the cold keep-alive rate.
      */
     private double[] load(NetnsHarness pair, String who) {
         final String url = "http://" + NetnsHarness.TERN_ADDRESS + ":" + PORT + "/1k.bin";
         awaitServing(pair, url, who);
+        final double[] cold = ab(pair, who + ", keep-alive, cold", url, Math.max(1, requests / 4), true);
+        warmUp(pair, url, who);
         final double[] keepAlive = ab(pair, who + ", keep-alive", url, requests, true);
         final double[] close = ab(pair, who + ", a connection per request", url, Math.max(1, requests / 4), false);
-        return new double[] {keepAlive[0], close[0], keepAlive[1], close[1]};
+        return new double[] {keepAlive[0], close[0], keepAlive[1], close[1], cold[0]};
+    }
+
+    /** Keep-alive load for {@value #WARM_UP_SECONDS} s, not counted ({@code ab -t}; failures here are not fatal). */
+    private static void warmUp(NetnsHarness pair, String url, String who) {
+        System.err.printf(Locale.ROOT, "  %s: warming up for %d s%n", who, WARM_UP_SECONDS);
+        pair.peerExec(Duration.ofSeconds(WARM_UP_SECONDS + 30L), "ab", "-q", "-s", "10", "-k", "-t",
+            Integer.toString(WARM_UP_SECONDS), "-n", "100000000", "-c", Integer.toString(CONCURRENCY), url);
     }
 
     private static void awaitServing(NetnsHarness pair, String url, String who) {

@@ -967,6 +967,8 @@ public final class VethBenchmark {
                 get("http_rps_nginx_keepalive"), get("http_ratio_keepalive"));
             row(table, httpFormat, "", "HTTP requests/s, a connection each (ab -c 8)", get("http_rps_tern_close"),
                 get("http_rps_nginx_close"), get("http_ratio_close"));
+            row(table, httpFormat, "", "HTTP requests/s, keep-alive, cold (just started)", get("http_rps_tern_cold"),
+                get("http_rps_nginx_cold"), get("http_ratio_cold"));
         }
         System.out.print(table);
         final StringBuilder json = new StringBuilder("{");
