@@ -11,13 +11,13 @@ import dev.tern.ipv4.wire.IpProtocol;
 import dev.tern.ipv4.wire.Ipv4Header;
 import dev.tern.stack.sim.Simulation;
 import dev.tern.stack.testing.Frames;
+import dev.tern.stack.testing.HostileIpv4;
 import dev.tern.stack.testing.PeerPort;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.lang.foreign.MemorySegment;
@@ -77,45 +77,19 @@ class Ipv4HardeningTest {
         return Frames.ipv4(source, destination, IpProtocol.ICMP, 1, 0, 64, Frames.echoRequest(1, 1, new byte[8]));
     }
 
-    /** {@code datagram} with {@code options} after its 20-byte header, padded with End of List to a 4-byte multiple. */
-    private static byte[] withOptions(byte[] datagram, int... options) {
-        final int optionsLength = (options.length + 3) & ~3;
-        final byte[] out = new byte[datagram.length + optionsLength];
-        System.arraycopy(datagram, 0, out, 0, Ipv4Header.MIN_LENGTH);
-        for (int i = 0; i < options.length; i++) {
-            out[Ipv4Header.MIN_LENGTH + i] = (byte) options[i];
-        }
-        System.arraycopy(datagram, Ipv4Header.MIN_LENGTH, out, Ipv4Header.MIN_LENGTH + optionsLength,
-            datagram.length - Ipv4Header.MIN_LENGTH);
-        final Ipv4Header header = new Ipv4Header().wrap(MemorySegment.ofArray(out), 0, out.length);
-        header.headerLength(Ipv4Header.MIN_LENGTH + optionsLength).totalLength(out.length).fillChecksum();
-        return out;
-    }
-
     @Nested
     class MartianSources {
-        static Stream<Arguments> martians() {
-            return Stream.of(
-                Arguments.of("0.0.0.0 to a unicast address", "0.0.0.0", "martian_source_zero"),
-                Arguments.of("this network, another host (0/8)", "0.1.2.3", "martian_source_zero"),
-                Arguments.of("loopback", "127.0.0.1", "martian_source_loopback"),
-                Arguments.of("loopback, any of 127/8", "127.200.0.9", "martian_source_loopback"),
-                Arguments.of("limited broadcast", "255.255.255.255", "martian_source_broadcast"),
-                Arguments.of("the subnet's directed broadcast", "198.18.0.255", "martian_source_broadcast"),
-                Arguments.of("all-systems group", "224.0.0.1", "martian_source_multicast"),
-                Arguments.of("an administratively scoped group", "239.1.2.3", "martian_source_multicast"),
-                Arguments.of("class E", "240.0.0.1", "martian_source_class_e"),
-                Arguments.of("class E, top", "255.255.255.254", "martian_source_class_e"),
-                Arguments.of("our own address (land)", "198.18.0.2", "martian_source_self"));
+        static Stream<HostileIpv4.MartianSource> martians() {
+            return HostileIpv4.martianSources(US, Ipv4Address.parse("198.18.0.255")).stream();
         }
 
         @ParameterizedTest(name = "{0}")
         @MethodSource("martians")
-        void anEchoRequestFromAMartianSourceIsCountedByReasonAndNeverAnswered(String what, String source, String reason) {
-            send(echo(Ipv4Address.parse(source), US));
+        void anEchoRequestFromAMartianSourceIsCountedByReasonAndNeverAnswered(HostileIpv4.MartianSource martian) {
+            send(echo(martian.source(), US));
             sim.runFor(SECOND);
             assertTrue(peer.drain().isEmpty(), "no echo reply, no ICMP error");
-            assertEquals(1, counter("ipv4.drop." + reason), what);
+            assertEquals(1, counter("ipv4.drop." + martian.reason()), martian.what());
             assertEquals(0, counter("ipv4.rx.delivered"));
             assertEquals(0, counter("icmp.rx.echo_requests"));
         }
@@ -158,29 +132,15 @@ class Ipv4HardeningTest {
     @Nested
     class Options {
         /** Malformed options, and the octet of the header the Parameter Problem must point at. */
-        static Stream<Arguments> malformed() {
-            return Stream.of(
-                Arguments.of("option length 0", new int[] {7, 0, 4, 0}, "option_bad_length", 21),
-                Arguments.of("option length 1", new int[] {1, 148, 1, 0}, "option_bad_length", 22),
-                Arguments.of("option running past the header", new int[] {7, 39, 4, 0}, "option_past_header", 21),
-                Arguments.of("no room for the length octet", new int[] {1, 1, 1, 68}, "option_past_header", 23),
-                Arguments.of("record route pointer 3", new int[] {7, 7, 3, 0, 0, 0, 0}, "option_bad_pointer", 22),
-                Arguments.of("record route pointer inside an address", new int[] {7, 11, 6, 0, 0, 0, 0, 0, 0, 0, 0},
-                    "option_bad_pointer", 22),
-                Arguments.of("timestamp pointer 1", new int[] {68, 8, 1, 0, 0, 0, 0, 0}, "option_bad_pointer", 22),
-                Arguments.of("timestamp flag 5", new int[] {68, 8, 5, 5, 0, 0, 0, 0}, "option_bad_timestamp_flag", 23),
-                Arguments.of("loose source route pointer 3", new int[] {131, 7, 3, 198, 18, 0, 1},
-                    "option_bad_pointer", 22),
-                Arguments.of("strict source route pointer 1", new int[] {1, 137, 7, 1, 198, 18, 0, 1},
-                    "option_bad_pointer", 23),
-                Arguments.of("record route twice", new int[] {7, 3, 4, 7, 3, 4}, "option_duplicate", 23));
+        static Stream<HostileIpv4.MalformedOption> malformed() {
+            return HostileIpv4.malformedOptions().stream();
         }
 
         @ParameterizedTest(name = "{0}")
         @MethodSource("malformed")
-        void aMalformedOptionIsDroppedWithAParameterProblemPointingAtIt(String what, int[] options, String reason,
-                                                                         int pointer) {
-            final byte[] datagram = withOptions(echo(PEER, US), options);
+        void aMalformedOptionIsDroppedWithAParameterProblemPointingAtIt(HostileIpv4.MalformedOption malformed) {
+            final String what = malformed.what();
+            final byte[] datagram = Frames.withOptions(echo(PEER, US), malformed.options());
             send(datagram);
             sim.runFor(SECOND);
             final List<PeerPort.Received> frames = peer.drain();
@@ -188,14 +148,14 @@ class Ipv4HardeningTest {
             final byte[] error = frames.getFirst().bytes();
             assertEquals(IcmpHeader.PARAMETER_PROBLEM, error[ICMP_TYPE] & 0xFF);
             assertEquals(0, error[ICMP_TYPE + 1], "code 0: the pointer indicates the error");
-            assertEquals(pointer, error[ICMP_TYPE + 4] & 0xFF, "pointer");
+            assertEquals(malformed.pointer(), error[ICMP_TYPE + 4] & 0xFF, "pointer");
             assertEquals(0, error[ICMP_TYPE + 5] | error[ICMP_TYPE + 6] | error[ICMP_TYPE + 7], "unused");
             assertArrayEquals(datagram, Arrays.copyOfRange(error, ICMP_TYPE + 8, ICMP_TYPE + 8 + datagram.length),
                 "quotes the whole datagram");
             final int icmpLength = error.length - ICMP_TYPE;
             assertTrue(InternetChecksum.verifies(InternetChecksum.add(0, MemorySegment.ofArray(error), ICMP_TYPE,
                 Math.min(icmpLength, 8 + datagram.length))));
-            assertEquals(1, counter("ipv4.drop." + reason), what);
+            assertEquals(1, counter("ipv4.drop." + malformed.reason()), what);
             assertEquals(0, counter("icmp.rx.echo_requests"), "never delivered");
             assertEquals(1, counter("icmp.tx.errors"));
         }
@@ -203,10 +163,10 @@ class Ipv4HardeningTest {
         @Test
         void looseAndStrictSourceRoutesAreDroppedSilently() {
             // Completed routes (pointer past the length): datagrams that did reach their final destination, us.
-            send(withOptions(echo(PEER, US), 131, 7, 8, 198, 18, 0, 2));
-            send(withOptions(echo(PEER, US), 137, 7, 8, 198, 18, 0, 2));
+            send(Frames.withOptions(echo(PEER, US), 131, 7, 8, 198, 18, 0, 2));
+            send(Frames.withOptions(echo(PEER, US), 137, 7, 8, 198, 18, 0, 2));
             // A route still to follow: a host does not forward, so that would have been dropped anyway.
-            send(withOptions(echo(PEER, US), 131, 11, 4, 198, 18, 0, 9, 198, 18, 0, 2));
+            send(Frames.withOptions(echo(PEER, US), 131, 11, 4, 198, 18, 0, 9, 198, 18, 0, 2));
             sim.runFor(SECOND);
             assertTrue(peer.drain().isEmpty(), "no echo reply, no ICMP error");
             assertEquals(3, counter("ipv4.drop.source_routed"));
@@ -215,7 +175,7 @@ class Ipv4HardeningTest {
 
         @Test
         void recordRouteAndTimestampAreAcceptedAndTheReplyCarriesNoOptions() {
-            send(withOptions(echo(PEER, US), 7, 11, 4, 0, 0, 0, 0, 0, 0, 0, 0, 68, 12, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0));
+            send(Frames.withOptions(echo(PEER, US), 7, 11, 4, 0, 0, 0, 0, 0, 0, 0, 0, 68, 12, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0));
             sim.runFor(SECOND);
             final List<PeerPort.Received> replies = peer.drain(f -> f.icmpType() == IcmpHeader.ECHO_REPLY);
             assertEquals(1, replies.size());
@@ -227,9 +187,9 @@ class Ipv4HardeningTest {
         void noParameterProblemAboutABroadcastANonFirstFragmentOrAnIcmpError() {
             final int[] badLength = {7, 0, 4, 0};
             peer.send(Frames.ethernet(MacAddress.BROADCAST, PEER_MAC, EtherType.IPV4,
-                withOptions(echo(PEER, Ipv4Address.parse("198.18.0.255")), badLength)));
-            send(withOptions(Frames.ipv4(PEER, US, IpProtocol.UDP, 7, 10, 64, new byte[16]), badLength));
-            send(withOptions(Frames.ipv4(PEER, US, IpProtocol.ICMP, 8, 0, 64,
+                Frames.withOptions(echo(PEER, Ipv4Address.parse("198.18.0.255")), badLength)));
+            send(Frames.withOptions(Frames.ipv4(PEER, US, IpProtocol.UDP, 7, 10, 64, new byte[16]), badLength));
+            send(Frames.withOptions(Frames.ipv4(PEER, US, IpProtocol.ICMP, 8, 0, 64,
                 Frames.icmp(IcmpHeader.DESTINATION_UNREACHABLE, 3, 0, new byte[28])), badLength));
             sim.runFor(SECOND);
             assertTrue(peer.drain().isEmpty());
@@ -240,7 +200,7 @@ class Ipv4HardeningTest {
         @Test
         void parameterProblemsObeyThePerPeerLimit() {
             for (int i = 0; i < 10; i++) {
-                send(withOptions(echo(PEER, US), 7, 1, 0, 0));
+                send(Frames.withOptions(echo(PEER, US), 7, 1, 0, 0));
             }
             sim.runFor(SECOND / 10);
             assertEquals(6, peer.drain(f -> f.icmpType() == IcmpHeader.PARAMETER_PROBLEM).size());

@@ -6,7 +6,10 @@ import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.core.testing.ExternalTools;
 import dev.tern.ethernet.wire.MacAddress;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URISyntaxException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -104,9 +107,21 @@ final class KernelPeer {
             NetnsHarness.PEER_INTERFACE, "nud", nud).orThrow();
     }
 
-    /** The kernel's IP and ICMP MIB counters ({@code /proc/net/snmp}) as {@code "Ip.ReasmOKs" -> value}. */
+    /**
+     * The kernel's MIB counters, {@code /proc/net/snmp} (Ip, Icmp, IcmpMsg, Tcp, Udp) and {@code /proc/net/netstat}
+     * (TcpExt, IpExt), as {@code "Ip.ReasmOKs" -> value}. Both files are pairs of lines: names, then values. Read by
+     * this thread inside the peer's namespace ({@code /proc/thread-self/net} follows the thread's namespace), so no
+     * program is started: a test may read them around every packet it sends.
+     */
     Map<String, Long> snmp() {
-        final List<String> lines = net.peerExec(TIMEOUT, "cat", "/proc/net/snmp").orThrow().stdout().lines().toList();
+        final List<String> lines = net.peerNamespace().call(() -> {
+            try {
+                return Files.readString(Path.of("/proc/thread-self/net/snmp"))
+                    + Files.readString(Path.of("/proc/thread-self/net/netstat"));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }).lines().toList();
         final Map<String, Long> values = new HashMap<>();
         for (int i = 0; i + 1 < lines.size(); i += 2) {
             final String[] names = lines.get(i).split("\\s+");

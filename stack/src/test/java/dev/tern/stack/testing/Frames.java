@@ -45,6 +45,24 @@ public final class Frames {
         return packet;
     }
 
+    /**
+     * {@code datagram} (option-less) with {@code options} after its 20-byte header, padded with End of Option List to
+     * a 4-byte multiple (RFC 791 §3.1); header length, total length and header checksum are rewritten to match.
+     */
+    public static byte[] withOptions(byte[] datagram, int... options) {
+        final int optionsLength = (options.length + 3) & ~3;
+        final byte[] out = new byte[datagram.length + optionsLength];
+        System.arraycopy(datagram, 0, out, 0, Ipv4Header.MIN_LENGTH);
+        for (int i = 0; i < options.length; i++) {
+            out[Ipv4Header.MIN_LENGTH + i] = (byte) options[i];
+        }
+        System.arraycopy(datagram, Ipv4Header.MIN_LENGTH, out, Ipv4Header.MIN_LENGTH + optionsLength,
+            datagram.length - Ipv4Header.MIN_LENGTH);
+        final Ipv4Header header = new Ipv4Header().wrap(MemorySegment.ofArray(out), 0, out.length);
+        header.headerLength(Ipv4Header.MIN_LENGTH + optionsLength).totalLength(out.length).fillChecksum();
+        return out;
+    }
+
     /** An ICMP message with a correct checksum. */
     public static byte[] icmp(int type, int code, int restOfHeader, byte[] data) {
         final byte[] message = new byte[IcmpHeader.LENGTH + data.length];
