@@ -27,7 +27,7 @@ import java.util.regex.Pattern;
  * </pre>
  * Each server first answers a cold run ({@code REQUESTS/4} keep-alive requests right after it started, reported as
  * {@code http_rps_*_cold}: a JVM that has compiled nothing yet, as a user meets it), then is warmed up for
- * {@value #WARM_UP_SECONDS} s of keep-alive load (not counted: Tern's thread needs its hot methods compiled by C2,
+ * {@value #WARM_UP_SECONDS} s of load, both ways (not counted: Tern's thread needs its hot methods compiled by C2,
  * which on two cores took 15-25 s of load, while nginx has nothing to warm), then measured. Each measurement is
  * bounded (ab's own {@code -s} timeout and a wall-clock limit) and every process is ended by its PID afterwards. Keys:
  * {@code http_rps_{tern,nginx}_{keepalive,close,cold}}, {@code http_ratio_{keepalive,close,cold}} (the median of
@@ -36,7 +36,7 @@ import java.util.regex.Pattern;
 final class HttpBenchmark {
     private static final int PORT = 8080;
     private static final int CONCURRENCY = Integer.getInteger("tern.bench.http.concurrency", 8);
-    private static final int WARM_UP_SECONDS = Integer.getInteger("tern.bench.http.warmup", 20);
+    private static final int WARM_UP_SECONDS = Integer.getInteger("tern.bench.http.warmup", 40);
     private static final Pattern RPS = Pattern.compile("Requests per second:\\s+([0-9.]+)");
     private static final Pattern FAILED = Pattern.compile("Failed requests:\\s+([0-9]+)");
 
@@ -148,11 +148,18 @@ final class HttpBenchmark {
         return new double[] {keepAlive[0], close[0], keepAlive[1], close[1], cold[0]};
     }
 
-    /** Keep-alive load for {@value #WARM_UP_SECONDS} s, not counted ({@code ab -t}; failures here are not fatal). */
+    /**
+     * Load for {@value #WARM_UP_SECONDS} s, not counted ({@code ab -t}; failures here are not fatal): half keep-alive,
+     * half a connection per request, since the two modes run different code (a warm-up of keep-alive only left the
+     * connection-per-request run at a third of the rate it reached once its own paths were compiled).
+     */
     private static void warmUp(NetnsHarness pair, String url, String who) {
         System.err.printf(Locale.ROOT, "  %s: warming up for %d s%n", who, WARM_UP_SECONDS);
-        pair.peerExec(Duration.ofSeconds(WARM_UP_SECONDS + 30L), "ab", "-q", "-s", "10", "-k", "-t",
-            Integer.toString(WARM_UP_SECONDS), "-n", "100000000", "-c", Integer.toString(CONCURRENCY), url);
+        final String half = Integer.toString(Math.max(1, WARM_UP_SECONDS / 2));
+        pair.peerExec(Duration.ofSeconds(WARM_UP_SECONDS + 30L), "ab", "-q", "-s", "10", "-k", "-t", half, "-n",
+            "100000000", "-c", Integer.toString(CONCURRENCY), url);
+        pair.peerExec(Duration.ofSeconds(WARM_UP_SECONDS + 30L), "ab", "-q", "-s", "10", "-t", half, "-n",
+            "100000000", "-c", Integer.toString(CONCURRENCY), url);
     }
 
     private static void awaitServing(NetnsHarness pair, String url, String who) {
