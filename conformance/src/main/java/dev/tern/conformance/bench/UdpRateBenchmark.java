@@ -24,11 +24,17 @@ import java.util.Map;
  * --udp-echo 7 --shards 1} against a kernel echo server (a Java {@link DatagramChannel} loop on the kernel's end,
  * receive then send back), both driven by the same client in the peer's namespace: a Java {@link DatagramChannel}
  * keeping {@value #WINDOW} datagrams in flight for {@code seconds} (a reply lets the next one go; after 20 ms without
- * any reply the window is counted lost and opened again). Offloads on. Keys: {@code udp_echo_rate_{tern,kernel}}
+ * any reply the window is counted lost and opened again), after {@link #WARM_UP_SECONDS} of the same load not counted.
+ * Offloads on. Keys: {@code udp_echo_rate_{tern,kernel}}
  * (echoes per second), {@code udp_echo_ratio} (median of per-round ratios), {@code udp_echo_lost_{tern,kernel}}.
  */
 final class UdpRateBenchmark {
     static final int WINDOW = 64;
+    /**
+     * Each server is driven this long before the measurement, not counted: a freshly started {@code tern serve} runs
+     * interpreted and C1 code for its first seconds (the HTTP benchmark saw 15-25 s to full speed on two cores).
+     */
+    private static final double WARM_UP_SECONDS = Double.parseDouble(System.getProperty("tern.bench.udp.warmup", "10"));
     private static final int PORT = 7;
     private static final int SIZE = 64;
 
@@ -136,34 +142,49 @@ final class UdpRateBenchmark {
                     answered = true;
                 }
             }
-            final long start = System.nanoTime();
-            final long end = start + (long) (seconds * 1e9);
-            long received = 0;
-            long lost = 0;
-            int inFlight = 0;
-            long lastReplyNs = start;
-            long now;
-            while ((now = System.nanoTime()) - end < 0) {
-                while (inFlight < WINDOW && client.write(out.clear()) > 0) {
-                    inFlight++;
-                }
-                int n;
-                while ((n = client.read(in.clear())) > 0) {
-                    received++;
-                    inFlight--;
-                    lastReplyNs = now;
-                }
-                if (n < 0) {
-                    break;
-                }
-                if (inFlight > 0 && now - lastReplyNs > 20_000_000L) {
-                    lost += inFlight;
-                    inFlight = 0;
-                    lastReplyNs = now;
-                }
-            }
-            return new Figures(received / ((System.nanoTime() - start) / 1e9), lost);
+            keepWindowFull(client, out, in, WARM_UP_SECONDS);
+            return keepWindowFull(client, out, in, seconds);
         }
+    }
+
+    /**
+     * Keeps {@value #WINDOW} datagrams in flight for {@code seconds}; the echoes per second and datagrams lost. Echoes
+     * still on their way when it ends are read and dropped (50 ms), so that a following call starts from none.
+     */
+    private static Figures keepWindowFull(DatagramChannel client, ByteBuffer out, ByteBuffer in, double seconds)
+        throws IOException {
+        final long start = System.nanoTime();
+        final long end = start + (long) (seconds * 1e9);
+        long received = 0;
+        long lost = 0;
+        int inFlight = 0;
+        long lastReplyNs = start;
+        long now;
+        while ((now = System.nanoTime()) - end < 0) {
+            while (inFlight < WINDOW && client.write(out.clear()) > 0) {
+                inFlight++;
+            }
+            int n;
+            while ((n = client.read(in.clear())) > 0) {
+                received++;
+                inFlight--;
+                lastReplyNs = now;
+            }
+            if (n < 0) {
+                break;
+            }
+            if (inFlight > 0 && now - lastReplyNs > 20_000_000L) {
+                lost += inFlight;
+                inFlight = 0;
+                lastReplyNs = now;
+            }
+        }
+        final double rate = received / ((System.nanoTime() - start) / 1e9);
+        VethBenchmark.sleep(50);
+        while (client.read(in.clear()) > 0) {
+            // an echo of this call's window, late
+        }
+        return new Figures(rate, lost);
     }
 
     private static void add(Map<String, List<Double>> samples, String key, double value) {
