@@ -128,7 +128,8 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         this.shardCount = builder.shardCount;
         final AtomicCounter wrongShard = shardCount > 1 ? counters.counter("shard.rx.wrong_shard") : null;
         this.link = shardCount > 1
-            ? new ShardFilterLink(builder.link, shardIndex, shardCount, wrongShard, wrongShardSample) : builder.link;
+            ? new ShardFilterLink(builder.link, shardIndex, shardCount, counters, wrongShard, wrongShardSample)
+            : builder.link;
         this.shardPortCursor = java.util.concurrent.ThreadLocalRandom.current().nextInt(1 << 16);
         final long nowNs = clock.nanoTime();
         this.timers = new Timers(nowNs);

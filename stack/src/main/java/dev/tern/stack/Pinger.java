@@ -40,7 +40,10 @@ public final class Pinger implements EchoListener {
         for (int i = 0; i < MAX_DATA; i++) {
             BigEndian.u8(pattern, i, i);
         }
-        this.identifier = (int) (ProcessHandle.current().pid() ^ System.identityHashCode(this)) & 0xFFFF;
+        // On a shard of a sharded stack, an identifier that names the shard: shard 0 receives every echo reply and
+        // hands each to the shard its identifier names.
+        this.identifier = dev.tern.ethernet.link.ShardSteering.echoIdentifier(
+            (int) (ProcessHandle.current().pid() ^ System.identityHashCode(this)), stack.shardIndex(), stack.shardCount());
         stack.ipv4().icmp().echoListener(this);
     }
 

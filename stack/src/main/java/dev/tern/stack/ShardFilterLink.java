@@ -1,5 +1,6 @@
 package dev.tern.stack;
 
+import dev.tern.core.counters.CountersFile;
 import dev.tern.ethernet.link.FrameHandler;
 import dev.tern.ethernet.link.ForwardingLink;
 import dev.tern.ethernet.link.Link;
@@ -9,43 +10,98 @@ import org.agrona.concurrent.status.AtomicCounter;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The receive side of one shard of a sharded stack: a frame that {@link ShardSteering} gives to another shard is
- * counted ({@code shard.rx.wrong_shard}) and dropped before any layer sees it. Such a frame means the link's steering
- * and Tern's disagree (a fanout group still forming while the shards join it, a group that lost a member, a link that
- * steers by another rule); answering it would be wrong, because this shard does not know the other shard's
- * connections, and TCP answers a segment for an unknown connection with a reset (RFC 9293 §3.10.7.1).
+ * The receive side of one shard of a sharded stack: every frame goes to the shard that owns it. A frame that
+ * {@link ShardSteering} gives to another shard is counted ({@code shard.rx.wrong_shard}) and handed to its owner
+ * through the owner's {@link ShardInbox}, before any layer here sees it: such a frame means the link's steering and
+ * Tern's disagree (a fanout group still forming while the shards join it, a group that lost a member, a link that
+ * steers by another rule), and this shard must not answer it, because it does not know the other shard's connections
+ * and TCP answers a segment for an unknown connection with a reset (RFC 9293 §3.10.7.1). On shard 0, which receives
+ * every ICMP message, an ICMP error about another shard's flow and an echo reply to another shard's ping are handed on
+ * the same way ({@link ShardSteering#icmpShardOf}), so that path MTU discovery, soft errors and ping work on every
+ * shard. Handed-over frames are counted as {@code shard.tx.handed_over} by the giver and {@code shard.rx.handed_in}
+ * by the owner, which delivers them at its next receive; a full inbox drops the frame ({@code shard.handoff_full}).
  *
- * <p>Owned by the shard's thread; not thread-safe. Allocates nothing: one handler object per shard, re-pointed at
- * the stack's handler on each receive.
+ * <p>Owned by the shard's thread; not thread-safe (the inboxes are). Allocates nothing: one handler object per shard,
+ * re-pointed at the stack's handler on each receive.
  */
 final class ShardFilterLink extends ForwardingLink implements FrameHandler {
     private final int shard;
     private final int shards;
     private final AtomicCounter wrongShard;
+    private final AtomicCounter handedOver;
+    private final AtomicCounter handedIn;
+    private final AtomicCounter handOffFull;
     private final WrongShardSample sample;
+    private final ShardInbox inbox = new ShardInbox();
+    /** Every shard's inbox, by shard index (set by {@link StackShards} once all are built; null until then). */
+    private ShardInbox[] inboxes;
     private FrameHandler handler;
 
-    ShardFilterLink(Link link, int shard, int shards, AtomicCounter wrongShard, WrongShardSample sample) {
+    ShardFilterLink(Link link, int shard, int shards, CountersFile counters, AtomicCounter wrongShard,
+                    WrongShardSample sample) {
         super(link);
         this.sample = sample;
         this.shard = shard;
         this.shards = shards;
         this.wrongShard = wrongShard;
+        this.handedOver = counters.counter("shard.tx.handed_over");
+        this.handedIn = counters.counter("shard.rx.handed_in");
+        this.handOffFull = counters.counter("shard.handoff_full");
+    }
+
+    /** This shard's inbox, for the other shards to post to. */
+    ShardInbox inbox() {
+        return inbox;
+    }
+
+    /** Every shard's inbox, by shard index; until set, a frame for another shard is counted and dropped. */
+    void inboxes(ShardInbox[] inboxes) {
+        this.inboxes = inboxes.clone();
     }
 
     @Override
     public int receive(FrameHandler handler, int maxFrames) {
         this.handler = handler;
-        return link.receive(this, maxFrames);
+        final int handed = inbox.drain(handler, maxFrames);
+        if (handed > 0) {
+            handedIn.getAndAddRelease(handed);
+            if (handed >= maxFrames) {
+                return handed;
+            }
+        }
+        return handed + link.receive(this, maxFrames - handed);
+    }
+
+    @Override
+    public boolean awaitFrames(int timeoutMs) {
+        // A frame another shard posts while this one sleeps waits for the sleep's end, at most the idle strategy's
+        // longest wait (the poster cannot wake a poll(2) on this shard's socket); one posted before is taken at once.
+        return inbox.hasFrames() || link.awaitFrames(timeoutMs);
     }
 
     @Override
     public void onFrame(MemorySegment segment, long offset, int length, int flags) {
-        if (ShardSteering.shardOf(segment, offset, length, shards) != shard) {
-            wrongShard.incrementRelease();
-            sample.record(segment, offset, length);
+        final int owner = ShardSteering.shardOf(segment, offset, length, shards);
+        if (owner == shard) {
+            final int icmpOwner = shard == 0 ? ShardSteering.icmpShardOf(segment, offset, length, shards) : 0;
+            if (icmpOwner == 0) {
+                handler.onFrame(segment, offset, length, flags);
+            } else {
+                handOver(icmpOwner, segment, offset, length, flags);
+            }
             return;
         }
-        handler.onFrame(segment, offset, length, flags);
+        wrongShard.incrementRelease();
+        sample.record(segment, offset, length);
+        handOver(owner, segment, offset, length, flags);
+    }
+
+    private void handOver(int owner, MemorySegment segment, long offset, int length, int flags) {
+        final ShardInbox[] all = inboxes;
+        if (all != null && all[owner].post(segment, offset, length, flags)) {
+            handedOver.incrementRelease();
+        } else {
+            handOffFull.incrementRelease();
+        }
     }
 }

@@ -26,8 +26,11 @@ import java.util.function.IntFunction;
  *   <li>ARP: shard 0 owns the protocol (answers requests, announces and defends the address) and hands what each ARP
  *       packet taught its cache to the other shards ({@link NeighbourRelay}), which resolve and probe by their own
  *       requests and learn the replies through shard 0.</li>
- *   <li>ICMP and IGMP: shard 0's alone (echo, errors it receives, group membership); see docs/DESIGN.md, "Shards".</li>
- *   <li>A frame that reaches the wrong shard is counted ({@code shard.rx.wrong_shard}) and dropped, never answered.</li>
+ *   <li>ICMP and IGMP reach shard 0, which answers echo requests and keeps group membership; an ICMP error about
+ *       another shard's flow, and an echo reply to another shard's ping, are handed to that shard; see
+ *       docs/DESIGN.md, "Shards".</li>
+ *   <li>A frame that reaches the wrong shard is counted ({@code shard.rx.wrong_shard}) and handed to its owner
+ *       ({@link ShardFilterLink}), never answered by the shard it reached.</li>
  *   <li>Counters: one file per shard, named {@code NAME[K/N]}; {@code tern stat} prints each and their totals.</li>
  *   <li>A shard whose loop throws is named ({@link #failures()}, and on stderr by the default handler); the
  *       others run on, each on its own thread.</li>
@@ -78,12 +81,27 @@ public final class StackShards implements AutoCloseable {
         }
         final StackShards shards = new StackShards(baseName, List.copyOf(built));
         shards.relayNeighbours();
+        shards.connectInboxes();
         return shards;
     }
 
     /** The counters-file name of shard {@code k} of {@code count}: {@code NAME[K/N]} ({@code tern stat} groups by it). */
     public static String shardName(String name, int k, int count) {
         return name + "[" + k + "/" + count + "]";
+    }
+
+    /** Each shard's link filter learns every shard's inbox, to hand on frames that are another's. */
+    private void connectInboxes() {
+        if (shards.size() == 1) {
+            return;
+        }
+        final ShardInbox[] inboxes = new ShardInbox[shards.size()];
+        for (int k = 0; k < inboxes.length; k++) {
+            inboxes[k] = ((ShardFilterLink) shards.get(k).link()).inbox();
+        }
+        for (NetStack shard : shards) {
+            ((ShardFilterLink) shard.link()).inboxes(inboxes);
+        }
     }
 
     /** Shard 0 tells the others what each ARP packet taught it (docs/DESIGN.md, "Shards"). */

@@ -199,7 +199,7 @@ class ShardedStackTest {
     }
 
     @Test
-    void aFrameThatReachesTheWrongShardIsCountedAndDroppedNeverAnsweredWithAReset() throws Exception {
+    void aFrameThatReachesTheWrongShardIsHandedToItsOwnerAndNeverAnsweredByTheShardItReached() throws Exception {
         try (Simulation sim = new Simulation()) {
             final StackShards server = sim.addShardedStack("server", "198.18.0.2/24", 2, b -> { });
             final PeerPort peer = new PeerPort(sim, "peer", 0x0200_0000_00AAL);
@@ -217,15 +217,79 @@ class ShardedStackTest {
             assertEquals(1, peer.drain(ShardedStackTest::isReset).size(), "the owner shard answers with a reset");
             peer.clear();
 
-            // The same frame handed to shard 1, as a link whose steering disagrees would: counted, dropped, silent.
+            // The same frame handed to shard 1, as a link whose steering disagrees would: shard 1 counts it and hands
+            // it to shard 0, the owner, which answers it as its own; shard 1 answers nothing.
             final byte[] misSteered = strayAck(serverMac, peer.mac(), port);
             final ShardFilterLink shardOne = (ShardFilterLink) server.shard(1).link();
             shardOne.onFrame(MemorySegment.ofArray(misSteered), 0, misSteered.length, 0);
             sim.runFor(SECOND / 10);
-            assertEquals(List.of(), peer.drain(ShardedStackTest::isReset), "no reset from the shard that does not know the flow");
+            assertEquals(1, peer.drain(ShardedStackTest::isReset).size(), "the owner answers the handed-over frame");
             assertEquals(1, server.shard(1).counters().value("shard.rx.wrong_shard"));
-            assertEquals(0, server.shard(1).counters().value("tcp.tx.resets"));
-            assertEquals(0, server.shard(1).counters().value("ipv4.rx.packets"), "no layer above the link saw it");
+            assertEquals(1, server.shard(1).counters().value("shard.tx.handed_over"));
+            assertEquals(1, server.shard(0).counters().value("shard.rx.handed_in"));
+            assertEquals(0, server.shard(1).counters().value("tcp.tx.resets"), "not answered by the shard it reached");
+            assertEquals(0, server.shard(1).counters().value("ipv4.rx.packets"), "no layer of shard 1 saw it");
+            assertEquals(2, server.shard(0).counters().value("tcp.tx.resets"));
+            assertEquals(0, server.shard(1).counters().value("shard.handoff_full"));
+        }
+    }
+
+    @Test
+    void anIcmpErrorAboutAnotherShardsFlowIsHandedToThatShardWhoseSocketLearnsIt() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final StackShards server = sim.addShardedStack("server", "198.18.0.2/24", 2, b -> { });
+            final PeerPort peer = new PeerPort(sim, "peer", 0x0200_0000_00AAL);
+            final long serverMac = server.shard(0).macAddress();
+            peer.send(Frames.ethernet(serverMac, peer.mac(), EtherType.ARP, Frames.arp(2, peer.mac(), CLIENT, serverMac, SERVER)));
+            sim.runFor(SECOND / 10);
+            final int serverPort = 9999;
+            for (int owner = 0; owner < 2; owner++) {
+                // A peer port whose datagrams to serverPort steer to `owner`: that shard's socket talks to it.
+                int peerPort = 42000 + owner * 1000;
+                while (ShardSteering.shardOf(CLIENT, SERVER, peerPort, serverPort, 2) != owner) {
+                    peerPort++;
+                }
+                final UdpSocket socket = server.shard(owner).openUdp();
+                socket.bind(serverPort);
+                socket.connect(CLIENT, peerPort);
+                // Port unreachable (RFC 792) quoting a datagram the server sent: source the server, destination the peer.
+                final byte[] quoted = Frames.ipv4(SERVER, CLIENT, 17, 7, 0, 64,
+                    new byte[] {(byte) (serverPort >> 8), (byte) serverPort, (byte) (peerPort >> 8), (byte) peerPort, 0, 8, 0, 0});
+                peer.send(Frames.ethernet(serverMac, peer.mac(), EtherType.IPV4,
+                    Frames.ipv4(CLIENT, SERVER, 1, 8 + owner, 0, 64, Frames.icmp(3, 3, 0, quoted))));
+                sim.runFor(SECOND / 10);
+                assertEquals(1, server.shard(owner).counters().value("udp.rx.icmp_errors"), "shard " + owner + " learnt it");
+                final MemorySegment buffer = Arena.ofAuto().allocate(64);
+                final int shardOfSocket = owner;
+                final TernSocketException refused = org.junit.jupiter.api.Assertions.assertThrows(TernSocketException.class,
+                    () -> socket.receive(buffer, 0, 64), "shard " + shardOfSocket + "'s connected socket sees the error");
+                assertTrue(refused.getMessage().toLowerCase(java.util.Locale.ROOT).contains("refused"), refused.getMessage());
+                socket.close();
+            }
+            assertEquals(1, server.shard(0).counters().value("udp.rx.icmp_errors"), "shard 0 kept only its own");
+            assertEquals(1, server.shard(0).counters().value("shard.tx.handed_over"));
+            assertEquals(1, server.shard(1).counters().value("shard.rx.handed_in"));
+            assertEquals(0, server.shard(1).counters().value("shard.rx.wrong_shard"), "not a wrong-shard arrival");
+        }
+    }
+
+    @Test
+    void aPingFromAnyShardGetsItsReplyOnThatShard() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            sim.addStack("client", "198.18.0.1/24");
+            final StackShards server = sim.addShardedStack("server", "198.18.0.2/24", 2, b -> { });
+            sim.runFor(SECOND / 10);
+            for (int shard = 0; shard < 2; shard++) {
+                final Pinger pinger = server.shard(shard).pinger();
+                assertEquals(shard, pinger.identifier() % 2, "the identifier names the shard");
+                for (int sequence = 0; sequence < 3; sequence++) {
+                    pinger.send(CLIENT, sequence, 56, sim.nowNs());
+                    sim.runFor(SECOND / 10);
+                }
+                assertEquals(3, pinger.replies(), "shard " + shard + "'s pinger got its replies");
+            }
+            assertEquals(3, server.shard(0).counters().value("shard.tx.handed_over"), "shard 1's replies went through shard 0");
+            assertEquals(3, server.shard(1).counters().value("shard.rx.handed_in"));
         }
     }
 

@@ -95,6 +95,81 @@ public final class ShardSteering {
         return Integer.remainderUnsigned(h, shards);
     }
 
+    private static final int ICMP = 1;
+    private static final int ICMP_ECHO_REPLY = 0;
+    private static final int ICMP_DESTINATION_UNREACHABLE = 3;
+    private static final int ICMP_SOURCE_QUENCH = 4;
+    private static final int ICMP_TIME_EXCEEDED = 11;
+    private static final int ICMP_PARAMETER_PROBLEM = 12;
+    /** An ICMP error's fixed part before the quoted datagram (RFC 792): type, code, checksum, 4 bytes. */
+    private static final int ICMP_HEADER_LENGTH = 8;
+
+    /**
+     * The shard an ICMP message concerns, for shard 0 (which the rule above gives every ICMP message) to hand it on:
+     * <ul>
+     *   <li>an error that quotes a TCP or UDP datagram this stack sent (destination unreachable, source quench, time
+     *       exceeded, parameter problem; RFC 792, RFC 1122 §3.2.2): the shard of the quoted flow as its peer's packets
+     *       would be steered, addresses and ports swapped back (the quote is of our packet, source = us);</li>
+     *   <li>an echo reply: the shard its identifier names ({@link #echoIdentifier}), so a ping sent from any shard
+     *       gets its reply there;</li>
+     *   <li>anything else, or a message too short to tell: 0.</li>
+     * </ul>
+     * Allocates nothing.
+     */
+    public static int icmpShardOf(MemorySegment frame, long offset, int length, int shards) {
+        if (shards <= 1 || length < IPV4_OFFSET + 20
+            || BigEndian.u16(frame, offset + ETHERTYPE_OFFSET) != EtherType.IPV4) {
+            return 0;
+        }
+        final long ip = offset + IPV4_OFFSET;
+        if (BigEndian.u8(frame, ip + PROTOCOL_OFFSET) != ICMP
+            || (BigEndian.u16(frame, ip + FRAGMENT_OFFSET) & FRAGMENT_MASK) != 0) {
+            return 0;
+        }
+        final long end = offset + length;
+        final long icmp = ip + (BigEndian.u8(frame, ip) & 0x0F) * 4L;
+        if (icmp + ICMP_HEADER_LENGTH > end) {
+            return 0;
+        }
+        final int type = BigEndian.u8(frame, icmp);
+        if (type == ICMP_ECHO_REPLY) {
+            return Integer.remainderUnsigned(BigEndian.u16(frame, icmp + 4), shards);
+        }
+        if (type != ICMP_DESTINATION_UNREACHABLE && type != ICMP_SOURCE_QUENCH && type != ICMP_TIME_EXCEEDED
+            && type != ICMP_PARAMETER_PROBLEM) {
+            return 0;
+        }
+        final long quoted = icmp + ICMP_HEADER_LENGTH;
+        if (quoted + 20 > end) {
+            return 0;
+        }
+        final int quotedHeaderLength = (BigEndian.u8(frame, quoted) & 0x0F) * 4;
+        final int quotedProtocol = BigEndian.u8(frame, quoted + PROTOCOL_OFFSET);
+        if (quotedHeaderLength < 20 || quotedProtocol != TCP && quotedProtocol != UDP
+            || (BigEndian.u16(frame, quoted + FRAGMENT_OFFSET) & 0x1FFF) != 0
+            || quoted + quotedHeaderLength + 4 > end) {
+            return 0;
+        }
+        final int ports = BigEndian.i32(frame, quoted + quotedHeaderLength);
+        return shardOf(BigEndian.i32(frame, quoted + DESTINATION_OFFSET), BigEndian.i32(frame, quoted + SOURCE_OFFSET),
+            ports & 0xFFFF, ports >>> 16, shards);
+    }
+
+    /**
+     * An ICMP echo identifier near {@code candidate} that names {@code shard} of {@code shards}
+     * ({@code identifier % shards == shard}), so that {@link #icmpShardOf} hands the replies to the shard that pings.
+     */
+    public static int echoIdentifier(int candidate, int shard, int shards) {
+        if (shards <= 1) {
+            return candidate & 0xFFFF;
+        }
+        int identifier = (candidate & 0xFFFF) / shards * shards + shard;
+        if (identifier > 0xFFFF) {
+            identifier -= shards;
+        }
+        return identifier;
+    }
+
     // ------------------------------------------------------------------------------------------ classic BPF
 
     /** One classic BPF instruction ({@code struct sock_filter}: u16 code, u8 jt, u8 jf, u32 k). */
