@@ -18,7 +18,7 @@ import static dev.tern.tcp.TcpControlBlocks.F_WINDOW_CLAMPED;
  *   <li><b>Windows stop growing</b> (Linux: {@code tcp_adjust_rcv_ssthresh} clamps {@code rcv_ssthresh} to four
  *       segments under pressure): while under pressure a connection offers at most a quarter of its receive buffer,
  *       never less than four of its segments (and never more than the buffer), so its peer sends less and its ring
- *       fills less. The right edge already offered is never taken back (RFC 9293 §3.8.6: "the receiver SHOULD NOT
+ *       fills less. The right edge already offered is never taken back (RFC 9293 §3.8.6: "A TCP receiver SHOULD NOT
  *       shrink the window"; RFC 7323 §2.4): a window offered before is only left to run down. When the budget falls
  *       back below seven eighths of the mark the pressure ends, and every connection whose window it held back gets
  *       a window update at the next poll, so a peer is not left waiting for an ACK it has no reason to get.
@@ -36,8 +36,8 @@ import static dev.tern.tcp.TcpControlBlocks.F_WINDOW_CLAMPED;
  *       none), so its pages can go back to the system without asking the owner. Under pressure each poll looks at
  *       {@link #RECLAIM_ROWS_PER_POLL} rows, round the table; a connection with rings attached, an empty receive
  *       ring, nothing held out of order and nothing received for {@link #RECLAIM_IDLE_NS} has its receive ring's
- *       pages discarded ({@code tcp.memory.reclaimed_bytes}); the ring stays attached and reads as zeros where next
- *       written. The budget's count ({@code tcp.memory.in_use_bytes}) does not fall: the ring keeps its size, the
+ *       pages discarded ({@code tcp.memory.reclaimed_bytes}); the ring stays attached and its pages come back,
+ *       zero-filled, when next written. The budget's count ({@code tcp.memory.in_use_bytes}) does not fall: the ring keeps its size, the
  *       owner may hold it, and the peer may fill it up to a window offered before the pressure, so the reservation
  *       is a promise still owed; what falls is the memory resident ({@link TcpMemory#ringsResident}). The send ring
  *       is not touched: its producer is the owner's thread, so its room is not the stack's to discard.

@@ -136,7 +136,7 @@ class MemoryPressureTest {
 
             h.advance(TcpMemoryPressure.RECLAIM_IDLE_NS);
             final long reclaimed = h.counter("tcp.memory.reclaimed_bytes");
-            assertEquals(BUFFER, reclaimed, "the whole receive ring");
+            assertEquals(PageMemory.available() ? BUFFER : 0, reclaimed, "the whole receive ring (where pages can go)");
             if (PageMemory.available()) {
                 final long resident = h.tcp.memory().ringsResident();
                 assertTrue(touched - resident >= 28 * 1024, "resident " + touched + " -> " + resident);
