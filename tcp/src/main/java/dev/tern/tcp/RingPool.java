@@ -136,6 +136,16 @@ final class RingPool implements AutoCloseable {
         }
     }
 
+    /**
+     * Hands the pages of a ring still attached back to the system (it must hold nothing anyone will read: an empty
+     * receive ring, whose producer is the caller's thread); counted as returned. Returns the bytes discarded.
+     */
+    long discard(ByteRing ring) {
+        final long bytes = PageMemory.discard(ring.memory());
+        discardedBytes += bytes;
+        return bytes;
+    }
+
     private boolean keepWarm(int size) {
         if (warmBytes + size > WARM_BYTES) {
             return false;

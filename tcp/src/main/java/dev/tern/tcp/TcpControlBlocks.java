@@ -100,6 +100,13 @@ public final class TcpControlBlocks implements AutoCloseable {
      * it first needs them, without asking the budget again.
      */
     static final int F_BUFFERS_RESERVED = 1 << 26;
+    /**
+     * Memory pressure held the advertised window below the receive ring's free room ({@link TcpMemoryPressure}): a
+     * window update is owed when the pressure ends.
+     */
+    static final int F_WINDOW_CLAMPED = 1 << 27;
+    /** The receive ring was empty and idle under memory pressure and its pages went back to the system. */
+    static final int F_RECEIVE_RECLAIMED = 1 << 28;
 
     // ------------------------------------------------------------------------------------------ events (EV_*)
     static final int EV_ESTABLISHED = 1;
@@ -242,6 +249,7 @@ public final class TcpControlBlocks implements AutoCloseable {
     private final int capacity;
     private final int[] free;
     private int freeCount;
+    private int highWater;
 
     public TcpControlBlocks(int capacity) {
         this.capacity = capacity;
@@ -266,6 +274,14 @@ public final class TcpControlBlocks implements AutoCloseable {
         return capacity - freeCount;
     }
 
+    /**
+     * One past the highest row ever taken: rows at and above it were never touched (their pages are not resident), so
+     * a scan of the table stops there.
+     */
+    int highWater() {
+        return highWater;
+    }
+
     /** Bytes of the table resident now (rows ever taken; asked of the system, so not per packet). */
     long residentBytes() {
         return PageMemory.residentBytes(rows);
@@ -277,6 +293,7 @@ public final class TcpControlBlocks implements AutoCloseable {
             return -1;
         }
         final int c = free[--freeCount];
+        highWater = Math.max(highWater, c + 1);
         final int generation = generation(c) + 1;
         BigEndian.zero(rows, base(c), ROW_BYTES);
         generation(c, generation & 0x7FF);

@@ -32,10 +32,12 @@ final class TcpCounters {
     static final int DROP_SYN_FIN = 20;
     static final int DROP_MEMORY_LIMIT = 21;
     static final int DROP_SYN_PRESSURE = 22;
+    /** Out-of-order text beyond the first held range, refused while the memory budget is at its limit. */
+    static final int DROP_OUT_OF_ORDER_MEMORY = 23;
     static final String[] DROP_NAMES = {null, "too_short", "bad_data_offset", "bad_checksum", "not_unicast",
         "no_socket", "out_of_window", "rst_ignored", "bad_ack", "paws", "no_ack", "out_of_order_full",
         "listen_overflow", "syn_queue_full", "no_connection_slot", "bad_cookie", "data_after_close", "bad_state",
-        "syn_data", "zero_port", "syn_fin", "memory_limit", "syn_pressure"};
+        "syn_data", "zero_port", "syn_fin", "memory_limit", "syn_pressure", "out_of_order_memory"};
 
     final AtomicCounter[] drops;
     final AtomicCounter rxSegments;
@@ -81,6 +83,15 @@ final class TcpCounters {
     final AtomicCounter timeWaitOverflows;
     final AtomicCounter halfOpenExpired;
     final AtomicCounter memoryPressureOpens;
+    /** Times the layer went under memory pressure (Linux TCPMemoryPressures); a gauge, 1 while it lasts. */
+    final AtomicCounter memoryPressureEpisodes;
+    final AtomicCounter memoryPressureActive;
+    /** Open connections whose advertised window memory pressure held back, once each until it reopened. */
+    final AtomicCounter memoryPressureClamps;
+    /** Of those, connections sent a window update when the pressure ended. */
+    final AtomicCounter memoryPressureReopens;
+    /** Pages of idle connections' empty receive rings the stack handed back under pressure, in bytes. */
+    final AtomicCounter memoryReclaimedBytes;
     /** Segments for no connection left unanswered (no reset) while the link's receive ring was under pressure. */
     final AtomicCounter unansweredUnderPressure;
     /** Linux's ListenOverflows: segments dropped because a listener's accept queue was full. */
@@ -160,6 +171,11 @@ final class TcpCounters {
         timeWaitOverflows = counters.counter("tcp.conn.time_wait_overflows");
         halfOpenExpired = counters.counter("tcp.conn.half_open_expired");
         memoryPressureOpens = counters.counter("tcp.memory.pressure_opens");
+        memoryPressureEpisodes = counters.counter("tcp.memory.pressure_episodes");
+        memoryPressureActive = counters.counter("tcp.memory.pressure");
+        memoryPressureClamps = counters.counter("tcp.memory.pressure_clamps");
+        memoryPressureReopens = counters.counter("tcp.memory.pressure_reopens");
+        memoryReclaimedBytes = counters.counter("tcp.memory.reclaimed_bytes");
         unansweredUnderPressure = counters.counter("tcp.rx.unanswered_pressure");
         listenOverflows = counters.counter("tcp.listen.overflows");
         listenDrops = counters.counter("tcp.listen.drops");

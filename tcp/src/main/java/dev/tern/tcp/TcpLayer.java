@@ -95,6 +95,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     final TcpSender sender;
     final TcpReceiver receiver;
     final TcpInput input;
+    final TcpMemoryPressure memoryPressure;
     private final int localAddress;
 
     final ByteRing[] sendRings;
@@ -192,6 +193,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         sender.timers(tcpTimers);
         receiver.timers(tcpTimers);
         this.input = new TcpInput(this, tcb, output, sender, receiver, rtt, this.counters, config);
+        this.memoryPressure = new TcpMemoryPressure(this, tcb, this.counters, config);
         congestionControls.register(new CubicCongestionControl());
         congestionControls.register(new NewRenoCongestionControl());
         congestionControls.register(new NoCongestionControl());
@@ -591,7 +593,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     }
 
     /** A buffer size under memory pressure: a quarter, but not below 4 KiB (nor above what it was). */
-    private static int underPressure(int size) {
+    static int underPressure(int size) {
         return Math.min(size, Math.max(size >>> 2, 4096));
     }
 
@@ -653,13 +655,16 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         sendRings[c] = rings.acquire(sendSize[c]);
         receiveRings[c] = rings.acquire(receiveSize[c]);
         sentSegments[c] = rings.acquireRecord(recordEntries(sendSize[c]));
+        tcb.clearFlag(c, TcpControlBlocks.F_RECEIVE_RECLAIMED);
         tcb.setFlag(c, F_RINGS);
         counters.ringsAttached.incrementRelease();
         publishMemory();
         return true;
     }
 
-    private void publishMemory() {
+    /** Publishes the memory gauges; the pressure state follows the budget. */
+    void publishMemory() {
+        memoryPressure.reserved(reservedBytes);
         counters.memoryInUseBytes.setRelease(reservedBytes);
         counters.memoryAttachedBytes.setRelease(rings.inUseBytes());
         counters.memoryMappedBytes.setRelease(rings.allocatedBytes());
@@ -1004,7 +1009,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
      * made ready (ACKs, data the window now allows). Returns the number of connections served and events delivered.
      */
     public int poll(long nowNs) {
-        int work = dispatchEvents();
+        int work = dispatchEvents() + memoryPressure.poll(nowNs);
         int count = outputCount;
         while (count-- > 0) {
             final int c = outputQueue[outputHead];

@@ -6,6 +6,7 @@ import dev.tern.tcp.wire.TcpFlags;
 import static dev.tern.tcp.TcpControlBlocks.F_ACK_NOW;
 import static dev.tern.tcp.TcpControlBlocks.F_DSACK;
 import static dev.tern.tcp.TcpControlBlocks.F_FIN_PENDING;
+import static dev.tern.tcp.TcpControlBlocks.F_RECEIVE_RECLAIMED;
 import static dev.tern.tcp.TcpControlBlocks.F_RELEASED;
 import static dev.tern.tcp.TcpControlBlocks.F_RINGS;
 import static dev.tern.tcp.TcpControlBlocks.F_SACK;
@@ -25,7 +26,8 @@ import static dev.tern.tcp.TcpControlBlocks.T_DELAYED_ACK;
  *       one that fills a hole, else within the delayed-ACK time: {@link #storeData}, {@link #onDelayedAckTimeout}.</li>
  *   <li>SACK blocks, RFC 2018 §4 (most recent first) and RFC 2883 (a D-SACK first): {@link #sackBlocks}.</li>
  *   <li>The window, RFC 9293 §3.8.6.2.2 (receiver silly window avoidance) and RFC 7323 §2.3:
- *       {@link #receiveWindow}, {@link #onAckSent}, {@link #consumed}.</li>
+ *       {@link #receiveWindow}, {@link #onAckSent}, {@link #consumed}; held back under memory pressure and reopened
+ *       after it ({@link TcpMemoryPressure}, {@link #windowOpened}).</li>
  *   <li>Zero-copy receive (not an RFC matter; docs/DESIGN.md "Zero-copy receive"): in-order text offered in place to
  *       the owner's {@link TcpReceiveHandler}, the ring as fallback, order kept: {@link #storeData}.</li>
  * </ul>
@@ -140,6 +142,10 @@ final class TcpReceiver {
         final int rcvNxt = tcb.rcvNxt(c);
         final int length = end - start;
         int block = tcb.oooBlock(c);
+        if (tcb.hasFlag(c, F_RECEIVE_RECLAIMED)) {
+            // The ring's pages went back while it idled (TcpMemoryPressure); they come back as this text is written.
+            tcb.clearFlag(c, F_RECEIVE_RECLAIMED);
+        }
         if (start == rcvNxt) {
             // Zero-copy receive: next in order with nothing held beyond it, so the owner's handler may take it where
             // it lies; the ring gets what it leaves. Behind a hole the ring holds later bytes at their places, so a
@@ -205,6 +211,13 @@ final class TcpReceiver {
             return false;
         }
         counters.rxOutOfOrder.incrementRelease();
+        if (block >= 0 && layer.memoryPressure.atLimit() && SeqNum.gt(start, reassembly.end(block, 0))) {
+            // At the memory limit text beyond the first range held is refused (TcpMemoryPressure): the peer sends it
+            // again once the first hole is filled. Nothing held is dropped, so nothing SACKed is reneged on.
+            counters.drop(TcpCounters.DROP_OUT_OF_ORDER_MEMORY);
+            ackImmediately(c, nowNs);
+            return true;
+        }
         copyIntoRing(ring, ring.producerPosition() + (start - rcvNxt), seg, sourceOffset, length);
         if (block < 0) {
             block = reassembly.acquire();
@@ -355,6 +368,9 @@ final class TcpReceiver {
      *
      * <p>Out-of-order data already sits in the ring beyond RCV.NXT, in the room counted here; the window is offered
      * from RCV.NXT, so holes do not shrink it.
+     *
+     * <p>Under memory pressure the window is held to a quarter of the buffer (at least four segments), never below
+     * what remains of the window offered ({@link TcpMemoryPressure#clampWindow}).
      */
     int receiveWindow(int c) {
         final int capacity = layer.receiveSize[c];
@@ -362,6 +378,9 @@ final class TcpReceiver {
         final int scale = tcb.rcvScale(c);
         int window = Math.min(free, 65535 << scale);
         final int current = Math.max(0, tcb.rcvAdv(c) - tcb.rcvNxt(c));
+        if (layer.memoryPressure.underPressure()) {
+            window = layer.memoryPressure.clampWindow(c, window, current);
+        }
         if (window > current && window - current < Math.min(capacity / 2, tcb.advMss(c))) {
             window = current;
         }
@@ -381,6 +400,16 @@ final class TcpReceiver {
             tcb.setFlag(c, F_ACK_NOW);
             layer.sender.output(c, nowNs, false);
         }
+    }
+
+    /**
+     * Memory pressure ended for a connection whose window it held back: true when it can now offer more than remains
+     * of the window it offered (beyond the silly window threshold that {@link #receiveWindow} applies), so a window
+     * update is owed. RFC 9293 §3.8.6.2.2's doubling rule of {@link #windowUpdateWorthSending} does not apply: the
+     * peer may be waiting on a window it filled.
+     */
+    boolean windowOpened(int c) {
+        return receiveWindow(c) > Math.max(0, tcb.rcvAdv(c) - tcb.rcvNxt(c));
     }
 
     /** The window grew enough beyond what was offered to be worth a segment of its own (see {@link #consumed}). */

@@ -100,9 +100,15 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagra
     /**
      * A kernel setting, {@code `sysctl -q net.ipv4.NAME=VALUE`} (packetdrill scripts set Linux's this way): only the
      * few docs/SCRIPTS.md lists, which map onto Tern's TCP configuration, and only before the first other statement
-     * (the configuration is fixed once the stack runs). Its time is 0.
+     * (the configuration is fixed once the stack runs). Its time is 0. {@code values} holds one number, or three for
+     * {@code tcp_mem} (written between quotes).
      */
-    record Sysctl(int line, String name, long value) implements ScriptLine {
+    record Sysctl(int line, String name, long[] values) implements ScriptLine {
+        /** The setting's (first) number. */
+        public long value() {
+            return values[0];
+        }
+
         @Override
         public When when() {
             return new When(false, 0, false, -1, false);

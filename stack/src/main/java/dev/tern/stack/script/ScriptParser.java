@@ -20,11 +20,12 @@ public final class ScriptParser {
     private static final Pattern CALL = Pattern.compile("([a-z_][a-z0-9_]*)\\((.*)\\)\\s*=\\s*(-?\\d+|0x[0-9a-fA-F]+)"
         + "(?:\\s+([A-Z][A-Z0-9_]*))?(?:\\s*\\((.*)\\))?\\s*");
     private static final Pattern FLAGS = Pattern.compile("[SFRPUEW.]+");
+    /** A setting's value: one number, or numbers between quotes ({@code tcp_mem="low pressure high"}). */
     private static final Pattern SYSCTL = Pattern.compile(
-        "`\\s*sysctl\\s+(?:-q\\s+|-w\\s+)*(net\\.ipv4\\.[a-z_0-9]+)\\s*=\\s*(\\d+)\\s*`");
+        "`\\s*sysctl\\s+(?:-q\\s+|-w\\s+)*(net\\.ipv4\\.[a-z_0-9]+)\\s*=\\s*(\\d+|\"\\s*\\d+(?:\\s+\\d+)*\\s*\")\\s*`");
     /** The kernel settings a script may make, each mapped onto {@link dev.tern.tcp.TcpConfig} by the runner. */
     static final List<String> SYSCTLS = List.of("net.ipv4.tcp_syncookies", "net.ipv4.tcp_max_syn_backlog",
-        "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_window_scaling");
+        "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_window_scaling", "net.ipv4.tcp_mem");
     private static final Pattern PORTS = Pattern.compile("(\\d+)>(\\d+)(?=\\s)");
     private static final Pattern UDP = Pattern.compile("udp\\s*\\((\\d+)\\)");
 
@@ -86,7 +87,17 @@ public final class ScriptParser {
                     throw error(line, "sysctl " + sysctl.group(1) + " is not supported (supported: "
                         + String.join(", ", SYSCTLS) + ")");
                 }
-                return new ScriptLine.Sysctl(line, sysctl.group(1), Long.parseLong(sysctl.group(2)));
+                final String[] words = sysctl.group(2).replace('"', ' ').trim().split("\\s+");
+                final long[] values = new long[words.length];
+                for (int i = 0; i < words.length; i++) {
+                    values[i] = Long.parseLong(words[i]);
+                }
+                final int wanted = sysctl.group(1).equals("net.ipv4.tcp_mem") ? 3 : 1;
+                if (values.length != wanted) {
+                    throw error(line, "sysctl " + sysctl.group(1) + " takes " + wanted + " number"
+                        + (wanted == 1 ? "" : "s between quotes") + ", got " + values.length);
+                }
+                return new ScriptLine.Sysctl(line, sysctl.group(1), values);
             }
             throw error(line, "shell commands (`...`) are not supported: Tern runs in-process, there is no shell "
                 + "(only `sysctl -q net.ipv4.NAME=VALUE` for the settings docs/SCRIPTS.md lists)");

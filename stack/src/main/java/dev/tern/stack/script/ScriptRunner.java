@@ -192,6 +192,9 @@ public final class ScriptRunner {
      * The profile with the script's leading {@code sysctl} lines applied to its TCP configuration; a sysctl after
      * another statement is an error (the stack is already running).
      */
+    /** The unit of {@code net.ipv4.tcp_mem}: Linux counts pages. */
+    private static final long TCP_MEM_PAGE = 4096;
+
     private static ScriptProfile withSysctls(String file, List<ScriptLine> lines, ScriptProfile profile) {
         final dev.tern.tcp.TcpConfig.Builder tcp = profile.tcp().toBuilder();
         boolean leading = true;
@@ -220,6 +223,18 @@ public final class ScriptRunner {
                 case "net.ipv4.tcp_sack" -> tcp.sack(v != 0);
                 case "net.ipv4.tcp_timestamps" -> tcp.timestamps(v != 0);
                 case "net.ipv4.tcp_window_scaling" -> tcp.windowScaling(v != 0);
+                // Linux's three page counts (low, pressure, high) become the budget's pressure mark and limit, in
+                // 4 KiB pages; low has no counterpart: Tern's pressure ends below seven eighths of the mark
+                // (docs/TCP.md, "Open connections under pressure").
+                case "net.ipv4.tcp_mem" -> {
+                    final long pressure = sysctl.values()[1];
+                    final long high = sysctl.values()[2];
+                    if (pressure < 1 || high < pressure || high > 1L << 40) {
+                        throw new ScriptException(file, line.line(), "tcp_mem needs 0 < pressure <= high (pages), got "
+                            + pressure + " and " + high);
+                    }
+                    tcp.memoryLimits(pressure * TCP_MEM_PAGE, high * TCP_MEM_PAGE);
+                }
                 default -> throw new IllegalStateException("the parser lets only known sysctls through");
             }
         }

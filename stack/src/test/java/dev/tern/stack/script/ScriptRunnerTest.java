@@ -333,6 +333,24 @@ class ScriptRunnerTest {
         }
 
         @Test
+        void tcpMemSetsTheBudgetInPages() {
+            // One page of budget: the connection's buffers do not fit, so its SYN is dropped unanswered.
+            passes("`sysctl -q net.ipv4.tcp_mem=\"1 1 1\"`\n" + LISTEN + """
+                +0    < S 0:0(0) win 65535 <mss 1460>
+                """);
+            passes("`sysctl -q net.ipv4.tcp_mem=\"1 1000 2000\"`\n" + LISTEN + """
+                +0    < S 0:0(0) win 65535 <mss 1460>
+                +0    > S. 0:0(0) ack 1 <mss 1460>
+                """);
+            that(failure("`sysctl -q net.ipv4.tcp_mem=5`\n").getMessage())
+                .startsWith("t.pkt:1: sysctl net.ipv4.tcp_mem takes 3 numbers between quotes, got 1");
+            that(failure("`sysctl -q net.ipv4.tcp_sack=\"1 0\"`\n").getMessage())
+                .startsWith("t.pkt:1: sysctl net.ipv4.tcp_sack takes 1 number, got 2");
+            that(failure("`sysctl -q net.ipv4.tcp_mem=\"1 10 5\"`\n").getMessage())
+                .startsWith("t.pkt:1: tcp_mem needs 0 < pressure <= high (pages), got 10 and 5");
+        }
+
+        @Test
         void tcpInfoComparesTheFieldsWritten() {
             passes(PASSIVE_OPEN + "+0 getsockopt(4, IPPROTO_TCP, TCP_INFO, {tcpi_state=TCP_ESTABLISHED, "
                 + "tcpi_snd_mss=1460, tcpi_snd_cwnd=10}, [...]) = 0\n");
