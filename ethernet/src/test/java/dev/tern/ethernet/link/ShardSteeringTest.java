@@ -153,4 +153,66 @@ class ShardSteeringTest {
         assertEquals(0, javaShard(tcp, 1));
         assertEquals(0, kernelShard(tcp, 1));
     }
+
+    /**
+     * An ICMP message of {@code type} from the peer quoting a datagram we sent (source us, destination the peer) of
+     * {@code quotedProtocol} with our port {@code ourPort} and the peer's {@code peerPort}.
+     */
+    static byte[] icmpErrorFrame(int type, int quotedProtocol, int ourPort, int peerPort, int quotedFragmentField) {
+        final ByteBuffer b = ByteBuffer.allocate(14 + 20 + 8 + 20 + 8);
+        b.put(new byte[] {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1}).putShort((short) 0x0800);
+        b.put((byte) 0x45).put((byte) 0).putShort((short) (20 + 8 + 28)).putShort((short) 1).putShort((short) 0)
+            .put((byte) 64).put((byte) 1).putShort((short) 0).putInt(PEER).putInt(US);
+        b.put((byte) type).put((byte) 3).putShort((short) 0).putInt(0);
+        b.put((byte) 0x45).put((byte) 0).putShort((short) 28).putShort((short) 7).putShort((short) quotedFragmentField)
+            .put((byte) 64).put((byte) quotedProtocol).putShort((short) 0).putInt(US).putInt(PEER);
+        b.putShort((short) ourPort).putShort((short) peerPort).putInt(0);
+        return b.array();
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {3, 4, 11, 12})
+    void anIcmpErrorBelongsToTheShardOfTheFlowItQuotesSeenFromThePeer(int type) {
+        for (int shards : new int[] {2, 3, 8}) {
+            for (int protocol : new int[] {6, 17}) {
+                for (int peerPort = 40000; peerPort < 40100; peerPort++) {
+                    final byte[] frame = icmpErrorFrame(type, protocol, 80, peerPort, 0);
+                    final MemorySegment segment = MemorySegment.ofArray(frame);
+                    assertEquals(0, ShardSteering.shardOf(segment, 0, frame.length, shards), "ICMP itself reaches 0");
+                    assertEquals(ShardSteering.shardOf(PEER, US, peerPort, 80, shards),
+                        ShardSteering.icmpShardOf(segment, 0, frame.length, shards), "the peer's packets' shard");
+                }
+            }
+        }
+    }
+
+    @Test
+    void icmpThatNamesNoFlowStaysOnShardZero() {
+        int differing = 0;
+        for (int peerPort = 40000; peerPort < 40100; peerPort++) {
+            final byte[] redirect = icmpErrorFrame(5, 6, 80, peerPort, 0);
+            final byte[] quotesIcmp = icmpErrorFrame(3, 1, 80, peerPort, 0);
+            final byte[] quotesLaterFragment = icmpErrorFrame(3, 17, 80, peerPort, 0x2001);
+            final byte[] tooShort = java.util.Arrays.copyOf(icmpErrorFrame(3, 6, 80, peerPort, 0), 14 + 20 + 8 + 20 + 2);
+            for (byte[] frame : List.of(redirect, quotesIcmp, quotesLaterFragment, tooShort)) {
+                assertEquals(0, ShardSteering.icmpShardOf(MemorySegment.ofArray(frame), 0, frame.length, 4));
+            }
+            final byte[] counted = icmpErrorFrame(3, 6, 80, peerPort, 0);
+            differing += ShardSteering.icmpShardOf(MemorySegment.ofArray(counted), 0, counted.length, 4) != 0 ? 1 : 0;
+        }
+        assertTrue(differing > 50, "the same errors quoting a whole TCP header do move: " + differing + " of 100");
+        final byte[] tcp = ipv4Frame(6, PEER, US, 40001, 80, 0, 0, 0);
+        assertEquals(0, ShardSteering.icmpShardOf(MemorySegment.ofArray(tcp), 0, tcp.length, 4), "not ICMP");
+    }
+
+    @Test
+    void anEchoIdentifierNamesItsShardAndStaysASixteenBitValue() {
+        qt().forAll(integers().all(), integers().between(1, 256)).checkAssert((candidate, shards) -> {
+            for (int shard : new int[] {0, shards - 1, shards / 2}) {
+                final int identifier = ShardSteering.echoIdentifier(candidate, shard, shards);
+                assertTrue(identifier >= 0 && identifier <= 0xFFFF, "16 bits: " + identifier);
+                assertEquals(shard, identifier % shards, "names shard " + shard + " of " + shards);
+            }
+        });
+    }
 }
