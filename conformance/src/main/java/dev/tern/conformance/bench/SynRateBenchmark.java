@@ -36,10 +36,15 @@ import java.util.function.Supplier;
  * {@code syn_rate_kernel} (SYN-ACKs per second, the best step), {@code syn_rate_ratio}; per step
  * ({@code 100k}, {@code unpaced}): {@code syn_rate_{tern,kernel}_STEP}, {@code syn_sent_rate_{tern,kernel}_STEP}
  * (SYNs per second the link took), {@code syn_cookies_{tern,kernel}_STEP}, {@code syn_pressure_drops_tern_STEP},
- * {@code syn_rx_drops_{tern,kernel}_STEP} (frames the counting link's ring lost: SYN-ACKs not counted).
+ * {@code syn_rx_drops_{tern,kernel}_STEP} (frames the counting link's ring lost: SYN-ACKs not counted). Tern is
+ * measured twice: as it runs by default, and with the link's SYN filter off ({@code -Dtern.shed.filter=false}, keys
+ * {@code syn_rate_tern_no_filter}, {@code syn_rate_ratio_no_filter}, ...), which shows how many SYNs the shard
+ * answers where the default shows how many the filter lets through.
  */
 final class SynRateBenchmark {
     static final List<Long> DEFAULT_RATES = List.of(100_000L, 200_000L, 300_000L, 0L);
+    /** Key infix of the figures with the link's SYN filter off. */
+    static final String NO_FILTER = "_no_filter";
     private static final int PORT = 9;
     private static final int BACKLOG = 4096;
     private static final long SECOND_NS = 1_000_000_000L;
@@ -92,35 +97,58 @@ final class SynRateBenchmark {
                 System.err.println("SYN -> SYN-ACK: the kernel's listener ...");
                 kernel = steps(kernels, () -> kernelNetstat(kernels.ternNamespace()), KERNEL_COUNTERS, null);
             }
-            final Map<Long, Step> ternSteps;
-            try (CommandCounters counters = CommandCounters.create();
-                 BackgroundCommand serve = net.startInTern(counters.command(tern.toString(), "serve", "--discard",
-                     Integer.toString(PORT), "--shards", "1", "--link", "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip",
-                     NetnsHarness.TERN_ADDRESS + "/24"))) {
-                System.err.println("SYN -> SYN-ACK: tern serve --discard 9 --shards 1 ...");
-                ternSteps = steps(net, counters::read, TERN_COUNTERS, serve);
-            }
+            final Map<Long, Step> ternSteps = ternSteps(net, false);
+            final Map<Long, Step> unfiltered = ternSteps(net, true);
             double bestTern = 0;
+            double bestUnfiltered = 0;
             double bestKernel = 0;
             for (long rate : rates) {
                 final String step = stepKey(rate);
                 final Step k = kernel.get(rate);
                 final Step t = ternSteps.get(rate);
+                final Step u = unfiltered.get(rate);
                 results.put("syn_rate_tern_" + step, t.answeredRate);
+                results.put("syn_rate_tern" + NO_FILTER + "_" + step, u.answeredRate);
                 results.put("syn_rate_kernel_" + step, k.answeredRate);
                 results.put("syn_sent_rate_tern_" + step, t.sentRate);
+                results.put("syn_sent_rate_tern" + NO_FILTER + "_" + step, u.sentRate);
                 results.put("syn_sent_rate_kernel_" + step, k.sentRate);
                 results.put("syn_cookies_tern_" + step, (double) t.counters.getOrDefault("tcp.syncookies.sent", 0L));
+                results.put("syn_cookies_tern" + NO_FILTER + "_" + step, (double) u.counters.getOrDefault("tcp.syncookies.sent", 0L));
                 results.put("syn_cookies_kernel_" + step, (double) k.counters.getOrDefault("TcpExt.SyncookiesSent", 0L));
                 results.put("syn_pressure_drops_tern_" + step, (double) t.counters.getOrDefault("tcp.drop.syn_pressure", 0L));
+                results.put("syn_pressure_drops_tern" + NO_FILTER + "_" + step,
+                    (double) u.counters.getOrDefault("tcp.drop.syn_pressure", 0L));
                 results.put("syn_rx_drops_tern_" + step, (double) t.ringDrops);
                 results.put("syn_rx_drops_kernel_" + step, (double) k.ringDrops);
                 bestTern = Math.max(bestTern, t.answeredRate);
+                bestUnfiltered = Math.max(bestUnfiltered, u.answeredRate);
                 bestKernel = Math.max(bestKernel, k.answeredRate);
             }
             results.put("syn_rate_tern", bestTern);
+            results.put("syn_rate_tern" + NO_FILTER, bestUnfiltered);
             results.put("syn_rate_kernel", bestKernel);
             results.put("syn_rate_ratio", bestTern / bestKernel);
+            results.put("syn_rate_ratio" + NO_FILTER, bestUnfiltered / bestKernel);
+        }
+    }
+
+    /**
+     * The steps against {@code tern serve}, started afresh; {@code withoutLinkFilter}: with
+     * {@code -Dtern.shed.filter=false}, so that under pressure only the stack's own drop sheds SYNs and the figure
+     * shows how many the shard answers rather than how many the link's filter lets through (one in eight).
+     */
+    private Map<Long, Step> ternSteps(NetnsHarness net, boolean withoutLinkFilter) {
+        final List<String> command = new ArrayList<>(List.of(tern.toString(), "serve", "--discard", Integer.toString(PORT),
+            "--shards", "1", "--link", "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip", NetnsHarness.TERN_ADDRESS + "/24"));
+        if (withoutLinkFilter) {
+            command.addAll(0, List.of("env", "JAVA_TOOL_OPTIONS=-Dtern.shed.filter=false"));
+        }
+        try (CommandCounters counters = CommandCounters.create();
+             BackgroundCommand serve = net.startInTern(counters.command(command.toArray(String[]::new)))) {
+            System.err.println("SYN -> SYN-ACK: tern serve --discard 9 --shards 1" + (withoutLinkFilter
+                ? ", the link's SYN filter off (-Dtern.shed.filter=false) ..." : " ..."));
+            return steps(net, counters::read, TERN_COUNTERS, serve);
         }
     }
 

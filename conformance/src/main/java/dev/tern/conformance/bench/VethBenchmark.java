@@ -992,9 +992,16 @@ public final class VethBenchmark {
                     get("syn_sent_rate_kernel_" + step), Double.NaN);
                 row(table, synFormat, "", "SYN-ACKs/s received, step " + step, get("syn_rate_tern_" + step),
                     get("syn_rate_kernel_" + step));
+                row(table, synFormat, "", "  Tern without the link's SYN filter: SYNs/s sent",
+                    get("syn_sent_rate_tern" + SynRateBenchmark.NO_FILTER + "_" + step), get("syn_sent_rate_kernel_" + step),
+                    Double.NaN);
+                row(table, synFormat, "", "  Tern without the link's SYN filter: SYN-ACKs/s",
+                    get("syn_rate_tern" + SynRateBenchmark.NO_FILTER + "_" + step), get("syn_rate_kernel_" + step));
             }
             row(table, synFormat, "", "SYN-ACKs/s, best step", get("syn_rate_tern"), get("syn_rate_kernel"),
                 get("syn_rate_ratio"));
+            row(table, synFormat, "", "SYN-ACKs/s, best step, no link filter", get("syn_rate_tern" + SynRateBenchmark.NO_FILTER),
+                get("syn_rate_kernel"), get("syn_rate_ratio" + SynRateBenchmark.NO_FILTER));
         }
         if (results.containsKey("http_ratio_keepalive")) {
             final String httpFormat = "%-6s %-48s %9s %9s %7s%n";
