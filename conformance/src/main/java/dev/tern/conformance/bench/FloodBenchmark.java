@@ -350,10 +350,15 @@ final class FloodBenchmark {
     }
 
     private static ServerSocketChannel listen(NetworkNamespace namespace, String address, int port) {
+        return listen(namespace, address, port, 0);
+    }
+
+    /** A kernel listener made in {@code namespace}; {@code backlog} 0 is the JDK's default (50). */
+    static ServerSocketChannel listen(NetworkNamespace namespace, String address, int port, int backlog) {
         return namespace.call(() -> {
             try {
                 final ServerSocketChannel server = ServerSocketChannel.open();
-                server.bind(new InetSocketAddress(address, port));
+                server.bind(new InetSocketAddress(address, port), backlog);
                 return server;
             } catch (IOException e) {
                 throw new UncheckedIOException(e);

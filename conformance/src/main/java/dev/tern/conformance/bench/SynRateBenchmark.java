@@ -7,9 +7,6 @@ import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.afpacket.netns.NetworkNamespace;
 import dev.tern.tcp.wire.TcpFlags;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -93,7 +90,8 @@ final class SynRateBenchmark {
             kernels.ternExec(Duration.ofSeconds(10), "ip", "address", "add", NetnsHarness.TERN_ADDRESS + "/24",
                 "dev", NetnsHarness.TERN_INTERFACE).orThrow();
             final Map<Long, Step> kernel;
-            try (ServerSocketChannel listener = listen(kernels.ternNamespace())) {
+            try (ServerSocketChannel listener = FloodBenchmark.listen(kernels.ternNamespace(), NetnsHarness.TERN_ADDRESS,
+                     PORT, BACKLOG)) {
                 System.err.println("SYN -> SYN-ACK: the kernel's listener ...");
                 kernel = steps(kernels, () -> kernelNetstat(kernels.ternNamespace()), KERNEL_COUNTERS, null);
             }
@@ -211,18 +209,6 @@ final class SynRateBenchmark {
             }
             generator.run(link, 200, 20, 100_000_000L, synAcks);
         }
-    }
-
-    private static ServerSocketChannel listen(NetworkNamespace namespace) {
-        return namespace.call(() -> {
-            try {
-                final ServerSocketChannel server = ServerSocketChannel.open();
-                server.bind(new InetSocketAddress(NetnsHarness.TERN_ADDRESS, PORT), BACKLOG);
-                return server;
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        });
     }
 
     /** The kernel's TCP counters in {@code namespace}, from /proc/net/snmp and /proc/net/netstat: {@code TcpExt.NAME}. */
