@@ -49,6 +49,12 @@ final class SynFloodGenerator implements AutoCloseable {
     static final int DEFAULT_FRAMES = 16_384;
     /** Frames committed per flush (one sendto on AF_PACKET). */
     static final int BATCH = 64;
+    /**
+     * The fewest frames a paced run sends at once (fewer at rates below {@value #PACED_BATCH} x 10,000/s, where that
+     * many would be due only every 10 µs or more): a flush per frame would spend a system call on each, and on veth
+     * the receiver's work runs inside that call, so a paced run fell behind the unpaced rate.
+     */
+    static final int PACED_BATCH = 16;
     static final int FIRST_SOURCE_PORT = 1024;
     private static final int STRIDE = 64;
     private static final int TTL = 64;
@@ -117,6 +123,7 @@ final class SynFloodGenerator implements AutoCloseable {
      */
     Result run(Link link, long framesPerSecond, long maxFrames, long maxNs, FrameHandler replies) {
         final double framesPerNs = framesPerSecond / 1e9;
+        final long minBatch = Math.clamp(framesPerSecond / 10_000, 1, PACED_BATCH);
         final long startNs = System.nanoTime();
         long committed = 0;
         long taken = 0;
@@ -124,11 +131,11 @@ final class SynFloodGenerator implements AutoCloseable {
         while (!stopped && taken < maxFrames && nowNs - startNs < maxNs) {
             final long due = framesPerSecond == 0 ? maxFrames : Math.min(maxFrames, (long) ((nowNs - startNs) * framesPerNs) + 1);
             final long budget = Math.min(BATCH, due - committed);
-            if (budget > 0) {
+            if (budget >= minBatch || budget > 0 && due == maxFrames) {
                 committed += commitBatch(link, (int) budget);
             } else if (replies == null) {
                 // Ahead of the rate: sleep until the next frame is due rather than spin on a shared processor.
-                LockSupport.parkNanos(Math.min(MAX_PARK_NS, (long) ((committed + 1 - due) / framesPerNs)));
+                LockSupport.parkNanos(Math.min(MAX_PARK_NS, (long) ((committed + minBatch - due) / framesPerNs)));
             }
             // Also without a new batch: frames the kernel refused (ENOBUFS) wait in the ring for the next flush.
             taken += link.flush();
