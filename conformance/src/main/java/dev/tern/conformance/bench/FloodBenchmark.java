@@ -37,7 +37,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * </pre>
  * One connection per measurement: {@code seconds} without the flood, then the flood starts and, 0.3 s later,
  * {@code seconds} under it. The peer's Java end measures bytes and the longest time between two of its reads or
- * writes returning (a stall). Every load is bounded in time (and the Tern sender and the Java flood in bytes); hping3
+ * writes returning (a stall). Every load is bounded in time (the Tern sender in bytes, the Java flood in frames); hping3
  * and the commands are ended by PID. Keys: {@code flood_kept_WAY} (rate under the flood over the rate before it,
  * Tern), {@code flood_kept_kernel_WAY}, {@code flood_stall_s_WAY}, {@code flood_stall_s_kernel_WAY},
  * {@code flood_gbps_*}, {@code flood_syn_rate[_kernel]_WAY} (SYNs/s the Java flood sent, frames its link took),
