@@ -103,14 +103,20 @@ public final class VethBenchmark {
     private final boolean backoff;
     /** TCP bulk rounds (medians reported). */
     private final int rounds;
+    /** The SYN flood of {@code --only flood}. */
+    private final FloodBenchmark.FloodSource floodSource;
+    /** SYNs per second of each {@code --only syn-rate} step, 0 for as fast as the generator goes. */
+    private final List<Long> synRates;
     private final Map<String, Double> results = new LinkedHashMap<>();
     private String congestionControlInUse = "?";
     private String lossCongestionControl;
 
     private VethBenchmark(double seconds, int roundTrips, boolean frameRing, String only, String congestionControl,
                           boolean backoff, int rounds, List<Double> lossLevels, long ncBytes, double ncSeconds,
-                          int httpRequests) {
+                          int httpRequests, FloodBenchmark.FloodSource floodSource, List<Long> synRates) {
         this.only = only;
+        this.floodSource = floodSource;
+        this.synRates = synRates;
         this.lossLevels = lossLevels;
         this.ncBytes = ncBytes;
         this.ncSeconds = ncSeconds;
@@ -135,6 +141,9 @@ public final class VethBenchmark {
         long ncBytes = 128L << 20;
         double ncSeconds = 20;
         int httpRequests = 40_000;
+        long floodRate = FloodBenchmark.FloodSource.DEFAULT.rate();
+        boolean hping3 = FloodBenchmark.FloodSource.DEFAULT.hping3();
+        List<Long> synRates = SynRateBenchmark.DEFAULT_RATES;
         final List<Boolean> settings = new ArrayList<>(List.of(true, false));
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -159,6 +168,15 @@ public final class VethBenchmark {
                 case "--nc-mib" -> ncBytes = Math.max(1, Long.parseLong(args[++i])) << 20;
                 case "--nc-seconds" -> ncSeconds = Double.parseDouble(args[++i]);
                 case "--http-requests" -> httpRequests = Math.max(1, Integer.parseInt(args[++i]));
+                case "--flood-rate" -> floodRate = Math.max(0, Long.parseLong(args[++i]));
+                case "--flood-generator" -> {
+                    final String generator = args[++i];
+                    if (!generator.equals("java") && !generator.equals("hping3")) {
+                        usage();
+                    }
+                    hping3 = generator.equals("hping3");
+                }
+                case "--syn-rates" -> synRates = SynRateBenchmark.parseRates(args[++i]);
                 default -> usage();
             }
         }
@@ -171,7 +189,7 @@ public final class VethBenchmark {
             System.exit(1);
         }
         final VethBenchmark benchmark = new VethBenchmark(seconds, roundTrips, frameRing, only, congestionControl, backoff,
-            rounds, lossLevels, ncBytes, ncSeconds, httpRequests);
+            rounds, lossLevels, ncBytes, ncSeconds, httpRequests, new FloodBenchmark.FloodSource(hping3, floodRate), synRates);
         if (benchmark.wantsBulk("tcp-tern-to-kernel") || benchmark.wantsBulk("tcp-kernel-to-tern") || benchmark.wants("udp-rr")) {
             for (boolean offloads : settings) {
                 benchmark.run(offloads);
@@ -190,19 +208,22 @@ public final class VethBenchmark {
             new UdpRateBenchmark(benchmark.seconds, benchmark.rounds, root).run(benchmark.results);
         }
         if (benchmark.wants("flood")) {
-            new FloodBenchmark(benchmark.seconds, benchmark.rounds, root).run(benchmark.results);
+            new FloodBenchmark(benchmark.seconds, benchmark.rounds, root, benchmark.floodSource).run(benchmark.results);
+        }
+        if (benchmark.wants("syn-rate")) {
+            new SynRateBenchmark(benchmark.seconds, benchmark.synRates, root).run(benchmark.results);
         }
         benchmark.print(settings);
     }
 
     private static final List<String> ONLY = List.of("all", "tcp", "tcp-tern-to-kernel", "tcp-kernel-to-tern", "udp-rr",
-        "tcp-loss", "nc", "http", "multicast", "flood", "udp-rate");
+        "tcp-loss", "nc", "http", "multicast", "flood", "udp-rate", "syn-rate");
 
     private static void usage() {
         System.err.println("usage: VethBenchmark [--seconds N] [--rounds N] [--round-trips N] [--offloads on|off|both]"
             + " [--rx-ring frame|block] [--only " + String.join("|", ONLY) + "]"
             + " [--congestion-control NAME] [--idle backoff|spin] [--loss P,P,...] [--nc-mib N] [--nc-seconds N]"
-            + " [--http-requests N]");
+            + " [--http-requests N] [--flood-rate N] [--flood-generator java|hping3] [--syn-rates N,N,...]");
         System.exit(2);
     }
 
@@ -949,15 +970,38 @@ public final class VethBenchmark {
         }
         if (results.containsKey("flood_ratio_kernel_to_tern")) {
             final String floodFormat = "%-6s %-48s %9s %9s %7s%n";
-            table.append(String.format(Locale.ROOT, floodFormat, "", "under a SYN flood (hping3 --flood), offloads on",
-                "Tern", "kernel", "ratio"));
+            table.append(String.format(Locale.ROOT, floodFormat, "", "under a SYN flood (" + floodSource.describe()
+                + "), offloads on", "Tern", "kernel", "ratio"));
             for (String way : List.of("kernel_to_tern", "tern_to_kernel")) {
                 final String arrow = way.replace("_to_", "->").replace("tern", "Tern");
                 row(table, floodFormat, "", "TCP " + arrow + ": rate kept under flood", get("flood_kept_" + way),
                     get("flood_kept_kernel_" + way));
                 row(table, floodFormat, "", "TCP " + arrow + ": longest stall under flood, s", get("flood_stall_s_" + way),
                     get("flood_stall_s_kernel_" + way));
+                row(table, floodFormat, "", "TCP " + arrow + ": SYNs/s the Java flood sent", get("flood_syn_rate_" + way),
+                    get("flood_syn_rate_kernel_" + way));
             }
+        }
+        if (results.containsKey("syn_rate_ratio")) {
+            final String synFormat = "%-6s %-48s %9s %9s %7s%n";
+            table.append(String.format(Locale.ROOT, synFormat, "", "SYN -> SYN-ACK, one shard (kernel: a listener)", "Tern",
+                "kernel", "ratio"));
+            for (long rate : synRates) {
+                final String step = SynRateBenchmark.stepKey(rate);
+                row(table, synFormat, "", "SYNs/s sent, step " + step, get("syn_sent_rate_tern_" + step),
+                    get("syn_sent_rate_kernel_" + step), Double.NaN);
+                row(table, synFormat, "", "SYN-ACKs/s received, step " + step, get("syn_rate_tern_" + step),
+                    get("syn_rate_kernel_" + step));
+                row(table, synFormat, "", "  Tern without the link's SYN filter: SYNs/s sent",
+                    get("syn_sent_rate_tern" + SynRateBenchmark.NO_FILTER + "_" + step), get("syn_sent_rate_kernel_" + step),
+                    Double.NaN);
+                row(table, synFormat, "", "  Tern without the link's SYN filter: SYN-ACKs/s",
+                    get("syn_rate_tern" + SynRateBenchmark.NO_FILTER + "_" + step), get("syn_rate_kernel_" + step));
+            }
+            row(table, synFormat, "", "SYN-ACKs/s, best step", get("syn_rate_tern"), get("syn_rate_kernel"),
+                get("syn_rate_ratio"));
+            row(table, synFormat, "", "SYN-ACKs/s, best step, no link filter", get("syn_rate_tern" + SynRateBenchmark.NO_FILTER),
+                get("syn_rate_kernel"), get("syn_rate_ratio" + SynRateBenchmark.NO_FILTER));
         }
         if (results.containsKey("http_ratio_keepalive")) {
             final String httpFormat = "%-6s %-48s %9s %9s %7s%n";
@@ -987,6 +1031,13 @@ public final class VethBenchmark {
             if (wants("http")) {
                 json.append(",\"http_requests\":").append(httpRequests);
             }
+        }
+        if (wants("flood")) {
+            json.append(",\"flood_generator\":\"").append(floodSource.hping3() ? "hping3" : "java").append('"')
+                .append(",\"flood_rate_asked\":").append(floodSource.rate());
+        }
+        if (wants("syn-rate")) {
+            json.append(",\"syn_rate_steps\":").append(synRates);
         }
         results.forEach((key, value) -> json.append(",\"").append(key).append("\":").append(!Double.isFinite(value) ? "null"
             : String.format(Locale.ROOT, value == 0 || Math.abs(value) >= 1 ? "%.3f" : "%.4g", value)));
