@@ -15,6 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class XdpSteeringProgramTest {
     private static final long MAC = 0x02_11_22_33_44_55L;
     private static final int ADDRESS = 0xC612_0002;     // 198.18.0.2
+    private static final XdpSteering.Maps MAPS = new XdpSteering.Maps(7, 9, 11, 13);
 
     private static int code(long insn) {
         return (int) (insn & 0xFF);
@@ -30,7 +31,7 @@ class XdpSteeringProgramTest {
 
     @Test
     void everyJumpLandsInsideTheProgramAndItEndsInExit() {
-        final long[] program = XdpSteering.program(7, 9, MAC, ADDRESS);
+        final long[] program = XdpSteering.program(MAPS, MAC, ADDRESS);
         for (int pc = 0; pc < program.length; pc++) {
             final int cls = code(program[pc]) & 0x07;
             final boolean jump = (cls == 0x05 || cls == 0x06) && code(program[pc]) != 0x85 && code(program[pc]) != 0x95;
@@ -44,7 +45,7 @@ class XdpSteeringProgramTest {
 
     @Test
     void theMapIsLoadedByDescriptorAndTheRedirectFallsBackToPass() {
-        final long[] program = XdpSteering.program(7, 9, MAC, ADDRESS);
+        final long[] program = XdpSteering.program(MAPS, MAC, ADDRESS);
         int load = -1;
         for (int pc = 0; pc < program.length; pc++) {
             if (code(program[pc]) == 0x18 && immediate(program[pc]) == 7) {
@@ -61,7 +62,7 @@ class XdpSteeringProgramTest {
 
     @Test
     void theComparedConstantsAreTheWireBytesReadLittleEndian() {
-        final long[] program = XdpSteering.program(7, 9, MAC, ADDRESS);
+        final long[] program = XdpSteering.program(MAPS, MAC, ADDRESS);
         final java.util.List<Integer> compared = new java.util.ArrayList<>();
         for (long insn : program) {
             if (code(insn) == 0x56) {
@@ -76,7 +77,7 @@ class XdpSteeringProgramTest {
 
     @Test
     void groupsAreLookedUpInTheirMapByMacBytes2To5ButNeverAllSystems() {
-        final long[] program = XdpSteering.program(7, 9, MAC, ADDRESS);
+        final long[] program = XdpSteering.program(MAPS, MAC, ADDRESS);
         int lookup = -1;
         for (int pc = 0; pc < program.length; pc++) {
             if (code(program[pc]) == 0x18 && immediate(program[pc]) == 9) {
