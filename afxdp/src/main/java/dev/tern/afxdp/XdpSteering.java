@@ -147,16 +147,21 @@ final class XdpSteering implements AutoCloseable {
 
     /**
      * Sets ({@code on}) or clears the program's shedding flag; returns 0 or the errno of the refusal. Takes effect for
-     * the next frame the program sees. Cold path: one system call, no allocation.
+     * the next frame the program sees. Cold path: one system call per change.
      */
     int shedSyns(boolean on) {
         mapValue.set(ValueLayout.JAVA_INT, 0, on ? 1 : 0);
         return mapCommand(XdpAbi.BPF_MAP_UPDATE_ELEM, shedFd, 0);
     }
 
-    /** The SYNs the program has dropped since it was loaded, or -1 when the kernel would not say. One system call. */
+    /**
+     * The SYNs the program has dropped since it was loaded, or -1 when the kernel would not say. One system call, once
+     * a second (the link's statistics), made without errno so that it allocates nothing.
+     */
     long synsShed() {
-        return mapCommand(XdpAbi.BPF_MAP_LOOKUP_ELEM, shedCountFd, 0) == 0 ? mapValue.get(ValueLayout.JAVA_LONG, 0) : -1;
+        mapAttributes(XdpAbi.BPF_MAP_LOOKUP_ELEM, shedCountFd, 0);
+        return Sys.bpfWithoutErrno(XdpAbi.BPF_MAP_LOOKUP_ELEM, mapAttr, XdpAbi.BPF_ATTR_SIZE) == 0
+            ? mapValue.get(ValueLayout.JAVA_LONG, 0) : -1;
     }
 
     /**
@@ -164,6 +169,11 @@ final class XdpSteering implements AutoCloseable {
      * written there (lookup). Returns 0 or the errno. Owned by the link's thread, like the scratch segments it uses.
      */
     private int mapCommand(int command, int fd, int key) {
+        mapAttributes(command, fd, key);
+        return Sys.bpf(callState, command, mapAttr, XdpAbi.BPF_ATTR_SIZE) < 0 ? Libc.errno(callState) : 0;
+    }
+
+    private void mapAttributes(int command, int fd, int key) {
         mapKey.set(ValueLayout.JAVA_INT, 0, key);
         mapAttr.fill((byte) 0);
         mapAttr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_UPDATE_FD, fd);
@@ -171,7 +181,6 @@ final class XdpSteering implements AutoCloseable {
         if (command != XdpAbi.BPF_MAP_DELETE_ELEM) {
             mapAttr.set(ValueLayout.JAVA_LONG, XdpAbi.MAP_UPDATE_VALUE, mapValue.address());
         }
-        return Sys.bpf(callState, command, mapAttr, XdpAbi.BPF_ATTR_SIZE) < 0 ? Libc.errno(callState) : 0;
     }
 
     private void load(Arena arena, long mac, int ipv4) {
