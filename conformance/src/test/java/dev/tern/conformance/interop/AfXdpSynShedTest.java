@@ -59,21 +59,7 @@ class AfXdpSynShedTest {
 
     @AfterEach
     void tearDown() {
-        try {
-            if (stack != null) {
-                stack.close();
-            }
-        } finally {
-            try {
-                if (link != null) {
-                    link.close();
-                }
-            } finally {
-                if (net != null) {
-                    net.close();
-                }
-            }
-        }
+        VethRig.closeInOrder(stack, link, net);
     }
 
     /** Counts the IPv4 TCP segments the link hands up, by their flags byte; and those whose IPv4 header has options. */
