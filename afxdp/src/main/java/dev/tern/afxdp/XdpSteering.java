@@ -11,7 +11,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The XDP program that hands Tern its own frames and the kernel everything else, with its XSKMAP, loaded and attached
+ * The XDP program that hands Tern its own frames and the kernel everything else, with its maps, loaded and attached
  * through the {@code bpf()} system call (no libbpf, no clang: see docs/DESIGN.md, "The AF_XDP link").
  *
  * <p>The program, in pseudo-C (the instructions are {@link #program}):
@@ -48,9 +48,9 @@ import java.nio.charset.StandardCharsets;
  * shedding is off. The TCP header is found through the IPv4 header length, options included, like the classic
  * filter: a flood that carried an IPv4 option would otherwise pass unshed. A header length under 5 words is the
  * stack's to count as malformed; the program may shed such a frame as it reads it, which loses nothing.
- * The count is added to atomically: it is touched only by the SYNs dropped, and one queue's frames are handled on
- * one CPU at a time, so the cache line stays where it is; a per-CPU array would need a lookup call per drop and a
- * sum over CPUs to read.
+ * The count is added to atomically, which keeps it exact whatever CPUs run the program; it is touched only by the
+ * SYNs dropped, and in native mode one queue's frames are handled in its NAPI context on one CPU at a time, so the
+ * cache line stays where it is. A per-CPU array would need a lookup call per drop and a sum over CPUs to read.
  *
  * <p>Attachment is a BPF link ({@code BPF_LINK_CREATE}, kernel 5.9+): the kernel detaches the program when the last
  * descriptor of the link closes, so a Tern process that exits or is killed leaves nothing attached. Native (driver)
