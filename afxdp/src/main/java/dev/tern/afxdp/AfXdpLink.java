@@ -46,7 +46,7 @@ public final class AfXdpLink implements Link {
         "afxdp.rx.bytes", "afxdp.rx.too_long", "afxdp.rx.dropped", "afxdp.rx.invalid_descs", "afxdp.rx.ring_full",
         "afxdp.rx.fill_ring_empty", "afxdp.rx.fill_short", "afxdp.rx.wakeups", "afxdp.tx.frames", "afxdp.tx.bytes",
         "afxdp.tx.ring_full", "afxdp.tx.rejected", "afxdp.tx.invalid_descs", "afxdp.tx.ring_empty",
-        "afxdp.tx.send_calls", "afxdp.tx.errors", "afxdp.busy_poll"};
+        "afxdp.tx.send_calls", "afxdp.tx.errors", "afxdp.busy_poll", "afxdp.rx.syn_shed"};
     private static final int EAGAIN = 11;
     private static final int EBUSY = 16;
     private static final int ENOBUFS = 105;
@@ -74,6 +74,7 @@ public final class AfXdpLink implements Link {
     private int freeTxCount;
     private int txPending;
     private boolean closed;
+    private boolean sheddingSyns;
 
     private long rxFrames;
     private long rxBytes;
@@ -87,6 +88,7 @@ public final class AfXdpLink implements Link {
     private long txSendCalls;
     private long txErrors;
     private int lastTransmitErrno;
+    private long rxSynShed;
 
     private AfXdpLink(String interfaceName, int interfaceIndex, int queue, long mac, int mtu, int chunkSize, boolean zeroCopy,
                       Resources resources, MemorySegment umem, XskRing fill, XskRing completion, XskRing rx, XskRing tx,
@@ -478,18 +480,48 @@ public final class AfXdpLink implements Link {
         }
     }
 
+    /**
+     * Sets or clears the steering program's shedding flag ({@link XdpSteering#shedSyns}, one {@code bpf()} call per
+     * change): while it is set, the program drops seven in eight IPv4 TCP segments for Tern that carry SYN without ACK
+     * or RST, before they take a slot of the RX ring, and counts them ({@code afxdp.rx.syn_shed}). The frames already
+     * in the ring stay. Asking for the state the link is in changes nothing and returns true. False when the kernel
+     * refuses the update, or to turn shedding on once the link is closed (the program and its maps went with it).
+     */
+    @Override
+    public boolean shedUnsolicitedSyns(boolean shed) {
+        if (closed) {
+            sheddingSyns = false;
+            return !shed;
+        }
+        if (shed == sheddingSyns) {
+            return true;
+        }
+        if (resources.steering.shedSyns(shed) != 0) {
+            return false;
+        }
+        sheddingSyns = shed;
+        return true;
+    }
+
     @Override
     public String[] statisticNames() {
         return STATISTIC_NAMES.clone();
     }
 
-    /** Fills the counters of {@link #statisticNames()}; reads the kernel's XDP_STATISTICS with one getsockopt. */
+    /**
+     * Fills the counters of {@link #statisticNames()}; reads the kernel's XDP_STATISTICS with one getsockopt and the
+     * program's count of shed SYNs with one {@code bpf()} lookup.
+     */
     @Override
     public void statistics(long[] values) {
         if (!closed) {
             statisticsLength.set(ValueLayout.JAVA_INT, 0, XdpAbi.STATISTICS_SIZE);
             if (Libc.getsockopt(callState, resources.fd, XdpAbi.SOL_XDP, XdpAbi.XDP_STATISTICS, statistics, statisticsLength) < 0) {
                 statistics.fill((byte) 0);
+            }
+            final long shed = resources.steering.synsShed();
+            if (shed >= 0) {
+                rxSynShed = shed;
             }
         }
         values[0] = zeroCopy ? 1 : 0;
@@ -512,6 +544,7 @@ public final class AfXdpLink implements Link {
         values[17] = txSendCalls;
         values[18] = txErrors;
         values[19] = busyPoll ? 1 : 0;
+        values[20] = rxSynShed;
     }
 
     /** Whether the socket is bound zero-copy (else copy mode). */

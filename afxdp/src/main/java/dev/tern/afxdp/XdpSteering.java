@@ -11,7 +11,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The XDP program that hands Tern its own frames and the kernel everything else, with its XSKMAP, loaded and attached
+ * The XDP program that hands Tern its own frames and the kernel everything else, with its maps, loaded and attached
  * through the {@code bpf()} system call (no libbpf, no clang: see docs/DESIGN.md, "The AF_XDP link").
  *
  * <p>The program, in pseudo-C (the instructions are {@link #program}):
@@ -20,7 +20,16 @@ import java.nio.charset.StandardCharsets;
  *   if (dst MAC is 01:00:xx:xx:xx:xx but not 01:00:5e:00:00:01)          // a multicast group
  *       return lookup(&amp;groups, dst MAC bytes 2..5) ? redirect : XDP_PASS;
  *   if (dst MAC != Tern's MAC &amp;&amp; dst MAC != ff:ff:ff:ff:ff:ff) return XDP_PASS;
- *   if (ethertype == 0x0800 &amp;&amp; frame &gt;= 34 bytes &amp;&amp; IPv4 dst == Tern's address) goto redirect;
+ *   if (ethertype == 0x0800 &amp;&amp; frame &gt;= 34 bytes &amp;&amp; IPv4 dst == Tern's address) {
+ *       if (shed_flag == 0) goto redirect;                                  // a one-entry array, read in place
+ *       if (protocol != TCP || fragment offset != 0) goto redirect;
+ *       tcp = 14 + 4 * IHL;                                                 // IPv4 options included
+ *       if (frame &lt; tcp + 14 bytes) goto redirect;
+ *       if ((tcp flags &amp; (SYN|RST|ACK)) != SYN) goto redirect;
+ *       if ((bpf_get_prandom_u32() &amp; 7) == 0) goto redirect;              // one in eight goes on to Tern
+ *       __sync_fetch_and_add(&amp;shed_count, 1);
+ *       return XDP_DROP;
+ *   }
  *   if (ethertype == 0x0806 &amp;&amp; frame &gt;= 42 bytes &amp;&amp; ARP target IP == Tern's address) goto redirect;
  *   return XDP_PASS;
  * redirect:
@@ -30,6 +39,18 @@ import java.nio.charset.StandardCharsets;
  * the kernel keeps every frame for its own addresses. Multicast: frames for a group MAC Tern joined
  * ({@link #addGroup}, a hash map the program looks up) go to Tern, and no longer to the kernel on this interface; the
  * all-systems group (224.0.0.1, whose IGMP queries the kernel needs) always stays the kernel's.
+ *
+ * <p>Load shedding (issue 15 item 5, {@link AfXdpLink#shedUnsolicitedSyns}): while the link sets the flag
+ * ({@link #shedSyns}, one {@code BPF_MAP_UPDATE_ELEM} per change), seven in eight connection-opening SYNs for Tern are
+ * dropped before they take a slot of the RX ring, as AF_PACKET's classic BPF filter does, and counted in a second
+ * one-entry array ({@link #synsShed}). Both arrays are read and added to in place through their value's address
+ * ({@code BPF_PSEUDO_MAP_VALUE}, Linux 5.2+), so the unicast path pays one load for the flag and no helper call while
+ * shedding is off. The TCP header is found through the IPv4 header length, options included, like the classic
+ * filter: a flood that carried an IPv4 option would otherwise pass unshed. A header length under 5 words is the
+ * stack's to count as malformed; the program may shed such a frame as it reads it, which loses nothing.
+ * The count is added to atomically, which keeps it exact whatever CPUs run the program; it is touched only by the
+ * SYNs dropped, and in native mode one queue's frames are handled in its NAPI context on one CPU at a time, so the
+ * cache line stays where it is. A per-CPU array would need a lookup call per drop and a sum over CPUs to read.
  *
  * <p>Attachment is a BPF link ({@code BPF_LINK_CREATE}, kernel 5.9+): the kernel detaches the program when the last
  * descriptor of the link closes, so a Tern process that exits or is killed leaves nothing attached. Native (driver)
@@ -43,9 +64,11 @@ final class XdpSteering implements AutoCloseable {
     private final MemorySegment callState;
     private int mapFd = -1;
     private int groupsFd = -1;
-    private MemorySegment groupKey;
-    private MemorySegment groupValue;
-    private MemorySegment groupAttr;
+    private int shedFd = -1;
+    private int shedCountFd = -1;
+    private MemorySegment mapKey;
+    private MemorySegment mapValue;
+    private MemorySegment mapAttr;
     private int programFd = -1;
     private int linkFd = -1;
     private boolean nativeMode;
@@ -64,10 +87,15 @@ final class XdpSteering implements AutoCloseable {
                               long mac, int ipv4, boolean forceGeneric) {
         final XdpSteering steering = new XdpSteering(callState);
         try {
-            steering.createMap(arena, queue + 1);
-            steering.createGroups(arena);
+            steering.mapKey = arena.allocate(ValueLayout.JAVA_INT);
+            steering.mapValue = arena.allocate(ValueLayout.JAVA_LONG);
+            steering.mapAttr = arena.allocate(XdpAbi.BPF_ATTR_SIZE, 8);
+            steering.mapFd = steering.createMap(arena, XdpAbi.BPF_MAP_TYPE_XSKMAP, 4, queue + 1, "tern_xsks", "XSKMAP");
+            steering.groupsFd = steering.createMap(arena, XdpAbi.BPF_MAP_TYPE_HASH, 4, MAX_GROUPS, "tern_groups", "HASH");
+            steering.shedFd = steering.createMap(arena, XdpAbi.BPF_MAP_TYPE_ARRAY, 4, 1, "tern_shed", "ARRAY");
+            steering.shedCountFd = steering.createMap(arena, XdpAbi.BPF_MAP_TYPE_ARRAY, 8, 1, "tern_shed_count", "ARRAY");
             steering.load(arena, mac, ipv4);
-            steering.insert(arena, queue, socketFd);
+            steering.insert(queue, socketFd);
             steering.attachTo(arena, interfaceName, ifindex, forceGeneric);
             return steering;
         } catch (RuntimeException e) {
@@ -80,36 +108,22 @@ final class XdpSteering implements AutoCloseable {
         return nativeMode;
     }
 
-    private void createMap(Arena arena, int entries) {
+    /**
+     * A map with u32 keys (the XSKMAP: the socket per queue; a hash map: the multicast groups steered to Tern, keyed by
+     * bytes 2..5 of the group MAC; one-entry arrays: the shedding flag and count); returns its descriptor.
+     */
+    private int createMap(Arena arena, int type, int valueSize, int entries, String name, String typeName) {
         final MemorySegment attr = arena.allocate(XdpAbi.BPF_ATTR_SIZE, 8);
-        attr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_CREATE_TYPE, XdpAbi.BPF_MAP_TYPE_XSKMAP);
+        attr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_CREATE_TYPE, type);
         attr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_CREATE_KEY_SIZE, 4);
-        attr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_CREATE_VALUE_SIZE, 4);
+        attr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_CREATE_VALUE_SIZE, valueSize);
         attr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_CREATE_MAX_ENTRIES, entries);
-        name(attr, XdpAbi.MAP_CREATE_NAME, "tern_xsks");
+        name(attr, XdpAbi.MAP_CREATE_NAME, name);
         final int fd = Sys.bpf(callState, XdpAbi.BPF_MAP_CREATE, attr, XdpAbi.BPF_ATTR_SIZE);
         if (fd < 0) {
-            throw AfXdpOpenException.bpf("bpf(BPF_MAP_CREATE, XSKMAP)", Libc.errno(callState));
+            throw AfXdpOpenException.bpf("bpf(BPF_MAP_CREATE, " + typeName + ")", Libc.errno(callState));
         }
-        mapFd = fd;
-    }
-
-    /** The multicast groups steered to Tern: a hash map keyed by bytes 2..5 of the group MAC. */
-    private void createGroups(Arena arena) {
-        final MemorySegment attr = arena.allocate(XdpAbi.BPF_ATTR_SIZE, 8);
-        attr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_CREATE_TYPE, XdpAbi.BPF_MAP_TYPE_HASH);
-        attr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_CREATE_KEY_SIZE, 4);
-        attr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_CREATE_VALUE_SIZE, 4);
-        attr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_CREATE_MAX_ENTRIES, MAX_GROUPS);
-        name(attr, XdpAbi.MAP_CREATE_NAME, "tern_groups");
-        final int fd = Sys.bpf(callState, XdpAbi.BPF_MAP_CREATE, attr, XdpAbi.BPF_ATTR_SIZE);
-        if (fd < 0) {
-            throw AfXdpOpenException.bpf("bpf(BPF_MAP_CREATE, HASH)", Libc.errno(callState));
-        }
-        groupsFd = fd;
-        groupKey = arena.allocate(ValueLayout.JAVA_INT);
-        groupValue = arena.allocateFrom(ValueLayout.JAVA_INT, 1);
-        groupAttr = arena.allocate(XdpAbi.BPF_ATTR_SIZE, 8);
+        return fd;
     }
 
     /** The most multicast groups steered at once. */
@@ -122,27 +136,55 @@ final class XdpSteering implements AutoCloseable {
 
     /** Steers frames for {@code groupMac} to Tern; returns 0 or the errno of the refusal (map full). Cold path. */
     int addGroup(long groupMac) {
-        return groupCommand(XdpAbi.BPF_MAP_UPDATE_ELEM, groupMac);
+        mapValue.set(ValueLayout.JAVA_INT, 0, 1);
+        return mapCommand(XdpAbi.BPF_MAP_UPDATE_ELEM, groupsFd, groupKey(groupMac));
     }
 
     /** Gives frames for {@code groupMac} back to the kernel. Cold path. */
     int removeGroup(long groupMac) {
-        return groupCommand(XdpAbi.BPF_MAP_DELETE_ELEM, groupMac);
+        return mapCommand(XdpAbi.BPF_MAP_DELETE_ELEM, groupsFd, groupKey(groupMac));
     }
 
-    private int groupCommand(int command, long groupMac) {
-        groupKey.set(ValueLayout.JAVA_INT, 0, groupKey(groupMac));
-        groupAttr.fill((byte) 0);
-        groupAttr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_UPDATE_FD, groupsFd);
-        groupAttr.set(ValueLayout.JAVA_LONG, XdpAbi.MAP_UPDATE_KEY, groupKey.address());
-        if (command == XdpAbi.BPF_MAP_UPDATE_ELEM) {
-            groupAttr.set(ValueLayout.JAVA_LONG, XdpAbi.MAP_UPDATE_VALUE, groupValue.address());
+    /**
+     * Sets ({@code on}) or clears the program's shedding flag; returns 0 or the errno of the refusal. Takes effect for
+     * the next frame the program sees. Cold path: one system call per change.
+     */
+    int shedSyns(boolean on) {
+        mapValue.set(ValueLayout.JAVA_INT, 0, on ? 1 : 0);
+        return mapCommand(XdpAbi.BPF_MAP_UPDATE_ELEM, shedFd, 0);
+    }
+
+    /**
+     * The SYNs the program has dropped since it was loaded, or -1 when the kernel would not say. One system call, once
+     * a second (the link's statistics), made without errno so that it allocates nothing.
+     */
+    long synsShed() {
+        mapAttributes(XdpAbi.BPF_MAP_LOOKUP_ELEM, shedCountFd, 0);
+        return Sys.bpfWithoutErrno(XdpAbi.BPF_MAP_LOOKUP_ELEM, mapAttr, XdpAbi.BPF_ATTR_SIZE) == 0
+            ? mapValue.get(ValueLayout.JAVA_LONG, 0) : -1;
+    }
+
+    /**
+     * One command on one entry of a map: the key is {@code key}; the value is read from {@link #mapValue} (update) or
+     * written there (lookup). Returns 0 or the errno. Owned by the link's thread, like the scratch segments it uses.
+     */
+    private int mapCommand(int command, int fd, int key) {
+        mapAttributes(command, fd, key);
+        return Sys.bpf(callState, command, mapAttr, XdpAbi.BPF_ATTR_SIZE) < 0 ? Libc.errno(callState) : 0;
+    }
+
+    private void mapAttributes(int command, int fd, int key) {
+        mapKey.set(ValueLayout.JAVA_INT, 0, key);
+        mapAttr.fill((byte) 0);
+        mapAttr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_UPDATE_FD, fd);
+        mapAttr.set(ValueLayout.JAVA_LONG, XdpAbi.MAP_UPDATE_KEY, mapKey.address());
+        if (command != XdpAbi.BPF_MAP_DELETE_ELEM) {
+            mapAttr.set(ValueLayout.JAVA_LONG, XdpAbi.MAP_UPDATE_VALUE, mapValue.address());
         }
-        return Sys.bpf(callState, command, groupAttr, XdpAbi.BPF_ATTR_SIZE) < 0 ? Libc.errno(callState) : 0;
     }
 
     private void load(Arena arena, long mac, int ipv4) {
-        final long[] instructions = program(mapFd, groupsFd, mac, ipv4);
+        final long[] instructions = program(new Maps(mapFd, groupsFd, shedFd, shedCountFd), mac, ipv4);
         final MemorySegment insns = arena.allocate(8L * instructions.length, 8);
         for (int i = 0; i < instructions.length; i++) {
             insns.set(ValueLayout.JAVA_LONG, 8L * i, instructions[i]);
@@ -169,15 +211,11 @@ final class XdpSteering implements AutoCloseable {
         programFd = fd;
     }
 
-    private void insert(Arena arena, int queue, int socketFd) {
-        final MemorySegment key = arena.allocateFrom(ValueLayout.JAVA_INT, queue);
-        final MemorySegment value = arena.allocateFrom(ValueLayout.JAVA_INT, socketFd);
-        final MemorySegment attr = arena.allocate(XdpAbi.BPF_ATTR_SIZE, 8);
-        attr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_UPDATE_FD, mapFd);
-        attr.set(ValueLayout.JAVA_LONG, XdpAbi.MAP_UPDATE_KEY, key.address());
-        attr.set(ValueLayout.JAVA_LONG, XdpAbi.MAP_UPDATE_VALUE, value.address());
-        if (Sys.bpf(callState, XdpAbi.BPF_MAP_UPDATE_ELEM, attr, XdpAbi.BPF_ATTR_SIZE) < 0) {
-            throw AfXdpOpenException.bpf("bpf(BPF_MAP_UPDATE_ELEM, XSKMAP[" + queue + "])", Libc.errno(callState));
+    private void insert(int queue, int socketFd) {
+        mapValue.set(ValueLayout.JAVA_INT, 0, socketFd);
+        final int errno = mapCommand(XdpAbi.BPF_MAP_UPDATE_ELEM, mapFd, queue);
+        if (errno != 0) {
+            throw AfXdpOpenException.bpf("bpf(BPF_MAP_UPDATE_ELEM, XSKMAP[" + queue + "])", errno);
         }
     }
 
@@ -217,28 +255,28 @@ final class XdpSteering implements AutoCloseable {
         MemorySegment.copy(bytes, 0, attr, ValueLayout.JAVA_BYTE, offset, Math.min(bytes.length, 15));
     }
 
-    /** Detaches (closing the BPF link) and frees the program and map. */
+    /**
+     * Detaches (closing the BPF link) and closes the program and the maps; the kernel frees each map with the last
+     * descriptor or program that holds it, so the shedding flag and count go with the program.
+     */
     @Override
     public void close() {
         try (Arena scratch = Arena.ofConfined()) {
             final MemorySegment state = Libc.newCallState(scratch);
-            if (linkFd >= 0) {
-                Libc.close(state, linkFd);
-                linkFd = -1;
-            }
-            if (programFd >= 0) {
-                Libc.close(state, programFd);
-                programFd = -1;
-            }
-            if (mapFd >= 0) {
-                Libc.close(state, mapFd);
-                mapFd = -1;
-            }
-            if (groupsFd >= 0) {
-                Libc.close(state, groupsFd);
-                groupsFd = -1;
-            }
+            linkFd = closeIfOpen(state, linkFd);
+            programFd = closeIfOpen(state, programFd);
+            mapFd = closeIfOpen(state, mapFd);
+            groupsFd = closeIfOpen(state, groupsFd);
+            shedFd = closeIfOpen(state, shedFd);
+            shedCountFd = closeIfOpen(state, shedCountFd);
         }
+    }
+
+    private static int closeIfOpen(MemorySegment state, int fd) {
+        if (fd >= 0) {
+            Libc.close(state, fd);
+        }
+        return -1;
     }
 
     // ---- the program ----
@@ -253,13 +291,23 @@ final class XdpSteering implements AutoCloseable {
     private static final int R10 = 10;
     /** Bytes 2..5 of 01:00:5e:00:00:01 (all systems, 224.0.0.1), as the program loads them. */
     private static final int ALL_SYSTEMS_KEY = Integer.reverseBytes(0x5E00_0001);
+    /** While shedding, a SYN goes on to Tern when the random u32's low bits are all zero: one in eight, as on AF_PACKET. */
+    static final int SHED_SAMPLE_MASK = 7;
+    /** The 13 fragment-offset bits of IPv4 bytes 20..21 as a little-endian u16 load sees them. */
+    private static final int FRAGMENT_OFFSET_LE = 0xFF1F;
+    /** TCP's SYN, RST and ACK flags (RFC 9293 §3.1); a connection opens with SYN alone. */
+    private static final int SYN_RST_ACK = 0x16;
+    private static final int SYN = 0x02;
+
+    /** The descriptors of the program's maps. */
+    record Maps(int xsks, int groups, int shedFlag, int shedCount) {
+    }
 
     /**
      * The steering program's instructions (each {@code struct bpf_insn} as a little-endian u64: code, dst|src&lt;&lt;4,
-     * off, imm) for an XSKMAP {@code mapFd}, the group map {@code groupsFd}, Tern's {@code mac} (packed as
-     * {@code MacAddress}) and {@code ipv4}.
+     * off, imm) for its {@code maps}, Tern's {@code mac} (packed as {@code MacAddress}) and {@code ipv4}.
      */
-    static long[] program(int mapFd, int groupsFd, long mac, int ipv4) {
+    static long[] program(Maps maps, long mac, int ipv4) {
         final Assembler a = new Assembler();
         // Frame bytes are read as little-endian words, so each constant is the wire bytes in little-endian order.
         final int macLow = Integer.reverseBytes((int) (mac >>> 16));
@@ -280,20 +328,35 @@ final class XdpSteering implements AutoCloseable {
         a.ldxW(R5, R2, 2).jeq32K(R5, ALL_SYSTEMS_KEY, "pass");
         a.stxW(R10, R5, -4);
         a.movX(R2, R10).addK(R2, -4);
-        a.ldMapFd(R1, groupsFd);
+        a.ldMapFd(R1, maps.groups());
         a.call(XdpAbi.BPF_FUNC_MAP_LOOKUP_ELEM);
         a.jeqK(R0, 0, "pass").ja("redirect");
         a.label("ethertype");
         a.ldxH(R5, R2, 12).jne32K(R5, 0x0008, "arp");                  // 0x0800 on the wire
         a.movX(R4, R2).addK(R4, 34).jgtX(R4, R3, "pass");
-        a.ldxW(R5, R2, 30).jne32K(R5, addressLe, "pass").ja("redirect"); // IPv4 destination
+        a.ldxW(R5, R2, 30).jne32K(R5, addressLe, "pass");                // IPv4 destination
+        // Load shedding (see the class comment). Bytes up to 34 were checked against data_end above; the TCP flags
+        // lie past a header length read from the frame, so they get their own check.
+        a.ldMapValue(R4, maps.shedFlag());
+        a.ldxW(R4, R4, 0).jeq32K(R4, 0, "redirect");                    // not shedding
+        a.ldxB(R5, R2, 23).jne32K(R5, 6, "redirect");                    // protocol: TCP
+        a.ldxH(R5, R2, 20).jsetK(R5, FRAGMENT_OFFSET_LE, "redirect");    // a later fragment has no TCP header
+        a.ldxB(R5, R2, 14).andK(R5, 0x0F).lshK(R5, 2);                   // IHL in bytes: 0..60, bounded for the verifier
+        a.addX(R2, R5);                                                  // r2 + 14: the TCP header
+        a.movX(R4, R2).addK(R4, 14 + 14).jgtX(R4, R3, "redirect");      // truncated: the stack counts it
+        a.ldxB(R5, R2, 14 + 13).andK(R5, SYN_RST_ACK).jne32K(R5, SYN, "redirect");
+        a.call(XdpAbi.BPF_FUNC_GET_PRANDOM_U32);
+        a.andK(R0, SHED_SAMPLE_MASK).jeq32K(R0, 0, "redirect");
+        a.ldMapValue(R1, maps.shedCount());
+        a.movK(R2, 1).atomicAddDw(R1, R2, 0);
+        a.movK(R0, XdpAbi.XDP_DROP).exit();
         a.label("arp");
         a.jne32K(R5, 0x0608, "pass");                                    // 0x0806 on the wire
         a.movX(R4, R2).addK(R4, 42).jgtX(R4, R3, "pass");
         a.ldxW(R5, R2, 38).jne32K(R5, addressLe, "pass");                // ARP target protocol address
         a.label("redirect");
         a.ldxW(R2, R6, XdpAbi.XDP_MD_RX_QUEUE_INDEX);
-        a.ldMapFd(R1, mapFd);
+        a.ldMapFd(R1, maps.xsks());
         a.movK(R3, XdpAbi.XDP_PASS);                                     // no socket on the queue: pass
         a.call(XdpAbi.BPF_FUNC_REDIRECT_MAP).exit();
         a.label("pass");
@@ -337,6 +400,10 @@ final class XdpSteering implements AutoCloseable {
             return emit(0x69, dst, src, offset, 0);                      // BPF_LDX | BPF_MEM | BPF_H
         }
 
+        Assembler ldxB(int dst, int src, int offset) {
+            return emit(0x71, dst, src, offset, 0);                      // BPF_LDX | BPF_MEM | BPF_B
+        }
+
         Assembler movX(int dst, int src) {
             return emit(0xbf, dst, src, 0, 0);                           // BPF_ALU64 | BPF_MOV | BPF_X
         }
@@ -347,6 +414,22 @@ final class XdpSteering implements AutoCloseable {
 
         Assembler addK(int dst, int immediate) {
             return emit(0x07, dst, 0, 0, immediate);                     // BPF_ALU64 | BPF_ADD | BPF_K
+        }
+
+        Assembler addX(int dst, int src) {
+            return emit(0x0f, dst, src, 0, 0);                           // BPF_ALU64 | BPF_ADD | BPF_X
+        }
+
+        Assembler andK(int dst, int immediate) {
+            return emit(0x57, dst, 0, 0, immediate);                     // BPF_ALU64 | BPF_AND | BPF_K
+        }
+
+        Assembler lshK(int dst, int immediate) {
+            return emit(0x67, dst, 0, 0, immediate);                     // BPF_ALU64 | BPF_LSH | BPF_K
+        }
+
+        Assembler jsetK(int dst, int immediate, String target) {
+            return jump(0x45, dst, 0, immediate, target);                // BPF_JMP | BPF_JSET | BPF_K
         }
 
         Assembler jgtX(int dst, int src, String target) {
@@ -376,6 +459,17 @@ final class XdpSteering implements AutoCloseable {
         Assembler ldMapFd(int dst, int fd) {
             emit(0x18, dst, XdpAbi.BPF_PSEUDO_MAP_FD, 0, fd);            // BPF_LD | BPF_DW | BPF_IMM, two slots
             return emit(0, 0, 0, 0, 0);
+        }
+
+        /** dst = the address of a one-entry array map's value (the second slot's imm is the offset in it: 0). */
+        Assembler ldMapValue(int dst, int fd) {
+            emit(0x18, dst, XdpAbi.BPF_PSEUDO_MAP_VALUE, 0, fd);
+            return emit(0, 0, 0, 0, 0);
+        }
+
+        /** *(u64 *)(dst + offset) += src, atomically. */
+        Assembler atomicAddDw(int dst, int src, int offset) {
+            return emit(0x03 | XdpAbi.BPF_ATOMIC | 0x18, dst, src, offset, XdpAbi.BPF_ADD); // BPF_STX | BPF_ATOMIC | BPF_DW
         }
 
         Assembler call(int helper) {

@@ -3,6 +3,9 @@ package dev.tern.afxdp;
 import dev.tern.afxdp.sys.XdpAbi;
 import org.junit.jupiter.api.Test;
 
+import java.util.Random;
+import java.util.Set;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,11 +13,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The steering program as assembled (the kernel's verifier checks it for real in the namespace tests): every jump
  * lands inside the program, the map descriptor is a two-slot pseudo load, and the constants are the wire bytes of
- * Tern's MAC and address as the program reads them (little-endian loads).
+ * Tern's MAC and address as the program reads them (little-endian loads). Then the program run on frames
+ * ({@link XdpInterpreter}): SYN shedding on crafted frames, and the verdict of a Java model of the pseudo-C in
+ * {@link XdpSteering}'s comment on arbitrary frames, with no load outside the frame.
  */
 class XdpSteeringProgramTest {
     private static final long MAC = 0x02_11_22_33_44_55L;
     private static final int ADDRESS = 0xC612_0002;     // 198.18.0.2
+    private static final XdpSteering.Maps MAPS = new XdpSteering.Maps(7, 9, 11, 13);
 
     private static int code(long insn) {
         return (int) (insn & 0xFF);
@@ -30,7 +36,7 @@ class XdpSteeringProgramTest {
 
     @Test
     void everyJumpLandsInsideTheProgramAndItEndsInExit() {
-        final long[] program = XdpSteering.program(7, 9, MAC, ADDRESS);
+        final long[] program = XdpSteering.program(MAPS, MAC, ADDRESS);
         for (int pc = 0; pc < program.length; pc++) {
             final int cls = code(program[pc]) & 0x07;
             final boolean jump = (cls == 0x05 || cls == 0x06) && code(program[pc]) != 0x85 && code(program[pc]) != 0x95;
@@ -44,7 +50,7 @@ class XdpSteeringProgramTest {
 
     @Test
     void theMapIsLoadedByDescriptorAndTheRedirectFallsBackToPass() {
-        final long[] program = XdpSteering.program(7, 9, MAC, ADDRESS);
+        final long[] program = XdpSteering.program(MAPS, MAC, ADDRESS);
         int load = -1;
         for (int pc = 0; pc < program.length; pc++) {
             if (code(program[pc]) == 0x18 && immediate(program[pc]) == 7) {
@@ -61,7 +67,7 @@ class XdpSteeringProgramTest {
 
     @Test
     void theComparedConstantsAreTheWireBytesReadLittleEndian() {
-        final long[] program = XdpSteering.program(7, 9, MAC, ADDRESS);
+        final long[] program = XdpSteering.program(MAPS, MAC, ADDRESS);
         final java.util.List<Integer> compared = new java.util.ArrayList<>();
         for (long insn : program) {
             if (code(insn) == 0x56) {
@@ -76,7 +82,7 @@ class XdpSteeringProgramTest {
 
     @Test
     void groupsAreLookedUpInTheirMapByMacBytes2To5ButNeverAllSystems() {
-        final long[] program = XdpSteering.program(7, 9, MAC, ADDRESS);
+        final long[] program = XdpSteering.program(MAPS, MAC, ADDRESS);
         int lookup = -1;
         for (int pc = 0; pc < program.length; pc++) {
             if (code(program[pc]) == 0x18 && immediate(program[pc]) == 9) {
@@ -92,6 +98,210 @@ class XdpSteeringProgramTest {
             skipsAllSystems |= code(insn) == 0x16 && immediate(insn) == 0x0100_005E;
         }
         assertTrue(skipsAllSystems, "224.0.0.1's MAC always goes to the kernel");
+    }
+
+    // ---- the program run on frames ----
+
+    private static final int KERNEL_ADDRESS = 0xC612_0003;
+    private static final int SYN = 0x02;
+    private static final int RST = 0x04;
+    private static final int ACK = 0x10;
+    private static final int REDIRECT = XdpInterpreter.XDP_REDIRECT;
+
+    private static XdpInterpreter interpreter(boolean shedding, int random) {
+        final XdpInterpreter interpreter = new XdpInterpreter(MAPS, XdpSteering.program(MAPS, MAC, ADDRESS), Set.of(), () -> random);
+        interpreter.shedFlag = shedding ? 1 : 0;
+        return interpreter;
+    }
+
+    private static void put(byte[] frame, int offset, long value, int bytes) {
+        for (int i = 0; i < bytes; i++) {
+            frame[offset + i] = (byte) (value >>> 8 * (bytes - 1 - i));
+        }
+    }
+
+    /** Ethernet to Tern's MAC, IPv4 ({@code headerLength} bytes, options zero) to {@code address}, TCP with {@code flags}. */
+    private static byte[] tcp(int address, int headerLength, int flags) {
+        final byte[] frame = new byte[14 + headerLength + 20];
+        put(frame, 0, MAC, 6);
+        put(frame, 6, 0x02_00_00_00_00_01L, 6);
+        put(frame, 12, 0x0800, 2);
+        frame[14] = (byte) (0x40 | headerLength / 4);
+        put(frame, 16, headerLength + 20, 2);
+        frame[22] = 64;
+        frame[23] = 6;
+        put(frame, 26, 0xC612_0001L, 4);
+        put(frame, 30, address, 4);
+        frame[14 + headerLength + 13] = (byte) flags;
+        return frame;
+    }
+
+    @Test
+    void whileSheddingASynAloneIsDroppedAndCountedUnlessTheRandomNumbersLowThreeBitsAreZero() {
+        for (int headerLength : new int[] {20, 24, 60}) {
+            for (int random = 0; random < 16; random++) {
+                final XdpInterpreter program = interpreter(true, random);
+                final int expected = (random & XdpSteering.SHED_SAMPLE_MASK) == 0 ? REDIRECT : XdpAbi.XDP_DROP;
+                assertEquals(expected, program.run(tcp(ADDRESS, headerLength, SYN)), "random " + random + ", IHL " + headerLength);
+                assertEquals(expected == XdpAbi.XDP_DROP ? 1 : 0, program.shedCount);
+            }
+        }
+    }
+
+    @Test
+    void withSheddingOffEverySynGoesToTernAndNoRandomNumberIsDrawn() {
+        final XdpInterpreter program = interpreter(false, 1);
+        assertEquals(REDIRECT, program.run(tcp(ADDRESS, 20, SYN)));
+        assertEquals(REDIRECT, program.run(tcp(ADDRESS, 60, SYN)));
+        assertEquals(0, program.randomCalls);
+        assertEquals(0, program.shedCount);
+    }
+
+    @Test
+    void whileSheddingEverythingButAConnectionOpeningSynGoesToTern() {
+        final XdpInterpreter program = interpreter(true, 1);                 // a SYN would be dropped
+        for (int flags : new int[] {ACK, SYN | ACK, RST, SYN | RST, RST | ACK, 0x18, 0x01, 0x11, 0}) {
+            assertEquals(REDIRECT, program.run(tcp(ADDRESS, 20, flags)), "flags 0x" + Integer.toHexString(flags));
+        }
+        final byte[] udp = tcp(ADDRESS, 20, SYN);
+        udp[23] = 17;
+        assertEquals(REDIRECT, program.run(udp), "UDP whose byte 47 looks like a SYN");
+        final byte[] laterFragment = tcp(ADDRESS, 20, SYN);
+        put(laterFragment, 20, 0x0001, 2);                                   // offset 8 bytes: no TCP header here
+        assertEquals(REDIRECT, program.run(laterFragment), "a later fragment");
+        final byte[] farFragment = tcp(ADDRESS, 20, SYN);
+        put(farFragment, 20, 0x1000, 2);
+        assertEquals(REDIRECT, program.run(farFragment), "a fragment at offset 0x1000 words");
+        final byte[] arp = new byte[42];
+        put(arp, 0, 0xFF_FF_FF_FF_FF_FFL, 6);
+        put(arp, 12, 0x0806, 2);
+        put(arp, 38, ADDRESS, 4);
+        assertEquals(REDIRECT, program.run(arp), "ARP asking for Tern's address");
+        assertEquals(0, program.randomCalls, "no random number drawn for any of them");
+        assertEquals(0, program.shedCount);
+
+        final byte[] firstFragment = tcp(ADDRESS, 20, SYN);
+        put(firstFragment, 20, 0x2000, 2);                                   // MF, offset 0: the TCP header is here
+        assertEquals(XdpAbi.XDP_DROP, program.run(firstFragment), "a first fragment is shed like AF_PACKET's filter sheds it");
+    }
+
+    @Test
+    void whileSheddingASynForTheKernelsAddressIsTheKernels() {
+        final XdpInterpreter program = interpreter(true, 1);
+        assertEquals(XdpAbi.XDP_PASS, program.run(tcp(KERNEL_ADDRESS, 20, SYN)));
+        assertEquals(0, program.randomCalls);
+    }
+
+    @Test
+    void aSynCutBeforeItsFlagsGoesToTernUnshedAndNothingPastTheFrameIsRead() {
+        for (int headerLength : new int[] {20, 60}) {
+            final byte[] whole = tcp(ADDRESS, headerLength, SYN);
+            for (int length = 34; length < 14 + headerLength + 14; length++) {
+                final XdpInterpreter program = interpreter(true, 1);
+                assertEquals(REDIRECT, program.run(java.util.Arrays.copyOf(whole, length)), "length " + length);
+                assertEquals(0, program.randomCalls);
+            }
+            assertEquals(XdpAbi.XDP_DROP, interpreter(true, 1).run(java.util.Arrays.copyOf(whole, 14 + headerLength + 14)),
+                "the flags are the last byte: enough");
+        }
+    }
+
+    /** The pseudo-C of {@link XdpSteering}'s class comment, in Java, on one frame. */
+    private static int model(byte[] f, Set<Integer> groups, boolean shedding, int random) {
+        if (f.length < 14) {
+            return XdpAbi.XDP_PASS;
+        }
+        final long destination = u(f, 0, 6);
+        if (destination != MAC && destination != 0xFF_FF_FF_FF_FF_FFL) {
+            if (u(f, 0, 2) != 0x0100 || u(f, 2, 4) == 0x5E00_0001L) {
+                return XdpAbi.XDP_PASS;
+            }
+            return groups.contains(Integer.reverseBytes((int) u(f, 2, 4))) ? REDIRECT : XdpAbi.XDP_PASS;
+        }
+        final long ethertype = u(f, 12, 2);
+        if (ethertype == 0x0800) {
+            if (f.length < 34 || u(f, 30, 4) != Integer.toUnsignedLong(ADDRESS)) {
+                return XdpAbi.XDP_PASS;
+            }
+            if (!shedding || f[23] != 6 || (u(f, 20, 2) & 0x1FFF) != 0) {
+                return REDIRECT;
+            }
+            final int tcp = 14 + 4 * (f[14] & 0x0F);
+            if (f.length < tcp + 14 || (f[tcp + 13] & 0x16) != SYN || (random & 7) == 0) {
+                return REDIRECT;
+            }
+            return XdpAbi.XDP_DROP;
+        }
+        if (ethertype == 0x0806 && f.length >= 42 && u(f, 38, 4) == Integer.toUnsignedLong(ADDRESS)) {
+            return REDIRECT;
+        }
+        return XdpAbi.XDP_PASS;
+    }
+
+    private static long u(byte[] f, int offset, int bytes) {
+        long value = 0;
+        for (int i = 0; i < bytes; i++) {
+            value = value << 8 | (f[offset + i] & 0xFF);
+        }
+        return value;
+    }
+
+    @Test
+    void onArbitraryFramesTheProgramAgreesWithTheModelAndReadsOnlyInsideTheFrame() {
+        final long seed = System.nanoTime();
+        final Random rng = new Random(seed);
+        final Set<Integer> groups = Set.of(XdpSteering.groupKey(0x01_00_5E_01_02_03L));
+        int dropped = 0;
+        int redirected = 0;
+        for (int i = 0; i < 20_000; i++) {
+            final byte[] f = new byte[rng.nextInt(100)];
+            rng.nextBytes(f);
+            // Steer most frames down the interesting paths: Tern's MAC, IPv4 or ARP, Tern's address, TCP, SYN.
+            if (f.length >= 6 && rng.nextInt(8) > 0) {
+                put(f, 0, rng.nextInt(8) == 0 ? 0x01_00_5E_01_02_03L : MAC, 6);
+            }
+            if (f.length >= 14 && rng.nextInt(8) > 0) {
+                put(f, 12, rng.nextInt(4) == 0 ? 0x0806 : 0x0800, 2);
+            }
+            if (f.length >= 42 && rng.nextBoolean()) {
+                put(f, 38, ADDRESS, 4);
+            }
+            if (f.length >= 34 && rng.nextInt(8) > 0) {
+                put(f, 30, ADDRESS, 4);
+                if (rng.nextInt(8) > 0) {
+                    f[23] = 6;
+                }
+                if (rng.nextInt(4) > 0) {
+                    f[20] &= (byte) 0xE0;                                    // not a later fragment; MF as it came
+                    f[21] = 0;
+                }
+                if (rng.nextInt(4) > 0) {
+                    f[14] = (byte) (0x40 | 5 + rng.nextInt(3));              // mostly headers the frame holds
+                }
+            }
+            final int tcp = f.length > 14 ? 14 + 4 * (f[14] & 0x0F) : 0;
+            if (f.length > tcp + 13 && tcp > 0 && rng.nextBoolean()) {
+                f[tcp + 13] = (byte) (rng.nextBoolean() ? SYN : f[tcp + 13]);
+            }
+            final boolean shedding = rng.nextBoolean();
+            final int random = rng.nextInt();
+            final XdpInterpreter program = new XdpInterpreter(MAPS, XdpSteering.program(MAPS, MAC, ADDRESS), groups, () -> random);
+            program.shedFlag = shedding ? 1 : 0;
+            final int verdict;
+            try {
+                verdict = program.run(f);
+            } catch (IllegalStateException e) {
+                throw new AssertionError("seed " + seed + ", frame " + java.util.HexFormat.of().formatHex(f) + ": " + e.getMessage(), e);
+            }
+            assertEquals(model(f, groups, shedding, random), verdict, "seed " + seed + ", shedding " + shedding + ", random "
+                + random + ", frame " + java.util.HexFormat.of().formatHex(f));
+            assertEquals(verdict == XdpAbi.XDP_DROP ? 1 : 0, program.shedCount);
+            dropped += verdict == XdpAbi.XDP_DROP ? 1 : 0;
+            redirected += verdict == REDIRECT ? 1 : 0;
+        }
+        System.out.printf("steering program on 20,000 arbitrary frames: %d dropped, %d redirected, the rest passed%n",
+            dropped, redirected);
+        assertTrue(dropped > 100, "the drop path was exercised: " + dropped + " (seed " + seed + ")");
     }
 
     @Test

@@ -23,6 +23,15 @@ public final class Sys {
     private static final MethodHandle SYSCALL_BPF = Libc.downcall("syscall",
         FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT), Linker.Option.firstVariadicArg(1));
 
+    /**
+     * {@link #SYSCALL_BPF} without errno, for the once-a-second read of a counter whose failure needs no reason: a
+     * downcall that captures errno allocates until C2 compiles it, and a call made once a second never gets there
+     * (see {@code Libc}'s {@code SENDTO_NO_ERRNO}).
+     */
+    private static final MethodHandle SYSCALL_BPF_NO_ERRNO = Linker.nativeLinker().downcallHandle(
+        Linker.nativeLinker().defaultLookup().find("syscall").orElseThrow(),
+        FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT), Linker.Option.firstVariadicArg(1));
+
     private Sys() {
     }
 
@@ -32,6 +41,15 @@ public final class Sys {
             throw new SysException(call, Libc.errno(callState));
         }
         return rc;
+    }
+
+    /** {@link #bpf} without errno: 0 or a descriptor on success, -1 on failure. Allocates nothing. */
+    public static int bpfWithoutErrno(int command, MemorySegment attr, int size) {
+        try {
+            return (int) (long) SYSCALL_BPF_NO_ERRNO.invokeExact(XdpAbi.SYS_BPF, command, attr, size);
+        } catch (Throwable t) {
+            throw new AssertionError("native call failed unexpectedly: " + t, t);
+        }
     }
 
     /** {@code bpf(cmd, attr, size)}; returns a file descriptor or 0 on success, -1 with errno on failure. */

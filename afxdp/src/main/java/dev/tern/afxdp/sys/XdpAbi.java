@@ -111,9 +111,11 @@ public final class XdpAbi {
     // ---- bpf(2) ----
     @CAbi("__NR_bpf") public static final long SYS_BPF = 321;
     @CAbi("BPF_MAP_CREATE") public static final int BPF_MAP_CREATE = 0;
+    @CAbi("BPF_MAP_LOOKUP_ELEM") public static final int BPF_MAP_LOOKUP_ELEM = 1;
     @CAbi("BPF_MAP_UPDATE_ELEM") public static final int BPF_MAP_UPDATE_ELEM = 2;
     @CAbi("BPF_MAP_DELETE_ELEM") public static final int BPF_MAP_DELETE_ELEM = 3;
     @CAbi("BPF_MAP_TYPE_HASH") public static final int BPF_MAP_TYPE_HASH = 1;
+    @CAbi("BPF_MAP_TYPE_ARRAY") public static final int BPF_MAP_TYPE_ARRAY = 2;
     @CAbi("BPF_FUNC_map_lookup_elem") public static final int BPF_FUNC_MAP_LOOKUP_ELEM = 1;
     @CAbi("BPF_PROG_LOAD") public static final int BPF_PROG_LOAD = 5;
     @CAbi("BPF_LINK_CREATE") public static final int BPF_LINK_CREATE = 28;
@@ -123,9 +125,15 @@ public final class XdpAbi {
     @CAbi("XDP_FLAGS_UPDATE_IF_NOEXIST") public static final int XDP_FLAGS_UPDATE_IF_NOEXIST = 1;
     @CAbi("XDP_FLAGS_SKB_MODE") public static final int XDP_FLAGS_SKB_MODE = 2;
     @CAbi("XDP_FLAGS_DRV_MODE") public static final int XDP_FLAGS_DRV_MODE = 4;
+    @CAbi("XDP_DROP") public static final int XDP_DROP = 1;
     @CAbi("XDP_PASS") public static final int XDP_PASS = 2;
+    @CAbi("BPF_FUNC_get_prandom_u32") public static final int BPF_FUNC_GET_PRANDOM_U32 = 7;
     @CAbi("BPF_FUNC_redirect_map") public static final int BPF_FUNC_REDIRECT_MAP = 51;
     @CAbi("BPF_PSEUDO_MAP_FD") public static final int BPF_PSEUDO_MAP_FD = 1;
+    /** A 64-bit load whose value is the address of a one-entry array map's value (Linux 5.2+): no lookup call. */
+    @CAbi("BPF_PSEUDO_MAP_VALUE") public static final int BPF_PSEUDO_MAP_VALUE = 2;
+    @CAbi("BPF_ATOMIC") public static final int BPF_ATOMIC = 0xc0;
+    @CAbi("BPF_ADD") public static final int BPF_ADD = 0x00;
     /** Bytes of {@code union bpf_attr} Tern passes: covers every command it uses; the kernel zero-extends. */
     public static final int BPF_ATTR_SIZE = 128;
 

@@ -56,21 +56,7 @@ class AfXdpInteropTest {
 
     @AfterEach
     void tearDown() {
-        try {
-            if (stack != null) {
-                stack.close();
-            }
-        } finally {
-            try {
-                if (link != null) {
-                    link.close();
-                }
-            } finally {
-                if (net != null) {
-                    net.close();
-                }
-            }
-        }
+        VethRig.closeInOrder(stack, link, net);
     }
 
     private void start() {

@@ -132,6 +132,36 @@ final class VethRig implements AutoCloseable {
         }
     }
 
+    /**
+     * Closes each of {@code resources} that is not null, in order (a stack before its link, the link before the
+     * namespaces), each even when one before it failed; the first failure is thrown with the later ones suppressed.
+     */
+    static void closeInOrder(AutoCloseable... resources) {
+        Throwable first = null;
+        for (AutoCloseable resource : resources) {
+            try {
+                if (resource != null) {
+                    resource.close();
+                }
+            } catch (Throwable t) {
+                if (first == null) {
+                    first = t;
+                } else {
+                    first.addSuppressed(t);
+                }
+            }
+        }
+        if (first instanceof RuntimeException runtime) {
+            throw runtime;
+        }
+        if (first instanceof Error error) {
+            throw error;
+        }
+        if (first != null) {
+            throw new IllegalStateException(first);
+        }
+    }
+
     static void assumeNetns() {
         NetnsHarness.unavailableReason().ifPresent(reason -> {
             if (ExternalTools.required()) {
