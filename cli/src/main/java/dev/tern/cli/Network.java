@@ -103,21 +103,24 @@ final class Network implements AutoCloseable {
 
     /** One turn of shard {@code k}'s loop and its services (with shard 0: the memory peer and its services too). */
     int pollShard(int k) {
+        // Indexed loops: a for-each's iterator was not always scalar-replaced here, and this runs every poll.
         int work = shards.get(k).doWork();
         if (k == 0 && peer != null) {
             work += peer.doWork();
-            for (UdpEchoService service : peerUdpEcho) {
-                work += service.poll();
+            for (int i = 0; i < peerUdpEcho.size(); i++) {
+                work += peerUdpEcho.get(i).poll();
             }
-            for (TcpService service : peerTcpServices) {
-                work += service.poll();
+            for (int i = 0; i < peerTcpServices.size(); i++) {
+                work += peerTcpServices.get(i).poll();
             }
         }
-        for (UdpEchoService service : udpEcho.get(k)) {
-            work += service.poll();
+        final java.util.List<UdpEchoService> udpServices = udpEcho.get(k);
+        for (int i = 0; i < udpServices.size(); i++) {
+            work += udpServices.get(i).poll();
         }
-        for (TcpService service : tcpServices.get(k)) {
-            work += service.poll();
+        final java.util.List<TcpService> services = tcpServices.get(k);
+        for (int i = 0; i < services.size(); i++) {
+            work += services.get(i).poll();
         }
         return work;
     }
