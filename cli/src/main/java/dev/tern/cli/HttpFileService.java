@@ -12,10 +12,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileTime;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 
@@ -36,6 +39,54 @@ final class HttpFileService extends TcpService {
 
     private final Path root;
     private final Map<TcpConnection, Exchange> exchanges = new HashMap<>();
+    private final SmallFileCache smallFiles = new SmallFileCache();
+
+    /**
+     * The bytes of small files, served from memory while the stat each request makes anyway shows the same size,
+     * modification time and file key (device and inode): one {@code statx} per request instead of stat, access, open,
+     * fstat, read and close (perf of {@code tern serve --http} showed those six system calls among its top samples).
+     * As nginx's {@code open_file_cache} (which does not re-check each request), a file rewritten in place with the
+     * same size within the file system's timestamp granularity (a few milliseconds) can be served as it was until
+     * its next change. Least recently used entries go beyond {@value #MAX_BYTES} bytes in all.
+     */
+    private static final class SmallFileCache {
+        static final int MAX_FILE = 64 * 1024;
+        static final long MAX_BYTES = 16L << 20;
+
+        private record Entry(byte[] bytes, FileTime modified, Object fileKey) {
+        }
+
+        private final LinkedHashMap<Path, Entry> entries = new LinkedHashMap<>(16, 0.75f, true);
+        private long bytes;
+
+        /** The file's bytes if it is small (read now if not cached or changed); null for a file to stream. */
+        byte[] bytes(Path file, BasicFileAttributes attributes) throws IOException {
+            if (attributes.size() > MAX_FILE) {
+                return null;
+            }
+            final Entry entry = entries.get(file);
+            if (entry != null && entry.bytes.length == attributes.size()
+                && entry.modified.equals(attributes.lastModifiedTime())
+                && java.util.Objects.equals(entry.fileKey, attributes.fileKey())) {
+                return entry.bytes;
+            }
+            if (entry != null) {
+                entries.remove(file);
+                bytes -= entry.bytes.length;
+            }
+            final byte[] content = Files.readAllBytes(file);
+            if (content.length != attributes.size()) {
+                return content;     // it changed while we read it: serve what was read, keep nothing
+            }
+            entries.put(file, new Entry(content, attributes.lastModifiedTime(), attributes.fileKey()));
+            bytes += content.length;
+            for (var eldest = entries.entrySet().iterator(); bytes > MAX_BYTES && eldest.hasNext(); ) {
+                bytes -= eldest.next().getValue().bytes.length;
+                eldest.remove();
+            }
+            return content;
+        }
+    }
 
     /**
      * One connection: bytes received and not yet parsed (pipelined requests wait here), and the response being sent
@@ -49,6 +100,8 @@ final class HttpFileService extends TcpService {
         int headSent;
         FileChannel body;
         long bodyLeft;
+        /** The response being made answers an HTTP/1.0 request that asked to keep the connection. */
+        boolean announceKeepAlive;
         /** The response being sent is the last: the connection closes after it. */
         boolean closeAfter;
         boolean outputShut;
@@ -229,14 +282,14 @@ final class HttpFileService extends TcpService {
             leadingSlashes++;
         }
         final Path file = root.resolve(decoded.substring(leadingSlashes)).normalize();
-        if (!file.startsWith(root) || !Files.isRegularFile(file) || !Files.isReadable(file)) {
+        final BasicFileAttributes attributes = file.startsWith(root) ? attributesOf(file) : null;
+        exchange.announceKeepAlive = keepAlive10;
+        if (attributes == null || !attributes.isRegularFile()) {
             respond(exchange, 404, "Not Found", null, headOnly, close);
         } else {
-            respond(exchange, 200, "OK", file, headOnly, close);
+            respond(exchange, 200, "OK", file, attributes, headOnly, close);
         }
-        if (keepAlive10) {
-            addKeepAliveField(exchange);
-        }
+        exchange.announceKeepAlive = false;
     }
 
     /**
@@ -268,23 +321,34 @@ final class HttpFileService extends TcpService {
         return false;
     }
 
-    /** An HTTP/1.0 client that asked to keep the connection is told it is kept (RFC 9112 §C.2.2). */
-    private static void addKeepAliveField(Exchange exchange) {
-        final String head = new String(exchange.head, StandardCharsets.ISO_8859_1);
-        final int end = head.indexOf("\r\n\r\n");
-        exchange.head = (head.substring(0, end) + "\r\nConnection: keep-alive" + head.substring(end))
-            .getBytes(StandardCharsets.ISO_8859_1);
+    private void respond(Exchange exchange, int status, String reason, Path file, boolean headOnly, boolean close) {
+        respond(exchange, status, reason, file, null, headOnly, close);
     }
 
-    private void respond(Exchange exchange, int status, String reason, Path file, boolean headOnly, boolean close) {
+    /** One stat per request: a path that cannot be stat'ed is 404 (missing, or a directory on the way not searchable). */
+    private static BasicFileAttributes attributesOf(Path file) {
+        try {
+            return Files.readAttributes(file, BasicFileAttributes.class);
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    private void respond(Exchange exchange, int status, String reason, Path file, BasicFileAttributes attributes,
+                         boolean headOnly, boolean close) {
         long length = 0;
         String type = "text/plain; charset=utf-8";
         byte[] body = (status + " " + reason + "\n").getBytes(StandardCharsets.UTF_8);
         if (file != null) {
             try {
-                exchange.body = FileChannel.open(file, StandardOpenOption.READ);
-                length = exchange.body.size();
-                body = null;
+                final byte[] cached = attributes == null ? null : smallFiles.bytes(file, attributes);
+                if (cached != null) {
+                    body = cached;
+                } else {
+                    exchange.body = FileChannel.open(file, StandardOpenOption.READ);
+                    length = exchange.body.size();
+                    body = null;
+                }
                 type = contentType(file);
             } catch (IOException e) {
                 status = 404;
@@ -301,6 +365,8 @@ final class HttpFileService extends TcpService {
             + "Content-Type: " + type + "\r\n"
             + "Content-Length: " + length + "\r\n"
             + (close ? "Connection: close\r\n" : "")
+            // An HTTP/1.0 client that asked to keep the connection is told it is kept (RFC 9112 §C.2.2).
+            + (exchange.announceKeepAlive ? "Connection: keep-alive\r\n" : "")
             + "\r\n";
         final byte[] headBytes = head.getBytes(StandardCharsets.ISO_8859_1);
         if (body != null && !headOnly) {

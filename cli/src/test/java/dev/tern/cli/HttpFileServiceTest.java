@@ -181,4 +181,47 @@ class HttpFileServiceTest {
             connection.close();
         }
     }
+
+    @Test
+    void aChangedDeletedOrLargeFileIsServedAsItIsNowNotAsItWasCached() throws Exception {
+        final TcpConnection connection = connect();
+        final Path file = files.resolve("c.txt");
+        Files.writeString(file, "first\n");
+        send(connection, "GET /c.txt HTTP/1.1\r\n\r\n");
+        assertTrue(receive(connection).endsWith("first\n"));
+
+        // Another size: served anew at once.
+        Files.writeString(file, "second, longer\n");
+        send(connection, "GET /c.txt HTTP/1.1\r\n\r\n");
+        assertTrue(receive(connection).endsWith("second, longer\n"));
+
+        // The same size, another modification time: served anew.
+        Files.writeString(file, "third!, longer\n");
+        Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.fromMillis(1_000_000_000L));
+        send(connection, "GET /c.txt HTTP/1.1\r\n\r\n");
+        assertTrue(receive(connection).endsWith("third!, longer\n"));
+
+        // Replaced by another file (another inode) of the same size and time: served anew.
+        final Path other = files.resolve("c.tmp");
+        Files.writeString(other, "fourth, longer\n");
+        Files.setLastModifiedTime(other, java.nio.file.attribute.FileTime.fromMillis(1_000_000_000L));
+        Files.move(other, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        send(connection, "GET /c.txt HTTP/1.1\r\n\r\n");
+        assertTrue(receive(connection).endsWith("fourth, longer\n"));
+
+        Files.delete(file);
+        send(connection, "GET /c.txt HTTP/1.1\r\n\r\n");
+        assertTrue(receive(connection).startsWith("HTTP/1.1 404 Not Found\r\n"));
+
+        // Beyond the cache's file size: streamed from the file, every byte.
+        final byte[] large = new byte[200_000];
+        new java.util.SplittableRandom(5).nextBytes(large);
+        Files.write(files.resolve("large.bin"), large);
+        send(connection, "GET /large.bin HTTP/1.1\r\n\r\n");
+        final String response = receive(connection);
+        assertTrue(response.startsWith("HTTP/1.1 200 OK\r\n") && response.contains("Content-Length: 200000\r\n"));
+        final byte[] body = response.substring(response.indexOf("\r\n\r\n") + 4).getBytes(StandardCharsets.ISO_8859_1);
+        org.junit.jupiter.api.Assertions.assertArrayEquals(large, body);
+        connection.close();
+    }
 }
