@@ -16,6 +16,7 @@ import dev.tern.ipv4.wire.IpProtocol;
 import dev.tern.ipv4.wire.Ipv4Header;
 import dev.tern.ipv4.wire.Ipv4Repr;
 import dev.tern.stack.NetStack;
+import dev.tern.tcp.wire.TcpFlags;
 import dev.tern.tcp.wire.TcpHeader;
 import dev.tern.tcp.wire.TcpRepr;
 
@@ -31,6 +32,7 @@ import java.util.Deque;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.BooleanSupplier;
+import java.util.function.LongToIntFunction;
 
 /**
  * Runs one packetdrill-format script against one Tern stack on virtual time. The script plays the remote host
@@ -77,7 +79,7 @@ public final class ScriptRunner {
      * One packet Tern sent, as the remote saw it: a TCP segment (with the flow its ports name), a UDP datagram or an
      * ICMP message; the other two fields are null.
      */
-    private record Sent(long atNs, TcpRepr tcp, ScriptFlow flow, UdpSeen udp, IcmpSeen icmp) {
+    private record Sent(long atNs, TcpRepr tcp, ScriptFlow flow, UdpSeen udp, IcmpSeen icmp, byte[] data) {
     }
 
     /** A UDP datagram Tern sent: its ports and payload length. */
@@ -142,10 +144,13 @@ public final class ScriptRunner {
     /** Blocking calls that span time and have not returned yet, in the order they started. */
     private final List<Pending> pendings = new ArrayList<>();
     private boolean settling;
+    /** What the application writes at each TCP sequence number: {@link ScriptPayload#tern}, unless a test says. */
+    private final LongToIntFunction applicationBytes;
 
-    private ScriptRunner(String file, ScriptProfile profile) {
+    private ScriptRunner(String file, ScriptProfile profile, LongToIntFunction applicationBytes) {
         this.file = file;
         this.profile = profile;
+        this.applicationBytes = applicationBytes;
         wire = MemoryWire.builder().clock(clock).mtu(profile.mtu()).build();
         remote = wire.attach("remote", REMOTE_MAC);
         remote.promiscuous(true);
@@ -176,8 +181,18 @@ public final class ScriptRunner {
      * goes, with its time, in the script's syntax (what {@code tern script --verbose} shows).
      */
     public static void run(String file, String text, ScriptProfile profile, java.io.PrintStream trace) {
+        run(file, text, profile, trace, ScriptPayload::tern);
+    }
+
+    /**
+     * As {@link #run(String, String, ScriptProfile, java.io.PrintStream)}, with the application writing
+     * {@code applicationBytes} of each sequence number instead of {@link ScriptPayload#tern}: what a stack that
+     * corrupts data would put on the wire, for tests of the runner's data comparison.
+     */
+    static void run(String file, String text, ScriptProfile profile, java.io.PrintStream trace,
+                    LongToIntFunction applicationBytes) {
         final List<ScriptLine> lines = ScriptParser.parse(file, text);
-        final ScriptRunner runner = new ScriptRunner(file, withSysctls(file, lines, profile));
+        final ScriptRunner runner = new ScriptRunner(file, withSysctls(file, lines, profile), applicationBytes);
         runner.trace = trace;
         try {
             runner.runAll(lines);
@@ -297,6 +312,11 @@ public final class ScriptRunner {
     }
 
     // ------------------------------------------------------------------------------------------------ time
+
+    /** What the application writes at each TCP sequence number (on the wire). */
+    LongToIntFunction applicationBytes() {
+        return applicationBytes;
+    }
 
     /** The stack's clock, for calls into the TCP layer. */
     long nowNs() {
@@ -547,7 +567,8 @@ public final class ScriptRunner {
             throw new ScriptException(file, 0, "Tern sent a TCP segment with a bad checksum (a bug in Tern)");
         }
         final TcpRepr tcp = TcpRepr.parse(header, tcpLength);
-        return new Sent(now(), tcp, flowOf(tcp.sourcePort(), tcp.destinationPort()), null, null);
+        final byte[] data = segment.asSlice(at + header.dataOffset(), tcp.payloadLength()).toArray(ValueLayout.JAVA_BYTE);
+        return new Sent(now(), tcp, flowOf(tcp.sourcePort(), tcp.destinationPort()), null, null, data);
     }
 
     private Sent udpSent(MemorySegment segment, long at, int udpLength, Ipv4Header ip) {
@@ -560,7 +581,7 @@ public final class ScriptRunner {
             throw new ScriptException(file, 0, "Tern sent a UDP datagram with a bad checksum (a bug in Tern)");
         }
         return new Sent(now(), null, null, new UdpSeen(BigEndian.u16(segment, at), BigEndian.u16(segment, at + 2),
-            udpLength - 8), null);
+            udpLength - 8), null, segment.asSlice(at + 8, udpLength - 8).toArray(ValueLayout.JAVA_BYTE));
     }
 
     private Sent icmpSent(MemorySegment segment, long at, int icmpLength) {
@@ -593,7 +614,7 @@ public final class ScriptRunner {
             }
         }
         return new Sent(now(), null, null, null, new IcmpSeen(type, code, mtu, protocol, sourcePort, destinationPort,
-            seq, udpLength));
+            seq, udpLength), null);
     }
 
     /** Takes the oldest packet Tern sent within the line's time (plus tolerance), or fails the line. */
@@ -624,8 +645,8 @@ public final class ScriptRunner {
     private void expect(ScriptLine line) {
         final Sent s = takeSent(line);
         final String mismatch = switch (line) {
-            case ScriptLine.Packet p -> s.tcp == null ? "not a TCP segment" : s.flow.mismatch(p, s.tcp);
-            case ScriptLine.Datagram d -> s.udp == null ? "not a UDP datagram" : datagramMismatch(d, s.udp);
+            case ScriptLine.Packet p -> s.tcp == null ? "not a TCP segment" : segmentMismatch(p, s);
+            case ScriptLine.Datagram d -> s.udp == null ? "not a UDP datagram" : datagramMismatch(d, s);
             case ScriptLine.Icmp i -> s.icmp == null ? "not an ICMP message" : icmpMismatch(i, s.icmp);
             case ScriptLine.Call c -> throw new IllegalStateException("a call is not a packet");
             case ScriptLine.Sysctl c -> throw new IllegalStateException("a sysctl is not a packet");
@@ -640,12 +661,37 @@ public final class ScriptRunner {
         lastNs = s.atNs;
     }
 
-    private static String datagramMismatch(ScriptLine.Datagram d, UdpSeen actual) {
+    /**
+     * The flow's comparison of the header, then every byte of the data against what the application wrote at its
+     * sequence number ({@link ScriptPayload#tern}; data on a SYN would start after it).
+     */
+    private static String segmentMismatch(ScriptLine.Packet p, Sent s) {
+        final String header = s.flow.mismatch(p, s.tcp);
+        if (header != null) {
+            return header;
+        }
+        final long first = Integer.toUnsignedLong(s.tcp.seq()) + ((s.tcp.flags() & TcpFlags.SYN) != 0 ? 1 : 0);
+        final MemorySegment data = MemorySegment.ofArray(s.data);
+        final int wrong = ScriptPayload.firstDifference(data, 0, s.data.length, first, ScriptPayload::tern);
+        return wrong < 0 ? null : "byte " + wrong + " of the data (sequence number "
+            + ScriptFlow.relative((int) (first + wrong), s.flow.ternIsn < 0 ? 0 : s.flow.ternIsn) + ") "
+            + ScriptPayload.difference(data, 0, wrong, first, ScriptPayload::tern) + " (the application wrote "
+            + "the pattern of docs/SCRIPTS.md there)";
+    }
+
+    private static String datagramMismatch(ScriptLine.Datagram d, Sent s) {
+        final UdpSeen actual = s.udp;
         if (d.ports() != null && (d.ports().source() != actual.sourcePort
             || d.ports().destination() != actual.destinationPort)) {
             return "ports " + actual.sourcePort + ">" + actual.destinationPort + ", not " + d.ports();
         }
-        return actual.length == d.length() ? null : actual.length + " bytes, not " + d.length();
+        if (actual.length != d.length()) {
+            return actual.length + " bytes, not " + d.length();
+        }
+        final MemorySegment data = MemorySegment.ofArray(s.data);
+        final int wrong = ScriptPayload.firstDifference(data, 0, s.data.length, 0, ScriptPayload::ternDatagram);
+        return wrong < 0 ? null : "byte " + wrong + " of the datagram "
+            + ScriptPayload.difference(data, 0, wrong, 0, ScriptPayload::ternDatagram);
     }
 
     private String icmpMismatch(ScriptLine.Icmp i, IcmpSeen actual) {
@@ -721,18 +767,22 @@ public final class ScriptRunner {
         for (int i = 0; i < options.length; i++) {
             header.optionByte(i, options[i] & 0xFF);
         }
-        // The payload is zeros; its bytes are not part of what a script checks.
+        // The data is the remote's pattern at each byte's sequence number, which read checks (ScriptPayload).
+        final long first = REMOTE_ISN + p.seqStart() + ((p.flags() & TcpFlags.SYN) != 0 ? 1 : 0);
+        ScriptPayload.fill(MemorySegment.ofArray(segment), headerLength, p.payloadLength(), first,
+            ScriptPayload::remote);
         TcpRepr.fillChecksum(header, REMOTE_ADDRESS, TERN_ADDRESS, tcpLength);
         injectIp(IpProtocol.TCP, segment);
     }
 
-    /** A datagram from the remote: to the current UDP flow's ports, or those the line names; zeros as payload. */
+    /** A datagram from the remote: to the current UDP flow's ports, or those the line names; its bytes the pattern. */
     private void inject(ScriptLine.Datagram d) {
         final int source = d.ports() != null ? d.ports().source() : udpRemotePort;
         final int destination = d.ports() != null ? d.ports().destination() : udpTernPort;
         final byte[] datagram = new byte[8 + d.length()];
         final java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(datagram);
         b.putShort((short) source).putShort((short) destination).putShort((short) datagram.length).putShort((short) 0);
+        ScriptPayload.fill(MemorySegment.ofArray(datagram), 8, d.length(), 0, ScriptPayload::remoteDatagram);
         final int checksum = InternetChecksum.finish(InternetChecksum.add(InternetChecksum.pseudoHeader(REMOTE_ADDRESS,
             TERN_ADDRESS, IpProtocol.UDP, datagram.length), MemorySegment.ofArray(datagram), 0, datagram.length));
         b.putShort(6, (short) (checksum == 0 ? 0xFFFF : checksum));

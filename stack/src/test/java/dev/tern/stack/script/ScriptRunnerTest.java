@@ -556,6 +556,63 @@ class ScriptRunnerTest {
         }
     }
 
+    @Nested
+    class PayloadBytes {
+        @Test
+        void dataBothWaysIsComparedByteForByteThroughSplitsAndReassembly() {
+            passes(PASSIVE_OPEN + """
+                +0    write(4, ..., 2000) = 2000
+                +0    > . 1:1461(1460) ack 1
+                +0    > P. 1461:2001(540) ack 1
+                +.01  < . 1:1(0) ack 2001 win 512
+                +0    < P. 1001:2001(1000) ack 2001 win 512
+                +0    > . 2001:2001(0) ack 1 <nop,nop,sack 1001:2001>
+                +0    < P. 1:1001(1000) ack 2001 win 512
+                +0    > . 2001:2001(0) ack 2001
+                +0    read(4, ..., 1500) = 1500
+                +0    read(4, ..., 1500) = 500
+                """);
+        }
+
+        @Test
+        void aByteTernSendsThatTheApplicationDidNotWriteThereFailsNamingIt() {
+            // Every 'q' the application writes becomes '?', as a stack that corrupts data would send it.
+            final ScriptException e = assertThrows(ScriptException.class, () -> ScriptRunner.run("t.pkt",
+                PASSIVE_OPEN + "+0 write(4, ..., 100) = 100\n+0 > P. 1:101(100) ack 1\n", ScriptProfile.linux(), null,
+                seq -> ScriptPayload.tern(seq) == 'q' ? '?' : ScriptPayload.tern(seq)));
+            assertEquals(9, e.line());
+            that(e.getMessage()).startsWith("t.pkt:9: expected 'P. 1:101(100) ack 1'; Tern sent 'P. 1:101(100) ack 1 "
+                + "win 32768' at 0.010000 s: byte ").contains(" is 0x3f '?', not 0x71 'q' (the application wrote "
+                + "the pattern of docs/SCRIPTS.md there)");
+        }
+
+        @Test
+        void theFirstDifferentByteIsFoundAndShownWithItsPosition() {
+            final byte[] data = new byte[40];
+            final java.lang.foreign.MemorySegment segment = java.lang.foreign.MemorySegment.ofArray(data);
+            ScriptPayload.fill(segment, 0, data.length, 1000, ScriptPayload::remote);
+            assertEquals(-1, ScriptPayload.firstDifference(segment, 0, data.length, 1000, ScriptPayload::remote));
+            assertEquals(0, ScriptPayload.firstDifference(segment, 0, data.length, 1001, ScriptPayload::remote));
+            data[17] = 0;
+            assertEquals(17, ScriptPayload.firstDifference(segment, 0, data.length, 1000, ScriptPayload::remote));
+            // 1017 mod 26 is 3: 'D'.
+            that(ScriptPayload.difference(segment, 0, 17, 1000, ScriptPayload::remote)).isEqualTo("is 0x00, not "
+                + "0x44 'D'");
+        }
+
+        @Test
+        void aDatagramsBytesAreCheckedBothWays() {
+            passes("""
+                0     socket(..., SOCK_DGRAM, IPPROTO_UDP) = 3
+                +0    bind(3, ..., ...) = 0
+                +0    < udp (100)
+                +0    recvfrom(3, ..., 60, 0, ..., ...) = 60
+                +0    sendto(3, ..., 30, 0, ..., ...) = 30
+                +0    > 8080>48000 udp (30)
+                """);
+        }
+    }
+
     @Test
     void everyProfileIsNamedAndDistinct() {
         final List<String> names = ScriptProfile.all().stream().map(ScriptProfile::name).toList();
