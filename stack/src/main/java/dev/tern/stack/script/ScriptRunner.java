@@ -87,11 +87,12 @@ public final class ScriptRunner {
     }
 
     /**
-     * An ICMP message Tern sent, with what it quotes: the quoted packet's protocol, ports, TCP sequence number (on
-     * the wire) and UDP payload length (-1 where they do not apply or were not quoted).
+     * An ICMP message Tern sent: its type, code, next-hop MTU and identifier fields (the last two as the wire has
+     * them, whatever the type), its length with the header, and what it quotes: the quoted packet's protocol, ports,
+     * TCP sequence number (on the wire) and UDP payload length (-1 where they do not apply or were not quoted).
      */
-    private record IcmpSeen(int type, int code, int mtu, int quotedProtocol, int quotedSourcePort,
-                            int quotedDestinationPort, long quotedSeq, int quotedUdpLength) {
+    private record IcmpSeen(int type, int code, int mtu, int identifier, int length, int quotedProtocol,
+                            int quotedSourcePort, int quotedDestinationPort, long quotedSeq, int quotedUdpLength) {
     }
 
     /**
@@ -489,8 +490,12 @@ public final class ScriptRunner {
         } else if (i.quotedProtocol >= 0) {
             text.append("[").append(IpProtocol.name(i.quotedProtocol)).append("] ");
         }
-        if (i.type != IcmpHeader.DESTINATION_UNREACHABLE) {
-            text.append("icmp type ").append(i.type).append(" code ").append(i.code);
+        if (!IcmpHeader.isError(i.type)) {
+            text.append("icmp ").append(ScriptParser.icmpTypeName(i.type)).append(i.code == 0 ? "" : " code_" + i.code)
+                .append(i.type == IcmpHeader.ECHO_REPLY || i.type == IcmpHeader.ECHO_REQUEST ? " id " + i.identifier
+                    : "").append(" [raw (").append(i.length).append(")]");
+        } else if (i.type != IcmpHeader.DESTINATION_UNREACHABLE) {
+            text.append("icmp ").append(ScriptParser.icmpTypeName(i.type)).append(i.code == 0 ? "" : " code_" + i.code);
         } else {
             text.append("icmp unreachable ").append(switch (i.code) {
                 case IcmpHeader.NET_UNREACHABLE -> "net";
@@ -613,8 +618,9 @@ public final class ScriptRunner {
                 }
             }
         }
-        return new Sent(now(), null, null, null, new IcmpSeen(type, code, mtu, protocol, sourcePort, destinationPort,
-            seq, udpLength), null);
+        return new Sent(now(), null, null, null, new IcmpSeen(type, code, mtu, BigEndian.u16(segment, at + 4),
+            icmpLength, protocol, sourcePort, destinationPort, seq, udpLength),
+            segment.asSlice(quoted, icmpLength - IcmpHeader.LENGTH).toArray(ValueLayout.JAVA_BYTE));
     }
 
     /** Takes the oldest packet Tern sent within the line's time (plus tolerance), or fails the line. */
@@ -647,7 +653,7 @@ public final class ScriptRunner {
         final String mismatch = switch (line) {
             case ScriptLine.Packet p -> s.tcp == null ? "not a TCP segment" : segmentMismatch(p, s);
             case ScriptLine.Datagram d -> s.udp == null ? "not a UDP datagram" : datagramMismatch(d, s);
-            case ScriptLine.Icmp i -> s.icmp == null ? "not an ICMP message" : icmpMismatch(i, s.icmp);
+            case ScriptLine.Icmp i -> s.icmp == null ? "not an ICMP message" : icmpMismatch(i, s);
             case ScriptLine.Call c -> throw new IllegalStateException("a call is not a packet");
             case ScriptLine.Sysctl c -> throw new IllegalStateException("a sysctl is not a packet");
         };
@@ -694,12 +700,28 @@ public final class ScriptRunner {
             + ScriptPayload.difference(data, 0, wrong, 0, ScriptPayload::ternDatagram);
     }
 
-    private String icmpMismatch(ScriptLine.Icmp i, IcmpSeen actual) {
+    private String icmpMismatch(ScriptLine.Icmp i, Sent s) {
+        final IcmpSeen actual = s.icmp;
         if (actual.type != i.type() || actual.code != i.code()) {
             return "type " + actual.type + " code " + actual.code + ", not type " + i.type() + " code " + i.code();
         }
         if (i.mtu() >= 0 && actual.mtu != i.mtu()) {
             return "mtu " + actual.mtu + ", not " + i.mtu();
+        }
+        if (i.id() >= 0 && actual.identifier != i.id()) {
+            return "id " + actual.identifier + ", not " + i.id();
+        }
+        if (i.rawLength() >= 0 && actual.length != i.rawLength()) {
+            return "raw (" + actual.length + "), not raw (" + i.rawLength() + ")";
+        }
+        if (actual.type == IcmpHeader.ECHO_REPLY) {
+            // RFC 792: the data of the echo request returns in the reply, the remote's pattern as it was sent.
+            final MemorySegment data = MemorySegment.ofArray(s.data);
+            final int wrong = ScriptPayload.firstDifference(data, 0, s.data.length, 0, ScriptPayload::remoteDatagram);
+            if (wrong >= 0) {
+                return "byte " + wrong + " of the echoed data " + ScriptPayload.difference(data, 0, wrong, 0,
+                    ScriptPayload::remoteDatagram);
+            }
         }
         final ScriptLine.Ports ports = switch (i.quoted()) {
             case ScriptLine.Datagram d -> d.ports();
@@ -796,6 +818,10 @@ public final class ScriptRunner {
      * RFC 1812 §4.3.2.3.
      */
     private void inject(ScriptLine.Icmp i) {
+        if (!IcmpHeader.isError(i.type())) {
+            injectIcmpQuery(i);
+            return;
+        }
         final byte[] inner;
         final int protocol;
         final int quotedTotal;
@@ -834,6 +860,21 @@ public final class ScriptRunner {
         new Ipv4Repr(TERN_ADDRESS, REMOTE_ADDRESS, protocol, 64, 0, 0, 0x4000, quotedTotal - Ipv4Header.MIN_LENGTH)
             .emit(new Ipv4Header().wrap(MemorySegment.ofArray(quotedIp), 0, quotedIp.length));
         b.put(quotedIp).put(inner);
+        b.putShort(2, (short) InternetChecksum.compute(MemorySegment.ofArray(message), 0, message.length));
+        injectIp(IpProtocol.ICMP, message);
+    }
+
+    /**
+     * An ICMP message that is not an error (an echo request, ...): {@code [raw (N)]} bytes with the header, the
+     * identifier the line gives (else 0), sequence number 0 and the remote's datagram pattern as data.
+     */
+    private void injectIcmpQuery(ScriptLine.Icmp i) {
+        final byte[] message = new byte[i.rawLength()];
+        final java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(message);
+        b.put((byte) i.type()).put((byte) i.code()).putShort((short) 0).putShort((short) Math.max(0, i.id()))
+            .putShort((short) 0);
+        ScriptPayload.fill(MemorySegment.ofArray(message), IcmpHeader.LENGTH, message.length - IcmpHeader.LENGTH, 0,
+            ScriptPayload::remoteDatagram);
         b.putShort(2, (short) InternetChecksum.compute(MemorySegment.ofArray(message), 0, message.length));
         injectIp(IpProtocol.ICMP, message);
     }

@@ -955,6 +955,7 @@ final class ScriptSockets {
             case SocketError.ADDRESS_NOT_AVAILABLE -> "EADDRNOTAVAIL";
             case SocketError.BROADCAST_NOT_ENABLED -> "EACCES";
             case SocketError.NOT_CONNECTED -> "EDESTADDRREQ";
+            case SocketError.PROTOCOL_ERROR -> "EPROTO";
             default -> "EINVAL";
         };
     }

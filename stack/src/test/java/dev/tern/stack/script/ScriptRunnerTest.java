@@ -130,10 +130,19 @@ class ScriptRunnerTest {
         void icmpLinesTernCannotActOnAreRejected() {
             that(failure("0 < icmp unreachable port\n").getMessage())
                 .startsWith("t.pkt:1: an ICMP error Tern receives must quote the packet it is about");
-            that(failure("0 < [udp (10)] icmp echo_request 0\n").getMessage())
-                .startsWith("t.pkt:1: ICMP type 'echo_request' is not supported");
+            that(failure("0 < [udp (10)] icmp echo_request\n").getMessage())
+                .startsWith("t.pkt:1: only an ICMP error quotes a packet; echo_request takes [raw (N)], its length");
+            that(failure("0 < icmp time_exceeded [raw (40)]\n").getMessage())
+                .startsWith("t.pkt:1: an ICMP error quotes a packet, [START:END(LENGTH)] or [udp (LENGTH)], not raw");
             that(failure("0 < [1:1(0)] icmp unreachable port mtu 1200\n").getMessage())
-                .startsWith("t.pkt:1: 'mtu N' belongs to frag_needed only");
+                .startsWith("t.pkt:1: 'mtu N' belongs to unreachable frag_needed only");
+            that(failure("0 < icmp time_exceeded ttl [udp (10)]\n").getMessage())
+                .startsWith("t.pkt:1: unknown ICMP time_exceeded code 'ttl' (write code_N for one by number)");
+            that(failure("0 < icmp unreachable port id 3 [udp (10)]\n").getMessage())
+                .startsWith("t.pkt:1: 'id N' belongs to echo_request and echo_reply only");
+            that(failure("0 < icmp echo [raw (40)]\n").getMessage())
+                .startsWith("t.pkt:1: unknown ICMP type 'echo' (write type_N for one by number; known: "
+                    + "address_mask_reply,");
             that(failure("0 < udp 10\n").getMessage())
                 .startsWith("t.pkt:1: bad UDP packet 'udp 10'");
         }
@@ -537,6 +546,32 @@ class ScriptRunnerTest {
                 +0    > udp (30)
                 +.1   < [udp (30)] icmp unreachable port
                 +0    read(3, ..., 100) = -1 ECONNREFUSED (Connection refused)
+                """);
+        }
+
+        @Test
+        void anEchoRequestIsAnsweredWithItsIdentifierAndData() {
+            passes("""
+                0     < icmp echo_request id 7 [raw (64)]
+                +0    > icmp echo_reply id 7 [raw (64)]
+                +0    < icmp echo_request
+                +0    > icmp echo_reply code_0 id 0 [raw (36)]
+                +0    < icmp type_13
+                +0    < icmp source_quench [udp (10)]
+                """);
+            that(failure("0 < icmp echo_request id 7 [raw (64)]\n+0 > icmp echo_reply id 8\n").getMessage())
+                .isEqualTo("t.pkt:2: expected 'icmp echo_reply id 8'; Tern sent 'icmp echo_reply id 7 [raw (64)]' at "
+                    + "0.000000 s: id 7, not 8");
+        }
+
+        @Test
+        void timeExceededWhileConnectingEndsTheAttemptAndLaterIsASoftError() {
+            passes("""
+                0     socket(..., SOCK_STREAM|SOCK_NONBLOCK, IPPROTO_TCP) = 3
+                +0    connect(3, ..., ...) = -1 EINPROGRESS (Operation now in progress)
+                +0    > S 0:0(0) <mss 1460,sackOK,TS val 100 ecr 0,nop,wscale 2>
+                +.01  < icmp time_exceeded [0:0(0)]
+                +0    getsockopt(3, SOL_SOCKET, SO_ERROR, [EHOSTUNREACH], [4]) = 0
                 """);
         }
 
