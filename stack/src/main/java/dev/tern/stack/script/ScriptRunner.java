@@ -649,7 +649,8 @@ public final class ScriptRunner {
     }
 
     private void expect(ScriptLine line) {
-        final Sent s = takeSent(line);
+        final Sent taken = takeSent(line);
+        final Sent s = line instanceof ScriptLine.Packet p ? joinSegments(p, taken) : taken;
         final String mismatch = switch (line) {
             case ScriptLine.Packet p -> s.tcp == null ? "not a TCP segment" : segmentMismatch(p, s);
             case ScriptLine.Datagram d -> s.udp == null ? "not a UDP datagram" : datagramMismatch(d, s);
@@ -659,7 +660,8 @@ public final class ScriptRunner {
         };
         if (mismatch != null) {
             throw failure(line.line(), "expected '" + packetText(line) + "'; Tern sent " + describe(s) + " at "
-                + seconds(s.atNs) + " s: " + mismatch);
+                + seconds(s.atNs) + " s" + (s == taken ? "" : " (segments joined, as packetdrill joins them)")
+                + ": " + mismatch);
         }
         if (s.tcp != null && line instanceof ScriptLine.Packet p && p.ports() != null) {
             current = s.flow;
@@ -683,6 +685,48 @@ public final class ScriptRunner {
             + ScriptFlow.relative((int) (first + wrong), s.flow.ternIsn < 0 ? 0 : s.flow.ternIsn) + ") "
             + ScriptPayload.difference(data, 0, wrong, first, ScriptPayload::tern) + " (the application wrote "
             + "the pattern of docs/SCRIPTS.md there)";
+    }
+
+    /**
+     * Packetdrill (without {@code --strict_segments}) lets a {@code >} line with more data than Tern's segment match
+     * the segments that follow it back to back, as it joins the pieces of a TSO/GSO segment: each continues the one
+     * before (the next sequence number, the same ports, ACK number, window and flags but FIN, PSH and CWR), each but
+     * the last as long as the one before, until the line's length is reached. Tern joins the segments it has already
+     * sent at that moment; the joined segment has the last one's header and time, the first one's sequence number
+     * and CWR flag, as packetdrill's.
+     */
+    private Sent joinSegments(ScriptLine.Packet p, Sent first) {
+        if (first.tcp == null || first.data.length == 0 || first.data.length >= p.payloadLength()) {
+            return first;
+        }
+        final int loose = TcpFlags.FIN | TcpFlags.PSH | TcpFlags.CWR;
+        final java.io.ByteArrayOutputStream data = new java.io.ByteArrayOutputStream();
+        data.writeBytes(first.data);
+        Sent last = first;
+        while (data.size() < p.payloadLength() && !sent.isEmpty()) {
+            final Sent next = sent.peekFirst();
+            final TcpRepr a = last.tcp;
+            final TcpRepr b = next.tcp;
+            final boolean continues = b != null && b.sourcePort() == a.sourcePort()
+                && b.destinationPort() == a.destinationPort() && b.seq() == a.seq() + a.payloadLength()
+                && b.ack() == a.ack() && b.window() == a.window() && (b.flags() & ~loose) == (a.flags() & ~loose)
+                && b.payloadLength() > 0
+                && (data.size() + b.payloadLength() >= p.payloadLength() || b.payloadLength() == a.payloadLength());
+            if (!continues) {
+                break;
+            }
+            sent.pollFirst();
+            data.writeBytes(next.data);
+            last = next;
+        }
+        if (last == first) {
+            return first;
+        }
+        final TcpRepr l = last.tcp;
+        final TcpRepr joined = new TcpRepr(l.sourcePort(), l.destinationPort(), first.tcp.seq(), l.ack(),
+            (l.flags() & ~TcpFlags.CWR) | (first.tcp.flags() & TcpFlags.CWR), l.window(), l.mss(), l.windowScale(),
+            l.sackPermitted(), l.timestamp(), l.tsVal(), l.tsEcr(), l.sackBlocks(), data.size());
+        return new Sent(last.atNs, joined, last.flow, null, null, data.toByteArray());
     }
 
     private static String datagramMismatch(ScriptLine.Datagram d, Sent s) {

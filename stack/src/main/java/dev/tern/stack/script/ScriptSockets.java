@@ -40,6 +40,8 @@ final class ScriptSockets {
         /** Not null for a UDP socket. */
         UdpSocket udp;
         boolean bound;
+        /** shutdown(SHUT_RD or SHUT_RDWR): reads return what is queued, then 0, and never block (as Linux's). */
+        boolean readShut;
         int flags = O_RDWR;
         int sendBuffer;
         int receiveBuffer;
@@ -584,7 +586,7 @@ final class ScriptSockets {
             return ScriptRunner.Result.fail("ENOTCONN");
         }
         final int connection = fd.connection;
-        if (!readReady(connection)) {
+        if (!fd.readShut && !readReady(connection)) {
             if (fd.nonBlocking()) {
                 return ScriptRunner.Result.fail("EAGAIN");
             }
@@ -766,14 +768,18 @@ final class ScriptSockets {
         arguments(c, 2);
         final Fd fd = fd(c);
         final String how = c.args().get(1);
-        if (!how.equals("SHUT_WR") && !how.equals("SHUT_RDWR")) {
-            throw runner.failure(c.line(), "shutdown(" + how + ") is not supported: Tern has no receive-side shutdown, "
-                + "only SHUT_WR (and SHUT_RDWR, taken as SHUT_WR)");
+        if (!how.equals("SHUT_WR") && !how.equals("SHUT_RDWR") && !how.equals("SHUT_RD")) {
+            throw runner.failure(c.line(), "shutdown(" + how + ") is not supported: SHUT_RD, SHUT_WR or SHUT_RDWR");
         }
         if (fd.connection < 0) {
             return ScriptRunner.Result.fail("ENOTCONN");
         }
-        tcp.shutdownOutput(fd.connection, runner.nowNs());
+        // The receive side is the application's only (Tern's TCP has no SHUT_RD, nor does TCP: nothing goes on the
+        // wire): reads stop waiting, as Linux's do after RCV_SHUTDOWN.
+        fd.readShut = !how.equals("SHUT_WR");
+        if (!how.equals("SHUT_RD")) {
+            tcp.shutdownOutput(fd.connection, runner.nowNs());
+        }
         return ScriptRunner.Result.ok(0);
     }
 

@@ -62,6 +62,19 @@ class ScriptRunnerTest {
         }
 
         @Test
+        void shuttingTheReceiveSideMakesReadsReturnZeroWithoutBlocking() {
+            passes(PASSIVE_OPEN + """
+                +0    < P. 1:101(100) ack 1 win 512
+                +0    > . 1:1(0) ack 101
+                +0    shutdown(4, SHUT_RD) = 0
+                +0    read(4, ..., 1000) = 100
+                +0    read(4, ..., 1000) = 0
+                +0    shutdown(4, SHUT_RDWR) = 0
+                +0    > F. 1:1(0) ack 101
+                """);
+        }
+
+        @Test
         void commentsAndBlankLinesAreIgnored() {
             passes("// a comment\n\n/* a block\n   over lines */\n" + PASSIVE_OPEN + "  // trailing\n");
         }
@@ -197,6 +210,14 @@ class ScriptRunnerTest {
                 """);
             that(e.getMessage()).isEqualTo("t.pkt:10: expected 'P. 1:1001(1000) ack 1' at 0.510000 s "
                 + "(tolerance 4 ms); Tern sent 'P. 1:1001(1000) ack 1 win 32768' at 0.210000 s");
+        }
+
+        @Test
+        void aLongerLineMatchesSegmentsSentBackToBackAsPacketdrillJoinsThem() {
+            passes(PASSIVE_OPEN + "+0 write(4, ..., 3000) = 3000\n+0 > P. 1:3001(3000) ack 1\n");
+            that(failure(PASSIVE_OPEN + "+0 write(4, ..., 3000) = 3000\n+0 > P. 1:2001(2000) ack 1\n").getMessage())
+                .isEqualTo("t.pkt:9: expected 'P. 1:2001(2000) ack 1'; Tern sent '. 1:2921(2920) ack 1 win 32768' at "
+                    + "0.010000 s (segments joined, as packetdrill joins them): flags ., not P.");
         }
 
         @Test
@@ -651,7 +672,7 @@ class ScriptRunnerTest {
     @Test
     void everyProfileIsNamedAndDistinct() {
         final List<String> names = ScriptProfile.all().stream().map(ScriptProfile::name).toList();
-        assertEquals(List.of("linux", "bare"), names);
+        assertEquals(List.of("linux", "bare", "gtests"), names);
         assertTrue(ScriptProfile.named("linux").isPresent());
         assertTrue(ScriptProfile.named("nope").isEmpty());
     }
