@@ -414,8 +414,10 @@ public final class ScriptParser {
         }
         int i = 0;
         final String flagText = tokens.get(i++);
-        if (!FLAGS.matcher(flagText).matches() && !flagText.equals("0")) {
-            throw error(line, "bad TCP flags '" + flagText + "': use S F R P U E W and . (ACK), like S. or P.");
+        // packetdrill writes a segment with no flags at all as '-'.
+        if (!FLAGS.matcher(flagText).matches() && !flagText.equals("0") && !flagText.equals("-")) {
+            throw error(line, "bad TCP flags '" + flagText + "': use S F R P U E W and . (ACK), like S. or P., or - "
+                + "for none");
         }
         int flags = 0;
         for (char c : flagText.toCharArray()) {
@@ -464,7 +466,14 @@ public final class ScriptParser {
                 }
                 default -> {
                     if (token.startsWith("<") && token.endsWith(">")) {
-                        options = options(line, token.substring(1, token.length() - 1));
+                        if (token.equals("<...>")) {
+                            // packetdrill's "any options": a > line's options are then not checked.
+                            if (inbound) {
+                                throw error(line, "<...> (any options) is only for packets Tern sends (>)");
+                            }
+                        } else {
+                            options = options(line, token.substring(1, token.length() - 1));
+                        }
                     } else if (token.equals("urg") || token.equals("ecn") || token.startsWith("(")) {
                         throw error(line, "'" + token + "' on a packet is not supported");
                     } else {

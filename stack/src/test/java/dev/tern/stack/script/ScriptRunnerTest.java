@@ -75,6 +75,19 @@ class ScriptRunnerTest {
         }
 
         @Test
+        void anyOptionsAndNoFlagsAreWrittenAsPacketdrillWritesThem() {
+            passes(LISTEN + """
+                +0    < S 0:0(0) win 65535 <mss 1460>
+                +0    > S. 0:0(0) ack 1 <...>
+                +.01  < . 1:1(0) ack 1 win 512
+                +0    accept(3, ..., ...) = 4
+                +0    < - 1:1001(1000) win 512
+                """);
+            that(failure(LISTEN + "+0 < S 0:0(0) win 65535 <...>\n").getMessage())
+                .startsWith("t.pkt:4: <...> (any options) is only for packets Tern sends (>)");
+        }
+
+        @Test
         void commentsAndBlankLinesAreIgnored() {
             passes("// a comment\n\n/* a block\n   over lines */\n" + PASSIVE_OPEN + "  // trailing\n");
         }
