@@ -681,9 +681,10 @@ final class ScriptSockets {
         // sendto answers the remote's port the socket last received from (a server replying), else port 8080.
         final int port = !addressed ? 0 : udp.lastSourcePort() != 0 ? udp.lastSourcePort()
             : ScriptRunner.SCRIPT_PORT;
-        ScriptPayload.fill(scratch, 0, length, 0, ScriptPayload::ternDatagram);
         final ScriptRunner.Result[] outcome = {null};
         final BooleanSupplier sent = () -> {
+            // Filled at each try: a pending call on another descriptor may have used the scratch meanwhile.
+            ScriptPayload.fill(scratch, 0, length, 0, ScriptPayload::ternDatagram);
             try {
                 final boolean queued = addressed
                     ? udp.sendTo(ScriptRunner.REMOTE_ADDRESS, port, scratch, 0, length)
