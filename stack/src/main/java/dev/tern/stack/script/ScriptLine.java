@@ -102,7 +102,8 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagra
      * A kernel setting, {@code `sysctl -q net.ipv4.NAME=VALUE`} (packetdrill scripts set Linux's this way): only the
      * few docs/SCRIPTS.md lists, which map onto Tern's TCP configuration, and only before the first other statement
      * (the configuration is fixed once the stack runs). Its time is 0. {@code values} holds one number, or three for
-     * {@code tcp_mem} (written between quotes).
+     * {@code tcp_mem} (written between quotes). Packetdrill's option line {@code --tolerance_usecs=N} comes as one
+     * too, named {@link ScriptParser#TOLERANCE_OPTION}, under the same rules.
      */
     record Sysctl(int line, String name, long[] values) implements ScriptLine {
         /** The setting's (first) number. */

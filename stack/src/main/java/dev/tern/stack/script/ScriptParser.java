@@ -26,6 +26,10 @@ public final class ScriptParser {
     /** The kernel settings a script may make, each mapped onto {@link dev.tern.tcp.TcpConfig} by the runner. */
     static final List<String> SYSCTLS = List.of("net.ipv4.tcp_syncookies", "net.ipv4.tcp_max_syn_backlog",
         "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_window_scaling", "net.ipv4.tcp_mem");
+    /** Packetdrill's {@code --tolerance_usecs=N} option line: how far a packet Tern sends may be from its time. */
+    static final String TOLERANCE_OPTION = "--tolerance_usecs";
+    private static final Pattern TOLERANCE = Pattern.compile("--tolerance_usecs=(\\d{1,9})\\s*");
+    private static final Pattern SPACED_DOTS = Pattern.compile("^(\\+?[0-9.]+)\\s*\\.\\.\\.\\s*(\\+?[0-9.]+)(?=\\s)");
     private static final Pattern PORTS = Pattern.compile("(\\d+)>(\\d+)(?=\\s)");
     private static final Pattern UDP = Pattern.compile("udp\\s*\\((\\d+)\\)");
 
@@ -103,11 +107,19 @@ public final class ScriptParser {
                 + "(only `sysctl -q net.ipv4.NAME=VALUE` for the settings docs/SCRIPTS.md lists)");
         }
         if (text.startsWith("--")) {
-            throw error(line, "command-line options in scripts are not supported; use tern script --profile");
+            // packetdrill's command-line options, written in a script: only the timing tolerance has a counterpart.
+            final Matcher tolerance = TOLERANCE.matcher(text);
+            if (tolerance.matches()) {
+                return new ScriptLine.Sysctl(line, TOLERANCE_OPTION, new long[] {Long.parseLong(tolerance.group(1))});
+            }
+            throw error(line, "command-line option '" + text.split("[=\\s]")[0] + "' is not supported (only "
+                + "--tolerance_usecs=N); the stack's settings come from tern script --profile");
         }
         if (text.startsWith("%{")) {
             throw error(line, "Python blocks (%{ }%) are not supported");
         }
+        // packetdrill's lexer lets spaces surround the '...' of a blocking call's times.
+        text = SPACED_DOTS.matcher(text).replaceFirst("$1...$2");
         final int space = firstSpace(text);
         if (space < 0) {
             throw error(line, "expected a time and a statement, got '" + text + "'");
@@ -124,6 +136,16 @@ public final class ScriptParser {
             }
             returnNs = seconds(line, end);
             returnRelative = end.startsWith("+");
+            if (!returnRelative && timeText.startsWith("+") && TIME.matcher(timeText).matches()) {
+                // As packetdrill: after a relative start the end counts from the same point, the previous line
+                // ("+.1...0.3": starts 0.1 s and returns 0.3 s after it), so it is (end - start) after the start.
+                final long startNs = seconds(line, timeText);
+                if (returnNs < startNs) {
+                    throw error(line, "the call would return (" + end + ") before it starts (" + timeText + ")");
+                }
+                returnNs -= startNs;
+                returnRelative = true;
+            }
         }
         final ScriptLine.When when = when(line, timeText);
         final String rest = text.substring(space).strip();

@@ -213,6 +213,7 @@ public final class ScriptRunner {
 
     private static ScriptProfile withSysctls(String file, List<ScriptLine> lines, ScriptProfile profile) {
         final dev.tern.tcp.TcpConfig.Builder tcp = profile.tcp().toBuilder();
+        long toleranceNs = profile.toleranceNs();
         boolean leading = true;
         for (ScriptLine line : lines) {
             if (!(line instanceof ScriptLine.Sysctl sysctl)) {
@@ -220,8 +221,8 @@ public final class ScriptRunner {
                 continue;
             }
             if (!leading) {
-                throw new ScriptException(file, line.line(), "a sysctl must come before every other statement: Tern's "
-                    + "configuration is fixed once its stack runs");
+                throw new ScriptException(file, line.line(), "a sysctl or option line must come before every other "
+                    + "statement: Tern's configuration is fixed once its stack runs");
             }
             final long v = sysctl.value();
             switch (sysctl.name()) {
@@ -251,11 +252,11 @@ public final class ScriptRunner {
                     }
                     tcp.memoryLimits(pressure * TCP_MEM_PAGE, high * TCP_MEM_PAGE);
                 }
+                case ScriptParser.TOLERANCE_OPTION -> toleranceNs = v * 1_000;
                 default -> throw new IllegalStateException("the parser lets only known sysctls through");
             }
         }
-        return new ScriptProfile(profile.name(), profile.description(), tcp.build(), profile.mtu(),
-            profile.toleranceNs());
+        return new ScriptProfile(profile.name(), profile.description(), tcp.build(), profile.mtu(), toleranceNs);
     }
 
     private void runAll(List<ScriptLine> lines) {
@@ -838,7 +839,7 @@ public final class ScriptRunner {
         ScriptPayload.fill(MemorySegment.ofArray(segment), headerLength, p.payloadLength(), first,
             ScriptPayload::remote);
         TcpRepr.fillChecksum(header, REMOTE_ADDRESS, TERN_ADDRESS, tcpLength);
-        injectIp(IpProtocol.TCP, segment);
+        injectIp(p.line(), IpProtocol.TCP, segment);
     }
 
     /** A datagram from the remote: to the current UDP flow's ports, or those the line names; its bytes the pattern. */
@@ -852,7 +853,7 @@ public final class ScriptRunner {
         final int checksum = InternetChecksum.finish(InternetChecksum.add(InternetChecksum.pseudoHeader(REMOTE_ADDRESS,
             TERN_ADDRESS, IpProtocol.UDP, datagram.length), MemorySegment.ofArray(datagram), 0, datagram.length));
         b.putShort(6, (short) (checksum == 0 ? 0xFFFF : checksum));
-        injectIp(IpProtocol.UDP, datagram);
+        injectIp(d.line(), IpProtocol.UDP, datagram);
     }
 
     /**
@@ -905,7 +906,7 @@ public final class ScriptRunner {
             .emit(new Ipv4Header().wrap(MemorySegment.ofArray(quotedIp), 0, quotedIp.length));
         b.put(quotedIp).put(inner);
         b.putShort(2, (short) InternetChecksum.compute(MemorySegment.ofArray(message), 0, message.length));
-        injectIp(IpProtocol.ICMP, message);
+        injectIp(i.line(), IpProtocol.ICMP, message);
     }
 
     /**
@@ -920,11 +921,17 @@ public final class ScriptRunner {
         ScriptPayload.fill(MemorySegment.ofArray(message), IcmpHeader.LENGTH, message.length - IcmpHeader.LENGTH, 0,
             ScriptPayload::remoteDatagram);
         b.putShort(2, (short) InternetChecksum.compute(MemorySegment.ofArray(message), 0, message.length));
-        injectIp(IpProtocol.ICMP, message);
+        injectIp(i.line(), IpProtocol.ICMP, message);
     }
 
-    private void injectIp(int protocol, byte[] transport) {
+    private void injectIp(int line, int protocol, byte[] transport) {
         final byte[] packet = new byte[Ipv4Header.MIN_LENGTH + transport.length];
+        if (packet.length > profile.mtu()) {
+            // packetdrill's tun device takes larger segments (as GRO would hand them up); Tern's link takes frames
+            // of its MTU only.
+            throw failure(line, "the packet is " + packet.length + " bytes long with its IPv4 header, more than the "
+                + "link's MTU of " + profile.mtu() + ": send it as several segments");
+        }
         new Ipv4Repr(REMOTE_ADDRESS, TERN_ADDRESS, protocol, 64, 0, 0, 0x4000, transport.length)
             .emit(new Ipv4Header().wrap(MemorySegment.ofArray(packet), 0, packet.length));
         System.arraycopy(transport, 0, packet, Ipv4Header.MIN_LENGTH, transport.length);

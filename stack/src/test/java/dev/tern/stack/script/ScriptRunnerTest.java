@@ -234,6 +234,13 @@ class ScriptRunnerTest {
         }
 
         @Test
+        void aPacketLargerThanTheLinksMtuIsRefusedNamingTheLine() {
+            that(failure(PASSIVE_OPEN + "+0 < P. 1:2001(2000) ack 1 win 512\n").getMessage())
+                .isEqualTo("t.pkt:8: the packet is 2040 bytes long with its IPv4 header, more than the link's MTU of "
+                    + "1500: send it as several segments");
+        }
+
+        @Test
         void aPacketSentTooLateFailsSayingWhatCameInstead() {
             final ScriptException e = failure(PASSIVE_OPEN + """
                 +0    write(4, ..., 1000) = 1000
@@ -293,6 +300,18 @@ class ScriptRunnerTest {
         }
 
         @Test
+        void afterARelativeStartTheEndCountsFromTheStartAsInPacketdrill() {
+            // "+.1...0.200": starts 0.1 s and returns 0.2 s after the line before (packetdrill's reading); spaces
+            // around '...' are allowed.
+            passes(LISTEN + """
+                +.1 ...0.200 accept(3, ..., ...) = 4
+                +.1   < S 0:0(0) win 65535 <mss 1460>
+                +0    > S. 0:0(0) ack 1 <mss 1460>
+                +0    < . 1:1(0) ack 1 win 512
+                """);
+        }
+
+        @Test
         void aBlockingCallThatReturnsLateFailsNamingIt() {
             final ScriptException e = failure(LISTEN + """
                 +0...0.050 accept(3, ..., ...) = 4
@@ -316,7 +335,7 @@ class ScriptRunnerTest {
         @Test
         void aBlockingCallStillWaitingAtTheEndFails() {
             that(failure(PASSIVE_OPEN + "+0...1.0 read(4, ..., 100) = 100\n").getMessage())
-                .startsWith("t.pkt:8: the blocking call read(4, ..., 100) had not returned at 1.004000 s");
+                .startsWith("t.pkt:8: the blocking call read(4, ..., 100) had not returned at 1.014000 s");
         }
 
         @Test
@@ -370,9 +389,21 @@ class ScriptRunnerTest {
             that(failure("`sysctl -q net.ipv4.tcp_ecn=1`\n").getMessage())
                 .startsWith("t.pkt:1: sysctl net.ipv4.tcp_ecn is not supported");
             that(failure(LISTEN + "`sysctl -q net.ipv4.tcp_sack=0`\n").getMessage())
-                .startsWith("t.pkt:4: a sysctl must come before every other statement");
+                .startsWith("t.pkt:4: a sysctl or option line must come before every other statement");
             that(failure("`sysctl -q net.ipv4.tcp_syncookies=2`\n").getMessage())
                 .startsWith("t.pkt:1: tcp_syncookies=2 is not supported");
+        }
+
+        @Test
+        void packetdrillsToleranceOptionWidensTheTolerance() {
+            final String late = PASSIVE_OPEN + "+0 write(4, ..., 1000) = 1000\n+.008 > P. 1:1001(1000) ack 1\n";
+            that(failure(late).getMessage()).startsWith("t.pkt:9: expected 'P. 1:1001(1000) ack 1' at 0.018000 s "
+                + "(tolerance 4 ms)");
+            passes("--tolerance_usecs=10000\n" + late);
+            that(failure("--mss=1000\n").getMessage()).startsWith("t.pkt:1: command-line option '--mss' is not "
+                + "supported (only --tolerance_usecs=N)");
+            that(failure(LISTEN + "--tolerance_usecs=10000\n").getMessage())
+                .startsWith("t.pkt:4: a sysctl or option line must come before every other statement");
         }
 
         @Test
@@ -538,7 +569,7 @@ class ScriptRunnerTest {
                 +0...0.1 poll([{fd=3, events=POLLIN, revents=POLLIN}], 1, 500) = 1
                 +.1   < udp (10)
                 +0    read(3, ..., 100) = 10
-                +0...0.3 poll([{fd=3, events=POLLIN, revents=0}], 1, 200) = 0
+                +0...0.2 poll([{fd=3, events=POLLIN, revents=0}], 1, 200) = 0
                 """);
             that(failure("0 socket(..., SOCK_DGRAM, IPPROTO_UDP) = 3\n+0 bind(3, ..., ...) = 0\n"
                 + "+0...0.3 poll([{fd=3, events=POLLIN, revents=0}], 1, 200) = 0\n").getMessage())
