@@ -53,8 +53,10 @@ final class ScriptPayload {
         }
     }
 
-    /** The index of the first of {@code length} bytes at {@code offset} that is not {@code expected} of its
-     * position ({@code first + i}), or -1 when all match. */
+    /**
+     * The index of the first of {@code length} bytes at {@code offset} that is not {@code expected} of its position
+     * ({@code first + i}), or -1 when all match.
+     */
     static int firstDifference(MemorySegment data, long offset, int length, long first, LongToIntFunction expected) {
         for (int i = 0; i < length; i++) {
             if ((data.get(ValueLayout.JAVA_BYTE, offset + i) & 0xFF) != (expected.applyAsInt(first + i) & 0xFF)) {
