@@ -75,13 +75,14 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagra
     }
 
     /**
-     * An ICMP message, packetdrill's {@code [QUOTED] icmp TYPE CODE [mtu N]}; the quoted packet (a TCP segment
-     * {@code [START:END(LENGTH)]} or a datagram {@code [udp (LENGTH)]}, of the current flow unless it names its ports,
-     * {@code [8080>48001 1:1461(1460)]}) is what an error message carries back; null when the line quotes none.
-     * {@code mtu} is -1 when not written.
+     * An ICMP message, packetdrill's {@code icmp TYPE [CODE] [mtu N] [id N] [QUOTED]}. An error quotes the packet it
+     * is about (a TCP segment {@code [START:END(LENGTH)]} or a datagram {@code [udp (LENGTH)]}, of the current flow
+     * unless it names its ports, {@code [8080>48001 1:1461(1460)]}); null when the line quotes none. Another type
+     * (echo) has {@code rawLength}, the message's length with its header ({@code [raw (N)]}). {@code mtu},
+     * {@code id} and {@code rawLength} are -1 when not written.
      */
-    record Icmp(int line, When when, boolean inbound, int type, int code, int mtu, ScriptLine quoted, String text)
-        implements ScriptLine {
+    record Icmp(int line, When when, boolean inbound, int type, int code, int mtu, int id, int rawLength,
+                ScriptLine quoted, String text) implements ScriptLine {
     }
 
     /**
@@ -101,7 +102,8 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagra
      * A kernel setting, {@code `sysctl -q net.ipv4.NAME=VALUE`} (packetdrill scripts set Linux's this way): only the
      * few docs/SCRIPTS.md lists, which map onto Tern's TCP configuration, and only before the first other statement
      * (the configuration is fixed once the stack runs). Its time is 0. {@code values} holds one number, or three for
-     * {@code tcp_mem} (written between quotes).
+     * {@code tcp_mem} (written between quotes). Packetdrill's option line {@code --tolerance_usecs=N} comes as one
+     * too, named {@link ScriptParser#TOLERANCE_OPTION}, under the same rules.
      */
     record Sysctl(int line, String name, long[] values) implements ScriptLine {
         /** The setting's (first) number. */

@@ -26,6 +26,10 @@ public final class ScriptParser {
     /** The kernel settings a script may make, each mapped onto {@link dev.tern.tcp.TcpConfig} by the runner. */
     static final List<String> SYSCTLS = List.of("net.ipv4.tcp_syncookies", "net.ipv4.tcp_max_syn_backlog",
         "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_window_scaling", "net.ipv4.tcp_mem");
+    /** Packetdrill's {@code --tolerance_usecs=N} option line: how far a packet Tern sends may be from its time. */
+    static final String TOLERANCE_OPTION = "--tolerance_usecs";
+    private static final Pattern TOLERANCE = Pattern.compile("--tolerance_usecs=(\\d{1,9})\\s*");
+    private static final Pattern SPACED_DOTS = Pattern.compile("^(\\+?[0-9.]+)\\s*\\.\\.\\.\\s*(\\+?[0-9.]+)(?=\\s)");
     private static final Pattern PORTS = Pattern.compile("(\\d+)>(\\d+)(?=\\s)");
     private static final Pattern UDP = Pattern.compile("udp\\s*\\((\\d+)\\)");
 
@@ -103,11 +107,19 @@ public final class ScriptParser {
                 + "(only `sysctl -q net.ipv4.NAME=VALUE` for the settings docs/SCRIPTS.md lists)");
         }
         if (text.startsWith("--")) {
-            throw error(line, "command-line options in scripts are not supported; use tern script --profile");
+            // packetdrill's command-line options, written in a script: only the timing tolerance has a counterpart.
+            final Matcher tolerance = TOLERANCE.matcher(text);
+            if (tolerance.matches()) {
+                return new ScriptLine.Sysctl(line, TOLERANCE_OPTION, new long[] {Long.parseLong(tolerance.group(1))});
+            }
+            throw error(line, "command-line option '" + text.split("[=\\s]")[0] + "' is not supported (only "
+                + "--tolerance_usecs=N); the stack's settings come from tern script --profile");
         }
         if (text.startsWith("%{")) {
             throw error(line, "Python blocks (%{ }%) are not supported");
         }
+        // packetdrill's lexer lets spaces surround the '...' of a blocking call's times.
+        text = SPACED_DOTS.matcher(text).replaceFirst("$1...$2");
         final int space = firstSpace(text);
         if (space < 0) {
             throw error(line, "expected a time and a statement, got '" + text + "'");
@@ -124,6 +136,16 @@ public final class ScriptParser {
             }
             returnNs = seconds(line, end);
             returnRelative = end.startsWith("+");
+            if (!returnRelative && timeText.startsWith("+") && TIME.matcher(timeText).matches()) {
+                // As packetdrill: after a relative start the end counts from the same point, the previous line
+                // ("+.1...0.3": starts 0.1 s and returns 0.3 s after it), so it is (end - start) after the start.
+                final long startNs = seconds(line, timeText);
+                if (returnNs < startNs) {
+                    throw error(line, "the call would return (" + end + ") before it starts (" + timeText + ")");
+                }
+                returnNs -= startNs;
+                returnRelative = true;
+            }
         }
         final ScriptLine.When when = when(line, timeText);
         final String rest = text.substring(space).strip();
@@ -245,11 +267,61 @@ public final class ScriptParser {
     }
 
     /**
-     * {@code [QUOTED] icmp TYPE CODE [mtu N]} (packetdrill's order; the quoted packet may also come last): an ICMP
-     * error quoting a packet that went the other way.
+     * The ICMP (IPv4) types by packetdrill's names (its icmp_packet.c table), which a script may also write
+     * {@code type_N}; Tern's earlier long forms of unreachable are kept.
+     */
+    private static final java.util.Map<String, Integer> ICMP_TYPES = java.util.Map.ofEntries(
+        java.util.Map.entry("echo_reply", IcmpHeader.ECHO_REPLY),
+        java.util.Map.entry("unreachable", IcmpHeader.DESTINATION_UNREACHABLE),
+        java.util.Map.entry("dest_unreachable", IcmpHeader.DESTINATION_UNREACHABLE),
+        java.util.Map.entry("destination_unreachable", IcmpHeader.DESTINATION_UNREACHABLE),
+        java.util.Map.entry("source_quench", IcmpHeader.SOURCE_QUENCH),
+        java.util.Map.entry("redirect", IcmpHeader.REDIRECT),
+        java.util.Map.entry("echo_request", IcmpHeader.ECHO_REQUEST),
+        java.util.Map.entry("time_exceeded", IcmpHeader.TIME_EXCEEDED),
+        java.util.Map.entry("parameter_problem", IcmpHeader.PARAMETER_PROBLEM),
+        java.util.Map.entry("timestamp_request", 13),
+        java.util.Map.entry("timestamp_reply", 14),
+        java.util.Map.entry("information_request", 15),
+        java.util.Map.entry("information_reply", 16),
+        java.util.Map.entry("address_mask_request", 17),
+        java.util.Map.entry("address_mask_reply", 18));
+    /** Destination Unreachable's codes by packetdrill's names (RFC 792, RFC 1812 §5.2.7.1), and Tern's short ones. */
+    private static final java.util.Map<String, Integer> UNREACHABLE_CODES = java.util.Map.ofEntries(
+        java.util.Map.entry("net_unreachable", 0), java.util.Map.entry("net", 0),
+        java.util.Map.entry("host_unreachable", 1), java.util.Map.entry("host", 1),
+        java.util.Map.entry("protocol_unreachable", 2), java.util.Map.entry("protocol", 2),
+        java.util.Map.entry("port_unreachable", 3), java.util.Map.entry("port", 3),
+        java.util.Map.entry("frag_needed", 4), java.util.Map.entry("fragmentation_needed", 4),
+        java.util.Map.entry("source_route_failed", 5), java.util.Map.entry("net_unknown", 6),
+        java.util.Map.entry("host_unknown", 7), java.util.Map.entry("source_host_isolated", 8),
+        java.util.Map.entry("net_prohibited", 9), java.util.Map.entry("host_prohibited", 10),
+        java.util.Map.entry("net_unreachable_for_tos", 11), java.util.Map.entry("host_unreachable_for_tos", 12),
+        java.util.Map.entry("packet_filtered", 13), java.util.Map.entry("precedence_violation", 14),
+        java.util.Map.entry("precedence_cutoff", 15));
+    private static final Pattern RAW = Pattern.compile("raw\\s*\\((\\d+)\\)");
+    /** The length of an ICMP message packetdrill builds when the line quotes nothing: room for an IPv4 header and 8. */
+    static final int ICMP_DEFAULT_LENGTH = IcmpHeader.LENGTH + 28;
+
+    /** Packetdrill's name of an ICMP type ({@code type_N} for one it has no name for). */
+    static String icmpTypeName(int type) {
+        for (java.util.Map.Entry<String, Integer> e : ICMP_TYPES.entrySet()) {
+            if (e.getValue() == type && !e.getKey().startsWith("dest")) {
+                return e.getKey();
+            }
+        }
+        return "type_" + type;
+    }
+
+    /**
+     * {@code icmp TYPE [CODE] [mtu N] [id N] [QUOTED]} (packetdrill's order; Tern also takes the quoted packet first):
+     * TYPE and CODE by packetdrill's names or {@code type_N}, {@code code_N} (no code is code 0). An error (unreachable,
+     * time exceeded, parameter problem, source quench, redirect) quotes a TCP segment or a UDP datagram that went the
+     * other way; any other type takes {@code [raw (N)]}, the ICMP message's length with its header, as packetdrill.
      */
     private ScriptLine.Icmp icmp(int line, ScriptLine.When when, boolean inbound, String text, String whole) {
         ScriptLine quoted = null;
+        int rawLength = -1;
         final int open = text.indexOf('[');
         if (open >= 0) {
             final int close = text.indexOf(']', open);
@@ -265,7 +337,15 @@ public final class ScriptParser {
                 quotedPorts = new ScriptLine.Ports(port(line, portText.group(1)), port(line, portText.group(2)));
                 inner = inner.substring(portText.end()).strip();
             }
-            if (inner.startsWith("udp")) {
+            final Matcher raw = RAW.matcher(inner);
+            if (raw.matches()) {
+                final long value = Long.parseLong(raw.group(1));
+                if (value < IcmpHeader.LENGTH || value > 65507 || quotedPorts != null) {
+                    throw error(line, "raw (N) is the ICMP message's length with its 8-byte header: 8 to 65507, "
+                        + "without ports");
+                }
+                rawLength = (int) value;
+            } else if (inner.startsWith("udp")) {
                 quoted = new ScriptLine.Datagram(line, when, !inbound, quotedPorts, datagramLength(line, inner), whole);
             } else {
                 final String segmentText = SEQ.matcher(inner).matches() ? "0 " + inner : inner;
@@ -273,43 +353,78 @@ public final class ScriptParser {
             }
         }
         final String[] words = text.split("\\s+");
-        if (words.length < 3 || !words[0].equals("icmp")) {
-            throw error(line, "bad ICMP packet '" + text + "': write [QUOTED] icmp unreachable CODE [mtu N], like "
-                + "[1:1461(1460)] icmp unreachable frag_needed mtu 1200");
+        if (words.length < 2 || !words[0].equals("icmp")) {
+            throw error(line, "bad ICMP packet '" + text + "': write icmp TYPE [CODE] [mtu N] [id N] [QUOTED], like "
+                + "icmp unreachable frag_needed mtu 1200 [1:1461(1460)]");
         }
-        if (!words[1].equals("unreachable") && !words[1].equals("dest_unreachable")
-            && !words[1].equals("destination_unreachable")) {
-            throw error(line, "ICMP type '" + words[1] + "' is not supported (only unreachable: the errors TCP and UDP "
-                + "act on)");
+        final int type = icmpNumber(line, words[1], "type_", ICMP_TYPES, "type");
+        int i = 2;
+        int code = 0;
+        if (i < words.length && !words[i].equals("mtu") && !words[i].equals("id")) {
+            code = icmpNumber(line, words[i++], "code_",
+                type == IcmpHeader.DESTINATION_UNREACHABLE ? UNREACHABLE_CODES : java.util.Map.of(),
+                icmpTypeName(type) + " code");
         }
-        final int code = switch (words[2]) {
-            case "net", "net_unreachable" -> IcmpHeader.NET_UNREACHABLE;
-            case "host", "host_unreachable" -> IcmpHeader.HOST_UNREACHABLE;
-            case "protocol", "protocol_unreachable" -> IcmpHeader.PROTOCOL_UNREACHABLE;
-            case "port", "port_unreachable" -> IcmpHeader.PORT_UNREACHABLE;
-            case "frag_needed", "fragmentation_needed" -> IcmpHeader.FRAGMENTATION_NEEDED;
-            default -> throw error(line, "ICMP unreachable code '" + words[2] + "' is not supported (net, host, "
-                + "protocol, port, frag_needed)");
-        };
         int mtu = -1;
-        if (words.length == 5 && words[3].equals("mtu")) {
-            final long value = unsigned32(line, words[4]);
-            if (value > 65535) {
-                throw error(line, "mtu " + value + " does not fit the 16-bit next-hop MTU field");
+        int id = -1;
+        while (i < words.length) {
+            final String word = words[i++];
+            if (i >= words.length || (!word.equals("mtu") && !word.equals("id"))) {
+                throw error(line, "unexpected '" + String.join(" ", java.util.Arrays.copyOfRange(words, i - 1,
+                    words.length)) + "' in an ICMP packet: after the type and code only 'mtu N' and 'id N' may follow");
             }
-            mtu = (int) value;
-        } else if (words.length != 3) {
-            throw error(line, "unexpected '" + String.join(" ", java.util.Arrays.copyOfRange(words, 3, words.length))
-                + "' after the ICMP code: only 'mtu N' may follow");
+            final long value = unsigned32(line, words[i++]);
+            if (value > 65535) {
+                throw error(line, word + " " + value + " does not fit its 16-bit field");
+            }
+            if (word.equals("mtu")) {
+                mtu = (int) value;
+            } else {
+                id = (int) value;
+            }
         }
-        if (mtu >= 0 && code != IcmpHeader.FRAGMENTATION_NEEDED) {
-            throw error(line, "'mtu N' belongs to frag_needed only");
+        if (mtu >= 0 && (type != IcmpHeader.DESTINATION_UNREACHABLE || code != IcmpHeader.FRAGMENTATION_NEEDED)) {
+            throw error(line, "'mtu N' belongs to unreachable frag_needed only");
         }
-        if (inbound && quoted == null) {
+        if (id >= 0 && type != IcmpHeader.ECHO_REQUEST && type != IcmpHeader.ECHO_REPLY) {
+            throw error(line, "'id N' belongs to echo_request and echo_reply only (their identifier field)");
+        }
+        final boolean isError = IcmpHeader.isError(type);
+        if (isError && rawLength >= 0) {
+            throw error(line, "an ICMP error quotes a packet, [START:END(LENGTH)] or [udp (LENGTH)], not raw bytes");
+        }
+        if (!isError && quoted != null) {
+            throw error(line, "only an ICMP error quotes a packet; " + icmpTypeName(type) + " takes [raw (N)], its "
+                + "length");
+        }
+        if (inbound && isError && quoted == null) {
             throw error(line, "an ICMP error Tern receives must quote the packet it is about: [START:END(LENGTH)] for "
                 + "a TCP segment, [udp (LENGTH)] for a datagram");
         }
-        return new ScriptLine.Icmp(line, when, inbound, IcmpHeader.DESTINATION_UNREACHABLE, code, mtu, quoted, whole);
+        if (inbound && !isError && rawLength < 0) {
+            rawLength = ICMP_DEFAULT_LENGTH;
+        }
+        return new ScriptLine.Icmp(line, when, inbound, type, code, mtu, id, rawLength, quoted, whole);
+    }
+
+    /** A type or code: a name of {@code names}, or {@code PREFIX}N (0..255). */
+    private int icmpNumber(int line, String word, String prefix, java.util.Map<String, Integer> names, String what) {
+        final Integer named = names.get(word);
+        if (named != null) {
+            return named;
+        }
+        if (word.startsWith(prefix)) {
+            try {
+                final int value = Integer.parseInt(word.substring(prefix.length()));
+                if (value >= 0 && value <= 255) {
+                    return value;
+                }
+            } catch (NumberFormatException e) {
+                // Falls through to the error below.
+            }
+        }
+        throw error(line, "unknown ICMP " + what + " '" + word + "' (write " + prefix + "N for one by number"
+            + (names.isEmpty() ? "" : "; known: " + String.join(", ", new java.util.TreeSet<>(names.keySet()))) + ")");
     }
 
     /** A TCP segment: flags, sequence numbers, ack, window and options (a quoted segment's flags may be '0': none). */
@@ -321,8 +436,10 @@ public final class ScriptParser {
         }
         int i = 0;
         final String flagText = tokens.get(i++);
-        if (!FLAGS.matcher(flagText).matches() && !flagText.equals("0")) {
-            throw error(line, "bad TCP flags '" + flagText + "': use S F R P U E W and . (ACK), like S. or P.");
+        // packetdrill writes a segment with no flags at all as '-'.
+        if (!FLAGS.matcher(flagText).matches() && !flagText.equals("0") && !flagText.equals("-")) {
+            throw error(line, "bad TCP flags '" + flagText + "': use S F R P U E W and . (ACK), like S. or P., or - "
+                + "for none");
         }
         int flags = 0;
         for (char c : flagText.toCharArray()) {
@@ -371,7 +488,14 @@ public final class ScriptParser {
                 }
                 default -> {
                     if (token.startsWith("<") && token.endsWith(">")) {
-                        options = options(line, token.substring(1, token.length() - 1));
+                        if (token.equals("<...>")) {
+                            // packetdrill's "any options": a > line's options are then not checked.
+                            if (inbound) {
+                                throw error(line, "<...> (any options) is only for packets Tern sends (>)");
+                            }
+                        } else {
+                            options = options(line, token.substring(1, token.length() - 1));
+                        }
                     } else if (token.equals("urg") || token.equals("ecn") || token.startsWith("(")) {
                         throw error(line, "'" + token + "' on a packet is not supported");
                     } else {

@@ -32,8 +32,18 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
                 .build(), 1500, 4 * MS);
     }
 
+    /**
+     * As {@link #linux()} with the buffers of packetdrill's Linux test suite (its {@code common/defaults.sh}): 8 MiB
+     * to receive, so that Tern (the smallest scale that covers the buffer) offers window scale 8 as Linux does there
+     * (the smallest that covers tcp_rmem's maximum, 15 MiB), and 256 KiB to send (tcp_wmem's default).
+     */
+    public static ScriptProfile gtests() {
+        return new ScriptProfile("gtests", "as linux, with the buffers of packetdrill's Linux suite (window scale 8)",
+            TcpConfig.builder().isnKey(0x7465726e, 0x73637269).bufferSizes(256 << 10, 8 << 20).build(), 1500, 4 * MS);
+    }
+
     public static List<ScriptProfile> all() {
-        return List.of(linux(), bare());
+        return List.of(linux(), bare(), gtests());
     }
 
     public static Optional<ScriptProfile> named(String name) {

@@ -16,6 +16,7 @@ import dev.tern.ipv4.wire.IpProtocol;
 import dev.tern.ipv4.wire.Ipv4Header;
 import dev.tern.ipv4.wire.Ipv4Repr;
 import dev.tern.stack.NetStack;
+import dev.tern.tcp.wire.TcpFlags;
 import dev.tern.tcp.wire.TcpHeader;
 import dev.tern.tcp.wire.TcpRepr;
 
@@ -31,6 +32,7 @@ import java.util.Deque;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.BooleanSupplier;
+import java.util.function.LongToIntFunction;
 
 /**
  * Runs one packetdrill-format script against one Tern stack on virtual time. The script plays the remote host
@@ -77,7 +79,7 @@ public final class ScriptRunner {
      * One packet Tern sent, as the remote saw it: a TCP segment (with the flow its ports name), a UDP datagram or an
      * ICMP message; the other two fields are null.
      */
-    private record Sent(long atNs, TcpRepr tcp, ScriptFlow flow, UdpSeen udp, IcmpSeen icmp) {
+    private record Sent(long atNs, TcpRepr tcp, ScriptFlow flow, UdpSeen udp, IcmpSeen icmp, byte[] data) {
     }
 
     /** A UDP datagram Tern sent: its ports and payload length. */
@@ -85,11 +87,12 @@ public final class ScriptRunner {
     }
 
     /**
-     * An ICMP message Tern sent, with what it quotes: the quoted packet's protocol, ports, TCP sequence number (on
-     * the wire) and UDP payload length (-1 where they do not apply or were not quoted).
+     * An ICMP message Tern sent: its type, code, next-hop MTU and identifier fields (the last two as the wire has
+     * them, whatever the type), its length with the header, and what it quotes: the quoted packet's protocol, ports,
+     * TCP sequence number (on the wire) and UDP payload length (-1 where they do not apply or were not quoted).
      */
-    private record IcmpSeen(int type, int code, int mtu, int quotedProtocol, int quotedSourcePort,
-                            int quotedDestinationPort, long quotedSeq, int quotedUdpLength) {
+    private record IcmpSeen(int type, int code, int mtu, int identifier, int length, int quotedProtocol,
+                            int quotedSourcePort, int quotedDestinationPort, long quotedSeq, int quotedUdpLength) {
     }
 
     /**
@@ -142,10 +145,13 @@ public final class ScriptRunner {
     /** Blocking calls that span time and have not returned yet, in the order they started. */
     private final List<Pending> pendings = new ArrayList<>();
     private boolean settling;
+    /** What the application writes at each TCP sequence number: {@link ScriptPayload#tern}, unless a test says. */
+    private final LongToIntFunction applicationBytes;
 
-    private ScriptRunner(String file, ScriptProfile profile) {
+    private ScriptRunner(String file, ScriptProfile profile, LongToIntFunction applicationBytes) {
         this.file = file;
         this.profile = profile;
+        this.applicationBytes = applicationBytes;
         wire = MemoryWire.builder().clock(clock).mtu(profile.mtu()).build();
         remote = wire.attach("remote", REMOTE_MAC);
         remote.promiscuous(true);
@@ -176,8 +182,18 @@ public final class ScriptRunner {
      * goes, with its time, in the script's syntax (what {@code tern script --verbose} shows).
      */
     public static void run(String file, String text, ScriptProfile profile, java.io.PrintStream trace) {
+        run(file, text, profile, trace, ScriptPayload::tern);
+    }
+
+    /**
+     * As {@link #run(String, String, ScriptProfile, java.io.PrintStream)}, with the application writing
+     * {@code applicationBytes} of each sequence number instead of {@link ScriptPayload#tern}: what a stack that
+     * corrupts data would put on the wire, for tests of the runner's data comparison.
+     */
+    static void run(String file, String text, ScriptProfile profile, java.io.PrintStream trace,
+                    LongToIntFunction applicationBytes) {
         final List<ScriptLine> lines = ScriptParser.parse(file, text);
-        final ScriptRunner runner = new ScriptRunner(file, withSysctls(file, lines, profile));
+        final ScriptRunner runner = new ScriptRunner(file, withSysctls(file, lines, profile), applicationBytes);
         runner.trace = trace;
         try {
             runner.runAll(lines);
@@ -197,6 +213,7 @@ public final class ScriptRunner {
 
     private static ScriptProfile withSysctls(String file, List<ScriptLine> lines, ScriptProfile profile) {
         final dev.tern.tcp.TcpConfig.Builder tcp = profile.tcp().toBuilder();
+        long toleranceNs = profile.toleranceNs();
         boolean leading = true;
         for (ScriptLine line : lines) {
             if (!(line instanceof ScriptLine.Sysctl sysctl)) {
@@ -204,8 +221,8 @@ public final class ScriptRunner {
                 continue;
             }
             if (!leading) {
-                throw new ScriptException(file, line.line(), "a sysctl must come before every other statement: Tern's "
-                    + "configuration is fixed once its stack runs");
+                throw new ScriptException(file, line.line(), "a sysctl or option line must come before every other "
+                    + "statement: Tern's configuration is fixed once its stack runs");
             }
             final long v = sysctl.value();
             switch (sysctl.name()) {
@@ -235,11 +252,11 @@ public final class ScriptRunner {
                     }
                     tcp.memoryLimits(pressure * TCP_MEM_PAGE, high * TCP_MEM_PAGE);
                 }
+                case ScriptParser.TOLERANCE_OPTION -> toleranceNs = v * 1_000;
                 default -> throw new IllegalStateException("the parser lets only known sysctls through");
             }
         }
-        return new ScriptProfile(profile.name(), profile.description(), tcp.build(), profile.mtu(),
-            profile.toleranceNs());
+        return new ScriptProfile(profile.name(), profile.description(), tcp.build(), profile.mtu(), toleranceNs);
     }
 
     private void runAll(List<ScriptLine> lines) {
@@ -297,6 +314,11 @@ public final class ScriptRunner {
     }
 
     // ------------------------------------------------------------------------------------------------ time
+
+    /** What the application writes at each TCP sequence number (on the wire). */
+    LongToIntFunction applicationBytes() {
+        return applicationBytes;
+    }
 
     /** The stack's clock, for calls into the TCP layer. */
     long nowNs() {
@@ -469,8 +491,12 @@ public final class ScriptRunner {
         } else if (i.quotedProtocol >= 0) {
             text.append("[").append(IpProtocol.name(i.quotedProtocol)).append("] ");
         }
-        if (i.type != IcmpHeader.DESTINATION_UNREACHABLE) {
-            text.append("icmp type ").append(i.type).append(" code ").append(i.code);
+        if (!IcmpHeader.isError(i.type)) {
+            text.append("icmp ").append(ScriptParser.icmpTypeName(i.type)).append(i.code == 0 ? "" : " code_" + i.code)
+                .append(i.type == IcmpHeader.ECHO_REPLY || i.type == IcmpHeader.ECHO_REQUEST ? " id " + i.identifier
+                    : "").append(" [raw (").append(i.length).append(")]");
+        } else if (i.type != IcmpHeader.DESTINATION_UNREACHABLE) {
+            text.append("icmp ").append(ScriptParser.icmpTypeName(i.type)).append(i.code == 0 ? "" : " code_" + i.code);
         } else {
             text.append("icmp unreachable ").append(switch (i.code) {
                 case IcmpHeader.NET_UNREACHABLE -> "net";
@@ -547,7 +573,8 @@ public final class ScriptRunner {
             throw new ScriptException(file, 0, "Tern sent a TCP segment with a bad checksum (a bug in Tern)");
         }
         final TcpRepr tcp = TcpRepr.parse(header, tcpLength);
-        return new Sent(now(), tcp, flowOf(tcp.sourcePort(), tcp.destinationPort()), null, null);
+        final byte[] data = segment.asSlice(at + header.dataOffset(), tcp.payloadLength()).toArray(ValueLayout.JAVA_BYTE);
+        return new Sent(now(), tcp, flowOf(tcp.sourcePort(), tcp.destinationPort()), null, null, data);
     }
 
     private Sent udpSent(MemorySegment segment, long at, int udpLength, Ipv4Header ip) {
@@ -560,7 +587,7 @@ public final class ScriptRunner {
             throw new ScriptException(file, 0, "Tern sent a UDP datagram with a bad checksum (a bug in Tern)");
         }
         return new Sent(now(), null, null, new UdpSeen(BigEndian.u16(segment, at), BigEndian.u16(segment, at + 2),
-            udpLength - 8), null);
+            udpLength - 8), null, segment.asSlice(at + 8, udpLength - 8).toArray(ValueLayout.JAVA_BYTE));
     }
 
     private Sent icmpSent(MemorySegment segment, long at, int icmpLength) {
@@ -592,8 +619,9 @@ public final class ScriptRunner {
                 }
             }
         }
-        return new Sent(now(), null, null, null, new IcmpSeen(type, code, mtu, protocol, sourcePort, destinationPort,
-            seq, udpLength));
+        return new Sent(now(), null, null, null, new IcmpSeen(type, code, mtu, BigEndian.u16(segment, at + 4),
+            icmpLength, protocol, sourcePort, destinationPort, seq, udpLength),
+            segment.asSlice(quoted, icmpLength - IcmpHeader.LENGTH).toArray(ValueLayout.JAVA_BYTE));
     }
 
     /** Takes the oldest packet Tern sent within the line's time (plus tolerance), or fails the line. */
@@ -622,17 +650,19 @@ public final class ScriptRunner {
     }
 
     private void expect(ScriptLine line) {
-        final Sent s = takeSent(line);
+        final Sent taken = takeSent(line);
+        final Sent s = line instanceof ScriptLine.Packet p ? joinSegments(p, taken) : taken;
         final String mismatch = switch (line) {
-            case ScriptLine.Packet p -> s.tcp == null ? "not a TCP segment" : s.flow.mismatch(p, s.tcp);
-            case ScriptLine.Datagram d -> s.udp == null ? "not a UDP datagram" : datagramMismatch(d, s.udp);
-            case ScriptLine.Icmp i -> s.icmp == null ? "not an ICMP message" : icmpMismatch(i, s.icmp);
+            case ScriptLine.Packet p -> s.tcp == null ? "not a TCP segment" : segmentMismatch(p, s);
+            case ScriptLine.Datagram d -> s.udp == null ? "not a UDP datagram" : datagramMismatch(d, s);
+            case ScriptLine.Icmp i -> s.icmp == null ? "not an ICMP message" : icmpMismatch(i, s);
             case ScriptLine.Call c -> throw new IllegalStateException("a call is not a packet");
             case ScriptLine.Sysctl c -> throw new IllegalStateException("a sysctl is not a packet");
         };
         if (mismatch != null) {
             throw failure(line.line(), "expected '" + packetText(line) + "'; Tern sent " + describe(s) + " at "
-                + seconds(s.atNs) + " s: " + mismatch);
+                + seconds(s.atNs) + " s" + (s == taken ? "" : " (segments joined, as packetdrill joins them)")
+                + ": " + mismatch);
         }
         if (s.tcp != null && line instanceof ScriptLine.Packet p && p.ports() != null) {
             current = s.flow;
@@ -640,20 +670,103 @@ public final class ScriptRunner {
         lastNs = s.atNs;
     }
 
-    private static String datagramMismatch(ScriptLine.Datagram d, UdpSeen actual) {
+    /**
+     * The flow's comparison of the header, then every byte of the data against what the application wrote at its
+     * sequence number ({@link ScriptPayload#tern}; data on a SYN would start after it).
+     */
+    private static String segmentMismatch(ScriptLine.Packet p, Sent s) {
+        final String header = s.flow.mismatch(p, s.tcp);
+        if (header != null) {
+            return header;
+        }
+        final long first = Integer.toUnsignedLong(s.tcp.seq()) + ((s.tcp.flags() & TcpFlags.SYN) != 0 ? 1 : 0);
+        final MemorySegment data = MemorySegment.ofArray(s.data);
+        final int wrong = ScriptPayload.firstDifference(data, 0, s.data.length, first, ScriptPayload::tern);
+        return wrong < 0 ? null : "byte " + wrong + " of the data (sequence number "
+            + ScriptFlow.relative((int) (first + wrong), s.flow.ternIsn < 0 ? 0 : s.flow.ternIsn) + ") "
+            + ScriptPayload.difference(data, 0, wrong, first, ScriptPayload::tern) + " (the application wrote "
+            + "the pattern of docs/SCRIPTS.md there)";
+    }
+
+    /**
+     * Packetdrill (without {@code --strict_segments}) lets a {@code >} line with more data than Tern's segment match
+     * the segments that follow it back to back, as it joins the pieces of a TSO/GSO segment: each continues the one
+     * before (the next sequence number, the same ports, ACK number, window and flags but FIN, PSH and CWR), each but
+     * the last as long as the one before, until the line's length is reached. Tern joins the segments it has already
+     * sent at that moment; the joined segment has the last one's header and time, the first one's sequence number
+     * and CWR flag, as packetdrill's.
+     */
+    private Sent joinSegments(ScriptLine.Packet p, Sent first) {
+        if (first.tcp == null || first.data.length == 0 || first.data.length >= p.payloadLength()) {
+            return first;
+        }
+        final int loose = TcpFlags.FIN | TcpFlags.PSH | TcpFlags.CWR;
+        final java.io.ByteArrayOutputStream data = new java.io.ByteArrayOutputStream();
+        data.writeBytes(first.data);
+        Sent last = first;
+        while (data.size() < p.payloadLength() && !sent.isEmpty()) {
+            final Sent next = sent.peekFirst();
+            final TcpRepr a = last.tcp;
+            final TcpRepr b = next.tcp;
+            final boolean continues = b != null && b.sourcePort() == a.sourcePort()
+                && b.destinationPort() == a.destinationPort() && b.seq() == a.seq() + a.payloadLength()
+                && b.ack() == a.ack() && b.window() == a.window() && (b.flags() & ~loose) == (a.flags() & ~loose)
+                && b.payloadLength() > 0
+                && (data.size() + b.payloadLength() >= p.payloadLength() || b.payloadLength() == a.payloadLength());
+            if (!continues) {
+                break;
+            }
+            sent.pollFirst();
+            data.writeBytes(next.data);
+            last = next;
+        }
+        if (last == first) {
+            return first;
+        }
+        final TcpRepr l = last.tcp;
+        final TcpRepr joined = new TcpRepr(l.sourcePort(), l.destinationPort(), first.tcp.seq(), l.ack(),
+            (l.flags() & ~TcpFlags.CWR) | (first.tcp.flags() & TcpFlags.CWR), l.window(), l.mss(), l.windowScale(),
+            l.sackPermitted(), l.timestamp(), l.tsVal(), l.tsEcr(), l.sackBlocks(), data.size());
+        return new Sent(last.atNs, joined, last.flow, null, null, data.toByteArray());
+    }
+
+    private static String datagramMismatch(ScriptLine.Datagram d, Sent s) {
+        final UdpSeen actual = s.udp;
         if (d.ports() != null && (d.ports().source() != actual.sourcePort
             || d.ports().destination() != actual.destinationPort)) {
             return "ports " + actual.sourcePort + ">" + actual.destinationPort + ", not " + d.ports();
         }
-        return actual.length == d.length() ? null : actual.length + " bytes, not " + d.length();
+        if (actual.length != d.length()) {
+            return actual.length + " bytes, not " + d.length();
+        }
+        final MemorySegment data = MemorySegment.ofArray(s.data);
+        final int wrong = ScriptPayload.firstDifference(data, 0, s.data.length, 0, ScriptPayload::ternDatagram);
+        return wrong < 0 ? null : "byte " + wrong + " of the datagram "
+            + ScriptPayload.difference(data, 0, wrong, 0, ScriptPayload::ternDatagram);
     }
 
-    private String icmpMismatch(ScriptLine.Icmp i, IcmpSeen actual) {
+    private String icmpMismatch(ScriptLine.Icmp i, Sent s) {
+        final IcmpSeen actual = s.icmp;
         if (actual.type != i.type() || actual.code != i.code()) {
             return "type " + actual.type + " code " + actual.code + ", not type " + i.type() + " code " + i.code();
         }
         if (i.mtu() >= 0 && actual.mtu != i.mtu()) {
             return "mtu " + actual.mtu + ", not " + i.mtu();
+        }
+        if (i.id() >= 0 && actual.identifier != i.id()) {
+            return "id " + actual.identifier + ", not " + i.id();
+        }
+        if (i.rawLength() >= 0 && actual.length != i.rawLength()) {
+            return "raw (" + actual.length + "), not raw (" + i.rawLength() + ")";
+        }
+        if (actual.type == IcmpHeader.ECHO_REPLY) {
+            // RFC 792: the data of the echo request returns in the reply, the remote's pattern as it was sent.
+            final MemorySegment data = MemorySegment.ofArray(s.data);
+            final int wrong = ScriptPayload.firstDifference(data, 0, s.data.length, 0, ScriptPayload::remoteDatagram);
+            if (wrong >= 0) {
+                return "byte " + wrong + " of the echoed data " + ScriptPayload.difference(data, 0, wrong, 0,
+                    ScriptPayload::remoteDatagram);
+            }
         }
         final ScriptLine.Ports ports = switch (i.quoted()) {
             case ScriptLine.Datagram d -> d.ports();
@@ -721,22 +834,26 @@ public final class ScriptRunner {
         for (int i = 0; i < options.length; i++) {
             header.optionByte(i, options[i] & 0xFF);
         }
-        // The payload is zeros; its bytes are not part of what a script checks.
+        // The data is the remote's pattern at each byte's sequence number, which read checks (ScriptPayload).
+        final long first = REMOTE_ISN + p.seqStart() + ((p.flags() & TcpFlags.SYN) != 0 ? 1 : 0);
+        ScriptPayload.fill(MemorySegment.ofArray(segment), headerLength, p.payloadLength(), first,
+            ScriptPayload::remote);
         TcpRepr.fillChecksum(header, REMOTE_ADDRESS, TERN_ADDRESS, tcpLength);
-        injectIp(IpProtocol.TCP, segment);
+        injectIp(p.line(), IpProtocol.TCP, segment);
     }
 
-    /** A datagram from the remote: to the current UDP flow's ports, or those the line names; zeros as payload. */
+    /** A datagram from the remote: to the current UDP flow's ports, or those the line names; its bytes the pattern. */
     private void inject(ScriptLine.Datagram d) {
         final int source = d.ports() != null ? d.ports().source() : udpRemotePort;
         final int destination = d.ports() != null ? d.ports().destination() : udpTernPort;
         final byte[] datagram = new byte[8 + d.length()];
         final java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(datagram);
         b.putShort((short) source).putShort((short) destination).putShort((short) datagram.length).putShort((short) 0);
+        ScriptPayload.fill(MemorySegment.ofArray(datagram), 8, d.length(), 0, ScriptPayload::remoteDatagram);
         final int checksum = InternetChecksum.finish(InternetChecksum.add(InternetChecksum.pseudoHeader(REMOTE_ADDRESS,
             TERN_ADDRESS, IpProtocol.UDP, datagram.length), MemorySegment.ofArray(datagram), 0, datagram.length));
         b.putShort(6, (short) (checksum == 0 ? 0xFFFF : checksum));
-        injectIp(IpProtocol.UDP, datagram);
+        injectIp(d.line(), IpProtocol.UDP, datagram);
     }
 
     /**
@@ -746,6 +863,10 @@ public final class ScriptRunner {
      * RFC 1812 §4.3.2.3.
      */
     private void inject(ScriptLine.Icmp i) {
+        if (!IcmpHeader.isError(i.type())) {
+            injectIcmpQuery(i);
+            return;
+        }
         final byte[] inner;
         final int protocol;
         final int quotedTotal;
@@ -785,11 +906,32 @@ public final class ScriptRunner {
             .emit(new Ipv4Header().wrap(MemorySegment.ofArray(quotedIp), 0, quotedIp.length));
         b.put(quotedIp).put(inner);
         b.putShort(2, (short) InternetChecksum.compute(MemorySegment.ofArray(message), 0, message.length));
-        injectIp(IpProtocol.ICMP, message);
+        injectIp(i.line(), IpProtocol.ICMP, message);
     }
 
-    private void injectIp(int protocol, byte[] transport) {
+    /**
+     * An ICMP message that is not an error (an echo request, ...): {@code [raw (N)]} bytes with the header, the
+     * identifier the line gives (else 0), sequence number 0 and the remote's datagram pattern as data.
+     */
+    private void injectIcmpQuery(ScriptLine.Icmp i) {
+        final byte[] message = new byte[i.rawLength()];
+        final java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(message);
+        b.put((byte) i.type()).put((byte) i.code()).putShort((short) 0).putShort((short) Math.max(0, i.id()))
+            .putShort((short) 0);
+        ScriptPayload.fill(MemorySegment.ofArray(message), IcmpHeader.LENGTH, message.length - IcmpHeader.LENGTH, 0,
+            ScriptPayload::remoteDatagram);
+        b.putShort(2, (short) InternetChecksum.compute(MemorySegment.ofArray(message), 0, message.length));
+        injectIp(i.line(), IpProtocol.ICMP, message);
+    }
+
+    private void injectIp(int line, int protocol, byte[] transport) {
         final byte[] packet = new byte[Ipv4Header.MIN_LENGTH + transport.length];
+        if (packet.length > profile.mtu()) {
+            // packetdrill's tun device takes larger segments (as GRO would hand them up); Tern's link takes frames
+            // of its MTU only.
+            throw failure(line, "the packet is " + packet.length + " bytes long with its IPv4 header, more than the "
+                + "link's MTU of " + profile.mtu() + ": send it as several segments");
+        }
         new Ipv4Repr(REMOTE_ADDRESS, TERN_ADDRESS, protocol, 64, 0, 0, 0x4000, transport.length)
             .emit(new Ipv4Header().wrap(MemorySegment.ofArray(packet), 0, packet.length));
         System.arraycopy(transport, 0, packet, Ipv4Header.MIN_LENGTH, transport.length);

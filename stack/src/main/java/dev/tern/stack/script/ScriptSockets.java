@@ -8,6 +8,7 @@ import dev.tern.stack.TernSocketException;
 import dev.tern.stack.UdpSocket;
 import dev.tern.tcp.TcpError;
 import dev.tern.tcp.TcpEvents;
+import dev.tern.tcp.TcpInfo;
 import dev.tern.tcp.TcpLayer;
 import dev.tern.tcp.TcpOptions;
 import dev.tern.tcp.TcpState;
@@ -39,6 +40,8 @@ final class ScriptSockets {
         /** Not null for a UDP socket. */
         UdpSocket udp;
         boolean bound;
+        /** shutdown(SHUT_RD or SHUT_RDWR): reads return what is queued, then 0, and never block (as Linux's). */
+        boolean readShut;
         int flags = O_RDWR;
         int sendBuffer;
         int receiveBuffer;
@@ -530,19 +533,26 @@ final class ScriptSockets {
         });
     }
 
-    /** Writes up to {@code length} bytes of a pattern into the send buffer and tells the stack; returns how many. */
+    /**
+     * Writes up to {@code length} bytes into the send buffer and tells the stack; returns how many. Each byte is
+     * {@link ScriptPayload#tern} of the sequence number it will go out with, which the runner checks on the wire.
+     */
     private int fill(int connection, int length) {
         final ByteRing ring = tcp.sendBuffer(connection);
         if (ring == null || length == 0) {
             return 0;
         }
+        // The ring holds the bytes from SND.UNA on (after the SYN while it is unacknowledged).
+        final TcpInfo info = tcp.info(connection);
+        final boolean synUnacked = info.state() == TcpState.SYN_SENT || info.state() == TcpState.SYN_RECEIVED;
+        long seq = Integer.toUnsignedLong(info.sndUna()) + ring.available() + (synUnacked ? 1 : 0);
         int written = 0;
         while (written < length && ring.freeSpace() > 0) {
             final int chunk = Math.min(Math.min(length - written, ring.freeSpace()), (int) scratch.byteSize());
-            for (int i = 0; i < chunk; i++) {
-                scratch.set(ValueLayout.JAVA_BYTE, i, (byte) ('a' + (written + i) % 26));
-            }
-            written += ring.write(scratch, 0, chunk);
+            ScriptPayload.fill(scratch, 0, chunk, seq, runner.applicationBytes());
+            final int put = ring.write(scratch, 0, chunk);
+            written += put;
+            seq += put;
         }
         if (written > 0) {
             tcp.sendable(connection, runner.nowNs());
@@ -576,28 +586,57 @@ final class ScriptSockets {
             return ScriptRunner.Result.fail("ENOTCONN");
         }
         final int connection = fd.connection;
-        if (!readReady(connection)) {
+        if (!fd.readShut && !readReady(connection)) {
             if (fd.nonBlocking()) {
                 return ScriptRunner.Result.fail("EAGAIN");
             }
-            return runner.blockThen(c, () -> readReady(connection), "data to read", () -> readNow(connection, length));
+            return runner.blockThen(c, () -> readReady(connection), "data to read",
+                () -> readNow(c, connection, length));
         }
-        return readNow(connection, length);
+        return readNow(c, connection, length);
     }
 
-    private ScriptRunner.Result readNow(int connection, int length) {
+    /** Reads, checking each byte against {@link ScriptPayload#remote} of the sequence number it came with. */
+    private ScriptRunner.Result readNow(ScriptLine.Call c, int connection, int length) {
         final ByteRing ring = tcp.receiveBuffer(connection);
         final int available = ring == null ? 0 : ring.available();
         if (available == 0) {
             final int error = tcp.error(connection);
             return error == TcpError.NONE ? ScriptRunner.Result.ok(0) : ScriptRunner.Result.fail(errno(error));
         }
+        long seq = firstUnreadSeq(connection, available);
         int read = 0;
         while (read < length && ring.available() > 0) {
-            read += ring.read(scratch, 0, Math.min(length - read, (int) scratch.byteSize()));
+            final int got = ring.read(scratch, 0, Math.min(length - read, (int) scratch.byteSize()));
+            if (seq >= 0) {
+                final int wrong = ScriptPayload.firstDifference(scratch, 0, got, seq, ScriptPayload::remote);
+                if (wrong >= 0) {
+                    throw runner.failure(c.line(), c.name() + " returned data the remote did not send there: byte "
+                        + (read + wrong) + " of what it read (the remote's sequence number "
+                        + ((seq + wrong - ScriptRunner.REMOTE_ISN) & 0xFFFF_FFFFL) + ") "
+                        + ScriptPayload.difference(scratch, 0, wrong, seq, ScriptPayload::remote));
+                }
+                seq += got;
+            }
+            read += got;
         }
         tcp.consumed(connection, runner.nowNs());
         return ScriptRunner.Result.ok(read);
+    }
+
+    /**
+     * The sequence number of the first of the {@code available} bytes waiting in the receive ring: RCV.NXT less
+     * them (and less the FIN, once received); -1 when the connection is gone or closed and it cannot be told.
+     */
+    private long firstUnreadSeq(int connection, int available) {
+        final TcpInfo info = tcp.info(connection);
+        if (info == null || info.state() == TcpState.CLOSED) {
+            return -1;
+        }
+        final int state = info.state();
+        final boolean finReceived = state == TcpState.CLOSE_WAIT || state == TcpState.CLOSING
+            || state == TcpState.LAST_ACK || state == TcpState.TIME_WAIT;
+        return (Integer.toUnsignedLong(info.rcvNxt()) - available - (finReceived ? 1 : 0)) & 0xFFFF_FFFFL;
     }
 
     private boolean readReady(int connection) {
@@ -644,6 +683,8 @@ final class ScriptSockets {
             : ScriptRunner.SCRIPT_PORT;
         final ScriptRunner.Result[] outcome = {null};
         final BooleanSupplier sent = () -> {
+            // Filled at each try: a pending call on another descriptor may have used the scratch meanwhile.
+            ScriptPayload.fill(scratch, 0, length, 0, ScriptPayload::ternDatagram);
             try {
                 final boolean queued = addressed
                     ? udp.sendTo(ScriptRunner.REMOTE_ADDRESS, port, scratch, 0, length)
@@ -682,6 +723,12 @@ final class ScriptSockets {
             try {
                 final int got = udp.receive(scratch, 0, capacity);
                 if (got >= 0) {
+                    final int wrong = ScriptPayload.firstDifference(scratch, 0, got, 0, ScriptPayload::remoteDatagram);
+                    if (wrong >= 0) {
+                        throw runner.failure(c.line(), c.name() + " returned a datagram the remote did not send: its "
+                            + "byte " + wrong + " " + ScriptPayload.difference(scratch, 0, wrong, 0,
+                            ScriptPayload::remoteDatagram));
+                    }
                     outcome[0] = ScriptRunner.Result.ok(got);
                 }
             } catch (TernSocketException e) {
@@ -722,14 +769,18 @@ final class ScriptSockets {
         arguments(c, 2);
         final Fd fd = fd(c);
         final String how = c.args().get(1);
-        if (!how.equals("SHUT_WR") && !how.equals("SHUT_RDWR")) {
-            throw runner.failure(c.line(), "shutdown(" + how + ") is not supported: Tern has no receive-side shutdown, "
-                + "only SHUT_WR (and SHUT_RDWR, taken as SHUT_WR)");
+        if (!how.equals("SHUT_WR") && !how.equals("SHUT_RDWR") && !how.equals("SHUT_RD")) {
+            throw runner.failure(c.line(), "shutdown(" + how + ") is not supported: SHUT_RD, SHUT_WR or SHUT_RDWR");
         }
         if (fd.connection < 0) {
             return ScriptRunner.Result.fail("ENOTCONN");
         }
-        tcp.shutdownOutput(fd.connection, runner.nowNs());
+        // The receive side is the application's only (Tern's TCP has no SHUT_RD, nor does TCP: nothing goes on the
+        // wire): reads stop waiting, as Linux's do after RCV_SHUTDOWN.
+        fd.readShut = !how.equals("SHUT_WR");
+        if (!how.equals("SHUT_RD")) {
+            tcp.shutdownOutput(fd.connection, runner.nowNs());
+        }
         return ScriptRunner.Result.ok(0);
     }
 
@@ -911,6 +962,7 @@ final class ScriptSockets {
             case SocketError.ADDRESS_NOT_AVAILABLE -> "EADDRNOTAVAIL";
             case SocketError.BROADCAST_NOT_ENABLED -> "EACCES";
             case SocketError.NOT_CONNECTED -> "EDESTADDRREQ";
+            case SocketError.PROTOCOL_ERROR -> "EPROTO";
             default -> "EINVAL";
         };
     }

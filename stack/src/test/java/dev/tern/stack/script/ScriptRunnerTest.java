@@ -62,6 +62,32 @@ class ScriptRunnerTest {
         }
 
         @Test
+        void shuttingTheReceiveSideMakesReadsReturnZeroWithoutBlocking() {
+            passes(PASSIVE_OPEN + """
+                +0    < P. 1:101(100) ack 1 win 512
+                +0    > . 1:1(0) ack 101
+                +0    shutdown(4, SHUT_RD) = 0
+                +0    read(4, ..., 1000) = 100
+                +0    read(4, ..., 1000) = 0
+                +0    shutdown(4, SHUT_RDWR) = 0
+                +0    > F. 1:1(0) ack 101
+                """);
+        }
+
+        @Test
+        void anyOptionsAndNoFlagsAreWrittenAsPacketdrillWritesThem() {
+            passes(LISTEN + """
+                +0    < S 0:0(0) win 65535 <mss 1460>
+                +0    > S. 0:0(0) ack 1 <...>
+                +.01  < . 1:1(0) ack 1 win 512
+                +0    accept(3, ..., ...) = 4
+                +0    < - 1:1001(1000) win 512
+                """);
+            that(failure(LISTEN + "+0 < S 0:0(0) win 65535 <...>\n").getMessage())
+                .startsWith("t.pkt:4: <...> (any options) is only for packets Tern sends (>)");
+        }
+
+        @Test
         void commentsAndBlankLinesAreIgnored() {
             passes("// a comment\n\n/* a block\n   over lines */\n" + PASSIVE_OPEN + "  // trailing\n");
         }
@@ -130,10 +156,19 @@ class ScriptRunnerTest {
         void icmpLinesTernCannotActOnAreRejected() {
             that(failure("0 < icmp unreachable port\n").getMessage())
                 .startsWith("t.pkt:1: an ICMP error Tern receives must quote the packet it is about");
-            that(failure("0 < [udp (10)] icmp echo_request 0\n").getMessage())
-                .startsWith("t.pkt:1: ICMP type 'echo_request' is not supported");
+            that(failure("0 < [udp (10)] icmp echo_request\n").getMessage())
+                .startsWith("t.pkt:1: only an ICMP error quotes a packet; echo_request takes [raw (N)], its length");
+            that(failure("0 < icmp time_exceeded [raw (40)]\n").getMessage())
+                .startsWith("t.pkt:1: an ICMP error quotes a packet, [START:END(LENGTH)] or [udp (LENGTH)], not raw");
             that(failure("0 < [1:1(0)] icmp unreachable port mtu 1200\n").getMessage())
-                .startsWith("t.pkt:1: 'mtu N' belongs to frag_needed only");
+                .startsWith("t.pkt:1: 'mtu N' belongs to unreachable frag_needed only");
+            that(failure("0 < icmp time_exceeded ttl [udp (10)]\n").getMessage())
+                .startsWith("t.pkt:1: unknown ICMP time_exceeded code 'ttl' (write code_N for one by number)");
+            that(failure("0 < icmp unreachable port id 3 [udp (10)]\n").getMessage())
+                .startsWith("t.pkt:1: 'id N' belongs to echo_request and echo_reply only");
+            that(failure("0 < icmp echo [raw (40)]\n").getMessage())
+                .startsWith("t.pkt:1: unknown ICMP type 'echo' (write type_N for one by number; known: "
+                    + "address_mask_reply,");
             that(failure("0 < udp 10\n").getMessage())
                 .startsWith("t.pkt:1: bad UDP packet 'udp 10'");
         }
@@ -188,6 +223,21 @@ class ScriptRunnerTest {
                 """);
             that(e.getMessage()).isEqualTo("t.pkt:10: expected 'P. 1:1001(1000) ack 1' at 0.510000 s "
                 + "(tolerance 4 ms); Tern sent 'P. 1:1001(1000) ack 1 win 32768' at 0.210000 s");
+        }
+
+        @Test
+        void aLongerLineMatchesSegmentsSentBackToBackAsPacketdrillJoinsThem() {
+            passes(PASSIVE_OPEN + "+0 write(4, ..., 3000) = 3000\n+0 > P. 1:3001(3000) ack 1\n");
+            that(failure(PASSIVE_OPEN + "+0 write(4, ..., 3000) = 3000\n+0 > P. 1:2001(2000) ack 1\n").getMessage())
+                .isEqualTo("t.pkt:9: expected 'P. 1:2001(2000) ack 1'; Tern sent '. 1:2921(2920) ack 1 win 32768' at "
+                    + "0.010000 s (segments joined, as packetdrill joins them): flags ., not P.");
+        }
+
+        @Test
+        void aPacketLargerThanTheLinksMtuIsRefusedNamingTheLine() {
+            that(failure(PASSIVE_OPEN + "+0 < P. 1:2001(2000) ack 1 win 512\n").getMessage())
+                .isEqualTo("t.pkt:8: the packet is 2040 bytes long with its IPv4 header, more than the link's MTU of "
+                    + "1500: send it as several segments");
         }
 
         @Test
@@ -250,6 +300,18 @@ class ScriptRunnerTest {
         }
 
         @Test
+        void afterARelativeStartTheEndCountsFromTheStartAsInPacketdrill() {
+            // "+.1...0.200": starts 0.1 s and returns 0.2 s after the line before (packetdrill's reading); spaces
+            // around '...' are allowed.
+            passes(LISTEN + """
+                +.1 ...0.200 accept(3, ..., ...) = 4
+                +.1   < S 0:0(0) win 65535 <mss 1460>
+                +0    > S. 0:0(0) ack 1 <mss 1460>
+                +0    < . 1:1(0) ack 1 win 512
+                """);
+        }
+
+        @Test
         void aBlockingCallThatReturnsLateFailsNamingIt() {
             final ScriptException e = failure(LISTEN + """
                 +0...0.050 accept(3, ..., ...) = 4
@@ -273,7 +335,7 @@ class ScriptRunnerTest {
         @Test
         void aBlockingCallStillWaitingAtTheEndFails() {
             that(failure(PASSIVE_OPEN + "+0...1.0 read(4, ..., 100) = 100\n").getMessage())
-                .startsWith("t.pkt:8: the blocking call read(4, ..., 100) had not returned at 1.004000 s");
+                .startsWith("t.pkt:8: the blocking call read(4, ..., 100) had not returned at 1.014000 s");
         }
 
         @Test
@@ -327,9 +389,21 @@ class ScriptRunnerTest {
             that(failure("`sysctl -q net.ipv4.tcp_ecn=1`\n").getMessage())
                 .startsWith("t.pkt:1: sysctl net.ipv4.tcp_ecn is not supported");
             that(failure(LISTEN + "`sysctl -q net.ipv4.tcp_sack=0`\n").getMessage())
-                .startsWith("t.pkt:4: a sysctl must come before every other statement");
+                .startsWith("t.pkt:4: a sysctl or option line must come before every other statement");
             that(failure("`sysctl -q net.ipv4.tcp_syncookies=2`\n").getMessage())
                 .startsWith("t.pkt:1: tcp_syncookies=2 is not supported");
+        }
+
+        @Test
+        void packetdrillsToleranceOptionWidensTheTolerance() {
+            final String late = PASSIVE_OPEN + "+0 write(4, ..., 1000) = 1000\n+.008 > P. 1:1001(1000) ack 1\n";
+            that(failure(late).getMessage()).startsWith("t.pkt:9: expected 'P. 1:1001(1000) ack 1' at 0.018000 s "
+                + "(tolerance 4 ms)");
+            passes("--tolerance_usecs=10000\n" + late);
+            that(failure("--mss=1000\n").getMessage()).startsWith("t.pkt:1: command-line option '--mss' is not "
+                + "supported (only --tolerance_usecs=N)");
+            that(failure(LISTEN + "--tolerance_usecs=10000\n").getMessage())
+                .startsWith("t.pkt:4: a sysctl or option line must come before every other statement");
         }
 
         @Test
@@ -495,7 +569,7 @@ class ScriptRunnerTest {
                 +0...0.1 poll([{fd=3, events=POLLIN, revents=POLLIN}], 1, 500) = 1
                 +.1   < udp (10)
                 +0    read(3, ..., 100) = 10
-                +0...0.3 poll([{fd=3, events=POLLIN, revents=0}], 1, 200) = 0
+                +0...0.2 poll([{fd=3, events=POLLIN, revents=0}], 1, 200) = 0
                 """);
             that(failure("0 socket(..., SOCK_DGRAM, IPPROTO_UDP) = 3\n+0 bind(3, ..., ...) = 0\n"
                 + "+0...0.3 poll([{fd=3, events=POLLIN, revents=0}], 1, 200) = 0\n").getMessage())
@@ -541,6 +615,32 @@ class ScriptRunnerTest {
         }
 
         @Test
+        void anEchoRequestIsAnsweredWithItsIdentifierAndData() {
+            passes("""
+                0     < icmp echo_request id 7 [raw (64)]
+                +0    > icmp echo_reply id 7 [raw (64)]
+                +0    < icmp echo_request
+                +0    > icmp echo_reply code_0 id 0 [raw (36)]
+                +0    < icmp type_13
+                +0    < icmp source_quench [udp (10)]
+                """);
+            that(failure("0 < icmp echo_request id 7 [raw (64)]\n+0 > icmp echo_reply id 8\n").getMessage())
+                .isEqualTo("t.pkt:2: expected 'icmp echo_reply id 8'; Tern sent 'icmp echo_reply id 7 [raw (64)]' at "
+                    + "0.000000 s: id 7, not 8");
+        }
+
+        @Test
+        void timeExceededWhileConnectingEndsTheAttemptAndLaterIsASoftError() {
+            passes("""
+                0     socket(..., SOCK_STREAM|SOCK_NONBLOCK, IPPROTO_TCP) = 3
+                +0    connect(3, ..., ...) = -1 EINPROGRESS (Operation now in progress)
+                +0    > S 0:0(0) <mss 1460,sackOK,TS val 100 ecr 0,nop,wscale 2>
+                +.01  < icmp time_exceeded [0:0(0)]
+                +0    getsockopt(3, SOL_SOCKET, SO_ERROR, [EHOSTUNREACH], [4]) = 0
+                """);
+        }
+
+        @Test
         void fragmentationNeededShrinksTheSegmentsOfTheQuotedConnection() {
             passes(LISTEN + """
                 +0    < S 0:0(0) win 65535 <mss 1460>
@@ -556,10 +656,67 @@ class ScriptRunnerTest {
         }
     }
 
+    @Nested
+    class PayloadBytes {
+        @Test
+        void dataBothWaysIsComparedByteForByteThroughSplitsAndReassembly() {
+            passes(PASSIVE_OPEN + """
+                +0    write(4, ..., 2000) = 2000
+                +0    > . 1:1461(1460) ack 1
+                +0    > P. 1461:2001(540) ack 1
+                +.01  < . 1:1(0) ack 2001 win 512
+                +0    < P. 1001:2001(1000) ack 2001 win 512
+                +0    > . 2001:2001(0) ack 1 <nop,nop,sack 1001:2001>
+                +0    < P. 1:1001(1000) ack 2001 win 512
+                +0    > . 2001:2001(0) ack 2001
+                +0    read(4, ..., 1500) = 1500
+                +0    read(4, ..., 1500) = 500
+                """);
+        }
+
+        @Test
+        void aByteTernSendsThatTheApplicationDidNotWriteThereFailsNamingIt() {
+            // Every 'q' the application writes becomes '?', as a stack that corrupts data would send it.
+            final ScriptException e = assertThrows(ScriptException.class, () -> ScriptRunner.run("t.pkt",
+                PASSIVE_OPEN + "+0 write(4, ..., 100) = 100\n+0 > P. 1:101(100) ack 1\n", ScriptProfile.linux(), null,
+                seq -> ScriptPayload.tern(seq) == 'q' ? '?' : ScriptPayload.tern(seq)));
+            assertEquals(9, e.line());
+            that(e.getMessage()).startsWith("t.pkt:9: expected 'P. 1:101(100) ack 1'; Tern sent 'P. 1:101(100) ack 1 "
+                + "win 32768' at 0.010000 s: byte ").contains(" is 0x3f '?', not 0x71 'q' (the application wrote "
+                + "the pattern of docs/SCRIPTS.md there)");
+        }
+
+        @Test
+        void theFirstDifferentByteIsFoundAndShownWithItsPosition() {
+            final byte[] data = new byte[40];
+            final java.lang.foreign.MemorySegment segment = java.lang.foreign.MemorySegment.ofArray(data);
+            ScriptPayload.fill(segment, 0, data.length, 1000, ScriptPayload::remote);
+            assertEquals(-1, ScriptPayload.firstDifference(segment, 0, data.length, 1000, ScriptPayload::remote));
+            assertEquals(0, ScriptPayload.firstDifference(segment, 0, data.length, 1001, ScriptPayload::remote));
+            data[17] = 0;
+            assertEquals(17, ScriptPayload.firstDifference(segment, 0, data.length, 1000, ScriptPayload::remote));
+            // 1017 mod 26 is 3: 'D'.
+            that(ScriptPayload.difference(segment, 0, 17, 1000, ScriptPayload::remote)).isEqualTo("is 0x00, not "
+                + "0x44 'D'");
+        }
+
+        @Test
+        void aDatagramsBytesAreCheckedBothWays() {
+            passes("""
+                0     socket(..., SOCK_DGRAM, IPPROTO_UDP) = 3
+                +0    bind(3, ..., ...) = 0
+                +0    < udp (100)
+                +0    recvfrom(3, ..., 60, 0, ..., ...) = 60
+                +0    sendto(3, ..., 30, 0, ..., ...) = 30
+                +0    > 8080>48000 udp (30)
+                """);
+        }
+    }
+
     @Test
     void everyProfileIsNamedAndDistinct() {
         final List<String> names = ScriptProfile.all().stream().map(ScriptProfile::name).toList();
-        assertEquals(List.of("linux", "bare"), names);
+        assertEquals(List.of("linux", "bare", "gtests"), names);
         assertTrue(ScriptProfile.named("linux").isPresent());
         assertTrue(ScriptProfile.named("nope").isEmpty());
     }
