@@ -467,12 +467,6 @@ final class TcpInput {
             counters.drop(TcpCounters.DROP_NO_ACK);
             return;
         }
-        if (tcb.hasFlag(c, F_TIMESTAMPS) && seg.options.hasTimestamp()
-            && SeqNum.ge(seg.options.tsVal(), tcb.tsRecent(c)) && SeqNum.le(seg.seq, tcb.lastAckSent(c))) {
-            // RFC 7323 §4.3 (2): remember the newest TSval of a segment that reaches our last ACK.
-            tcb.tsRecent(c, seg.options.tsVal());
-            tcb.tsRecentAgeNs(c, nowNs);
-        }
         if (state == SYN_RECEIVED) {
             if (SeqNum.lt(tcb.sndUna(c), seg.ack) && SeqNum.le(seg.ack, tcb.sndMax(c))) {
                 if (!layer.establish(c, nowNs)) {
@@ -640,6 +634,15 @@ final class TcpInput {
             counters.drop(TcpCounters.DROP_BAD_ACK);
             challengeAck(c, nowNs);
             return false;
+        }
+        if (tcb.hasFlag(c, F_TIMESTAMPS) && seg.options.hasTimestamp()
+            && SeqNum.ge(seg.options.tsVal(), tcb.tsRecent(c)) && SeqNum.le(seg.seq, tcb.lastAckSent(c))) {
+            // RFC 7323 §4.3 (2): remember the newest TSval of a segment that reaches our last ACK; only once its ACK
+            // is found acceptable: a segment acknowledging data never sent (or far below SND.UNA) "MUST be discarded"
+            // (RFC 5961 §5.2), so it must not set what later segments are held to by PAWS (as Linux, which takes
+            // TS.Recent in tcp_ack after the same checks). Above, the ACK it gets back echoes the old TS.Recent.
+            tcb.tsRecent(c, seg.options.tsVal());
+            tcb.tsRecentAgeNs(c, nowNs);
         }
         sender.onAck(c, seg, nowNs);
         if (tcb.hasFlag(c, F_FIN_SENT) && SeqNum.gt(tcb.sndUna(c), tcb.finSeq(c))) {
