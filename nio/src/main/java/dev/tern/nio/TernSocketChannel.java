@@ -41,7 +41,8 @@ import java.util.Set;
  *
  * <p>Thread-safe as the JDK's: one reader and one writer at a time (each direction has its lock), any thread may
  * close. Deviations, each in docs/NIO.md: {@code bind} to port 0 reports port 0 until connect picks the port;
- * {@code SO_LINGER} above 0 closes gracefully without waiting; {@code IP_TOS} is not supported on Tern.
+ * {@code SO_LINGER} above 0 makes a blocking channel's close wait for the peer's acknowledgment of the data and the FIN,
+ * at most that many seconds; {@code IP_TOS} is not supported on Tern.
  */
 final class TernSocketChannel extends SocketChannel implements TernChannel {
     private static final int UNCONNECTED = 0;
@@ -875,6 +876,11 @@ final class TernSocketChannel extends SocketChannel implements TernChannel {
         if (c != null) {
             c.explicit = true;
             c.abort = linger == 0; // SO_LINGER 0: a reset, as the kernel does
+            if (linger > 0 && isBlocking()) {
+                // SO_LINGER above 0 on a blocking channel: close waits until the peer has acknowledged the data and
+                // the FIN, or the linger time has passed (as Linux's close(2); the JDK leaves non-blocking undefined).
+                c.connection.closeAndLinger(linger * 1_000_000_000L);
+            }
             cleanable.clean();
         }
     }

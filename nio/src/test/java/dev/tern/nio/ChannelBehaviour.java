@@ -465,6 +465,69 @@ abstract class ChannelBehaviour {
         assertTrue(failure.getMessage().contains("reset"), failure.getMessage());
     }
 
+    /**
+     * Fills the connection until a non-blocking write takes nothing (the sender's buffer and the peer's window full,
+     * the peer not reading); returns the bytes written.
+     */
+    private static long fillUntilBlocked(SocketChannel writer) throws IOException, InterruptedException {
+        writer.configureBlocking(false);
+        final ByteBuffer chunk = ByteBuffer.allocateDirect(64 * 1024);
+        long written = 0;
+        int idle = 0;
+        while (idle < 200) {
+            final int n = writer.write(chunk.clear());
+            written += n;
+            if (n == 0) {
+                idle++;
+                Thread.sleep(1);
+            } else {
+                idle = 0;
+            }
+        }
+        writer.configureBlocking(true);
+        return written;
+    }
+
+    @Test
+    void closeWithLingerWaitsForThePeerToAcknowledgeThenReturns() throws Exception {
+        final SocketChannel[] pair = connectedPair();
+        final long written = fillUntilBlocked(pair[0]);
+        // The peer starts reading after 500 ms: close must wait for it, then return well before the linger time.
+        final CompletableFuture<Long> drained = async(() -> {
+            try {
+                Thread.sleep(500);
+                final ByteBuffer in = ByteBuffer.allocateDirect(64 * 1024);
+                long read = 0;
+                int n;
+                while ((n = pair[1].read(in.clear())) >= 0) {
+                    read += n;
+                }
+                return read;
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        });
+        pair[0].setOption(StandardSocketOptions.SO_LINGER, 20);
+        final long start = System.nanoTime();
+        pair[0].close();
+        final double seconds = (System.nanoTime() - start) / 1e9;
+        assertTrue(seconds >= 0.3, "close waited for the peer to read and acknowledge: " + seconds + " s");
+        assertTrue(seconds < 15, "close returned once all was acknowledged, not at the linger time: " + seconds + " s");
+        assertEquals(written, drained.get(WAIT_MS, TimeUnit.MILLISECONDS), "every byte written arrived");
+    }
+
+    @Test
+    void closeWithLingerReturnsAfterTheLingerTimeWhenThePeerNeverReads() throws Exception {
+        final SocketChannel[] pair = connectedPair();
+        fillUntilBlocked(pair[0]);
+        pair[0].setOption(StandardSocketOptions.SO_LINGER, 1);
+        final long start = System.nanoTime();
+        pair[0].close();
+        final double seconds = (System.nanoTime() - start) / 1e9;
+        assertTrue(seconds >= 0.8 && seconds < 8, "close waited about the linger time (1 s): " + seconds + " s");
+        assertTrue(!pair[0].isOpen());
+    }
+
     // ------------------------------------------------------------------------------------------ bulk, sha-256
 
     @Test

@@ -294,6 +294,24 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
         });
     }
 
+    /**
+     * Closes gracefully and waits, for at most {@code timeoutNs}, until the peer has acknowledged everything written
+     * and the FIN ({@code SO_LINGER} above 0 on a blocking socket, as Linux's close waits); returns whether it did. On
+     * timeout the connection goes on closing in the background, as Linux's does. Checks every millisecond.
+     */
+    public boolean closeAndLinger(long timeoutNs) {
+        refuseInsideHandler("close the connection");
+        shutdownOutput();
+        final long deadline = System.nanoTime() + timeoutNs;
+        boolean acknowledged;
+        while (!(acknowledged = isEnded() || stack.call(() -> tcp.outputAcknowledged(handle) ? 1 : 0) == 1)
+            && System.nanoTime() - deadline < 0) {
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000L);
+        }
+        close();
+        return acknowledged;
+    }
+
     /** Closes gracefully (a FIN after the data written), or with a reset if received data was left unread. */
     @Override
     public void close() {

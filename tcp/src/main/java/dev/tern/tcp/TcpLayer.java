@@ -1450,6 +1450,19 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     }
 
     /** The peer sent its FIN: once the receive ring is empty, the stream has ended. */
+    /**
+     * Whether everything this end will send, its FIN included, has been acknowledged (FIN-WAIT-2 or TIME-WAIT), or the
+     * connection is gone: what a close with {@code SO_LINGER} waits for (as Linux's sk_stream_wait_close).
+     */
+    public boolean outputAcknowledged(int connection) {
+        final int c = slot(connection);
+        if (c < 0) {
+            return true;
+        }
+        final int state = tcb.state(c);
+        return state == TcpState.FIN_WAIT_2 || state == TcpState.TIME_WAIT || state == TcpState.CLOSED;
+    }
+
     public boolean receiveShutdown(int connection) {
         final int c = slot(connection);
         if (c < 0) {
