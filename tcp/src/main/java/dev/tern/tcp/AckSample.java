@@ -59,7 +59,7 @@ public final class AckSample {
         return ackedBytes;
     }
 
-    /** RFC 6937's DeliveredData: SND.UNA's move plus the change in SACKed bytes. */
+    /** RFC 9937's DeliveredData: SND.UNA's move plus the change in SACKed bytes. */
     public int deliveredBytes() {
         return deliveredBytes;
     }

@@ -3,7 +3,7 @@ package dev.tern.tcp;
 /**
  * Loss recovery, chosen per connection: how the congestion window moves while lost segments are repaired, between
  * the first loss and the acknowledgment of everything sent before it (the recovery point). {@code "prr"} (RFC 6675
- * with RFC 6937's proportional rate reduction, the default), {@code "rfc6675"} (cwnd falls to ssthresh at once), and
+ * with RFC 9937's proportional rate reduction, the default), {@code "rfc6675"} (cwnd falls to ssthresh at once), and
  * {@code "newreno"} (RFC 6582), which a connection whose peer does not do SACK always uses.
  *
  * <p>What is retransmitted is the scoreboard's business (RFC 6675 NextSeg, in {@link TcpSender}); this decides how

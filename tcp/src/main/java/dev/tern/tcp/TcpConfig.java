@@ -41,7 +41,7 @@ import java.util.Objects;
  * @param fixedIsn            for tests only: when not -1, every ISN is this value instead of RFC 6528's
  * @param lossDetection       default loss detection by name ("rack": RFC 8985 RACK-TLP; "dupack": RFC 6675 IsLost);
  *                            without SACK a connection always counts duplicate ACKs
- * @param recovery            default loss recovery by name ("prr": RFC 6675 with RFC 6937; "rfc6675"; "newreno",
+ * @param recovery            default loss recovery by name ("prr": RFC 6675 with RFC 9937 PRR; "rfc6675"; "newreno",
  *                            RFC 6582, which a connection without SACK always uses)
  * @param memoryPressureBytes socket buffer memory (rings and records of sent segments, attached to connections) above
  *                            which new connections get a quarter of their buffers, at least 4 KiB (Linux tcp_mem's

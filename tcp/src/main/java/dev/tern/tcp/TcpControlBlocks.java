@@ -1198,7 +1198,7 @@ public final class TcpControlBlocks implements AutoCloseable {
         rows.set(INT, base(c) + TLP_END_SEQ_OFFSET, value);
     }
 
-    /** prr_delivered (RFC 6937): bytes delivered since recovery began. */
+    /** prr_delivered (RFC 9937): bytes delivered since recovery began. */
     public int prrDelivered(int c) {
         return rows.get(INT, base(c) + PRR_DELIVERED_OFFSET);
     }

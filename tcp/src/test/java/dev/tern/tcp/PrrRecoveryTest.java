@@ -17,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.quicktheories.QuickTheory.qt;
 import static org.quicktheories.generators.SourceDSL.integers;
 
-/** Proportional rate reduction (RFC 6937): sndcnt's two regimes and the worked example's shape. */
+/** Proportional rate reduction (RFC 9937): sndcnt's regimes and the worked example's shape. */
 class PrrRecoveryTest {
     static final int MSS = 1460;
     static final int L = LOCAL_ISS + 1;
@@ -33,22 +33,34 @@ class PrrRecoveryTest {
         final int fs = 20 * MSS;
         final int ssthresh = 10 * MSS;
         // The first ACK of a recovery lets the fast retransmit go even where the formula rounds to half a segment.
-        assertEquals(MSS, PrrRecovery.sendCount(MSS, 0, fs, ssthresh, 18 * MSS, MSS, MSS));
-        assertEquals(0, PrrRecovery.sendCount(2 * MSS, MSS, fs, ssthresh, 18 * MSS, MSS, MSS));
-        assertEquals(MSS, PrrRecovery.sendCount(3 * MSS, MSS, fs, ssthresh, 17 * MSS, MSS, MSS));
-        assertEquals(0, PrrRecovery.sendCount(4 * MSS, 2 * MSS, fs, ssthresh, 17 * MSS, MSS, MSS));
-        assertEquals(MSS, PrrRecovery.sendCount(5 * MSS, 2 * MSS, fs, ssthresh, 16 * MSS, MSS, MSS));
+        assertEquals(MSS, PrrRecovery.sendCount(MSS, 0, fs, ssthresh, 18 * MSS, MSS, MSS, false));
+        assertEquals(0, PrrRecovery.sendCount(2 * MSS, MSS, fs, ssthresh, 18 * MSS, MSS, MSS, false));
+        assertEquals(MSS, PrrRecovery.sendCount(3 * MSS, MSS, fs, ssthresh, 17 * MSS, MSS, MSS, false));
+        assertEquals(0, PrrRecovery.sendCount(4 * MSS, 2 * MSS, fs, ssthresh, 17 * MSS, MSS, MSS, false));
+        assertEquals(MSS, PrrRecovery.sendCount(5 * MSS, 2 * MSS, fs, ssthresh, 16 * MSS, MSS, MSS, false));
     }
 
     @Test
-    void belowSsthreshTheSlowStartReductionBoundCatchesUpByOneSegmentMoreThanDelivered() {
+    void belowSsthreshASafeAckCatchesUpByOneSegmentMoreThanDelivered() {
         final int fs = 20 * MSS;
         final int ssthresh = 10 * MSS;
         // PRR-SSRB: limit = MAX(prr_delivered - prr_out, DeliveredData) + MSS; sndcnt = MIN(ssthresh - pipe, limit).
-        assertEquals(4 * MSS, PrrRecovery.sendCount(5 * MSS, 2 * MSS, fs, ssthresh, 2 * MSS, MSS, MSS));
-        assertEquals(2 * MSS, PrrRecovery.sendCount(5 * MSS, 5 * MSS, fs, ssthresh, 2 * MSS, MSS, MSS));
-        assertEquals(2 * MSS, PrrRecovery.sendCount(5 * MSS, 2 * MSS, fs, ssthresh, 8 * MSS, MSS, MSS));
-        assertEquals(0, PrrRecovery.sendCount(5 * MSS, 5 * MSS, fs, ssthresh, 10 * MSS, MSS, MSS));
+        assertEquals(4 * MSS, PrrRecovery.sendCount(5 * MSS, 2 * MSS, fs, ssthresh, 2 * MSS, MSS, MSS, true));
+        assertEquals(2 * MSS, PrrRecovery.sendCount(5 * MSS, 5 * MSS, fs, ssthresh, 2 * MSS, MSS, MSS, true));
+        assertEquals(2 * MSS, PrrRecovery.sendCount(5 * MSS, 2 * MSS, fs, ssthresh, 8 * MSS, MSS, MSS, true));
+        assertEquals(0, PrrRecovery.sendCount(5 * MSS, 5 * MSS, fs, ssthresh, 10 * MSS, MSS, MSS, true));
+    }
+
+    @Test
+    void belowSsthreshAnAckThatOnlySacksOrShowsALossSendsOnlyWhatWasDelivered() {
+        final int fs = 20 * MSS;
+        final int ssthresh = 10 * MSS;
+        // RFC 9937 PRR-CRB: without a safe ACK, limit = MAX(prr_delivered - prr_out, DeliveredData), no extra segment.
+        assertEquals(3 * MSS, PrrRecovery.sendCount(5 * MSS, 2 * MSS, fs, ssthresh, 2 * MSS, MSS, MSS, false));
+        assertEquals(MSS, PrrRecovery.sendCount(5 * MSS, 5 * MSS, fs, ssthresh, 2 * MSS, MSS, MSS, false));
+        assertEquals(0, PrrRecovery.sendCount(5 * MSS, 5 * MSS, fs, ssthresh, 2 * MSS, 0, MSS, false));
+        // The first ACK of a recovery (a loss, so never safe) still lets the fast retransmit go.
+        assertEquals(MSS, PrrRecovery.sendCount(MSS, 0, fs, ssthresh, 3 * MSS, MSS, MSS, false));
     }
 
     /** Over a whole recovery, what PRR lets go never exceeds ssthresh / RecoverFS of what was delivered, plus a segment. */
@@ -62,7 +74,7 @@ class PrrRecoveryTest {
                 int out = 0;
                 for (int i = 0; i < Math.min(acks, fsSegments); i++) {
                     delivered += MSS;
-                    final int sndcnt = PrrRecovery.sendCount(delivered, out, fs, ssthresh, fs, MSS, MSS);
+                    final int sndcnt = PrrRecovery.sendCount(delivered, out, fs, ssthresh, fs, MSS, MSS, false);
                     out += sndcnt;
                     final long share = ((long) delivered * ssthresh + fs - 1) / fs;
                     assertEquals(true, out <= Math.max(MSS, share + MSS),
@@ -72,9 +84,10 @@ class PrrRecoveryTest {
     }
 
     /**
-     * The shape of RFC 6937's single-loss example, in segments: 20 in flight, the first lost, Reno's halving; limited transmit
-     * sends on the first two duplicate ACKs, the third starts recovery with the fast retransmit, and from then on one
-     * new segment goes for every two ACKs, so pipe falls smoothly to ssthresh instead of RFC 6675's wait and burst.
+     * The shape of RFC 6937's single-loss example (RFC 9937 keeps it), in segments: 20 in flight, the first lost, Reno's
+     * halving; limited transmit sends on the first two duplicate ACKs, the third starts recovery with the fast
+     * retransmit, and from then on one new segment goes for every two ACKs, so pipe falls smoothly to ssthresh instead
+     * of RFC 6675's wait and burst.
      */
     @Test
     void aSingleLossSendsOneSegmentPerTwoAcksThroughTheRecovery() {

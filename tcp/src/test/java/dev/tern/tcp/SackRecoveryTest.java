@@ -104,7 +104,7 @@ class SackRecoveryTest {
                 assertEquals((int) (10 * MSS * 0.7), ssthresh);
                 h.send(ACK.seq(R).ack(seg(10)));
                 assertEquals("open", h.tcp.info(h.conn).senderState());
-                assertEquals(ssthresh, h.tcp.cwnd(h.conn), "RFC 6937: cwnd = ssthresh when recovery ends");
+                assertEquals(ssthresh, h.tcp.cwnd(h.conn), "RFC 9937: cwnd = ssthresh when recovery ends");
             }
         }
 
@@ -153,6 +153,30 @@ class SackRecoveryTest {
                 h.send(ACK.seq(R).ack(seg(9)).sack(seg(9), seg(10)));
                 h.expectNothing();
                 assertEquals(1, h.counter("tcp.tx.retransmits.rescue"), "one rescue per recovery");
+            }
+        }
+
+        @Test
+        void holesGoOnePerSackAndOnceAllAreInFlightTheSackedTailIsNotSentAgain() {
+            try (TcpHarness h = tenInFlight("prr", 0)) {
+                // Segments 0-3 lost; 4-9 arrive and are SACKed one by one (packetdrill's prr-ss-30pkt-lost1_4).
+                h.send(sacking(0, 4, 5));
+                h.send(sacking(0, 4, 6));
+                h.expectNothing();
+                for (int hole = 0; hole < 4; hole++) {
+                    h.send(sacking(0, 4, 7 + hole));
+                    // RFC 9937: an ACK that only SACKs lets go what it delivered, one segment: the next hole. With one
+                    // more (RFC 6937's PRR-SSRB on every ACK) the holes were all sent by the second SACK, and the third
+                    // had room for rule 4's rescue of segment 9, which the fourth SACKed.
+                    h.expect(SEG.seq(seg(hole)).len(MSS));
+                    h.expectNothing();
+                }
+                // Every hole is in flight again and the rest SACKed: NextSeg has nothing to send (rule 4 must include
+                // the highest unSACKed sequence number, in segment 3, already sent again).
+                h.send(ACK.seq(R).ack(seg(10)));
+                h.expectNothing();
+                assertEquals(4, h.counter("tcp.tx.retransmits"));
+                assertEquals(0, h.counter("tcp.tx.retransmits.rescue"));
             }
         }
 
