@@ -33,10 +33,10 @@ class Rfc9293TableTest {
     static final Set<String> RFC9293_IDS = ids("MUST", 69, "SHLD", 31, "MAY", 18, "REC", 1);
 
     /**
-     * RFC 1122's MUST rows for IPv4, ICMP and UDP, as {@code docs/RFC1122.md} numbers them (RFC 1122 has no IDs of its
-     * own): every row there is a MUST.
+     * RFC 1122's MUST and MUST NOT rows for IPv4, ICMP and UDP (its §3.5 and §4.1.5 summaries), as {@code
+     * docs/RFC1122.md} numbers them (RFC 1122 has no IDs of its own): every row there is a MUST.
      */
-    static final Set<String> RFC1122_IDS = ids("IP", 18, "ICMP", 21, "FRAG", 4, "BCAST", 2, "UDP", 10);
+    static final Set<String> RFC1122_IDS = ids("IP", 36, "ICMP", 25, "FRAG", 6, "BCAST", 3, "UDP", 14);
 
     static final Set<String> STATUSES = Set.of("met", "deviation", "not applicable", "not implemented");
 
