@@ -238,10 +238,8 @@ class ShardedStackTest {
     void anIcmpErrorAboutAnotherShardsFlowIsHandedToThatShardWhoseSocketLearnsIt() throws Exception {
         try (Simulation sim = new Simulation()) {
             final StackShards server = sim.addShardedStack("server", "198.18.0.2/24", 2, b -> { });
-            final PeerPort peer = new PeerPort(sim, "peer", 0x0200_0000_00AAL);
+            final PeerPort peer = peerKnownTo(sim, server);
             final long serverMac = server.shard(0).macAddress();
-            peer.send(Frames.ethernet(serverMac, peer.mac(), EtherType.ARP, Frames.arp(2, peer.mac(), CLIENT, serverMac, SERVER)));
-            sim.runFor(SECOND / 10);
             final int serverPort = 9999;
             for (int owner = 0; owner < 2; owner++) {
                 // A peer port whose datagrams to serverPort steer to `owner`: that shard's socket talks to it.
@@ -293,6 +291,15 @@ class ShardedStackTest {
         }
     }
 
+    /** A raw peer at {@code CLIENT} whose MAC the server has learnt (an ARP reply through shard 0, 100 ms run). */
+    private static PeerPort peerKnownTo(Simulation sim, StackShards server) {
+        final PeerPort peer = new PeerPort(sim, "peer", 0x0200_0000_00AAL);
+        final long serverMac = server.shard(0).macAddress();
+        peer.send(Frames.ethernet(serverMac, peer.mac(), EtherType.ARP, Frames.arp(2, peer.mac(), CLIENT, serverMac, SERVER)));
+        sim.runFor(SECOND / 10);
+        return peer;
+    }
+
     /** {@code segment} as two IPv4 fragments (8 bytes, then the rest), each in its own Ethernet frame. */
     private static List<byte[]> fragments(long destinationMac, long sourceMac, int protocol, int id, byte[] segment) {
         final byte[] first = Arrays.copyOfRange(segment, 0, 8);
@@ -306,10 +313,8 @@ class ShardedStackTest {
     void fragmentsAllReachShardZeroWhichDropsAnotherShardsTcpSegmentUnansweredAndResetsItsOwn() throws Exception {
         try (Simulation sim = new Simulation()) {
             final StackShards server = sim.addShardedStack("server", "198.18.0.2/24", 2, b -> { });
-            final PeerPort peer = new PeerPort(sim, "peer", 0x0200_0000_00AAL);
+            final PeerPort peer = peerKnownTo(sim, server);
             final long serverMac = server.shard(0).macAddress();
-            peer.send(Frames.ethernet(serverMac, peer.mac(), EtherType.ARP, Frames.arp(2, peer.mac(), CLIENT, serverMac, SERVER)));
-            sim.runFor(SECOND / 10);
             for (int owner = 0; owner < 2; owner++) {
                 int port = 41000;
                 while (ShardSteering.shardOf(CLIENT, SERVER, port, CLOSED_PORT, 2) != owner) {
