@@ -66,13 +66,7 @@ class EchoAllocationTest {
             final FrameHandler swallow = (segment, offset, length, flags) -> replyFrames[0]++;
             final Runnable roundTrip = () -> {
                 requests[0]++;
-                for (MemorySegment frame : frames) {
-                    peer.claim(tx);
-                    MemorySegment.copy(frame, 0, tx.segment(), tx.offset(), frame.byteSize());
-                    tx.length((int) frame.byteSize());
-                    peer.commit(tx);
-                }
-                peer.flush();
+                Frames.send(peer, tx, frames);
                 stack.poll(clock.nanoTime());
                 peer.receive(swallow, 64);
             };

@@ -66,13 +66,7 @@ class ShardAllocationTest {
             final long[] rounds = {0};
             final Runnable round = () -> {
                 rounds[0]++;
-                for (MemorySegment frame : frames) {
-                    peer.claim(tx);
-                    MemorySegment.copy(frame, 0, tx.segment(), tx.offset(), frame.byteSize());
-                    tx.length((int) frame.byteSize());
-                    peer.commit(tx);
-                }
-                peer.flush();
+                Frames.send(peer, tx, frames);
                 shards.pollAll();
                 shardZero.onFrame(misSteered, 0, (int) misSteered.byteSize(), 0);
                 shards.pollAll();

@@ -216,13 +216,7 @@ public final class TcpBench {
 
         @Override
         public int onReceive(TcpConnection connection, MemorySegment data, long offset, int length) {
-            int done = 0;
-            while (done < length) {
-                final int piece = (int) Math.min(length - done, sink.byteSize() - at);
-                MemorySegment.copy(data, offset + done, sink, at, piece);
-                done += piece;
-                at = (at + piece) % sink.byteSize();
-            }
+            at = dev.tern.core.memory.WrappingCopy.copy(data, offset, length, sink, at);
             received.lazySet(received.get() + length);
             return length;
         }

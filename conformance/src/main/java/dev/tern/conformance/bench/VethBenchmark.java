@@ -685,13 +685,7 @@ public final class VethBenchmark {
 
         @Override
         public int onReceive(TcpConnection connection, MemorySegment data, long offset, int length) {
-            int done = 0;
-            while (done < length) {
-                final int piece = (int) Math.min(length - done, buffer.byteSize() - at);
-                MemorySegment.copy(data, offset + done, buffer, at, piece);
-                done += piece;
-                at = (at + piece) % buffer.byteSize();
-            }
+            at = dev.tern.core.memory.WrappingCopy.copy(data, offset, length, buffer, at);
             final long now = System.nanoTime();
             if (bytes == 0) {
                 firstNs = now;

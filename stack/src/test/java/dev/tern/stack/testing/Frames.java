@@ -8,6 +8,9 @@ import dev.tern.ipv4.wire.IcmpHeader;
 import dev.tern.ipv4.wire.IpProtocol;
 import dev.tern.ipv4.wire.Ipv4Header;
 
+import dev.tern.ethernet.link.TxFrame;
+import dev.tern.ethernet.memory.MemoryLink;
+
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 
@@ -101,5 +104,19 @@ public final class Frames {
             data[i] = (byte) (i * 7 + seed);
         }
         return data;
+    }
+
+    /**
+     * Puts each of {@code frames} on {@code link} through {@code tx} and flushes: the peer's side of an allocation
+     * test's round (allocates nothing; the frames are prepared off-heap once).
+     */
+    public static void send(MemoryLink link, TxFrame tx, MemorySegment[] frames) {
+        for (MemorySegment frame : frames) {
+            link.claim(tx);
+            MemorySegment.copy(frame, 0, tx.segment(), tx.offset(), frame.byteSize());
+            tx.length((int) frame.byteSize());
+            link.commit(tx);
+        }
+        link.flush();
     }
 }
