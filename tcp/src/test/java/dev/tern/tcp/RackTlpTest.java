@@ -127,11 +127,41 @@ class RackTlpTest {
                 // §7.2: PTO = 2 SRTT = 20 ms (more than one segment outstanding), counted from the last send.
                 final long waited = h.advanceUntilSent(500 * MS);
                 assertTrue(waited >= 9 * MS && waited <= 12 * MS, "probe after 2 SRTT: " + waited / 1e6 + " ms");
-                // §7.3: new data when there is some and the receiver's window allows, whatever cwnd says.
+                // §7.3: new data when there is some and the receiver's window allows, whatever cwnd says; two segments
+                // (Tern's deviation, TcpSender.PROBE_SEGMENTS), so a receiver that delays the ACK of one answers at once.
+                h.expect(SEG.seq(seg(10)).len(MSS));
+                h.expect(SEG.seq(seg(11)).len(MSS));
+                h.expectNothing();
+                assertEquals(1, h.counter("tcp.tx.tail_loss_probes"));
+                assertEquals(0, h.counter("tcp.tx.retransmits"));
+            }
+        }
+
+        @Test
+        void withOneSegmentOfNewDataTheProbeSendsThatOne() {
+            try (TcpHarness h = inFlight(10, 11)) {
+                h.advanceUntilSent(500 * MS);
                 h.expect(SEG.seq(seg(10)).len(MSS));
                 h.expectNothing();
                 assertEquals(1, h.counter("tcp.tx.tail_loss_probes"));
                 assertEquals(0, h.counter("tcp.tx.retransmits"));
+            }
+        }
+
+        @Test
+        void theLostAckOfAWholeFlightIsRecoveredByTheProbesAck() {
+            try (TcpHarness h = inFlight(10, 20)) {
+                // Every segment arrived, and the one ACK for all ten was lost: the probe's two new segments are
+                // acknowledged with everything before them, and the sender goes on with its window, not a timeout.
+                h.advanceUntilSent(500 * MS);
+                h.expect(SEG.seq(seg(10)).len(MSS));
+                h.expect(SEG.seq(seg(11)).len(MSS));
+                h.clock.advance(RTT);
+                h.send(ACK.seq(R).ack(seg(12)));
+                h.expect(SEG.seq(seg(12)).len(MSS));
+                assertEquals(0, h.counter("tcp.rto_expired"));
+                assertEquals(0, h.counter("tcp.tx.retransmits"));
+                assertEquals("open", h.tcp.info(h.conn).senderState());
             }
         }
 
@@ -183,7 +213,8 @@ class RackTlpTest {
             try (TcpHarness h = inFlight(10, 20)) {
                 h.advanceUntilSent(500 * MS);
                 h.expect(SEG.seq(seg(10)).len(MSS));
-                h.send(ACK.seq(R).ack(seg(11)));
+                h.expect(SEG.seq(seg(11)).len(MSS));
+                h.send(ACK.seq(R).ack(seg(12)));
                 assertEquals(0, h.counter("tcp.tail_loss_probes.repaired"));
                 assertEquals("open", h.tcp.info(h.conn).senderState());
                 assertEquals(1 << 30, h.tcp.ssthresh(h.conn));
