@@ -21,11 +21,11 @@ class AfPacketOptionsTest {
     }
 
     @Test
-    void throughputIsTheVnetHeaderAndAFrameRingOf256SlotsSizedForSuperFrames() {
+    void throughputIsTheVnetHeaderAndAFrameRingOf1024SlotsSizedForSuperFrames() {
         final AfPacketOptions throughput = AfPacketOptions.throughput();
         assertTrue(throughput.vnetHeader());
         assertEquals(AfPacketOptions.RX_FRAME_SIZE_AUTO, throughput.rxFrameSize());
-        assertEquals(64, throughput.rxBlockCount(), "four 64 KiB slots to a block: 256 slots");
+        assertEquals(256, throughput.rxBlockCount(), "four 64 KiB slots to a block: 1024 slots");
         assertEquals(AfPacketOptions.DEFAULT_TX_FRAMES, throughput.txFrameCount());
         assertEquals(AfPacketOptions.INTERFACE_MAC, throughput.mac());
     }
@@ -52,13 +52,14 @@ class AfPacketOptionsTest {
     }
 
     @Test
-    void datagramsAreMtuSizedSlotsWithoutTheVnetHeaderInTheThroughputRingsMemory() {
+    void datagramsAreMtuSizedSlotsWithoutTheVnetHeaderInAQuarterOfTheThroughputRingsMemory() {
         final AfPacketOptions datagrams = AfPacketOptions.datagrams();
         assertEquals(AfPacketOptions.RX_FRAME_SIZE_MTU, datagrams.rxFrameSize());
         assertEquals(false, datagrams.vnetHeader());
+        assertEquals(16L << 20, (long) datagrams.rxBlockSize() * datagrams.rxBlockCount());
         final AfPacketOptions throughput = AfPacketOptions.throughput();
         assertEquals((long) throughput.rxBlockSize() * throughput.rxBlockCount(),
-            (long) datagrams.rxBlockSize() * datagrams.rxBlockCount());
+            4L * datagrams.rxBlockSize() * datagrams.rxBlockCount());
         // 1500: 2 KiB slots, 128 to a 256 KiB block, 8192 in the ring; 9000: 16 KiB; never below 2 KiB.
         assertEquals(2048, AfPacketLink.frameSlotForMtu(1500, false));
         assertEquals(16384, AfPacketLink.frameSlotForMtu(9000, false));

@@ -51,7 +51,7 @@ public record VethSetup(int mtu, boolean offloads, boolean vnetHeader) {
     /**
      * Tern's AF_PACKET link: the vnet header as {@link #vnetHeader} says; receive through the TPACKET_V2 frame ring with
      * 64 KiB slots, as the {@code tern} command does (each frame reaches the stack at once, and the veth peer's
-     * TSO/GSO super-frames of up to 64 KiB fit), 256 of them (16 MiB), so a TCP window of frames in flight fits.
+     * TSO/GSO super-frames of up to 64 KiB fit), 1024 of them (about 65 MiB), so a TCP window of frames in flight fits.
      */
     public AfPacketOptions linkOptions() {
         return AfPacketOptions.throughput().vnetHeader(vnetHeader);
