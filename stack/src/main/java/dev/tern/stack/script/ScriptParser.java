@@ -24,7 +24,7 @@ public final class ScriptParser {
     private static final Pattern FLAGS = Pattern.compile("[SFRPUEW.]+");
     /** A setting's value: one number, or numbers between quotes ({@code tcp_mem="low pressure high"}). */
     private static final Pattern SYSCTL = Pattern.compile(
-        "`\\s*sysctl\\s+(?:-q\\s+|-w\\s+)*(net\\.ipv4\\.[a-z_0-9]+)\\s*=\\s*(\\d+|\"\\s*\\d+(?:\\s+\\d+)*\\s*\")\\s*`");
+        "`\\s*sysctl\\s+(?:-q\\s+|-w\\s+)*(net\\.ipv4\\.[a-z_0-9]+)\\s*=\\s*(\"[^\"]*\"|[^\\s\"`]+)\\s*`");
     /** The kernel settings a script may make, each mapped onto {@link dev.tern.tcp.TcpConfig} by the runner. */
     static final List<String> SYSCTLS = List.of("net.ipv4.tcp_syncookies", "net.ipv4.tcp_max_syn_backlog",
         "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_window_scaling", "net.ipv4.tcp_mem",
@@ -171,6 +171,9 @@ public final class ScriptParser {
                 final String[] words = sysctl.group(2).replace('"', ' ').trim().split("\\s+");
                 final long[] values = new long[words.length];
                 for (int i = 0; i < words.length; i++) {
+                    if (!words[i].matches("\\d{1,18}")) {
+                        throw error(line, "sysctl " + sysctl.group(1) + " takes numbers, not '" + words[i] + "'");
+                    }
                     values[i] = Long.parseLong(words[i]);
                 }
                 final int wanted = THREE_NUMBER_SYSCTLS.contains(sysctl.group(1)) ? 3 : 1;

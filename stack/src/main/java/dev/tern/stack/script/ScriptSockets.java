@@ -125,6 +125,13 @@ final class ScriptSockets {
         throw runner.failure(c.line(), c.name() + " takes " + counts[0] + " arguments, not " + c.args().size());
     }
 
+    /** Send and receive flags (MSG_*): Tern's calls have none, so only 0 is taken. */
+    private void onlyNoFlags(ScriptLine.Call c, int index) {
+        if (!c.args().get(index).equals("0")) {
+            throw runner.failure(c.line(), c.name() + " flags are not supported (only 0), not " + c.args().get(index));
+        }
+    }
+
     private Fd fd(ScriptLine.Call c) {
         final Fd fd = fds.get((int) number(c, 0));
         if (fd == null) {
@@ -168,7 +175,7 @@ final class ScriptSockets {
         } catch (TernSocketException e) {
             return ScriptRunner.Result.fail(socketErrno(e.error()));
         }
-        final Fd fd = open();
+        final Fd fd = open(c);
         fd.udp = udp;
         underTest = fd;
         if (nonBlocking) {
@@ -177,9 +184,17 @@ final class ScriptSockets {
         return ScriptRunner.Result.ok(fd.number);
     }
 
-    /** The lowest free descriptor from 3, as a Unix process gets. */
-    private Fd open() {
+    /**
+     * A new descriptor: the number the script expects the call to return when that one is free (packetdrill's
+     * script descriptors are names it maps to the kernel's, its run_system_call.c), else the lowest free from 3, as
+     * a Unix process gets.
+     */
+    private Fd open(ScriptLine.Call c) {
         int number = 3;
+        if (c.errno() == null && c.result() >= 0 && c.result() <= Integer.MAX_VALUE
+            && !fds.containsKey((int) c.result())) {
+            number = (int) c.result();
+        }
         while (fds.containsKey(number)) {
             number++;
         }
@@ -202,10 +217,15 @@ final class ScriptSockets {
         return options;
     }
 
+    /** The socket options that take a number, {@code [N]}: checked by name before the value is read. */
+    private static final List<String> NUMERIC_SOCKET_OPTIONS = List.of("SOL_SOCKET SO_REUSEADDR",
+        "SOL_SOCKET SO_REUSEPORT", "SOL_SOCKET SO_SNDBUF", "SOL_SOCKET SO_RCVBUF", "IPPROTO_TCP TCP_NODELAY",
+        "SOL_SOCKET SO_KEEPALIVE", "IPPROTO_TCP TCP_KEEPIDLE", "IPPROTO_TCP TCP_KEEPINTVL", "IPPROTO_TCP TCP_KEEPCNT");
+
     private ScriptRunner.Result setsockopt(ScriptLine.Call c) {
         arguments(c, 5);
         final Fd fd = fd(c);
-        final String option = c.args().get(1) + " " + c.args().get(2);
+        final String option = c.args().get(1).replace("SOL_TCP", "IPPROTO_TCP") + " " + c.args().get(2);
         if (option.equals("IPPROTO_TCP TCP_CONGESTION")) {
             // TCP_CONGESTION takes a name: setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "reno", 4).
             // Linux's "reno" is Tern's "newreno" (both are RFC 5681 with RFC 6582's recovery).
@@ -222,6 +242,11 @@ final class ScriptSockets {
         }
         if (option.equals("SOL_SOCKET SO_LINGER")) {
             return linger(c, fd);
+        }
+        if (!NUMERIC_SOCKET_OPTIONS.contains(option)) {
+            throw runner.failure(c.line(), "setsockopt " + option + " is not supported (supported: "
+                + "SO_REUSEADDR, SO_REUSEPORT, SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, SO_LINGER, TCP_NODELAY, "
+                + "TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_CONGESTION)");
         }
         final long value = number(c, 3);
         switch (option) {
@@ -255,9 +280,7 @@ final class ScriptSockets {
                 fd.keepProbes = (int) value;
                 applyKeepalive(fd);
             }
-            default -> throw runner.failure(c.line(), "setsockopt " + option + " is not supported (supported: "
-                + "SO_REUSEADDR, SO_REUSEPORT, SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, SO_LINGER, TCP_NODELAY, "
-                + "TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_CONGESTION)");
+            default -> throw new IllegalStateException("not in NUMERIC_SOCKET_OPTIONS: " + option);
         }
         return ScriptRunner.Result.ok(0);
     }
@@ -489,17 +512,17 @@ final class ScriptSockets {
                 return ScriptRunner.Result.fail("EAGAIN");
             }
             return runner.blockThen(c, () -> tcp.acceptable(fd.listener) > 0, "a connection to accept",
-                () -> acceptNow(fd));
+                () -> acceptNow(c, fd));
         }
-        return acceptNow(fd);
+        return acceptNow(c, fd);
     }
 
-    private ScriptRunner.Result acceptNow(Fd fd) {
+    private ScriptRunner.Result acceptNow(ScriptLine.Call c, Fd fd) {
         final int connection = tcp.accept(fd.listener);
         if (connection < 0) {
             return ScriptRunner.Result.fail(errno(-connection));
         }
-        final Fd accepted = open();
+        final Fd accepted = open(c);
         accepted.connection = connection;
         underTest = accepted;
         accepted.keepalive = fd.keepalive;
@@ -549,8 +572,8 @@ final class ScriptSockets {
 
     private ScriptRunner.Result write(ScriptLine.Call c) {
         arguments(c, 3, 4);
-        if (c.args().size() == 4 && number(c, 3) != 0) {
-            throw runner.failure(c.line(), "send flags are not supported (only 0)");
+        if (c.args().size() == 4) {
+            onlyNoFlags(c, 3);
         }
         return write(c, fd(c), (int) number(c, 2));
     }
@@ -628,8 +651,8 @@ final class ScriptSockets {
 
     private ScriptRunner.Result read(ScriptLine.Call c) {
         arguments(c, 3, 4);
-        if (c.args().size() == 4 && number(c, 3) != 0) {
-            throw runner.failure(c.line(), "recv flags are not supported (only 0)");
+        if (c.args().size() == 4) {
+            onlyNoFlags(c, 3);
         }
         return read(c, fd(c), (int) number(c, 2));
     }
@@ -707,9 +730,7 @@ final class ScriptSockets {
     /** {@code sendto(fd, ..., N, 0, ..., ...)}: a datagram of N bytes to the remote's port 8080. */
     private ScriptRunner.Result sendto(ScriptLine.Call c) {
         arguments(c, 6);
-        if (number(c, 3) != 0) {
-            throw runner.failure(c.line(), "sendto flags are not supported (only 0)");
-        }
+        onlyNoFlags(c, 3);
         final Fd fd = fd(c);
         if (fd.udp == null) {
             throw runner.failure(c.line(), "sendto is supported on UDP sockets only; use write or send for TCP");
@@ -720,9 +741,7 @@ final class ScriptSockets {
     /** {@code recvfrom(fd, ..., N, 0, ..., ...)}: the next datagram, at most N bytes of it. */
     private ScriptRunner.Result recvfrom(ScriptLine.Call c) {
         arguments(c, 6);
-        if (number(c, 3) != 0) {
-            throw runner.failure(c.line(), "recvfrom flags are not supported (only 0)");
-        }
+        onlyNoFlags(c, 3);
         final Fd fd = fd(c);
         if (fd.udp == null) {
             throw runner.failure(c.line(), "recvfrom is supported on UDP sockets only; use read or recv for TCP");
@@ -836,9 +855,7 @@ final class ScriptSockets {
      * express: flags 0, no control messages, msg_flags 0.
      */
     private int messageLength(ScriptLine.Call c) {
-        if (!c.args().get(2).equals("0")) {
-            throw runner.failure(c.line(), c.name() + " flags are not supported (only 0), not " + c.args().get(2));
-        }
+        onlyNoFlags(c, 2);
         final String message = c.args().get(1);
         final List<String> fields = message.startsWith("{") && message.endsWith("}")
             ? ScriptParser.splitOutside(message.substring(1, message.length() - 1), ',') : null;

@@ -883,6 +883,35 @@ class ScriptRunnerTest {
         }
 
         @Test
+        void theScriptNamesItsDescriptorsAsPacketdrillLetsIt() {
+            // packetdrill maps the script's descriptor numbers onto the kernel's: a first socket may be 4.
+            passes("""
+                0     socket(..., SOCK_STREAM, IPPROTO_TCP) = 5
+                +0    bind(5, ..., ...) = 0
+                +0    listen(5, 1) = 0
+                +0    < S 0:0(0) win 65535 <mss 1460>
+                +0    > S. 0:0(0) ack 1 <mss 1460>
+                +.01  < . 1:1(0) ack 1 win 512
+                +0    accept(5, ..., ...) = 3
+                +0    setsockopt(3, SOL_TCP, TCP_NODELAY, [1], 4) = 0
+                +0    getsockopt(3, SOL_TCP, TCP_NODELAY, [1], [4]) = 0
+                +0    close(5) = 0
+                """);
+        }
+
+        @Test
+        void sendFlagsAndSysctlValuesTernCannotTakeAreNamed() {
+            that(failure(PASSIVE_OPEN + "+0 send(4, ..., 100, MSG_EOR) = 100\n").getMessage())
+                .isEqualTo("t.pkt:8: send flags are not supported (only 0), not MSG_EOR");
+            that(failure(PASSIVE_OPEN + "+0 setsockopt(4, SOL_SOCKET, SO_TIMESTAMPING, [SOF_TIMESTAMPING_SOFTWARE], 4) "
+                + "= 0\n").getMessage()).startsWith("t.pkt:8: setsockopt SOL_SOCKET SO_TIMESTAMPING is not supported");
+            that(failure("`sysctl -q net.ipv4.tcp_fastopen=0x207`\n").getMessage())
+                .startsWith("t.pkt:1: sysctl net.ipv4.tcp_fastopen is not supported");
+            that(failure("`sysctl -q net.ipv4.tcp_sack=0x1`\n").getMessage())
+                .isEqualTo("t.pkt:1: sysctl net.ipv4.tcp_sack takes numbers, not '0x1'");
+        }
+
+        @Test
         void slowStartAfterIdleIsASetting() {
             final String idle = PASSIVE_OPEN + """
                 +0    write(4, ..., 14600) = 14600
