@@ -109,7 +109,7 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagra
      * A kernel setting, {@code `sysctl -q net.ipv4.NAME=VALUE`} (packetdrill scripts set Linux's this way): only the
      * few docs/SCRIPTS.md lists, which map onto Tern's TCP configuration, and only before the first other statement
      * (the configuration is fixed once the stack runs). Its time is 0. {@code values} holds one number, or three for
-     * {@code tcp_mem}, {@code tcp_wmem} and {@code tcp_rmem} (written between quotes). Packetdrill's option lines
+     * {@code tcp_mem} and {@code tcp_wmem} (written between quotes). Packetdrill's option lines
      * ({@code --tolerance_usecs=N}, {@code --tcp_ts_tick_usecs=N}, {@code --strict_segments}) come as ones too, named
      * as written (with the dashes; a flag has the value 1), under the same rules.
      */

@@ -184,19 +184,11 @@ record TcpInfoAssert(int line, String text, List<Comparison> comparisons) {
         return parts;
     }
 
-    /** The line without a Python comment ({@code #} outside quotes). */
+    /** A Python comment: {@code #} outside quotes, to the end of the line. */
+    private static final Pattern COMMENT = Pattern.compile("^((?:[^'\"#]|'[^']*'|\"[^\"]*\")*)#.*$");
+
+    /** The line without a Python comment. */
     private static String withoutComment(String line) {
-        char quote = 0;
-        for (int i = 0; i < line.length(); i++) {
-            final char c = line.charAt(i);
-            if (quote != 0) {
-                quote = c == quote ? 0 : quote;
-            } else if (c == '\'' || c == '"') {
-                quote = c;
-            } else if (c == '#') {
-                return line.substring(0, i);
-            }
-        }
-        return line;
+        return COMMENT.matcher(line).replaceFirst("$1");
     }
 }
