@@ -51,6 +51,8 @@ import java.util.Objects;
  * @param maxTimeWait         connections kept in TIME-WAIT at once (Linux tcp_max_tw_buckets); one more closes at
  *                            once after its last ACK, counted in {@code tcp.conn.time_wait_overflows} (Linux
  *                            TCPTimeWaitOverflow). Default 262,144, Linux's for a machine of 4 GiB or more
+ * @param slowStartAfterIdle  restart from the initial window when data is sent after an idle period longer than the
+ *                            RTO (RFC 5681 §4.1, a SHOULD; Linux tcp_slow_start_after_idle, on by default)
  */
 public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBufferSize, long mslNs, long delayedAckNs,
                         long rtoInitialNs, long rtoMinNs, long rtoMaxNs, int maxRetries, int synRetries,
@@ -60,7 +62,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                         boolean windowScaling, int initialCwndSegments, int ephemeralFirst, int ephemeralLast,
                         int outOfOrderRanges, int outOfOrderBlocks, int challengeAckLimit, long fixedIsn,
                         String lossDetection, String recovery, long memoryPressureBytes, long memoryLimitBytes,
-                        int maxTimeWait) {
+                        int maxTimeWait, boolean slowStartAfterIdle) {
     public static final int MIN_BUFFER = 1024;
     public static final int MAX_BUFFER = 1 << 30;
     public static final int MAX_CONNECTIONS = 1 << 20;
@@ -154,6 +156,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         b.memoryPressureBytes = memoryPressureBytes;
         b.memoryLimitBytes = memoryLimitBytes;
         b.maxTimeWait = maxTimeWait;
+        b.slowStartAfterIdle = slowStartAfterIdle;
         return b;
     }
 
@@ -198,6 +201,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         private long memoryPressureBytes = 512L << 20;
         private long memoryLimitBytes = 1L << 30;
         private int maxTimeWait = 262_144;
+        private boolean slowStartAfterIdle = true;
 
         private Builder() {
             final SecureRandom random = new SecureRandom();
@@ -358,6 +362,12 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
             return this;
         }
 
+        /** Off keeps the congestion window over idle periods (Linux tcp_slow_start_after_idle=0). */
+        public Builder slowStartAfterIdle(boolean value) {
+            slowStartAfterIdle = value;
+            return this;
+        }
+
         /** For tests only: every ISN this layer picks is {@code isn} (unsigned 32 bits). */
         public Builder fixedIsn(long isn) {
             fixedIsn = isn;
@@ -370,7 +380,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                 keepaliveIdleNs, keepaliveIntervalNs, keepaliveProbes, finWait2TimeoutNs, congestionControl, isnKey0,
                 isnKey1, timestamps, sack, windowScaling, initialCwndSegments, ephemeralFirst, ephemeralLast,
                 outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn, lossDetection, recovery,
-                memoryPressureBytes, memoryLimitBytes, maxTimeWait);
+                memoryPressureBytes, memoryLimitBytes, maxTimeWait, slowStartAfterIdle);
         }
     }
 }

@@ -647,9 +647,10 @@ final class TcpSender {
         // With TSO the link cuts large frames; a refusal (loopback, next hop not resolved) falls back for this call.
         boolean tso = ipv4.segmentationOffload();
         tcb.clearFlag(c, F_CWND_LIMITED);
-        if (tcb.sndUna(c) == tcb.sndMax(c) && queuedData(c, ring) > 0
+        if (config.slowStartAfterIdle() && tcb.sndUna(c) == tcb.sndMax(c) && queuedData(c, ring) > 0
             && nowNs - tcb.lastSendNs(c) > rtt.rtoNs(tcb, c)) {
-            // RFC 5681 §4.1: after an idle period longer than the RTO, restart from the initial window.
+            // RFC 5681 §4.1: after an idle period longer than the RTO, restart from the initial window (a SHOULD;
+            // a configuration may keep the window, as Linux's tcp_slow_start_after_idle=0).
             layer.congestionControl(c).onIdleRestart(tcb, c, tcb.sndMss(c), config.initialCwndSegments(), nowNs);
             tcb.lastSendNs(c, nowNs);
         }

@@ -32,8 +32,11 @@ final class ScriptFlow {
         return this.ternPort == ternPort && this.remotePort == remotePort;
     }
 
-    /** The first way {@code actual} (a segment of this flow) differs from the line, or null. */
-    String mismatch(ScriptLine.Packet p, TcpRepr actual) {
+    /**
+     * The first way {@code actual} (a segment of this flow) differs from the line, or null; with {@code tsTickUs}
+     * above 0 the TS val is compared too, within {@code toleranceNs}.
+     */
+    String mismatch(ScriptLine.Packet p, TcpRepr actual, long tsTickUs, long toleranceNs) {
         if (actual.flags() != p.flags()) {
             return "flags " + flags(actual.flags()) + ", not " + flags(p.flags());
         }
@@ -60,7 +63,7 @@ final class ScriptFlow {
         if (p.window() >= 0 && actual.window() != p.window()) {
             return "win " + actual.window() + ", not " + p.window();
         }
-        return p.options() == null ? null : optionsMismatch(p.options(), actual);
+        return p.options() == null ? null : optionsMismatch(p.options(), actual, tsTickUs, toleranceNs);
     }
 
     /** Tern's sequence number {@code relative} of this flow, on the wire (the ISN taken as 0 until it is known). */
@@ -70,10 +73,12 @@ final class ScriptFlow {
 
     /**
      * Options are compared by meaning: each written option must be there with its values, and no other option may
-     * be; order, NOP and EOL padding are not compared. TS val is not compared (it is Tern's clock); the first one
-     * fixes the offset between the script's TS values and Tern's, used to write the remote's TS ecr.
+     * be; order, NOP and EOL padding are not compared. TS val is not compared (it is Tern's clock) unless
+     * {@code tsTickUs} says how long its tick is; the first one fixes the offset between the script's TS values and
+     * Tern's, used to write the remote's TS ecr.
      */
-    private String optionsMismatch(List<ScriptLine.Option> expected, TcpRepr actual) {
+    private String optionsMismatch(List<ScriptLine.Option> expected, TcpRepr actual, long tsTickUs,
+                                   long toleranceNs) {
         boolean mss = false;
         boolean wscale = false;
         boolean sackOk = false;
@@ -108,6 +113,14 @@ final class ScriptFlow {
                     if (!tsOffsetKnown) {
                         tsOffset = Integer.toUnsignedLong(actual.tsVal()) - option.values()[0];
                         tsOffsetKnown = true;
+                    }
+                    // packetdrill's --tcp_ts_tick_usecs: the TS val, in the script's numbering, may be as many ticks
+                    // off as fit the tolerance (its run_packet.c compares |actual - script| * tick).
+                    final long tsVal = (Integer.toUnsignedLong(actual.tsVal()) - tsOffset) & 0xFFFF_FFFFL;
+                    final long ticksOff = Math.abs((int) (tsVal - option.values()[0]));
+                    if (tsTickUs > 0 && ticksOff * tsTickUs * 1_000 > toleranceNs) {
+                        return "TS val " + tsVal + ", not " + option.values()[0] + " (" + ticksOff + " ticks of "
+                            + tsTickUs + " µs off, beyond the tolerance of " + toleranceNs / 1_000 + " µs)";
                     }
                     if (Integer.toUnsignedLong(actual.tsEcr()) != option.values()[1]) {
                         return "TS ecr " + Integer.toUnsignedLong(actual.tsEcr()) + ", not " + option.values()[1];

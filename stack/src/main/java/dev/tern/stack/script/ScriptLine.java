@@ -4,7 +4,7 @@ import java.util.List;
 
 /** One statement of a script: a packet Tern must receive ({@code <}) or send ({@code >}), or a socket call. */
 public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagram, ScriptLine.Icmp, ScriptLine.Call,
-    ScriptLine.Sysctl {
+    ScriptLine.Sysctl, ScriptLine.TcpInfoAsserts {
     /** The line number in the file, 1-based. */
     int line();
 
@@ -99,11 +99,19 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagra
     }
 
     /**
+     * A packetdrill Python block, {@code %{ ... }%}, read as the asserts on TCP_INFO it holds (the subset
+     * {@link TcpInfoAssert} reads; nothing else is accepted): checked at its time against the socket under test.
+     */
+    record TcpInfoAsserts(int line, When when, List<TcpInfoAssert> asserts) implements ScriptLine {
+    }
+
+    /**
      * A kernel setting, {@code `sysctl -q net.ipv4.NAME=VALUE`} (packetdrill scripts set Linux's this way): only the
      * few docs/SCRIPTS.md lists, which map onto Tern's TCP configuration, and only before the first other statement
      * (the configuration is fixed once the stack runs). Its time is 0. {@code values} holds one number, or three for
-     * {@code tcp_mem} (written between quotes). Packetdrill's option line {@code --tolerance_usecs=N} comes as one
-     * too, named {@link ScriptParser#TOLERANCE_OPTION}, under the same rules.
+     * {@code tcp_mem} and {@code tcp_wmem} (written between quotes). Packetdrill's option lines
+     * ({@code --tolerance_usecs=N}, {@code --tcp_ts_tick_usecs=N}, {@code --strict_segments}) come as ones too, named
+     * as written (with the dashes; a flag has the value 1), under the same rules.
      */
     record Sysctl(int line, String name, long[] values) implements ScriptLine {
         /** The setting's (first) number. */

@@ -11,7 +11,9 @@ import java.util.regex.Pattern;
 /**
  * Reads the packetdrill syntax Tern supports (docs/SCRIPTS.md) into {@link ScriptLine}s. Every line is either
  * understood or rejected with its number and the reason: nothing is skipped silently. Comments are {@code //} to the
- * end of the line and {@code /* ... *}{@code /}, which may span lines. One statement per line.
+ * end of the line and {@code /* ... *}{@code /}, which may span lines. A statement continues over lines, as in
+ * packetdrill, while its parentheses, brackets or braces are open, a shell command's backquote or a Python block's
+ * {@code %{} is not closed; it counts as the line it starts on.
  */
 public final class ScriptParser {
     private static final Pattern TIME = Pattern.compile(
@@ -22,13 +24,32 @@ public final class ScriptParser {
     private static final Pattern FLAGS = Pattern.compile("[SFRPUEW.]+");
     /** A setting's value: one number, or numbers between quotes ({@code tcp_mem="low pressure high"}). */
     private static final Pattern SYSCTL = Pattern.compile(
-        "`\\s*sysctl\\s+(?:-q\\s+|-w\\s+)*(net\\.ipv4\\.[a-z_0-9]+)\\s*=\\s*(\\d+|\"\\s*\\d+(?:\\s+\\d+)*\\s*\")\\s*`");
+        "`\\s*sysctl\\s+(?:-q\\s+|-w\\s+)*(net\\.ipv4\\.[a-z_0-9]+)\\s*=\\s*(\"[^\"]*\"|[^\\s\"`]+)\\s*`");
     /** The kernel settings a script may make, each mapped onto {@link dev.tern.tcp.TcpConfig} by the runner. */
     static final List<String> SYSCTLS = List.of("net.ipv4.tcp_syncookies", "net.ipv4.tcp_max_syn_backlog",
-        "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_window_scaling", "net.ipv4.tcp_mem");
+        "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_window_scaling", "net.ipv4.tcp_mem",
+        "net.ipv4.tcp_wmem", "net.ipv4.tcp_slow_start_after_idle");
+    /** The settings written as three numbers between quotes (Linux's min/default/max or low/pressure/high). */
+    private static final List<String> THREE_NUMBER_SYSCTLS = List.of("net.ipv4.tcp_mem", "net.ipv4.tcp_wmem");
     /** Packetdrill's {@code --tolerance_usecs=N} option line: how far a packet Tern sends may be from its time. */
     static final String TOLERANCE_OPTION = "--tolerance_usecs";
-    private static final Pattern TOLERANCE = Pattern.compile("--tolerance_usecs=(\\d{1,9})\\s*");
+    /** {@code --tcp_ts_tick_usecs=N}: a {@code >} line's TS val is checked, N µs a tick (0: not checked). */
+    static final String TS_TICK_OPTION = "--tcp_ts_tick_usecs";
+    /** {@code --strict_segments}: a {@code >} line matches one segment, never several joined. */
+    static final String STRICT_SEGMENTS_OPTION = "--strict_segments";
+    private static final Pattern OPTION = Pattern.compile("(--[a-z_0-9]+)(?:=(\\S*))?");
+    /**
+     * Packetdrill's options without a faithful meaning in Tern's runner, each with the reason; any other is rejected
+     * as unknown.
+     */
+    private static final java.util.Map<String, String> OPTIONS_WITHOUT_COUNTERPART = java.util.Map.of(
+        "--mss", "it sets the segment size by which packetdrill's tun device cuts a larger injected packet (GSO); "
+            + "Tern's link takes no packet above its MTU, so write the segments",
+        "--tcp_ts_ecr_scaled", "it lets an injected TS ecr be scaled by the remote's tick; Tern's runner maps TS ecr "
+            + "by the offset of Tern's first TS val only",
+        "--ip_version", "Tern's runner is IPv4 only",
+        "--local_ip", "the runner has its own addresses (Tern 198.18.0.2, the remote 198.18.0.1)",
+        "--remote_ip", "the runner has its own addresses (Tern 198.18.0.2, the remote 198.18.0.1)");
     private static final Pattern SPACED_DOTS = Pattern.compile("^(\\+?[0-9.]+)\\s*\\.\\.\\.\\s*(\\+?[0-9.]+)(?=\\s)");
     private static final Pattern PORTS = Pattern.compile("(\\d+)>(\\d+)(?=\\s)");
     private static final Pattern UDP = Pattern.compile("udp\\s*\\((\\d+)\\)");
@@ -49,6 +70,9 @@ public final class ScriptParser {
         final String[] raw = text.split("\r?\n", -1);
         boolean inComment = false;
         int commentStart = 0;
+        // A statement still open at the end of its line (packetdrill's lexer reads on until it closes).
+        final StringBuilder statement = new StringBuilder();
+        int statementLine = 0;
         for (int i = 0; i < raw.length; i++) {
             final StringBuilder code = new StringBuilder();
             final String line = raw[i];
@@ -72,18 +96,71 @@ public final class ScriptParser {
                     code.append(line.charAt(at++));
                 }
             }
-            final String statement = code.toString().strip();
-            if (!statement.isEmpty()) {
-                lines.add(statement(i + 1, statement));
+            final String piece = code.toString().strip();
+            if (statement.isEmpty()) {
+                if (piece.isEmpty()) {
+                    continue;
+                }
+                statementLine = i + 1;
+            } else {
+                // Empty lines inside a statement stay, so a Python block's lines keep their numbers.
+                statement.append('\n');
+            }
+            statement.append(piece);
+            if (unclosed(statement) == null) {
+                lines.add(statement(statementLine, statement.toString()));
+                statement.setLength(0);
             }
         }
         if (inComment) {
             throw error(commentStart, "a /* comment is never closed");
         }
+        if (!statement.isEmpty()) {
+            throw error(statementLine, "the statement starting here never ends: " + unclosed(statement)
+                + " (a statement continues over lines until its brackets balance, as in packetdrill)");
+        }
         return lines;
     }
 
+    /**
+     * What keeps a statement open at the end of a line, or null when it is complete: a Python block without its
+     * {@code }%}, a shell command without its closing backquote, or a parenthesis, bracket or brace (outside double
+     * quotes) not yet closed.
+     */
+    private static String unclosed(CharSequence text) {
+        final String s = text.toString();
+        final int python = s.indexOf("%{");
+        if (python >= 0) {
+            return s.indexOf("}%", python + 2) < 0 ? "a Python block '%{' without its '}%'" : null;
+        }
+        if (s.chars().filter(c -> c == '`').count() % 2 != 0) {
+            return "a shell command '`' without its closing '`'";
+        }
+        final StringBuilder open = new StringBuilder();
+        boolean quoted = false;
+        for (int i = 0; i < s.length(); i++) {
+            final char c = s.charAt(i);
+            if (c == '"') {
+                quoted = !quoted;
+            } else if (!quoted && (c == '(' || c == '[' || c == '{')) {
+                open.append(c);
+            } else if (!quoted && (c == ')' || c == ']' || c == '}')) {
+                if (open.isEmpty()) {
+                    return null;
+                }
+                open.setLength(open.length() - 1);
+            }
+        }
+        return open.isEmpty() ? null : "'" + open.charAt(open.length() - 1) + "' is not closed";
+    }
+
     private ScriptLine statement(int line, String text) {
+        final int python = text.indexOf("%{");
+        if (python >= 0) {
+            return pythonBlock(line, text, python);
+        }
+        // A statement written over several lines reads as one line.
+        text = text.replace('\n', ' ');
         if (text.startsWith("`")) {
             final Matcher sysctl = SYSCTL.matcher(text);
             if (sysctl.matches()) {
@@ -94,9 +171,12 @@ public final class ScriptParser {
                 final String[] words = sysctl.group(2).replace('"', ' ').trim().split("\\s+");
                 final long[] values = new long[words.length];
                 for (int i = 0; i < words.length; i++) {
+                    if (!words[i].matches("\\d{1,18}")) {
+                        throw error(line, "sysctl " + sysctl.group(1) + " takes numbers, not '" + words[i] + "'");
+                    }
                     values[i] = Long.parseLong(words[i]);
                 }
-                final int wanted = sysctl.group(1).equals("net.ipv4.tcp_mem") ? 3 : 1;
+                final int wanted = THREE_NUMBER_SYSCTLS.contains(sysctl.group(1)) ? 3 : 1;
                 if (values.length != wanted) {
                     throw error(line, "sysctl " + sysctl.group(1) + " takes " + wanted + " number"
                         + (wanted == 1 ? "" : "s between quotes") + ", got " + values.length);
@@ -107,16 +187,7 @@ public final class ScriptParser {
                 + "(only `sysctl -q net.ipv4.NAME=VALUE` for the settings docs/SCRIPTS.md lists)");
         }
         if (text.startsWith("--")) {
-            // packetdrill's command-line options, written in a script: only the timing tolerance has a counterpart.
-            final Matcher tolerance = TOLERANCE.matcher(text);
-            if (tolerance.matches()) {
-                return new ScriptLine.Sysctl(line, TOLERANCE_OPTION, new long[] {Long.parseLong(tolerance.group(1))});
-            }
-            throw error(line, "command-line option '" + text.split("[=\\s]")[0] + "' is not supported (only "
-                + "--tolerance_usecs=N); the stack's settings come from tern script --profile");
-        }
-        if (text.startsWith("%{")) {
-            throw error(line, "Python blocks (%{ }%) are not supported");
+            return optionLine(line, text);
         }
         // packetdrill's lexer lets spaces surround the '...' of a blocking call's times.
         text = SPACED_DOTS.matcher(text).replaceFirst("$1...$2");
@@ -178,6 +249,59 @@ public final class ScriptParser {
             throw error(line, "write a blocking call's times without spaces: START...END call(...)");
         }
         return call(line, when, rest, text);
+    }
+
+    /**
+     * A packetdrill command-line option written as a line: {@code --tolerance_usecs=N}, {@code --tcp_ts_tick_usecs=N}
+     * and {@code --strict_segments} have Tern's meaning of packetdrill's; others are rejected with the reason.
+     */
+    private ScriptLine optionLine(int line, String text) {
+        final Matcher m = OPTION.matcher(text);
+        if (!m.matches()) {
+            throw error(line, "bad option line '" + text + "': write --NAME or --NAME=VALUE");
+        }
+        final String name = m.group(1);
+        final String value = m.group(2);
+        switch (name) {
+            case TOLERANCE_OPTION, TS_TICK_OPTION -> {
+                if (value == null || !value.matches("\\d{1,7}")) {
+                    throw error(line, name + " takes a number of microseconds, like " + name + "=1000");
+                }
+                return new ScriptLine.Sysctl(line, name, new long[] {Long.parseLong(value)});
+            }
+            case STRICT_SEGMENTS_OPTION -> {
+                if (value != null) {
+                    throw error(line, name + " takes no value");
+                }
+                return new ScriptLine.Sysctl(line, name, new long[] {1});
+            }
+            default -> {
+                final String reason = OPTIONS_WITHOUT_COUNTERPART.get(name);
+                throw error(line, "command-line option '" + name + "' is not supported: " + (reason != null ? reason
+                    : "unknown to Tern's runner (supported: --tolerance_usecs=N, --tcp_ts_tick_usecs=N, "
+                    + "--strict_segments)"));
+            }
+        }
+    }
+
+    /**
+     * {@code [TIME] %{ ... }%}: packetdrill's Python block, read as asserts on TCP_INFO ({@link TcpInfoAssert});
+     * without a time it is at the previous line's ({@code +0}).
+     */
+    private ScriptLine pythonBlock(int line, String text, int open) {
+        final int close = text.indexOf("}%", open + 2);
+        if (!text.substring(close + 2).isBlank()) {
+            throw error(line, "unexpected '" + text.substring(close + 2).strip() + "' after a Python block's '}%'");
+        }
+        final String timeText = text.substring(0, open).strip();
+        final ScriptLine.When when = timeText.isEmpty() ? new ScriptLine.When(false, 0, true, -1, false)
+            : when(line, timeText);
+        if (when.any() || when.isRange()) {
+            throw error(line, "a Python block takes one time, not '*' or a range");
+        }
+        // The body's lines keep their numbers: the block may start on the line of its '%{' or the next one.
+        final String body = text.substring(open + 2, close);
+        return new ScriptLine.TcpInfoAsserts(line, when, TcpInfoAssert.parseBlock(file, line, body));
     }
 
     private static int firstSpace(String text) {
@@ -649,30 +773,46 @@ public final class ScriptParser {
 
     /** Splits on commas outside brackets, braces, parentheses and quotes. */
     private List<String> splitArguments(int line, String text) {
-        final List<String> args = new ArrayList<>();
+        if (text.isBlank()) {
+            return new ArrayList<>();
+        }
+        final List<String> args = splitOutside(text, ',');
+        if (args == null) {
+            throw error(line, "unbalanced brackets or quotes in the call's arguments");
+        }
+        args.replaceAll(String::strip);
+        return args;
+    }
+
+    /**
+     * Splits {@code text} on {@code separator} where it stands outside brackets, braces, parentheses and quotes
+     * (double, and single as Python writes them); null when those do not balance.
+     */
+    static List<String> splitOutside(String text, char separator) {
+        final List<String> parts = new ArrayList<>();
         int depth = 0;
-        boolean quoted = false;
+        char quote = 0;
         int start = 0;
         for (int i = 0; i < text.length(); i++) {
             final char c = text.charAt(i);
-            if (c == '"') {
-                quoted = !quoted;
-            } else if (!quoted && (c == '[' || c == '{' || c == '(')) {
+            if (quote != 0) {
+                quote = c == quote ? 0 : quote;
+            } else if (c == '"' || c == '\'') {
+                quote = c;
+            } else if (c == '[' || c == '{' || c == '(') {
                 depth++;
-            } else if (!quoted && (c == ']' || c == '}' || c == ')')) {
+            } else if (c == ']' || c == '}' || c == ')') {
                 depth--;
-            } else if (!quoted && depth == 0 && c == ',') {
-                args.add(text.substring(start, i).strip());
+            } else if (depth == 0 && c == separator) {
+                parts.add(text.substring(start, i));
                 start = i + 1;
             }
         }
-        if (depth != 0 || quoted) {
-            throw error(line, "unbalanced brackets or quotes in the call's arguments");
+        if (depth != 0 || quote != 0) {
+            return null;
         }
-        if (!text.isBlank()) {
-            args.add(text.substring(start).strip());
-        }
-        return args;
+        parts.add(text.substring(start));
+        return parts;
     }
 
     private ScriptException error(int line, String message) {

@@ -214,6 +214,8 @@ public final class ScriptRunner {
     private static ScriptProfile withSysctls(String file, List<ScriptLine> lines, ScriptProfile profile) {
         final dev.tern.tcp.TcpConfig.Builder tcp = profile.tcp().toBuilder();
         long toleranceNs = profile.toleranceNs();
+        long tsTickUs = profile.tsTickUs();
+        boolean strictSegments = profile.strictSegments();
         boolean leading = true;
         for (ScriptLine line : lines) {
             if (!(line instanceof ScriptLine.Sysctl sysctl)) {
@@ -252,11 +254,18 @@ public final class ScriptRunner {
                     }
                     tcp.memoryLimits(pressure * TCP_MEM_PAGE, high * TCP_MEM_PAGE);
                 }
+                // Linux's min, default and max send buffer: the default is what a new socket gets (Tern's buffer
+                // does not grow, so the max has no counterpart); rounded up to a power of two as SO_SNDBUF is.
+                case "net.ipv4.tcp_wmem" -> tcp.sendBufferSize(ScriptSockets.bufferSize(sysctl.values()[1]));
+                case "net.ipv4.tcp_slow_start_after_idle" -> tcp.slowStartAfterIdle(v != 0);
                 case ScriptParser.TOLERANCE_OPTION -> toleranceNs = v * 1_000;
+                case ScriptParser.TS_TICK_OPTION -> tsTickUs = v;
+                case ScriptParser.STRICT_SEGMENTS_OPTION -> strictSegments = true;
                 default -> throw new IllegalStateException("the parser lets only known sysctls through");
             }
         }
-        return new ScriptProfile(profile.name(), profile.description(), tcp.build(), profile.mtu(), toleranceNs);
+        return new ScriptProfile(profile.name(), profile.description(), tcp.build(), profile.mtu(), toleranceNs,
+            tsTickUs, strictSegments);
     }
 
     private void runAll(List<ScriptLine> lines) {
@@ -282,6 +291,11 @@ public final class ScriptRunner {
                 }
                 case ScriptLine.Sysctl ignored -> {
                     // Applied to the configuration before the stack was built (withSysctls).
+                }
+                case ScriptLine.TcpInfoAsserts block -> {
+                    waitUntil(line);
+                    sockets.checkTcpInfo(block);
+                    lastNs = now();
                 }
                 case ScriptLine.Call c -> {
                     waitUntil(line);
@@ -651,13 +665,15 @@ public final class ScriptRunner {
 
     private void expect(ScriptLine line) {
         final Sent taken = takeSent(line);
-        final Sent s = line instanceof ScriptLine.Packet p ? joinSegments(p, taken) : taken;
+        final Sent s = line instanceof ScriptLine.Packet p && !profile.strictSegments() ? joinSegments(p, taken)
+            : taken;
         final String mismatch = switch (line) {
-            case ScriptLine.Packet p -> s.tcp == null ? "not a TCP segment" : segmentMismatch(p, s);
+            case ScriptLine.Packet p -> s.tcp == null ? "not a TCP segment" : segmentMismatch(p, s, profile);
             case ScriptLine.Datagram d -> s.udp == null ? "not a UDP datagram" : datagramMismatch(d, s);
             case ScriptLine.Icmp i -> s.icmp == null ? "not an ICMP message" : icmpMismatch(i, s);
             case ScriptLine.Call c -> throw new IllegalStateException("a call is not a packet");
             case ScriptLine.Sysctl c -> throw new IllegalStateException("a sysctl is not a packet");
+            case ScriptLine.TcpInfoAsserts b -> throw new IllegalStateException("a Python block is not a packet");
         };
         if (mismatch != null) {
             throw failure(line.line(), "expected '" + packetText(line) + "'; Tern sent " + describe(s) + " at "
@@ -674,8 +690,8 @@ public final class ScriptRunner {
      * The flow's comparison of the header, then every byte of the data against what the application wrote at its
      * sequence number ({@link ScriptPayload#tern}; data on a SYN would start after it).
      */
-    private static String segmentMismatch(ScriptLine.Packet p, Sent s) {
-        final String header = s.flow.mismatch(p, s.tcp);
+    private static String segmentMismatch(ScriptLine.Packet p, Sent s, ScriptProfile profile) {
+        final String header = s.flow.mismatch(p, s.tcp, profile.tsTickUs(), profile.toleranceNs());
         if (header != null) {
             return header;
         }
@@ -689,7 +705,7 @@ public final class ScriptRunner {
     }
 
     /**
-     * Packetdrill (without {@code --strict_segments}) lets a {@code >} line with more data than Tern's segment match
+     * Packetdrill (without {@code --strict_segments}, which turns this off) lets a {@code >} line with more data than Tern's segment match
      * the segments that follow it back to back, as it joins the pieces of a TSO/GSO segment: each continues the one
      * before (the next sequence number, the same ports, ACK number, window and flags but FIN, PSH and CWR), each but
      * the last as long as the one before, until the line's length is reached. Tern joins the segments it has already
@@ -808,6 +824,7 @@ public final class ScriptRunner {
             case ScriptLine.Icmp i -> i.text();
             case ScriptLine.Call c -> c.text();
             case ScriptLine.Sysctl c -> c.name();
+            case ScriptLine.TcpInfoAsserts b -> "%{ }%";
         };
         final String stripped = text.strip();
         final int arrow = stripped.indexOf('>');

@@ -67,6 +67,11 @@ final class ScriptSockets {
     private final NetStack stack;
     private final TcpLayer tcp;
     private final TreeMap<Integer, Fd> fds = new TreeMap<>();
+    /**
+     * Packetdrill's socket under test, whose TCP_INFO a Python block reads: the last one {@code socket} or
+     * {@code accept} made (its run_system_call.c); null before the first.
+     */
+    private Fd underTest;
     private final MemorySegment scratch = Arena.ofAuto().allocate(1 << 16);
 
     ScriptSockets(ScriptRunner runner, NetStack stack) {
@@ -98,6 +103,8 @@ final class ScriptSockets {
             case "read", "recv" -> read(c);
             case "sendto" -> sendto(c);
             case "recvfrom" -> recvfrom(c);
+            case "sendmsg" -> sendmsg(c);
+            case "recvmsg" -> recvmsg(c);
             case "close" -> close(c);
             case "shutdown" -> shutdown(c);
             case "fcntl" -> fcntl(c);
@@ -105,7 +112,7 @@ final class ScriptSockets {
             case "poll" -> poll(c);
             default -> throw runner.failure(c.line(), "the call '" + c.name() + "' is not supported (supported: "
                 + "socket, setsockopt, getsockopt, bind, listen, accept, connect, write, send, read, recv, sendto, "
-                + "recvfrom, close, shutdown, fcntl, ioctl, poll)");
+                + "recvfrom, sendmsg, recvmsg, close, shutdown, fcntl, ioctl, poll)");
         };
     }
 
@@ -116,6 +123,13 @@ final class ScriptSockets {
             }
         }
         throw runner.failure(c.line(), c.name() + " takes " + counts[0] + " arguments, not " + c.args().size());
+    }
+
+    /** Send and receive flags (MSG_*): Tern's calls have none, so only 0 is taken. */
+    private void onlyNoFlags(ScriptLine.Call c, int index) {
+        if (!c.args().get(index).equals("0")) {
+            throw runner.failure(c.line(), c.name() + " flags are not supported (only 0), not " + c.args().get(index));
+        }
     }
 
     private Fd fd(ScriptLine.Call c) {
@@ -161,17 +175,26 @@ final class ScriptSockets {
         } catch (TernSocketException e) {
             return ScriptRunner.Result.fail(socketErrno(e.error()));
         }
-        final Fd fd = open();
+        final Fd fd = open(c);
         fd.udp = udp;
+        underTest = fd;
         if (nonBlocking) {
             fd.flags |= O_NONBLOCK;
         }
         return ScriptRunner.Result.ok(fd.number);
     }
 
-    /** The lowest free descriptor from 3, as a Unix process gets. */
-    private Fd open() {
+    /**
+     * A new descriptor: the number the script expects the call to return when that one is free (packetdrill's
+     * script descriptors are names it maps to the kernel's, its run_system_call.c), else the lowest free from 3, as
+     * a Unix process gets.
+     */
+    private Fd open(ScriptLine.Call c) {
         int number = 3;
+        if (c.errno() == null && c.result() >= 0 && c.result() <= Integer.MAX_VALUE
+            && !fds.containsKey((int) c.result())) {
+            number = (int) c.result();
+        }
         while (fds.containsKey(number)) {
             number++;
         }
@@ -194,10 +217,15 @@ final class ScriptSockets {
         return options;
     }
 
+    /** The socket options that take a number, {@code [N]}: checked by name before the value is read. */
+    private static final List<String> NUMERIC_SOCKET_OPTIONS = List.of("SOL_SOCKET SO_REUSEADDR",
+        "SOL_SOCKET SO_REUSEPORT", "SOL_SOCKET SO_SNDBUF", "SOL_SOCKET SO_RCVBUF", "IPPROTO_TCP TCP_NODELAY",
+        "SOL_SOCKET SO_KEEPALIVE", "IPPROTO_TCP TCP_KEEPIDLE", "IPPROTO_TCP TCP_KEEPINTVL", "IPPROTO_TCP TCP_KEEPCNT");
+
     private ScriptRunner.Result setsockopt(ScriptLine.Call c) {
         arguments(c, 5);
         final Fd fd = fd(c);
-        final String option = c.args().get(1) + " " + c.args().get(2);
+        final String option = c.args().get(1).replace("SOL_TCP", "IPPROTO_TCP") + " " + c.args().get(2);
         if (option.equals("IPPROTO_TCP TCP_CONGESTION")) {
             // TCP_CONGESTION takes a name: setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "reno", 4).
             // Linux's "reno" is Tern's "newreno" (both are RFC 5681 with RFC 6582's recovery).
@@ -214,6 +242,11 @@ final class ScriptSockets {
         }
         if (option.equals("SOL_SOCKET SO_LINGER")) {
             return linger(c, fd);
+        }
+        if (!NUMERIC_SOCKET_OPTIONS.contains(option)) {
+            throw runner.failure(c.line(), "setsockopt " + option + " is not supported (supported: "
+                + "SO_REUSEADDR, SO_REUSEPORT, SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, SO_LINGER, TCP_NODELAY, "
+                + "TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_CONGESTION)");
         }
         final long value = number(c, 3);
         switch (option) {
@@ -247,9 +280,7 @@ final class ScriptSockets {
                 fd.keepProbes = (int) value;
                 applyKeepalive(fd);
             }
-            default -> throw runner.failure(c.line(), "setsockopt " + option + " is not supported (supported: "
-                + "SO_REUSEADDR, SO_REUSEPORT, SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, SO_LINGER, TCP_NODELAY, "
-                + "TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_CONGESTION)");
+            default -> throw new IllegalStateException("not in NUMERIC_SOCKET_OPTIONS: " + option);
         }
         return ScriptRunner.Result.ok(0);
     }
@@ -296,7 +327,12 @@ final class ScriptSockets {
         if (value < 1 || value > (1 << 30)) {
             throw runner.failure(c.line(), "a buffer of " + value + " bytes is out of Tern's range (1 KiB .. 1 GiB)");
         }
-        return Math.max(1024, roundUp((int) value));
+        return bufferSize(value);
+    }
+
+    /** A buffer of {@code bytes} as Tern makes it: a power of two, 1 KiB to 1 GiB, rounded up (clamped). */
+    static int bufferSize(long bytes) {
+        return Math.max(1024, roundUp((int) Math.clamp(bytes, 1, 1 << 30)));
     }
 
     private static int roundUp(int value) {
@@ -336,10 +372,7 @@ final class ScriptSockets {
 
     /**
      * {@code getsockopt(fd, IPPROTO_TCP, TCP_INFO, {tcpi_state=TCP_ESTABLISHED, tcpi_rto=200000}, [...])}: each
-     * field written is compared with the connection's; fields not written are not. The fields Tern has: tcpi_state
-     * (Linux's names), tcpi_rto and tcpi_rtt (µs), tcpi_snd_mss (bytes per segment before TCP options: Tern's, where
-     * Linux subtracts the timestamp option), tcpi_snd_cwnd and tcpi_snd_ssthresh (segments of tcpi_snd_mss),
-     * tcpi_total_retrans (segments retransmitted).
+     * field written is compared with the connection's ({@link #tcpInfoField}); fields not written are not.
      */
     private ScriptRunner.Result tcpInfo(ScriptLine.Call c, Fd fd, String expected) {
         if (!expected.startsWith("{") || !expected.endsWith("}")) {
@@ -349,7 +382,6 @@ final class ScriptSockets {
         if (fd.connection < 0 && fd.listener < 0) {
             return ScriptRunner.Result.fail("ENOTCONN");
         }
-        final int connection = fd.connection;
         for (String field : expected.substring(1, expected.length() - 1).split(",")) {
             final String[] pair = field.split("=");
             if (pair.length != 2) {
@@ -357,24 +389,65 @@ final class ScriptSockets {
             }
             final String name = pair[0].strip();
             final String want = pair[1].strip();
-            final String actual = switch (name) {
-                case "tcpi_state" -> connection < 0 ? "TCP_LISTEN" : linuxStateName(tcp.state(connection));
-                case "tcpi_rto" -> Long.toString(tcp.rtoNs(connection) / 1000);
-                case "tcpi_rtt" -> Long.toString(tcp.srttNs(connection) / 1000);
-                case "tcpi_snd_mss" -> Integer.toString(tcp.mss(connection));
-                case "tcpi_snd_cwnd" -> Integer.toString(tcp.cwnd(connection) / Math.max(1, tcp.mss(connection)));
-                case "tcpi_snd_ssthresh" ->
-                    Integer.toString(tcp.ssthresh(connection) / Math.max(1, tcp.mss(connection)));
-                case "tcpi_total_retrans" -> Long.toString(tcp.retransmits(connection));
-                default -> throw runner.failure(c.line(), "TCP_INFO field '" + name + "' is not supported (tcpi_state, "
-                    + "tcpi_rto, tcpi_rtt, tcpi_snd_mss, tcpi_snd_cwnd, tcpi_snd_ssthresh, tcpi_total_retrans)");
-            };
+            if (!TcpInfoAssert.FIELDS.contains(name)) {
+                throw runner.failure(c.line(), "TCP_INFO field '" + name + "' is not supported ("
+                    + String.join(", ", TcpInfoAssert.FIELDS) + ")");
+            }
+            final String actual = name.equals("tcpi_state") ? linuxStateName(fd)
+                : Long.toString(tcpInfoField(fd, name));
             if (!actual.equals(want)) {
                 throw runner.failure(c.line(), "getsockopt TCP_INFO gave " + name + "=" + actual
                     + ", the script expects " + want);
             }
         }
         return ScriptRunner.Result.ok(0);
+    }
+
+    /**
+     * A packetdrill Python block: each assert is evaluated on the TCP_INFO of the socket under test now (packetdrill
+     * takes TCP_INFO at the block's time and runs the Python at the end; the outcome is the same).
+     */
+    void checkTcpInfo(ScriptLine.TcpInfoAsserts block) {
+        final Fd fd = underTest;
+        if (fd == null || fd.udp != null || (fd.connection < 0 && fd.listener < 0)) {
+            throw runner.failure(block.line(), "a Python block reads TCP_INFO of the socket under test (the last one "
+                + "socket or accept made), and " + (fd == null ? "there is none yet" : "file descriptor " + fd.number
+                + " is " + (fd.udp != null ? "a UDP socket" : "not connected or listening")));
+        }
+        for (TcpInfoAssert check : block.asserts()) {
+            final String failure = check.failure(name -> tcpInfoField(fd, name));
+            if (failure != null) {
+                throw runner.failure(check.line(), failure + ", on file descriptor " + fd.number);
+            }
+        }
+    }
+
+    /**
+     * One TCP_INFO field of {@link TcpInfoAssert#FIELDS} as Linux gives it: tcpi_state (Linux's number), tcpi_rto
+     * and tcpi_rtt (µs), tcpi_snd_mss (bytes per segment before TCP options: Tern's, where Linux subtracts the
+     * timestamp option), tcpi_snd_cwnd and tcpi_snd_ssthresh (segments of tcpi_snd_mss; ssthresh before the first
+     * reduction is Linux's TCP_INFINITE_SSTHRESH), tcpi_total_retrans (segments retransmitted).
+     */
+    private long tcpInfoField(Fd fd, String name) {
+        final int connection = fd.connection;
+        final int mss = Math.max(1, tcp.mss(connection));
+        return switch (name) {
+            case "tcpi_state" -> TcpInfoAssert.CONSTANTS.get(linuxStateName(fd));
+            case "tcpi_rto" -> tcp.rtoNs(connection) / 1000;
+            case "tcpi_rtt" -> tcp.srttNs(connection) / 1000;
+            case "tcpi_snd_mss" -> tcp.mss(connection);
+            case "tcpi_snd_cwnd" -> tcp.cwnd(connection) / mss;
+            // Tern's "no threshold yet" is a window no connection reaches (1 GiB and more).
+            case "tcpi_snd_ssthresh" -> tcp.ssthresh(connection) >= 1 << 30 ? TcpInfoAssert.INFINITE_SSTHRESH
+                : tcp.ssthresh(connection) / mss;
+            case "tcpi_total_retrans" -> tcp.retransmits(connection);
+            default -> throw new IllegalStateException("not a field of TcpInfoAssert.FIELDS: " + name);
+        };
+    }
+
+    /** Linux's name of the descriptor's state: TCP_LISTEN for a listener, TCP_CLOSE once the connection is gone. */
+    private String linuxStateName(Fd fd) {
+        return fd.connection < 0 ? "TCP_LISTEN" : linuxStateName(tcp.state(fd.connection));
     }
 
     private static String linuxStateName(int state) {
@@ -439,18 +512,19 @@ final class ScriptSockets {
                 return ScriptRunner.Result.fail("EAGAIN");
             }
             return runner.blockThen(c, () -> tcp.acceptable(fd.listener) > 0, "a connection to accept",
-                () -> acceptNow(fd));
+                () -> acceptNow(c, fd));
         }
-        return acceptNow(fd);
+        return acceptNow(c, fd);
     }
 
-    private ScriptRunner.Result acceptNow(Fd fd) {
+    private ScriptRunner.Result acceptNow(ScriptLine.Call c, Fd fd) {
         final int connection = tcp.accept(fd.listener);
         if (connection < 0) {
             return ScriptRunner.Result.fail(errno(-connection));
         }
-        final Fd accepted = open();
+        final Fd accepted = open(c);
         accepted.connection = connection;
+        underTest = accepted;
         accepted.keepalive = fd.keepalive;
         accepted.noDelay = fd.noDelay;
         if (fd.noDelay) {
@@ -498,11 +572,14 @@ final class ScriptSockets {
 
     private ScriptRunner.Result write(ScriptLine.Call c) {
         arguments(c, 3, 4);
-        if (c.args().size() == 4 && number(c, 3) != 0) {
-            throw runner.failure(c.line(), "send flags are not supported (only 0)");
+        if (c.args().size() == 4) {
+            onlyNoFlags(c, 3);
         }
-        final Fd fd = fd(c);
-        final int length = (int) number(c, 2);
+        return write(c, fd(c), (int) number(c, 2));
+    }
+
+    /** Writes {@code length} bytes of the application's pattern (write, send, sendmsg). */
+    private ScriptRunner.Result write(ScriptLine.Call c, Fd fd, int length) {
         if (fd.udp != null) {
             return sendDatagram(c, fd, length, false);
         }
@@ -574,11 +651,14 @@ final class ScriptSockets {
 
     private ScriptRunner.Result read(ScriptLine.Call c) {
         arguments(c, 3, 4);
-        if (c.args().size() == 4 && number(c, 3) != 0) {
-            throw runner.failure(c.line(), "recv flags are not supported (only 0)");
+        if (c.args().size() == 4) {
+            onlyNoFlags(c, 3);
         }
-        final Fd fd = fd(c);
-        final int length = (int) number(c, 2);
+        return read(c, fd(c), (int) number(c, 2));
+    }
+
+    /** Reads up to {@code length} bytes, checking them against the remote's pattern (read, recv, recvmsg). */
+    private ScriptRunner.Result read(ScriptLine.Call c, Fd fd, int length) {
         if (fd.udp != null) {
             return receiveDatagram(c, fd, length);
         }
@@ -650,9 +730,7 @@ final class ScriptSockets {
     /** {@code sendto(fd, ..., N, 0, ..., ...)}: a datagram of N bytes to the remote's port 8080. */
     private ScriptRunner.Result sendto(ScriptLine.Call c) {
         arguments(c, 6);
-        if (number(c, 3) != 0) {
-            throw runner.failure(c.line(), "sendto flags are not supported (only 0)");
-        }
+        onlyNoFlags(c, 3);
         final Fd fd = fd(c);
         if (fd.udp == null) {
             throw runner.failure(c.line(), "sendto is supported on UDP sockets only; use write or send for TCP");
@@ -663,9 +741,7 @@ final class ScriptSockets {
     /** {@code recvfrom(fd, ..., N, 0, ..., ...)}: the next datagram, at most N bytes of it. */
     private ScriptRunner.Result recvfrom(ScriptLine.Call c) {
         arguments(c, 6);
-        if (number(c, 3) != 0) {
-            throw runner.failure(c.line(), "recvfrom flags are not supported (only 0)");
-        }
+        onlyNoFlags(c, 3);
         final Fd fd = fd(c);
         if (fd.udp == null) {
             throw runner.failure(c.line(), "recvfrom is supported on UDP sockets only; use read or recv for TCP");
@@ -743,6 +819,97 @@ final class ScriptSockets {
             return runner.blockThen(c, received, "a datagram to read", () -> outcome[0]);
         }
         return outcome[0];
+    }
+
+    private static final java.util.regex.Pattern IOV = java.util.regex.Pattern.compile("msg_iov\\((\\d+)\\)\\s*=\\s*\\[(.*)]");
+    private static final java.util.regex.Pattern IOV_ELEMENT = java.util.regex.Pattern.compile(
+        "\\{\\s*\\.\\.\\.\\s*,\\s*(\\d+)\\s*}");
+
+    /**
+     * {@code sendmsg(fd, {msg_name(...)=..., msg_iov(N)=[{..., LEN}, ...], msg_flags=0}, 0)}: as a write of the
+     * iovec's total length (the bytes of each element follow one another in the stream).
+     */
+    private ScriptRunner.Result sendmsg(ScriptLine.Call c) {
+        arguments(c, 3);
+        final int length = messageLength(c);
+        return write(c, fd(c), length);
+    }
+
+    /**
+     * {@code recvmsg(fd, {msg_name(...)=..., msg_iov(N)=[{..., LEN}, ...], msg_flags=0}, 0)}: as a read of up to the
+     * iovec's total length, TCP only; the returned msg_flags, 0, is what the script must expect.
+     */
+    private ScriptRunner.Result recvmsg(ScriptLine.Call c) {
+        arguments(c, 3);
+        final int length = messageLength(c);
+        final Fd fd = fd(c);
+        if (fd.udp != null) {
+            throw runner.failure(c.line(), "recvmsg is supported on TCP sockets only (a UDP datagram's truncation, "
+                + "MSG_TRUNC in msg_flags, is not known to the runner); use recvfrom");
+        }
+        return read(c, fd, length);
+    }
+
+    /**
+     * The total length of a msghdr literal's iovec, after checking that the message holds nothing Tern cannot
+     * express: flags 0, no control messages, msg_flags 0.
+     */
+    private int messageLength(ScriptLine.Call c) {
+        onlyNoFlags(c, 2);
+        final String message = c.args().get(1);
+        final List<String> fields = message.startsWith("{") && message.endsWith("}")
+            ? ScriptParser.splitOutside(message.substring(1, message.length() - 1), ',') : null;
+        if (fields == null) {
+            throw runner.failure(c.line(), c.name() + " takes a struct msghdr: {msg_name(...)=..., msg_iov(N)=[{..., "
+                + "LEN}, ...], msg_flags=0}");
+        }
+        long length = -1;
+        for (String field : fields) {
+            final String f = field.strip();
+            final java.util.regex.Matcher iov = IOV.matcher(f);
+            if (iov.matches()) {
+                length = iovecLength(c, Integer.parseInt(iov.group(1)), iov.group(2));
+            } else if (f.replace(" ", "").equals("msg_name(...)=...") || f.replace(" ", "").equals("msg_control=[]")
+                || f.replace(" ", "").equals("msg_flags=0")) {
+                // The remote's address (the runner has one), no control data, no flags: nothing to check.
+            } else if (f.startsWith("msg_control")) {
+                throw runner.failure(c.line(), c.name() + " with control messages (cmsg) is not supported: Tern "
+                    + "has no ancillary data (timestamps, TCP_CM_INQ, error queues)");
+            } else if (f.startsWith("msg_flags")) {
+                throw runner.failure(c.line(), c.name() + " msg_flags other than 0 are not supported, not '"
+                    + f.substring(f.indexOf('=') + 1).strip() + "'");
+            } else {
+                throw runner.failure(c.line(), "unexpected '" + f + "' in " + c.name() + "'s struct msghdr (msg_name, "
+                    + "msg_iov, msg_flags, msg_control)");
+            }
+        }
+        if (length < 0) {
+            throw runner.failure(c.line(), c.name() + "'s struct msghdr needs msg_iov(N)=[{..., LEN}, ...]");
+        }
+        return (int) length;
+    }
+
+    /** {@code [{..., LEN}, ...]}: {@code count} elements, their lengths added. */
+    private long iovecLength(ScriptLine.Call c, int count, String elements) {
+        final List<String> parts = ScriptParser.splitOutside(elements, ',');
+        long total = 0;
+        int found = 0;
+        for (String part : parts == null ? List.<String>of() : parts) {
+            final java.util.regex.Matcher m = IOV_ELEMENT.matcher(part.strip());
+            if (!m.matches()) {
+                throw runner.failure(c.line(), "bad iovec element '" + part.strip() + "': write {..., LEN}");
+            }
+            total += Long.parseLong(m.group(1));
+            found++;
+        }
+        if (found != count) {
+            throw runner.failure(c.line(), "msg_iov(" + count + ") lists " + found + " element"
+                + (found == 1 ? "" : "s"));
+        }
+        if (total > Integer.MAX_VALUE) {
+            throw runner.failure(c.line(), "an iovec of " + total + " bytes is more than one call can move");
+        }
+        return total;
     }
 
     private ScriptRunner.Result close(ScriptLine.Call c) {

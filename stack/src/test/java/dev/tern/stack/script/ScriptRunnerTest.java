@@ -401,7 +401,7 @@ class ScriptRunnerTest {
                 + "(tolerance 4 ms)");
             passes("--tolerance_usecs=10000\n" + late);
             that(failure("--mss=1000\n").getMessage()).startsWith("t.pkt:1: command-line option '--mss' is not "
-                + "supported (only --tolerance_usecs=N)");
+                + "supported: it sets the segment size by which packetdrill's tun device cuts");
             that(failure(LISTEN + "--tolerance_usecs=10000\n").getMessage())
                 .startsWith("t.pkt:4: a sysctl or option line must come before every other statement");
         }
@@ -719,5 +719,212 @@ class ScriptRunnerTest {
         assertEquals(List.of("linux", "bare", "gtests"), names);
         assertTrue(ScriptProfile.named("linux").isPresent());
         assertTrue(ScriptProfile.named("nope").isEmpty());
+    }
+
+    /** Packetdrill's forms beyond one statement a line: statements over lines, msghdr calls, Python blocks, options. */
+    @Nested
+    class PacketdrillForms {
+        private static final String TS_OPEN = """
+            0     socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+            +0    bind(3, ..., ...) = 0
+            +0    listen(3, 1) = 0
+            +0    < S 0:0(0) win 65535 <mss 1460,sackOK,TS val 100 ecr 0,nop,wscale 7>
+            +0    > S. 0:0(0) ack 1 <mss 1460,sackOK,TS val 1000 ecr 100,nop,wscale 2>
+            +.01  < . 1:1(0) ack 1 win 512 <nop,nop,TS val 110 ecr 1000>
+            +0    accept(3, ..., ...) = 4
+            """;
+
+        @Test
+        void aStatementContinuesOverLinesUntilItsBracketsBalance() {
+            passes(PASSIVE_OPEN + """
+                +0    poll([{fd=4,
+                             events=POLLOUT,
+                             revents=POLLOUT}], 1, 0) = 1
+                +0    write(4, ..., 100) = 100
+                +0    > P. 1:101(100) ack 1
+                """);
+            // The next statement keeps its own line number: 12, after the poll's three lines.
+            final ScriptException e = failure(PASSIVE_OPEN + """
+                +0    poll([{fd=4,
+                             events=POLLOUT,
+                             revents=POLLOUT}], 1, 0) = 1
+                +0    write(4, ..., 100) = 100
+                +0    > P. 1:101(99) ack 1
+                """);
+            assertEquals(12, e.line());
+            that(e.getMessage()).isEqualTo("t.pkt:12: sequence range 1:101 holds 100 bytes, not 99");
+        }
+
+        @Test
+        void aStatementThatNeverClosesIsRejectedAtItsFirstLine() {
+            that(failure(PASSIVE_OPEN + "+0    poll([{fd=4,\n   events=POLLOUT\n\n").getMessage())
+                .isEqualTo("t.pkt:8: the statement starting here never ends: '{' is not closed (a statement continues "
+                    + "over lines until its brackets balance, as in packetdrill)");
+            that(failure("0 %{ assert tcpi_snd_cwnd == 10\n").getMessage())
+                .startsWith("t.pkt:1: the statement starting here never ends: a Python block '%{' without its '}%'");
+            that(failure("`sysctl -q net.ipv4.tcp_sack=0\n").getMessage())
+                .startsWith("t.pkt:1: the statement starting here never ends: a shell command '`' without its closing");
+        }
+
+        @Test
+        void sendmsgAndRecvmsgWithAPlainIovecMoveItsTotalLength() {
+            passes(PASSIVE_OPEN + """
+                +0    sendmsg(4, {msg_name(...)=...,
+                                  msg_iov(4)=[{..., 0}, {..., 40}, {..., 0}, {..., 20}],
+                                  msg_flags=0}, 0) = 60
+                +0    > P. 1:61(60) ack 1
+                +.01  < P. 1:1001(1000) ack 61 win 512
+                +0    > . 61:61(0) ack 1001
+                +0    recvmsg(4, {msg_name(...)=..., msg_iov(2)=[{..., 600}, {...,600}], msg_flags=0,
+                                  msg_control=[]}, 0) = 1000
+                """);
+        }
+
+        @Test
+        void msghdrFormsTernCannotExpressAreRejectedWithTheLine() {
+            that(failure(PASSIVE_OPEN + """
+                +0    sendmsg(4, {msg_name(...)=..., msg_iov(1)=[{..., 40}],
+                                  msg_flags=0}, MSG_ZEROCOPY) = 40
+                """).getMessage()).isEqualTo("t.pkt:8: sendmsg flags are not supported (only 0), not MSG_ZEROCOPY");
+            that(failure(PASSIVE_OPEN + """
+                +0    recvmsg(4, {msg_name(...)=..., msg_iov(1)=[{..., 2000}], msg_flags=0,
+                                  msg_control=[{cmsg_level=SOL_TCP,
+                                                cmsg_type=TCP_CM_INQ,
+                                                cmsg_data=8000}]}, 0) = 2000
+                """).getMessage()).startsWith("t.pkt:8: recvmsg with control messages (cmsg) is not supported");
+            that(failure(PASSIVE_OPEN + "+0 sendmsg(4, {msg_iov(2)=[{..., 40}], msg_flags=0}, 0) = 40\n").getMessage())
+                .isEqualTo("t.pkt:8: msg_iov(2) lists 1 element");
+            that(failure(PASSIVE_OPEN + "+0 recvmsg(4, {msg_iov(1)=[{..., 40}], msg_flags=MSG_TRUNC}, 0) = 40\n")
+                .getMessage()).isEqualTo("t.pkt:8: recvmsg msg_flags other than 0 are not supported, not 'MSG_TRUNC'");
+        }
+
+        @Test
+        void aPythonBlockAssertsOnTheTcpInfoOfTheSocketUnderTest() {
+            passes(PASSIVE_OPEN + """
+                +0    %{ assert tcpi_snd_cwnd == 10, tcpi_snd_cwnd }%
+                +0    %{ assert tcpi_snd_ssthresh == TCP_INFINITE_SSTHRESH, tcpi_snd_ssthresh }%
+                +0    %{
+                assert tcpi_state == TCP_ESTABLISHED
+                # a comment, and a chain as Python reads it
+                assert 5000 <= tcpi_rtt <= 20000 and tcpi_snd_mss != 0, 'srtt=%d us' % tcpi_rtt
+                assert tcpi_rto >= 200000; assert tcpi_total_retrans < 1
+                }%
+                """);
+        }
+
+        @Test
+        void aFailingAssertNamesItsLineAndTheFieldsValues() {
+            that(failure(PASSIVE_OPEN + """
+                +0    %{
+                assert tcpi_snd_cwnd == 10
+                assert tcpi_snd_cwnd > 10 and tcpi_rtt < 20000, tcpi_snd_cwnd
+                }%
+                """).getMessage()).isEqualTo("t.pkt:10: 'assert tcpi_snd_cwnd > 10 and tcpi_rtt < 20000, "
+                + "tcpi_snd_cwnd' failed: tcpi_snd_cwnd > 10 does not hold (tcpi_snd_cwnd is 10), on file descriptor 4");
+            that(failure("0 %{ assert tcpi_snd_cwnd == 10 }%\n").getMessage())
+                .isEqualTo("t.pkt:1: a Python block reads TCP_INFO of the socket under test (the last one socket or "
+                    + "accept made), and there is none yet");
+        }
+
+        @Test
+        void pythonTernDoesNotReadIsRejectedWithTheLineAndTheReason() {
+            that(failure(PASSIVE_OPEN + """
+                +0    %{
+                assert tcpi_snd_cwnd == 10
+                print(tcpi_snd_cwnd)
+                }%
+                """).getMessage()).startsWith("t.pkt:10: Python block: 'print(tcpi_snd_cwnd)' is not supported: only "
+                + "assert statements are read; Tern does not run Python");
+            that(failure(PASSIVE_OPEN + "+0 %{ assert tcpi_unacked == 0, tcpi_unacked }%\n").getMessage())
+                .startsWith("t.pkt:8: TCP_INFO field 'tcpi_unacked' is not supported in a Python block (supported: "
+                    + "tcpi_state, ");
+            that(failure(PASSIVE_OPEN + "+0 %{ assert (tcpi_options & TCPI_OPT_SYN_DATA) != 0, tcpi_options }%\n")
+                .getMessage()).startsWith("t.pkt:8: Python block: 'assert (tcpi_options & TCPI_OPT_SYN_DATA) != 0, "
+                + "tcpi_options' is not supported: '(' is neither a TCP_INFO field Tern has");
+            that(failure(PASSIVE_OPEN + "+0 %{ assert tcpi_snd_cwnd == 10 or tcpi_rtt > 0 }%\n").getMessage())
+                .startsWith("t.pkt:8: Python block: 'assert tcpi_snd_cwnd == 10 or tcpi_rtt > 0' is not supported: "
+                    + "'or' where 'and' or the end was expected");
+        }
+
+        @Test
+        void strictSegmentsMatchesOneSegmentPerLine() {
+            final String twoSegments = PASSIVE_OPEN + "+0 write(4, ..., 2920) = 2920\n+0 > P. 1:2921(2920) ack 1\n";
+            passes(twoSegments);
+            that(failure("--strict_segments\n" + twoSegments).getMessage())
+                .startsWith("t.pkt:10: expected 'P. 1:2921(2920) ack 1'; Tern sent '. 1:1461(1460) ack 1");
+        }
+
+        @Test
+        void tsTickUsecsComparesTheTsValWithinTheTolerance() {
+            final String script = TS_OPEN + "+0 write(4, ..., 100) = 100\n+0 > P. 1:101(100) ack 1 "
+                + "<nop,nop,TS val %d ecr 110>\n";
+            passes(script.formatted(1020));
+            passes("--tcp_ts_tick_usecs=1000\n" + script.formatted(1010));
+            that(failure("--tcp_ts_tick_usecs=1000\n" + script.formatted(1020)).getMessage())
+                .startsWith("t.pkt:10: expected 'P. 1:101(100) ack 1 <nop,nop,TS val 1020 ecr 110>'")
+                .contains(": TS val 1010, not 1020 (10 ticks of 1000 µs off, beyond the tolerance of 4000 µs)");
+            that(failure("--tcp_ts_tick_usecs=x\n").getMessage())
+                .isEqualTo("t.pkt:1: --tcp_ts_tick_usecs takes a number of microseconds, like --tcp_ts_tick_usecs=1000");
+            that(failure("--tcp_ts_ecr_scaled\n").getMessage())
+                .startsWith("t.pkt:1: command-line option '--tcp_ts_ecr_scaled' is not supported: it lets");
+            that(failure("--frobnicate=1\n").getMessage()).isEqualTo("t.pkt:1: command-line option '--frobnicate' is "
+                + "not supported: unknown to Tern's runner (supported: --tolerance_usecs=N, --tcp_ts_tick_usecs=N, "
+                + "--strict_segments)");
+        }
+
+        @Test
+        void tcpWmemSetsTheSendBufferAsSoSndbufDoes() {
+            // 50000 bytes asked, 65536 made (Tern's rings are powers of two): what a non-blocking write can take.
+            passes("`sysctl -q net.ipv4.tcp_wmem=\"4096 50000 4194304\"`\n" + PASSIVE_OPEN + """
+                +0    fcntl(4, F_SETFL, O_RDWR|O_NONBLOCK) = 0
+                +0    write(4, ..., 100000) = 65536
+                +0    > . 1:14601(14600) ack 1
+                """);
+        }
+
+        @Test
+        void theScriptNamesItsDescriptorsAsPacketdrillLetsIt() {
+            // packetdrill maps the script's descriptor numbers onto the kernel's: a first socket may be 4.
+            passes("""
+                0     socket(..., SOCK_STREAM, IPPROTO_TCP) = 5
+                +0    bind(5, ..., ...) = 0
+                +0    listen(5, 1) = 0
+                +0    < S 0:0(0) win 65535 <mss 1460>
+                +0    > S. 0:0(0) ack 1 <mss 1460>
+                +.01  < . 1:1(0) ack 1 win 512
+                +0    accept(5, ..., ...) = 3
+                +0    setsockopt(3, SOL_TCP, TCP_NODELAY, [1], 4) = 0
+                +0    getsockopt(3, SOL_TCP, TCP_NODELAY, [1], [4]) = 0
+                +0    close(5) = 0
+                """);
+        }
+
+        @Test
+        void sendFlagsAndSysctlValuesTernCannotTakeAreNamed() {
+            that(failure(PASSIVE_OPEN + "+0 send(4, ..., 100, MSG_EOR) = 100\n").getMessage())
+                .isEqualTo("t.pkt:8: send flags are not supported (only 0), not MSG_EOR");
+            that(failure(PASSIVE_OPEN + "+0 setsockopt(4, SOL_SOCKET, SO_TIMESTAMPING, [SOF_TIMESTAMPING_SOFTWARE], 4) "
+                + "= 0\n").getMessage()).startsWith("t.pkt:8: setsockopt SOL_SOCKET SO_TIMESTAMPING is not supported");
+            that(failure("`sysctl -q net.ipv4.tcp_fastopen=0x207`\n").getMessage())
+                .startsWith("t.pkt:1: sysctl net.ipv4.tcp_fastopen is not supported");
+            that(failure("`sysctl -q net.ipv4.tcp_sack=0x1`\n").getMessage())
+                .isEqualTo("t.pkt:1: sysctl net.ipv4.tcp_sack takes numbers, not '0x1'");
+        }
+
+        @Test
+        void slowStartAfterIdleIsASetting() {
+            final String idle = PASSIVE_OPEN + """
+                +0    write(4, ..., 14600) = 14600
+                +0    > P. 1:14601(14600) ack 1
+                +.01  < . 1:1(0) ack 14601 win 512
+                +0    %{ assert tcpi_snd_cwnd == 20 }%
+                +2    write(4, ..., 1000) = 1000
+                +0    > P. 14601:15601(1000) ack 1
+                +0    %{ assert tcpi_snd_cwnd == %d }%
+                """;
+            passes(idle.replace("%d", "10"));
+            passes("`sysctl -q net.ipv4.tcp_slow_start_after_idle=1`\n" + idle.replace("%d", "10"));
+            passes("`sysctl -q net.ipv4.tcp_slow_start_after_idle=0`\n" + idle.replace("%d", "20"));
+        }
     }
 }
