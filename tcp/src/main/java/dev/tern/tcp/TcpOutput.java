@@ -215,21 +215,32 @@ final class TcpOutput {
 
     /** A reset with no connection behind it (RFC 9293 §3.10.7.1): <SEQ=seq><ACK=ack><CTL=flags>. */
     void sendReset(int remote, int localPort, int remotePort, int seq, int ack, int flags, long nowNs) {
-        if (ipv4.begin(0, remote, IpProtocol.TCP, TcpHeader.MIN_LENGTH, 0, 0, true, nowNs) != Ipv4Layer.OK) {
+        sendReset(remote, localPort, remotePort, seq, ack, flags, false, 0, 0, nowNs);
+    }
+
+    /**
+     * Aborts a connection towards the peer (RFC 9293 §3.10.5): <SEQ=SND.NXT><ACK=RCV.NXT><CTL=RST,ACK>, as Linux;
+     * with the timestamp option where it was negotiated (RFC 7323 §3.2: SHOULD be sent in a RST), its TSval from the
+     * connection's clock and TSecr its TS.Recent, as Linux's active reset.
+     */
+    void sendReset(int c, long nowNs) {
+        sendReset(tcb.remoteAddress(c), tcb.localPort(c), tcb.remotePort(c), acceptableSeq(c), tcb.rcvNxt(c),
+            TcpFlags.RST | TcpFlags.ACK, tcb.hasFlag(c, F_TIMESTAMPS), tsVal(c, nowNs), tcb.tsRecent(c), nowNs);
+    }
+
+    private void sendReset(int remote, int localPort, int remotePort, int seq, int ack, int flags, boolean timestamps,
+                           int tsVal, int tsEcr, long nowNs) {
+        final int headerLength = TcpHeader.MIN_LENGTH + optionsLength(false, -1, false, timestamps, 0);
+        if (ipv4.begin(0, remote, IpProtocol.TCP, headerLength, 0, 0, true, nowNs) != Ipv4Layer.OK) {
             counters.txNoBuffer.incrementRelease();
             return;
         }
         final MemorySegment out = ipv4.segment();
         final long at = ipv4.payloadOffset();
-        tx.wrap(out, at, TcpHeader.MIN_LENGTH).write(localPort, remotePort, seq, ack, TcpHeader.MIN_LENGTH, flags, 0);
-        finish(remote, out, at, TcpHeader.MIN_LENGTH);
+        tx.wrap(out, at, headerLength).write(localPort, remotePort, seq, ack, headerLength, flags, 0);
+        writeOptions(-1, -1, false, timestamps, tsVal, tsEcr, 0);
+        finish(remote, out, at, headerLength);
         counters.txResets.incrementRelease();
-    }
-
-    /** Aborts a connection towards the peer (RFC 9293 §3.10.5): <SEQ=SND.NXT><ACK=RCV.NXT><CTL=RST,ACK>, as Linux. */
-    void sendReset(int c, long nowNs) {
-        sendReset(tcb.remoteAddress(c), tcb.localPort(c), tcb.remotePort(c), acceptableSeq(c), tcb.rcvNxt(c),
-            TcpFlags.RST | TcpFlags.ACK, nowNs);
     }
 
     // ------------------------------------------------------------------------------------- building segments
