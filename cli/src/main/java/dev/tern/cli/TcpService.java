@@ -19,6 +19,10 @@ import java.util.ArrayList;
 abstract class TcpService implements AutoCloseable {
     private final TcpListener listener;
     private final ConnectionTraces traces;
+    /** The stack's clock, read once per poll: virtual time under a simulation. */
+    private final dev.tern.core.time.Clock clock;
+    /** When the current poll began, on the stack's clock; what {@link #serve} measures idleness against. */
+    protected long pollNs;
     private final ArrayList<TcpConnection> connections = new ArrayList<>();
     // Shared, not confined: tern serve --shards makes each shard's services on the main thread and polls them on the
     // shard's own.
@@ -33,10 +37,12 @@ abstract class TcpService implements AutoCloseable {
     TcpService(NetStack stack, int port, TcpOptions options, ConnectionTraces traces) throws TernSocketException {
         this.listener = stack.listen(port, 128, options);
         this.traces = traces;
+        this.clock = stack.clock();
     }
 
     /** Accepts, serves and reaps connections; returns the work done. */
     final int poll() {
+        pollNs = clock.nanoTime();
         int work = 0;
         try {
             TcpConnection accepted;
