@@ -184,6 +184,81 @@ class ShardedStackTest {
         }
     }
 
+    /** UDP echo on one socket: each datagram goes back to its source. */
+    private static final class UdpEcho implements Runnable {
+        final UdpSocket socket;
+        final MemorySegment buffer = Arena.ofAuto().allocate(2048);
+
+        UdpEcho(UdpSocket socket) {
+            this.socket = socket;
+        }
+
+        @Override
+        public void run() {
+            try {
+                int n;
+                while ((n = socket.receive(buffer, 0, (int) buffer.byteSize())) >= 0) {
+                    assertTrue(socket.sendTo(socket.lastSourceAddress(), socket.lastSourcePort(), buffer, 0, n));
+                }
+            } catch (TernSocketException e) {
+                throw new AssertionError(e);
+            }
+        }
+    }
+
+    @Test
+    void eachShardsUdpSocketOnAnEphemeralPortGetsItsRepliesOnItsOwnShard() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack peer = sim.addStack("peer", "198.18.0.1/24");
+            final StackShards tern = sim.addShardedStack("tern", "198.18.0.2/24", 3, b -> { });
+            final UdpSocket echoSocket = peer.openUdp();
+            echoSocket.bind(ECHO_PORT);
+            sim.onPoll(new UdpEcho(echoSocket));
+            final MemorySegment buffer = Arena.ofAuto().allocate(2048);
+            int sockets = 0;
+            for (int k = 0; k < 3; k++) {
+                final NetStack shard = tern.shard(k);
+                // Four connected sockets (bound at connect) and four that only send (bound at the first datagram):
+                // each port chosen so that the peer's reply steers to this shard; by chance one in three would.
+                for (int n = 0; n < 8; n++) {
+                    final UdpSocket socket = shard.openUdp();
+                    final byte[] hello = ("shard " + k + " socket " + n).getBytes();
+                    if (n < 4) {
+                        socket.connect(CLIENT, ECHO_PORT);
+                        assertTrue(socket.send(MemorySegment.ofArray(hello), 0, hello.length));
+                    } else {
+                        assertTrue(socket.sendTo(CLIENT, ECHO_PORT, MemorySegment.ofArray(hello), 0, hello.length));
+                    }
+                    final int[] got = {-1};
+                    assertTrue(sim.runUntil(() -> {
+                        try {
+                            got[0] = socket.receive(buffer, 0, (int) buffer.byteSize());
+                        } catch (TernSocketException e) {
+                            throw new AssertionError(e);
+                        }
+                        return got[0] >= 0;
+                    }, SECOND), "shard " + k + " socket " + n + " got its reply");
+                    assertArrayEquals(hello, buffer.asSlice(0, got[0]).toArray(ValueLayout.JAVA_BYTE));
+                    assertEquals(k, ShardSteering.shardOf(CLIENT, SERVER, ECHO_PORT, socket.localPort(), 3),
+                        "shard " + k + " socket " + n + ": port " + socket.localPort());
+                    sockets++;
+                }
+            }
+            assertEquals(24, sockets);
+            for (int k = 0; k < 3; k++) {
+                final NetStack shard = tern.shard(k);
+                assertEquals(8, shard.counters().value("udp.rx.datagrams"), "shard " + k + " received its own replies");
+                assertEquals(0, shard.counters().value("udp.drop.no_socket"), "shard " + k);
+                assertEquals(0, shard.counters().value("shard.rx.wrong_shard"), "shard " + k);
+            }
+            // A datagram to a group names no one peer: any free port is taken, as before.
+            final UdpSocket toGroup = tern.shard(1).openUdp();
+            assertTrue(toGroup.sendTo(Ipv4Address.parse("239.1.2.3"), ECHO_PORT, MemorySegment.ofArray(new byte[8]), 0, 8));
+            sim.runFor(SECOND / 10);
+            assertTrue(toGroup.localPort() > 0);
+        }
+    }
+
     /** A bare ACK for a connection nobody has, from the client to the server's closed port 9, checksum correct. */
     private static byte[] strayAck(long destinationMac, long sourceMac, int sourcePort) {
         final byte[] segment = new byte[TcpHeader.MIN_LENGTH];

@@ -3,6 +3,7 @@ package dev.tern.tcp;
 import dev.tern.core.counters.CountersFile;
 import dev.tern.core.io.ByteRing;
 import dev.tern.core.time.Timers;
+import dev.tern.ethernet.link.ShardSteering;
 import dev.tern.ipv4.IpProtocolHandler;
 import dev.tern.ipv4.Ipv4Layer;
 import dev.tern.ipv4.Ipv4Packet;
@@ -158,6 +159,9 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     private long challengeWindowNs;
     private int challengeCount;
     private int ephemeralCounter;
+    /** This layer's shard and the shard count of its stack: ephemeral ports are those whose replies reach it. */
+    private int shardIndex;
+    private int shardCount = 1;
 
     public TcpLayer(Ipv4Layer ipv4, Timers timers, TcpConfig config, CountersFile counters) {
         this.ipv4 = ipv4;
@@ -494,14 +498,30 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return handle(c);
     }
 
-    /** RFC 6056 algorithm 3: a keyed start per destination, then the first port whose 4-tuple is free. */
+    /**
+     * Makes this layer shard {@code index} of {@code count} sharing one address: an active open's ephemeral port is
+     * then one whose replies the link steers to this shard ({@code ShardSteering.repliesReach}). Cold path.
+     */
+    public void shard(int index, int count) {
+        if (index < 0 || index >= count) {
+            throw new IllegalArgumentException("shard " + index + " of " + count);
+        }
+        shardIndex = index;
+        shardCount = count;
+    }
+
+    /**
+     * RFC 6056 algorithm 3: a keyed start per destination, then the first port whose 4-tuple is free and, on a shard
+     * of several, whose replies reach this shard (about one port in the shard count).
+     */
     private int ephemeralPort(int remoteAddress, int remotePort) {
         final int first = config.ephemeralFirst();
         final int range = config.ephemeralLast() - first + 1;
         final int offset = isn.portOffset(localAddress, remoteAddress, remotePort);
         for (int i = 0; i < range; i++) {
             final int port = first + (int) (((long) offset + ephemeralCounter + i) % range);
-            if (listenerByPort[port] < 0 && connections.get(ConnectionTable.key(remoteAddress, remotePort, port)) < 0) {
+            if (ShardSteering.repliesReach(shardIndex, shardCount, localAddress, port, remoteAddress, remotePort)
+                && listenerByPort[port] < 0 && connections.get(ConnectionTable.key(remoteAddress, remotePort, port)) < 0) {
                 ephemeralCounter += i + 1;
                 return port;
             }

@@ -6,6 +6,7 @@ import dev.tern.core.io.ByteRing;
 import dev.tern.core.io.SocketError;
 import dev.tern.core.net.Ipv4Address;
 import dev.tern.ethernet.link.Offloads;
+import dev.tern.ethernet.link.ShardSteering;
 import dev.tern.ipv4.IpProtocolHandler;
 import dev.tern.ipv4.Ipv4Layer;
 import dev.tern.ipv4.Ipv4Packet;
@@ -83,6 +84,9 @@ public final class UdpLayer implements IpProtocolHandler {
     private final int[][] groupModes;
     private final int[][][] groupSources;
     private int nextEphemeral;
+    /** This layer's shard and the shard count of its stack (see {@link #shard}). */
+    private int shardIndex;
+    private int shardCount = 1;
 
     private final AtomicCounter rxDatagrams;
     private final AtomicCounter txDatagrams;
@@ -179,6 +183,14 @@ public final class UdpLayer implements IpProtocolHandler {
      * negated {@link SocketError}. Several sockets may share a port only if all of them set reuse-address.
      */
     public int bind(int socket, int address, int port) {
+        return bind(socket, address, port, 0, 0);
+    }
+
+    /**
+     * {@link #bind}, knowing the first peer ({@code remoteAddress} 0: none yet) for an ephemeral port: on a shard of
+     * several, the port is one whose replies from that peer reach this shard.
+     */
+    private int bind(int socket, int address, int port, int remoteAddress, int remotePort) {
         checkOpen(socket);
         if (localPort[socket] != 0) {
             return -SocketError.INVALID;
@@ -188,7 +200,7 @@ public final class UdpLayer implements IpProtocolHandler {
             return -SocketError.ADDRESS_NOT_AVAILABLE;
         }
         if (port == 0) {
-            port = ephemeralPort();
+            port = ephemeralPort(remoteAddress, remotePort);
             if (port == 0) {
                 return -SocketError.ADDRESS_NOT_AVAILABLE;
             }
@@ -210,12 +222,31 @@ public final class UdpLayer implements IpProtocolHandler {
         return port;
     }
 
-    private int ephemeralPort() {
+    /**
+     * Makes this layer shard {@code index} of {@code count} sharing one address: a socket's ephemeral port is then
+     * one whose replies from its first peer (the one it connects to, or its first datagram's destination) the link
+     * steers to this shard ({@code ShardSteering.repliesReach}, the rule TCP's active opens follow). Cold path.
+     */
+    public void shard(int index, int count) {
+        if (index < 0 || index >= count) {
+            throw new IllegalArgumentException("shard " + index + " of " + count);
+        }
+        shardIndex = index;
+        shardCount = count;
+    }
+
+    /**
+     * The next free port of the range, in turn; with a peer known ({@code remoteAddress} not 0) on a shard of several,
+     * the next that also steers that peer's replies here (about one in the shard count). 0 when none is left.
+     */
+    private int ephemeralPort(int remoteAddress, int remotePort) {
         final int range = config.ephemeralLast() - config.ephemeralFirst() + 1;
+        final int us = ipv4.address().address();
         for (int tries = 0; tries < range; tries++) {
             final int port = nextEphemeral;
             nextEphemeral = port == config.ephemeralLast() ? config.ephemeralFirst() : port + 1;
-            if (!byPort.containsKey(port)) {
+            if (!byPort.containsKey(port) && (remoteAddress == 0
+                || ShardSteering.repliesReach(shardIndex, shardCount, us, port, remoteAddress, remotePort))) {
                 return port;
             }
         }
@@ -229,7 +260,7 @@ public final class UdpLayer implements IpProtocolHandler {
             return -SocketError.INVALID;
         }
         if (localPort[socket] == 0) {
-            final int bound = bind(socket, 0, 0);
+            final int bound = bind(socket, 0, 0, address, port);
             if (bound < 0) {
                 return bound;
             }
@@ -643,7 +674,10 @@ public final class UdpLayer implements IpProtocolHandler {
             && (sendFlags & DatagramRecords.SEND_BROADCAST) == 0) {
             return SocketError.BROADCAST_NOT_ENABLED;
         }
-        if (localPort[socket] == 0 && bind(socket, 0, 0) < 0) {
+        // A group or broadcast destination names no one peer whose replies could be steered: any port will do.
+        final boolean onePeer = !multicast && destination != Ipv4Address.LIMITED_BROADCAST
+            && destination != ipv4.address().broadcast();
+        if (localPort[socket] == 0 && bind(socket, 0, 0, onePeer ? destination : 0, port) < 0) {
             return SocketError.ADDRESS_NOT_AVAILABLE;
         }
         final int udpLength = UdpHeader.LENGTH + length;
