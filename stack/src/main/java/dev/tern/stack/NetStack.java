@@ -144,8 +144,11 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         this.shedding = new ReceiveShedding(link, tcp, counters);
         this.tcpSockets = new TcpSockets(Math.min(builder.tcpConfig.maxConnections(), 1 << 16));
         if (shardCount > 1) {
-            ipv4.register(dev.tern.ipv4.wire.IpProtocol.TCP, new ShardTcpGuard(tcp, shardIndex, shardCount, wrongShard,
-                wrongShardSample));
+            // A datagram reassembled here that belongs to another shard's flow goes to that shard.
+            final ShardReassembledHandOver reassembled = new ShardReassembledHandOver(shardIndex, shardCount,
+                link.macAddress(), (ShardFilterLink) link, counters.counter("shard.tx.reassembled_handed_over"));
+            ipv4.register(dev.tern.ipv4.wire.IpProtocol.TCP, reassembled.guard(tcp));
+            ipv4.register(dev.tern.ipv4.wire.IpProtocol.UDP, reassembled.guard(udp));
         }
         if (builder.gateway != 0) {
             if (!builder.address.contains(builder.gateway)) {
@@ -465,7 +468,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     }
 
     /**
-     * The last frame (or reassembled TCP segment) this shard dropped as another shard's, counted in
+     * The last frame this shard dropped as another shard's, counted in
      * {@code shard.rx.wrong_shard}: its length and first 64 bytes in hex, or "none". For diagnosing steering.
      */
     public String wrongShardSample() {

@@ -59,9 +59,12 @@ public final class ShardSteering {
         return h;
     }
 
-    /** The shard of a flow, seen as the packets arriving from the peer carry it. */
+    /**
+     * The shard of a whole TCP or UDP datagram (unfragmented, or reassembled) as received from the peer: the rule's
+     * hash for a unicast destination, shard 0 for a multicast or broadcast one.
+     */
     public static int shardOf(int sourceAddress, int destinationAddress, int sourcePort, int destinationPort, int shards) {
-        if (shards <= 1) {
+        if (shards <= 1 || Integer.compareUnsigned(destinationAddress, FIRST_MULTICAST) >= 0) {
             return 0;
         }
         return Integer.remainderUnsigned(hash(sourceAddress, destinationAddress, sourcePort, destinationPort), shards);
@@ -93,17 +96,13 @@ public final class ShardSteering {
             || (BigEndian.u16(frame, ip + FRAGMENT_OFFSET) & FRAGMENT_MASK) != 0) {
             return 0;
         }
-        final int destination = BigEndian.i32(frame, ip + DESTINATION_OFFSET);
-        if (Integer.compareUnsigned(destination, FIRST_MULTICAST) >= 0) {
-            return 0;
-        }
         final int headerLength = (BigEndian.u8(frame, ip) & 0x0F) * 4;
         if (IPV4_OFFSET + headerLength + 4 > length) {
             return 0;
         }
         final int ports = BigEndian.i32(frame, ip + headerLength);
-        final int h = hash(BigEndian.i32(frame, ip + SOURCE_OFFSET), destination, ports >>> 16, ports & 0xFFFF);
-        return Integer.remainderUnsigned(h, shards);
+        return shardOf(BigEndian.i32(frame, ip + SOURCE_OFFSET), BigEndian.i32(frame, ip + DESTINATION_OFFSET),
+            ports >>> 16, ports & 0xFFFF, shards);
     }
 
     private static final int ICMP = 1;
