@@ -32,7 +32,9 @@ import java.util.Map;
  * directory, or name a directory, are 404. Errors in the request (400, 405, 431, 501) close the connection after
  * their response. A connection that waits for a request longer than the keep-alive timeout (nginx's
  * {@code keepalive_timeout}, 75 s by default) is closed with a FIN and counted ({@code http.conn.idle_timeouts});
- * with a timeout of 0 every response closes its connection. Polled from the command's loop like the other services.
+ * with a timeout of 0 every response closes its connection. Polled from the command's loop like the other services:
+ * a connection is served when a request arrives, when a pending response can go on, and once a second for its
+ * timeout, so idle connections cost a poll nothing.
  */
 final class HttpFileService extends TcpService {
     private static final int MAX_REQUEST = 8192;
@@ -128,6 +130,8 @@ final class HttpFileService extends TcpService {
         boolean peerEnded;
         /** When a byte of a request last arrived or of a response was last queued (or the connection opened). */
         long lastActivityNs;
+        /** What the connection waits for to be served again ({@link TcpService#interest}). */
+        int interest = READ;
 
         /** As new, for another connection (the request buffer's stale bytes lie beyond receivedLength). */
         void reset() {
@@ -142,6 +146,7 @@ final class HttpFileService extends TcpService {
             outputShut = false;
             peerEnded = false;
             lastActivityNs = 0;
+            interest = READ;
         }
     }
 
@@ -181,6 +186,17 @@ final class HttpFileService extends TcpService {
     @Override
     protected int serve(TcpConnection connection) throws TernSocketException {
         final Exchange exchange = exchanges.get(connection);
+        final int work = serve(connection, exchange);
+        // A pending response waits for room to write; otherwise the next request (or the client's close) is awaited.
+        final int interest = exchange.head != null ? WRITE : READ;
+        if (work >= 0 && interest != exchange.interest) {
+            exchange.interest = interest;
+            interest(connection, interest);
+        }
+        return work;
+    }
+
+    private int serve(TcpConnection connection, Exchange exchange) throws TernSocketException {
         int work = 0;
         while (true) {
             if (exchange.head != null) {
