@@ -1,15 +1,18 @@
 package dev.tern.cli;
 
-import dev.tern.core.memory.BigEndian;
 import dev.tern.ethernet.link.ForwardingLink;
 import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.link.TxFrame;
+import dev.tern.ethernet.wire.EtherType;
 import dev.tern.ethernet.wire.EthernetHeader;
+import dev.tern.ipv4.wire.IpProtocol;
+import dev.tern.ipv4.wire.Ipv4Header;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.TcpConnection;
 import dev.tern.stack.sim.Simulation;
 import dev.tern.tcp.TcpOptions;
 import dev.tern.tcp.wire.TcpFlags;
+import dev.tern.tcp.wire.TcpHeader;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -60,13 +63,19 @@ class HttpKeepAliveTimeoutTest {
             super(link);
         }
 
+        private final EthernetHeader ethernet = new EthernetHeader();
+        private final Ipv4Header ipv4 = new Ipv4Header();
+        private final TcpHeader tcp = new TcpHeader();
+
         @Override
         public void commit(TxFrame frame) {
-            final MemorySegment s = frame.segment();
-            final long ip = frame.offset() + EthernetHeader.LENGTH;
-            if (BigEndian.u16(s, frame.offset() + 12) == 0x0800 && BigEndian.u8(s, ip + 9) == 6) {
-                final long tcp = ip + (BigEndian.u8(s, ip) & 0xF) * 4L;
-                segments.add(new Segment(BigEndian.u8(s, tcp + 13), sim.nowNs()));
+            ethernet.wrap(frame.segment(), frame.offset(), frame.length());
+            if (ethernet.etherType() == EtherType.IPV4) {
+                ipv4.wrap(frame.segment(), frame.offset() + EthernetHeader.LENGTH, frame.length() - EthernetHeader.LENGTH);
+                if (ipv4.protocol() == IpProtocol.TCP) {
+                    tcp.wrap(frame.segment(), ipv4.base() + ipv4.headerLength(), ipv4.totalLength() - ipv4.headerLength());
+                    segments.add(new Segment(tcp.flags(), sim.nowNs()));
+                }
             }
             super.commit(frame);
         }
@@ -95,6 +104,12 @@ class HttpKeepAliveTimeoutTest {
             sim.close();
         }
         arena.close();
+    }
+
+    /** Starts the server with a keep-alive timeout of {@code keepAliveSeconds} and connects a client to it. */
+    private TcpConnection startAndConnect(int keepAliveSeconds) throws Exception {
+        start(keepAliveSeconds);
+        return connect();
     }
 
     private TcpConnection connect() throws Exception {
@@ -128,16 +143,27 @@ class HttpKeepAliveTimeoutTest {
         return out.toString(StandardCharsets.ISO_8859_1) + (ended[0] ? "EOF" : "");
     }
 
+    /** The server closes the connection within {@code durationNs}, counted as an idle timeout; the client closes too. */
+    private void assertClosedForIdlenessWithin(TcpConnection connection, long durationNs) {
+        assertEquals("EOF", receiveFor(connection, durationNs));
+        assertEquals(1, idleTimeouts());
+        connection.close();
+    }
+
+    /** Sends a GET of a.txt and returns what comes back within a second. */
+    private String fetch(TcpConnection connection) throws Exception {
+        send(connection, REQUEST);
+        return receiveFor(connection, SECOND);
+    }
+
     private long idleTimeouts() {
         return server.counters().value("http.conn.idle_timeouts");
     }
 
     @Test
     void anIdlePersistentConnectionIsClosedWithAFinAfterTheTimeoutAndCounted() throws Exception {
-        start(75);
-        final TcpConnection connection = connect();
-        send(connection, REQUEST);
-        final String response = receiveFor(connection, SECOND);
+        final TcpConnection connection = startAndConnect(75);
+        final String response = fetch(connection);
         assertTrue(response.startsWith("HTTP/1.1 200 OK\r\n") && response.endsWith("alpha\n"), response);
         assertTrue(!response.contains("Connection: close"), response);
         final long answeredNs = sent.segments.getLast().atNs();
@@ -166,30 +192,23 @@ class HttpKeepAliveTimeoutTest {
 
     @Test
     void aRequestBeforeTheTimeoutStartsTheWaitAgain() throws Exception {
-        start(10);
-        final TcpConnection connection = connect();
+        final TcpConnection connection = startAndConnect(10);
         for (int round = 0; round < 5; round++) {
-            send(connection, REQUEST);
-            assertTrue(receiveFor(connection, SECOND).endsWith("alpha\n"), "round " + round);
+            assertTrue(fetch(connection).endsWith("alpha\n"), "round " + round);
             assertEquals("", receiveFor(connection, 8 * SECOND), "round " + round);
         }
         // 45 s after the connection opened, five requests 9 s apart: still open, never counted.
         assertEquals(0, idleTimeouts());
         assertEquals(List.of(), sent.with(TcpFlags.FIN));
-        assertEquals("EOF", receiveFor(connection, 3 * SECOND));
-        assertEquals(1, idleTimeouts());
-        connection.close();
+        assertClosedForIdlenessWithin(connection, 3 * SECOND);
     }
 
     @Test
     void aClientThatSendsHalfARequestAndStallsIsLetGo() throws Exception {
-        start(10);
-        final TcpConnection connection = connect();
+        final TcpConnection connection = startAndConnect(10);
         send(connection, "GET /a.txt HTTP/1.1\r\n");
         assertEquals("", receiveFor(connection, 9 * SECOND));
-        assertEquals("EOF", receiveFor(connection, 2 * SECOND));
-        assertEquals(1, idleTimeouts());
-        connection.close();
+        assertClosedForIdlenessWithin(connection, 2 * SECOND);
     }
 
     @Test
@@ -236,10 +255,8 @@ class HttpKeepAliveTimeoutTest {
 
     @Test
     void aTimeoutOfZeroClosesAfterEachResponse() throws Exception {
-        start(0);
-        final TcpConnection connection = connect();
-        send(connection, REQUEST);
-        final String response = receiveFor(connection, SECOND);
+        final TcpConnection connection = startAndConnect(0);
+        final String response = fetch(connection);
         assertTrue(response.contains("Connection: close\r\n") && response.endsWith("alpha\nEOF"), response);
         assertEquals(0, idleTimeouts(), "closed for keep-alive being off, not for idleness");
         connection.close();

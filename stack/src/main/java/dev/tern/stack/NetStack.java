@@ -138,8 +138,9 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         this.tcp = new TcpLayer(ipv4, timers, builder.tcpConfig, counters);
         if (shardCount > 1) {
             // Ephemeral ports, TCP's and UDP's alike, are ones whose replies the link steers back to this shard.
-            tcp.shard(shardIndex, shardCount);
-            udp.shard(shardIndex, shardCount);
+            final dev.tern.ethernet.link.ShardPorts ports = new dev.tern.ethernet.link.ShardPorts(shardIndex, shardCount);
+            tcp.shardPorts(ports);
+            udp.shardPorts(ports);
         }
         this.shedding = new ReceiveShedding(link, tcp, counters);
         this.tcpSockets = new TcpSockets(Math.min(builder.tcpConfig.maxConnections(), 1 << 16));
@@ -413,7 +414,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     /**
      * Opens a TCP connection with per-connection options (buffers, no-delay, keepalive, congestion control). On a
      * shard of a sharded stack, an ephemeral port ({@code localPort} 0) is one whose replies the link steers to this
-     * shard ({@code ShardSteering.repliesReach}, as a UDP socket's).
+     * shard ({@code ShardPorts}, as a UDP socket's).
      */
     public TcpConnection connect(int address, int port, int localPort, TcpOptions options) throws TernSocketException {
         return TcpConnection.open(this, address, port, localPort, options);

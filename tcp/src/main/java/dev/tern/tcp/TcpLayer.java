@@ -3,7 +3,7 @@ package dev.tern.tcp;
 import dev.tern.core.counters.CountersFile;
 import dev.tern.core.io.ByteRing;
 import dev.tern.core.time.Timers;
-import dev.tern.ethernet.link.ShardSteering;
+import dev.tern.ethernet.link.ShardPorts;
 import dev.tern.ipv4.IpProtocolHandler;
 import dev.tern.ipv4.Ipv4Layer;
 import dev.tern.ipv4.Ipv4Packet;
@@ -159,9 +159,8 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     private long challengeWindowNs;
     private int challengeCount;
     private int ephemeralCounter;
-    /** This layer's shard and the shard count of its stack: ephemeral ports are those whose replies reach it. */
-    private int shardIndex;
-    private int shardCount = 1;
+    /** The ephemeral ports whose replies reach this layer's shard (all of them for a stack of its own). */
+    private ShardPorts shardPorts = ShardPorts.ALONE;
 
     public TcpLayer(Ipv4Layer ipv4, Timers timers, TcpConfig config, CountersFile counters) {
         this.ipv4 = ipv4;
@@ -498,16 +497,9 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return handle(c);
     }
 
-    /**
-     * Makes this layer shard {@code index} of {@code count} sharing one address: an active open's ephemeral port is
-     * then one whose replies the link steers to this shard ({@code ShardSteering.repliesReach}). Cold path.
-     */
-    public void shard(int index, int count) {
-        if (index < 0 || index >= count) {
-            throw new IllegalArgumentException("shard " + index + " of " + count);
-        }
-        shardIndex = index;
-        shardCount = count;
+    /** On a shard of a sharded stack, an active open's ephemeral port is one of {@code ports}. Cold path. */
+    public void shardPorts(ShardPorts ports) {
+        shardPorts = java.util.Objects.requireNonNull(ports);
     }
 
     /**
@@ -520,7 +512,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         final int offset = isn.portOffset(localAddress, remoteAddress, remotePort);
         for (int i = 0; i < range; i++) {
             final int port = first + (int) (((long) offset + ephemeralCounter + i) % range);
-            if (ShardSteering.repliesReach(shardIndex, shardCount, localAddress, port, remoteAddress, remotePort)
+            if (shardPorts.repliesReach(localAddress, port, remoteAddress, remotePort)
                 && listenerByPort[port] < 0 && connections.get(ConnectionTable.key(remoteAddress, remotePort, port)) < 0) {
                 ephemeralCounter += i + 1;
                 return port;

@@ -6,7 +6,7 @@ import dev.tern.core.io.ByteRing;
 import dev.tern.core.io.SocketError;
 import dev.tern.core.net.Ipv4Address;
 import dev.tern.ethernet.link.Offloads;
-import dev.tern.ethernet.link.ShardSteering;
+import dev.tern.ethernet.link.ShardPorts;
 import dev.tern.ipv4.IpProtocolHandler;
 import dev.tern.ipv4.Ipv4Layer;
 import dev.tern.ipv4.Ipv4Packet;
@@ -84,9 +84,8 @@ public final class UdpLayer implements IpProtocolHandler {
     private final int[][] groupModes;
     private final int[][][] groupSources;
     private int nextEphemeral;
-    /** This layer's shard and the shard count of its stack (see {@link #shard}). */
-    private int shardIndex;
-    private int shardCount = 1;
+    /** The ephemeral ports whose replies reach this layer's shard (all of them for a stack of its own). */
+    private ShardPorts shardPorts = ShardPorts.ALONE;
 
     private final AtomicCounter rxDatagrams;
     private final AtomicCounter txDatagrams;
@@ -223,16 +222,11 @@ public final class UdpLayer implements IpProtocolHandler {
     }
 
     /**
-     * Makes this layer shard {@code index} of {@code count} sharing one address: a socket's ephemeral port is then
-     * one whose replies from its first peer (the one it connects to, or its first datagram's destination) the link
-     * steers to this shard ({@code ShardSteering.repliesReach}, the rule TCP's active opens follow). Cold path.
+     * On a shard of a sharded stack, a socket's ephemeral port is one of {@code ports} for its first peer (the one
+     * it connects to, or its first datagram's destination), as TCP's active opens. Cold path.
      */
-    public void shard(int index, int count) {
-        if (index < 0 || index >= count) {
-            throw new IllegalArgumentException("shard " + index + " of " + count);
-        }
-        shardIndex = index;
-        shardCount = count;
+    public void shardPorts(ShardPorts ports) {
+        shardPorts = java.util.Objects.requireNonNull(ports);
     }
 
     /**
@@ -245,8 +239,8 @@ public final class UdpLayer implements IpProtocolHandler {
         for (int tries = 0; tries < range; tries++) {
             final int port = nextEphemeral;
             nextEphemeral = port == config.ephemeralLast() ? config.ephemeralFirst() : port + 1;
-            if (!byPort.containsKey(port) && (remoteAddress == 0
-                || ShardSteering.repliesReach(shardIndex, shardCount, us, port, remoteAddress, remotePort))) {
+            if (!byPort.containsKey(port)
+                && (remoteAddress == 0 || shardPorts.repliesReach(us, port, remoteAddress, remotePort))) {
                 return port;
             }
         }

@@ -11,7 +11,7 @@ import java.util.List;
  * Which shard of a sharded stack owns a received frame: one function, computed in Java (the memory wire's steering,
  * each shard's check that a frame is its own, an active open choosing its local port) and compiled into the classic
  * BPF program that an AF_PACKET fanout group runs in the kernel ({@link #fanoutProgram}), so that both always agree.
- * TCP and UDP choose ephemeral ports by it ({@link #repliesReach}).
+ * TCP and UDP choose ephemeral ports by it ({@link ShardPorts}).
  *
  * <p>The rule, for a frame of {@code shards} shards:
  * <ul>
@@ -68,17 +68,6 @@ public final class ShardSteering {
             return 0;
         }
         return Integer.remainderUnsigned(hash(sourceAddress, destinationAddress, sourcePort, destinationPort), shards);
-    }
-
-    /**
-     * Whether the replies to a flow this host opens from {@code localAddress:localPort} to
-     * {@code remoteAddress:remotePort} are steered to {@code shard}: the rule by which a shard chooses an ephemeral
-     * port, for a TCP active open ({@code TcpLayer}) and a UDP socket's first destination ({@code UdpLayer}) alike.
-     * Always true for a stack of one shard.
-     */
-    public static boolean repliesReach(int shard, int shards, int localAddress, int localPort, int remoteAddress,
-                                       int remotePort) {
-        return shardOf(remoteAddress, localAddress, remotePort, localPort, shards) == shard;
     }
 
     /**
