@@ -59,6 +59,7 @@ class TernCommandLineTest {
         "serve --shards 0 --echo 7             | serve: --shards must be 1..256, got 0",
         "serve --http 80 . --keepalive-timeout x     | serve: --keepalive-timeout wants a whole number, got 'x'",
         "serve --http 80 . --keepalive-timeout 90000 | serve: --keepalive-timeout must be 0..86400, got 90000",
+        "serve --http 80 . --keepalive-timeout -1    | serve: --keepalive-timeout must be 0..86400, got -1",
         "serve --keepalive-timeout 5 --echo 7  | serve: --keepalive-timeout is for --http, which is not given",
         "serve --shards 2 --link rawqp:mlx5_0  | serve: --shards 2 needs --link afpacket:IFACE or --link memory, without --pcap (got --link rawqp:mlx5_0:1)",
         "serve --shards 2 --pcap x.pcap        | serve: --shards 2 needs --link afpacket:IFACE or --link memory, without --pcap (got --link memory with --pcap)",
