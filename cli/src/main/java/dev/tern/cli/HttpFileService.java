@@ -242,8 +242,9 @@ final class HttpFileService extends TcpService {
     /**
      * No complete request to answer: returns what {@link #serve} returns. A client that ended between requests is
      * done, and one that ended mid-request too. A connection on which nothing moved either way for
-     * {@link #requestWaitNs} is closed: the service's close sends a FIN, nothing being left unread (RFC 9112 §9.8:
-     * a server may close an idle connection; a client retries a request that crossed the close on a new one).
+     * {@link #requestWaitNs} is closed: the service's close sends a FIN, nothing being left unread (RFC 9112 §9.5:
+     * a server may close an inactive connection at any time; a client retries a request that crossed the close on a
+     * new connection, §9.3.1).
      */
     private int awaitRequest(Exchange exchange, int work) {
         if (exchange.peerEnded) {
