@@ -30,14 +30,30 @@ import java.util.Map;
  * {@value #MAX_REQUEST} bytes (431 and close beyond); a request body announced by {@code Content-Length} is read and
  * dropped, one sent chunked is refused (501 and close), since nothing here takes a body. Paths that leave the
  * directory, or name a directory, are 404. Errors in the request (400, 405, 431, 501) close the connection after
- * their response. Polled from the command's loop like the other services.
+ * their response. A connection that waits for a request longer than the keep-alive timeout (nginx's
+ * {@code keepalive_timeout}, 75 s by default) is closed with a FIN and counted ({@code http.conn.idle_timeouts});
+ * with a timeout of 0 every response closes its connection. Polled from the command's loop like the other services:
+ * a connection is served when a request arrives, when a pending response can go on, and once a second for its
+ * timeout, so idle connections cost a poll nothing.
  */
 final class HttpFileService extends TcpService {
     private static final int MAX_REQUEST = 8192;
+    /** As nginx's {@code keepalive_timeout} default. */
+    static final int DEFAULT_KEEPALIVE_SECONDS = 75;
     private static final DateTimeFormatter HTTP_DATE = DateTimeFormatter.RFC_1123_DATE_TIME;
     private static final byte[] END_OF_HEAD = {'\r', '\n', '\r', '\n'};
 
     private final Path root;
+    /** 0: no connection persists (every response says {@code Connection: close}). */
+    private final long keepAliveTimeoutNs;
+    /**
+     * How long a connection may wait for a request (the first one included: Tern has no separate header timeout,
+     * nginx's {@code client_header_timeout}), measured from its last byte either way; the default when keep-alive is
+     * off, so that a client that connects and says nothing is still let go.
+     */
+    private final long requestWaitNs;
+    /** Connections closed because no request came within {@link #requestWaitNs}. */
+    private final org.agrona.concurrent.status.AtomicCounter idleTimeouts;
     private final Map<TcpConnection, Exchange> exchanges = new HashMap<>();
     private final SmallFileCache smallFiles = new SmallFileCache();
     /**
@@ -112,6 +128,10 @@ final class HttpFileService extends TcpService {
         boolean closeAfter;
         boolean outputShut;
         boolean peerEnded;
+        /** When a byte of a request last arrived or of a response was last queued (or the connection opened). */
+        long lastActivityNs;
+        /** What the connection waits for to be served again ({@link TcpService#interest}). */
+        int interest = READ;
 
         /** As new, for another connection (the request buffer's stale bytes lie beyond receivedLength). */
         void reset() {
@@ -125,19 +145,35 @@ final class HttpFileService extends TcpService {
             closeAfter = false;
             outputShut = false;
             peerEnded = false;
+            lastActivityNs = 0;
+            interest = READ;
         }
     }
 
     HttpFileService(NetStack stack, int port, Path root, dev.tern.tcp.TcpOptions options, ConnectionTraces traces)
         throws TernSocketException {
+        this(stack, port, root, DEFAULT_KEEPALIVE_SECONDS, options, traces);
+    }
+
+    /** {@code keepAliveSeconds}: how long an idle persistent connection is kept; 0 closes after each response. */
+    HttpFileService(NetStack stack, int port, Path root, int keepAliveSeconds, dev.tern.tcp.TcpOptions options,
+                    ConnectionTraces traces) throws TernSocketException {
         super(stack, port, options, traces);
+        if (keepAliveSeconds < 0) {
+            throw new IllegalArgumentException("keep-alive timeout below 0: " + keepAliveSeconds);
+        }
         this.root = root.toAbsolutePath().normalize();
+        this.keepAliveTimeoutNs = keepAliveSeconds * 1_000_000_000L;
+        this.requestWaitNs = (keepAliveSeconds > 0 ? keepAliveSeconds : DEFAULT_KEEPALIVE_SECONDS) * 1_000_000_000L;
+        this.idleTimeouts = stack.counters().counter("http.conn.idle_timeouts");
     }
 
     @Override
     protected void opened(TcpConnection connection) {
         final Exchange reused = idleExchanges.pollLast();
-        exchanges.put(connection, reused != null ? reused : new Exchange());
+        final Exchange exchange = reused != null ? reused : new Exchange();
+        exchange.lastActivityNs = pollNs;
+        exchanges.put(connection, exchange);
         try {
             // As nginx's tcp_nodelay: a response's head and body go as written. With Nagle, a body written after a
             // head already in flight waited for its ACK, which a client delays 40 ms: 134 requests/s on keep-alive.
@@ -150,6 +186,17 @@ final class HttpFileService extends TcpService {
     @Override
     protected int serve(TcpConnection connection) throws TernSocketException {
         final Exchange exchange = exchanges.get(connection);
+        final int work = serve(connection, exchange);
+        // A pending response waits for room to write; otherwise the next request (or the client's close) is awaited.
+        final int interest = exchange.head != null ? WRITE : READ;
+        if (work >= 0 && interest != exchange.interest) {
+            exchange.interest = interest;
+            interest(connection, interest);
+        }
+        return work;
+    }
+
+    private int serve(TcpConnection connection, Exchange exchange) throws TernSocketException {
         int work = 0;
         while (true) {
             if (exchange.head != null) {
@@ -174,7 +221,7 @@ final class HttpFileService extends TcpService {
             }
             skipBody(exchange);
             if (exchange.bodyToSkip > 0) {
-                return exchange.peerEnded ? -1 : work;
+                return awaitRequest(exchange, work);
             }
             final int end = indexOf(exchange.received, exchange.receivedLength, END_OF_HEAD);
             if (end < 0) {
@@ -183,14 +230,35 @@ final class HttpFileService extends TcpService {
                     exchange.receivedLength = 0;
                     continue;
                 }
-                // Nothing complete: a client that ended between requests is done; one that ended mid-request too.
-                return exchange.peerEnded ? -1 : work;
+                return awaitRequest(exchange, work);
             }
             final String head = new String(exchange.received, 0, end, StandardCharsets.ISO_8859_1);
             consume(exchange, end + END_OF_HEAD.length);
             respondTo(exchange, head);
             work++;
         }
+    }
+
+    /**
+     * No complete request to answer: returns what {@link #serve} returns. A client that ended between requests is
+     * done, and one that ended mid-request too. A connection on which nothing moved either way for
+     * {@link #requestWaitNs} is closed: the service's close sends a FIN, nothing being left unread (RFC 9112 §9.5:
+     * a server may close an inactive connection at any time; a client retries a request that crossed the close on a
+     * new connection, §9.3.1).
+     */
+    private int awaitRequest(Exchange exchange, int work) {
+        if (exchange.peerEnded) {
+            return -1;
+        }
+        if (work > 0) {
+            exchange.lastActivityNs = pollNs;
+            return work;
+        }
+        if (pollNs - exchange.lastActivityNs < requestWaitNs) {
+            return 0;
+        }
+        idleTimeouts.increment();
+        return -1;
     }
 
     /** Drops up to {@code bodyToSkip} bytes of a request body from what was received. */
@@ -283,8 +351,9 @@ final class HttpFileService extends TcpService {
                 return;
             }
         }
-        // RFC 9112 §9.3: 1.1 persists unless "close"; 1.0 only with "keep-alive".
-        final boolean close = connectionField != null && hasToken(connectionField, "close")
+        // RFC 9112 §9.3: 1.1 persists unless "close"; 1.0 only with "keep-alive"; none with keep-alive off.
+        final boolean close = keepAliveTimeoutNs == 0
+            || connectionField != null && hasToken(connectionField, "close")
             || http10 && (connectionField == null || !hasToken(connectionField, "keep-alive"));
         final boolean keepAlive10 = http10 && !close;
         final boolean headOnly = requestLine[0].equals("HEAD");

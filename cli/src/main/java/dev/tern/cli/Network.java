@@ -64,7 +64,8 @@ final class Network implements AutoCloseable {
 
     /**
      * Runs UDP echo on {@code port} of the command's own stack (tern serve --udp-echo): on every shard, since the
-     * link steers each peer's datagrams to one of them (and fragmented ones to shard 0).
+     * link steers each peer's datagrams to one of them (fragmented ones to shard 0, which hands each reassembled
+     * datagram to the same shard).
      */
     void serveUdpEcho(int port) {
         try {

@@ -13,16 +13,18 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * {@code tern serve [--echo P] [--discard P] [--udp-echo P] [--http P DIR] [--cc NAME] [--tcp-trace FILE]
- * [--shards N]}: runs a stack that answers ARP and ping, plus the services asked for, until interrupted. {@code --cc}
+ * [--keepalive-timeout S] [--shards N]}: runs a stack that answers ARP and ping, plus the services asked for, until interrupted. {@code --cc}
  * chooses the congestion control of every accepted connection; {@code --tcp-trace FILE} traces each one's sender into
- * its own file ({@code FILE} numbered: {@code trace-1.csv}, {@code trace-2.csv}, ...). {@code --shards N} serves from
+ * its own file ({@code FILE} numbered: {@code trace-1.csv}, {@code trace-2.csv}, ...). {@code --keepalive-timeout S}
+ * closes an HTTP connection that waits S seconds for a request (0: every response closes). {@code --shards N} serves from
  * N shards, each on a thread of its own with its own copy of every service (one per core by default on AF_PACKET).
  */
 final class ServeCommand {
-    static final String USAGE = "serve [--echo P] [--discard P] [--udp-echo P] [--http P DIR] " + TcpCommandOptions.USAGE
-        + " [--shards N] " + NetworkOptions.USAGE;
+    static final int MAX_KEEPALIVE_SECONDS = 86_400;
+    static final String USAGE = "serve [--echo P] [--discard P] [--udp-echo P] [--http P DIR] [--keepalive-timeout S] "
+        + TcpCommandOptions.USAGE + " [--shards N] " + NetworkOptions.USAGE;
     static final CommandHelp HELP = new CommandHelp("serve", "[--echo P] [--discard P] [--udp-echo P] [--http P DIR] "
-        + "[--cc NAME] [--tcp-trace FILE] [--shards N] [link flags]", "a stack answering ARP, ping and the services asked for",
+        + "[--keepalive-timeout S] [--cc NAME] [--tcp-trace FILE] [--shards N] [link flags]", "a stack answering ARP, ping and the services asked for",
         "Runs a Tern stack that answers ARP and ping, plus the services asked for, until interrupted (Ctrl-C).",
         java.util.List.of(
             CommandHelp.option("--echo P", "TCP echo (RFC 862) on port P", "off"),
@@ -30,6 +32,9 @@ final class ServeCommand {
             CommandHelp.option("--udp-echo P", "UDP echo on port P", "off"),
             CommandHelp.option("--http P DIR", "HTTP/1.1 GET and HEAD of the files under DIR on port P "
                 + "(persistent connections, pipelining)", "off"),
+            CommandHelp.option("--keepalive-timeout S", "close an HTTP connection that waits S seconds for a request, "
+                + "with a FIN (counted as http.conn.idle_timeouts); 0: close after each response; 0.."
+                + MAX_KEEPALIVE_SECONDS, HttpFileService.DEFAULT_KEEPALIVE_SECONDS + " (as nginx)"),
             CommandHelp.option("--cc NAME", "congestion control of every accepted connection: cubic, newreno or none",
                 "cubic"),
             CommandHelp.option("--tcp-trace FILE", "trace each accepted connection's sender to its own CSV file, "
@@ -77,7 +82,7 @@ final class ServeCommand {
             rest.subList(http, http + 3).clear();
         }
         final Set<String> valueFlags = new HashSet<>(NetworkOptions.VALUE_FLAGS);
-        valueFlags.addAll(Set.of("--echo", "--discard", "--udp-echo", "--shards"));
+        valueFlags.addAll(Set.of("--echo", "--discard", "--udp-echo", "--shards", "--keepalive-timeout"));
         valueFlags.addAll(TcpCommandOptions.VALUE_FLAGS);
         final Arguments args = Arguments.parse("serve", rest.toArray(String[]::new), valueFlags, Set.of());
         args.operands(0, 0, USAGE);
@@ -85,6 +90,11 @@ final class ServeCommand {
         final int udpEcho = args.intValue("--udp-echo", 0, 1, 65535);
         final int echo = args.intValue("--echo", 0, 1, 65535);
         final int discard = args.intValue("--discard", 0, 1, 65535);
+        final int keepAliveSeconds = args.intValue("--keepalive-timeout", HttpFileService.DEFAULT_KEEPALIVE_SECONDS, 0,
+            MAX_KEEPALIVE_SECONDS);
+        if (args.has("--keepalive-timeout") && httpPort == 0) {
+            throw new UsageException("serve: --keepalive-timeout is for --http, which is not given");
+        }
         final NetworkOptions network = NetworkOptions.from(args);
         final int shards = args.has("--shards") ? args.intValue("--shards", 1, 1, 256) : network.defaultShards();
         if (shards > 1 && !network.canShard()) {
@@ -113,8 +123,10 @@ final class ServeCommand {
             if (httpPort != 0) {
                 final java.nio.file.Path root = httpRoot;
                 final int port = httpPort;
-                net.serveOnEveryShard(shard -> new HttpFileService(shard, port, root, options, traces));
-                services.append(", HTTP on port ").append(httpPort).append(" from ").append(httpRoot);
+                net.serveOnEveryShard(shard -> new HttpFileService(shard, port, root, keepAliveSeconds, options, traces));
+                services.append(", HTTP on port ").append(httpPort).append(" from ").append(httpRoot)
+                    .append(keepAliveSeconds > 0 ? " (idle connections closed after " + keepAliveSeconds + " s)"
+                        : " (a connection per request)");
             }
             out.printf("tern serve: %s on %s, answering %s; Ctrl-C stops%n", network.address, network.describeLink(),
                 services);

@@ -1,6 +1,8 @@
 package dev.tern.cli;
 
 import dev.tern.stack.NetStack;
+import dev.tern.stack.SelectableSocket;
+import dev.tern.stack.Selector;
 import dev.tern.stack.TcpConnection;
 import dev.tern.stack.TcpListener;
 import dev.tern.stack.TernSocketException;
@@ -9,17 +11,48 @@ import org.agrona.collections.ArrayListUtil;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 
 /**
  * A TCP server polled from the command's loop: accepts every connection and hands each one's data to
  * {@link #serve}. Echo (RFC 862) and discard (RFC 863) are the two-line subclasses below; {@link HttpFileService}
  * is the third.
+ *
+ * <p>A poll serves only the connections whose readiness changed (a {@link Selector}, level-triggered as epoll: a
+ * connection that stays ready is served again at the next poll), so its work follows the active connections, not the
+ * open ones: a thousand idle keep-alive connections cost a poll nothing. A connection waits for {@link #READ} unless
+ * its service asks otherwise ({@link #interest}: HTTP waits for room to write while a response is pending). Once a
+ * second (on the stack's clock) every connection is served regardless, for what is measured by time rather than
+ * signalled, such as HTTP's keep-alive timeout.
  */
 abstract class TcpService implements AutoCloseable {
+    protected static final int READ = SelectableSocket.READ;
+    protected static final int WRITE = SelectableSocket.WRITE;
+    /** How often every connection is served, ready or not. */
+    static final long SWEEP_INTERVAL_NS = 1_000_000_000L;
+
+    /** A served connection and its place in {@link #slots} (kept up to date when the last one moves into a gap). */
+    private static final class Slot {
+        TcpConnection connection;
+        int index;
+    }
+
     private final TcpListener listener;
     private final ConnectionTraces traces;
-    private final ArrayList<TcpConnection> connections = new ArrayList<>();
+    /** The stack's clock, read once per poll: virtual time under a simulation. */
+    private final dev.tern.core.time.Clock clock;
+    /** When the current poll began, on the stack's clock; what {@link #serve} measures idleness against. */
+    protected long pollNs;
+    private final ArrayList<Slot> slots = new ArrayList<>();
+    /** Slots of closed connections, for the next ones. */
+    private final ArrayDeque<Slot> freeSlots = new ArrayDeque<>();
+    private final Selector ready;
+    private final Selector.Handler serveReady = this::serveReady;
+    private long lastSweepNs;
+    private int pollWork;
+    /** Calls of {@link #serve} so far: what a poll's work grows with (for tests). */
+    private long served;
     // Shared, not confined: tern serve --shards makes each shard's services on the main thread and polls them on the
     // shard's own.
     private final Arena arena = Arena.ofShared();
@@ -33,47 +66,101 @@ abstract class TcpService implements AutoCloseable {
     TcpService(NetStack stack, int port, TcpOptions options, ConnectionTraces traces) throws TernSocketException {
         this.listener = stack.listen(port, 128, options);
         this.traces = traces;
+        this.clock = stack.clock();
+        this.lastSweepNs = clock.nanoTime();
+        // Room for every connection the stack can hold: each is queued at most once.
+        this.ready = new Selector(stack, Math.min(stack.tcp().config().maxConnections(), 1 << 16));
     }
 
-    /** Accepts, serves and reaps connections; returns the work done. */
+    /** Accepts, serves what is ready (everything once a second) and reaps finished connections; returns the work done. */
     final int poll() {
-        int work = 0;
+        pollNs = clock.nanoTime();
+        pollWork = 0;
         try {
             TcpConnection accepted;
             while ((accepted = listener.accept()) != null) {
-                connections.add(accepted);
+                final Slot slot = freeSlots.isEmpty() ? new Slot() : freeSlots.pollLast();
+                slot.connection = accepted;
+                slot.index = slots.size();
+                slots.add(slot);
                 traces.attach(accepted);
                 opened(accepted);
-                work++;
+                ready.register(accepted, READ, slot);
+                pollWork++;
             }
         } catch (TernSocketException e) {
             // the listener closed under us: nothing more to accept
         }
-        // Indexed, removing by moving the last connection into the gap (Agrona's fastUnorderedRemove): no iterator
-        // per poll (perf showed ArrayList.iterator as a compiled frame of its own under a SYN flood, so not
-        // scalar-replaced).
-        for (int i = 0; i < connections.size(); ) {
-            final TcpConnection connection = connections.get(i);
-            try {
-                final int done = serve(connection);
-                if (done < 0) {
-                    closing(connection);
-                    traces.detach(connection);
-                    connection.close();
-                    ArrayListUtil.fastUnorderedRemove(connections, i);
-                    continue;
+        if (pollNs - lastSweepNs >= SWEEP_INTERVAL_NS) {
+            lastSweepNs = pollNs;
+            // Indexed: a finished connection's gap takes the last one, which is served next (no iterator per poll).
+            for (int i = 0; i < slots.size(); ) {
+                if (!serveSlot(slots.get(i))) {
+                    i++;
                 }
-                work += done;
-            } catch (TernSocketException e) {
-                closing(connection);
-                traces.detach(connection);
-                connection.abort();
-                ArrayListUtil.fastUnorderedRemove(connections, i);
-                continue;
             }
-            i++;
+        } else {
+            ready.selectNow(serveReady);
         }
-        return work;
+        return pollWork;
+    }
+
+    private void serveReady(SelectableSocket socket, int readyOps, Object slot) {
+        serveSlot((Slot) slot);
+    }
+
+    /** Serves one connection; returns whether it finished (and left {@link #slots}). */
+    private boolean serveSlot(Slot slot) {
+        final TcpConnection connection = slot.connection;
+        served++;
+        try {
+            final int done = serve(connection);
+            if (done >= 0) {
+                pollWork += done;
+                return false;
+            }
+            release(slot, false);
+        } catch (TernSocketException e) {
+            release(slot, true);
+        }
+        return true;
+    }
+
+    /** Closes (or resets) the slot's connection and frees the slot (its gap filled by the last, Agrona's way). */
+    private void release(Slot slot, boolean abort) {
+        final TcpConnection connection = slot.connection;
+        ready.deregister(connection);
+        closing(connection);
+        traces.detach(connection);
+        if (abort) {
+            connection.abort();
+        } else {
+            connection.close();
+        }
+        ArrayListUtil.fastUnorderedRemove(slots, slot.index);
+        if (slot.index < slots.size()) {
+            slots.get(slot.index).index = slot.index;
+        }
+        slot.connection = null;
+        freeSlots.addLast(slot);
+    }
+
+    /**
+     * What {@code connection} waits for before it is served again: {@link #READ} (the default), {@link #WRITE}, or
+     * both. Call when it changes, from {@link #serve} or {@link #opened}.
+     */
+    protected final void interest(TcpConnection connection, int ops) {
+        ready.register(connection, ops, connection.attachment());
+    }
+
+    /** Calls of {@link #serve} so far (for tests: the work of polls). */
+    final long served() {
+        return served;
+    }
+
+    /** Connections being served. */
+    final int connections() {
+        return slots.size();
     }
 
     /** A connection was accepted. */
@@ -89,10 +176,11 @@ abstract class TcpService implements AutoCloseable {
 
     @Override
     public void close() {
-        for (TcpConnection connection : connections) {
-            closing(connection);
-            traces.detach(connection);
-            connection.close();
+        for (Slot slot : slots) {
+            ready.deregister(slot.connection);
+            closing(slot.connection);
+            traces.detach(slot.connection);
+            slot.connection.close();
         }
         listener.close();
         arena.close();

@@ -110,11 +110,6 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     private final NeighbourRelay neighbourRelay;
     /** The last frame dropped as another shard's (see {@link #wrongShardSample()}). */
     private final WrongShardSample wrongShardSample = new WrongShardSample();
-    /**
-     * Where the next active open of a shard starts looking for a local port that steers replies back to it. Read and
-     * moved by whichever thread connects, without ordering: only a starting point, a race costs a longer search.
-     */
-    private int shardPortCursor;
 
     private NetStack(Builder builder) {
         this.name = builder.name;
@@ -130,7 +125,6 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         this.link = shardCount > 1
             ? new ShardFilterLink(builder.link, shardIndex, shardCount, counters, wrongShard, wrongShardSample)
             : builder.link;
-        this.shardPortCursor = java.util.concurrent.ThreadLocalRandom.current().nextInt(1 << 16);
         final long nowNs = clock.nanoTime();
         this.timers = new Timers(nowNs);
         this.ethernet = new EthernetLayer(link, link.macAddress(), Math.min(link.mtu(), builder.mtu), counters);
@@ -142,11 +136,20 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         this.udp = new UdpLayer(ipv4, builder.udpConfig, counters);
         this.udpOutput = new ManyToOneConcurrentArrayQueue<>(builder.udpConfig.maxSockets());
         this.tcp = new TcpLayer(ipv4, timers, builder.tcpConfig, counters);
+        if (shardCount > 1) {
+            // Ephemeral ports, TCP's and UDP's alike, are ones whose replies the link steers back to this shard.
+            final dev.tern.ethernet.link.ShardPorts ports = new dev.tern.ethernet.link.ShardPorts(shardIndex, shardCount);
+            tcp.shardPorts(ports);
+            udp.shardPorts(ports);
+        }
         this.shedding = new ReceiveShedding(link, tcp, counters);
         this.tcpSockets = new TcpSockets(Math.min(builder.tcpConfig.maxConnections(), 1 << 16));
         if (shardCount > 1) {
-            ipv4.register(dev.tern.ipv4.wire.IpProtocol.TCP, new ShardTcpGuard(tcp, shardIndex, shardCount, wrongShard,
-                wrongShardSample));
+            // A datagram reassembled here that belongs to another shard's flow goes to that shard.
+            final ShardReassembledHandOver reassembled = new ShardReassembledHandOver(shardIndex, shardCount,
+                link.macAddress(), (ShardFilterLink) link, counters.counter("shard.tx.reassembled_handed_over"));
+            ipv4.register(dev.tern.ipv4.wire.IpProtocol.TCP, reassembled.guard(tcp));
+            ipv4.register(dev.tern.ipv4.wire.IpProtocol.UDP, reassembled.guard(udp));
         }
         if (builder.gateway != 0) {
             if (!builder.address.contains(builder.gateway)) {
@@ -411,42 +414,10 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     /**
      * Opens a TCP connection with per-connection options (buffers, no-delay, keepalive, congestion control). On a
      * shard of a sharded stack, an ephemeral port ({@code localPort} 0) is one whose replies the link steers to this
-     * shard ({@link #connectFromOwnShard}).
+     * shard ({@code ShardPorts}, as a UDP socket's).
      */
     public TcpConnection connect(int address, int port, int localPort, TcpOptions options) throws TernSocketException {
-        if (localPort == 0 && shardCount > 1) {
-            return connectFromOwnShard(address, port, options);
-        }
         return TcpConnection.open(this, address, port, localPort, options);
-    }
-
-    /**
-     * An active open from a shard: the peer's replies reach the shard that {@code ShardSteering} names for their
-     * 4-tuple, so the local port must be one for which that is this shard. Walks the ephemeral range (RFC 6056's
-     * range; the start moves on after each open, from a random first start) and takes the first such port that is
-     * free. About one port in {@code shardCount} qualifies.
-     */
-    private TcpConnection connectFromOwnShard(int address, int port, TcpOptions options) throws TernSocketException {
-        final int first = tcp.config().ephemeralFirst();
-        final int range = tcp.config().ephemeralLast() - first + 1;
-        final int us = address().address();
-        for (int i = 0; i < range; i++) {
-            final int candidate = first + Math.floorMod(shardPortCursor + i, range);
-            if (dev.tern.ethernet.link.ShardSteering.shardOf(address, us, port, candidate, shardCount) != shardIndex) {
-                continue;
-            }
-            try {
-                final TcpConnection connection = TcpConnection.open(this, address, port, candidate, options);
-                shardPortCursor += i + 1;
-                return connection;
-            } catch (TernSocketException e) {
-                if (e.error() != dev.tern.core.io.SocketError.ADDRESS_IN_USE) {
-                    throw e;
-                }
-            }
-        }
-        throw TernSocketException.of(dev.tern.core.io.SocketError.ADDRESS_NOT_AVAILABLE,
-            "tcp connect " + Ipv4Address.format(address) + ":" + port + ": no free port of shard " + shardIndex);
     }
 
     /** Listens for TCP connections on {@code port}. */
@@ -498,7 +469,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     }
 
     /**
-     * The last frame (or reassembled TCP segment) this shard dropped as another shard's, counted in
+     * The last frame this shard dropped as another shard's, counted in
      * {@code shard.rx.wrong_shard}: its length and first 64 bytes in hex, or "none". For diagnosing steering.
      */
     public String wrongShardSample() {

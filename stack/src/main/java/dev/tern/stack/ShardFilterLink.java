@@ -96,12 +96,18 @@ final class ShardFilterLink extends ForwardingLink implements FrameHandler {
         handOver(owner, segment, offset, length, flags);
     }
 
-    private void handOver(int owner, MemorySegment segment, long offset, int length, int flags) {
+    /**
+     * Posts a copy of the frame to shard {@code owner}'s inbox, counted; returns whether it went (a full inbox, or
+     * none known yet, drops it, counted as {@code shard.handoff_full}). Also for a datagram this shard reassembled
+     * ({@link ShardReassembledHandOver}).
+     */
+    boolean handOver(int owner, MemorySegment segment, long offset, int length, int flags) {
         final ShardInbox[] all = inboxes;
         if (all != null && all[owner].post(segment, offset, length, flags)) {
             handedOver.incrementRelease();
-        } else {
-            handOffFull.incrementRelease();
+            return true;
         }
+        handOffFull.incrementRelease();
+        return false;
     }
 }

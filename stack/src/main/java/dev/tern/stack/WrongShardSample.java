@@ -5,7 +5,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.HexFormat;
 
 /**
- * The first bytes of the last frame (or, after reassembly, TCP segment) a shard dropped as another shard's, for
+ * The first bytes of the last frame a shard dropped as another shard's, for
  * diagnosing a steering disagreement: the counter says how often, this says what. Written by the shard's thread
  * into a fixed array (no allocation); read by anyone, racily (a diagnostic, not data).
  */

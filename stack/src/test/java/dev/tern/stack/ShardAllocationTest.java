@@ -22,9 +22,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A sharded stack's own per-packet work allocates nothing: the wire's steering, each shard's check that a frame is
- * its own ({@code ShardFilterLink}), a frame dropped as another shard's, the TCP guard behind it, and ARP relayed from
- * shard 0 to shard 1 ({@code NeighbourRelay}). A raw port injects prebuilt frames; everything runs on the measuring
- * thread.
+ * its own ({@code ShardFilterLink}), a frame handed over as another shard's, a datagram reassembled on shard 0 and
+ * handed to shard 1 ({@code ShardReassembledHandOver}), and ARP relayed from shard 0 to shard 1
+ * ({@code NeighbourRelay}). A raw port injects prebuilt frames; everything runs on the measuring thread.
  */
 class ShardAllocationTest {
     private static final int US = Ipv4Address.parse("198.18.0.2");
@@ -52,7 +52,12 @@ class ShardAllocationTest {
                     udp(portOfShard1, 9))),
                 Frames.ethernet(ourMac, PEER_MAC, EtherType.IPV4, Frames.ipv4(PEER, US, 17, 1, 0x4000, 64,
                     udp(portOfShard1 + 1, 9))),
-                Frames.ethernet(MacAddress.BROADCAST, PEER_MAC, EtherType.ARP, Frames.arp(1, PEER_MAC, PEER, 0, US))};
+                Frames.ethernet(MacAddress.BROADCAST, PEER_MAC, EtherType.ARP, Frames.arp(1, PEER_MAC, PEER, 0, US)),
+                // Shard 1's datagram in two fragments: shard 0 reassembles it and hands it over.
+                Frames.ethernet(ourMac, PEER_MAC, EtherType.IPV4, Frames.ipv4(PEER, US, 17, 2, 0x2000, 64,
+                    java.util.Arrays.copyOfRange(udp(portOfShard1, 9), 0, 8))),
+                Frames.ethernet(ourMac, PEER_MAC, EtherType.IPV4, Frames.ipv4(PEER, US, 17, 2, 1, 64,
+                    java.util.Arrays.copyOfRange(udp(portOfShard1, 9), 8, 16)))};
             final MemorySegment[] frames = new MemorySegment[wireFrames.length];
             for (int i = 0; i < frames.length; i++) {
                 frames[i] = arena.allocate(wireFrames[i].length);
@@ -75,7 +80,9 @@ class ShardAllocationTest {
             round.run();
             round.run();
             final long bytes = Allocations.measure(WARMUP, 300_000, round);
-            assertEquals(0, bytes, "bytes allocated over 300,000 rounds of 3 frames and a mis-steered one");
+            assertEquals(0, bytes, "bytes allocated over 300,000 rounds of 5 frames and a mis-steered one");
+            assertEquals(rounds[0], shards.shard(0).counters().value("shard.tx.reassembled_handed_over"),
+                "every reassembled datagram handed over");
             assertEquals(rounds[0], shards.shard(0).counters().value("shard.rx.wrong_shard"), "every mis-steered frame dropped");
             assertTrue(shards.shard(1).counters().value("udp.rx.datagrams") > 0);
             assertEquals(0, shards.shard(0).counters().value("shard.neighbour_relay_full"), "shard 1 kept up with the relay");

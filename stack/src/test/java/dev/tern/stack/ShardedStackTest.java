@@ -184,6 +184,81 @@ class ShardedStackTest {
         }
     }
 
+    /** UDP echo on one socket: each datagram goes back to its source. */
+    private static final class UdpEcho implements Runnable {
+        final UdpSocket socket;
+        final MemorySegment buffer = Arena.ofAuto().allocate(2048);
+
+        UdpEcho(UdpSocket socket) {
+            this.socket = socket;
+        }
+
+        @Override
+        public void run() {
+            try {
+                int n;
+                while ((n = socket.receive(buffer, 0, (int) buffer.byteSize())) >= 0) {
+                    assertTrue(socket.sendTo(socket.lastSourceAddress(), socket.lastSourcePort(), buffer, 0, n));
+                }
+            } catch (TernSocketException e) {
+                throw new AssertionError(e);
+            }
+        }
+    }
+
+    @Test
+    void eachShardsUdpSocketOnAnEphemeralPortGetsItsRepliesOnItsOwnShard() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack peer = sim.addStack("peer", "198.18.0.1/24");
+            final StackShards tern = sim.addShardedStack("tern", "198.18.0.2/24", 3, b -> { });
+            final UdpSocket echoSocket = peer.openUdp();
+            echoSocket.bind(ECHO_PORT);
+            sim.onPoll(new UdpEcho(echoSocket));
+            final MemorySegment buffer = Arena.ofAuto().allocate(2048);
+            int sockets = 0;
+            for (int k = 0; k < 3; k++) {
+                final NetStack shard = tern.shard(k);
+                // Four connected sockets (bound at connect) and four that only send (bound at the first datagram):
+                // each port chosen so that the peer's reply steers to this shard; by chance one in three would.
+                for (int n = 0; n < 8; n++) {
+                    final UdpSocket socket = shard.openUdp();
+                    final byte[] hello = ("shard " + k + " socket " + n).getBytes();
+                    if (n < 4) {
+                        socket.connect(CLIENT, ECHO_PORT);
+                        assertTrue(socket.send(MemorySegment.ofArray(hello), 0, hello.length));
+                    } else {
+                        assertTrue(socket.sendTo(CLIENT, ECHO_PORT, MemorySegment.ofArray(hello), 0, hello.length));
+                    }
+                    final int[] got = {-1};
+                    assertTrue(sim.runUntil(() -> {
+                        try {
+                            got[0] = socket.receive(buffer, 0, (int) buffer.byteSize());
+                        } catch (TernSocketException e) {
+                            throw new AssertionError(e);
+                        }
+                        return got[0] >= 0;
+                    }, SECOND), "shard " + k + " socket " + n + " got its reply");
+                    assertArrayEquals(hello, buffer.asSlice(0, got[0]).toArray(ValueLayout.JAVA_BYTE));
+                    assertEquals(k, ShardSteering.shardOf(CLIENT, SERVER, ECHO_PORT, socket.localPort(), 3),
+                        "shard " + k + " socket " + n + ": port " + socket.localPort());
+                    sockets++;
+                }
+            }
+            assertEquals(24, sockets);
+            for (int k = 0; k < 3; k++) {
+                final NetStack shard = tern.shard(k);
+                assertEquals(8, shard.counters().value("udp.rx.datagrams"), "shard " + k + " received its own replies");
+                assertEquals(0, shard.counters().value("udp.drop.no_socket"), "shard " + k);
+                assertEquals(0, shard.counters().value("shard.rx.wrong_shard"), "shard " + k);
+            }
+            // A datagram to a group names no one peer: any free port is taken, as before.
+            final UdpSocket toGroup = tern.shard(1).openUdp();
+            assertTrue(toGroup.sendTo(Ipv4Address.parse("239.1.2.3"), ECHO_PORT, MemorySegment.ofArray(new byte[8]), 0, 8));
+            sim.runFor(SECOND / 10);
+            assertTrue(toGroup.localPort() > 0);
+        }
+    }
+
     /** A bare ACK for a connection nobody has, from the client to the server's closed port 9, checksum correct. */
     private static byte[] strayAck(long destinationMac, long sourceMac, int sourcePort) {
         final byte[] segment = new byte[TcpHeader.MIN_LENGTH];
@@ -310,7 +385,7 @@ class ShardedStackTest {
     }
 
     @Test
-    void fragmentsAllReachShardZeroWhichDropsAnotherShardsTcpSegmentUnansweredAndResetsItsOwn() throws Exception {
+    void fragmentsAllReachShardZeroWhichHandsAnotherShardsTcpSegmentToItsOwnerWhoAloneAnswersIt() throws Exception {
         try (Simulation sim = new Simulation()) {
             final StackShards server = sim.addShardedStack("server", "198.18.0.2/24", 2, b -> { });
             final PeerPort peer = peerKnownTo(sim, server);
@@ -329,18 +404,81 @@ class ShardedStackTest {
                 sim.runFor(SECOND / 10);
                 assertEquals(1 + owner, server.shard(0).counters().value("ipv4.reasm.ok"), "shard 0 reassembled it");
                 assertEquals(0, server.shard(1).counters().value("ipv4.reasm.fragments"), "no fragment reached shard 1");
-                if (owner == 0) {
-                    assertEquals(1, peer.drain(ShardedStackTest::isReset).size(), "shard 0 resets a segment of its own flow");
-                } else {
-                    assertEquals(List.of(), peer.drain(ShardedStackTest::isReset), "shard 1's flow is not answered by shard 0");
-                    assertEquals(1, server.shard(0).counters().value("shard.rx.wrong_shard"));
-                }
+                // An ACK for no connection is answered with a reset (RFC 9293 §3.10.7.1) by the shard that owns its
+                // flow, the one that knows its connections, and by it alone.
+                assertEquals(1, peer.drain(ShardedStackTest::isReset).size(), "one reset, from shard " + owner);
+                assertEquals(1, server.shard(owner).counters().value("tcp.tx.resets"), "shard " + owner + " answered");
+                assertEquals(owner, server.shard(0).counters().value("shard.tx.reassembled_handed_over"));
+                assertEquals(owner, server.shard(1).counters().value("shard.rx.handed_in"));
+            }
+            assertEquals(1, server.shard(0).counters().value("tcp.tx.resets"), "shard 0 answered only its own");
+            for (int k = 0; k < 2; k++) {
+                assertEquals(0, server.shard(k).counters().value("shard.rx.wrong_shard"), "not a steering disagreement");
+                assertEquals(0, server.shard(k).counters().value("shard.handoff_full"));
             }
         }
     }
 
+    /** A TCP segment from the raw peer at CLIENT to the server, checksum correct, as IPv4 payload. */
+    private static byte[] tcpSegment(int peerPort, int seq, int ack, int flags, byte[] data) {
+        final byte[] segment = new byte[TcpHeader.MIN_LENGTH + data.length];
+        final TcpHeader header = new TcpHeader().wrap(MemorySegment.ofArray(segment), 0, segment.length);
+        TcpRepr.of(peerPort, ECHO_PORT, seq, ack, flags, 65535).emit(header);
+        System.arraycopy(data, 0, segment, TcpHeader.MIN_LENGTH, data.length);
+        TcpRepr.fillChecksum(header, CLIENT, SERVER, segment.length);
+        return segment;
+    }
+
     @Test
-    void aFragmentedUdpDatagramIsReceivedByShardZerosSocketOnItsPort() throws Exception {
+    void dataOfAnotherShardsConnectionArrivingInFragmentsReachesThatConnectionIntact() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final StackShards server = sim.addShardedStack("server", "198.18.0.2/24", 2, b -> { });
+            final List<TcpListener> listeners = server.listen(ECHO_PORT, 16, TcpOptions.DEFAULT);
+            final PeerPort peer = peerKnownTo(sim, server);
+            final long serverMac = server.shard(0).macAddress();
+            int peerPort = 43000;
+            while (ShardSteering.shardOf(CLIENT, SERVER, peerPort, ECHO_PORT, 2) != 1) {
+                peerPort++;
+            }
+            // The handshake, whole frames: the link steers them to shard 1.
+            peer.send(Frames.ethernet(serverMac, peer.mac(), EtherType.IPV4,
+                Frames.ipv4(CLIENT, SERVER, 6, 1, 0x4000, 64, tcpSegment(peerPort, 1000, 0, TcpFlags.SYN, new byte[0]))));
+            sim.runFor(SECOND / 10);
+            final List<PeerPort.Received> synAcks = peer.drain(frame -> frame.ipProtocol() == 6
+                && (frame.bytes()[14 + 20 + 13] & (TcpFlags.SYN | TcpFlags.ACK)) == (TcpFlags.SYN | TcpFlags.ACK));
+            assertEquals(1, synAcks.size());
+            final int serverSeq = dev.tern.core.memory.BigEndian.i32(synAcks.getFirst().segment(), 14 + 20 + 4);
+            peer.send(Frames.ethernet(serverMac, peer.mac(), EtherType.IPV4,
+                Frames.ipv4(CLIENT, SERVER, 6, 2, 0x4000, 64, tcpSegment(peerPort, 1001, serverSeq + 1, TcpFlags.ACK, new byte[0]))));
+            sim.runFor(SECOND / 10);
+            final TcpConnection accepted = listeners.get(1).accept();
+            assertTrue(accepted != null, "shard 1 accepted the connection");
+
+            // 1,200 bytes of data in two fragments: shard 0 reassembles them and hands the segment to shard 1.
+            final byte[] data = new byte[1200];
+            new SplittableRandom(16).nextBytes(data);
+            for (byte[] fragment : fragments(serverMac, peer.mac(), 6, 3,
+                tcpSegment(peerPort, 1001, serverSeq + 1, TcpFlags.ACK | TcpFlags.PSH, data))) {
+                peer.send(fragment);
+            }
+            sim.runFor(SECOND / 10);
+            final MemorySegment buffer = Arena.ofAuto().allocate(4096);
+            assertEquals(data.length, accepted.read(buffer, 0, 4096));
+            assertArrayEquals(data, buffer.asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE));
+            // Shard 1 acknowledged it: an ACK for all of it, and no reset from anyone.
+            assertTrue(peer.drain(frame -> frame.ipProtocol() == 6
+                && dev.tern.core.memory.BigEndian.i32(frame.segment(), 14 + 20 + 8) == 1001 + data.length).size() >= 1,
+                "the data was acknowledged");
+            assertEquals(List.of(), peer.drain(ShardedStackTest::isReset));
+            assertEquals(1, server.shard(0).counters().value("ipv4.reasm.ok"));
+            assertEquals(1, server.shard(0).counters().value("shard.tx.reassembled_handed_over"));
+            assertEquals(1, server.shard(1).counters().value("shard.rx.handed_in"));
+            assertEquals(0, server.shard(0).counters().value("tcp.rx.segments"), "shard 0's TCP saw nothing");
+        }
+    }
+
+    @Test
+    void aFragmentedUdpDatagramIsReceivedByTheShardItsPortsNameIntact() throws Exception {
         try (Simulation sim = new Simulation()) {
             final NetStack client = sim.addStack("client", "198.18.0.1/24");
             final StackShards server = sim.addShardedStack("server", "198.18.0.2/24", 2, b -> { });
@@ -348,23 +486,29 @@ class ShardedStackTest {
             for (UdpSocket socket : sockets) {
                 socket.bind(9999);
             }
-            final UdpSocket sender = client.openUdp();
-            final byte[] datagram = new byte[4000];
-            new SplittableRandom(3).nextBytes(datagram);
-            assertTrue(sender.sendTo(SERVER, 9999, MemorySegment.ofArray(datagram), 0, datagram.length));
+            final int[] perShard = new int[2];
             final MemorySegment buffer = Arena.ofAuto().allocate(8192);
-            final int[] received = {-1};
-            assertTrue(sim.runUntil(() -> {
-                try {
-                    received[0] = sockets[0].receive(buffer, 0, 8192);
-                } catch (TernSocketException e) {
-                    throw new AssertionError(e);
-                }
-                return received[0] > 0;
-            }, SECOND), "shard 0's socket received it");
-            assertEquals(datagram.length, received[0]);
-            assertArrayEquals(datagram, buffer.asSlice(0, datagram.length).toArray(ValueLayout.JAVA_BYTE));
-            assertTrue(server.shard(0).counters().value("ipv4.reasm.ok") == 1);
+            for (int n = 0; n < 8; n++) {
+                // A datagram of 4,000 bytes leaves the client in three fragments; each sender has its own port.
+                final UdpSocket sender = client.openUdp();
+                final byte[] datagram = new byte[4000];
+                new SplittableRandom(n).nextBytes(datagram);
+                assertTrue(sender.sendTo(SERVER, 9999, MemorySegment.ofArray(datagram), 0, datagram.length));
+                sim.runFor(SECOND / 10);
+                final int owner = ShardSteering.shardOf(CLIENT, SERVER, sender.localPort(), 9999, 2);
+                assertEquals(datagram.length, sockets[owner].receive(buffer, 0, 8192), "datagram " + n + " on shard " + owner);
+                assertArrayEquals(datagram, buffer.asSlice(0, datagram.length).toArray(ValueLayout.JAVA_BYTE));
+                assertEquals(sender.localPort(), sockets[owner].lastSourcePort());
+                assertEquals(-1, sockets[1 - owner].receive(buffer, 0, 8192), "nothing on the other shard");
+                perShard[owner]++;
+                sender.close();
+            }
+            assertTrue(perShard[0] > 0 && perShard[1] > 0, "both shards owned some: " + Arrays.toString(perShard));
+            assertEquals(8, server.shard(0).counters().value("ipv4.reasm.ok"), "shard 0 reassembled them all");
+            assertEquals(perShard[1], server.shard(0).counters().value("shard.tx.reassembled_handed_over"));
+            assertEquals(perShard[1], server.shard(1).counters().value("shard.rx.handed_in"));
+            assertEquals(perShard[0], server.shard(0).counters().value("udp.rx.datagrams"));
+            assertEquals(perShard[1], server.shard(1).counters().value("udp.rx.datagrams"));
         }
     }
 

@@ -3,6 +3,7 @@ package dev.tern.tcp;
 import dev.tern.core.counters.CountersFile;
 import dev.tern.core.io.ByteRing;
 import dev.tern.core.time.Timers;
+import dev.tern.ethernet.link.ShardPorts;
 import dev.tern.ipv4.IpProtocolHandler;
 import dev.tern.ipv4.Ipv4Layer;
 import dev.tern.ipv4.Ipv4Packet;
@@ -158,6 +159,8 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     private long challengeWindowNs;
     private int challengeCount;
     private int ephemeralCounter;
+    /** The ephemeral ports whose replies reach this layer's shard (all of them for a stack of its own). */
+    private ShardPorts shardPorts = ShardPorts.ALONE;
 
     public TcpLayer(Ipv4Layer ipv4, Timers timers, TcpConfig config, CountersFile counters) {
         this.ipv4 = ipv4;
@@ -494,14 +497,23 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return handle(c);
     }
 
-    /** RFC 6056 algorithm 3: a keyed start per destination, then the first port whose 4-tuple is free. */
+    /** On a shard of a sharded stack, an active open's ephemeral port is one of {@code ports}. Cold path. */
+    public void shardPorts(ShardPorts ports) {
+        shardPorts = java.util.Objects.requireNonNull(ports);
+    }
+
+    /**
+     * RFC 6056 algorithm 3: a keyed start per destination, then the first port whose 4-tuple is free and, on a shard
+     * of several, whose replies reach this shard (about one port in the shard count).
+     */
     private int ephemeralPort(int remoteAddress, int remotePort) {
         final int first = config.ephemeralFirst();
         final int range = config.ephemeralLast() - first + 1;
         final int offset = isn.portOffset(localAddress, remoteAddress, remotePort);
         for (int i = 0; i < range; i++) {
             final int port = first + (int) (((long) offset + ephemeralCounter + i) % range);
-            if (listenerByPort[port] < 0 && connections.get(ConnectionTable.key(remoteAddress, remotePort, port)) < 0) {
+            if (shardPorts.repliesReach(localAddress, port, remoteAddress, remotePort)
+                && listenerByPort[port] < 0 && connections.get(ConnectionTable.key(remoteAddress, remotePort, port)) < 0) {
                 ephemeralCounter += i + 1;
                 return port;
             }

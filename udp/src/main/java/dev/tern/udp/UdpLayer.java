@@ -6,6 +6,7 @@ import dev.tern.core.io.ByteRing;
 import dev.tern.core.io.SocketError;
 import dev.tern.core.net.Ipv4Address;
 import dev.tern.ethernet.link.Offloads;
+import dev.tern.ethernet.link.ShardPorts;
 import dev.tern.ipv4.IpProtocolHandler;
 import dev.tern.ipv4.Ipv4Layer;
 import dev.tern.ipv4.Ipv4Packet;
@@ -83,6 +84,8 @@ public final class UdpLayer implements IpProtocolHandler {
     private final int[][] groupModes;
     private final int[][][] groupSources;
     private int nextEphemeral;
+    /** The ephemeral ports whose replies reach this layer's shard (all of them for a stack of its own). */
+    private ShardPorts shardPorts = ShardPorts.ALONE;
 
     private final AtomicCounter rxDatagrams;
     private final AtomicCounter txDatagrams;
@@ -179,6 +182,14 @@ public final class UdpLayer implements IpProtocolHandler {
      * negated {@link SocketError}. Several sockets may share a port only if all of them set reuse-address.
      */
     public int bind(int socket, int address, int port) {
+        return bind(socket, address, port, 0, 0);
+    }
+
+    /**
+     * {@link #bind}, knowing the first peer ({@code remoteAddress} 0: none yet) for an ephemeral port: on a shard of
+     * several, the port is one whose replies from that peer reach this shard.
+     */
+    private int bind(int socket, int address, int port, int remoteAddress, int remotePort) {
         checkOpen(socket);
         if (localPort[socket] != 0) {
             return -SocketError.INVALID;
@@ -188,7 +199,7 @@ public final class UdpLayer implements IpProtocolHandler {
             return -SocketError.ADDRESS_NOT_AVAILABLE;
         }
         if (port == 0) {
-            port = ephemeralPort();
+            port = ephemeralPort(remoteAddress, remotePort);
             if (port == 0) {
                 return -SocketError.ADDRESS_NOT_AVAILABLE;
             }
@@ -210,12 +221,26 @@ public final class UdpLayer implements IpProtocolHandler {
         return port;
     }
 
-    private int ephemeralPort() {
+    /**
+     * On a shard of a sharded stack, a socket's ephemeral port is one of {@code ports} for its first peer (the one
+     * it connects to, or its first datagram's destination), as TCP's active opens. Cold path.
+     */
+    public void shardPorts(ShardPorts ports) {
+        shardPorts = java.util.Objects.requireNonNull(ports);
+    }
+
+    /**
+     * The next free port of the range, in turn; with a peer known ({@code remoteAddress} not 0) on a shard of several,
+     * the next that also steers that peer's replies here (about one in the shard count). 0 when none is left.
+     */
+    private int ephemeralPort(int remoteAddress, int remotePort) {
         final int range = config.ephemeralLast() - config.ephemeralFirst() + 1;
+        final int us = ipv4.address().address();
         for (int tries = 0; tries < range; tries++) {
             final int port = nextEphemeral;
             nextEphemeral = port == config.ephemeralLast() ? config.ephemeralFirst() : port + 1;
-            if (!byPort.containsKey(port)) {
+            if (!byPort.containsKey(port)
+                && (remoteAddress == 0 || shardPorts.repliesReach(us, port, remoteAddress, remotePort))) {
                 return port;
             }
         }
@@ -229,7 +254,7 @@ public final class UdpLayer implements IpProtocolHandler {
             return -SocketError.INVALID;
         }
         if (localPort[socket] == 0) {
-            final int bound = bind(socket, 0, 0);
+            final int bound = bind(socket, 0, 0, address, port);
             if (bound < 0) {
                 return bound;
             }
@@ -643,7 +668,10 @@ public final class UdpLayer implements IpProtocolHandler {
             && (sendFlags & DatagramRecords.SEND_BROADCAST) == 0) {
             return SocketError.BROADCAST_NOT_ENABLED;
         }
-        if (localPort[socket] == 0 && bind(socket, 0, 0) < 0) {
+        // A group or broadcast destination names no one peer whose replies could be steered: any port will do.
+        final boolean onePeer = !multicast && destination != Ipv4Address.LIMITED_BROADCAST
+            && destination != ipv4.address().broadcast();
+        if (localPort[socket] == 0 && bind(socket, 0, 0, onePeer ? destination : 0, port) < 0) {
             return SocketError.ADDRESS_NOT_AVAILABLE;
         }
         final int udpLength = UdpHeader.LENGTH + length;

@@ -10,6 +10,7 @@ import dev.tern.stack.StackShards;
 import dev.tern.stack.TcpConnection;
 import dev.tern.stack.TcpListener;
 import dev.tern.stack.TernSocketException;
+import dev.tern.stack.UdpSocket;
 import dev.tern.tcp.TcpOptions;
 import org.junit.jupiter.api.Test;
 
@@ -30,7 +31,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * A 2-shard Tern stack on one veth end, one AF_PACKET socket per shard joined in a fanout group that runs Tern's
  * steering program in the kernel: the Linux kernel's clients open 32 echo connections at once, all served with every
  * byte back (the kernel side compares SHA-256), each by the shard the Java steering function names, both shards
- * used, none mis-steered; then each shard's own active open reaches a kernel listener and delivers its bytes.
+ * used, none mis-steered; then each shard's own active open reaches a kernel listener and delivers its bytes, and
+ * each shard's UDP sockets on ephemeral ports get the kernel's echoes back, fragmented ones included.
  */
 class ShardedStackVethTest extends VethRigTest {
     private static final int SHARDS = 2;
@@ -148,6 +150,45 @@ class ShardedStackVethTest extends VethRigTest {
                 assertEquals("received " + (1 << 20) + " " + sent.sha256(), KernelPeer.line(sink.stdout(), "received"),
                     "shard " + k + "'s bytes reached the kernel: " + sink.stdout() + sink.stderr());
                 assertEquals(0, shards.shard(k).counters().value("shard.rx.wrong_shard"), shards.shard(k).wrongShardSample());
+            }
+
+            // Each shard's UDP sockets on ephemeral ports, connected and send-only: the kernel's echoes come back to
+            // the shard that sent, small ones by the fanout program, 4,000-byte ones (fragmented by the kernel) by
+            // shard 0, which reassembles them and hands each to that shard.
+            final BackgroundCommand udpEcho = rig.kernel().startPeerPy("udp-echo", "5100", "30");
+            final MemorySegment buffer = Arena.ofAuto().allocate(65536);
+            long handedOverBefore = shards.shard(0).counters().value("shard.tx.reassembled_handed_over");
+            int echoes = 0;
+            for (int k = 0; k < SHARDS; k++) {
+                for (int n = 0; n < 4; n++) {
+                    try (UdpSocket socket = shards.shard(k).openUdp()) {
+                        for (int size : new int[] {64, 4000}) {
+                            final byte[] payload = new byte[size];
+                            new java.util.SplittableRandom(k * 100 + n * 10 + size).nextBytes(payload);
+                            if (n % 2 == 0) {
+                                socket.connect(PEER_IPV4, 5100);
+                                assertTrue(socket.send(MemorySegment.ofArray(payload), 0, size));
+                            } else {
+                                assertTrue(socket.sendTo(PEER_IPV4, 5100, MemorySegment.ofArray(payload), 0, size));
+                            }
+                            final int length = socket.receive(buffer, 0, 65536, 3 * SECOND_NS);
+                            assertEquals(size, length, "shard " + k + " socket " + n + ": the " + size + "-byte echo");
+                            org.junit.jupiter.api.Assertions.assertArrayEquals(payload,
+                                buffer.asSlice(0, length).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+                            echoes++;
+                        }
+                        assertEquals(k, ShardSteering.shardOf(PEER_IPV4, TERN_IPV4, 5100, socket.localPort(), SHARDS),
+                            "shard " + k + "'s port steers back to it");
+                    }
+                }
+            }
+            udpEcho.stop();
+            assertEquals("echoed " + echoes, KernelPeer.line(udpEcho.stdout(), "echoed"), udpEcho.stdout() + udpEcho.stderr());
+            // Shard 1's four fragmented echoes went through shard 0's reassembly and inbox.
+            assertEquals(4, shards.shard(0).counters().value("shard.tx.reassembled_handed_over") - handedOverBefore);
+            for (int k = 0; k < SHARDS; k++) {
+                assertEquals(0, shards.shard(k).counters().value("shard.rx.wrong_shard"), shards.shard(k).wrongShardSample());
+                assertEquals(0, shards.shard(k).counters().value("udp.drop.no_socket"), "shard " + k);
             }
             assertEquals(List.of(), shards.failures());
         }

@@ -11,6 +11,7 @@ import java.util.List;
  * Which shard of a sharded stack owns a received frame: one function, computed in Java (the memory wire's steering,
  * each shard's check that a frame is its own, an active open choosing its local port) and compiled into the classic
  * BPF program that an AF_PACKET fanout group runs in the kernel ({@link #fanoutProgram}), so that both always agree.
+ * TCP and UDP choose ephemeral ports by it ({@link ShardPorts}).
  *
  * <p>The rule, for a frame of {@code shards} shards:
  * <ul>
@@ -24,9 +25,8 @@ import java.util.List;
  * a load falls outside the packet, and the Java side mirrors that.
  *
  * <p>The hash is over the frame as received (source = the peer). Every fragment goes to shard 0, the first one
- * included (only it carries the ports), so that one shard reassembles the whole datagram: a fragmented UDP datagram
- * is received by shard 0's socket on its port, and a reassembled TCP segment of another shard's connection is
- * counted and dropped there, not answered (docs/DESIGN.md, "Shards").
+ * included (only it carries the ports), so that one shard reassembles the whole datagram and hands it to the shard
+ * this function names for its ports when that is another (docs/DESIGN.md, "Shards").
  *
  * <p>Stateless and thread-safe.
  */
@@ -59,9 +59,12 @@ public final class ShardSteering {
         return h;
     }
 
-    /** The shard of a flow, seen as the packets arriving from the peer carry it. */
+    /**
+     * The shard of a whole TCP or UDP datagram (unfragmented, or reassembled) as received from the peer: the rule's
+     * hash for a unicast destination, shard 0 for a multicast or broadcast one.
+     */
     public static int shardOf(int sourceAddress, int destinationAddress, int sourcePort, int destinationPort, int shards) {
-        if (shards <= 1) {
+        if (shards <= 1 || Integer.compareUnsigned(destinationAddress, FIRST_MULTICAST) >= 0) {
             return 0;
         }
         return Integer.remainderUnsigned(hash(sourceAddress, destinationAddress, sourcePort, destinationPort), shards);
@@ -82,17 +85,13 @@ public final class ShardSteering {
             || (BigEndian.u16(frame, ip + FRAGMENT_OFFSET) & FRAGMENT_MASK) != 0) {
             return 0;
         }
-        final int destination = BigEndian.i32(frame, ip + DESTINATION_OFFSET);
-        if (Integer.compareUnsigned(destination, FIRST_MULTICAST) >= 0) {
-            return 0;
-        }
         final int headerLength = (BigEndian.u8(frame, ip) & 0x0F) * 4;
         if (IPV4_OFFSET + headerLength + 4 > length) {
             return 0;
         }
         final int ports = BigEndian.i32(frame, ip + headerLength);
-        final int h = hash(BigEndian.i32(frame, ip + SOURCE_OFFSET), destination, ports >>> 16, ports & 0xFFFF);
-        return Integer.remainderUnsigned(h, shards);
+        return shardOf(BigEndian.i32(frame, ip + SOURCE_OFFSET), BigEndian.i32(frame, ip + DESTINATION_OFFSET),
+            ports >>> 16, ports & 0xFFFF, shards);
     }
 
     private static final int ICMP = 1;

@@ -1,0 +1,266 @@
+package dev.tern.cli;
+
+import dev.tern.ethernet.link.ForwardingLink;
+import dev.tern.ethernet.link.Link;
+import dev.tern.ethernet.link.TxFrame;
+import dev.tern.ethernet.wire.EtherType;
+import dev.tern.ethernet.wire.EthernetHeader;
+import dev.tern.ipv4.wire.IpProtocol;
+import dev.tern.ipv4.wire.Ipv4Header;
+import dev.tern.stack.NetStack;
+import dev.tern.stack.TcpConnection;
+import dev.tern.stack.sim.Simulation;
+import dev.tern.tcp.TcpOptions;
+import dev.tern.tcp.wire.TcpFlags;
+import dev.tern.tcp.wire.TcpHeader;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code tern serve --http}'s keep-alive timeout on virtual time: an idle persistent connection is closed with a FIN
+ * (never a reset) once the timeout has passed since its last byte, and counted; a request in between starts the wait
+ * again; with a timeout of 0 every response closes its connection. The server's segments are recorded as it sends
+ * them, with the virtual time.
+ */
+class HttpKeepAliveTimeoutTest {
+    private static final long SECOND = 1_000_000_000L;
+    private static final int SERVER = 0xc612_0001;
+    private static final String REQUEST = "GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n";
+
+    @TempDir
+    Path files;
+    private Simulation sim;
+    private NetStack client;
+    private NetStack server;
+    private SegmentRecorder sent;
+    private HttpFileService http;
+    private final Arena arena = Arena.ofConfined();
+    private final MemorySegment scratch = arena.allocate(64 * 1024);
+
+    /** A TCP segment the server sent: its flags and the virtual time it left. */
+    private record Segment(int flags, long atNs) {
+    }
+
+    /** Records the flags of every TCP segment the wrapped link (the server's) sends. */
+    private final class SegmentRecorder extends ForwardingLink {
+        final List<Segment> segments = new ArrayList<>();
+
+        SegmentRecorder(Link link) {
+            super(link);
+        }
+
+        private final EthernetHeader ethernet = new EthernetHeader();
+        private final Ipv4Header ipv4 = new Ipv4Header();
+        private final TcpHeader tcp = new TcpHeader();
+
+        @Override
+        public void commit(TxFrame frame) {
+            ethernet.wrap(frame.segment(), frame.offset(), frame.length());
+            if (ethernet.etherType() == EtherType.IPV4) {
+                ipv4.wrap(frame.segment(), frame.offset() + EthernetHeader.LENGTH, frame.length() - EthernetHeader.LENGTH);
+                if (ipv4.protocol() == IpProtocol.TCP) {
+                    tcp.wrap(frame.segment(), ipv4.base() + ipv4.headerLength(), ipv4.totalLength() - ipv4.headerLength());
+                    segments.add(new Segment(tcp.flags(), sim.nowNs()));
+                }
+            }
+            super.commit(frame);
+        }
+
+        List<Segment> with(int flag) {
+            return segments.stream().filter(segment -> (segment.flags() & flag) != 0).toList();
+        }
+    }
+
+    private void start(int keepAliveSeconds) throws Exception {
+        Files.writeString(files.resolve("a.txt"), "alpha\n");
+        sim = new Simulation();
+        server = sim.addStack("server", "198.18.0.1/24", link -> sent = new SegmentRecorder(link), builder -> { });
+        client = sim.addStack("client", "198.18.0.2/24");
+        http = new HttpFileService(server, 80, files, keepAliveSeconds, TcpOptions.DEFAULT,
+            new ConnectionTraces(null, true));
+        sim.onPoll(http::poll);
+    }
+
+    @AfterEach
+    void stop() {
+        if (http != null) {
+            http.close();
+        }
+        if (sim != null) {
+            sim.close();
+        }
+        arena.close();
+    }
+
+    /** Starts the server with a keep-alive timeout of {@code keepAliveSeconds} and connects a client to it. */
+    private TcpConnection startAndConnect(int keepAliveSeconds) throws Exception {
+        start(keepAliveSeconds);
+        return connect();
+    }
+
+    private TcpConnection connect() throws Exception {
+        final TcpConnection connection = client.connect(SERVER, 80);
+        assertTrue(sim.runUntil(connection::isConnected, 5 * SECOND));
+        return connection;
+    }
+
+    private void send(TcpConnection connection, String text) throws Exception {
+        final byte[] bytes = text.getBytes(StandardCharsets.ISO_8859_1);
+        MemorySegment.copy(bytes, 0, scratch, ValueLayout.JAVA_BYTE, 0, bytes.length);
+        assertEquals(bytes.length, connection.write(scratch, 0, bytes.length));
+    }
+
+    /** What the server sends in {@code durationNs} of virtual time; "EOF" marks its FIN, where the reading stops. */
+    private String receiveFor(TcpConnection connection, long durationNs) {
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        final boolean[] ended = {false};
+        sim.runUntil(() -> {
+            try {
+                int n;
+                while ((n = connection.read(scratch, 0, (int) scratch.byteSize())) > 0) {
+                    out.writeBytes(scratch.asSlice(0, n).toArray(ValueLayout.JAVA_BYTE));
+                }
+                ended[0] = n < 0;
+                return ended[0];
+            } catch (dev.tern.stack.TernSocketException e) {
+                throw new AssertionError(e);
+            }
+        }, durationNs);
+        return out.toString(StandardCharsets.ISO_8859_1) + (ended[0] ? "EOF" : "");
+    }
+
+    /** The server closes the connection within {@code durationNs}, counted as an idle timeout; the client closes too. */
+    private void assertClosedForIdlenessWithin(TcpConnection connection, long durationNs) {
+        assertEquals("EOF", receiveFor(connection, durationNs));
+        assertEquals(1, idleTimeouts());
+        connection.close();
+    }
+
+    /** Sends a GET of a.txt and returns what comes back within a second. */
+    private String fetch(TcpConnection connection) throws Exception {
+        send(connection, REQUEST);
+        return receiveFor(connection, SECOND);
+    }
+
+    private long idleTimeouts() {
+        return server.counters().value("http.conn.idle_timeouts");
+    }
+
+    @Test
+    void anIdlePersistentConnectionIsClosedWithAFinAfterTheTimeoutAndCounted() throws Exception {
+        final TcpConnection connection = startAndConnect(75);
+        final String response = fetch(connection);
+        assertTrue(response.startsWith("HTTP/1.1 200 OK\r\n") && response.endsWith("alpha\n"), response);
+        assertTrue(!response.contains("Connection: close"), response);
+        final long answeredNs = sent.segments.getLast().atNs();
+
+        // Kept for the whole timeout: nothing more from the server, the connection open.
+        assertEquals("", receiveFor(connection, 74 * SECOND));
+        assertEquals(0, idleTimeouts());
+        assertEquals(List.of(), sent.with(TcpFlags.FIN));
+
+        // Then closed: a FIN, within the once-a-second sweep after the deadline, and no reset.
+        assertEquals("EOF", receiveFor(connection, 3 * SECOND));
+        final List<Segment> fins = sent.with(TcpFlags.FIN);
+        assertTrue(!fins.isEmpty(), "a FIN: " + sent.segments);
+        final long idleNs = fins.getFirst().atNs() - answeredNs;
+        assertTrue(idleNs >= 75 * SECOND && idleNs <= 76 * SECOND + SECOND / 10, "closed after " + idleNs + " ns idle");
+        assertEquals(1, idleTimeouts());
+        assertEquals(dev.tern.core.io.SocketError.NONE, connection.error());
+
+        // The client closes too; the connection ends on both sides without a reset.
+        connection.close();
+        sim.runFor(5 * SECOND);
+        assertEquals(List.of(), sent.with(TcpFlags.RST));
+        assertEquals(0, server.counters().value("tcp.tx.resets"));
+        assertEquals(1, idleTimeouts());
+    }
+
+    @Test
+    void aRequestBeforeTheTimeoutStartsTheWaitAgain() throws Exception {
+        final TcpConnection connection = startAndConnect(10);
+        for (int round = 0; round < 5; round++) {
+            assertTrue(fetch(connection).endsWith("alpha\n"), "round " + round);
+            assertEquals("", receiveFor(connection, 8 * SECOND), "round " + round);
+        }
+        // 45 s after the connection opened, five requests 9 s apart: still open, never counted.
+        assertEquals(0, idleTimeouts());
+        assertEquals(List.of(), sent.with(TcpFlags.FIN));
+        assertClosedForIdlenessWithin(connection, 3 * SECOND);
+    }
+
+    @Test
+    void aClientThatSendsHalfARequestAndStallsIsLetGo() throws Exception {
+        final TcpConnection connection = startAndConnect(10);
+        send(connection, "GET /a.txt HTTP/1.1\r\n");
+        assertEquals("", receiveFor(connection, 9 * SECOND));
+        assertClosedForIdlenessWithin(connection, 2 * SECOND);
+    }
+
+    @Test
+    void idleConnectionsCostAPollNothingAndAreVisitedOnceASecond() throws Exception {
+        start(75);
+        final int idle = 200;
+        final List<TcpConnection> connections = new ArrayList<>();
+        for (int i = 0; i < idle; i++) {
+            connections.add(client.connect(SERVER, 80));
+        }
+        assertTrue(sim.runUntil(() -> connections.stream().allMatch(TcpConnection::isConnected), 5 * SECOND));
+        for (TcpConnection connection : connections) {
+            send(connection, REQUEST);
+        }
+        sim.runFor(SECOND);
+        for (TcpConnection connection : connections) {
+            assertTrue(receiveFor(connection, 0).endsWith("alpha\n"));
+        }
+        assertEquals(idle, http.connections());
+
+        // All of them kept and idle: a thousand polls serve none of them.
+        http.poll();
+        final long before = http.served();
+        for (int i = 0; i < 1000; i++) {
+            http.poll();
+        }
+        assertEquals(before, http.served(), "connections served by 1,000 polls with all of them idle");
+
+        // One request: its connection is served, not the others.
+        final TcpConnection active = connections.get(idle / 2);
+        send(active, REQUEST);
+        final long beforeRequest = http.served();
+        assertTrue(receiveFor(active, SECOND / 10).endsWith("alpha\n"));
+        final long forRequest = http.served() - beforeRequest;
+        assertTrue(forRequest >= 1 && forRequest <= 4, "served " + forRequest + " times for one request");
+
+        // A second on, the sweep for the timeout visits each once.
+        sim.clock().advance(TcpService.SWEEP_INTERVAL_NS);
+        final long beforeSweep = http.served();
+        http.poll();
+        assertEquals(idle, http.served() - beforeSweep);
+        assertEquals(0, idleTimeouts());
+    }
+
+    @Test
+    void aTimeoutOfZeroClosesAfterEachResponse() throws Exception {
+        final TcpConnection connection = startAndConnect(0);
+        final String response = fetch(connection);
+        assertTrue(response.contains("Connection: close\r\n") && response.endsWith("alpha\nEOF"), response);
+        assertEquals(0, idleTimeouts(), "closed for keep-alive being off, not for idleness");
+        connection.close();
+        sim.runFor(SECOND);
+        assertEquals(List.of(), sent.with(TcpFlags.RST));
+    }
+}
