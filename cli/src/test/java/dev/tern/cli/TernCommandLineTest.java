@@ -218,7 +218,7 @@ class TernCommandLineTest {
             "--ip", "198.18.0.2/24"}, NetworkOptions.VALUE_FLAGS, java.util.Set.of()));
         assertEquals(dev.tern.afpacket.AfPacketOptions.throughput(), options.afpacketOptions());
         assertTrue(options.afpacketOptions().vnetHeader());
-        assertEquals(64, options.afpacketOptions().rxBlockCount());
+        assertEquals(256, options.afpacketOptions().rxBlockCount(), "1024 slots of 64 KiB, as AfPacketOptions.throughput()");
         assertEquals(4 << 20, NcCommand.TCP_BUFFERS.sendBufferSize());
         assertEquals(4 << 20, NcCommand.TCP_BUFFERS.receiveBufferSize());
     }
