@@ -32,14 +32,26 @@ import java.util.Map;
  * directory, or name a directory, are 404. Errors in the request (400, 405, 431, 501) close the connection after
  * their response. A connection that waits for a request longer than the keep-alive timeout (nginx's
  * {@code keepalive_timeout}, 75 s by default) is closed with a FIN and counted ({@code http.conn.idle_timeouts});
- * with a timeout of 0 every response closes its connection. Polled from the command's loop like the other services:
- * a connection is served when a request arrives, when a pending response can go on, and once a second for its
- * timeout, so idle connections cost a poll nothing.
+ * with a timeout of 0 every response closes its connection. Two more bounds keep a client that stops taking part
+ * from holding a connection for ever, both as nginx's defaults: a response the client does not take (nothing of it
+ * written or acknowledged for {@value #SEND_TIMEOUT_SECONDS} s, nginx's {@code send_timeout}), and a client that does
+ * not close after the last response of a closing connection ({@value #LINGER_SECONDS} s without a byte either way
+ * after our FIN, nginx's {@code lingering_time}). Either connection is reset (as nginx with
+ * {@code reset_timedout_connection on}: a FIN would wait behind the data the client does not take) and counted
+ * ({@code http.conn.send_timeouts}, {@code http.conn.linger_timeouts}). Polled from the command's loop like the other
+ * services: a connection is served when a request arrives, when a pending response can go on, and once a second for
+ * its timeouts, so idle connections cost a poll nothing.
  */
 final class HttpFileService extends TcpService {
     private static final int MAX_REQUEST = 8192;
     /** As nginx's {@code keepalive_timeout} default. */
     static final int DEFAULT_KEEPALIVE_SECONDS = 75;
+    /** As nginx's {@code send_timeout} default: how long a response may wait for the client to take any of it. */
+    static final int SEND_TIMEOUT_SECONDS = 60;
+    /** As nginx's {@code lingering_time} default: how long a closing connection waits for the client's FIN. */
+    static final int LINGER_SECONDS = 30;
+    private static final long SEND_TIMEOUT_NS = SEND_TIMEOUT_SECONDS * 1_000_000_000L;
+    private static final long LINGER_NS = LINGER_SECONDS * 1_000_000_000L;
     private static final DateTimeFormatter HTTP_DATE = DateTimeFormatter.RFC_1123_DATE_TIME;
     private static final byte[] END_OF_HEAD = {'\r', '\n', '\r', '\n'};
 
@@ -54,6 +66,10 @@ final class HttpFileService extends TcpService {
     private final long requestWaitNs;
     /** Connections closed because no request came within {@link #requestWaitNs}. */
     private final org.agrona.concurrent.status.AtomicCounter idleTimeouts;
+    /** Connections reset because the client took nothing of a response for {@link #SEND_TIMEOUT_NS}. */
+    private final org.agrona.concurrent.status.AtomicCounter sendTimeouts;
+    /** Connections reset because the client did not close within {@link #LINGER_NS} of our last response's FIN. */
+    private final org.agrona.concurrent.status.AtomicCounter lingerTimeouts;
     private final Map<TcpConnection, Exchange> exchanges = new HashMap<>();
     private final SmallFileCache smallFiles = new SmallFileCache();
     /**
@@ -128,6 +144,8 @@ final class HttpFileService extends TcpService {
         boolean closeAfter;
         boolean outputShut;
         boolean peerEnded;
+        /** The connection's unacknowledged bytes at the last serve: a change is the client taking the response. */
+        int unsent;
         /** When a byte of a request last arrived or of a response was last queued (or the connection opened). */
         long lastActivityNs;
         /** What the connection waits for to be served again ({@link TcpService#interest}). */
@@ -146,6 +164,7 @@ final class HttpFileService extends TcpService {
             outputShut = false;
             peerEnded = false;
             lastActivityNs = 0;
+            unsent = 0;
             interest = READ;
         }
     }
@@ -166,6 +185,8 @@ final class HttpFileService extends TcpService {
         this.keepAliveTimeoutNs = keepAliveSeconds * 1_000_000_000L;
         this.requestWaitNs = (keepAliveSeconds > 0 ? keepAliveSeconds : DEFAULT_KEEPALIVE_SECONDS) * 1_000_000_000L;
         this.idleTimeouts = stack.counters().counter("http.conn.idle_timeouts");
+        this.sendTimeouts = stack.counters().counter("http.conn.send_timeouts");
+        this.lingerTimeouts = stack.counters().counter("http.conn.linger_timeouts");
     }
 
     @Override
@@ -186,7 +207,17 @@ final class HttpFileService extends TcpService {
     @Override
     protected int serve(TcpConnection connection) throws TernSocketException {
         final Exchange exchange = exchanges.get(connection);
+        final int unsent = connection.unsent();
+        if (unsent != exchange.unsent) {
+            exchange.unsent = unsent;
+            exchange.lastActivityNs = pollNs;   // the client acknowledged part of a response: it is taking part
+        }
         final int work = serve(connection, exchange);
+        if (work > 0) {
+            exchange.lastActivityNs = pollNs;
+        } else if (work == 0 && stalled(exchange)) {
+            return ABORT;
+        }
         // A pending response waits for room to write; otherwise the next request (or the client's close) is awaited.
         final int interest = exchange.head != null ? WRITE : READ;
         if (work >= 0 && interest != exchange.interest) {
@@ -240,6 +271,25 @@ final class HttpFileService extends TcpService {
     }
 
     /**
+     * Whether the client stopped taking part for longer than it may, nothing having moved at this serve: a response
+     * waits (in the exchange or unacknowledged in the send ring) untaken for {@link #SEND_TIMEOUT_NS}, or, after the
+     * last response went and was acknowledged, the client has not closed within {@link #LINGER_NS}. Counts it.
+     */
+    private boolean stalled(Exchange exchange) {
+        final long quietNs = pollNs - exchange.lastActivityNs;
+        if (exchange.head != null || exchange.unsent > 0) {
+            if (quietNs >= SEND_TIMEOUT_NS) {
+                sendTimeouts.increment();
+                return true;
+            }
+        } else if (exchange.outputShut && quietNs >= LINGER_NS) {
+            lingerTimeouts.increment();
+            return true;
+        }
+        return false;
+    }
+
+    /**
      * No complete request to answer: returns what {@link #serve} returns. A client that ended between requests is
      * done, and one that ended mid-request too. A connection on which nothing moved either way for
      * {@link #requestWaitNs} is closed: the service's close sends a FIN, nothing being left unread (RFC 9112 §9.5:
@@ -254,8 +304,8 @@ final class HttpFileService extends TcpService {
             exchange.lastActivityNs = pollNs;
             return work;
         }
-        if (pollNs - exchange.lastActivityNs < requestWaitNs) {
-            return 0;
+        if (pollNs - exchange.lastActivityNs < requestWaitNs || exchange.unsent > 0) {
+            return 0;   // (a response the client has not taken yet is the send timeout's, not an idle connection)
         }
         idleTimeouts.increment();
         return -1;

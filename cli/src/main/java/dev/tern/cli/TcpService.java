@@ -29,6 +29,8 @@ import java.util.ArrayList;
 abstract class TcpService implements AutoCloseable {
     protected static final int READ = SelectableSocket.READ;
     protected static final int WRITE = SelectableSocket.WRITE;
+    /** What {@link #serve} returns for a connection to reset rather than close (a client that stopped taking part). */
+    protected static final int ABORT = -2;
     /** How often every connection is served, ready or not. */
     static final long SWEEP_INTERVAL_NS = 1_000_000_000L;
 
@@ -119,7 +121,7 @@ abstract class TcpService implements AutoCloseable {
                 pollWork += done;
                 return false;
             }
-            release(slot, false);
+            release(slot, done == ABORT);
         } catch (TernSocketException e) {
             release(slot, true);
         }
@@ -171,7 +173,10 @@ abstract class TcpService implements AutoCloseable {
     protected void closing(TcpConnection connection) {
     }
 
-    /** Serves what arrived; returns the work done, or -1 when the connection is finished and may be closed. */
+    /**
+     * Serves what arrived; returns the work done, -1 when the connection is finished and may be closed, or
+     * {@link #ABORT} when it is to be reset.
+     */
     protected abstract int serve(TcpConnection connection) throws TernSocketException;
 
     @Override

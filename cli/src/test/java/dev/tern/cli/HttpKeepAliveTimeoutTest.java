@@ -33,8 +33,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * {@code tern serve --http}'s keep-alive timeout on virtual time: an idle persistent connection is closed with a FIN
  * (never a reset) once the timeout has passed since its last byte, and counted; a request in between starts the wait
- * again; with a timeout of 0 every response closes its connection. The server's segments are recorded as it sends
- * them, with the virtual time.
+ * again; with a timeout of 0 every response closes its connection. A client that stops taking a response, or does not
+ * close after the last one, is reset after the send timeout or the linger time, and a slow one that keeps taking is
+ * not. The server's segments are recorded as it sends them, with the virtual time.
  */
 class HttpKeepAliveTimeoutTest {
     private static final long SECOND = 1_000_000_000L;
@@ -251,6 +252,100 @@ class HttpKeepAliveTimeoutTest {
         http.poll();
         assertEquals(idle, http.served() - beforeSweep);
         assertEquals(0, idleTimeouts());
+    }
+
+    /** A file of {@code bytes} random bytes, b.bin, and its content. */
+    private byte[] bigFile(int bytes) throws Exception {
+        final byte[] content = new byte[bytes];
+        new java.util.Random(7).nextBytes(content);
+        Files.write(files.resolve("b.bin"), content);
+        return content;
+    }
+
+    private long counter(String name) {
+        return server.counters().value(name);
+    }
+
+    @Test
+    void aResponseTheClientStopsTakingIsResetAfterTheSendTimeoutAndCounted() throws Exception {
+        final TcpConnection connection = startAndConnect(75);
+        bigFile(4 << 20);    // far more than the server's send ring and the client's window together
+        final long requestNs = sim.nowNs();
+        send(connection, "GET /b.bin HTTP/1.1\r\nHost: x\r\n\r\n");
+        // The client reads nothing: its window closes and the server's ring fills within the first seconds, then
+        // nothing moves. The clock of the timeout starts at the last movement, so no reset comes before request + 60 s.
+        sim.runFor(requestNs + HttpFileService.SEND_TIMEOUT_SECONDS * SECOND - sim.nowNs());
+        assertEquals(List.of(), sent.with(TcpFlags.RST), "kept while the send timeout runs");
+        assertEquals(0, counter("http.conn.send_timeouts"));
+        assertTrue(sent.segments.size() > 20, "the response had begun: " + sent.segments.size() + " segments");
+
+        // And one within the 5 s it took the stall to set in, plus the once-a-second sweep.
+        sim.runFor(7 * SECOND);
+        final List<Segment> resets = sent.with(TcpFlags.RST);
+        assertEquals(1, resets.size(), "one reset: " + resets);
+        assertEquals(1, counter("http.conn.send_timeouts"));
+        assertEquals(0, idleTimeouts(), "a stalled response is not an idle connection");
+        assertEquals(0, http.connections());
+    }
+
+    @Test
+    void aSlowClientThatKeepsTakingTheResponseIsNeverTimedOut() throws Exception {
+        final TcpConnection connection = startAndConnect(75);
+        final byte[] content = bigFile(2 << 20);
+        send(connection, "GET /b.bin HTTP/1.1\r\nHost: x\r\n\r\n");
+        // 64 KiB every 40 s: each read opens the window and the server goes on; about 21 minutes in all, every gap
+        // shorter than the send timeout.
+        final ByteArrayOutputStream received = new ByteArrayOutputStream();
+        while (received.size() < content.length + 100) {
+            sim.runFor(40 * SECOND);
+            final int n = connection.read(scratch, 0, 64 * 1024);
+            if (n <= 0) {
+                break;
+            }
+            received.writeBytes(scratch.asSlice(0, n).toArray(ValueLayout.JAVA_BYTE));
+            final byte[] bytes = received.toByteArray();
+            final int headEnd = indexOfHeadEnd(bytes);
+            if (headEnd >= 0 && bytes.length - headEnd == content.length) {
+                break;
+            }
+        }
+        final byte[] bytes = received.toByteArray();
+        final int headEnd = indexOfHeadEnd(bytes);
+        assertTrue(headEnd > 0, "a response head");
+        assertTrue(java.util.Arrays.equals(content, java.util.Arrays.copyOfRange(bytes, headEnd, bytes.length)),
+            "the whole file, intact: " + (bytes.length - headEnd) + " of " + content.length + " bytes");
+        assertEquals(List.of(), sent.with(TcpFlags.RST));
+        assertEquals(0, counter("http.conn.send_timeouts"));
+    }
+
+    private static int indexOfHeadEnd(byte[] bytes) {
+        for (int i = 0; i + 4 <= bytes.length; i++) {
+            if (bytes[i] == '\r' && bytes[i + 1] == '\n' && bytes[i + 2] == '\r' && bytes[i + 3] == '\n') {
+                return i + 4;
+            }
+        }
+        return -1;
+    }
+
+    @Test
+    void aClientThatNeverClosesAfterTheLastResponseIsResetAfterTheLingerTime() throws Exception {
+        final TcpConnection connection = startAndConnect(75);
+        send(connection, "GET /a.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        final String response = receiveFor(connection, SECOND);
+        assertTrue(response.contains("Connection: close\r\n") && response.endsWith("alpha\nEOF"), response);
+        final long finNs = sent.with(TcpFlags.FIN).getFirst().atNs();
+        // The client has the response and our FIN, and keeps its side open.
+        sim.runFor(finNs + (HttpFileService.LINGER_SECONDS - 1) * SECOND - sim.nowNs());
+        assertEquals(List.of(), sent.with(TcpFlags.RST));
+        sim.runFor(3 * SECOND);
+        final List<Segment> resets = sent.with(TcpFlags.RST);
+        assertEquals(1, resets.size(), "one reset: " + sent.segments);
+        final long lingeredNs = resets.getFirst().atNs() - finNs;
+        assertTrue(lingeredNs >= HttpFileService.LINGER_SECONDS * SECOND
+            && lingeredNs <= (HttpFileService.LINGER_SECONDS + 2) * SECOND, "reset " + lingeredNs + " ns after the FIN");
+        assertEquals(1, counter("http.conn.linger_timeouts"));
+        assertEquals(0, counter("http.conn.send_timeouts"));
+        assertEquals(0, http.connections());
     }
 
     @Test
