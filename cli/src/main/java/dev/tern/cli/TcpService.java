@@ -38,6 +38,8 @@ abstract class TcpService implements AutoCloseable {
     private static final class Slot {
         TcpConnection connection;
         int index;
+        /** What the connection waits for ({@link #interest}). */
+        int interest;
     }
 
     private final TcpListener listener;
@@ -86,8 +88,9 @@ abstract class TcpService implements AutoCloseable {
                 slot.index = slots.size();
                 slots.add(slot);
                 traces.attach(accepted);
-                opened(accepted);
+                slot.interest = READ;
                 ready.register(accepted, READ, slot);
+                opened(accepted);
                 pollWork++;
             }
         } catch (TernSocketException e) {
@@ -152,7 +155,11 @@ abstract class TcpService implements AutoCloseable {
      * both. Call when it changes, from {@link #serve} or {@link #opened}.
      */
     protected final void interest(TcpConnection connection, int ops) {
-        ready.register(connection, ops, connection.attachment());
+        final Slot slot = (Slot) connection.attachment();
+        if (slot.interest != ops) {
+            slot.interest = ops;
+            ready.register(connection, ops, slot);
+        }
     }
 
     /** Calls of {@link #serve} so far (for tests: the work of polls). */
@@ -191,8 +198,25 @@ abstract class TcpService implements AutoCloseable {
         arena.close();
     }
 
-    /** TCP echo (RFC 862): what arrives goes back; the end of the stream closes. */
+    /**
+     * TCP echo (RFC 862): what arrives goes back; the end of the stream closes. The bytes go back from where they
+     * arrived (zero-copy receive): a receive handler writes them from the link's frame straight into the send ring,
+     * one copy where reading and writing back took three (frame to receive ring, ring to buffer, buffer to send ring).
+     * A client that does not read its echo slows the echo and loses nothing: the handler takes only what the send
+     * ring can hold, the stack keeps the rest in the receive ring (its window closing), and the service offers it
+     * again once the send ring has room.
+     */
     static final class Echo extends TcpService {
+        /** Stateless, so one for every connection (nothing captured, nothing allocated per segment). */
+        private static final TcpConnection.ReceiveHandler ECHO = (connection, data, offset, length) -> {
+            final int room = Math.min(length, connection.writableBytes());
+            try {
+                return room == 0 ? 0 : connection.write(data, offset, room);
+            } catch (TernSocketException e) {
+                return 0;   // the connection is gone; serve() finds it ended
+            }
+        };
+
         Echo(NetStack stack, int port) throws TernSocketException {
             super(stack, port);
         }
@@ -202,25 +226,32 @@ abstract class TcpService implements AutoCloseable {
         }
 
         @Override
+        protected void opened(TcpConnection connection) {
+            try {
+                connection.receiveHandler(ECHO);
+            } catch (TernSocketException e) {
+                // closed already: serve finds it ended
+            }
+        }
+
+        @Override
         protected int serve(TcpConnection connection) throws TernSocketException {
-            // Take only what the send ring can hold now: a slow reader slows the echo, nothing is dropped.
-            final int room = Math.min((int) buffer.byteSize(), connection.writableBytes());
-            final int n = room == 0 ? 0 : connection.read(buffer, 0, room);
-            if (n < 0) {
+            if (connection.isEnded() && connection.error() != dev.tern.core.io.SocketError.NONE) {
+                throw TernSocketException.of(connection.error(), "tcp echo");
+            }
+            if (connection.isEndOfStream()) {
                 connection.shutdownOutput();
                 return connection.unsent() == 0 ? -1 : 0;
             }
-            if (n > 0) {
-                connection.write(buffer, 0, n);
+            if (connection.available() > 0 && connection.writableBytes() > 0) {
+                connection.resumeReceive();    // what the handler could not take: offered again (at once: our thread)
             }
-            return n;
+            // Bytes still held wait for room in the send ring, not for more input (readiness is level-triggered).
+            interest(connection, connection.available() > 0 ? WRITE : READ);
+            return 0;
         }
     }
 
-    /**
-     * TCP discard (RFC 863): what arrives is dropped; the end of the stream closes. It takes the bytes through a receive
-     * handler that takes everything and looks at nothing, so the stack copies none of them (zero-copy receive).
-     */
     static final class Discard extends TcpService {
         private static final TcpConnection.ReceiveHandler DROP = (connection, data, offset, length) -> length;
 

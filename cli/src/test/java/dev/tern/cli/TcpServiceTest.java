@@ -6,8 +6,13 @@ import dev.tern.stack.TcpConnection;
 import dev.tern.stack.sim.Simulation;
 import org.junit.jupiter.api.Test;
 
+import dev.tern.ethernet.memory.MemoryWire;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
+import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -22,8 +27,7 @@ class TcpServiceTest {
             final NetStack a = sim.addStack("a", "198.18.0.1/24");
             final NetStack b = sim.addStack("b", "198.18.0.2/24");
             try (TcpService.Discard discard = new TcpService.Discard(b, 9)) {
-                final TcpConnection client = a.connect(Ipv4Address.parse("198.18.0.2"), 9);
-                assertTrue(sim.runUntil(client::isConnected, 5 * SECOND));
+                final TcpConnection client = connected(sim, a, 9);
                 final MemorySegment data = arena.allocate(1 << 20);
                 int written = 0;
                 while (written < data.byteSize()) {
@@ -46,5 +50,135 @@ class TcpServiceTest {
                 client.close();
             }
         }
+    }
+
+    /**
+     * Echo over an impaired wire (1 % loss, 1 % reordering) to a client that writes 4 MiB in random pieces and reads
+     * its echo as it comes, except once not at all for 30 s of virtual time: every byte comes back in order, bytes
+     * waited in the server's receive ring while its send ring was full, and the service closes after the client's
+     * end of stream.
+     */
+    @Test
+    void echoSendsEveryByteBackInOrderAndHoldsWhatTheClientDoesNotTakeYet() throws Exception {
+        final long[] inPlaceAndFromRing = echo(MemoryWire.builder().seed(13).loss(0.01).reordering(0.01, 2_000_000), true);
+        assertTrue(inPlaceAndFromRing[1] > 0, "bytes from the ring: " + inPlaceAndFromRing[1]);
+    }
+
+    /**
+     * On a clean wire, with a client that reads as the echo comes, nearly every byte goes back from the frame it
+     * arrived in: one copy (frame to send ring) where reading and writing back took three.
+     */
+    @Test
+    void echoOnACleanWireSendsTheBytesBackFromTheirFrames() throws Exception {
+        final long[] inPlaceAndFromRing = echo(MemoryWire.builder(), false);
+        final long inPlace = inPlaceAndFromRing[0];
+        final long fromRing = inPlaceAndFromRing[1];
+        assertTrue(inPlace > 0.9 * (4 << 20), "in place " + inPlace + ", from the ring " + fromRing);
+    }
+
+    /**
+     * A client that writes a burst larger than the server's send ring, then only reads (no more data, no FIN to stir
+     * the server's input): the bytes the server could not send back at once wait in its receive ring and are offered
+     * to the handler again as the send ring drains, so the whole burst returns.
+     */
+    @Test
+    void echoReturnsABurstLargerThanItsSendRingWithoutMoreInputFromTheClient() throws Exception {
+        try (Simulation sim = new Simulation(); Arena arena = Arena.ofConfined()) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            try (TcpService.Echo echo = new TcpService.Echo(b, 7)) {
+                sim.onPoll(echo::poll);
+                final TcpConnection client = connected(sim, a, 7);
+                // Over the server's send ring and the client's receive ring together (128 KiB each), within what all
+                // four rings hold (512 KiB), so the client can write it all before it reads.
+                final int burst = 400_000;
+                final byte[] sent = new byte[burst];
+                new Random(5).nextBytes(sent);
+                final MemorySegment out = arena.allocate(burst);
+                MemorySegment.copy(sent, 0, out, ValueLayout.JAVA_BYTE, 0, burst);
+                int written = 0;
+                final long writeDeadline = sim.nowNs() + 30 * SECOND;
+                while (written < burst && sim.nowNs() < writeDeadline) {
+                    written += client.write(out, written, burst - written);
+                    sim.step();
+                }
+                assertEquals(burst, written);
+                sim.runFor(2 * SECOND);      // the client reads nothing yet: the echo backs up into the server's rings
+                assertTrue(b.counters().value("tcp.rx.handler_ring_bytes") == 0 && client.available() < burst,
+                    "the burst could not come back whole before the client read");
+                final MemorySegment in = arena.allocate(burst);
+                int read = 0;
+                final long deadline = sim.nowNs() + 30 * SECOND;
+                while (read < burst && sim.nowNs() < deadline) {
+                    final int n = client.read(in, read, burst - read);
+                    if (n > 0) {
+                        read += n;
+                    }
+                    sim.step();
+                }
+                assertEquals(burst, read, "the echo stalled with bytes held in the server's receive ring");
+                assertTrue(Arrays.equals(sent, in.toArray(ValueLayout.JAVA_BYTE)));
+                assertTrue(b.counters().value("tcp.rx.handler_ring_bytes") > 0, "held bytes were offered again");
+                client.close();
+            }
+        }
+    }
+
+    /**
+     * Runs the echo exchange described above on {@code wire}; returns the server's bytes taken by the handler in place
+     * and from its receive ring.
+     */
+    private static long[] echo(MemoryWire.Builder wire, boolean pause) throws Exception {
+        try (Simulation sim = new Simulation(wire); Arena arena = Arena.ofConfined()) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            try (TcpService.Echo echo = new TcpService.Echo(b, 7)) {
+                sim.onPoll(echo::poll);
+                final TcpConnection client = connected(sim, a, 7);
+                final int total = 4 << 20;
+                final byte[] sent = new byte[total];
+                final Random random = new Random(42);
+                random.nextBytes(sent);
+                final MemorySegment out = arena.allocate(total);
+                MemorySegment.copy(sent, 0, out, ValueLayout.JAVA_BYTE, 0, total);
+                final MemorySegment in = arena.allocate(total);
+                int written = 0;
+                int read = 0;
+                boolean paused = !pause;
+                final long deadline = sim.nowNs() + 600 * SECOND;
+                while (!client.isEndOfStream() && sim.nowNs() < deadline) {
+                    if (written < total) {
+                        written += client.write(out, written, Math.min(total - written, 1 + random.nextInt(100_000)));
+                        if (written == total) {
+                            client.shutdownOutput();
+                        }
+                    }
+                    if (!paused && read > total / 4) {
+                        paused = true;
+                        sim.runFor(30 * SECOND);   // the client stops reading: the echo backs up into both rings
+                    }
+                    final int n = client.read(in, read, total - read);
+                    if (n > 0) {
+                        read += n;
+                    }
+                    sim.step();
+                }
+                assertTrue(client.isEndOfStream(), "the service closed after echoing everything: " + read + " of " + total);
+                assertEquals(total, read);
+                assertTrue(Arrays.equals(sent, in.toArray(ValueLayout.JAVA_BYTE)), "the echo differs from what was sent");
+                final long inPlace = b.counters().value("tcp.rx.zero_copy_bytes");
+                final long fromRing = b.counters().value("tcp.rx.handler_ring_bytes");
+                assertEquals(total, inPlace + fromRing, "every byte went through the handler");
+                client.close();
+                return new long[] {inPlace, fromRing};
+            }
+        }
+    }
+
+    /** A connection from {@code client} to port {@code port} of stack "b" (198.18.0.2), once established. */
+    private static TcpConnection connected(Simulation sim, NetStack client, int port) throws Exception {
+        final TcpConnection connection = client.connect(Ipv4Address.parse("198.18.0.2"), port);
+        assertTrue(sim.runUntil(connection::isConnected, 5 * SECOND));
+        return connection;
     }
 }
