@@ -58,7 +58,7 @@ final class PingCommand {
         final long lingerNs = (long) (args.doubleValue("-W", 10.0, 0.001, 3600) * 1e9);
         final NetworkOptions network = NetworkOptions.from(args);
 
-        try (Network net = network.open("ping")) {
+        try (Network net = network.forDatagrams().open("ping")) {
             final Pinger pinger = net.stack.pinger();
             final Stats stats = new Stats();
             pinger.listener(new Pinger.Listener() {
