@@ -288,7 +288,11 @@ final class NcCommand {
                     if (receiving.takeMoved()) {
                         moved++;
                     }
-                    receiving.handOver(); // nothing more now: hand over what came, at once
+                    if (output.idle()) {
+                        // Nothing more now and stdout waits for us: hand over what came, at once. While the pump still
+                        // writes earlier blocks the block goes on filling, so a fast stream costs fewer, larger writes.
+                        receiving.handOver();
+                    }
                     // The peer closed its side and everything it sent was taken: we are done, as OpenBSD nc with -N.
                     peerClosed = connection.isEndOfStream();
                     if (output.failure() != null) {

@@ -32,7 +32,8 @@ import java.util.concurrent.ArrayBlockingQueue;
  * counts as the end, as it always did in {@code nc}.
  *
  * <p>Owned by two threads: the owner calls {@link #next}, {@link #release}, {@link #claim}, {@link #submit},
- * {@link #ended}, {@link #failure} and {@link #finish}; the pump thread, a daemon, does the blocking I/O.
+ * {@link #idle}, {@link #ended}, {@link #failure} and {@link #finish}; the pump thread, a daemon, does the blocking
+ * I/O.
  */
 final class StreamPump {
     /** One reusable buffer and the memory segment over it (made once, so the owner allocates nothing per block). */
@@ -169,6 +170,14 @@ final class StreamPump {
         if (!filled.offer(block)) {
             throw new IllegalStateException("more blocks submitted than claimed");
         }
+    }
+
+    /**
+     * Writing: true when the pump thread has taken every submitted block (it may still be writing the last one), so a
+     * block submitted now is written next, without waiting behind others.
+     */
+    boolean idle() {
+        return filled.isEmpty();
     }
 
     /** The error the channel gave (writing: the output is gone, e.g. a closed pipe; reading: why the input ended). */

@@ -342,7 +342,8 @@ class HttpKeepAliveTimeoutTest {
         assertEquals(1, resets.size(), "one reset: " + sent.segments);
         final long lingeredNs = resets.getFirst().atNs() - finNs;
         assertTrue(lingeredNs >= HttpFileService.LINGER_SECONDS * SECOND
-            && lingeredNs <= (HttpFileService.LINGER_SECONDS + 2) * SECOND, "reset " + lingeredNs + " ns after the FIN");
+            && lingeredNs <= (HttpFileService.LINGER_SECONDS + 2) * SECOND,
+            "reset " + lingeredNs + " ns after the FIN");
         assertEquals(1, counter("http.conn.linger_timeouts"));
         assertEquals(0, counter("http.conn.send_timeouts"));
         assertEquals(0, http.connections());

@@ -194,4 +194,55 @@ class StreamPumpTest {
         pump.finish();
         assertEquals("Broken pipe", pump.failure().getMessage());
     }
+
+    /**
+     * A writing pump is idle once its thread has taken every submitted block, even while it still writes the last
+     * one: that is when nc hands over a partly filled block, so a fast stream waits behind no queue of small writes.
+     */
+    @Test
+    void writingIsIdleOnceEverySubmittedBlockWasTakenEvenWhileTheLastIsBeingWritten() throws Exception {
+        final CountDownLatch writing = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        final WritableByteChannel slow = new WritableByteChannel() {
+            @Override
+            public int write(ByteBuffer source) throws IOException {
+                writing.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    throw new IOException(e);
+                }
+                final int n = source.remaining();
+                final byte[] bytes = new byte[n];
+                source.get(bytes);
+                out.write(bytes, 0, n);
+                return n;
+            }
+
+            @Override
+            public boolean isOpen() {
+                return true;
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        final StreamPump pump = StreamPump.writing(slow, 16, 3, "test-out");
+        assertTrue(pump.idle(), "nothing submitted");
+        final StreamPump.Block first = pump.claim();
+        first.buffer.put((byte) 1);
+        pump.submit(first);
+        assertTrue(writing.await(10, TimeUnit.SECONDS));
+        assertTrue(pump.idle(), "the one block submitted is being written: taken");
+        final StreamPump.Block second = pump.claim();
+        second.buffer.put((byte) 2);
+        pump.submit(second);
+        assertTrue(!pump.idle(), "a second block waits behind the first");
+        release.countDown();
+        pump.finish();
+        assertArrayEquals(new byte[] {1, 2}, out.toByteArray());
+        assertTrue(pump.idle());
+    }
 }

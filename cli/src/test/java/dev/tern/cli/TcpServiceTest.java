@@ -60,7 +60,8 @@ class TcpServiceTest {
      */
     @Test
     void echoSendsEveryByteBackInOrderAndHoldsWhatTheClientDoesNotTakeYet() throws Exception {
-        final long[] inPlaceAndFromRing = echo(MemoryWire.builder().seed(13).loss(0.01).reordering(0.01, 2_000_000), true);
+        final long[] inPlaceAndFromRing =
+            echo(MemoryWire.builder().seed(13).loss(0.01).reordering(0.01, 2_000_000), true);
         assertTrue(inPlaceAndFromRing[1] > 0, "bytes from the ring: " + inPlaceAndFromRing[1]);
     }
 
@@ -163,9 +164,11 @@ class TcpServiceTest {
                     }
                     sim.step();
                 }
-                assertTrue(client.isEndOfStream(), "the service closed after echoing everything: " + read + " of " + total);
+                assertTrue(client.isEndOfStream(),
+                    "the service closed after echoing everything: " + read + " of " + total);
                 assertEquals(total, read);
-                assertTrue(Arrays.equals(sent, in.toArray(ValueLayout.JAVA_BYTE)), "the echo differs from what was sent");
+                assertTrue(Arrays.equals(sent, in.toArray(ValueLayout.JAVA_BYTE)),
+                    "the echo differs from what was sent");
                 final long inPlace = b.counters().value("tcp.rx.zero_copy_bytes");
                 final long fromRing = b.counters().value("tcp.rx.handler_ring_bytes");
                 assertEquals(total, inPlace + fromRing, "every byte went through the handler");
