@@ -76,6 +76,20 @@ public final class TcpHarness implements AutoCloseable {
     public int remotePort = REMOTE_PORT;
     public int conn = -1;
     public int listener = -1;
+    /** Whether the peer answers ARP requests for its address (a peer that stopped answering: false). */
+    public boolean answerArp = true;
+    /** Every ARP request our stack sent for another address, in order (not its announcements). */
+    public final List<ArpRequest> arpRequests = new ArrayList<>();
+
+    /**
+     * An ARP request our stack sent: when, to which MAC (broadcast while resolving, the cached MAC when probing) and
+     * for which address.
+     */
+    public record ArpRequest(long atNs, long destinationMac, int targetIp) {
+        public boolean broadcast() {
+            return destinationMac == MacAddress.BROADCAST;
+        }
+    }
 
     /** Records events, in order, as short strings. */
     public static final class Recorder implements TcpEvents {
@@ -134,6 +148,7 @@ public final class TcpHarness implements AutoCloseable {
         poll();
         received.clear();
         all.clear();
+        arpRequests.clear();
     }
 
     /** The default config of these tests: Linux-like, with our ISS fixed. */
@@ -330,7 +345,11 @@ public final class TcpHarness implements AutoCloseable {
                 // Answer ARP requests for the peer's address, as a real host would.
                 final dev.tern.arp.wire.ArpPacket arp = new dev.tern.arp.wire.ArpPacket()
                     .wrap(segment, offset + EthernetHeader.LENGTH, 28);
-                if (arp.operation() == 1 && arp.targetIp() == PEER) {
+                if (arp.operation() == 1 && arp.targetIp() != arp.senderIp()) {
+                    arpRequests.add(new ArpRequest(now(), new EthernetHeader().wrap(segment, offset, length)
+                        .destination(), arp.targetIp()));
+                }
+                if (answerArp && arp.operation() == 1 && arp.targetIp() == PEER) {
                     final byte[] reply = new byte[28];
                     new dev.tern.arp.wire.ArpPacket().wrap(MemorySegment.ofArray(reply), 0, 28)
                         .write(2, PEER_MAC, PEER, arp.senderMac(), arp.senderIp());
