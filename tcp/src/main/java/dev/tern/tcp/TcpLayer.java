@@ -1487,6 +1487,20 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return c < 0 ? TcpError.INVALID : tcb.softError(c);
     }
 
+    /**
+     * {@link #softError} and clears it, as Linux's {@code SO_ERROR} takes {@code sk_err_soft}: the owner has been told,
+     * and a later timeout reports {@code TIMED_OUT} unless another soft error comes.
+     */
+    public int takeSoftError(int connection) {
+        final int c = slot(connection);
+        if (c < 0) {
+            return TcpError.INVALID;
+        }
+        final int error = tcb.softError(c);
+        tcb.softError(c, TcpError.NONE);
+        return error;
+    }
+
     /** The peer sent its FIN: once the receive ring is empty, the stream has ended. */
     /**
      * Whether everything this end will send, its FIN included, has been acknowledged (FIN-WAIT-2 or TIME-WAIT), or the

@@ -630,6 +630,13 @@ class Rfc9293RequirementsTest {
             h.assertState(TcpState.ESTABLISHED);
             h.send(ACK.seq(R).ack(L + 1));
             assertEquals(TcpError.NONE, h.tcp.softError(h.conn), "new data acknowledged: the path works again");
+            h.write("y");
+            h.expect(PSH_ACK.seq(L + 1).len(1));
+            for (int i = 0; i < 3; i++) {
+                nextRetransmission(h, L + 1);
+            }
+            assertEquals(TcpError.TIMED_OUT, h.tcp.takeSoftError(h.conn), "a second stall reaches R1 again");
+            assertEquals(TcpError.NONE, h.tcp.softError(h.conn), "taken: told once, as Linux's SO_ERROR");
         }
         try (TcpHarness h = TcpHarness.established()) {
             h.write("x");
