@@ -617,6 +617,25 @@ class Rfc9293RequirementsTest {
     }
 
     @Test
+    void must20_behindAGatewayTheAdviceProbesTheGateway() {
+        try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+            // The peer is our gateway to 198.19.0.0/16 (RFC 2544's second test network).
+            final int farAway = Ipv4Address.parse("198.19.0.5");
+            h.stack.ipv4.defaultGateway(PEER);
+            h.conn = h.tcp.connect(farAway, 80, TcpHarness.LOCAL_PORT, TcpOptions.DEFAULT, h.events, h.now());
+            h.poll();
+            assertEquals(farAway, h.expect(SYN.seq(LOCAL_ISS)).ip().destination(), "sent through the gateway");
+            for (int i = 0; i < 3; i++) {
+                h.advanceUntilSent(60 * SECOND);
+                h.expect(SYN.seq(LOCAL_ISS));
+            }
+            assertTrue(h.arpRequests.contains(new TcpHarness.ArpRequest(h.now(), PEER_MAC, PEER)),
+                "the gateway, the next hop, is probed at R1: " + h.arpRequests);
+            assertEquals("none", h.stack.ipv4.neighbours().stateOf(farAway), "no entry for the far address");
+        }
+    }
+
+    @Test
     void shld9_theApplicationIsToldBetweenR1AndR2() {
         try (TcpHarness h = TcpHarness.established()) {
             h.write("x");
