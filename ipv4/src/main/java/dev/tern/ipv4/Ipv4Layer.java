@@ -203,6 +203,18 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
     }
 
     /**
+     * Positive advice from a transport (RFC 4861 §7.3.1, RFC 1122 §3.3.1.4): it saw forward progress toward {@code
+     * destination} (a TCP ACK of new data), so the neighbour that is the next hop toward it is reachable
+     * ({@link NeighbourCache#confirm}), as Linux's dst_confirm confirms the route's next hop. Allocates nothing.
+     */
+    public void confirmNextHop(int destination, long nowNs) {
+        final int route = routes.lookup(destination);
+        if (route != RoutingTable.NO_ROUTE) {
+            neighbours.confirm(routes.nextHop(route, destination), nowNs);
+        }
+    }
+
+    /**
      * Negative advice from a transport (RFC 1122 §3.3.1.4, "Dead Gateway Detection"): it saw no progress toward
      * {@code destination} (TCP at its retransmission threshold R1, RFC 1122 §4.2.3.5), so the neighbour that is the
      * next hop toward it, the gateway of its route or the destination itself on-link, is probed again

@@ -1114,11 +1114,14 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return ++challengeCount <= config.challengeAckLimit();
     }
 
-    /** An ACK showed forward progress: the neighbour is reachable (RFC 4861 §7.3.1), at most once a second. */
+    /**
+     * An ACK showed forward progress: the next hop toward the peer (its gateway, or the peer on-link) is reachable
+     * (RFC 4861 §7.3.1), at most once a second.
+     */
     void confirmNeighbour(int c, long nowNs) {
         if (nowNs - lastConfirmNs[c] >= NEIGHBOUR_CONFIRM_NS) {
             lastConfirmNs[c] = nowNs;
-            ipv4.neighbours().confirm(tcb.remoteAddress(c), nowNs);
+            ipv4.confirmNextHop(tcb.remoteAddress(c), nowNs);
         }
     }
 

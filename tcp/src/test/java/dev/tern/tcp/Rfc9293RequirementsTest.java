@@ -636,6 +636,26 @@ class Rfc9293RequirementsTest {
     }
 
     @Test
+    void must20_behindAGatewayForwardProgressConfirmsTheGateway() {
+        try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+            final int farAway = Ipv4Address.parse("198.19.0.5");
+            h.stack.ipv4.defaultGateway(PEER);
+            h.remoteAddress = farAway;
+            h.conn = h.tcp.connect(farAway, 80, TcpHarness.LOCAL_PORT, TcpOptions.DEFAULT, h.events, h.now());
+            h.poll();
+            h.expect(SYN.seq(LOCAL_ISS));
+            h.send(SYN_ACK.mss(1460).seq(REMOTE_ISS).ack(LOCAL_ISS + 1));
+            h.expect(ACK.seq(L).ack(R));
+            h.advance(SECOND);
+            assertEquals("delay", peerNeighbour(h), "the gateway's entry, in use, waits for a confirmation");
+            h.write("a");
+            h.expect(PSH_ACK.seq(L).len(1));
+            h.send(ACK.seq(R).ack(L + 1));
+            assertEquals("reachable", peerNeighbour(h), "the ACK of new data confirms the next hop, the gateway");
+        }
+    }
+
+    @Test
     void shld9_theApplicationIsToldBetweenR1AndR2() {
         try (TcpHarness h = TcpHarness.established()) {
             h.write("x");

@@ -74,6 +74,8 @@ public final class TcpHarness implements AutoCloseable {
     /** Our side's port and the peer's, filled into segments the peer sends. */
     public int localPort = LOCAL_PORT;
     public int remotePort = REMOTE_PORT;
+    /** The source address of the peer's segments: {@link #PEER}, or a host the peer routes for (it is our gateway). */
+    public int remoteAddress = PEER;
     public int conn = -1;
     public int listener = -1;
     /** Whether the peer answers ARP requests for its address (a peer that stopped answering: false). */
@@ -248,12 +250,12 @@ public final class TcpHarness implements AutoCloseable {
         final TcpHeader header = new TcpHeader().wrap(memory, 0, tcpLength);
         repr.emit(header);
         System.arraycopy(payload, 0, segment, repr.headerLength(), payload.length);
-        TcpRepr.fillChecksum(header, PEER, US, tcpLength);
+        TcpRepr.fillChecksum(header, remoteAddress, US, tcpLength);
         if (!goodChecksum) {
             segment[TcpHeader.CHECKSUM_OFFSET] ^= 0x01;
         }
         final byte[] packet = new byte[Ipv4Header.MIN_LENGTH + segment.length];
-        new Ipv4Repr(PEER, US, IpProtocol.TCP, 64, 0, 0, 0x4000, segment.length)
+        new Ipv4Repr(remoteAddress, US, IpProtocol.TCP, 64, 0, 0, 0x4000, segment.length)
             .emit(new Ipv4Header().wrap(MemorySegment.ofArray(packet), 0, packet.length));
         System.arraycopy(segment, 0, packet, Ipv4Header.MIN_LENGTH, segment.length);
         inject(stack.link.macAddress(), EtherType.IPV4, packet);
