@@ -80,7 +80,8 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         if (rtoMinNs <= 0 || rtoMaxNs < rtoMinNs || rtoInitialNs < rtoMinNs || rtoInitialNs > rtoMaxNs) {
             throw new IllegalArgumentException("need 0 < rtoMin <= rtoInitial <= rtoMax");
         }
-        if (maxRetries < 1 || retries1 < 1 || synRetries < 0 || synAckRetries < 0 || synQueueSize < 1 || maxBacklog < 1) {
+        if (maxRetries < 1 || retries1 < 1 || synRetries < 0 || synAckRetries < 0 || synQueueSize < 1
+            || maxBacklog < 1) {
             throw new IllegalArgumentException("retries, SYN queue and backlog must be positive");
         }
         if (mslNs < 0 || delayedAckNs < 0 || finWait2TimeoutNs < 0 || keepaliveIdleNs <= 0 || keepaliveIntervalNs <= 0
@@ -388,9 +389,9 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
 
         public TcpConfig build() {
             return new TcpConfig(maxConnections, sendBufferSize, receiveBufferSize, mslNs, delayedAckNs, rtoInitialNs,
-                rtoMinNs, rtoMaxNs, maxRetries, retries1, synRetries, synAckRetries, synQueueSize, maxBacklog, synCookies,
-                keepaliveIdleNs, keepaliveIntervalNs, keepaliveProbes, finWait2TimeoutNs, congestionControl, isnKey0,
-                isnKey1, timestamps, sack, windowScaling, initialCwndSegments, ephemeralFirst, ephemeralLast,
+                rtoMinNs, rtoMaxNs, maxRetries, retries1, synRetries, synAckRetries, synQueueSize, maxBacklog,
+                synCookies, keepaliveIdleNs, keepaliveIntervalNs, keepaliveProbes, finWait2TimeoutNs, congestionControl,
+                isnKey0, isnKey1, timestamps, sack, windowScaling, initialCwndSegments, ephemeralFirst, ephemeralLast,
                 outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn, lossDetection, recovery,
                 memoryPressureBytes, memoryLimitBytes, maxTimeWait, slowStartAfterIdle);
         }

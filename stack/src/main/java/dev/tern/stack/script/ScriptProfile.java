@@ -28,7 +28,10 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
                             boolean strictSegments, boolean strictEnd) {
     private static final long MS = 1_000_000L;
 
-    /** A profile with packetdrill's defaults for the comparison: no TS val check, segments joined, nothing looked at after the last line. */
+    /**
+     * A profile with packetdrill's defaults for the comparison: no TS val check, segments joined, nothing looked at
+     * after the last line.
+     */
     public ScriptProfile(String name, String description, TcpConfig tcp, int mtu, long toleranceNs) {
         this(name, description, tcp, mtu, toleranceNs, 0, false, false);
     }
@@ -49,8 +52,8 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
      * so a segment after the last line fails them as in {@link #corpus()}.
      */
     public static ScriptProfile bare() {
-        return new ScriptProfile("bare", "as linux, but Tern offers only the MSS option (no timestamps, SACK, scaling); "
-            + "a segment after the last line fails", TcpConfig.builder().isnKey(0x7465726e, 0x73637269)
+        return new ScriptProfile("bare", "as linux, but Tern offers only the MSS option (no timestamps, SACK, "
+            + "scaling); a segment after the last line fails", TcpConfig.builder().isnKey(0x7465726e, 0x73637269)
             .timestamps(false).sack(false).windowScaling(false).build(), 1500, 4 * MS, 0, false, true);
     }
 
