@@ -145,6 +145,40 @@ public final class NeighbourCache {
         }
     }
 
+    /**
+     * Negative advice from an upper layer (RFC 1122 §3.3.1.4): a transport saw no progress through this neighbour
+     * (TCP retransmitted one segment R1 times, RFC 1122 §4.2.3.5), so its address is confirmed again instead of
+     * trusted: a REACHABLE, STALE or DELAY entry goes to PROBE at once with a unicast request (RFC 4861 §7.3.3's
+     * probing, without the DELAY wait, which is for a confirmation the advice says is not coming). Unanswered probes
+     * forget the entry (as for any probe), and the next packet resolves it again by broadcast. With probes configured
+     * off the entry is forgotten at once. An entry already resolving or probing, or none, is left alone. Returns
+     * whether the advice started a probe or forgot the entry.
+     */
+    public boolean suspect(int address, long nowNs) {
+        final int entry = index.get(address);
+        if (entry < 0 || state[entry] == INCOMPLETE || state[entry] == PROBE) {
+            return false;
+        }
+        if (config.maxProbes() == 0) {
+            remove(entry);
+            return true;
+        }
+        probe(entry, nowNs);
+        arp.armTimer(deadlineNs[entry]);
+        return true;
+    }
+
+    /**
+     * PROBE: the first unicast request to the cached MAC now, more from {@link #expire} (RFC 4861 §7.3.3); the caller
+     * arms the timer.
+     */
+    private void probe(int entry, long nowNs) {
+        state[entry] = PROBE;
+        attempts[entry] = 1;
+        deadlineNs[entry] = nowNs + config.retransmitNs();
+        arp.sendRequest(ip[entry], mac[entry]);
+    }
+
     /** A buffer to copy a waiting packet into (see {@link #pendingSegment()}), or -1 when every buffer is taken (counted). */
     public int queueBegin() {
         final int buffer = pending.acquire();
@@ -248,10 +282,7 @@ public final class NeighbourCache {
                 continue;
             }
             if (s == DELAY) {
-                state[entry] = PROBE;
-                attempts[entry] = 1;
-                deadlineNs[entry] = nowNs + config.retransmitNs();
-                arp.sendRequest(ip[entry], mac[entry]);
+                probe(entry, nowNs);
                 next = Math.min(next, deadlineNs[entry]);
                 continue;
             }

@@ -202,6 +202,36 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
         return ethernet;
     }
 
+    /**
+     * Positive advice from a transport (RFC 4861 §7.3.1, RFC 1122 §3.3.1.4): it saw forward progress toward {@code
+     * destination} (a TCP ACK of new data), so the neighbour that is the next hop toward it is reachable
+     * ({@link NeighbourCache#confirm}), as Linux's dst_confirm confirms the route's next hop. Allocates nothing.
+     */
+    public void confirmNextHop(int destination, long nowNs) {
+        final int route = routes.lookup(destination);
+        if (route != RoutingTable.NO_ROUTE) {
+            neighbours.confirm(routes.nextHop(route, destination), nowNs);
+        }
+    }
+
+    /**
+     * Negative advice from a transport (RFC 1122 §3.3.1.4, "Dead Gateway Detection"): it saw no progress toward
+     * {@code destination} (TCP at its retransmission threshold R1, RFC 1122 §4.2.3.5), so the neighbour that is the
+     * next hop toward it, the gateway of its route or the destination itself on-link, is probed again
+     * ({@link NeighbourCache#suspect}). Tern has one route per destination and no route cache, so re-confirming the
+     * next hop's link-layer address is what the advice can change. Returns whether it started a probe (or forgot the
+     * entry); no route, our own address, broadcast, multicast and an unknown neighbour change nothing. Allocates
+     * nothing.
+     */
+    public boolean negativeAdvice(int destination, long nowNs) {
+        if (destination == address.address() || Ipv4Address.isMulticast(destination)
+            || destination == Ipv4Address.LIMITED_BROADCAST || destination == address.broadcast()) {
+            return false;
+        }
+        final int route = routes.lookup(destination);
+        return route != RoutingTable.NO_ROUTE && neighbours.suspect(routes.nextHop(route, destination), nowNs);
+    }
+
     public int mtu() {
         return ethernet.mtu();
     }

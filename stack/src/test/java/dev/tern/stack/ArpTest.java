@@ -22,6 +22,7 @@ import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** ARP as seen on the wire by a peer played by the test (RFC 826, RFC 5227 announcements, Linux-like NUD). */
@@ -207,6 +208,31 @@ class ArpTest {
                 assertEquals(PEER_MAC, new EthernetHeader().wrap(probe.segment(), 0, 60).destination());
             }
             assertEquals("none", stack.neighbours().stateOf(PEER));
+        }
+
+        @Test
+        void negativeAdviceProbesAConfirmedNeighbourAtOnceByUnicast() {
+            stack.pinger().send(PEER, 1, 8, sim.nowNs());
+            sim.runFor(SECOND / 10);
+            peer.send(Frames.ethernet(stack.macAddress(), PEER_MAC, EtherType.ARP,
+                Frames.arp(ArpPacket.OPERATION_REPLY, PEER_MAC, PEER, stack.macAddress(), US)));
+            sim.runFor(SECOND);
+            assertEquals("reachable", stack.neighbours().stateOf(PEER));
+            peer.clear();
+            // TCP at R1 (RFC 1122 §3.3.1.4, §4.2.3.5): no DELAY, the first unicast probe goes now.
+            final long advised = sim.nowNs();
+            assertTrue(stack.neighbours().suspect(PEER, advised));
+            assertEquals("probe", stack.neighbours().stateOf(PEER));
+            assertFalse(stack.neighbours().suspect(PEER, advised), "already probing: nothing more");
+            sim.runFor(10 * SECOND);
+            final List<PeerPort.Received> arp = peer.drain(f -> f.etherType() == EtherType.ARP);
+            assertEquals(3, arp.size(), "three unicast probes, unanswered, then the entry is forgotten");
+            for (int i = 0; i < 3; i++) {
+                assertEquals(advised + i * SECOND, arp.get(i).atNs(), "probe " + i);
+                assertEquals(PEER_MAC, new EthernetHeader().wrap(arp.get(i).segment(), 0, 60).destination());
+            }
+            assertEquals("none", stack.neighbours().stateOf(PEER));
+            assertFalse(stack.neighbours().suspect(NOBODY, sim.nowNs()), "no entry: nothing to re-confirm");
         }
     }
 

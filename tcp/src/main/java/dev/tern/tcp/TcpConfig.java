@@ -17,6 +17,10 @@ import java.util.Objects;
  * @param rtoMinNs            lower bound of the RTO (RFC 6298 §2.4 says 1 s; Linux uses 200 ms, and so do we)
  * @param rtoMaxNs            upper bound of the backed-off RTO (Linux: 120 s)
  * @param maxRetries          retransmissions of one segment before the connection times out (Linux tcp_retries2: 15)
+ * @param retries1            RFC 1122 §4.2.3.5's R1: at this many retransmissions of one segment (data, or an active
+ *                            open's SYN) TCP gives IP negative advice, so the next hop's neighbour entry is probed,
+ *                            and sets the connection's soft error (RFC 9293 MUST-20, SHLD-9); at least 1, default 3
+ *                            (SHLD-10; Linux tcp_retries1: 3)
  * @param synRetries          SYN retransmissions before connect times out (Linux tcp_syn_retries: 6)
  * @param synAckRetries       SYN-ACK retransmissions before a half-open connection is dropped (Linux: 5)
  * @param synQueueSize        half-open (SYN-RECEIVED) connections per listener before SYN cookies are used
@@ -55,8 +59,8 @@ import java.util.Objects;
  *                            RTO (RFC 5681 §4.1, a SHOULD; Linux tcp_slow_start_after_idle, on by default)
  */
 public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBufferSize, long mslNs, long delayedAckNs,
-                        long rtoInitialNs, long rtoMinNs, long rtoMaxNs, int maxRetries, int synRetries,
-                        int synAckRetries, int synQueueSize, int maxBacklog, boolean synCookies,
+                        long rtoInitialNs, long rtoMinNs, long rtoMaxNs, int maxRetries, int retries1,
+                        int synRetries, int synAckRetries, int synQueueSize, int maxBacklog, boolean synCookies,
                         long keepaliveIdleNs, long keepaliveIntervalNs, int keepaliveProbes, long finWait2TimeoutNs,
                         String congestionControl, long isnKey0, long isnKey1, boolean timestamps, boolean sack,
                         boolean windowScaling, int initialCwndSegments, int ephemeralFirst, int ephemeralLast,
@@ -76,7 +80,8 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         if (rtoMinNs <= 0 || rtoMaxNs < rtoMinNs || rtoInitialNs < rtoMinNs || rtoInitialNs > rtoMaxNs) {
             throw new IllegalArgumentException("need 0 < rtoMin <= rtoInitial <= rtoMax");
         }
-        if (maxRetries < 1 || synRetries < 0 || synAckRetries < 0 || synQueueSize < 1 || maxBacklog < 1) {
+        if (maxRetries < 1 || retries1 < 1 || synRetries < 0 || synAckRetries < 0 || synQueueSize < 1
+            || maxBacklog < 1) {
             throw new IllegalArgumentException("retries, SYN queue and backlog must be positive");
         }
         if (mslNs < 0 || delayedAckNs < 0 || finWait2TimeoutNs < 0 || keepaliveIdleNs <= 0 || keepaliveIntervalNs <= 0
@@ -129,6 +134,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         b.rtoMinNs = rtoMinNs;
         b.rtoMaxNs = rtoMaxNs;
         b.maxRetries = maxRetries;
+        b.retries1 = retries1;
         b.synRetries = synRetries;
         b.synAckRetries = synAckRetries;
         b.synQueueSize = synQueueSize;
@@ -174,6 +180,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         private long rtoMinNs = 200 * MS;
         private long rtoMaxNs = 120 * S;
         private int maxRetries = 15;
+        private int retries1 = 3;
         private int synRetries = 6;
         private int synAckRetries = 5;
         private int synQueueSize = 256;
@@ -250,6 +257,12 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
 
         public Builder maxRetries(int value) {
             maxRetries = value;
+            return this;
+        }
+
+        /** R1 (RFC 1122 §4.2.3.5): retransmissions of one segment before TCP advises IP and sets the soft error. */
+        public Builder retries1(int value) {
+            retries1 = value;
             return this;
         }
 
@@ -376,9 +389,9 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
 
         public TcpConfig build() {
             return new TcpConfig(maxConnections, sendBufferSize, receiveBufferSize, mslNs, delayedAckNs, rtoInitialNs,
-                rtoMinNs, rtoMaxNs, maxRetries, synRetries, synAckRetries, synQueueSize, maxBacklog, synCookies,
-                keepaliveIdleNs, keepaliveIntervalNs, keepaliveProbes, finWait2TimeoutNs, congestionControl, isnKey0,
-                isnKey1, timestamps, sack, windowScaling, initialCwndSegments, ephemeralFirst, ephemeralLast,
+                rtoMinNs, rtoMaxNs, maxRetries, retries1, synRetries, synAckRetries, synQueueSize, maxBacklog,
+                synCookies, keepaliveIdleNs, keepaliveIntervalNs, keepaliveProbes, finWait2TimeoutNs, congestionControl,
+                isnKey0, isnKey1, timestamps, sack, windowScaling, initialCwndSegments, ephemeralFirst, ephemeralLast,
                 outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn, lossDetection, recovery,
                 memoryPressureBytes, memoryLimitBytes, maxTimeWait, slowStartAfterIdle);
         }

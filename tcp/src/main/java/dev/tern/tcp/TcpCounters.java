@@ -109,6 +109,7 @@ final class TcpCounters {
     final AtomicCounter pmtuUpdates;
     final AtomicCounter icmpErrors;
     final AtomicCounter rtoExpired;
+    final AtomicCounter r1Advice;
     final AtomicCounter recoveries;
     final AtomicCounter sackRecoveries;
     final AtomicCounter txProbeRetransmits;
@@ -189,6 +190,7 @@ final class TcpCounters {
         pmtuUpdates = counters.counter("tcp.pmtu_updates");
         icmpErrors = counters.counter("tcp.icmp_errors");
         rtoExpired = counters.counter("tcp.rto_expired");
+        r1Advice = counters.counter("tcp.retrans.r1_advice");
         recoveries = counters.counter("tcp.fast_recoveries");
         sackRecoveries = counters.counter("tcp.fast_recoveries.sack");
         txProbeRetransmits = counters.counter("tcp.tx.retransmits.probe");

@@ -1114,11 +1114,33 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return ++challengeCount <= config.challengeAckLimit();
     }
 
-    /** An ACK showed forward progress: the neighbour is reachable (RFC 4861 §7.3.1), at most once a second. */
+    /**
+     * An ACK showed forward progress: the next hop toward the peer (its gateway, or the peer on-link) is reachable
+     * (RFC 4861 §7.3.1), at most once a second.
+     */
     void confirmNeighbour(int c, long nowNs) {
         if (nowNs - lastConfirmNs[c] >= NEIGHBOUR_CONFIRM_NS) {
             lastConfirmNs[c] = nowNs;
-            ipv4.neighbours().confirm(tcb.remoteAddress(c), nowNs);
+            ipv4.confirmNextHop(tcb.remoteAddress(c), nowNs);
+        }
+    }
+
+    /**
+     * RFC 1122 §4.2.3.5 (RFC 9293 MUST-20): the same segment has now been retransmitted {@code retries} times. At R1
+     * ({@link TcpConfig#retries1}, 3 by default: SHLD-10) TCP passes negative advice to IP, which probes the next
+     * hop's neighbour entry again (RFC 1122 §3.3.1.4; a dead gateway or a neighbour that changed its MAC shows there),
+     * and tells the owner through the soft error (SHLD-9: "between R1 and R2"): TIMED_OUT unless an ICMP error already
+     * said more. Once per stall: the retry count starts again at the next ACK of new data. Linux gives the advice at
+     * tcp_retries1 too (dst_negative_advice) but sets no soft error.
+     */
+    void retransmittedAgain(int c, int retries, long nowNs) {
+        if (retries != config.retries1()) {
+            return;
+        }
+        counters.r1Advice.incrementRelease();
+        ipv4.negativeAdvice(tcb.remoteAddress(c), nowNs);
+        if (tcb.softError(c) == TcpError.NONE) {
+            tcb.softError(c, TcpError.TIMED_OUT);
         }
     }
 
@@ -1148,6 +1170,11 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
                 terminate(c, tcb.softError(c) != TcpError.NONE ? tcb.softError(c) : TcpError.TIMED_OUT, nowNs);
             }
             return;
+        }
+        if (!tcb.hasFlag(c, F_PASSIVE)) {
+            // An active open's SYN counts toward R1 (RFC 1122 §4.2.3.5); a passive SYN-ACK does not: its peer may be
+            // a spoofed source, and a flood of them would probe the gateway once per half-open connection.
+            retransmittedAgain(c, retries, nowNs);
         }
         counters.txTimeoutRetransmits.incrementRelease();
         rtt.backOff(tcb, c);
@@ -1452,13 +1479,29 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
 
     /**
      * The last soft error of a connection that goes on (RFC 9293 MUST-47): an ICMP unreachable about a synchronized
-     * connection ({@code HOST_UNREACHABLE}, {@code NET_UNREACHABLE}, {@code REFUSED}), or no route for a
-     * retransmission; {@code NONE} if there was none. It does not end the connection; if the connection then times
-     * out, it is the error {@link #error} and {@link TcpEvents#closed} report. Polled, as Linux's soft error is.
+     * connection ({@code HOST_UNREACHABLE}, {@code NET_UNREACHABLE}, {@code REFUSED}), no route for a
+     * retransmission, or {@code TIMED_OUT} once a segment was retransmitted R1 times (RFC 9293 SHLD-9, {@link
+     * TcpConfig#retries1}); {@code NONE} if there was none, or since new data was last acknowledged. It does not end
+     * the connection; if the connection then times out, it is the error {@link #error} and {@link TcpEvents#closed}
+     * report. Polled, as Linux's soft error is.
      */
     public int softError(int connection) {
         final int c = slot(connection);
         return c < 0 ? TcpError.INVALID : tcb.softError(c);
+    }
+
+    /**
+     * {@link #softError} and clears it, as Linux's {@code SO_ERROR} takes {@code sk_err_soft}: the owner has been told,
+     * and a later timeout reports {@code TIMED_OUT} unless another soft error comes.
+     */
+    public int takeSoftError(int connection) {
+        final int c = slot(connection);
+        if (c < 0) {
+            return TcpError.INVALID;
+        }
+        final int error = tcb.softError(c);
+        tcb.softError(c, TcpError.NONE);
+        return error;
     }
 
     /** The peer sent its FIN: once the receive ring is empty, the stream has ended. */

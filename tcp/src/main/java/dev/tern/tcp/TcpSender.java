@@ -347,6 +347,11 @@ final class TcpSender {
             tcb.sndNxt(c, ack);
         }
         tcb.retries(c, 0);
+        if (tcb.softError(c) != TcpError.NONE) {
+            // New data acknowledged: the path works again, so an earlier soft error (ICMP, or R1 reached) is stale,
+            // as Linux's tcp_ack clears sk_err_soft ("something worked").
+            tcb.softError(c, TcpError.NONE);
+        }
         tcb.dupAcks(c, 0);
         tcb.probeCount(c, 0);
         long rttNs = -1;
@@ -1077,6 +1082,7 @@ final class TcpSender {
             layer.terminate(c, tcb.softError(c) != TcpError.NONE ? tcb.softError(c) : TcpError.TIMED_OUT, nowNs);
             return;
         }
+        layer.retransmittedAgain(c, retries, nowNs);
         final SentSegments sent = layer.sentSegments[c];
         if (!sent.isEmpty() && sent.has(0, SentSegments.SACKED)) {
             counters.sackReneging.incrementRelease();

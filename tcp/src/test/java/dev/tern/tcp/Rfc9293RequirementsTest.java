@@ -9,6 +9,7 @@ import dev.tern.tcp.wire.TcpRepr;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 
 import static dev.tern.tcp.testing.Seg.ACK;
 import static dev.tern.tcp.testing.Seg.FIN_ACK;
@@ -17,7 +18,9 @@ import static dev.tern.tcp.testing.Seg.RST;
 import static dev.tern.tcp.testing.Seg.SYN;
 import static dev.tern.tcp.testing.Seg.SYN_ACK;
 import static dev.tern.tcp.testing.TcpHarness.LOCAL_ISS;
+import static dev.tern.tcp.testing.TcpHarness.MS;
 import static dev.tern.tcp.testing.TcpHarness.PEER;
+import static dev.tern.tcp.testing.TcpHarness.PEER_MAC;
 import static dev.tern.tcp.testing.TcpHarness.REMOTE_ISS;
 import static dev.tern.tcp.testing.TcpHarness.SECOND;
 import static dev.tern.tcp.testing.TcpHarness.US;
@@ -524,6 +527,178 @@ class Rfc9293RequirementsTest {
             h.assertState(TcpState.CLOSED);
             assertEquals(TcpError.NET_UNREACHABLE, h.tcp.error(h.conn), "the soft error, when the connection times out");
             assertTrue(h.events.has("closed " + TcpError.NET_UNREACHABLE));
+        }
+    }
+
+    /** The neighbour cache's state for the peer ("reachable", "probe", "none", ...). */
+    private static String peerNeighbour(TcpHarness h) {
+        return h.stack.ipv4.neighbours().stateOf(PEER);
+    }
+
+    /** Waits for the next retransmission of our one byte of data and takes it. */
+    private static void nextRetransmission(TcpHarness h) {
+        nextRetransmission(h, L);
+    }
+
+    /** Waits for the next retransmission of our one byte of data at {@code seq} and takes it. */
+    private static void nextRetransmission(TcpHarness h, int seq) {
+        h.advanceUntilSent(60 * SECOND);
+        h.expect(PSH_ACK.seq(seq).len(1));
+    }
+
+    @Test
+    void must20_atR1TcpAdvisesIpAndTheNextHopIsProbedThenResolvedAgain() {
+        try (TcpHarness h = TcpHarness.established()) {
+            // A byte acknowledged: forward progress confirms the peer's neighbour entry (RFC 4861 §7.3.1; TCP
+            // confirms at most once a second per connection).
+            h.advance(SECOND);
+            h.write("a");
+            h.expect(PSH_ACK.seq(L).len(1));
+            h.send(ACK.seq(R).ack(L + 1));
+            assertEquals("reachable", peerNeighbour(h));
+            h.answerArp = false;
+            h.write("x");
+            h.expect(PSH_ACK.seq(L + 1).len(1));
+            nextRetransmission(h, L + 1);
+            nextRetransmission(h, L + 1);
+            assertEquals(List.of(), h.arpRequests, "below R1 nothing is asked of IP");
+            assertEquals("reachable", peerNeighbour(h));
+            assertEquals(0, h.counter("tcp.retrans.r1_advice"));
+
+            // The third retransmission of the same segment reaches R1 (3): negative advice, and the next hop (the
+            // peer, on-link) is probed at once by a unicast request to the MAC we hold (RFC 1122 §3.3.1.4).
+            nextRetransmission(h, L + 1);
+            final long r1Ns = h.now();
+            assertEquals(1, h.counter("tcp.retrans.r1_advice"));
+            assertEquals("probe", peerNeighbour(h));
+            assertEquals(List.of(new TcpHarness.ArpRequest(r1Ns, PEER_MAC, PEER)), h.arpRequests);
+
+            // Unanswered, the probes go on a second apart and the entry is forgotten after the third; the
+            // retransmission meanwhile still goes to the MAC we hold.
+            h.advance(3 * SECOND + 50 * MS);
+            h.expect(PSH_ACK.seq(L + 1).len(1));
+            assertEquals(3, h.arpRequests.size());
+            for (int i = 0; i < 3; i++) {
+                final TcpHarness.ArpRequest probe = h.arpRequests.get(i);
+                assertEquals(PEER_MAC, probe.destinationMac(), "unicast probe " + i);
+                assertEquals(i * SECOND, probe.atNs() - r1Ns, 5 * MS, "probe " + i + " a second after the last");
+            }
+            assertEquals("none", peerNeighbour(h));
+            assertEquals(1, h.counter("tcp.retrans.r1_advice"), "advice once per stall");
+
+            // The next retransmission resolves the peer again by broadcast; the answer lets the segment go.
+            h.answerArp = true;
+            nextRetransmission(h, L + 1);
+            assertEquals(4, h.arpRequests.size());
+            assertTrue(h.arpRequests.get(3).broadcast(), "resolved again from scratch: " + h.arpRequests.get(3));
+            assertEquals(h.now(), h.arpRequests.get(3).atNs());
+            assertEquals("reachable", peerNeighbour(h));
+            h.send(ACK.seq(R).ack(L + 2));
+            h.assertState(TcpState.ESTABLISHED);
+        }
+    }
+
+    @Test
+    void must20_anActiveOpensSynReachesR1Too() {
+        try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+            h.connect(TcpOptions.DEFAULT);
+            h.expect(SYN.seq(LOCAL_ISS));
+            for (int i = 0; i < 3; i++) {
+                h.advanceUntilSent(60 * SECOND);
+                h.expect(SYN.seq(LOCAL_ISS));
+                assertEquals(i < 2 ? 0 : 1, h.counter("tcp.retrans.r1_advice"), "after retransmission " + (i + 1));
+            }
+            final long r1Ns = h.now();
+            assertEquals(TcpError.TIMED_OUT, h.tcp.softError(h.conn));
+            assertTrue(h.arpRequests.contains(new TcpHarness.ArpRequest(r1Ns, PEER_MAC, PEER)),
+                "a unicast probe with the third SYN retransmission: " + h.arpRequests);
+            h.assertState(TcpState.SYN_SENT);
+        }
+    }
+
+    @Test
+    void must20_behindAGatewayTheAdviceProbesTheGateway() {
+        try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+            // The peer is our gateway to 198.19.0.0/16 (RFC 2544's second test network).
+            final int farAway = Ipv4Address.parse("198.19.0.5");
+            h.stack.ipv4.defaultGateway(PEER);
+            h.conn = h.tcp.connect(farAway, 80, TcpHarness.LOCAL_PORT, TcpOptions.DEFAULT, h.events, h.now());
+            h.poll();
+            assertEquals(farAway, h.expect(SYN.seq(LOCAL_ISS)).ip().destination(), "sent through the gateway");
+            for (int i = 0; i < 3; i++) {
+                h.advanceUntilSent(60 * SECOND);
+                h.expect(SYN.seq(LOCAL_ISS));
+            }
+            assertTrue(h.arpRequests.contains(new TcpHarness.ArpRequest(h.now(), PEER_MAC, PEER)),
+                "the gateway, the next hop, is probed at R1: " + h.arpRequests);
+            assertEquals("none", h.stack.ipv4.neighbours().stateOf(farAway), "no entry for the far address");
+        }
+    }
+
+    @Test
+    void must20_behindAGatewayForwardProgressConfirmsTheGateway() {
+        try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+            final int farAway = Ipv4Address.parse("198.19.0.5");
+            h.stack.ipv4.defaultGateway(PEER);
+            h.remoteAddress = farAway;
+            h.conn = h.tcp.connect(farAway, 80, TcpHarness.LOCAL_PORT, TcpOptions.DEFAULT, h.events, h.now());
+            h.poll();
+            h.expect(SYN.seq(LOCAL_ISS));
+            h.send(SYN_ACK.mss(1460).seq(REMOTE_ISS).ack(LOCAL_ISS + 1));
+            h.expect(ACK.seq(L).ack(R));
+            h.advance(SECOND);
+            assertEquals("delay", peerNeighbour(h), "the gateway's entry, in use, waits for a confirmation");
+            h.write("a");
+            h.expect(PSH_ACK.seq(L).len(1));
+            h.send(ACK.seq(R).ack(L + 1));
+            assertEquals("reachable", peerNeighbour(h), "the ACK of new data confirms the next hop, the gateway");
+        }
+    }
+
+    @Test
+    void shld9_theApplicationIsToldBetweenR1AndR2() {
+        try (TcpHarness h = TcpHarness.established()) {
+            h.write("x");
+            h.expect(PSH_ACK.seq(L).len(1));
+            nextRetransmission(h);
+            nextRetransmission(h);
+            assertEquals(TcpError.NONE, h.tcp.softError(h.conn), "below R1");
+            nextRetransmission(h);
+            assertEquals(TcpError.TIMED_OUT, h.tcp.softError(h.conn), "at R1, long before R2 (15)");
+            assertEquals(TcpError.NONE, h.tcp.error(h.conn));
+            h.assertState(TcpState.ESTABLISHED);
+            h.send(ACK.seq(R).ack(L + 1));
+            assertEquals(TcpError.NONE, h.tcp.softError(h.conn), "new data acknowledged: the path works again");
+            h.write("y");
+            h.expect(PSH_ACK.seq(L + 1).len(1));
+            for (int i = 0; i < 3; i++) {
+                nextRetransmission(h, L + 1);
+            }
+            assertEquals(TcpError.TIMED_OUT, h.tcp.takeSoftError(h.conn), "a second stall reaches R1 again");
+            assertEquals(TcpError.NONE, h.tcp.softError(h.conn), "taken: told once, as Linux's SO_ERROR");
+        }
+        try (TcpHarness h = TcpHarness.established()) {
+            h.write("x");
+            final Captured data = h.expect(PSH_ACK.seq(L).len(1));
+            h.sendIp(PEER, US, 1, IcmpTest.icmpError(3, 1, 0, data));
+            nextRetransmission(h);
+            nextRetransmission(h);
+            nextRetransmission(h);
+            assertEquals(TcpError.HOST_UNREACHABLE, h.tcp.softError(h.conn), "an ICMP error said more: it stays");
+        }
+    }
+
+    @Test
+    void shld10_r1IsThreeRetransmissionsByDefaultAndConfigurable() {
+        assertEquals(3, TcpConfig.defaults().retries1());
+        try (TcpHarness h = TcpHarness.established(TcpHarness.config().retries1(5).build(), TcpOptions.DEFAULT)) {
+            h.write("x");
+            h.expect(PSH_ACK.seq(L).len(1));
+            for (int i = 1; i <= 5; i++) {
+                nextRetransmission(h);
+                assertEquals(i < 5 ? 0 : 1, h.counter("tcp.retrans.r1_advice"), "after retransmission " + i);
+            }
+            assertEquals(TcpError.TIMED_OUT, h.tcp.softError(h.conn));
         }
     }
 }

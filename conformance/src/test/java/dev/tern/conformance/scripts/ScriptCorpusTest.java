@@ -21,7 +21,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Runs every packetdrill-format script in {@code conformance/scripts/} against Tern on virtual time, one test per
- * file, with the default profile (docs/SCRIPTS.md). A failing script fails with the runner's one-line message:
+ * file, with the {@code corpus} profile (docs/SCRIPTS.md: the default, linux, plus a segment after the last line
+ * failing the script). A failing script fails with the runner's one-line message:
  * file:line, what the line expected and what Tern did.
  *
  * <p>{@code conformance/scripts/known-failures/} holds scripts that show a bug not fixed yet: each says in its first
@@ -45,7 +46,7 @@ class ScriptCorpusTest {
         final List<Path> scripts = scripts();
         assertFalse(scripts.isEmpty(), "no .pkt scripts in " + directory().toAbsolutePath());
         return scripts.stream().map(script -> DynamicTest.dynamicTest(script.getFileName().toString(),
-            script.toUri(), () -> ScriptRunner.run(script, ScriptProfile.linux())));
+            script.toUri(), () -> ScriptRunner.run(script, ScriptProfile.corpus())));
     }
 
     private static final Pattern KNOWN_FAILURE = Pattern.compile("^// known failure: line (\\d+)");
@@ -66,7 +67,7 @@ class ScriptCorpusTest {
                 assertTrue(header.find(), script + " does not say where it fails: its first line must be "
                     + "'// known failure: line N'");
                 final ScriptException e = assertThrows(ScriptException.class,
-                    () -> ScriptRunner.run(script, ScriptProfile.linux()),
+                    () -> ScriptRunner.run(script, ScriptProfile.corpus()),
                     script + " passes now: the bug it shows is fixed; move it to " + directory());
                 assertEquals(Integer.parseInt(header.group(1)), e.line(), "it fails elsewhere: " + e.getMessage());
             }));

@@ -20,14 +20,25 @@ import java.util.Optional;
  *                    (packetdrill's {@code --tcp_ts_tick_usecs}); 0, the default, compares none
  * @param strictSegments a {@code >} line matches exactly one segment Tern sent, never several joined (packetdrill's
  *                    {@code --strict_segments}); off by default
+ * @param strictEnd   after the script's last line, a segment Tern sent that no line expected fails the script (our
+ *                    corpus's rule, {@link #corpus()} and {@link #bare()}); packetdrill does not look after its last
+ *                    line, and neither do the profiles for other stacks' scripts ({@link #linux()}, {@link #gtests()})
  */
 public record ScriptProfile(String name, String description, TcpConfig tcp, int mtu, long toleranceNs, long tsTickUs,
-                            boolean strictSegments) {
+                            boolean strictSegments, boolean strictEnd) {
     private static final long MS = 1_000_000L;
 
-    /** A profile with packetdrill's defaults for the comparison: no TS val check, segments joined. */
+    /**
+     * A profile with packetdrill's defaults for the comparison: no TS val check, segments joined, nothing looked at
+     * after the last line.
+     */
     public ScriptProfile(String name, String description, TcpConfig tcp, int mtu, long toleranceNs) {
-        this(name, description, tcp, mtu, toleranceNs, 0, false);
+        this(name, description, tcp, mtu, toleranceNs, 0, false, false);
+    }
+
+    /** This profile with {@code strictEnd}, under another name. */
+    private ScriptProfile strictEnd(String name, String description) {
+        return new ScriptProfile(name, description, tcp, mtu, toleranceNs, tsTickUs, strictSegments, true);
     }
 
     /** Tern's defaults, which follow Linux: timestamps, SACK and window scaling offered, 40 ms delayed ACK, ... */
@@ -36,11 +47,23 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
             TcpConfig.builder().isnKey(0x7465726e, 0x73637269).build(), 1500, 4 * MS);
     }
 
-    /** As {@link #linux()} but Tern offers no TCP option beyond the MSS: shorter scripts for RFC 9293 basics. */
+    /**
+     * As {@link #linux()} but Tern offers no TCP option beyond the MSS: shorter scripts for RFC 9293 basics, our own,
+     * so a segment after the last line fails them as in {@link #corpus()}.
+     */
     public static ScriptProfile bare() {
-        return new ScriptProfile("bare", "as linux, but Tern offers only the MSS option (no timestamps, SACK, scaling)",
-            TcpConfig.builder().isnKey(0x7465726e, 0x73637269).timestamps(false).sack(false).windowScaling(false)
-                .build(), 1500, 4 * MS);
+        return new ScriptProfile("bare", "as linux, but Tern offers only the MSS option (no timestamps, SACK, "
+            + "scaling); a segment after the last line fails", TcpConfig.builder().isnKey(0x7465726e, 0x73637269)
+            .timestamps(false).sack(false).windowScaling(false).build(), 1500, 4 * MS, 0, false, true);
+    }
+
+    /**
+     * Our corpus ({@code conformance/scripts/}): {@link #linux()}, and a segment Tern sends after the script's last
+     * line that no line expects fails the script, so that our scripts say everything Tern sends.
+     */
+    public static ScriptProfile corpus() {
+        return linux().strictEnd("corpus", "as linux, and a segment Tern sends after the last line fails the script "
+            + "(Tern's own corpus)");
     }
 
     /**
@@ -56,7 +79,7 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
     }
 
     public static List<ScriptProfile> all() {
-        return List.of(linux(), bare(), gtests());
+        return List.of(linux(), bare(), gtests(), corpus());
     }
 
     public static Optional<ScriptProfile> named(String name) {

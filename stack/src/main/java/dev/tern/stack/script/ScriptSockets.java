@@ -355,7 +355,12 @@ final class ScriptSockets {
                     throw runner.failure(c.line(), "getsockopt SO_ERROR is supported on TCP sockets only; on UDP the "
                         + "error comes from the next read or write");
                 }
-                final int error = fd.connection < 0 ? TcpError.NONE : tcp.error(fd.connection);
+                // As Linux: the connection's error, else its soft error (ICMP, or RFC 1122's R1 reached), which
+                // reading takes, as Linux's SO_ERROR takes sk_err_soft.
+                int error = fd.connection < 0 ? TcpError.NONE : tcp.error(fd.connection);
+                if (error == TcpError.NONE && fd.connection >= 0) {
+                    error = tcp.takeSoftError(fd.connection);
+                }
                 yield error == TcpError.NONE ? "0" : errno(error);
             }
             case "IPPROTO_TCP TCP_NODELAY" -> fd.noDelay ? "1" : "0";

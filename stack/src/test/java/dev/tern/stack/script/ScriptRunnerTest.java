@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -23,8 +24,13 @@ class ScriptRunnerTest {
         +0    accept(3, ..., ...) = 4
         """;
 
+    /** Runs {@code script} under the corpus profile (our own scripts' rules) and returns how it failed. */
     private static ScriptException failure(String script) {
-        return assertThrows(ScriptException.class, () -> ScriptRunner.run("t.pkt", script, ScriptProfile.linux()));
+        return failure(script, ScriptProfile.corpus());
+    }
+
+    private static ScriptException failure(String script, ScriptProfile profile) {
+        return assertThrows(ScriptException.class, () -> ScriptRunner.run("t.pkt", script, profile));
     }
 
     /** A small fluent check on a message, so a failure prints the whole message. */
@@ -51,7 +57,7 @@ class ScriptRunnerTest {
     }
 
     private static void passes(String script) {
-        ScriptRunner.run("t.pkt", script, ScriptProfile.linux());
+        ScriptRunner.run("t.pkt", script, ScriptProfile.corpus());
     }
 
     @Nested
@@ -278,6 +284,20 @@ class ScriptRunnerTest {
             final ScriptException e = failure(PASSIVE_OPEN + "+.1 close(4) = 0\n");
             that(e.getMessage()).startsWith("t.pkt:8: Tern sent 'F. 1:1(0) ack 1 win 32768' at 0.110000 s, "
                 + "which no line of the script expects");
+            final String bareOpen = PASSIVE_OPEN.replace("<mss 1460,nop,nop,sackOK,nop,wscale 2>", "<mss 1460>");
+            that(failure(bareOpen + "+.1 close(4) = 0\n", ScriptProfile.bare()).getMessage())
+                .contains("which no line of the script expects");
+        }
+
+        @Test
+        void theProfilesForOtherStacksScriptsDoNotLookAfterTheLastLineAsPacketdrill() {
+            // Packetdrill's validate-established-no-flags ends with data Tern acknowledges after the last line.
+            ScriptRunner.run("t.pkt", PASSIVE_OPEN + "+.1 close(4) = 0\n", ScriptProfile.linux());
+            ScriptRunner.run("t.pkt", PASSIVE_OPEN.replace("wscale 2", "wscale 8").replace("win 65535 <mss 1460,nop",
+                "<mss 1460,nop") + "+.1 close(4) = 0\n", ScriptProfile.gtests());
+            // Before the last line nothing changes: a segment no line expects fails the next > line.
+            that(failure(PASSIVE_OPEN + "+.1 close(4) = 0\n+.1 > . 1:1(0) ack 1\n", ScriptProfile.linux())
+                .getMessage()).startsWith("t.pkt:9: ");
         }
 
         @Test
@@ -716,7 +736,11 @@ class ScriptRunnerTest {
     @Test
     void everyProfileIsNamedAndDistinct() {
         final List<String> names = ScriptProfile.all().stream().map(ScriptProfile::name).toList();
-        assertEquals(List.of("linux", "bare", "gtests"), names);
+        assertEquals(List.of("linux", "bare", "gtests", "corpus"), names);
+        assertFalse(ScriptProfile.linux().strictEnd());
+        assertFalse(ScriptProfile.gtests().strictEnd());
+        assertTrue(ScriptProfile.corpus().strictEnd());
+        assertTrue(ScriptProfile.bare().strictEnd());
         assertTrue(ScriptProfile.named("linux").isPresent());
         assertTrue(ScriptProfile.named("nope").isEmpty());
     }

@@ -74,8 +74,24 @@ public final class TcpHarness implements AutoCloseable {
     /** Our side's port and the peer's, filled into segments the peer sends. */
     public int localPort = LOCAL_PORT;
     public int remotePort = REMOTE_PORT;
+    /** The source address of the peer's segments: {@link #PEER}, or a host the peer routes for (it is our gateway). */
+    public int remoteAddress = PEER;
     public int conn = -1;
     public int listener = -1;
+    /** Whether the peer answers ARP requests for its address (a peer that stopped answering: false). */
+    public boolean answerArp = true;
+    /** Every ARP request our stack sent for another address, in order (not its announcements). */
+    public final List<ArpRequest> arpRequests = new ArrayList<>();
+
+    /**
+     * An ARP request our stack sent: when, to which MAC (broadcast while resolving, the cached MAC when probing) and
+     * for which address.
+     */
+    public record ArpRequest(long atNs, long destinationMac, int targetIp) {
+        public boolean broadcast() {
+            return destinationMac == MacAddress.BROADCAST;
+        }
+    }
 
     /** Records events, in order, as short strings. */
     public static final class Recorder implements TcpEvents {
@@ -134,6 +150,7 @@ public final class TcpHarness implements AutoCloseable {
         poll();
         received.clear();
         all.clear();
+        arpRequests.clear();
     }
 
     /** The default config of these tests: Linux-like, with our ISS fixed. */
@@ -233,12 +250,12 @@ public final class TcpHarness implements AutoCloseable {
         final TcpHeader header = new TcpHeader().wrap(memory, 0, tcpLength);
         repr.emit(header);
         System.arraycopy(payload, 0, segment, repr.headerLength(), payload.length);
-        TcpRepr.fillChecksum(header, PEER, US, tcpLength);
+        TcpRepr.fillChecksum(header, remoteAddress, US, tcpLength);
         if (!goodChecksum) {
             segment[TcpHeader.CHECKSUM_OFFSET] ^= 0x01;
         }
         final byte[] packet = new byte[Ipv4Header.MIN_LENGTH + segment.length];
-        new Ipv4Repr(PEER, US, IpProtocol.TCP, 64, 0, 0, 0x4000, segment.length)
+        new Ipv4Repr(remoteAddress, US, IpProtocol.TCP, 64, 0, 0, 0x4000, segment.length)
             .emit(new Ipv4Header().wrap(MemorySegment.ofArray(packet), 0, packet.length));
         System.arraycopy(segment, 0, packet, Ipv4Header.MIN_LENGTH, segment.length);
         inject(stack.link.macAddress(), EtherType.IPV4, packet);
@@ -330,7 +347,11 @@ public final class TcpHarness implements AutoCloseable {
                 // Answer ARP requests for the peer's address, as a real host would.
                 final dev.tern.arp.wire.ArpPacket arp = new dev.tern.arp.wire.ArpPacket()
                     .wrap(segment, offset + EthernetHeader.LENGTH, 28);
-                if (arp.operation() == 1 && arp.targetIp() == PEER) {
+                if (arp.operation() == 1 && arp.targetIp() != arp.senderIp()) {
+                    arpRequests.add(new ArpRequest(now(), new EthernetHeader().wrap(segment, offset, length)
+                        .destination(), arp.targetIp()));
+                }
+                if (answerArp && arp.operation() == 1 && arp.targetIp() == PEER) {
                     final byte[] reply = new byte[28];
                     new dev.tern.arp.wire.ArpPacket().wrap(MemorySegment.ofArray(reply), 0, 28)
                         .write(2, PEER_MAC, PEER, arp.senderMac(), arp.senderIp());
