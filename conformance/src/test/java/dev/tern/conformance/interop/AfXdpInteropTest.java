@@ -64,8 +64,12 @@ class AfXdpInteropTest {
     }
 
     private void start(AfXdpOptions options) {
+        start(options, VethSetup.DEFAULT.harnessOptions());
+    }
+
+    private void start(AfXdpOptions options, NetnsHarness.Options pair) {
         VethRig.assumeNetns();
-        net = NetnsHarness.create(VethSetup.DEFAULT.harnessOptions());
+        net = NetnsHarness.create(pair);
         kernel = new KernelPeer(net);
         link = net.ternNamespace().call(() -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE, options));
         stack = NetStack.builder().name("afxdp").link(link).address(VethRig.TERN_CIDR).countersInMemory().build();
@@ -189,6 +193,35 @@ class AfXdpInteropTest {
         pollUntil(take, Duration.ofMillis(100));
         assertEquals("sent 3", KernelPeer.line(sender.stdout(), "sent"), sender.stdout() + sender.stderr());
         return received;
+    }
+
+    /**
+     * What the veth peer's offloads do against AF_XDP on this kernel, all on at both ends: attaching a program without
+     * multi-buffer support turns the peer's TSO off (the kernel's veth keeps super-frames from a program that could
+     * not take them) but leaves transmit checksumming on, so the kernel's UDP and TCP cross with partial checksums
+     * (CHECKSUM_PARTIAL: only the pseudo-header's sum in the field). AF_XDP gives Tern the bytes without that status,
+     * and Tern drops each such datagram as a bad checksum; ICMP, checksummed in software by the kernel, is answered.
+     * So the peer's {@code tx} must be off ({@link VethSetup#AF_XDP_PEER_OFFLOADS}); everything else may stay on.
+     */
+    @Test
+    void withThePeersTransmitChecksumOffloadOnItsPartialChecksumsAreDroppedAsBad() throws Exception {
+        start(AfXdpOptions.forAddress(TERN_IPV4), NetnsHarness.Options.defaults().offloads(dev.tern.afpacket.netns.EthtoolOffloads.ALL_ON));
+        final String features = net.peerExec(Duration.ofSeconds(10), "ethtool", "-k", NetnsHarness.PEER_INTERFACE).orThrow().stdout();
+        assertTrue(features.contains("tx-checksumming: on"), features);
+        assertTrue(features.contains("tcp-segmentation-offload: off"), "the kernel turned the peer's TSO off: " + features);
+        try (UdpSocket socket = stack.openUdp(); Arena arena = Arena.ofConfined()) {
+            socket.bind(5353);
+            final BackgroundCommand sender = kernel.launchPeerPy("udp-send", NetnsHarness.PEER_ADDRESS, NetnsHarness.TERN_ADDRESS,
+                "5353", "3", "0.02", "partial");
+            whilePolling(sender, Duration.ofSeconds(10));
+            pollUntil(() -> false, Duration.ofMillis(100));
+            assertEquals("sent 3", KernelPeer.line(sender.stdout(), "sent"), sender.stdout() + sender.stderr());
+            assertEquals(-1, socket.receive(arena.allocate(2048), 0, 2048), "no datagram reached the socket");
+        }
+        assertEquals(3, counter("udp.drop.bad_checksum"), "each datagram came with a partial checksum");
+        final BackgroundCommand ping = net.startInPeer("ping", "-n", "-c", "3", "-i", "0.2", "-W", "2", NetnsHarness.TERN_ADDRESS);
+        whilePolling(ping, Duration.ofSeconds(20));
+        assertTrue(ping.stdout().contains("3 received"), ping.stdout() + ping.stderr());
     }
 
     @Test
