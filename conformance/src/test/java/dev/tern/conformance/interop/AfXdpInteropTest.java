@@ -224,6 +224,100 @@ class AfXdpInteropTest {
         assertTrue(ping.stdout().contains("3 received"), ping.stdout() + ping.stderr());
     }
 
+    /**
+     * MTU 9000 on both ends, offloads off: frames longer than a 2,048-byte chunk cross as multi-buffer frames (the program loaded
+     * with frags support, the socket bound with XDP_USE_SG). The kernel's pings with payloads up to 8,972 bytes (a
+     * 9,014-byte frame, five receive descriptors; don't-fragment set) are answered whole, and its UDP datagrams up to
+     * 8,972 bytes, and one of 20,000 in three fragments, come back intact from Tern's echo socket.
+     */
+    @Test
+    void atMtu9000TheKernelsLargePingsAndDatagramsComeBackWhole() throws Exception {
+        start(AfXdpOptions.forAddress(TERN_IPV4), VethSetup.DEFAULT.harnessOptions().mtu(9000));
+        assertEquals(9000, link.mtu());
+        for (int size : new int[] {1472, 4000, 8972}) {
+            final BackgroundCommand ping = net.startInPeer("ping", "-n", "-c", "3", "-i", "0.2", "-W", "2", "-M", "do", "-s",
+                Integer.toString(size), NetnsHarness.TERN_ADDRESS);
+            whilePolling(ping, Duration.ofSeconds(20));
+            assertTrue(ping.stdout().contains("3 received"), size + ": " + ping.stdout() + ping.stderr());
+            assertTrue(ping.stdout().contains((size + 8) + " bytes from"), "replies as long as the requests: " + ping.stdout());
+        }
+        try (UdpSocket socket = stack.openUdp(); Arena arena = Arena.ofConfined()) {
+            socket.bind(ECHO_PORT);
+            final MemorySegment buffer = arena.allocate(65536);
+            final int[] sizes = {1, 2000, 5000, 8972, 20000};
+            final List<String> arguments = new ArrayList<>(List.of("udp-client", NetnsHarness.TERN_ADDRESS, Integer.toString(ECHO_PORT), "3"));
+            for (int size : sizes) {
+                arguments.add(Integer.toString(size));
+            }
+            final BackgroundCommand client = kernel.launchPeerPy(arguments.toArray(String[]::new));
+            assertTrue(pollUntil(() -> {
+                try {
+                    int length;
+                    while ((length = socket.receive(buffer, 0, (int) buffer.byteSize())) >= 0) {
+                        assertTrue(socket.sendTo(socket.lastSourceAddress(), socket.lastSourcePort(), buffer, 0, length));
+                    }
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+                return !client.isAlive();
+            }, Duration.ofSeconds(30)), "the kernel's client finished");
+            assertEquals(java.util.stream.IntStream.of(sizes).mapToObj(size -> size + " ok").toList(), client.stdout().lines().toList(),
+                client.stderr());
+        }
+        final long frames = counter("link.afxdp.rx.frames");
+        assertTrue(counter("link.afxdp.rx.bytes") > 6000 * 3L, "frames longer than a chunk arrived: " + frames + " frames");
+        assertEquals(0, counter("link.afxdp.rx.too_long"));
+        assertEquals(0, counter("link.afxdp.tx.invalid_descs"), "every chained transmit descriptor was valid");
+        assertEquals(0, counter("stack.internal_errors"));
+    }
+
+    /**
+     * A frame longer than the link takes is counted and dropped whole, and the link goes on. On veth no such frame
+     * reaches the program while the MTUs agree: the kernel drops a frame longer than the receiving end's MTU before
+     * XDP runs, and takes the peer's segmentation offloads away while a program is attached (frags support or not),
+     * so no GSO super-frame crosses either. So the MTU is raised under the open link: opened at 9000 (frames up to
+     * 9,018 bytes gathered), then both ends go to 9100 and the kernel pings with 9,072-byte payloads (9,114-byte
+     * frames, don't-fragment set). Each is one chain of descriptors longer than the link's frames, dropped as one
+     * {@code rx.too_long}; nothing is answered; back at 9000 the next pings are.
+     */
+    @Test
+    void aFrameLongerThanTheLinksMtuIsCountedAndDroppedWhole() {
+        start(AfXdpOptions.forAddress(TERN_IPV4), VethSetup.DEFAULT.harnessOptions().mtu(9000));
+        final BackgroundCommand first = net.startInPeer("ping", "-n", "-c", "1", "-W", "2", NetnsHarness.TERN_ADDRESS);
+        whilePolling(first, Duration.ofSeconds(10));
+        mtu(9100);
+        final BackgroundCommand tooLong = net.startInPeer("ping", "-n", "-c", "3", "-i", "0.2", "-W", "1", "-M", "do", "-s", "9072",
+            NetnsHarness.TERN_ADDRESS);
+        whilePolling(tooLong, Duration.ofSeconds(20));
+        assertTrue(tooLong.stdout().contains("0 received"), tooLong.stdout() + tooLong.stderr());
+        assertEquals(3, counter("link.afxdp.rx.too_long"), "three frames of 9,114 bytes, each counted once");
+        mtu(9000);
+        final BackgroundCommand ping = net.startInPeer("ping", "-n", "-c", "3", "-i", "0.2", "-W", "2", "-M", "do", "-s", "8972",
+            NetnsHarness.TERN_ADDRESS);
+        whilePolling(ping, Duration.ofSeconds(20));
+        assertTrue(ping.stdout().contains("3 received"), "the link goes on: " + ping.stdout() + ping.stderr());
+        assertEquals(3, counter("link.afxdp.rx.too_long"));
+        assertEquals(0, counter("stack.internal_errors"));
+    }
+
+    private void mtu(int value) {
+        net.ternNamespace().ip("link", "set", NetnsHarness.TERN_INTERFACE, "mtu", Integer.toString(value));
+        net.peerNamespace().ip("link", "set", NetnsHarness.PEER_INTERFACE, "mtu", Integer.toString(value));
+    }
+
+    /** An MTU whose frames would need more than 16 chunks is refused at open, in one line naming the limit and AF_PACKET. */
+    @Test
+    void anMtuBeyondSixteenChunksIsRefusedWithTheLimitAndTheAlternative() {
+        VethRig.assumeNetns();
+        net = NetnsHarness.create(NetnsHarness.Options.defaults().mtu(40000));
+        final AfXdpOpenException refused = assertThrows(AfXdpOpenException.class, () -> net.ternNamespace().call(
+            () -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE, AfXdpOptions.forAddress(TERN_IPV4))));
+        assertEquals("afxdp:tern0: MTU 40000 is too large: a frame may span at most 16 UMEM chunks of 2048 bytes, so the "
+            + "largest MTU is 32750; use a smaller MTU, or --link afpacket:tern0", refused.getMessage());
+        assertFalse(net.ternNamespace().ip("link", "show", NetnsHarness.TERN_INTERFACE).stdout().contains("prog/xdp"),
+            "nothing left attached");
+    }
+
     @Test
     void ternSends16MiBToTheKernelIntact() throws Exception {
         start();
