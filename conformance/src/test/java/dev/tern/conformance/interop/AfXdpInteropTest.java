@@ -31,8 +31,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Tern over the AF_XDP link against the Linux kernel on a veth pair in namespaces the test makes
- * ({@link NetnsHarness}; MTU 1500, offloads off on both ends): ARP and ping from the kernel, UDP echo, TCP 16 MiB each
- * way with SHA-256, and the coexistence of Tern and the kernel on one interface.
+ * ({@link NetnsHarness}; MTU 1500, offloads off on both ends, unless a test says otherwise): ARP and ping from the
+ * kernel, UDP echo, TCP 16 MiB each way with SHA-256, and the coexistence of Tern and the kernel on one interface;
+ * MTU 9000 through multi-buffer frames (large pings and datagrams, a frame too long for the link dropped whole, an
+ * MTU too large refused); what the peer's offloads do.
  *
  * <p>veth takes AF_XDP in copy mode only; the steering program is attached in native (driver) mode when the kernel
  * accepts it there, else in generic mode, and each test prints which. Offloads are off because AF_XDP carries no
@@ -196,16 +198,19 @@ class AfXdpInteropTest {
     }
 
     /**
-     * What the veth peer's offloads do against AF_XDP on this kernel, all on at both ends: attaching a program without
-     * multi-buffer support turns the peer's TSO off (the kernel's veth keeps super-frames from a program that could
-     * not take them) but leaves transmit checksumming on, so the kernel's UDP and TCP cross with partial checksums
+     * What the veth peer's offloads do against AF_XDP on this kernel, all on at both ends, at MTU 1500 and at 9000
+     * (where the program has multi-buffer support): attaching the program turns the peer's TSO off either way (veth
+     * takes its segmentation offloads away while its peer has an XDP program, frags support or not) but leaves
+     * transmit checksumming on, so the kernel's UDP and TCP cross with partial checksums
      * (CHECKSUM_PARTIAL: only the pseudo-header's sum in the field). AF_XDP gives Tern the bytes without that status,
      * and Tern drops each such datagram as a bad checksum; ICMP, checksummed in software by the kernel, is answered.
      * So the peer's {@code tx} must be off ({@link VethSetup#AF_XDP_PEER_OFFLOADS}); everything else may stay on.
      */
-    @Test
-    void withThePeersTransmitChecksumOffloadOnItsPartialChecksumsAreDroppedAsBad() throws Exception {
-        start(AfXdpOptions.forAddress(TERN_IPV4), NetnsHarness.Options.defaults().offloads(dev.tern.afpacket.netns.EthtoolOffloads.ALL_ON));
+    @org.junit.jupiter.params.ParameterizedTest(name = "MTU {0}")
+    @org.junit.jupiter.params.provider.ValueSource(ints = {1500, 9000})
+    void withThePeersTransmitChecksumOffloadOnItsPartialChecksumsAreDroppedAsBad(int mtu) throws Exception {
+        start(AfXdpOptions.forAddress(TERN_IPV4), NetnsHarness.Options.defaults().mtu(mtu)
+            .offloads(dev.tern.afpacket.netns.EthtoolOffloads.ALL_ON));
         final String features = net.peerExec(Duration.ofSeconds(10), "ethtool", "-k", NetnsHarness.PEER_INTERFACE).orThrow().stdout();
         assertTrue(features.contains("tx-checksumming: on"), features);
         assertTrue(features.contains("tcp-segmentation-offload: off"), "the kernel turned the peer's TSO off: " + features);
