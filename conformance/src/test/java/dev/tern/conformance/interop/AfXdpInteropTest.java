@@ -233,12 +233,15 @@ class AfXdpInteropTest {
      * MTU 9000 on both ends, offloads off: frames longer than a 2,048-byte chunk cross as multi-buffer frames (the program loaded
      * with frags support, the socket bound with XDP_USE_SG). The kernel's pings with payloads up to 8,972 bytes (a
      * 9,014-byte frame, five receive descriptors; don't-fragment set) are answered whole, and its UDP datagrams up to
-     * 8,972 bytes, and one of 20,000 in three fragments, come back intact from Tern's echo socket.
+     * 8,972 bytes, and one of 20,000 in three fragments, come back intact from Tern's echo socket. With the program
+     * in native (driver) mode and in generic (SKB) mode.
      */
-    @Test
-    void atMtu9000TheKernelsLargePingsAndDatagramsComeBackWhole() throws Exception {
-        start(AfXdpOptions.forAddress(TERN_IPV4), VethSetup.DEFAULT.harnessOptions().mtu(9000));
+    @org.junit.jupiter.params.ParameterizedTest(name = "generic XDP {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void atMtu9000TheKernelsLargePingsAndDatagramsComeBackWhole(boolean genericXdp) throws Exception {
+        start(AfXdpOptions.forAddress(TERN_IPV4).genericXdp(genericXdp), VethSetup.DEFAULT.harnessOptions().mtu(9000));
         assertEquals(9000, link.mtu());
+        assertEquals(!genericXdp, link.nativeXdp(), link.mode());
         for (int size : new int[] {1472, 4000, 8972}) {
             final BackgroundCommand ping = net.startInPeer("ping", "-n", "-c", "3", "-i", "0.2", "-W", "2", "-M", "do", "-s",
                 Integer.toString(size), NetnsHarness.TERN_ADDRESS);
