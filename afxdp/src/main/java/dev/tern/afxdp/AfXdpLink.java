@@ -39,7 +39,7 @@ import java.util.Objects;
  * counted ({@code afxdp.rx.too_long}) and dropped.
  *
  * <p>Frames longer than a chunk (an MTU above 1,774 with 2,048-byte chunks, 3,822 with 4,096-byte ones) use AF_XDP's
- * multi-buffer frames (Linux 6.6+, docs/networking/af_xdp.rst, "Multi-Buffer Support"): the program is loaded with
+ * multi-buffer frames (Linux 6.6+, the kernel's Documentation/networking/af_xdp.rst, "Multi-Buffer Support"): the program is loaded with
  * {@code BPF_F_XDP_HAS_FRAGS}, the socket bound with {@code XDP_USE_SG}, and a frame spans several descriptors, each
  * but the last flagged {@code XDP_PKT_CONTD}. Received, its pieces are copied into one gather buffer of MTU + 18 bytes
  * and handed on from there (a frame that does not fit is counted as {@code afxdp.rx.too_long} and dropped whole).
@@ -244,9 +244,10 @@ public final class AfXdpLink implements Link {
     /** The Ethernet header with one VLAN tag: a frame is at most MTU + 18 bytes (without the FCS). */
     private static final int MAX_HEADER = 18;
     /**
-     * The most descriptors one frame may span. The kernel's copy-mode transmit builds a socket buffer of at most
-     * MAX_SKB_FRAGS (17) pieces and refuses a longer chain (EOVERFLOW, see xsk_build_skb in net/xdp/xsk.c); 16 keeps
-     * clear of that limit on either side.
+     * The most descriptors one frame may span. The kernel's copy-mode transmit puts the first descriptor in a socket
+     * buffer's linear part and each further one in a page fragment, at most MAX_SKB_FRAGS (17), and drops a longer
+     * chain (EOVERFLOW, xsk_build_skb in net/xdp/xsk.c); 16 keeps clear of that limit whatever MAX_SKB_FRAGS a kernel
+     * was built with.
      */
     static final int MAX_PIECES = 16;
     private static final int EINVAL = 22;
@@ -407,8 +408,8 @@ public final class AfXdpLink implements Link {
      * One descriptor of a multi-buffer frame, copied after the pieces before it (the chunk goes back to the fill ring
      * at once, so a chain split across two calls costs nothing more); the last piece, without
      * {@code XDP_PKT_CONTD}, hands the gathered frame on. A chain with an invalid piece, or longer than the gather
-     * buffer (MTU + 18: nothing longer is a frame for this link; a veth peer's GSO super-frame can be), is counted
-     * once as {@code rx.too_long} and dropped whole. Without multi-buffer the kernel sets no {@code XDP_PKT_CONTD}
+     * buffer (MTU + 18: nothing longer is a frame for this link; an interface whose MTU was raised under the open
+     * link can deliver one), is counted once as {@code rx.too_long} and dropped whole. Without multi-buffer the kernel sets no {@code XDP_PKT_CONTD}
      * and this is never reached.
      */
     private void gatherPiece(FrameHandler handler, long address, int length, boolean valid, boolean more) {
