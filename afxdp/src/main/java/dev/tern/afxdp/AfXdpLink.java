@@ -35,8 +35,16 @@ import java.util.Objects;
  * always copy mode), with {@code XDP_USE_NEED_WAKEUP}: the link makes a {@code sendto} to transmit, and a
  * {@code recvfrom} after refilling, only when the kernel sets the ring's need-wakeup flag.
  *
- * <p>No offloads: the stack computes checksums and segments itself. A frame longer than a chunk cannot arrive (the
- * kernel drops it, {@code afxdp.rx.dropped}); a descriptor claiming more than a chunk is counted and dropped.
+ * <p>No offloads: the stack computes checksums and segments itself. A descriptor claiming more than its chunk is
+ * counted ({@code afxdp.rx.too_long}) and dropped.
+ *
+ * <p>Frames longer than a chunk (an MTU above 1,774 with 2,048-byte chunks, 3,822 with 4,096-byte ones) use AF_XDP's
+ * multi-buffer frames (Linux 6.6+, the kernel's Documentation/networking/af_xdp.rst, "Multi-Buffer Support"): the program is loaded with
+ * {@code BPF_F_XDP_HAS_FRAGS}, the socket bound with {@code XDP_USE_SG}, and a frame spans several descriptors, each
+ * but the last flagged {@code XDP_PKT_CONTD}. Received, its pieces are copied into one gather buffer of MTU + 18 bytes
+ * and handed on from there (a frame that does not fit is counted as {@code afxdp.rx.too_long} and dropped whole).
+ * Sent, the stack writes it in place into a transmit slot of several adjacent chunks, and each chunk goes out as one
+ * descriptor of the chain. Frames that fit one chunk take the single-descriptor path as before, in place both ways.
  *
  * <p>Owned by one shard thread; not thread-safe. It may be opened on another thread (a test opens it inside a
  * namespace) and handed over. A received frame is valid until the handler returns.
@@ -72,6 +80,14 @@ public final class AfXdpLink implements Link {
     private final MemorySegment statisticsLength;
     private final long[] freeTx;
     private int freeTxCount;
+    /** Bytes of one transmit slot: one chunk, or the adjacent chunks a multi-buffer frame of MTU + 18 bytes needs. */
+    private final int txSlotSize;
+    private final long txBase;
+    /** A multi-buffer frame's pieces so far (empty when the link takes no multi-buffer frames). */
+    private final MemorySegment gather;
+    private int gatherLength;
+    /** The frame being gathered is dropped: a piece was invalid or did not fit; the rest of its chain is skipped. */
+    private boolean gatherDropping;
     private int txPending;
     private boolean closed;
     private boolean sheddingSyns;
@@ -92,7 +108,7 @@ public final class AfXdpLink implements Link {
 
     private AfXdpLink(String interfaceName, int interfaceIndex, int queue, long mac, int mtu, int chunkSize, boolean zeroCopy,
                       Resources resources, MemorySegment umem, XskRing fill, XskRing completion, XskRing rx, XskRing tx,
-                      long[] freeTx) {
+                      long[] freeTx, int txSlotSize, MemorySegment gather) {
         this.interfaceName = interfaceName;
         this.interfaceIndex = interfaceIndex;
         this.queue = queue;
@@ -108,6 +124,9 @@ public final class AfXdpLink implements Link {
         this.tx = tx;
         this.freeTx = freeTx;
         this.freeTxCount = freeTx.length;
+        this.txSlotSize = txSlotSize;
+        this.txBase = freeTx.length == 0 ? 0 : freeTx[0];
+        this.gather = gather;
         this.callState = resources.callState;
         this.pollFd = resources.arena.allocate(XdpAbi.POLLFD_SIZE, 8);
         this.statistics = resources.arena.allocate(XdpAbi.STATISTICS_SIZE, 8);
@@ -149,9 +168,13 @@ public final class AfXdpLink implements Link {
         final long mac = options.mac() == AfXdpOptions.INTERFACE_MAC ? macAndMtu[0] : options.mac();
         final int mtu = (int) macAndMtu[1];
         final int chunkSize = options.chunkSize();
-        if (mtu + 18 > chunkSize - XdpAbi.XDP_PACKET_HEADROOM) {
-            throw new AfXdpOpenException("afxdp:" + name + ": MTU " + mtu + " does not fit a UMEM chunk of " + chunkSize
-                + " bytes (use 4096-byte chunks or a smaller MTU)");
+        final int frameLimit = mtu + MAX_HEADER;
+        final boolean multiBuffer = frameLimit > chunkSize - XdpAbi.XDP_PACKET_HEADROOM;
+        final int slotChunks = (frameLimit + chunkSize - 1) / chunkSize;
+        if (slotChunks > MAX_PIECES) {
+            throw new AfXdpOpenException("afxdp:" + name + ": MTU " + mtu + " is too large: a frame may span at most "
+                + MAX_PIECES + " UMEM chunks of " + chunkSize + " bytes, so the largest MTU is "
+                + (MAX_PIECES * chunkSize - MAX_HEADER) + "; use a smaller MTU, or --link afpacket:" + name);
         }
 
         resources.fd = Sys.check("socket(AF_XDP)", Libc.socket(cs, XdpAbi.AF_XDP, XdpAbi.SOCK_RAW | XdpAbi.SOCK_CLOEXEC, 0), cs);
@@ -186,17 +209,55 @@ public final class AfXdpLink implements Link {
             fill.memory().set(ValueLayout.JAVA_LONG, fill.entryOffset(fill.producerIndex() + i), (long) i * chunkSize);
         }
         fill.submit(room);
-        final long[] freeTx = new long[half];
-        for (int i = 0; i < half; i++) {
-            freeTx[i] = (long) (half + i) * chunkSize;
+        // A transmit slot is as many adjacent chunks as a frame of MTU + 18 bytes needs (one unless multi-buffer); the
+        // TX ring has one entry per transmit chunk, so it has room for every descriptor of every slot at once.
+        final long[] freeTx = new long[half / slotChunks];
+        for (int i = 0; i < freeTx.length; i++) {
+            freeTx[i] = (long) (half + i * slotChunks) * chunkSize;
         }
 
-        final boolean zeroCopy = bind(arena, cs, fd, index, options);
-        resources.steering = XdpSteering.attach(arena, cs, name, index, options.queue(), fd, mac, options.ipv4(), options.genericXdp());
+        final boolean zeroCopy;
+        try {
+            zeroCopy = bind(arena, cs, fd, index, options, multiBuffer);
+        } catch (SysException e) {
+            if (multiBuffer && (e.errno() == EINVAL || e.errno() == EOPNOTSUPP)) {
+                throw multiBufferRefused(name, mtu, chunkSize, "bind with XDP_USE_SG", e.errno());
+            }
+            throw e;
+        }
+        try {
+            resources.steering = XdpSteering.attach(arena, cs, name, index, options.queue(), fd, mac, options.ipv4(),
+                options.genericXdp(), multiBuffer);
+        } catch (AfXdpOpenException e) {
+            if (multiBuffer && e.getMessage().contains("EINVAL")) {
+                throw multiBufferRefused(name, mtu, chunkSize, "a program with BPF_F_XDP_HAS_FRAGS", EINVAL);
+            }
+            throw e;
+        }
+        final MemorySegment gather = multiBuffer ? arena.allocate(frameLimit, 64) : MemorySegment.NULL;
         final AfXdpLink link = new AfXdpLink(name, index, options.queue(), mac, mtu, chunkSize, zeroCopy, resources, umem, fill,
-            completion, rx, tx, freeTx);
+            completion, rx, tx, freeTx, slotChunks * chunkSize, gather);
         link.busyPoll = options.busyPollUs() > 0 && preferBusyPoll(arena, cs, fd, options.busyPollUs());
         return link;
+    }
+
+    /** The Ethernet header with one VLAN tag: a frame is at most MTU + 18 bytes (without the FCS). */
+    private static final int MAX_HEADER = 18;
+    /**
+     * The most descriptors one frame may span. The kernel's copy-mode transmit puts the first descriptor in a socket
+     * buffer's linear part and each further one in a page fragment, at most MAX_SKB_FRAGS (17), and drops a longer
+     * chain (EOVERFLOW, xsk_build_skb in net/xdp/xsk.c); 16 keeps clear of that limit whatever MAX_SKB_FRAGS a kernel
+     * was built with.
+     */
+    static final int MAX_PIECES = 16;
+    private static final int EINVAL = 22;
+    private static final int EOPNOTSUPP = 95;
+
+    private static AfXdpOpenException multiBufferRefused(String name, int mtu, int chunkSize, String what, int errno) {
+        return new AfXdpOpenException("afxdp:" + name + ": MTU " + mtu + " needs multi-buffer AF_XDP frames (Linux 6.6+), but "
+            + "the kernel refused " + what + " (" + Libc.errnoName(errno) + "); the largest MTU without them is "
+            + (chunkSize - XdpAbi.XDP_PACKET_HEADROOM - MAX_HEADER) + " (" + chunkSize + "-byte chunks); or use --link afpacket:"
+            + name);
     }
 
     /**
@@ -245,14 +306,18 @@ public final class AfXdpLink implements Link {
             arena.allocateFrom(ValueLayout.JAVA_INT, entries), 4), cs);
     }
 
-    /** Binds zero-copy when asked or offered, else copy mode; returns whether zero-copy held. */
-    private static boolean bind(Arena arena, MemorySegment cs, int fd, int index, AfXdpOptions options) {
+    /**
+     * Binds zero-copy when asked or offered, else copy mode, with {@code XDP_USE_SG} when frames may span several
+     * chunks; returns whether zero-copy held.
+     */
+    private static boolean bind(Arena arena, MemorySegment cs, int fd, int index, AfXdpOptions options, boolean multiBuffer) {
+        final int sg = multiBuffer ? XdpAbi.XDP_USE_SG : 0;
         final MemorySegment address = arena.allocate(XdpAbi.SOCKADDR_XDP_SIZE, 8);
         address.set(ValueLayout.JAVA_SHORT, XdpAbi.SXDP_FAMILY, (short) XdpAbi.AF_XDP);
         address.set(ValueLayout.JAVA_INT, XdpAbi.SXDP_IFINDEX, index);
         address.set(ValueLayout.JAVA_INT, XdpAbi.SXDP_QUEUE_ID, options.queue());
         if (options.bindMode() != AfXdpOptions.BindMode.COPY) {
-            address.set(ValueLayout.JAVA_SHORT, XdpAbi.SXDP_FLAGS, (short) (XdpAbi.XDP_ZEROCOPY | XdpAbi.XDP_USE_NEED_WAKEUP));
+            address.set(ValueLayout.JAVA_SHORT, XdpAbi.SXDP_FLAGS, (short) (XdpAbi.XDP_ZEROCOPY | XdpAbi.XDP_USE_NEED_WAKEUP | sg));
             if (Libc.bind(cs, fd, address, XdpAbi.SOCKADDR_XDP_SIZE) == 0) {
                 return true;
             }
@@ -260,7 +325,7 @@ public final class AfXdpLink implements Link {
                 throw new SysException("bind(AF_XDP, XDP_ZEROCOPY, queue " + options.queue() + ")", Libc.errno(cs));
             }
         }
-        address.set(ValueLayout.JAVA_SHORT, XdpAbi.SXDP_FLAGS, (short) (XdpAbi.XDP_COPY | XdpAbi.XDP_USE_NEED_WAKEUP));
+        address.set(ValueLayout.JAVA_SHORT, XdpAbi.SXDP_FLAGS, (short) (XdpAbi.XDP_COPY | XdpAbi.XDP_USE_NEED_WAKEUP | sg));
         Sys.check("bind(AF_XDP, XDP_COPY, queue " + options.queue() + ")", Libc.bind(cs, fd, address, XdpAbi.SOCKADDR_XDP_SIZE), cs);
         return false;
     }
@@ -313,13 +378,20 @@ public final class AfXdpLink implements Link {
             final long entry = rx.entryOffset(first + i);
             final long address = ring.get(ValueLayout.JAVA_LONG, entry + XdpAbi.DESC_ADDR);
             final int length = ring.get(ValueLayout.JAVA_INT, entry + XdpAbi.DESC_LEN);
+            final boolean more = (ring.get(ValueLayout.JAVA_INT, entry + XdpAbi.DESC_OPTIONS) & XdpAbi.XDP_PKT_CONTD) != 0;
             final long chunk = address & chunkMask;
-            if (length < 0 || chunk < 0 || chunk >= umem.byteSize() || address + length > chunk + chunkSize) {
-                rxTooLong++;
+            final boolean valid = length >= 0 && chunk >= 0 && chunk < umem.byteSize() && address + length <= chunk + chunkSize;
+            if (!more && gatherLength == 0 && !gatherDropping) {
+                // A whole frame in one descriptor: handed on in place.
+                if (valid) {
+                    rxFrames++;
+                    rxBytes += length;
+                    handler.onFrame(umem, address, length, 0);
+                } else {
+                    rxTooLong++;
+                }
             } else {
-                rxFrames++;
-                rxBytes += length;
-                handler.onFrame(umem, address, length, 0);
+                gatherPiece(handler, address, length, valid, more);
             }
             fill.memory().set(ValueLayout.JAVA_LONG, fill.entryOffset(fillAt + i), chunk);
         }
@@ -332,6 +404,36 @@ public final class AfXdpLink implements Link {
         return n;
     }
 
+    /**
+     * One descriptor of a multi-buffer frame, copied after the pieces before it (the chunk goes back to the fill ring
+     * at once, so a chain split across two calls costs nothing more); the last piece, without
+     * {@code XDP_PKT_CONTD}, hands the gathered frame on. A chain with an invalid piece, or longer than the gather
+     * buffer (MTU + 18: nothing longer is a frame for this link; an interface whose MTU was raised under the open
+     * link can deliver one), is counted once as {@code rx.too_long} and dropped whole. Without multi-buffer the kernel sets no {@code XDP_PKT_CONTD}
+     * and this is never reached.
+     */
+    private void gatherPiece(FrameHandler handler, long address, int length, boolean valid, boolean more) {
+        if (!gatherDropping) {
+            if (valid && gatherLength + length <= gather.byteSize()) {
+                MemorySegment.copy(umem, address, gather, gatherLength, length);
+                gatherLength += length;
+            } else {
+                gatherDropping = true;
+            }
+        }
+        if (!more) {
+            if (gatherDropping) {
+                rxTooLong++;
+            } else {
+                rxFrames++;
+                rxBytes += gatherLength;
+                handler.onFrame(gather, 0, gatherLength, 0);
+            }
+            gatherLength = 0;
+            gatherDropping = false;
+        }
+    }
+
     @Override
     public boolean claim(TxFrame frame) {
         if (freeTxCount == 0) {
@@ -342,7 +444,7 @@ public final class AfXdpLink implements Link {
             }
         }
         final long address = freeTx[--freeTxCount];
-        frame.claimed(umem, address, chunkSize, address);
+        frame.claimed(umem, address, txSlotSize, address);
         return true;
     }
 
@@ -354,14 +456,22 @@ public final class AfXdpLink implements Link {
             abort(frame);
             return;
         }
-        final long entry = tx.entryOffset(tx.producerIndex() + txPending);
         final MemorySegment ring = tx.memory();
-        ring.set(ValueLayout.JAVA_LONG, entry + XdpAbi.DESC_ADDR, frame.token());
-        ring.set(ValueLayout.JAVA_INT, entry + XdpAbi.DESC_LEN, frame.length());
-        ring.set(ValueLayout.JAVA_INT, entry + XdpAbi.DESC_OPTIONS, 0);
-        txPending++;
+        final int length = frame.length();
+        // One descriptor per chunk of the slot the frame uses, each but the last flagged XDP_PKT_CONTD (a frame
+        // within one chunk: one descriptor, no flag).
+        int offset = 0;
+        do {
+            final int piece = Math.min(chunkSize, length - offset);
+            final long entry = tx.entryOffset(tx.producerIndex() + txPending);
+            ring.set(ValueLayout.JAVA_LONG, entry + XdpAbi.DESC_ADDR, frame.token() + offset);
+            ring.set(ValueLayout.JAVA_INT, entry + XdpAbi.DESC_LEN, piece);
+            offset += piece;
+            ring.set(ValueLayout.JAVA_INT, entry + XdpAbi.DESC_OPTIONS, offset < length ? XdpAbi.XDP_PKT_CONTD : 0);
+            txPending++;
+        } while (offset < length);
         txFrames++;
-        txBytes += frame.length();
+        txBytes += length;
     }
 
     @Override
@@ -424,7 +534,12 @@ public final class AfXdpLink implements Link {
         final MemorySegment ring = completion.memory();
         final int first = completion.consumerIndex();
         for (int i = 0; i < n; i++) {
-            freeTx[freeTxCount++] = ring.get(ValueLayout.JAVA_LONG, completion.entryOffset(first + i));
+            // Each descriptor completes; a multi-buffer frame's slot is free again with its first chunk (the kernel
+            // completes a frame's descriptors together, in ring order, when it has sent the whole frame).
+            final long address = ring.get(ValueLayout.JAVA_LONG, completion.entryOffset(first + i));
+            if (txSlotSize == chunkSize || (address - txBase) % txSlotSize == 0) {
+                freeTx[freeTxCount++] = address;
+            }
         }
         completion.release(n);
     }

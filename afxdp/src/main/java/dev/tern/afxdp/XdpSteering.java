@@ -79,12 +79,15 @@ final class XdpSteering implements AutoCloseable {
 
     /**
      * Creates the XSKMAP, loads the program for {@code mac}/{@code ipv4}, puts {@code socketFd} at {@code queue} and
-     * attaches to {@code ifindex} (native mode first unless {@code forceGeneric}).
+     * attaches to {@code ifindex} (native mode first unless {@code forceGeneric}). With {@code frags} the program is
+     * loaded as one that takes multi-buffer frames ({@code BPF_F_XDP_HAS_FRAGS}): it reads only headers, which lie in
+     * the first buffer, so nothing in it changes; the flag is what lets the kernel hand it frames longer than a page
+     * (a veth refuses a program without it once the peer's MTU exceeds about 3,500 bytes).
      *
      * @throws AfXdpOpenException with a one-line reason
      */
     static XdpSteering attach(Arena arena, MemorySegment callState, String interfaceName, int ifindex, int queue, int socketFd,
-                              long mac, int ipv4, boolean forceGeneric) {
+                              long mac, int ipv4, boolean forceGeneric, boolean frags) {
         final XdpSteering steering = new XdpSteering(callState);
         try {
             steering.mapKey = arena.allocate(ValueLayout.JAVA_INT);
@@ -94,7 +97,7 @@ final class XdpSteering implements AutoCloseable {
             steering.groupsFd = steering.createMap(arena, XdpAbi.BPF_MAP_TYPE_HASH, 4, MAX_GROUPS, "tern_groups", "HASH");
             steering.shedFd = steering.createMap(arena, XdpAbi.BPF_MAP_TYPE_ARRAY, 4, 1, "tern_shed", "ARRAY");
             steering.shedCountFd = steering.createMap(arena, XdpAbi.BPF_MAP_TYPE_ARRAY, 8, 1, "tern_shed_count", "ARRAY");
-            steering.load(arena, mac, ipv4);
+            steering.load(arena, mac, ipv4, frags);
             steering.insert(queue, socketFd);
             steering.attachTo(arena, interfaceName, ifindex, forceGeneric);
             return steering;
@@ -183,7 +186,7 @@ final class XdpSteering implements AutoCloseable {
         }
     }
 
-    private void load(Arena arena, long mac, int ipv4) {
+    private void load(Arena arena, long mac, int ipv4, boolean frags) {
         final long[] instructions = program(new Maps(mapFd, groupsFd, shedFd, shedCountFd), mac, ipv4);
         final MemorySegment insns = arena.allocate(8L * instructions.length, 8);
         for (int i = 0; i < instructions.length; i++) {
@@ -200,6 +203,7 @@ final class XdpSteering implements AutoCloseable {
         attr.set(ValueLayout.JAVA_INT, XdpAbi.PROG_LOAD_LOG_SIZE, LOG_SIZE);
         attr.set(ValueLayout.JAVA_LONG, XdpAbi.PROG_LOAD_LOG_BUF, log.address());
         attr.set(ValueLayout.JAVA_INT, XdpAbi.PROG_LOAD_EXPECTED_ATTACH_TYPE, XdpAbi.BPF_XDP);
+        attr.set(ValueLayout.JAVA_INT, XdpAbi.PROG_LOAD_FLAGS, frags ? XdpAbi.BPF_F_XDP_HAS_FRAGS : 0);
         name(attr, XdpAbi.PROG_LOAD_NAME, "tern_steer");
         final int fd = Sys.bpf(callState, XdpAbi.BPF_PROG_LOAD, attr, XdpAbi.BPF_ATTR_SIZE);
         if (fd < 0) {

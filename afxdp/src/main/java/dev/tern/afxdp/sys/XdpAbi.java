@@ -38,6 +38,10 @@ public final class XdpAbi {
     @CAbi("XDP_COPY") public static final int XDP_COPY = 1 << 1;
     @CAbi("XDP_ZEROCOPY") public static final int XDP_ZEROCOPY = 1 << 2;
     @CAbi("XDP_USE_NEED_WAKEUP") public static final int XDP_USE_NEED_WAKEUP = 1 << 3;
+    /** Multi-buffer frames (Linux 6.6+): a frame may span several descriptors, each but the last flagged XDP_PKT_CONTD. */
+    @CAbi("XDP_USE_SG") public static final int XDP_USE_SG = 1 << 4;
+    /** In a descriptor's options: more of this frame follows in the next descriptor. */
+    @CAbi("XDP_PKT_CONTD") public static final int XDP_PKT_CONTD = 1 << 0;
     @CAbi("XDP_RING_NEED_WAKEUP") public static final int XDP_RING_NEED_WAKEUP = 1;
 
     @CAbi("XDP_PGOFF_RX_RING") public static final long XDP_PGOFF_RX_RING = 0;
@@ -155,6 +159,9 @@ public final class XdpAbi {
     @CAbi("offsetof(union bpf_attr, log_level)") public static final int PROG_LOAD_LOG_LEVEL = 24;
     @CAbi("offsetof(union bpf_attr, log_size)") public static final int PROG_LOAD_LOG_SIZE = 28;
     @CAbi("offsetof(union bpf_attr, log_buf)") public static final int PROG_LOAD_LOG_BUF = 32;
+    @CAbi("offsetof(union bpf_attr, prog_flags)") public static final int PROG_LOAD_FLAGS = 44;
+    /** The program understands multi-buffer frames (it sees only the first buffer through data/data_end). */
+    @CAbi("BPF_F_XDP_HAS_FRAGS") public static final int BPF_F_XDP_HAS_FRAGS = 1 << 5;
     @CAbi("offsetof(union bpf_attr, prog_name)") public static final int PROG_LOAD_NAME = 48;
     @CAbi("offsetof(union bpf_attr, expected_attach_type)") public static final int PROG_LOAD_EXPECTED_ATTACH_TYPE = 68;
 

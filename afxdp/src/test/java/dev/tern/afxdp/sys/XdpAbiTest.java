@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -38,20 +39,31 @@ class XdpAbiTest {
         return entries;
     }
 
+    /**
+     * Multi-buffer's two flags came with Linux 6.6's {@code <linux/if_xdp.h>}; older installed headers (Debian 12's
+     * linux-libc-dev is 6.1) lack them. Each is compared where the headers define it, and said to be unchecked where
+     * they do not; the MTU 9000 interop test ({@code AfXdpInteropTest}) is where the running kernel takes them.
+     */
+    static final Set<String> SINCE_LINUX_6_6 = Set.of("XDP_USE_SG", "XDP_PKT_CONTD");
+
     @Test
     void everyConstantOffsetAndSizeEqualsWhatGccPrintsFromTheKernelHeaders() throws Exception {
         ExternalTools.require("gcc", "gcc");
         final List<Entry> entries = entries();
         final Map<String, Long> printed = print(entries);
         final List<String> mismatches = new ArrayList<>();
+        final List<String> unchecked = new ArrayList<>();
         for (Entry entry : entries) {
             final Long c = printed.get(entry.name());
-            if (c == null || c != entry.value()) {
+            if (c == null && SINCE_LINUX_6_6.contains(entry.name())) {
+                unchecked.add(entry.name());
+            } else if (c == null || c != entry.value()) {
                 mismatches.add(entry.name() + ": Java " + entry.value() + ", C " + c + "  (" + entry.expression() + ")");
             }
         }
         assertEquals(List.of(), mismatches, "XdpAbi differs from the installed kernel headers");
-        System.out.printf("AF_XDP ABI: %d values compared with gcc%n", entries.size());
+        System.out.printf("AF_XDP ABI: %d values compared with gcc%s%n", entries.size() - unchecked.size(),
+            unchecked.isEmpty() ? "" : "; not in the installed headers (older than Linux 6.6), so unchecked: " + unchecked);
         assertTrue(entries.size() >= 100, "only " + entries.size() + " entries");
     }
 
@@ -81,7 +93,14 @@ class XdpAbiTest {
             int main(void) {
             """);
         for (Entry e : entries) {
+            final boolean guarded = SINCE_LINUX_6_6.contains(e.name());
+            if (guarded) {
+                c.append("#ifdef ").append(e.expression()).append('\n');
+            }
             c.append("    printf(\"%s %lld\\n\", \"").append(e.name()).append("\", (long long) (").append(e.expression()).append("));\n");
+            if (guarded) {
+                c.append("#endif\n");
+            }
         }
         c.append("    return 0;\n}\n");
         final Path dir = Files.createDirectories(Path.of("target", "c-programs"));

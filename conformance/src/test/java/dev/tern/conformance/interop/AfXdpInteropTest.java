@@ -31,8 +31,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Tern over the AF_XDP link against the Linux kernel on a veth pair in namespaces the test makes
- * ({@link NetnsHarness}; MTU 1500, offloads off on both ends): ARP and ping from the kernel, UDP echo, TCP 16 MiB each
- * way with SHA-256, and the coexistence of Tern and the kernel on one interface.
+ * ({@link NetnsHarness}; MTU 1500, offloads off on both ends, unless a test says otherwise): ARP and ping from the
+ * kernel, UDP echo, TCP 16 MiB each way with SHA-256, and the coexistence of Tern and the kernel on one interface;
+ * MTU 9000 through multi-buffer frames (large pings and datagrams, a frame too long for the link dropped whole, an
+ * MTU too large refused); what the peer's offloads do.
  *
  * <p>veth takes AF_XDP in copy mode only; the steering program is attached in native (driver) mode when the kernel
  * accepts it there, else in generic mode, and each test prints which. Offloads are off because AF_XDP carries no
@@ -64,8 +66,12 @@ class AfXdpInteropTest {
     }
 
     private void start(AfXdpOptions options) {
+        start(options, VethSetup.DEFAULT.harnessOptions());
+    }
+
+    private void start(AfXdpOptions options, NetnsHarness.Options pair) {
         VethRig.assumeNetns();
-        net = NetnsHarness.create(VethSetup.DEFAULT.harnessOptions());
+        net = NetnsHarness.create(pair);
         kernel = new KernelPeer(net);
         link = net.ternNamespace().call(() -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE, options));
         stack = NetStack.builder().name("afxdp").link(link).address(VethRig.TERN_CIDR).countersInMemory().build();
@@ -189,6 +195,135 @@ class AfXdpInteropTest {
         pollUntil(take, Duration.ofMillis(100));
         assertEquals("sent 3", KernelPeer.line(sender.stdout(), "sent"), sender.stdout() + sender.stderr());
         return received;
+    }
+
+    /**
+     * What the veth peer's offloads do against AF_XDP on this kernel, all on at both ends, at MTU 1500 and at 9000
+     * (where the program has multi-buffer support): attaching the program turns the peer's TSO off either way (veth
+     * takes its segmentation offloads away while its peer has an XDP program, frags support or not) but leaves
+     * transmit checksumming on, so the kernel's UDP and TCP cross with partial checksums
+     * (CHECKSUM_PARTIAL: only the pseudo-header's sum in the field). AF_XDP gives Tern the bytes without that status,
+     * and Tern drops each such datagram as a bad checksum; ICMP, checksummed in software by the kernel, is answered.
+     * So the peer's {@code tx} must be off ({@link VethSetup#AF_XDP_PEER_OFFLOADS}); everything else may stay on.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "MTU {0}")
+    @org.junit.jupiter.params.provider.ValueSource(ints = {1500, 9000})
+    void withThePeersTransmitChecksumOffloadOnItsPartialChecksumsAreDroppedAsBad(int mtu) throws Exception {
+        start(AfXdpOptions.forAddress(TERN_IPV4), NetnsHarness.Options.defaults().mtu(mtu)
+            .offloads(dev.tern.afpacket.netns.EthtoolOffloads.ALL_ON));
+        final String features = net.peerExec(Duration.ofSeconds(10), "ethtool", "-k", NetnsHarness.PEER_INTERFACE).orThrow().stdout();
+        assertTrue(features.contains("tx-checksumming: on"), features);
+        assertTrue(features.contains("tcp-segmentation-offload: off"), "the kernel turned the peer's TSO off: " + features);
+        try (UdpSocket socket = stack.openUdp(); Arena arena = Arena.ofConfined()) {
+            socket.bind(5353);
+            final BackgroundCommand sender = kernel.launchPeerPy("udp-send", NetnsHarness.PEER_ADDRESS, NetnsHarness.TERN_ADDRESS,
+                "5353", "3", "0.02", "partial");
+            whilePolling(sender, Duration.ofSeconds(10));
+            pollUntil(() -> false, Duration.ofMillis(100));
+            assertEquals("sent 3", KernelPeer.line(sender.stdout(), "sent"), sender.stdout() + sender.stderr());
+            assertEquals(-1, socket.receive(arena.allocate(2048), 0, 2048), "no datagram reached the socket");
+        }
+        assertEquals(3, counter("udp.drop.bad_checksum"), "each datagram came with a partial checksum");
+        final BackgroundCommand ping = net.startInPeer("ping", "-n", "-c", "3", "-i", "0.2", "-W", "2", NetnsHarness.TERN_ADDRESS);
+        whilePolling(ping, Duration.ofSeconds(20));
+        assertTrue(ping.stdout().contains("3 received"), ping.stdout() + ping.stderr());
+    }
+
+    /**
+     * MTU 9000 on both ends, offloads off: frames longer than a 2,048-byte chunk cross as multi-buffer frames (the program loaded
+     * with frags support, the socket bound with XDP_USE_SG). The kernel's pings with payloads up to 8,972 bytes (a
+     * 9,014-byte frame, five receive descriptors; don't-fragment set) are answered whole, and its UDP datagrams up to
+     * 8,972 bytes, and one of 20,000 in three fragments, come back intact from Tern's echo socket. With the program
+     * in native (driver) mode and in generic (SKB) mode.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "generic XDP {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void atMtu9000TheKernelsLargePingsAndDatagramsComeBackWhole(boolean genericXdp) throws Exception {
+        start(AfXdpOptions.forAddress(TERN_IPV4).genericXdp(genericXdp), VethSetup.DEFAULT.harnessOptions().mtu(9000));
+        assertEquals(9000, link.mtu());
+        assertEquals(!genericXdp, link.nativeXdp(), link.mode());
+        for (int size : new int[] {1472, 4000, 8972}) {
+            final BackgroundCommand ping = net.startInPeer("ping", "-n", "-c", "3", "-i", "0.2", "-W", "2", "-M", "do", "-s",
+                Integer.toString(size), NetnsHarness.TERN_ADDRESS);
+            whilePolling(ping, Duration.ofSeconds(20));
+            assertTrue(ping.stdout().contains("3 received"), size + ": " + ping.stdout() + ping.stderr());
+            assertTrue(ping.stdout().contains((size + 8) + " bytes from"), "replies as long as the requests: " + ping.stdout());
+        }
+        try (UdpSocket socket = stack.openUdp(); Arena arena = Arena.ofConfined()) {
+            socket.bind(ECHO_PORT);
+            final MemorySegment buffer = arena.allocate(65536);
+            final int[] sizes = {1, 2000, 5000, 8972, 20000};
+            final List<String> arguments = new ArrayList<>(List.of("udp-client", NetnsHarness.TERN_ADDRESS, Integer.toString(ECHO_PORT), "3"));
+            for (int size : sizes) {
+                arguments.add(Integer.toString(size));
+            }
+            final BackgroundCommand client = kernel.launchPeerPy(arguments.toArray(String[]::new));
+            assertTrue(pollUntil(() -> {
+                try {
+                    int length;
+                    while ((length = socket.receive(buffer, 0, (int) buffer.byteSize())) >= 0) {
+                        assertTrue(socket.sendTo(socket.lastSourceAddress(), socket.lastSourcePort(), buffer, 0, length));
+                    }
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+                return !client.isAlive();
+            }, Duration.ofSeconds(30)), "the kernel's client finished");
+            assertEquals(java.util.stream.IntStream.of(sizes).mapToObj(size -> size + " ok").toList(), client.stdout().lines().toList(),
+                client.stderr());
+        }
+        final long frames = counter("link.afxdp.rx.frames");
+        assertTrue(counter("link.afxdp.rx.bytes") > 6000 * 3L, "frames longer than a chunk arrived: " + frames + " frames");
+        assertEquals(0, counter("link.afxdp.rx.too_long"));
+        assertEquals(0, counter("link.afxdp.tx.invalid_descs"), "every chained transmit descriptor was valid");
+        assertEquals(0, counter("stack.internal_errors"));
+    }
+
+    /**
+     * A frame longer than the link takes is counted and dropped whole, and the link goes on. On veth no such frame
+     * reaches the program while the MTUs agree: the kernel drops a frame longer than the receiving end's MTU before
+     * XDP runs, and takes the peer's segmentation offloads away while a program is attached (frags support or not),
+     * so no GSO super-frame crosses either. So the MTU is raised under the open link: opened at 9000 (frames up to
+     * 9,018 bytes gathered), then both ends go to 9100 and the kernel pings with 9,072-byte payloads (9,114-byte
+     * frames, don't-fragment set). Each is one chain of descriptors longer than the link's frames, dropped as one
+     * {@code rx.too_long}; nothing is answered; back at 9000 the next pings are.
+     */
+    @Test
+    void aFrameLongerThanTheLinksMtuIsCountedAndDroppedWhole() {
+        start(AfXdpOptions.forAddress(TERN_IPV4), VethSetup.DEFAULT.harnessOptions().mtu(9000));
+        final BackgroundCommand first = net.startInPeer("ping", "-n", "-c", "1", "-W", "2", NetnsHarness.TERN_ADDRESS);
+        whilePolling(first, Duration.ofSeconds(10));
+        mtu(9100);
+        final BackgroundCommand tooLong = net.startInPeer("ping", "-n", "-c", "3", "-i", "0.2", "-W", "1", "-M", "do", "-s", "9072",
+            NetnsHarness.TERN_ADDRESS);
+        whilePolling(tooLong, Duration.ofSeconds(20));
+        assertTrue(tooLong.stdout().contains("0 received"), tooLong.stdout() + tooLong.stderr());
+        assertEquals(3, counter("link.afxdp.rx.too_long"), "three frames of 9,114 bytes, each counted once");
+        mtu(9000);
+        final BackgroundCommand ping = net.startInPeer("ping", "-n", "-c", "3", "-i", "0.2", "-W", "2", "-M", "do", "-s", "8972",
+            NetnsHarness.TERN_ADDRESS);
+        whilePolling(ping, Duration.ofSeconds(20));
+        assertTrue(ping.stdout().contains("3 received"), "the link goes on: " + ping.stdout() + ping.stderr());
+        assertEquals(3, counter("link.afxdp.rx.too_long"));
+        assertEquals(0, counter("stack.internal_errors"));
+    }
+
+    private void mtu(int value) {
+        net.ternNamespace().ip("link", "set", NetnsHarness.TERN_INTERFACE, "mtu", Integer.toString(value));
+        net.peerNamespace().ip("link", "set", NetnsHarness.PEER_INTERFACE, "mtu", Integer.toString(value));
+    }
+
+    /** An MTU whose frames would need more than 16 chunks is refused at open, in one line naming the limit and AF_PACKET. */
+    @Test
+    void anMtuBeyondSixteenChunksIsRefusedWithTheLimitAndTheAlternative() {
+        VethRig.assumeNetns();
+        net = NetnsHarness.create(NetnsHarness.Options.defaults().mtu(40000));
+        final AfXdpOpenException refused = assertThrows(AfXdpOpenException.class, () -> net.ternNamespace().call(
+            () -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE, AfXdpOptions.forAddress(TERN_IPV4))));
+        assertEquals("afxdp:tern0: MTU 40000 is too large: a frame may span at most 16 UMEM chunks of 2048 bytes, so the "
+            + "largest MTU is 32750; use a smaller MTU, or --link afpacket:tern0", refused.getMessage());
+        assertFalse(net.ternNamespace().ip("link", "show", NetnsHarness.TERN_INTERFACE).stdout().contains("prog/xdp"),
+            "nothing left attached");
     }
 
     @Test

@@ -10,7 +10,8 @@ import dev.tern.core.testing.Allocations;
 import dev.tern.ethernet.link.FrameHandler;
 import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.link.TxFrame;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.lang.foreign.MemorySegment;
 
@@ -23,17 +24,31 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * <p>Frames towards Tern are IPv4 frames for Tern's MAC and address, so that the steering program redirects them to
  * the socket; frames from Tern carry an experimental ethertype the peer's kernel ignores. 1M frames each way are
  * measured after 150k of warm-up (the first 50k in bursts of two, so that C2 compiles the downcall paths, as in
- * afpacket's test).
+ * afpacket's test). Twice: 64-byte frames at MTU 1500 (one descriptor each), and 2,100-byte frames at MTU 9000, each
+ * a multi-buffer frame both ways (two receive descriptors of at most 1,792 bytes gathered into one buffer, two
+ * transmit descriptors chained with XDP_PKT_CONTD), the shortest frame that takes both multi-buffer paths.
  */
 class AfXdpZeroAllocationTest {
     private static final int WARMUP_FRAMES = 150_000;
     private static final int SMALL_BURST_WARMUP_FRAMES = 50_000;
     private static final int MEASURED_FRAMES = 1_000_000;
-    private static final int FRAME_LENGTH = 64;
     private static final int BURST = 64;
     private static final int WARMUP_BURST = 2;
-    /** Frames in flight per direction: well inside the AF_XDP RX ring (2048), so the kernel never drops. */
-    private static final int WINDOW = 1024;
+
+    /**
+     * One run: the veth's MTU, the frames' length, and the frames in flight per direction (descriptors in flight
+     * stay within the AF_XDP RX ring's 2048, so the kernel never drops).
+     */
+    record Case(int mtu, int frameLength, int window) {
+        @Override
+        public String toString() {
+            return frameLength + "-byte frames at MTU " + mtu;
+        }
+    }
+
+    static java.util.stream.Stream<Case> cases() {
+        return java.util.stream.Stream.of(new Case(1500, 64, 1024), new Case(9000, 2100, 512));
+    }
     private static final int ETHERTYPE_IPV4 = 0x0800;
     private static final int ETHERTYPE_EXPERIMENT = 0x88B5;
     private static final int SEQUENCE_OFFSET = 34;
@@ -44,19 +59,23 @@ class AfXdpZeroAllocationTest {
         private final Link to;
         private final int ethertype;
         private final TxFrame tx = new TxFrame();
+        private final int frameLength;
+        private final int window;
         long sent;
         long received;
         long outOfOrder;
 
-        Direction(Link from, Link to, int ethertype) {
+        Direction(Link from, Link to, int ethertype, Case run) {
             this.from = from;
             this.to = to;
             this.ethertype = ethertype;
+            this.frameLength = run.frameLength();
+            this.window = run.window();
         }
 
         void transmit(long target, int maxBurst) {
             int burst = 0;
-            while (sent < target && sent - received < WINDOW && burst < maxBurst && from.claim(tx)) {
+            while (sent < target && sent - received < window && burst < maxBurst && from.claim(tx)) {
                 final MemorySegment s = tx.segment();
                 final long o = tx.offset();
                 BigEndian.u48(s, o, to.macAddress());
@@ -64,7 +83,7 @@ class AfXdpZeroAllocationTest {
                 BigEndian.u16(s, o + 12, ethertype);
                 BigEndian.i32(s, o + 30, NetnsHarness.TERN_IPV4);
                 BigEndian.i64(s, o + SEQUENCE_OFFSET, sent);
-                tx.length(FRAME_LENGTH);
+                tx.length(frameLength);
                 from.commit(tx);
                 sent++;
                 burst++;
@@ -81,7 +100,7 @@ class AfXdpZeroAllocationTest {
             if (BigEndian.u16(segment, offset + 12) != ethertype) {
                 return;
             }
-            if (BigEndian.i64(segment, offset + SEQUENCE_OFFSET) != received || length != FRAME_LENGTH) {
+            if (BigEndian.i64(segment, offset + SEQUENCE_OFFSET) != received || length != frameLength) {
                 outOfOrder++;
             }
             received++;
@@ -101,15 +120,16 @@ class AfXdpZeroAllocationTest {
         }
     }
 
-    @Test
-    void receiveAndTransmitAllocateNothingPerFrame() {
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("cases")
+    void receiveAndTransmitAllocateNothingPerFrame(Case run) {
         VethRig.assumeNetns();
-        try (NetnsHarness net = NetnsHarness.create(VethSetup.DEFAULT.harnessOptions());
+        try (NetnsHarness net = NetnsHarness.create(VethSetup.DEFAULT.harnessOptions().mtu(run.mtu()));
              AfXdpLink tern = net.ternNamespace().call(() -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE,
                  AfXdpOptions.forAddress(NetnsHarness.TERN_IPV4)));
-             AfPacketLink peer = net.openPeerLink(AfPacketOptions.defaults())) {
-            final Direction there = new Direction(tern, peer, ETHERTYPE_EXPERIMENT);
-            final Direction back = new Direction(peer, tern, ETHERTYPE_IPV4);
+             AfPacketLink peer = net.openPeerLink(run.mtu() > 1500 ? AfPacketOptions.throughput() : AfPacketOptions.defaults())) {
+            final Direction there = new Direction(tern, peer, ETHERTYPE_EXPERIMENT, run);
+            final Direction back = new Direction(peer, tern, ETHERTYPE_IPV4, run);
             run(there, back, SMALL_BURST_WARMUP_FRAMES, WARMUP_BURST);
             run(there, back, WARMUP_FRAMES, BURST);
 
@@ -126,7 +146,7 @@ class AfXdpZeroAllocationTest {
                 run(there, back, target, BURST);
                 allocated = Allocations.allocatedBytes() - before;
             }
-            System.out.printf("AF_XDP (%s): %d window(s); %d frames each way in %.2f s%n", tern.mode(), windows,
+            System.out.printf("AF_XDP (%s), %s: %d window(s); %d frames each way in %.2f s%n", tern.mode(), run, windows,
                 target - WARMUP_FRAMES,
                 (System.nanoTime() - start) / 1e9);
             assertEquals(0, allocated, "bytes allocated while " + 2 * MEASURED_FRAMES + " frames were sent and as many received");
@@ -136,6 +156,8 @@ class AfXdpZeroAllocationTest {
             assertEquals(target, values[2], "afxdp.rx.frames");
             assertEquals(target, values[11], "afxdp.tx.frames");
             assertEquals(0, values[5], "afxdp.rx.dropped");
+            assertEquals(0, values[4], "afxdp.rx.too_long");
+            assertEquals(0, values[15], "afxdp.tx.invalid_descs");
         }
     }
 }

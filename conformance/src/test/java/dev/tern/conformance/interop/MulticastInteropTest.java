@@ -4,10 +4,12 @@ import dev.tern.afpacket.netns.BackgroundCommand;
 import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.conformance.replay.Capture;
 import dev.tern.conformance.replay.CapturedFrame;
+import dev.tern.core.checksum.InternetChecksum;
 import dev.tern.core.net.Ipv4Address;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.TernSocketException;
 import dev.tern.stack.UdpSocket;
+import dev.tern.stack.testing.Frames;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -29,8 +31,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * IPv4 multicast between Tern and the Linux kernel (RFC 1112, RFC 3376 IGMPv3): Tern as a member of groups the
- * kernel sends to (any-source and source-specific), its membership reports as tcpdump sees them on the kernel's
- * end, its leave; and the kernel as a member of a group Tern sends to.
+ * kernel sends to (any-source, source-specific INCLUDE and EXCLUDE), its membership reports as tcpdump sees them on
+ * the kernel's end, its leave, the queries it hears; and the kernel as a member of a group Tern sends to.
+ *
+ * <p>Each scenario runs with Tern on AF_PACKET and on AF_XDP ({@link VethSetup#offloadsOffAndOnOnBothLinks}). Where
+ * the links differ, by design (docs/DESIGN.md, "The AF_XDP link", Limits), the test says so: on AF_XDP a group's
+ * frames go to Tern only while it is a member (after the leave the program hands them to the kernel, so Tern's
+ * wire never sees them), and general queries to 224.0.0.1 stay the kernel's.
  */
 class MulticastInteropTest extends VethRigTest {
     private static final int PORT = 5000;
@@ -42,8 +49,11 @@ class MulticastInteropTest extends VethRigTest {
     /** Longer than the Unsolicited Report Interval (1 s), within which a state-change report is repeated. */
     private static final Duration REPORTS_SENT = Duration.ofMillis(1500);
 
+    private static final String EXCLUDE_GROUP = "239.1.2.5";
+    private static final int SECOND_SOURCE_IPV4 = Ipv4Address.parse(SECOND_SOURCE);
+
     static Stream<VethSetup> setups() {
-        return VethSetup.offloadsOffAndOn();
+        return VethSetup.offloadsOffAndOnOnBothLinks();
     }
 
     @ParameterizedTest(name = "{0}")
@@ -70,7 +80,12 @@ class MulticastInteropTest extends VethRigTest {
             final long dropsBefore = droppedMulticast();
             assertEquals(List.of(), receiveWhileKernelSends(socket, buffer, NetnsHarness.PEER_ADDRESS, GROUP, "left"),
                 "nothing after the leave");
-            assertEquals(3, droppedMulticast() - dropsBefore, "the three datagrams reached Tern's wire and were discarded");
+            if (setup.afXdp()) {
+                assertEquals(0, droppedMulticast() - dropsBefore,
+                    "AF_XDP: the leave took the group out of the program's map, so its frames went to the kernel, not Tern");
+            } else {
+                assertEquals(3, droppedMulticast() - dropsBefore, "the three datagrams reached Tern's wire and were discarded");
+            }
         }
         KernelPeer.stopCapture(tcpdump, pcap, 4 + 6);
 
@@ -120,6 +135,113 @@ class MulticastInteropTest extends VethRigTest {
         assertEquals(List.of(new IgmpV3Report.Record(IgmpV3Report.ALLOW_NEW_SOURCES, group, List.of(NetnsHarness.PEER_IPV4))),
             reports.getFirst().records(), "INCLUDE {} to INCLUDE {198.18.0.1}: ALLOW with the source (RFC 3376 §5.1)");
         assertEquals(0, rig.counter("stack.internal_errors"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("setups")
+    void excludingJoinIsReportedWithTheExcludedSourceAndReceivesFromEveryOtherSource(VethSetup setup, @TempDir Path directory)
+        throws Exception {
+        rig = VethRig.create(setup);
+        rig.net().peerExec(Duration.ofSeconds(10), "ip", "address", "add", SECOND_SOURCE + "/24", "dev",
+            NetnsHarness.PEER_INTERFACE).orThrow();
+        final Path pcap = directory.resolve("igmp-exclude.pcap");
+        final BackgroundCommand tcpdump = rig.kernel().tcpdump(pcap, 100);
+        final NetStack stack = rig.startTernHere(builder -> { });
+        final int group = Ipv4Address.parse(EXCLUDE_GROUP);
+        try (UdpSocket socket = stack.openUdp(); Arena arena = Arena.ofConfined()) {
+            final MemorySegment buffer = arena.allocate(2048);
+            socket.reuseAddress(true);
+            socket.bind(PORT);
+            socket.joinExcluding(group, SECOND_SOURCE_IPV4);
+            awaitReports(2);
+
+            final long filteredBefore = droppedMulticast();
+            final List<String> wanted = receiveWhileKernelSends(socket, buffer, NetnsHarness.PEER_ADDRESS, EXCLUDE_GROUP, "wanted");
+            final List<String> excluded = receiveWhileKernelSends(socket, buffer, SECOND_SOURCE, EXCLUDE_GROUP, "excluded");
+
+            assertEquals(List.of("198.18.0.1 wanted-0", "198.18.0.1 wanted-1", "198.18.0.1 wanted-2"), wanted);
+            assertEquals(List.of(), excluded, "nothing from the source in the EXCLUDE list");
+            assertEquals(3, droppedMulticast() - filteredBefore,
+                "the excluded source's datagrams reached Tern (the group is steered to it) and its filter discarded them");
+        }
+        KernelPeer.stopCapture(tcpdump, pcap, 2 + 6);
+
+        final List<IgmpV3Report> reports = ternsReports(pcap);
+        assertTrue(!reports.isEmpty(), "a report");
+        reports.forEach(report -> assertTrue(report.wellFormed(), "RFC 3376 §4 envelope: " + report));
+        assertEquals(List.of(new IgmpV3Report.Record(IgmpV3Report.CHANGE_TO_EXCLUDE, group, List.of(SECOND_SOURCE_IPV4))),
+            reports.getFirst().records(), "INCLUDE {} to EXCLUDE {198.18.0.3}: TO_EX with the source (RFC 3376 §5.1)");
+        assertEquals(0, rig.counter("stack.internal_errors"));
+    }
+
+    /**
+     * A querier on the kernel's side (a frame source on the peer's end) asks twice: a General Query to 224.0.0.1,
+     * then a Group-Specific Query to the group Tern joined (RFC 3376 §4.1.12). On AF_PACKET Tern hears both and
+     * answers each with a current-state report. On AF_XDP the general query stays the kernel's (the program passes
+     * 224.0.0.1 to it: the kernel's own memberships on a shared interface need it) and Tern neither hears nor
+     * answers it; the group-specific query goes to the group's address, whose frames the program steers to Tern, so
+     * Tern hears and answers that one.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("setups")
+    void generalQueryReachesTernOnAfPacketOnlyAndAGroupQueryOnBothLinks(VethSetup setup) throws Exception {
+        rig = VethRig.create(setup);
+        final CraftedHost querier = CraftedHost.onPeerEnd(rig.net());
+        final NetStack stack = rig.startTernHere(builder -> { });
+        final int group = Ipv4Address.parse(GROUP);
+        try (UdpSocket socket = stack.openUdp()) {
+            socket.bind(PORT);
+            socket.join(group);
+            awaitReports(2);
+            rig.pollFor(REPORTS_SENT);
+            final long queriesBefore = rig.counter("igmp.rx.queries");
+            final long reportsBefore = rig.counter("igmp.tx.reports_v3");
+
+            querier.sendIpv4(0x0100_5E00_0001L, query(Ipv4Address.ALL_SYSTEMS, 0));
+            rig.pollFor(QUERY_ANSWERED);
+            final long generalHeard = rig.counter("igmp.rx.queries") - queriesBefore;
+            final long generalAnswered = rig.counter("igmp.tx.reports_v3") - reportsBefore;
+
+            querier.sendIpv4(0x0100_5E01_0203L, query(group, group));
+            rig.pollFor(QUERY_ANSWERED);
+            final long groupHeard = rig.counter("igmp.rx.queries") - queriesBefore - generalHeard;
+            final long groupAnswered = rig.counter("igmp.tx.reports_v3") - reportsBefore - generalAnswered;
+
+            if (setup.afXdp()) {
+                assertEquals(0, generalHeard, "AF_XDP: the general query went to the kernel");
+                assertEquals(0, generalAnswered, "so Tern did not answer it");
+            } else {
+                assertEquals(1, generalHeard, "AF_PACKET: Tern heard the general query");
+                assertEquals(1, generalAnswered, "and answered with a current-state report (RFC 3376 §5.2)");
+            }
+            assertEquals(1, groupHeard, "the group-specific query reached Tern on either link");
+            assertEquals(1, groupAnswered, "and was answered");
+        }
+        assertEquals(0, rig.counter("stack.internal_errors"));
+    }
+
+    /** Longer than the queries' Max Resp Time (1 s), within which Tern answers. */
+    private static final Duration QUERY_ANSWERED = Duration.ofMillis(1500);
+
+    /**
+     * An IGMPv3 query (RFC 3376 §4.1) for {@code group} (0: general) from 198.18.0.9, sent to {@code destination}
+     * with TTL 1 and the Router Alert option (RFC 2113), Max Resp Code 10 (1 s), QRV 2, QQIC 125.
+     */
+    private static byte[] query(int destination, int group) {
+        final byte[] message = new byte[12];
+        message[0] = 0x11;
+        message[1] = 10;
+        message[4] = (byte) (group >>> 24);
+        message[5] = (byte) (group >>> 16);
+        message[6] = (byte) (group >>> 8);
+        message[7] = (byte) group;
+        message[8] = 2;
+        message[9] = 125;
+        final MemorySegment segment = MemorySegment.ofArray(message);
+        final int checksum = InternetChecksum.compute(segment, 0, message.length);
+        message[2] = (byte) (checksum >>> 8);
+        message[3] = (byte) checksum;
+        return Frames.withOptions(Frames.ipv4(CraftedHost.FIRST_ADDRESS, destination, 2, 1, 0, 1, message), 148, 4, 0, 0);
     }
 
     @ParameterizedTest(name = "{0}")

@@ -55,10 +55,15 @@ class TcpInteropTest extends VethRigTest {
 
     /**
      * Offloads off and on, and off with the vnet header (the kernel segments Tern's super-frames in software), each
-     * with the application on the stack's thread and on a thread of its own.
+     * with the application on the stack's thread and on a thread of its own; then Tern on AF_XDP with offloads off and
+     * with those that work on (all but the peer's transmit checksum, {@link VethSetup#AF_XDP_PEER_OFFLOADS}), at MTU
+     * 1500 and 9000 (multi-buffer frames), on the stack's thread.
      */
     static Stream<Arguments> bulkRuns() {
-        return VethSetup.offloadsOffAndOnAndSoftwareSegmentation().flatMap(setup -> Stream.of(Arguments.of(setup, Threading.STACK_THREAD), Arguments.of(setup, Threading.RUNNER)));
+        return Stream.concat(
+            VethSetup.offloadsOffAndOnAndSoftwareSegmentation().flatMap(setup -> Stream.of(Arguments.of(setup, Threading.STACK_THREAD), Arguments.of(setup, Threading.RUNNER))),
+            Stream.concat(VethSetup.afXdpOffloadsOffAndOn(), Stream.of(VethSetup.afXdp(9000, false), VethSetup.afXdp(9000, true)))
+                .map(setup -> Arguments.of(setup, Threading.STACK_THREAD)));
     }
 
     /** Who polls Tern's stack: the test thread, which is also the application (as the tern command), or a StackRunner. */

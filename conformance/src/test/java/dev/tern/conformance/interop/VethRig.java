@@ -1,10 +1,12 @@
 package dev.tern.conformance.interop;
 
-import dev.tern.afpacket.AfPacketLink;
 import dev.tern.afpacket.netns.Commands;
 import dev.tern.afpacket.netns.NetnsHarness;
+import dev.tern.afxdp.AfXdpLink;
+import dev.tern.afxdp.AfXdpOptions;
 import dev.tern.conformance.replay.ReplayScript;
 import dev.tern.core.testing.ExternalTools;
+import dev.tern.ethernet.link.Link;
 import dev.tern.stack.LinkIdleStrategy;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.Pinger;
@@ -39,6 +41,8 @@ import static dev.tern.afpacket.netns.NetnsHarness.PEER_IPV4;
  *   peer namespace: kernel, peer0 198.18.0.1/24  <== veth ==>  tern namespace: tern0 (no kernel address)
  *                                                              AfPacketLink + NetStack 198.18.0.2/24
  * </pre>
+ * or, where the setup says {@link VethSetup.TernLink#AF_XDP}, an {@link AfXdpLink} on tern0 (copy mode, its steering
+ * program attached for the time of the test).
  *
  * <p>Without root (or iproute2) the test is skipped with the reason, except under CI ({@code TERN_REQUIRE_NETNS=1}),
  * where it fails. {@link #close()} stops the loop (failing the test if anything escaped {@code poll}), closes the
@@ -54,7 +58,8 @@ final class VethRig implements AutoCloseable {
     private final NetnsHarness net;
     private final KernelPeer kernel;
     private final List<String> actions = Collections.synchronizedList(new ArrayList<>());
-    private AfPacketLink link;
+    private Link link;
+    private AfXdpLink afXdpLink;
     private NetStack stack;
     private StackLoop loop;
     private StackRunner runner;
@@ -112,8 +117,10 @@ final class VethRig implements AutoCloseable {
             .map(f -> f.getDeclaringClass().getSimpleName() + "." + f.getMethodName()).findFirst().orElse("interop"));
         try {
             final Path directory = Files.createDirectories(Path.of(root, "conformance", "target", "interop-captures"));
-            final Path file = directory.resolve(test + "-" + setup.mtu() + "-offloads-" + (setup.offloads() ? "on" : "off")
-                + (setup.vnetHeader() != setup.offloads() ? "-vnet-" + setup.vnetHeader() : "") + ".pcap");
+            final Path file = directory.resolve(test + (setup.afXdp() ? "-afxdp-" : "-") + setup.mtu() + "-offloads-"
+                + (setup.offloads() ? "on" : "off")
+                + (!setup.afXdp() && setup.vnetHeader() != setup.offloads() ? "-vnet-" + setup.vnetHeader() : "")
+                + ".pcap");
             kernel.tcpdump(file, 5000);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -174,7 +181,7 @@ final class VethRig implements AutoCloseable {
     /** Opens Tern's link on tern0, builds the stack (198.18.0.2/24) and starts polling it. */
     void startTern() {
         buildStack(builder -> { });
-        final AfPacketLink polled = link;
+        final Link polled = link;
         loop = new StackLoop(stack, () -> polled.awaitFrames(1));
         call(s -> {
             s.pinger().listener(new Pinger.Listener() {
@@ -222,7 +229,7 @@ final class VethRig implements AutoCloseable {
      */
     NetStack startTernHereForReplay() {
         final ReplayScript.TcpKeys keys = new ReplayScript.TcpKeys(RECORDING_ISN, 0x7E57_0001L, 0x7E57_0002L);
-        link = net.openTernLink(setup.linkOptions());
+        link = openTernLink();
         final EpochClock clock = new EpochClock();
         final long startNs = clock.nanoTime();
         stack = NetStack.builder().name("conformance").link(link).address(TERN_CIDR).countersInMemory().clock(clock)
@@ -235,8 +242,21 @@ final class VethRig implements AutoCloseable {
     /** The ISN of every connection of a recorded stack (any value would do; this one is easy to spot in a dump). */
     static final long RECORDING_ISN = 1_000_000_000L;
 
+    /**
+     * The setup's link on tern0: AF_PACKET through the harness (which closes it), or AF_XDP for Tern's address,
+     * opened inside the Tern namespace and closed by {@link #close()} after the stack.
+     */
+    private Link openTernLink() {
+        if (!setup.afXdp()) {
+            return net.openTernLink(setup.linkOptions());
+        }
+        afXdpLink = net.ternNamespace().call(() -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE,
+            AfXdpOptions.forAddress(NetnsHarness.TERN_IPV4)));
+        return afXdpLink;
+    }
+
     private void buildStack(Consumer<NetStack.Builder> customize) {
-        link = net.openTernLink(setup.linkOptions());
+        link = openTernLink();
         final long startNs = epochNowNs();
         final NetStack.Builder builder = NetStack.builder().name("conformance").link(link).address(TERN_CIDR).countersInMemory();
         customize.accept(builder);
@@ -386,9 +406,7 @@ final class VethRig implements AutoCloseable {
                 if (runner != null) {
                     runner.close();
                 }
-                if (stack != null) {
-                    stack.close();
-                }
+                closeInOrder(stack, afXdpLink);
             } finally {
                 net.close();
             }
