@@ -45,6 +45,15 @@ public final class ArpLayer implements EthernetLayer.Handler {
         void onLearned(int senderIp, long senderMac, boolean addressedToUs, boolean isReply);
     }
 
+    /**
+     * Told about each neighbour forgotten because its requests or probes went unanswered, whatever started them: the
+     * IPv4 layer's dead gateway detection (RFC 1122 §3.3.1.4) listens here.
+     */
+    @FunctionalInterface
+    public interface FailedHandler {
+        void onFailed(int neighbourIp, long nowNs);
+    }
+
     private static final int DROP_BAD_SENDER = 4;
     private static final long TIMER_NEIGHBOURS = 0;
     private static final long TIMER_ANNOUNCE = 1;
@@ -61,6 +70,7 @@ public final class ArpLayer implements EthernetLayer.Handler {
     private final ArpPacket tx = new ArpPacket();
     private UnreachableHandler unreachable = (packet, offset, length, nowNs) -> { };
     private LearnedHandler learned;
+    private FailedHandler failed = (neighbourIp, nowNs) -> { };
     private long neighbourTimer = -1;
     private long neighbourTimerDeadline = Long.MAX_VALUE;
     private int announcementsLeft;
@@ -116,6 +126,11 @@ public final class ArpLayer implements EthernetLayer.Handler {
     /** Who hears about packets dropped because their next hop never resolved (the IPv4 layer). */
     public void onUnreachable(UnreachableHandler handler) {
         this.unreachable = handler;
+    }
+
+    /** Who hears about neighbours forgotten because they stopped answering (the IPv4 layer). */
+    public void onFailed(FailedHandler handler) {
+        this.failed = handler;
     }
 
     /** Who hears what each received ARP packet taught the cache (null: nobody). */
@@ -268,6 +283,11 @@ public final class ArpLayer implements EthernetLayer.Handler {
                 lastNowNs);
             cache.releasePending(buffer);
         }
+    }
+
+    /** {@code neighbourIp} was forgotten because its requests or probes went unanswered. */
+    void neighbourFailed(int neighbourIp, long nowNs) {
+        failed.onFailed(neighbourIp, nowNs);
     }
 
     /** Keeps one wheel timer armed at the cache's earliest deadline. */

@@ -150,9 +150,10 @@ public final class NeighbourCache {
      * (TCP retransmitted one segment R1 times, RFC 1122 §4.2.3.5), so its address is confirmed again instead of
      * trusted: a REACHABLE, STALE or DELAY entry goes to PROBE at once with a unicast request (RFC 4861 §7.3.3's
      * probing, without the DELAY wait, which is for a confirmation the advice says is not coming). Unanswered probes
-     * forget the entry (as for any probe), and the next packet resolves it again by broadcast. With probes configured
-     * off the entry is forgotten at once. An entry already resolving or probing, or none, is left alone. Returns
-     * whether the advice started a probe or forgot the entry.
+     * forget the entry (as for any probe) and tell the {@link ArpLayer}'s failed handler (dead gateway detection), and
+     * the next packet resolves it again by broadcast. With probes configured off the entry is forgotten at once. An
+     * entry already resolving or probing, or none, is left alone. Returns whether the advice started a probe or forgot
+     * the entry.
      */
     public boolean suspect(int address, long nowNs) {
         final int entry = index.get(address);
@@ -161,6 +162,7 @@ public final class NeighbourCache {
         }
         if (config.maxProbes() == 0) {
             remove(entry);
+            arp.neighbourFailed(address, nowNs);
             return true;
         }
         probe(entry, nowNs);
@@ -291,7 +293,10 @@ public final class NeighbourCache {
                 if (s == INCOMPLETE) {
                     arp.resolutionFailed(ip[entry], this, entry);
                 }
+                final int failedIp = ip[entry];
                 remove(entry);
+                // RFC 1122 §3.3.1.4: an unanswered neighbour is dead; if it was a gateway, IP may choose another.
+                arp.neighbourFailed(failedIp, nowNs);
                 continue;
             }
             attempts[entry]++;

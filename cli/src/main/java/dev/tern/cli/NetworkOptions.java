@@ -25,7 +25,7 @@ import java.util.Set;
 
 /**
  * The link flags every network command takes (DESIGN.md, "The tern command"):
- * {@code --link memory|afpacket:IFACE|afxdp:IFACE[:QUEUE]|rawqp:DEVICE[:PORT] --ip A.B.C.D/N [--gw A.B.C.D] [--mac M] [--mtu N] [--pcap FILE]}.
+ * {@code --link memory|afpacket:IFACE|afxdp:IFACE[:QUEUE]|rawqp:DEVICE[:PORT] --ip A.B.C.D/N [--gw A.B.C.D]... [--mac M] [--mtu N] [--pcap FILE]}.
  *
  * <p>{@code --link memory} (the default) needs no device and no privilege: the command's stack is joined by an
  * in-process memory wire to a second Tern stack, the peer, at the first other address of the subnet
@@ -34,7 +34,7 @@ import java.util.Set;
  */
 final class NetworkOptions {
     static final Set<String> VALUE_FLAGS = Set.of("--link", "--ip", "--gw", "--mac", "--mtu", "--pcap");
-    static final String USAGE = "--link memory|afpacket:IFACE|afxdp:IFACE[:QUEUE]|rawqp:DEVICE[:PORT] --ip A.B.C.D/N [--gw A.B.C.D] "
+    static final String USAGE = "--link memory|afpacket:IFACE|afxdp:IFACE[:QUEUE]|rawqp:DEVICE[:PORT] --ip A.B.C.D/N [--gw A.B.C.D]... "
         + "[--mac M] [--mtu N] [--pcap FILE]";
     /** The link flags in every network command's help. */
     static final java.util.List<CommandHelp.Option> HELP = java.util.List.of(
@@ -44,7 +44,8 @@ final class NetworkOptions {
             + "shared with the kernel: an XDP program hands Tern only frames for its MAC and address (root); rawqp:DEVICE[:PORT]: an RDMA NIC's raw-packet queue pair",
             "memory"),
         CommandHelp.option("--ip A.B.C.D/N", "this stack's address and prefix length", "198.18.0.2/24"),
-        CommandHelp.option("--gw A.B.C.D", "default gateway, on the subnet", "none: the subnet only"),
+        CommandHelp.option("--gw A.B.C.D", "default gateway, on the subnet; give it again for more, in preference "
+            + "order: when the one in use stops answering ARP, the next is used", "none: the subnet only"),
         CommandHelp.option("--mac M", "this stack's unicast MAC address",
             "the interface's on afpacket and afxdp, else 02:00:00:00:00:02"),
         CommandHelp.option("--mtu N", "the largest IP packet, 576..65535 (afpacket: up to 64 KiB segments that the "
@@ -55,7 +56,10 @@ final class NetworkOptions {
     final String linkTarget;
     final int linkPort;
     final InterfaceAddress address;
+    /** The first default gateway, or 0 for none. */
     final int gateway;
+    /** Every default gateway, in preference order. */
+    final int[] gateways;
     final long mac;
     final int mtu;
     final Path pcap;
@@ -96,11 +100,18 @@ final class NetworkOptions {
             default -> throw badLink(args, link);
         }
         address = parse(args, "--ip", () -> InterfaceAddress.parse(args.value("--ip", "198.18.0.2/24")));
-        gateway = args.has("--gw") ? parse(args, "--gw", () -> Ipv4Address.parse(args.value("--gw", null))) : 0;
-        if (gateway != 0 && !address.contains(gateway)) {
-            throw new UsageException(args.command() + ": --gw " + Ipv4Address.format(gateway) + " is not on the subnet "
-                + address);
+        // RFC 1122 §3.3.1.2, §3.3.1.5: --gw may be given more than once, the gateways in preference order.
+        final java.util.List<String> gwValues = args.values("--gw");
+        gateways = new int[gwValues.size()];
+        for (int i = 0; i < gateways.length; i++) {
+            final String value = gwValues.get(i);
+            gateways[i] = parse(args, "--gw", () -> Ipv4Address.parse(value));
+            if (!address.contains(gateways[i])) {
+                throw new UsageException(args.command() + ": --gw " + Ipv4Address.format(gateways[i])
+                    + " is not on the subnet " + address);
+            }
         }
+        gateway = gateways.length == 0 ? 0 : gateways[0];
         mac = args.has("--mac") ? parse(args, "--mac", () -> MacAddress.parse(args.value("--mac", null))) : -1;
         if (mac != -1 && !MacAddress.isUnicast(mac)) {
             throw new UsageException(args.command() + ": --mac must be a unicast address, got " + MacAddress.format(mac));
@@ -200,8 +211,8 @@ final class NetworkOptions {
             }
             final Link tapped = writer == null ? link : new PcapTap(link, writer, dev.tern.core.time.SystemClock.INSTANCE);
             final NetStack.Builder builder = NetStack.builder().name(name).link(tapped).address(address).mtu(mtu);
-            if (gateway != 0) {
-                builder.gateway(Ipv4Address.format(gateway));
+            for (int gw : gateways) {
+                builder.gateway(Ipv4Address.format(gw));
             }
             final NetStack stack = builder.build();
             return new Network(stack, peer, wire, writer);
@@ -269,8 +280,8 @@ final class NetworkOptions {
             }
             final dev.tern.stack.StackShards built = dev.tern.stack.StackShards.build(shards, k -> links[k], builder -> {
                 builder.name(name).address(address).mtu(mtu);
-                if (gateway != 0) {
-                    builder.gateway(Ipv4Address.format(gateway));
+                for (int gw : gateways) {
+                    builder.gateway(Ipv4Address.format(gw));
                 }
             });
             return new Network(null, built, peer, wire, null);

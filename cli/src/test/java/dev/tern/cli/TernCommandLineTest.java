@@ -1,6 +1,7 @@
 package dev.tern.cli;
 
 import dev.tern.core.counters.CountersFile;
+import dev.tern.core.net.Ipv4Address;
 import dev.tern.ethernet.memory.MemoryWire;
 import dev.tern.stack.NetStack;
 import org.junit.jupiter.api.Test;
@@ -13,6 +14,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -43,6 +45,8 @@ class TernCommandLineTest {
         "ping --mac 02:00:00:00:00 198.18.0.1  | ping: --mac: bad MAC address '02:00:00:00:00'",
         "ping --mac 01:00:5e:00:00:01 198.18.0.1 | ping: --mac must be a unicast address",
         "ping --gw 10.0.0.1 198.18.0.1         | ping: --gw 10.0.0.1 is not on the subnet 198.18.0.2/24",
+        "ping --gw 198.18.0.1 --gw 10.0.0.1 --gw 198.18.0.254 198.18.0.1 | ping: --gw 10.0.0.1 is not on the subnet 198.18.0.2/24",
+        "ping --gw 198.18.0.1 --gw 198.18.0.x --gw 198.18.0.254 198.18.0.1 | ping: --gw: bad IPv4 address '198.18.0.x'",
         "ping --mtu 100 198.18.0.1             | ping: --mtu must be 576..65535, got 100",
         "ping --frobnicate 198.18.0.1          | ping: unknown option --frobnicate",
         "ping host.example                     | ping: bad IPv4 address 'host.example'",
@@ -71,6 +75,16 @@ class TernCommandLineTest {
         assertEquals(2, run.status(), run.err());
         assertEquals(1, run.err().lines().count(), "one line: " + run.err());
         assertTrue(run.err().startsWith("tern: " + message.trim()), run.err());
+    }
+
+    @Test
+    void gwGivenTwiceListsTwoDefaultGatewaysInOrder() {
+        final NetworkOptions options = NetworkOptions.from(Arguments.parse("ping",
+            new String[] {"--gw", "198.18.0.1", "--gw", "198.18.0.254", "198.18.0.9"}, NetworkOptions.VALUE_FLAGS,
+            java.util.Set.of()));
+        assertArrayEquals(new int[] {Ipv4Address.parse("198.18.0.1"), Ipv4Address.parse("198.18.0.254")},
+            options.gateways);
+        assertEquals(Ipv4Address.parse("198.18.0.1"), options.gateway, "the first is the one used first");
     }
 
     @Test

@@ -92,6 +92,9 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
     private final FragmentReassembler reassembler;
     private final IcmpLayer icmp;
     private final IpProtocolHandler[] handlers = new IpProtocolHandler[256];
+    /** RFC 1122 §3.3.1.2: the default gateways in preference order; {@link #currentGateway} indexes the one in use. */
+    private int[] defaultGateways = new int[0];
+    private int currentGateway;
     private MulticastFilter multicastFilter = (group, source, protocol) -> false;
 
     private final Ipv4Header rxHeader = new Ipv4Header();
@@ -131,6 +134,7 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
     private final AtomicCounter txTooLong;
     private final AtomicCounter txHostUnreachable;
     private final AtomicCounter loopbackPackets;
+    private final AtomicCounter gatewaySwitches;
 
     public Ipv4Layer(EthernetLayer ethernet, ArpLayer arp, Timers timers, Ipv4Config config, CountersFile counters) {
         this.ethernet = ethernet;
@@ -150,6 +154,7 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
         this.txTooLong = counters.counter("ipv4.tx.message_too_long");
         this.txHostUnreachable = counters.counter("ipv4.tx.host_unreachable");
         this.loopbackPackets = counters.counter("ipv4.loopback.packets");
+        this.gatewaySwitches = counters.counter("ipv4.gateway.switches");
         this.reassembler = new FragmentReassembler(this, timers, config, counters);
         this.icmp = new IcmpLayer(this, config, counters);
         this.staging = FramePool.allocate(1, Ipv4Header.MAX_TOTAL_LENGTH);
@@ -163,6 +168,7 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
         ethernet.register(EtherType.IPV4, this);
         ethernet.onInternalError(this::abort);
         arp.onUnreachable(this::hostUnreachable);
+        arp.onFailed(this::neighbourFailed);
     }
 
     private static IdentificationGenerator identificationGenerator(Ipv4Config config) {
@@ -181,9 +187,45 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
         return routes;
     }
 
-    /** Adds a default route via {@code gateway} (which must be on-link). */
+    /** Adds a default route via {@code gateway} (which must be on-link): {@link #defaultGateways} with one. */
     public void defaultGateway(int gateway) {
-        routes.add(0, 0, gateway);
+        defaultGateways(gateway);
+    }
+
+    /**
+     * The default gateways in preference order (each must be on-link; RFC 1122 §3.3.1.2); the first becomes the
+     * default route. When the neighbour cache gives up on the one in use, the next takes its place
+     * ({@link #neighbourFailed}). Cold path.
+     */
+    public void defaultGateways(int... gateways) {
+        if (gateways.length == 0) {
+            throw new IllegalArgumentException("no default gateway");
+        }
+        defaultGateways = gateways.clone();
+        currentGateway = 0;
+        routes.add(0, 0, defaultGateways[0]);
+    }
+
+    /** The default gateway in use, or 0 when there is none. */
+    public int currentDefaultGateway() {
+        return defaultGateways.length == 0 ? 0 : defaultGateways[currentGateway];
+    }
+
+    /**
+     * Dead gateway detection (RFC 1122 §3.3.1.4) and a new choice (§3.3.1.5): the neighbour cache forgot {@code
+     * neighbour} because its probes or requests went unanswered, whatever started them (TCP's negative advice, an
+     * entry in use that went unconfirmed, a resolution). If it is the default gateway in use and there are others, the
+     * next in the list (wrapping around) becomes the default route, so the next datagram routed by default goes
+     * through it. "Such a host SHOULD switch to another default gateway" (§3.3.1.5). With one gateway nothing changes:
+     * the next packet resolves it again. Allocates nothing (the route is replaced in place).
+     */
+    private void neighbourFailed(int neighbour, long nowNs) {
+        if (defaultGateways.length < 2 || neighbour != defaultGateways[currentGateway]) {
+            return;
+        }
+        currentGateway = (currentGateway + 1) % defaultGateways.length;
+        routes.add(0, 0, defaultGateways[currentGateway]);
+        gatewaySwitches.incrementRelease();
     }
 
     public PathMtuCache pathMtus() {
@@ -218,10 +260,10 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
      * Negative advice from a transport (RFC 1122 §3.3.1.4, "Dead Gateway Detection"): it saw no progress toward
      * {@code destination} (TCP at its retransmission threshold R1, RFC 1122 §4.2.3.5), so the neighbour that is the
      * next hop toward it, the gateway of its route or the destination itself on-link, is probed again
-     * ({@link NeighbourCache#suspect}). Tern has one route per destination and no route cache, so re-confirming the
-     * next hop's link-layer address is what the advice can change. Returns whether it started a probe (or forgot the
-     * entry); no route, our own address, broadcast, multicast and an unknown neighbour change nothing. Allocates
-     * nothing.
+     * ({@link NeighbourCache#suspect}). Tern has no route cache, so the advice re-confirms the next hop's link-layer
+     * address; if the probes go unanswered and the next hop is the default gateway in use, {@link #neighbourFailed}
+     * chooses the next one. Returns whether it started a probe (or forgot the entry); no route, our own address,
+     * broadcast, multicast and an unknown neighbour change nothing. Allocates nothing.
      */
     public boolean negativeAdvice(int destination, long nowNs) {
         if (destination == address.address() || Ipv4Address.isMulticast(destination)

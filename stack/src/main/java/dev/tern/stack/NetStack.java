@@ -29,6 +29,8 @@ import org.agrona.concurrent.status.AtomicCounter;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
@@ -151,12 +153,16 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
             ipv4.register(dev.tern.ipv4.wire.IpProtocol.TCP, reassembled.guard(tcp));
             ipv4.register(dev.tern.ipv4.wire.IpProtocol.UDP, reassembled.guard(udp));
         }
-        if (builder.gateway != 0) {
-            if (!builder.address.contains(builder.gateway)) {
-                throw new IllegalArgumentException("gateway " + Ipv4Address.format(builder.gateway)
-                    + " is not on the subnet " + builder.address);
+        if (!builder.gateways.isEmpty()) {
+            final int[] gateways = new int[builder.gateways.size()];
+            for (int i = 0; i < gateways.length; i++) {
+                gateways[i] = builder.gateways.get(i);
+                if (!builder.address.contains(gateways[i])) {
+                    throw new IllegalArgumentException("gateway " + Ipv4Address.format(gateways[i])
+                        + " is not on the subnet " + builder.address);
+                }
             }
-            ipv4.defaultGateway(builder.gateway);
+            ipv4.defaultGateways(gateways);
         }
         this.linkStatistics = publishLinkStatistics(nowNs);
         if (shardIndex > 0) {
@@ -576,7 +582,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     public static final class Builder {
         private Link link;
         private InterfaceAddress address;
-        private int gateway;
+        private final List<Integer> gateways = new ArrayList<>();
         private Clock clock = SystemClock.INSTANCE;
         private String name = "tern";
         private boolean countersInMemory;
@@ -607,9 +613,12 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
             return this;
         }
 
-        /** The default gateway, {@code "198.18.0.1"}; must be on our subnet. */
+        /**
+         * A default gateway, {@code "198.18.0.1"}; must be on our subnet. Called more than once, it adds gateways in
+         * preference order: the first is used until it stops answering, then the next (RFC 1122 §3.3.1.5).
+         */
         public Builder gateway(String gateway) {
-            this.gateway = Ipv4Address.parse(gateway);
+            this.gateways.add(Ipv4Address.parse(gateway));
             return this;
         }
 
