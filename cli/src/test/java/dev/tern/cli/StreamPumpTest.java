@@ -128,29 +128,7 @@ class StreamPumpTest {
 
     @Test
     void whenEveryBlockWaitsToBeWrittenClaimGivesNothing() throws Exception {
-        final CountDownLatch release = new CountDownLatch(1);
-        final WritableByteChannel stuck = new WritableByteChannel() {
-            @Override
-            public int write(ByteBuffer src) {
-                try {
-                    release.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                final int n = src.remaining();
-                src.position(src.limit());
-                return n;
-            }
-
-            @Override
-            public boolean isOpen() {
-                return true;
-            }
-
-            @Override
-            public void close() {
-            }
-        };
+        final GatedChannel stuck = new GatedChannel();
         final StreamPump pump = StreamPump.writing(stuck, 16, 2, "test-out");
         for (int i = 0; i < 2; i++) {
             final StreamPump.Block block = pump.claim();
@@ -158,7 +136,7 @@ class StreamPumpTest {
             pump.submit(block);
         }
         assertNull(pump.claim(), "both blocks are in flight: the owner stops reading the connection");
-        release.countDown();
+        stuck.open();
         pump.finish();
         assertNotNull(pump.claim());
     }
@@ -201,48 +179,59 @@ class StreamPumpTest {
      */
     @Test
     void writingIsIdleOnceEverySubmittedBlockWasTakenEvenWhileTheLastIsBeingWritten() throws Exception {
-        final CountDownLatch writing = new CountDownLatch(1);
-        final CountDownLatch release = new CountDownLatch(1);
-        final ByteArrayOutputStream out = new ByteArrayOutputStream();
-        final WritableByteChannel slow = new WritableByteChannel() {
-            @Override
-            public int write(ByteBuffer source) throws IOException {
-                writing.countDown();
-                try {
-                    release.await();
-                } catch (InterruptedException e) {
-                    throw new IOException(e);
-                }
-                final int n = source.remaining();
-                final byte[] bytes = new byte[n];
-                source.get(bytes);
-                out.write(bytes, 0, n);
-                return n;
-            }
-
-            @Override
-            public boolean isOpen() {
-                return true;
-            }
-
-            @Override
-            public void close() {
-            }
-        };
+        final GatedChannel slow = new GatedChannel();
         final StreamPump pump = StreamPump.writing(slow, 16, 3, "test-out");
         assertTrue(pump.idle(), "nothing submitted");
         final StreamPump.Block first = pump.claim();
         first.buffer.put((byte) 1);
         pump.submit(first);
-        assertTrue(writing.await(10, TimeUnit.SECONDS));
+        assertTrue(slow.writing.await(10, TimeUnit.SECONDS));
         assertTrue(pump.idle(), "the one block submitted is being written: taken");
         final StreamPump.Block second = pump.claim();
         second.buffer.put((byte) 2);
         pump.submit(second);
         assertTrue(!pump.idle(), "a second block waits behind the first");
-        release.countDown();
+        slow.open();
         pump.finish();
-        assertArrayEquals(new byte[] {1, 2}, out.toByteArray());
+        assertArrayEquals(new byte[] {1, 2}, slow.written.toByteArray());
         assertTrue(pump.idle());
+    }
+
+    /** A channel whose writes wait until {@link #open()}, then keep what they were given. */
+    private static final class GatedChannel implements WritableByteChannel {
+        /** Counted down when the first write begins (and waits). */
+        final CountDownLatch writing = new CountDownLatch(1);
+        final ByteArrayOutputStream written = new ByteArrayOutputStream();
+        private final CountDownLatch gate = new CountDownLatch(1);
+
+        void open() {
+            gate.countDown();
+        }
+
+        @Override
+        public int write(ByteBuffer source) throws IOException {
+            writing.countDown();
+            try {
+                gate.await();
+            } catch (InterruptedException e) {
+                throw new IOException(e);
+            }
+            final int n = source.remaining();
+            final byte[] bytes = new byte[n];
+            source.get(bytes);
+            synchronized (written) {
+                written.write(bytes, 0, n);
+            }
+            return n;
+        }
+
+        @Override
+        public boolean isOpen() {
+            return true;
+        }
+
+        @Override
+        public void close() {
+        }
     }
 }

@@ -10,6 +10,7 @@ import dev.tern.ethernet.wire.EthernetHeader;
 import dev.tern.ethernet.wire.MacAddress;
 import dev.tern.stack.sim.Simulation;
 import dev.tern.stack.testing.PeerPort;
+import dev.tern.stack.testing.SimulatedSockets;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
@@ -253,34 +254,10 @@ class DeadGatewayTest {
     }
 
     private TcpConnection accepted(Simulation sim, TcpListener listener) {
-        final TcpConnection[] accepted = new TcpConnection[1];
-        assertTrue(sim.runUntil(() -> {
-            try {
-                accepted[0] = accepted[0] != null ? accepted[0] : listener.accept();
-            } catch (TernSocketException e) {
-                throw new AssertionError(e);
-            }
-            return accepted[0] != null;
-        }, 5 * SECOND), "no connection to accept");
-        return accepted[0];
+        return SimulatedSockets.accepted(sim, listener);
     }
 
     private byte[] readAll(Simulation sim, TcpConnection connection, int expected) throws TernSocketException {
-        final byte[] out = new byte[expected];
-        int got = 0;
-        final long deadline = sim.nowNs() + 120 * SECOND;
-        while (got < expected && sim.nowNs() < deadline) {
-            final int n = connection.read(buffer, 0, Math.min(expected - got, (int) buffer.byteSize()));
-            if (n < 0) {
-                break;
-            }
-            MemorySegment.copy(buffer, ValueLayout.JAVA_BYTE, 0, out, got, n);
-            got += n;
-            if (n == 0) {
-                sim.step();
-            }
-        }
-        assertEquals(expected, got, "bytes read");
-        return out;
+        return SimulatedSockets.readAll(sim, connection, expected, buffer, 120 * SECOND);
     }
 }
