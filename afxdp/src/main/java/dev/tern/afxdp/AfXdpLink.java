@@ -229,7 +229,7 @@ public final class AfXdpLink implements Link {
             resources.steering = XdpSteering.attach(arena, cs, name, index, options.queue(), fd, mac, options.ipv4(),
                 options.genericXdp(), multiBuffer);
         } catch (AfXdpOpenException e) {
-            if (multiBuffer && e.getMessage().contains("EINVAL")) {
+            if (multiBuffer && e.errno() == EINVAL) {
                 throw multiBufferRefused(name, mtu, chunkSize, "a program with BPF_F_XDP_HAS_FRAGS", EINVAL);
             }
             throw e;

@@ -10,12 +10,26 @@ import dev.tern.core.sys.Libc;
 public final class AfXdpOpenException extends RuntimeException {
     static final String OTHER_LINKS = "; --link afpacket:IFACE or --link memory work without AF_XDP";
 
+    /** The errno of the system call that failed, or 0 when the reason is not one. */
+    private final int errno;
+
     public AfXdpOpenException(String message) {
+        this(message, 0);
+    }
+
+    AfXdpOpenException(String message, int errno) {
         super(message);
+        this.errno = errno;
     }
 
     AfXdpOpenException(String message, Throwable cause) {
         super(message, cause);
+        this.errno = cause instanceof SysException e ? e.errno() : 0;
+    }
+
+    /** The errno of the failed system call behind this, or 0 when there was none. */
+    public int errno() {
+        return errno;
     }
 
     static AfXdpOpenException noSuchInterface(String name) {
@@ -44,7 +58,7 @@ public final class AfXdpOpenException extends RuntimeException {
             case 38 -> "this kernel has no bpf() system call" + OTHER_LINKS;
             default -> call + " failed: " + Libc.errnoName(errno) + " (" + errno + ")";
         };
-        return new AfXdpOpenException("afxdp: " + why);
+        return new AfXdpOpenException("afxdp: " + why, errno);
     }
 
     static AfXdpOpenException attach(String name, int errno) {
@@ -56,6 +70,6 @@ public final class AfXdpOpenException extends RuntimeException {
                 + Libc.errnoName(errno) + ")" + OTHER_LINKS;
             default -> "attaching the XDP program to " + name + " failed: " + Libc.errnoName(errno) + " (" + errno + ")";
         };
-        return new AfXdpOpenException("afxdp: " + why);
+        return new AfXdpOpenException("afxdp: " + why, errno);
     }
 }

@@ -210,7 +210,8 @@ final class XdpSteering implements AutoCloseable {
             final int errno = Libc.errno(callState);
             final String verifier = log.getString(0).strip();
             final String last = verifier.isEmpty() ? "" : " (verifier: " + verifier.substring(verifier.lastIndexOf('\n') + 1) + ")";
-            throw new AfXdpOpenException(AfXdpOpenException.bpf("bpf(BPF_PROG_LOAD, XDP)", errno).getMessage() + last);
+            throw new AfXdpOpenException(AfXdpOpenException.bpf("bpf(BPF_PROG_LOAD, XDP)", errno).getMessage() + last,
+                errno);
         }
         programFd = fd;
     }

@@ -62,8 +62,8 @@ final class ExecCommand {
         final Properties config = new Properties();
         config.setProperty("tern.link", network.linkSpec());
         config.setProperty("tern.ip", network.address.toString());
-        if (network.gateway != 0) {
-            config.setProperty("tern.gw", Ipv4Address.format(network.gateway));
+        if (network.gateway() != 0) {
+            config.setProperty("tern.gw", Ipv4Address.format(network.gateway()));
         }
         if (network.mac != -1) {
             config.setProperty("tern.mac", MacAddress.format(network.mac));

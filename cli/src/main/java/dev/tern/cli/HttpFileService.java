@@ -148,8 +148,6 @@ final class HttpFileService extends TcpService {
         int unsent;
         /** When a byte of a request last arrived or of a response was last queued (or the connection opened). */
         long lastActivityNs;
-        /** What the connection waits for to be served again ({@link TcpService#interest}). */
-        int interest = READ;
 
         /** As new, for another connection (the request buffer's stale bytes lie beyond receivedLength). */
         void reset() {
@@ -165,7 +163,6 @@ final class HttpFileService extends TcpService {
             peerEnded = false;
             lastActivityNs = 0;
             unsent = 0;
-            interest = READ;
         }
     }
 
@@ -218,11 +215,9 @@ final class HttpFileService extends TcpService {
         } else if (work == 0 && stalled(exchange)) {
             return ABORT;
         }
-        // A pending response waits for room to write; otherwise the next request (or the client's close) is awaited.
-        final int interest = exchange.head != null ? WRITE : READ;
-        if (work >= 0 && interest != exchange.interest) {
-            exchange.interest = interest;
-            interest(connection, interest);
+        if (work >= 0) {
+            // A pending response waits for room to write; else the next request (or the client's close) is awaited.
+            interest(connection, exchange.head != null ? WRITE : READ);
         }
         return work;
     }

@@ -56,8 +56,6 @@ final class NetworkOptions {
     final String linkTarget;
     final int linkPort;
     final InterfaceAddress address;
-    /** The first default gateway, or 0 for none. */
-    final int gateway;
     /** Every default gateway, in preference order. */
     final int[] gateways;
     final long mac;
@@ -111,7 +109,6 @@ final class NetworkOptions {
                     + " is not on the subnet " + address);
             }
         }
-        gateway = gateways.length == 0 ? 0 : gateways[0];
         mac = args.has("--mac") ? parse(args, "--mac", () -> MacAddress.parse(args.value("--mac", null))) : -1;
         if (mac != -1 && !MacAddress.isUnicast(mac)) {
             throw new UsageException(args.command() + ": --mac must be a unicast address, got " + MacAddress.format(mac));
@@ -348,6 +345,11 @@ final class NetworkOptions {
 
     /** What {@link #openAfXdp} reported ("copy mode, native XDP"), or null before it ran. */
     private String afxdpMode;
+
+    /** The first default gateway, the one used until it stops answering; 0 for none. */
+    int gateway() {
+        return gateways.length == 0 ? 0 : gateways[0];
+    }
 
     /**
      * A command that moves only datagrams ({@code nc -u}, {@code ping}) asks for {@link AfPacketOptions#datagrams()}:

@@ -162,6 +162,16 @@ abstract class TcpService implements AutoCloseable {
         }
     }
 
+    /**
+     * For a service that reads through a receive handler (no read reports the failure): a connection that ended with an
+     * error (a reset, a timeout) throws it, so that {@link #poll} aborts it.
+     */
+    protected static void throwIfFailed(TcpConnection connection, String what) throws TernSocketException {
+        if (connection.isEnded() && connection.error() != dev.tern.core.io.SocketError.NONE) {
+            throw TernSocketException.of(connection.error(), what);
+        }
+    }
+
     /** Calls of {@link #serve} so far (for tests: the work of polls). */
     final long served() {
         return served;
@@ -236,9 +246,7 @@ abstract class TcpService implements AutoCloseable {
 
         @Override
         protected int serve(TcpConnection connection) throws TernSocketException {
-            if (connection.isEnded() && connection.error() != dev.tern.core.io.SocketError.NONE) {
-                throw TernSocketException.of(connection.error(), "tcp echo");
-            }
+            throwIfFailed(connection, "tcp echo");
             if (connection.isEndOfStream()) {
                 connection.shutdownOutput();
                 return connection.unsent() == 0 ? -1 : 0;
@@ -252,6 +260,10 @@ abstract class TcpService implements AutoCloseable {
         }
     }
 
+    /**
+     * TCP discard (RFC 863): what arrives is dropped; the end of the stream closes. It takes the bytes through a
+     * receive handler that takes everything and looks at nothing, so the stack copies none of them (zero-copy receive).
+     */
     static final class Discard extends TcpService {
         private static final TcpConnection.ReceiveHandler DROP = (connection, data, offset, length) -> length;
 
@@ -274,9 +286,7 @@ abstract class TcpService implements AutoCloseable {
 
         @Override
         protected int serve(TcpConnection connection) throws TernSocketException {
-            if (connection.isEnded() && connection.error() != dev.tern.core.io.SocketError.NONE) {
-                throw TernSocketException.of(connection.error(), "tcp discard");
-            }
+            throwIfFailed(connection, "tcp discard");
             return connection.isEndOfStream() || connection.isEnded() ? -1 : 0;
         }
     }

@@ -84,7 +84,7 @@ class TernCommandLineTest {
             java.util.Set.of()));
         assertArrayEquals(new int[] {Ipv4Address.parse("198.18.0.1"), Ipv4Address.parse("198.18.0.254")},
             options.gateways);
-        assertEquals(Ipv4Address.parse("198.18.0.1"), options.gateway, "the first is the one used first");
+        assertEquals(Ipv4Address.parse("198.18.0.1"), options.gateway(), "the first is the one used first");
     }
 
     @Test

@@ -250,10 +250,16 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
      * ({@link NeighbourCache#confirm}), as Linux's dst_confirm confirms the route's next hop. Allocates nothing.
      */
     public void confirmNextHop(int destination, long nowNs) {
-        final int route = routes.lookup(destination);
-        if (route != RoutingTable.NO_ROUTE) {
-            neighbours.confirm(routes.nextHop(route, destination), nowNs);
+        final int nextHop = nextHop(destination);
+        if (nextHop != 0) {
+            neighbours.confirm(nextHop, nowNs);
         }
+    }
+
+    /** The neighbour a datagram to {@code destination} goes to: its route's gateway, or itself on-link; 0: no route. */
+    private int nextHop(int destination) {
+        final int route = routes.lookup(destination);
+        return route == RoutingTable.NO_ROUTE ? 0 : routes.nextHop(route, destination);
     }
 
     /**
@@ -270,8 +276,8 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
             || destination == Ipv4Address.LIMITED_BROADCAST || destination == address.broadcast()) {
             return false;
         }
-        final int route = routes.lookup(destination);
-        return route != RoutingTable.NO_ROUTE && neighbours.suspect(routes.nextHop(route, destination), nowNs);
+        final int nextHop = nextHop(destination);
+        return nextHop != 0 && neighbours.suspect(nextHop, nowNs);
     }
 
     public int mtu() {
