@@ -14,6 +14,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Objects;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A {@link Link} on one queue of a Linux interface through an AF_XDP socket, with an XDP program that redirects to it
@@ -54,7 +55,7 @@ public final class AfXdpLink implements Link {
         "afxdp.rx.bytes", "afxdp.rx.too_long", "afxdp.rx.dropped", "afxdp.rx.invalid_descs", "afxdp.rx.ring_full",
         "afxdp.rx.fill_ring_empty", "afxdp.rx.fill_short", "afxdp.rx.wakeups", "afxdp.tx.frames", "afxdp.tx.bytes",
         "afxdp.tx.ring_full", "afxdp.tx.rejected", "afxdp.tx.invalid_descs", "afxdp.tx.ring_empty",
-        "afxdp.tx.send_calls", "afxdp.tx.errors", "afxdp.busy_poll", "afxdp.rx.syn_shed"};
+        "afxdp.tx.send_calls", "afxdp.tx.errors", "afxdp.busy_poll", "afxdp.rx.syn_shed", "afxdp.rx.busy_polls"};
     private static final int EAGAIN = 11;
     private static final int EBUSY = 16;
     private static final int ENOBUFS = 105;
@@ -105,6 +106,7 @@ public final class AfXdpLink implements Link {
     private long txErrors;
     private int lastTransmitErrno;
     private long rxSynShed;
+    private long rxBusyPolls;
 
     private AfXdpLink(String interfaceName, int interfaceIndex, int queue, long mac, int mtu, int chunkSize, boolean zeroCopy,
                       Resources resources, MemorySegment umem, XskRing fill, XskRing completion, XskRing rx, XskRing tx,
@@ -318,7 +320,7 @@ public final class AfXdpLink implements Link {
         address.set(ValueLayout.JAVA_INT, XdpAbi.SXDP_QUEUE_ID, options.queue());
         if (options.bindMode() != AfXdpOptions.BindMode.COPY) {
             address.set(ValueLayout.JAVA_SHORT, XdpAbi.SXDP_FLAGS, (short) (XdpAbi.XDP_ZEROCOPY | XdpAbi.XDP_USE_NEED_WAKEUP | sg));
-            if (Libc.bind(cs, fd, address, XdpAbi.SOCKADDR_XDP_SIZE) == 0) {
+            if (bindWhileReleased(cs, fd, address) == 0) {
                 return true;
             }
             if (options.bindMode() == AfXdpOptions.BindMode.ZEROCOPY) {
@@ -326,8 +328,27 @@ public final class AfXdpLink implements Link {
             }
         }
         address.set(ValueLayout.JAVA_SHORT, XdpAbi.SXDP_FLAGS, (short) (XdpAbi.XDP_COPY | XdpAbi.XDP_USE_NEED_WAKEUP | sg));
-        Sys.check("bind(AF_XDP, XDP_COPY, queue " + options.queue() + ")", Libc.bind(cs, fd, address, XdpAbi.SOCKADDR_XDP_SIZE), cs);
+        Sys.check("bind(AF_XDP, XDP_COPY, queue " + options.queue() + ")", bindWhileReleased(cs, fd, address), cs);
         return false;
+    }
+
+    /** How long a bind waits for the queue of a socket closed a moment ago (see {@link #bindWhileReleased}). */
+    private static final long RELEASE_WAIT_NANOS = 2_000_000_000L;
+
+    /**
+     * bind(2), again while it fails with EBUSY for up to {@link #RELEASE_WAIT_NANOS}: closing an AF_XDP socket frees
+     * its queue only when the kernel's deferred work releases the socket's buffer pool (xp_put_pool, net/xdp), so a
+     * link opened on the queue right after another closed (a benchmark's next round, a restarted program) would
+     * otherwise find it taken. A queue that another live socket holds stays EBUSY, and the caller reports it.
+     */
+    private static int bindWhileReleased(MemorySegment cs, int fd, MemorySegment address) {
+        final long deadline = System.nanoTime() + RELEASE_WAIT_NANOS;
+        int result;
+        while ((result = Libc.bind(cs, fd, address, XdpAbi.SOCKADDR_XDP_SIZE)) != 0 && Libc.errno(cs) == EBUSY
+            && System.nanoTime() - deadline < 0) {
+            LockSupport.parkNanos(20_000_000L);
+        }
+        return result;
     }
 
     // ---- Link ----
@@ -360,9 +381,20 @@ public final class AfXdpLink implements Link {
 
     @Override
     public int receive(FrameHandler handler, int maxFrames) {
-        final int ready = rx.available(maxFrames);
+        int ready = rx.available(maxFrames);
         if (ready == 0) {
-            return 0;
+            if (!busyPoll) {
+                return 0;
+            }
+            // With SO_PREFER_BUSY_POLL the kernel leaves the queue's NAPI context to this socket's system calls: a
+            // non-blocking recvfrom runs one poll of it (sk_busy_loop in xsk_recvmsg, net/xdp/xsk.c), which moves
+            // waiting frames into the RX ring on this thread instead of in a softirq elsewhere.
+            rxBusyPolls++;
+            Libc.recvfromWithoutErrno(resources.fd, XdpAbi.MSG_DONTWAIT);
+            ready = rx.available(maxFrames);
+            if (ready == 0) {
+                return 0;
+            }
         }
         // The fill ring holds every receive chunk, so it has room for each one handed back; should it ever not, the
         // rest stay in the RX ring for the next call rather than be lost.
@@ -660,6 +692,7 @@ public final class AfXdpLink implements Link {
         values[18] = txErrors;
         values[19] = busyPoll ? 1 : 0;
         values[20] = rxSynShed;
+        values[21] = rxBusyPolls;
     }
 
     /** Whether the socket is bound zero-copy (else copy mode). */

@@ -77,6 +77,9 @@ public final class VethBenchmark {
     /** Key suffix of the bulk runs whose link has no vnet header (Tern segments and checksums in Java). */
     private static final String NO_VNET = "_no_vnet";
     private static final String AFXDP = "_afxdp";
+    /** Key of the AF_XDP round trips with busy polling, and its SO_BUSY_POLL time. */
+    private static final String BUSY_POLL = "_busy_poll";
+    private static final int AFXDP_BUSY_POLL_US = 50;
     private static final String ZERO_COPY = "_zero_copy";
     static final TcpOptions BULK_BUFFERS = TcpOptions.DEFAULT.withBuffers(4 << 20, 4 << 20);
     static final Pattern GBPS = Pattern.compile("gbps=([0-9.]+)");
@@ -282,17 +285,20 @@ public final class VethBenchmark {
                     });
                 }
                 if (!offloads) {
-                    // AF_XDP (copy mode on veth, no checksum metadata: offloads off only), the application spinning.
-                    final String key = Threading.RUNNER_SPIN.key + AFXDP + suffix;
-                    withStack(net, false, true, Threading.RUNNER_SPIN, key, stack -> {
-                        final double[] client = ternClientRoundTrips(net, stack, true);
-                        results.put("udp_rr_p50_us_tern_client" + key, client[0]);
-                        results.put("udp_rr_p99_us_tern_client" + key, client[1]);
-                        results.put("udp_rr_lost_tern_client" + key, client[2]);
-                        final double[] server = ternServerRoundTrips(net, stack, true);
-                        results.put("udp_rr_p50_us_tern_server" + key, server[0]);
-                        results.put("udp_rr_p99_us_tern_server" + key, server[1]);
-                    });
+                    // AF_XDP (copy mode on veth, no checksum metadata: offloads off only), the application spinning;
+                    // then again with busy polling (the link's recvfrom runs the queue's NAPI poll on Tern's thread).
+                    for (int busyPollUs : new int[] {0, AFXDP_BUSY_POLL_US}) {
+                        final String key = Threading.RUNNER_SPIN.key + AFXDP + (busyPollUs > 0 ? BUSY_POLL : "") + suffix;
+                        withStack(net, false, true, busyPollUs, Threading.RUNNER_SPIN, key, stack -> {
+                            final double[] client = ternClientRoundTrips(net, stack, true);
+                            results.put("udp_rr_p50_us_tern_client" + key, client[0]);
+                            results.put("udp_rr_p99_us_tern_client" + key, client[1]);
+                            results.put("udp_rr_lost_tern_client" + key, client[2]);
+                            final double[] server = ternServerRoundTrips(net, stack, true);
+                            results.put("udp_rr_p50_us_tern_server" + key, server[0]);
+                            results.put("udp_rr_p99_us_tern_server" + key, server[1]);
+                        });
+                    }
                 }
             }
             if (only.equals("all")) {
@@ -404,8 +410,15 @@ public final class VethBenchmark {
 
     /** {@link #withStack}, on the AF_XDP link (steering frames for Tern's address) when {@code afxdp}. */
     void withStack(NetnsHarness net, boolean vnetHeader, boolean afxdp, Threading threading, String key, StackWork work) throws Exception {
+        withStack(net, vnetHeader, afxdp, 0, threading, key, work);
+    }
+
+    /** {@link #withStack}; on AF_XDP with busy polling of {@code busyPollUs} (0: none, see {@link AfXdpOptions#busyPollUs}). */
+    void withStack(NetnsHarness net, boolean vnetHeader, boolean afxdp, int busyPollUs, Threading threading, String key,
+                   StackWork work) throws Exception {
         final Link link = afxdp
-            ? net.ternNamespace().call(() -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE, AfXdpOptions.forAddress(NetnsHarness.TERN_IPV4)))
+            ? net.ternNamespace().call(() -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE,
+                AfXdpOptions.forAddress(NetnsHarness.TERN_IPV4).busyPollUs(busyPollUs)))
             : net.openTernLink(linkOptions(vnetHeader));
         final NetStack stack = NetStack.builder().name("veth-bench").link(link)
             .address(NetnsHarness.TERN_ADDRESS + "/24").countersInMemory().build();
@@ -917,10 +930,14 @@ public final class VethBenchmark {
                     }
                 }
             }
-            for (String role : List.of("client", "server")) {
-                for (String p : List.of("p50", "p99")) {
-                    row(table, format, o, "UDP 64 B RR " + p + " us, Tern " + role + " (runner spin, AF_XDP)",
-                        get("udp_rr_" + p + "_us_tern_" + role + Threading.RUNNER_SPIN.key + AFXDP + s), get("udp_rr_" + p + "_us_kernel" + s));
+            for (String busy : List.of("", BUSY_POLL)) {
+                for (String role : List.of("client", "server")) {
+                    for (String p : List.of("p50", "p99")) {
+                        row(table, format, o, "UDP 64 B RR " + p + " us, Tern " + role + " (runner spin, AF_XDP"
+                            + (busy.isEmpty() ? "" : ", busy poll") + ")",
+                            get("udp_rr_" + p + "_us_tern_" + role + Threading.RUNNER_SPIN.key + AFXDP + busy + s),
+                            get("udp_rr_" + p + "_us_kernel" + s));
+                    }
                 }
             }
             row(table, format, o, "iperf3 kernel<->kernel Gbit/s", Double.NaN, get("tcp_bulk_gbps_iperf3_kernel" + s));

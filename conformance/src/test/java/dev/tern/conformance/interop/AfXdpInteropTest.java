@@ -130,6 +130,7 @@ class AfXdpInteropTest {
         whilePolling(ping, Duration.ofSeconds(20));
         assertTrue(ping.stdout().contains("5 received"), ping.stdout() + ping.stderr());
         assertEquals(1, counter("link.afxdp.busy_poll"));
+        assertTrue(counter("link.afxdp.rx.busy_polls") > 0, "an empty RX ring is met with a recvfrom that polls the queue");
     }
 
     @Test
