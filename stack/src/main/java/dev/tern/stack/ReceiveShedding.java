@@ -11,7 +11,12 @@ import org.agrona.concurrent.status.AtomicCounter;
  * receive ring or more is waiting ({@link Link#receivePressure()}). Under pressure TCP drops SYNs to listeners and
  * leaves segments for no connection unanswered ({@code tcp.drop.syn_pressure}, {@code tcp.rx.unanswered_pressure}),
  * and the link is asked to drop connection-opening SYNs itself, before its ring ({@link Link#shedUnsolicitedSyns}),
- * so that a flood costs neither ring slots nor cycles. With the flood filtered out the ring drains, so pressure
+ * so that a flood costs neither ring slots nor cycles, once the pressure has lasted {@link #SUSTAIN_NS} (every poll
+ * in that time under pressure): a thread that lost its processor for a few milliseconds finds half its ring waiting
+ * at one poll and drains it at the next, and filtering on that alone cut a listener that was keeping up with 100,000
+ * SYNs/s to one SYN in eight for seconds (one poll under pressure, one episode, 14,610 SYN-ACKs/s against 92,319
+ * without the filter); a flood beyond the stack's rate keeps the ring half full poll after poll and is filtered
+ * after that millisecond. With the flood filtered out the ring drains, so pressure
  * cannot say when the flood ended: the filter stays on for a hold time after the last poll under pressure, then
  * comes off, and goes back on at the next sign of pressure. Each time it must go back on within two holds of coming
  * off, the hold doubles (from {@link #HOLD_MIN_NS} up to {@link #HOLD_MAX_NS}): every time the filter comes off
@@ -26,6 +31,12 @@ final class ReceiveShedding {
     static final long HOLD_MIN_NS = 200_000_000L;
     /** The longest hold, reached after repeated episodes (a lasting flood). */
     static final long HOLD_MAX_NS = 6_400_000_000L;
+    /**
+     * How long every poll must find the ring under pressure before the link is asked to filter. 1 ms: at a million
+     * frames a second that is 1,000 frames, about what half of the default AF_PACKET ring holds beyond the half
+     * that signals pressure, so a flood at the link's full rate is filtered about when the ring would overflow.
+     */
+    static final long SUSTAIN_NS = 1_000_000L;
 
     private final Link link;
     private final TcpLayer tcp;
@@ -35,6 +46,9 @@ final class ReceiveShedding {
     private boolean linkSheds;
     private boolean linkCannotShed;
     private long lastPressureNs;
+    /** When the current run of polls under pressure began; {@link #NO_PRESSURE} when the last poll had none. */
+    private long pressureSinceNs = NO_PRESSURE;
+    private static final long NO_PRESSURE = Long.MIN_VALUE;
     private long releasedNs = Long.MIN_VALUE / 2;
     private long holdNs = HOLD_MIN_NS;
 
@@ -54,7 +68,10 @@ final class ReceiveShedding {
         if (pressure) {
             pressurePolls.incrementRelease();
             lastPressureNs = nowNs;
-            if (!linkSheds && !linkCannotShed) {
+            if (pressureSinceNs == NO_PRESSURE) {
+                pressureSinceNs = nowNs;
+            }
+            if (!linkSheds && !linkCannotShed && nowNs - pressureSinceNs >= SUSTAIN_NS) {
                 if (link.shedUnsolicitedSyns(true)) {
                     linkSheds = true;
                     holdNs = nowNs - releasedNs < 2 * holdNs ? Math.min(2 * holdNs, HOLD_MAX_NS) : HOLD_MIN_NS;
@@ -64,7 +81,10 @@ final class ReceiveShedding {
                     linkCannotShed = true; // the stack's own drop does the work; do not ask again every poll
                 }
             }
-        } else if (linkSheds && nowNs - lastPressureNs >= holdNs) {
+            return;
+        }
+        pressureSinceNs = NO_PRESSURE;
+        if (linkSheds && nowNs - lastPressureNs >= holdNs) {
             link.shedUnsolicitedSyns(false);
             linkSheds = false;
             releasedNs = nowNs;
@@ -72,9 +92,15 @@ final class ReceiveShedding {
         }
     }
 
-    /** When the link's filter is due to come off if no pressure comes first; {@link Long#MAX_VALUE} while it is off. */
+    /**
+     * When this wants the next poll: the link's filter is due to come off if no pressure comes first, or pressure
+     * that lasts until then turns it on; {@link Long#MAX_VALUE} when neither is pending.
+     */
     long releaseAtNs() {
-        return linkSheds ? lastPressureNs + holdNs : Long.MAX_VALUE;
+        if (linkSheds) {
+            return lastPressureNs + holdNs;
+        }
+        return pressureSinceNs != NO_PRESSURE && !linkCannotShed ? pressureSinceNs + SUSTAIN_NS : Long.MAX_VALUE;
     }
 
     /** Takes the link's filter off (the stack closes). */

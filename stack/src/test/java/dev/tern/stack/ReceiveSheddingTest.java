@@ -151,11 +151,14 @@ class ReceiveSheddingTest {
     void theLinkShedsWhilePressureLastsAndAHoldAfterThatDoublesWhileTheFloodReturns() {
         sim.runFor(10 * MS);
         link.pressure = true;
+        final long pressureBegan = sim.nowNs();
         sim.runFor(50 * MS);
-        assertEquals(List.of(true), link.shedRequests, "on at the first poll under pressure, once");
+        assertEquals(List.of(true), link.shedRequests, "on once the pressure lasted, once");
         assertEquals(1, counter(us, "stack.shed.episodes"));
         assertEquals(1, counter(us, "stack.shed.active"));
         final long firstOn = link.shedRequestTimes.get(0);
+        assertTrue(firstOn - pressureBegan >= ReceiveShedding.SUSTAIN_NS && firstOn - pressureBegan < ReceiveShedding.SUSTAIN_NS + 2 * MS,
+            "on 1 ms after the pressure began, was " + (firstOn - pressureBegan) / 1_000 + " us");
 
         link.pressure = false;
         final long calm = sim.nowNs();
@@ -188,6 +191,28 @@ class ReceiveSheddingTest {
         final long thirdHold = link.shedRequestTimes.get(5) - calmLater;
         assertTrue(thirdHold < ReceiveShedding.HOLD_MIN_NS + 20 * MS, "reset after a calm spell, was " + thirdHold / MS + " ms");
         assertTrue(firstOn > 0);
+    }
+
+    /**
+     * Pressure that one poll meets and the next does not (a thread that lost its processor for a moment and drained
+     * its ring at once), twenty times over, does not turn the link's filter on. It did at the first such poll before
+     * the pressure had to last {@link ReceiveShedding#SUSTAIN_NS}.
+     */
+    @Test
+    void pressureThatDoesNotLastLeavesTheLinksFilterOff() {
+        sim.runFor(10 * MS);
+        for (int spell = 0; spell < 20; spell++) {
+            link.pressure = true;
+            final long polls = counter(us, "stack.shed.pressure_polls");
+            while (counter(us, "stack.shed.pressure_polls") == polls) {
+                sim.step(); // until one poll has met the pressure
+            }
+            link.pressure = false;
+            sim.runFor(20 * MS);
+        }
+        assertTrue(counter(us, "stack.shed.pressure_polls") >= 20);
+        assertEquals(List.of(), link.shedRequests, "never asked to filter");
+        assertEquals(0, counter(us, "stack.shed.episodes"));
     }
 
     @Test
