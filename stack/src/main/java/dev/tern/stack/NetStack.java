@@ -452,7 +452,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
      */
     @Override
     public long pollAt() {
-        return Math.min(Math.min(timers.earliestDeadline(), link.nextArrivalNs()), shedding.releaseAtNs());
+        return Math.min(Math.min(timers.earliestDeadline(), link.nextArrivalNs()), shedding.nextPollAtNs());
     }
 
     @Override

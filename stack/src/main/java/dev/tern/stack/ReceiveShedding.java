@@ -32,9 +32,9 @@ final class ReceiveShedding {
     /** The longest hold, reached after repeated episodes (a lasting flood). */
     static final long HOLD_MAX_NS = 6_400_000_000L;
     /**
-     * How long every poll must find the ring under pressure before the link is asked to filter. 1 ms: at a million
-     * frames a second that is 1,000 frames, about what half of the default AF_PACKET ring holds beyond the half
-     * that signals pressure, so a flood at the link's full rate is filtered about when the ring would overflow.
+     * How long every poll must find the ring under pressure before the link is asked to filter. 1 ms: at 300,000
+     * SYNs/s that is 300 frames, within the half of the AF_PACKET throughput ring (1024 slots) beyond the half that
+     * signals pressure; a flood of a million frames a second may overflow the ring once before the filter is on.
      */
     static final long SUSTAIN_NS = 1_000_000L;
 
@@ -96,7 +96,7 @@ final class ReceiveShedding {
      * When this wants the next poll: the link's filter is due to come off if no pressure comes first, or pressure
      * that lasts until then turns it on; {@link Long#MAX_VALUE} when neither is pending.
      */
-    long releaseAtNs() {
+    long nextPollAtNs() {
         if (linkSheds) {
             return lastPressureNs + holdNs;
         }
