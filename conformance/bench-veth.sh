@@ -7,12 +7,13 @@
 #   conformance/bench-veth.sh [--seconds N] [--rounds N] [--round-trips N] [--offloads on|off|both]
 #       [--rx-ring frame|block] [--idle backoff|spin] [--congestion-control NAME]
 #       [--loss 0,0.1,1,5] [--nc-mib 128] [--nc-seconds 20] [--http-requests 40000]
-#       [--flood-rate 0] [--flood-generator java|hping3] [--syn-rates 100000,200000,300000,0]
+#       [--flood-rate 0] [--flood-generator java|hping3] [--flood-link afpacket|afxdp] [--syn-rates 100000,200000,300000,0]
 #       [--only tcp|tcp-tern-to-kernel|tcp-kernel-to-tern|udp-rr|tcp-loss|nc|http|multicast|flood|udp-rate|syn-rate]
 #
 # The SYN floods (--only flood, --only syn-rate) come from Java in the peer's namespace (SynFloodGenerator: SYNs built
 # once, sent through an AF_PACKET link on peer0 in batches): --flood-rate N paces the flood bench's flood to N SYNs/s
-# (0, the default: as fast as it goes); --flood-generator hping3 uses `hping3 -S --flood` instead (needs hping3).
+# (0, the default: as fast as it goes); --flood-generator hping3 uses `hping3 -S --flood` instead (needs hping3);
+# --flood-link afxdp runs Tern's end of the flood bench on the AF_XDP link (both pairs' peers then send full checksums).
 # --syn-rates lists the steps of the SYN -> SYN-ACK measurement in SYNs/s (0: as fast as it goes), --seconds each.
 #
 # With offloads off, TCP bulk and UDP round trips also run Tern on the AF_XDP link (copy mode on veth), compared with

@@ -67,11 +67,16 @@ final class FloodBenchmark {
     private final int rounds;
     private final Path tern;
     private final FloodSource source;
+    /** Tern's link: AF_PACKET, or ({@code --flood-link afxdp}) AF_XDP, whose XDP program sheds the SYNs. */
+    private final boolean afxdp;
+    private final String link;
 
-    FloodBenchmark(double seconds, int rounds, Path root, FloodSource source) {
+    FloodBenchmark(double seconds, int rounds, Path root, FloodSource source, boolean afxdp) {
         this.seconds = seconds;
         this.rounds = rounds;
         this.source = source;
+        this.afxdp = afxdp;
+        this.link = (afxdp ? "afxdp:" : "afpacket:") + NetnsHarness.TERN_INTERFACE;
         this.tern = root.resolve("tern");
         if (!Files.isExecutable(tern)) {
             throw new IllegalStateException("no tern launcher at " + tern + " (run through conformance/bench-veth.sh)");
@@ -87,8 +92,11 @@ final class FloodBenchmark {
 
     void run(Map<String, Double> results) throws Exception {
         final String hping = source.hping3 ? Commands.require("hping3", "hping3") : null;
-        System.err.println("SYN flood: " + source.describe());
-        final NetnsHarness.Options options = new NetnsHarness.Options(1500, EthtoolOffloads.ALL_ON, EthtoolOffloads.ALL_ON);
+        System.err.println("SYN flood: " + source.describe() + ", Tern on " + link);
+        // AF_XDP carries no checksum status, so the peer must send full checksums (tx off, and so no TSO): both pairs
+        // alike, so that the kernel's figures compare.
+        final EthtoolOffloads peer = afxdp ? new EthtoolOffloads(false, true, false, true, false) : EthtoolOffloads.ALL_ON;
+        final NetnsHarness.Options options = new NetnsHarness.Options(1500, EthtoolOffloads.ALL_ON, peer);
         final Map<String, List<Double>> samples = new LinkedHashMap<>();
         try (NetnsHarness kernels = NetnsHarness.create(options); NetnsHarness net = NetnsHarness.create(options)) {
             kernels.ternExec(java.time.Duration.ofSeconds(10), "ip", "address", "add", NetnsHarness.TERN_ADDRESS + "/24",
@@ -99,6 +107,7 @@ final class FloodBenchmark {
                 record("tern_to_kernel", kernelSender(kernels, hping), ternToKernel(net, hping), samples);
             }
         }
+        results.put("flood_link_afxdp", afxdp ? 1.0 : 0.0);
         samples.forEach((key, values) -> {
             results.put(key, VethBenchmark.median(values));
             System.err.printf("  %-40s %s%n", key, values.stream().map(v -> String.format(Locale.ROOT, "%.2f", v)).toList());
@@ -130,7 +139,7 @@ final class FloodBenchmark {
     private Figures kernelToTern(NetnsHarness net, String hping) throws Exception {
         try (CommandCounters counters = CommandCounters.create();
              BackgroundCommand serve = net.startInTern(counters.command(tern.toString(), "serve", "--discard",
-                 Integer.toString(DISCARD_PORT), "--link", "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip",
+                 Integer.toString(DISCARD_PORT), "--link", link, "--ip",
                  NetnsHarness.TERN_ADDRESS + "/24"))) {
             final SocketChannel channel = connectFromPeer(net.peerNamespace(), NetnsHarness.TERN_ADDRESS, DISCARD_PORT, serve);
             return sendAndMeasure(net, hping, channel, counters);
@@ -164,7 +173,7 @@ final class FloodBenchmark {
         final ServerSocketChannel server = listen(net.peerNamespace(), NetnsHarness.PEER_ADDRESS, SINK_PORT);
         try (server; CommandCounters counters = CommandCounters.create();
              BackgroundCommand sender = net.startInTern(counters.command("sh", "-c", "head -c " + TERN_SEND_LIMIT
-                 + " /dev/zero | " + tern + " nc --link afpacket:" + NetnsHarness.TERN_INTERFACE + " --ip "
+                 + " /dev/zero | " + tern + " nc --link " + link + " --ip "
                  + NetnsHarness.TERN_ADDRESS + "/24 " + NetnsHarness.PEER_ADDRESS + " " + SINK_PORT))) {
             return receiveAndMeasure(net, hping, accept(server, sender), counters);
         }

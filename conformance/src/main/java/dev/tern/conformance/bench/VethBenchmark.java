@@ -146,6 +146,7 @@ public final class VethBenchmark {
         int httpRequests = 40_000;
         long floodRate = FloodBenchmark.FloodSource.DEFAULT.rate();
         boolean hping3 = FloodBenchmark.FloodSource.DEFAULT.hping3();
+        boolean floodOverAfXdp = false;
         List<Long> synRates = SynRateBenchmark.DEFAULT_RATES;
         final List<Boolean> settings = new ArrayList<>(List.of(true, false));
         for (int i = 0; i < args.length; i++) {
@@ -179,6 +180,13 @@ public final class VethBenchmark {
                     }
                     hping3 = generator.equals("hping3");
                 }
+                case "--flood-link" -> {
+                    final String link = args[++i];
+                    if (!link.equals("afpacket") && !link.equals("afxdp")) {
+                        usage();
+                    }
+                    floodOverAfXdp = link.equals("afxdp");
+                }
                 case "--syn-rates" -> synRates = SynRateBenchmark.parseRates(args[++i]);
                 default -> usage();
             }
@@ -211,7 +219,7 @@ public final class VethBenchmark {
             new UdpRateBenchmark(benchmark.seconds, benchmark.rounds, root).run(benchmark.results);
         }
         if (benchmark.wants("flood")) {
-            new FloodBenchmark(benchmark.seconds, benchmark.rounds, root, benchmark.floodSource).run(benchmark.results);
+            new FloodBenchmark(benchmark.seconds, benchmark.rounds, root, benchmark.floodSource, floodOverAfXdp).run(benchmark.results);
         }
         if (benchmark.wants("syn-rate")) {
             new SynRateBenchmark(benchmark.seconds, benchmark.synRates, root).run(benchmark.results);
@@ -226,7 +234,7 @@ public final class VethBenchmark {
         System.err.println("usage: VethBenchmark [--seconds N] [--rounds N] [--round-trips N] [--offloads on|off|both]"
             + " [--rx-ring frame|block] [--only " + String.join("|", ONLY) + "]"
             + " [--congestion-control NAME] [--idle backoff|spin] [--loss P,P,...] [--nc-mib N] [--nc-seconds N]"
-            + " [--http-requests N] [--flood-rate N] [--flood-generator java|hping3] [--syn-rates N,N,...]");
+            + " [--http-requests N] [--flood-rate N] [--flood-generator java|hping3] [--flood-link afpacket|afxdp] [--syn-rates N,N,...]");
         System.exit(2);
     }
 
