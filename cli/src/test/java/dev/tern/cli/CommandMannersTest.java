@@ -147,9 +147,19 @@ class CommandMannersTest {
         assertEquals(1, tern("ping", "-c", "1", "-W", "0.2", "198.18.0.77").status());
     }
 
-    /** {@code java ... dev.tern.cli.Tern ARGS} in its own JVM, with this JVM's class path. */
+    /**
+     * {@code java ... dev.tern.cli.Tern ARGS} in its own JVM, with this JVM's class path. Where this test runs with
+     * SIGINT ignored (a script that started {@code ./tern test} with {@code &}: POSIX shells start background commands
+     * so, and the ignoring is inherited across exec), the child gets the default action back through perl (Debian's
+     * perl-base is essential), since a JVM started with SIGINT ignored keeps it ignored, as it should, and Ctrl-C
+     * could not be tested.
+     */
     private static ProcessBuilder ternProcess(Path counters, String... arguments) {
-        final List<String> command = new ArrayList<>(List.of(JAVA, "--enable-native-access=ALL-UNNAMED", "--add-exports",
+        final List<String> command = new ArrayList<>();
+        if (sigintIgnored()) {
+            command.addAll(List.of("perl", "-e", "$SIG{INT} = 'DEFAULT'; exec { $ARGV[0] } @ARGV or die \"exec: $!\\n\";"));
+        }
+        command.addAll(List.of(JAVA, "--enable-native-access=ALL-UNNAMED", "--add-exports",
             "java.base/jdk.internal.misc=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow", "-XX:TieredStopAtLevel=1",
             "-cp", System.getProperty("java.class.path"), "dev.tern.cli.Tern"));
         command.addAll(List.of(arguments));
@@ -157,6 +167,16 @@ class CommandMannersTest {
         builder.environment().put("TERN_COUNTERS_DIR", counters.toString());
         builder.environment().remove("JAVA_TOOL_OPTIONS");
         return builder;
+    }
+
+    /** Whether this process ignores SIGINT (bit 2 of SigIgn in /proc/self/status). */
+    private static boolean sigintIgnored() {
+        try {
+            return Files.readAllLines(Path.of("/proc/self/status")).stream().filter(line -> line.startsWith("SigIgn:"))
+                .anyMatch(line -> (Long.parseLong(line.substring(7).strip(), 16) & 0x2) != 0);
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     @ParameterizedTest(name = "ping {0}, then Ctrl-C")
