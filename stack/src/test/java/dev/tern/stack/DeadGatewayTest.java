@@ -2,6 +2,7 @@ package dev.tern.stack;
 
 import dev.tern.arp.wire.ArpPacket;
 import dev.tern.arp.wire.ArpRepr;
+import dev.tern.core.memory.BigEndian;
 import dev.tern.core.net.Ipv4Address;
 import dev.tern.ethernet.link.TxFrame;
 import dev.tern.ethernet.memory.MemoryLink;
@@ -9,6 +10,7 @@ import dev.tern.ethernet.wire.EtherType;
 import dev.tern.ethernet.wire.EthernetHeader;
 import dev.tern.ethernet.wire.MacAddress;
 import dev.tern.stack.sim.Simulation;
+import dev.tern.stack.testing.Frames;
 import dev.tern.stack.testing.PeerPort;
 import dev.tern.stack.testing.SimulatedSockets;
 import org.junit.jupiter.api.Test;
@@ -16,7 +18,6 @@ import org.junit.jupiter.api.Test;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -81,61 +82,30 @@ class DeadGatewayTest {
                     }
                 }, 1000);
                 for (byte[] frame : outgoing) {
-                    send(door.link, frame);
+                    Frames.send(door.link, tx, frame);
                 }
                 outgoing.clear();
             }
         }
 
         private void handle(Door door, byte[] frame) {
-            final ByteBuffer in = ByteBuffer.wrap(frame);
-            if (in.getShort(12) == (short) EtherType.ARP) {
-                final ArpRepr arp = ArpRepr.parse(new ArpPacket().wrap(MemorySegment.ofArray(frame), 14, 28));
-                if (arp.operation() == 1 && arp.targetIp() == door.ip) {
-                    final ByteBuffer reply = ByteBuffer.allocate(42);
-                    putMac(reply, arp.senderMac());
-                    putMac(reply, door.link.macAddress());
-                    reply.putShort((short) EtherType.ARP);
-                    reply.putShort((short) 1).putShort((short) 0x0800).put((byte) 6).put((byte) 4).putShort((short) 2);
-                    putMac(reply, door.link.macAddress());
-                    reply.putInt(door.ip);
-                    putMac(reply, arp.senderMac());
-                    reply.putInt(arp.senderIp());
-                    outgoing.add(reply.array());
+            final MemorySegment in = MemorySegment.ofArray(frame);
+            final long doorMac = door.link.macAddress();
+            if (BigEndian.u16(in, 12) == EtherType.ARP) {
+                final ArpRepr arp = ArpRepr.parse(new ArpPacket().wrap(in, 14, 28));
+                if (arp.operation() == ArpPacket.OPERATION_REQUEST && arp.targetIp() == door.ip) {
+                    outgoing.add(Frames.ethernet(arp.senderMac(), doorMac, EtherType.ARP,
+                        Frames.arp(ArpPacket.OPERATION_REPLY, doorMac, door.ip, arp.senderMac(), arp.senderIp())));
                 }
                 return;
             }
-            if (in.getShort(12) == (short) EtherType.IPV4 && mac(in, 0) == door.link.macAddress()) {
-                final int destination = in.getInt(14 + 16);
-                final ByteBuffer out = ByteBuffer.wrap(frame.clone());
-                putMac(out, Ipv4Address.inPrefix(destination, FAR, 24) ? farMac : nearMac);
-                putMac(out, door.link.macAddress());
-                outgoing.add(out.array());
+            if (BigEndian.u16(in, 12) == EtherType.IPV4 && BigEndian.u48(in, 0) == doorMac) {
+                final int destination = BigEndian.i32(in, 14 + 16);
+                final byte[] out = frame.clone();
+                new EthernetHeader().wrap(MemorySegment.ofArray(out), 0, out.length)
+                    .destination(Ipv4Address.inPrefix(destination, FAR, 24) ? farMac : nearMac).source(doorMac);
+                outgoing.add(out);
             }
-        }
-
-        private static void putMac(ByteBuffer buffer, long mac) {
-            for (int shift = 40; shift >= 0; shift -= 8) {
-                buffer.put((byte) (mac >>> shift));
-            }
-        }
-
-        private static long mac(ByteBuffer buffer, int at) {
-            long mac = 0;
-            for (int i = 0; i < 6; i++) {
-                mac = mac << 8 | (buffer.get(at + i) & 0xFF);
-            }
-            return mac;
-        }
-
-        private void send(MemoryLink link, byte[] frame) {
-            if (!link.claim(tx)) {
-                throw new IllegalStateException("wire out of buffers");
-            }
-            MemorySegment.copy(frame, 0, tx.segment(), ValueLayout.JAVA_BYTE, tx.offset(), frame.length);
-            tx.length(frame.length);
-            link.commit(tx);
-            link.flush();
         }
     }
 
@@ -237,7 +207,7 @@ class DeadGatewayTest {
         for (PeerPort.Received frame : tap.drain(f -> f.etherType() == EtherType.ARP)) {
             final ArpRepr arp = ArpRepr.parse(new ArpPacket().wrap(frame.segment(), EthernetHeader.LENGTH, 28));
             // Our own announcements (RFC 5227 §2.3: sender and target both our address) are not resolutions.
-            if (arp.operation() == 1 && srcMac(frame) == sourceMac && frame.atNs() >= sinceNs
+            if (arp.operation() == ArpPacket.OPERATION_REQUEST && srcMac(frame) == sourceMac && frame.atNs() >= sinceNs
                 && arp.targetIp() != arp.senderIp()) {
                 requests.add(new ArpRequest(frame.atNs(), dstMac(frame), arp.targetIp()));
             }
@@ -246,11 +216,11 @@ class DeadGatewayTest {
     }
 
     private static long dstMac(PeerPort.Received frame) {
-        return Router.mac(ByteBuffer.wrap(frame.bytes()), 0);
+        return BigEndian.u48(frame.segment(), 0);
     }
 
     private static long srcMac(PeerPort.Received frame) {
-        return Router.mac(ByteBuffer.wrap(frame.bytes()), 6);
+        return BigEndian.u48(frame.segment(), 6);
     }
 
     private TcpConnection accepted(Simulation sim, TcpListener listener) {

@@ -12,6 +12,7 @@ import dev.tern.ethernet.link.TxFrame;
 import dev.tern.ethernet.memory.MemoryLink;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 
 /**
@@ -104,6 +105,17 @@ public final class Frames {
             data[i] = (byte) (i * 7 + seed);
         }
         return data;
+    }
+
+    /** Puts {@code frame} on {@code link} through {@code tx} and flushes (delivered on the next simulation step). */
+    public static void send(MemoryLink link, TxFrame tx, byte[] frame) {
+        if (!link.claim(tx)) {
+            throw new IllegalStateException("wire out of buffers");
+        }
+        MemorySegment.copy(frame, 0, tx.segment(), ValueLayout.JAVA_BYTE, tx.offset(), frame.length);
+        tx.length(frame.length);
+        link.commit(tx);
+        link.flush();
     }
 
     /**

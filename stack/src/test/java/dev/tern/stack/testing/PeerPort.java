@@ -65,13 +65,7 @@ public final class PeerPort {
 
     /** Sends one frame now (delivered on the next simulation step). */
     public void send(byte[] frame) {
-        if (!link.claim(tx)) {
-            throw new IllegalStateException("wire out of buffers");
-        }
-        MemorySegment.copy(frame, 0, tx.segment(), ValueLayout.JAVA_BYTE, tx.offset(), frame.length);
-        tx.length(frame.length);
-        link.commit(tx);
-        link.flush();
+        Frames.send(link, tx, frame);
     }
 
     /** Everything that reached this port so far (the simulation receives for it on every poll). */
