@@ -12,6 +12,7 @@ import dev.tern.core.time.SystemClock;
 import dev.tern.core.time.Timers;
 import dev.tern.ethernet.EthernetLayer;
 import dev.tern.ethernet.link.Link;
+import dev.tern.ethernet.link.UdpPortOwners;
 import dev.tern.igmp.IgmpConfig;
 import dev.tern.igmp.IgmpLayer;
 import dev.tern.ipv4.Ipv4Config;
@@ -108,6 +109,8 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     /** This stack's place among the shards of a sharded stack ({@link StackShards}); 0 of 1 when alone. */
     private final int shardIndex;
     private final int shardCount;
+    /** The UDP ports the shards of this stack's group claimed, shared by them ({@link UdpSocket#steerPortHere}); null when alone. */
+    private final UdpPortOwners udpPortOwners;
     /** ARP news from shard 0, for a shard other than 0 (null otherwise). */
     private final NeighbourRelay neighbourRelay;
     /** The last frame dropped as another shard's (see {@link #wrongShardSample()}). */
@@ -123,9 +126,12 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         this.pollErrors = counters.counter("stack.poll_errors");
         this.shardIndex = builder.shardIndex;
         this.shardCount = builder.shardCount;
+        this.udpPortOwners = shardCount == 1 ? null
+            : builder.udpPortOwners != null ? builder.udpPortOwners : new UdpPortOwners();
         final AtomicCounter wrongShard = shardCount > 1 ? counters.counter("shard.rx.wrong_shard") : null;
         this.link = shardCount > 1
-            ? new ShardFilterLink(builder.link, shardIndex, shardCount, counters, wrongShard, wrongShardSample)
+            ? new ShardFilterLink(builder.link, shardIndex, shardCount, counters, wrongShard, wrongShardSample,
+                udpPortOwners)
             : builder.link;
         final long nowNs = clock.nanoTime();
         this.timers = new Timers(nowNs);
@@ -149,7 +155,8 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         if (shardCount > 1) {
             // A datagram reassembled here that belongs to another shard's flow goes to that shard.
             final ShardReassembledHandOver reassembled = new ShardReassembledHandOver(shardIndex, shardCount,
-                link.macAddress(), (ShardFilterLink) link, counters.counter("shard.tx.reassembled_handed_over"));
+                link.macAddress(), (ShardFilterLink) link, counters.counter("shard.tx.reassembled_handed_over"),
+                udpPortOwners);
             ipv4.register(dev.tern.ipv4.wire.IpProtocol.TCP, reassembled.guard(tcp));
             ipv4.register(dev.tern.ipv4.wire.IpProtocol.UDP, reassembled.guard(udp));
         }
@@ -469,6 +476,11 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         return shardIndex;
     }
 
+    /** The UDP port claims of this stack's shards; null for a stack of its own. */
+    UdpPortOwners udpPortOwners() {
+        return udpPortOwners;
+    }
+
     /** How many shards the stack this one belongs to has; 1 for a stack of its own. */
     public int shardCount() {
         return shardCount;
@@ -597,6 +609,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         private int mtu = 65535;
         private int shardIndex;
         private int shardCount = 1;
+        private UdpPortOwners udpPortOwners;
 
         public Builder link(Link link) {
             this.link = link;
@@ -691,6 +704,12 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
             }
             this.shardIndex = index;
             this.shardCount = count;
+            return this;
+        }
+
+        /** The UDP port claims shared by all the shards of one stack ({@link StackShards} gives each the same). */
+        Builder udpPortOwners(UdpPortOwners owners) {
+            this.udpPortOwners = owners;
             return this;
         }
 

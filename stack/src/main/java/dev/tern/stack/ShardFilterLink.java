@@ -5,6 +5,7 @@ import dev.tern.ethernet.link.FrameHandler;
 import dev.tern.ethernet.link.ForwardingLink;
 import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.link.ShardSteering;
+import dev.tern.ethernet.link.UdpPortOwners;
 import org.agrona.concurrent.status.AtomicCounter;
 
 import java.lang.foreign.MemorySegment;
@@ -20,6 +21,8 @@ import java.lang.foreign.MemorySegment;
  * the same way ({@link ShardSteering#icmpShardOf}), so that path MTU discovery, soft errors and ping work on every
  * shard. Handed-over frames are counted as {@code shard.tx.handed_over} by the giver and {@code shard.rx.handed_in}
  * by the owner, which delivers them at its next receive; a full inbox drops the frame ({@code shard.handoff_full}).
+ * A unicast UDP datagram to a port another shard claimed ({@link UdpPortOwners}) is handed to that shard the same
+ * way, counted as {@code shard.rx.udp_port_claimed} instead of as wrong.
  *
  * <p>Owned by the shard's thread; not thread-safe (the inboxes are). Allocates nothing: one handler object per shard,
  * re-pointed at the stack's handler on each receive.
@@ -31,6 +34,9 @@ final class ShardFilterLink extends ForwardingLink implements FrameHandler {
     private final AtomicCounter handedOver;
     private final AtomicCounter handedIn;
     private final AtomicCounter handOffFull;
+    private final AtomicCounter claimedPort;
+    /** UDP ports the shards claimed ({@link UdpSocket#steerPortHere}), shared by all of them; null when alone. */
+    private final UdpPortOwners udpOwners;
     private final WrongShardSample sample;
     private final ShardInbox inbox = new ShardInbox();
     /** Every shard's inbox, by shard index (set by {@link StackShards} once all are built; null until then). */
@@ -38,8 +44,10 @@ final class ShardFilterLink extends ForwardingLink implements FrameHandler {
     private FrameHandler handler;
 
     ShardFilterLink(Link link, int shard, int shards, CountersFile counters, AtomicCounter wrongShard,
-                    WrongShardSample sample) {
+                    WrongShardSample sample, UdpPortOwners udpOwners) {
         super(link);
+        this.udpOwners = udpOwners;
+        this.claimedPort = counters.counter("shard.rx.udp_port_claimed");
         this.sample = sample;
         this.shard = shard;
         this.shards = shards;
@@ -81,9 +89,9 @@ final class ShardFilterLink extends ForwardingLink implements FrameHandler {
 
     @Override
     public void onFrame(MemorySegment segment, long offset, int length, int flags) {
-        final int owner = ShardSteering.shardOf(segment, offset, length, shards);
+        final int owner = ShardSteering.shardOf(segment, offset, length, shards, udpOwners);
         if (owner == shard) {
-            final int icmpOwner = shard == 0 ? ShardSteering.icmpShardOf(segment, offset, length, shards) : 0;
+            final int icmpOwner = shard == 0 ? ShardSteering.icmpShardOf(segment, offset, length, shards, udpOwners) : 0;
             if (icmpOwner == 0) {
                 handler.onFrame(segment, offset, length, flags);
             } else {
@@ -91,8 +99,12 @@ final class ShardFilterLink extends ForwardingLink implements FrameHandler {
             }
             return;
         }
-        wrongShard.incrementRelease();
-        sample.record(segment, offset, length);
+        if (ShardSteering.shardOf(segment, offset, length, shards) == shard) {
+            claimedPort.incrementRelease(); // steered here rightly, but its UDP port is another shard's
+        } else {
+            wrongShard.incrementRelease();
+            sample.record(segment, offset, length);
+        }
         handOver(owner, segment, offset, length, flags);
     }
 

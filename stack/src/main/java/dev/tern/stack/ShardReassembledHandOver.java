@@ -2,6 +2,8 @@ package dev.tern.stack;
 
 import dev.tern.core.memory.BigEndian;
 import dev.tern.ethernet.link.ShardSteering;
+import dev.tern.ethernet.link.UdpPortOwners;
+import dev.tern.ipv4.wire.IpProtocol;
 import dev.tern.ethernet.wire.EtherType;
 import dev.tern.ethernet.wire.EthernetHeader;
 import dev.tern.ipv4.IpProtocolHandler;
@@ -37,11 +39,14 @@ final class ShardReassembledHandOver {
     private final long mac;
     private final ShardFilterLink link;
     private final AtomicCounter handedOver;
+    private final UdpPortOwners udpOwners;
     private final MemorySegment frame = Arena.ofAuto().allocate(EthernetHeader.LENGTH + Ipv4Header.MAX_TOTAL_LENGTH, 8);
     private final EthernetHeader ethernet = new EthernetHeader();
     private final Ipv4Header ipv4 = new Ipv4Header();
 
-    ShardReassembledHandOver(int shard, int shards, long mac, ShardFilterLink link, AtomicCounter handedOver) {
+    ShardReassembledHandOver(int shard, int shards, long mac, ShardFilterLink link, AtomicCounter handedOver,
+                             UdpPortOwners udpOwners) {
+        this.udpOwners = udpOwners;
         this.shard = shard;
         this.shards = shards;
         this.mac = mac;
@@ -62,8 +67,11 @@ final class ShardReassembledHandOver {
         if (!packet.reassembled() || length < 4) {
             return false;
         }
-        final int owner = ShardSteering.shardOf(packet.source(), packet.destination(), BigEndian.u16(segment, offset),
-            BigEndian.u16(segment, offset + 2), shards);
+        final int destinationPort = BigEndian.u16(segment, offset + 2);
+        final int hashed = ShardSteering.shardOf(packet.source(), packet.destination(), BigEndian.u16(segment, offset),
+            destinationPort, shards);
+        final int owner = packet.protocol() == IpProtocol.UDP
+            ? ShardSteering.udpOwner(udpOwners, packet.destination(), destinationPort, hashed) : hashed;
         if (owner == shard) {
             return false;
         }

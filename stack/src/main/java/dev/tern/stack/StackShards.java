@@ -1,6 +1,7 @@
 package dev.tern.stack;
 
 import dev.tern.ethernet.link.Link;
+import dev.tern.ethernet.link.UdpPortOwners;
 import dev.tern.tcp.TcpOptions;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -62,7 +63,11 @@ public final class StackShards implements AutoCloseable {
         if (count < 1) {
             throw new IllegalArgumentException("shards must be at least 1, got " + count);
         }
+        if (count > UdpPortOwners.MAX_SHARDS) {
+            throw new IllegalArgumentException("shards must be at most " + UdpPortOwners.MAX_SHARDS + ", got " + count);
+        }
         final List<NetStack> built = new ArrayList<>();
+        final UdpPortOwners udpPortOwners = new UdpPortOwners();
         String baseName = "tern";
         try {
             for (int k = 0; k < count; k++) {
@@ -70,7 +75,8 @@ public final class StackShards implements AutoCloseable {
                 configure.accept(builder);
                 baseName = builder.name();
                 builder.name(count == 1 ? baseName : shardName(baseName, k, count));
-                builder.link(Objects.requireNonNull(linkOfShard.apply(k), "link of shard " + k)).shard(k, count);
+                builder.link(Objects.requireNonNull(linkOfShard.apply(k), "link of shard " + k)).shard(k, count)
+                    .udpPortOwners(udpPortOwners);
                 built.add(builder.build());
             }
         } catch (RuntimeException | Error e) {

@@ -3,6 +3,7 @@ package dev.tern.stack;
 import dev.tern.core.io.ByteRing;
 import dev.tern.core.io.SocketError;
 import dev.tern.core.net.Ipv4Address;
+import dev.tern.ethernet.link.UdpPortOwners;
 import dev.tern.igmp.IgmpLayer;
 import dev.tern.udp.DatagramRecords;
 import dev.tern.udp.UdpEvents;
@@ -67,6 +68,8 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
     /** Stack thread: true while the application's handler runs. */
     private boolean inReceiveHandler;
     private volatile boolean resumeRequested;
+    /** The port this socket claimed for its shard ({@link #steerPortHere}), or 0. */
+    private volatile int claimedPort;
 
     /**
      * Takes one received datagram where it lies (zero-copy receive), on the stack's thread, in the middle of input.
@@ -201,6 +204,27 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
 
     public int localPort() {
         return udp.localPort(handle);
+    }
+
+    /**
+     * On a shard of a sharded stack ({@link StackShards}), makes every unicast datagram to this socket's local port
+     * reach this shard, whatever shard the hash of its 4-tuple names (the others hand it over, counted as
+     * {@code shard.rx.udp_port_claimed}), and ICMP errors about what it sent too: for a socket that talks to many
+     * peers from one port. Without it only the datagrams whose 4-tuple the link steers here arrive, which suits a
+     * socket bound on every shard. The claim ends when the socket closes, or when another shard claims the port. On
+     * a stack of its own it does nothing. Needs a bound socket.
+     */
+    public void steerPortHere() {
+        final UdpPortOwners owners = stack.udpPortOwners();
+        if (owners == null) {
+            return;
+        }
+        final int port = localPort();
+        if (port == 0) {
+            throw new IllegalStateException("steerPortHere needs a bound socket");
+        }
+        owners.claim(port, stack.shardIndex());
+        claimedPort = port;
     }
 
     /** Datagrams this socket lost because its receive ring was full. */
@@ -434,6 +458,10 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
             udp.close(handle);
             return 0;
         });
+        final int claimed = claimedPort;
+        if (claimed != 0) {
+            stack.udpPortOwners().release(claimed, stack.shardIndex());
+        }
         final Selector current = selector;
         if (current != null) {
             current.deregister(this);

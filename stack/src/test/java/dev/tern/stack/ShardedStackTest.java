@@ -259,6 +259,76 @@ class ShardedStackTest {
         }
     }
 
+    @Test
+    void aUdpSocketThatSteersItsPortHereGetsEveryPeersDatagramsWhateverShardTheyHashTo() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack peer = sim.addStack("peer", "198.18.0.1/24");
+            final StackShards tern = sim.addShardedStack("tern", "198.18.0.2/24", 3, b -> { });
+            final int serverPort = 5000;
+            final UdpSocket server = tern.shard(1).openUdp();
+            server.bind(serverPort);
+            server.steerPortHere();
+            assertEquals(1, tern.shard(0).udpPortOwners().owner(serverPort), "the claim is seen by every shard");
+            final MemorySegment buffer = Arena.ofAuto().allocate(8192);
+            final int[] hashedTo = new int[3];
+            final int clients = 30;
+            final List<UdpSocket> sockets = new ArrayList<>();
+            for (int n = 0; n < clients; n++) {
+                final UdpSocket client = peer.openUdp();
+                client.bind(41000 + n);
+                hashedTo[ShardSteering.shardOf(CLIENT, SERVER, 41000 + n, serverPort, 3)]++;
+                // The last client's datagram is larger than the MTU: its fragments reach shard 0, which reassembles it.
+                final byte[] hello = n == clients - 1 ? new byte[3000] : ("client " + n).getBytes();
+                hello[0] = (byte) n;
+                assertTrue(client.sendTo(SERVER, serverPort, MemorySegment.ofArray(hello), 0, hello.length));
+                final int[] got = {-1};
+                assertTrue(sim.runUntil(() -> {
+                    try {
+                        got[0] = server.receive(buffer, 0, (int) buffer.byteSize());
+                    } catch (TernSocketException e) {
+                        throw new AssertionError(e);
+                    }
+                    return got[0] >= 0;
+                }, SECOND), "client " + n + "'s datagram reached the socket on shard 1");
+                assertArrayEquals(hello, buffer.asSlice(0, got[0]).toArray(ValueLayout.JAVA_BYTE), "client " + n);
+                assertEquals(41000 + n, server.lastSourcePort());
+                assertTrue(server.sendTo(CLIENT, 41000 + n, buffer, 0, Math.min(got[0], 64)), "the answer");
+                sockets.add(client);
+            }
+            assertTrue(hashedTo[0] > 0 && hashedTo[2] > 0, "the peers' ports hash to every shard: " + Arrays.toString(hashedTo));
+            for (int n = 0; n < clients; n++) {
+                final UdpSocket client = sockets.get(n);
+                final int[] got = {-1};
+                assertTrue(sim.runUntil(() -> {
+                    try {
+                        got[0] = client.receive(buffer, 0, (int) buffer.byteSize());
+                    } catch (TernSocketException e) {
+                        throw new AssertionError(e);
+                    }
+                    return got[0] >= 0;
+                }, SECOND), "client " + n + " got its answer");
+                assertEquals((byte) n, buffer.get(ValueLayout.JAVA_BYTE, 0));
+            }
+            assertEquals(clients, tern.shard(1).counters().value("udp.rx.datagrams"));
+            for (int k = 0; k < 3; k++) {
+                final var counters = tern.shard(k).counters();
+                assertEquals(0, counters.value("udp.drop.no_socket"), "shard " + k);
+                assertEquals(0, counters.value("icmp.tx.errors"), "shard " + k + " sent no port unreachable");
+                assertEquals(0, counters.value("shard.rx.wrong_shard"), "shard " + k + ": steering agreed");
+            }
+            // Whole datagrams that hashed to shards 0 and 2 were handed over as claimed; the fragmented one was
+            // reassembled on shard 0 and handed over from there.
+            final boolean lastHashedToShardOne = ShardSteering.shardOf(CLIENT, SERVER, 41000 + clients - 1, serverPort, 3) == 1;
+            assertEquals(hashedTo[0] + hashedTo[2] - (lastHashedToShardOne ? 0 : 1),
+                tern.shard(0).counters().value("shard.rx.udp_port_claimed")
+                    + tern.shard(2).counters().value("shard.rx.udp_port_claimed"));
+            assertEquals(1, tern.shard(0).counters().value("shard.tx.reassembled_handed_over"));
+
+            server.close();
+            assertEquals(-1, tern.shard(0).udpPortOwners().owner(serverPort), "closing ends the claim");
+        }
+    }
+
     /** A bare ACK for a connection nobody has, from the client to the server's closed port 9, checksum correct. */
     private static byte[] strayAck(long destinationMac, long sourceMac, int sourcePort) {
         final byte[] segment = new byte[TcpHeader.MIN_LENGTH];

@@ -75,6 +75,14 @@ public final class ShardSteering {
      * unicast IPv4 TCP or UDP with its ports (see the class comment). Allocates nothing.
      */
     public static int shardOf(MemorySegment frame, long offset, int length, int shards) {
+        return shardOf(frame, offset, length, shards, null);
+    }
+
+    /**
+     * As {@link #shardOf(MemorySegment, long, int, int)}, but a unicast UDP datagram to a port claimed in
+     * {@code udpOwners} (null: none) belongs to the claimant.
+     */
+    public static int shardOf(MemorySegment frame, long offset, int length, int shards, UdpPortOwners udpOwners) {
         if (shards <= 1 || length < IPV4_OFFSET + 20
             || BigEndian.u16(frame, offset + ETHERTYPE_OFFSET) != EtherType.IPV4) {
             return 0;
@@ -90,8 +98,22 @@ public final class ShardSteering {
             return 0;
         }
         final int ports = BigEndian.i32(frame, ip + headerLength);
-        return shardOf(BigEndian.i32(frame, ip + SOURCE_OFFSET), BigEndian.i32(frame, ip + DESTINATION_OFFSET),
-            ports >>> 16, ports & 0xFFFF, shards);
+        final int destination = BigEndian.i32(frame, ip + DESTINATION_OFFSET);
+        final int hashed = shardOf(BigEndian.i32(frame, ip + SOURCE_OFFSET), destination, ports >>> 16, ports & 0xFFFF,
+            shards);
+        return protocol == UDP ? udpOwner(udpOwners, destination, ports & 0xFFFF, hashed) : hashed;
+    }
+
+    /**
+     * The shard of a unicast UDP datagram to {@code localAddress:localPort} that the hash gave to {@code hashed}: the
+     * claimant of the port in {@code udpOwners} (null: none) if there is one. Multicast and broadcast stay on shard 0.
+     */
+    public static int udpOwner(UdpPortOwners udpOwners, int localAddress, int localPort, int hashed) {
+        if (udpOwners == null || !udpOwners.any() || Integer.compareUnsigned(localAddress, FIRST_MULTICAST) >= 0) {
+            return hashed;
+        }
+        final int claimant = udpOwners.owner(localPort);
+        return claimant >= 0 ? claimant : hashed;
     }
 
     private static final int ICMP = 1;
@@ -116,6 +138,14 @@ public final class ShardSteering {
      * Allocates nothing.
      */
     public static int icmpShardOf(MemorySegment frame, long offset, int length, int shards) {
+        return icmpShardOf(frame, offset, length, shards, null);
+    }
+
+    /**
+     * As {@link #icmpShardOf(MemorySegment, long, int, int)}, but an error about a UDP datagram sent from a port
+     * claimed in {@code udpOwners} (null: none) goes to the claimant, where that port's socket is.
+     */
+    public static int icmpShardOf(MemorySegment frame, long offset, int length, int shards, UdpPortOwners udpOwners) {
         if (shards <= 1 || length < IPV4_OFFSET + 20
             || BigEndian.u16(frame, offset + ETHERTYPE_OFFSET) != EtherType.IPV4) {
             return 0;
@@ -150,8 +180,10 @@ public final class ShardSteering {
             return 0;
         }
         final int ports = BigEndian.i32(frame, quoted + quotedHeaderLength);
-        return shardOf(BigEndian.i32(frame, quoted + DESTINATION_OFFSET), BigEndian.i32(frame, quoted + SOURCE_OFFSET),
-            ports & 0xFFFF, ports >>> 16, shards);
+        final int quotedSource = BigEndian.i32(frame, quoted + SOURCE_OFFSET);
+        final int hashed = shardOf(BigEndian.i32(frame, quoted + DESTINATION_OFFSET), quotedSource, ports & 0xFFFF,
+            ports >>> 16, shards);
+        return quotedProtocol == UDP ? udpOwner(udpOwners, quotedSource, ports >>> 16, hashed) : hashed;
     }
 
     /**
