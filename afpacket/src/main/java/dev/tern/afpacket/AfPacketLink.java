@@ -123,6 +123,31 @@ public final class AfPacketLink implements Link {
     }
 
     /**
+     * Opens {@code shards} links on {@code interfaceName}, one per shard of a sharded stack, in one fanout group of a
+     * number of this process's own that runs Tern's steering program ({@link AfPacketOptions#fanoutSteering}), in
+     * shard order (the group's order). If one cannot be opened, those already open are closed and its failure thrown.
+     */
+    public static AfPacketLink[] openFanoutGroup(String interfaceName, AfPacketOptions options, int shards) {
+        // A group is per network namespace and interface; pid and time make a clash with another process unlikely.
+        final int group = (int) ((ProcessHandle.current().pid() ^ System.nanoTime()) & 0xFFFF);
+        final AfPacketOptions steered = options.fanoutSteering(group, shards);
+        final AfPacketLink[] links = new AfPacketLink[shards];
+        try {
+            for (int k = 0; k < shards; k++) {
+                links[k] = open(interfaceName, steered);
+            }
+            return links;
+        } catch (RuntimeException e) {
+            for (AfPacketLink link : links) {
+                if (link != null) {
+                    link.close();
+                }
+            }
+            throw e;
+        }
+    }
+
+    /**
      * Opens a link on {@code interfaceName} in the calling thread's network namespace.
      *
      * @throws LinkOpenException with a one-line message when the interface is missing or down, the process lacks

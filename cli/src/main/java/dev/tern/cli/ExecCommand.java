@@ -18,19 +18,21 @@ import java.util.Properties;
 import java.util.Set;
 
 /**
- * {@code tern exec [link flags] [--rules FILE] [--name NAME] [--idle backoff|spin] -- COMMAND...}: runs an unmodified
+ * {@code tern exec [link flags] [--rules FILE] [--name NAME] [--idle backoff|spin] [--shards N] -- COMMAND...}: runs an unmodified
  * JVM program on a Tern stack. COMMAND is {@code java ...} or anything that starts a JDK 25 JVM; it inherits
  * {@code JAVA_TOOL_OPTIONS} with Tern's agent ({@code dev.tern.nio.agent.TernAgent}), which makes Tern's
  * {@code SelectorProvider} the JVM's before the program starts. The program's NIO channels then go through Tern or,
- * by the rules, the kernel; its stack publishes counters under the program's name ({@code tern stat}).
+ * by the rules, the kernel; its stack publishes counters under the program's name ({@code tern stat}). With
+ * {@code --shards N} (one per core by default on AF_PACKET, as {@code tern serve}) the stack is N shards sharing the
+ * address, a thread each: server channels listen on every shard, active opens go to the shards in turn.
  *
  * <p>Exit status: the program's; 2 for a bad command line or rules file (one line, before anything starts).
  */
 final class ExecCommand {
-    static final String USAGE = "exec [--rules FILE] [--name NAME] [--idle backoff|spin] " + NetworkOptions.USAGE
+    static final String USAGE = "exec [--rules FILE] [--name NAME] [--idle backoff|spin] [--shards N] " + NetworkOptions.USAGE
         + " -- COMMAND...";
     static final CommandHelp HELP = new CommandHelp("exec", "[--rules FILE] [--name NAME] [--idle backoff|spin] "
-        + "[link flags] -- COMMAND...", "run an unmodified JVM program on Tern (NIO through Tern's provider)",
+        + "[--shards N] [link flags] -- COMMAND...", "run an unmodified JVM program on Tern (NIO through Tern's provider)",
         "Runs COMMAND (java ... or anything that starts a JDK 25 JVM) with Tern's NIO provider installed by an "
             + "agent, so its channels and classic sockets go through a Tern stack or, by the rules, the kernel. "
             + "Exits with the program's status; 2 for a bad command line or rules file.",
@@ -38,7 +40,9 @@ final class ExecCommand {
             CommandHelp.option("--rules FILE", "which addresses and ports go to the kernel instead (docs/NIO.md)",
                 "everything on Tern"),
             CommandHelp.option("--name NAME", "the stack's name in ./tern stat", "the program's main class or jar"),
-            CommandHelp.option("--idle backoff|spin", "how the stack's thread waits for work", "backoff")),
+            CommandHelp.option("--idle backoff|spin", "how the stack's thread waits for work", "backoff"),
+            CommandHelp.option("--shards N", "N stacks sharing the address, a thread each; the link steers each flow to "
+                + "one (afpacket and memory links)", "one per core on afpacket, else 1")),
         true, List.of("./tern exec --link memory -- java -cp app.jar Main"));
 
     private final PrintStream err;
@@ -52,7 +56,7 @@ final class ExecCommand {
             throw new UsageException("exec: put the program after --, e.g. tern exec --link memory -- java -cp app.jar Main");
         }
         final Set<String> valueFlags = new HashSet<>(NetworkOptions.VALUE_FLAGS);
-        valueFlags.addAll(Set.of("--rules", "--name", "--idle"));
+        valueFlags.addAll(Set.of("--rules", "--name", "--idle", "--shards"));
         final Arguments args = Arguments.parse("exec", argv, valueFlags, Set.of());
         final List<String> command = args.operands();
         if (command.isEmpty()) {
@@ -81,6 +85,8 @@ final class ExecCommand {
         if (args.has("--idle")) {
             config.setProperty("tern.idle", args.value("--idle", null));
         }
+        final int shards = network.shards("exec", args);
+        config.setProperty("tern.shards", Integer.toString(shards));
         try {
             TernSelectorProvider.checkConfiguration(config);
         } catch (IllegalArgumentException e) {

@@ -252,26 +252,21 @@ final class NetworkOptions {
                     resources.add(peer);
                 }
                 case "afpacket" -> {
-                    links = new Link[shards];
-                    // A group id of this process's own; a group is per network namespace and interface.
-                    final int group = (int) ((ProcessHandle.current().pid() ^ System.nanoTime()) & 0xFFFF);
-                    AfPacketOptions options = afpacketOptions().fanoutSteering(group, shards);
-                    for (int k = 0; k < shards; k++) {
-                        try {
-                            links[k] = AfPacketLink.open(linkTarget, options);
-                        } catch (LinkOpenException withVnet) {
-                            if (k > 0 || !options.vnetHeader()) {
-                                throw new CommandFailure(withVnet.getMessage(), withVnet);
-                            }
-                            options = options.vnetHeader(false);
-                            try {
-                                links[k] = AfPacketLink.open(linkTarget, options);
-                            } catch (LinkOpenException e) {
-                                throw new CommandFailure(withVnet.getMessage(), withVnet);
-                            }
+                    AfPacketLink[] opened;
+                    try {
+                        opened = AfPacketLink.openFanoutGroup(linkTarget, afpacketOptions(), shards);
+                    } catch (LinkOpenException withVnet) {
+                        if (!afpacketOptions().vnetHeader()) {
+                            throw new CommandFailure(withVnet.getMessage(), withVnet);
                         }
-                        resources.add(links[k]);
+                        try {
+                            opened = AfPacketLink.openFanoutGroup(linkTarget, afpacketOptions().vnetHeader(false), shards);
+                        } catch (LinkOpenException e) {
+                            throw new CommandFailure(withVnet.getMessage(), withVnet);
+                        }
                     }
+                    links = opened;
+                    resources.addAll(List.of(opened));
                 }
                 default -> throw new IllegalStateException("shards need afpacket or memory, not " + linkKind);
             }
@@ -292,6 +287,19 @@ final class NetworkOptions {
             }
             throw e;
         }
+    }
+
+    /**
+     * The number of shards {@code command} runs: {@code --shards N} (1..255) or {@link #defaultShards()}; a number
+     * above 1 on a link that cannot be sharded is a usage error naming the link.
+     */
+    int shards(String command, Arguments args) {
+        final int shards = args.has("--shards") ? args.intValue("--shards", 1, 1, 255) : defaultShards();
+        if (shards > 1 && !canShard()) {
+            throw new UsageException(command + ": --shards " + shards + " needs --link afpacket:IFACE or --link memory, "
+                + "without --pcap (got --link " + linkSpec() + (pcap != null ? " with --pcap" : "") + ")");
+        }
+        return shards;
     }
 
     /** Whether {@code --shards N} with N above 1 can work on this link: AF_PACKET and the memory wire, without --pcap. */

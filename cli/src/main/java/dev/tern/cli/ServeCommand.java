@@ -96,11 +96,7 @@ final class ServeCommand {
             throw new UsageException("serve: --keepalive-timeout is for --http, which is not given");
         }
         final NetworkOptions network = NetworkOptions.from(args);
-        final int shards = args.has("--shards") ? args.intValue("--shards", 1, 1, 256) : network.defaultShards();
-        if (shards > 1 && !network.canShard()) {
-            throw new UsageException("serve: --shards " + shards + " needs --link afpacket:IFACE or --link memory, "
-                + "without --pcap (got --link " + network.linkSpec() + (network.pcap != null ? " with --pcap" : "") + ")");
-        }
+        final int shards = network.shards("serve", args);
         try (Network net = network.open("serve", shards); ConnectionTraces traces = tcp.traces(true)) {
             final TcpOptions options = tcp.apply(TcpOptions.DEFAULT);
             // Echo and discard are bulk services: nc's 4 MiB buffers, so a window is not what limits a transfer

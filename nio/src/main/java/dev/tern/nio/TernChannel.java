@@ -13,6 +13,15 @@ interface TernChannel {
     /** The Tern socket serving the channel, or null (not decided yet, or the kernel's). */
     SelectableSocket ternSocket();
 
+    /**
+     * Every Tern socket serving the channel (a server channel of a sharded stack has a listener on each shard), or
+     * null; a selector watches them all.
+     */
+    default SelectableSocket[] ternSockets() {
+        final SelectableSocket socket = ternSocket();
+        return socket == null ? null : new SelectableSocket[] {socket};
+    }
+
     /** The kernel channel serving the channel, or null (not decided yet, or Tern's). */
     SelectableChannel kernelChannel();
 

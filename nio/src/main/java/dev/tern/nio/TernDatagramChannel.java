@@ -37,6 +37,9 @@ import java.util.Set;
  * side is chosen by the first of {@link #bind}, {@link #connect}, {@link #send} (by its target), {@link #receive}
  * (an implicit bind) or {@link #join} (by the group).
  *
+ * <p>On a sharded stack the socket lives on shard 0, which keeps the multicast memberships, and claims its port there
+ * ({@link UdpSocket#steerPortHere}), so every peer's datagrams reach it whatever shard the link steers them to.
+ *
  * <p>On Tern, {@link #send}, {@link #receive}, {@link #read} and {@link #write} of a single buffer copy between it
  * and the socket's datagram rings without allocating; the source address {@link #receive} returns is the same
  * object while datagrams keep coming from the same source, and a {@link #send} to the target it was last given
@@ -223,6 +226,7 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
             try {
                 final int port = s.bind(0);
                 localAddress = Addresses.socket(ternProvider.stack().address().address(), port);
+                s.steerPortHere();
             } catch (TernSocketException e) {
                 throw Errors.translate(e);
             }
@@ -271,6 +275,7 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
                                 final int boundAddress = Addresses.ipv4(address);
                                 localAddress = Addresses.socket(boundAddress == 0 ? ternProvider.stack().address().address()
                                     : boundAddress, port);
+                                s.steerPortHere();
                             } catch (TernSocketException e) {
                                 throw Errors.translate(e);
                             }
@@ -320,6 +325,7 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
                             }
                             if (localAddress == null) {
                                 localAddress = Addresses.socket(ternProvider.stack().address().address(), s.localPort());
+                                s.steerPortHere();
                             }
                             remoteAddress = inet;
                             keys.decided();

@@ -10,6 +10,7 @@ import dev.tern.core.net.Ipv4Address;
 import dev.tern.ethernet.link.Link;
 import dev.tern.core.time.SystemClock;
 import dev.tern.ethernet.memory.MemoryPipe;
+import dev.tern.ethernet.memory.MemoryWire;
 import dev.tern.ethernet.pcap.PcapTap;
 import dev.tern.ethernet.pcap.PcapWriter;
 import dev.tern.ethernet.wire.MacAddress;
@@ -18,12 +19,14 @@ import dev.tern.rawqp.RawQpLinks;
 import dev.tern.rawqp.RawQpOptions;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.StackRunner;
+import dev.tern.stack.StackShards;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
 
@@ -38,11 +41,15 @@ import java.util.Properties;
  *   tern.name   the stack's name in `tern stat`                  (default: the program's main class or jar)
  *   tern.idle   backoff | spin  how the stack's runner thread idles (default backoff)
  *   tern.pcap   a file that records the stack's interface, both directions
+ *   tern.shards N  stacks sharing the address, a thread each (default 1; above 1 on memory and afpacket only)
  *   tern.rules  a rules file (see {@link Rules});  tern.rules.add  more rules, separated by ';' (checked first)
  * </pre>
  * {@code memory} joins the stack by an in-process pipe to a peer stack at the subnet's first other address, which
  * answers ARP, ping, UDP and TCP echo on port 7 and TCP discard on port 9 ({@link MemoryPeer}); it needs no device
  * and no privilege.
+ *
+ * <p>With {@code tern.shards} above 1 the stack is {@link StackShards}: on AF_PACKET a fanout group steers each TCP
+ * and UDP flow to one shard, on {@code memory} the memory wire does, with the peer on the same wire.
  *
  * <p>Thread-safe: the first caller of {@link #stack()} opens it; a failure is kept and reported to every caller.
  */
@@ -57,8 +64,12 @@ final class TernNetwork implements AutoCloseable {
     private final String name;
     private final boolean spin;
     private final Path pcap;
+    private final int shardCount;
     private PcapWriter pcapWriter;
     private NetStack stack;
+    private List<NetStack> shards;
+    private StackShards sharded;
+    private MemoryWire wire;
     private StackRunner runner;
     private MemoryPeer peer;
     private MemoryPipe pipe;
@@ -66,7 +77,8 @@ final class TernNetwork implements AutoCloseable {
     private boolean closed;
 
     private TernNetwork(String link, InterfaceAddress address, int gateway, long mac, int mtu, String name, boolean spin,
-                        Path pcap) {
+                        Path pcap, int shardCount) {
+        this.shardCount = shardCount;
         this.link = link;
         this.address = address;
         this.gateway = gateway;
@@ -97,7 +109,28 @@ final class TernNetwork implements AutoCloseable {
             throw new IllegalArgumentException("tern.idle wants backoff or spin, got '" + idle + "'");
         }
         final String pcap = properties.getProperty("tern.pcap");
-        return new TernNetwork(link, address, gateway, mac, mtu, name, idle.equals("spin"), pcap == null ? null : Path.of(pcap));
+        final int shards = shards(properties.getProperty("tern.shards", "1"));
+        if (shards > 1 && !link.equals("memory") && !link.startsWith("afpacket:")) {
+            throw new IllegalArgumentException("tern.shards " + shards + " needs tern.link memory or afpacket:IFACE, not " + link);
+        }
+        if (shards > 1 && pcap != null) {
+            throw new IllegalArgumentException("tern.shards " + shards + " cannot be recorded with tern.pcap: use one shard");
+        }
+        return new TernNetwork(link, address, gateway, mac, mtu, name, idle.equals("spin"), pcap == null ? null : Path.of(pcap),
+            shards);
+    }
+
+    private static int shards(String text) {
+        final int shards;
+        try {
+            shards = Integer.parseInt(text.strip());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("tern.shards wants a number of shards, got '" + text + "'");
+        }
+        if (shards < 1 || shards > 255) {
+            throw new IllegalArgumentException("tern.shards wants 1..255, got " + shards);
+        }
+        return shards;
     }
 
     /** The program's name for `tern stat`: its main class's simple name, or its jar's name without ".jar". */
@@ -127,22 +160,37 @@ final class TernNetwork implements AutoCloseable {
         return name;
     }
 
-    /** The stack, opened on first use; throws the same IOException (cause and fix) on every call if it cannot open. */
+    /** The stack (shard 0 of a sharded one), opened on first use; see {@link #shards()}. */
     synchronized NetStack stack() throws IOException {
+        return shards().getFirst();
+    }
+
+    /**
+     * The stacks, in shard order (one unless {@code tern.shards} is above 1), opened on first use; throws the same
+     * IOException (cause and fix) on every call if they cannot open.
+     */
+    synchronized List<NetStack> shards() throws IOException {
         if (closed) {
             throw new IOException("tern: the provider's stack is closed (the JVM is shutting down)");
         }
-        if (stack != null) {
-            return stack;
+        if (shards != null) {
+            return shards;
         }
         if (failure != null) {
             throw new IOException(failure.getMessage(), failure);
         }
         try {
-            stack = open();
-            runner = StackRunner.start(stack, spin ? new BusySpinIdleStrategy() : idle(), TernSelectorProvider::reportStackFailure,
-                TernSelectorProvider.DAEMON_THREADS);
-            return stack;
+            if (shardCount == 1) {
+                stack = open();
+                runner = StackRunner.start(stack, spin ? new BusySpinIdleStrategy() : idle(), TernSelectorProvider::reportStackFailure,
+                    TernSelectorProvider.DAEMON_THREADS);
+                shards = List.of(stack);
+            } else {
+                sharded = openShards();
+                sharded.start(k -> spin ? new BusySpinIdleStrategy() : idle(), TernSelectorProvider.DAEMON_THREADS);
+                shards = sharded.shards();
+            }
+            return shards;
         } catch (LinkOpenException | LinkUnavailableException | IllegalArgumentException | IllegalStateException e) {
             failure = new IOException("tern: cannot open --link " + link + ": " + e.getMessage(), e);
             throw failure;
@@ -164,9 +212,7 @@ final class TernNetwork implements AutoCloseable {
         if (link.equals("memory")) {
             pipe = MemoryPipe.create(mac == -1 ? 0x0200_0000_0002L : mac, 0x0200_0000_0001L, mtu, 1 << 22, false);
             opened = pipe.first();
-            final int first = address.network() + 1;
-            final int peerAddress = first == address.address() ? first + 1 : first;
-            peer = MemoryPeer.start(name + "-peer", pipe.second(), new InterfaceAddress(peerAddress, address.prefixLength()));
+            peer = MemoryPeer.start(name + "-peer", pipe.second(), new InterfaceAddress(memoryPeerAddress(), address.prefixLength()));
         } else if (link.startsWith("afpacket:")) {
             final AfPacketOptions options = AfPacketOptions.defaults().rxFrameRing(AfPacketOptions.RX_FRAME_SIZE_AUTO);
             opened = AfPacketLink.open(link.substring("afpacket:".length()), mac == -1 ? options : options.mac(mac));
@@ -195,6 +241,40 @@ final class TernNetwork implements AutoCloseable {
         }
     }
 
+    /** Shards on the memory wire (the peer on it too) or on an AF_PACKET fanout group; see {@link StackShards}. */
+    private StackShards openShards() {
+        final Link[] links;
+        if (link.equals("memory")) {
+            wire = MemoryWire.builder().mtu(mtu).concurrent(true).build();
+            links = wire.attachShards(name, mac == -1 ? 0x0200_0000_0002L : mac, shardCount);
+            peer = MemoryPeer.start(name + "-peer", wire.attach("peer", 0x0200_0000_0001L),
+                new InterfaceAddress(memoryPeerAddress(), address.prefixLength()));
+        } else {
+            final AfPacketOptions options = AfPacketOptions.defaults().rxFrameRing(AfPacketOptions.RX_FRAME_SIZE_AUTO);
+            links = AfPacketLink.openFanoutGroup(link.substring("afpacket:".length()), mac == -1 ? options : options.mac(mac),
+                shardCount);
+        }
+        try {
+            return StackShards.build(shardCount, k -> links[k], builder -> {
+                builder.name(name).address(address).mtu(mtu);
+                if (gateway != 0) {
+                    builder.gateway(Ipv4Address.format(gateway));
+                }
+            });
+        } catch (RuntimeException e) {
+            for (Link opened : links) {
+                opened.close();
+            }
+            throw e;
+        }
+    }
+
+    /** The memory peer's address: the subnet's first other than ours. */
+    private int memoryPeerAddress() {
+        final int first = address.network() + 1;
+        return first == address.address() ? first + 1 : first;
+    }
+
     @Override
     public synchronized void close() {
         if (closed) {
@@ -204,19 +284,29 @@ final class TernNetwork implements AutoCloseable {
         if (runner != null) {
             runner.close();
         }
+        if (sharded != null) {
+            sharded.close();
+        }
         if (peer != null) {
             peer.close();
         }
         if (pipe != null) {
             pipe.close();
         }
+        if (wire != null) {
+            wire.close();
+        }
         if (pcapWriter != null) {
             pcapWriter.close();
         }
     }
 
+    int shardCount() {
+        return shardCount;
+    }
+
     @Override
     public String toString() {
-        return name + " on " + link + " at " + address;
+        return name + " on " + link + " at " + address + (shardCount > 1 ? " (" + shardCount + " shards)" : "");
     }
 }

@@ -20,8 +20,8 @@ final class TernSelectionKey extends AbstractSelectionKey {
     private volatile int readyOps;
     /** Where the key is in its selector's selected-key set; -1 when not there. Selecting thread. */
     int selectedIndex = -1;
-    /** The Tern socket this key watches (attached), or null. Guarded by this key. */
-    volatile SelectableSocket socket;
+    /** The Tern sockets this key watches (attached: one, or a listener per shard), or null. Guarded by this key. */
+    volatile SelectableSocket[] sockets;
     /** The kernel key this key stands for (attached), or null. Guarded by this key. */
     volatile SelectionKey kernelKey;
 

@@ -36,6 +36,9 @@ import java.util.function.Consumer;
  *       Tern queue is checked a last time, so a socket queued in between is never missed.
  * </ul>
  *
+ * <p>A sharded stack's channels live on several stacks (a server channel on all of them): the selector keeps one
+ * stack selector per stack, polls each, and parks until any of them queues a socket.
+ *
  * <p>Selections are serialised on the selector (as the JDK's are); the selected-key set belongs to the selecting
  * thread. A selection allocates nothing: keys are found through their attachments and the selected-key set is an
  * indexed array ({@link SelectedKeySet}).
@@ -52,14 +55,19 @@ final class TernSelector extends AbstractSelector {
     private final Runnable queuedHook = this::onTernQueued;
     private final Object attachLock = new Object();
 
-    /** The stack's selector for Tern sockets; made when the first Tern socket attaches. Guarded by attachLock. */
-    private volatile dev.tern.stack.Selector ternSelector;
+    /**
+     * The stacks' selectors for Tern sockets, one per stack (shard) whose sockets attached, made when the first of
+     * each attaches; replaced, never changed in place. Written under attachLock.
+     */
+    private volatile dev.tern.stack.Selector[] ternSelectors = new dev.tern.stack.Selector[0];
     /** The kernel's selector for kernel channels; made when the first one attaches. Guarded by attachLock. */
     private volatile Selector kernelSelector;
     private volatile int ternAttached;
     private volatile int kernelAttached;
     private volatile boolean wakeupRequested;
     private volatile boolean blockedInKernel;
+    /** The selecting thread is parked waiting on the selectors of several stacks (see waitOnStacks). */
+    private volatile boolean parkedOnStacks;
     private volatile Thread selectingThread;
 
     // Selecting thread only:
@@ -103,11 +111,13 @@ final class TernSelector extends AbstractSelector {
                 return;
             }
             final TernChannel channel = key.ternChannel();
-            final SelectableSocket socket = channel.ternSocket();
+            final SelectableSocket[] sockets = channel.ternSockets();
             final SelectableChannel kernel = channel.kernelChannel();
-            if (socket != null && key.socket == null) {
-                ternSelectorFor(socket.stack()).register(socket, channel.ternInterest(key.interest()), key);
-                key.socket = socket;
+            if (sockets != null && key.sockets == null) {
+                for (SelectableSocket socket : sockets) {
+                    ternSelectorFor(socket.stack()).register(socket, channel.ternInterest(key.interest()), key);
+                }
+                key.sockets = sockets;
                 synchronized (attachLock) {
                     ternAttached++;
                 }
@@ -132,13 +142,24 @@ final class TernSelector extends AbstractSelector {
     }
 
     private dev.tern.stack.Selector ternSelectorFor(NetStack stack) {
-        synchronized (attachLock) {
-            if (ternSelector == null) {
-                final dev.tern.stack.Selector made = new dev.tern.stack.Selector(stack);
-                made.onQueued(queuedHook);
-                ternSelector = made;
+        for (dev.tern.stack.Selector selector : ternSelectors) {
+            if (selector.stack() == stack) {
+                return selector;
             }
-            return ternSelector;
+        }
+        synchronized (attachLock) {
+            final dev.tern.stack.Selector[] current = ternSelectors;
+            for (dev.tern.stack.Selector selector : current) {
+                if (selector.stack() == stack) {
+                    return selector;
+                }
+            }
+            final dev.tern.stack.Selector made = new dev.tern.stack.Selector(stack);
+            made.onQueued(queuedHook);
+            final dev.tern.stack.Selector[] grown = java.util.Arrays.copyOf(current, current.length + 1);
+            grown[current.length] = made;
+            ternSelectors = grown;
+            return made;
         }
     }
 
@@ -154,10 +175,12 @@ final class TernSelector extends AbstractSelector {
     /** {@code key}'s interest changed: the side behind it watches the new set; any thread. */
     void interestChanged(TernSelectionKey key) {
         synchronized (key) {
-            final SelectableSocket socket = key.socket;
+            final SelectableSocket[] sockets = key.sockets;
             final SelectionKey kernelKey = key.kernelKey;
-            if (socket != null) {
-                ternSelector.register(socket, key.ternChannel().ternInterest(key.interest()), key);
+            if (sockets != null) {
+                for (SelectableSocket socket : sockets) {
+                    ternSelectorFor(socket.stack()).register(socket, key.ternChannel().ternInterest(key.interest()), key);
+                }
             } else if (kernelKey != null) {
                 try {
                     kernelKey.interestOps(key.interest());
@@ -170,10 +193,12 @@ final class TernSelector extends AbstractSelector {
 
     private void detach(TernSelectionKey key) {
         synchronized (key) {
-            final SelectableSocket socket = key.socket;
-            if (socket != null) {
-                ternSelector.deregister(socket);
-                key.socket = null;
+            final SelectableSocket[] sockets = key.sockets;
+            if (sockets != null) {
+                for (SelectableSocket socket : sockets) {
+                    ternSelectorFor(socket.stack()).deregister(socket);
+                }
+                key.sockets = null;
                 synchronized (attachLock) {
                     ternAttached--;
                 }
@@ -271,10 +296,7 @@ final class TernSelector extends AbstractSelector {
     }
 
     private void pollAll() throws IOException {
-        final dev.tern.stack.Selector tern = ternSelector;
-        if (tern != null) {
-            tern.selectNow(ternHandler);
-        }
+        selectNowOnStacks();
         final Selector kernel = kernelSelector;
         if (kernel != null && kernelAttached > 0) {
             kernel.selectNow(kernelAction);
@@ -306,12 +328,13 @@ final class TernSelector extends AbstractSelector {
      * ready sockets or kernel keys it saw.
      */
     private int waitOnce(long remainingNs) throws IOException {
-        final dev.tern.stack.Selector tern = ternSelector;
+        final dev.tern.stack.Selector[] stacks = ternSelectors;
         final Selector kernel = kernelSelector;
-        final boolean haveTern = tern != null && ternAttached > 0;
+        final boolean haveTern = stacks.length > 0 && ternAttached > 0;
         final boolean haveKernel = kernel != null && kernelAttached > 0;
         if (haveTern && !haveKernel) {
-            return tern.select(Math.min(remainingNs, Long.MAX_VALUE / 4), ternHandler);
+            return stacks.length == 1 ? stacks[0].select(Math.min(remainingNs, Long.MAX_VALUE / 4), ternHandler)
+                : waitOnStacks(remainingNs);
         }
         if (haveKernel && !haveTern) {
             return kernel.select(kernelAction, toMillis(remainingNs));
@@ -320,17 +343,45 @@ final class TernSelector extends AbstractSelector {
             int seen;
             blockedInKernel = true;
             try {
-                seen = tern.selectNow(ternHandler); // after raising the flag: a socket queued from now on wakes the kernel
+                seen = selectNowOnStacks(); // after raising the flag: a socket queued from now on wakes the kernel
                 if (seen == 0 && !wakeupRequested) {
                     seen += kernel.select(kernelAction, toMillis(remainingNs));
                 }
             } finally {
                 blockedInKernel = false;
             }
-            return seen + tern.selectNow(ternHandler);
+            return seen + selectNowOnStacks();
         }
         LockSupport.parkNanos(this, Math.min(remainingNs, Long.MAX_VALUE / 4));
         return 0;
+    }
+
+    /** Every stack selector's ready sockets, without waiting; returns how many. */
+    private int selectNowOnStacks() {
+        int seen = 0;
+        for (dev.tern.stack.Selector stack : ternSelectors) {
+            seen += stack.selectNow(ternHandler);
+        }
+        return seen;
+    }
+
+    /**
+     * Waits on the selectors of several stacks (a sharded stack's): parks until one of them queues a socket (its hook
+     * unparks this thread), a wakeup, or the time is up. The flag goes up before the last look, so a socket queued in
+     * between leaves the thread a permit and the park returns at once.
+     */
+    private int waitOnStacks(long remainingNs) {
+        parkedOnStacks = true;
+        try {
+            int seen = selectNowOnStacks();
+            if (seen == 0 && !wakeupRequested) {
+                LockSupport.parkNanos(this, Math.min(remainingNs, Long.MAX_VALUE / 4));
+                seen = selectNowOnStacks();
+            }
+            return seen;
+        } finally {
+            parkedOnStacks = false;
+        }
     }
 
     /** Milliseconds for the kernel's select, rounded up (its 0 means "no limit"). */
@@ -338,8 +389,17 @@ final class TernSelector extends AbstractSelector {
         return remainingNs == Long.MAX_VALUE ? 0 : Math.max(1, (remainingNs + 999_999) / 1_000_000);
     }
 
-    /** Stack thread: a Tern socket was queued as ready; wakes a selecting thread blocked in the kernel's epoll. */
+    /**
+     * Stack thread: a Tern socket was queued as ready; wakes a selecting thread parked on several stacks, or blocked
+     * in the kernel's epoll.
+     */
     private void onTernQueued() {
+        if (parkedOnStacks) {
+            final Thread selecting = selectingThread;
+            if (selecting != null) {
+                LockSupport.unpark(selecting);
+            }
+        }
         if (blockedInKernel) {
             final Selector kernel = kernelSelector;
             if (kernel != null) {
@@ -432,8 +492,7 @@ final class TernSelector extends AbstractSelector {
         if (selecting == null) {
             return;
         }
-        final dev.tern.stack.Selector tern = ternSelector;
-        if (tern != null) {
+        for (dev.tern.stack.Selector tern : ternSelectors) {
             tern.wakeup();
         }
         final Selector kernel = kernelSelector;
@@ -455,8 +514,7 @@ final class TernSelector extends AbstractSelector {
             }
             keys.clear();
             selected.clear();
-            final dev.tern.stack.Selector tern = ternSelector;
-            if (tern != null) {
+            for (dev.tern.stack.Selector tern : ternSelectors) {
                 tern.onQueued(null);
             }
             final Selector kernel = kernelSelector;

@@ -1,8 +1,10 @@
 package dev.tern.nio;
 
 import dev.tern.core.net.InterfaceAddress;
+import dev.tern.ethernet.link.ShardSteering;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.StackRunner;
+import dev.tern.stack.StackShards;
 import org.agrona.concurrent.BackoffIdleStrategy;
 
 import java.io.IOException;
@@ -16,8 +18,10 @@ import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.AbstractSelector;
 import java.nio.channels.spi.SelectorProvider;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Objects;
 import java.util.Properties;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A {@link SelectorProvider} whose channels run on a Tern stack: {@link SocketChannel}, {@link ServerSocketChannel},
@@ -44,6 +48,10 @@ import java.util.Properties;
 public final class TernSelectorProvider extends SelectorProvider implements AutoCloseable {
     private final TernNetwork network;
     private final NetStack fixedStack;
+    /** The stacks of a provider over given ones: {@code fixedStack} alone, or the shards of a sharded stack. */
+    private final List<NetStack> fixedShards;
+    /** The shard the next active open without a bound port goes to, in turn. */
+    private final AtomicInteger nextShard = new AtomicInteger();
     private final StackRunner ownedRunner;
     private final Rules rules;
     private volatile NioCounters counters;
@@ -76,14 +84,17 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
     public TernSelectorProvider(Properties properties) {
         this.network = TernNetwork.fromProperties(properties);
         this.fixedStack = null;
+        this.fixedShards = null;
         this.ownedRunner = null;
         this.rules = rulesFrom(properties, network.address());
         Runtime.getRuntime().addShutdownHook(new Thread(network::close, "tern-provider-shutdown"));
     }
 
-    private TernSelectorProvider(NetStack stack, StackRunner ownedRunner, Rules rules) {
+    private TernSelectorProvider(List<NetStack> shards, StackRunner ownedRunner, Rules rules) {
         this.network = null;
-        this.fixedStack = stack;
+        this.fixedShards = List.copyOf(shards);
+        this.fixedStack = fixedShards.getFirst();
+        final NetStack stack = fixedStack;
         this.ownedRunner = ownedRunner;
         this.rules = Objects.requireNonNull(rules);
         this.counters = NioCounters.register(stack);
@@ -101,12 +112,22 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
     public static TernSelectorProvider open(NetStack stack, Rules rules) {
         final StackRunner runner = StackRunner.start(stack, new BackoffIdleStrategy(100, 10, 1_000, 100_000),
             TernSelectorProvider::reportStackFailure, DAEMON_THREADS);
-        return new TernSelectorProvider(stack, runner, rules);
+        return new TernSelectorProvider(List.of(stack), runner, rules);
     }
 
     /** A provider over a stack that {@code runner} already drives (the caller keeps owning both). */
     public static TernSelectorProvider over(StackRunner runner, Rules rules) {
-        return new TernSelectorProvider(runner.stack(), null, rules);
+        return new TernSelectorProvider(List.of(runner.stack()), null, rules);
+    }
+
+    /**
+     * A provider over a sharded stack whose runners the caller started ({@link StackShards#start}) and keeps owning:
+     * a server channel listens on every shard, an active open goes to the shards in turn (or, from a bound port, to
+     * the shard its replies steer to), a datagram channel lives on shard 0 and claims its port there
+     * ({@link dev.tern.stack.UdpSocket#steerPortHere}), and a selector watches channels of every shard.
+     */
+    public static TernSelectorProvider over(StackShards shards, Rules rules) {
+        return new TernSelectorProvider(shards.shards(), null, rules);
     }
 
     /**
@@ -147,7 +168,10 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
         return rules;
     }
 
-    /** The stack Tern's channels run on, opened now if it was not yet; IOException (cause and fix) if it cannot be. */
+    /**
+     * The stack Tern's channels run on (shard 0 of a sharded one), opened now if it was not yet; IOException (cause
+     * and fix) if it cannot be.
+     */
     public NetStack stack() throws IOException {
         final NetStack stack = fixedStack != null ? fixedStack : network.stack();
         if (counters == null) {
@@ -158,6 +182,29 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
             }
         }
         return stack;
+    }
+
+    /** The stacks in shard order: {@link #stack()} alone unless sharded. */
+    List<NetStack> shards() throws IOException {
+        stack();
+        return fixedShards != null ? fixedShards : network.shards();
+    }
+
+    /**
+     * The stack a TCP active open to {@code remoteAddress:remotePort} runs on: from a bound {@code localPort}, the
+     * shard the replies' 4-tuple steers to; from an ephemeral port (0), the shards in turn, each picking a port whose
+     * replies come back to it.
+     */
+    NetStack stackForConnect(int remoteAddress, int remotePort, int localPort) throws IOException {
+        final List<NetStack> all = shards();
+        if (all.size() == 1) {
+            return all.getFirst();
+        }
+        if (localPort != 0) {
+            return all.get(ShardSteering.shardOf(remoteAddress, all.getFirst().address().address(), remotePort, localPort,
+                all.size()));
+        }
+        return all.get(Math.floorMod(nextShard.getAndIncrement(), all.size()));
     }
 
     /** The counters of the stack's nio channels (opened, closed, sent to the kernel); null before the stack opens. */
@@ -273,7 +320,8 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
 
     @Override
     public String toString() {
-        return "TernSelectorProvider(" + (network != null ? network : fixedStack.name() + " at " + fixedStack.address())
+        return "TernSelectorProvider(" + (network != null ? network : fixedStack.name() + " at " + fixedStack.address()
+            + (fixedShards.size() > 1 ? " (" + fixedShards.size() + " shards)" : ""))
             + ", " + rules + ")";
     }
 }

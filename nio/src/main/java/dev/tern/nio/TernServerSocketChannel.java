@@ -21,12 +21,15 @@ import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Set;
 
 /**
  * A {@link ServerSocketChannel} served by a Tern {@link TcpListener} or, when the rules say so (a bind to a
  * host address, to loopback, or to a port the rules give the kernel), by a kernel channel. Decided at {@link #bind}.
- * Accepted channels are {@link TernSocketChannel}s on the same side.
+ * Accepted channels are {@link TernSocketChannel}s on the same side. On a sharded stack the channel listens on every
+ * shard (the link steers each connection's SYN to one) and accepts from them in turn.
  *
  * <p>Thread-safe as the JDK's. Deviation: {@code SO_RCVBUF} set on the listener sizes its accepted connections'
  * receive rings (Tern has no listener buffer of its own).
@@ -41,7 +44,10 @@ final class TernServerSocketChannel extends ServerSocketChannel implements TernC
     /** Held by a thread in accept (which may block), so that it never holds up the address and option calls. */
     private final Object acceptLock = new Object();
     private volatile ServerSocketChannel kernel;
-    private volatile TcpListener listener;
+    /** The listener on each shard, in shard order; null until bound on Tern. */
+    private volatile TcpListener[] listeners;
+    /** The shard whose listener is asked first at the next accept. Guarded by acceptLock. */
+    private int acceptTurn;
     private InetSocketAddress localAddress;
     private boolean reuseAddress = true;
     private int receiveBuffer;
@@ -61,7 +67,14 @@ final class TernServerSocketChannel extends ServerSocketChannel implements TernC
 
     @Override
     public SelectableSocket ternSocket() {
-        return listener;
+        final TcpListener[] l = listeners;
+        return l == null ? null : l[0];
+    }
+
+    @Override
+    public SelectableSocket[] ternSockets() {
+        final TcpListener[] l = listeners;
+        return l == null ? null : Arrays.copyOf(l, l.length, SelectableSocket[].class);
     }
 
     @Override
@@ -94,7 +107,7 @@ final class TernServerSocketChannel extends ServerSocketChannel implements TernC
             Channels.ensureOpen(isOpen());
             k = kernel;
             if (k == null) {
-                if (listener != null) {
+                if (listeners != null) {
                     throw new AlreadyBoundException();
                 }
                 final InetSocketAddress address = local == null ? new InetSocketAddress(0) : Addresses.checked(local);
@@ -119,19 +132,21 @@ final class TernServerSocketChannel extends ServerSocketChannel implements TernC
         return this;
     }
 
-    /** Listens on {@code port}, or on the first free port of TCP's ephemeral range for 0. */
+    /** Listens on {@code port} on every shard, or on the first port of TCP's ephemeral range free on all for 0. */
     private void listen(int port, int backlog) throws IOException {
-        final NetStack stack = ternProvider.stack();
+        final List<NetStack> shards = ternProvider.shards();
+        final NetStack stack = shards.getFirst();
         final TcpOptions options = receiveBuffer > 0 ? TcpOptions.DEFAULT.withBuffers(0, Channels.ringSize(receiveBuffer))
             : TcpOptions.DEFAULT;
+        TcpListener[] made = null;
         try {
             if (port != 0) {
-                listener = stack.listen(port, backlog, options);
+                made = listenOnEvery(shards, port, backlog, options);
             } else {
                 final var config = stack.tcp().config();
-                for (int candidate = config.ephemeralFirst(); listener == null; candidate++) {
+                for (int candidate = config.ephemeralFirst(); made == null; candidate++) {
                     try {
-                        listener = stack.listen(candidate, backlog, options);
+                        made = listenOnEvery(shards, candidate, backlog, options);
                     } catch (TernSocketException e) {
                         if (e.error() != SocketError.ADDRESS_IN_USE || candidate >= config.ephemeralLast()) {
                             throw e;
@@ -142,10 +157,30 @@ final class TernServerSocketChannel extends ServerSocketChannel implements TernC
         } catch (TernSocketException e) {
             throw Errors.translate(e);
         }
-        localAddress = Addresses.socket(stack.address().address(), listener.port());
+        listeners = made;
+        localAddress = Addresses.socket(stack.address().address(), made[0].port());
         final NioCounters counters = ternProvider.counters();
         if (counters != null) {
             counters.listenersOpened.increment();
+        }
+    }
+
+    /** A listener on {@code port} on each shard, or none: those made before a failure are closed. */
+    private static TcpListener[] listenOnEvery(List<NetStack> shards, int port, int backlog, TcpOptions options)
+        throws TernSocketException {
+        final TcpListener[] made = new TcpListener[shards.size()];
+        try {
+            for (int k = 0; k < made.length; k++) {
+                made[k] = shards.get(k).listen(port, backlog, options);
+            }
+            return made;
+        } catch (TernSocketException | RuntimeException e) {
+            for (TcpListener listener : made) {
+                if (listener != null) {
+                    listener.close();
+                }
+            }
+            throw e;
         }
     }
 
@@ -158,7 +193,7 @@ final class TernServerSocketChannel extends ServerSocketChannel implements TernC
         }
         synchronized (acceptLock) {
             Channels.ensureOpen(isOpen());
-            final TcpListener l = listener;
+            final TcpListener[] l = listeners;
             if (l == null) {
                 throw new NotYetBoundException();
             }
@@ -168,7 +203,11 @@ final class TernServerSocketChannel extends ServerSocketChannel implements TernC
                 try {
                     begin();
                     while ((accepted = acceptOnce(l)) == null && isOpen()) {
-                        l.awaitReady(SelectableSocket.READ, Channels.sliceDeadline());
+                        if (l.length == 1) {
+                            l[0].awaitReady(SelectableSocket.READ, Channels.sliceDeadline());
+                        } else {
+                            SelectableSocket.awaitAny(l, SelectableSocket.READ, Channels.sliceDeadline());
+                        }
                     }
                     completed = accepted != null;
                 } finally {
@@ -189,9 +228,18 @@ final class TernServerSocketChannel extends ServerSocketChannel implements TernC
         }
     }
 
-    private static TcpConnection acceptOnce(TcpListener l) throws IOException {
+    /** A connection from the first shard that has one, starting after the shard that gave the last. */
+    private TcpConnection acceptOnce(TcpListener[] l) throws IOException {
         try {
-            return l.accept();
+            for (int i = 0; i < l.length; i++) {
+                final int k = (acceptTurn + i) % l.length;
+                final TcpConnection accepted = l[k].accept();
+                if (accepted != null) {
+                    acceptTurn = k + 1;
+                    return accepted;
+                }
+            }
+            return null;
         } catch (TernSocketException e) {
             throw Errors.translate(e);
         }
@@ -282,10 +330,12 @@ final class TernServerSocketChannel extends ServerSocketChannel implements TernC
         if (k != null) {
             k.close();
         }
-        final TcpListener l = listener;
+        final TcpListener[] l = listeners;
         if (l != null) {
-            l.close();
-            l.stopWaiting();
+            for (TcpListener listener : l) {
+                listener.close();
+                listener.stopWaiting();
+            }
             final NioCounters counters = ternProvider.counters();
             if (counters != null) {
                 counters.listenersClosed.increment();

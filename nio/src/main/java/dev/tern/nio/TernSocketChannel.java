@@ -354,11 +354,11 @@ final class TernSocketChannel extends SocketChannel implements TernChannel {
     }
 
     private TcpConnection openConnection(InetSocketAddress remote) throws IOException {
-        final NetStack stack = ternProvider.stack();
         int address = Addresses.ipv4(remote);
         if (address == 0) {
-            address = stack.address().address(); // as the JDK: connecting to the wildcard address means this host
+            address = ternProvider.stack().address().address(); // as the JDK: the wildcard address means this host
         }
+        final NetStack stack = ternProvider.stackForConnect(address, remote.getPort(), boundPort);
         final TcpConnection opened;
         try {
             opened = stack.connect(address, remote.getPort(), boundPort, options());

@@ -155,6 +155,44 @@ public abstract class SelectableSocket {
         }
     }
 
+    /**
+     * Waits until {@code ops} is ready on any of {@code sockets} (of one stack or several, such as a listener's on
+     * every shard) or {@code deadlineNs} passes; returns the index of a ready socket, or -1 on timeout, when the
+     * calling thread is interrupted, or after {@link #stopWaiting()} on any of them. It parks until a socket signals
+     * (or 1 ms passes) and never polls a stack itself: the stacks' runners drive them. One thread at a time per
+     * socket, as {@link #awaitReady}.
+     */
+    public static int awaitAny(SelectableSocket[] sockets, int ops, long deadlineNs) {
+        final int wanted = ops | ERROR | HANGUP;
+        final Thread current = Thread.currentThread();
+        for (SelectableSocket socket : sockets) {
+            WAITER.setRelease(socket, current);
+        }
+        try {
+            while (true) {
+                for (int i = 0; i < sockets.length; i++) {
+                    if ((sockets[i].readyOps() & wanted) != 0) {
+                        return i;
+                    }
+                }
+                final long remaining = deadlineNs - System.nanoTime();
+                if (remaining <= 0 || current.isInterrupted()) {
+                    return -1;
+                }
+                for (SelectableSocket socket : sockets) {
+                    if ((int) STOP_WAITING.getAcquire(socket) != 0) {
+                        return -1;
+                    }
+                }
+                LockSupport.parkNanos(sockets, Math.min(remaining, 1_000_000L));
+            }
+        } finally {
+            for (SelectableSocket socket : sockets) {
+                WAITER.setRelease(socket, null);
+            }
+        }
+    }
+
     /** Polls the stack this thread holds until {@code wanted} is ready (returned), the deadline, or a quiet spell (0). */
     private int pollUntilReady(int wanted, long deadlineNs, boolean interruptible) {
         int ready;

@@ -39,6 +39,11 @@ public final class Selector {
         this(stack, 65536);
     }
 
+    /** The stack whose sockets this selector watches. */
+    public NetStack stack() {
+        return stack;
+    }
+
     /** Registers {@code socket} (or changes its interest); a socket belongs to at most one selector. */
     public void register(SelectableSocket socket, int interestOps, Object attachment) {
         if (socket.stack() != stack) {

@@ -173,10 +173,15 @@ public final class StackShards implements AutoCloseable {
      * shard with its name.
      */
     public void start(IntFunction<IdleStrategy> idle) {
+        start(idle, null);
+    }
+
+    /** {@link #start(IntFunction)} with the runners' threads made by {@code threads} (null: StackRunner's own). */
+    public void start(IntFunction<IdleStrategy> idle, java.util.concurrent.ThreadFactory threads) {
         for (int k = 0; k < shards.size(); k++) {
             final int shard = k;
             final NetStack stack = shards.get(k);
-            runners.add(StackRunner.start(stack, idle.apply(k), error -> failed(shard, error)));
+            runners.add(StackRunner.start(stack, idle.apply(k), error -> failed(shard, error), threads));
         }
     }
 

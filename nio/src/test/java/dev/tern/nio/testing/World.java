@@ -1,8 +1,13 @@
 package dev.tern.nio.testing;
 
+import dev.tern.ethernet.memory.MemoryLink;
 import dev.tern.ethernet.memory.MemoryPipe;
+import dev.tern.ethernet.memory.MemoryWire;
+import dev.tern.nio.Rules;
 import dev.tern.nio.TernSelectorProvider;
 import dev.tern.stack.NetStack;
+import dev.tern.stack.StackShards;
+import org.agrona.concurrent.BackoffIdleStrategy;
 
 import java.net.InetAddress;
 import java.net.NetworkInterface;
@@ -116,6 +121,64 @@ public interface World extends AutoCloseable {
             @Override
             public String toString() {
                 return "tern";
+            }
+        };
+    }
+
+    /**
+     * Two sharded Tern stacks, server 198.18.0.1 and client 198.18.0.2, of {@code shards} shards each, on one memory
+     * wire that steers each flow to a shard as an AF_PACKET fanout group does; each shard driven by a StackRunner.
+     */
+    static World ternSharded(int shards) {
+        final MemoryWire wire = MemoryWire.builder().mtu(9000).concurrent(true).build();
+        final MemoryLink[] serverLinks = wire.attachShards("server", 0x0200_0000_0001L, shards);
+        final MemoryLink[] clientLinks = wire.attachShards("client", 0x0200_0000_0002L, shards);
+        final StackShards serverShards = StackShards.build(shards, k -> serverLinks[k],
+            builder -> builder.name("server").address("198.18.0.1/24").countersInMemory());
+        final StackShards clientShards = StackShards.build(shards, k -> clientLinks[k],
+            builder -> builder.name("client").address("198.18.0.2/24").countersInMemory());
+        serverShards.start(k -> new BackoffIdleStrategy(100, 10, 1_000, 100_000));
+        clientShards.start(k -> new BackoffIdleStrategy(100, 10, 1_000, 100_000));
+        final TernSelectorProvider server = TernSelectorProvider.over(serverShards,
+            Rules.defaults(serverShards.shard(0).address()));
+        final TernSelectorProvider client = TernSelectorProvider.over(clientShards,
+            Rules.defaults(clientShards.shard(0).address()));
+        return new World() {
+            @Override
+            public SelectorProvider server() {
+                return server;
+            }
+
+            @Override
+            public SelectorProvider client() {
+                return client;
+            }
+
+            @Override
+            public InetAddress serverAddress() {
+                return address(198, 18, 0, 1);
+            }
+
+            @Override
+            public InetAddress clientAddress() {
+                return address(198, 18, 0, 2);
+            }
+
+            @Override
+            public NetworkInterface multicastInterface() {
+                return World.kernel().multicastInterface(); // recorded, not used: a Tern stack has one interface
+            }
+
+            @Override
+            public void close() {
+                clientShards.close();
+                serverShards.close();
+                wire.close();
+            }
+
+            @Override
+            public String toString() {
+                return "tern, " + shards + " shards a side";
             }
         };
     }
