@@ -3,6 +3,7 @@ package dev.tern.conformance.interop;
 import dev.tern.afpacket.netns.BackgroundCommand;
 import dev.tern.afpacket.netns.CommandResult;
 import dev.tern.afpacket.netns.NetnsHarness;
+import dev.tern.core.counters.CountersSnapshot;
 import dev.tern.nio.TernSelectorProvider;
 import dev.tern.nio.examples.NettyEchoServer;
 import dev.tern.stack.NetStack;
@@ -10,6 +11,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.File;
+import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
@@ -181,6 +183,34 @@ class NioInteropTest extends VethRigTest {
         final CommandResult client = rig.kernel().runPeerPy(Duration.ofSeconds(60), "tcp-source", NetnsHarness.TERN_ADDRESS,
             "7007", Integer.toString(4 << 20), "45");
         assertEchoedIntact(client, 4 << 20);
+        server.stop();
+    }
+
+    @Test
+    void anUnmodifiedNioEchoServerUnderTernExecWithTwoShardsServesKernelClientsFromBoth(@TempDir Path counters)
+        throws IOException {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        final List<String> command = ternExec(counters, classpathOf("tern-nio", "nio/target/test-classes"),
+            "dev.tern.nio.examples.NioEchoServer", "7010");
+        command.addAll(command.indexOf("--"), List.of("--shards", "2"));
+        final BackgroundCommand server = rig.net().startInTern(command.toArray(String[]::new))
+            .awaitOutput("via dev.tern.nio.TernSelectorProvider", Duration.ofSeconds(60));
+        final int connections = 32;
+        final CommandResult clients = rig.kernel().runPeerPy(Duration.ofSeconds(90), "tcp-echo-clients",
+            NetnsHarness.TERN_ADDRESS, "7010", Integer.toString(connections), Integer.toString(256 << 10), "60");
+        assertEquals("clients " + connections + " ok " + connections, KernelPeer.line(clients.stdout(), "clients"),
+            "every connection echoed intact: " + clients.stdout() + clients.stderr() + server.stderr());
+        final List<CountersSnapshot> shards = CountersSnapshot.readAll(counters).stream()
+            .filter(snapshot -> snapshot.alive() && snapshot.name().startsWith("NioEchoServer[")).toList();
+        assertEquals(2, shards.size(), "a counters file per shard: " + shards);
+        long accepted = 0;
+        for (CountersSnapshot shard : shards) {
+            final long passiveOpens = shard.counters().getOrDefault("tcp.conn.passive_opens", 0L);
+            assertTrue(passiveOpens > 0, shard.name() + " accepted some of the kernel's connections");
+            assertEquals(0L, shard.counters().getOrDefault("shard.rx.wrong_shard", 0L), shard.name());
+            accepted += passiveOpens;
+        }
+        assertEquals(connections, accepted);
         server.stop();
     }
 
