@@ -1,7 +1,6 @@
 package dev.tern.nio;
 
 import dev.tern.core.net.InterfaceAddress;
-import dev.tern.ethernet.link.ShardSteering;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.StackRunner;
 import dev.tern.stack.StackShards;
@@ -201,8 +200,8 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
             return all.getFirst();
         }
         if (localPort != 0) {
-            return all.get(ShardSteering.shardOf(remoteAddress, all.getFirst().address().address(), remotePort, localPort,
-                all.size()));
+            return all.get(all.getFirst().shardRule().shardOf(remoteAddress, all.getFirst().address().address(), remotePort,
+                localPort, all.size()));
         }
         return all.get(Math.floorMod(nextShard.getAndIncrement(), all.size()));
     }

@@ -146,7 +146,8 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         this.tcp = new TcpLayer(ipv4, timers, builder.tcpConfig, counters);
         if (shardCount > 1) {
             // Ephemeral ports, TCP's and UDP's alike, are ones whose replies the link steers back to this shard.
-            final dev.tern.ethernet.link.ShardPorts ports = new dev.tern.ethernet.link.ShardPorts(shardIndex, shardCount);
+            final dev.tern.ethernet.link.ShardPorts ports = new dev.tern.ethernet.link.ShardPorts(shardIndex, shardCount,
+                builder.link.shardRule());
             tcp.shardPorts(ports);
             udp.shardPorts(ports);
         }
@@ -474,6 +475,11 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     /** This stack's index among the shards of a sharded stack ({@link StackShards}); 0 for a stack of its own. */
     public int shardIndex() {
         return shardIndex;
+    }
+
+    /** How the link steers flows among this stack's shards (meaningful when {@link #shardCount()} is above 1). */
+    public dev.tern.ethernet.link.ShardRule shardRule() {
+        return link.shardRule();
     }
 
     /** The UDP port claims of this stack's shards; null for a stack of its own. */

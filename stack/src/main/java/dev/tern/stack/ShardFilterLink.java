@@ -4,6 +4,7 @@ import dev.tern.core.counters.CountersFile;
 import dev.tern.ethernet.link.FrameHandler;
 import dev.tern.ethernet.link.ForwardingLink;
 import dev.tern.ethernet.link.Link;
+import dev.tern.ethernet.link.ShardRule;
 import dev.tern.ethernet.link.ShardSteering;
 import dev.tern.ethernet.link.UdpPortOwners;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -37,6 +38,8 @@ final class ShardFilterLink extends ForwardingLink implements FrameHandler {
     private final AtomicCounter claimedPort;
     /** UDP ports the shards claimed ({@link UdpSocket#steerPortHere}), shared by all of them; null when alone. */
     private final UdpPortOwners udpOwners;
+    /** How the link steers flows (and so how this filter checks them). */
+    private final ShardRule rule;
     private final WrongShardSample sample;
     private final ShardInbox inbox = new ShardInbox();
     /** Every shard's inbox, by shard index (set by {@link StackShards} once all are built; null until then). */
@@ -47,6 +50,7 @@ final class ShardFilterLink extends ForwardingLink implements FrameHandler {
                     WrongShardSample sample, UdpPortOwners udpOwners) {
         super(link);
         this.udpOwners = udpOwners;
+        this.rule = link.shardRule();
         this.claimedPort = counters.counter("shard.rx.udp_port_claimed");
         this.sample = sample;
         this.shard = shard;
@@ -89,9 +93,9 @@ final class ShardFilterLink extends ForwardingLink implements FrameHandler {
 
     @Override
     public void onFrame(MemorySegment segment, long offset, int length, int flags) {
-        final int owner = ShardSteering.shardOf(segment, offset, length, shards, udpOwners);
+        final int owner = ShardSteering.shardOf(segment, offset, length, shards, rule, udpOwners);
         if (owner == shard) {
-            final int icmpOwner = shard == 0 ? ShardSteering.icmpShardOf(segment, offset, length, shards, udpOwners) : 0;
+            final int icmpOwner = shard == 0 ? ShardSteering.icmpShardOf(segment, offset, length, shards, rule, udpOwners) : 0;
             if (icmpOwner == 0) {
                 handler.onFrame(segment, offset, length, flags);
             } else {
@@ -99,7 +103,7 @@ final class ShardFilterLink extends ForwardingLink implements FrameHandler {
             }
             return;
         }
-        if (ShardSteering.shardOf(segment, offset, length, shards) == shard) {
+        if (ShardSteering.shardOf(segment, offset, length, shards, rule, null) == shard) {
             claimedPort.incrementRelease(); // steered here rightly, but its UDP port is another shard's
         } else {
             wrongShard.incrementRelease();

@@ -1,6 +1,7 @@
 package dev.tern.stack;
 
 import dev.tern.core.memory.BigEndian;
+import dev.tern.ethernet.link.ShardRule;
 import dev.tern.ethernet.link.ShardSteering;
 import dev.tern.ethernet.link.UdpPortOwners;
 import dev.tern.ipv4.wire.IpProtocol;
@@ -40,6 +41,7 @@ final class ShardReassembledHandOver {
     private final ShardFilterLink link;
     private final AtomicCounter handedOver;
     private final UdpPortOwners udpOwners;
+    private final ShardRule rule;
     private final MemorySegment frame = Arena.ofAuto().allocate(EthernetHeader.LENGTH + Ipv4Header.MAX_TOTAL_LENGTH, 8);
     private final EthernetHeader ethernet = new EthernetHeader();
     private final Ipv4Header ipv4 = new Ipv4Header();
@@ -47,6 +49,7 @@ final class ShardReassembledHandOver {
     ShardReassembledHandOver(int shard, int shards, long mac, ShardFilterLink link, AtomicCounter handedOver,
                              UdpPortOwners udpOwners) {
         this.udpOwners = udpOwners;
+        this.rule = link.shardRule();
         this.shard = shard;
         this.shards = shards;
         this.mac = mac;
@@ -68,7 +71,7 @@ final class ShardReassembledHandOver {
             return false;
         }
         final int destinationPort = BigEndian.u16(segment, offset + 2);
-        final int hashed = ShardSteering.shardOf(packet.source(), packet.destination(), BigEndian.u16(segment, offset),
+        final int hashed = rule.shardOf(packet.source(), packet.destination(), BigEndian.u16(segment, offset),
             destinationPort, shards);
         final int owner = packet.protocol() == IpProtocol.UDP
             ? ShardSteering.udpOwner(udpOwners, packet.destination(), destinationPort, hashed) : hashed;

@@ -2,6 +2,7 @@ package dev.tern.stack;
 
 import dev.tern.arp.NeighbourCache;
 import dev.tern.core.net.Ipv4Address;
+import dev.tern.ethernet.link.ShardRule;
 import dev.tern.ethernet.link.ShardSteering;
 import dev.tern.ethernet.wire.EtherType;
 import dev.tern.stack.sim.Simulation;
@@ -181,6 +182,61 @@ class ShardedStackTest {
             assertEquals(0, tern.shard(1).counters().value("arp.rx.replies"), "shard 1 saw no ARP itself");
             assertEquals(0, tern.shard(2).counters().value("arp.rx.replies"), "shard 2 saw no ARP itself");
             assertEquals(12, peer.counters().value("tcp.conn.passive_opens"));
+        }
+    }
+
+    @Test
+    void onALinkSteeringByPortBitsAsANicsFlowRulesDoEveryFlowIsServedOnTheShardThoseBitsName() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack peer = sim.addStack("peer", "198.18.0.1/24");
+            final StackShards tern = sim.addShardedStack("tern", "198.18.0.2/24", 4, ShardRule.PORT_XOR, b -> { });
+            final EchoService ternEcho = new EchoService(tern.listen(ECHO_PORT, 64, TcpOptions.DEFAULT));
+            final EchoService peerEcho = new EchoService(List.of(peer.listen(ECHO_PORT, 64)));
+            sim.onPoll(ternEcho);
+            sim.onPoll(peerEcho);
+            final byte[] hello = "port bits".getBytes();
+            final MemorySegment buffer = Arena.ofAuto().allocate(1024);
+            final List<TcpConnection> opened = new ArrayList<>();
+            for (int n = 0; n < 24; n++) {
+                opened.add(peer.connect(SERVER, ECHO_PORT));
+            }
+            for (int k = 0; k < 4; k++) {
+                final TcpConnection fromShard = tern.shard(k).connect(CLIENT, ECHO_PORT, 0, TcpOptions.DEFAULT);
+                assertEquals(k, (fromShard.localPort() ^ ECHO_PORT) & 3, "shard " + k + "'s port names it by its low bits");
+                opened.add(fromShard);
+            }
+            for (TcpConnection connection : opened) {
+                assertTrue(sim.runUntil(connection::isConnected, 5 * SECOND), "connected from port " + connection.localPort());
+                connection.write(MemorySegment.ofArray(hello), 0, hello.length);
+                final int[] got = {0};
+                assertTrue(sim.runUntil(() -> {
+                    try {
+                        got[0] += Math.max(0, connection.read(buffer, got[0], hello.length - got[0]));
+                    } catch (TernSocketException e) {
+                        throw new AssertionError(e);
+                    }
+                    return got[0] == hello.length;
+                }, 5 * SECOND), "echoed on port " + connection.localPort());
+                assertArrayEquals(hello, buffer.asSlice(0, hello.length).toArray(ValueLayout.JAVA_BYTE));
+            }
+            final int[] perShard = new int[4];
+            for (int i = 0; i < ternEcho.accepted.size(); i++) {
+                final int shard = ternEcho.acceptedOnShard.get(i);
+                assertEquals((ternEcho.accepted.get(i).remotePort() ^ ECHO_PORT) & 3, shard, "accepted where the bits say");
+                perShard[shard]++;
+            }
+            assertEquals(24, ternEcho.accepted.size());
+            for (int k = 0; k < 4; k++) {
+                assertTrue(perShard[k] > 0, "every shard accepted: " + Arrays.toString(perShard));
+                assertEquals(0, tern.shard(k).counters().value("shard.rx.wrong_shard"), "shard " + k);
+                assertEquals(0, tern.shard(k).counters().value("tcp.tx.resets"), "shard " + k);
+                assertEquals(ShardRule.PORT_XOR, tern.shard(k).shardRule());
+            }
+        }
+        try (Simulation sim = new Simulation()) {
+            org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> sim.addShardedStack("tern", "198.18.0.2/24", 3, ShardRule.PORT_XOR, b -> { }),
+                "port bits name a power-of-two number of shards");
         }
     }
 

@@ -44,6 +44,11 @@ public abstract class ForwardingLink implements Link {
     }
 
     @Override
+    public ShardRule shardRule() {
+        return link.shardRule();
+    }
+
+    @Override
     public boolean awaitFrames(int timeoutMs) {
         return link.awaitFrames(timeoutMs);
     }

@@ -70,6 +70,15 @@ public interface Link extends AutoCloseable {
     }
 
     /**
+     * How this link steers flows among the shards of a sharded stack, when it is one of a group's links (an AF_PACKET
+     * fanout group's program and the memory wire hash the 4-tuple; a NIC's flow rules match port bits). The stack
+     * checks every frame and picks its ports by the same rule.
+     */
+    default ShardRule shardRule() {
+        return ShardRule.FLOW_HASH;
+    }
+
+    /**
      * Asks the link to drop, before they reach the stack, IPv4 TCP segments that open a connection (SYN without ACK
      * or RST), or to stop doing so. The stack turns this on while it sheds load under {@link #receivePressure()}
      * (a SYN flood) and off after; frames already waiting are not affected. Returns false where the link cannot (the

@@ -14,14 +14,22 @@ public final class ShardPorts {
 
     private final int shard;
     private final int shards;
+    private final ShardRule rule;
 
-    /** The ports of shard {@code shard} of {@code shards}. */
+    /** The ports of shard {@code shard} of {@code shards} on a link that steers by {@link ShardRule#FLOW_HASH}. */
     public ShardPorts(int shard, int shards) {
+        this(shard, shards, ShardRule.FLOW_HASH);
+    }
+
+    /** The ports of shard {@code shard} of {@code shards} on a link that steers by {@code rule}. */
+    public ShardPorts(int shard, int shards, ShardRule rule) {
         if (shard < 0 || shard >= shards) {
             throw new IllegalArgumentException("shard " + shard + " of " + shards);
         }
+        rule.checkShards(shards);
         this.shard = shard;
         this.shards = shards;
+        this.rule = rule;
     }
 
     /**
@@ -30,11 +38,11 @@ public final class ShardPorts {
      * destination swapped. Allocates nothing.
      */
     public boolean repliesReach(int localAddress, int localPort, int remoteAddress, int remotePort) {
-        return ShardSteering.shardOf(remoteAddress, localAddress, remotePort, localPort, shards) == shard;
+        return rule.shardOf(remoteAddress, localAddress, remotePort, localPort, shards) == shard;
     }
 
     @Override
     public String toString() {
-        return "shard " + shard + " of " + shards;
+        return "shard " + shard + " of " + shards + (rule == ShardRule.FLOW_HASH ? "" : " by " + rule);
     }
 }

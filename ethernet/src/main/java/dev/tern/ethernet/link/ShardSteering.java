@@ -45,7 +45,7 @@ public final class ShardSteering {
     private static final int TCP = 6;
     private static final int UDP = 17;
     /** 224.0.0.0: multicast, class E and the limited broadcast are at or above it. */
-    private static final int FIRST_MULTICAST = 0xE000_0000;
+    static final int FIRST_MULTICAST = 0xE000_0000;
 
     private ShardSteering() {
     }
@@ -75,14 +75,15 @@ public final class ShardSteering {
      * unicast IPv4 TCP or UDP with its ports (see the class comment). Allocates nothing.
      */
     public static int shardOf(MemorySegment frame, long offset, int length, int shards) {
-        return shardOf(frame, offset, length, shards, null);
+        return shardOf(frame, offset, length, shards, ShardRule.FLOW_HASH, null);
     }
 
     /**
-     * As {@link #shardOf(MemorySegment, long, int, int)}, but a unicast UDP datagram to a port claimed in
-     * {@code udpOwners} (null: none) belongs to the claimant.
+     * As {@link #shardOf(MemorySegment, long, int, int)} with TCP and UDP flows steered by {@code rule}, and a
+     * unicast UDP datagram to a port claimed in {@code udpOwners} (null: none) given to the claimant.
      */
-    public static int shardOf(MemorySegment frame, long offset, int length, int shards, UdpPortOwners udpOwners) {
+    public static int shardOf(MemorySegment frame, long offset, int length, int shards, ShardRule rule,
+                              UdpPortOwners udpOwners) {
         if (shards <= 1 || length < IPV4_OFFSET + 20
             || BigEndian.u16(frame, offset + ETHERTYPE_OFFSET) != EtherType.IPV4) {
             return 0;
@@ -99,8 +100,8 @@ public final class ShardSteering {
         }
         final int ports = BigEndian.i32(frame, ip + headerLength);
         final int destination = BigEndian.i32(frame, ip + DESTINATION_OFFSET);
-        final int hashed = shardOf(BigEndian.i32(frame, ip + SOURCE_OFFSET), destination, ports >>> 16, ports & 0xFFFF,
-            shards);
+        final int hashed = rule.shardOf(BigEndian.i32(frame, ip + SOURCE_OFFSET), destination, ports >>> 16,
+            ports & 0xFFFF, shards);
         return protocol == UDP ? udpOwner(udpOwners, destination, ports & 0xFFFF, hashed) : hashed;
     }
 
@@ -138,14 +139,16 @@ public final class ShardSteering {
      * Allocates nothing.
      */
     public static int icmpShardOf(MemorySegment frame, long offset, int length, int shards) {
-        return icmpShardOf(frame, offset, length, shards, null);
+        return icmpShardOf(frame, offset, length, shards, ShardRule.FLOW_HASH, null);
     }
 
     /**
-     * As {@link #icmpShardOf(MemorySegment, long, int, int)}, but an error about a UDP datagram sent from a port
-     * claimed in {@code udpOwners} (null: none) goes to the claimant, where that port's socket is.
+     * As {@link #icmpShardOf(MemorySegment, long, int, int)} with flows steered by {@code rule}, and an error about a
+     * UDP datagram sent from a port claimed in {@code udpOwners} (null: none) given to the claimant, where that port's
+     * socket is.
      */
-    public static int icmpShardOf(MemorySegment frame, long offset, int length, int shards, UdpPortOwners udpOwners) {
+    public static int icmpShardOf(MemorySegment frame, long offset, int length, int shards, ShardRule rule,
+                                  UdpPortOwners udpOwners) {
         if (shards <= 1 || length < IPV4_OFFSET + 20
             || BigEndian.u16(frame, offset + ETHERTYPE_OFFSET) != EtherType.IPV4) {
             return 0;
@@ -181,7 +184,7 @@ public final class ShardSteering {
         }
         final int ports = BigEndian.i32(frame, quoted + quotedHeaderLength);
         final int quotedSource = BigEndian.i32(frame, quoted + SOURCE_OFFSET);
-        final int hashed = shardOf(BigEndian.i32(frame, quoted + DESTINATION_OFFSET), quotedSource, ports & 0xFFFF,
+        final int hashed = rule.shardOf(BigEndian.i32(frame, quoted + DESTINATION_OFFSET), quotedSource, ports & 0xFFFF,
             ports >>> 16, shards);
         return quotedProtocol == UDP ? udpOwner(udpOwners, quotedSource, ports >>> 16, hashed) : hashed;
     }

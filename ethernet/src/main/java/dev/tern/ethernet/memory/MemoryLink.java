@@ -3,6 +3,7 @@ package dev.tern.ethernet.memory;
 import dev.tern.ethernet.link.FrameHandler;
 import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.link.MulticastMacSet;
+import dev.tern.ethernet.link.ShardRule;
 import dev.tern.ethernet.link.TxFrame;
 import dev.tern.ethernet.wire.MacAddress;
 
@@ -25,6 +26,7 @@ public final class MemoryLink implements Link {
     /** Which shard of a stack this port is ({@link MemoryWire#attachShards}); 0 of 1 for a port of its own. */
     int shardIndex;
     int shardCount = 1;
+    ShardRule shardRule = ShardRule.FLOW_HASH;
 
     final int[] batchBuffers;
     final int[] batchLengths;
@@ -127,9 +129,15 @@ public final class MemoryLink implements Link {
         return inbound.earliest();
     }
 
-    void steering(int index, int count) {
+    void steering(int index, int count, ShardRule rule) {
         shardIndex = index;
         shardCount = count;
+        shardRule = rule;
+    }
+
+    @Override
+    public ShardRule shardRule() {
+        return shardRule;
     }
 
     /** Accepts every frame on the wire, whatever its destination (like tcpdump on a hub). */

@@ -6,6 +6,7 @@ import dev.tern.core.time.Clock;
 import dev.tern.core.time.SystemClock;
 import dev.tern.ethernet.link.FrameHandler;
 import dev.tern.ethernet.link.Offloads;
+import dev.tern.ethernet.link.ShardRule;
 import dev.tern.ethernet.link.ShardSteering;
 import dev.tern.ethernet.wire.EthernetHeader;
 
@@ -125,13 +126,19 @@ public final class MemoryWire implements AutoCloseable {
      * port 0), as an AF_PACKET fanout group with Tern's steering program would hand it. Cold path.
      */
     public MemoryLink[] attachShards(String name, long mac, int shards) {
+        return attachShards(name, mac, shards, ShardRule.FLOW_HASH);
+    }
+
+    /** {@link #attachShards(String, long, int)} steering by {@code rule}, as a link of that kind would (tests). */
+    public MemoryLink[] attachShards(String name, long mac, int shards, ShardRule rule) {
         if (shards < 1) {
             throw new IllegalArgumentException("shards must be at least 1, got " + shards);
         }
+        rule.checkShards(shards);
         final MemoryLink[] links = new MemoryLink[shards];
         for (int i = 0; i < shards; i++) {
             links[i] = attach(shards == 1 ? name : name + "." + i, mac);
-            links[i].steering(i, shards);
+            links[i].steering(i, shards, rule);
         }
         return links;
     }
@@ -245,7 +252,8 @@ public final class MemoryWire implements AutoCloseable {
                 continue;
             }
             if (to.shardCount > 1
-                && ShardSteering.shardOf(pool.slab(), pool.offset(buffer), length, to.shardCount) != to.shardIndex) {
+                && ShardSteering.shardOf(pool.slab(), pool.offset(buffer), length, to.shardCount, to.shardRule, null)
+                    != to.shardIndex) {
                 continue;
             }
             if (lossRate > 0 && random.nextDouble() < lossRate || burstLost(nowNs)) {

@@ -2,6 +2,7 @@ package dev.tern.stack.sim;
 
 import dev.tern.core.time.VirtualClock;
 import dev.tern.ethernet.link.Link;
+import dev.tern.ethernet.link.ShardRule;
 import dev.tern.ethernet.memory.MemoryLink;
 import dev.tern.ethernet.memory.MemoryWire;
 import dev.tern.ethernet.memory.VirtualTimeLoop;
@@ -100,8 +101,14 @@ public final class Simulation implements AutoCloseable {
      * is polled like a stack of its own. {@code customize} may set more on each shard's builder.
      */
     public StackShards addShardedStack(String name, String cidr, int shards, Consumer<NetStack.Builder> customize) {
+        return addShardedStack(name, cidr, shards, ShardRule.FLOW_HASH, customize);
+    }
+
+    /** {@link #addShardedStack(String, String, int, Consumer)} on ports the wire steers by {@code rule}. */
+    public StackShards addShardedStack(String name, String cidr, int shards, ShardRule rule,
+                                       Consumer<NetStack.Builder> customize) {
         final long mac = 0x0200_0000_0000L | nextMac++;
-        final MemoryLink[] links = wire.attachShards(name, mac, shards);
+        final MemoryLink[] links = wire.attachShards(name, mac, shards, rule);
         final StackShards built = StackShards.build(shards, k -> links[k], builder -> {
             builder.name(name).address(cidr).clock(clock).countersInMemory()
                 .tcp(TcpConfig.builder().isnKey(name.hashCode(), mac).maxConnections(4096).build())

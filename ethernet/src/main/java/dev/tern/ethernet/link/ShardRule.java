@@ -1,0 +1,44 @@
+package dev.tern.ethernet.link;
+
+/**
+ * How a link steers TCP and UDP flows to the shards of a sharded stack: the function of a flow's ports and addresses
+ * that names its shard, which the link applies to received frames and the stack to choose its own ports. Which one a
+ * link uses is the link's to say ({@link Link#shardRule()}); everything else (ARP, ICMP, IGMP, multicast and
+ * broadcast, fragments, frames too short for their ports) goes to shard 0 under either rule (see
+ * {@link ShardSteering}).
+ */
+public enum ShardRule {
+    /**
+     * A hash of the 4-tuple ({@link ShardSteering#hash}), any number of shards: what a program in the kernel can
+     * compute (the AF_PACKET fanout group's classic BPF) and what the memory wire does by default.
+     */
+    FLOW_HASH,
+    /**
+     * The low bits of the source port XOR the destination port, for a power-of-two number of shards: what a NIC's
+     * flow rules can express, as exact matches on port bits under masks (N × N rules per protocol, each naming one
+     * pair of low bits), the rawqp link's way. Symmetric in the two ports, so a flow and its replies name one shard.
+     */
+    PORT_XOR;
+
+    /**
+     * The shard of a unicast TCP or UDP datagram as received ({@code source} is the sender), of {@code shards}; 0 for
+     * a multicast or broadcast destination. Allocates nothing.
+     */
+    public int shardOf(int sourceAddress, int destinationAddress, int sourcePort, int destinationPort, int shards) {
+        if (this == FLOW_HASH) {
+            return ShardSteering.shardOf(sourceAddress, destinationAddress, sourcePort, destinationPort, shards);
+        }
+        if (shards <= 1 || Integer.compareUnsigned(destinationAddress, ShardSteering.FIRST_MULTICAST) >= 0) {
+            return 0;
+        }
+        return (sourcePort ^ destinationPort) & (shards - 1);
+    }
+
+    /** Throws unless this rule can steer to {@code shards} shards (PORT_XOR needs a power of two). */
+    public void checkShards(int shards) {
+        if (this == PORT_XOR && Integer.bitCount(shards) != 1) {
+            throw new IllegalArgumentException("a link that steers by port bits takes a power-of-two number of shards, not "
+                + shards);
+        }
+    }
+}
