@@ -268,7 +268,16 @@ final class NetworkOptions {
                     links = opened;
                     resources.addAll(List.of(opened));
                 }
-                default -> throw new IllegalStateException("shards need afpacket or memory, not " + linkKind);
+                case "rawqp" -> {
+                    try {
+                        links = RawQpLinks.openShards(linkTarget, linkPort, mac == -1 ? 0x0200_0000_0002L : mac, mtu,
+                            RawQpOptions.builder().ipv4Address(address.address()).build(), shards);
+                    } catch (LinkUnavailableException e) {
+                        throw new CommandFailure(e.getMessage(), e);
+                    }
+                    resources.addAll(List.of(links));
+                }
+                default -> throw new IllegalStateException("shards need afpacket, rawqp or memory, not " + linkKind);
             }
             final dev.tern.stack.StackShards built = dev.tern.stack.StackShards.build(shards, k -> links[k], builder -> {
                 builder.name(name).address(address).mtu(mtu);
@@ -296,15 +305,22 @@ final class NetworkOptions {
     int shards(String command, Arguments args) {
         final int shards = args.has("--shards") ? args.intValue("--shards", 1, 1, 255) : defaultShards();
         if (shards > 1 && !canShard()) {
-            throw new UsageException(command + ": --shards " + shards + " needs --link afpacket:IFACE or --link memory, "
-                + "without --pcap (got --link " + linkSpec() + (pcap != null ? " with --pcap" : "") + ")");
+            throw new UsageException(command + ": --shards " + shards + " needs --link afpacket:IFACE, rawqp:DEVICE or "
+                + "memory, without --pcap (got --link " + linkSpec() + (pcap != null ? " with --pcap" : "") + ")");
+        }
+        if (shards > 1 && linkKind.equals("rawqp") && Integer.bitCount(shards) != 1) {
+            throw new UsageException(command + ": --shards " + shards + " on rawqp must be a power of two (its flow rules "
+                + "steer by port bits)");
         }
         return shards;
     }
 
-    /** Whether {@code --shards N} with N above 1 can work on this link: AF_PACKET and the memory wire, without --pcap. */
+    /**
+     * Whether {@code --shards N} with N above 1 can work on this link: AF_PACKET, the memory wire and rawqp (a power
+     * of two there: its flow rules steer by port bits; never run on hardware), without --pcap.
+     */
     boolean canShard() {
-        return (linkKind.equals("afpacket") || linkKind.equals("memory")) && pcap == null;
+        return (linkKind.equals("afpacket") || linkKind.equals("memory") || linkKind.equals("rawqp")) && pcap == null;
     }
 
     /**

@@ -62,14 +62,15 @@ class TernCommandLineTest {
         "serve --cc bbr --echo 7               | serve: unknown congestion control 'bbr' (valid: cubic, newreno, none)",
         "serve --shards 0 --echo 7             | serve: --shards must be 1..255, got 0",
         "exec --shards 256 -- java -version     | exec: --shards must be 1..255, got 256",
-        "exec --shards 2 --link rawqp:mlx5_0 -- java -version | exec: --shards 2 needs --link afpacket:IFACE or --link memory, without --pcap",
-        "exec --shards 2 --pcap x.pcap -- java -version | exec: --shards 2 needs --link afpacket:IFACE or --link memory, without --pcap",
+        "exec --shards 2 --link afxdp:eth0 -- java -version | exec: --shards 2 needs --link afpacket:IFACE, rawqp:DEVICE or memory, without --pcap",
+        "exec --shards 2 --pcap x.pcap -- java -version | exec: --shards 2 needs --link afpacket:IFACE, rawqp:DEVICE or memory, without --pcap",
+        "serve --shards 3 --link rawqp:mlx5_0 --echo 7 | serve: --shards 3 on rawqp must be a power of two",
         "serve --http 80 . --keepalive-timeout x     | serve: --keepalive-timeout wants a whole number, got 'x'",
         "serve --http 80 . --keepalive-timeout 90000 | serve: --keepalive-timeout must be 0..86400, got 90000",
         "serve --http 80 . --keepalive-timeout -1    | serve: --keepalive-timeout must be 0..86400, got -1",
         "serve --keepalive-timeout 5 --echo 7  | serve: --keepalive-timeout is for --http, which is not given",
-        "serve --shards 2 --link rawqp:mlx5_0  | serve: --shards 2 needs --link afpacket:IFACE or --link memory, without --pcap (got --link rawqp:mlx5_0:1)",
-        "serve --shards 2 --pcap x.pcap        | serve: --shards 2 needs --link afpacket:IFACE or --link memory, without --pcap (got --link memory with --pcap)",
+        "serve --shards 2 --link afxdp:eth0 --echo 7 | serve: --shards 2 needs --link afpacket:IFACE, rawqp:DEVICE or memory, without --pcap (got --link afxdp:eth0",
+        "serve --shards 2 --pcap x.pcap        | serve: --shards 2 needs --link afpacket:IFACE, rawqp:DEVICE or memory, without --pcap (got --link memory with --pcap)",
         "nc -u --cc newreno 198.18.0.1 7       | nc: --cc and --tcp-trace are for TCP, not with -u",
         "nc --tcp-trace                        | nc: --tcp-trace needs a value",
     })
@@ -96,6 +97,11 @@ class TernCommandLineTest {
         assertEquals(1, run.status());
         assertEquals(1, run.err().lines().count(), run.err());
         assertTrue(run.err().contains("--link memory"), run.err());
+        // Shards on rawqp (a queue pair each) fail the same way here, before anything starts.
+        final Run sharded = tern("serve", "--shards", "2", "--link", "rawqp:mlx5_0", "--echo", "7");
+        assertEquals(1, sharded.status(), sharded.err());
+        assertEquals(1, sharded.err().lines().count(), sharded.err());
+        assertTrue(sharded.err().contains("rawqp:mlx5_0:1 unavailable") && sharded.err().contains("--link memory"), sharded.err());
     }
 
     @Test

@@ -41,7 +41,7 @@ import java.util.Properties;
  *   tern.name   the stack's name in `tern stat`                  (default: the program's main class or jar)
  *   tern.idle   backoff | spin  how the stack's runner thread idles (default backoff)
  *   tern.pcap   a file that records the stack's interface, both directions
- *   tern.shards N  stacks sharing the address, a thread each (default 1; above 1 on memory and afpacket only)
+ *   tern.shards N  stacks sharing the address, a thread each (default 1; above 1 on memory, afpacket and rawqp only)
  *   tern.rules  a rules file (see {@link Rules});  tern.rules.add  more rules, separated by ';' (checked first)
  * </pre>
  * {@code memory} joins the stack by an in-process pipe to a peer stack at the subnet's first other address, which
@@ -110,8 +110,13 @@ final class TernNetwork implements AutoCloseable {
         }
         final String pcap = properties.getProperty("tern.pcap");
         final int shards = shards(properties.getProperty("tern.shards", "1"));
-        if (shards > 1 && !link.equals("memory") && !link.startsWith("afpacket:")) {
-            throw new IllegalArgumentException("tern.shards " + shards + " needs tern.link memory or afpacket:IFACE, not " + link);
+        if (shards > 1 && !link.equals("memory") && !link.startsWith("afpacket:") && !link.startsWith("rawqp:")) {
+            throw new IllegalArgumentException("tern.shards " + shards + " needs tern.link memory, afpacket:IFACE or rawqp:DEVICE, not "
+                + link);
+        }
+        if (shards > 1 && link.startsWith("rawqp:") && Integer.bitCount(shards) != 1) {
+            throw new IllegalArgumentException("tern.shards " + shards + " on rawqp must be a power of two (its flow rules steer by "
+                + "port bits)");
         }
         if (shards > 1 && pcap != null) {
             throw new IllegalArgumentException("tern.shards " + shards + " cannot be recorded with tern.pcap: use one shard");
@@ -241,7 +246,10 @@ final class TernNetwork implements AutoCloseable {
         }
     }
 
-    /** Shards on the memory wire (the peer on it too) or on an AF_PACKET fanout group; see {@link StackShards}. */
+    /**
+     * Shards on the memory wire (the peer on it too), on an AF_PACKET fanout group, or on a rawqp queue pair each; see
+     * {@link StackShards}.
+     */
     private StackShards openShards() {
         final Link[] links;
         if (link.equals("memory")) {
@@ -249,9 +257,14 @@ final class TernNetwork implements AutoCloseable {
             links = wire.attachShards(name, mac == -1 ? 0x0200_0000_0002L : mac, shardCount);
             peer = MemoryPeer.start(name + "-peer", wire.attach("peer", 0x0200_0000_0001L),
                 new InterfaceAddress(memoryPeerAddress(), address.prefixLength()));
-        } else {
+        } else if (link.startsWith("afpacket:")) {
             final AfPacketOptions options = AfPacketOptions.defaults().rxFrameRing(AfPacketOptions.RX_FRAME_SIZE_AUTO);
             links = AfPacketLink.openFanoutGroup(link.substring("afpacket:".length()), mac == -1 ? options : options.mac(mac),
+                shardCount);
+        } else {
+            final String[] parts = link.split(":");
+            links = RawQpLinks.openShards(parts[1], parts.length == 3 ? Integer.parseInt(parts[2]) : 1,
+                mac == -1 ? 0x0200_0000_0002L : mac, mtu, RawQpOptions.builder().ipv4Address(address.address()).build(),
                 shardCount);
         }
         try {

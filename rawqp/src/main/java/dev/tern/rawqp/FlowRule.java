@@ -11,6 +11,8 @@ import dev.tern.rawqp.ffm.VerbsLayouts.IbvFlowSpecTcpUdp;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * A flow-steering rule: which received frames the NIC delivers to a link's queue pair ({@code ibv_create_flow}).
@@ -93,6 +95,39 @@ public record FlowRule(long destinationMac, int etherType, int destinationIpv4, 
         }
         return new FlowRule(destinationMac, etherType, destinationIpv4, ipProtocol, destinationPort, destinationPortMask, shard,
             shards - 1, priority);
+    }
+
+    /**
+     * The rules that steer to shard {@code shard} of {@code shards} (a power of two) what {@code ShardRule.PORT_XOR}
+     * gives it: for TCP and UDP to {@code mac} and {@code address}, one rule per pair of low port bits whose XOR is
+     * {@code shard} ({@code shards} rules per protocol, each an exact match of both ports' low bits under the mask
+     * {@code shards - 1}, priority 0). Shard 0 also takes, at priority 1, the rest of what a stack of one link would:
+     * every other IPv4 packet to {@code address} (ICMP, IGMP, fragments after the first, which carry no ports), ARP to
+     * our MAC, and broadcast. A first fragment carries ports and so may reach another shard; that shard's filter hands
+     * it to shard 0, where fragments are reassembled. Multicast MACs are added to shard 0's link as groups are joined.
+     */
+    public static List<FlowRule> shardRules(long mac, int address, int shard, int shards) {
+        if (shards < 1 || Integer.bitCount(shards) != 1 || shards > 1 << 16 || shard < 0 || shard >= shards) {
+            throw new IllegalArgumentException("shard " + shard + " of " + shards + ": need 0 <= shard < shards, shards a power of two");
+        }
+        if (address == 0) {
+            throw new IllegalArgumentException("shard rules need the stack's IPv4 address");
+        }
+        final int mask = shards - 1;
+        final List<FlowRule> rules = new ArrayList<>();
+        if (shards > 1) {
+            for (int protocol : new int[] {TCP, UDP}) {
+                for (int sourceBits = 0; sourceBits < shards; sourceBits++) {
+                    rules.add(new FlowRule(mac, ETHER_TYPE_IPV4, address, protocol, sourceBits ^ shard, mask, sourceBits, mask, 0));
+                }
+            }
+        }
+        if (shard == 0) {
+            rules.add(ipv4(mac, address).withPriority(1));
+            rules.add(etherType(mac, 0x0806).withPriority(1));
+            rules.add(destinationMac(MacAddress.BROADCAST).withPriority(1));
+        }
+        return List.copyOf(rules);
     }
 
     public FlowRule withPriority(int value) {

@@ -1,8 +1,10 @@
 package dev.tern.rawqp;
 
 import dev.tern.core.memory.FramePool;
+import dev.tern.ethernet.link.ForwardingLink;
 import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.link.Offloads;
+import dev.tern.ethernet.link.ShardRule;
 import dev.tern.ethernet.wire.MacAddress;
 import dev.tern.rawqp.ffm.Errno;
 import dev.tern.rawqp.ffm.Mlx5Dv;
@@ -64,6 +66,58 @@ public final class RawQpLinks {
      */
     public static Link open(String device, int port, long mac, int mtu, RawQpOptions options) {
         return open(device, port, mac, mtu, options, NativeLibraries.DEFAULT);
+    }
+
+    /**
+     * Opens {@code shards} links on {@code port} of {@code device}, one queue pair each, for the shards of a sharded
+     * stack ({@code StackShards}): shard k's queue pair gets {@link FlowRule#shardRules} for k, so the NIC steers each
+     * TCP and UDP flow by the low bits of its ports ({@code ShardRule.PORT_XOR}, which the links report), and shard 0's
+     * also what is not a flow (ARP, ICMP, IGMP, broadcast, later fragments). {@code options} must carry the stack's
+     * IPv4 address; its own steering rules are replaced. {@code shards} is a power of two. If one cannot be opened,
+     * those already open are closed and its failure thrown. Never run on hardware: no RDMA NIC was at hand.
+     */
+    public static Link[] openShards(String device, int port, long mac, int mtu, RawQpOptions options, int shards) {
+        return openShards(device, port, mac, mtu, options, shards, NativeLibraries.DEFAULT);
+    }
+
+    static Link[] openShards(String device, int port, long mac, int mtu, RawQpOptions options, int shards,
+                             NativeLibraries libraries) {
+        if (shards < 1 || Integer.bitCount(shards) != 1 || shards > 128) {
+            throw new IllegalArgumentException("rawqp shards steer by port bits: a power of two up to 128, got " + shards);
+        }
+        if (options.ipv4Address() == 0) {
+            throw new IllegalArgumentException("rawqp shards need the stack's IPv4 address in the options (their flow rules match it)");
+        }
+        final Link[] links = new Link[shards];
+        try {
+            for (int k = 0; k < shards; k++) {
+                final RawQpOptions shardOptions = new RawQpOptions(options.mode(), options.sendQueueSize(),
+                    options.receiveQueueSize(), options.transmitBuffers(), options.completionModeration(),
+                    options.checksumOffload(), options.tcpSegmentationOffload(), options.ipv4Address(),
+                    FlowRule.shardRules(mac, options.ipv4Address(), k, shards));
+                links[k] = new PortBitsSteered(open(device, port, mac, mtu, shardOptions, libraries));
+            }
+            return links;
+        } catch (RuntimeException e) {
+            for (Link link : links) {
+                if (link != null) {
+                    link.close();
+                }
+            }
+            throw e;
+        }
+    }
+
+    /** A shard's link: the NIC's flow rules steer by port bits, which the stack must know to check and pick ports. */
+    private static final class PortBitsSteered extends ForwardingLink {
+        PortBitsSteered(Link link) {
+            super(link);
+        }
+
+        @Override
+        public ShardRule shardRule() {
+            return ShardRule.PORT_XOR;
+        }
     }
 
     static Link open(String device, int port, long mac, int mtu, RawQpOptions options, NativeLibraries libraries) {
