@@ -7,7 +7,9 @@
 #            from `--http 8080`: connections per second
 # Efficiency is the work per CPU-second of the whole `tern serve` process (all its threads: shards, JIT, GC; from
 # /proc/PID/stat), and the 2-shard/1-shard ratio of it is the figure issue 16 asks for (goal >= 0.85). Rates and the
-# CPU seconds of each side are printed beside it. One round; the machine's other load shows in the spread.
+# CPU seconds of each side are printed beside it. One round; the machine's other load shows in the spread. Under
+# "bulk, measured round" it prints where the time went: each thread's CPU, the shard threads' user and system time and
+# sleeps, frames received, segments and send calls, and the kernel senders' round trip and window halfway.
 #
 #   conformance/bench-shards.sh [--seconds N] [--requests N]
 #
@@ -67,6 +69,27 @@ shard_cpu_seconds() { # the same for the shards' threads only: "main" (shard 0, 
   awk -v n="$total" -v t="$TICKS" 'BEGIN { printf "%.3f", n / t }'
 }
 
+shard_thread_stats() { # the shards' threads: "user_ticks system_ticks voluntary_switches" (sleeps, mostly in poll(2))
+  local user=0 system=0 sleeps=0 task comm
+  for task in /proc/"$1"/task/*; do
+    comm=$(cat "$task/comm" 2>/dev/null || true)
+    if [[ "$comm" == java || "$comm" == tern-serve-shar* ]]; then
+      user=$(( user + $(awk '{ print $14 }' "$task/stat" 2>/dev/null || echo 0) ))
+      system=$(( system + $(awk '{ print $15 }' "$task/stat" 2>/dev/null || echo 0) ))
+      sleeps=$(( sleeps + $(awk '/^voluntary_ctxt_switches/ { print $2 }' "$task/status" 2>/dev/null || echo 0) ))
+    fi
+  done
+  echo "$user $system $sleeps"
+}
+
+thread_ticks() { # "TID COMM TICKS" for every thread of process $1 (utime + stime)
+  local task
+  for task in /proc/"$1"/task/*; do
+    printf '%s %s %s\n' "${task##*/}" "$(tr ' ' '_' < "$task/comm" 2>/dev/null)" \
+      "$(awk '{ print $14 + $15 }' "$task/stat" 2>/dev/null || echo 0)"
+  done
+}
+
 counter() { # the last value of counter $1 that tern stat prints (a sharded stack's totals come last)
   # Printed as the digits themselves: awk's %d stops at 2^31 - 1 (mawk), which a byte count passes in seconds.
   TERN_COUNTERS_DIR="$WORK/counters" "$TERN" stat | awk -v c="$1" '$1 == c { v = $2 } END { gsub(",", "", v); print (v == "" ? 0 : v) }'
@@ -94,8 +117,15 @@ stop_serve() {
   SERVE_PID=""
 }
 
-bulk() { # prints "bytes cpu_seconds shard_cpu_seconds"
-  local before_bytes before_cpu before_shards
+bulk() { # prints "bytes cpu_seconds shard_cpu_seconds"; appends what the shards did to $WORK/diagnostics
+  local before_bytes before_cpu before_shards before_stats before_frames before_segments before_sends
+  before_stats=$(shard_thread_stats "$SERVE_JAVA")
+  thread_ticks "$SERVE_JAVA" > "$WORK/threads.before"
+  local started_at
+  started_at=$(ps -o etimes= -p "$SERVE_JAVA" | tr -d ' ')
+  before_frames=$(counter link.rx.frames)
+  before_segments=$(counter tcp.tx.segments)
+  before_sends=$(counter link.tx.send_calls)
   before_bytes=$(counter tcp.rx.bytes)
   before_cpu=$(cpu_seconds "$SERVE_JAVA")
   before_shards=$(shard_cpu_seconds "$SERVE_JAVA")
@@ -104,8 +134,29 @@ bulk() { # prints "bytes cpu_seconds shard_cpu_seconds"
     ip netns exec "$PEER_NS" timeout "$SECONDS_BULK" socat -u /dev/zero TCP:198.18.0.2:9 2>/dev/null &
     pids+=($!)
   done
+  sleep "$(awk -v s="$SECONDS_BULK" 'BEGIN { print s / 2 }')"
+  # The senders' view halfway: the kernel's TCP state of the 16 flows (round trip, window, pacing rate).
+  local senders
+  senders=$(ip netns exec "$PEER_NS" ss -tin dst 198.18.0.2 2>/dev/null | awk '
+    { for (i = 1; i <= NF; i++) {
+        if ($i ~ /^rtt:/) { split(substr($i, 5), r, "/"); rtt += r[1]; n++ }
+        if ($i ~ /^cwnd:/) cwnd += substr($i, 6)
+        if ($i == "pacing_rate") { rate += $(i + 1) + 0; unit = $(i + 1); sub(/^[0-9.]+/, "", unit) }
+      } }
+    END { if (n) printf "%d flows: rtt %.3f ms, cwnd %.0f, pacing %.0f%s (means)", n, rtt / n, cwnd / n, rate / n, unit }')
   wait "${pids[@]}" 2>/dev/null || true
+  echo "$CURRENT_SHARDS shards: the senders halfway: $senders" >> "$WORK/diagnostics"
   sleep 1.5 # counters are refreshed by the shards' own loops; let them catch up
+  local u0 s0 v0 u1 s1 v1
+  read -r u0 s0 v0 <<< "$before_stats"
+  read -r u1 s1 v1 <<< "$(shard_thread_stats "$SERVE_JAVA")"
+  thread_ticks "$SERVE_JAVA" > "$WORK/threads.after"
+  local busiest
+  busiest=$(awk -v t="$TICKS" 'NR == FNR { before[$1] = $3; next } { d = $3 - before[$1]; if (d > 0) print d, $2 }' \
+    "$WORK/threads.before" "$WORK/threads.after" | sort -rn | head -6 \
+    | awk -v t="$TICKS" '{ printf "%s%s %.2f s", (NR > 1 ? ", " : ""), $2, $1 / t }')
+  echo "$CURRENT_SHARDS shards: threads by CPU: $busiest (the round ran from ${started_at} s to $(ps -o etimes= -p "$SERVE_JAVA" | tr -d ' ') s of the JVM's life)" >> "$WORK/diagnostics"
+  echo "$CURRENT_SHARDS shards: frames received $(( $(counter link.rx.frames) - before_frames )), segments sent $(( $(counter tcp.tx.segments) - before_segments )), send calls $(( $(counter link.tx.send_calls) - before_sends )), shard threads user $(awk -v n=$(( u1 - u0 )) -v t="$TICKS" 'BEGIN { printf "%.2f", n / t }') s, system $(awk -v n=$(( s1 - s0 )) -v t="$TICKS" 'BEGIN { printf "%.2f", n / t }') s, sleeps $(( v1 - v0 ))" >> "$WORK/diagnostics"
   echo "$(( $(counter tcp.rx.bytes) - before_bytes )) $(awk -v a="$(cpu_seconds "$SERVE_JAVA")" -v b="$before_cpu" 'BEGIN { printf "%.3f", a - b }') $(awk -v a="$(shard_cpu_seconds "$SERVE_JAVA")" -v b="$before_shards" 'BEGIN { printf "%.3f", a - b }')"
 }
 
@@ -122,14 +173,19 @@ connect() { # prints "requests_per_second cpu_seconds completed shard_cpu_second
 
 declare -A RESULT
 for shards in 1 2; do
+  CURRENT_SHARDS=$shards
   start_serve "$shards"
   # Warm up the JIT on both paths before measuring: the HTTP path with ab, the bulk path with one unmeasured round
   # of the same 16 flows. With only a 2 s single-flow warm-up (the script's first form), C2 was still compiling
   # through the measured 8 s (0.9-1.2 CPU-seconds of its thread in them, with 1 shard and with 2), and that time,
-  # not the shards, set the ratio; after a full round it is 0.1-0.3 s.
+  # not the shards, set the ratio; after a full round it is 0.1-0.3 s with one shard but up to 0.9 s with two
+  # (uncommon traps at the round's new connections and FINs, recompiled), after two rounds 0.05-0.2 s.
   ip netns exec "$PEER_NS" ab -q -n 2000 -c 8 http://198.18.0.2:8080/one-kib.bin >/dev/null 2>&1 || true
   bulk >/dev/null
+  bulk >/dev/null
+  : > "$WORK/diagnostics"
   RESULT[bulk_$shards]=$(bulk)
+  cat "$WORK/diagnostics" >> "$WORK/diagnostics.all"
   RESULT[connect_$shards]=$(connect)
   stop_serve
 done
@@ -154,3 +210,5 @@ awk -v b1="$b1" -v c1="$c1" -v b2="$b2" -v c2="$c2" -v r1="$r1" -v k1="$k1" -v n
   printf "%-34s %14.0f %14.0f %8.2f\n", "  connections per shard-thread CPU-s", n1 / u1, n2 / u2, (n2 / u2) / (n1 / u1)
   printf "{\"bulk_bytes_per_cpu_s_ratio\": %.3f, \"connections_per_cpu_s_ratio\": %.3f, \"bulk_gbps_1\": %.3f, \"bulk_gbps_2\": %.3f, \"conn_rate_1\": %.0f, \"conn_rate_2\": %.0f}\n", e2 / e1, f2 / f1, b1 * 8 / s / 1e9, b2 * 8 / s / 1e9, r1, r2
 }'
+echo "bulk, measured round:"
+sed 's/^/  /' "$WORK/diagnostics.all"
