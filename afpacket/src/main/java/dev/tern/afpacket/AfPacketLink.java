@@ -85,6 +85,14 @@ public final class AfPacketLink implements Link {
     private final MemorySegment detachArgument;
     private boolean sheddingSyns;
     private final MemorySegment pollFd;
+    /** Written to the event counter by a wake: 1, as a native 8-byte integer (eventfd(2)). Never freed. */
+    private static final MemorySegment WAKE = wakeValue();
+    /** Waits that another thread's wake ended ({@link #wakeAwaitingThread}). Owner thread. */
+    private long woken;
+    /** Where awaitFrames reads the event counter back to 0. Owner thread. */
+    private final MemorySegment eventCount;
+    /** Threads in {@link #wakeAwaitingThread} now; {@code Integer.MIN_VALUE} (and above) once closing. */
+    private final java.util.concurrent.atomic.AtomicInteger wakers = new java.util.concurrent.atomic.AtomicInteger();
     private final MemorySegment kernelStats;
     private final MemorySegment kernelStatsLength;
     private final MemorySegment membership;
@@ -109,7 +117,8 @@ public final class AfPacketLink implements Link {
         this.tx = tx;
         final Arena arena = resources.arena;
         this.callState = resources.callState;
-        this.pollFd = arena.allocate(LinuxAbi.POLLFD_SIZE, 8);
+        this.pollFd = arena.allocate(2L * LinuxAbi.POLLFD_SIZE, 8);
+        this.eventCount = arena.allocate(8, 8);
         this.kernelStats = arena.allocate(LinuxAbi.TPACKET_STATS_V3_SIZE, 8);
         this.kernelStatsLength = arena.allocate(ValueLayout.JAVA_INT);
         this.membership = arena.allocate(LinuxAbi.PACKET_MREQ_SIZE, 8);
@@ -194,6 +203,10 @@ public final class AfPacketLink implements Link {
         // Protocol 0: receive nothing until bind, which comes after the ring exists (rawqp.md §4.1 step 3).
         resources.rxFd = LibcException.check("socket(AF_PACKET, SOCK_RAW)",
             Libc.socket(state, LinuxAbi.AF_PACKET, LinuxAbi.SOCK_RAW | LinuxAbi.SOCK_CLOEXEC, 0), state);
+
+        // An event counter beside the socket in awaitFrames' poll, for another thread to wake the owner.
+        resources.eventFd = LibcException.check("eventfd",
+            Libc.eventfd(state, 0, LinuxAbi.EFD_NONBLOCK | LinuxAbi.EFD_CLOEXEC), state);
 
         final MemorySegment request = arena.allocate(LinuxAbi.IFREQ_SIZE, 8);
         final int flags = interfaceQuery(resources, request, interfaceName, LinuxAbi.SIOCGIFFLAGS, "ioctl(SIOCGIFFLAGS)")
@@ -472,8 +485,33 @@ public final class AfPacketLink implements Link {
         pollFd.set(ValueLayout.JAVA_INT, LinuxAbi.POLLFD_FD_OFFSET, resources.rxFd);
         pollFd.set(ValueLayout.JAVA_SHORT, LinuxAbi.POLLFD_EVENTS_OFFSET, (short) (LinuxAbi.POLLIN | LinuxAbi.POLLERR));
         pollFd.set(ValueLayout.JAVA_SHORT, LinuxAbi.POLLFD_REVENTS_OFFSET, (short) 0);
-        Libc.poll(callState, pollFd, 1, timeoutMs);
+        final long wake = LinuxAbi.POLLFD_SIZE;
+        pollFd.set(ValueLayout.JAVA_INT, wake + LinuxAbi.POLLFD_FD_OFFSET, resources.eventFd);
+        pollFd.set(ValueLayout.JAVA_SHORT, wake + LinuxAbi.POLLFD_EVENTS_OFFSET, (short) LinuxAbi.POLLIN);
+        pollFd.set(ValueLayout.JAVA_SHORT, wake + LinuxAbi.POLLFD_REVENTS_OFFSET, (short) 0);
+        Libc.poll(callState, pollFd, 2, timeoutMs);
+        if ((pollFd.get(ValueLayout.JAVA_SHORT, wake + LinuxAbi.POLLFD_REVENTS_OFFSET) & LinuxAbi.POLLIN) != 0) {
+            Libc.readWithoutErrno(resources.eventFd, eventCount, 8); // resets the counter: the wake is taken
+            woken++;
+        }
         return rx.ready();
+    }
+
+    /**
+     * Bumps the event counter that {@link #awaitFrames} polls beside the socket (one {@code write(2)}). Closing waits
+     * for a wake in progress, so no write reaches a closed (or reused) descriptor.
+     */
+    @Override
+    public boolean wakeAwaitingThread() {
+        if (wakers.getAndIncrement() < 0) {
+            wakers.getAndDecrement();
+            return false; // closing
+        }
+        try {
+            return Libc.writeWithoutErrno(resources.eventFd, WAKE, 8) == 8;
+        } finally {
+            wakers.getAndDecrement();
+        }
     }
 
     /**
@@ -538,11 +576,17 @@ public final class AfPacketLink implements Link {
     /** A snapshot of the link's counters; reads (and accumulates) the kernel's clear-on-read PACKET_STATISTICS. */
     private static final String[] STATISTIC_NAMES = {"rx.frames", "rx.bytes", "rx.truncated", "rx.kernel_drops",
         "rx.kernel_freezes", "tx.frames", "tx.bytes", "tx.ring_full", "tx.busy", "tx.errors", "tx.rejected",
-        "tx.dropped", "tx.send_calls"};
+        "tx.dropped", "tx.send_calls", "rx.woken"};
 
     @Override
     public String[] statisticNames() {
         return STATISTIC_NAMES.clone();
+    }
+
+    private static MemorySegment wakeValue() {
+        final MemorySegment one = Arena.global().allocate(ValueLayout.JAVA_LONG);
+        one.set(ValueLayout.JAVA_LONG, 0, 1L);
+        return one;
     }
 
     /** The counters of {@link #stats()}, read the same way (the kernel's with one getsockopt) without a snapshot object. */
@@ -564,6 +608,7 @@ public final class AfPacketLink implements Link {
         values[10] = tx.rejected;
         values[11] = tx.dropped;
         values[12] = tx.sendCalls;
+        values[13] = woken;
     }
 
     private void readKernelStatistics() {
@@ -619,6 +664,9 @@ public final class AfPacketLink implements Link {
     public void close() {
         if (!closed) {
             closed = true;
+            while (!wakers.compareAndSet(0, Integer.MIN_VALUE)) {
+                Thread.onSpinWait(); // a wake is writing to the event counter: let it finish first
+            }
             resources.release();
         }
     }
@@ -634,6 +682,7 @@ public final class AfPacketLink implements Link {
         final MemorySegment callState = Libc.newCallState(arena);
         int rxFd = -1;
         int txFd = -1;
+        int eventFd = -1;
         long rxAddress;
         long rxLength;
         long txAddress;
@@ -674,6 +723,10 @@ public final class AfPacketLink implements Link {
                 if (txFd >= 0) {
                     Libc.close(state, txFd);
                     txFd = -1;
+                }
+                if (eventFd >= 0) {
+                    Libc.close(state, eventFd);
+                    eventFd = -1;
                 }
             }
         }

@@ -390,11 +390,37 @@ class AfPacketLinkVethTest {
     }
 
     @Test
+    void aWakeFromAnotherThreadEndsAWaitForFramesAtOnceAndIsTakenOnce() throws Exception {
+        net = NetnsTesting.harness();
+        try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults())) {
+            final java.util.concurrent.CompletableFuture<Long> waited = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                final long start = System.nanoTime();
+                link.awaitFrames(20_000);
+                return System.nanoTime() - start;
+            });
+            Thread.sleep(200);
+            assertFalse(waited.isDone(), "asleep in poll(2) with nothing to receive");
+            assertTrue(link.wakeAwaitingThread());
+            final long waitedNs = waited.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertTrue(waitedNs < 10_000_000_000L, "woken, not timed out: " + waitedNs + " ns");
+            // The wake was taken: the next wait sleeps its whole timeout again.
+            final long start = System.nanoTime();
+            assertFalse(link.awaitFrames(100));
+            assertTrue(System.nanoTime() - start >= 90_000_000L, "the event counter was read back to 0");
+            final String[] names = link.statisticNames();
+            final long[] values = new long[names.length];
+            link.statistics(values);
+            assertEquals("rx.woken", names[names.length - 1]);
+            assertEquals(1, values[names.length - 1]);
+        }
+    }
+
+    @Test
     void closeReleasesBothSocketsAndBothRings() throws Exception {
         net = NetnsTesting.harness();
         final long fdsBefore = openFileDescriptors();
         final AfPacketLink link = net.openTernLink(AfPacketOptions.defaults().vnetHeader(true));
-        assertEquals(fdsBefore + 2, openFileDescriptors());
+        assertEquals(fdsBefore + 3, openFileDescriptors(), "two sockets and the event counter");
         final long ringsWhileOpen = packetMappings();
         assertEquals(2, ringsWhileOpen, "the RX and TX rings are mapped");
         link.close();

@@ -36,6 +36,7 @@ final class ShardFilterLink extends ForwardingLink implements FrameHandler {
     private final AtomicCounter handedIn;
     private final AtomicCounter handOffFull;
     private final AtomicCounter claimedPort;
+    private final AtomicCounter wokeOwner;
     /** UDP ports the shards claimed ({@link UdpSocket#steerPortHere}), shared by all of them; null when alone. */
     private final UdpPortOwners udpOwners;
     /** How the link steers flows (and so how this filter checks them). */
@@ -52,6 +53,8 @@ final class ShardFilterLink extends ForwardingLink implements FrameHandler {
         this.udpOwners = udpOwners;
         this.rule = link.shardRule();
         this.claimedPort = counters.counter("shard.rx.udp_port_claimed");
+        this.wokeOwner = counters.counter("shard.tx.woke_owner");
+        inbox.ownerLink(link);
         this.sample = sample;
         this.shard = shard;
         this.shards = shards;
@@ -86,9 +89,10 @@ final class ShardFilterLink extends ForwardingLink implements FrameHandler {
 
     @Override
     public boolean awaitFrames(int timeoutMs) {
-        // A frame another shard posts while this one sleeps waits for the sleep's end, at most the idle strategy's
-        // longest wait (the poster cannot wake a poll(2) on this shard's socket); one posted before is taken at once.
-        return inbox.hasFrames() || link.awaitFrames(timeoutMs);
+        // A frame another shard posts while this one sleeps wakes it through the link (an event counter beside the
+        // socket in poll(2)); on a link that cannot be woken it waits for the sleep's end, at most the idle
+        // strategy's longest wait. One posted before is taken at once.
+        return inbox.awaitFramesOrPosts(link, timeoutMs);
     }
 
     @Override
@@ -121,6 +125,9 @@ final class ShardFilterLink extends ForwardingLink implements FrameHandler {
         final ShardInbox[] all = inboxes;
         if (all != null && all[owner].post(segment, offset, length, flags)) {
             handedOver.incrementRelease();
+            if (all[owner].wakeOwnerIfAsleep()) {
+                wokeOwner.incrementRelease();
+            }
             return true;
         }
         handOffFull.incrementRelease();

@@ -1,6 +1,7 @@
 package dev.tern.stack;
 
 import dev.tern.ethernet.link.FrameHandler;
+import dev.tern.ethernet.link.Link;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.MessageHandler;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -9,6 +10,7 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 
 /**
@@ -32,6 +34,10 @@ final class ShardInbox {
     private final MemorySegment memory;
     private final MessageHandler deliver = this::deliver;
     private FrameHandler handler;
+    /** The owner's link, which a poster wakes when the owner sleeps on it; null: never woken (tests). */
+    private Link ownerLink;
+    /** True while the owner sleeps in its link's {@code awaitFrames} (set by the owner, read by posters). */
+    private volatile boolean ownerAsleep;
 
     ShardInbox() {
         final ByteBuffer buffer = ByteBuffer.allocateDirect(CAPACITY + RingBufferDescriptor.TRAILER_LENGTH);
@@ -52,6 +58,36 @@ final class ShardInbox {
         MemorySegment.copy(frame, offset, memory, index + FLAGS_LENGTH, length);
         ring.commit(index);
         return true;
+    }
+
+    /** The owner's link, whose sleeping thread {@link #wakeOwnerIfAsleep} wakes; set once, before any post. */
+    void ownerLink(Link link) {
+        this.ownerLink = link;
+    }
+
+    /**
+     * On the owner's thread: sleeps in its link's {@code awaitFrames} unless a frame is posted already, with the flag
+     * up that makes posters wake it ({@link #wakeOwnerIfAsleep}). The flag goes up before the last look at the ring,
+     * and a poster looks at the flag after its commit, so a frame posted meanwhile is either seen here or wakes the
+     * sleep (both sides' accesses are ordered by the flag's volatile write and the poster's full fence).
+     */
+    boolean awaitFramesOrPosts(Link link, int timeoutMs) {
+        ownerAsleep = true;
+        try {
+            return hasFrames() || link.awaitFrames(timeoutMs);
+        } finally {
+            ownerAsleep = false;
+        }
+    }
+
+    /**
+     * From a poster's thread, after a {@link #post} that succeeded: wakes the owner if it sleeps on its link, so a
+     * handed-over frame waits for no timeout. Returns whether it woke it (one system call; none while the owner runs).
+     */
+    boolean wakeOwnerIfAsleep() {
+        VarHandle.fullFence(); // the commit before the flag's read: see awaitFramesOrPosts
+        final Link link = ownerLink;
+        return ownerAsleep && link != null && link.wakeAwaitingThread();
     }
 
     /** On this shard's thread: hands up to {@code maxFrames} posted frames to {@code handler}; returns how many. */

@@ -173,6 +173,8 @@ public final class LinuxAbi {
     public static final int PROT_READ = 0x1;
     public static final int PROT_WRITE = 0x2;
     public static final int MAP_SHARED = 0x1;
+    public static final int EFD_NONBLOCK = 0x800;
+    public static final int EFD_CLOEXEC = 0x80000;
     public static final int POLLIN = 0x1;
     public static final int POLLERR = 0x8;
     public static final int POLLFD_SIZE = 8;

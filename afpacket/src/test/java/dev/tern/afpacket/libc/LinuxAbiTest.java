@@ -166,6 +166,8 @@ class LinuxAbiTest {
         c("PROT_READ", "PROT_READ");
         c("PROT_WRITE", "PROT_WRITE");
         c("MAP_SHARED", "MAP_SHARED");
+        c("EFD_NONBLOCK", "EFD_NONBLOCK");
+        c("EFD_CLOEXEC", "EFD_CLOEXEC");
         c("POLLIN", "POLLIN");
         c("POLLERR", "POLLERR");
         c("POLLFD_SIZE", "sizeof(struct pollfd)");
@@ -201,6 +203,7 @@ class LinuxAbiTest {
         #include <fcntl.h>
         #include <poll.h>
         #include <sched.h>
+        #include <sys/eventfd.h>
         #include <sys/mman.h>
         #include <sys/socket.h>
         #include <sys/ioctl.h>

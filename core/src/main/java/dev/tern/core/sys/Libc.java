@@ -69,6 +69,12 @@ public final class Libc {
     /** {@link #RECVFROM} without errno (see {@link #SENDTO_NO_ERRNO}). */
     private static final MethodHandle RECVFROM_NO_ERRNO = LINKER.downcallHandle(symbol("recvfrom"),
         FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS));
+    private static final MethodHandle EVENTFD = errnoCall("eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    /** {@code write} and {@code read} of an event counter: 8 bytes, outcome judged by the caller, no errno. */
+    private static final MethodHandle WRITE_NO_ERRNO = LINKER.downcallHandle(symbol("write"),
+        FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle READ_NO_ERRNO = LINKER.downcallHandle(symbol("read"),
+        FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
     private static final MethodHandle GETPAGESIZE = LINKER.downcallHandle(symbol("getpagesize"), FunctionDescriptor.of(JAVA_INT));
 
     private Libc() {
@@ -165,6 +171,33 @@ public final class Libc {
     public static int mincore(MemorySegment callState, long address, long length, MemorySegment vector) {
         try {
             return (int) MINCORE.invokeExact(callState, MemorySegment.ofAddress(address), length, vector);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /** {@code eventfd(initial, flags)}: a counter a poll can wait on and another thread can bump; the fd or -1. */
+    public static int eventfd(MemorySegment callState, int initial, int flags) {
+        try {
+            return (int) EVENTFD.invokeExact(callState, initial, flags);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /** {@code write(fd, buffer, length)} without errno: bytes written or -1. No allocation. */
+    public static long writeWithoutErrno(int fd, MemorySegment buffer, long length) {
+        try {
+            return (long) WRITE_NO_ERRNO.invokeExact(fd, buffer, length);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    /** {@code read(fd, buffer, length)} without errno: bytes read or -1. No allocation. */
+    public static long readWithoutErrno(int fd, MemorySegment buffer, long length) {
+        try {
+            return (long) READ_NO_ERRNO.invokeExact(fd, buffer, length);
         } catch (Throwable t) {
             throw unexpected(t);
         }

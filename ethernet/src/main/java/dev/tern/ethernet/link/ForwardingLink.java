@@ -44,6 +44,11 @@ public abstract class ForwardingLink implements Link {
     }
 
     @Override
+    public boolean wakeAwaitingThread() {
+        return link.wakeAwaitingThread();
+    }
+
+    @Override
     public ShardRule shardRule() {
         return link.shardRule();
     }

@@ -104,6 +104,16 @@ public interface Link extends AutoCloseable {
         return false;
     }
 
+    /**
+     * Makes a thread asleep in {@link #awaitFrames} on this link return now (or the next one that sleeps, at once):
+     * for another thread that queued work for the link's owner, such as a frame handed to another shard. Any thread;
+     * cheap enough to call per hand-over (one system call) but not per frame. Returns false where the link cannot,
+     * and then its owner sees the work when its wait ends.
+     */
+    default boolean wakeAwaitingThread() {
+        return false;
+    }
+
     /** Earliest time ({@code Clock} ns) at which this link will have a frame to receive, or {@link Long#MAX_VALUE} if unknown or none. */
     default long nextArrivalNs() {
         return Long.MAX_VALUE;
