@@ -52,7 +52,12 @@ final class MulticastBenchmark {
         }
     }
 
-    static final List<Burst> BURSTS = List.of(new Burst(64, 50_000, 5), new Burst(64, 0, 3), new Burst(1400, 0, 3));
+    /**
+     * A ladder of paced rates, to find those at which the kernel member loses nothing (the goal: Tern loses nothing
+     * there either), then the sender's full rate (the goal: Tern receives at least what the kernel member does).
+     */
+    static final List<Burst> BURSTS = List.of(new Burst(64, 5_000, 5), new Burst(64, 10_000, 5), new Burst(64, 20_000, 5),
+        new Burst(64, 50_000, 5), new Burst(64, 0, 3), new Burst(1400, 0, 3));
 
     /** The paced sender: sends size-byte datagrams to the group at rate per second for seconds, then says how many. */
     private static final String SENDER = """

@@ -979,6 +979,20 @@ public final class VethBenchmark {
                 row(table, mcastFormat, "", "datagrams of " + String.format(Locale.ROOT, "%.0f", get("mcast_sent_" + k))
                     + ", " + burst.label(), get("mcast_tern_" + k), get("mcast_kernel_" + k), get("mcast_ratio_" + k));
             }
+            // The goal's first half: wherever the kernel member lost nothing, Tern lost nothing either.
+            int kernelLossless = 0;
+            int ternLosslessThere = 0;
+            for (MulticastBenchmark.Burst burst : MulticastBenchmark.BURSTS) {
+                final String k = burst.key();
+                if (burst.rate() > 0 && get("mcast_kernel_lost_pct_" + k) <= 0) {
+                    kernelLossless++;
+                    ternLosslessThere += get("mcast_tern_lost_pct_" + k) <= 0 ? 1 : 0;
+                }
+            }
+            table.append(String.format(Locale.ROOT, "%-6s %s%n", "", "paced bursts the kernel member received whole: "
+                + kernelLossless + "; of those, Tern received whole: " + ternLosslessThere));
+            results.put("mcast_kernel_lossless_bursts", (double) kernelLossless);
+            results.put("mcast_tern_lossless_where_kernel_is", (double) ternLosslessThere);
         }
         if (results.containsKey("udp_echo_ratio")) {
             final String rateFormat = "%-6s %-48s %9s %9s %7s%n";
