@@ -19,7 +19,8 @@ import java.util.regex.Pattern;
 
 /**
  * Multicast receive as a market-data user meets it (issue 16 item 4): one kernel sender, a Tern member and a kernel
- * member on one bridge, in the same run, each member counting what it received of one burst.
+ * member on one bridge, in the same run, each member counting what it received of one burst; then the same for
+ * unicast, the sender sending each datagram to both members' own addresses ({@code tern nc -u -l} and socat).
  *
  * <pre>
  *   [p] peer0 198.18.0.1: python3 sender --+
@@ -41,14 +42,27 @@ final class MulticastBenchmark {
     private static final String MEMBER_ADDRESS = "198.18.0.3";
     private static final Pattern SENT = Pattern.compile("sent (\\d+)");
 
-    /** One burst: datagram size, datagrams per second (0: as fast as the sender goes) and seconds. */
-    record Burst(int size, int rate, double seconds) {
+    /**
+     * One burst: datagram size, datagrams per second (0: as fast as the sender goes) and seconds; to the group, or
+     * (unicast) to each member's own address in turn, each getting the rate.
+     */
+    record Burst(int size, int rate, double seconds, boolean unicast) {
+        Burst(int size, int rate, double seconds) {
+            this(size, rate, seconds, false);
+        }
+
+        /** The keys' infix: {@code mcast_..._64_50k} or {@code ucast_..._64_50k}. */
+        String prefix() {
+            return unicast ? "ucast_" : "mcast_";
+        }
+
         String key() {
             return size + "_" + (rate == 0 ? "full" : rate / 1000 + "k");
         }
 
         String label() {
-            return size + " B, " + (rate == 0 ? "sender's full rate" : String.format(Locale.ROOT, "%,d/s", rate));
+            return (unicast ? "unicast, " : "") + size + " B, "
+                + (rate == 0 ? "sender's full rate" : String.format(Locale.ROOT, "%,d/s", rate));
         }
     }
 
@@ -57,19 +71,26 @@ final class MulticastBenchmark {
      * there either), then the sender's full rate (the goal: Tern receives at least what the kernel member does).
      */
     static final List<Burst> BURSTS = List.of(new Burst(64, 5_000, 5), new Burst(64, 10_000, 5), new Burst(64, 20_000, 5),
-        new Burst(64, 50_000, 5), new Burst(64, 0, 3), new Burst(1400, 0, 3));
+        new Burst(64, 50_000, 5), new Burst(64, 0, 3), new Burst(1400, 0, 3),
+        new Burst(64, 5_000, 5, true), new Burst(64, 10_000, 5, true), new Burst(64, 20_000, 5, true),
+        new Burst(64, 50_000, 5, true));
 
-    /** The paced sender: sends size-byte datagrams to the group at rate per second for seconds, then says how many. */
+    /**
+     * The paced sender: sends size-byte datagrams to the group (or, unicast, to each member's address in turn) at rate
+     * per second for seconds, then says how many (per target).
+     */
     private static final String SENDER = """
         import socket, sys, time
         size, rate, secs, warm = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), sys.argv[4] == "warm"
+        targets = [("%s", %d)] if sys.argv[5] == "group" else [("%s", %d), ("%s", %d)]
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 1)
         s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton("198.18.0.1"))
         payload = b"x" * size
-        target = ("%s", %d)
         if warm:
-            s.sendto(payload, target); print("sent 1"); sys.exit(0)
+            for target in targets:
+                s.sendto(payload, target)
+            print("sent 1"); sys.exit(0)
         n = 0; start = time.perf_counter(); end = start + secs
         while True:
             now = time.perf_counter()
@@ -77,12 +98,14 @@ final class MulticastBenchmark {
                 break
             due = int((now - start) * rate) if rate > 0 else n + 256
             while n < due:
-                try:
-                    s.sendto(payload, target); n += 1
-                except OSError:
-                    pass
+                for target in targets:
+                    try:
+                        s.sendto(payload, target)
+                    except OSError:
+                        pass
+                n += 1
         print("sent", n)
-        """.formatted(GROUP, PORT);
+        """.formatted(GROUP, PORT, NetnsHarness.TERN_ADDRESS, PORT, MEMBER_ADDRESS, PORT);
 
     private final int rounds;
     private final Path tern;
@@ -133,11 +156,15 @@ final class MulticastBenchmark {
 
     private void measure(NetnsHarness net, NetworkNamespace member, String python, String socat, Burst burst,
                          Map<String, List<Double>> samples) {
-        final BackgroundCommand ternMember = net.startInTern(tern.toString(), "nc", "-u", "-l", "--join", GROUP,
-            Integer.toString(PORT), "--link", "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip",
-            NetnsHarness.TERN_ADDRESS + "/24");
+        final List<String> ternCommand = new ArrayList<>(List.of(tern.toString(), "nc", "-u", "-l"));
+        if (!burst.unicast()) {
+            ternCommand.addAll(List.of("--join", GROUP));
+        }
+        ternCommand.addAll(List.of(Integer.toString(PORT), "--link", "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip",
+            NetnsHarness.TERN_ADDRESS + "/24"));
+        final BackgroundCommand ternMember = net.startInTern(ternCommand.toArray(String[]::new));
         try (BackgroundCommand kernelMember = member.start(socat, "-u",
-                 "UDP4-RECV:" + PORT + ",ip-add-membership=" + GROUP + ":km0", "-")) {
+                 "UDP4-RECV:" + PORT + (burst.unicast() ? "" : ",ip-add-membership=" + GROUP + ":km0"), "-")) {
             try {
                 final long deadline = System.nanoTime() + 60_000_000_000L;
                 while (ternMember.stdoutBytes() == 0 || kernelMember.stdoutBytes() == 0) {
@@ -145,25 +172,26 @@ final class MulticastBenchmark {
                         throw new IllegalStateException("the members did not start receiving within 60 s; tern: "
                             + ternMember.stderr().strip() + "; socat: " + kernelMember.stderr().strip());
                     }
-                    send(net, python, burst.size(), 0, 0, true);
+                    send(net, python, burst, 0, 0, true);
                     VethBenchmark.sleep(100);
                 }
                 VethBenchmark.sleep(500); // the last warm-up datagrams land before the counts start
                 final long ternBefore = ternMember.stdoutBytes();
                 final long kernelBefore = kernelMember.stdoutBytes();
-                final long sent = send(net, python, burst.size(), burst.rate(), burst.seconds(), false);
+                final long sent = send(net, python, burst, burst.rate(), burst.seconds(), false);
                 VethBenchmark.sleep(1000);
                 final double ternGot = (ternMember.stdoutBytes() - ternBefore) / (double) burst.size();
                 final double kernelGot = (kernelMember.stdoutBytes() - kernelBefore) / (double) burst.size();
                 System.err.printf(Locale.ROOT, "  sent %d: Tern received %.0f, the kernel member %.0f%n", sent, ternGot,
                     kernelGot);
                 final String key = burst.key();
-                add(samples, "mcast_sent_" + key, sent);
-                add(samples, "mcast_tern_" + key, ternGot);
-                add(samples, "mcast_kernel_" + key, kernelGot);
-                add(samples, "mcast_ratio_" + key, kernelGot == 0 ? Double.NaN : ternGot / kernelGot);
-                add(samples, "mcast_tern_lost_pct_" + key, 100.0 * (sent - ternGot) / sent);
-                add(samples, "mcast_kernel_lost_pct_" + key, 100.0 * (sent - kernelGot) / sent);
+                final String prefix = burst.prefix();
+                add(samples, prefix + "sent_" + key, sent);
+                add(samples, prefix + "tern_" + key, ternGot);
+                add(samples, prefix + "kernel_" + key, kernelGot);
+                add(samples, prefix + "ratio_" + key, kernelGot == 0 ? Double.NaN : ternGot / kernelGot);
+                add(samples, prefix + "tern_lost_pct_" + key, 100.0 * (sent - ternGot) / sent);
+                add(samples, prefix + "kernel_lost_pct_" + key, 100.0 * (sent - kernelGot) / sent);
             } finally {
                 kernelMember.stop();
             }
@@ -173,9 +201,10 @@ final class MulticastBenchmark {
         }
     }
 
-    private static long send(NetnsHarness net, String python, int size, int rate, double seconds, boolean warm) {
+    private static long send(NetnsHarness net, String python, Burst burst, int rate, double seconds, boolean warm) {
         final CommandResult result = net.peerExec(Duration.ofSeconds((long) seconds + 30), python, "-c", SENDER,
-            Integer.toString(size), Integer.toString(rate), Double.toString(seconds), warm ? "warm" : "burst");
+            Integer.toString(burst.size()), Integer.toString(rate), Double.toString(seconds), warm ? "warm" : "burst",
+            burst.unicast() ? "members" : "group");
         if (!result.succeeded()) {
             throw new IllegalStateException("the multicast sender failed: " + result.stderr().strip());
         }

@@ -972,27 +972,30 @@ public final class VethBenchmark {
         }
         if (results.containsKey("mcast_ratio_64_full")) {
             final String mcastFormat = "%-6s %-48s %9s %9s %7s%n";
-            table.append(String.format(Locale.ROOT, mcastFormat, "", "multicast received (kernel: socat), offloads on",
+            table.append(String.format(Locale.ROOT, mcastFormat, "", "UDP received (kernel: socat), offloads on",
                 "Tern", "kernel", "ratio"));
             for (MulticastBenchmark.Burst burst : MulticastBenchmark.BURSTS) {
-                final String k = burst.key();
-                row(table, mcastFormat, "", "datagrams of " + String.format(Locale.ROOT, "%.0f", get("mcast_sent_" + k))
-                    + ", " + burst.label(), get("mcast_tern_" + k), get("mcast_kernel_" + k), get("mcast_ratio_" + k));
+                final String k = burst.prefix() + "%s" + burst.key();
+                row(table, mcastFormat, "", "datagrams of " + String.format(Locale.ROOT, "%.0f", get(k.formatted("sent_")))
+                    + ", " + burst.label(), get(k.formatted("tern_")), get(k.formatted("kernel_")), get(k.formatted("ratio_")));
             }
             // The goal's first half: wherever the kernel member lost nothing, Tern lost nothing either.
-            int kernelLossless = 0;
-            int ternLosslessThere = 0;
-            for (MulticastBenchmark.Burst burst : MulticastBenchmark.BURSTS) {
-                final String k = burst.key();
-                if (burst.rate() > 0 && get("mcast_kernel_lost_pct_" + k) <= 0) {
-                    kernelLossless++;
-                    ternLosslessThere += get("mcast_tern_lost_pct_" + k) <= 0 ? 1 : 0;
+            for (String prefix : List.of("mcast_", "ucast_")) {
+                int kernelLossless = 0;
+                int ternLosslessThere = 0;
+                for (MulticastBenchmark.Burst burst : MulticastBenchmark.BURSTS) {
+                    final String k = burst.key();
+                    if (burst.prefix().equals(prefix) && burst.rate() > 0 && get(prefix + "kernel_lost_pct_" + k) <= 0) {
+                        kernelLossless++;
+                        ternLosslessThere += get(prefix + "tern_lost_pct_" + k) <= 0 ? 1 : 0;
+                    }
                 }
+                final String kind = prefix.equals("mcast_") ? "multicast" : "unicast";
+                table.append(String.format(Locale.ROOT, "%-6s %s%n", "", kind + ": paced bursts the kernel member received "
+                    + "whole: " + kernelLossless + "; of those, Tern received whole: " + ternLosslessThere));
+                results.put(prefix + "kernel_lossless_bursts", (double) kernelLossless);
+                results.put(prefix + "tern_lossless_where_kernel_is", (double) ternLosslessThere);
             }
-            table.append(String.format(Locale.ROOT, "%-6s %s%n", "", "paced bursts the kernel member received whole: "
-                + kernelLossless + "; of those, Tern received whole: " + ternLosslessThere));
-            results.put("mcast_kernel_lossless_bursts", (double) kernelLossless);
-            results.put("mcast_tern_lossless_where_kernel_is", (double) ternLosslessThere);
         }
         if (results.containsKey("udp_echo_ratio")) {
             final String rateFormat = "%-6s %-48s %9s %9s %7s%n";
