@@ -138,13 +138,15 @@ final class NcCommand {
             }
             final StreamPump input = StreamPump.reading(standardInput(), UDP_READ, UDP_BLOCKS, "tern-nc-stdin");
             final StreamPump output = StreamPump.writing(standardOutput(), UDP_DATAGRAM, UDP_BLOCKS, "tern-nc-stdout");
+            // Zero-copy receive: each datagram goes from the link's frame straight into the stdout block.
+            final DatagramSink receiving = new DatagramSink(output);
+            socket.receiveHandler(receiving);
             Runtime.getRuntime().addShutdownHook(new Thread(() -> interrupted = true));
             final IdleStrategy idle = idleStrategy();
             int replyAddress = 0;
             int replyPort = 0;
             long inputEndedNs = 0;
             int status = 0;
-            StreamPump.Block receiving = null;
             try {
                 while (!interrupted) {
                     int work = net.poll();
@@ -164,30 +166,22 @@ final class NcCommand {
                         inputEndedNs = System.nanoTime();
                     }
                     try {
-                        // Datagrams are packed into one block while they fit, so a burst of small ones costs one
-                        // write(2), not one each; stdout is a byte stream either way. The block goes out as soon as
-                        // nothing more waits, so a lone datagram is not held back.
-                        while ((receiving = receiving != null ? receiving : output.claim()) != null) {
-                            final ByteBuffer b = receiving.buffer;
-                            final int pending = socket.pendingLength();
-                            if (pending >= 0 && (pending <= b.remaining() || b.position() == 0)) {
-                                final int length = socket.receive(receiving.segment, b.position(), b.remaining());
-                                replyAddress = socket.lastSourceAddress();
-                                replyPort = socket.lastSourcePort();
-                                b.position(b.position() + length);
-                                work++;
-                                continue;
-                            }
-                            if (b.position() > 0) {
-                                output.submit(receiving);
-                                receiving = null;
-                                continue;
-                            }
-                            if (pending < 0) {
-                                socket.receive(receiving.segment, 0, 0); // no datagram: reports a pending error
-                            }
-                            break;
+                        // A block that stalled the sink has gone out: the queued datagrams are offered again. A poll
+                        // that took nothing hands the block being filled to stdout, so a lone datagram is not held
+                        // back (a burst is packed into one block, one write(2)).
+                        if (receiving.stalled && output.hasFreeBlock()) {
+                            receiving.stalled = false;
+                            socket.resumeReceive();
+                            work++;
                         }
+                        if (receiving.takeMoved()) {
+                            work++;
+                            replyAddress = receiving.lastAddress;
+                            replyPort = receiving.lastPort;
+                        } else {
+                            receiving.handOver();
+                        }
+                        socket.checkError();
                     } catch (TernSocketException e) {
                         err.println("tern: nc: " + e.getMessage());
                         if (!listen) {
@@ -207,9 +201,65 @@ final class NcCommand {
                 }
             } finally {
                 socket.close();
+                receiving.handOver();
                 finish(output);
             }
             return status;
+        }
+    }
+
+    /**
+     * Zero-copy receive for {@code nc -u}: each datagram is copied once, from the link's frame into the stdout block
+     * being filled (packed while they fit; a datagram longer than a block is cut to it, as a receive into it would).
+     * With no block free it declines, and the socket keeps the datagram for {@code resumeReceive}. Stack thread, which
+     * is the command's own here.
+     */
+    private static final class DatagramSink implements UdpSocket.ReceiveHandler {
+        private final StreamPump output;
+        private StreamPump.Block block;
+        private boolean moved;
+        boolean stalled;
+        int lastAddress;
+        int lastPort;
+
+        DatagramSink(StreamPump output) {
+            this.output = output;
+        }
+
+        @Override
+        public boolean onDatagram(UdpSocket socket, int sourceAddress, int sourcePort, MemorySegment data, long offset,
+                                  int length) {
+            if (block != null && block.buffer.remaining() < length && block.buffer.position() > 0) {
+                output.submit(block);
+                block = null;
+            }
+            if (block == null && (block = output.claim()) == null) {
+                stalled = true;
+                return false;
+            }
+            final ByteBuffer b = block.buffer;
+            final int n = Math.min(length, b.remaining());
+            MemorySegment.copy(data, offset, block.segment, b.position(), n);
+            b.position(b.position() + n);
+            lastAddress = sourceAddress;
+            lastPort = sourcePort;
+            moved = true;
+            return true;
+        }
+
+        /** Whether datagrams were taken since the last call. */
+        boolean takeMoved() {
+            final boolean result = moved;
+            moved = false;
+            return result;
+        }
+
+        /** Submits the block being filled, if it holds anything. */
+        void handOver() {
+            if (block != null && block.buffer.position() > 0) {
+                output.submit(block);
+                block = null;
+            }
         }
     }
 

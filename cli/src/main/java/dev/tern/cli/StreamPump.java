@@ -164,6 +164,11 @@ final class StreamPump {
         return block;
     }
 
+    /** Whether {@link #claim} would give a block now. */
+    boolean hasFreeBlock() {
+        return !free.isEmpty();
+    }
+
     /** Queues the block's buffer from 0 to its position for writing (the position is where the owner's data ends). */
     void submit(Block block) {
         block.buffer.flip();

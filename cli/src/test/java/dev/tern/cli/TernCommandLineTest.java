@@ -247,6 +247,16 @@ class TernCommandLineTest {
     }
 
     @Test
+    void ncOverUdpToAClosedPortSaysConnectionRefusedFromTheIcmpError() {
+        // The memory peer answers UDP on port 7 only: port 81 gets an ICMP port unreachable, which the connected
+        // socket reports (its datagrams go to a receive handler, so the command asks the socket for the error).
+        final Run run = nc("anyone?".getBytes(StandardCharsets.US_ASCII), "-u", "-w", "2", "198.18.0.1", "81");
+        assertEquals(1, run.status(), run.err());
+        assertTrue(run.err().contains("connection refused"), run.err());
+        assertEquals(1, run.err().lines().count(), run.err());
+    }
+
+    @Test
     void ncToAClosedPortSaysConnectionRefused() {
         final Run run = tern("nc", "198.18.0.1", "81");
         assertEquals(1, run.status());

@@ -397,6 +397,15 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
         return ops;
     }
 
+    /**
+     * Throws the error the network reported for this socket (ICMP port unreachable to a connected socket), once, as
+     * the next send or receive would: for a socket whose datagrams go to a {@link ReceiveHandler}, which never calls
+     * {@link #receive}. Does nothing when there is none. Allocates nothing then.
+     */
+    public void checkError() throws TernSocketException {
+        throwPendingError("udp");
+    }
+
     private void throwPendingError(String what) throws TernSocketException {
         final int error = udp.pendingError(handle);
         if (error != SocketError.NONE) {

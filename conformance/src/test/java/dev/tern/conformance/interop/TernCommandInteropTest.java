@@ -4,6 +4,7 @@ import dev.tern.afpacket.netns.BackgroundCommand;
 import dev.tern.afpacket.netns.CommandResult;
 import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.afpacket.netns.PacketLoss;
+import dev.tern.core.counters.CountersSnapshot;
 import dev.tern.core.testing.ExternalTools;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -219,7 +220,7 @@ class TernCommandInteropTest extends VethRigTest {
     }
 
     @Test
-    void ternNcJoinedToAGroupPrintsTheKernelsMulticastAfterItsReportIsSeen(@TempDir Path counters) throws InterruptedException {
+    void ternNcJoinedToAGroupPrintsTheKernelsMulticastAfterItsReportIsSeen(@TempDir Path counters) throws Exception {
         rig = VethRig.create(VethSetup.DEFAULT);
         final BackgroundCommand report = rig.net().startInPeer(ExternalTools.require("tcpdump", "tcpdump").toString(), "-i",
             NetnsHarness.PEER_INTERFACE, "-n", "-c", "1", "-v", "igmp").awaitOutput("listening on", Duration.ofSeconds(10));
@@ -237,6 +238,11 @@ class TernCommandInteropTest extends VethRigTest {
         }
 
         assertEquals("line-0line-1line-2", nc.stdout());
+        // Zero-copy receive: each datagram went from the link's frame straight into nc's stdout block.
+        final java.util.Map<String, Long> ncCounters = CountersSnapshot.readAll(counters).stream()
+            .filter(snapshot -> snapshot.alive() && snapshot.name().equals("nc")).findFirst().orElseThrow().counters();
+        assertTrue(ncCounters.getOrDefault("udp.rx.zero_copy_datagrams", 0L) >= 3, ncCounters.toString());
+        assertEquals(0L, ncCounters.getOrDefault("udp.rx.copied_datagrams", 0L), "none copied into the socket's ring");
         assertStoppedCleanly(nc);
     }
 
