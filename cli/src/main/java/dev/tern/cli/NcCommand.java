@@ -214,16 +214,12 @@ final class NcCommand {
      * With no block free it declines, and the socket keeps the datagram for {@code resumeReceive}. Stack thread, which
      * is the command's own here.
      */
-    private static final class DatagramSink implements UdpSocket.ReceiveHandler {
-        private final StreamPump output;
-        private StreamPump.Block block;
-        private boolean moved;
-        boolean stalled;
+    private static final class DatagramSink extends StdoutBlocks implements UdpSocket.ReceiveHandler {
         int lastAddress;
         int lastPort;
 
         DatagramSink(StreamPump output) {
-            this.output = output;
+            super(output);
         }
 
         @Override
@@ -245,21 +241,6 @@ final class NcCommand {
             lastPort = sourcePort;
             moved = true;
             return true;
-        }
-
-        /** Whether datagrams were taken since the last call. */
-        boolean takeMoved() {
-            final boolean result = moved;
-            moved = false;
-            return result;
-        }
-
-        /** Submits the block being filled, if it holds anything. */
-        void handOver() {
-            if (block != null && block.buffer.position() > 0) {
-                output.submit(block);
-                block = null;
-            }
         }
     }
 
@@ -386,14 +367,9 @@ final class NcCommand {
      * {@link #stalled}; the stack keeps the rest in the ring and offers it again, first, on
      * {@link TcpConnection#resumeReceive()}. Runs on the command's thread, which owns the stack.
      */
-    private static final class StdoutSink implements TcpConnection.ReceiveHandler {
-        private final StreamPump output;
-        private StreamPump.Block block;
-        private boolean moved;
-        boolean stalled;
-
+    private static final class StdoutSink extends StdoutBlocks implements TcpConnection.ReceiveHandler {
         StdoutSink(StreamPump output) {
-            this.output = output;
+            super(output);
         }
 
         @Override
@@ -416,6 +392,21 @@ final class NcCommand {
             }
             moved |= done > 0;
             return done;
+        }
+    }
+
+    /**
+     * What both zero-copy sinks share: the stdout block being filled, whether anything moved since the owner last
+     * asked, and whether a sink stopped for want of a free block.
+     */
+    private abstract static class StdoutBlocks {
+        final StreamPump output;
+        StreamPump.Block block;
+        boolean moved;
+        boolean stalled;
+
+        StdoutBlocks(StreamPump output) {
+            this.output = output;
         }
 
         /** Whether bytes were taken since the last call. */

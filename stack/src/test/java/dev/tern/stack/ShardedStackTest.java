@@ -163,17 +163,7 @@ class ShardedStackTest {
                     assertEquals(k, ShardSteering.shardOf(CLIENT, SERVER, ECHO_PORT, connection.localPort(), 3),
                         "shard " + k + " picked a port whose replies come back to it");
                     assertTrue(sim.runUntil(connection::isConnected, 5 * SECOND), "shard " + k + " connected");
-                    connection.write(MemorySegment.ofArray(hello), 0, hello.length);
-                    final int[] got = {0};
-                    assertTrue(sim.runUntil(() -> {
-                        try {
-                            got[0] += Math.max(0, connection.read(buffer, got[0], hello.length - got[0]));
-                        } catch (TernSocketException e) {
-                            throw new AssertionError(e);
-                        }
-                        return got[0] == hello.length;
-                    }, 5 * SECOND));
-                    assertArrayEquals(hello, buffer.asSlice(0, hello.length).toArray(ValueLayout.JAVA_BYTE));
+                    assertEchoed(sim, connection, hello, buffer);
                 }
                 assertNotEquals(NeighbourCache.UNRESOLVED, shard.neighbours().peek(CLIENT), "shard " + k + " knows the peer's MAC");
                 assertEquals(0, shard.counters().value("shard.rx.wrong_shard"));
@@ -207,17 +197,7 @@ class ShardedStackTest {
             }
             for (TcpConnection connection : opened) {
                 assertTrue(sim.runUntil(connection::isConnected, 5 * SECOND), "connected from port " + connection.localPort());
-                connection.write(MemorySegment.ofArray(hello), 0, hello.length);
-                final int[] got = {0};
-                assertTrue(sim.runUntil(() -> {
-                    try {
-                        got[0] += Math.max(0, connection.read(buffer, got[0], hello.length - got[0]));
-                    } catch (TernSocketException e) {
-                        throw new AssertionError(e);
-                    }
-                    return got[0] == hello.length;
-                }, 5 * SECOND), "echoed on port " + connection.localPort());
-                assertArrayEquals(hello, buffer.asSlice(0, hello.length).toArray(ValueLayout.JAVA_BYTE));
+                assertEchoed(sim, connection, hello, buffer);
             }
             final int[] perShard = new int[4];
             for (int i = 0; i < ternEcho.accepted.size(); i++) {
@@ -238,6 +218,22 @@ class ShardedStackTest {
                 () -> sim.addShardedStack("tern", "198.18.0.2/24", 3, ShardRule.PORT_XOR, b -> { }),
                 "port bits name a power-of-two number of shards");
         }
+    }
+
+    /** Writes {@code hello} on {@code connection} and asserts the same bytes come back within 5 s (an echo's). */
+    private static void assertEchoed(Simulation sim, TcpConnection connection, byte[] hello, MemorySegment buffer)
+        throws TernSocketException {
+        connection.write(MemorySegment.ofArray(hello), 0, hello.length);
+        final int[] got = {0};
+        assertTrue(sim.runUntil(() -> {
+            try {
+                got[0] += Math.max(0, connection.read(buffer, got[0], hello.length - got[0]));
+            } catch (TernSocketException e) {
+                throw new AssertionError(e);
+            }
+            return got[0] == hello.length;
+        }, 5 * SECOND), "echoed on port " + connection.localPort());
+        assertArrayEquals(hello, buffer.asSlice(0, hello.length).toArray(ValueLayout.JAVA_BYTE));
     }
 
     /** UDP echo on one socket: each datagram goes back to its source. */

@@ -85,44 +85,11 @@ public interface World extends AutoCloseable {
             .countersInMemory().build();
         final TernSelectorProvider server = TernSelectorProvider.open(serverStack);
         final TernSelectorProvider client = TernSelectorProvider.open(clientStack);
-        return new World() {
-            @Override
-            public SelectorProvider server() {
-                return server;
-            }
-
-            @Override
-            public SelectorProvider client() {
-                return client;
-            }
-
-            @Override
-            public InetAddress serverAddress() {
-                return address(198, 18, 0, 1);
-            }
-
-            @Override
-            public InetAddress clientAddress() {
-                return address(198, 18, 0, 2);
-            }
-
-            @Override
-            public NetworkInterface multicastInterface() {
-                return World.kernel().multicastInterface(); // recorded, not used: a Tern stack has one interface
-            }
-
-            @Override
-            public void close() {
-                client.close();
-                server.close();
-                pipe.close();
-            }
-
-            @Override
-            public String toString() {
-                return "tern";
-            }
-        };
+        return ternWorld(server, client, "tern", () -> {
+            client.close();
+            server.close();
+            pipe.close();
+        });
     }
 
     /**
@@ -143,6 +110,15 @@ public interface World extends AutoCloseable {
             Rules.defaults(serverShards.shard(0).address()));
         final TernSelectorProvider client = TernSelectorProvider.over(clientShards,
             Rules.defaults(clientShards.shard(0).address()));
+        return ternWorld(server, client, "tern, " + shards + " shards a side", () -> {
+            clientShards.close();
+            serverShards.close();
+            wire.close();
+        });
+    }
+
+    /** Tern's providers as a world: server 198.18.0.1, client 198.18.0.2; {@code close} releases what they run on. */
+    private static World ternWorld(TernSelectorProvider server, TernSelectorProvider client, String name, Runnable close) {
         return new World() {
             @Override
             public SelectorProvider server() {
@@ -171,14 +147,12 @@ public interface World extends AutoCloseable {
 
             @Override
             public void close() {
-                clientShards.close();
-                serverShards.close();
-                wire.close();
+                close.run();
             }
 
             @Override
             public String toString() {
-                return "tern, " + shards + " shards a side";
+                return name;
             }
         };
     }
