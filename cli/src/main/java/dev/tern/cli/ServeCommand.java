@@ -1,6 +1,7 @@
 package dev.tern.cli;
 
 import dev.tern.stack.LinkIdleStrategy;
+import dev.tern.stack.NetStack;
 import dev.tern.stack.TernSocketException;
 import dev.tern.tcp.TcpOptions;
 import org.agrona.concurrent.IdleStrategy;
@@ -10,6 +11,9 @@ import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import java.util.function.IntSupplier;
 
 /**
  * {@code tern serve [--echo P] [--discard P] [--udp-echo P] [--http P DIR] [--cc NAME] [--tcp-trace FILE]
@@ -143,7 +147,13 @@ final class ServeCommand {
             final java.util.List<Thread> shardThreads = new java.util.ArrayList<>();
             for (int k = 1; k < net.shardCount(); k++) {
                 final int shard = k;
-                shardThreads.add(Thread.ofPlatform().name("tern-serve-shard-" + k).start(() -> runShard(net, shard)));
+                // An Error (out of memory, a stack overflow) ends a shard's thread: say which, and that its flows
+                // go unserved while the other shards serve on.
+                shardThreads.add(Thread.ofPlatform().name("tern-serve-shard-" + k)
+                    .uncaughtExceptionHandler((thread, error) -> System.err.println("tern: serve: shard " + shard + " of "
+                        + net.shardCount() + " (" + net.shards.get(shard).name() + ") stopped: " + error
+                        + "; the flows steered to it go unserved, the other shards go on"))
+                    .start(() -> runShard(net, shard)));
             }
             try {
                 runShard(net, 0);
@@ -167,22 +177,40 @@ final class ServeCommand {
     }
 
     /**
-     * Polls shard {@code k} and its services until stopped. A shard whose loop throws (a bug: bad input is counted,
-     * never thrown) is named on stderr and stops; the other shards go on serving the flows steered to them.
+     * Polls shard {@code k} and its services until stopped. A turn that throws (a bug: bad input is counted, never
+     * thrown) is counted as the shard's {@code stack.poll_errors} and named on stderr once, with the shard; the shard
+     * goes on with its next turn, as a {@code StackRunner} does, so the flows steered to it are not left unserved,
+     * and the other shards are not touched. With one shard the command fails instead.
      */
     private void runShard(Network net, int k) {
         // Sleeps in poll(2) on the shard's link when idle (a memory link: Agrona's backoff), see LinkIdleStrategy.
-        final IdleStrategy idle = new LinkIdleStrategy(net.shards.get(k));
-        try {
-            while (!stopping) {
-                idle.idle(net.pollShard(k));
-            }
-        } catch (RuntimeException e) {
+        final NetStack shard = net.shards.get(k);
+        final boolean[] said = {false};
+        pollUntilStopped(() -> net.pollShard(k), new LinkIdleStrategy(shard), () -> stopping, error -> {
             if (net.shardCount() == 1) {
-                throw e;
+                throw error;
             }
-            System.err.println("tern: serve: shard " + k + " of " + net.shardCount() + " (" + net.shards.get(k).name()
-                + ") failed: " + e + "; the other shards go on serving");
+            shard.pollFailed();
+            if (!said[0]) {
+                said[0] = true;
+                System.err.println("tern: serve: shard " + k + " of " + net.shardCount() + " (" + shard.name()
+                    + ") failed: " + error + "; counted as stack.poll_errors, it goes on, and so do the other shards");
+            }
+        });
+    }
+
+    /**
+     * A shard's loop: turns until {@code stopping}, each turn's work to {@code idle}; a turn that throws goes to
+     * {@code failed} (which may rethrow to end the loop) and the loop goes on.
+     */
+    static void pollUntilStopped(IntSupplier turn, IdleStrategy idle, BooleanSupplier stopping,
+                                 Consumer<RuntimeException> failed) {
+        while (!stopping.getAsBoolean()) {
+            try {
+                idle.idle(turn.getAsInt());
+            } catch (RuntimeException e) {
+                failed.accept(e);
+            }
         }
     }
 }

@@ -383,8 +383,11 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         }
     }
 
-    /** A {@link StackRunner}'s turn of the loop threw (a bug: bad input is counted and dropped, never thrown). */
-    void pollFailed() {
+    /**
+     * A turn of the loop that drives this stack (a {@link StackRunner}'s, or a command's own) threw: a bug, since bad
+     * input is counted and dropped, never thrown. Counted as {@code stack.poll_errors}; the loop goes on.
+     */
+    public void pollFailed() {
         pollErrors.incrementRelease();
     }
 
