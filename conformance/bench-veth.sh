@@ -5,7 +5,7 @@
 # API and through the real `./tern nc` against socat. Prints a table and one JSON object (last line).
 #
 #   conformance/bench-veth.sh [--seconds N] [--rounds N] [--round-trips N] [--offloads on|off|both]
-#       [--rx-ring frame|block] [--idle backoff|spin] [--congestion-control NAME]
+#       [--rx-ring frame|block] [--idle backoff|spin|link] [--congestion-control NAME]
 #       [--loss 0,0.1,1,5] [--nc-mib 128] [--nc-seconds 20] [--http-requests 40000]
 #       [--flood-rate 0] [--flood-generator java|hping3] [--flood-link afpacket|afxdp] [--syn-rates 100000,200000,300000,0]
 #       [--only tcp|tcp-tern-to-kernel|tcp-kernel-to-tern|udp-rr|tcp-loss|nc|http|multicast|flood|udp-rate|syn-rate]

@@ -13,8 +13,9 @@ import org.agrona.concurrent.IdleStrategy;
  * two cores). A link that cannot wait ({@link dev.tern.ethernet.link.Link#canAwaitFrames()} false: the memory wire)
  * falls back to Agrona's backoff: spin, yield, park up to 100 µs.
  *
- * <p>An application thread that hands the stack work (a socket write from another thread) is seen at the next poll:
- * within 1 ms. Owned by the stack's thread.
+ * <p>An application thread that hands the stack work (a socket's write or read from another thread, a control call)
+ * wakes the sleep at once where the link can be woken (AF_PACKET: an event counter beside its socket), else it is
+ * seen at the next poll, within 1 ms ({@link NetStack#awaitWork}). Owned by the stack's thread.
  */
 public final class LinkIdleStrategy implements IdleStrategy {
     static final int SPINS = 200;
@@ -49,7 +50,7 @@ public final class LinkIdleStrategy implements IdleStrategy {
             Thread.onSpinWait();
             return;
         }
-        stack.link().awaitFrames(MAX_WAIT_MS);
+        stack.awaitWork(MAX_WAIT_MS);
     }
 
     @Override

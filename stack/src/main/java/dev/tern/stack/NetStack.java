@@ -76,6 +76,8 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     private final TcpSockets tcpSockets;
     private final int receiveBatch;
     private final ManyToOneConcurrentArrayQueue<Runnable> commands = new ManyToOneConcurrentArrayQueue<>(4096);
+    /** True while the stack's thread sleeps in {@link #awaitWork}; threads that queue work wake it. */
+    private volatile boolean asleepInLink;
     private final ManyToOneConcurrentArrayQueue<UdpSocket> udpOutput;
     private final AtomicCounter pollErrors;
     private final ReceiveShedding shedding;
@@ -276,6 +278,38 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     /** A socket has datagrams in its send ring; any thread. */
     void requestOutput(UdpSocket socket) {
         udpOutput.offer(socket);
+        wakeIfAsleep();
+    }
+
+    /**
+     * For the thread that drives this stack, when it has nothing to do: sleeps until the link has frames, another
+     * thread queues work for the stack (a socket's write or read, a datagram to send, a control call: they wake it
+     * through {@link Link#wakeAwaitingThread}), or {@code timeoutMs} passes. Returns at once when work is queued
+     * already. A link that cannot sleep ({@link Link#canAwaitFrames} false) returns at once. Used by
+     * {@link LinkIdleStrategy}.
+     */
+    public boolean awaitWork(int timeoutMs) {
+        asleepInLink = true;
+        try {
+            // The flag is up before this look: work queued from now on wakes the sleep (see wakeIfAsleep).
+            if (!udpOutput.isEmpty() || tcpSockets.hasNotices() || !commands.isEmpty()) {
+                return true;
+            }
+            return link.awaitFrames(timeoutMs);
+        } finally {
+            asleepInLink = false;
+        }
+    }
+
+    /**
+     * Any thread, after queuing work for the stack: wakes its thread if it sleeps in {@link #awaitWork}. Costs a
+     * fence and a read while the thread runs; one system call (the link's) when it sleeps.
+     */
+    void wakeIfAsleep() {
+        VarHandle.fullFence(); // the queued work before the flag's read: see awaitWork
+        if (asleepInLink) {
+            link.wakeAwaitingThread();
+        }
     }
 
     /**
@@ -410,6 +444,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         while (!commands.offer(task)) {
             Thread.onSpinWait();
         }
+        wakeIfAsleep();
         try {
             return task.get();
         } catch (InterruptedException e) {

@@ -41,6 +41,12 @@ final class TcpSockets implements TcpEvents {
         while (!notices.offer(connection)) {
             Thread.onSpinWait();
         }
+        connection.stack().wakeIfAsleep();
+    }
+
+    /** Whether notices wait for the stack's thread. */
+    boolean hasNotices() {
+        return !notices.isEmpty();
     }
 
     /** Stack thread: passes the notices on to the TCP layer; returns how many. */

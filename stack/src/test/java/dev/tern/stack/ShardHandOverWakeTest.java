@@ -1,13 +1,12 @@
 package dev.tern.stack;
 
 import dev.tern.core.net.Ipv4Address;
-import dev.tern.ethernet.link.ForwardingLink;
-import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.link.ShardSteering;
 import dev.tern.ethernet.memory.MemoryLink;
 import dev.tern.ethernet.memory.MemoryWire;
 import dev.tern.ethernet.wire.EtherType;
 import dev.tern.stack.testing.Frames;
+import dev.tern.stack.testing.SleepyLink;
 import dev.tern.tcp.wire.TcpFlags;
 import dev.tern.tcp.wire.TcpHeader;
 import dev.tern.tcp.wire.TcpRepr;
@@ -16,7 +15,6 @@ import org.junit.jupiter.api.Timeout;
 
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -31,42 +29,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ShardHandOverWakeTest {
     private static final int CLIENT = Ipv4Address.parse("198.18.0.1");
     private static final int SERVER = Ipv4Address.parse("198.18.0.2");
-
-    /** A link that sleeps in awaitFrames until woken or timed out, as poll(2) on a socket and an event counter does. */
-    private static final class SleepyLink extends ForwardingLink {
-        final Semaphore wake = new Semaphore(0);
-        volatile boolean sleeping;
-        volatile int wakes;
-
-        SleepyLink(Link link) {
-            super(link);
-        }
-
-        @Override
-        public boolean canAwaitFrames() {
-            return true;
-        }
-
-        @Override
-        public boolean awaitFrames(int timeoutMs) {
-            sleeping = true;
-            try {
-                wake.tryAcquire(timeoutMs, TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } finally {
-                sleeping = false;
-            }
-            return false;
-        }
-
-        @Override
-        public boolean wakeAwaitingThread() {
-            wakes++;
-            wake.release();
-            return true;
-        }
-    }
 
     private static byte[] strayAck(long destinationMac, int sourcePort) {
         final byte[] segment = new byte[TcpHeader.MIN_LENGTH];

@@ -9,6 +9,7 @@ import dev.tern.afpacket.netns.CommandResult;
 import dev.tern.afpacket.netns.Commands;
 import dev.tern.afpacket.netns.EthtoolOffloads;
 import dev.tern.afpacket.netns.NetnsHarness;
+import dev.tern.stack.LinkIdleStrategy;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.SelectableSocket;
 import dev.tern.stack.StackRunner;
@@ -19,6 +20,7 @@ import dev.tern.stack.UdpSocket;
 import dev.tern.tcp.TcpOptions;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -103,7 +105,8 @@ public final class VethBenchmark {
     /** The kernel's TCP congestion control in every namespace made, or null for the machine's default. */
     private final String congestionControl;
     /** The runner idles with a {@link BackoffIdleStrategy} (spin, yield, park up to 100 us) instead of spinning. */
-    private final boolean backoff;
+    /** How a runner idles: backoff, spin or link ({@link #runnerIdle}). */
+    private final String idle;
     /** TCP bulk rounds (medians reported). */
     private final int rounds;
     /** The SYN flood of {@code --only flood}. */
@@ -115,7 +118,7 @@ public final class VethBenchmark {
     private String lossCongestionControl;
 
     private VethBenchmark(double seconds, int roundTrips, boolean frameRing, String only, String congestionControl,
-                          boolean backoff, int rounds, List<Double> lossLevels, long ncBytes, double ncSeconds,
+                          String idle, int rounds, List<Double> lossLevels, long ncBytes, double ncSeconds,
                           int httpRequests, FloodBenchmark.FloodSource floodSource, List<Long> synRates) {
         this.only = only;
         this.floodSource = floodSource;
@@ -126,7 +129,7 @@ public final class VethBenchmark {
         this.httpRequests = httpRequests;
         this.rounds = rounds;
         this.congestionControl = congestionControl;
-        this.backoff = backoff;
+        this.idle = idle;
         this.seconds = seconds;
         this.roundTrips = roundTrips;
         this.frameRing = frameRing;
@@ -138,7 +141,7 @@ public final class VethBenchmark {
         boolean frameRing = true;
         String only = "all";
         String congestionControl = null;
-        boolean backoff = true;
+        String idle = "backoff";
         int rounds = 3;
         List<Double> lossLevels = List.of(0.0, 0.1, 1.0, 5.0);
         long ncBytes = 128L << 20;
@@ -166,7 +169,12 @@ public final class VethBenchmark {
                 case "--rx-ring" -> frameRing = args[++i].equals("frame");
                 case "--only" -> only = args[++i];
                 case "--congestion-control" -> congestionControl = args[++i];
-                case "--idle" -> backoff = args[++i].equals("backoff");
+                case "--idle" -> {
+                    idle = args[++i];
+                    if (!List.of("backoff", "spin", "link").contains(idle)) {
+                        throw new IllegalArgumentException("--idle wants backoff, spin or link, got '" + idle + "'");
+                    }
+                }
                 case "--rounds" -> rounds = Math.max(1, Integer.parseInt(args[++i]));
                 case "--loss" -> lossLevels = LossyPairs.parseLevels(args[++i]);
                 case "--nc-mib" -> ncBytes = Math.max(1, Long.parseLong(args[++i])) << 20;
@@ -199,7 +207,7 @@ public final class VethBenchmark {
             System.err.println("veth benchmark: " + missing);
             System.exit(1);
         }
-        final VethBenchmark benchmark = new VethBenchmark(seconds, roundTrips, frameRing, only, congestionControl, backoff,
+        final VethBenchmark benchmark = new VethBenchmark(seconds, roundTrips, frameRing, only, congestionControl, idle,
             rounds, lossLevels, ncBytes, ncSeconds, httpRequests, new FloodBenchmark.FloodSource(hping3, floodRate), synRates);
         if (benchmark.wantsBulk("tcp-tern-to-kernel") || benchmark.wantsBulk("tcp-kernel-to-tern") || benchmark.wants("udp-rr")) {
             for (boolean offloads : settings) {
@@ -233,7 +241,7 @@ public final class VethBenchmark {
     private static void usage() {
         System.err.println("usage: VethBenchmark [--seconds N] [--rounds N] [--round-trips N] [--offloads on|off|both]"
             + " [--rx-ring frame|block] [--only " + String.join("|", ONLY) + "]"
-            + " [--congestion-control NAME] [--idle backoff|spin] [--loss P,P,...] [--nc-mib N] [--nc-seconds N]"
+            + " [--congestion-control NAME] [--idle backoff|spin|link] [--loss P,P,...] [--nc-mib N] [--nc-seconds N]"
             + " [--http-requests N] [--flood-rate N] [--flood-generator java|hping3] [--flood-link afpacket|afxdp] [--syn-rates N,N,...]");
         System.exit(2);
     }
@@ -431,7 +439,7 @@ public final class VethBenchmark {
         final NetStack stack = NetStack.builder().name("veth-bench").link(link)
             .address(NetnsHarness.TERN_ADDRESS + "/24").countersInMemory().build();
         final StackRunner runner = threading == Threading.OWN_THREAD ? null
-            : StackRunner.start(stack, backoff ? new BackoffIdleStrategy(100, 10, 1_000, 100_000) : new BusySpinIdleStrategy());
+            : StackRunner.start(stack, runnerIdle(stack));
         try {
             work.run(stack);
             if ("1".equals(System.getenv("TERN_BENCH_COUNTERS"))) {
@@ -462,6 +470,18 @@ public final class VethBenchmark {
             congestionControlInUse = net.peerExec(Duration.ofSeconds(10), "sysctl", "-n", "net.ipv4.tcp_congestion_control")
                 .orThrow().stdout().strip();
         }
+    }
+
+    /**
+     * How a runner idles: Agrona's backoff (spin, yield, park up to 100 µs; the default), a busy spin, or
+     * {@link LinkIdleStrategy} (sleeping in poll(2) on the link, as {@code tern serve}'s shards do; {@code --idle link}).
+     */
+    private IdleStrategy runnerIdle(NetStack stack) {
+        return switch (idle) {
+            case "link" -> new LinkIdleStrategy(stack);
+            case "spin" -> new BusySpinIdleStrategy();
+            default -> new BackoffIdleStrategy(100, 10, 1_000, 100_000);
+        };
     }
 
     /** TERN_BENCH_COUNTERS=1: the stack's non-zero counters after a threading mode's measurements (diagnosis). */
@@ -1057,7 +1077,7 @@ public final class VethBenchmark {
             .append(",\"rx_ring\":\"").append(frameRing ? "frame" : "block").append('"')
             .append(",\"cpus\":").append(Runtime.getRuntime().availableProcessors())
             .append(",\"congestion_control\":\"").append(congestionControlInUse).append('"')
-            .append(",\"runner_idle\":\"").append(backoff ? "backoff" : "spin").append('"');
+            .append(",\"runner_idle\":\"").append(idle).append('"');
         if (lossCongestionControl != null) {
             json.append(",\"loss_levels_pct\":").append(lossLevels)
                 .append(",\"loss_congestion_control\":\"").append(lossCongestionControl).append('"');
