@@ -283,8 +283,8 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
 
     /**
      * For the thread that drives this stack, when it has nothing to do: sleeps until the link has frames, another
-     * thread queues work for the stack (a socket's write or read, a datagram to send, a control call: they wake it
-     * through {@link Link#wakeAwaitingThread}), or {@code timeoutMs} passes. Returns at once when work is queued
+     * thread queues work for the stack (a socket's write or read, a datagram to send, a control call, a frame another
+     * shard hands over: they wake it through {@link Link#wakeAwaitingThread}), or {@code timeoutMs} passes. Returns at once when work is queued
      * already. A link that cannot sleep ({@link Link#canAwaitFrames} false) returns at once. Used by
      * {@link LinkIdleStrategy}.
      */
@@ -302,14 +302,12 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     }
 
     /**
-     * Any thread, after queuing work for the stack: wakes its thread if it sleeps in {@link #awaitWork}. Costs a
-     * fence and a read while the thread runs; one system call (the link's) when it sleeps.
+     * Any thread, after queuing work for the stack: wakes its thread if it sleeps in {@link #awaitWork}; returns
+     * whether it did. Costs a fence and a read while the thread runs; one system call (the link's) when it sleeps.
      */
-    void wakeIfAsleep() {
+    boolean wakeIfAsleep() {
         VarHandle.fullFence(); // the queued work before the flag's read: see awaitWork
-        if (asleepInLink) {
-            link.wakeAwaitingThread();
-        }
+        return asleepInLink && link.wakeAwaitingThread();
     }
 
     /**

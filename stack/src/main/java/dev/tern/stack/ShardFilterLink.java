@@ -54,7 +54,6 @@ final class ShardFilterLink extends ForwardingLink implements FrameHandler {
         this.rule = link.shardRule();
         this.claimedPort = counters.counter("shard.rx.udp_port_claimed");
         this.wokeOwner = counters.counter("shard.tx.woke_owner");
-        inbox.ownerLink(link);
         this.sample = sample;
         this.shard = shard;
         this.shards = shards;
@@ -89,10 +88,10 @@ final class ShardFilterLink extends ForwardingLink implements FrameHandler {
 
     @Override
     public boolean awaitFrames(int timeoutMs) {
-        // A frame another shard posts while this one sleeps wakes it through the link (an event counter beside the
-        // socket in poll(2)); on a link that cannot be woken it waits for the sleep's end, at most the idle
-        // strategy's longest wait. One posted before is taken at once.
-        return inbox.awaitFramesOrPosts(link, timeoutMs);
+        // A frame posted before is taken at once. One another shard posts while this one sleeps (in NetStack's
+        // awaitWork) wakes it through the link, an event counter beside the socket in poll(2); on a link that cannot
+        // be woken it waits for the sleep's end, at most the idle strategy's longest wait.
+        return inbox.hasFrames() || link.awaitFrames(timeoutMs);
     }
 
     @Override

@@ -1,7 +1,6 @@
 package dev.tern.stack;
 
 import dev.tern.ethernet.link.FrameHandler;
-import dev.tern.ethernet.link.Link;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.MessageHandler;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -10,7 +9,6 @@ import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 
 /**
@@ -34,10 +32,8 @@ final class ShardInbox {
     private final MemorySegment memory;
     private final MessageHandler deliver = this::deliver;
     private FrameHandler handler;
-    /** The owner's link, which a poster wakes when the owner sleeps on it; null: never woken (tests). */
-    private Link ownerLink;
-    /** True while the owner sleeps in its link's {@code awaitFrames} (set by the owner, read by posters). */
-    private volatile boolean ownerAsleep;
+    /** The shard this inbox belongs to, which a poster wakes if it sleeps ({@link NetStack#awaitWork}); null until set. */
+    private NetStack owner;
 
     ShardInbox() {
         final ByteBuffer buffer = ByteBuffer.allocateDirect(CAPACITY + RingBufferDescriptor.TRAILER_LENGTH);
@@ -60,34 +56,20 @@ final class ShardInbox {
         return true;
     }
 
-    /** The owner's link, whose sleeping thread {@link #wakeOwnerIfAsleep} wakes; set once, before any post. */
-    void ownerLink(Link link) {
-        this.ownerLink = link;
+    /** The shard this inbox belongs to; set once by {@link StackShards}, before any post. */
+    void owner(NetStack stack) {
+        this.owner = stack;
     }
 
     /**
-     * On the owner's thread: sleeps in its link's {@code awaitFrames} unless a frame is posted already, with the flag
-     * up that makes posters wake it ({@link #wakeOwnerIfAsleep}). The flag goes up before the last look at the ring,
-     * and a poster looks at the flag after its commit, so a frame posted meanwhile is either seen here or wakes the
-     * sleep (both sides' accesses are ordered by the flag's volatile write and the poster's full fence).
-     */
-    boolean awaitFramesOrPosts(Link link, int timeoutMs) {
-        ownerAsleep = true;
-        try {
-            return hasFrames() || link.awaitFrames(timeoutMs);
-        } finally {
-            ownerAsleep = false;
-        }
-    }
-
-    /**
-     * From a poster's thread, after a {@link #post} that succeeded: wakes the owner if it sleeps on its link, so a
-     * handed-over frame waits for no timeout. Returns whether it woke it (one system call; none while the owner runs).
+     * From a poster's thread, after a {@link #post} that succeeded: a frame is work queued for the owner, so it wakes
+     * the owner if it sleeps in {@link NetStack#awaitWork} (whose last look before sleeping includes this inbox,
+     * through {@link ShardFilterLink#awaitFrames}). Returns whether it woke it (one system call; none while the owner
+     * runs).
      */
     boolean wakeOwnerIfAsleep() {
-        VarHandle.fullFence(); // the commit before the flag's read: see awaitFramesOrPosts
-        final Link link = ownerLink;
-        return ownerAsleep && link != null && link.wakeAwaitingThread();
+        final NetStack stack = owner;
+        return stack != null && stack.wakeIfAsleep();
     }
 
     /** On this shard's thread: hands up to {@code maxFrames} posted frames to {@code handler}; returns how many. */

@@ -104,6 +104,7 @@ public final class StackShards implements AutoCloseable {
         final ShardInbox[] inboxes = new ShardInbox[shards.size()];
         for (int k = 0; k < inboxes.length; k++) {
             inboxes[k] = ((ShardFilterLink) shards.get(k).link()).inbox();
+            inboxes[k].owner(shards.get(k));
         }
         for (NetStack shard : shards) {
             ((ShardFilterLink) shard.link()).inboxes(inboxes);

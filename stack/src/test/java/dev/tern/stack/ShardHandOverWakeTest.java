@@ -58,14 +58,14 @@ class ShardHandOverWakeTest {
                 assertEquals(0, links[0].wakes);
                 assertEquals(0, shards.shard(1).counters().value("shard.tx.woke_owner"));
                 // Shard 0 would not sleep now: a frame waits in its inbox.
-                assertTrue(shards.shard(0).link().awaitFrames(20_000));
+                assertTrue(shards.shard(0).awaitWork(20_000));
                 assertFalse(links[0].sleeping);
                 shards.shard(0).link().receive((segment, offset, length, flags) -> { }, 64);
 
                 // Shard 0 asleep on its link for up to 20 s: the hand-over wakes it.
                 final CompletableFuture<Long> slept = CompletableFuture.supplyAsync(() -> {
                     final long start = System.nanoTime();
-                    shards.shard(0).link().awaitFrames(20_000);
+                    shards.shard(0).awaitWork(20_000);
                     return System.nanoTime() - start;
                 });
                 while (!links[0].sleeping) {
