@@ -26,7 +26,6 @@ import org.agrona.concurrent.IdleStrategy;
 
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
 
@@ -66,8 +65,9 @@ final class TernNetwork implements AutoCloseable {
     private final Path pcap;
     private final int shardCount;
     private PcapWriter pcapWriter;
+    /** The stack, or shard 0 of a sharded one; null until opened. */
     private NetStack stack;
-    private List<NetStack> shards;
+    /** The shards when {@code tern.shards} is above 1; null otherwise. */
     private StackShards sharded;
     private MemoryWire wire;
     private StackRunner runner;
@@ -165,41 +165,42 @@ final class TernNetwork implements AutoCloseable {
         return name;
     }
 
-    /** The stack (shard 0 of a sharded one), opened on first use; see {@link #shards()}. */
-    synchronized NetStack stack() throws IOException {
-        return shards().getFirst();
-    }
-
     /**
-     * The stacks, in shard order (one unless {@code tern.shards} is above 1), opened on first use; throws the same
-     * IOException (cause and fix) on every call if they cannot open.
+     * The stack (shard 0 of a sharded one), opened on first use; throws the same IOException (cause and fix) on every
+     * call if it cannot open.
      */
-    synchronized List<NetStack> shards() throws IOException {
+    synchronized NetStack stack() throws IOException {
         if (closed) {
             throw new IOException("tern: the provider's stack is closed (the JVM is shutting down)");
         }
-        if (shards != null) {
-            return shards;
+        if (stack != null) {
+            return stack;
         }
         if (failure != null) {
             throw new IOException(failure.getMessage(), failure);
         }
         try {
             if (shardCount == 1) {
-                stack = open();
-                runner = StackRunner.start(stack, spin ? new BusySpinIdleStrategy() : idle(), TernSelectorProvider::reportStackFailure,
+                final NetStack opened = open();
+                runner = StackRunner.start(opened, spin ? new BusySpinIdleStrategy() : idle(), TernSelectorProvider::reportStackFailure,
                     TernSelectorProvider.DAEMON_THREADS);
-                shards = List.of(stack);
+                stack = opened;
             } else {
                 sharded = openShards();
                 sharded.start(k -> spin ? new BusySpinIdleStrategy() : idle(), TernSelectorProvider.DAEMON_THREADS);
-                shards = sharded.shards();
+                stack = sharded.shard(0);
             }
-            return shards;
+            return stack;
         } catch (LinkOpenException | LinkUnavailableException | IllegalArgumentException | IllegalStateException e) {
             failure = new IOException("tern: cannot open --link " + link + ": " + e.getMessage(), e);
             throw failure;
         }
+    }
+
+    /** The shards, opened on first use as {@link #stack()} is; null when {@code tern.shards} is 1. */
+    synchronized StackShards sharded() throws IOException {
+        stack();
+        return sharded;
     }
 
     private static IdleStrategy idle() {
@@ -312,10 +313,6 @@ final class TernNetwork implements AutoCloseable {
         if (pcapWriter != null) {
             pcapWriter.close();
         }
-    }
-
-    int shardCount() {
-        return shardCount;
     }
 
     @Override

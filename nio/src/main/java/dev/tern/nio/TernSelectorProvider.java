@@ -4,6 +4,9 @@ import dev.tern.core.net.InterfaceAddress;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.StackRunner;
 import dev.tern.stack.StackShards;
+import dev.tern.stack.TcpListener;
+import dev.tern.stack.TernSocketException;
+import dev.tern.tcp.TcpOptions;
 import org.agrona.concurrent.BackoffIdleStrategy;
 
 import java.io.IOException;
@@ -20,7 +23,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
 import java.util.Properties;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A {@link SelectorProvider} whose channels run on a Tern stack: {@link SocketChannel}, {@link ServerSocketChannel},
@@ -47,10 +49,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class TernSelectorProvider extends SelectorProvider implements AutoCloseable {
     private final TernNetwork network;
     private final NetStack fixedStack;
-    /** The stacks of a provider over given ones: {@code fixedStack} alone, or the shards of a sharded stack. */
-    private final List<NetStack> fixedShards;
-    /** The shard the next active open without a bound port goes to, in turn. */
-    private final AtomicInteger nextShard = new AtomicInteger();
+    /** The sharded stack of a provider over one ({@link #over(StackShards, Rules)}); null otherwise. */
+    private final StackShards fixedSharded;
     private final StackRunner ownedRunner;
     private final Rules rules;
     private volatile NioCounters counters;
@@ -83,17 +83,16 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
     public TernSelectorProvider(Properties properties) {
         this.network = TernNetwork.fromProperties(properties);
         this.fixedStack = null;
-        this.fixedShards = null;
+        this.fixedSharded = null;
         this.ownedRunner = null;
         this.rules = rulesFrom(properties, network.address());
         Runtime.getRuntime().addShutdownHook(new Thread(network::close, "tern-provider-shutdown"));
     }
 
-    private TernSelectorProvider(List<NetStack> shards, StackRunner ownedRunner, Rules rules) {
+    private TernSelectorProvider(NetStack stack, StackShards sharded, StackRunner ownedRunner, Rules rules) {
         this.network = null;
-        this.fixedShards = List.copyOf(shards);
-        this.fixedStack = fixedShards.getFirst();
-        final NetStack stack = fixedStack;
+        this.fixedStack = stack;
+        this.fixedSharded = sharded;
         this.ownedRunner = ownedRunner;
         this.rules = Objects.requireNonNull(rules);
         this.counters = NioCounters.register(stack);
@@ -111,12 +110,12 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
     public static TernSelectorProvider open(NetStack stack, Rules rules) {
         final StackRunner runner = StackRunner.start(stack, new BackoffIdleStrategy(100, 10, 1_000, 100_000),
             TernSelectorProvider::reportStackFailure, DAEMON_THREADS);
-        return new TernSelectorProvider(List.of(stack), runner, rules);
+        return new TernSelectorProvider(stack, null, runner, rules);
     }
 
     /** A provider over a stack that {@code runner} already drives (the caller keeps owning both). */
     public static TernSelectorProvider over(StackRunner runner, Rules rules) {
-        return new TernSelectorProvider(List.of(runner.stack()), null, rules);
+        return new TernSelectorProvider(runner.stack(), null, null, rules);
     }
 
     /**
@@ -126,7 +125,7 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
      * ({@link dev.tern.stack.UdpSocket#steerPortHere}), and a selector watches channels of every shard.
      */
     public static TernSelectorProvider over(StackShards shards, Rules rules) {
-        return new TernSelectorProvider(shards.shards(), null, rules);
+        return new TernSelectorProvider(shards.shard(0), shards.count() > 1 ? shards : null, null, rules);
     }
 
     /**
@@ -183,10 +182,26 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
         return stack;
     }
 
+    /** The sharded stack the channels run on, opened now if it was not yet; null when they run on one stack. */
+    private StackShards sharded() throws IOException {
+        stack();
+        return network != null ? network.sharded() : fixedSharded;
+    }
+
     /** The stacks in shard order: {@link #stack()} alone unless sharded. */
     List<NetStack> shards() throws IOException {
-        stack();
-        return fixedShards != null ? fixedShards : network.shards();
+        final StackShards sharded = sharded();
+        return sharded == null ? List.of(stack()) : sharded.shards();
+    }
+
+    /**
+     * Listens on {@code port} on every shard ({@link StackShards#listen}: all or none), or on the one stack; the
+     * listeners in shard order.
+     */
+    TcpListener[] listen(int port, int backlog, TcpOptions options) throws IOException, TernSocketException {
+        final StackShards sharded = sharded();
+        return sharded == null ? new TcpListener[] {stack().listen(port, backlog, options)}
+            : sharded.listen(port, backlog, options).toArray(TcpListener[]::new);
     }
 
     /**
@@ -195,15 +210,16 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
      * replies come back to it.
      */
     NetStack stackForConnect(int remoteAddress, int remotePort, int localPort) throws IOException {
-        final List<NetStack> all = shards();
-        if (all.size() == 1) {
-            return all.getFirst();
+        final StackShards sharded = sharded();
+        if (sharded == null) {
+            return stack();
         }
-        if (localPort != 0) {
-            return all.get(all.getFirst().shardRule().shardOf(remoteAddress, all.getFirst().address().address(), remotePort,
-                localPort, all.size()));
+        if (localPort == 0) {
+            return sharded.nextShard();
         }
-        return all.get(Math.floorMod(nextShard.getAndIncrement(), all.size()));
+        final NetStack first = sharded.shard(0);
+        return sharded.shard(first.shardRule().shardOf(remoteAddress, first.address().address(), remotePort, localPort,
+            sharded.count()));
     }
 
     /** The counters of the stack's nio channels (opened, closed, sent to the kernel); null before the stack opens. */
@@ -320,7 +336,7 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
     @Override
     public String toString() {
         return "TernSelectorProvider(" + (network != null ? network : fixedStack.name() + " at " + fixedStack.address()
-            + (fixedShards.size() > 1 ? " (" + fixedShards.size() + " shards)" : ""))
+            + (fixedSharded != null ? " (" + fixedSharded.count() + " shards)" : ""))
             + ", " + rules + ")";
     }
 }

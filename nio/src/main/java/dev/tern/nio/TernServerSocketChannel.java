@@ -22,7 +22,6 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Set;
 
 /**
@@ -134,19 +133,18 @@ final class TernServerSocketChannel extends ServerSocketChannel implements TernC
 
     /** Listens on {@code port} on every shard, or on the first port of TCP's ephemeral range free on all for 0. */
     private void listen(int port, int backlog) throws IOException {
-        final List<NetStack> shards = ternProvider.shards();
-        final NetStack stack = shards.getFirst();
+        final NetStack stack = ternProvider.stack();
         final TcpOptions options = receiveBuffer > 0 ? TcpOptions.DEFAULT.withBuffers(0, Channels.ringSize(receiveBuffer))
             : TcpOptions.DEFAULT;
         TcpListener[] made = null;
         try {
             if (port != 0) {
-                made = listenOnEvery(shards, port, backlog, options);
+                made = ternProvider.listen(port, backlog, options);
             } else {
                 final var config = stack.tcp().config();
                 for (int candidate = config.ephemeralFirst(); made == null; candidate++) {
                     try {
-                        made = listenOnEvery(shards, candidate, backlog, options);
+                        made = ternProvider.listen(candidate, backlog, options);
                     } catch (TernSocketException e) {
                         if (e.error() != SocketError.ADDRESS_IN_USE || candidate >= config.ephemeralLast()) {
                             throw e;
@@ -162,25 +160,6 @@ final class TernServerSocketChannel extends ServerSocketChannel implements TernC
         final NioCounters counters = ternProvider.counters();
         if (counters != null) {
             counters.listenersOpened.increment();
-        }
-    }
-
-    /** A listener on {@code port} on each shard, or none: those made before a failure are closed. */
-    private static TcpListener[] listenOnEvery(List<NetStack> shards, int port, int backlog, TcpOptions options)
-        throws TernSocketException {
-        final TcpListener[] made = new TcpListener[shards.size()];
-        try {
-            for (int k = 0; k < made.length; k++) {
-                made[k] = shards.get(k).listen(port, backlog, options);
-            }
-            return made;
-        } catch (TernSocketException | RuntimeException e) {
-            for (TcpListener listener : made) {
-                if (listener != null) {
-                    listener.close();
-                }
-            }
-            throw e;
         }
     }
 
