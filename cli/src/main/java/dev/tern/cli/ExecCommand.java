@@ -42,7 +42,7 @@ final class ExecCommand {
             CommandHelp.option("--name NAME", "the stack's name in ./tern stat", "the program's main class or jar"),
             CommandHelp.option("--idle backoff|spin", "how the stack's thread waits for work", "backoff"),
             CommandHelp.option("--shards N", "N stacks sharing the address, a thread each; the link steers each flow to "
-                + "one (afpacket and memory links)", "one per core on afpacket, else 1")),
+                + "one (afpacket, rawqp and memory links)", "one per core on afpacket, else 1")),
         true, List.of("./tern exec --link memory -- java -cp app.jar Main"));
 
     private final PrintStream err;

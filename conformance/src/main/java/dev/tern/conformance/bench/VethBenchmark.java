@@ -104,7 +104,6 @@ public final class VethBenchmark {
     private final int httpRequests;
     /** The kernel's TCP congestion control in every namespace made, or null for the machine's default. */
     private final String congestionControl;
-    /** The runner idles with a {@link BackoffIdleStrategy} (spin, yield, park up to 100 us) instead of spinning. */
     /** How a runner idles: backoff, spin or link ({@link #runnerIdle}). */
     private final String idle;
     /** TCP bulk rounds (medians reported). */
