@@ -58,18 +58,8 @@ cpu_seconds() { # utime + stime of process $1, in seconds
   awk -v t="$TICKS" '{ printf "%.3f", ($14 + $15) / t }' "/proc/$1/stat"
 }
 
-shard_cpu_seconds() { # the same for the shards' threads only: "main" (shard 0, named java) and tern-serve-shard-K
-  local total=0 task comm
-  for task in /proc/"$1"/task/*; do
-    comm=$(cat "$task/comm" 2>/dev/null || true)
-    if [[ "$comm" == java || "$comm" == tern-serve-shar* ]]; then
-      total=$(( total + $(awk '{ print $14 + $15 }' "$task/stat" 2>/dev/null || echo 0) ))
-    fi
-  done
-  awk -v n="$total" -v t="$TICKS" 'BEGIN { printf "%.3f", n / t }'
-}
-
-shard_thread_stats() { # the shards' threads: "user_ticks system_ticks voluntary_switches" (sleeps, mostly in poll(2))
+shard_thread_stats() { # the shards' threads ("main", shard 0, named java, and tern-serve-shard-K):
+  # "user_ticks system_ticks voluntary_switches" (sleeps, mostly in poll(2))
   local user=0 system=0 sleeps=0 task comm
   for task in /proc/"$1"/task/*; do
     comm=$(cat "$task/comm" 2>/dev/null || true)
@@ -82,6 +72,12 @@ shard_thread_stats() { # the shards' threads: "user_ticks system_ticks voluntary
   echo "$user $system $sleeps"
 }
 
+shard_cpu_seconds() { # utime + stime of the shards' threads only, in seconds
+  local user system sleeps
+  read -r user system sleeps <<< "$(shard_thread_stats "$1")"
+  awk -v n="$(( user + system ))" -v t="$TICKS" 'BEGIN { printf "%.3f", n / t }'
+}
+
 thread_ticks() { # "TID COMM TICKS" for every thread of process $1 (utime + stime)
   local task
   for task in /proc/"$1"/task/*; do
@@ -90,9 +86,13 @@ thread_ticks() { # "TID COMM TICKS" for every thread of process $1 (utime + stim
   done
 }
 
-counter() { # the last value of counter $1 that tern stat prints (a sharded stack's totals come last)
+stat_to() { # what tern stat prints now, into file $1 (one JVM start for every counter read from it)
+  TERN_COUNTERS_DIR="$WORK/counters" "$TERN" stat > "$1"
+}
+
+counter_in() { # the last value of counter $2 in tern stat's output $1 (a sharded stack's totals come last)
   # Printed as the digits themselves: awk's %d stops at 2^31 - 1 (mawk), which a byte count passes in seconds.
-  TERN_COUNTERS_DIR="$WORK/counters" "$TERN" stat | awk -v c="$1" '$1 == c { v = $2 } END { gsub(",", "", v); print (v == "" ? 0 : v) }'
+  awk -v c="$2" '$1 == c { v = $2 } END { gsub(",", "", v); print (v == "" ? 0 : v) }' "$1"
 }
 
 start_serve() { # $1 shards
@@ -118,17 +118,12 @@ stop_serve() {
 }
 
 bulk() { # prints "bytes cpu_seconds shard_cpu_seconds"; appends what the shards did to $WORK/diagnostics
-  local before_bytes before_cpu before_shards before_stats before_frames before_segments before_sends
+  local before_cpu before_stats started_at
+  stat_to "$WORK/stat.before"
   before_stats=$(shard_thread_stats "$SERVE_JAVA")
-  thread_ticks "$SERVE_JAVA" > "$WORK/threads.before"
-  local started_at
-  started_at=$(ps -o etimes= -p "$SERVE_JAVA" | tr -d ' ')
-  before_frames=$(counter link.rx.frames)
-  before_segments=$(counter tcp.tx.segments)
-  before_sends=$(counter link.tx.send_calls)
-  before_bytes=$(counter tcp.rx.bytes)
   before_cpu=$(cpu_seconds "$SERVE_JAVA")
-  before_shards=$(shard_cpu_seconds "$SERVE_JAVA")
+  thread_ticks "$SERVE_JAVA" > "$WORK/threads.before"
+  started_at=$(ps -o etimes= -p "$SERVE_JAVA" | tr -d ' ')
   local pids=()
   for _ in $(seq 1 16); do
     ip netns exec "$PEER_NS" timeout "$SECONDS_BULK" socat -u /dev/zero TCP:198.18.0.2:9 2>/dev/null &
@@ -147,17 +142,20 @@ bulk() { # prints "bytes cpu_seconds shard_cpu_seconds"; appends what the shards
   wait "${pids[@]}" 2>/dev/null || true
   echo "$CURRENT_SHARDS shards: the senders halfway: $senders" >> "$WORK/diagnostics"
   sleep 1.5 # counters are refreshed by the shards' own loops; let them catch up
-  local u0 s0 v0 u1 s1 v1
+  local u0 s0 v0 u1 s1 v1 after_cpu
   read -r u0 s0 v0 <<< "$before_stats"
   read -r u1 s1 v1 <<< "$(shard_thread_stats "$SERVE_JAVA")"
+  after_cpu=$(cpu_seconds "$SERVE_JAVA")
   thread_ticks "$SERVE_JAVA" > "$WORK/threads.after"
+  stat_to "$WORK/stat.after"
+  delta() { echo $(( $(counter_in "$WORK/stat.after" "$1") - $(counter_in "$WORK/stat.before" "$1") )); }
   local busiest
   busiest=$(awk -v t="$TICKS" 'NR == FNR { before[$1] = $3; next } { d = $3 - before[$1]; if (d > 0) print d, $2 }' \
     "$WORK/threads.before" "$WORK/threads.after" | sort -rn | head -6 \
     | awk -v t="$TICKS" '{ printf "%s%s %.2f s", (NR > 1 ? ", " : ""), $2, $1 / t }')
   echo "$CURRENT_SHARDS shards: threads by CPU: $busiest (the round ran from ${started_at} s to $(ps -o etimes= -p "$SERVE_JAVA" | tr -d ' ') s of the JVM's life)" >> "$WORK/diagnostics"
-  echo "$CURRENT_SHARDS shards: frames received $(( $(counter link.rx.frames) - before_frames )), segments sent $(( $(counter tcp.tx.segments) - before_segments )), send calls $(( $(counter link.tx.send_calls) - before_sends )), shard threads user $(awk -v n=$(( u1 - u0 )) -v t="$TICKS" 'BEGIN { printf "%.2f", n / t }') s, system $(awk -v n=$(( s1 - s0 )) -v t="$TICKS" 'BEGIN { printf "%.2f", n / t }') s, sleeps $(( v1 - v0 ))" >> "$WORK/diagnostics"
-  echo "$(( $(counter tcp.rx.bytes) - before_bytes )) $(awk -v a="$(cpu_seconds "$SERVE_JAVA")" -v b="$before_cpu" 'BEGIN { printf "%.3f", a - b }') $(awk -v a="$(shard_cpu_seconds "$SERVE_JAVA")" -v b="$before_shards" 'BEGIN { printf "%.3f", a - b }')"
+  echo "$CURRENT_SHARDS shards: frames received $(delta link.rx.frames), segments sent $(delta tcp.tx.segments), send calls $(delta link.tx.send_calls), shard threads user $(awk -v n=$(( u1 - u0 )) -v t="$TICKS" 'BEGIN { printf "%.2f", n / t }') s, system $(awk -v n=$(( s1 - s0 )) -v t="$TICKS" 'BEGIN { printf "%.2f", n / t }') s, sleeps $(( v1 - v0 ))" >> "$WORK/diagnostics"
+  echo "$(delta tcp.rx.bytes) $(awk -v a="$after_cpu" -v b="$before_cpu" 'BEGIN { printf "%.3f", a - b }') $(awk -v n=$(( u1 + s1 - u0 - s0 )) -v t="$TICKS" 'BEGIN { printf "%.3f", n / t }')"
 }
 
 connect() { # prints "requests_per_second cpu_seconds completed shard_cpu_seconds"
