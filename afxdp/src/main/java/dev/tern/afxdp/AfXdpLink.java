@@ -97,6 +97,12 @@ public final class AfXdpLink implements Link {
     private long rxBytes;
     private long rxTooLong;
     private long rxFillShort;
+    /** The chunk of the frame being handed up in place (lendable), else -1; whether the stack took it. */
+    private long lendable = -1;
+    private boolean lentNow;
+    /** Receive chunks lent to the stack now, and how many may be: a quarter of them. */
+    private int lent;
+    private final int lendLimit;
     private long rxWakeups;
     private long txFrames;
     private long txBytes;
@@ -129,6 +135,7 @@ public final class AfXdpLink implements Link {
         this.txSlotSize = txSlotSize;
         this.txBase = freeTx.length == 0 ? 0 : freeTx[0];
         this.gather = gather;
+        this.lendLimit = Math.max(1, fill.size() / 4); // the fill ring has an entry per receive chunk
         this.callState = resources.callState;
         this.pollFd = resources.arena.allocate(XdpAbi.POLLFD_SIZE, 8);
         this.statistics = resources.arena.allocate(XdpAbi.STATISTICS_SIZE, 8);
@@ -406,6 +413,7 @@ public final class AfXdpLink implements Link {
         final int first = rx.consumerIndex();
         final int fillAt = fill.producerIndex();
         final long chunkMask = ~((long) chunkSize - 1);
+        int refill = 0;
         for (int i = 0; i < n; i++) {
             final long entry = rx.entryOffset(first + i);
             final long address = ring.get(ValueLayout.JAVA_LONG, entry + XdpAbi.DESC_ADDR);
@@ -418,22 +426,61 @@ public final class AfXdpLink implements Link {
                 if (valid) {
                     rxFrames++;
                     rxBytes += length;
+                    lendable = chunk;
+                    lentNow = false;
                     handler.onFrame(umem, address, length, 0);
+                    lendable = -1;
+                    if (lentNow) {
+                        // The stack keeps this frame (lendFrame): its chunk goes back to the fill ring on return.
+                        lentNow = false;
+                        continue;
+                    }
                 } else {
                     rxTooLong++;
                 }
             } else {
                 gatherPiece(handler, address, length, valid, more);
             }
-            fill.memory().set(ValueLayout.JAVA_LONG, fill.entryOffset(fillAt + i), chunk);
+            fill.memory().set(ValueLayout.JAVA_LONG, fill.entryOffset(fillAt + refill), chunk);
+            refill++;
         }
         rx.release(n);
-        fill.submit(n);
+        fill.submit(refill);
         if (fill.needsWakeup()) {
             rxWakeups++;
             Libc.recvfromWithoutErrno(resources.fd, XdpAbi.MSG_DONTWAIT); // its errno is not read: no capture
         }
         return n;
+    }
+
+    /**
+     * Lends the frame being handed up in place: its chunk stays out of the fill ring until {@link #returnFrame}. At
+     * most a quarter of the receive chunks at once, so the kernel always has three quarters to receive into; a frame
+     * gathered from several descriptors is a copy and is not lent.
+     */
+    @Override
+    public int lendFrame(MemorySegment segment, long offset) {
+        final long at = segment.address() + offset - umem.address();
+        if (lendable < 0 || lentNow || lent >= lendLimit || !segment.isNative()
+            || (at & ~((long) chunkSize - 1)) != lendable) {
+            return -1;
+        }
+        lentNow = true;
+        lent++;
+        return (int) (lendable / chunkSize);
+    }
+
+    @Override
+    public void returnFrame(int lease) {
+        // The fill ring has an entry for every receive chunk, and a lent chunk is in none of the rings, so there is
+        // room for it.
+        lent--;
+        fill.memory().set(ValueLayout.JAVA_LONG, fill.entryOffset(fill.producerIndex()), (long) lease * chunkSize);
+        fill.submit(1);
+        if (fill.needsWakeup()) {
+            rxWakeups++;
+            Libc.recvfromWithoutErrno(resources.fd, XdpAbi.MSG_DONTWAIT);
+        }
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.tern.ethernet;
 import dev.tern.core.counters.CountersFile;
 import dev.tern.core.memory.BigEndian;
 import dev.tern.ethernet.link.FrameHandler;
+import dev.tern.ethernet.link.FrameHolds;
 import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.link.MulticastMacSet;
 import dev.tern.ethernet.link.TxFrame;
@@ -27,6 +28,11 @@ import java.util.Arrays;
  * <p>Owned by the shard thread; not thread-safe.
  */
 public final class EthernetLayer implements FrameHandler {
+    /**
+     * Holds the table has room for: more than any link lends at once (a quarter of its receive buffers), so the
+     * link's limit is the one that acts.
+     */
+    private static final int HOLD_SLOTS = 4096;
     /** A protocol above Ethernet; receives the payload of each frame of its EtherType, valid until it returns. */
     @FunctionalInterface
     public interface Handler {
@@ -60,6 +66,7 @@ public final class EthernetLayer implements FrameHandler {
     private final AtomicCounter txNoBuffer;
     private final AtomicCounter internalErrors;
     private final AtomicCounter[] drops;
+    private final FrameHolds holds;
     private Runnable[] recoveries = new Runnable[0];
     private RuntimeException firstInternalError;
 
@@ -79,6 +86,12 @@ public final class EthernetLayer implements FrameHandler {
         this.txNoBuffer = counters.counter("ethernet.tx.no_buffer");
         this.internalErrors = counters.counter("stack.internal_errors");
         this.drops = counters.counters("ethernet.drop.", DROP_NAMES);
+        this.holds = new FrameHolds(link, HOLD_SLOTS, counters);
+    }
+
+    /** Received frames kept past the receive call for held-frame zero-copy receive (TCP's and UDP's handlers). */
+    public FrameHolds holds() {
+        return holds;
     }
 
     /** Our MAC address. */

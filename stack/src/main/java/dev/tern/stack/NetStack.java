@@ -146,6 +146,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         this.udp = new UdpLayer(ipv4, builder.udpConfig, counters);
         this.udpOutput = new ManyToOneConcurrentArrayQueue<>(builder.udpConfig.maxSockets());
         this.tcp = new TcpLayer(ipv4, timers, builder.tcpConfig, counters);
+        ethernet.holds().waker(this::wakeIfAsleep); // a release from another thread wakes a sleeping stack
         if (shardCount > 1) {
             // Ephemeral ports, TCP's and UDP's alike, are ones whose replies the link steers back to this shard.
             final dev.tern.ethernet.link.ShardPorts ports = new dev.tern.ethernet.link.ShardPorts(shardIndex, shardCount,
@@ -241,6 +242,8 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         if (neighbourRelay != null) {
             work += neighbourRelay.drain(nowNs);
         }
+        // Frames the application gave back go to the link before it receives into them.
+        work += ethernet.holds().drainReleased(nowNs);
         shedding.beforeReceive(nowNs);
         work += ethernet.poll(nowNs, receiveBatch);
         work += ipv4.pollLoopback(nowNs);
@@ -292,7 +295,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         asleepInLink = true;
         try {
             // The flag is up before this look: work queued from now on wakes the sleep (see wakeIfAsleep).
-            if (!udpOutput.isEmpty() || tcpSockets.hasNotices() || !commands.isEmpty()) {
+            if (!udpOutput.isEmpty() || tcpSockets.hasNotices() || !commands.isEmpty() || ethernet.holds().hasReleases()) {
                 return true;
             }
             return link.awaitFrames(timeoutMs);
@@ -308,6 +311,16 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     boolean wakeIfAsleep() {
         VarHandle.fullFence(); // the queued work before the flag's read: see awaitWork
         return asleepInLink && link.wakeAwaitingThread();
+    }
+
+    /**
+     * Gives back bytes held by a receive handler ({@link TcpConnection#holdReceived}, {@link UdpSocket#holdReceived}):
+     * their view must not be read after this. Any thread, once per hold; the frame goes back to the link, and a
+     * connection's window reopens, at the stack's next turn. Returns false, changing nothing, for a hold released
+     * already or never made.
+     */
+    public boolean releaseHeld(long hold) {
+        return ethernet.holds().release(hold);
     }
 
     /**

@@ -244,6 +244,28 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
         }
     }
 
+    /**
+     * Held-frame zero-copy receive, from inside the {@link ReceiveHandler} only: keeps the bytes being offered readable
+     * after the handler returns (the same {@code data}, {@code offset} and {@code length}), in the link's frame, until
+     * {@link NetStack#releaseHeld} of the hold returned here, from any thread. The hold takes all the bytes offered
+     * (the handler's return value no longer matters); until they are released they keep their room in the receive
+     * window, so the peer slows down rather than the application holding more than its receive buffer. Returns -1
+     * where the bytes cannot be held (the view then lives during the call only): they are offered from the receive
+     * ring (left there before, or filling a hole), or the link lends no frames (AF_PACKET) or no more now (a quarter
+     * of its receive buffers at most). See docs/DESIGN.md, "Zero-copy receive".
+     */
+    public long holdReceived() {
+        if (!inReceiveHandler || !stack.isOwnerThread()) {
+            return -1;
+        }
+        return tcp.holdOffered(handle);
+    }
+
+    /** Bytes of this connection the application holds now ({@link #holdReceived}) and has not released; stack thread. */
+    int heldBytes() {
+        return tcp.heldBytes(handle);
+    }
+
     /** True once the peer closed its side and every byte before its FIN was read or taken by the handler. */
     public boolean isEndOfStream() {
         return endOfStream && receiveRing.available() == 0;

@@ -336,6 +336,21 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
         });
     }
 
+    /**
+     * Held-frame zero-copy receive, from inside the {@link ReceiveHandler} only: keeps the datagram being offered
+     * readable after the handler returns (the same {@code data}, {@code offset} and {@code length}), until
+     * {@link NetStack#releaseHeld} of the hold returned here, from any thread. The datagram is taken whatever the
+     * handler returns. Returns -1 where it cannot be held (the view then lives during the call only): it comes from
+     * the receive queue, or from fragments, or the link lends no frames (AF_PACKET) or no more now (a quarter of its
+     * receive buffers at most). See docs/DESIGN.md, "Zero-copy receive".
+     */
+    public long holdReceived() {
+        if (!inReceiveHandler || !stack.isOwnerThread()) {
+            return -1;
+        }
+        return udp.holdOffered(handle);
+    }
+
     /** Any thread: the handler can take more; the stack offers it the queued datagrams at its next turn. */
     public void resumeReceive() {
         if (receiveHandler != null && !closed) {

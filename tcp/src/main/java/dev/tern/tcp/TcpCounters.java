@@ -49,6 +49,7 @@ final class TcpCounters {
     final AtomicCounter rxCopiedBytes;
     final AtomicCounter rxZeroCopyBytes;
     final AtomicCounter rxHandlerRingBytes;
+    final AtomicCounter rxHeldBytes;
     final AtomicCounter rxHandlerErrors;
     final AtomicCounter txSegments;
     final AtomicCounter txBytes;
@@ -139,6 +140,7 @@ final class TcpCounters {
         rxCopiedBytes = counters.counter("tcp.rx.copied_bytes");
         rxZeroCopyBytes = counters.counter("tcp.rx.zero_copy_bytes");
         rxHandlerRingBytes = counters.counter("tcp.rx.handler_ring_bytes");
+        rxHeldBytes = counters.counter("tcp.rx.held_bytes");
         rxHandlerErrors = counters.counter("tcp.rx.handler_errors");
         txSegments = counters.counter("tcp.tx.segments");
         txBytes = counters.counter("tcp.tx.bytes");

@@ -3,6 +3,7 @@ package dev.tern.tcp;
 import dev.tern.core.counters.CountersFile;
 import dev.tern.core.io.ByteRing;
 import dev.tern.core.time.Timers;
+import dev.tern.ethernet.link.FrameHolds;
 import dev.tern.ethernet.link.ShardPorts;
 import dev.tern.ipv4.IpProtocolHandler;
 import dev.tern.ipv4.Ipv4Layer;
@@ -112,6 +113,19 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     final TcpReceiveHandler[] receiveHandlers;
     /** True while a receive handler runs: what it may not do is refused, what it may do is deferred. */
     private boolean inReceiveHandler;
+    /**
+     * Bytes a connection's handler holds in lent frames ({@link #holdOffered}): taken from the stream, not yet given
+     * back, so the window leaves room for them as it does for unread bytes in the ring.
+     */
+    final int[] heldBytes;
+    /** The in-place offer being made (a frame's text), for {@link #holdOffered}: its connection, or -1. */
+    private int offerSlot = -1;
+    private MemorySegment offerData;
+    private long offerOffset;
+    private int offerLength;
+    private boolean offerHeld;
+    private final FrameHolds holds;
+    private final FrameHolds.Owner holdReturned = this::holdReleased;
     private final long[] lastConfirmNs;
 
     private final PlugPoints<CongestionControl> congestionControls = new PlugPoints<>("congestion control");
@@ -182,6 +196,8 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         this.receiveSize = new int[capacity];
         this.owners = new TcpEvents[capacity];
         this.receiveHandlers = new TcpReceiveHandler[capacity];
+        this.heldBytes = new int[capacity];
+        this.holds = ipv4.ethernet().holds();
         this.lastConfirmNs = new long[capacity];
         this.outputQueue = new int[capacity];
         this.outputQueued = new boolean[capacity];
@@ -913,6 +929,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         detachRings(c);
         owners[c] = null;
         receiveHandlers[c] = null;
+        heldBytes[c] = 0; // held frames outlive the connection; their release finds another generation (holdReleased)
         traces[c] = null;
         tcb.release(c);
     }
@@ -1322,11 +1339,67 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
      * the ring holds nothing older). Returns how many bytes the handler took; the caller copies the rest into the ring.
      */
     int offerInPlace(int c, MemorySegment data, long offset, int length) {
-        final int n = callHandler(c, data, offset, length);
+        offerSlot = c;
+        offerData = data;
+        offerOffset = offset;
+        offerLength = length;
+        offerHeld = false;
+        int n;
+        try {
+            n = callHandler(c, data, offset, length);
+        } finally {
+            offerSlot = -1;
+            offerData = null;
+        }
+        if (offerHeld) {
+            // A hold takes the whole offer, whatever the handler returned: its bytes are in the application's hands.
+            n = length;
+            counters.rxHeldBytes.getAndAddRelease(length);
+        }
         if (n > 0) {
             counters.rxZeroCopyBytes.getAndAddRelease(n);
         }
         return n;
+    }
+
+    /**
+     * Held-frame zero-copy receive: from inside the connection's receive handler, keeps the bytes it is being offered
+     * readable after the handler returns, in the link's frame, until {@link FrameHolds#release} of the hold returned
+     * here (any thread, once). The hold takes the whole offer (the handler's return value no longer matters), and
+     * the held bytes keep their room in the window until released, as unread bytes in the ring do: a peer cannot
+     * send more than the receive buffer while the application holds it. Returns -1, changing nothing, where the
+     * offer cannot be held: it is not being made in place from a frame (bytes offered from the receive ring, or
+     * outside a handler), it was held already, or the link does not lend this frame (see {@link
+     * dev.tern.ethernet.link.Link#lendFrame}: AF_PACKET never does, a link lends a quarter of its buffers at most);
+     * the view is then valid during the call only, as always.
+     */
+    public long holdOffered(int connection) {
+        final int c = slot(connection);
+        if (c < 0 || c != offerSlot || offerHeld || !inReceiveHandler) {
+            return -1;
+        }
+        final long hold = holds.hold(offerData, offerOffset, holdReturned, connection, offerLength);
+        if (hold >= 0) {
+            offerHeld = true;
+            heldBytes[c] += offerLength;
+        }
+        return hold;
+    }
+
+    /** Held bytes came back (stack thread, from {@link FrameHolds#drainReleased}): their window room opens. */
+    private void holdReleased(int connection, int bytes, long nowNs) {
+        final int c = connection & SLOT_MASK;
+        if (c >= tcb.capacity() || !tcb.hasFlag(c, F_ALLOCATED) || tcb.generation(c) != connection >>> SLOT_BITS) {
+            return; // the connection is gone, and its slot may serve another: nothing to give back to it
+        }
+        heldBytes[c] = Math.max(0, heldBytes[c] - bytes);
+        receiver.consumed(c, nowNs);
+    }
+
+    /** Bytes the connection's handler holds in lent frames now ({@link #holdOffered}); 0 for an invalid handle. */
+    public int heldBytes(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? 0 : heldBytes[c];
     }
 
     private int callHandler(int c, MemorySegment data, long offset, int length) {

@@ -374,7 +374,8 @@ final class TcpReceiver {
      */
     int receiveWindow(int c) {
         final int capacity = layer.receiveSize[c];
-        final int free = tcb.hasFlag(c, F_RINGS) ? layer.receiveRings[c].freeSpace() : capacity;
+        // Bytes the application holds in lent frames keep their room, as unread bytes in the ring do (holdOffered).
+        final int free = (tcb.hasFlag(c, F_RINGS) ? layer.receiveRings[c].freeSpace() : capacity) - layer.heldBytes[c];
         final int scale = tcb.rcvScale(c);
         int window = Math.min(free, 65535 << scale);
         final int current = Math.max(0, tcb.rcvAdv(c) - tcb.rcvNxt(c));

@@ -5,6 +5,7 @@ import dev.tern.core.counters.CountersFile;
 import dev.tern.core.io.ByteRing;
 import dev.tern.core.io.SocketError;
 import dev.tern.core.net.Ipv4Address;
+import dev.tern.ethernet.link.FrameHolds;
 import dev.tern.ethernet.link.Offloads;
 import dev.tern.ethernet.link.ShardPorts;
 import dev.tern.ipv4.IpProtocolHandler;
@@ -80,6 +81,13 @@ public final class UdpLayer implements IpProtocolHandler {
     /** Each socket's zero-copy receive handler, or null (the owner receives from the ring). */
     private final UdpReceiveHandler[] receiveHandlers;
     private boolean inReceiveHandler;
+    /** The in-place offer being made (a datagram in its frame), for {@link #holdOffered}: its socket, or -1. */
+    private int offerSocket = -1;
+    private MemorySegment offerData;
+    private long offerOffset;
+    private boolean offerHeld;
+    private final FrameHolds holds;
+    private final AtomicCounter rxHeldDatagrams;
     private final int[][] groups;
     private final int[][] groupModes;
     private final int[][][] groupSources;
@@ -109,6 +117,7 @@ public final class UdpLayer implements IpProtocolHandler {
     public UdpLayer(Ipv4Layer ipv4, UdpConfig config, CountersFile counters) {
         this.ipv4 = ipv4;
         this.config = config;
+        this.holds = ipv4.ethernet().holds();
         final int n = config.maxSockets();
         this.state = new int[n];
         this.localAddress = new int[n];
@@ -139,6 +148,7 @@ public final class UdpLayer implements IpProtocolHandler {
         this.icmpErrors = counters.counter("udp.rx.icmp_errors");
         this.rxCopiedDatagrams = counters.counter("udp.rx.copied_datagrams");
         this.rxZeroCopyDatagrams = counters.counter("udp.rx.zero_copy_datagrams");
+        this.rxHeldDatagrams = counters.counter("udp.rx.held_datagrams");
         this.rxHandlerRingDatagrams = counters.counter("udp.rx.handler_ring_datagrams");
         this.rxHandlerErrors = counters.counter("udp.rx.handler_errors");
         ipv4.register(IpProtocol.UDP, this);
@@ -503,11 +513,28 @@ public final class UdpLayer implements IpProtocolHandler {
 
     private void deliver(int socket, int source, int sourcePort, int kind, MemorySegment segment, long payload,
                          int payloadLength) {
-        if (receiveHandlers[socket] != null && deliverQueuedTo(socket)
-            && callHandler(socket, source, sourcePort, kind, segment, payload, payloadLength)) {
-            // Zero-copy receive: taken in place, never copied by the stack.
-            rxZeroCopyDatagrams.incrementRelease();
-            return;
+        if (receiveHandlers[socket] != null && deliverQueuedTo(socket)) {
+            offerSocket = socket;
+            offerData = segment;
+            offerOffset = payload;
+            offerHeld = false;
+            boolean taken;
+            try {
+                taken = callHandler(socket, source, sourcePort, kind, segment, payload, payloadLength);
+            } finally {
+                offerSocket = -1;
+                offerData = null;
+            }
+            if (offerHeld) {
+                // A held datagram is the application's, whatever the handler returned.
+                rxHeldDatagrams.incrementRelease();
+                taken = true;
+            }
+            if (taken) {
+                // Zero-copy receive: taken in place, never copied by the stack.
+                rxZeroCopyDatagrams.incrementRelease();
+                return;
+            }
         }
         if (!inbound.offer(receiveRings[socket], source, sourcePort, kind, segment, payload, payloadLength)) {
             receiveDrops[socket]++;
@@ -532,6 +559,26 @@ public final class UdpLayer implements IpProtocolHandler {
         if (handler != null) {
             deliverQueuedTo(socket);
         }
+    }
+
+    /**
+     * Held-frame zero-copy receive: from inside the socket's receive handler, keeps the datagram it is being offered
+     * readable after the handler returns, in the link's frame, until {@link FrameHolds#release} of the hold returned
+     * here (any thread, once); the datagram counts as taken whatever the handler returns. Returns -1, changing
+     * nothing, where it cannot be held: it is offered from the receive ring (queued before) or was reassembled from
+     * fragments, it was held already, or the link does not lend the frame ({@link
+     * dev.tern.ethernet.link.Link#lendFrame}). Held datagrams take none of the socket's receive buffer: what bounds
+     * them is what the link lends (a quarter of its receive buffers).
+     */
+    public long holdOffered(int socket) {
+        if (socket != offerSocket || offerHeld || !inReceiveHandler) {
+            return -1;
+        }
+        final long hold = holds.hold(offerData, offerOffset, null, socket, 0);
+        if (hold >= 0) {
+            offerHeld = true;
+        }
+        return hold;
     }
 
     /** The owner of a receive handler can take more: offers it the queued datagrams, oldest first. */

@@ -104,6 +104,16 @@ public abstract class ForwardingLink implements Link {
     }
 
     @Override
+    public int lendFrame(java.lang.foreign.MemorySegment segment, long offset) {
+        return link.lendFrame(segment, offset);
+    }
+
+    @Override
+    public void returnFrame(int lease) {
+        link.returnFrame(lease);
+    }
+
+    @Override
     public long nextArrivalNs() {
         return link.nextArrivalNs();
     }

@@ -114,6 +114,24 @@ public interface Link extends AutoCloseable {
         return false;
     }
 
+    /**
+     * Lends the received frame that holds {@code segment} at {@code offset} to the stack beyond the receive call: the
+     * link will not reuse its memory until {@link #returnFrame} with the lease returned here. Called on the link's
+     * thread from inside {@link FrameHandler#onFrame}, for the frame being handed up; returns the lease (at least 0),
+     * or -1 when the link cannot lend it: the memory is not one of this link's receive buffers (a copy, a frame
+     * another shard handed over, one gathered from pieces), the link lends nothing (its buffers are refilled in
+     * order, as AF_PACKET's ring is), or it has lent as many as it may without starving its own receive. A lent frame
+     * is one buffer fewer for the link to receive into, so links bound how many they lend at once. Held-frame
+     * zero-copy receive ({@link FrameHolds}) is built on this.
+     */
+    default int lendFrame(java.lang.foreign.MemorySegment segment, long offset) {
+        return -1;
+    }
+
+    /** Takes back a frame lent by {@link #lendFrame}; on the link's thread. */
+    default void returnFrame(int lease) {
+    }
+
     /** Earliest time ({@code Clock} ns) at which this link will have a frame to receive, or {@link Long#MAX_VALUE} if unknown or none. */
     default long nextArrivalNs() {
         return Long.MAX_VALUE;

@@ -7,6 +7,8 @@ import dev.tern.ethernet.link.ShardRule;
 import dev.tern.ethernet.link.TxFrame;
 import dev.tern.ethernet.wire.MacAddress;
 
+import java.lang.foreign.MemorySegment;
+
 
 /**
  * One port of a {@link MemoryWire}: a {@link Link} whose frames travel through process memory.
@@ -33,6 +35,10 @@ public final class MemoryLink implements Link {
     final int[] batchFlags;
     int batchSize;
 
+    /** Frames lent past their batch ({@link #lendFrame}), and how many may be at once: a quarter of the batch. */
+    private int lent;
+    private final int lendLimit;
+
     private final int[] pendingBuffers;
     private final int[] pendingLengths;
     private int pendingCount;
@@ -51,6 +57,7 @@ public final class MemoryLink implements Link {
         this.batchFlags = new int[capacity];
         this.pendingBuffers = new int[capacity];
         this.pendingLengths = new int[capacity];
+        this.lendLimit = Math.max(1, capacity / 4);
     }
 
     @Override
@@ -90,6 +97,35 @@ public final class MemoryLink implements Link {
             }
         }
         return count;
+    }
+
+    /**
+     * Lends a frame of the batch being handled: its buffer leaves the batch (not released with it) and goes back to
+     * the wire's pool on {@link #returnFrame}. At most a quarter of the batch capacity at once, so a stack that holds
+     * frames still receives.
+     */
+    @Override
+    public int lendFrame(MemorySegment segment, long offset) {
+        final MemorySegment slab = wire.pool.slab();
+        final long at = segment.address() + offset - slab.address();
+        if (lent >= lendLimit || segment.isNative() != slab.isNative() || at < 0 || at >= slab.byteSize()) {
+            return -1;
+        }
+        final int buffer = (int) (at / wire.pool.bufferSize());
+        for (int i = 0; i < batchSize; i++) {
+            if (batchBuffers[i] == buffer) {
+                batchBuffers[i] = -1;
+                lent++;
+                return buffer;
+            }
+        }
+        return -1;
+    }
+
+    @Override
+    public void returnFrame(int lease) {
+        lent--;
+        wire.release(lease);
     }
 
     @Override
@@ -176,7 +212,9 @@ public final class MemoryLink implements Link {
     /** Returns the receive batch's buffers to the wire; called under the wire's lock. */
     void releaseBatch() {
         for (int i = 0; i < batchSize; i++) {
-            wire.pool.release(batchBuffers[i]);
+            if (batchBuffers[i] >= 0) { // -1: lent (lendFrame)
+                wire.pool.release(batchBuffers[i]);
+            }
         }
         batchSize = 0;
     }

@@ -58,7 +58,8 @@ public final class TestStack implements Pollable, AutoCloseable {
     /** One turn of the loop. */
     @Override
     public int poll(long nowNs) {
-        int work = ethernet.poll(nowNs, receiveBatch);
+        int work = ethernet.holds().drainReleased(nowNs);
+        work += ethernet.poll(nowNs, receiveBatch);
         work += ipv4.pollLoopback(nowNs);
         work += timers.poll(nowNs, 1024);
         work += tcp.poll(nowNs);
