@@ -322,6 +322,67 @@ class AfXdpInteropTest {
     }
 
     /**
+     * Held-frame zero-copy receive on real frames: a handler holds each segment's text in the UMEM chunk the kernel
+     * wrote it to and hands it to another thread, which hashes it long after the handler returned and gives the chunk
+     * back ({@link NetStack#releaseHeld}); the kernel's 16 MiB arrive intact and every chunk returns to the fill ring.
+     */
+    @Test
+    void kernelSends16MiBToAHandlerThatHoldsTheFramesAndAnotherThreadReleasesThem() throws Exception {
+        start();
+        final TcpListener listener = stack.listen(PORT, 4, LARGE_BUFFERS);
+        final BackgroundCommand source = kernel.launchPeerPy("tcp-source", NetnsHarness.TERN_ADDRESS, Integer.toString(PORT),
+            Long.toString(BULK), "60");
+        final TcpConnection connection = listener.accept(10 * SECOND_NS);
+        assertNotNull(connection, "the kernel connected: " + source.stdout() + source.stderr());
+        record Piece(long hold, MemorySegment data, long offset, int length, byte[] copy) { }
+        final java.util.concurrent.BlockingQueue<Piece> pieces = new java.util.concurrent.LinkedBlockingQueue<>();
+        connection.receiveHandler((c, data, offset, length) -> {
+            final long hold = c.holdReceived();
+            pieces.add(hold >= 0 ? new Piece(hold, data, offset, length, null)
+                : new Piece(-1, null, 0, length, data.asSlice(offset, length).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)));
+            return length;
+        });
+        final java.util.concurrent.CompletableFuture<String> hashed = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                final java.security.MessageDigest digest = TcpStreams.sha256();
+                long received = 0;
+                while (received < BULK) {
+                    final Piece piece = pieces.poll(60, java.util.concurrent.TimeUnit.SECONDS);
+                    if (piece == null) {
+                        return "stalled at " + received;
+                    }
+                    if (piece.hold() >= 0) {
+                        digest.update(piece.data().asSlice(piece.offset(), piece.length()).asByteBuffer());
+                        if (!stack.releaseHeld(piece.hold())) {
+                            return "release refused";
+                        }
+                    } else {
+                        digest.update(piece.copy());
+                    }
+                    received += piece.length();
+                }
+                return java.util.HexFormat.of().formatHex(digest.digest());
+            } catch (InterruptedException e) {
+                return "interrupted";
+            }
+        });
+        assertTrue(pollUntil(hashed::isDone, Duration.ofSeconds(60)), "the other thread hashed every byte");
+        pollUntil(() -> stack.counters().value("ethernet.rx.held_now") == 0, Duration.ofSeconds(5));
+        connection.shutdownOutput();
+        whilePolling(source, Duration.ofSeconds(10));
+        connection.close();
+        listener.close();
+        final long held = counter("ethernet.rx.held_frames");
+        System.out.printf("AF_XDP (%s): kernel -> Tern, held: %d frames held (%d bytes), %d holds refused%n", link.mode(),
+            held, counter("tcp.rx.held_bytes"), counter("ethernet.rx.hold_refused"));
+        assertEquals("sent " + BULK + " " + hashed.get(), KernelPeer.line(source.stdout(), "sent"), source.stdout() + source.stderr());
+        assertTrue(held > 1000, "frames held: " + held);
+        assertEquals(held, counter("ethernet.rx.held_returned"), "every chunk back");
+        assertEquals(0, counter("ethernet.rx.held_now"));
+        assertEquals(0, counter("tcp.rx.handler_errors") + counter("stack.internal_errors"));
+    }
+
+    /**
      * One interface, two stacks: tern0 gets a kernel address (198.18.0.3) next to Tern's (198.18.0.2), same MAC. The
      * kernel's ping and a TCP transfer to its own address work while Tern answers ping and serves TCP on its address.
      */
