@@ -375,7 +375,10 @@ final class TcpReceiver {
     int receiveWindow(int c) {
         final int capacity = layer.receiveSize[c];
         // Bytes the application holds in lent frames keep their room, as unread bytes in the ring do (holdOffered).
-        final int free = (tcb.hasFlag(c, F_RINGS) ? layer.receiveRings[c].freeSpace() : capacity) - layer.heldBytes[c];
+        // Never below 0 (it cannot be: RCV.NXT moved by what was held as the room shrank by it), as a negative window
+        // would turn huge in the shifts below.
+        final int free = Math.max(0,
+            (tcb.hasFlag(c, F_RINGS) ? layer.receiveRings[c].freeSpace() : capacity) - layer.heldBytes[c]);
         final int scale = tcb.rcvScale(c);
         int window = Math.min(free, 65535 << scale);
         final int current = Math.max(0, tcb.rcvAdv(c) - tcb.rcvNxt(c));
