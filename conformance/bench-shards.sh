@@ -2,7 +2,9 @@
 # Shards (issue 16): `tern serve --shards 1` against `--shards 2` over a veth pair between two network namespaces this
 # script makes and removes (addresses in 198.18.0.0/24 only; offloads as the kernel sets them). Two loads from the
 # kernel's side, each run against 1 and then 2 shards in the same run:
-#   bulk     16 TCP flows (socat from /dev/zero) into `--discard 9` for SECONDS: bytes Tern received (its counters)
+#   bulk     16 TCP flows (socat from /dev/zero, writing WRITE_SIZE bytes at a time: 128 KiB by default, iperf3's
+#            block; socat's own 8 KiB makes the kernel's frames follow how far each sender falls behind, see the
+#            README) into `--discard 9` for SECONDS: bytes Tern received (its counters)
 #   connect  ab (apache2-utils), a new connection per request, 16 at a time, REQUESTS requests of a 1 KiB file
 #            from `--http 8080`: connections per second
 # Efficiency is the work per CPU-second of the whole `tern serve` process (all its threads: shards, JIT, GC; from
@@ -11,7 +13,7 @@
 # "bulk, measured round" it prints where the time went: each thread's CPU, the shard threads' user and system time and
 # sleeps, frames received, segments and send calls, and the kernel senders' round trip and window halfway.
 #
-#   conformance/bench-shards.sh [--seconds N] [--requests N]
+#   conformance/bench-shards.sh [--seconds N] [--requests N] [--write-size BYTES]
 #
 # Needs root, iproute2, socat, ab, and the tern command (TERN, default ./tern, which builds itself when needed).
 set -euo pipefail
@@ -19,14 +21,18 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TERN="${TERN:-$ROOT/tern}"
 SECONDS_BULK=10
 REQUESTS=20000
+WRITE_SIZE=131072
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --seconds) SECONDS_BULK="$2"; shift 2 ;;
     --requests) REQUESTS="$2"; shift 2 ;;
+    --write-size) WRITE_SIZE="$2"; shift 2 ;;
     *) echo "bench-shards: unknown option $1" >&2; exit 2 ;;
   esac
 done
 die() { echo "bench-shards: $*" >&2; exit 1; }
+[[ "$WRITE_SIZE" =~ ^[0-9]+$ && "$WRITE_SIZE" -ge 1 && "$WRITE_SIZE" -le 16777216 ]] \
+  || { echo "bench-shards: --write-size must be 1 to 16777216 bytes, got $WRITE_SIZE" >&2; exit 2; }
 [[ $(id -u) -eq 0 ]] || die "needs root (network namespaces, AF_PACKET)"
 for tool in socat ab ip; do command -v "$tool" >/dev/null || die "needs $tool"; done
 
@@ -126,7 +132,7 @@ bulk() { # prints "bytes cpu_seconds shard_cpu_seconds"; appends what the shards
   started_at=$(ps -o etimes= -p "$SERVE_JAVA" | tr -d ' ')
   local pids=()
   for _ in $(seq 1 16); do
-    ip netns exec "$PEER_NS" timeout "$SECONDS_BULK" socat -u /dev/zero TCP:198.18.0.2:9 2>/dev/null &
+    ip netns exec "$PEER_NS" timeout "$SECONDS_BULK" socat -u -b "$WRITE_SIZE" /dev/zero TCP:198.18.0.2:9 2>/dev/null &
     pids+=($!)
   done
   sleep "$(awk -v s="$SECONDS_BULK" 'BEGIN { print s / 2 }')"
@@ -188,6 +194,7 @@ for shards in 1 2; do
   stop_serve
 done
 
+echo "bulk: 16 senders writing $WRITE_SIZE bytes at a time for $SECONDS_BULK s; connect: $REQUESTS requests"
 read -r b1 c1 t1 <<< "${RESULT[bulk_1]}"
 read -r b2 c2 t2 <<< "${RESULT[bulk_2]}"
 read -r r1 k1 n1 u1 <<< "${RESULT[connect_1]}"
