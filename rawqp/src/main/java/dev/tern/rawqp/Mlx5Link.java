@@ -64,6 +64,7 @@ public final class Mlx5Link extends QueuePairLink {
              int startIndex) {
         super(name, mac, mtu, offloads, pool, OWN_STATISTICS);
         this.receiveQueue = new ReceiveQueue(rings, lkey, pool, startIndex);
+        lendLimit(receiveQueue.wqeCount());
         this.sendQueue = new SendQueue(rings, lkey, pool, completionModeration, startIndex);
         this.sendCompletions = new CompletionQueue(rings.sendCompletions(), startIndex);
         this.receiveCompletions = new CompletionQueue(rings.receiveCompletions(), startIndex);
@@ -75,6 +76,12 @@ public final class Mlx5Link extends QueuePairLink {
             throw new IllegalArgumentException("completion moderation " + completionModeration + " needs up to "
                 + (long) completionModeration * maxWqeBlocks + " blocks, more than the " + rings.sendWqeCount() + "-block send queue");
         }
+    }
+
+    /** The frame being handed up lies in the WQE consumed last (consume() comes before the callback). */
+    @Override
+    void replaceReceiveBuffer(int fresh) {
+        receiveQueue.replaceLastConsumed(fresh);
     }
 
     /** Hands the receive WQEs to the device; call once the QP is in RTR (see {@link ReceiveQueue#arm()}). */

@@ -56,6 +56,11 @@ abstract class QueuePairLink implements Link {
     private AutoCloseable resources;
     /** Transmit buffers claimed and neither committed nor aborted yet. */
     int claimed;
+    /** The slab buffer of the frame being handed up (lendable, {@link #lendFrame}), else -1. */
+    private int handingBuffer = -1;
+    /** Receive buffers lent to the stack now, and how many may be at once (a quarter of the receive queue). */
+    private int lent;
+    private int lendLimit;
     boolean closed;
 
     long rxFrames;
@@ -122,10 +127,55 @@ abstract class QueuePairLink implements Link {
         }
         rxFrames++;
         rxBytes += length;
-        handler.onFrame(slab, pool.offset(buffer), length,
-            checksumsOk && (offloads & Offloads.RX_CHECKSUM) != 0 ? Offloads.RX_CHECKSUM_OK : 0);
+        handingBuffer = buffer;
+        try {
+            handler.onFrame(slab, pool.offset(buffer), length,
+                checksumsOk && (offloads & Offloads.RX_CHECKSUM) != 0 ? Offloads.RX_CHECKSUM_OK : 0);
+        } finally {
+            handingBuffer = -1;
+        }
         return true;
     }
+
+    /** How many receive buffers the link may lend at once; set by the subclass from its receive queue's size. */
+    final void lendLimit(int receiveQueueSize) {
+        this.lendLimit = Math.max(1, receiveQueueSize / 4);
+    }
+
+    /**
+     * Lends the frame being handed up: a fresh slab buffer takes its place in the receive queue (the device fills that
+     * one next time round), and the lent one goes back to the slab on {@link #returnFrame}. Refused beyond a quarter of
+     * the receive queue, or when the slab has no buffer to put in its place (the slab is shared with transmit and
+     * sized with that quarter spare, {@code RawQpLinks}).
+     */
+    @Override
+    public final int lendFrame(MemorySegment segment, long offset) {
+        final int buffer = handingBuffer;
+        if (buffer < 0 || lent >= lendLimit || !segment.isNative()) {
+            return -1;
+        }
+        final long at = segment.address() + offset - slab.address() - pool.offset(buffer);
+        if (at < 0 || at >= pool.bufferSize()) {
+            return -1;
+        }
+        final int fresh = pool.acquire();
+        if (fresh < 0) {
+            return -1;
+        }
+        replaceReceiveBuffer(fresh);
+        handingBuffer = -1;
+        lent++;
+        return buffer;
+    }
+
+    @Override
+    public final void returnFrame(int lease) {
+        lent--;
+        pool.release(lease);
+    }
+
+    /** Puts slab buffer {@code fresh} in the receive queue where the frame being handed up lies. */
+    abstract void replaceReceiveBuffer(int fresh);
 
     /** Ends a claim: a slab buffer into {@code frame} when the link has {@code room}, else a refusal counted as busy. */
     final boolean claimIf(boolean room, TxFrame frame) {

@@ -59,6 +59,8 @@ public final class RawQpLink extends QueuePairLink {
     private final MemorySegment receiveWrs;
     private final MemorySegment receiveSges;
     private final int[] receiveBuffer;
+    /** The receive slot of the frame being handed up, for {@link #replaceReceiveBuffer}. */
+    private int handingSlot;
     /** Pointers to each receive WR, made once: a chain can start at any of them without allocating. */
     private final MemorySegment[] receiveWrAt;
 
@@ -94,6 +96,7 @@ public final class RawQpLink extends QueuePairLink {
         this.receiveWrs = arena.allocate((long) IbvRecvWr.SIZE * receiveSize, 8);
         this.receiveSges = arena.allocate((long) IbvSge.SIZE * receiveSize, 8);
         this.receiveBuffer = new int[receiveSize];
+        lendLimit(receiveSize);
         this.receiveWrAt = new MemorySegment[receiveSize];
         for (int slot = 0; slot < receiveSize; slot++) {
             final int buffer = pool.acquire();
@@ -165,6 +168,7 @@ public final class RawQpLink extends QueuePairLink {
                 }
                 final int length = completions.get(JAVA_INT, wc + IbvWc.BYTE_LEN_OFFSET);
                 final int wcFlags = completions.get(JAVA_INT, wc + IbvWc.WC_FLAGS_OFFSET);
+                handingSlot = slot;
                 if (handUp(handler, receiveBuffer[slot], length, (wcFlags & VerbsConstants.IBV_WC_IP_CSUM_OK) != 0)) {
                     delivered++;
                 }
@@ -175,6 +179,13 @@ public final class RawQpLink extends QueuePairLink {
             }
         }
         return delivered;
+    }
+
+    /** The slot's scatter entry points at the fresh buffer before the slot is re-posted (after the batch). */
+    @Override
+    void replaceReceiveBuffer(int fresh) {
+        receiveBuffer[handingSlot] = fresh;
+        receiveSges.set(JAVA_LONG, (long) handingSlot * IbvSge.SIZE + IbvSge.ADDR_OFFSET, slab.address() + pool.offset(fresh));
     }
 
     private void chainReceive(int slot, int nextSlot) {

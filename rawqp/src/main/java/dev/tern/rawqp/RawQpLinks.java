@@ -219,8 +219,10 @@ public final class RawQpLinks {
                 offloads |= Offloads.TX_TCP_SEGMENTATION;
             }
 
-            final FramePool pool = FramePool.allocate(options.receiveQueueSize() + options.transmitBuffers(),
-                tso ? TSO_BUFFER : mtu + L2_OVERHEAD);
+            // A quarter of the receive queue more: buffers that replace frames lent to the stack (held-frame receive,
+            // QueuePairLink.lendFrame), so lending never takes transmit's.
+            final FramePool pool = FramePool.allocate(options.receiveQueueSize() + options.receiveQueueSize() / 4
+                + options.transmitBuffers(), tso ? TSO_BUFFER : mtu + L2_OVERHEAD);
             // The link owns the slab once it exists and frees it after this teardown has deregistered it.
             teardown.add(() -> {
                 if (!slabHandedOver) {

@@ -392,6 +392,73 @@ class Mlx5LinkRingModelTest {
         }
     }
 
+    /**
+     * Held-frame receive on the ring model: a lent frame's buffer leaves the receive queue (a fresh one takes its WQE),
+     * so the device never writes into it while the stack holds it, however many laps the queue makes; returned, it is
+     * the slab's again.
+     */
+    @Nested
+    class LentFrames {
+        @Test
+        void aLentFrameStaysIntactWhileTheDeviceFillsEveryWqeManyTimesAndComesBackOnReturn() {
+            rig = new Rig(0, 4);
+            rig.commit(7, 200);
+            rig.link.flush();
+            rig.device.run();
+            final long[] lent = {-1, -1};
+            final MemorySegment[] where = new MemorySegment[1];
+            final long[] at = new long[1];
+            assertEquals(-1, rig.link.lendFrame(MemorySegment.NULL, 0), "outside a receive call nothing is lent");
+            assertEquals(1, rig.link.receive((s, o, l, f) -> {
+                lent[0] = rig.link.lendFrame(s, o);
+                lent[1] = rig.link.lendFrame(s, o);
+                where[0] = s;
+                at[0] = o;
+            }, 16));
+            assertTrue(lent[0] >= 0, "lent");
+            assertEquals(-1, lent[1], "a frame is lent once");
+            // Several laps of the receive queue, every WQE filled again.
+            for (int lap = 0; lap < 4 * RECEIVE; lap += 8) {
+                for (int i = 0; i < 8; i++) {
+                    assertTrue(rig.commit(1000 + lap + i, 300));
+                }
+                rig.link.flush();
+                rig.device.run();
+                rig.receiveAll();
+            }
+            assertEquals(7, TestFrames.tag(where[0], at[0], TestFrames.UDP_PAYLOAD), "the lent frame untouched");
+            assertEquals(0, rig.corrupt);
+            assertEquals(List.of(), rig.device.violations());
+            final int inUse = rig.link.buffersInUse();
+            rig.link.returnFrame((int) lent[0]);
+            assertEquals(inUse - 1, rig.link.buffersInUse(), "back to the slab");
+        }
+
+        @Test
+        void theLinkLendsAQuarterOfItsReceiveQueueAtOnce() {
+            rig = new Rig(0, 4);
+            final List<Integer> leases = new ArrayList<>();
+            for (int round = 0; round < 4; round++) {
+                for (int i = 0; i < RECEIVE / 2; i++) {
+                    assertTrue(rig.commit(i, 100));
+                }
+                rig.link.flush();
+                rig.device.run();
+                rig.link.receive((s, o, l, f) -> {
+                    final int lease = rig.link.lendFrame(s, o);
+                    if (lease >= 0) {
+                        leases.add(lease);
+                    }
+                }, RECEIVE);
+            }
+            assertEquals(RECEIVE / 4, leases.size());
+            assertEquals(List.of(), rig.device.violations());
+            final int inUse = rig.link.buffersInUse();
+            leases.forEach(rig.link::returnFrame);
+            assertEquals(inUse - RECEIVE / 4, rig.link.buffersInUse(), "every lent buffer back");
+        }
+    }
+
     @Nested
     class Statistics {
         @Test

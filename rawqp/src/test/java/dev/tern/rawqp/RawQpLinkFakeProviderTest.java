@@ -143,6 +143,41 @@ class RawQpLinkFakeProviderTest {
         assertEquals(RECEIVE, provider.receiveBuffersHeld(), "every buffer went back");
     }
 
+    /**
+     * Held-frame receive through verbs: a lent frame's slot is re-posted with a fresh buffer's address, so the provider
+     * never writes into the lent one, however many times every slot is filled again; returned, it is the slab's.
+     */
+    @Test
+    void aLentFrameKeepsItsBufferWhileItsSlotIsRepostedWithAnother() {
+        commit(7, 300);
+        link.flush();
+        provider.step();
+        final MemorySegment[] where = new MemorySegment[1];
+        final long[] at = new long[1];
+        final int[] lease = {-1};
+        assertEquals(1, link.receive((segment, offset, length, frameFlags) -> {
+            lease[0] = link.lendFrame(segment, offset);
+            where[0] = segment;
+            at[0] = offset;
+        }, 16));
+        assertTrue(lease[0] >= 0);
+        for (int i = 0; i < 4 * RECEIVE; i++) {
+            commit(100 + i, 200);
+            if (i % 8 == 7) {
+                link.flush();
+                provider.step();
+                receiveAll();
+            }
+        }
+        assertEquals(4 * RECEIVE, tags.size());
+        assertEquals(0, corrupt);
+        assertEquals(7, TestFrames.tag(where[0], at[0], TestFrames.UDP_PAYLOAD), "the lent frame untouched");
+        assertEquals(RECEIVE, provider.receiveBuffersHeld(), "every slot posted again");
+        final int inUse = link.buffersInUse();
+        link.returnFrame(lease[0]);
+        assertEquals(inUse - 1, link.buffersInUse());
+    }
+
     @Test
     void inlineFramesFreeTheirBufferAtOnceOthersWaitForASignalledCompletion() {
         commit(1, 100);

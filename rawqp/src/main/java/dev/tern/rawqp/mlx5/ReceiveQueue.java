@@ -34,6 +34,9 @@ public final class ReceiveQueue {
 
     private final MemorySegment doorbellRecord;
     private final FramePool pool;
+    private final MemorySegment queue;
+    private final int stride;
+    private final int lkey;
     private final int wqeCount;
     private final int[] bufferAt;
     private int head;
@@ -51,8 +54,9 @@ public final class ReceiveQueue {
         this.pool = pool;
         this.wqeCount = rings.receiveWqeCount();
         this.bufferAt = new int[wqeCount];
-        final MemorySegment queue = rings.receiveQueue();
-        final int stride = rings.receiveStride();
+        this.queue = rings.receiveQueue();
+        this.stride = rings.receiveStride();
+        this.lkey = lkey;
         final long slabAddress = pool.slab().address();
         for (int slot = 0; slot < wqeCount; slot++) {
             final int buffer = pool.acquire();
@@ -94,6 +98,19 @@ public final class ReceiveQueue {
     /** The device filled the WQE at the tail. */
     public void consume() {
         tail++;
+    }
+
+    /**
+     * Puts slab buffer {@code fresh} in the WQE consumed last (the frame being handed up keeps its own buffer, lent
+     * to the stack): its data segment points at the fresh buffer before {@link #replenish} gives it back to the
+     * device. Returns the buffer it held.
+     */
+    public int replaceLastConsumed(int fresh) {
+        final int slot = (tail - 1) & (wqeCount - 1);
+        final int old = bufferAt[slot];
+        bufferAt[slot] = fresh;
+        Mlx5DataSegment.write(queue, (long) slot * stride, pool.bufferSize(), lkey, pool.slab().address() + pool.offset(fresh));
+        return old;
     }
 
     /** Gives every consumed WQE back to the device; once per batch, after the frames were handled. */
