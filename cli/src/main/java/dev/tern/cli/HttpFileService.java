@@ -52,6 +52,8 @@ final class HttpFileService extends TcpService {
     static final int LINGER_SECONDS = 30;
     private static final long SEND_TIMEOUT_NS = SEND_TIMEOUT_SECONDS * 1_000_000_000L;
     private static final long LINGER_NS = LINGER_SECONDS * 1_000_000_000L;
+    /** How long a persistent connection waits between requests before it gives its rings back. */
+    private static final long RELEASE_IDLE_NS = 1_000_000_000L;
     private static final DateTimeFormatter HTTP_DATE = DateTimeFormatter.RFC_1123_DATE_TIME;
     private static final byte[] END_OF_HEAD = {'\r', '\n', '\r', '\n'};
 
@@ -247,7 +249,7 @@ final class HttpFileService extends TcpService {
             }
             skipBody(exchange);
             if (exchange.bodyToSkip > 0) {
-                return awaitRequest(exchange, work);
+                return awaitRequest(connection, exchange, work);
             }
             final int end = indexOf(exchange.received, exchange.receivedLength, END_OF_HEAD);
             if (end < 0) {
@@ -256,7 +258,7 @@ final class HttpFileService extends TcpService {
                     exchange.receivedLength = 0;
                     continue;
                 }
-                return awaitRequest(exchange, work);
+                return awaitRequest(connection, exchange, work);
             }
             final String head = new String(exchange.received, 0, end, StandardCharsets.ISO_8859_1);
             consume(exchange, end + END_OF_HEAD.length);
@@ -291,7 +293,7 @@ final class HttpFileService extends TcpService {
      * a server may close an inactive connection at any time; a client retries a request that crossed the close on a
      * new connection, §9.3.1).
      */
-    private int awaitRequest(Exchange exchange, int work) {
+    private int awaitRequest(TcpConnection connection, Exchange exchange, int work) {
         if (exchange.peerEnded) {
             return -1;
         }
@@ -299,7 +301,15 @@ final class HttpFileService extends TcpService {
             exchange.lastActivityNs = pollNs;
             return work;
         }
-        if (pollNs - exchange.lastActivityNs < requestWaitNs || exchange.unsent > 0) {
+        final long quietNs = pollNs - exchange.lastActivityNs;
+        if (quietNs < requestWaitNs || exchange.unsent > 0) {
+            if (quietNs >= RELEASE_IDLE_NS && exchange.receivedLength == 0 && exchange.unsent == 0
+                && connection.holdsBuffers()) {
+                // Between requests for a second: the connection's rings go back (its buffer pages with them) until
+                // the next request brings them back, so thousands of idle persistent connections hold only their
+                // control blocks. Busy (data unacknowledged) it keeps them, and the next sweep tries again.
+                connection.releaseIdleBuffers();
+            }
             return 0;   // (a response the client has not taken yet is the send timeout's, not an idle connection)
         }
         idleTimeouts.increment();

@@ -161,6 +161,32 @@ class HttpKeepAliveTimeoutTest {
         return server.counters().value("http.conn.idle_timeouts");
     }
 
+    /**
+     * Between requests a persistent connection gives its rings back after a second (the server's attached buffer
+     * bytes fall to nothing), and the next request on it is answered as before, the rings attached again; each quiet
+     * second after a response gives them back once more.
+     */
+    @Test
+    void anIdlePersistentConnectionGivesItsBuffersBackAndTheNextRequestIsServed() throws Exception {
+        final TcpConnection connection = startAndConnect(75);
+        assertTrue(fetch(connection).endsWith("alpha\n"));
+        assertEquals("", receiveFor(connection, 3 * SECOND));
+        // (The connection may have idled a second already before its first request: the handshake here takes one.)
+        long released = server.counters().value("tcp.memory.rings_released_idle");
+        assertTrue(released >= 1);
+        assertEquals(0, server.counters().value("tcp.memory.attached_bytes"), "the idle connection holds no rings");
+        for (int i = 0; i < 3; i++) {
+            final String again = fetch(connection);
+            assertTrue(again.startsWith("HTTP/1.1 200 OK\r\n") && again.endsWith("alpha\n"), again);
+            assertTrue(server.counters().value("tcp.memory.attached_bytes") > 0, "the request brought the rings back");
+            assertEquals("", receiveFor(connection, 3 * SECOND));
+            assertEquals(++released, server.counters().value("tcp.memory.rings_released_idle"), "given back again");
+            assertEquals(0, server.counters().value("tcp.memory.attached_bytes"));
+        }
+        assertEquals(0, idleTimeouts());
+        connection.close();
+    }
+
     @Test
     void anIdlePersistentConnectionIsClosedWithAFinAfterTheTimeoutAndCounted() throws Exception {
         final TcpConnection connection = startAndConnect(75);

@@ -54,8 +54,14 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
     private final TcpLayer tcp;
     private final TcpSockets sockets;
     private final int handle;
-    private final ByteRing sendRing;
-    private final ByteRing receiveRing;
+    /**
+     * The connection's rings; both null while it idles without them ({@link #releaseIdleBuffers}) until the stack's
+     * thread attaches them again (data arriving, or a write).
+     */
+    private volatile ByteRing sendRing;
+    private volatile ByteRing receiveRing;
+    /** The send ring's size: the room a write finds once the rings are back. */
+    private final int sendCapacity;
     private volatile boolean established;
     private volatile boolean endOfStream;
     private volatile boolean ended;
@@ -92,6 +98,7 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
         this.handle = handle;
         this.sendRing = tcp.sendBuffer(handle);
         this.receiveRing = tcp.receiveBuffer(handle);
+        this.sendCapacity = sendRing == null ? 0 : sendRing.capacity();
         this.established = established;
         sockets.add(handle, this);
     }
@@ -146,7 +153,15 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
             throw new TernSocketException(SocketError.NOT_CONNECTED, "tcp write after shutdown or close");
         }
         throwIfFailed("tcp write");
-        final int written = sendRing.write(data, offset, length);
+        ByteRing ring = sendRing;
+        if (ring == null) {
+            ring = attachRings();
+            if (ring == null) {
+                throwIfEnded("tcp write");
+                return 0;
+            }
+        }
+        final int written = ring.write(data, offset, length);
         if (written > 0) {
             notice(NOTICE_SENDABLE);
         }
@@ -163,7 +178,7 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
                 break;
             }
             final int ready = await(WRITE, deadline);
-            if (ready == 0 && sendRing.freeSpace() == 0) {
+            if (ready == 0 && writableBytes() == 0) {
                 break; // timed out with the ring still full
             }
             if ((ready & (WRITE | ERROR)) == 0 && ready != 0) {
@@ -184,14 +199,15 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
         if (receiveHandler != null) {
             throw new IllegalStateException("tcp read with a receive handler set: the handler gets the data");
         }
-        final int count = receiveRing.read(destination, offset, capacity);
+        final ByteRing ring = receiveRing;
+        final int count = ring == null ? 0 : ring.read(destination, offset, capacity);
         if (count > 0) {
             notice(NOTICE_CONSUMED);
             return count;
         }
         throwIfFailed("tcp read");
         // The FIN follows all data into the ring: check for data once more after seeing it.
-        if (endOfStream && receiveRing.available() == 0) {
+        if (endOfStream && waiting() == 0) {
             return -1;
         }
         return 0;
@@ -211,7 +227,58 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
 
     /** Bytes waiting to be read (with a receive handler: bytes it left, waiting to be offered again). */
     public int available() {
-        return closed ? 0 : receiveRing.available();
+        return closed ? 0 : waiting();
+    }
+
+    /** Bytes in the receive ring; 0 without one (idle, released). */
+    private int waiting() {
+        final ByteRing ring = receiveRing;
+        return ring == null ? 0 : ring.available();
+    }
+
+    /**
+     * Lets go of the connection's rings while it idles, as a server does with a persistent connection between
+     * requests: when nothing waits to be read, everything written was acknowledged and no FIN is queued, the rings go
+     * back to the stack's pool (their pages to the system beyond its warm share) and the connection keeps only its
+     * control block. Data that arrives later, or a {@link #write}, attaches rings again. Returns true when the rings
+     * went back, false when the connection is busy (or has a receive handler). Use from the thread that reads and
+     * writes, while it does neither; a round trip to the stack's thread from any other. Cold path.
+     */
+    public boolean releaseIdleBuffers() {
+        if (closed || receiveHandler != null || sendRing == null) {
+            return false;
+        }
+        return stack.call(() -> {
+            if (closed || !tcp.releaseIdleBuffers(handle)) {
+                return Boolean.FALSE;
+            }
+            sendRing = null;
+            receiveRing = null;
+            return Boolean.TRUE;
+        });
+    }
+
+    /** Whether the connection holds its rings now (false after {@link #releaseIdleBuffers} until they are back). */
+    public boolean holdsBuffers() {
+        return sendRing != null;
+    }
+
+    /** Attaches the rings again (on the stack's thread: a round trip from any other); the send ring, or null. */
+    private ByteRing attachRings() {
+        stack.call(() -> {
+            attachRingsHere();
+            return 0;
+        });
+        return sendRing;
+    }
+
+    /** Stack thread: takes the rings the TCP layer has for the connection (attaching them if it has none). */
+    private void attachRingsHere() {
+        if (!closed && sendRing == null) {
+            final ByteRing send = tcp.sendBuffer(handle);
+            receiveRing = tcp.receiveBuffer(handle);
+            sendRing = send;
+        }
     }
 
     // ------------------------------------------------------------------------------------------ zero-copy receive
@@ -268,7 +335,7 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
 
     /** True once the peer closed its side and every byte before its FIN was read or taken by the handler. */
     public boolean isEndOfStream() {
-        return endOfStream && receiveRing.available() == 0;
+        return endOfStream && waiting() == 0;
     }
 
     private int deliverInPlace(int connection, MemorySegment data, long offset, int length) {
@@ -292,12 +359,20 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
 
     /** Room in the send ring: a {@link #write} of this many bytes fits now. */
     public int writableBytes() {
-        return closed ? 0 : sendRing.freeSpace();
+        if (closed) {
+            return 0;
+        }
+        final ByteRing ring = sendRing;
+        return ring == null ? sendCapacity : ring.freeSpace();
     }
 
     /** Bytes written but not yet acknowledged by the peer (still in the send ring). */
     public int unsent() {
-        return closed ? 0 : sendRing.available();
+        if (closed) {
+            return 0;
+        }
+        final ByteRing ring = sendRing;
+        return ring == null ? 0 : ring.available();
     }
 
     // ------------------------------------------------------------------------------------------ control
@@ -447,10 +522,10 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
             return 0;
         }
         int ops = 0;
-        if (receiveHandler == null ? receiveRing.available() > 0 || endOfStream : isEndOfStream()) {
+        if (receiveHandler == null ? waiting() > 0 || endOfStream : isEndOfStream()) {
             ops |= READ;
         }
-        if (established && !ended && !outputShut && sendRing.freeSpace() > 0) {
+        if (established && !ended && !outputShut && writableBytes() > 0) {
             ops |= WRITE;
         }
         if (error != TcpError.NONE) {
@@ -514,6 +589,10 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
     }
 
     void onReadable() {
+        // Data (or a FIN) came to a connection that let its rings go: the TCP layer attached them to store it.
+        if (sendRing == null && tcp.ringsAttached(handle)) {
+            attachRingsHere();
+        }
         if (tcp.receiveShutdown(handle)) {
             endOfStream = true;
         }

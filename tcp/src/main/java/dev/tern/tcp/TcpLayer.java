@@ -1426,6 +1426,12 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         }
     }
 
+    /** Whether the connection has its rings now (they come on demand, and go with {@link #releaseIdleBuffers}). */
+    public boolean ringsAttached(int connection) {
+        final int c = slot(connection);
+        return c >= 0 && tcb.hasFlag(c, F_RINGS);
+    }
+
     /**
      * The owner lets go of the connection's rings while it idles: if nothing is waiting in either ring, nothing is in
      * flight or held out of order and no FIN is queued, the rings and the record go back to the pool (their pages to

@@ -1,0 +1,160 @@
+package dev.tern.stack;
+
+import dev.tern.core.net.Ipv4Address;
+import dev.tern.stack.sim.Simulation;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@link TcpConnection#releaseIdleBuffers}: an idle connection gives its rings back (the stack's attached bytes fall
+ * by both rings), refuses while it has unread or unacknowledged bytes, and gets its rings back when data arrives or
+ * the application writes, with nothing lost either way.
+ */
+class IdleBuffersTest {
+    private static final long SECOND = 1_000_000_000L;
+    private static final int B = Ipv4Address.parse("198.18.0.2");
+
+    private static byte[] random(long seed, int length) {
+        final byte[] bytes = new byte[length];
+        new SplittableRandom(seed).nextBytes(bytes);
+        return bytes;
+    }
+
+    private static TcpConnection[] connect(Simulation sim, NetStack a, TcpListener listener) throws Exception {
+        final TcpConnection client = a.connect(B, 7);
+        assertTrue(sim.runUntil(client::isConnected, 5 * SECOND));
+        final TcpConnection[] server = new TcpConnection[1];
+        assertTrue(sim.runUntil(() -> {
+            try {
+                server[0] = server[0] != null ? server[0] : listener.accept();
+            } catch (TernSocketException e) {
+                throw new AssertionError(e);
+            }
+            return server[0] != null;
+        }, 5 * SECOND));
+        return new TcpConnection[] {client, server[0]};
+    }
+
+    /** Sends {@code data} from {@code from} and reads it all at {@code to}. */
+    private static byte[] move(Simulation sim, TcpConnection from, TcpConnection to, byte[] data) throws Exception {
+        final MemorySegment in = MemorySegment.ofArray(data);
+        final byte[] out = new byte[data.length];
+        final MemorySegment outSegment = MemorySegment.ofArray(out);
+        final int[] done = {0, 0};
+        assertTrue(sim.runUntil(() -> {
+            try {
+                if (done[0] < data.length) {
+                    done[0] += from.write(in, done[0], data.length - done[0]);
+                }
+                int n;
+                while (done[1] < data.length && (n = to.read(outSegment, done[1], data.length - done[1])) > 0) {
+                    done[1] += n;
+                }
+            } catch (TernSocketException e) {
+                throw new AssertionError(e);
+            }
+            return done[1] == data.length;
+        }, 30 * SECOND));
+        return out;
+    }
+
+    @Test
+    void anIdleConnectionGivesItsRingsBackAndGetsThemAgainFromArrivingDataOrAWrite() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            final TcpListener listener = b.listen(7, 4);
+            final TcpConnection[] pair = connect(sim, a, listener);
+            final TcpConnection client = pair[0];
+            final TcpConnection server = pair[1];
+            final byte[] first = random(1, 100_000);
+            assertArrayEquals(first, move(sim, client, server, first));
+            sim.runFor(SECOND);
+            final long busy = b.counters().value("tcp.memory.attached_bytes");
+            assertTrue(busy > 0);
+
+            assertTrue(server.releaseIdleBuffers());
+            assertFalse(server.holdsBuffers());
+            assertFalse(server.releaseIdleBuffers(), "nothing left to release");
+            assertEquals(0, b.counters().value("tcp.memory.attached_bytes"));
+            assertEquals(1, b.counters().value("tcp.memory.rings_released_idle"));
+            assertEquals(0, server.available());
+            assertEquals(0, server.unsent());
+            assertTrue(server.writableBytes() > 0, "a write would find room");
+            assertTrue((server.readyOps() & SelectableSocket.WRITE) != 0);
+
+            // Data arriving brings the rings back; it is read intact.
+            final byte[] second = random(2, 200_000);
+            assertArrayEquals(second, move(sim, client, server, second));
+            assertTrue(server.holdsBuffers());
+
+            // Released again; this time the application writes first.
+            sim.runFor(SECOND);
+            assertTrue(server.releaseIdleBuffers());
+            final byte[] reply = random(3, 50_000);
+            assertArrayEquals(reply, move(sim, server, client, reply));
+            assertTrue(server.holdsBuffers());
+            assertEquals(2, b.counters().value("tcp.memory.rings_released_idle"));
+        }
+    }
+
+    @Test
+    void aConnectionWithUnreadOrUnacknowledgedBytesKeepsItsRings() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            final TcpListener listener = b.listen(7, 4);
+            final TcpConnection[] pair = connect(sim, a, listener);
+            final byte[] data = random(4, 1000);
+            assertEquals(data.length, pair[0].write(MemorySegment.ofArray(data), 0, data.length));
+            assertTrue(sim.runUntil(() -> pair[1].available() == data.length, 5 * SECOND));
+            assertFalse(pair[1].releaseIdleBuffers(), "unread bytes");
+            assertEquals(data.length, pair[1].read(MemorySegment.ofArray(new byte[2000]), 0, 2000));
+            // Written and not yet acknowledged: the step that sends it has not run.
+            assertEquals(data.length, pair[1].write(MemorySegment.ofArray(data), 0, data.length));
+            assertTrue(pair[1].unsent() > 0);
+            assertFalse(pair[1].releaseIdleBuffers(), "unacknowledged bytes");
+            sim.runFor(SECOND);
+            assertTrue(pair[1].releaseIdleBuffers());
+        }
+    }
+
+    /** A server holding many idle connections: each one's rings released, the stack's attached bytes are nothing. */
+    @Test
+    void aThousandIdleConnectionsHoldNoRings() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            final TcpListener listener = b.listen(7, 1024);
+            final List<TcpConnection[]> pairs = new ArrayList<>();
+            for (int i = 0; i < 1000; i++) {
+                pairs.add(connect(sim, a, listener));
+            }
+            final byte[] hello = "hello".getBytes();
+            for (TcpConnection[] pair : pairs) {
+                assertArrayEquals(hello, move(sim, pair[0], pair[1], hello));
+            }
+            sim.runFor(SECOND);
+            assertTrue(b.counters().value("tcp.memory.attached_bytes") > 0);
+            int released = 0;
+            for (TcpConnection[] pair : pairs) {
+                released += pair[1].releaseIdleBuffers() ? 1 : 0;
+            }
+            assertEquals(1000, released);
+            assertEquals(0, b.counters().value("tcp.memory.attached_bytes"));
+            // Each still works.
+            final byte[] again = Arrays.copyOf(hello, 3);
+            assertArrayEquals(again, move(sim, pairs.get(500)[0], pairs.get(500)[1], again));
+        }
+    }
+}
