@@ -80,6 +80,9 @@ final class HttpFileService extends TcpService {
      */
     private final java.util.ArrayDeque<Exchange> idleExchanges = new java.util.ArrayDeque<>();
     private static final int MAX_IDLE_EXCHANGES = 1024;
+    private static final MemorySegment NOTHING = MemorySegment.ofArray(new byte[0]);
+    /** Request buffers of connections idling between requests, for the next connection that needs one. */
+    private final java.util.ArrayDeque<byte[]> spareRequestBuffers = new java.util.ArrayDeque<>();
 
     /**
      * The bytes of small files, served from memory while the stat each request makes anyway shows the same size,
@@ -133,7 +136,8 @@ final class HttpFileService extends TcpService {
      * from a head and a file.
      */
     private static final class Exchange {
-        final byte[] received = new byte[MAX_REQUEST + 1];
+        /** Null while the connection idles between requests (its buffer lent back to {@link #spareRequestBuffers}). */
+        byte[] received = new byte[MAX_REQUEST + 1];
         int receivedLength;
         long bodyToSkip;
         byte[] head;
@@ -237,9 +241,20 @@ final class HttpFileService extends TcpService {
                 return finish(connection, exchange) ? -1 : work;
             }
             // Between responses: read what the client sent, then take the next request from it.
-            if (!exchange.peerEnded && exchange.receivedLength < exchange.received.length) {
-                final int n = connection.read(MemorySegment.ofArray(exchange.received), exchange.receivedLength,
-                    exchange.received.length - exchange.receivedLength);
+            if (!exchange.peerEnded && exchange.receivedLength <= MAX_REQUEST) {
+                final int n;
+                if (exchange.received == null && connection.available() == 0) {
+                    // An idle connection without a request buffer takes none until a request comes: this read only
+                    // learns the end of the stream (-1) or a failure.
+                    n = connection.read(NOTHING, 0, 0);
+                } else {
+                    if (exchange.received == null) {
+                        final byte[] spare = spareRequestBuffers.pollLast();
+                        exchange.received = spare != null ? spare : new byte[MAX_REQUEST + 1];
+                    }
+                    n = connection.read(MemorySegment.ofArray(exchange.received), exchange.receivedLength,
+                        exchange.received.length - exchange.receivedLength);
+                }
                 if (n < 0) {
                     exchange.peerEnded = true;
                 } else {
@@ -307,8 +322,14 @@ final class HttpFileService extends TcpService {
                 && connection.holdsBuffers()) {
                 // Between requests for a second: the connection's rings go back (its buffer pages with them) until
                 // the next request brings them back, so thousands of idle persistent connections hold only their
-                // control blocks. Busy (data unacknowledged) it keeps them, and the next sweep tries again.
-                connection.releaseIdleBuffers();
+                // control blocks. Busy (data unacknowledged) it keeps them, and the next sweep tries again. Its
+                // request buffer goes back too, as nginx frees a kept-alive connection's header buffer.
+                if (connection.releaseIdleBuffers()) {
+                    if (spareRequestBuffers.size() < MAX_IDLE_EXCHANGES) {
+                        spareRequestBuffers.addLast(exchange.received);
+                    }
+                    exchange.received = null;
+                }
             }
             return 0;   // (a response the client has not taken yet is the send timeout's, not an idle connection)
         }

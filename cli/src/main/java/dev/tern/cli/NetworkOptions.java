@@ -162,6 +162,21 @@ final class NetworkOptions {
         }
     }
 
+    /** Control blocks per stack (each shard's), {@code --max-connections}; 0: the stack's default. */
+    private int maxConnections;
+
+    /** Sets how many connections each stack (each shard) holds, in every state; before {@link #open}. */
+    NetworkOptions maxConnections(int connections) {
+        this.maxConnections = connections;
+        return this;
+    }
+
+    private void applyTcp(NetStack.Builder builder) {
+        if (maxConnections > 0) {
+            builder.tcp(dev.tern.tcp.TcpConfig.builder().maxConnections(maxConnections).build());
+        }
+    }
+
     /** The peer's address on the memory wire: the first host of our subnet that is not us. */
     int memoryPeerAddress() {
         final int first = address.network() + 1;
@@ -208,6 +223,7 @@ final class NetworkOptions {
             }
             final Link tapped = writer == null ? link : new PcapTap(link, writer, dev.tern.core.time.SystemClock.INSTANCE);
             final NetStack.Builder builder = NetStack.builder().name(name).link(tapped).address(address).mtu(mtu);
+            applyTcp(builder);
             for (int gw : gateways) {
                 builder.gateway(Ipv4Address.format(gw));
             }
@@ -281,6 +297,7 @@ final class NetworkOptions {
             }
             final dev.tern.stack.StackShards built = dev.tern.stack.StackShards.build(shards, k -> links[k], builder -> {
                 builder.name(name).address(address).mtu(mtu);
+                applyTcp(builder);
                 for (int gw : gateways) {
                     builder.gateway(Ipv4Address.format(gw));
                 }

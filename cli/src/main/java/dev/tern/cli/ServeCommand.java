@@ -25,6 +25,8 @@ import java.util.function.IntSupplier;
  */
 final class ServeCommand {
     static final int MAX_KEEPALIVE_SECONDS = 86_400;
+    private static final int MIN_BUFFER = dev.tern.tcp.TcpConfig.MIN_BUFFER;
+    private static final int MAX_BUFFER = dev.tern.tcp.TcpConfig.MAX_BUFFER;
     static final String USAGE = "serve [--echo P] [--discard P] [--udp-echo P] [--http P DIR] [--keepalive-timeout S] "
         + TcpCommandOptions.USAGE + " [--shards N] " + NetworkOptions.USAGE;
     static final CommandHelp HELP = new CommandHelp("serve", "[--echo P] [--discard P] [--udp-echo P] [--http P DIR] "
@@ -43,6 +45,12 @@ final class ServeCommand {
                 "cubic"),
             CommandHelp.option("--tcp-trace FILE", "trace each accepted connection's sender to its own CSV file, "
                 + "numbered (trace.csv gives trace-1.csv, trace-2.csv, ...)", "none"),
+            CommandHelp.option("--max-connections N", "connections each shard holds, in every state (TIME-WAIT "
+                + "included), 1.." + dev.tern.tcp.TcpConfig.MAX_CONNECTIONS, "16384"),
+            CommandHelp.option("--buffer-size B", "send and receive buffer of every accepted connection, in bytes: a "
+                + "power of two, " + MIN_BUFFER + ".." + MAX_BUFFER + " (rings are mapped on use; an idle HTTP "
+                + "connection gives them back)",
+                "HTTP 131072; echo and discard 4 MiB"),
             CommandHelp.option("--shards N", "serve from N stacks sharing the address, a thread each; the link steers "
                 + "each flow to one (afpacket: a fanout group; memory: the wire); 1..256", "one per core on afpacket, "
                 + "else 1")),
@@ -86,7 +94,8 @@ final class ServeCommand {
             rest.subList(http, http + 3).clear();
         }
         final Set<String> valueFlags = new HashSet<>(NetworkOptions.VALUE_FLAGS);
-        valueFlags.addAll(Set.of("--echo", "--discard", "--udp-echo", "--shards", "--keepalive-timeout"));
+        valueFlags.addAll(Set.of("--echo", "--discard", "--udp-echo", "--shards", "--keepalive-timeout",
+            "--max-connections", "--buffer-size"));
         valueFlags.addAll(TcpCommandOptions.VALUE_FLAGS);
         final Arguments args = Arguments.parse("serve", rest.toArray(String[]::new), valueFlags, Set.of());
         args.operands(0, 0, USAGE);
@@ -99,14 +108,20 @@ final class ServeCommand {
         if (args.has("--keepalive-timeout") && httpPort == 0) {
             throw new UsageException("serve: --keepalive-timeout is for --http, which is not given");
         }
-        final NetworkOptions network = NetworkOptions.from(args);
+        final int maxConnections = args.intValue("--max-connections", 0, 1, dev.tern.tcp.TcpConfig.MAX_CONNECTIONS);
+        final int bufferSize = args.intValue("--buffer-size", 0, MIN_BUFFER, MAX_BUFFER);
+        if (Integer.bitCount(bufferSize) > 1) {
+            throw new UsageException("serve: --buffer-size must be a power of two, got " + bufferSize);
+        }
+        final NetworkOptions network = NetworkOptions.from(args).maxConnections(maxConnections);
         final int shards = network.shards("serve", args);
         try (Network net = network.open("serve", shards); ConnectionTraces traces = tcp.traces(true)) {
-            final TcpOptions options = tcp.apply(TcpOptions.DEFAULT);
+            final TcpOptions options = bufferSize == 0 ? tcp.apply(TcpOptions.DEFAULT)
+                : tcp.apply(TcpOptions.DEFAULT.withBuffers(bufferSize, bufferSize));
             // Echo and discard are bulk services: nc's 4 MiB buffers, so a window is not what limits a transfer
             // (Linux autotunes its receive buffer up to 6 MiB). Rings grow with use, so an idle connection pays
             // nothing for it. HTTP keeps the default: many short connections.
-            final TcpOptions bulk = tcp.apply(NcCommand.TCP_BUFFERS);
+            final TcpOptions bulk = bufferSize == 0 ? tcp.apply(NcCommand.TCP_BUFFERS) : options;
             final StringBuilder services = new StringBuilder("ARP and ping");
             if (udpEcho != 0) {
                 net.serveUdpEcho(udpEcho);

@@ -73,7 +73,7 @@ abstract class TcpService implements AutoCloseable {
         this.clock = stack.clock();
         this.lastSweepNs = clock.nanoTime();
         // Room for every connection the stack can hold: each is queued at most once.
-        this.ready = new Selector(stack, Math.min(stack.tcp().config().maxConnections(), 1 << 16));
+        this.ready = new Selector(stack, stack.tcp().config().maxConnections());
     }
 
     /** Accepts, serves what is ready (everything once a second) and reaps finished connections; returns the work done. */

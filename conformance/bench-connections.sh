@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# Connection scale where users meet it (issue 16): `tern serve --http` on AF_PACKET holding CONNECTIONS persistent
+# connections from the kernel's clients over a veth pair between two network namespaces this script makes and removes
+# (addresses in 198.18.0.0/24 only). Python clients in the peer's namespace (a process per 19,000 or so connections,
+# each from its own source address: a process holds no more sockets than its file limit) open them BATCH at a time,
+# send one GET of a 1 KiB file on each and read the whole response, then keep every connection open and idle.
+# Prints what `tern serve` holds for them once the idle connections gave their rings back (after a second between
+# requests, HttpFileService): the stack's counters (connections established, buffer bytes attached and reserved),
+# the Java heap in use after a full GC (jcmd) and the resident memory (VmRSS), before the clients and after.
+#
+#   conformance/bench-connections.sh [--connections N] [--batch N] [--buffer-size B]
+#
+# Needs root, iproute2, /usr/bin/python3, curl, and the tern command (TERN, default ./tern).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TERN="${TERN:-$ROOT/tern}"
+CONNECTIONS=100000
+BATCH=500
+BUFFER=4096
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --connections) CONNECTIONS="$2"; shift 2 ;;
+    --batch) BATCH="$2"; shift 2 ;;
+    --buffer-size) BUFFER="$2"; shift 2 ;;
+    *) echo "bench-connections: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+die() { echo "bench-connections: $*" >&2; exit 1; }
+[[ "$CONNECTIONS" =~ ^[0-9]+$ && "$CONNECTIONS" -ge 1 && "$CONNECTIONS" -le 200000 ]] \
+  || { echo "bench-connections: --connections must be 1..200000, got $CONNECTIONS" >&2; exit 2; }
+[[ $(id -u) -eq 0 ]] || die "needs root (network namespaces, AF_PACKET)"
+command -v /usr/bin/python3 >/dev/null || die "needs /usr/bin/python3"
+
+SUFFIX="$$"
+PEER_NS="tern-cxb-p$SUFFIX"
+TERN_NS="tern-cxb-t$SUFFIX"
+WORK="$(mktemp -d /tmp/tern-bench-connections.XXXXXX)"
+SERVE_PID=""
+CLIENT_PIDS=()
+cleanup() {
+  for pid in "${CLIENT_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  if [[ -n "$SERVE_PID" ]]; then kill "$SERVE_PID" 2>/dev/null || true; wait "$SERVE_PID" 2>/dev/null || true; fi
+  ip netns del "$PEER_NS" 2>/dev/null || true
+  ip netns del "$TERN_NS" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+ip netns add "$PEER_NS"
+ip netns add "$TERN_NS"
+ip link add peer0 netns "$PEER_NS" type veth peer name tern0 netns "$TERN_NS"
+ip -n "$PEER_NS" addr add 198.18.0.1/24 dev peer0
+ip -n "$PEER_NS" link set lo up
+ip -n "$PEER_NS" link set peer0 up
+ip -n "$TERN_NS" link set tern0 up
+ip netns exec "$PEER_NS" sysctl -q -w net.ipv4.ip_local_port_range="10000 65000"
+mkdir -p "$WORK/www" "$WORK/counters"
+head -c 1024 /dev/urandom > "$WORK/www/1k.bin"
+
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+JCMD="$(dirname "$(readlink -f "$(command -v java)")")/jcmd"
+[[ -n "${JAVA_HOME:-}" && -x "$JAVA_HOME/bin/jcmd" ]] && JCMD="$JAVA_HOME/bin/jcmd"
+[[ -x /usr/lib/jvm/temurin-25-jdk-amd64/bin/jcmd ]] && JCMD=/usr/lib/jvm/temurin-25-jdk-amd64/bin/jcmd
+heap_kib() { # the Java heap in use after a full GC, in KiB
+  "$JCMD" "$1" GC.run >/dev/null 2>&1 || true
+  "$JCMD" "$1" GC.heap_info 2>/dev/null | awk '/used/ { for (i = 1; i <= NF; i++) if ($i == "used") { v = $(i + 1); sub(/K.*/, "", v); print v; exit } }'
+}
+
+TERN_COUNTERS_DIR="$WORK/counters" ip netns exec "$TERN_NS" "$TERN" serve --shards 1 --link afpacket:tern0 \
+  --ip 198.18.0.2/24 --max-connections $((CONNECTIONS + 10000)) --buffer-size "$BUFFER" \
+  --http 8080 "$WORK/www" > "$WORK/serve.log" 2>&1 &
+SERVE_PID=$!
+for _ in $(seq 1 600); do
+  [[ $(ip netns exec "$PEER_NS" curl -s -o /dev/null -w '%{http_code}' --max-time 1 http://198.18.0.2:8080/1k.bin) == 200 ]] && break
+  kill -0 "$SERVE_PID" 2>/dev/null || { cat "$WORK/serve.log"; die "tern serve did not start"; }
+  sleep 0.1
+done
+SERVE_JAVA=$(pgrep -P "$SERVE_PID" java || echo "$SERVE_PID")
+sleep 3
+HEAP_BEFORE=$(heap_kib "$SERVE_JAVA")
+RSS_BEFORE=$(rss_kib "$SERVE_JAVA")
+
+cat > "$WORK/clients.py" <<'PY'
+import resource, selectors, socket, sys, time
+import os
+total, batch, sources, stop = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(","), sys.argv[4]
+hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+request = b"GET /1k.bin HTTP/1.1\r\nHost: tern\r\n\r\n"
+sel = selectors.DefaultSelector()
+held, done, failed = [], 0, 0
+start = time.time()
+def finish_batch(pending):
+    global done, failed
+    deadline = time.time() + 60
+    while pending and time.time() < deadline:
+        for key, _ in sel.select(timeout=1):
+            s, state = key.fileobj, key.data
+            try:
+                if state["phase"] == "connect":
+                    if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) != 0:
+                        raise OSError("connect failed")
+                    s.sendall(request)
+                    state["phase"] = "read"
+                    sel.modify(s, selectors.EVENT_READ, state)
+                else:
+                    data = s.recv(65536)
+                    if not data:
+                        raise OSError("closed")
+                    state["got"] += data
+                    head, sep, body = state["got"].partition(b"\r\n\r\n")
+                    if sep and len(body) >= 1024 and head.startswith(b"HTTP/1.1 200"):
+                        sel.unregister(s)
+                        pending.discard(s)
+                        held.append(s)
+                        done += 1
+            except OSError:
+                sel.unregister(s)
+                pending.discard(s)
+                s.close()
+                failed += 1
+    for s in list(pending):
+        sel.unregister(s)
+        s.close()
+        failed += 1
+for first in range(0, total, batch):
+    pending = set()
+    for i in range(first, min(total, first + batch)):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setblocking(False)
+        s.bind((sources[i % len(sources)], 0))
+        s.connect_ex(("198.18.0.2", 8080))
+        sel.register(s, selectors.EVENT_WRITE, {"phase": "connect", "got": b""})
+        pending.add(s)
+    finish_batch(pending)
+print(f"opened {done} answered connections, {failed} failed, in {time.time() - start:.1f} s", flush=True)
+while not os.path.exists(stop):   # hold them until told
+    time.sleep(0.2)
+for s in held:
+    s.close()
+print("closed", flush=True)
+PY
+# A process holds at most its file limit of sockets (20,000 on the machine this was written on, and the hard limit
+# cannot be raised there): the clients are split into processes of PER_PROCESS connections, each from its own
+# source address (and its own ephemeral ports).
+HARD_LIMIT=$(ulimit -Hn)
+PER_PROCESS=$(( HARD_LIMIT - 1000 < 25000 ? HARD_LIMIT - 1000 : 25000 ))
+PROCESSES=$(( (CONNECTIONS + PER_PROCESS - 1) / PER_PROCESS ))
+(( PROCESSES <= 200 )) || die "needs $PROCESSES client processes at $PER_PROCESS connections each: too many"
+for (( p = 0; p < PROCESSES; p++ )); do
+  source_address="198.18.0.$(( 10 + p ))"
+  ip -n "$PEER_NS" addr add "$source_address/24" dev peer0
+  share=$(( p < PROCESSES - 1 ? PER_PROCESS : CONNECTIONS - p * PER_PROCESS ))
+  ip netns exec "$PEER_NS" /usr/bin/python3 "$WORK/clients.py" "$share" "$BATCH" "$source_address" "$WORK/stop" \
+    > "$WORK/clients.$p.out" 2>&1 &
+  CLIENT_PIDS+=($!)
+done
+for (( p = 0; p < PROCESSES; p++ )); do
+  for _ in $(seq 1 1200); do
+    grep -q "^opened" "$WORK/clients.$p.out" && break
+    kill -0 "${CLIENT_PIDS[$p]}" 2>/dev/null || break
+    sleep 1
+  done
+done
+cat "$WORK"/clients.*.out | awk '/^opened/ { opened += $2; failed += $5 } !/^opened/ { print } END { printf "the clients opened %d answered connections, %d failed\n", opened, failed }'
+sleep 4   # past the second after which an idle persistent connection gives its rings back
+HEAP_AFTER=$(heap_kib "$SERVE_JAVA")
+RSS_AFTER=$(rss_kib "$SERVE_JAVA")
+STAT=$(TERN_COUNTERS_DIR="$WORK/counters" "$TERN" stat --all 2>/dev/null || true)
+counter() { awk -v name="$1" '$1 == name { gsub(",", "", $2); print $2; exit }' <<< "$STAT"; }
+ESTABLISHED=$(counter tcp.conn.established)
+echo "tern serve --http holding the kernel's idle persistent connections (--buffer-size $BUFFER, one shard):"
+echo "  connections established (tcp.conn.established)   $ESTABLISHED"
+echo "  buffer bytes attached now (tcp.memory.attached_bytes) $(counter tcp.memory.attached_bytes)"
+echo "  rings given back while idle (rings_released_idle)  $(counter tcp.memory.rings_released_idle)"
+echo "  buffer bytes reserved (tcp.memory.in_use_bytes)    $(counter tcp.memory.in_use_bytes)"
+echo "  resident memory of tern serve: ${RSS_BEFORE} KiB before, ${RSS_AFTER} KiB holding them"
+echo "  Java heap in use after a full GC: ${HEAP_BEFORE:-?} KiB before, ${HEAP_AFTER:-?} KiB holding them"
+awk -v b="$RSS_BEFORE" -v a="$RSS_AFTER" -v hb="${HEAP_BEFORE:-0}" -v ha="${HEAP_AFTER:-0}" -v n="$ESTABLISHED" 'BEGIN {
+  if (n > 0) printf "  per connection: %.0f bytes resident, %.0f bytes of heap\n", (a - b) * 1024 / n, (ha - hb) * 1024 / n }'
+echo "  the stack's other counters on the way (tern stat):"
+awk '$1 ~ /^(tcp\.(memory|listen|conn|drop|syncookies)|stack\.shed|http\.|link\.rx\.kernel_drops)/ && $2 != "0" {
+  printf "    %-44s %s\n", $1, $2 }' <<< "$STAT"
+touch "$WORK/stop"
+wait "${CLIENT_PIDS[@]}" || true
