@@ -3,7 +3,8 @@
 # connections from the kernel's clients over a veth pair between two network namespaces this script makes and removes
 # (addresses in 198.18.0.0/24 only). Python clients in the peer's namespace (a process per 19,000 or so connections,
 # each from its own source address: a process holds no more sockets than its file limit) open them BATCH at a time,
-# send one GET of a 1 KiB file on each and read the whole response, then keep every connection open and idle.
+# send one GET of a 1 KiB file on each and read the whole response, then keep every connection open and idle (the
+# server's keep-alive timeout raised to a day, so that none is closed while the rest open).
 # Prints what `tern serve` holds for them once the idle connections gave their rings back (after a second between
 # requests, HttpFileService): the stack's counters (connections established, buffer bytes attached and reserved),
 # the Java heap in use after a full GC (jcmd) and the resident memory (VmRSS), before the clients and after.
@@ -15,7 +16,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TERN="${TERN:-$ROOT/tern}"
 CONNECTIONS=100000
-BATCH=500
+BATCH=200
 BUFFER=4096
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -68,7 +69,7 @@ heap_kib() { # the Java heap in use after a full GC, in KiB
 
 TERN_COUNTERS_DIR="$WORK/counters" ip netns exec "$TERN_NS" "$TERN" serve --shards 1 --link afpacket:tern0 \
   --ip 198.18.0.2/24 --max-connections $((CONNECTIONS + 10000)) --buffer-size "$BUFFER" \
-  --http 8080 "$WORK/www" > "$WORK/serve.log" 2>&1 &
+  --keepalive-timeout 86400 --http 8080 "$WORK/www" > "$WORK/serve.log" 2>&1 &
 SERVE_PID=$!
 for _ in $(seq 1 600); do
   [[ $(ip netns exec "$PEER_NS" curl -s -o /dev/null -w '%{http_code}' --max-time 1 http://198.18.0.2:8080/1k.bin) == 200 ]] && break
