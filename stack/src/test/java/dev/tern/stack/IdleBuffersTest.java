@@ -1,6 +1,5 @@
 package dev.tern.stack;
 
-import dev.tern.core.net.Ipv4Address;
 import dev.tern.stack.sim.Simulation;
 import org.junit.jupiter.api.Test;
 
@@ -22,7 +21,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class IdleBuffersTest {
     private static final long SECOND = 1_000_000_000L;
-    private static final int B = Ipv4Address.parse("198.18.0.2");
 
     private static byte[] random(long seed, int length) {
         final byte[] bytes = new byte[length];
@@ -31,18 +29,7 @@ class IdleBuffersTest {
     }
 
     private static TcpConnection[] connect(Simulation sim, NetStack a, TcpListener listener) throws Exception {
-        final TcpConnection client = a.connect(B, 7);
-        assertTrue(sim.runUntil(client::isConnected, 5 * SECOND));
-        final TcpConnection[] server = new TcpConnection[1];
-        assertTrue(sim.runUntil(() -> {
-            try {
-                server[0] = server[0] != null ? server[0] : listener.accept();
-            } catch (TernSocketException e) {
-                throw new AssertionError(e);
-            }
-            return server[0] != null;
-        }, 5 * SECOND));
-        return new TcpConnection[] {client, server[0]};
+        return ZeroCopyReceiveTest.connect(sim, a, listener);
     }
 
     /** Sends {@code data} from {@code from} and reads it all at {@code to}. */

@@ -49,7 +49,11 @@ class ZeroCopyReceiveTest {
 
     /** A connected pair: a's client, b's accepted server. */
     private static TcpConnection[] connect(Simulation sim, NetStack a, NetStack b) throws TernSocketException {
-        final TcpListener listener = b.listen(7, 4);
+        return connect(sim, a, b.listen(7, 4));
+    }
+
+    /** A connected pair: a's client, and the server {@code listener} (port 7 on 198.18.0.2) accepted. */
+    static TcpConnection[] connect(Simulation sim, NetStack a, TcpListener listener) throws TernSocketException {
         final TcpConnection client = a.connect(B, 7);
         assertTrue(sim.runUntil(client::isConnected, 5 * SECOND));
         final TcpConnection[] server = new TcpConnection[1];
