@@ -325,7 +325,7 @@ final class HttpFileService extends TcpService {
                 // control blocks. Busy (data unacknowledged) it keeps them, and the next sweep tries again. Its
                 // request buffer goes back too, as nginx frees a kept-alive connection's header buffer.
                 if (connection.releaseIdleBuffers()) {
-                    if (spareRequestBuffers.size() < MAX_IDLE_EXCHANGES) {
+                    if (exchange.received != null && spareRequestBuffers.size() < MAX_IDLE_EXCHANGES) {
                         spareRequestBuffers.addLast(exchange.received);
                     }
                     exchange.received = null;

@@ -328,11 +328,6 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
         return tcp.holdOffered(handle);
     }
 
-    /** Bytes of this connection the application holds now ({@link #holdReceived}) and has not released; stack thread. */
-    int heldBytes() {
-        return tcp.heldBytes(handle);
-    }
-
     /** True once the peer closed its side and every byte before its FIN was read or taken by the handler. */
     public boolean isEndOfStream() {
         return endOfStream && waiting() == 0;
