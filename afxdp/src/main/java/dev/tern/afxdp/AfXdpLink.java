@@ -6,6 +6,7 @@ import dev.tern.afxdp.sys.XdpAbi;
 import dev.tern.core.memory.BigEndian;
 import dev.tern.core.sys.Libc;
 import dev.tern.ethernet.link.FrameHandler;
+import dev.tern.ethernet.link.FrameHolds;
 import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.link.TxFrame;
 import dev.tern.ethernet.wire.MacAddress;
@@ -135,7 +136,7 @@ public final class AfXdpLink implements Link {
         this.txSlotSize = txSlotSize;
         this.txBase = freeTx.length == 0 ? 0 : freeTx[0];
         this.gather = gather;
-        this.lendLimit = Math.max(1, fill.size() / 4); // the fill ring has an entry per receive chunk
+        this.lendLimit = FrameHolds.lendLimit(fill.size()); // the fill ring has an entry per receive chunk
         this.callState = resources.callState;
         this.pollFd = resources.arena.allocate(XdpAbi.POLLFD_SIZE, 8);
         this.statistics = resources.arena.allocate(XdpAbi.STATISTICS_SIZE, 8);
@@ -431,9 +432,7 @@ public final class AfXdpLink implements Link {
                     handler.onFrame(umem, address, length, 0);
                     lendable = -1;
                     if (lentNow) {
-                        // The stack keeps this frame (lendFrame): its chunk goes back to the fill ring on return.
-                        lentNow = false;
-                        continue;
+                        continue; // the stack keeps this frame (lendFrame): its chunk goes back to the fill ring on return
                     }
                 } else {
                     rxTooLong++;
@@ -446,11 +445,16 @@ public final class AfXdpLink implements Link {
         }
         rx.release(n);
         fill.submit(refill);
+        wakeFillIfAsked();
+        return n;
+    }
+
+    /** After chunks went into the fill ring: a {@code recvfrom} when the kernel set the ring's need-wakeup flag. */
+    private void wakeFillIfAsked() {
         if (fill.needsWakeup()) {
             rxWakeups++;
             Libc.recvfromWithoutErrno(resources.fd, XdpAbi.MSG_DONTWAIT); // its errno is not read: no capture
         }
-        return n;
     }
 
     /**
@@ -477,10 +481,7 @@ public final class AfXdpLink implements Link {
         lent--;
         fill.memory().set(ValueLayout.JAVA_LONG, fill.entryOffset(fill.producerIndex()), (long) lease * chunkSize);
         fill.submit(1);
-        if (fill.needsWakeup()) {
-            rxWakeups++;
-            Libc.recvfromWithoutErrno(resources.fd, XdpAbi.MSG_DONTWAIT);
-        }
+        wakeFillIfAsked();
     }
 
     /**

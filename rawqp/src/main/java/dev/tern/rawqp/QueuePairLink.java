@@ -2,6 +2,7 @@ package dev.tern.rawqp;
 
 import dev.tern.core.memory.FramePool;
 import dev.tern.ethernet.link.FrameHandler;
+import dev.tern.ethernet.link.FrameHolds;
 import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.link.Offloads;
 import dev.tern.ethernet.link.TxFrame;
@@ -139,7 +140,7 @@ abstract class QueuePairLink implements Link {
 
     /** How many receive buffers the link may lend at once; set by the subclass from its receive queue's size. */
     final void lendLimit(int receiveQueueSize) {
-        this.lendLimit = Math.max(1, receiveQueueSize / 4);
+        this.lendLimit = FrameHolds.lendLimit(receiveQueueSize);
     }
 
     /**

@@ -103,9 +103,8 @@ public final class RawQpLink extends QueuePairLink {
             if (buffer < 0) {
                 throw new IllegalArgumentException("frame pool of " + pool.capacity() + " buffers cannot fill a " + receiveSize + "-entry receive queue");
             }
-            receiveBuffer[slot] = buffer;
+            pointSlotAt(slot, buffer);
             final long sge = (long) slot * IbvSge.SIZE;
-            receiveSges.set(JAVA_LONG, sge + IbvSge.ADDR_OFFSET, slab.address() + pool.offset(buffer));
             receiveSges.set(JAVA_INT, sge + IbvSge.LENGTH_OFFSET, pool.bufferSize());
             receiveSges.set(JAVA_INT, sge + IbvSge.LKEY_OFFSET, lkey);
             final long wr = (long) slot * IbvRecvWr.SIZE;
@@ -184,8 +183,13 @@ public final class RawQpLink extends QueuePairLink {
     /** The slot's scatter entry points at the fresh buffer before the slot is re-posted (after the batch). */
     @Override
     void replaceReceiveBuffer(int fresh) {
-        receiveBuffer[handingSlot] = fresh;
-        receiveSges.set(JAVA_LONG, (long) handingSlot * IbvSge.SIZE + IbvSge.ADDR_OFFSET, slab.address() + pool.offset(fresh));
+        pointSlotAt(handingSlot, fresh);
+    }
+
+    /** Receive slot {@code slot} receives into slab buffer {@code buffer}: its scatter entry points there. */
+    private void pointSlotAt(int slot, int buffer) {
+        receiveBuffer[slot] = buffer;
+        receiveSges.set(JAVA_LONG, (long) slot * IbvSge.SIZE + IbvSge.ADDR_OFFSET, slab.address() + pool.offset(buffer));
     }
 
     private void chainReceive(int slot, int nextSlot) {

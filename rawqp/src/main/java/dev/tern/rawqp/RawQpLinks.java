@@ -2,6 +2,7 @@ package dev.tern.rawqp;
 
 import dev.tern.core.memory.FramePool;
 import dev.tern.ethernet.link.ForwardingLink;
+import dev.tern.ethernet.link.FrameHolds;
 import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.link.Offloads;
 import dev.tern.ethernet.link.ShardRule;
@@ -219,10 +220,11 @@ public final class RawQpLinks {
                 offloads |= Offloads.TX_TCP_SEGMENTATION;
             }
 
-            // A quarter of the receive queue more: buffers that replace frames lent to the stack (held-frame receive,
-            // QueuePairLink.lendFrame), so lending never takes transmit's.
-            final FramePool pool = FramePool.allocate(options.receiveQueueSize() + options.receiveQueueSize() / 4
-                + options.transmitBuffers(), tso ? TSO_BUFFER : mtu + L2_OVERHEAD);
+            // As many buffers more as the link lends at once: they replace frames lent to the stack (held-frame
+            // receive, QueuePairLink.lendFrame), so lending never takes transmit's.
+            final FramePool pool = FramePool.allocate(options.receiveQueueSize()
+                + FrameHolds.lendLimit(options.receiveQueueSize()) + options.transmitBuffers(),
+                tso ? TSO_BUFFER : mtu + L2_OVERHEAD);
             // The link owns the slab once it exists and frees it after this teardown has deregistered it.
             teardown.add(() -> {
                 if (!slabHandedOver) {

@@ -118,12 +118,6 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
      * back, so the window leaves room for them as it does for unread bytes in the ring.
      */
     final int[] heldBytes;
-    /** The in-place offer being made (a frame's text), for {@link #holdOffered}: its connection, or -1. */
-    private int offerSlot = -1;
-    private MemorySegment offerData;
-    private long offerOffset;
-    private int offerLength;
-    private boolean offerHeld;
     private final FrameHolds holds;
     private final FrameHolds.Owner holdReturned = this::holdReleased;
     private final long[] lastConfirmNs;
@@ -1339,21 +1333,19 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
      * the ring holds nothing older). Returns how many bytes the handler took; the caller copies the rest into the ring.
      */
     int offerInPlace(int c, MemorySegment data, long offset, int length) {
-        offerSlot = c;
-        offerData = data;
-        offerOffset = offset;
-        offerLength = length;
-        offerHeld = false;
+        holds.beginOffer(holdReturned, handle(c), data, offset, length);
         int n;
+        boolean held;
         try {
             n = callHandler(c, data, offset, length);
         } finally {
-            offerSlot = -1;
-            offerData = null;
+            held = holds.endOffer();
         }
-        if (offerHeld) {
-            // A hold takes the whole offer, whatever the handler returned: its bytes are in the application's hands.
+        if (held) {
+            // A hold takes the whole offer, whatever the handler returned: its bytes are in the application's hands,
+            // and keep their room in the window until they come back (holdReleased).
             n = length;
+            heldBytes[c] += length;
             counters.rxHeldBytes.getAndAddRelease(length);
         }
         if (n > 0) {
@@ -1374,16 +1366,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
      * the view is then valid during the call only, as always.
      */
     public long holdOffered(int connection) {
-        final int c = slot(connection);
-        if (c < 0 || c != offerSlot || offerHeld || !inReceiveHandler) {
-            return -1;
-        }
-        final long hold = holds.hold(offerData, offerOffset, holdReturned, connection, offerLength);
-        if (hold >= 0) {
-            offerHeld = true;
-            heldBytes[c] += offerLength;
-        }
-        return hold;
+        return slot(connection) < 0 ? -1 : holds.holdOffer(holdReturned, connection);
     }
 
     /** Held bytes came back (stack thread, from {@link FrameHolds#drainReleased}): their window room opens. */

@@ -81,11 +81,8 @@ public final class UdpLayer implements IpProtocolHandler {
     /** Each socket's zero-copy receive handler, or null (the owner receives from the ring). */
     private final UdpReceiveHandler[] receiveHandlers;
     private boolean inReceiveHandler;
-    /** The in-place offer being made (a datagram in its frame), for {@link #holdOffered}: its socket, or -1. */
-    private int offerSocket = -1;
-    private MemorySegment offerData;
-    private long offerOffset;
-    private boolean offerHeld;
+    /** UDP's holds: nothing waits for a held datagram to come back (it takes none of the socket's buffer). */
+    private static final FrameHolds.Owner HELD_DATAGRAMS = (socket, bytes, nowNs) -> { };
     private final FrameHolds holds;
     private final AtomicCounter rxHeldDatagrams;
     private final int[][] groups;
@@ -514,18 +511,15 @@ public final class UdpLayer implements IpProtocolHandler {
     private void deliver(int socket, int source, int sourcePort, int kind, MemorySegment segment, long payload,
                          int payloadLength) {
         if (receiveHandlers[socket] != null && deliverQueuedTo(socket)) {
-            offerSocket = socket;
-            offerData = segment;
-            offerOffset = payload;
-            offerHeld = false;
+            holds.beginOffer(HELD_DATAGRAMS, socket, segment, payload, payloadLength);
             boolean taken;
+            boolean held;
             try {
                 taken = callHandler(socket, source, sourcePort, kind, segment, payload, payloadLength);
             } finally {
-                offerSocket = -1;
-                offerData = null;
+                held = holds.endOffer();
             }
-            if (offerHeld) {
+            if (held) {
                 // A held datagram is the application's, whatever the handler returned.
                 rxHeldDatagrams.incrementRelease();
                 taken = true;
@@ -571,14 +565,7 @@ public final class UdpLayer implements IpProtocolHandler {
      * them is what the link lends (a quarter of its receive buffers).
      */
     public long holdOffered(int socket) {
-        if (socket != offerSocket || offerHeld || !inReceiveHandler) {
-            return -1;
-        }
-        final long hold = holds.hold(offerData, offerOffset, null, socket, 0);
-        if (hold >= 0) {
-            offerHeld = true;
-        }
-        return hold;
+        return holds.holdOffer(HELD_DATAGRAMS, socket);
     }
 
     /** The owner of a receive handler can take more: offers it the queued datagrams, oldest first. */

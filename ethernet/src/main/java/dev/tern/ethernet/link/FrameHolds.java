@@ -9,8 +9,9 @@ import java.lang.invoke.VarHandle;
 
 /**
  * Held-frame zero-copy receive: received payload kept in the link's frame after the receive call, until the
- * application gives it back, as XLIO's held receive buffers are. A receive handler (TCP or UDP) asks to {@link #hold}
- * the bytes it is offered; the link lends the frame ({@link Link#lendFrame}); the application may read the view from
+ * application gives it back, as XLIO's held receive buffers are. TCP and UDP make each in-place offer to a receive
+ * handler between {@link #beginOffer} and {@link #endOffer}; from inside, the handler may {@link #holdOffer} it; the
+ * link lends the frame ({@link Link#lendFrame}); the application may read the view from
  * any thread until it calls {@link #release} (any thread, once). The release is queued to the stack's thread, which
  * at its next poll ({@link #drainReleased}) returns the frame to the link and tells the hold's owner, so that TCP
  * reopens the window the held bytes kept closed.
@@ -66,6 +67,13 @@ public final class FrameHolds {
     @SuppressWarnings("unused") // through TAIL
     private volatile long tail;
     private volatile Runnable waker;
+    /** The offer being made in place to a receive handler, for {@link #holdOffer}: one at a time, on the stack's thread. */
+    private Owner offerOwner;
+    private int offerOwnerId;
+    private MemorySegment offerSegment;
+    private long offerOffset;
+    private int offerBytes;
+    private boolean offerHeld;
     private final AtomicCounter held;
     private final AtomicCounter returned;
     private final AtomicCounter refused;
@@ -100,6 +108,45 @@ public final class FrameHolds {
     /** Called after a release is queued (any thread): wakes the stack's thread if it sleeps. Set once, cold path. */
     public void waker(Runnable waker) {
         this.waker = waker;
+    }
+
+    /** The most frames a link lends at once out of {@code receiveBuffers}: a quarter, so that it still receives. */
+    public static int lendLimit(int receiveBuffers) {
+        return Math.max(1, receiveBuffers / 4);
+    }
+
+    /**
+     * Stack thread: {@code bytes} at {@code offset} of {@code segment}, in a link's frame, are being offered to the
+     * receive handler of {@code owner}'s {@code ownerId} (a connection, a socket); until {@link #endOffer} the handler
+     * may {@link #holdOffer} them.
+     */
+    public void beginOffer(Owner owner, int ownerId, MemorySegment segment, long offset, int bytes) {
+        offerOwner = owner;
+        offerOwnerId = ownerId;
+        offerSegment = segment;
+        offerOffset = offset;
+        offerBytes = bytes;
+        offerHeld = false;
+    }
+
+    /** Stack thread: the handler returned; whether it held the offer. */
+    public boolean endOffer() {
+        offerOwner = null;
+        offerSegment = null;
+        return offerHeld;
+    }
+
+    /**
+     * From inside the receive handler of {@code owner}'s {@code ownerId}: holds what it is being offered, once. Returns
+     * the hold, or -1 where no offer is being made to it, the offer is held already, or {@link #hold} refuses.
+     */
+    public long holdOffer(Owner owner, int ownerId) {
+        if (owner != offerOwner || ownerId != offerOwnerId || offerHeld) {
+            return -1;
+        }
+        final long hold = hold(offerSegment, offerOffset, owner, ownerId, offerBytes);
+        offerHeld = hold >= 0;
+        return hold;
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.tern.ethernet.memory;
 
 import dev.tern.ethernet.link.FrameHandler;
+import dev.tern.ethernet.link.FrameHolds;
 import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.link.MulticastMacSet;
 import dev.tern.ethernet.link.ShardRule;
@@ -57,7 +58,7 @@ public final class MemoryLink implements Link {
         this.batchFlags = new int[capacity];
         this.pendingBuffers = new int[capacity];
         this.pendingLengths = new int[capacity];
-        this.lendLimit = Math.max(1, capacity / 4);
+        this.lendLimit = FrameHolds.lendLimit(capacity);
     }
 
     @Override

@@ -57,18 +57,15 @@ public final class ReceiveQueue {
         this.queue = rings.receiveQueue();
         this.stride = rings.receiveStride();
         this.lkey = lkey;
-        final long slabAddress = pool.slab().address();
         for (int slot = 0; slot < wqeCount; slot++) {
             final int buffer = pool.acquire();
             if (buffer < 0) {
                 throw new IllegalArgumentException("frame pool of " + pool.capacity() + " buffers cannot fill a " + wqeCount + "-entry receive queue");
             }
-            bufferAt[slot] = buffer;
-            final long wqe = (long) slot * stride;
-            Mlx5DataSegment.write(queue, wqe, pool.bufferSize(), lkey, slabAddress + pool.offset(buffer));
+            pointAt(slot, buffer);
             if (stride > Mlx5DataSegment.SIZE) {
                 // The WQE has room for more scatter entries than we use: end the list (rdma-core mlx5_post_recv).
-                Mlx5DataSegment.write(queue, wqe + Mlx5DataSegment.SIZE, 0, Mlx5DataSegment.INVALID_LKEY, 0);
+                Mlx5DataSegment.write(queue, (long) slot * stride + Mlx5DataSegment.SIZE, 0, Mlx5DataSegment.INVALID_LKEY, 0);
             }
         }
         this.tail = startIndex;
@@ -103,14 +100,16 @@ public final class ReceiveQueue {
     /**
      * Puts slab buffer {@code fresh} in the WQE consumed last (the frame being handed up keeps its own buffer, lent
      * to the stack): its data segment points at the fresh buffer before {@link #replenish} gives it back to the
-     * device. Returns the buffer it held.
+     * device.
      */
-    public int replaceLastConsumed(int fresh) {
-        final int slot = (tail - 1) & (wqeCount - 1);
-        final int old = bufferAt[slot];
-        bufferAt[slot] = fresh;
-        Mlx5DataSegment.write(queue, (long) slot * stride, pool.bufferSize(), lkey, pool.slab().address() + pool.offset(fresh));
-        return old;
+    public void replaceLastConsumed(int fresh) {
+        pointAt((tail - 1) & (wqeCount - 1), fresh);
+    }
+
+    /** The WQE in {@code slot} receives into slab buffer {@code buffer}: its first data segment points there. */
+    private void pointAt(int slot, int buffer) {
+        bufferAt[slot] = buffer;
+        Mlx5DataSegment.write(queue, (long) slot * stride, pool.bufferSize(), lkey, pool.slab().address() + pool.offset(buffer));
     }
 
     /** Gives every consumed WQE back to the device; once per batch, after the frames were handled. */
