@@ -29,10 +29,11 @@ import java.util.Set;
  * <p>Exit status: the program's; 2 for a bad command line or rules file (one line, before anything starts).
  */
 final class ExecCommand {
-    static final String USAGE = "exec [--rules FILE] [--name NAME] [--idle backoff|spin] [--shards N] " + NetworkOptions.USAGE
+    static final String USAGE = "exec [--rules FILE] [--name NAME] [--idle backoff|spin] [--shards N] [--release-idle MS] "
+        + NetworkOptions.USAGE
         + " -- COMMAND...";
     static final CommandHelp HELP = new CommandHelp("exec", "[--rules FILE] [--name NAME] [--idle backoff|spin] "
-        + "[--shards N] [link flags] -- COMMAND...", "run an unmodified JVM program on Tern (NIO through Tern's provider)",
+        + "[--shards N] [--release-idle MS] [link flags] -- COMMAND...", "run an unmodified JVM program on Tern (NIO through Tern's provider)",
         "Runs COMMAND (java ... or anything that starts a JDK 25 JVM) with Tern's NIO provider installed by an "
             + "agent, so its channels and classic sockets go through a Tern stack or, by the rules, the kernel. "
             + "Exits with the program's status; 2 for a bad command line or rules file.",
@@ -42,7 +43,9 @@ final class ExecCommand {
             CommandHelp.option("--name NAME", "the stack's name in ./tern stat", "the program's main class or jar"),
             CommandHelp.option("--idle backoff|spin", "how the stack's thread waits for work", "backoff"),
             CommandHelp.option("--shards N", "N stacks sharing the address, a thread each; the link steers each flow to "
-                + "one (afpacket, rawqp and memory links)", "one per core on afpacket, else 1")),
+                + "one (afpacket, rawqp and memory links)", "one per core on afpacket, else 1"),
+            CommandHelp.option("--release-idle MS", "a connection on a selector unused this long gives its buffers back "
+                + "until data comes or it writes; 0: never", "1000")),
         true, List.of("./tern exec --link memory -- java -cp app.jar Main"));
 
     private final PrintStream err;
@@ -56,7 +59,7 @@ final class ExecCommand {
             throw new UsageException("exec: put the program after --, e.g. tern exec --link memory -- java -cp app.jar Main");
         }
         final Set<String> valueFlags = new HashSet<>(NetworkOptions.VALUE_FLAGS);
-        valueFlags.addAll(Set.of("--rules", "--name", "--idle", "--shards"));
+        valueFlags.addAll(Set.of("--rules", "--name", "--idle", "--shards", "--release-idle"));
         final Arguments args = Arguments.parse("exec", argv, valueFlags, Set.of());
         final List<String> command = args.operands();
         if (command.isEmpty()) {
@@ -84,6 +87,9 @@ final class ExecCommand {
         }
         if (args.has("--idle")) {
             config.setProperty("tern.idle", args.value("--idle", null));
+        }
+        if (args.has("--release-idle")) {
+            config.setProperty("tern.releaseIdleMs", Integer.toString(args.intValue("--release-idle", 0, 0, 86_400_000)));
         }
         final int shards = network.shards("exec", args);
         config.setProperty("tern.shards", Integer.toString(shards));

@@ -73,6 +73,8 @@ final class TernSelector extends AbstractSelector {
     // Selecting thread only:
     private Consumer<SelectionKey> action;
     private int updated;
+    /** When the next idle sweep is due (see {@link #sweepIfDue}); 0 before the first selection. */
+    private long nextSweepNs;
 
     TernSelector(TernSelectorProvider provider) {
         super(provider);
@@ -283,6 +285,7 @@ final class TernSelector extends AbstractSelector {
             try {
                 processCancelledKeys();
                 pollAll();
+                sweepIfDue(System.nanoTime());
                 if (updated == 0 && timeoutNs != 0 && !wakeupRequested) {
                     waitForReadiness(timeoutNs);
                 }
@@ -309,13 +312,18 @@ final class TernSelector extends AbstractSelector {
         begin(); // an interrupt wakes the selection up (and leaves the thread's interrupt status set)
         try {
             while (updated == 0 && !wakeupRequested && isOpen()) {
-                final long remaining = deadline == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - System.nanoTime();
+                final long now = System.nanoTime();
+                final long remaining = deadline == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - now;
                 if (remaining <= 0) {
                     return;
                 }
-                if (waitOnce(remaining) > 0) {
+                // A selection that waits long still sweeps on time: it wakes for the sweep and goes on waiting.
+                final long untilSweep = nextSweepNs - now;
+                final boolean sweeps = ternAttached > 0 && idleReleaseNs() > 0 && untilSweep < remaining;
+                if (waitOnce(sweeps ? Math.max(untilSweep, 1) : remaining) > 0) {
                     return; // ready sockets were seen, even if none matched a key's state: return 0, as the JDK does
                 }
+                sweepIfDue(System.nanoTime());
             }
         } finally {
             end();
@@ -381,6 +389,38 @@ final class TernSelector extends AbstractSelector {
             return seen;
         } finally {
             parkedOnStacks = false;
+        }
+    }
+
+    private long idleReleaseNs() {
+        return ((TernSelectorProvider) provider()).idleReleaseNs();
+    }
+
+    /**
+     * The idle sweep ({@link TernSelectorProvider#releaseIdleBuffersAfter}): once per period, every registered Tern
+     * connection that was neither read nor written during the last whole period gives its rings back, so that a
+     * server holding many idle connections (an event loop's, as Netty's) keeps their control blocks only, as a kernel
+     * socket holds no buffer memory while idle. Cold path: one look per registered channel per period (the key set's
+     * iterator is the only allocation).
+     */
+    private void sweepIfDue(long nowNs) {
+        final long period = idleReleaseNs();
+        if (period <= 0 || ternAttached == 0) {
+            nextSweepNs = 0; // armed again when there is something to sweep
+            return;
+        }
+        if (nextSweepNs == 0) {
+            nextSweepNs = nowNs + period;
+            return;
+        }
+        if (nowNs - nextSweepNs < 0) {
+            return;
+        }
+        nextSweepNs = nowNs + period;
+        for (SelectionKey key : keys) {
+            if (key.isValid() && key.channel() instanceof TernSocketChannel channel) {
+                channel.releaseIfIdle();
+            }
         }
     }
 

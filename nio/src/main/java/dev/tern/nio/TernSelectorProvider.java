@@ -4,6 +4,7 @@ import dev.tern.core.net.InterfaceAddress;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.StackRunner;
 import dev.tern.stack.StackShards;
+import dev.tern.stack.TcpConnection;
 import dev.tern.stack.TcpListener;
 import dev.tern.stack.TernSocketException;
 import dev.tern.tcp.TcpOptions;
@@ -20,6 +21,7 @@ import java.nio.channels.SocketChannel;
 import java.nio.channels.spi.AbstractSelector;
 import java.nio.channels.spi.SelectorProvider;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Properties;
@@ -54,6 +56,15 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
     private final StackRunner ownedRunner;
     private final Rules rules;
     private volatile NioCounters counters;
+    /** How long a selector-registered connection may go without a read or write before its rings go back; 0: never. */
+    private volatile long idleReleaseNs = DEFAULT_IDLE_RELEASE_MS * 1_000_000L;
+
+    /**
+     * A connection registered with a selector that has not been read or written for this long gives its rings back
+     * (as {@code tern serve --http} does between requests), so that a server holding many idle connections keeps their
+     * control blocks only; {@code tern.releaseIdleMs} changes it.
+     */
+    static final long DEFAULT_IDLE_RELEASE_MS = 1_000;
 
     /**
      * The stack's runner thread is a daemon: a program whose main returns exits as it does on the JDK's provider
@@ -86,6 +97,7 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
         this.fixedSharded = null;
         this.ownedRunner = null;
         this.rules = rulesFrom(properties, network.address());
+        this.idleReleaseNs = idleReleaseFrom(properties) * 1_000_000L;
         Runtime.getRuntime().addShutdownHook(new Thread(network::close, "tern-provider-shutdown"));
     }
 
@@ -134,6 +146,45 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
      */
     public static void checkConfiguration(Properties properties) {
         rulesFrom(properties, TernNetwork.fromProperties(properties).address());
+        idleReleaseFrom(properties);
+    }
+
+    /** {@code tern.releaseIdleMs}: milliseconds, 0 for never; the default when unset. */
+    static long idleReleaseFrom(Properties properties) {
+        final String text = properties.getProperty("tern.releaseIdleMs");
+        if (text == null) {
+            return DEFAULT_IDLE_RELEASE_MS;
+        }
+        final long millis;
+        try {
+            millis = Long.parseLong(text.strip());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("tern.releaseIdleMs wants milliseconds (0 for never), got '" + text + "'");
+        }
+        if (millis < 0 || millis > 86_400_000L) {
+            throw new IllegalArgumentException("tern.releaseIdleMs wants 0..86400000 milliseconds, got " + millis);
+        }
+        return millis;
+    }
+
+    /**
+     * Sets how long a connection registered with one of this provider's selectors may go without a read or a write
+     * before it gives its rings back to the stack ({@link TcpConnection#releaseIdleBuffers}): a selection checks the
+     * registered connections once per such period, and releases those that were neither read nor written during the
+     * whole period before and have nothing unread or unacknowledged, so a connection goes between one and two periods
+     * after its last use. Arriving data or the next write brings the rings back. 0 turns it off. Returns this.
+     */
+    public TernSelectorProvider releaseIdleBuffersAfter(Duration idle) {
+        if (idle.isNegative()) {
+            throw new IllegalArgumentException("a negative idle time: " + idle);
+        }
+        idleReleaseNs = idle.toNanos();
+        return this;
+    }
+
+    /** See {@link #releaseIdleBuffersAfter}; 0 when off. */
+    long idleReleaseNs() {
+        return idleReleaseNs;
     }
 
     /**

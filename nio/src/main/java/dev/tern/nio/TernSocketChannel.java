@@ -66,6 +66,11 @@ final class TernSocketChannel extends SocketChannel implements TernChannel {
     private volatile int state;
     private volatile boolean inputShut;
     private volatile boolean outputShut;
+    /**
+     * A read or write ran since the last idle sweep ({@link #releaseIfIdle}); written under either I/O lock, read and
+     * cleared under both. A new channel starts touched, so a connection gets a whole period before its first use.
+     */
+    private boolean touched = true;
     private InetSocketAddress localAddress;
     private InetSocketAddress remoteAddress;
     private int boundPort;
@@ -562,6 +567,7 @@ final class TernSocketChannel extends SocketChannel implements TernChannel {
     }
 
     private int readOnce(TcpConnection c, ByteBuffer destination) throws IOException {
+        touched = true;
         final int position = destination.position();
         final int n;
         try {
@@ -693,6 +699,7 @@ final class TernSocketChannel extends SocketChannel implements TernChannel {
     }
 
     private int writeOnce(TcpConnection c, ByteBuffer source) throws IOException {
+        touched = true;
         final int position = source.position();
         final int length = source.limit() - position;
         if (length == 0) {
@@ -761,6 +768,30 @@ final class TernSocketChannel extends SocketChannel implements TernChannel {
                 }
             }
             return total;
+        }
+    }
+
+    /**
+     * A selector's idle sweep ({@link TernSelectorProvider#releaseIdleBuffersAfter}): if neither a read nor a write ran
+     * since the previous sweep, the connection gives its rings back ({@link TcpConnection#releaseIdleBuffers}, which
+     * refuses while bytes wait to be read or acknowledged); otherwise the mark is cleared for the next sweep. Taking
+     * both I/O locks is the handshake that method needs: no read or write holds a ring meanwhile. The channel is
+     * registered with the selector, so it is non-blocking and the locks are held only for a call's length. Returns
+     * whether the rings went back. Cold path: once per sweep for a connection that holds rings.
+     */
+    boolean releaseIfIdle() {
+        final TcpConnection c = connection;
+        if (c == null || kernel != null || !c.holdsBuffers() || !isOpen()) {
+            return false;
+        }
+        synchronized (readLock) {
+            synchronized (writeLock) {
+                if (touched) {
+                    touched = false;
+                    return false;
+                }
+                return c.releaseIdleBuffers();
+            }
         }
     }
 
