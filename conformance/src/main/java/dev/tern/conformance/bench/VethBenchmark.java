@@ -79,6 +79,7 @@ public final class VethBenchmark {
     /** Key suffix of the bulk runs whose link has no vnet header (Tern segments and checksums in Java). */
     private static final String NO_VNET = "_no_vnet";
     private static final String AFXDP = "_afxdp";
+    private static final String HELD = "_held";
     /** Key of the AF_XDP round trips with busy polling, and its SO_BUSY_POLL time. */
     private static final String BUSY_POLL = "_busy_poll";
     private static final int AFXDP_BUSY_POLL_US = 50;
@@ -353,13 +354,16 @@ public final class VethBenchmark {
                         }
                         final boolean out = way.equals("tern_to_kernel");
                         if (warmUp) {
-                            bulk(net, stack, out, mode.zeroCopy(), seconds / 3);
+                            bulk(net, stack, out, mode.receive(), seconds / 3);
                         }
                         final long copiedBefore = stack.counters().value("tcp.rx.copied_bytes");
                         final long receivedBefore = stack.counters().value("tcp.rx.bytes");
-                        final double gbps = bulk(net, stack, out, mode.zeroCopy(), seconds);
+                        final double gbps = bulk(net, stack, out, mode.receive(), seconds);
                         samples.computeIfAbsent("tcp_bulk_gbps_" + way + key, k -> new ArrayList<>()).add(gbps);
                         samples.computeIfAbsent("tcp_bulk_ratio_" + way + key, k -> new ArrayList<>()).add(gbps / kernel);
+                        if (!out && mode.receive() == Receive.HELD) {
+                            samples.computeIfAbsent("tcp_rx_held_share_" + way + key, k -> new ArrayList<>()).add(heldShare);
+                        }
                         if (!out) {
                             // The stack's own copies of each received byte (frame -> receive ring), from its counters;
                             // the application's copy out of the ring (read) or out of the frame (the handler) is one
@@ -385,6 +389,16 @@ public final class VethBenchmark {
                 samples.put("tcp_bulk_ratio_zero_copy_to_read_kernel_to_tern" + threading.key + suffix, ratios);
             }
         }
+        // Held frames against the copying read, both on AF_XDP, in the same round.
+        final List<Double> held = samples.get("tcp_bulk_gbps_kernel_to_tern" + Threading.RUNNER.key + AFXDP + HELD + suffix);
+        final List<Double> read = samples.get("tcp_bulk_gbps_kernel_to_tern" + Threading.RUNNER.key + AFXDP + suffix);
+        if (held != null && read != null) {
+            final List<Double> ratios = new ArrayList<>();
+            for (int i = 0; i < Math.min(held.size(), read.size()); i++) {
+                ratios.add(held.get(i) / read.get(i));
+            }
+            samples.put("tcp_bulk_ratio_held_to_read_kernel_to_tern_afxdp" + suffix, ratios);
+        }
         // AF_XDP against AF_PACKET in the same round and the same terms (Tern segments and checksums in Java).
         for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
             final List<Double> afxdp = samples.get("tcp_bulk_gbps_" + way + Threading.RUNNER.key + AFXDP + suffix);
@@ -403,9 +417,9 @@ public final class VethBenchmark {
         });
     }
 
-    private double bulk(NetnsHarness net, NetStack stack, boolean ternSends, boolean zeroCopy, double duration)
-        throws TernSocketException {
-        return ternSends ? ternToKernel(net, stack, duration) : kernelToTern(net, stack, zeroCopy, duration);
+    private double bulk(NetnsHarness net, NetStack stack, boolean ternSends, Receive receive, double duration)
+        throws Exception {
+        return ternSends ? ternToKernel(net, stack, duration) : kernelToTern(net, stack, receive, duration);
     }
 
     static double median(List<Double> values) {
@@ -533,13 +547,18 @@ public final class VethBenchmark {
      * off Tern also runs once without the vnet header ({@code _no_vnet}): it then cuts MSS-sized frames and computes
      * every checksum itself, in Java, and the kernel sends each frame as it is.
      */
-    private record BulkMode(Threading threading, boolean vnetHeader, boolean afxdp, boolean zeroCopy) {
+    private record BulkMode(Threading threading, boolean vnetHeader, boolean afxdp, Receive receive) {
         BulkMode(Threading threading, boolean vnetHeader) {
-            this(threading, vnetHeader, false, false);
+            this(threading, vnetHeader, false, Receive.READ);
         }
 
         BulkMode(Threading threading, boolean vnetHeader, boolean afxdp) {
-            this(threading, vnetHeader, afxdp, false);
+            this(threading, vnetHeader, afxdp, Receive.READ);
+        }
+
+        /** Whether the application takes the bytes through a receive handler (kernel->Tern only). */
+        boolean zeroCopy() {
+            return receive != Receive.READ;
         }
 
         /**
@@ -550,19 +569,31 @@ public final class VethBenchmark {
             // Kernel->Tern also through a receive handler ({@code _zero_copy}, issue 16): the same link and threading,
             // the application taking the bytes in the frame instead of reading them out of the connection's ring.
             final List<BulkMode> modes = new ArrayList<>(List.of(new BulkMode(Threading.RUNNER, true),
-                new BulkMode(Threading.OWN_THREAD, true), new BulkMode(Threading.RUNNER, true, false, true),
-                new BulkMode(Threading.OWN_THREAD, true, false, true)));
+                new BulkMode(Threading.OWN_THREAD, true), new BulkMode(Threading.RUNNER, true, false, Receive.HANDLER),
+                new BulkMode(Threading.OWN_THREAD, true, false, Receive.HANDLER)));
             if (!offloads) {
                 modes.add(new BulkMode(Threading.RUNNER, false));
                 modes.add(new BulkMode(Threading.RUNNER, false, true));
+                // Held frames ({@code _afxdp_held}): AF_XDP lends its UMEM chunks, AF_PACKET does not.
+                modes.add(new BulkMode(Threading.RUNNER, false, true, Receive.HELD));
             }
             return modes;
         }
 
         /** The results' key part for this mode (before the offload setting's suffix). */
         String key() {
-            return threading.key + (afxdp ? AFXDP : vnetHeader ? "" : NO_VNET) + (zeroCopy ? ZERO_COPY : "");
+            return threading.key + (afxdp ? AFXDP : vnetHeader ? "" : NO_VNET)
+                + (receive == Receive.HANDLER ? ZERO_COPY : receive == Receive.HELD ? HELD : "");
         }
+    }
+
+    /**
+     * How the application takes kernel->Tern bytes: the copying read; a receive handler copying them out of the frame
+     * on the stack's thread ({@code _zero_copy}); or a handler holding the frames and handing the views to the
+     * application's thread, which copies them out and releases them ({@code _held}).
+     */
+    enum Receive {
+        READ, HANDLER, HELD
     }
 
     private AfPacketOptions linkOptions(boolean vnetHeader) {
@@ -650,10 +681,12 @@ public final class VethBenchmark {
      * zeroCopy}: the application takes the bytes through a receive handler, copying each into its own 1 MiB buffer as
      * the read does (so both modes end with the bytes in the application's memory), and waits for the end of stream.
      */
-    private double kernelToTern(NetnsHarness net, NetStack stack, boolean zeroCopy, double duration)
-        throws TernSocketException {
-        if (zeroCopy) {
+    private double kernelToTern(NetnsHarness net, NetStack stack, Receive receive, double duration) throws Exception {
+        if (receive == Receive.HANDLER) {
             return kernelToTernZeroCopy(net, stack, duration);
+        }
+        if (receive == Receive.HELD) {
+            return kernelToTernHeld(net, stack, duration);
         }
         try (TcpListener listener = stack.listen(SOURCE_PORT, 4, BULK_BUFFERS); Arena arena = Arena.ofConfined()) {
             final BackgroundCommand source = net.startInPeer(endpoint("tcp-source", NetnsHarness.TERN_ADDRESS,
@@ -703,6 +736,135 @@ public final class VethBenchmark {
             connection.close();
             awaitExit(source, stack, "the kernel's source");
             return sink.bytes() * 8 / ((sink.lastNs() - sink.firstNs()) / 1e9) / 1e9;
+        }
+    }
+
+    /**
+     * Held frames: the handler, on the stack's thread, holds each offer ({@link TcpConnection#holdReceived}) and
+     * hands its view to the application's thread through {@link HeldViews}; that thread copies the bytes into its
+     * own 1 MiB buffer, as the read does, and releases the frame ({@link NetStack#releaseHeld}). An offer the link
+     * will not lend (its lending limit) or that finds the hand-over full is copied by the handler at once.
+     */
+    private double kernelToTernHeld(NetnsHarness net, NetStack stack, double duration) throws Exception {
+        try (TcpListener listener = stack.listen(SOURCE_PORT, 4, BULK_BUFFERS); Arena arena = Arena.ofShared()) {
+            final BackgroundCommand source = net.startInPeer(endpoint("tcp-source", NetnsHarness.TERN_ADDRESS,
+                Integer.toString(SOURCE_PORT), Double.toString(duration)));
+            final TcpConnection connection = listener.accept(10_000_000_000L);
+            if (connection == null) {
+                throw new IllegalStateException("the kernel's source did not connect: " + source.stdout() + source.stderr());
+            }
+            final HeldViews views = new HeldViews(arena.allocate(1 << 20), 4096);
+            final CopyingSink refusedSink = new CopyingSink(arena.allocate(1 << 20));
+            connection.receiveHandler((c, data, offset, length) -> {
+                if (views.hasRoom()) {
+                    final long hold = c.holdReceived();
+                    if (hold >= 0) {
+                        views.offer(hold, data, offset, length);
+                        return length;
+                    }
+                }
+                return refusedSink.onReceive(c, data, offset, length);
+            });
+            final long deadline = System.nanoTime() + (long) ((duration + 20) * 1e9);
+            // The application's thread waits as a runner does (spin, yield, then park up to 100 us).
+            final org.agrona.concurrent.IdleStrategy idle = new org.agrona.concurrent.BackoffIdleStrategy(100, 10, 1_000, 100_000);
+            while (!connection.isEndOfStream() && !connection.isEnded() && System.nanoTime() - deadline < 0) {
+                idle.idle(views.copyAndRelease(stack) ? 1 : 0);
+            }
+            while (views.copyAndRelease(stack)) {
+                // the last views
+            }
+            connection.close();
+            awaitExit(source, stack, "the kernel's source");
+            final long bytes = views.bytes() + refusedSink.bytes();
+            final long first = refusedSink.bytes() == 0 ? views.firstNs() : Math.min(views.firstNs(), refusedSink.firstNs());
+            final long last = Math.max(views.lastNs(), refusedSink.lastNs());
+            heldShare = (double) views.bytes() / bytes;
+            return bytes * 8 / ((last - first) / 1e9) / 1e9;
+        }
+    }
+
+    /** The share of the last held run's bytes the application took from held frames (the rest the handler copied). */
+    private double heldShare;
+
+    /**
+     * Held views on their way from the stack's thread to the application's: a single-producer, single-consumer ring
+     * of (hold, segment, offset, length), and the consumer's copy into its buffer. Nothing allocates per view.
+     */
+    private static final class HeldViews {
+        private final MemorySegment buffer;
+        private final long[] holds;
+        private final MemorySegment[] segments;
+        private final long[] offsets;
+        private final int[] lengths;
+        private final int mask;
+        private final java.util.concurrent.atomic.AtomicLong produced = new java.util.concurrent.atomic.AtomicLong();
+        private final java.util.concurrent.atomic.AtomicLong consumed = new java.util.concurrent.atomic.AtomicLong();
+        private long at;
+        private long bytes;
+        private long firstNs;
+        private long lastNs;
+
+        HeldViews(MemorySegment buffer, int capacity) {
+            this.buffer = buffer;
+            this.holds = new long[capacity];
+            this.segments = new MemorySegment[capacity];
+            this.offsets = new long[capacity];
+            this.lengths = new int[capacity];
+            this.mask = capacity - 1;
+        }
+
+        /** Producer (the stack's thread). */
+        boolean hasRoom() {
+            return produced.get() - consumed.get() < holds.length;
+        }
+
+        /** Producer: after {@link #hasRoom}. */
+        void offer(long hold, MemorySegment segment, long offset, int length) {
+            final long p = produced.get();
+            final int i = (int) (p & mask);
+            holds[i] = hold;
+            segments[i] = segment;
+            offsets[i] = offset;
+            lengths[i] = length;
+            produced.lazySet(p + 1);
+        }
+
+        /** Consumer: copies out and releases every view waiting; false when there was none. */
+        boolean copyAndRelease(NetStack stack) {
+            final long p = produced.get();
+            long c = consumed.get();
+            if (c == p) {
+                return false;
+            }
+            for (; c < p; c++) {
+                final int i = (int) (c & mask);
+                at = dev.tern.core.memory.WrappingCopy.copy(segments[i], offsets[i], lengths[i], buffer, at);
+                bytes += lengths[i];
+                segments[i] = null;
+                if (!stack.releaseHeld(holds[i])) {
+                    throw new IllegalStateException("a held frame was refused on release: " + holds[i]);
+                }
+            }
+            final long now = System.nanoTime();
+            if (firstNs == 0) {
+                firstNs = now;
+            }
+            lastNs = now;
+            consumed.lazySet(c);
+            return true;
+        }
+
+        long bytes() {
+            return bytes;
+        }
+
+        long firstNs() {
+            return firstNs;
+        }
+
+        long lastNs() {
+            return lastNs;
         }
     }
 
@@ -921,7 +1083,7 @@ public final class VethBenchmark {
             for (BulkMode mode : BulkMode.forSetting(offloads)) {
                 final String how = " (" + mode.threading().name().toLowerCase(Locale.ROOT).replace('_', ' ')
                     + (mode.afxdp() ? ", AF_XDP" : mode.vnetHeader() ? "" : ", no vnet")
-                    + (mode.zeroCopy() ? ", zero-copy" : "") + ")";
+                    + (mode.receive() == Receive.HANDLER ? ", zero-copy" : mode.receive() == Receive.HELD ? ", held" : "") + ")";
                 for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
                     if (mode.zeroCopy() && way.equals("tern_to_kernel")) {
                         continue;
@@ -942,6 +1104,12 @@ public final class VethBenchmark {
                     get("tcp_rx_stack_copies_per_byte_kernel_to_tern" + threading.key + ZERO_COPY + s),
                     get("tcp_rx_stack_copies_per_byte_kernel_to_tern" + threading.key + s), Double.NaN);
             }
+            row(table, format, o, "TCP bulk kernel->Tern: held vs read (runner, AF_XDP)",
+                get("tcp_bulk_gbps_kernel_to_tern" + Threading.RUNNER.key + AFXDP + HELD + s),
+                get("tcp_bulk_gbps_kernel_to_tern" + Threading.RUNNER.key + AFXDP + s),
+                get("tcp_bulk_ratio_held_to_read_kernel_to_tern_afxdp" + s));
+            row(table, format, o, "share of the bytes taken from held frames (AF_XDP)",
+                get("tcp_rx_held_share_kernel_to_tern" + Threading.RUNNER.key + AFXDP + HELD + s), Double.NaN, Double.NaN);
             for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
                 // Columns: AF_XDP where Tern goes, AF_PACKET (no vnet header) where the kernel goes; the per-round ratio.
                 row(table, format, o, "TCP bulk " + way.replace("_to_", "->").replace("tern", "Tern") + ": AF_XDP vs AF_PACKET no vnet",
