@@ -2,6 +2,8 @@ package dev.tern.stack;
 
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -11,6 +13,10 @@ import java.util.concurrent.locks.LockSupport;
  * <p>The stack thread queues a socket when its readiness may have changed (once, however many times it is
  * signalled: a flag per socket dedups), so a select costs the ready sockets, not the registered ones, and nothing
  * is allocated. A socket still ready after its handler ran is kept for the next select (level-triggered).
+ *
+ * <p>The ready queue is an array of the capacity given; more sockets than that may be registered (a server's selector
+ * sized for its usual load that meets more connections), and those queued while the array is full wait in an
+ * unbounded overflow queue (a node allocated for each, on that rare path only), so no readiness is ever lost.
  *
  * <p>One thread selects. {@link #wakeup()} from any thread makes a blocked select return. When the selecting thread
  * is the stack's own (a poll-mode application), {@link #select} polls the stack while it waits.
@@ -24,12 +30,18 @@ public final class Selector {
 
     private final NetStack stack;
     private final ManyToOneConcurrentArrayQueue<SelectableSocket> ready;
+    /** Sockets queued while {@link #ready} was full; {@link #overflowed} counts them (the queue's size is a walk). */
+    private final ConcurrentLinkedQueue<SelectableSocket> overflow = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger overflowed = new AtomicInteger();
     private volatile Thread selecting;
     private volatile boolean wakeupPending;
     private volatile Runnable queuedHook;
     private int registered;
 
-    /** A selector for sockets of {@code stack}, holding up to {@code capacity} registrations. */
+    /**
+     * A selector for sockets of {@code stack} whose ready queue holds {@code capacity} sockets without allocating
+     * (more may be registered: see the class comment).
+     */
     public Selector(NetStack stack, int capacity) {
         this.stack = stack;
         this.ready = new ManyToOneConcurrentArrayQueue<>(capacity);
@@ -85,9 +97,7 @@ public final class Selector {
     }
 
     void enqueue(SelectableSocket socket) {
-        if (!ready.offer(socket)) {
-            socket.clearQueued(); // cannot happen: each socket is queued at most once and capacity bounds them
-        }
+        offerReady(socket);
         final Runnable hook = queuedHook;
         if (hook != null) {
             hook.run();
@@ -96,6 +106,18 @@ public final class Selector {
         if (waiting != null && waiting != Thread.currentThread()) { // not the selector polling the stack itself
             LockSupport.unpark(waiting);
         }
+    }
+
+    /** Queues a socket whose queued flag this thread set: in the array, or past it when the array is full. */
+    private void offerReady(SelectableSocket socket) {
+        if (!ready.offer(socket)) {
+            overflow.offer(socket);
+            overflowed.incrementAndGet();
+        }
+    }
+
+    private boolean nothingQueued() {
+        return ready.isEmpty() && overflowed.get() == 0;
     }
 
     /**
@@ -108,30 +130,46 @@ public final class Selector {
      */
     public int selectNow(Handler handler) {
         int handled = 0;
-        for (int n = ready.size(); n > 0; n--) {
+        // Each socket queued when the select began is looked at once: those in the array, then those past it.
+        final int inArray = ready.size();
+        final int past = overflowed.get();
+        for (int n = inArray; n > 0; n--) {
             final SelectableSocket socket = ready.poll();
             if (socket == null) {
                 break;
             }
-            if (socket.selector != this) {
-                socket.clearQueued();
-                continue;
+            handled += handle(socket, handler);
+        }
+        for (int n = past; n > 0; n--) {
+            final SelectableSocket socket = overflow.poll();
+            if (socket == null) {
+                break;
             }
-            final int ops = socket.readyOps() & socket.interestOps;
-            if (ops != 0) {
-                handler.onReady(socket, ops, socket.attachment);
-                handled++;
-            }
-            if (stillReady(socket)) {
-                ready.offer(socket);
-            } else {
-                socket.clearQueued();
-                if (stillReady(socket) && socket.tryMarkQueued()) {
-                    ready.offer(socket);
-                }
-            }
+            overflowed.decrementAndGet();
+            handled += handle(socket, handler);
         }
         return handled;
+    }
+
+    /** One queued socket: its handler if ready, then back in the queue if still ready; returns 1 if handled. */
+    private int handle(SelectableSocket socket, Handler handler) {
+        if (socket.selector != this) {
+            socket.clearQueued();
+            return 0;
+        }
+        final int ops = socket.readyOps() & socket.interestOps;
+        if (ops != 0) {
+            handler.onReady(socket, ops, socket.attachment);
+        }
+        if (stillReady(socket)) {
+            offerReady(socket);
+        } else {
+            socket.clearQueued();
+            if (stillReady(socket) && socket.tryMarkQueued()) {
+                offerReady(socket);
+            }
+        }
+        return ops != 0 ? 1 : 0;
     }
 
     private boolean stillReady(SelectableSocket socket) {
@@ -161,7 +199,7 @@ public final class Selector {
                     if (stack.doWork() == 0) {
                         Thread.onSpinWait();
                     }
-                } else if (ready.isEmpty()) {
+                } else if (nothingQueued()) {
                     if (stack.borrow()) {
                         // Between a runner's turns: poll the stack here until a socket is queued or it stays quiet.
                         try {
@@ -170,7 +208,7 @@ public final class Selector {
                             stack.giveBack();
                         }
                     }
-                    if (ready.isEmpty() && !wakeupPending) {
+                    if (nothingQueued() && !wakeupPending) {
                         LockSupport.parkNanos(this, Math.min(deadline - System.nanoTime(), 1_000_000L));
                     }
                 }
@@ -182,7 +220,7 @@ public final class Selector {
 
     /** Polls the stack this thread holds until a socket is queued, a wakeup, the deadline or a quiet spell. */
     private void pollUntilQueued(long deadline) {
-        for (long lastWorkNs = System.nanoTime(); ready.isEmpty() && !wakeupPending; ) {
+        for (long lastWorkNs = System.nanoTime(); nothingQueued() && !wakeupPending; ) {
             if ((lastWorkNs = stack.busyPollStep(lastWorkNs, deadline)) == NetStack.STOP_POLLING) {
                 return;
             }

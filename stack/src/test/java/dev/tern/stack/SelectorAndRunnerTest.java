@@ -62,6 +62,51 @@ class SelectorAndRunnerTest {
         }
     }
 
+    /** More ready sockets than the ready queue's array holds: every one is handed out, select after select. */
+    @Test
+    void moreReadySocketsThanTheQueueHoldsAreAllHandedOut() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            final Selector selector = new Selector(b, 4);
+            final List<UdpSocket> sockets = new ArrayList<>();
+            for (int i = 0; i < 40; i++) {
+                final UdpSocket socket = b.openUdp();
+                socket.bind(1000 + i);
+                selector.register(socket, SelectableSocket.READ, i);
+                sockets.add(socket);
+            }
+            final UdpSocket sender = a.openUdp();
+            final MemorySegment data = MemorySegment.ofArray(new byte[] {1, 2, 3});
+            for (int i = 0; i < 40; i++) {
+                sender.sendTo(B, 1000 + i, data, 0, 3);
+            }
+            sim.runFor(SECOND / 10);
+            final List<Integer> ready = new ArrayList<>();
+            final Selector.Handler collect = (socket, ops, attachment) -> ready.add((Integer) attachment);
+            assertEquals(40, selector.selectNow(collect), "all forty, ten times the array");
+            assertEquals(40, ready.stream().distinct().count());
+            ready.clear();
+            assertEquals(40, selector.selectNow(collect), "still readable: level-triggered, past the array too");
+            final MemorySegment buffer = Arena.ofAuto().allocate(100);
+            for (int i = 0; i < 40; i += 2) {
+                sockets.get(i).receive(buffer, 0, 100);
+            }
+            ready.clear();
+            assertEquals(20, selector.selectNow(collect), "the twenty not drained");
+            assertTrue(ready.stream().allMatch(i -> i % 2 == 1));
+            for (int i = 1; i < 40; i += 2) {
+                sockets.get(i).receive(buffer, 0, 100);
+            }
+            assertEquals(0, selector.selectNow(collect));
+            sender.sendTo(B, 1007, data, 0, 3);
+            sim.runFor(SECOND / 10);
+            ready.clear();
+            assertEquals(1, selector.selectNow(collect));
+            assertEquals(List.of(7), ready);
+        }
+    }
+
     @Test
     void writeInterestReportsRoomInTheSendRing() throws Exception {
         try (Simulation sim = new Simulation()) {
