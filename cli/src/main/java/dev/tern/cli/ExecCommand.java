@@ -30,10 +30,10 @@ import java.util.Set;
  */
 final class ExecCommand {
     static final String USAGE = "exec [--rules FILE] [--name NAME] [--idle backoff|spin] [--shards N] [--release-idle MS] "
-        + NetworkOptions.USAGE
+        + "[--max-connections N] [--buffer-size B] " + NetworkOptions.USAGE
         + " -- COMMAND...";
     static final CommandHelp HELP = new CommandHelp("exec", "[--rules FILE] [--name NAME] [--idle backoff|spin] "
-        + "[--shards N] [--release-idle MS] [link flags] -- COMMAND...", "run an unmodified JVM program on Tern (NIO through Tern's provider)",
+        + "[--shards N] [--release-idle MS] [--max-connections N] [--buffer-size B] [link flags] -- COMMAND...", "run an unmodified JVM program on Tern (NIO through Tern's provider)",
         "Runs COMMAND (java ... or anything that starts a JDK 25 JVM) with Tern's NIO provider installed by an "
             + "agent, so its channels and classic sockets go through a Tern stack or, by the rules, the kernel. "
             + "Exits with the program's status; 2 for a bad command line or rules file.",
@@ -45,7 +45,12 @@ final class ExecCommand {
             CommandHelp.option("--shards N", "N stacks sharing the address, a thread each; the link steers each flow to "
                 + "one (afpacket, rawqp and memory links)", "one per core on afpacket, else 1"),
             CommandHelp.option("--release-idle MS", "a connection on a selector unused this long gives its buffers back "
-                + "until data comes or it writes; 0: never", "1000")),
+                + "until data comes or it writes; 0: never", "1000"),
+            CommandHelp.option("--max-connections N", "connections each shard holds, in every state (TIME-WAIT "
+                + "included), 1.." + dev.tern.tcp.TcpConfig.MAX_CONNECTIONS, "16384"),
+            CommandHelp.option("--buffer-size B", "send and receive buffer of every connection, in bytes: a power of "
+                + "two, " + dev.tern.tcp.TcpConfig.MIN_BUFFER + ".." + dev.tern.tcp.TcpConfig.MAX_BUFFER
+                + " (SO_SNDBUF and SO_RCVBUF set by the program still win)", "131072")),
         true, List.of("./tern exec --link memory -- java -cp app.jar Main"));
 
     private final PrintStream err;
@@ -59,7 +64,8 @@ final class ExecCommand {
             throw new UsageException("exec: put the program after --, e.g. tern exec --link memory -- java -cp app.jar Main");
         }
         final Set<String> valueFlags = new HashSet<>(NetworkOptions.VALUE_FLAGS);
-        valueFlags.addAll(Set.of("--rules", "--name", "--idle", "--shards", "--release-idle"));
+        valueFlags.addAll(Set.of("--rules", "--name", "--idle", "--shards", "--release-idle", "--max-connections",
+            "--buffer-size"));
         final Arguments args = Arguments.parse("exec", argv, valueFlags, Set.of());
         final List<String> command = args.operands();
         if (command.isEmpty()) {
@@ -90,6 +96,14 @@ final class ExecCommand {
         }
         if (args.has("--release-idle")) {
             config.setProperty("tern.releaseIdleMs", Integer.toString(args.intValue("--release-idle", 0, 0, 86_400_000)));
+        }
+        final int maxConnections = args.intValue("--max-connections", 0, 1, dev.tern.tcp.TcpConfig.MAX_CONNECTIONS);
+        if (maxConnections > 0) {
+            config.setProperty("tern.maxConnections", Integer.toString(maxConnections));
+        }
+        final int bufferSize = NetworkOptions.bufferSize("exec", args);
+        if (bufferSize > 0) {
+            config.setProperty("tern.bufferSize", Integer.toString(bufferSize));
         }
         final int shards = network.shards("exec", args);
         config.setProperty("tern.shards", Integer.toString(shards));

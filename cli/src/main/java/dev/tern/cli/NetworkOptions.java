@@ -162,6 +162,15 @@ final class NetworkOptions {
         }
     }
 
+    /** {@code --buffer-size B}: a power of two within TCP's buffer bounds; 0 when not given. */
+    static int bufferSize(String command, Arguments args) {
+        final int size = args.intValue("--buffer-size", 0, dev.tern.tcp.TcpConfig.MIN_BUFFER, dev.tern.tcp.TcpConfig.MAX_BUFFER);
+        if (Integer.bitCount(size) > 1) {
+            throw new UsageException(command + ": --buffer-size must be a power of two, got " + size);
+        }
+        return size;
+    }
+
     /** Control blocks per stack (each shard's), {@code --max-connections}; 0: the stack's default. */
     private int maxConnections;
 

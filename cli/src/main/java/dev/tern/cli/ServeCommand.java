@@ -109,10 +109,7 @@ final class ServeCommand {
             throw new UsageException("serve: --keepalive-timeout is for --http, which is not given");
         }
         final int maxConnections = args.intValue("--max-connections", 0, 1, dev.tern.tcp.TcpConfig.MAX_CONNECTIONS);
-        final int bufferSize = args.intValue("--buffer-size", 0, MIN_BUFFER, MAX_BUFFER);
-        if (Integer.bitCount(bufferSize) > 1) {
-            throw new UsageException("serve: --buffer-size must be a power of two, got " + bufferSize);
-        }
+        final int bufferSize = NetworkOptions.bufferSize("serve", args);
         final NetworkOptions network = NetworkOptions.from(args).maxConnections(maxConnections);
         final int shards = network.shards("serve", args);
         try (Network net = network.open("serve", shards); ConnectionTraces traces = tcp.traces(true)) {

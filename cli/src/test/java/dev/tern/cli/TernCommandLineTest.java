@@ -66,6 +66,8 @@ class TernCommandLineTest {
         "exec --shards 2 --pcap x.pcap -- java -version | exec: --shards 2 needs --link afpacket:IFACE, rawqp:DEVICE or memory, without --pcap",
         "exec --release-idle soon -- java -version | exec: --release-idle wants a whole number, got 'soon'",
         "exec --release-idle -1 -- java -version   | exec: --release-idle must be 0..86400000, got -1",
+        "exec --buffer-size 3000 -- java -version  | exec: --buffer-size must be a power of two, got 3000",
+        "exec --max-connections 0 -- java -version | exec: --max-connections must be 1..1048576, got 0",
         "serve --shards 3 --link rawqp:mlx5_0 --echo 7 | serve: --shards 3 on rawqp must be a power of two",
         "serve --http 80 . --keepalive-timeout x     | serve: --keepalive-timeout wants a whole number, got 'x'",
         "serve --http 80 . --keepalive-timeout 90000 | serve: --keepalive-timeout must be 0..86400, got 90000",

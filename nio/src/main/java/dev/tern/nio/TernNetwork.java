@@ -20,6 +20,7 @@ import dev.tern.rawqp.RawQpOptions;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.StackRunner;
 import dev.tern.stack.StackShards;
+import dev.tern.tcp.TcpConfig;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
@@ -64,6 +65,10 @@ final class TernNetwork implements AutoCloseable {
     private final boolean spin;
     private final Path pcap;
     private final int shardCount;
+    /** Control blocks per stack (each shard's), {@code tern.maxConnections}; 0: the stack's default. */
+    private final int maxConnections;
+    /** Send and receive buffer of every connection, {@code tern.bufferSize}; 0: the stack's defaults. */
+    private final int bufferSize;
     private PcapWriter pcapWriter;
     /** The stack, or shard 0 of a sharded one; null until opened. */
     private NetStack stack;
@@ -77,8 +82,10 @@ final class TernNetwork implements AutoCloseable {
     private boolean closed;
 
     private TernNetwork(String link, InterfaceAddress address, int gateway, long mac, int mtu, String name, boolean spin,
-                        Path pcap, int shardCount) {
+                        Path pcap, int shardCount, int maxConnections, int bufferSize) {
         this.shardCount = shardCount;
+        this.maxConnections = maxConnections;
+        this.bufferSize = bufferSize;
         this.link = link;
         this.address = address;
         this.gateway = gateway;
@@ -121,8 +128,49 @@ final class TernNetwork implements AutoCloseable {
         if (shards > 1 && pcap != null) {
             throw new IllegalArgumentException("tern.shards " + shards + " cannot be recorded with tern.pcap: use one shard");
         }
+        final int maxConnections = whole(properties, "tern.maxConnections", 1, TcpConfig.MAX_CONNECTIONS);
+        final int bufferSize = whole(properties, "tern.bufferSize", TcpConfig.MIN_BUFFER, TcpConfig.MAX_BUFFER);
+        if (Integer.bitCount(bufferSize) > 1) {
+            throw new IllegalArgumentException("tern.bufferSize must be a power of two, got " + bufferSize);
+        }
         return new TernNetwork(link, address, gateway, mac, mtu, name, idle.equals("spin"), pcap == null ? null : Path.of(pcap),
-            shards);
+            shards, maxConnections, bufferSize);
+    }
+
+    /** A whole number setting within {@code min..max}; 0 when unset. */
+    private static int whole(Properties properties, String key, int min, int max) {
+        final String text = properties.getProperty(key);
+        if (text == null) {
+            return 0;
+        }
+        final int value;
+        try {
+            value = Integer.parseInt(text.strip());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(key + " wants a whole number, got '" + text + "'");
+        }
+        if (value < min || value > max) {
+            throw new IllegalArgumentException(key + " must be " + min + ".." + max + ", got " + value);
+        }
+        return value;
+    }
+
+    /** What every stack (or shard) of this network is: name, address, MTU, gateway and the TCP settings. */
+    private void describe(NetStack.Builder builder) {
+        builder.name(name).address(address).mtu(mtu);
+        if (gateway != 0) {
+            builder.gateway(Ipv4Address.format(gateway));
+        }
+        if (maxConnections > 0 || bufferSize > 0) {
+            final TcpConfig.Builder tcp = TcpConfig.builder();
+            if (maxConnections > 0) {
+                tcp.maxConnections(maxConnections);
+            }
+            if (bufferSize > 0) {
+                tcp.sendBufferSize(bufferSize).receiveBufferSize(bufferSize);
+            }
+            builder.tcp(tcp.build());
+        }
     }
 
     private static int shards(String text) {
@@ -236,10 +284,8 @@ final class TernNetwork implements AutoCloseable {
             opened = new PcapTap(opened, pcapWriter, SystemClock.INSTANCE);
         }
         try {
-            final NetStack.Builder builder = NetStack.builder().name(name).link(opened).address(address).mtu(mtu);
-            if (gateway != 0) {
-                builder.gateway(Ipv4Address.format(gateway));
-            }
+            final NetStack.Builder builder = NetStack.builder().link(opened);
+            describe(builder);
             return builder.build();
         } catch (RuntimeException e) {
             opened.close();
@@ -269,12 +315,7 @@ final class TernNetwork implements AutoCloseable {
                 shardCount);
         }
         try {
-            return StackShards.build(shardCount, k -> links[k], builder -> {
-                builder.name(name).address(address).mtu(mtu);
-                if (gateway != 0) {
-                    builder.gateway(Ipv4Address.format(gateway));
-                }
-            });
+            return StackShards.build(shardCount, k -> links[k], this::describe);
         } catch (RuntimeException e) {
             for (Link opened : links) {
                 opened.close();

@@ -83,8 +83,30 @@ class ConfiguredProviderTest {
         }
     }
 
+    /** {@code tern exec --max-connections} and {@code --buffer-size}: the stack's table and every connection's rings. */
+    @Test
+    void theConnectionTableAndBufferSizesComeFromTheSettings() throws IOException {
+        try (TernSelectorProvider provider = new TernSelectorProvider(properties("tern.link", "memory",
+            "tern.maxConnections", "300", "tern.bufferSize", "8192"))) {
+            assertEquals(300, provider.stack().tcp().config().maxConnections());
+            assertEquals(8192, provider.stack().tcp().config().sendBufferSize());
+            assertEquals(8192, provider.stack().tcp().config().receiveBufferSize());
+            try (SocketChannel tcp = provider.openSocketChannel()) {
+                tcp.connect(new InetSocketAddress(InetAddress.getByName("198.18.0.1"), 7));
+                assertEquals(8192, tcp.getOption(java.net.StandardSocketOptions.SO_SNDBUF));
+                assertEquals(8192, tcp.getOption(java.net.StandardSocketOptions.SO_RCVBUF));
+            }
+        }
+    }
+
     @Test
     void malformedSettingsAreOneLineNamingThem() {
+        assertEquals("tern.bufferSize must be a power of two, got 3000", assertThrows(IllegalArgumentException.class,
+            () -> TernSelectorProvider.checkConfiguration(properties("tern.bufferSize", "3000"))).getMessage());
+        assertEquals("tern.bufferSize must be 1024..1073741824, got 512", assertThrows(IllegalArgumentException.class,
+            () -> TernSelectorProvider.checkConfiguration(properties("tern.bufferSize", "512"))).getMessage());
+        assertEquals("tern.maxConnections wants a whole number, got 'many'", assertThrows(IllegalArgumentException.class,
+            () -> TernSelectorProvider.checkConfiguration(properties("tern.maxConnections", "many"))).getMessage());
         final IllegalArgumentException link = assertThrows(IllegalArgumentException.class,
             () -> TernSelectorProvider.checkConfiguration(properties("tern.link", "ethernet0")));
         assertEquals("tern.link wants memory, afpacket:IFACE, afxdp:IFACE[:QUEUE] or rawqp:DEVICE[:PORT], got 'ethernet0'", link.getMessage());
