@@ -8,18 +8,24 @@
 # Prints what `tern serve` holds for them once the idle connections gave their rings back (after a second between
 # requests, HttpFileService): the stack's counters (connections established, buffer bytes attached and reserved),
 # the Java heap in use after a full GC (jcmd) and the resident memory (VmRSS), before the clients and after.
+# --server netty runs Netty 4.2's echo server (nio's NettyEchoServer example, its event loop on Tern's NIO
+# provider) under `tern exec` instead: each client sends one line and reads it back, and the provider gives an idle
+# connection's rings back after a second without a read or write (TernSelectorProvider.releaseIdleBuffersAfter).
 #
-#   conformance/bench-connections.sh [--connections N] [--batch N] [--buffer-size B]
+#   conformance/bench-connections.sh [--connections N] [--batch N] [--buffer-size B] [--server serve|netty]
 #
-# Needs root, iproute2, /usr/bin/python3, curl, and the tern command (TERN, default ./tern).
+# Needs root, iproute2, /usr/bin/python3, curl, and the tern command (TERN, default ./tern); --server netty also
+# Maven (it compiles nio's test classes if they are missing, and asks Maven for Netty's class path).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TERN="${TERN:-$ROOT/tern}"
 CONNECTIONS=100000
 BATCH=200
 BUFFER=4096
+SERVER=serve
 while [[ $# -gt 0 ]]; do
   case "$1" in
+    --server) SERVER="$2"; shift 2 ;;
     --connections) CONNECTIONS="$2"; shift 2 ;;
     --batch) BATCH="$2"; shift 2 ;;
     --buffer-size) BUFFER="$2"; shift 2 ;;
@@ -29,6 +35,8 @@ done
 die() { echo "bench-connections: $*" >&2; exit 1; }
 [[ "$CONNECTIONS" =~ ^[0-9]+$ && "$CONNECTIONS" -ge 1 && "$CONNECTIONS" -le 200000 ]] \
   || { echo "bench-connections: --connections must be 1..200000, got $CONNECTIONS" >&2; exit 2; }
+[[ "$SERVER" == serve || "$SERVER" == netty ]] \
+  || { echo "bench-connections: --server must be serve or netty, got $SERVER" >&2; exit 2; }
 [[ $(id -u) -eq 0 ]] || die "needs root (network namespaces, AF_PACKET)"
 command -v /usr/bin/python3 >/dev/null || die "needs /usr/bin/python3"
 
@@ -67,16 +75,43 @@ heap_kib() { # the Java heap in use after a full GC, in KiB
   "$JCMD" "$1" GC.heap_info 2>/dev/null | awk '/used/ { for (i = 1; i <= NF; i++) if ($i == "used") { v = $(i + 1); sub(/K.*/, "", v); print v; exit } }'
 }
 
-TERN_COUNTERS_DIR="$WORK/counters" ip netns exec "$TERN_NS" "$TERN" serve --shards 1 --link afpacket:tern0 \
-  --ip 198.18.0.2/24 --max-connections $((CONNECTIONS + 10000)) --buffer-size "$BUFFER" \
-  --keepalive-timeout 86400 --http 8080 "$WORK/www" > "$WORK/serve.log" 2>&1 &
-SERVE_PID=$!
+answers() { # whether the server answers one request on port 8080 from the peer's namespace
+  if [[ "$SERVER" == serve ]]; then
+    [[ $(ip netns exec "$PEER_NS" curl -s -o /dev/null -w '%{http_code}' --max-time 1 http://198.18.0.2:8080/1k.bin) == 200 ]]
+  else
+    ip netns exec "$PEER_NS" /usr/bin/python3 -c 'import socket, sys
+s = socket.create_connection(("198.18.0.2", 8080), 1); s.settimeout(1); s.sendall(b"ping\n")
+sys.exit(0 if s.recv(16) == b"ping\n" else 1)' 2>/dev/null
+  fi
+}
+if [[ "$SERVER" == serve ]]; then
+  TERN_COUNTERS_DIR="$WORK/counters" ip netns exec "$TERN_NS" "$TERN" serve --shards 1 --link afpacket:tern0 \
+    --ip 198.18.0.2/24 --max-connections $((CONNECTIONS + 10000)) --buffer-size "$BUFFER" \
+    --keepalive-timeout 86400 --http 8080 "$WORK/www" > "$WORK/serve.log" 2>&1 &
+  SERVE_PID=$!
+  WHAT="tern serve --http"
+else
+  JDK="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
+  [[ -x "$JDK/bin/java" ]] || die "--server netty needs a JDK 25 (set JAVA_HOME)"
+  [[ -f "$ROOT/nio/target/test-classes/dev/tern/nio/examples/NettyEchoServer.class" ]] \
+    || (cd "$ROOT" && mvn -q -B -ntp -pl nio test-compile) || die "cannot compile nio's test classes"
+  (cd "$ROOT" && mvn -q -B -ntp -pl nio dependency:build-classpath -Dmdep.includeScope=test \
+    -Dmdep.outputFile="$WORK/netty.classpath") || die "cannot ask Maven for Netty's class path"
+  TERN_COUNTERS_DIR="$WORK/counters" ip netns exec "$TERN_NS" "$TERN" exec --shards 1 --link afpacket:tern0 \
+    --ip 198.18.0.2/24 --max-connections $((CONNECTIONS + 10000)) --buffer-size "$BUFFER" --name netty-echo \
+    -- "$JDK/bin/java" -Xmx2g -cp "$ROOT/nio/target/test-classes:$(cat "$WORK/netty.classpath")" \
+    dev.tern.nio.examples.NettyEchoServer 8080 > "$WORK/serve.log" 2>&1 &
+  SERVE_PID=$!
+  WHAT="Netty's echo server under tern exec"
+fi
 for _ in $(seq 1 600); do
-  [[ $(ip netns exec "$PEER_NS" curl -s -o /dev/null -w '%{http_code}' --max-time 1 http://198.18.0.2:8080/1k.bin) == 200 ]] && break
-  kill -0 "$SERVE_PID" 2>/dev/null || { cat "$WORK/serve.log"; die "tern serve did not start"; }
+  answers && break
+  kill -0 "$SERVE_PID" 2>/dev/null || { cat "$WORK/serve.log"; die "$WHAT did not start"; }
   sleep 0.1
 done
-SERVE_JAVA=$(pgrep -P "$SERVE_PID" java || echo "$SERVE_PID")
+answers || { cat "$WORK/serve.log"; die "$WHAT does not answer"; }
+# The JVM serving: tern serve's own (the launcher's child), or the program tern exec started (its grandchild).
+SERVE_JAVA=$(pgrep -n -f "dev.tern.nio.examples.NettyEchoServer 8080" || pgrep -P "$SERVE_PID" java || echo "$SERVE_PID")
 sleep 3
 HEAP_BEFORE=$(heap_kib "$SERVE_JAVA")
 RSS_BEFORE=$(rss_kib "$SERVE_JAVA")
@@ -84,10 +119,15 @@ RSS_BEFORE=$(rss_kib "$SERVE_JAVA")
 cat > "$WORK/clients.py" <<'PY'
 import resource, selectors, socket, sys, time
 import os
-total, batch, sources, stop = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(","), sys.argv[4]
+total, batch, sources, stop, mode = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(","), sys.argv[4], sys.argv[5]
 hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
 resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-request = b"GET /1k.bin HTTP/1.1\r\nHost: tern\r\n\r\n"
+request = b"GET /1k.bin HTTP/1.1\r\nHost: tern\r\n\r\n" if mode == "http" else b"hello tern, one line to echo\n"
+def answered(got):
+    if mode != "http":
+        return got == request
+    head, sep, body = got.partition(b"\r\n\r\n")
+    return sep and len(body) >= 1024 and head.startswith(b"HTTP/1.1 200")
 sel = selectors.DefaultSelector()
 held, done, failed = [], 0, 0
 start = time.time()
@@ -109,8 +149,7 @@ def finish_batch(pending):
                     if not data:
                         raise OSError("closed")
                     state["got"] += data
-                    head, sep, body = state["got"].partition(b"\r\n\r\n")
-                    if sep and len(body) >= 1024 and head.startswith(b"HTTP/1.1 200"):
+                    if answered(state["got"]):
                         sel.unregister(s)
                         pending.discard(s)
                         held.append(s)
@@ -153,7 +192,7 @@ for (( p = 0; p < PROCESSES; p++ )); do
   ip -n "$PEER_NS" addr add "$source_address/24" dev peer0
   share=$(( p < PROCESSES - 1 ? PER_PROCESS : CONNECTIONS - p * PER_PROCESS ))
   ip netns exec "$PEER_NS" /usr/bin/python3 "$WORK/clients.py" "$share" "$BATCH" "$source_address" "$WORK/stop" \
-    > "$WORK/clients.$p.out" 2>&1 &
+    "$([[ "$SERVER" == serve ]] && echo http || echo echo)" > "$WORK/clients.$p.out" 2>&1 &
   CLIENT_PIDS+=($!)
 done
 for (( p = 0; p < PROCESSES; p++ )); do
@@ -164,23 +203,23 @@ for (( p = 0; p < PROCESSES; p++ )); do
   done
 done
 cat "$WORK"/clients.*.out | awk '/^opened/ { opened += $2; failed += $5 } !/^opened/ { print } END { printf "the clients opened %d answered connections, %d failed\n", opened, failed }'
-sleep 4   # past the second after which an idle persistent connection gives its rings back
+sleep 4   # past the second (two for NIO's sweep) after which an idle connection gives its rings back
 HEAP_AFTER=$(heap_kib "$SERVE_JAVA")
 RSS_AFTER=$(rss_kib "$SERVE_JAVA")
 STAT=$(TERN_COUNTERS_DIR="$WORK/counters" "$TERN" stat --all 2>/dev/null || true)
 counter() { awk -v name="$1" '$1 == name { gsub(",", "", $2); print $2; exit }' <<< "$STAT"; }
 ESTABLISHED=$(counter tcp.conn.established)
-echo "tern serve --http holding the kernel's idle persistent connections (--buffer-size $BUFFER, one shard):"
+echo "$WHAT holding the kernel's idle persistent connections (--buffer-size $BUFFER, one shard):"
 echo "  connections established (tcp.conn.established)   $ESTABLISHED"
 echo "  buffer bytes attached now (tcp.memory.attached_bytes) $(counter tcp.memory.attached_bytes)"
 echo "  rings given back while idle (rings_released_idle)  $(counter tcp.memory.rings_released_idle)"
 echo "  buffer bytes reserved (tcp.memory.in_use_bytes)    $(counter tcp.memory.in_use_bytes)"
-echo "  resident memory of tern serve: ${RSS_BEFORE} KiB before, ${RSS_AFTER} KiB holding them"
+echo "  resident memory of the server's JVM: ${RSS_BEFORE} KiB before, ${RSS_AFTER} KiB holding them"
 echo "  Java heap in use after a full GC: ${HEAP_BEFORE:-?} KiB before, ${HEAP_AFTER:-?} KiB holding them"
 awk -v b="$RSS_BEFORE" -v a="$RSS_AFTER" -v hb="${HEAP_BEFORE:-0}" -v ha="${HEAP_AFTER:-0}" -v n="$ESTABLISHED" 'BEGIN {
   if (n > 0) printf "  per connection: %.0f bytes resident, %.0f bytes of heap\n", (a - b) * 1024 / n, (ha - hb) * 1024 / n }'
 echo "  the stack's other counters on the way (tern stat):"
-awk '$1 ~ /^(tcp\.(memory|listen|conn|drop|syncookies)|stack\.shed|http\.|link\.rx\.kernel_drops)/ && $2 != "0" {
+awk '$1 ~ /^(tcp\.(memory|listen|conn|drop|syncookies)|stack\.shed|http\.|nio\.|link\.rx\.kernel_drops)/ && $2 != "0" {
   printf "    %-44s %s\n", $1, $2 }' <<< "$STAT"
 touch "$WORK/stop"
 wait "${CLIENT_PIDS[@]}" || true

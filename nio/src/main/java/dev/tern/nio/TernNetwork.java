@@ -268,8 +268,7 @@ final class TernNetwork implements AutoCloseable {
             opened = pipe.first();
             peer = MemoryPeer.start(name + "-peer", pipe.second(), new InterfaceAddress(memoryPeerAddress(), address.prefixLength()));
         } else if (link.startsWith("afpacket:")) {
-            final AfPacketOptions options = AfPacketOptions.defaults().rxFrameRing(AfPacketOptions.RX_FRAME_SIZE_AUTO);
-            opened = AfPacketLink.open(link.substring("afpacket:".length()), mac == -1 ? options : options.mac(mac));
+            opened = openAfPacket(1)[0];
         } else if (link.startsWith("afxdp:")) {
             final String[] parts = link.split(":");
             final AfXdpOptions options = AfXdpOptions.forAddress(address.address()).queue(parts.length == 3 ? Integer.parseInt(parts[2]) : 0);
@@ -305,9 +304,7 @@ final class TernNetwork implements AutoCloseable {
             peer = MemoryPeer.start(name + "-peer", wire.attach("peer", 0x0200_0000_0001L),
                 new InterfaceAddress(memoryPeerAddress(), address.prefixLength()));
         } else if (link.startsWith("afpacket:")) {
-            final AfPacketOptions options = AfPacketOptions.defaults().rxFrameRing(AfPacketOptions.RX_FRAME_SIZE_AUTO);
-            links = AfPacketLink.openFanoutGroup(link.substring("afpacket:".length()), mac == -1 ? options : options.mac(mac),
-                shardCount);
+            links = openAfPacket(shardCount);
         } else {
             final String[] parts = link.split(":");
             links = RawQpLinks.openShards(parts[1], parts.length == 3 ? Integer.parseInt(parts[2]) : 1,
@@ -321,6 +318,29 @@ final class TernNetwork implements AutoCloseable {
                 opened.close();
             }
             throw e;
+        }
+    }
+
+    /**
+     * AF_PACKET as the {@code tern} command opens it ({@link AfPacketOptions#throughput()}: 1024 receive slots for
+     * super-frames, and the vnet header, so the kernel cuts and checksums TCP's 64 KiB segments), again without the
+     * header where the kernel refuses it; one link, or a fanout group of {@code shards}. Before, a program's stack had
+     * the default ring of 64 such slots and no header: a burst of 200 connections' SYNs from the kernel's clients
+     * filled half of it, and the stack's load shedding took them for a flood.
+     */
+    private Link[] openAfPacket(int shards) {
+        final String iface = link.substring("afpacket:".length());
+        final AfPacketOptions options = mac == -1 ? AfPacketOptions.throughput() : AfPacketOptions.throughput().mac(mac);
+        try {
+            return shards == 1 ? new Link[] {AfPacketLink.open(iface, options)}
+                : AfPacketLink.openFanoutGroup(iface, options, shards);
+        } catch (LinkOpenException withVnet) {
+            try {
+                return shards == 1 ? new Link[] {AfPacketLink.open(iface, options.vnetHeader(false))}
+                    : AfPacketLink.openFanoutGroup(iface, options.vnetHeader(false), shards);
+            } catch (LinkOpenException e) {
+                throw withVnet;
+            }
         }
     }
 
