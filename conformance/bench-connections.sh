@@ -13,6 +13,7 @@
 # connection's rings back after a second without a read or write (TernSelectorProvider.releaseIdleBuffersAfter).
 #
 #   conformance/bench-connections.sh [--connections N] [--batch N] [--buffer-size B] [--server serve|netty]
+#       [--release-idle MS]   (netty: tern exec's --release-idle, 1000 by default; 0 keeps every ring)
 #
 # Needs root, iproute2, /usr/bin/python3, curl, and the tern command (TERN, default ./tern); --server netty also
 # Maven (it compiles nio's test classes if they are missing, and asks Maven for Netty's class path).
@@ -23,9 +24,11 @@ CONNECTIONS=100000
 BATCH=200
 BUFFER=4096
 SERVER=serve
+RELEASE_IDLE=1000
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --server) SERVER="$2"; shift 2 ;;
+    --release-idle) RELEASE_IDLE="$2"; shift 2 ;;
     --connections) CONNECTIONS="$2"; shift 2 ;;
     --batch) BATCH="$2"; shift 2 ;;
     --buffer-size) BUFFER="$2"; shift 2 ;;
@@ -98,7 +101,7 @@ else
   (cd "$ROOT" && mvn -q -B -ntp -pl nio dependency:build-classpath -Dmdep.includeScope=test \
     -Dmdep.outputFile="$WORK/netty.classpath") || die "cannot ask Maven for Netty's class path"
   TERN_COUNTERS_DIR="$WORK/counters" ip netns exec "$TERN_NS" "$TERN" exec --shards 1 --link afpacket:tern0 \
-    --ip 198.18.0.2/24 --max-connections $((CONNECTIONS + 10000)) --buffer-size "$BUFFER" --name netty-echo \
+    --ip 198.18.0.2/24 --max-connections $((CONNECTIONS + 10000)) --buffer-size "$BUFFER" --name netty-echo --release-idle "$RELEASE_IDLE" \
     -- "$JDK/bin/java" -Xmx2g -cp "$ROOT/nio/target/test-classes:$(cat "$WORK/netty.classpath")" \
     dev.tern.nio.examples.NettyEchoServer 8080 > "$WORK/serve.log" 2>&1 &
   SERVE_PID=$!
@@ -209,7 +212,7 @@ RSS_AFTER=$(rss_kib "$SERVE_JAVA")
 STAT=$(TERN_COUNTERS_DIR="$WORK/counters" "$TERN" stat --all 2>/dev/null || true)
 counter() { awk -v name="$1" '$1 == name { gsub(",", "", $2); print $2; exit }' <<< "$STAT"; }
 ESTABLISHED=$(counter tcp.conn.established)
-echo "$WHAT holding the kernel's idle persistent connections (--buffer-size $BUFFER, one shard):"
+echo "$WHAT holding the kernel's idle persistent connections (--buffer-size $BUFFER, one shard$([[ "$SERVER" == netty ]] && echo ", --release-idle $RELEASE_IDLE")):"
 echo "  connections established (tcp.conn.established)   $ESTABLISHED"
 echo "  buffer bytes attached now (tcp.memory.attached_bytes) $(counter tcp.memory.attached_bytes)"
 echo "  rings given back while idle (rings_released_idle)  $(counter tcp.memory.rings_released_idle)"
