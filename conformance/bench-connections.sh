@@ -43,28 +43,15 @@ die() { echo "bench-connections: $*" >&2; exit 1; }
 [[ $(id -u) -eq 0 ]] || die "needs root (network namespaces, AF_PACKET)"
 command -v /usr/bin/python3 >/dev/null || die "needs /usr/bin/python3"
 
-SUFFIX="$$"
-PEER_NS="tern-cxb-p$SUFFIX"
-TERN_NS="tern-cxb-t$SUFFIX"
-WORK="$(mktemp -d /tmp/tern-bench-connections.XXXXXX)"
 SERVE_PID=""
 CLIENT_PIDS=()
-cleanup() {
+stop_processes() {
   for pid in "${CLIENT_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   if [[ -n "$SERVE_PID" ]]; then kill "$SERVE_PID" 2>/dev/null || true; wait "$SERVE_PID" 2>/dev/null || true; fi
-  ip netns del "$PEER_NS" 2>/dev/null || true
-  ip netns del "$TERN_NS" 2>/dev/null || true
-  rm -rf "$WORK"
 }
-trap cleanup EXIT
-
-ip netns add "$PEER_NS"
-ip netns add "$TERN_NS"
-ip link add peer0 netns "$PEER_NS" type veth peer name tern0 netns "$TERN_NS"
-ip -n "$PEER_NS" addr add 198.18.0.1/24 dev peer0
-ip -n "$PEER_NS" link set lo up
-ip -n "$PEER_NS" link set peer0 up
-ip -n "$TERN_NS" link set tern0 up
+# shellcheck source=veth-pair.sh
+source "$ROOT/conformance/veth-pair.sh"
+veth_pair cxb connections
 ip netns exec "$PEER_NS" sysctl -q -w net.ipv4.ip_local_port_range="10000 65000"
 mkdir -p "$WORK/www" "$WORK/counters"
 head -c 1024 /dev/urandom > "$WORK/www/1k.bin"

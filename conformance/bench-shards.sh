@@ -36,26 +36,13 @@ die() { echo "bench-shards: $*" >&2; exit 1; }
 [[ $(id -u) -eq 0 ]] || die "needs root (network namespaces, AF_PACKET)"
 for tool in socat ab ip; do command -v "$tool" >/dev/null || die "needs $tool"; done
 
-SUFFIX="$$"
-PEER_NS="tern-shb-p$SUFFIX"
-TERN_NS="tern-shb-t$SUFFIX"
-WORK="$(mktemp -d /tmp/tern-bench-shards.XXXXXX)"
 SERVE_PID=""
-cleanup() {
+stop_processes() {
   if [[ -n "$SERVE_PID" ]]; then kill "$SERVE_PID" 2>/dev/null || true; wait "$SERVE_PID" 2>/dev/null || true; fi
-  ip netns del "$PEER_NS" 2>/dev/null || true
-  ip netns del "$TERN_NS" 2>/dev/null || true
-  rm -rf "$WORK"
 }
-trap cleanup EXIT
-
-ip netns add "$PEER_NS"
-ip netns add "$TERN_NS"
-ip link add peer0 netns "$PEER_NS" type veth peer name tern0 netns "$TERN_NS"
-ip -n "$PEER_NS" addr add 198.18.0.1/24 dev peer0
-ip -n "$PEER_NS" link set lo up
-ip -n "$PEER_NS" link set peer0 up
-ip -n "$TERN_NS" link set tern0 up
+# shellcheck source=veth-pair.sh
+source "$ROOT/conformance/veth-pair.sh"
+veth_pair shb shards
 mkdir -p "$WORK/www" "$WORK/counters"
 head -c 1024 /dev/urandom > "$WORK/www/one-kib.bin"
 TICKS=$(getconf CLK_TCK)

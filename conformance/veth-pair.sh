@@ -1,0 +1,27 @@
+# Sourced by the benchmark scripts beside it: the veth pair they run over, and its removal.
+#
+# veth_pair TAG NAME makes two network namespaces, tern-TAG-pPID (the kernel's side: peer0, 198.18.0.1/24) and
+# tern-TAG-tPID (Tern's side: tern0 up, no IPv4 address, so the kernel there neither answers nor forwards), joined by
+# a veth pair, and a work directory /tmp/tern-bench-NAME.XXXXXX; it sets PEER_NS, TERN_NS and WORK. Its EXIT trap
+# calls the script's stop_processes (if it defines one: it ends the processes it started, by their PIDs), then
+# removes both namespaces (which removes the pair) and the directory, on success and on failure alike.
+veth_pair() {
+  PEER_NS="tern-$1-p$$"
+  TERN_NS="tern-$1-t$$"
+  WORK="$(mktemp -d "/tmp/tern-bench-$2.XXXXXX")"
+  trap veth_pair_cleanup EXIT
+  ip netns add "$PEER_NS"
+  ip netns add "$TERN_NS"
+  ip link add peer0 netns "$PEER_NS" type veth peer name tern0 netns "$TERN_NS"
+  ip -n "$PEER_NS" addr add 198.18.0.1/24 dev peer0
+  ip -n "$PEER_NS" link set lo up
+  ip -n "$PEER_NS" link set peer0 up
+  ip -n "$TERN_NS" link set tern0 up
+}
+
+veth_pair_cleanup() {
+  if declare -F stop_processes >/dev/null; then stop_processes; fi
+  ip netns del "$PEER_NS" 2>/dev/null || true
+  ip netns del "$TERN_NS" 2>/dev/null || true
+  rm -rf "$WORK"
+}
