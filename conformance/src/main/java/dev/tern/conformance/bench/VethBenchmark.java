@@ -677,49 +677,11 @@ public final class VethBenchmark {
     }
 
     /**
-     * The kernel's source writes to Tern for {@code duration} seconds; Tern's rate, first byte to last. {@code
-     * zeroCopy}: the application takes the bytes through a receive handler, copying each into its own 1 MiB buffer as
-     * the read does (so both modes end with the bytes in the application's memory), and waits for the end of stream.
+     * The kernel's source writes to Tern for {@code duration} seconds; Tern's rate, first byte to last, the
+     * application taking the bytes as {@code receive} says (each way copies every byte into the application's own 1 MiB
+     * buffer, so all end with the bytes in the application's memory).
      */
     private double kernelToTern(NetnsHarness net, NetStack stack, Receive receive, double duration) throws Exception {
-        if (receive == Receive.HANDLER) {
-            return kernelToTernZeroCopy(net, stack, duration);
-        }
-        if (receive == Receive.HELD) {
-            return kernelToTernHeld(net, stack, duration);
-        }
-        try (TcpListener listener = stack.listen(SOURCE_PORT, 4, BULK_BUFFERS); Arena arena = Arena.ofConfined()) {
-            final BackgroundCommand source = net.startInPeer(endpoint("tcp-source", NetnsHarness.TERN_ADDRESS,
-                Integer.toString(SOURCE_PORT), Double.toString(duration)));
-            final TcpConnection connection = listener.accept(10_000_000_000L);
-            if (connection == null) {
-                throw new IllegalStateException("the kernel's source did not connect: " + source.stdout() + source.stderr());
-            }
-            final MemorySegment buffer = arena.allocate(1 << 20);
-            long bytes = 0;
-            long first = 0;
-            long last = 0;
-            final long deadline = System.nanoTime() + (long) ((duration + 20) * 1e9);
-            while (System.nanoTime() - deadline < 0) {
-                final int n = connection.read(buffer, 0, 1 << 20, 100_000_000L);
-                if (n < 0) {
-                    break;
-                }
-                if (n > 0) {
-                    last = System.nanoTime();
-                    if (first == 0) {
-                        first = last;
-                    }
-                    bytes += n;
-                }
-            }
-            connection.close();
-            awaitExit(source, stack, "the kernel's source");
-            return bytes * 8 / ((last - first) / 1e9) / 1e9;
-        }
-    }
-
-    private double kernelToTernZeroCopy(NetnsHarness net, NetStack stack, double duration) throws TernSocketException {
         try (TcpListener listener = stack.listen(SOURCE_PORT, 4, BULK_BUFFERS); Arena arena = Arena.ofShared()) {
             final BackgroundCommand source = net.startInPeer(endpoint("tcp-source", NetnsHarness.TERN_ADDRESS,
                 Integer.toString(SOURCE_PORT), Double.toString(duration)));
@@ -727,16 +689,48 @@ public final class VethBenchmark {
             if (connection == null) {
                 throw new IllegalStateException("the kernel's source did not connect: " + source.stdout() + source.stderr());
             }
-            final CopyingSink sink = new CopyingSink(arena.allocate(1 << 20));
-            connection.receiveHandler(sink);
             final long deadline = System.nanoTime() + (long) ((duration + 20) * 1e9);
-            while (!connection.isEndOfStream() && !connection.isEnded() && System.nanoTime() - deadline < 0) {
-                connection.awaitReady(SelectableSocket.READ, System.nanoTime() + 100_000_000L);
-            }
+            final double gbps = switch (receive) {
+                case READ -> readAll(connection, arena, deadline);
+                case HANDLER -> takeThroughHandler(connection, arena, deadline);
+                case HELD -> takeHeld(connection, stack, arena, deadline);
+            };
             connection.close();
             awaitExit(source, stack, "the kernel's source");
-            return sink.bytes() * 8 / ((sink.lastNs() - sink.firstNs()) / 1e9) / 1e9;
+            return gbps;
         }
+    }
+
+    /** The copying read into a 1 MiB buffer until the end of stream; Gbit/s from the first byte to the last. */
+    private static double readAll(TcpConnection connection, Arena arena, long deadline) throws TernSocketException {
+        final MemorySegment buffer = arena.allocate(1 << 20);
+        long bytes = 0;
+        long first = 0;
+        long last = 0;
+        while (System.nanoTime() - deadline < 0) {
+            final int n = connection.read(buffer, 0, 1 << 20, 100_000_000L);
+            if (n < 0) {
+                break;
+            }
+            if (n > 0) {
+                last = System.nanoTime();
+                if (first == 0) {
+                    first = last;
+                }
+                bytes += n;
+            }
+        }
+        return bytes * 8 / ((last - first) / 1e9) / 1e9;
+    }
+
+    /** Zero-copy receive: a handler copying what it is offered out of the frame; waits for the end of stream. */
+    private static double takeThroughHandler(TcpConnection connection, Arena arena, long deadline) throws TernSocketException {
+        final CopyingSink sink = new CopyingSink(arena.allocate(1 << 20));
+        connection.receiveHandler(sink);
+        while (!connection.isEndOfStream() && !connection.isEnded() && System.nanoTime() - deadline < 0) {
+            connection.awaitReady(SelectableSocket.READ, System.nanoTime() + 100_000_000L);
+        }
+        return sink.copied().gbps(CopiedBytes.NONE);
     }
 
     /**
@@ -745,43 +739,30 @@ public final class VethBenchmark {
      * own 1 MiB buffer, as the read does, and releases the frame ({@link NetStack#releaseHeld}). An offer the link
      * will not lend (its lending limit) or that finds the hand-over full is copied by the handler at once.
      */
-    private double kernelToTernHeld(NetnsHarness net, NetStack stack, double duration) throws Exception {
-        try (TcpListener listener = stack.listen(SOURCE_PORT, 4, BULK_BUFFERS); Arena arena = Arena.ofShared()) {
-            final BackgroundCommand source = net.startInPeer(endpoint("tcp-source", NetnsHarness.TERN_ADDRESS,
-                Integer.toString(SOURCE_PORT), Double.toString(duration)));
-            final TcpConnection connection = listener.accept(10_000_000_000L);
-            if (connection == null) {
-                throw new IllegalStateException("the kernel's source did not connect: " + source.stdout() + source.stderr());
-            }
-            final HeldViews views = new HeldViews(arena.allocate(1 << 20), 4096);
-            final CopyingSink refusedSink = new CopyingSink(arena.allocate(1 << 20));
-            connection.receiveHandler((c, data, offset, length) -> {
-                if (views.hasRoom()) {
-                    final long hold = c.holdReceived();
-                    if (hold >= 0) {
-                        views.offer(hold, data, offset, length);
-                        return length;
-                    }
+    private double takeHeld(TcpConnection connection, NetStack stack, Arena arena, long deadline) throws TernSocketException {
+        final HeldViews views = new HeldViews(arena.allocate(1 << 20), 4096);
+        final CopyingSink refusedSink = new CopyingSink(arena.allocate(1 << 20));
+        connection.receiveHandler((c, data, offset, length) -> {
+            if (views.hasRoom()) {
+                final long hold = c.holdReceived();
+                if (hold >= 0) {
+                    views.offer(hold, data, offset, length);
+                    return length;
                 }
-                return refusedSink.onReceive(c, data, offset, length);
-            });
-            final long deadline = System.nanoTime() + (long) ((duration + 20) * 1e9);
-            // The application's thread waits as a runner does (spin, yield, then park up to 100 us).
-            final org.agrona.concurrent.IdleStrategy idle = new org.agrona.concurrent.BackoffIdleStrategy(100, 10, 1_000, 100_000);
-            while (!connection.isEndOfStream() && !connection.isEnded() && System.nanoTime() - deadline < 0) {
-                idle.idle(views.copyAndRelease(stack) ? 1 : 0);
             }
-            while (views.copyAndRelease(stack)) {
-                // the last views
-            }
-            connection.close();
-            awaitExit(source, stack, "the kernel's source");
-            final long bytes = views.bytes() + refusedSink.bytes();
-            final long first = refusedSink.bytes() == 0 ? views.firstNs() : Math.min(views.firstNs(), refusedSink.firstNs());
-            final long last = Math.max(views.lastNs(), refusedSink.lastNs());
-            heldShare = (double) views.bytes() / bytes;
-            return bytes * 8 / ((last - first) / 1e9) / 1e9;
+            return refusedSink.onReceive(c, data, offset, length);
+        });
+        // The application's thread waits as a runner does (spin, yield, then park up to 100 us).
+        final org.agrona.concurrent.IdleStrategy idle = new org.agrona.concurrent.BackoffIdleStrategy(100, 10, 1_000, 100_000);
+        while (!connection.isEndOfStream() && !connection.isEnded() && System.nanoTime() - deadline < 0) {
+            idle.idle(views.copyAndRelease(stack) ? 1 : 0);
         }
+        while (views.copyAndRelease(stack)) {
+            // the last views
+        }
+        final CopiedBytes held = views.copied();
+        heldShare = (double) held.bytes() / (held.bytes() + refusedSink.copied().bytes());
+        return held.gbps(refusedSink.copied());
     }
 
     /** The share of the last held run's bytes the application took from held frames (the rest the handler copied). */
@@ -792,7 +773,7 @@ public final class VethBenchmark {
      * of (hold, segment, offset, length), and the consumer's copy into its buffer. Nothing allocates per view.
      */
     private static final class HeldViews {
-        private final MemorySegment buffer;
+        private final CopiedBytes copied;
         private final long[] holds;
         private final MemorySegment[] segments;
         private final long[] offsets;
@@ -800,13 +781,9 @@ public final class VethBenchmark {
         private final int mask;
         private final java.util.concurrent.atomic.AtomicLong produced = new java.util.concurrent.atomic.AtomicLong();
         private final java.util.concurrent.atomic.AtomicLong consumed = new java.util.concurrent.atomic.AtomicLong();
-        private long at;
-        private long bytes;
-        private long firstNs;
-        private long lastNs;
 
         HeldViews(MemorySegment buffer, int capacity) {
-            this.buffer = buffer;
+            this.copied = new CopiedBytes(buffer);
             this.holds = new long[capacity];
             this.segments = new MemorySegment[capacity];
             this.offsets = new long[capacity];
@@ -839,20 +816,76 @@ public final class VethBenchmark {
             }
             for (; c < p; c++) {
                 final int i = (int) (c & mask);
-                at = dev.tern.core.memory.WrappingCopy.copy(segments[i], offsets[i], lengths[i], buffer, at);
-                bytes += lengths[i];
+                copied.take(segments[i], offsets[i], lengths[i]);
                 segments[i] = null;
                 if (!stack.releaseHeld(holds[i])) {
                     throw new IllegalStateException("a held frame was refused on release: " + holds[i]);
                 }
             }
+            copied.stamp();
+            consumed.lazySet(c);
+            return true;
+        }
+
+        CopiedBytes copied() {
+            return copied;
+        }
+    }
+
+    /**
+     * The zero-copy receiver: takes every byte it is offered into {@link CopiedBytes}. Runs on whichever thread holds
+     * the stack (the runner's, or the waiting application's); the stack's hand-over orders those threads, and the
+     * counts are read after the end of stream (which the stack publishes after the last byte).
+     */
+    private static final class CopyingSink implements TcpConnection.ReceiveHandler {
+        private final CopiedBytes copied;
+
+        CopyingSink(MemorySegment buffer) {
+            this.copied = new CopiedBytes(buffer);
+        }
+
+        @Override
+        public int onReceive(TcpConnection connection, MemorySegment data, long offset, int length) {
+            copied.take(data, offset, length);
+            copied.stamp();
+            return length;
+        }
+
+        CopiedBytes copied() {
+            return copied;
+        }
+    }
+
+    /**
+     * What an application took of a transfer: each byte copied into one buffer (round and round, as a read copies
+     * into its buffer), how many, and when the first and the last arrived. One thread's.
+     */
+    private static final class CopiedBytes {
+        /** Nothing taken: {@code gbps(NONE)} is one side's own rate. */
+        static final CopiedBytes NONE = new CopiedBytes(null);
+
+        private final MemorySegment buffer;
+        private long at;
+        private long bytes;
+        private long firstNs;
+        private long lastNs;
+
+        CopiedBytes(MemorySegment buffer) {
+            this.buffer = buffer;
+        }
+
+        void take(MemorySegment data, long offset, int length) {
+            at = dev.tern.core.memory.WrappingCopy.copy(data, offset, length, buffer, at);
+            bytes += length;
+        }
+
+        /** Notes the time of what was just taken. */
+        void stamp() {
             final long now = System.nanoTime();
             if (firstNs == 0) {
                 firstNs = now;
             }
             lastNs = now;
-            consumed.lazySet(c);
-            return true;
         }
 
         long bytes() {
@@ -866,47 +899,11 @@ public final class VethBenchmark {
         long lastNs() {
             return lastNs;
         }
-    }
 
-    /**
-     * The zero-copy receiver: takes every byte it is offered, copying it into one buffer (round and round), and notes
-     * the times of the first and last byte. Runs on whichever thread holds the stack (the runner's, or the waiting
-     * application's); the stack's hand-over orders those threads, and the fields are read after the end of stream
-     * (which the stack publishes after the last byte).
-     */
-    private static final class CopyingSink implements TcpConnection.ReceiveHandler {
-        private final MemorySegment buffer;
-        private long bytes;
-        private long firstNs;
-        private long lastNs;
-        private long at;
-
-        CopyingSink(MemorySegment buffer) {
-            this.buffer = buffer;
-        }
-
-        @Override
-        public int onReceive(TcpConnection connection, MemorySegment data, long offset, int length) {
-            at = dev.tern.core.memory.WrappingCopy.copy(data, offset, length, buffer, at);
-            final long now = System.nanoTime();
-            if (bytes == 0) {
-                firstNs = now;
-            }
-            lastNs = now;
-            bytes += length;
-            return length;
-        }
-
-        long bytes() {
-            return bytes;
-        }
-
-        long firstNs() {
-            return firstNs;
-        }
-
-        long lastNs() {
-            return lastNs;
+        /** Gbit/s from the first byte to the last, of this and {@code other} together (either may have taken none). */
+        double gbps(CopiedBytes other) {
+            final long first = bytes == 0 ? other.firstNs : other.bytes == 0 ? firstNs : Math.min(firstNs, other.firstNs);
+            return (bytes + other.bytes) * 8 / ((Math.max(lastNs, other.lastNs) - first) / 1e9) / 1e9;
         }
     }
 
