@@ -14,6 +14,7 @@
 #
 #   conformance/bench-connections.sh [--connections N] [--batch N] [--buffer-size B] [--server serve|netty]
 #       [--release-idle MS]   (netty: tern exec's --release-idle, 1000 by default; 0 keeps every ring)
+#       [--shards N]          (the server's stack shards, 1 by default; --max-connections is per shard)
 #
 # Needs root, iproute2, /usr/bin/python3, curl, and the tern command (TERN, default ./tern); --server netty also
 # Maven (it compiles nio's test classes if they are missing, and asks Maven for Netty's class path).
@@ -25,10 +26,12 @@ BATCH=200
 BUFFER=4096
 SERVER=serve
 RELEASE_IDLE=1000
+SHARDS=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --server) SERVER="$2"; shift 2 ;;
     --release-idle) RELEASE_IDLE="$2"; shift 2 ;;
+    --shards) SHARDS="$2"; shift 2 ;;
     --connections) CONNECTIONS="$2"; shift 2 ;;
     --batch) BATCH="$2"; shift 2 ;;
     --buffer-size) BUFFER="$2"; shift 2 ;;
@@ -75,7 +78,7 @@ sys.exit(0 if s.recv(16) == b"ping\n" else 1)' 2>/dev/null
   fi
 }
 if [[ "$SERVER" == serve ]]; then
-  TERN_COUNTERS_DIR="$WORK/counters" ip netns exec "$TERN_NS" "$TERN" serve --shards 1 --link afpacket:tern0 \
+  TERN_COUNTERS_DIR="$WORK/counters" ip netns exec "$TERN_NS" "$TERN" serve --shards "$SHARDS" --link afpacket:tern0 \
     --ip 198.18.0.2/24 --max-connections $((CONNECTIONS + 10000)) --buffer-size "$BUFFER" \
     --keepalive-timeout 86400 --http 8080 "$WORK/www" > "$WORK/serve.log" 2>&1 &
   SERVE_PID=$!
@@ -87,7 +90,7 @@ else
     || (cd "$ROOT" && mvn -q -B -ntp -pl nio test-compile) || die "cannot compile nio's test classes"
   (cd "$ROOT" && mvn -q -B -ntp -pl nio dependency:build-classpath -Dmdep.includeScope=test \
     -Dmdep.outputFile="$WORK/netty.classpath") || die "cannot ask Maven for Netty's class path"
-  TERN_COUNTERS_DIR="$WORK/counters" ip netns exec "$TERN_NS" "$TERN" exec --shards 1 --link afpacket:tern0 \
+  TERN_COUNTERS_DIR="$WORK/counters" ip netns exec "$TERN_NS" "$TERN" exec --shards "$SHARDS" --link afpacket:tern0 \
     --ip 198.18.0.2/24 --max-connections $((CONNECTIONS + 10000)) --buffer-size "$BUFFER" --name netty-echo --release-idle "$RELEASE_IDLE" \
     -- "$JDK/bin/java" -Xmx2g -cp "$ROOT/nio/target/test-classes:$(cat "$WORK/netty.classpath")" \
     dev.tern.nio.examples.NettyEchoServer 8080 > "$WORK/serve.log" 2>&1 &
@@ -197,9 +200,11 @@ sleep 4   # past the second (two for NIO's sweep) after which an idle connection
 HEAP_AFTER=$(heap_kib "$SERVE_JAVA")
 RSS_AFTER=$(rss_kib "$SERVE_JAVA")
 STAT=$(TERN_COUNTERS_DIR="$WORK/counters" "$TERN" stat --all 2>/dev/null || true)
+# With shards, tern stat prints each shard's counters and then their totals: keep the last section only.
+STAT=$(awk '/^stack / { section = "" } { section = section $0 "\n" } END { printf "%s", section }' <<< "$STAT")
 counter() { awk -v name="$1" '$1 == name { gsub(",", "", $2); print $2; exit }' <<< "$STAT"; }
 ESTABLISHED=$(counter tcp.conn.established)
-echo "$WHAT holding the kernel's idle persistent connections (--buffer-size $BUFFER, one shard$([[ "$SERVER" == netty ]] && echo ", --release-idle $RELEASE_IDLE")):"
+echo "$WHAT holding the kernel's idle persistent connections (--buffer-size $BUFFER, --shards $SHARDS$([[ "$SERVER" == netty ]] && echo ", --release-idle $RELEASE_IDLE")):"
 echo "  connections established (tcp.conn.established)   $ESTABLISHED"
 echo "  buffer bytes attached now (tcp.memory.attached_bytes) $(counter tcp.memory.attached_bytes)"
 echo "  rings given back while idle (rings_released_idle)  $(counter tcp.memory.rings_released_idle)"
