@@ -41,7 +41,7 @@ import java.util.function.Consumer;
  *
  * <p>Selections are serialised on the selector (as the JDK's are); the selected-key set belongs to the selecting
  * thread. A selection allocates nothing: keys are found through their attachments and the selected-key set is an
- * indexed array ({@link SelectedKeySet}).
+ * indexed array ({@link SelectedKeySet}); the idle sweep, once a period, is the exception ({@link #sweepIfDue}).
  *
  * <p>Deviation: a Tern channel can be registered with one selector at a time (the stack's sockets have one
  * readiness queue each); registering it with a second throws {@link IllegalStateException}. The JDK allows several.
