@@ -76,6 +76,14 @@ class IdleChannelBuffersTest {
             }
         }
 
+        /** Selects until the stack has released {@code count} connections' rings in all, or 5 s passed. */
+        void selectUntilReleased(long count) throws IOException {
+            final long end = System.nanoTime() + 5_000_000_000L;
+            while (counter(RELEASED) < count && System.nanoTime() < end) {
+                selectFor(20, null);
+            }
+        }
+
         void drain(ByteBuffer into) throws IOException {
             while (into.hasRemaining() && accepted.read(into) > 0) {
                 // until nothing is waiting
@@ -119,10 +127,7 @@ class IdleChannelBuffersTest {
             pair.echo(random(1, 1_000));
             final long lastUse = System.nanoTime();
             assertTrue(pair.counter(ATTACHED) > 0);
-            final long end = lastUse + 5_000_000_000L;
-            while (pair.counter(RELEASED) == 0 && System.nanoTime() < end) {
-                pair.selectFor(20, null);
-            }
+            pair.selectUntilReleased(1);
             final long idleNs = System.nanoTime() - lastUse;
             assertEquals(1, pair.counter(RELEASED), "released once");
             assertTrue(idleNs >= 90_000_000L, "released after " + idleNs + " ns idle, before the 100 ms");
@@ -130,7 +135,7 @@ class IdleChannelBuffersTest {
 
             pair.echo(random(2, 100_000)); // arriving data brings the rings back, and the reply goes out
             assertTrue(pair.counter(ATTACHED) > 0);
-            pair.selectFor(400, null);
+            pair.selectUntilReleased(2);
             assertEquals(2, pair.counter(RELEASED), "idle again, released again");
             assertEquals(0, pair.counter(ATTACHED));
             pair.accepted.write(ByteBuffer.wrap(random(3, 5_000))); // a write brings them back too
@@ -144,8 +149,8 @@ class IdleChannelBuffersTest {
 
     @Test
     void aConnectionInUseOrWithUnreadBytesKeepsItsRings() throws Exception {
-        try (World world = World.tern(); Pair pair = Pair.open(world, Duration.ofMillis(150))) {
-            // Used every 40 ms for 1.2 s: never a whole period untouched.
+        try (World world = World.tern(); Pair pair = Pair.open(world, Duration.ofMillis(300))) {
+            // Used every 40 ms for 1.2 s: never a whole period untouched (a stall of 600 ms would be one).
             final long end = System.nanoTime() + 1_200_000_000L;
             for (int i = 0; System.nanoTime() < end; i++) {
                 pair.echo(random(10 + i, 100));
@@ -156,12 +161,12 @@ class IdleChannelBuffersTest {
             // Bytes the server does not read (no interest) keep the rings however long it idles.
             pair.accepted.keyFor(pair.selector).interestOps(0);
             pair.client.write(ByteBuffer.wrap(random(4, 3_000)));
-            pair.selectFor(600, null);
+            pair.selectFor(1_200, null); // four periods: three sweeps that find it untouched
             assertEquals(0, pair.counter(RELEASED), "unread bytes keep the rings");
             final ByteBuffer got = ByteBuffer.allocate(3_000);
             pair.drain(got);
             assertArrayEquals(random(4, 3_000), got.array());
-            pair.selectFor(600, null);
+            pair.selectUntilReleased(1);
             assertEquals(1, pair.counter(RELEASED), "read, then idle: released");
         }
     }
