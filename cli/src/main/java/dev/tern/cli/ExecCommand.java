@@ -30,10 +30,11 @@ import java.util.Set;
  */
 final class ExecCommand {
     static final String USAGE = "exec [--rules FILE] [--name NAME] [--idle backoff|spin] [--shards N] [--release-idle MS] "
-        + "[--max-connections N] [--buffer-size B] " + NetworkOptions.USAGE
+        + "[--max-connections N] [--buffer-size B] [--memory-limit BYTES] " + NetworkOptions.USAGE
         + " -- COMMAND...";
     static final CommandHelp HELP = new CommandHelp("exec", "[--rules FILE] [--name NAME] [--idle backoff|spin] "
-        + "[--shards N] [--release-idle MS] [--max-connections N] [--buffer-size B] [link flags] -- COMMAND...", "run an unmodified JVM program on Tern (NIO through Tern's provider)",
+        + "[--shards N] [--release-idle MS] [--max-connections N] [--buffer-size B] [--memory-limit BYTES] [link flags] "
+        + "-- COMMAND...", "run an unmodified JVM program on Tern (NIO through Tern's provider)",
         "Runs COMMAND (java ... or anything that starts a JDK 25 JVM) with Tern's NIO provider installed by an "
             + "agent, so its channels and classic sockets go through a Tern stack or, by the rules, the kernel. "
             + "Exits with the program's status; 2 for a bad command line or rules file.",
@@ -50,7 +51,9 @@ final class ExecCommand {
                 + "included), 1.." + dev.tern.tcp.TcpConfig.MAX_CONNECTIONS, "16384"),
             CommandHelp.option("--buffer-size B", "send and receive buffer of every connection, in bytes: a power of "
                 + "two, " + dev.tern.tcp.TcpConfig.MIN_BUFFER + ".." + dev.tern.tcp.TcpConfig.MAX_BUFFER
-                + " (SO_SNDBUF and SO_RCVBUF set by the program still win)", "131072")),
+                + " (SO_SNDBUF and SO_RCVBUF set by the program still win)", "131072"),
+            CommandHelp.option("--memory-limit BYTES", "socket buffers each shard lets connections reserve (pressure "
+                + "at half: new ones get a quarter); no new connection beyond it", "1073741824")),
         true, List.of("./tern exec --link memory -- java -cp app.jar Main"));
 
     private final PrintStream err;
@@ -65,7 +68,7 @@ final class ExecCommand {
         }
         final Set<String> valueFlags = new HashSet<>(NetworkOptions.VALUE_FLAGS);
         valueFlags.addAll(Set.of("--rules", "--name", "--idle", "--shards", "--release-idle", "--max-connections",
-            "--buffer-size"));
+            "--buffer-size", "--memory-limit"));
         final Arguments args = Arguments.parse("exec", argv, valueFlags, Set.of());
         final List<String> command = args.operands();
         if (command.isEmpty()) {
@@ -104,6 +107,10 @@ final class ExecCommand {
         final int bufferSize = NetworkOptions.bufferSize("exec", args);
         if (bufferSize > 0) {
             config.setProperty("tern.bufferSize", Integer.toString(bufferSize));
+        }
+        final long memoryLimit = NetworkOptions.memoryLimit("exec", args);
+        if (memoryLimit > 0) {
+            config.setProperty("tern.memoryLimit", Long.toString(memoryLimit));
         }
         final int shards = network.shards("exec", args);
         config.setProperty("tern.shards", Integer.toString(shards));

@@ -171,8 +171,34 @@ final class NetworkOptions {
         return size;
     }
 
+    /** The most {@code --memory-limit} takes: 1 TiB of socket buffers per stack. */
+    static final long MAX_MEMORY_LIMIT = 1L << 40;
+    /** The least {@code --memory-limit} takes: 1 MiB (a few connections' default buffers). */
+    static final long MIN_MEMORY_LIMIT = 1L << 20;
+
+    /**
+     * {@code --memory-limit BYTES}: the socket buffer budget of each stack (each shard), beyond which no connection is
+     * let in, with the pressure mark at half of it (the defaults are 1 GiB and 512 MiB); 0 when not given.
+     */
+    static long memoryLimit(String command, Arguments args) {
+        final long limit = args.longValue("--memory-limit", 0);
+        if (args.has("--memory-limit") && (limit < MIN_MEMORY_LIMIT || limit > MAX_MEMORY_LIMIT)) {
+            throw new UsageException(command + ": --memory-limit must be " + MIN_MEMORY_LIMIT + ".." + MAX_MEMORY_LIMIT
+                + " bytes, got " + limit);
+        }
+        return limit;
+    }
+
     /** Control blocks per stack (each shard's), {@code --max-connections}; 0: the stack's default. */
     private int maxConnections;
+    /** The socket buffer budget per stack (each shard's), {@code --memory-limit}; 0: the stack's default. */
+    private long memoryLimit;
+
+    /** Sets each stack's (each shard's) socket buffer budget, the pressure mark at half; before {@link #open}. */
+    NetworkOptions memoryLimit(long bytes) {
+        this.memoryLimit = bytes;
+        return this;
+    }
 
     /** Sets how many connections each stack (each shard) holds, in every state; before {@link #open}. */
     NetworkOptions maxConnections(int connections) {
@@ -181,8 +207,15 @@ final class NetworkOptions {
     }
 
     private void applyTcp(NetStack.Builder builder) {
-        if (maxConnections > 0) {
-            builder.tcp(dev.tern.tcp.TcpConfig.builder().maxConnections(maxConnections).build());
+        if (maxConnections > 0 || memoryLimit > 0) {
+            final dev.tern.tcp.TcpConfig.Builder tcp = dev.tern.tcp.TcpConfig.builder();
+            if (maxConnections > 0) {
+                tcp.maxConnections(maxConnections);
+            }
+            if (memoryLimit > 0) {
+                tcp.memoryLimits(memoryLimit / 2, memoryLimit);
+            }
+            builder.tcp(tcp.build());
         }
     }
 

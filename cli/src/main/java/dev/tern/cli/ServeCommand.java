@@ -51,6 +51,8 @@ final class ServeCommand {
                 + "power of two, " + MIN_BUFFER + ".." + MAX_BUFFER + " (rings are mapped on use; an idle HTTP "
                 + "connection gives them back)",
                 "HTTP 131072; echo and discard 4 MiB"),
+            CommandHelp.option("--memory-limit BYTES", "socket buffers each shard lets connections reserve (pressure "
+                + "at half: new ones get a quarter); no new connection beyond it", "1073741824"),
             CommandHelp.option("--shards N", "serve from N stacks sharing the address, a thread each; the link steers "
                 + "each flow to one (afpacket: a fanout group; memory: the wire); 1..256", "one per core on afpacket, "
                 + "else 1")),
@@ -95,7 +97,7 @@ final class ServeCommand {
         }
         final Set<String> valueFlags = new HashSet<>(NetworkOptions.VALUE_FLAGS);
         valueFlags.addAll(Set.of("--echo", "--discard", "--udp-echo", "--shards", "--keepalive-timeout",
-            "--max-connections", "--buffer-size"));
+            "--max-connections", "--buffer-size", "--memory-limit"));
         valueFlags.addAll(TcpCommandOptions.VALUE_FLAGS);
         final Arguments args = Arguments.parse("serve", rest.toArray(String[]::new), valueFlags, Set.of());
         args.operands(0, 0, USAGE);
@@ -110,7 +112,8 @@ final class ServeCommand {
         }
         final int maxConnections = args.intValue("--max-connections", 0, 1, dev.tern.tcp.TcpConfig.MAX_CONNECTIONS);
         final int bufferSize = NetworkOptions.bufferSize("serve", args);
-        final NetworkOptions network = NetworkOptions.from(args).maxConnections(maxConnections);
+        final NetworkOptions network = NetworkOptions.from(args).maxConnections(maxConnections)
+            .memoryLimit(NetworkOptions.memoryLimit("serve", args));
         final int shards = network.shards("serve", args);
         try (Network net = network.open("serve", shards); ConnectionTraces traces = tcp.traces(true)) {
             final TcpOptions options = bufferSize == 0 ? tcp.apply(TcpOptions.DEFAULT)

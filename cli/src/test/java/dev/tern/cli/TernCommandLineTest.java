@@ -68,6 +68,8 @@ class TernCommandLineTest {
         "exec --release-idle -1 -- java -version   | exec: --release-idle must be 0..86400000, got -1",
         "exec --buffer-size 3000 -- java -version  | exec: --buffer-size must be a power of two, got 3000",
         "exec --max-connections 0 -- java -version | exec: --max-connections must be 1..1048576, got 0",
+        "exec --memory-limit 1k -- java -version   | exec: --memory-limit wants a whole number, got '1k'",
+        "serve --echo 7 --memory-limit 1000    | serve: --memory-limit must be 1048576..1099511627776 bytes, got 1000",
         "serve --shards 3 --link rawqp:mlx5_0 --echo 7 | serve: --shards 3 on rawqp must be a power of two",
         "serve --http 80 . --keepalive-timeout x     | serve: --keepalive-timeout wants a whole number, got 'x'",
         "serve --http 80 . --keepalive-timeout 90000 | serve: --keepalive-timeout must be 0..86400, got 90000",
@@ -97,6 +99,23 @@ class TernCommandLineTest {
         assertArrayEquals(new int[] {Ipv4Address.parse("198.18.0.1"), Ipv4Address.parse("198.18.0.254")},
             options.gateways);
         assertEquals(Ipv4Address.parse("198.18.0.1"), options.gateway(), "the first is the one used first");
+    }
+
+    /** {@code --max-connections} and {@code --memory-limit} (serve, exec) size the stack the command opens. */
+    @Test
+    void theConnectionTableAndMemoryLimitReachTheStack() {
+        final java.util.Set<String> valueFlags = new java.util.HashSet<>(NetworkOptions.VALUE_FLAGS);
+        valueFlags.add("--memory-limit");
+        final Arguments args = Arguments.parse("serve", new String[] {"--memory-limit", "67108864"}, valueFlags,
+            java.util.Set.of());
+        final NetworkOptions options = NetworkOptions.from(args).maxConnections(300)
+            .memoryLimit(NetworkOptions.memoryLimit("serve", args));
+        try (Network network = options.open("serve")) {
+            final dev.tern.tcp.TcpConfig config = network.stack.tcp().config();
+            assertEquals(300, config.maxConnections());
+            assertEquals(67_108_864L, config.memoryLimitBytes());
+            assertEquals(33_554_432L, config.memoryPressureBytes(), "the pressure mark at half");
+        }
     }
 
     @Test

@@ -69,6 +69,8 @@ final class TernNetwork implements AutoCloseable {
     private final int maxConnections;
     /** Send and receive buffer of every connection, {@code tern.bufferSize}; 0: the stack's defaults. */
     private final int bufferSize;
+    /** The socket buffer budget of each stack (shard), pressure at half, {@code tern.memoryLimit}; 0: the default. */
+    private final long memoryLimit;
     private PcapWriter pcapWriter;
     /** The stack, or shard 0 of a sharded one; null until opened. */
     private NetStack stack;
@@ -82,8 +84,9 @@ final class TernNetwork implements AutoCloseable {
     private boolean closed;
 
     private TernNetwork(String link, InterfaceAddress address, int gateway, long mac, int mtu, String name, boolean spin,
-                        Path pcap, int shardCount, int maxConnections, int bufferSize) {
+                        Path pcap, int shardCount, int maxConnections, int bufferSize, long memoryLimit) {
         this.shardCount = shardCount;
+        this.memoryLimit = memoryLimit;
         this.maxConnections = maxConnections;
         this.bufferSize = bufferSize;
         this.link = link;
@@ -133,8 +136,21 @@ final class TernNetwork implements AutoCloseable {
         if (Integer.bitCount(bufferSize) > 1) {
             throw new IllegalArgumentException("tern.bufferSize must be a power of two, got " + bufferSize);
         }
+        final String limitText = properties.getProperty("tern.memoryLimit");
+        long memoryLimit = 0;
+        if (limitText != null) {
+            try {
+                memoryLimit = Long.parseLong(limitText.strip());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("tern.memoryLimit wants a number of bytes, got '" + limitText + "'");
+            }
+            if (memoryLimit < 1L << 20 || memoryLimit > 1L << 40) {
+                throw new IllegalArgumentException("tern.memoryLimit must be " + (1L << 20) + ".." + (1L << 40)
+                    + " bytes, got " + memoryLimit);
+            }
+        }
         return new TernNetwork(link, address, gateway, mac, mtu, name, idle.equals("spin"), pcap == null ? null : Path.of(pcap),
-            shards, maxConnections, bufferSize);
+            shards, maxConnections, bufferSize, memoryLimit);
     }
 
     /** A whole number setting within {@code min..max}; 0 when unset. */
@@ -161,8 +177,11 @@ final class TernNetwork implements AutoCloseable {
         if (gateway != 0) {
             builder.gateway(Ipv4Address.format(gateway));
         }
-        if (maxConnections > 0 || bufferSize > 0) {
+        if (maxConnections > 0 || bufferSize > 0 || memoryLimit > 0) {
             final TcpConfig.Builder tcp = TcpConfig.builder();
+            if (memoryLimit > 0) {
+                tcp.memoryLimits(memoryLimit / 2, memoryLimit);
+            }
             if (maxConnections > 0) {
                 tcp.maxConnections(maxConnections);
             }

@@ -87,8 +87,10 @@ class ConfiguredProviderTest {
     @Test
     void theConnectionTableAndBufferSizesComeFromTheSettings() throws IOException {
         try (TernSelectorProvider provider = new TernSelectorProvider(properties("tern.link", "memory",
-            "tern.maxConnections", "300", "tern.bufferSize", "8192"))) {
+            "tern.maxConnections", "300", "tern.bufferSize", "8192", "tern.memoryLimit", "67108864"))) {
             assertEquals(300, provider.stack().tcp().config().maxConnections());
+            assertEquals(67_108_864L, provider.stack().tcp().config().memoryLimitBytes());
+            assertEquals(33_554_432L, provider.stack().tcp().config().memoryPressureBytes());
             assertEquals(8192, provider.stack().tcp().config().sendBufferSize());
             assertEquals(8192, provider.stack().tcp().config().receiveBufferSize());
             try (SocketChannel tcp = provider.openSocketChannel()) {
@@ -107,6 +109,9 @@ class ConfiguredProviderTest {
             () -> TernSelectorProvider.checkConfiguration(properties("tern.bufferSize", "512"))).getMessage());
         assertEquals("tern.maxConnections wants a whole number, got 'many'", assertThrows(IllegalArgumentException.class,
             () -> TernSelectorProvider.checkConfiguration(properties("tern.maxConnections", "many"))).getMessage());
+        assertEquals("tern.memoryLimit must be 1048576..1099511627776 bytes, got 1000", assertThrows(
+            IllegalArgumentException.class,
+            () -> TernSelectorProvider.checkConfiguration(properties("tern.memoryLimit", "1000"))).getMessage());
         final IllegalArgumentException link = assertThrows(IllegalArgumentException.class,
             () -> TernSelectorProvider.checkConfiguration(properties("tern.link", "ethernet0")));
         assertEquals("tern.link wants memory, afpacket:IFACE, afxdp:IFACE[:QUEUE] or rawqp:DEVICE[:PORT], got 'ethernet0'", link.getMessage());
