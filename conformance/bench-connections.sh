@@ -15,6 +15,7 @@
 #   conformance/bench-connections.sh [--connections N] [--batch N] [--buffer-size B] [--server serve|netty]
 #       [--release-idle MS]   (netty: tern exec's --release-idle, 1000 by default; 0 keeps every ring)
 #       [--shards N]          (the server's stack shards, 1 by default; --max-connections is per shard)
+#       [--memory-limit BYTES] (the server's socket buffer budget per shard; the stack's 1 GiB by default)
 #
 # Needs root, iproute2, /usr/bin/python3, curl, and the tern command (TERN, default ./tern); --server netty also
 # Maven (it compiles nio's test classes if they are missing, and asks Maven for Netty's class path).
@@ -27,11 +28,13 @@ BUFFER=4096
 SERVER=serve
 RELEASE_IDLE=1000
 SHARDS=1
+MEMORY_LIMIT=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --server) SERVER="$2"; shift 2 ;;
     --release-idle) RELEASE_IDLE="$2"; shift 2 ;;
     --shards) SHARDS="$2"; shift 2 ;;
+    --memory-limit) MEMORY_LIMIT=(--memory-limit "$2"); shift 2 ;;
     --connections) CONNECTIONS="$2"; shift 2 ;;
     --batch) BATCH="$2"; shift 2 ;;
     --buffer-size) BUFFER="$2"; shift 2 ;;
@@ -79,7 +82,7 @@ sys.exit(0 if s.recv(16) == b"ping\n" else 1)' 2>/dev/null
 }
 if [[ "$SERVER" == serve ]]; then
   TERN_COUNTERS_DIR="$WORK/counters" ip netns exec "$TERN_NS" "$TERN" serve --shards "$SHARDS" --link afpacket:tern0 \
-    --ip 198.18.0.2/24 --max-connections $((CONNECTIONS + 10000)) --buffer-size "$BUFFER" \
+    --ip 198.18.0.2/24 --max-connections $((CONNECTIONS + 10000)) --buffer-size "$BUFFER" "${MEMORY_LIMIT[@]}" \
     --keepalive-timeout 86400 --http 8080 "$WORK/www" > "$WORK/serve.log" 2>&1 &
   SERVE_PID=$!
   WHAT="tern serve --http"
@@ -91,7 +94,7 @@ else
   (cd "$ROOT" && mvn -q -B -ntp -pl nio dependency:build-classpath -Dmdep.includeScope=test \
     -Dmdep.outputFile="$WORK/netty.classpath") || die "cannot ask Maven for Netty's class path"
   TERN_COUNTERS_DIR="$WORK/counters" ip netns exec "$TERN_NS" "$TERN" exec --shards "$SHARDS" --link afpacket:tern0 \
-    --ip 198.18.0.2/24 --max-connections $((CONNECTIONS + 10000)) --buffer-size "$BUFFER" --name netty-echo --release-idle "$RELEASE_IDLE" \
+    --ip 198.18.0.2/24 --max-connections $((CONNECTIONS + 10000)) --buffer-size "$BUFFER" "${MEMORY_LIMIT[@]}" --name netty-echo --release-idle "$RELEASE_IDLE" \
     -- "$JDK/bin/java" -Xmx2g -cp "$ROOT/nio/target/test-classes:$(cat "$WORK/netty.classpath")" \
     dev.tern.nio.examples.NettyEchoServer 8080 > "$WORK/serve.log" 2>&1 &
   SERVE_PID=$!
