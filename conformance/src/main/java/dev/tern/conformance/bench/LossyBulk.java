@@ -188,28 +188,11 @@ final class LossyBulk {
                 if (connection == null) {
                     throw new IllegalStateException("the kernel's source did not connect: " + source.stdout() + source.stderr());
                 }
-                final MemorySegment buffer = arena.allocate(1 << 20);
-                final long windowNs = (long) (window * 1e9);
-                final long deadline = System.nanoTime() + (long) ((window + 40) * 1e9);
-                long bytes = 0;
-                long first = 0;
-                long last = 0;
-                while (System.nanoTime() - deadline < 0 && bytes < maxBytes && (first == 0 || last - first < windowNs)) {
-                    final int n = connection.read(buffer, 0, 1 << 20, 100_000_000L);
-                    if (n < 0) {
-                        break;
-                    }
-                    if (n > 0) {
-                        last = System.nanoTime();
-                        if (first == 0) {
-                            first = last;
-                        }
-                        bytes += n;
-                    }
-                }
+                final double gbps = VethBenchmark.readFor(connection, arena, System.nanoTime() + (long) ((window + 40) * 1e9),
+                    maxBytes, (long) (window * 1e9));
                 connection.close();
                 VethBenchmark.awaitExit(source, stack, "the kernel's source");
-                return last == first ? 0 : bytes * 8 / ((last - first) / 1e9) / 1e9;
+                return gbps;
             } finally {
                 source.close();
             }

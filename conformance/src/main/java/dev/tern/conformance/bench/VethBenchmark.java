@@ -703,11 +703,20 @@ public final class VethBenchmark {
 
     /** The copying read into a 1 MiB buffer until the end of stream; Gbit/s from the first byte to the last. */
     private static double readAll(TcpConnection connection, Arena arena, long deadline) throws TernSocketException {
+        return readFor(connection, arena, deadline, Long.MAX_VALUE, Long.MAX_VALUE);
+    }
+
+    /**
+     * The copying read into a 1 MiB buffer until the end of stream, the deadline, {@code maxBytes} or {@code windowNs}
+     * after the first byte, whichever comes first; Gbit/s from the first byte to the last (0 if fewer than two reads).
+     */
+    static double readFor(TcpConnection connection, Arena arena, long deadline, long maxBytes, long windowNs)
+        throws TernSocketException {
         final MemorySegment buffer = arena.allocate(1 << 20);
         long bytes = 0;
         long first = 0;
         long last = 0;
-        while (System.nanoTime() - deadline < 0) {
+        while (System.nanoTime() - deadline < 0 && bytes < maxBytes && (first == 0 || last - first < windowNs)) {
             final int n = connection.read(buffer, 0, 1 << 20, 100_000_000L);
             if (n < 0) {
                 break;
@@ -720,7 +729,7 @@ public final class VethBenchmark {
                 bytes += n;
             }
         }
-        return bytes * 8 / ((last - first) / 1e9) / 1e9;
+        return last == first ? 0 : bytes * 8 / ((last - first) / 1e9) / 1e9;
     }
 
     /** Zero-copy receive: a handler copying what it is offered out of the frame; waits for the end of stream. */
