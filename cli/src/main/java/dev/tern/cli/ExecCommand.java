@@ -47,13 +47,11 @@ final class ExecCommand {
                 + "one (afpacket, rawqp and memory links)", "one per core on afpacket, else 1"),
             CommandHelp.option("--release-idle MS", "a connection on a selector unused this long gives its buffers back "
                 + "until data comes or it writes; 0: never", "1000"),
-            CommandHelp.option("--max-connections N", "connections each shard holds, in every state (TIME-WAIT "
-                + "included), 1.." + dev.tern.tcp.TcpConfig.MAX_CONNECTIONS, "16384"),
+            NetworkOptions.MAX_CONNECTIONS_HELP,
             CommandHelp.option("--buffer-size B", "send and receive buffer of every connection, in bytes: a power of "
                 + "two, " + dev.tern.tcp.TcpConfig.MIN_BUFFER + ".." + dev.tern.tcp.TcpConfig.MAX_BUFFER
                 + " (SO_SNDBUF and SO_RCVBUF set by the program still win)", "131072"),
-            CommandHelp.option("--memory-limit BYTES", "socket buffers each shard lets connections reserve (pressure "
-                + "at half: new ones get a quarter); no new connection beyond it", "1073741824")),
+            NetworkOptions.MEMORY_LIMIT_HELP),
         true, List.of("./tern exec --link memory -- java -cp app.jar Main"));
 
     private final PrintStream err;
@@ -98,9 +96,10 @@ final class ExecCommand {
             config.setProperty("tern.idle", args.value("--idle", null));
         }
         if (args.has("--release-idle")) {
-            config.setProperty("tern.releaseIdleMs", Integer.toString(args.intValue("--release-idle", 0, 0, 86_400_000)));
+            config.setProperty("tern.releaseIdleMs", Integer.toString(args.intValue("--release-idle", 0, 0,
+                (int) TernSelectorProvider.MAX_IDLE_RELEASE_MS)));
         }
-        final int maxConnections = args.intValue("--max-connections", 0, 1, dev.tern.tcp.TcpConfig.MAX_CONNECTIONS);
+        final int maxConnections = NetworkOptions.maxConnections(args);
         if (maxConnections > 0) {
             config.setProperty("tern.maxConnections", Integer.toString(maxConnections));
         }

@@ -171,10 +171,19 @@ final class NetworkOptions {
         return size;
     }
 
-    /** The most {@code --memory-limit} takes: 1 TiB of socket buffers per stack. */
-    static final long MAX_MEMORY_LIMIT = 1L << 40;
-    /** The least {@code --memory-limit} takes: 1 MiB (a few connections' default buffers). */
-    static final long MIN_MEMORY_LIMIT = 1L << 20;
+    /** {@code --max-connections N}, as {@code serve} and {@code exec} take it; 0 when not given. */
+    static int maxConnections(Arguments args) {
+        return args.intValue("--max-connections", 0, 1, dev.tern.tcp.TcpConfig.MAX_CONNECTIONS);
+    }
+
+    /** The help of {@code --max-connections} (serve, exec). */
+    static final CommandHelp.Option MAX_CONNECTIONS_HELP = CommandHelp.option("--max-connections N", "connections each "
+        + "shard holds, in every state (TIME-WAIT included), 1.." + dev.tern.tcp.TcpConfig.MAX_CONNECTIONS, "16384");
+
+    /** The help of {@code --memory-limit} (serve, exec). */
+    static final CommandHelp.Option MEMORY_LIMIT_HELP = CommandHelp.option("--memory-limit BYTES", "socket buffers "
+        + "each shard lets connections reserve (pressure at half: new ones get a quarter); no new connection beyond it",
+        "1073741824");
 
     /**
      * {@code --memory-limit BYTES}: the socket buffer budget of each stack (each shard), beyond which no connection is
@@ -182,9 +191,10 @@ final class NetworkOptions {
      */
     static long memoryLimit(String command, Arguments args) {
         final long limit = args.longValue("--memory-limit", 0);
-        if (args.has("--memory-limit") && (limit < MIN_MEMORY_LIMIT || limit > MAX_MEMORY_LIMIT)) {
-            throw new UsageException(command + ": --memory-limit must be " + MIN_MEMORY_LIMIT + ".." + MAX_MEMORY_LIMIT
-                + " bytes, got " + limit);
+        if (args.has("--memory-limit")
+            && (limit < dev.tern.tcp.TcpConfig.MIN_MEMORY_LIMIT || limit > dev.tern.tcp.TcpConfig.MAX_MEMORY_LIMIT)) {
+            throw new UsageException(command + ": --memory-limit must be " + dev.tern.tcp.TcpConfig.MIN_MEMORY_LIMIT + ".."
+                + dev.tern.tcp.TcpConfig.MAX_MEMORY_LIMIT + " bytes, got " + limit);
         }
         return limit;
     }

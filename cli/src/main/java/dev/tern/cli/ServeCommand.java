@@ -45,14 +45,12 @@ final class ServeCommand {
                 "cubic"),
             CommandHelp.option("--tcp-trace FILE", "trace each accepted connection's sender to its own CSV file, "
                 + "numbered (trace.csv gives trace-1.csv, trace-2.csv, ...)", "none"),
-            CommandHelp.option("--max-connections N", "connections each shard holds, in every state (TIME-WAIT "
-                + "included), 1.." + dev.tern.tcp.TcpConfig.MAX_CONNECTIONS, "16384"),
+            NetworkOptions.MAX_CONNECTIONS_HELP,
             CommandHelp.option("--buffer-size B", "send and receive buffer of every accepted connection, in bytes: a "
                 + "power of two, " + MIN_BUFFER + ".." + MAX_BUFFER + " (rings are mapped on use; an idle HTTP "
                 + "connection gives them back)",
                 "HTTP 131072; echo and discard 4 MiB"),
-            CommandHelp.option("--memory-limit BYTES", "socket buffers each shard lets connections reserve (pressure "
-                + "at half: new ones get a quarter); no new connection beyond it", "1073741824"),
+            NetworkOptions.MEMORY_LIMIT_HELP,
             CommandHelp.option("--shards N", "serve from N stacks sharing the address, a thread each; the link steers "
                 + "each flow to one (afpacket: a fanout group; memory: the wire); 1..256", "one per core on afpacket, "
                 + "else 1")),
@@ -110,9 +108,8 @@ final class ServeCommand {
         if (args.has("--keepalive-timeout") && httpPort == 0) {
             throw new UsageException("serve: --keepalive-timeout is for --http, which is not given");
         }
-        final int maxConnections = args.intValue("--max-connections", 0, 1, dev.tern.tcp.TcpConfig.MAX_CONNECTIONS);
         final int bufferSize = NetworkOptions.bufferSize("serve", args);
-        final NetworkOptions network = NetworkOptions.from(args).maxConnections(maxConnections)
+        final NetworkOptions network = NetworkOptions.from(args).maxConnections(NetworkOptions.maxConnections(args))
             .memoryLimit(NetworkOptions.memoryLimit("serve", args));
         final int shards = network.shards("serve", args);
         try (Network net = network.open("serve", shards); ConnectionTraces traces = tcp.traces(true)) {

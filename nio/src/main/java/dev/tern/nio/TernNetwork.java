@@ -131,42 +131,32 @@ final class TernNetwork implements AutoCloseable {
         if (shards > 1 && pcap != null) {
             throw new IllegalArgumentException("tern.shards " + shards + " cannot be recorded with tern.pcap: use one shard");
         }
-        final int maxConnections = whole(properties, "tern.maxConnections", 1, TcpConfig.MAX_CONNECTIONS);
-        final int bufferSize = whole(properties, "tern.bufferSize", TcpConfig.MIN_BUFFER, TcpConfig.MAX_BUFFER);
+        final int maxConnections = (int) whole(properties, "tern.maxConnections", 1, TcpConfig.MAX_CONNECTIONS, "");
+        final int bufferSize = (int) whole(properties, "tern.bufferSize", TcpConfig.MIN_BUFFER, TcpConfig.MAX_BUFFER, "");
         if (Integer.bitCount(bufferSize) > 1) {
             throw new IllegalArgumentException("tern.bufferSize must be a power of two, got " + bufferSize);
         }
-        final String limitText = properties.getProperty("tern.memoryLimit");
-        long memoryLimit = 0;
-        if (limitText != null) {
-            try {
-                memoryLimit = Long.parseLong(limitText.strip());
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("tern.memoryLimit wants a number of bytes, got '" + limitText + "'");
-            }
-            if (memoryLimit < 1L << 20 || memoryLimit > 1L << 40) {
-                throw new IllegalArgumentException("tern.memoryLimit must be " + (1L << 20) + ".." + (1L << 40)
-                    + " bytes, got " + memoryLimit);
-            }
-        }
+        final long memoryLimit = whole(properties, "tern.memoryLimit", TcpConfig.MIN_MEMORY_LIMIT,
+            TcpConfig.MAX_MEMORY_LIMIT, " bytes");
         return new TernNetwork(link, address, gateway, mac, mtu, name, idle.equals("spin"), pcap == null ? null : Path.of(pcap),
             shards, maxConnections, bufferSize, memoryLimit);
     }
 
-    /** A whole number setting within {@code min..max}; 0 when unset. */
-    private static int whole(Properties properties, String key, int min, int max) {
+    /** A whole number setting within {@code min..max} (of {@code unit}, as " bytes", or ""); 0 when unset. */
+    private static long whole(Properties properties, String key, long min, long max, String unit) {
         final String text = properties.getProperty(key);
         if (text == null) {
             return 0;
         }
-        final int value;
+        final long value;
         try {
-            value = Integer.parseInt(text.strip());
+            value = Long.parseLong(text.strip());
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(key + " wants a whole number, got '" + text + "'");
+            throw new IllegalArgumentException(key + " wants a whole number" + (unit.isEmpty() ? "" : " of" + unit)
+                + ", got '" + text + "'");
         }
         if (value < min || value > max) {
-            throw new IllegalArgumentException(key + " must be " + min + ".." + max + ", got " + value);
+            throw new IllegalArgumentException(key + " must be " + min + ".." + max + unit + ", got " + value);
         }
         return value;
     }

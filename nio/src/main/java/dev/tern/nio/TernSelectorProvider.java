@@ -65,6 +65,8 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
      * control blocks only; {@code tern.releaseIdleMs} changes it.
      */
     static final long DEFAULT_IDLE_RELEASE_MS = 1_000;
+    /** The longest idle time {@code tern.releaseIdleMs} (and {@code tern exec --release-idle}) takes: a day. */
+    public static final long MAX_IDLE_RELEASE_MS = 86_400_000L;
 
     /**
      * The stack's runner thread is a daemon: a program whose main returns exits as it does on the JDK's provider
@@ -161,8 +163,9 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("tern.releaseIdleMs wants milliseconds (0 for never), got '" + text + "'");
         }
-        if (millis < 0 || millis > 86_400_000L) {
-            throw new IllegalArgumentException("tern.releaseIdleMs wants 0..86400000 milliseconds, got " + millis);
+        if (millis < 0 || millis > MAX_IDLE_RELEASE_MS) {
+            throw new IllegalArgumentException("tern.releaseIdleMs wants 0.." + MAX_IDLE_RELEASE_MS + " milliseconds, got "
+                + millis);
         }
         return millis;
     }

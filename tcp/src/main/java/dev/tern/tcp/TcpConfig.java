@@ -70,6 +70,12 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
     public static final int MIN_BUFFER = 1024;
     public static final int MAX_BUFFER = 1 << 30;
     public static final int MAX_CONNECTIONS = 1 << 20;
+    /**
+     * The socket buffer budget ({@link #memoryLimitBytes}) the settings of the {@code tern} command and the NIO
+     * provider take: 1 MiB (a few connections' default buffers) to 1 TiB.
+     */
+    public static final long MIN_MEMORY_LIMIT = 1L << 20;
+    public static final long MAX_MEMORY_LIMIT = 1L << 40;
 
     public TcpConfig {
         if (maxConnections < 1 || maxConnections > MAX_CONNECTIONS) {
