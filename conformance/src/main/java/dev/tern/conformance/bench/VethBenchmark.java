@@ -379,42 +379,40 @@ public final class VethBenchmark {
         }
         // Zero-copy receive against the copying read, in the same round, the same link and the same threading.
         for (Threading threading : List.of(Threading.RUNNER, Threading.OWN_THREAD)) {
-            final List<Double> zeroCopy = samples.get("tcp_bulk_gbps_kernel_to_tern" + threading.key + ZERO_COPY + suffix);
-            final List<Double> copying = samples.get("tcp_bulk_gbps_kernel_to_tern" + threading.key + suffix);
-            if (zeroCopy != null && copying != null) {
-                final List<Double> ratios = new ArrayList<>();
-                for (int i = 0; i < Math.min(zeroCopy.size(), copying.size()); i++) {
-                    ratios.add(zeroCopy.get(i) / copying.get(i));
-                }
-                samples.put("tcp_bulk_ratio_zero_copy_to_read_kernel_to_tern" + threading.key + suffix, ratios);
-            }
+            roundRatios(samples, "tcp_bulk_gbps_kernel_to_tern" + threading.key + ZERO_COPY + suffix,
+                "tcp_bulk_gbps_kernel_to_tern" + threading.key + suffix,
+                "tcp_bulk_ratio_zero_copy_to_read_kernel_to_tern" + threading.key + suffix);
         }
         // Held frames against the copying read, both on AF_XDP, in the same round.
-        final List<Double> held = samples.get("tcp_bulk_gbps_kernel_to_tern" + Threading.RUNNER.key + AFXDP + HELD + suffix);
-        final List<Double> read = samples.get("tcp_bulk_gbps_kernel_to_tern" + Threading.RUNNER.key + AFXDP + suffix);
-        if (held != null && read != null) {
-            final List<Double> ratios = new ArrayList<>();
-            for (int i = 0; i < Math.min(held.size(), read.size()); i++) {
-                ratios.add(held.get(i) / read.get(i));
-            }
-            samples.put("tcp_bulk_ratio_held_to_read_kernel_to_tern_afxdp" + suffix, ratios);
-        }
+        roundRatios(samples, "tcp_bulk_gbps_kernel_to_tern" + Threading.RUNNER.key + AFXDP + HELD + suffix,
+            "tcp_bulk_gbps_kernel_to_tern" + Threading.RUNNER.key + AFXDP + suffix,
+            "tcp_bulk_ratio_held_to_read_kernel_to_tern_afxdp" + suffix);
         // AF_XDP against AF_PACKET in the same round and the same terms (Tern segments and checksums in Java).
         for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
-            final List<Double> afxdp = samples.get("tcp_bulk_gbps_" + way + Threading.RUNNER.key + AFXDP + suffix);
-            final List<Double> afpacket = samples.get("tcp_bulk_gbps_" + way + Threading.RUNNER.key + NO_VNET + suffix);
-            if (afxdp != null && afpacket != null) {
-                final List<Double> ratios = new ArrayList<>();
-                for (int i = 0; i < Math.min(afxdp.size(), afpacket.size()); i++) {
-                    ratios.add(afxdp.get(i) / afpacket.get(i));
-                }
-                samples.put("tcp_bulk_ratio_afxdp_to_afpacket_" + way + suffix, ratios);
-            }
+            roundRatios(samples, "tcp_bulk_gbps_" + way + Threading.RUNNER.key + AFXDP + suffix,
+                "tcp_bulk_gbps_" + way + Threading.RUNNER.key + NO_VNET + suffix,
+                "tcp_bulk_ratio_afxdp_to_afpacket_" + way + suffix);
         }
         samples.forEach((key, values) -> {
             results.put(key, median(values));
             System.err.printf("  %-50s %s%n", key, values.stream().map(v -> String.format(Locale.ROOT, "%.2f", v)).toList());
         });
+    }
+
+    /**
+     * The ratio of two modes' samples within each round ({@code numerator} over {@code denominator}), as {@code ratio}'s
+     * samples; nothing when either mode did not run.
+     */
+    private static void roundRatios(Map<String, List<Double>> samples, String numerator, String denominator, String ratio) {
+        final List<Double> top = samples.get(numerator);
+        final List<Double> bottom = samples.get(denominator);
+        if (top != null && bottom != null) {
+            final List<Double> ratios = new ArrayList<>();
+            for (int i = 0; i < Math.min(top.size(), bottom.size()); i++) {
+                ratios.add(top.get(i) / bottom.get(i));
+            }
+            samples.put(ratio, ratios);
+        }
     }
 
     private double bulk(NetnsHarness net, NetStack stack, boolean ternSends, Receive receive, double duration)
