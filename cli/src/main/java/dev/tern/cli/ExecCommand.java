@@ -121,6 +121,8 @@ final class ExecCommand {
         final List<String> jars = ternJars();
         config.setProperty("tern.classpath", String.join(File.pathSeparator, jars));
         final Path file = Files.createTempFile("tern-exec", ".properties");
+        // A SIGTERM or Ctrl-C ends this JVM through its shutdown hooks without the finally below: the file goes then.
+        file.toFile().deleteOnExit();
         try {
             try (OutputStream out = Files.newOutputStream(file)) {
                 config.store(out, "tern exec: read by dev.tern.nio.agent.TernAgent at JVM start");

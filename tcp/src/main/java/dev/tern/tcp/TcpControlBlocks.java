@@ -107,6 +107,12 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int F_WINDOW_CLAMPED = 1 << 27;
     /** The receive ring was empty and idle under memory pressure and its pages went back to the system. */
     static final int F_RECEIVE_RECLAIMED = 1 << 28;
+    /**
+     * The owner let the idle connection's buffers go ({@code TcpLayer.releaseIdleBuffers}): its buffer sizes are not
+     * counted against the budget until it attaches rings again. F_BUFFERS_RESERVED stays: it may attach them without
+     * asking the budget.
+     */
+    static final int F_BUDGET_RETURNED = 1 << 29;
 
     // ------------------------------------------------------------------------------------------ events (EV_*)
     static final int EV_ESTABLISHED = 1;

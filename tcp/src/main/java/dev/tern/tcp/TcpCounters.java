@@ -105,6 +105,8 @@ final class TcpCounters {
     final AtomicCounter memoryMappedBytes;
     final AtomicCounter ringsAttached;
     final AtomicCounter ringsReleasedIdle;
+    /** Connections back from idle that attached their rings while the budget was beyond its limit. */
+    final AtomicCounter memoryOverLimitAttaches;
     final AtomicCounter memoryReturnedBytes;
     final AtomicCounter timeWaitReused;
     final AtomicCounter pmtuUpdates;
@@ -187,6 +189,7 @@ final class TcpCounters {
         memoryMappedBytes = counters.counter("tcp.memory.mapped_bytes");
         ringsAttached = counters.counter("tcp.memory.rings_attached");
         ringsReleasedIdle = counters.counter("tcp.memory.rings_released_idle");
+        memoryOverLimitAttaches = counters.counter("tcp.memory.over_limit_attaches");
         memoryReturnedBytes = counters.counter("tcp.memory.returned_bytes");
         timeWaitReused = counters.counter("tcp.conn.time_wait_reused");
         pmtuUpdates = counters.counter("tcp.pmtu_updates");

@@ -21,6 +21,7 @@ import static dev.tern.tcp.TcpControlBlocks.EV_WRITABLE;
 import static dev.tern.tcp.TcpControlBlocks.F_ACCEPT_QUEUED;
 import static dev.tern.tcp.TcpControlBlocks.F_ACK_NOW;
 import static dev.tern.tcp.TcpControlBlocks.F_ALLOCATED;
+import static dev.tern.tcp.TcpControlBlocks.F_BUDGET_RETURNED;
 import static dev.tern.tcp.TcpControlBlocks.F_BUFFERS_RESERVED;
 import static dev.tern.tcp.TcpControlBlocks.F_CLOSED_SIGNALLED;
 import static dev.tern.tcp.TcpControlBlocks.F_FIN_QUEUED;
@@ -159,7 +160,10 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     /** See {@link #receivePressure()}. */
     private boolean receivePressure;
 
-    /** Buffer bytes reserved by connections let in (attached or not): what the memory budget counts. */
+    /**
+     * Buffer bytes reserved by connections let in, attached or not, less those of connections idling without buffers
+     * ({@link #releaseIdleBuffers}): what the memory budget counts.
+     */
     private long reservedBytes;
     private int timeWaitHead = -1;
     private int timeWaitTail = -1;
@@ -650,9 +654,10 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
 
     /**
      * Counts the connection's buffers against the memory budget (Linux charges tcp_mem as buffers fill; we charge
-     * their full size once, so a connection that was let in can always take its rings). The rings themselves come
-     * later, when first needed ({@link #ensureRings}): an established connection that carries nothing holds no ring,
-     * no record and no heap object, only its row.
+     * their full size when it is let in, so a connection that was let in can always take its rings). The rings
+     * themselves come later, when first needed ({@link #ensureRings}): an established connection that carries nothing
+     * holds no ring, no record and no heap object, only its row. The charge goes while its owner lets it idle
+     * without buffers ({@link #releaseIdleBuffers}) and comes back with its rings.
      */
     private void reserveBuffers(int c) {
         if (!tcb.hasFlag(c, F_BUFFERS_RESERVED)) {
@@ -673,6 +678,18 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         }
         if (!tcb.hasFlag(c, F_BUFFERS_RESERVED)) {
             return false;
+        }
+        if (tcb.hasFlag(c, F_BUDGET_RETURNED)) {
+            // Back from idle: counted again, beyond the limit too. It was let in under the limit, and its peer may
+            // send up to the window offered before it idled; refusing the rings would drop that data and cost the
+            // peer a retransmission for memory the limit already allowed it. The overshoot is bounded by the
+            // connections let in, shows in the budget and its counter, and puts the layer under pressure and at
+            // its limit until it falls again (no new connections, windows held to a quarter).
+            tcb.clearFlag(c, F_BUDGET_RETURNED);
+            reservedBytes += bufferBytes(c);
+            if (reservedBytes > config.memoryLimitBytes()) {
+                counters.memoryOverLimitAttaches.incrementRelease();
+            }
         }
         sendRings[c] = rings.acquire(sendSize[c]);
         receiveRings[c] = rings.acquire(receiveSize[c]);
@@ -713,8 +730,10 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
             tcb.clearFlag(c, F_RINGS);
         }
         if (tcb.hasFlag(c, F_BUFFERS_RESERVED)) {
-            tcb.clearFlag(c, F_BUFFERS_RESERVED);
-            reservedBytes -= bufferBytes(c);
+            if (!tcb.hasFlag(c, F_BUDGET_RETURNED)) {
+                reservedBytes -= bufferBytes(c);
+            }
+            tcb.clearFlag(c, F_BUFFERS_RESERVED | F_BUDGET_RETURNED);
             publishMemory();
         }
     }
@@ -1416,27 +1435,36 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     }
 
     /**
-     * The owner lets go of the connection's rings while it idles: if nothing is waiting in either ring, nothing is in
-     * flight or held out of order and no FIN is queued, the rings and the record go back to the pool (their pages to
-     * the system beyond the pool's warm share) and the connection keeps only its row; the next {@link #sendBuffer},
-     * {@link #receiveBuffer} or arriving data attaches rings again. The owner must not touch a ring it got before
-     * (another thread included) after this call. Returns true when the rings went back, false when they stay (busy,
-     * or none attached). Cold path: meant for a server holding many idle connections between requests.
+     * The owner lets go of the connection's buffers while it idles: if nothing is waiting in either ring, nothing is
+     * in flight or held out of order and no FIN is queued, the rings and the record go back to the pool (their pages
+     * to the system beyond the pool's warm share), their sizes stop counting against the memory budget, and the
+     * connection keeps only its row; the next {@link #sendBuffer}, {@link #receiveBuffer} or arriving data attaches
+     * rings again and counts them again (beyond the limit too, see {@link #ensureRings}). A connection that never
+     * attached rings gives back its budget alone. The owner must not touch a ring it got before (another thread
+     * included) after this call. Returns true when something went back, false when nothing did (busy, or already
+     * idle without buffers). Cold path: meant for a server holding many idle connections between requests.
      */
     public boolean releaseIdleBuffers(int connection) {
         final int c = slot(connection);
-        if (c < 0 || !tcb.hasFlag(c, F_RINGS) || tcb.hasFlag(c, F_FIN_QUEUED) || tcb.oooBlock(c) >= 0
-            || tcb.sndUna(c) != tcb.sndMax(c) || sendRings[c].available() != 0 || receiveRings[c].available() != 0) {
+        if (c < 0 || (tcb.flags(c) & (F_BUFFERS_RESERVED | F_BUDGET_RETURNED)) != F_BUFFERS_RESERVED
+            || tcb.hasFlag(c, F_FIN_QUEUED) || tcb.oooBlock(c) >= 0 || tcb.sndUna(c) != tcb.sndMax(c)) {
             return false;
         }
-        rings.release(sendRings[c]);
-        rings.release(receiveRings[c]);
-        rings.releaseRecord(sentSegments[c]);
-        sendRings[c] = null;
-        receiveRings[c] = null;
-        sentSegments[c] = null;
-        tcb.clearFlag(c, F_RINGS);
-        counters.ringsReleasedIdle.incrementRelease();
+        if (tcb.hasFlag(c, F_RINGS)) {
+            if (sendRings[c].available() != 0 || receiveRings[c].available() != 0) {
+                return false;
+            }
+            rings.release(sendRings[c]);
+            rings.release(receiveRings[c]);
+            rings.releaseRecord(sentSegments[c]);
+            sendRings[c] = null;
+            receiveRings[c] = null;
+            sentSegments[c] = null;
+            tcb.clearFlag(c, F_RINGS);
+            counters.ringsReleasedIdle.incrementRelease();
+        }
+        tcb.setFlag(c, F_BUDGET_RETURNED);
+        reservedBytes -= bufferBytes(c);
         publishMemory();
         return true;
     }

@@ -99,8 +99,8 @@ final class TcpMemoryPressure {
 
     /**
      * The budget cannot let in one more connection of the default buffer sizes, even at the quarter pressure gives:
-     * Tern's "above tcp_mem[2]" (a budget of reservations never goes beyond its limit, so the limit shows as no room
-     * left).
+     * Tern's "above tcp_mem[2]" (a budget of reservations goes beyond its limit only by connections back from idle,
+     * so the limit shows as no room left).
      */
     boolean atLimit() {
         return atLimit;

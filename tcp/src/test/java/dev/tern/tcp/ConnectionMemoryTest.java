@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Test;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -128,6 +129,100 @@ class ConnectionMemoryTest {
     }
 
     @Test
+    void idleConnectionsGiveTheirBudgetBackSoMoreAreLetInAndComeBackBeyondTheLimitWithoutLosingData() {
+        final long full = 2L * DEFAULT_BUFFER + TcpMemory.recordBytes(DEFAULT_BUFFER);
+        // Room for two connections at full size, and none at a quarter beside them.
+        final TcpConfig serverConfig = TcpConfig.builder().memoryLimits(2 * full, 2 * full).build();
+        try (TcpNetwork net = new TcpNetwork(MemoryWire.builder());
+             Arena arena = Arena.ofConfined()) {
+            final TestStack server = net.add("server", "198.18.0.1/24", serverConfig);
+            final TestStack client = net.add("client", "198.18.0.2/24", TcpConfig.defaults());
+            final MemorySegment scratch = arena.allocate(4096);
+            final int listener = server.tcp.listen(7, 16, TcpEvents.NONE);
+            assertTrue(listener >= 0);
+            final int[] clients = new int[5];
+            final int[] servers = new int[5];
+            for (int i = 0; i < 2; i++) {
+                clients[i] = client.tcp.connect(server.address(), 7, 0, TcpOptions.DEFAULT, TcpEvents.NONE, net.now());
+                net.runFor(SECOND / 10);
+                servers[i] = server.tcp.accept(listener);
+                assertEquals(DEFAULT_BUFFER, server.tcp.receiveBuffer(servers[i]).capacity());
+            }
+            assertEquals(2 * full, server.counter("tcp.memory.in_use_bytes"));
+            assertEquals(1, server.counter("tcp.memory.pressure"));
+
+            // A third is refused while the two hold their buffers.
+            clients[2] = client.tcp.connect(server.address(), 7, 0, TcpOptions.DEFAULT, TcpEvents.NONE, net.now());
+            net.runFor(SECOND / 10);
+            assertTrue(server.tcp.accept(listener) < 0, "let in beyond the limit");
+            assertEquals(1, server.counter("tcp.drop.memory_limit"));
+
+            // The two idle without buffers: the budget is empty, the pressure over, and the third gets in (its
+            // retransmitted SYN) with full buffers, then a fourth, which takes the budget to its limit again.
+            for (int i = 0; i < 2; i++) {
+                assertTrue(server.tcp.releaseIdleBuffers(servers[i]));
+                assertFalse(server.tcp.releaseIdleBuffers(servers[i]), "nothing left to give back");
+            }
+            assertEquals(0, server.counter("tcp.memory.in_use_bytes"));
+            assertEquals(0, server.counter("tcp.memory.pressure"));
+            assertTrue(net.runUntil(() -> (servers[2] = server.tcp.accept(listener)) >= 0, 5 * SECOND),
+                "the third let in after the two went idle");
+            clients[3] = client.tcp.connect(server.address(), 7, 0, TcpOptions.DEFAULT, TcpEvents.NONE, net.now());
+            net.runFor(SECOND / 10);
+            servers[3] = server.tcp.accept(listener);
+            for (int i = 2; i < 4; i++) {
+                assertEquals(DEFAULT_BUFFER, server.tcp.receiveBuffer(servers[i]).capacity());
+            }
+            assertEquals(2 * full, server.counter("tcp.memory.in_use_bytes"));
+
+            // Data for the two idle ones: they take their rings back, beyond the limit, and every byte arrives.
+            for (int i = 0; i < 4; i++) {
+                fill(scratch, i);
+                client.tcp.sendBuffer(clients[i]).write(scratch, 0, 4096);
+                client.tcp.sendable(clients[i], net.now());
+            }
+            assertTrue(net.runUntil(() -> {
+                for (int i = 0; i < 4; i++) {
+                    if (server.tcp.receiveBuffer(servers[i]).available() < 4096) {
+                        return false;
+                    }
+                }
+                return true;
+            }, 5 * SECOND), "every connection's 4096 bytes arrived");
+            for (int i = 0; i < 4; i++) {
+                final ByteRing ring = server.tcp.receiveBuffer(servers[i]);
+                assertEquals(DEFAULT_BUFFER, ring.capacity(), "back with the buffers it was let in with");
+                assertEquals(4096, ring.read(scratch, 0, 4096));
+                for (int b = 0; b < 4096; b++) {
+                    assertEquals((byte) (i * 31 + b), scratch.get(ValueLayout.JAVA_BYTE, b),
+                        "connection " + i + " byte " + b);
+                }
+            }
+            assertEquals(4 * full, server.counter("tcp.memory.in_use_bytes"));
+            assertEquals(2, server.counter("tcp.memory.over_limit_attaches"));
+            assertEquals(2, server.counter("tcp.memory.rings_released_idle"));
+
+            // Beyond the limit nothing new is let in.
+            clients[4] = client.tcp.connect(server.address(), 7, 0, TcpOptions.DEFAULT, TcpEvents.NONE, net.now());
+            net.runFor(SECOND / 10);
+            assertTrue(server.tcp.accept(listener) < 0, "let in beyond the limit");
+            assertEquals(2, server.counter("tcp.drop.memory_limit"));
+
+            // Closing gives back what each counts, whether it idled or not.
+            for (int i = 0; i < 4; i++) {
+                server.tcp.abort(servers[i], net.now());
+            }
+            assertEquals(0, server.counter("tcp.memory.in_use_bytes"));
+        }
+    }
+
+    private static void fill(MemorySegment segment, int connection) {
+        for (int b = 0; b < 4096; b++) {
+            segment.set(ValueLayout.JAVA_BYTE, b, (byte) (connection * 31 + b));
+        }
+    }
+
+    @Test
     void aConnectBeyondTheLimitFailsWithNoBuffer() {
         final long full = 2L * DEFAULT_BUFFER + TcpMemory.recordBytes(DEFAULT_BUFFER);
         final TcpConfig config = TcpConfig.builder().memoryLimits(full, full).build();
@@ -151,8 +246,11 @@ class ConnectionMemoryTest {
             h.send(PSH_ACK.seq(REMOTE_ISS + 1).ack(LOCAL_ISS + 5).payload("pong"));
             assertFalse(h.tcp.releaseIdleBuffers(h.conn), "data waiting to be read");
             assertArrayEquals("pong".getBytes(), h.read());
+            final long reserved = h.counter("tcp.memory.in_use_bytes");
+            assertTrue(reserved > 0);
             assertTrue(h.tcp.releaseIdleBuffers(h.conn));
             assertEquals(0, h.tcp.memory().ringsAttached());
+            assertEquals(0, h.counter("tcp.memory.in_use_bytes"), "an idle connection counts nothing in the budget");
             assertEquals(1, h.counter("tcp.memory.rings_released_idle"));
             assertFalse(h.tcp.releaseIdleBuffers(h.conn), "none attached");
 
@@ -162,6 +260,8 @@ class ConnectionMemoryTest {
             h.write("ok");
             h.expect(PSH_ACK.seq(LOCAL_ISS + 5).ack(REMOTE_ISS + 10).payload("ok"));
             assertEquals(2, h.counter("tcp.memory.rings_attached"));
+            assertEquals(reserved, h.counter("tcp.memory.in_use_bytes"), "counted again with its rings");
+            assertEquals(0, h.counter("tcp.memory.over_limit_attaches"));
         }
     }
 

@@ -22,12 +22,14 @@ import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
 import java.nio.channels.MembershipKey;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -152,6 +154,7 @@ class NioInteropTest extends VethRigTest {
     /** {@code java ... dev.tern.cli.Tern exec --link afpacket:tern0 --ip 198.18.0.2/24 -- java -cp CP MAIN ARGS}. */
     private static List<String> ternExec(Path counters, String classpath, String main, String... arguments) {
         final List<String> command = new ArrayList<>(List.of("env", "TERN_COUNTERS_DIR=" + counters, JAVA,
+            "-Djava.io.tmpdir=" + counters, // where tern exec writes the program's configuration file
             "--enable-native-access=ALL-UNNAMED", "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
             "--sun-misc-unsafe-memory-access=allow", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
             "dev.tern.cli.Tern", "exec", "--link", "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip", VethRig.TERN_CIDR,
@@ -175,7 +178,7 @@ class NioInteropTest extends VethRigTest {
     }
 
     @Test
-    void anUnmodifiedNioEchoServerUnderTernExecServesAKernelClient(@TempDir Path counters) {
+    void anUnmodifiedNioEchoServerUnderTernExecServesAKernelClient(@TempDir Path counters) throws IOException {
         rig = VethRig.create(VethSetup.DEFAULT);
         final BackgroundCommand server = rig.net().startInTern(ternExec(counters, classpathOf("tern-nio", "nio/target/test-classes"),
             "dev.tern.nio.examples.NioEchoServer", "7007").toArray(String[]::new))
@@ -183,7 +186,15 @@ class NioInteropTest extends VethRigTest {
         final CommandResult client = rig.kernel().runPeerPy(Duration.ofSeconds(60), "tcp-source", NetnsHarness.TERN_ADDRESS,
             "7007", Integer.toString(4 << 20), "45");
         assertEchoedIntact(client, 4 << 20);
+        assertTrue(hasConfigurationFile(counters), "tern exec's configuration file for the program");
         server.stop();
+        assertFalse(hasConfigurationFile(counters), "tern exec stopped by SIGTERM left its configuration file");
+    }
+
+    private static boolean hasConfigurationFile(Path directory) throws IOException {
+        try (var files = Files.list(directory)) {
+            return files.anyMatch(f -> f.getFileName().toString().matches("tern-exec.*\\.properties"));
+        }
     }
 
     @Test
