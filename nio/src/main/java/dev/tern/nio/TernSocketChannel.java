@@ -773,24 +773,25 @@ final class TernSocketChannel extends SocketChannel implements TernChannel {
 
     /**
      * A selector's idle sweep ({@link TernSelectorProvider#releaseIdleBuffersAfter}): if neither a read nor a write ran
-     * since the previous sweep, the connection gives its rings back ({@link TcpConnection#releaseIdleBuffers}, which
-     * refuses while bytes wait to be read or acknowledged); otherwise the mark is cleared for the next sweep. Taking
-     * both I/O locks is the handshake that method needs: no read or write holds a ring meanwhile. The channel is
-     * registered with the selector, so it is non-blocking and the locks are held only for a call's length. Returns
-     * whether the rings went back. Cold path: once per sweep for a connection that holds rings.
+     * since the previous sweep, the connection lets go of its rings ({@link TcpConnection#letGoIfIdle}, which refuses
+     * while bytes wait to be read or acknowledged) and is returned, for the sweep to hand the rings back to the stack
+     * with the other idle ones in one round trip ({@link TcpConnection#releaseLetGo}); otherwise the mark is cleared
+     * for the next sweep and null returned. Taking both I/O locks is the handshake letting go needs: no read or write
+     * holds a ring meanwhile. The channel is registered with the selector, so it is non-blocking and the locks are
+     * held only for a call's length. Cold path: once per sweep for a connection that holds rings.
      */
-    boolean releaseIfIdle() {
+    TcpConnection letGoIfIdle() {
         final TcpConnection c = connection;
         if (c == null || kernel != null || !c.holdsBuffers() || !isOpen()) {
-            return false;
+            return null;
         }
         synchronized (readLock) {
             synchronized (writeLock) {
                 if (touched) {
                     touched = false;
-                    return false;
+                    return null;
                 }
-                return c.releaseIdleBuffers();
+                return c.letGoIfIdle() ? c : null;
             }
         }
     }

@@ -17,6 +17,11 @@ import java.io.OutputStream;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
 
 /**
  * A TCP connection on a {@link NetStack}, made by {@link NetStack#connect} or {@link TcpListener#accept}.
@@ -245,17 +250,66 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
      * writes, while it does neither; a round trip to the stack's thread from any other. Cold path.
      */
     public boolean releaseIdleBuffers() {
-        if (closed || receiveHandler != null || sendRing == null) {
+        return letGoIfIdle() && releaseLetGo(List.of(this)) == 1;
+    }
+
+    /**
+     * The owner's half of {@link #releaseIdleBuffers}, for an owner that lets many connections go at once: if its
+     * rings look idle (nothing unread, nothing unacknowledged, no receive handler) the connection stops using them, and
+     * returns true; {@link #releaseLetGo} then hands them back to the stack, many connections in one round trip. Call
+     * it from the thread that reads and writes, while it does neither. Until the release, the connection behaves as
+     * one without rings: a read finds nothing, a write or arriving data takes the rings back (and the release then
+     * leaves them).
+     */
+    public boolean letGoIfIdle() {
+        final ByteRing send = sendRing;
+        final ByteRing receive = receiveRing;
+        if (closed || receiveHandler != null || send == null || receive == null || send.available() != 0
+            || receive.available() != 0) {
             return false;
         }
-        return stack.call(() -> {
-            if (closed || !tcp.releaseIdleBuffers(handle)) {
-                return Boolean.FALSE;
-            }
-            sendRing = null;
-            receiveRing = null;
-            return Boolean.TRUE;
-        });
+        sendRing = null;
+        receiveRing = null;
+        return true;
+    }
+
+    /**
+     * The stack's half of {@link #releaseIdleBuffers}: the rings of connections that {@link #letGoIfIdle let them go}
+     * go back to their stacks, one round trip per stack for all of them. A connection that took its rings back
+     * meanwhile keeps them; one the TCP layer finds busy after all (data arrived out of order, say) takes them back.
+     * Returns how many gave their rings back. Any thread; cold path.
+     */
+    public static int releaseLetGo(Collection<TcpConnection> connections) {
+        final Map<NetStack, List<TcpConnection>> byStack = new IdentityHashMap<>();
+        for (TcpConnection c : connections) {
+            byStack.computeIfAbsent(c.stack, s -> new ArrayList<>()).add(c);
+        }
+        int released = 0;
+        for (Map.Entry<NetStack, List<TcpConnection>> stackAndConnections : byStack.entrySet()) {
+            final List<TcpConnection> ofStack = stackAndConnections.getValue();
+            released += stackAndConnections.getKey().call(() -> {
+                int n = 0;
+                for (TcpConnection c : ofStack) {
+                    if (c.releaseHere()) {
+                        n++;
+                    }
+                }
+                return n;
+            });
+        }
+        return released;
+    }
+
+    /** Stack thread: the TCP layer takes back rings the owner let go, unless it took them back or they are busy. */
+    private boolean releaseHere() {
+        if (closed || sendRing != null) {
+            return false;
+        }
+        if (tcp.releaseIdleBuffers(handle)) {
+            return true;
+        }
+        attachRingsHere(); // busy after all: the owner uses them again
+        return false;
     }
 
     /** Whether the connection holds its rings now (false after {@link #releaseIdleBuffers} until they are back). */

@@ -116,6 +116,71 @@ class IdleBuffersTest {
         }
     }
 
+    /**
+     * An owner letting many connections go at once ({@link TcpConnection#letGoIfIdle}, then one
+     * {@link TcpConnection#releaseLetGo}, as the NIO provider's idle sweep does): a connection written to, or sent
+     * data, between the two keeps its rings, and nothing is lost.
+     */
+    @Test
+    void connectionsLetGoTogetherGoBackInOneReleaseUnlessTheyTookTheirRingsBackMeanwhile() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            final TcpListener listener = b.listen(7, 8);
+            final List<TcpConnection[]> pairs = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                pairs.add(connect(sim, a, listener));
+                final byte[] hello = random(10 + i, 1000);
+                assertArrayEquals(hello, move(sim, pairs.get(i)[0], pairs.get(i)[1], hello));
+            }
+            sim.runFor(SECOND);
+            for (TcpConnection[] pair : pairs) {
+                assertTrue(pair[1].letGoIfIdle());
+                assertFalse(pair[1].holdsBuffers());
+                assertFalse(pair[1].letGoIfIdle(), "already let go");
+            }
+            // Between letting go and the release: the second connection's owner writes, the third receives.
+            final byte[] reply = random(20, 30_000);
+            assertEquals(reply.length, pairs.get(1)[1].write(MemorySegment.ofArray(reply), 0, reply.length));
+            final byte[] request = random(21, 30_000);
+            assertEquals(request.length, pairs.get(2)[0].write(MemorySegment.ofArray(request), 0, request.length));
+            assertTrue(sim.runUntil(() -> pairs.get(2)[1].available() == request.length, 5 * SECOND));
+
+            final List<TcpConnection> letGo = new ArrayList<>();
+            for (TcpConnection[] pair : pairs) {
+                letGo.add(pair[1]);
+            }
+            assertEquals(2, TcpConnection.releaseLetGo(letGo), "the first and the fourth");
+            assertFalse(pairs.get(0)[1].holdsBuffers());
+            assertTrue(pairs.get(1)[1].holdsBuffers());
+            assertTrue(pairs.get(2)[1].holdsBuffers());
+            assertFalse(pairs.get(3)[1].holdsBuffers());
+            assertEquals(2, b.counters().value("tcp.memory.rings_released_idle"));
+
+            final byte[] got = new byte[reply.length];
+            final MemorySegment into = MemorySegment.ofArray(got);
+            final int[] read = {0};
+            assertTrue(sim.runUntil(() -> {
+                try {
+                    int n;
+                    while ((n = pairs.get(1)[0].read(into, read[0], got.length - read[0])) > 0) {
+                        read[0] += n;
+                    }
+                } catch (TernSocketException e) {
+                    throw new AssertionError(e);
+                }
+                return read[0] == got.length;
+            }, 5 * SECOND));
+            assertArrayEquals(reply, got, "the write made between letting go and the release arrived intact");
+            final byte[] received = new byte[request.length];
+            assertEquals(request.length, pairs.get(2)[1].read(MemorySegment.ofArray(received), 0, received.length));
+            assertArrayEquals(request, received, "the data that arrived meanwhile is read intact");
+            // The released ones still work.
+            final byte[] again = random(22, 5000);
+            assertArrayEquals(again, move(sim, pairs.get(3)[0], pairs.get(3)[1], again));
+        }
+    }
+
     /** A server holding many idle connections: each one's rings released, the stack's attached bytes are nothing. */
     @Test
     void aThousandIdleConnectionsHoldNoRings() throws Exception {

@@ -718,16 +718,21 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return Math.max(16, Math.min(1 << 20, sendBufferSize >>> 10));
     }
 
+    /** The connection's rings and record go back to the pool. */
+    private void releaseRings(int c) {
+        rings.release(sendRings[c]);
+        rings.release(receiveRings[c]);
+        rings.releaseRecord(sentSegments[c]);
+        sendRings[c] = null;
+        receiveRings[c] = null;
+        sentSegments[c] = null;
+        tcb.clearFlag(c, F_RINGS);
+    }
+
     /** Gives the rings and record back (if attached) and the reservation with them. */
     private void detachRings(int c) {
         if (tcb.hasFlag(c, F_RINGS)) {
-            rings.release(sendRings[c]);
-            rings.release(receiveRings[c]);
-            rings.releaseRecord(sentSegments[c]);
-            sendRings[c] = null;
-            receiveRings[c] = null;
-            sentSegments[c] = null;
-            tcb.clearFlag(c, F_RINGS);
+            releaseRings(c);
         }
         if (tcb.hasFlag(c, F_BUFFERS_RESERVED)) {
             if (!tcb.hasFlag(c, F_BUDGET_RETURNED)) {
@@ -1063,7 +1068,11 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
                 work++;
             }
         }
-        return work + dispatchEvents();
+        work += dispatchEvents();
+        if (rings.flushDiscards() > 0) {
+            publishMemory();
+        }
+        return work;
     }
 
     private int dispatchEvents() {
@@ -1454,13 +1463,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
             if (sendRings[c].available() != 0 || receiveRings[c].available() != 0) {
                 return false;
             }
-            rings.release(sendRings[c]);
-            rings.release(receiveRings[c]);
-            rings.releaseRecord(sentSegments[c]);
-            sendRings[c] = null;
-            receiveRings[c] = null;
-            sentSegments[c] = null;
-            tcb.clearFlag(c, F_RINGS);
+            releaseRings(c);
             counters.ringsReleasedIdle.incrementRelease();
         }
         tcb.setFlag(c, F_BUDGET_RETURNED);

@@ -186,11 +186,12 @@ final class TcpMemoryPressure {
             if (ring.capacity() < PageMemory.pageSize() || ring.freeSpace() != ring.capacity()) {
                 continue;
             }
-            counters.memoryReclaimedBytes.getAndAddRelease(layer.rings.discard(ring));
+            counters.memoryReclaimedBytes.getAndAddRelease(layer.rings.discardInPlace(ring));
             tcb.setFlag(c, F_RECEIVE_RECLAIMED);
             reclaimed = true;
         }
         if (reclaimed) {
+            layer.rings.flushDiscards(); // now, before any segment is stored into these rings again
             layer.publishMemory();
         }
     }

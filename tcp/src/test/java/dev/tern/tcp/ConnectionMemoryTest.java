@@ -152,10 +152,7 @@ class ConnectionMemoryTest {
             assertEquals(1, server.counter("tcp.memory.pressure"));
 
             // A third is refused while the two hold their buffers.
-            clients[2] = client.tcp.connect(server.address(), 7, 0, TcpOptions.DEFAULT, TcpEvents.NONE, net.now());
-            net.runFor(SECOND / 10);
-            assertTrue(server.tcp.accept(listener) < 0, "let in beyond the limit");
-            assertEquals(1, server.counter("tcp.drop.memory_limit"));
+            clients[2] = connectRefused(net, client, server, listener, 1);
 
             // The two idle without buffers: the budget is empty, the pressure over, and the third gets in (its
             // retransmitted SYN) with full buffers, then a fourth, which takes the budget to its limit again.
@@ -203,10 +200,7 @@ class ConnectionMemoryTest {
             assertEquals(2, server.counter("tcp.memory.rings_released_idle"));
 
             // Beyond the limit nothing new is let in.
-            clients[4] = client.tcp.connect(server.address(), 7, 0, TcpOptions.DEFAULT, TcpEvents.NONE, net.now());
-            net.runFor(SECOND / 10);
-            assertTrue(server.tcp.accept(listener) < 0, "let in beyond the limit");
-            assertEquals(2, server.counter("tcp.drop.memory_limit"));
+            clients[4] = connectRefused(net, client, server, listener, 2);
 
             // Closing gives back what each counts, whether it idled or not.
             for (int i = 0; i < 4; i++) {
@@ -214,6 +208,15 @@ class ConnectionMemoryTest {
             }
             assertEquals(0, server.counter("tcp.memory.in_use_bytes"));
         }
+    }
+
+    /** A connection the server does not let in for memory: its SYN is the {@code drops}th dropped for it. */
+    private static int connectRefused(TcpNetwork net, TestStack client, TestStack server, int listener, int drops) {
+        final int h = client.tcp.connect(server.address(), 7, 0, TcpOptions.DEFAULT, TcpEvents.NONE, net.now());
+        net.runFor(SECOND / 10);
+        assertTrue(server.tcp.accept(listener) < 0, "let in beyond the limit");
+        assertEquals(drops, server.counter("tcp.drop.memory_limit"));
+        return h;
     }
 
     private static void fill(MemorySegment segment, int connection) {

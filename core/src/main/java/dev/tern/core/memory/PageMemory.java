@@ -104,11 +104,24 @@ public final class PageMemory {
         }
         final long start = alignUp(memory.address());
         final long end = memory.address() + memory.byteSize() & -(long) PAGE_SIZE;
-        if (end <= start) {
+        return end <= start ? 0 : discard(start, end - start);
+    }
+
+    /**
+     * Hands {@code length} bytes of whole pages from {@code address} (page-aligned) back to the system. One call for
+     * many adjacent pages costs about what one for a page costs: the system flushes the other threads' address
+     * translations once per call (an interrupt to each core running this process; about 45 µs a call on a 2-vCPU VM
+     * with a second thread running, against 0.3 µs a page within one call). Returns the bytes discarded.
+     */
+    public static long discard(long address, long length) {
+        if (!AVAILABLE || length <= 0) {
             return 0;
         }
+        if ((address | length) % PAGE_SIZE != 0) {
+            throw new IllegalArgumentException("not whole pages: " + Long.toHexString(address) + " + " + length);
+        }
         try (Arena call = Arena.ofConfined()) {
-            return Libc.madvise(Libc.newCallState(call), start, end - start, MADV_DONTNEED) == 0 ? end - start : 0;
+            return Libc.madvise(Libc.newCallState(call), address, length, MADV_DONTNEED) == 0 ? length : 0;
         }
     }
 
