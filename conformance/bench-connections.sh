@@ -216,6 +216,10 @@ echo "  resident memory of the server's JVM: ${RSS_BEFORE} KiB before, ${RSS_AFT
 echo "  Java heap in use after a full GC: ${HEAP_BEFORE:-?} KiB before, ${HEAP_AFTER:-?} KiB holding them"
 awk -v b="$RSS_BEFORE" -v a="$RSS_AFTER" -v hb="${HEAP_BEFORE:-0}" -v ha="${HEAP_AFTER:-0}" -v n="$ESTABLISHED" 'BEGIN {
   if (n > 0) printf "  per connection: %.0f bytes resident, %.0f bytes of heap\n", (a - b) * 1024 / n, (ha - hb) * 1024 / n }'
+if [[ "$SERVER" == netty ]]; then # what the provider's idle sweeps cost Netty's event loop (nio.idle.*)
+  awk -v n="$(counter nio.idle.sweeps)" -v t="$(counter nio.idle.sweep_ns)" -v m="$(counter nio.idle.sweep_max_ns)" \
+    'BEGIN { if (n > 0) printf "  idle sweeps of the selector: %d, %.2f ms each on average, %.2f ms the longest\n", n, t / n / 1e6, m / 1e6 }'
+fi
 echo "  the stack's other counters on the way (tern stat):"
 awk '$1 ~ /^(tcp\.(memory|listen|conn|drop|syncookies)|stack\.shed|http\.|nio\.|link\.rx\.kernel_drops)/ && $2 != "0" {
   printf "    %-44s %s\n", $1, $2 }' <<< "$STAT"

@@ -22,6 +22,10 @@ final class NioCounters {
     final AtomicCounter udpClosed;
     final AtomicCounter udpAbandoned;
     final AtomicCounter kernelChannels;
+    /** Idle sweeps of the provider's selectors, the time they took in all, and the longest. */
+    final AtomicCounter idleSweeps;
+    final AtomicCounter idleSweepNs;
+    final AtomicCounter idleSweepMaxNs;
 
     private NioCounters(NetStack stack) {
         final var file = stack.counters();
@@ -34,6 +38,9 @@ final class NioCounters {
         udpClosed = file.counter("nio.udp.closed");
         udpAbandoned = file.counter("nio.udp.abandoned");
         kernelChannels = file.counter("nio.kernel.channels");
+        idleSweeps = file.counter("nio.idle.sweeps");
+        idleSweepNs = file.counter("nio.idle.sweep_ns");
+        idleSweepMaxNs = file.counter("nio.idle.sweep_max_ns");
     }
 
     /** Allocates the counters on the stack's thread (counter allocation is not thread-safe). */

@@ -71,6 +71,8 @@ final class TernSocketChannel extends SocketChannel implements TernChannel {
      * cleared under both. A new channel starts touched, so a connection gets a whole period before its first use.
      */
     private boolean touched = true;
+    /** On its selector's idle-sweep list ({@link TernSelector}); the selecting thread's alone. */
+    boolean sweepListed;
     private InetSocketAddress localAddress;
     private InetSocketAddress remoteAddress;
     private int boundPort;
@@ -780,6 +782,12 @@ final class TernSocketChannel extends SocketChannel implements TernChannel {
      * holds a ring meanwhile. The channel is registered with the selector, so it is non-blocking and the locks are
      * held only for a call's length. Cold path: once per sweep for a connection that holds rings.
      */
+    /** Whether the channel is open on Tern and its connection holds rings now: worth a look from the idle sweep. */
+    boolean holdsRings() {
+        final TcpConnection c = connection;
+        return c != null && kernel == null && c.holdsBuffers() && isOpen();
+    }
+
     TcpConnection letGoIfIdle() {
         final TcpConnection c = connection;
         if (c == null || kernel != null || !c.holdsBuffers() || !isOpen()) {

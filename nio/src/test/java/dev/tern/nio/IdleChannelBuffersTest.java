@@ -147,6 +147,35 @@ class IdleChannelBuffersTest {
         }
     }
 
+    /**
+     * The sweep looks only at channels that may hold rings (registered or ready since): one that takes its rings back
+     * by a write alone, with nothing for the selector to see, is found by the full look every
+     * {@link TernSelector#FULL_SWEEP_EVERY}th sweep and released again. The sweeps' cost shows in the counters.
+     */
+    @Test
+    void aConnectionThatTakesItsRingsBackByAWriteAloneIsReleasedAgainByTheFullLook() throws Exception {
+        try (World world = World.tern(); Pair pair = Pair.open(world, Duration.ofMillis(50))) {
+            pair.echo(random(20, 1_000));
+            pair.selectUntilReleased(1);
+            pair.selectFor(200, null); // sweeps after the release take it off the list: it holds no rings
+            pair.accepted.write(ByteBuffer.wrap(random(21, 5_000)));
+            final ByteBuffer got = ByteBuffer.allocate(5_000);
+            while (got.hasRemaining()) {
+                pair.client.read(got);
+            }
+            assertArrayEquals(random(21, 5_000), got.array());
+            assertTrue(pair.counter(ATTACHED) > 0, "the write took the rings back");
+            pair.selectUntilReleased(2);
+            assertEquals(2, pair.counter(RELEASED), "released again without being ready");
+            assertEquals(0, pair.counter(ATTACHED));
+
+            final long sweeps = pair.counter("nio.idle.sweeps");
+            assertTrue(sweeps >= TernSelector.FULL_SWEEP_EVERY, sweeps + " sweeps");
+            final long maxNs = pair.counter("nio.idle.sweep_max_ns");
+            assertTrue(maxNs > 0 && maxNs <= pair.counter("nio.idle.sweep_ns"), "longest sweep " + maxNs + " ns");
+        }
+    }
+
     @Test
     void aConnectionInUseOrWithUnreadBytesKeepsItsRings() throws Exception {
         try (World world = World.tern(); Pair pair = Pair.open(world, Duration.ofMillis(300))) {
