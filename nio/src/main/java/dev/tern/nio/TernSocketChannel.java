@@ -773,6 +773,12 @@ final class TernSocketChannel extends SocketChannel implements TernChannel {
         }
     }
 
+    /** Whether the channel is open on Tern and its connection holds rings now: worth a look from the idle sweep. */
+    boolean holdsRings() {
+        final TcpConnection c = connection;
+        return c != null && kernel == null && c.holdsBuffers() && isOpen();
+    }
+
     /**
      * A selector's idle sweep ({@link TernSelectorProvider#releaseIdleBuffersAfter}): if neither a read nor a write ran
      * since the previous sweep, the connection lets go of its rings ({@link TcpConnection#letGoIfIdle}, which refuses
@@ -782,12 +788,6 @@ final class TernSocketChannel extends SocketChannel implements TernChannel {
      * holds a ring meanwhile. The channel is registered with the selector, so it is non-blocking and the locks are
      * held only for a call's length. Cold path: once per sweep for a connection that holds rings.
      */
-    /** Whether the channel is open on Tern and its connection holds rings now: worth a look from the idle sweep. */
-    boolean holdsRings() {
-        final TcpConnection c = connection;
-        return c != null && kernel == null && c.holdsBuffers() && isOpen();
-    }
-
     TcpConnection letGoIfIdle() {
         final TcpConnection c = connection;
         if (c == null || kernel != null || !c.holdsBuffers() || !isOpen()) {

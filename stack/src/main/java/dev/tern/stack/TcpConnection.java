@@ -308,7 +308,12 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
         if (tcp.releaseIdleBuffers(handle)) {
             return true;
         }
-        attachRingsHere(); // busy after all: the owner uses them again
+        // Busy after all: the owner uses them again. Data may have arrived after the owner looked and before it let go,
+        // and its readiness gone to a read that found no ring: signal again, now that the bytes can be read.
+        attachRingsHere();
+        if (waiting() > 0) {
+            signal();
+        }
         return false;
     }
 
