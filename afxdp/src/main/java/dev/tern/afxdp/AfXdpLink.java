@@ -15,6 +15,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -56,7 +57,8 @@ public final class AfXdpLink implements Link {
         "afxdp.rx.bytes", "afxdp.rx.too_long", "afxdp.rx.dropped", "afxdp.rx.invalid_descs", "afxdp.rx.ring_full",
         "afxdp.rx.fill_ring_empty", "afxdp.rx.fill_short", "afxdp.rx.wakeups", "afxdp.tx.frames", "afxdp.tx.bytes",
         "afxdp.tx.ring_full", "afxdp.tx.rejected", "afxdp.tx.invalid_descs", "afxdp.tx.ring_empty",
-        "afxdp.tx.send_calls", "afxdp.tx.errors", "afxdp.busy_poll", "afxdp.rx.syn_shed", "afxdp.rx.busy_polls"};
+        "afxdp.tx.send_calls", "afxdp.tx.errors", "afxdp.busy_poll", "afxdp.rx.syn_shed", "afxdp.rx.busy_polls",
+        "afxdp.rx.woken"};
     private static final int EAGAIN = 11;
     private static final int EBUSY = 16;
     private static final int ENOBUFS = 105;
@@ -93,6 +95,14 @@ public final class AfXdpLink implements Link {
     private int txPending;
     private boolean closed;
     private boolean sheddingSyns;
+    /** Where {@link #awaitFrames} reads the event counter back to 0. */
+    private final MemorySegment eventCount;
+    /** Waits that another thread's wake ended ({@link #wakeAwaitingThread}). Owner thread. */
+    private long woken;
+    /** Threads in {@link #wakeAwaitingThread} now; {@code Integer.MIN_VALUE} (and above) once closing. */
+    private final AtomicInteger wakers = new AtomicInteger();
+    /** Written to the event counter by a wake: 1, as a native 8-byte integer (eventfd(2)). Never freed. */
+    private static final MemorySegment WAKE = wakeValue();
 
     private long rxFrames;
     private long rxBytes;
@@ -138,7 +148,8 @@ public final class AfXdpLink implements Link {
         this.gather = gather;
         this.lendLimit = FrameHolds.lendLimit(fill.size()); // the fill ring has an entry per receive chunk
         this.callState = resources.callState;
-        this.pollFd = resources.arena.allocate(XdpAbi.POLLFD_SIZE, 8);
+        this.pollFd = resources.arena.allocate(2 * XdpAbi.POLLFD_SIZE, 8); // the socket, then the event counter
+        this.eventCount = resources.arena.allocate(8, 8);
         this.statistics = resources.arena.allocate(XdpAbi.STATISTICS_SIZE, 8);
         this.statisticsLength = resources.arena.allocate(ValueLayout.JAVA_INT);
     }
@@ -188,6 +199,8 @@ public final class AfXdpLink implements Link {
         }
 
         resources.fd = Sys.check("socket(AF_XDP)", Libc.socket(cs, XdpAbi.AF_XDP, XdpAbi.SOCK_RAW | XdpAbi.SOCK_CLOEXEC, 0), cs);
+        // An event counter beside the socket in awaitFrames' poll, for another thread to wake the owner.
+        resources.eventFd = Sys.check("eventfd", Libc.eventfd(cs, 0, XdpAbi.EFD_NONBLOCK | XdpAbi.EFD_CLOEXEC), cs);
         final int fd = resources.fd;
         final int frames = options.frameCount();
         final int half = frames / 2;
@@ -641,8 +654,40 @@ public final class AfXdpLink implements Link {
         pollFd.set(ValueLayout.JAVA_INT, 0, resources.fd);
         pollFd.set(ValueLayout.JAVA_SHORT, 4, (short) XdpAbi.POLLIN);
         pollFd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
-        Libc.poll(callState, pollFd, 1, timeoutMs);
+        final long wake = XdpAbi.POLLFD_SIZE;
+        pollFd.set(ValueLayout.JAVA_INT, wake, resources.eventFd);
+        pollFd.set(ValueLayout.JAVA_SHORT, wake + 4, (short) XdpAbi.POLLIN);
+        pollFd.set(ValueLayout.JAVA_SHORT, wake + 6, (short) 0);
+        Libc.poll(callState, pollFd, 2, timeoutMs);
+        if ((pollFd.get(ValueLayout.JAVA_SHORT, wake + 6) & XdpAbi.POLLIN) != 0) {
+            Libc.readWithoutErrno(resources.eventFd, eventCount, 8); // resets the counter: the wake is taken
+            woken++;
+        }
         return rx.available(1) > 0;
+    }
+
+    /**
+     * Bumps the event counter that {@link #awaitFrames} polls beside the socket (one {@code write(2)}): a frame handed
+     * over by another shard is served now, not when the owner's sleep of up to a millisecond ends. Closing waits for a
+     * wake in progress, so no write reaches a closed (or reused) descriptor.
+     */
+    @Override
+    public boolean wakeAwaitingThread() {
+        if (wakers.getAndIncrement() < 0) {
+            wakers.getAndDecrement();
+            return false; // closing
+        }
+        try {
+            return Libc.writeWithoutErrno(resources.eventFd, WAKE, 8) == 8;
+        } finally {
+            wakers.getAndDecrement();
+        }
+    }
+
+    private static MemorySegment wakeValue() {
+        final MemorySegment one = Arena.global().allocate(ValueLayout.JAVA_LONG);
+        one.set(ValueLayout.JAVA_LONG, 0, 1L);
+        return one;
     }
 
     /**
@@ -741,6 +786,7 @@ public final class AfXdpLink implements Link {
         values[19] = busyPoll ? 1 : 0;
         values[20] = rxSynShed;
         values[21] = rxBusyPolls;
+        values[22] = woken;
     }
 
     /** Whether the socket is bound zero-copy (else copy mode). */
@@ -776,6 +822,9 @@ public final class AfXdpLink implements Link {
     public void close() {
         if (!closed) {
             closed = true;
+            while (!wakers.compareAndSet(0, Integer.MIN_VALUE)) {
+                Thread.onSpinWait(); // a wake is writing to the event counter: let it finish first
+            }
             resources.release();
         }
     }
@@ -790,6 +839,7 @@ public final class AfXdpLink implements Link {
         final Arena arena = Arena.ofShared();
         final MemorySegment callState = Libc.newCallState(arena);
         int fd = -1;
+        int eventFd = -1;
         XdpSteering steering;
         final long[] maps = new long[8];
         int mapCount;
@@ -826,6 +876,10 @@ public final class AfXdpLink implements Link {
                 if (fd >= 0) {
                     Libc.close(state, fd);
                     fd = -1;
+                }
+                if (eventFd >= 0) {
+                    Libc.close(state, eventFd);
+                    eventFd = -1;
                 }
             }
         }

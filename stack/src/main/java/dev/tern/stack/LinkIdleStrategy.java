@@ -14,7 +14,7 @@ import org.agrona.concurrent.IdleStrategy;
  * falls back to Agrona's backoff: spin, yield, park up to 100 µs.
  *
  * <p>An application thread that hands the stack work (a socket's write or read from another thread, a control call)
- * wakes the sleep at once where the link can be woken (AF_PACKET: an event counter beside its socket), else it is
+ * wakes the sleep at once where the link can be woken (AF_PACKET and AF_XDP: an event counter beside the socket), else it is
  * seen at the next poll, within 1 ms ({@link NetStack#awaitWork}). Owned by the stack's thread.
  */
 public final class LinkIdleStrategy implements IdleStrategy {

@@ -103,6 +103,8 @@ public final class XdpAbi {
     @CAbi("MSG_DONTWAIT") public static final int MSG_DONTWAIT = 0x40;
     @CAbi("POLLIN") public static final int POLLIN = 1;
     @CAbi("sizeof(struct pollfd)") public static final int POLLFD_SIZE = 8;
+    @CAbi("EFD_NONBLOCK") public static final int EFD_NONBLOCK = 0x800;
+    @CAbi("EFD_CLOEXEC") public static final int EFD_CLOEXEC = 0x80000;
     @CAbi("SIOCGIFHWADDR") public static final long SIOCGIFHWADDR = 0x8927;
     @CAbi("SIOCGIFMTU") public static final long SIOCGIFMTU = 0x8921;
     @CAbi("SIOCGIFFLAGS") public static final long SIOCGIFFLAGS = 0x8913;

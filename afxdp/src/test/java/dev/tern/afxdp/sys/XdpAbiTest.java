@@ -82,6 +82,7 @@ class XdpAbiTest {
             #include <stdio.h>
             #include <poll.h>
             #include <sys/mman.h>
+            #include <sys/eventfd.h>
             #include <sys/socket.h>
             #include <sys/syscall.h>
             #include <net/if.h>

@@ -1,0 +1,61 @@
+package dev.tern.conformance.interop;
+
+import dev.tern.afpacket.netns.NetnsHarness;
+import dev.tern.afxdp.AfXdpLink;
+import dev.tern.afxdp.AfXdpOptions;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static dev.tern.afpacket.netns.NetnsHarness.TERN_IPV4;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * An AF_XDP link's owner asleep in {@code awaitFrames} is woken by another thread ({@code wakeAwaitingThread}, an
+ * event counter polled beside the socket), as a shard is when another shard hands it a frame; before, it slept out
+ * its wait (up to a millisecond in a stack's idle strategy). Needs root and veth in namespaces the test makes; skipped
+ * otherwise (failed under CI).
+ */
+class AfXdpWakeTest {
+    private NetnsHarness net;
+    private AfXdpLink link;
+
+    @AfterEach
+    void tearDown() {
+        VethRig.closeInOrder(link, net);
+    }
+
+    @Test
+    void aWakeFromAnotherThreadEndsAWaitForFramesAtOnceAndIsTakenOnce() throws Exception {
+        VethRig.assumeNetns();
+        net = NetnsHarness.create(VethSetup.DEFAULT.harnessOptions());
+        link = net.ternNamespace().call(() -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE, AfXdpOptions.forAddress(TERN_IPV4)));
+        final CompletableFuture<Long> waited = CompletableFuture.supplyAsync(() -> {
+            final long start = System.nanoTime();
+            link.awaitFrames(20_000);
+            return System.nanoTime() - start;
+        });
+        Thread.sleep(200);
+        assertFalse(waited.isDone(), "asleep in poll(2) with nothing to receive");
+        assertTrue(link.wakeAwaitingThread());
+        final long waitedNs = waited.get(10, TimeUnit.SECONDS);
+        assertTrue(waitedNs < 10_000_000_000L, "woken, not timed out: " + waitedNs + " ns");
+
+        // The wake was taken: the next wait sleeps its whole timeout again.
+        final long start = System.nanoTime();
+        assertFalse(link.awaitFrames(100));
+        assertTrue(System.nanoTime() - start >= 90_000_000L, "the event counter was read back to 0");
+        final String[] names = link.statisticNames();
+        final long[] values = new long[names.length];
+        link.statistics(values);
+        assertEquals(1, values[Arrays.asList(names).indexOf("afxdp.rx.woken")]);
+
+        link.close();
+        assertFalse(link.wakeAwaitingThread(), "a closed link's counter is not written");
+    }
+}
