@@ -27,6 +27,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -249,6 +250,58 @@ class NioInteropTest extends VethRigTest {
         assertTrue(segments > 0 && bytes / segments > 4_000, "segments of " + (segments == 0 ? 0 : bytes / segments)
             + " bytes on average: segmentation offload (the vnet header) is off");
         server.stop();
+    }
+
+    /**
+     * Netty under {@code tern exec} with a socket buffer budget of 16 MiB and the default 128 KiB buffers: about 150
+     * connections' reservations. 600 kernel clients open persistent connections at 100 a second and keep them; the
+     * provider lets each go idle 200 ms after its echo, which gives its reservation back, so every one is let in and
+     * held, and once they all idle nothing is attached or counted in the budget. Before, a connection's reservation
+     * stayed while it idled, and the clients beyond the budget were refused.
+     */
+    @Test
+    void nettyUnderTernExecHoldsMoreIdleConnectionsThanItsBudgetHasRoomForInUse(@TempDir Path counters)
+        throws Exception {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        final List<String> command = ternExec(counters, classpathOf("tern-nio", "nio/target/test-classes", "netty-"),
+            "dev.tern.nio.examples.NettyEchoServer", "7011");
+        command.addAll(command.indexOf("--"), List.of("--shards", "1", "--memory-limit", Integer.toString(16 << 20),
+            "--release-idle", "200"));
+        final BackgroundCommand server = rig.net().startInTern(command.toArray(String[]::new))
+            .awaitOutput("via TernSelectorProvider", Duration.ofSeconds(60));
+        final int connections = 600;
+        final BackgroundCommand clients = rig.kernel().launchPeerPy("tcp-hold-clients", NetnsHarness.TERN_ADDRESS,
+            "7011", Integer.toString(connections), "100", "30", "60");
+        try {
+            clients.awaitOutput("held ", Duration.ofSeconds(60));
+            assertEquals("held " + connections + " of " + connections, KernelPeer.line(clients.stdout(), "held"),
+                clients.stdout() + server.stderr());
+            final long deadline = System.nanoTime() + 10_000_000_000L;
+            Map<String, Long> stat = nettyCounters(counters);
+            while ((stat.getOrDefault("tcp.memory.attached_bytes", -1L) != 0
+                || stat.getOrDefault("tcp.memory.in_use_bytes", -1L) != 0) && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+                stat = nettyCounters(counters);
+            }
+            assertEquals(0L, stat.get("tcp.memory.attached_bytes"), "idle connections hold no rings: " + stat);
+            assertEquals(0L, stat.get("tcp.memory.in_use_bytes"), "nor any of the budget: " + stat);
+            assertTrue(stat.getOrDefault("tcp.memory.rings_released_idle", 0L) >= connections, stat.toString());
+            assertEquals(0L, stat.getOrDefault("tcp.drop.memory_limit", 0L), "no SYN refused for memory: " + stat);
+            assertTrue(stat.getOrDefault("nio.idle.sweeps", 0L) > 0, stat.toString());
+        } finally {
+            clients.stop();
+            server.stop();
+        }
+    }
+
+    /** The Netty server's counters (its one shard's file). */
+    private static Map<String, Long> nettyCounters(Path counters) throws IOException {
+        for (CountersSnapshot snapshot : CountersSnapshot.readAll(counters)) {
+            if (snapshot.alive() && snapshot.name().startsWith("NettyEchoServer")) {
+                return snapshot.counters();
+            }
+        }
+        return Map.of();
     }
 
     @Test

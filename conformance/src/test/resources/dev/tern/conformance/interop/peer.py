@@ -24,6 +24,10 @@ stdout, one line each, for the test to parse; "ready" means the socket is bound 
                                             reading them back: "client LOCALPORT ok|mismatch|error ENAME" each, then
                                             "clients COUNT ok N"
   tcp-half-close HOST PORT HOLD             connect, send 10 bytes, shut down output, then read nothing for HOLD s
+  tcp-hold-clients HOST PORT COUNT RATE HOLD TIMEOUT
+                                            COUNT connections to an echo server, RATE a second, each sending a line
+                                            and reading it back, all kept open: "held N of COUNT" once all were
+                                            tried, then HOLD s later they close
 Failures of a TCP subcommand print "error ENAME" (ECONNREFUSED, ECONNRESET, ETIMEDOUT, ...) and exit 3.
 """
 import errno
@@ -284,6 +288,36 @@ def tcp_half_close(host, port, hold):
     sock.close()
 
 
+def tcp_hold_clients(host, port, count, rate, hold, timeout):
+    """COUNT persistent connections opened RATE a second, each echoing one line; held open together for HOLD s."""
+    deadline = time.monotonic() + timeout
+    start = time.monotonic()
+    socks = []
+    ok = 0
+    for i in range(count):
+        delay = start + i / rate - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        line = b"hold %d\n" % i
+        try:
+            sock = socket.create_connection((host, port), timeout=max(0.1, deadline - time.monotonic()))
+            socks.append(sock)
+            sock.sendall(line)
+            got = b""
+            while len(got) < len(line):
+                part = sock.recv(len(line) - len(got))
+                if not part:
+                    break
+                got += part
+            ok += 1 if got == line else 0
+        except (OSError, TimeoutError) as e:
+            say("client %d error %s" % (i, error_name(e)))
+    say("held %d of %d" % (ok, count))
+    time.sleep(hold)
+    for sock in socks:
+        sock.close()
+
+
 def main(argv):
     signal.signal(signal.SIGTERM, on_sigterm)
     command, args = argv[1], argv[2:]
@@ -304,6 +338,8 @@ def main(argv):
             tcp_half_close(args[0], int(args[1]), float(args[2]))
         elif command == "tcp-echo-clients":
             tcp_echo_clients(args[0], int(args[1]), int(args[2]), int(args[3]), float(args[4]))
+        elif command == "tcp-hold-clients":
+            tcp_hold_clients(args[0], int(args[1]), int(args[2]), float(args[3]), float(args[4]), float(args[5]))
         elif command == "tcp-connect":
             tcp_connect(args[0], int(args[1]), float(args[2]))
         else:
