@@ -3,6 +3,7 @@ package dev.tern.afpacket;
 import dev.tern.afpacket.libc.LibcException;
 import dev.tern.afpacket.libc.LinuxAbi;
 import dev.tern.core.memory.BigEndian;
+import dev.tern.core.sys.EventCounterWake;
 import dev.tern.core.sys.Libc;
 import dev.tern.ethernet.link.FrameHandler;
 import dev.tern.ethernet.link.Link;
@@ -85,14 +86,10 @@ public final class AfPacketLink implements Link {
     private final MemorySegment detachArgument;
     private boolean sheddingSyns;
     private final MemorySegment pollFd;
-    /** Written to the event counter by a wake: 1, as a native 8-byte integer (eventfd(2)). Never freed. */
-    private static final MemorySegment WAKE = wakeValue();
     /** Waits that another thread's wake ended ({@link #wakeAwaitingThread}). Owner thread. */
     private long woken;
-    /** Where awaitFrames reads the event counter back to 0. Owner thread. */
-    private final MemorySegment eventCount;
-    /** Threads in {@link #wakeAwaitingThread} now; {@code Integer.MIN_VALUE} (and above) once closing. */
-    private final java.util.concurrent.atomic.AtomicInteger wakers = new java.util.concurrent.atomic.AtomicInteger();
+    /** The event counter polled beside the socket, for another thread to wake the owner. */
+    private final EventCounterWake wake;
     private final MemorySegment kernelStats;
     private final MemorySegment kernelStatsLength;
     private final MemorySegment membership;
@@ -118,7 +115,7 @@ public final class AfPacketLink implements Link {
         final Arena arena = resources.arena;
         this.callState = resources.callState;
         this.pollFd = arena.allocate(2L * LinuxAbi.POLLFD_SIZE, 8);
-        this.eventCount = arena.allocate(8, 8);
+        this.wake = new EventCounterWake(resources.eventFd, arena);
         this.kernelStats = arena.allocate(LinuxAbi.TPACKET_STATS_V3_SIZE, 8);
         this.kernelStatsLength = arena.allocate(ValueLayout.JAVA_INT);
         this.membership = arena.allocate(LinuxAbi.PACKET_MREQ_SIZE, 8);
@@ -485,13 +482,13 @@ public final class AfPacketLink implements Link {
         pollFd.set(ValueLayout.JAVA_INT, LinuxAbi.POLLFD_FD_OFFSET, resources.rxFd);
         pollFd.set(ValueLayout.JAVA_SHORT, LinuxAbi.POLLFD_EVENTS_OFFSET, (short) (LinuxAbi.POLLIN | LinuxAbi.POLLERR));
         pollFd.set(ValueLayout.JAVA_SHORT, LinuxAbi.POLLFD_REVENTS_OFFSET, (short) 0);
-        final long wake = LinuxAbi.POLLFD_SIZE;
-        pollFd.set(ValueLayout.JAVA_INT, wake + LinuxAbi.POLLFD_FD_OFFSET, resources.eventFd);
-        pollFd.set(ValueLayout.JAVA_SHORT, wake + LinuxAbi.POLLFD_EVENTS_OFFSET, (short) LinuxAbi.POLLIN);
-        pollFd.set(ValueLayout.JAVA_SHORT, wake + LinuxAbi.POLLFD_REVENTS_OFFSET, (short) 0);
+        final long counter = LinuxAbi.POLLFD_SIZE;
+        pollFd.set(ValueLayout.JAVA_INT, counter + LinuxAbi.POLLFD_FD_OFFSET, wake.fd());
+        pollFd.set(ValueLayout.JAVA_SHORT, counter + LinuxAbi.POLLFD_EVENTS_OFFSET, (short) LinuxAbi.POLLIN);
+        pollFd.set(ValueLayout.JAVA_SHORT, counter + LinuxAbi.POLLFD_REVENTS_OFFSET, (short) 0);
         Libc.poll(callState, pollFd, 2, timeoutMs);
-        if ((pollFd.get(ValueLayout.JAVA_SHORT, wake + LinuxAbi.POLLFD_REVENTS_OFFSET) & LinuxAbi.POLLIN) != 0) {
-            Libc.readWithoutErrno(resources.eventFd, eventCount, 8); // resets the counter: the wake is taken
+        if ((pollFd.get(ValueLayout.JAVA_SHORT, counter + LinuxAbi.POLLFD_REVENTS_OFFSET) & LinuxAbi.POLLIN) != 0) {
+            wake.take();
             woken++;
         }
         return rx.ready();
@@ -503,15 +500,7 @@ public final class AfPacketLink implements Link {
      */
     @Override
     public boolean wakeAwaitingThread() {
-        if (wakers.getAndIncrement() < 0) {
-            wakers.getAndDecrement();
-            return false; // closing
-        }
-        try {
-            return Libc.writeWithoutErrno(resources.eventFd, WAKE, 8) == 8;
-        } finally {
-            wakers.getAndDecrement();
-        }
+        return wake.wake();
     }
 
     /**
@@ -583,11 +572,6 @@ public final class AfPacketLink implements Link {
         return STATISTIC_NAMES.clone();
     }
 
-    private static MemorySegment wakeValue() {
-        final MemorySegment one = Arena.global().allocate(ValueLayout.JAVA_LONG);
-        one.set(ValueLayout.JAVA_LONG, 0, 1L);
-        return one;
-    }
 
     /** The counters of {@link #stats()}, read the same way (the kernel's with one getsockopt) without a snapshot object. */
     @Override
@@ -664,9 +648,7 @@ public final class AfPacketLink implements Link {
     public void close() {
         if (!closed) {
             closed = true;
-            while (!wakers.compareAndSet(0, Integer.MIN_VALUE)) {
-                Thread.onSpinWait(); // a wake is writing to the event counter: let it finish first
-            }
+            wake.shut();
             resources.release();
         }
     }

@@ -3,6 +3,7 @@ package dev.tern.afpacket;
 import dev.tern.afpacket.netns.BackgroundCommand;
 import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.core.memory.BigEndian;
+import dev.tern.core.testing.WakeChecks;
 import dev.tern.ethernet.link.ShardSteering;
 import dev.tern.ethernet.link.TxFrame;
 import dev.tern.ethernet.wire.MacAddress;
@@ -393,20 +394,7 @@ class AfPacketLinkVethTest {
     void aWakeFromAnotherThreadEndsAWaitForFramesAtOnceAndIsTakenOnce() throws Exception {
         net = NetnsTesting.harness();
         try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults())) {
-            final java.util.concurrent.CompletableFuture<Long> waited = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
-                final long start = System.nanoTime();
-                link.awaitFrames(20_000);
-                return System.nanoTime() - start;
-            });
-            Thread.sleep(200);
-            assertFalse(waited.isDone(), "asleep in poll(2) with nothing to receive");
-            assertTrue(link.wakeAwaitingThread());
-            final long waitedNs = waited.get(10, java.util.concurrent.TimeUnit.SECONDS);
-            assertTrue(waitedNs < 10_000_000_000L, "woken, not timed out: " + waitedNs + " ns");
-            // The wake was taken: the next wait sleeps its whole timeout again.
-            final long start = System.nanoTime();
-            assertFalse(link.awaitFrames(100));
-            assertTrue(System.nanoTime() - start >= 90_000_000L, "the event counter was read back to 0");
+            WakeChecks.aWakeEndsAWaitAndIsTakenOnce(link::awaitFrames, link::wakeAwaitingThread);
             final String[] names = link.statisticNames();
             final long[] values = new long[names.length];
             link.statistics(values);

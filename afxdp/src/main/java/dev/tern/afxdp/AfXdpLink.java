@@ -4,6 +4,7 @@ import dev.tern.afxdp.sys.Sys;
 import dev.tern.afxdp.sys.SysException;
 import dev.tern.afxdp.sys.XdpAbi;
 import dev.tern.core.memory.BigEndian;
+import dev.tern.core.sys.EventCounterWake;
 import dev.tern.core.sys.Libc;
 import dev.tern.ethernet.link.FrameHandler;
 import dev.tern.ethernet.link.FrameHolds;
@@ -15,7 +16,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -95,14 +95,10 @@ public final class AfXdpLink implements Link {
     private int txPending;
     private boolean closed;
     private boolean sheddingSyns;
-    /** Where {@link #awaitFrames} reads the event counter back to 0. */
-    private final MemorySegment eventCount;
     /** Waits that another thread's wake ended ({@link #wakeAwaitingThread}). Owner thread. */
     private long woken;
-    /** Threads in {@link #wakeAwaitingThread} now; {@code Integer.MIN_VALUE} (and above) once closing. */
-    private final AtomicInteger wakers = new AtomicInteger();
-    /** Written to the event counter by a wake: 1, as a native 8-byte integer (eventfd(2)). Never freed. */
-    private static final MemorySegment WAKE = wakeValue();
+    /** The event counter polled beside the socket, for another thread to wake the owner. */
+    private final EventCounterWake wake;
 
     private long rxFrames;
     private long rxBytes;
@@ -149,7 +145,7 @@ public final class AfXdpLink implements Link {
         this.lendLimit = FrameHolds.lendLimit(fill.size()); // the fill ring has an entry per receive chunk
         this.callState = resources.callState;
         this.pollFd = resources.arena.allocate(2 * XdpAbi.POLLFD_SIZE, 8); // the socket, then the event counter
-        this.eventCount = resources.arena.allocate(8, 8);
+        this.wake = new EventCounterWake(resources.eventFd, resources.arena);
         this.statistics = resources.arena.allocate(XdpAbi.STATISTICS_SIZE, 8);
         this.statisticsLength = resources.arena.allocate(ValueLayout.JAVA_INT);
     }
@@ -654,13 +650,13 @@ public final class AfXdpLink implements Link {
         pollFd.set(ValueLayout.JAVA_INT, 0, resources.fd);
         pollFd.set(ValueLayout.JAVA_SHORT, 4, (short) XdpAbi.POLLIN);
         pollFd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
-        final long wake = XdpAbi.POLLFD_SIZE;
-        pollFd.set(ValueLayout.JAVA_INT, wake, resources.eventFd);
-        pollFd.set(ValueLayout.JAVA_SHORT, wake + 4, (short) XdpAbi.POLLIN);
-        pollFd.set(ValueLayout.JAVA_SHORT, wake + 6, (short) 0);
+        final long counter = XdpAbi.POLLFD_SIZE;
+        pollFd.set(ValueLayout.JAVA_INT, counter, wake.fd());
+        pollFd.set(ValueLayout.JAVA_SHORT, counter + 4, (short) XdpAbi.POLLIN);
+        pollFd.set(ValueLayout.JAVA_SHORT, counter + 6, (short) 0);
         Libc.poll(callState, pollFd, 2, timeoutMs);
-        if ((pollFd.get(ValueLayout.JAVA_SHORT, wake + 6) & XdpAbi.POLLIN) != 0) {
-            Libc.readWithoutErrno(resources.eventFd, eventCount, 8); // resets the counter: the wake is taken
+        if ((pollFd.get(ValueLayout.JAVA_SHORT, counter + 6) & XdpAbi.POLLIN) != 0) {
+            wake.take();
             woken++;
         }
         return rx.available(1) > 0;
@@ -668,26 +664,12 @@ public final class AfXdpLink implements Link {
 
     /**
      * Bumps the event counter that {@link #awaitFrames} polls beside the socket (one {@code write(2)}): a frame handed
-     * over by another shard is served now, not when the owner's sleep of up to a millisecond ends. Closing waits for a
-     * wake in progress, so no write reaches a closed (or reused) descriptor.
+     * over by another shard, or work an application thread queued, is served now, not when the owner's sleep of up to
+     * a millisecond ends. Closing waits for a wake in progress, so no write reaches a closed (or reused) descriptor.
      */
     @Override
     public boolean wakeAwaitingThread() {
-        if (wakers.getAndIncrement() < 0) {
-            wakers.getAndDecrement();
-            return false; // closing
-        }
-        try {
-            return Libc.writeWithoutErrno(resources.eventFd, WAKE, 8) == 8;
-        } finally {
-            wakers.getAndDecrement();
-        }
-    }
-
-    private static MemorySegment wakeValue() {
-        final MemorySegment one = Arena.global().allocate(ValueLayout.JAVA_LONG);
-        one.set(ValueLayout.JAVA_LONG, 0, 1L);
-        return one;
+        return wake.wake();
     }
 
     /**
@@ -822,9 +804,7 @@ public final class AfXdpLink implements Link {
     public void close() {
         if (!closed) {
             closed = true;
-            while (!wakers.compareAndSet(0, Integer.MIN_VALUE)) {
-                Thread.onSpinWait(); // a wake is writing to the event counter: let it finish first
-            }
+            wake.shut();
             resources.release();
         }
     }

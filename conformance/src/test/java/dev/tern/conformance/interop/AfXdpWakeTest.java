@@ -3,12 +3,11 @@ package dev.tern.conformance.interop;
 import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.afxdp.AfXdpLink;
 import dev.tern.afxdp.AfXdpOptions;
+import dev.tern.core.testing.WakeChecks;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.util.Arrays;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 import static dev.tern.afpacket.netns.NetnsHarness.TERN_IPV4;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -35,21 +34,7 @@ class AfXdpWakeTest {
         VethRig.assumeNetns();
         net = NetnsHarness.create(VethSetup.DEFAULT.harnessOptions());
         link = net.ternNamespace().call(() -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE, AfXdpOptions.forAddress(TERN_IPV4)));
-        final CompletableFuture<Long> waited = CompletableFuture.supplyAsync(() -> {
-            final long start = System.nanoTime();
-            link.awaitFrames(20_000);
-            return System.nanoTime() - start;
-        });
-        Thread.sleep(200);
-        assertFalse(waited.isDone(), "asleep in poll(2) with nothing to receive");
-        assertTrue(link.wakeAwaitingThread());
-        final long waitedNs = waited.get(10, TimeUnit.SECONDS);
-        assertTrue(waitedNs < 10_000_000_000L, "woken, not timed out: " + waitedNs + " ns");
-
-        // The wake was taken: the next wait sleeps its whole timeout again.
-        final long start = System.nanoTime();
-        assertFalse(link.awaitFrames(100));
-        assertTrue(System.nanoTime() - start >= 90_000_000L, "the event counter was read back to 0");
+        WakeChecks.aWakeEndsAWaitAndIsTakenOnce(link::awaitFrames, link::wakeAwaitingThread);
         final String[] names = link.statisticNames();
         final long[] values = new long[names.length];
         link.statistics(values);
