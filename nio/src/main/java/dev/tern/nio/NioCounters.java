@@ -1,5 +1,6 @@
 package dev.tern.nio;
 
+import dev.tern.core.sys.ShutGate;
 import dev.tern.stack.NetStack;
 import org.agrona.concurrent.status.AtomicCounter;
 
@@ -10,9 +11,14 @@ import org.agrona.concurrent.status.AtomicCounter;
  * closed after the channel became unreachable).
  *
  * <p>Several application threads update them, so they count with {@code getAndAdd} (a locked add), not the
- * single-writer {@code incrementRelease} the layers use; channel opens and closes are not the data path.
+ * single-writer {@code incrementRelease} the layers use; channel opens and closes are not the data path. They go
+ * through {@link #add} and {@link #proposeMax}, which write nothing once {@link #shut}: a channel can close (on the
+ * program's thread, or its cleaner's) after the provider closed its stack, whose counters file is then unmapped, and a
+ * write there would crash the JVM (a Netty server stopped with SIGTERM under {@code tern exec} did, in
+ * {@code AtomicCounter.increment} from {@code TernSocketChannel.Closer}).
  */
 final class NioCounters {
+    private final ShutGate gate = new ShutGate();
     final AtomicCounter tcpOpened;
     final AtomicCounter tcpClosed;
     final AtomicCounter tcpAbandoned;
@@ -41,6 +47,33 @@ final class NioCounters {
         idleSweeps = file.counter("nio.idle.sweeps");
         idleSweepNs = file.counter("nio.idle.sweep_ns");
         idleSweepMaxNs = file.counter("nio.idle.sweep_max_ns");
+    }
+
+    /** Adds {@code delta} to {@code counter} (one of these), unless the counters are shut. Any thread. */
+    void add(AtomicCounter counter, long delta) {
+        if (gate.enter()) {
+            try {
+                counter.getAndAdd(delta);
+            } finally {
+                gate.exit();
+            }
+        }
+    }
+
+    /** Raises {@code counter} (one of these) to {@code value} if that is more, unless the counters are shut. */
+    void proposeMax(AtomicCounter counter, long value) {
+        if (gate.enter()) {
+            try {
+                counter.proposeMax(value);
+            } finally {
+                gate.exit();
+            }
+        }
+    }
+
+    /** No write after this returns: the stack, and its counters file with it, may close. */
+    void shut() {
+        gate.shut();
     }
 
     /** Allocates the counters on the stack's thread (counter allocation is not thread-safe). */

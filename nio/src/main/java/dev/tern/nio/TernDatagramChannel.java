@@ -167,7 +167,7 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
             closer = new Closer(opened, counters);
             cleanable = Channels.CLEANER.register(this, closer);
             if (counters != null) {
-                counters.udpOpened.increment();
+                counters.add(counters.udpOpened, 1);
             }
             socket = opened;
             return;
@@ -212,9 +212,9 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
             socket.close();
             socket.stopWaiting();
             if (counters != null) {
-                counters.udpClosed.increment();
+                counters.add(counters.udpClosed, 1);
                 if (!explicit) {
-                    counters.udpAbandoned.increment();
+                    counters.add(counters.udpAbandoned, 1);
                 }
             }
         }

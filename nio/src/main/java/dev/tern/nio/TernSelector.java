@@ -120,7 +120,7 @@ final class TernSelector extends AbstractSelector {
             ternChannel.keys().remove(key);
             throw e;
         }
-        if (channel instanceof TernSocketChannel socketChannel) {
+        if (channel instanceof TernSocketChannel socketChannel && idleReleaseNs() > 0) {
             registered.add(socketChannel); // for the idle sweep, which runs on the selecting thread
         }
         return key;
@@ -434,6 +434,9 @@ final class TernSelector extends AbstractSelector {
         final long period = idleReleaseNs();
         if (period <= 0 || ternAttached == 0) {
             nextSweepNs = 0; // armed again when there is something to sweep
+            if (!sweepList.isEmpty() || !registered.isEmpty()) {
+                forgetSweepList(); // hold no channel while there is no sweep (a closed one stays collectable)
+            }
             return;
         }
         if (nextSweepNs == 0) {
@@ -479,10 +482,24 @@ final class TernSelector extends AbstractSelector {
         final NioCounters counters = ((TernSelectorProvider) provider()).counters();
         if (counters != null) {
             final long tookNs = System.nanoTime() - startNs;
-            counters.idleSweeps.getAndAdd(1);
-            counters.idleSweepNs.getAndAdd(tookNs);
-            counters.idleSweepMaxNs.proposeMax(tookNs);
+            counters.add(counters.idleSweeps, 1);
+            counters.add(counters.idleSweepNs, tookNs);
+            counters.proposeMax(counters.idleSweepMaxNs, tookNs);
         }
+    }
+
+    /** Channels the idle sweep holds now (on its list, or registered and not yet listed); for tests. */
+    int sweepHolds() {
+        return sweepList.size() + registered.size();
+    }
+
+    /** Selecting thread: empties the idle sweep's list (the full look finds what holds rings when sweeps resume). */
+    private void forgetSweepList() {
+        registered.clear();
+        for (TernSocketChannel c : sweepList) {
+            c.sweepListed = false;
+        }
+        sweepList.clear();
     }
 
     /** Selecting thread: puts a channel on the idle sweep's list, once. */
@@ -522,7 +539,7 @@ final class TernSelector extends AbstractSelector {
         if (!key.isValid()) {
             return;
         }
-        if (key.ternChannel() instanceof TernSocketChannel channel && !channel.sweepListed) {
+        if (key.ternChannel() instanceof TernSocketChannel channel && !channel.sweepListed && idleReleaseNs() > 0) {
             list(channel); // ready, so likely holding rings again: the next sweep looks
         }
         final int ops = key.ternChannel().translateReadyOps(ternReady, key.interest());

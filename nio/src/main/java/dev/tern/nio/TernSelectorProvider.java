@@ -100,7 +100,7 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
         this.ownedRunner = null;
         this.rules = rulesFrom(properties, network.address());
         this.idleReleaseNs = idleReleaseFrom(properties) * 1_000_000L;
-        Runtime.getRuntime().addShutdownHook(new Thread(network::close, "tern-provider-shutdown"));
+        Runtime.getRuntime().addShutdownHook(new Thread(this::close, "tern-provider-shutdown"));
     }
 
     private TernSelectorProvider(NetStack stack, StackShards sharded, StackRunner ownedRunner, Rules rules) {
@@ -304,7 +304,7 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
     void countKernelChannel() {
         final NioCounters c = counters;
         if (c != null) {
-            c.kernelChannels.increment();
+            c.add(c.kernelChannels, 1);
         }
     }
 
@@ -379,6 +379,10 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
     /** Stops the stack's runner and closes the stack, when this provider started it ({@link #open}). */
     @Override
     public void close() {
+        final NioCounters c = counters;
+        if (c != null) {
+            c.shut(); // channels may still close on other threads: nothing writes the counters file once it goes
+        }
         if (ownedRunner != null) {
             ownedRunner.close();
         }

@@ -159,7 +159,7 @@ final class TernServerSocketChannel extends ServerSocketChannel implements TernC
         localAddress = Addresses.socket(stack.address().address(), made[0].port());
         final NioCounters counters = ternProvider.counters();
         if (counters != null) {
-            counters.listenersOpened.increment();
+            counters.add(counters.listenersOpened, 1);
         }
     }
 
@@ -317,7 +317,7 @@ final class TernServerSocketChannel extends ServerSocketChannel implements TernC
             }
             final NioCounters counters = ternProvider.counters();
             if (counters != null) {
-                counters.listenersClosed.increment();
+                counters.add(counters.listenersClosed, 1);
             }
         }
     }

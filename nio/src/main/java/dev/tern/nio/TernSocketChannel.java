@@ -126,7 +126,7 @@ final class TernSocketChannel extends SocketChannel implements TernChannel {
         closer = new Closer(opened, counters);
         cleanable = Channels.CLEANER.register(this, closer);
         if (counters != null) {
-            counters.tcpOpened.increment();
+            counters.add(counters.tcpOpened, 1);
         }
     }
 
@@ -151,9 +151,9 @@ final class TernSocketChannel extends SocketChannel implements TernChannel {
             }
             connection.stopWaiting();
             if (counters != null) {
-                counters.tcpClosed.increment();
+                counters.add(counters.tcpClosed, 1);
                 if (!explicit) {
-                    counters.tcpAbandoned.increment();
+                    counters.add(counters.tcpAbandoned, 1);
                 }
             }
         }

@@ -207,6 +207,7 @@ class IdleChannelBuffersTest {
             pair.selectFor(600, null);
             assertEquals(0, pair.counter(RELEASED));
             assertTrue(pair.counter(ATTACHED) > 0);
+            assertEquals(0, ((TernSelector) pair.selector).sweepHolds(), "no sweep, so no channel held for one");
         }
     }
 

@@ -3,7 +3,6 @@ package dev.tern.core.sys;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Wakes a thread asleep in {@code poll(2)} on a link's socket from any other thread, through an event counter
@@ -21,8 +20,8 @@ public final class EventCounterWake {
     private final int eventFd;
     /** Where {@link #take} reads the counter into. */
     private final MemorySegment count;
-    /** Threads in {@link #wake} now; {@code Integer.MIN_VALUE} (and above) once shut. */
-    private final AtomicInteger wakers = new AtomicInteger();
+    /** Keeps a wake from writing to the descriptor once it may be closed. */
+    private final ShutGate gate = new ShutGate();
 
     /** For the event counter {@code eventFd} (made non-blocking by its owner), with scratch memory from {@code arena}. */
     public EventCounterWake(int eventFd, Arena arena) {
@@ -37,14 +36,13 @@ public final class EventCounterWake {
 
     /** Any thread: makes the owner's poll return (now, or at its next one). False once shut, or if the write failed. */
     public boolean wake() {
-        if (wakers.getAndIncrement() < 0) {
-            wakers.getAndDecrement();
+        if (!gate.enter()) {
             return false;
         }
         try {
             return Libc.writeWithoutErrno(eventFd, ONE, 8) == 8;
         } finally {
-            wakers.getAndDecrement();
+            gate.exit();
         }
     }
 
@@ -55,9 +53,7 @@ public final class EventCounterWake {
 
     /** Waits for a wake in progress to finish and refuses every later one; then the descriptor may be closed. */
     public void shut() {
-        while (!wakers.compareAndSet(0, Integer.MIN_VALUE)) {
-            Thread.onSpinWait(); // a wake is writing to the counter: let it finish first
-        }
+        gate.shut();
     }
 
     private static MemorySegment one() {
