@@ -11,8 +11,10 @@
 # --server netty runs Netty 4.2's echo server (nio's NettyEchoServer example, its event loop on Tern's NIO
 # provider) under `tern exec` instead: each client sends one line and reads it back, and the provider gives an idle
 # connection's rings back after a second without a read or write (TernSelectorProvider.releaseIdleBuffersAfter).
+# --server echo runs `tern serve --echo` (RFC 862) with the same clients as netty: an echo connection on which nothing
+# arrived for a second gives its rings back (TcpService.releasesIdleBuffers).
 #
-#   conformance/bench-connections.sh [--connections N] [--batch N] [--buffer-size B] [--server serve|netty]
+#   conformance/bench-connections.sh [--connections N] [--batch N] [--buffer-size B] [--server serve|echo|netty]
 #       [--release-idle MS]   (netty: tern exec's --release-idle, 1000 by default; 0 keeps every ring)
 #       [--shards N]          (the server's stack shards, 1 by default; --max-connections is per shard)
 #       [--memory-limit BYTES] (the server's socket buffer budget per shard; the stack's 1 GiB by default)
@@ -44,8 +46,8 @@ done
 die() { echo "bench-connections: $*" >&2; exit 1; }
 [[ "$CONNECTIONS" =~ ^[0-9]+$ && "$CONNECTIONS" -ge 1 && "$CONNECTIONS" -le 200000 ]] \
   || { echo "bench-connections: --connections must be 1..200000, got $CONNECTIONS" >&2; exit 2; }
-[[ "$SERVER" == serve || "$SERVER" == netty ]] \
-  || { echo "bench-connections: --server must be serve or netty, got $SERVER" >&2; exit 2; }
+[[ "$SERVER" == serve || "$SERVER" == echo || "$SERVER" == netty ]] \
+  || { echo "bench-connections: --server must be serve, echo or netty, got $SERVER" >&2; exit 2; }
 [[ $(id -u) -eq 0 ]] || die "needs root (network namespaces, AF_PACKET)"
 command -v /usr/bin/python3 >/dev/null || die "needs /usr/bin/python3"
 
@@ -86,6 +88,12 @@ if [[ "$SERVER" == serve ]]; then
     --keepalive-timeout 86400 --http 8080 "$WORK/www" > "$WORK/serve.log" 2>&1 &
   SERVE_PID=$!
   WHAT="tern serve --http"
+elif [[ "$SERVER" == echo ]]; then
+  TERN_COUNTERS_DIR="$WORK/counters" ip netns exec "$TERN_NS" "$TERN" serve --shards "$SHARDS" --link afpacket:tern0 \
+    --ip 198.18.0.2/24 --max-connections $((CONNECTIONS + 10000)) --buffer-size "$BUFFER" "${MEMORY_LIMIT[@]}" \
+    --echo 8080 > "$WORK/serve.log" 2>&1 &
+  SERVE_PID=$!
+  WHAT="tern serve --echo"
 else
   JDK="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
   [[ -x "$JDK/bin/java" ]] || die "--server netty needs a JDK 25 (set JAVA_HOME)"
@@ -126,6 +134,11 @@ def answered(got):
     return sep and len(body) >= 1024 and head.startswith(b"HTTP/1.1 200")
 sel = selectors.DefaultSelector()
 held, done, failed = [], 0, 0
+reasons = {}   # why connections failed: the error, or "no answer in 60 s"
+def fail(why):
+    global failed
+    failed += 1
+    reasons[why] = reasons.get(why, 0) + 1
 start = time.time()
 def finish_batch(pending):
     global done, failed
@@ -135,8 +148,9 @@ def finish_batch(pending):
             s, state = key.fileobj, key.data
             try:
                 if state["phase"] == "connect":
-                    if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) != 0:
-                        raise OSError("connect failed")
+                    error = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                    if error != 0:
+                        raise OSError(error, "connect: " + os.strerror(error))
                     s.sendall(request)
                     state["phase"] = "read"
                     sel.modify(s, selectors.EVENT_READ, state)
@@ -150,15 +164,16 @@ def finish_batch(pending):
                         pending.discard(s)
                         held.append(s)
                         done += 1
-            except OSError:
+            except OSError as e:
                 sel.unregister(s)
                 pending.discard(s)
                 s.close()
-                failed += 1
+                fail(e.strerror or str(e))
     for s in list(pending):
+        phase = sel.get_key(s).data["phase"]
         sel.unregister(s)
         s.close()
-        failed += 1
+        fail("no answer in 60 s (still in " + phase + ")")
 for first in range(0, total, batch):
     pending = set()
     for i in range(first, min(total, first + batch)):
@@ -169,6 +184,8 @@ for first in range(0, total, batch):
         sel.register(s, selectors.EVENT_WRITE, {"phase": "connect", "got": b""})
         pending.add(s)
     finish_batch(pending)
+if reasons:
+    print("failed: " + ", ".join(f"{n} {why}" for why, n in sorted(reasons.items())), flush=True)
 print(f"opened {done} answered connections, {failed} failed, in {time.time() - start:.1f} s", flush=True)
 while not os.path.exists(stop):   # hold them until told
     time.sleep(0.2)

@@ -25,6 +25,11 @@ import java.util.ArrayList;
  * its service asks otherwise ({@link #interest}: HTTP waits for room to write while a response is pending). Once a
  * second (on the stack's clock) every connection is served regardless, for what is measured by time rather than
  * signalled, such as HTTP's keep-alive timeout.
+ *
+ * <p>A service whose connections carry no state between bytes (echo, discard) lets a connection's rings go once
+ * nothing has arrived on it for {@link #RELEASE_IDLE_NS} ({@link #releasesIdleBuffers}): thousands of open, quiet
+ * connections then hold only their control blocks and count nothing against the stack's memory budget, as idle
+ * persistent HTTP connections do. The next bytes bring the rings back.
  */
 abstract class TcpService implements AutoCloseable {
     protected static final int READ = SelectableSocket.READ;
@@ -33,6 +38,8 @@ abstract class TcpService implements AutoCloseable {
     protected static final int ABORT = -2;
     /** How often every connection is served, ready or not. */
     static final long SWEEP_INTERVAL_NS = 1_000_000_000L;
+    /** How long nothing arrives on a connection before its rings go back (services that let them go). */
+    static final long RELEASE_IDLE_NS = 1_000_000_000L;
 
     /** A served connection and its place in {@link #slots} (kept up to date when the last one moves into a gap). */
     private static final class Slot {
@@ -99,8 +106,13 @@ abstract class TcpService implements AutoCloseable {
         if (pollNs - lastSweepNs >= SWEEP_INTERVAL_NS) {
             lastSweepNs = pollNs;
             // Indexed: a finished connection's gap takes the last one, which is served next (no iterator per poll).
+            final boolean releaseIdle = releasesIdleBuffers();
             for (int i = 0; i < slots.size(); ) {
-                if (!serveSlot(slots.get(i))) {
+                final Slot slot = slots.get(i);
+                if (!serveSlot(slot)) {
+                    if (releaseIdle) {
+                        releaseIfIdle(slot.connection);
+                    }
                     i++;
                 }
             }
@@ -129,6 +141,16 @@ abstract class TcpService implements AutoCloseable {
             release(slot, true);
         }
         return true;
+    }
+
+    /**
+     * Gives back the rings of a connection on which nothing arrived for {@link #RELEASE_IDLE_NS}; the TCP layer keeps
+     * them where anything waits in them or is unacknowledged, and the next sweep tries again.
+     */
+    private void releaseIfIdle(TcpConnection connection) {
+        if (connection.holdsBuffers() && pollNs - connection.lastReceivedNs() >= RELEASE_IDLE_NS) {
+            connection.releaseIdleBuffers();
+        }
     }
 
     /** Closes (or resets) the slot's connection and frees the slot (its gap filled by the last, Agrona's way). */
@@ -184,6 +206,14 @@ abstract class TcpService implements AutoCloseable {
 
     /** A connection was accepted. */
     protected void opened(TcpConnection connection) {
+    }
+
+    /**
+     * Whether the sweep lets a quiet connection's rings go ({@link #releaseIfIdle}): for services that keep nothing of
+     * a connection's between its bytes. HTTP decides for itself, between requests, with its request buffer.
+     */
+    protected boolean releasesIdleBuffers() {
+        return false;
     }
 
     /** A connection is about to be closed (finished, or failed): release what was kept for it. */
@@ -245,6 +275,11 @@ abstract class TcpService implements AutoCloseable {
         }
 
         @Override
+        protected boolean releasesIdleBuffers() {
+            return true;
+        }
+
+        @Override
         protected int serve(TcpConnection connection) throws TernSocketException {
             throwIfFailed(connection, "tcp echo");
             if (connection.isEndOfStream()) {
@@ -282,6 +317,11 @@ abstract class TcpService implements AutoCloseable {
             } catch (TernSocketException e) {
                 // closed already: serve finds it ended
             }
+        }
+
+        @Override
+        protected boolean releasesIdleBuffers() {
+            return true;
         }
 
         @Override

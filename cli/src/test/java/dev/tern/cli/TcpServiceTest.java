@@ -126,6 +126,63 @@ class TcpServiceTest {
     }
 
     /**
+     * Echo and discard connections on which nothing arrives for a second give their rings back (the server's attached
+     * bytes and memory budget fall to 0), and the next bytes bring them back: the echo is intact, the discard takes
+     * everything, and each quiet second after gives them back again. An echo the client has not read yet keeps the
+     * rings that hold it, for as long as it waits.
+     */
+    @Test
+    void quietEchoAndDiscardConnectionsGiveTheirRingsBackUntilTheNextBytes() throws Exception {
+        try (Simulation sim = new Simulation(); Arena arena = Arena.ofConfined()) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            try (TcpService.Echo echo = new TcpService.Echo(b, 7);
+                 TcpService.Discard discard = new TcpService.Discard(b, 9)) {
+                sim.onPoll(() -> {
+                    echo.poll();
+                    discard.poll();
+                });
+                final TcpConnection echoed = connected(sim, a, 7);
+                final TcpConnection discarded = connected(sim, a, 9);
+                // More than the client's receive ring and the server's send ring hold (128 KiB each), so that an
+                // unread echo backs up into the server's rings.
+                final byte[] sent = new byte[300_000];
+                new Random(3).nextBytes(sent);
+                final MemorySegment out = arena.allocate(sent.length);
+                MemorySegment.copy(sent, 0, out, ValueLayout.JAVA_BYTE, 0, sent.length);
+                final MemorySegment in = arena.allocate(sent.length);
+                long released = 0;
+                for (int round = 0; round < 3; round++) {
+                    writeAll(sim, echoed, out);
+                    writeAll(sim, discarded, out);
+                    // The client does not read its echo for 3 s: the server's rings hold what it could not send.
+                    sim.runFor(3 * SECOND);
+                    final long waiting = b.counters().value("tcp.memory.attached_bytes");
+                    assertTrue(waiting > 0, "the echo waiting in the server's rings keeps them");
+                    int read = 0;
+                    final long deadline = sim.nowNs() + 10 * SECOND;
+                    while (read < sent.length && sim.nowNs() < deadline) {
+                        read += Math.max(0, echoed.read(in, read, sent.length - read));
+                        sim.step();
+                    }
+                    assertEquals(sent.length, read);
+                    assertTrue(Arrays.equals(sent, in.asSlice(0, read).toArray(ValueLayout.JAVA_BYTE)), "round " + round);
+                    sim.runFor(3 * SECOND);
+                    assertEquals(0, b.counters().value("tcp.memory.attached_bytes"), "round " + round);
+                    assertEquals(0, b.counters().value("tcp.memory.in_use_bytes"), "round " + round);
+                    final long now = b.counters().value("tcp.memory.rings_released_idle");
+                    assertTrue(now >= released + 2, "both connections gave their rings back: " + now);
+                    released = now;
+                }
+                assertEquals(2 * 3L * sent.length, b.counters().value("tcp.rx.bytes"));
+                assertTrue(echoed.isConnected() && discarded.isConnected());
+                echoed.close();
+                discarded.close();
+            }
+        }
+    }
+
+    /**
      * Runs the echo exchange described above on {@code wire}; returns the server's bytes taken by the handler in place
      * and from its receive ring.
      */
@@ -176,6 +233,17 @@ class TcpServiceTest {
                 return new long[] {inPlace, fromRing};
             }
         }
+    }
+
+    /** Writes all of {@code data} on {@code connection}, stepping the simulation while its send ring is full. */
+    private static void writeAll(Simulation sim, TcpConnection connection, MemorySegment data) throws Exception {
+        int written = 0;
+        final long deadline = sim.nowNs() + 30 * SECOND;
+        while (written < data.byteSize() && sim.nowNs() < deadline) {
+            written += connection.write(data, written, (int) data.byteSize() - written);
+            sim.step();
+        }
+        assertEquals(data.byteSize(), written);
     }
 
     /** A connection from {@code client} to port {@code port} of stack "b" (198.18.0.2), once established. */

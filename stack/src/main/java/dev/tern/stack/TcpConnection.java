@@ -246,8 +246,9 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
      * requests: when nothing waits to be read, everything written was acknowledged and no FIN is queued, the rings go
      * back to the stack's pool (their pages to the system beyond its warm share) and the connection keeps only its
      * control block. Data that arrives later, or a {@link #write}, attaches rings again. Returns true when the rings
-     * went back, false when the connection is busy (or has a receive handler). Use from the thread that reads and
-     * writes, while it does neither; a round trip to the stack's thread from any other. Cold path.
+     * went back, false when the connection is busy. Use from the thread that reads and writes, while it does neither;
+     * a round trip to the stack's thread from any other. With a {@link ReceiveHandler} the stack's thread is the one
+     * that reads (the handler runs there), so only a call from it lets go; elsewhere this returns false. Cold path.
      */
     public boolean releaseIdleBuffers() {
         return letGoIfIdle() && releaseLetGo(List.of(this)) == 1;
@@ -257,15 +258,16 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
      * The owner's half of {@link #releaseIdleBuffers}, for an owner that lets many connections go at once: if its
      * rings look idle (nothing unread, nothing unacknowledged, no receive handler) the connection stops using them, and
      * returns true; {@link #releaseLetGo} then hands them back to the stack, many connections in one round trip. Call
-     * it from the thread that reads and writes, while it does neither. Until the release, the connection behaves as
+     * it from the thread that reads and writes, while it does neither: with a receive handler, the stack's own thread
+     * only, outside the handler. Until the release, the connection behaves as
      * one without rings: a read finds nothing, a write or arriving data takes the rings back (and the release then
      * leaves them).
      */
     public boolean letGoIfIdle() {
         final ByteRing send = sendRing;
         final ByteRing receive = receiveRing;
-        if (closed || receiveHandler != null || send == null || receive == null || send.available() != 0
-            || receive.available() != 0) {
+        if (closed || inReceiveHandler || (receiveHandler != null && !stack.isOwnerThread()) || send == null
+            || receive == null || send.available() != 0 || receive.available() != 0) {
             return false;
         }
         sendRing = null;
@@ -557,6 +559,17 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
 
     public int remotePort() {
         return stack.call(() -> tcp.remotePort(handle));
+    }
+
+    /**
+     * When a segment last arrived on the connection, on the stack's clock ({@link NetStack#clock}): data, an
+     * acknowledgement or a keep-alive; what an owner measures idleness by when a receive handler takes its data.
+     */
+    public long lastReceivedNs() {
+        if (closed) {
+            return 0;
+        }
+        return stack.isOwnerThread() ? tcp.lastReceiveNs(handle) : stack.call(() -> tcp.lastReceiveNs(handle));
     }
 
     /** Segments this connection retransmitted. */

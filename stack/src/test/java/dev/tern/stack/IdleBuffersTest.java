@@ -182,6 +182,77 @@ class IdleBuffersTest {
     }
 
     /** A server holding many idle connections: each one's rings released, the stack's attached bytes are nothing. */
+    /**
+     * A connection whose receive handler takes its data lets its rings go from the stack's thread (here the test's:
+     * nothing else drives the simulation), never from inside the handler; the next data brings them back and reaches
+     * the handler whole.
+     */
+    @Test
+    void aConnectionWithAReceiveHandlerLetsGoOutsideTheHandlerOnly() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            final TcpConnection[] pair = connect(sim, a, b.listen(7, 4));
+            final TcpConnection client = pair[0];
+            final TcpConnection server = pair[1];
+            final java.io.ByteArrayOutputStream taken = new java.io.ByteArrayOutputStream();
+            final boolean[] releasedInside = {false};
+            final boolean[] holdNext = {false};
+            final List<Long> holds = new ArrayList<>();
+            server.receiveHandler((connection, data, offset, length) -> {
+                releasedInside[0] |= connection.releaseIdleBuffers();
+                taken.writeBytes(data.asSlice(offset, length).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+                if (holdNext[0]) {
+                    holds.add(connection.holdReceived());
+                }
+                return length;
+            });
+            final byte[] first = random(7, 50_000);
+            final byte[] second = random(8, 50_000);
+            assertTrue(move(sim, client, first, taken, first.length));
+            sim.runFor(SECOND);
+            assertFalse(releasedInside[0], "let go from inside the handler");
+            assertTrue(server.releaseIdleBuffers());
+            assertEquals(0, b.counters().value("tcp.memory.attached_bytes"));
+            assertTrue(move(sim, client, second, taken, first.length + second.length));
+            assertFalse(releasedInside[0], "let go from inside the handler");
+            final byte[] all = taken.toByteArray();
+            assertArrayEquals(first, Arrays.copyOfRange(all, 0, first.length));
+            assertArrayEquals(second, Arrays.copyOfRange(all, first.length, all.length));
+            sim.runFor(SECOND);
+            assertTrue(server.releaseIdleBuffers(), "idle again");
+            assertEquals(2, b.counters().value("tcp.memory.rings_released_idle"));
+
+            // Frames the handler holds keep the connection busy until they are released.
+            holdNext[0] = true;
+            final byte[] third = random(9, 1_000);
+            assertTrue(move(sim, client, third, taken, first.length + second.length + third.length));
+            assertTrue(!holds.isEmpty() && holds.stream().allMatch(hold -> hold >= 0), "held: " + holds);
+            sim.runFor(SECOND);
+            assertFalse(server.releaseIdleBuffers(), "a held frame is in use");
+            holds.forEach(hold -> assertTrue(b.releaseHeld(hold)));
+            sim.runFor(SECOND);     // the stack takes the releases back at its next turn
+            assertTrue(server.releaseIdleBuffers(), "idle once the frames are back");
+        }
+    }
+
+    /** Writes {@code data} from {@code from} until {@code taken} holds {@code total} bytes; whether it did in time. */
+    private static boolean move(Simulation sim, TcpConnection from, byte[] data, java.io.ByteArrayOutputStream taken,
+                                int total) {
+        final MemorySegment in = MemorySegment.ofArray(data);
+        final int[] written = {0};
+        return sim.runUntil(() -> {
+            try {
+                if (written[0] < data.length) {
+                    written[0] += from.write(in, written[0], data.length - written[0]);
+                }
+            } catch (TernSocketException e) {
+                throw new AssertionError(e);
+            }
+            return taken.size() == total;
+        }, 30 * SECOND);
+    }
+
     @Test
     void aThousandIdleConnectionsHoldNoRings() throws Exception {
         try (Simulation sim = new Simulation()) {

@@ -760,16 +760,22 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
                 listenOverflow();
                 return false;
             }
+            if (validListener(l) && reservedBytes + bufferBytes(c) > config.memoryLimitBytes()) {
+                // Other handshakes completed first and took the memory this one's SYN was let in against. As Linux
+                // when it cannot make the child socket (tcp_check_req's listen_overflow, tcp_abort_on_overflow = 0):
+                // the last ACK is dropped and counted, and the connection stays half-open in the SYN queue with its
+                // SYN-ACK timer running; the peer's retransmitted data, or its answer to the retransmitted SYN-ACK,
+                // completes the handshake once closes or idle connections gave budget back. A reset would end a
+                // connection the peer already holds open, for a shortage that lasts as long as a burst.
+                listenDrop(TcpCounters.DROP_MEMORY_LIMIT);
+                if (!tcb.hasFlag(c, F_IN_SYN_QUEUE)) {
+                    free(c);    // rebuilt from a cookie just now: no state kept, the peer's retransmission brings it
+                }
+                return false;
+            }
             leaveSynQueue(c);
             if (!validListener(l)) {
                 counters.drop(TcpCounters.DROP_NO_SOCKET);
-                output.sendReset(c, nowNs);
-                free(c);
-                return false;
-            }
-            if (reservedBytes + bufferBytes(c) > config.memoryLimitBytes()) {
-                // Other handshakes completed first and took the memory this one was sized against.
-                listenDrop(TcpCounters.DROP_MEMORY_LIMIT);
                 output.sendReset(c, nowNs);
                 free(c);
                 return false;
@@ -1445,7 +1451,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
 
     /**
      * The owner lets go of the connection's buffers while it idles: if nothing is waiting in either ring, nothing is
-     * in flight or held out of order and no FIN is queued, the rings and the record go back to the pool (their pages
+     * in flight or held out of order, no received frame is held by the owner and no FIN is queued, the rings and the record go back to the pool (their pages
      * to the system beyond the pool's warm share), their sizes stop counting against the memory budget, and the
      * connection keeps only its row; the next {@link #sendBuffer}, {@link #receiveBuffer} or arriving data attaches
      * rings again and counts them again (beyond the limit too, see {@link #ensureRings}). A connection that never
@@ -1456,7 +1462,8 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     public boolean releaseIdleBuffers(int connection) {
         final int c = slot(connection);
         if (c < 0 || (tcb.flags(c) & (F_BUFFERS_RESERVED | F_BUDGET_RETURNED)) != F_BUFFERS_RESERVED
-            || tcb.hasFlag(c, F_FIN_QUEUED) || tcb.oooBlock(c) >= 0 || tcb.sndUna(c) != tcb.sndMax(c)) {
+            || tcb.hasFlag(c, F_FIN_QUEUED) || tcb.oooBlock(c) >= 0 || tcb.sndUna(c) != tcb.sndMax(c)
+            || heldBytes[c] != 0) {
             return false;
         }
         if (tcb.hasFlag(c, F_RINGS)) {
@@ -1843,6 +1850,12 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     public long bytesReceived(int connection) {
         final int c = slot(connection);
         return c < 0 ? 0 : tcb.bytesReceived(c);
+    }
+
+    /** When a segment last arrived on the connection (any that passed the sequence checks), on the stack's clock. */
+    public long lastReceiveNs(int connection) {
+        final int c = slot(connection);
+        return c < 0 ? 0 : tcb.lastReceiveNs(c);
     }
 
     /** Everything about one connection as a value (for tools: {@code tern stat}, tests); allocates. */

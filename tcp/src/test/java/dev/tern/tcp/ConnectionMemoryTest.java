@@ -130,12 +130,10 @@ class ConnectionMemoryTest {
 
     @Test
     void idleConnectionsGiveTheirBudgetBackSoMoreAreLetInAndComeBackBeyondTheLimitWithoutLosingData() {
-        final long full = 2L * DEFAULT_BUFFER + TcpMemory.recordBytes(DEFAULT_BUFFER);
-        // Room for two connections at full size, and none at a quarter beside them.
-        final TcpConfig serverConfig = TcpConfig.builder().memoryLimits(2 * full, 2 * full).build();
+        final long full = FULL;
         try (TcpNetwork net = new TcpNetwork(MemoryWire.builder());
              Arena arena = Arena.ofConfined()) {
-            final TestStack server = net.add("server", "198.18.0.1/24", serverConfig);
+            final TestStack server = serverWithRoomForTwo(net);
             final TestStack client = net.add("client", "198.18.0.2/24", TcpConfig.defaults());
             final MemorySegment scratch = arena.allocate(4096);
             final int listener = server.tcp.listen(7, 16, TcpEvents.NONE);
@@ -208,6 +206,66 @@ class ConnectionMemoryTest {
             }
             assertEquals(0, server.counter("tcp.memory.in_use_bytes"));
         }
+    }
+
+    /**
+     * Three SYNs let in together against a budget with room for two: the third handshake to complete finds the memory
+     * taken. Its ACK is dropped and counted, and the connection stays half-open rather than being reset (the client
+     * already holds it open); once one of the first two closes, the retransmitted SYN-ACK's answer completes it, and
+     * its data arrives whole.
+     */
+    @Test
+    void aHandshakeThatCompletesBeyondTheLimitWaitsHalfOpenInsteadOfBeingReset() {
+        final long full = FULL;
+        try (TcpNetwork net = new TcpNetwork(MemoryWire.builder());
+             Arena arena = Arena.ofConfined()) {
+            final TestStack server = serverWithRoomForTwo(net);
+            final TestStack client = net.add("client", "198.18.0.2/24", TcpConfig.defaults());
+            final int listener = server.tcp.listen(7, 16, TcpEvents.NONE);
+            final int[] clients = new int[3];
+            for (int i = 0; i < 3; i++) {
+                // All three SYNs before any handshake completes: each is let in against an empty budget.
+                clients[i] = client.tcp.connect(server.address(), 7, 0, TcpOptions.DEFAULT, TcpEvents.NONE, net.now());
+                assertTrue(clients[i] >= 0);
+            }
+            net.runFor(SECOND / 2);
+            final int first = server.tcp.accept(listener);
+            final int second = server.tcp.accept(listener);
+            assertTrue(first >= 0 && second >= 0);
+            assertTrue(server.tcp.accept(listener) < 0, "the third let in beyond the limit");
+            assertEquals(1, server.counter("tcp.drop.memory_limit"));
+            assertEquals(0, server.counter("tcp.tx.resets"), "the third was reset");
+            for (int i = 0; i < 3; i++) {
+                assertEquals(TcpState.ESTABLISHED, client.tcp.state(clients[i]), "client " + i);
+            }
+            assertEquals(2 * full, server.counter("tcp.memory.in_use_bytes"));
+
+            // Data from the waiting client is dropped with its ACK until there is room; then it arrives whole.
+            final MemorySegment data = arena.allocate(4096);
+            fill(data, 2);
+            client.tcp.sendBuffer(clients[2]).write(data, 0, 4096);
+            client.tcp.sendable(clients[2], net.now());
+            net.runFor(SECOND / 2);
+            assertTrue(server.tcp.accept(listener) < 0);
+            server.tcp.abort(first, net.now());
+            final int[] third = {-1};
+            assertTrue(net.runUntil(() -> (third[0] = server.tcp.accept(listener)) >= 0, 10 * SECOND),
+                "the third completed once the first closed");
+            assertTrue(net.runUntil(() -> server.tcp.receiveBuffer(third[0]).available() == 4096, 10 * SECOND));
+            final MemorySegment scratch = arena.allocate(4096);
+            assertEquals(4096, server.tcp.receiveBuffer(third[0]).read(scratch, 0, 4096));
+            assertEquals(-1, scratch.mismatch(data));
+            assertEquals(TcpState.ESTABLISHED, client.tcp.state(clients[2]));
+            assertEquals(1, server.counter("tcp.tx.resets"), "the one reset is the abort");
+        }
+    }
+
+    /** A connection's reservation at the default buffer sizes: both rings and the record. */
+    private static final long FULL = 2L * DEFAULT_BUFFER + TcpMemory.recordBytes(DEFAULT_BUFFER);
+
+    /** A server at 198.18.0.1 whose budget has room for two connections at full size, and none at a quarter beside. */
+    private static TestStack serverWithRoomForTwo(TcpNetwork net) {
+        return net.add("server", "198.18.0.1/24", TcpConfig.builder().memoryLimits(2 * FULL, 2 * FULL).build());
     }
 
     /** A connection the server does not let in for memory: its SYN is the {@code drops}th dropped for it. */
