@@ -244,10 +244,16 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         }
         // Frames the application gave back go to the link before it receives into them.
         work += ethernet.holds().drainReleased(nowNs);
+        // Datagrams the application queued leave before the link is polled: a reply written since the last poll does
+        // not wait behind this poll's receive (on the memory pipe, the fetch of the peer's next header line).
+        final int queued = sendQueuedOutput(nowNs);
+        if (queued > 0) {
+            ethernet.flush();
+            work += queued;
+        }
         shedding.beforeReceive(nowNs);
         work += ethernet.poll(nowNs, receiveBatch);
         work += ipv4.pollLoopback(nowNs);
-        work += sendQueuedOutput(nowNs);
         work += tcpSockets.drainNotices(nowNs);
         work += timers.poll(nowNs, 1024);
         work += tcp.poll(nowNs);
