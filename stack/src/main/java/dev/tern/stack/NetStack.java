@@ -254,6 +254,8 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         shedding.beforeReceive(nowNs);
         work += ethernet.poll(nowNs, receiveBatch);
         work += ipv4.pollLoopback(nowNs);
+        // And those that handlers queued while receiving leave in this poll, with its other output.
+        work += sendQueuedOutput(nowNs);
         work += tcpSockets.drainNotices(nowNs);
         work += timers.poll(nowNs, 1024);
         work += tcp.poll(nowNs);
