@@ -256,12 +256,11 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
 
     /**
      * The owner's half of {@link #releaseIdleBuffers}, for an owner that lets many connections go at once: if its
-     * rings look idle (nothing unread, nothing unacknowledged, no receive handler) the connection stops using them, and
-     * returns true; {@link #releaseLetGo} then hands them back to the stack, many connections in one round trip. Call
-     * it from the thread that reads and writes, while it does neither: with a receive handler, the stack's own thread
-     * only, outside the handler. Until the release, the connection behaves as
-     * one without rings: a read finds nothing, a write or arriving data takes the rings back (and the release then
-     * leaves them).
+     * rings look idle (nothing unread, nothing unacknowledged) the connection stops using them, and returns true;
+     * {@link #releaseLetGo} then hands them back to the stack, many connections in one round trip. Call it from the
+     * thread that reads and writes, while it does neither: with a receive handler, the stack's own thread only,
+     * outside the handler (elsewhere this returns false). Until the release, the connection behaves as one without
+     * rings: a read finds nothing, a write or arriving data takes the rings back (and the release then leaves them).
      */
     public boolean letGoIfIdle() {
         final ByteRing send = sendRing;

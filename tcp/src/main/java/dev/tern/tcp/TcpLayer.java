@@ -1451,13 +1451,14 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
 
     /**
      * The owner lets go of the connection's buffers while it idles: if nothing is waiting in either ring, nothing is
-     * in flight or held out of order, no received frame is held by the owner and no FIN is queued, the rings and the record go back to the pool (their pages
-     * to the system beyond the pool's warm share), their sizes stop counting against the memory budget, and the
-     * connection keeps only its row; the next {@link #sendBuffer}, {@link #receiveBuffer} or arriving data attaches
-     * rings again and counts them again (beyond the limit too, see {@link #ensureRings}). A connection that never
-     * attached rings gives back its budget alone. The owner must not touch a ring it got before (another thread
-     * included) after this call. Returns true when something went back, false when nothing did (busy, or already
-     * idle without buffers). Cold path: meant for a server holding many idle connections between requests.
+     * in flight or held out of order, no received frame is held by the owner and no FIN is queued, the rings and the
+     * record go back to the pool (their pages to the system beyond the pool's warm share), their sizes stop counting
+     * against the memory budget, and the connection keeps only its row; the next {@link #sendBuffer},
+     * {@link #receiveBuffer} or arriving data attaches rings again and counts them again (beyond the limit too, see
+     * {@link #ensureRings}). A connection that never attached rings gives back its budget alone. The owner must not
+     * touch a ring it got before (another thread included) after this call. Returns true when something went back,
+     * false when nothing did (busy, or already idle without buffers). Cold path: meant for a server holding many idle
+     * connections between requests.
      */
     public boolean releaseIdleBuffers(int connection) {
         final int c = slot(connection);
