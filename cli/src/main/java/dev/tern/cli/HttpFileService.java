@@ -52,8 +52,6 @@ final class HttpFileService extends TcpService {
     static final int LINGER_SECONDS = 30;
     private static final long SEND_TIMEOUT_NS = SEND_TIMEOUT_SECONDS * 1_000_000_000L;
     private static final long LINGER_NS = LINGER_SECONDS * 1_000_000_000L;
-    /** How long a persistent connection waits between requests before it gives its rings back. */
-    private static final long RELEASE_IDLE_NS = 1_000_000_000L;
     private static final DateTimeFormatter HTTP_DATE = DateTimeFormatter.RFC_1123_DATE_TIME;
     private static final byte[] END_OF_HEAD = {'\r', '\n', '\r', '\n'};
 

@@ -38,7 +38,10 @@ abstract class TcpService implements AutoCloseable {
     protected static final int ABORT = -2;
     /** How often every connection is served, ready or not. */
     static final long SWEEP_INTERVAL_NS = 1_000_000_000L;
-    /** How long nothing arrives on a connection before its rings go back (services that let them go). */
+    /**
+     * How long a connection stays quiet before its rings go back: nothing arriving (echo, discard), or waiting between
+     * requests (HTTP).
+     */
     static final long RELEASE_IDLE_NS = 1_000_000_000L;
 
     /** A served connection and its place in {@link #slots} (kept up to date when the last one moves into a gap). */

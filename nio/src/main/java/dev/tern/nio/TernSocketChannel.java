@@ -789,10 +789,10 @@ final class TernSocketChannel extends SocketChannel implements TernChannel {
      * held only for a call's length. Cold path: once per sweep for a connection that holds rings.
      */
     TcpConnection letGoIfIdle() {
-        final TcpConnection c = connection;
-        if (c == null || kernel != null || !c.holdsBuffers() || !isOpen()) {
+        if (!holdsRings()) {
             return null;
         }
+        final TcpConnection c = connection;
         synchronized (readLock) {
             synchronized (writeLock) {
                 if (touched) {
