@@ -35,6 +35,9 @@ public final class NioBench {
     private static final int PORT = 5002;
     private static final int REQUEST = 64;
     private static final int BULK_CHUNK = 65536;
+    private static final int WARM_UP_ROUND_TRIPS = 100_000;
+    private static final long WARM_UP_BULK_BYTES = 4L << 30;
+    private static final long WARM_UP_LIMIT_NS = 20_000_000_000L;
 
     /** What one variant measured. */
     public record Result(double p50Micros, double p99Micros, int roundTrips, double bulkGbps) {
@@ -202,8 +205,9 @@ public final class NioBench {
     }
 
     /**
-     * Round trips for {@code seconds} (after a half-second warm-up) on one connection, then one-way bulk for
-     * {@code seconds} on another. Each ends by the client's half-close, which the other side reads as the end.
+     * Round trips for {@code seconds} (after a warm-up of 100,000 round trips, at most 20 s) on one connection, then
+     * one-way bulk for {@code seconds} on another (after 4 GiB, at most 20 s). Each ends by the client's half-close,
+     * which the other side reads as the end.
      */
     private static Result measure(Setup setup, double seconds) throws Exception {
         try (setup) {
@@ -219,7 +223,7 @@ public final class NioBench {
                 }
             });
             final LatencyRecorder latency = new LatencyRecorder(4_000_000);
-            roundTrips(echoPair[0], latency, 0.5);
+            warmRoundTrips(echoPair[0], latency);
             latency.reset();
             roundTrips(echoPair[0], latency, seconds);
             echoPair[0].shutdownOutput();
@@ -237,8 +241,9 @@ public final class NioBench {
                     // closed at the end
                 }
             });
-            final long warmEnd = System.nanoTime() + 500_000_000L;
-            while (System.nanoTime() - warmEnd < 0) {
+            // As the round trips: by volume, within a bound, so that each variant is measured compiled.
+            final long warmEnd = System.nanoTime() + WARM_UP_LIMIT_NS;
+            for (long sent = 0; sent < WARM_UP_BULK_BYTES && System.nanoTime() - warmEnd < 0; sent += BULK_CHUNK) {
                 bulkPair[0].writeAll(BULK_CHUNK);
             }
             final long startBytes = received.get();
@@ -254,21 +259,37 @@ public final class NioBench {
         }
     }
 
+    /**
+     * Round trips until the JIT has compiled the path: a count, not a time, since a fresh JVM on two busy cores took
+     * 3.5 s and about 20,000 round trips at 100-1,400 µs each before the round trip fell to 5 µs (2026-11-29); a
+     * half-second warm-up measured whichever variant ran first at 165-490 µs. Bounded in time all the same.
+     */
+    private static void warmRoundTrips(Endpoint client, LatencyRecorder latency) throws IOException {
+        final long end = System.nanoTime() + WARM_UP_LIMIT_NS;
+        for (int i = 0; i < WARM_UP_ROUND_TRIPS && System.nanoTime() - end < 0; i++) {
+            roundTrip(client, latency);
+        }
+    }
+
     private static void roundTrips(Endpoint client, LatencyRecorder latency, double seconds) throws IOException {
         final long end = System.nanoTime() + (long) (seconds * 1e9);
         while (System.nanoTime() - end < 0) {
-            final long start = System.nanoTime();
-            client.writeAll(REQUEST);
-            int got = 0;
-            while (got < REQUEST) {
-                final int n = client.read(REQUEST - got);
-                if (n < 0) {
-                    throw new IOException("echo closed");
-                }
-                got += n;
-            }
-            latency.record(System.nanoTime() - start);
+            roundTrip(client, latency);
         }
+    }
+
+    private static void roundTrip(Endpoint client, LatencyRecorder latency) throws IOException {
+        final long start = System.nanoTime();
+        client.writeAll(REQUEST);
+        int got = 0;
+        while (got < REQUEST) {
+            final int n = client.read(REQUEST - got);
+            if (n < 0) {
+                throw new IOException("echo closed");
+            }
+            got += n;
+        }
+        latency.record(System.nanoTime() - start);
     }
 
     public static Result ternApi(double seconds) throws Exception {
