@@ -9,9 +9,11 @@
 #            from `--http 8080`: connections per second
 # Efficiency is the work per CPU-second of the whole `tern serve` process (all its threads: shards, JIT, GC; from
 # /proc/PID/stat), and the 2-shard/1-shard ratio of it is the figure issue 16 asks for (goal >= 0.85). Rates and the
-# CPU seconds of each side are printed beside it. One round; the machine's other load shows in the spread. Under
-# "bulk, measured round" it prints where the time went: each thread's CPU, the shard threads' user and system time and
-# sleeps, frames received, segments and send calls, and the kernel senders' round trip and window halfway.
+# CPU seconds of each side are printed beside it: the senders' (socat's or ab's user and system time, from bash's
+# `times` in the shell that waited for them), the whole machine's busy time (/proc/stat) and the rest. One round; the
+# machine's other load shows in the spread. Under "bulk, measured round" it prints where the time went: each
+# thread's CPU, the shard threads' user and system time and sleeps, frames received, segments and send calls, and the
+# kernel senders' round trip and window halfway.
 #
 #   conformance/bench-shards.sh [--seconds N] [--requests N] [--write-size BYTES]
 #
@@ -46,6 +48,15 @@ veth_pair shb shards
 mkdir -p "$WORK/www" "$WORK/counters"
 head -c 1024 /dev/urandom > "$WORK/www/one-kib.bin"
 TICKS=$(getconf CLK_TCK)
+
+machine_busy_ticks() { # CPU time the whole machine spent busy (user, nice, system, irq, softirq; not idle, iowait, steal)
+  awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat
+}
+
+children_seconds() { # the children's user + system time in the output of bash's `times` in file $1, in seconds
+  # `times` prints the shell's own times on its first line and its waited-for children's on the second ("0m1.234s").
+  awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, p, "m"); t += p[1] * 60 + p[2] + 0 } printf "%.3f", t }' "$1"
+}
 
 cpu_seconds() { # utime + stime of process $1, in seconds
   awk -v t="$TICKS" '{ printf "%.3f", ($14 + $15) / t }' "/proc/$1/stat"
@@ -110,16 +121,23 @@ stop_serve() {
   SERVE_PID=""
 }
 
-bulk() { # prints "bytes cpu_seconds shard_cpu_seconds"; appends what the shards did to $WORK/diagnostics
-  local before_cpu before_stats started_at
+bulk() { # prints "bytes cpu_seconds shard_cpu_seconds senders_cpu_seconds machine_cpu_seconds"; appends what the
+  # shards did to $WORK/diagnostics
+  local before_cpu before_stats started_at before_machine
   stat_to "$WORK/stat.before"
+  # The machine's window encloses tern's, so that the rest (machine - tern - senders) is not below 0.
+  before_machine=$(machine_busy_ticks)
   before_stats=$(shard_thread_stats "$SERVE_JAVA")
   before_cpu=$(cpu_seconds "$SERVE_JAVA")
   thread_ticks "$SERVE_JAVA" > "$WORK/threads.before"
   started_at=$(ps -o etimes= -p "$SERVE_JAVA" | tr -d ' ')
-  local pids=()
-  for _ in $(seq 1 16); do
-    ip netns exec "$PEER_NS" timeout "$SECONDS_BULK" socat -u -b "$WRITE_SIZE" /dev/zero TCP:198.18.0.2:9 2>/dev/null &
+  local pids=() sender
+  rm -f "$WORK"/sender.*.times
+  for sender in $(seq 1 16); do
+    # Each sender's shell reports its socat's CPU time (user, and system: the kernel's sending side, including the
+    # veth hop into Tern's ring) with `times` once it has waited for it.
+    ip netns exec "$PEER_NS" bash -c 'timeout "$1" socat -u -b "$2" /dev/zero TCP:198.18.0.2:9 2>/dev/null; times' \
+      sender "$SECONDS_BULK" "$WRITE_SIZE" > "$WORK/sender.$sender.times" &
     pids+=($!)
   done
   sleep "$(awk -v s="$SECONDS_BULK" 'BEGIN { print s / 2 }')"
@@ -139,6 +157,9 @@ bulk() { # prints "bytes cpu_seconds shard_cpu_seconds"; appends what the shards
   read -r u0 s0 v0 <<< "$before_stats"
   read -r u1 s1 v1 <<< "$(shard_thread_stats "$SERVE_JAVA")"
   after_cpu=$(cpu_seconds "$SERVE_JAVA")
+  local machine_seconds senders_seconds
+  machine_seconds=$(awk -v a="$(machine_busy_ticks)" -v b="$before_machine" -v t="$TICKS" 'BEGIN { printf "%.3f", (a - b) / t }')
+  senders_seconds=$(for f in "$WORK"/sender.*.times; do children_seconds "$f"; echo; done | awk '{ t += $1 } END { printf "%.3f", t }')
   thread_ticks "$SERVE_JAVA" > "$WORK/threads.after"
   stat_to "$WORK/stat.after"
   delta() { echo $(( $(counter_in "$WORK/stat.after" "$1") - $(counter_in "$WORK/stat.before" "$1") )); }
@@ -148,18 +169,23 @@ bulk() { # prints "bytes cpu_seconds shard_cpu_seconds"; appends what the shards
     | awk -v t="$TICKS" '{ printf "%s%s %.2f s", (NR > 1 ? ", " : ""), $2, $1 / t }')
   echo "$CURRENT_SHARDS shards: threads by CPU: $busiest (the round ran from ${started_at} s to $(ps -o etimes= -p "$SERVE_JAVA" | tr -d ' ') s of the JVM's life)" >> "$WORK/diagnostics"
   echo "$CURRENT_SHARDS shards: frames received $(delta link.rx.frames), segments sent $(delta tcp.tx.segments), send calls $(delta link.tx.send_calls), shard threads user $(awk -v n=$(( u1 - u0 )) -v t="$TICKS" 'BEGIN { printf "%.2f", n / t }') s, system $(awk -v n=$(( s1 - s0 )) -v t="$TICKS" 'BEGIN { printf "%.2f", n / t }') s, sleeps $(( v1 - v0 ))" >> "$WORK/diagnostics"
-  echo "$(delta tcp.rx.bytes) $(awk -v a="$after_cpu" -v b="$before_cpu" 'BEGIN { printf "%.3f", a - b }') $(awk -v n=$(( u1 + s1 - u0 - s0 )) -v t="$TICKS" 'BEGIN { printf "%.3f", n / t }')"
+  echo "$(delta tcp.rx.bytes) $(awk -v a="$after_cpu" -v b="$before_cpu" 'BEGIN { printf "%.3f", a - b }') $(awk -v n=$(( u1 + s1 - u0 - s0 )) -v t="$TICKS" 'BEGIN { printf "%.3f", n / t }') $senders_seconds $machine_seconds"
 }
 
-connect() { # prints "requests_per_second cpu_seconds completed shard_cpu_seconds"
-  local before_cpu before_shards out
+connect() { # prints "requests_per_second cpu_seconds completed shard_cpu_seconds ab_cpu_seconds machine_cpu_seconds"
+  local before_cpu before_shards before_machine out
+  before_machine=$(machine_busy_ticks)
   before_cpu=$(cpu_seconds "$SERVE_JAVA")
   before_shards=$(shard_cpu_seconds "$SERVE_JAVA")
-  out=$(ip netns exec "$PEER_NS" ab -q -n "$REQUESTS" -c 16 -s 10 http://198.18.0.2:8080/one-kib.bin 2>&1 || true)
-  local rate completed
+  out=$(ip netns exec "$PEER_NS" bash -c 'ab -q -n "$1" -c 16 -s 10 http://198.18.0.2:8080/one-kib.bin 2>&1; times > "$2"' \
+    client "$REQUESTS" "$WORK/ab.times" || true)
+  local rate completed cpu shards machine_seconds
+  cpu=$(awk -v a="$(cpu_seconds "$SERVE_JAVA")" -v b="$before_cpu" 'BEGIN { printf "%.3f", a - b }')
+  shards=$(awk -v a="$(shard_cpu_seconds "$SERVE_JAVA")" -v b="$before_shards" 'BEGIN { printf "%.3f", a - b }')
+  machine_seconds=$(awk -v a="$(machine_busy_ticks)" -v b="$before_machine" -v t="$TICKS" 'BEGIN { printf "%.3f", (a - b) / t }')
   rate=$(echo "$out" | awk '/^Requests per second/ { print $4 }')
   completed=$(echo "$out" | awk '/^Complete requests/ { print $3 }')
-  echo "${rate:-0} $(awk -v a="$(cpu_seconds "$SERVE_JAVA")" -v b="$before_cpu" 'BEGIN { printf "%.3f", a - b }') ${completed:-0} $(awk -v a="$(shard_cpu_seconds "$SERVE_JAVA")" -v b="$before_shards" 'BEGIN { printf "%.3f", a - b }')"
+  echo "${rate:-0} $cpu ${completed:-0} $shards $(children_seconds "$WORK/ab.times") $machine_seconds"
 }
 
 declare -A RESULT
@@ -182,12 +208,13 @@ for shards in 1 2; do
 done
 
 echo "bulk: 16 senders writing $WRITE_SIZE bytes at a time for $SECONDS_BULK s; connect: $REQUESTS requests"
-read -r b1 c1 t1 <<< "${RESULT[bulk_1]}"
-read -r b2 c2 t2 <<< "${RESULT[bulk_2]}"
-read -r r1 k1 n1 u1 <<< "${RESULT[connect_1]}"
-read -r r2 k2 n2 u2 <<< "${RESULT[connect_2]}"
+read -r b1 c1 t1 g1 m1 <<< "${RESULT[bulk_1]}"
+read -r b2 c2 t2 g2 m2 <<< "${RESULT[bulk_2]}"
+read -r r1 k1 n1 u1 a1 w1 <<< "${RESULT[connect_1]}"
+read -r r2 k2 n2 u2 a2 w2 <<< "${RESULT[connect_2]}"
 awk -v b1="$b1" -v c1="$c1" -v b2="$b2" -v c2="$c2" -v r1="$r1" -v k1="$k1" -v n1="$n1" -v r2="$r2" -v k2="$k2" \
-    -v n2="$n2" -v s="$SECONDS_BULK" -v t1="$t1" -v t2="$t2" -v u1="$u1" -v u2="$u2" 'BEGIN {
+    -v n2="$n2" -v s="$SECONDS_BULK" -v t1="$t1" -v t2="$t2" -v u1="$u1" -v u2="$u2" -v g1="$g1" -v g2="$g2" \
+    -v m1="$m1" -v m2="$m2" -v a1="$a1" -v a2="$a2" -v w1="$w1" -v w2="$w2" 'BEGIN {
   e1 = b1 / c1; e2 = b2 / c2; f1 = n1 / k1; f2 = n2 / k2
   printf "%-34s %14s %14s %8s\n", "", "1 shard", "2 shards", "2/1"
   printf "%-34s %14.2f %14.2f %8.2f\n", "16-flow bulk, Gbit/s", b1 * 8 / s / 1e9, b2 * 8 / s / 1e9, b2 / b1
@@ -195,11 +222,19 @@ awk -v b1="$b1" -v c1="$c1" -v b2="$b2" -v c2="$c2" -v r1="$r1" -v k1="$k1" -v n
   printf "%-34s %14.3f %14.3f %8.2f\n", "  GB per tern CPU-second", e1 / 1e9, e2 / 1e9, e2 / e1
   printf "%-34s %14.2f %14.2f %8.2f\n", "  shard threads, CPU seconds", t1, t2, t2 / t1
   printf "%-34s %14.3f %14.3f %8.2f\n", "  GB per shard-thread CPU-second", b1 / t1 / 1e9, b2 / t2 / 1e9, (b2 / t2) / (b1 / t1)
+  printf "%-34s %14.2f %14.2f %8.2f\n", "  senders (socat) CPU seconds", g1, g2, g2 / g1
+  printf "%-34s %14.2f %14.2f %8.2f\n", "  machine busy CPU seconds", m1, m2, m2 / m1
+  printf "%-34s %14.2f %14.2f %8.2f\n", "  rest (kernel threads, others)", m1 - c1 - g1, m2 - c2 - g2, (m2 - c2 - g2) / (m1 - c1 - g1)
+  printf "%-34s %14.3f %14.3f %8.2f\n", "  GB per machine CPU-second", b1 / m1 / 1e9, b2 / m2 / 1e9, (b2 / m2) / (b1 / m1)
   printf "%-34s %14.0f %14.0f %8.2f\n", "connections/s (ab, 1 KiB, -c 16)", r1, r2, r2 / r1
   printf "%-34s %14.2f %14.2f %8.2f\n", "  tern serve CPU seconds", k1, k2, k2 / k1
   printf "%-34s %14.0f %14.0f %8.2f\n", "  connections per tern CPU-second", f1, f2, f2 / f1
   printf "%-34s %14.2f %14.2f %8.2f\n", "  shard threads, CPU seconds", u1, u2, u2 / u1
   printf "%-34s %14.0f %14.0f %8.2f\n", "  connections per shard-thread CPU-s", n1 / u1, n2 / u2, (n2 / u2) / (n1 / u1)
+  printf "%-34s %14.2f %14.2f %8.2f\n", "  client (ab) CPU seconds", a1, a2, a2 / a1
+  printf "%-34s %14.2f %14.2f %8.2f\n", "  machine busy CPU seconds", w1, w2, w2 / w1
+  printf "%-34s %14.2f %14.2f %8.2f\n", "  rest (kernel threads, others)", w1 - k1 - a1, w2 - k2 - a2, (w2 - k2 - a2) / (w1 - k1 - a1)
+  printf "%-34s %14.0f %14.0f %8.2f\n", "  connections per machine CPU-second", n1 / w1, n2 / w2, (n2 / w2) / (n1 / w1)
   printf "{\"bulk_bytes_per_cpu_s_ratio\": %.3f, \"connections_per_cpu_s_ratio\": %.3f, \"bulk_gbps_1\": %.3f, \"bulk_gbps_2\": %.3f, \"conn_rate_1\": %.0f, \"conn_rate_2\": %.0f}\n", e2 / e1, f2 / f1, b1 * 8 / s / 1e9, b2 * 8 / s / 1e9, r1, r2
 }'
 echo "bulk, measured round:"
