@@ -10,8 +10,9 @@
 #       [--flood-rate 0] [--flood-generator java|hping3] [--flood-link afpacket|afxdp] [--syn-rates 100000,200000,300000,0]
 #       [--only tcp|tcp-tern-to-kernel|tcp-kernel-to-tern|udp-rr|tcp-loss|nc|http|multicast|flood|udp-rate|syn-rate]
 #
-# The SYN floods (--only flood, --only syn-rate) come from Java in the peer's namespace (SynFloodGenerator: SYNs built
-# once, sent through an AF_PACKET link on peer0 in batches): --flood-rate N paces the flood bench's flood to N SYNs/s
+# The SYN floods (--only flood, --only syn-rate) and the UDP echo rate's datagram flood (--only udp-rate) come from
+# Java in the peer's namespace (FrameFloodGenerator: frames built once, sent through an AF_PACKET link on peer0 in
+# batches); --only udp-rate also builds the kernel's batched echo server (conformance/src/main/c, needs gcc): --flood-rate N paces the flood bench's flood to N SYNs/s
 # (0, the default: as fast as it goes); --flood-generator hping3 uses `hping3 -S --flood` instead (needs hping3);
 # --flood-link afxdp runs Tern's end of the flood bench on the AF_XDP link (both pairs' peers then send full checksums).
 # --syn-rates lists the steps of the SYN -> SYN-ACK measurement in SYNs/s (0: as fast as it goes), --seconds each.

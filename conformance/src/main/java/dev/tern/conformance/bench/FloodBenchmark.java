@@ -32,7 +32,7 @@ import java.util.concurrent.atomic.AtomicReference;
  *   Tern -> kernel:  [p] Java receiver <--- head -c N /dev/zero | tern nc  (kernel: a Java sender in [t])
  *   flood:           [p] SYNs to 198.18.0.2:9 from the peer's own address (the kernel there answers each SYN-ACK
  *                    with a RST, so every SYN costs the flooded host a SYN, a SYN-ACK and a RST): the Java
- *                    {@link SynFloodGenerator} on an AF_PACKET link on peer0 (default), at {@code --flood-rate}
+ *                    {@link FrameFloodGenerator} on an AF_PACKET link on peer0 (default), at {@code --flood-rate}
  *                    frames/s or as fast as it goes; or hping3 -S --flood
  * </pre>
  * One connection per measurement: {@code seconds} without the flood, then the flood starts and, 0.3 s later,
@@ -281,15 +281,15 @@ final class FloodBenchmark {
 
     /**
      * The Java flood, on a thread of its own: an AF_PACKET link opened on peer0 inside the peer's namespace, sending
-     * {@link SynFloodGenerator}'s SYNs from the peer's address to Tern's end's MAC and address. Bounded by
+     * {@link FrameFloodGenerator}'s SYNs from the peer's address to Tern's end's MAC and address. Bounded by
      * {@code maxSeconds} and by {@code maxSeconds} at the rate asked (at 5,000,000/s unpaced) in frames.
      */
     private static Flood javaFlood(NetnsHarness pair, int port, long rate, double maxSeconds) {
         final AfPacketLink link = pair.openPeerLink(FLOOD_LINK);
-        final SynFloodGenerator generator = new SynFloodGenerator(pair.peerMac(), NetnsHarness.PEER_IPV4, pair.ternMac(),
-            NetnsHarness.TERN_IPV4, port, SynFloodGenerator.DEFAULT_FRAMES, 15);
+        final FrameFloodGenerator generator = FrameFloodGenerator.syns(pair.peerMac(), NetnsHarness.PEER_IPV4, pair.ternMac(),
+            NetnsHarness.TERN_IPV4, port, FrameFloodGenerator.DEFAULT_FRAMES, 15);
         final long maxFrames = (long) ((rate == 0 ? 5_000_000 : rate) * maxSeconds);
-        final AtomicReference<SynFloodGenerator.Result> result = new AtomicReference<>();
+        final AtomicReference<FrameFloodGenerator.Result> result = new AtomicReference<>();
         final Thread thread = Thread.ofPlatform().name("syn-flood").start(() ->
             result.set(generator.run(link, rate, maxFrames, (long) (maxSeconds * 1e9), null)));
         return new Flood() {

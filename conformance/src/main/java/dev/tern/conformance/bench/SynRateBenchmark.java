@@ -19,7 +19,7 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 /**
- * How many SYNs one stack answers per second (issue 16 item 4): {@link SynFloodGenerator} in the peer's namespace
+ * How many SYNs one stack answers per second (issue 16 item 4): {@link FrameFloodGenerator} in the peer's namespace
  * sends SYNs from the peer's address to port 9 at each rate of a list of steps (0: as fast as it goes), and counts
  * the SYN-ACKs that come back on the same AF_PACKET link, between its batches. Against {@code tern serve --discard 9
  * --shards 1} on AF_PACKET (the real command) and against a kernel listener (a Java {@link ServerSocketChannel} bound
@@ -163,8 +163,8 @@ final class SynRateBenchmark {
                                   BackgroundCommand server) {
         final Map<Long, Step> steps = new LinkedHashMap<>();
         try (AfPacketLink link = pair.openPeerLink(LINK);
-             SynFloodGenerator generator = new SynFloodGenerator(pair.peerMac(), NetnsHarness.PEER_IPV4, pair.ternMac(),
-                 NetnsHarness.TERN_IPV4, PORT, SynFloodGenerator.DEFAULT_FRAMES, 16)) {
+             FrameFloodGenerator generator = FrameFloodGenerator.syns(pair.peerMac(), NetnsHarness.PEER_IPV4, pair.ternMac(),
+                 NetnsHarness.TERN_IPV4, PORT, FrameFloodGenerator.DEFAULT_FRAMES, 16)) {
             awaitAnswers(link, generator, server);
             // Not counted: a freshly started tern serve runs interpreted and C1 code for its first seconds under load
             // (measured without this: 30,000 SYN-ACKs/s in the first steps, 63,000 from the third on).
@@ -179,14 +179,14 @@ final class SynRateBenchmark {
         return steps;
     }
 
-    private static Step step(AfPacketLink link, SynFloodGenerator generator, long rate, double seconds,
+    private static Step step(AfPacketLink link, FrameFloodGenerator generator, long rate, double seconds,
                              Supplier<Map<String, Long>> counters, List<String> moved) {
-        final SynFloodGenerator.SegmentCounter synAcks = new SynFloodGenerator.SegmentCounter(NetnsHarness.TERN_IPV4,
+        final FrameFloodGenerator.SegmentCounter synAcks = new FrameFloodGenerator.SegmentCounter(NetnsHarness.TERN_IPV4,
             TcpFlags.SYN | TcpFlags.ACK);
         final Map<String, Long> before = counters.get();
         final long dropsBefore = link.stats().kernelDrops();
         final long maxFrames = (long) ((rate == 0 ? 5_000_000 : rate) * seconds) + 1;
-        final SynFloodGenerator.Result sent = generator.run(link, rate, maxFrames, (long) (seconds * SECOND_NS), synAcks);
+        final FrameFloodGenerator.Result sent = generator.run(link, rate, maxFrames, (long) (seconds * SECOND_NS), synAcks);
         final double answeredRate = synAcks.count() * 1e9 / sent.elapsedNs();
         // SYN-ACKs still on their way are left to the next step's start, which drains them uncounted.
         drain(link, 100_000_000L);
@@ -204,8 +204,8 @@ final class SynRateBenchmark {
     }
 
     /** Sends 20 SYNs every 100 ms until one is answered; fails after 30 s or when the server exits. */
-    private static void awaitAnswers(AfPacketLink link, SynFloodGenerator generator, BackgroundCommand server) {
-        final SynFloodGenerator.SegmentCounter synAcks = new SynFloodGenerator.SegmentCounter(NetnsHarness.TERN_IPV4,
+    private static void awaitAnswers(AfPacketLink link, FrameFloodGenerator generator, BackgroundCommand server) {
+        final FrameFloodGenerator.SegmentCounter synAcks = new FrameFloodGenerator.SegmentCounter(NetnsHarness.TERN_IPV4,
             TcpFlags.SYN | TcpFlags.ACK);
         final long deadline = System.nanoTime() + 30 * SECOND_NS;
         while (synAcks.count() == 0) {

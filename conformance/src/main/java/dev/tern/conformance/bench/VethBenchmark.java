@@ -1192,8 +1192,12 @@ public final class VethBenchmark {
             final String rateFormat = "%-6s %-48s %9s %9s %7s%n";
             table.append(String.format(Locale.ROOT, rateFormat, "", "small packets (kernel: a Java echo loop)", "Tern",
                 "kernel", "ratio"));
-            row(table, rateFormat, "", "UDP 64 B echoes/s, " + UdpRateBenchmark.WINDOW + " in flight, one shard",
-                get("udp_echo_rate_tern"), get("udp_echo_rate_kernel"), get("udp_echo_ratio"));
+            udpRateRows(table, rateFormat, "kernel", "");
+            if (results.containsKey("udp_echo_ratio_mmsg")) {
+                table.append(String.format(Locale.ROOT, rateFormat, "", "the same, kernel: a C recvmmsg/sendmmsg loop",
+                    "Tern", "kernel", "ratio"));
+                udpRateRows(table, rateFormat, "kernel_mmsg", "_mmsg");
+            }
         }
         if (results.containsKey("flood_ratio_kernel_to_tern")) {
             final String floodFormat = "%-6s %-48s %9s %9s %7s%n";
@@ -1269,6 +1273,21 @@ public final class VethBenchmark {
         results.forEach((key, value) -> json.append(",\"").append(key).append("\":").append(!Double.isFinite(value) ? "null"
             : String.format(Locale.ROOT, value == 0 || Math.abs(value) >= 1 ? "%.3f" : "%.4g", value)));
         System.out.println(json.append('}'));
+    }
+
+    /** The UDP echo rate's rows against one kernel server: keys {@code ..._KERNEL...}, ratios {@code ..._ratioSUFFIX}. */
+    private void udpRateRows(StringBuilder table, String format, String kernel, String ratioSuffix) {
+        row(table, format, "", "UDP 64 B echoes/s, " + UdpRateBenchmark.WINDOW + " in flight, one shard",
+            get("udp_echo_rate_tern"), get("udp_echo_rate_" + kernel), get("udp_echo_ratio" + ratioSuffix));
+        for (long rate : UdpRateBenchmark.FLOOD_RATES) {
+            final String step = SynRateBenchmark.stepKey(rate);
+            row(table, format, "", "  flood " + step + ": datagrams/s sent", get("udp_flood_sent_rate_tern_" + step),
+                get("udp_flood_sent_rate_" + kernel + "_" + step), Double.NaN);
+            row(table, format, "", "  flood " + step + ": echoes/s", get("udp_flood_echo_rate_tern_" + step),
+                get("udp_flood_echo_rate_" + kernel + "_" + step));
+        }
+        row(table, format, "", "UDP 64 B echoes/s under a flood, best step", get("udp_flood_echo_rate_tern"),
+            get("udp_flood_echo_rate_" + kernel), get("udp_flood_echo_ratio" + ratioSuffix));
     }
 
     private static void row(StringBuilder table, String format, String offloads, String what, double tern, double kernel) {
