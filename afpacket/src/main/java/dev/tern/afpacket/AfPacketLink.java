@@ -114,7 +114,7 @@ public final class AfPacketLink implements Link {
         this.tx = tx;
         final Arena arena = resources.arena;
         this.callState = resources.callState;
-        this.pollFd = arena.allocate(2L * LinuxAbi.POLLFD_SIZE, 8);
+        this.pollFd = EventCounterWake.pollFds(arena);
         this.wake = new EventCounterWake(resources.eventFd, arena);
         this.kernelStats = arena.allocate(LinuxAbi.TPACKET_STATS_V3_SIZE, 8);
         this.kernelStatsLength = arena.allocate(ValueLayout.JAVA_INT);
@@ -479,16 +479,7 @@ public final class AfPacketLink implements Link {
         if (rx.ready()) {
             return true;
         }
-        pollFd.set(ValueLayout.JAVA_INT, LinuxAbi.POLLFD_FD_OFFSET, resources.rxFd);
-        pollFd.set(ValueLayout.JAVA_SHORT, LinuxAbi.POLLFD_EVENTS_OFFSET, (short) (LinuxAbi.POLLIN | LinuxAbi.POLLERR));
-        pollFd.set(ValueLayout.JAVA_SHORT, LinuxAbi.POLLFD_REVENTS_OFFSET, (short) 0);
-        final long counter = LinuxAbi.POLLFD_SIZE;
-        pollFd.set(ValueLayout.JAVA_INT, counter + LinuxAbi.POLLFD_FD_OFFSET, wake.fd());
-        pollFd.set(ValueLayout.JAVA_SHORT, counter + LinuxAbi.POLLFD_EVENTS_OFFSET, (short) LinuxAbi.POLLIN);
-        pollFd.set(ValueLayout.JAVA_SHORT, counter + LinuxAbi.POLLFD_REVENTS_OFFSET, (short) 0);
-        Libc.poll(callState, pollFd, 2, timeoutMs);
-        if ((pollFd.get(ValueLayout.JAVA_SHORT, counter + LinuxAbi.POLLFD_REVENTS_OFFSET) & LinuxAbi.POLLIN) != 0) {
-            wake.take();
+        if (wake.awaitBeside(callState, pollFd, resources.rxFd, LinuxAbi.POLLIN | LinuxAbi.POLLERR, timeoutMs)) {
             woken++;
         }
         return rx.ready();

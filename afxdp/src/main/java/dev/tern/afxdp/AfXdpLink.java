@@ -144,7 +144,7 @@ public final class AfXdpLink implements Link {
         this.gather = gather;
         this.lendLimit = FrameHolds.lendLimit(fill.size()); // the fill ring has an entry per receive chunk
         this.callState = resources.callState;
-        this.pollFd = resources.arena.allocate(2 * XdpAbi.POLLFD_SIZE, 8); // the socket, then the event counter
+        this.pollFd = EventCounterWake.pollFds(resources.arena); // the socket, then the event counter
         this.wake = new EventCounterWake(resources.eventFd, resources.arena);
         this.statistics = resources.arena.allocate(XdpAbi.STATISTICS_SIZE, 8);
         this.statisticsLength = resources.arena.allocate(ValueLayout.JAVA_INT);
@@ -647,16 +647,7 @@ public final class AfXdpLink implements Link {
         if (rx.available(1) > 0) {
             return true;
         }
-        pollFd.set(ValueLayout.JAVA_INT, 0, resources.fd);
-        pollFd.set(ValueLayout.JAVA_SHORT, 4, (short) XdpAbi.POLLIN);
-        pollFd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
-        final long counter = XdpAbi.POLLFD_SIZE;
-        pollFd.set(ValueLayout.JAVA_INT, counter, wake.fd());
-        pollFd.set(ValueLayout.JAVA_SHORT, counter + 4, (short) XdpAbi.POLLIN);
-        pollFd.set(ValueLayout.JAVA_SHORT, counter + 6, (short) 0);
-        Libc.poll(callState, pollFd, 2, timeoutMs);
-        if ((pollFd.get(ValueLayout.JAVA_SHORT, counter + 6) & XdpAbi.POLLIN) != 0) {
-            wake.take();
+        if (wake.awaitBeside(callState, pollFd, resources.fd, XdpAbi.POLLIN, timeoutMs)) {
             woken++;
         }
         return rx.available(1) > 0;

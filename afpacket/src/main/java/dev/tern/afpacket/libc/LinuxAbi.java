@@ -1,5 +1,7 @@
 package dev.tern.afpacket.libc;
 
+import dev.tern.core.sys.EventCounterWake;
+
 /**
  * Linux and glibc constants and struct layouts (x86-64 / LP64) that the AF_PACKET link and the namespace helpers
  * use, written by hand because jextract is not available. {@code LinuxAbiTest} compiles a C program against the
@@ -175,12 +177,13 @@ public final class LinuxAbi {
     public static final int MAP_SHARED = 0x1;
     public static final int EFD_NONBLOCK = 0x800;
     public static final int EFD_CLOEXEC = 0x80000;
-    public static final int POLLIN = 0x1;
-    public static final int POLLERR = 0x8;
-    public static final int POLLFD_SIZE = 8;
-    public static final int POLLFD_FD_OFFSET = 0;
-    public static final int POLLFD_EVENTS_OFFSET = 4;
-    public static final int POLLFD_REVENTS_OFFSET = 6;
+    // poll(2): the layout EventCounterWake.awaitBeside writes, taken from there so that this class's check covers it.
+    public static final int POLLIN = EventCounterWake.POLLIN;
+    public static final int POLLERR = EventCounterWake.POLLERR;
+    public static final int POLLFD_SIZE = EventCounterWake.POLLFD_SIZE;
+    public static final int POLLFD_FD_OFFSET = EventCounterWake.POLLFD_FD_OFFSET;
+    public static final int POLLFD_EVENTS_OFFSET = EventCounterWake.POLLFD_EVENTS_OFFSET;
+    public static final int POLLFD_REVENTS_OFFSET = EventCounterWake.POLLFD_REVENTS_OFFSET;
     public static final int O_RDONLY = 0;
     public static final int O_CLOEXEC = 0x80000;
     public static final int CLONE_NEWNET = 0x40000000;

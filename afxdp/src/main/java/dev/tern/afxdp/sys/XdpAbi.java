@@ -1,5 +1,7 @@
 package dev.tern.afxdp.sys;
 
+import dev.tern.core.sys.EventCounterWake;
+
 /**
  * The Linux AF_XDP and bpf() ABI Tern uses, written by hand from {@code <linux/if_xdp.h>} and {@code <linux/bpf.h>}
  * and checked against the installed headers by {@code XdpAbiTest} (every {@link CAbi} constant).
@@ -101,8 +103,14 @@ public final class XdpAbi {
     @CAbi("SO_PREFER_BUSY_POLL") public static final int SO_PREFER_BUSY_POLL = 69;
     @CAbi("SO_BUSY_POLL_BUDGET") public static final int SO_BUSY_POLL_BUDGET = 70;
     @CAbi("MSG_DONTWAIT") public static final int MSG_DONTWAIT = 0x40;
-    @CAbi("POLLIN") public static final int POLLIN = 1;
-    @CAbi("sizeof(struct pollfd)") public static final int POLLFD_SIZE = 8;
+    // poll(2): the layout EventCounterWake.awaitBeside writes, taken from there so that this class's check covers it.
+    @CAbi("POLLIN") public static final int POLLIN = EventCounterWake.POLLIN;
+    @CAbi("sizeof(struct pollfd)") public static final int POLLFD_SIZE = EventCounterWake.POLLFD_SIZE;
+    @CAbi("offsetof(struct pollfd, fd)") public static final int POLLFD_FD_OFFSET = EventCounterWake.POLLFD_FD_OFFSET;
+    @CAbi("offsetof(struct pollfd, events)")
+    public static final int POLLFD_EVENTS_OFFSET = EventCounterWake.POLLFD_EVENTS_OFFSET;
+    @CAbi("offsetof(struct pollfd, revents)")
+    public static final int POLLFD_REVENTS_OFFSET = EventCounterWake.POLLFD_REVENTS_OFFSET;
     @CAbi("EFD_NONBLOCK") public static final int EFD_NONBLOCK = 0x800;
     @CAbi("EFD_CLOEXEC") public static final int EFD_CLOEXEC = 0x80000;
     @CAbi("SIOCGIFHWADDR") public static final long SIOCGIFHWADDR = 0x8927;

@@ -12,8 +12,20 @@ import java.lang.foreign.ValueLayout;
  *
  * <p>{@link #shut} waits for a wake in progress and refuses later ones, so that no write reaches the descriptor once
  * the link closes it (or the system hands its number to another file).
+ *
+ * <p>{@link #awaitBeside} is the owner's sleep: one {@code poll(2)} on the link's socket and this counter. The
+ * {@code struct pollfd} layout below is checked against the C headers by afpacket's {@code LinuxAbiTest} and
+ * afxdp's {@code XdpAbiTest}: their ABI classes take these values.
  */
 public final class EventCounterWake {
+    /** {@code sizeof(struct pollfd)}: {@code int fd; short events; short revents;}. */
+    public static final int POLLFD_SIZE = 8;
+    public static final int POLLFD_FD_OFFSET = 0;
+    public static final int POLLFD_EVENTS_OFFSET = 4;
+    public static final int POLLFD_REVENTS_OFFSET = 6;
+    public static final int POLLIN = 0x1;
+    public static final int POLLERR = 0x8;
+
     /** 1, as a native 8-byte integer: what a wake writes. Never freed. */
     private static final MemorySegment ONE = one();
 
@@ -49,6 +61,34 @@ public final class EventCounterWake {
     /** The owner, after its poll saw the counter readable: reads it back to 0, so the wake is taken once. */
     public void take() {
         Libc.readWithoutErrno(eventFd, count, 8);
+    }
+
+    /** Memory for {@link #awaitBeside}'s two {@code pollfd}s, from {@code arena}: made once, by the owner. */
+    public static MemorySegment pollFds(Arena arena) {
+        return arena.allocate(2L * POLLFD_SIZE, 8);
+    }
+
+    /**
+     * The owner: sleeps in one {@code poll(2)} until {@code socketFd} has one of {@code socketEvents}, a
+     * {@link #wake} comes, or {@code timeoutMs} passes, and takes a wake it saw. Returns true when the counter woke
+     * it. {@code pollFds} comes from {@link #pollFds}; {@code callState} is the caller's errno capture for
+     * {@link Libc#poll}. Allocates nothing.
+     */
+    public boolean awaitBeside(MemorySegment callState, MemorySegment pollFds, int socketFd, int socketEvents,
+                               int timeoutMs) {
+        pollFds.set(ValueLayout.JAVA_INT, POLLFD_FD_OFFSET, socketFd);
+        pollFds.set(ValueLayout.JAVA_SHORT, POLLFD_EVENTS_OFFSET, (short) socketEvents);
+        pollFds.set(ValueLayout.JAVA_SHORT, POLLFD_REVENTS_OFFSET, (short) 0);
+        final long counter = POLLFD_SIZE;
+        pollFds.set(ValueLayout.JAVA_INT, counter + POLLFD_FD_OFFSET, eventFd);
+        pollFds.set(ValueLayout.JAVA_SHORT, counter + POLLFD_EVENTS_OFFSET, (short) POLLIN);
+        pollFds.set(ValueLayout.JAVA_SHORT, counter + POLLFD_REVENTS_OFFSET, (short) 0);
+        Libc.poll(callState, pollFds, 2, timeoutMs);
+        if ((pollFds.get(ValueLayout.JAVA_SHORT, counter + POLLFD_REVENTS_OFFSET) & POLLIN) == 0) {
+            return false;
+        }
+        take();
+        return true;
     }
 
     /** Waits for a wake in progress to finish and refuses every later one; then the descriptor may be closed. */
