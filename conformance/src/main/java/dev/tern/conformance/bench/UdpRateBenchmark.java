@@ -17,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -97,7 +98,7 @@ final class UdpRateBenchmark {
         final Path work = Files.createTempDirectory("tern-udp-rate");
         try (NetnsHarness kernels = NetnsHarness.create(); NetnsHarness net = NetnsHarness.create()) {
             final Path mmsgServer = compileMmsgServer(work);
-            kernels.ternExec(java.time.Duration.ofSeconds(10), "ip", "address", "add", NetnsHarness.TERN_ADDRESS + "/24",
+            kernels.ternExec(Duration.ofSeconds(10), "ip", "address", "add", NetnsHarness.TERN_ADDRESS + "/24",
                 "dev", NetnsHarness.TERN_INTERFACE).orThrow();
             for (int round = 0; round < rounds; round++) {
                 System.err.printf(Locale.ROOT, "UDP echo rate, round %d of %d ...%n", round + 1, rounds);
@@ -135,7 +136,7 @@ final class UdpRateBenchmark {
             }
         } finally {
             try (var files = Files.walk(work)) {
-                files.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+                files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
             }
         }
         samples.forEach((key, values) -> {
@@ -187,13 +188,21 @@ final class UdpRateBenchmark {
     private Round kernelMmsgEcho(NetnsHarness kernels, Path server) throws Exception {
         try (BackgroundCommand echo = kernels.startInTern(server.toString(), NetnsHarness.TERN_ADDRESS,
                  Integer.toString(PORT))) {
-            final Figures client = drive(kernels.peerNamespace(), echo);
-            final Map<String, Long> before = kernelUdp(kernels.ternNamespace());
-            final Map<Long, FloodStep> flood = flood(kernels);
-            System.err.println("  the kernel's counters over the flood (recvmmsg server): " + CommandCounters.growth(
-                before, kernelUdp(kernels.ternNamespace()), List.of("Udp.")));
-            return new Round(client, flood);
+            return kernelLoads(kernels, echo, "the recvmmsg server");
         }
+    }
+
+    /**
+     * Both loads against the kernel echo server listening on the kernel pair now ({@code server}: its command, or
+     * null for the Java loop in this process); the kernel's UDP counters over the flood are printed.
+     */
+    private Round kernelLoads(NetnsHarness kernels, BackgroundCommand server, String which) throws IOException {
+        final Figures client = drive(kernels.peerNamespace(), server);
+        final Map<String, Long> before = kernelUdp(kernels.ternNamespace());
+        final Map<Long, FloodStep> flood = flood(kernels);
+        System.err.println("  the kernel's counters over the flood (" + which + "): " + CommandCounters.growth(before,
+            kernelUdp(kernels.ternNamespace()), List.of("Udp.")));
+        return new Round(client, flood);
     }
 
     private Round kernelEcho(NetnsHarness kernels) throws Exception {
@@ -212,12 +221,7 @@ final class UdpRateBenchmark {
             }
         });
         try {
-            final Figures client = drive(kernels.peerNamespace(), null);
-            final Map<String, Long> before = kernelUdp(kernels.ternNamespace());
-            final Map<Long, FloodStep> flood = flood(kernels);
-            System.err.println("  the kernel's counters over the flood: " + CommandCounters.growth(before,
-                kernelUdp(kernels.ternNamespace()), List.of("Udp.")));
-            return new Round(client, flood);
+            return kernelLoads(kernels, null, "the Java loop");
         } finally {
             server.close();
             echo.join(5_000);

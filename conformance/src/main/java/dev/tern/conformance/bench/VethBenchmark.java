@@ -84,6 +84,8 @@ public final class VethBenchmark {
     private static final String BUSY_POLL = "_busy_poll";
     private static final int AFXDP_BUSY_POLL_US = 50;
     private static final String ZERO_COPY = "_zero_copy";
+    /** The least warm-up of each TCP bulk mode before its first measured round (see {@code bulkRounds}). */
+    private static final double BULK_WARM_UP_SECONDS = 3;
     static final TcpOptions BULK_BUFFERS = TcpOptions.DEFAULT.withBuffers(4 << 20, 4 << 20);
     static final Pattern GBPS = Pattern.compile("gbps=([0-9.]+)");
     private static final Pattern P50 = Pattern.compile("p50_us=([0-9.]+)");
@@ -336,7 +338,11 @@ public final class VethBenchmark {
      * TCP bulk in {@code --rounds} rounds: each round measures kernel->kernel, then Tern each way in each threading
      * mode, one after the other, so that the machine's drift (the kernel's own figure moves by 20% between runs on
      * the shared build machine) reaches every figure alike; the results are the medians over the rounds, and the
-     * ratios are medians over ratios taken within a round. The first round warms each mode up first.
+     * ratios are medians over ratios taken within a round. The first round warms each mode up first, for
+     * {@link #BULK_WARM_UP_SECONDS} or {@code --seconds}, whichever is longer: with a third of {@code --seconds} (1 s
+     * at the usual 3) the first mode measured, kernel->Tern on a runner, came out lowest in the first round in nine
+     * runs of nine (0.54-0.92 of the kernel, against 0.81-1.14 in the rounds after; 2026-11-28 and 29), the JIT
+     * still compiling its path.
      */
     private void bulkRounds(NetnsHarness kernels, NetnsHarness net, boolean offloads, String suffix) throws Exception {
         final Map<String, List<Double>> samples = new LinkedHashMap<>();
@@ -354,7 +360,7 @@ public final class VethBenchmark {
                         }
                         final boolean out = way.equals("tern_to_kernel");
                         if (warmUp) {
-                            bulk(net, stack, out, mode.receive(), seconds / 3);
+                            bulk(net, stack, out, mode.receive(), Math.max(BULK_WARM_UP_SECONDS, seconds));
                         }
                         final long copiedBefore = stack.counters().value("tcp.rx.copied_bytes");
                         final long receivedBefore = stack.counters().value("tcp.rx.bytes");
