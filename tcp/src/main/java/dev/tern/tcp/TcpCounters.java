@@ -83,6 +83,8 @@ final class TcpCounters {
     /** Connections that skipped TIME-WAIT because maxTimeWait were in it (Linux TCPTimeWaitOverflow). */
     final AtomicCounter timeWaitOverflows;
     final AtomicCounter halfOpenExpired;
+    /** Half-open passive connections ended by the peer's reset (Linux EmbryonicRsts): a SYN flood's usual end. */
+    final AtomicCounter halfOpenResets;
     final AtomicCounter memoryPressureOpens;
     /** Times the layer went under memory pressure (Linux TCPMemoryPressures); a gauge, 1 while it lasts. */
     final AtomicCounter memoryPressureEpisodes;
@@ -175,6 +177,7 @@ final class TcpCounters {
         timeWaitRecycled = counters.counter("tcp.conn.time_wait_recycled");
         timeWaitOverflows = counters.counter("tcp.conn.time_wait_overflows");
         halfOpenExpired = counters.counter("tcp.conn.half_open_expired");
+        halfOpenResets = counters.counter("tcp.conn.half_open_resets");
         memoryPressureOpens = counters.counter("tcp.memory.pressure_opens");
         memoryPressureEpisodes = counters.counter("tcp.memory.pressure_episodes");
         memoryPressureActive = counters.counter("tcp.memory.pressure");

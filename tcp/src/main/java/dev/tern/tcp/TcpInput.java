@@ -583,6 +583,7 @@ final class TcpInput {
             case SYN_RECEIVED -> {
                 if (tcb.hasFlag(c, F_PASSIVE)) {
                     // "return this connection to the LISTEN state": the listener goes on; the half-open one goes.
+                    counters.halfOpenResets.incrementRelease();
                     layer.free(c);
                 } else {
                     counters.refused.incrementRelease();
