@@ -49,6 +49,7 @@ final class SynRateBenchmark {
     private static final AfPacketOptions LINK = AfPacketOptions.defaults().rxBlocks(256 * 1024, 64).txFrameCount(1024);
     private static final List<String> TERN_COUNTERS = List.of("tcp.syncookies.", "tcp.drop.syn_pressure",
         "tcp.rx.unanswered_pressure", "stack.shed.", "tcp.conn.passive_opens", "tcp.conn.half_open_expired",
+        "tcp.conn.half_open_resets",
         "tcp.listen.", "tcp.conn.resets_received", "link.rx.kernel_drops", "link.rx.frames", "link.tx.frames");
     private static final List<String> KERNEL_COUNTERS = List.of("TcpExt.SyncookiesSent", "TcpExt.SyncookiesRecv",
         "TcpExt.SyncookiesFailed", "TcpExt.ListenOverflows", "TcpExt.ListenDrops", "TcpExt.TCPReqQFullDoCookies",
