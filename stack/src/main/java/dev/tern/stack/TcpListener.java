@@ -4,6 +4,8 @@ import dev.tern.core.io.SocketError;
 import dev.tern.tcp.TcpLayer;
 import dev.tern.tcp.TcpOptions;
 
+import java.util.function.Supplier;
+
 /**
  * A listening TCP socket on a {@link NetStack} ({@link NetStack#listen}): completed handshakes wait in its accept
  * queue until {@link #accept} takes them. Readable (for a {@link Selector}) while a connection waits.
@@ -15,12 +17,15 @@ public final class TcpListener extends SelectableSocket implements AutoCloseable
     private final int port;
     private volatile boolean pending;
     private volatile boolean closed;
+    /** {@link #acceptNow}, bound once, so that {@link #accept()} makes no lambda at each call. */
+    private final Supplier<TcpConnection> acceptOnStackThread;
 
     private TcpListener(NetStack stack, int listener, int port) {
         super(stack);
         this.tcp = stack.tcp();
         this.sockets = stack.tcpSockets();
         this.listener = listener;
+        this.acceptOnStackThread = this::acceptNow;
         this.port = port;
         sockets.addListener(listener, this);
     }
@@ -40,20 +45,27 @@ public final class TcpListener extends SelectableSocket implements AutoCloseable
         return port;
     }
 
-    /** Takes the oldest connection waiting, or returns null when none is. */
+    /**
+     * Takes the oldest connection waiting, or returns null when none is. On the stack's own thread, with none waiting,
+     * it allocates nothing: a server loop asks at every turn ({@code tern serve} under a SYN flood, where a capturing
+     * lambda made here each time was most of what its shard allocated).
+     */
     public TcpConnection accept() throws TernSocketException {
         if (closed) {
             throw new TernSocketException(SocketError.NOT_CONNECTED, "tcp accept on a closed listener");
         }
-        return stack.call(() -> {
-            final int handle = tcp.accept(listener);
-            if (handle < 0) {
-                pending = false;
-                return null;
-            }
-            pending = tcp.acceptable(listener) > 0;
-            return new TcpConnection(stack, handle, true);
-        });
+        return stack.call(acceptOnStackThread);
+    }
+
+    /** On the stack's thread: the oldest connection waiting, or null. */
+    private TcpConnection acceptNow() {
+        final int handle = tcp.accept(listener);
+        if (handle < 0) {
+            pending = false;
+            return null;
+        }
+        pending = tcp.acceptable(listener) > 0;
+        return new TcpConnection(stack, handle, true);
     }
 
     /** Like {@link #accept()}, waiting up to {@code timeoutNs}; null on timeout. */
