@@ -183,7 +183,10 @@ final class TxRing {
         }
         sendCalls++;
         boolean refused = false;
-        if (Libc.sendto(callState, fd, LinuxAbi.MSG_DONTWAIT) < 0) {
+        // Without errno first, as AF_XDP's kick: the capturing downcall allocates until C2 has compiled it (see Libc),
+        // which showed in tern serve's first seconds and in a flood generator's allocation test. Only a refused call
+        // is made again with errno, to tell busy from broken.
+        if (Libc.sendtoWithoutErrno(fd, LinuxAbi.MSG_DONTWAIT) < 0 && sendAgainWithErrno(callState, fd) < 0) {
             final int errno = Libc.errno(callState);
             if (errno == LinuxAbi.EAGAIN || errno == LinuxAbi.ENOBUFS || errno == LinuxAbi.EINTR) {
                 busy++;
@@ -201,6 +204,11 @@ final class TxRing {
             refusedFlushes = 0;
         }
         return taken;
+    }
+
+    private long sendAgainWithErrno(MemorySegment callState, int fd) {
+        sendCalls++;
+        return Libc.sendto(callState, fd, LinuxAbi.MSG_DONTWAIT);
     }
 
     /** Walks the committed frames the kernel has taken (or skipped); returns how many it sent. */

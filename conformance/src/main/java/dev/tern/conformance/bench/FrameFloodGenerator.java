@@ -236,13 +236,15 @@ final class FrameFloodGenerator implements AutoCloseable {
 
     /**
      * What the two counters share: a received frame goes to {@link #onTransport} when it is an unfragmented IPv4
-     * packet of one protocol from one address. Owned by the thread that receives.
+     * packet of one protocol from one address, which counts it if it matches. Owned by the thread that receives; the
+     * count may be read from any thread.
      */
     private abstract static class TransportCounter implements FrameHandler {
         private final EthernetHeader ethernet = new EthernetHeader();
         private final Ipv4Header ip = new Ipv4Header();
         private final int protocol;
         private final int source;
+        private volatile long count;
 
         TransportCounter(int protocol, int source) {
             this.protocol = protocol;
@@ -264,6 +266,14 @@ final class FrameFloodGenerator implements AutoCloseable {
 
         /** The transport header and payload of a packet that matched, {@code length} bytes at {@code offset}. */
         abstract void onTransport(MemorySegment segment, long offset, int length);
+
+        final void countOne() {
+            count = count + 1; // one writer
+        }
+
+        final long count() {
+            return count;
+        }
     }
 
     /**
@@ -275,21 +285,16 @@ final class FrameFloodGenerator implements AutoCloseable {
         private static final int FLAGS_COUNTED = TcpFlags.SYN | TcpFlags.ACK | TcpFlags.RST | TcpFlags.FIN;
         private final TcpHeader tcp = new TcpHeader();
         private final int flags;
-        private volatile long count;
 
         SegmentCounter(int source, int flags) {
             super(IpProtocol.TCP, source);
             this.flags = flags;
         }
 
-        long count() {
-            return count;
-        }
-
         @Override
         void onTransport(MemorySegment segment, long offset, int length) {
             if (tcp.wrap(segment, offset, length).check() == TcpHeader.OK && (tcp.flags() & FLAGS_COUNTED) == flags) {
-                count = count + 1; // one writer
+                countOne();
             }
         }
     }
@@ -301,16 +306,11 @@ final class FrameFloodGenerator implements AutoCloseable {
     static final class DatagramCounter extends TransportCounter {
         private final UdpHeader udp = new UdpHeader();
         private final int sourcePort;
-        private volatile long count;
         private volatile long payloadBytes;
 
         DatagramCounter(int source, int sourcePort) {
             super(IpProtocol.UDP, source);
             this.sourcePort = sourcePort;
-        }
-
-        long count() {
-            return count;
         }
 
         long payloadBytes() {
@@ -320,7 +320,7 @@ final class FrameFloodGenerator implements AutoCloseable {
         @Override
         void onTransport(MemorySegment segment, long offset, int length) {
             if (udp.wrap(segment, offset, length).check() == UdpHeader.OK && udp.sourcePort() == sourcePort) {
-                count = count + 1; // one writer
+                countOne();
                 payloadBytes = payloadBytes + udp.length() - UdpHeader.LENGTH;
             }
         }
