@@ -72,7 +72,8 @@ public final class EventCounterWake {
      * The owner: sleeps in one {@code poll(2)} until {@code socketFd} has one of {@code socketEvents}, a
      * {@link #wake} comes, or {@code timeoutMs} passes, and takes a wake it saw. Returns true when the counter woke
      * it. {@code pollFds} comes from {@link #pollFds}; {@code callState} is the caller's errno capture for
-     * {@link Libc#poll}. Allocates nothing.
+     * {@link Libc#poll}. Allocates nothing of its own (the errno-capturing {@code poll} downcall allocates until C2
+     * has compiled it, see {@link Libc}).
      */
     public boolean awaitBeside(MemorySegment callState, MemorySegment pollFds, int socketFd, int socketEvents,
                                int timeoutMs) {
