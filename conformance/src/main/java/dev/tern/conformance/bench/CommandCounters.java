@@ -8,11 +8,9 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 
 /**
  * The counters of the {@code tern} commands a benchmark starts ({@code tern serve}, {@code tern nc}): they publish
@@ -70,12 +68,6 @@ final class CommandCounters implements AutoCloseable {
 
     @Override
     public void close() {
-        try (Stream<Path> files = Files.walk(directory)) {
-            for (Path file : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(file);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        VethBenchmark.deleteTree(directory);
     }
 }

@@ -224,6 +224,22 @@ final class FrameFloodGenerator implements AutoCloseable {
         return committed;
     }
 
+    /** A handler that takes received frames and does nothing with them: for draining a link. */
+    static final FrameHandler IGNORE = (segment, offset, length, flags) -> { };
+
+    /**
+     * Hands what {@code link} receives for {@code nanos} to {@code handler} (echoes still on their way, or a count's
+     * stragglers), sleeping a millisecond whenever nothing came.
+     */
+    static void receiveFor(Link link, FrameHandler handler, long nanos) {
+        final long end = System.nanoTime() + nanos;
+        while (System.nanoTime() - end < 0) {
+            if (link.receive(handler, MAX_REPLIES_PER_POLL) == 0) {
+                VethBenchmark.sleep(1);
+            }
+        }
+    }
+
     /** Ends the run in progress (from any thread); later runs end at once. */
     void stop() {
         stopped = true;

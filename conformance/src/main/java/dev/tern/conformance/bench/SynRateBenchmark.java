@@ -97,7 +97,7 @@ final class SynRateBenchmark {
             try (ServerSocketChannel listener = FloodBenchmark.listen(kernels.ternNamespace(), NetnsHarness.TERN_ADDRESS,
                      PORT, BACKLOG)) {
                 System.err.println("SYN -> SYN-ACK: the kernel's listener ...");
-                kernel = steps(kernels, () -> kernelNetstat(kernels.ternNamespace()), KERNEL_COUNTERS, null);
+                kernel = steps(kernels, () -> kernelNetstat(kernels.ternNamespace(), "Tcp"), KERNEL_COUNTERS, null);
             }
             final Map<Long, Step> ternSteps = ternSteps(net, false);
             final Map<Long, Step> unfiltered = ternSteps(net, true);
@@ -190,18 +190,9 @@ final class SynRateBenchmark {
         final FrameFloodGenerator.Result sent = generator.run(link, rate, maxFrames, (long) (seconds * SECOND_NS), synAcks);
         final double answeredRate = synAcks.count() * 1e9 / sent.elapsedNs();
         // SYN-ACKs still on their way are left to the next step's start, which drains them uncounted.
-        drain(link, 100_000_000L);
+        FrameFloodGenerator.receiveFor(link, FrameFloodGenerator.IGNORE, 100_000_000L);
         return new Step(sent.framesPerSecond(), answeredRate, link.stats().kernelDrops() - dropsBefore,
             CommandCounters.growth(before, counters.get(), moved));
-    }
-
-    private static void drain(AfPacketLink link, long forNs) {
-        final long end = System.nanoTime() + forNs;
-        while (System.nanoTime() - end < 0) {
-            if (link.receive((segment, offset, length, flags) -> { }, 256) == 0) {
-                VethBenchmark.sleep(1);
-            }
-        }
     }
 
     /** Sends 20 SYNs every 100 ms until one is answered; fails after 30 s or when the server exits. */
@@ -218,15 +209,18 @@ final class SynRateBenchmark {
         }
     }
 
-    /** The kernel's TCP counters in {@code namespace}, from /proc/net/snmp and /proc/net/netstat: {@code TcpExt.NAME}. */
-    static Map<String, Long> kernelNetstat(NetworkNamespace namespace) {
+    /**
+     * The kernel's counters in {@code namespace} of the groups whose names start with {@code groupPrefix} ("Tcp": Tcp
+     * and TcpExt; "Udp": Udp and UdpLite), from /proc/net/snmp and /proc/net/netstat: {@code GROUP.NAME}.
+     */
+    static Map<String, Long> kernelNetstat(NetworkNamespace namespace, String groupPrefix) {
         final String text = namespace.exec(Duration.ofSeconds(10), "cat", "/proc/net/snmp", "/proc/net/netstat").orThrow().stdout();
         final Map<String, Long> counters = new LinkedHashMap<>();
         final List<String> lines = text.lines().toList();
         for (int i = 0; i + 1 < lines.size(); i++) {
             final String[] names = lines.get(i).split("\\s+");
             final String[] values = lines.get(i + 1).split("\\s+");
-            if (names.length != values.length || !names[0].equals(values[0]) || !names[0].startsWith("Tcp")
+            if (names.length != values.length || !names[0].equals(values[0]) || !names[0].startsWith(groupPrefix)
                 || values.length < 2 || !values[1].matches("-?\\d+")) {
                 continue;
             }

@@ -17,7 +17,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -135,9 +134,7 @@ final class UdpRateBenchmark {
                 }
             }
         } finally {
-            try (var files = Files.walk(work)) {
-                files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-            }
+            VethBenchmark.deleteTree(work);
         }
         samples.forEach((key, values) -> {
             results.put(key, VethBenchmark.median(values));
@@ -198,10 +195,10 @@ final class UdpRateBenchmark {
      */
     private Round kernelLoads(NetnsHarness kernels, BackgroundCommand server, String which) throws IOException {
         final Figures client = drive(kernels.peerNamespace(), server);
-        final Map<String, Long> before = kernelUdp(kernels.ternNamespace());
+        final Map<String, Long> before = SynRateBenchmark.kernelNetstat(kernels.ternNamespace(), "Udp");
         final Map<Long, FloodStep> flood = flood(kernels);
         System.err.println("  the kernel's counters over the flood (" + which + "): " + CommandCounters.growth(before,
-            kernelUdp(kernels.ternNamespace()), List.of("Udp.")));
+            SynRateBenchmark.kernelNetstat(kernels.ternNamespace(), "Udp"), List.of("Udp.")));
         return new Round(client, flood);
     }
 
@@ -252,29 +249,10 @@ final class UdpRateBenchmark {
         final FrameFloodGenerator.Result sent = generator.run(link, rate, maxFrames, (long) (seconds * 1e9), echoes);
         final double echoRate = echoes.count() * 1e9 / sent.elapsedNs();
         // Echoes still on their way are read and dropped, so that the next step starts from none.
-        final long end = System.nanoTime() + 100_000_000L;
-        while (System.nanoTime() - end < 0) {
-            if (link.receive((segment, offset, length, flags) -> { }, 256) == 0) {
-                VethBenchmark.sleep(1);
-            }
-        }
+        FrameFloodGenerator.receiveFor(link, FrameFloodGenerator.IGNORE, 100_000_000L);
         return new FloodStep(sent.framesPerSecond(), echoRate, link.stats().kernelDrops() - dropsBefore);
     }
 
-    /** The kernel's UDP counters in {@code namespace}, from /proc/net/snmp: {@code Udp.NAME}. */
-    private static Map<String, Long> kernelUdp(NetworkNamespace namespace) {
-        final List<String> lines = namespace.exec(Duration.ofSeconds(10), "cat", "/proc/net/snmp").orThrow().stdout()
-            .lines().filter(line -> line.startsWith("Udp:")).toList();
-        final Map<String, Long> counters = new LinkedHashMap<>();
-        if (lines.size() == 2) {
-            final String[] names = lines.get(0).split("\\s+");
-            final String[] values = lines.get(1).split("\\s+");
-            for (int k = 1; k < Math.min(names.length, values.length); k++) {
-                counters.put("Udp." + names[k], Long.parseLong(values[k]));
-            }
-        }
-        return counters;
-    }
 
     private static DatagramChannel open(InetSocketAddress bind) {
         try {

@@ -22,12 +22,16 @@ import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -35,6 +39,7 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * The veth benchmark of issue 6: Tern against the Linux kernel versus the kernel against itself, side by side in one
@@ -1067,6 +1072,17 @@ public final class VethBenchmark {
             throw new IllegalStateException(who + " printed no " + pattern.pattern() + ": " + output);
         }
         return matcher.group(1);
+    }
+
+    /** Deletes {@code directory} and everything under it (a benchmark's scratch directory). */
+    static void deleteTree(Path directory) {
+        try (Stream<Path> files = Files.walk(directory)) {
+            for (Path file : files.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(file);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     static void sleep(long millis) {

@@ -152,15 +152,15 @@ class FrameFloodGeneratorTest {
                 final long deadline = System.nanoTime() + 10 * SECOND_NS;
                 while (echoes.count() == 0 && System.nanoTime() - deadline < 0) {
                     generator.run(peer, 0, 1, SECOND_NS, null);
-                    receiveFor(peer, echoes, 100_000_000L);
+                    FrameFloodGenerator.receiveFor(peer, echoes, 100_000_000L);
                 }
-                receiveFor(peer, echoes, 200_000_000L);
+                FrameFloodGenerator.receiveFor(peer, echoes, 200_000_000L);
                 final long before = echoes.count();
                 // 2,000 a second: the echo loop, a Java thread just started, lags behind now and then, and the
                 // socket's default buffer holds only a few hundred small datagrams (it dropped 400 of 2,000 at
                 // 20,000 a second: RcvbufErrors).
                 final FrameFloodGenerator.Result result = generator.run(peer, 2_000, 1_000, 10 * SECOND_NS, echoes);
-                receiveFor(peer, echoes, 200_000_000L);
+                FrameFloodGenerator.receiveFor(peer, echoes, 200_000_000L);
 
                 assertEquals(1_000, result.frames(), "datagrams the link took");
                 assertEquals(1_000, echoes.count() - before, "echoes counted; the server's kernel: " + net.ternExec(
@@ -214,15 +214,6 @@ class FrameFloodGeneratorTest {
             // Each run returns one small Result; a byte per frame would be 1,000,000.
             assertTrue(allocated < 10 * 64, "bytes allocated over " + 10 * perRun + " frames: " + allocated);
             assertTrue(peer.stats().txFrames() >= 30 * perRun, "frames sent: " + peer.stats().txFrames());
-        }
-    }
-
-    private static void receiveFor(AfPacketLink link, FrameFloodGenerator.DatagramCounter echoes, long nanos) {
-        final long end = System.nanoTime() + nanos;
-        while (System.nanoTime() - end < 0) {
-            if (link.receive(echoes, 256) == 0) {
-                Thread.onSpinWait();
-            }
         }
     }
 
