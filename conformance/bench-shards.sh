@@ -53,6 +53,10 @@ machine_busy_ticks() { # CPU time the whole machine spent busy (user, nice, syst
   awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat
 }
 
+machine_busy_seconds_since() { # the machine's busy time since machine_busy_ticks printed $1, in seconds
+  awk -v a="$(machine_busy_ticks)" -v b="$1" -v t="$TICKS" 'BEGIN { printf "%.3f", (a - b) / t }'
+}
+
 children_seconds() { # the children's user + system time in the output of bash's `times` in file $1, in seconds
   # `times` prints the shell's own times on its first line and its waited-for children's on the second ("0m1.234s").
   awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, p, "m"); t += p[1] * 60 + p[2] + 0 } printf "%.3f", t }' "$1"
@@ -158,7 +162,7 @@ bulk() { # prints "bytes cpu_seconds shard_cpu_seconds senders_cpu_seconds machi
   read -r u1 s1 v1 <<< "$(shard_thread_stats "$SERVE_JAVA")"
   after_cpu=$(cpu_seconds "$SERVE_JAVA")
   local machine_seconds senders_seconds
-  machine_seconds=$(awk -v a="$(machine_busy_ticks)" -v b="$before_machine" -v t="$TICKS" 'BEGIN { printf "%.3f", (a - b) / t }')
+  machine_seconds=$(machine_busy_seconds_since "$before_machine")
   senders_seconds=$(for f in "$WORK"/sender.*.times; do children_seconds "$f"; echo; done | awk '{ t += $1 } END { printf "%.3f", t }')
   thread_ticks "$SERVE_JAVA" > "$WORK/threads.after"
   stat_to "$WORK/stat.after"
@@ -182,7 +186,7 @@ connect() { # prints "requests_per_second cpu_seconds completed shard_cpu_second
   local rate completed cpu shards machine_seconds
   cpu=$(awk -v a="$(cpu_seconds "$SERVE_JAVA")" -v b="$before_cpu" 'BEGIN { printf "%.3f", a - b }')
   shards=$(awk -v a="$(shard_cpu_seconds "$SERVE_JAVA")" -v b="$before_shards" 'BEGIN { printf "%.3f", a - b }')
-  machine_seconds=$(awk -v a="$(machine_busy_ticks)" -v b="$before_machine" -v t="$TICKS" 'BEGIN { printf "%.3f", (a - b) / t }')
+  machine_seconds=$(machine_busy_seconds_since "$before_machine")
   rate=$(echo "$out" | awk '/^Requests per second/ { print $4 }')
   completed=$(echo "$out" | awk '/^Complete requests/ { print $3 }')
   echo "${rate:-0} $cpu ${completed:-0} $shards $(children_seconds "$WORK/ab.times") $machine_seconds"
