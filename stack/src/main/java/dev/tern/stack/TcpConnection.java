@@ -568,6 +568,7 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
         if (closed) {
             return 0;
         }
+        // On the owner's thread without stack.call's lambda: a service's sweep asks this of every connection.
         return stack.isOwnerThread() ? tcp.lastReceiveNs(handle) : stack.call(() -> tcp.lastReceiveNs(handle));
     }
 
