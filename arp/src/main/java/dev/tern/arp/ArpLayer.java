@@ -3,6 +3,7 @@ package dev.tern.arp;
 import dev.tern.arp.wire.ArpPacket;
 import dev.tern.core.counters.CountersFile;
 import dev.tern.core.net.InterfaceAddress;
+import dev.tern.core.net.Ipv4Address;
 import dev.tern.core.time.Timers;
 import dev.tern.ethernet.EthernetLayer;
 import dev.tern.ethernet.wire.EtherType;
@@ -55,6 +56,7 @@ public final class ArpLayer implements EthernetLayer.Handler {
     }
 
     private static final int DROP_BAD_SENDER = 4;
+    private static final int DROP_OFF_SUBNET = 5;
     private static final long TIMER_NEIGHBOURS = 0;
     private static final long TIMER_ANNOUNCE = 1;
     /** RFC 5227 §1.1: DEFEND_INTERVAL, the least time between two defensive announcements of one address. */
@@ -90,6 +92,7 @@ public final class ArpLayer implements EthernetLayer.Handler {
     private final AtomicCounter resolveFailed;
     private final AtomicCounter pendingSent;
     private final AtomicCounter pendingLost;
+    private final AtomicCounter unsolicitedReplies;
 
     public ArpLayer(EthernetLayer ethernet, Timers timers, InterfaceAddress address, ArpConfig config,
                     CountersFile counters) {
@@ -101,13 +104,15 @@ public final class ArpLayer implements EthernetLayer.Handler {
         this.rxReplies = counters.counter("arp.rx.replies");
         this.txRequests = counters.counter("arp.tx.requests");
         this.txReplies = counters.counter("arp.tx.replies");
-        this.drops = counters.counters("arp.drop.", null, "too_short", "foreign_protocol", "bad_operation", "bad_sender");
+        this.drops = counters.counters("arp.drop.", null, "too_short", "foreign_protocol", "bad_operation", "bad_sender",
+            "off_subnet");
         this.conflicts = counters.counter("arp.address_conflicts");
         this.defences = counters.counter("arp.tx.defences");
         this.conflictsNotDefended = counters.counter("arp.address_conflicts_not_defended");
         this.resolveFailed = counters.counter("arp.resolve_failed");
         this.pendingSent = counters.counter("arp.pending.sent");
         this.pendingLost = counters.counter("arp.pending.no_tx_buffer");
+        this.unsolicitedReplies = counters.counter("arp.rx.unsolicited_replies");
         this.neighbours = new NeighbourCache(config, this, ethernet.mtu(),
             counters.counter("arp.pending.overflow"), counters.counter("arp.pending.no_buffer"),
             counters.counter("arp.cache_full"));
@@ -217,6 +222,16 @@ public final class ArpLayer implements EthernetLayer.Handler {
             drops[DROP_BAD_SENDER].incrementRelease();
             return;
         }
+        // A sender outside our subnet is no neighbour of ours either: Linux's route lookup for the reply finds no
+        // on-link route back and stays silent, and so do we (we would answer a host that cannot be reached directly).
+        if (senderIp != 0 && !address.contains(senderIp)) {
+            drops[DROP_OFF_SUBNET].incrementRelease();
+            return;
+        }
+        if (!isRequest && targetIp == address.address() && !neighbours.has(senderIp)) {
+            // Linux's arp_accept=0: a reply we did not ask for teaches nothing (NeighbourCache.learn).
+            unsolicitedReplies.incrementRelease();
+        }
         final boolean forUs = targetIp == address.address();
         // RFC 5227 §2.1.1: a probe has sender IP 0.0.0.0 and must not be learned from.
         if (senderIp != 0) {
@@ -230,10 +245,15 @@ public final class ArpLayer implements EthernetLayer.Handler {
         }
     }
 
+    /**
+     * Whether {@code ip} can be a host's own address: not a group, loopback, reserved or broadcast address, nor our
+     * subnet's network address (RFC 1122 §3.2.1.3 (e): host number 0 is not a host; RFC 3021 makes both addresses of a
+     * /31 hosts, and a /32 has only ours).
+     */
     private boolean validNeighbour(int ip) {
-        return !dev.tern.core.net.Ipv4Address.isMulticast(ip) && !dev.tern.core.net.Ipv4Address.isLoopback(ip)
-            && !dev.tern.core.net.Ipv4Address.isReserved(ip) && ip != dev.tern.core.net.Ipv4Address.LIMITED_BROADCAST
-            && ip != address.broadcast();
+        return !Ipv4Address.isMulticast(ip) && !Ipv4Address.isLoopback(ip)
+            && !Ipv4Address.isReserved(ip) && ip != Ipv4Address.LIMITED_BROADCAST
+            && ip != address.broadcast() && (address.prefixLength() >= 31 || ip != address.network());
     }
 
     private void reply(long requesterMac, int requesterIp) {

@@ -236,12 +236,15 @@ public final class NeighbourCache {
 
     /**
      * Learns from a received ARP packet (RFC 826 "merge", with Linux's states): an entry we have is updated;
-     * a new one is made only when the packet was addressed to us.
+     * a new one is made only by a request for our address.
      */
     void learn(int senderIp, long senderMac, boolean addressedToUs, boolean isReply, long nowNs) {
         int entry = index.get(senderIp);
         if (entry < 0) {
-            if (!addressedToUs) {
+            // Only a request for our address creates an entry, as Linux does with arp_accept=0: we are about to
+            // answer that sender. A reply we never asked for (RFC 826 would merge it) updates an existing entry only,
+            // so a host on the LAN cannot plant a mapping ahead of our first use of the address.
+            if (!addressedToUs || isReply) {
                 return;
             }
             entry = create(senderIp, nowNs);
@@ -249,7 +252,7 @@ public final class NeighbourCache {
                 return;
             }
             mac[entry] = senderMac;
-            state[entry] = isReply ? REACHABLE : STALE;
+            state[entry] = STALE;
             deadlineNs[entry] = nowNs + config.reachableTimeNs();
             return;
         }
@@ -371,6 +374,11 @@ public final class NeighbourCache {
     public long peek(int address) {
         final int entry = index.get(address);
         return entry < 0 || state[entry] == INCOMPLETE ? UNRESOLVED : mac[entry];
+    }
+
+    /** Whether the cache has an entry for {@code address}, in any state. */
+    boolean has(int address) {
+        return index.get(address) >= 0;
     }
 
     /** The state name of {@code address} ("none", "incomplete", "reachable", "stale", "delay", "probe"); for tools and tests. */

@@ -274,6 +274,45 @@ class ArpTest {
         }
 
         @Test
+        void anUnsolicitedReplyCreatesNoEntryButUpdatesOneWeHave() {
+            // Linux's arp_accept=0: a LAN host cannot plant a mapping for an address we never asked about.
+            final long intruder = MacAddress.parse("0a:00:00:00:00:66");
+            peer.send(Frames.ethernet(stack.macAddress(), intruder, EtherType.ARP,
+                Frames.arp(ArpPacket.OPERATION_REPLY, intruder, NOBODY, stack.macAddress(), US)));
+            sim.runFor(SECOND);
+            assertEquals("none", stack.neighbours().stateOf(NOBODY));
+            assertEquals(1, counter("arp.rx.unsolicited_replies"));
+            assertTrue(peer.drain().isEmpty(), "nothing answered");
+
+            peer.send(Frames.ethernet(MacAddress.BROADCAST, PEER_MAC, EtherType.ARP,
+                Frames.arp(ArpPacket.OPERATION_REQUEST, PEER_MAC, PEER, 0, US)));
+            sim.runFor(SECOND);
+            peer.clear();
+            assertEquals("stale", stack.neighbours().stateOf(PEER));
+            final long moved = MacAddress.parse("0a:00:00:00:00:02");
+            peer.send(Frames.ethernet(stack.macAddress(), moved, EtherType.ARP,
+                Frames.arp(ArpPacket.OPERATION_REPLY, moved, PEER, stack.macAddress(), US)));
+            sim.runFor(SECOND);
+            assertEquals("reachable", stack.neighbours().stateOf(PEER), "an entry we have is updated");
+            assertEquals(moved, stack.neighbours().peek(PEER));
+            assertEquals(1, counter("arp.rx.unsolicited_replies"));
+        }
+
+        @Test
+        void requestsFromOffSubnetSendersOrTheNetworkAddressGoUnanswered() {
+            peer.send(Frames.ethernet(MacAddress.BROADCAST, PEER_MAC, EtherType.ARP,
+                Frames.arp(ArpPacket.OPERATION_REQUEST, PEER_MAC, Ipv4Address.parse("198.19.0.1"), 0, US)));
+            peer.send(Frames.ethernet(MacAddress.BROADCAST, PEER_MAC, EtherType.ARP,
+                Frames.arp(ArpPacket.OPERATION_REQUEST, PEER_MAC, Ipv4Address.parse("198.18.0.0"), 0, US)));
+            sim.runFor(SECOND);
+            assertTrue(peer.drain().isEmpty(), "no reply to either");
+            assertEquals(1, counter("arp.drop.off_subnet"));
+            assertEquals(1, counter("arp.drop.bad_sender"));
+            assertEquals("none", stack.neighbours().stateOf(Ipv4Address.parse("198.19.0.1")));
+            assertEquals("none", stack.neighbours().stateOf(Ipv4Address.parse("198.18.0.0")));
+        }
+
+        @Test
         void aNeighbourClaimingOurAddressIsCountedAsAConflict() {
             peer.send(Frames.ethernet(MacAddress.BROADCAST, PEER_MAC, EtherType.ARP,
                 Frames.arp(ArpPacket.OPERATION_REQUEST, PEER_MAC, US, 0, US)));

@@ -408,7 +408,7 @@ class ShardedStackTest {
             final long serverMac = server.shard(0).macAddress();
             // Through the wire it reaches shard 0, which answers an ACK for no connection with a reset (RFC 9293
             // §3.10.7.1): the frame is one a shard would answer.
-            peer.send(Frames.ethernet(serverMac, peer.mac(), EtherType.ARP, Frames.arp(2, peer.mac(), CLIENT, serverMac, SERVER)));
+            peer.send(Frames.ethernet(serverMac, peer.mac(), EtherType.ARP, Frames.arp(1, peer.mac(), CLIENT, 0, SERVER)));
             peer.send(strayAck(serverMac, peer.mac(), port));
             sim.runFor(SECOND / 10);
             assertEquals(1, peer.drain(ShardedStackTest::isReset).size(), "the owner shard answers with a reset");
@@ -488,12 +488,16 @@ class ShardedStackTest {
         }
     }
 
-    /** A raw peer at {@code CLIENT} whose MAC the server has learnt (an ARP reply through shard 0, 100 ms run). */
+    /**
+     * A raw peer at {@code CLIENT} whose MAC the server has learnt (an ARP request for the server's address through
+     * shard 0, answered, 100 ms run; a reply the server never asked for would teach it nothing), its frames cleared.
+     */
     private static PeerPort peerKnownTo(Simulation sim, StackShards server) {
         final PeerPort peer = new PeerPort(sim, "peer", 0x0200_0000_00AAL);
         final long serverMac = server.shard(0).macAddress();
-        peer.send(Frames.ethernet(serverMac, peer.mac(), EtherType.ARP, Frames.arp(2, peer.mac(), CLIENT, serverMac, SERVER)));
+        peer.send(Frames.ethernet(serverMac, peer.mac(), EtherType.ARP, Frames.arp(1, peer.mac(), CLIENT, 0, SERVER)));
         sim.runFor(SECOND / 10);
+        peer.clear();
         return peer;
     }
 
