@@ -382,6 +382,11 @@ public final class Ipv4Layer implements EthernetLayer.Handler {
         if (source == Ipv4Address.LIMITED_BROADCAST || source == address.broadcast()) {
             return DROP_MARTIAN_BROADCAST; // (c), (d): a smurf's reply address
         }
+        if (address.prefixLength() < 31 && source == address.network()) {
+            // The subnet's address with host part 0 is 4.2BSD's broadcast, which RFC 1122 §3.3.6 asks hosts to
+            // accept as one: as a source it is a broadcast too. A /31 or /32 has no such address (RFC 3021).
+            return DROP_MARTIAN_BROADCAST;
+        }
         if (Ipv4Address.isMulticast(source)) {
             return DROP_MARTIAN_MULTICAST; // RFC 1112 §7.2: a group address is never a source
         }

@@ -2,6 +2,7 @@ package dev.tern.stack;
 
 import dev.tern.core.checksum.InternetChecksum;
 import dev.tern.core.memory.BigEndian;
+import dev.tern.core.net.InterfaceAddress;
 import dev.tern.core.net.Ipv4Address;
 import dev.tern.ethernet.wire.EtherType;
 import dev.tern.ethernet.wire.EthernetHeader;
@@ -80,7 +81,7 @@ class Ipv4HardeningTest {
     @Nested
     class MartianSources {
         static Stream<HostileIpv4.MartianSource> martians() {
-            return HostileIpv4.martianSources(US, Ipv4Address.parse("198.18.0.255")).stream();
+            return HostileIpv4.martianSources(new InterfaceAddress(US, 24)).stream();
         }
 
         @ParameterizedTest(name = "{0}")

@@ -4,6 +4,7 @@ import dev.tern.afpacket.netns.BackgroundCommand;
 import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.arp.wire.ArpPacket;
 import dev.tern.conformance.replay.CapturedFrame;
+import dev.tern.core.net.InterfaceAddress;
 import dev.tern.core.net.Ipv4Address;
 import dev.tern.ethernet.wire.EthernetHeader;
 import dev.tern.ipv4.Ipv4Config;
@@ -68,6 +69,7 @@ import static org.junit.jupiter.api.DynamicTest.dynamicTest;
  * source 127.0.0.1, 127.200.0.9         | dropped: martian_source_loopback        | dropped, no MIB counter
  * source 255.255.255.255                | dropped: martian_source_broadcast       | dropped, no MIB counter
  * source 198.18.0.255 (subnet bcast)    | dropped: martian_source_broadcast       | accepted; SYN-ACK sent to 198.18.0.255
+ * source 198.18.0.0 (subnet address)    | dropped: martian_source_broadcast       | not recorded
  * source 224.0.0.1, 239.1.2.3           | dropped: martian_source_multicast       | dropped, no MIB counter
  * source 240.0.0.1, 255.255.255.254     | dropped: martian_source_class_e         | accepted; no route for the SYN-ACK
  * source = receiver's address (land)    | dropped: martian_source_self            | dropped, no MIB counter
@@ -91,7 +93,6 @@ import static org.junit.jupiter.api.DynamicTest.dynamicTest;
  */
 class Ipv4HardeningInteropTest extends VethRigTest {
     private static final int PORT = 5001;
-    private static final int SUBNET_BROADCAST = Ipv4Address.parse("198.18.0.255");
     private static final int ISS = 0x5EED_0000;
     private static final int FIRST_SOURCE_PORT = 40_000;
     private static final int PROBE_IDENTIFIER = 0x7E57;
@@ -118,7 +119,7 @@ class Ipv4HardeningInteropTest extends VethRigTest {
 
     static List<Case> cases(int receiver) {
         final List<Case> cases = new ArrayList<>();
-        for (HostileIpv4.MartianSource martian : HostileIpv4.martianSources(receiver, SUBNET_BROADCAST)) {
+        for (HostileIpv4.MartianSource martian : HostileIpv4.martianSources(new InterfaceAddress(receiver, 24))) {
             cases.add(new Case("martian source: " + martian.what(),
                 (host, port) -> tcp(martian.source(), receiver, port, TcpFlags.SYN, -1), "ipv4.drop." + martian.reason(),
                 List.of()));

@@ -1,5 +1,6 @@
 package dev.tern.stack.testing;
 
+import dev.tern.core.net.InterfaceAddress;
 import dev.tern.core.net.Ipv4Address;
 
 import java.util.List;
@@ -30,8 +31,10 @@ public final class HostileIpv4 {
         }
     }
 
-    /** One of each martian class, for a receiver at {@code self} whose subnet's broadcast is {@code subnetBroadcast}. */
-    public static List<MartianSource> martianSources(int self, int subnetBroadcast) {
+    /** One of each martian class, for a receiver at {@code receiver} (a subnet of /30 or wider). */
+    public static List<MartianSource> martianSources(InterfaceAddress receiver) {
+        final int self = receiver.address();
+        final int subnetBroadcast = receiver.broadcast();
         return List.of(
             new MartianSource("0.0.0.0 to a unicast address", 0, "martian_source_zero"),
             new MartianSource("this network, another host (0/8)", Ipv4Address.parse("0.1.2.3"), "martian_source_zero"),
@@ -39,6 +42,7 @@ public final class HostileIpv4 {
             new MartianSource("loopback, any of 127/8", Ipv4Address.parse("127.200.0.9"), "martian_source_loopback"),
             new MartianSource("limited broadcast", Ipv4Address.LIMITED_BROADCAST, "martian_source_broadcast"),
             new MartianSource("the subnet's directed broadcast", subnetBroadcast, "martian_source_broadcast"),
+            new MartianSource("the subnet's address (4.2BSD's broadcast)", receiver.network(), "martian_source_broadcast"),
             new MartianSource("all-systems group", Ipv4Address.ALL_SYSTEMS, "martian_source_multicast"),
             new MartianSource("an administratively scoped group", Ipv4Address.parse("239.1.2.3"), "martian_source_multicast"),
             new MartianSource("class E", Ipv4Address.parse("240.0.0.1"), "martian_source_class_e"),
