@@ -3,20 +3,29 @@ package dev.tern.cli;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.TernSocketException;
 import dev.tern.stack.UdpSocket;
+import org.agrona.concurrent.status.AtomicCounter;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
-/** UDP echo (RFC 862): every datagram goes back to its sender. Polled from the command's loop. */
+/**
+ * UDP echo (RFC 862): every datagram sent to our own address goes back to its sender. One sent to a broadcast or
+ * multicast address is counted ({@code udp.echo.group_addressed}) and not answered: echoing it would make the service a
+ * reflector, one spoofed datagram to the subnet's broadcast answered towards its victim by every echo server on the
+ * subnet (the "fraggle" attack; Linux's inetd echo answers only what it received on a unicast socket). Polled from
+ * the command's loop.
+ */
 final class UdpEchoService implements AutoCloseable {
     private final UdpSocket socket;
     // Shared, not confined: tern serve --shards makes each shard's services on the main thread and polls them on the
     // shard's own.
     private final Arena arena = Arena.ofShared();
     private final MemorySegment buffer = arena.allocate(65536);
+    private final AtomicCounter groupAddressed;
     private long echoed;
 
     UdpEchoService(NetStack stack, int port) throws TernSocketException {
+        this.groupAddressed = stack.counters().counter("udp.echo.group_addressed");
         this.socket = stack.openUdp();
         socket.bind(port);
     }
@@ -27,10 +36,12 @@ final class UdpEchoService implements AutoCloseable {
         try {
             int length;
             while ((length = socket.receive(buffer, 0, (int) buffer.byteSize())) >= 0) {
-                if (socket.sendTo(socket.lastSourceAddress(), socket.lastSourcePort(), buffer, 0, length)) {
+                work++;
+                if (socket.lastWasGroupAddressed()) {
+                    groupAddressed.incrementRelease();
+                } else if (socket.sendTo(socket.lastSourceAddress(), socket.lastSourcePort(), buffer, 0, length)) {
                     echoed++;
                 }
-                work++;
             }
         } catch (TernSocketException e) {
             // An ICMP error about an earlier echo: nothing to do for an unconnected echo server.
