@@ -14,8 +14,13 @@ import java.util.Set;
 final class DevicesCommand {
     static final CommandHelp HELP = new CommandHelp("devices", "", "RDMA devices and whether they support "
         + "raw-packet QPs", "Lists the RDMA devices of this machine, their ports, and whether each can carry "
-            + "--link rawqp:DEVICE:PORT; no device is a normal answer (exit 0, with the reason).",
+            + "--link rawqp:DEVICE:PORT; no device is a normal answer (exit 0, with the reason). The rawqp link "
+            + "is built and checked against rdma-core's headers but has never yet run on RDMA hardware.",
         List.of(), false, List.of("./tern devices"));
+
+    /** Said wherever a user meets the link, so nobody mistakes a device listed here for a tested path. */
+    static final String NEVER_RUN = "note: the rawqp link is built and checked against rdma-core's headers, "
+        + "but has never yet run on RDMA hardware";
 
     private final PrintStream out;
 
@@ -29,8 +34,10 @@ final class DevicesCommand {
         if (devices.isEmpty()) {
             out.println(RdmaDevices.unavailableReason().orElse("no RDMA devices")
                 + "; --link afpacket:IFACE and --link memory work on this machine");
+            out.println(NEVER_RUN);
             return 0;
         }
+        out.println(NEVER_RUN);
         for (RdmaDeviceInfo device : devices) {
             out.printf("%s: %s, direct verbs %s%s%n", device.name(), device.rawPacketSupported()
                 ? "raw-packet QPs supported" : "no raw-packet QPs", device.directVerbs() ? "yes" : "no",

@@ -41,7 +41,8 @@ final class NetworkOptions {
         CommandHelp.option("--link KIND", "memory: an in-process peer stack at the subnet's first other address "
             + "answers ARP, ping, echo (port 7, UDP and TCP) and discard (port 9, TCP), no device or privilege needed; "
             + "afpacket:IFACE: a Linux interface (root); afxdp:IFACE[:QUEUE]: one queue of a Linux interface through AF_XDP, "
-            + "shared with the kernel: an XDP program hands Tern only frames for its MAC and address (root); rawqp:DEVICE[:PORT]: an RDMA NIC's raw-packet queue pair",
+            + "shared with the kernel: an XDP program hands Tern only frames for its MAC and address (root); rawqp:DEVICE[:PORT]: an RDMA NIC's raw-packet queue pair (built and checked against "
+            + "rdma-core's headers, never yet run on RDMA hardware)",
             "memory"),
         CommandHelp.option("--ip A.B.C.D/N", "this stack's address and prefix length", "198.18.0.2/24"),
         CommandHelp.option("--gw A.B.C.D", "default gateway, on the subnet; give it again for more, in preference "

@@ -60,6 +60,16 @@ class CommandMannersTest {
         }
     }
 
+    /** rawqp has never run on RDMA hardware: wherever a user meets it, the command line says so. */
+    @Test
+    void theRawQpLinkSaysItHasNeverRunOnHardwareWhereverAUserMeetsIt() {
+        final TernCommandLineTest.Run devices = tern("devices");
+        assertEquals(0, devices.status(), devices.err());
+        assertTrue(devices.out().contains(DevicesCommand.NEVER_RUN), devices.out());
+        assertTrue(tern("devices", "--help").out().replaceAll("\\s+", " ").contains("never yet run on RDMA hardware"));
+        assertTrue(tern("ping", "--help").out().replaceAll("\\s+", " ").contains("never yet run on RDMA hardware"));
+    }
+
     @ParameterizedTest(name = "tern help {0} = tern {0} --help = tern {0} -h")
     @MethodSource("commands")
     void helpCommandEqualsCommandDashDashHelpAndDashH(String command) {
