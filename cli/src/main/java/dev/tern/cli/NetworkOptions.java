@@ -265,12 +265,7 @@ final class NetworkOptions {
                     resources.add(link);
                 }
                 default -> {
-                    try {
-                        link = RawQpLinks.open(linkTarget, linkPort, mac == -1 ? 0x0200_0000_0002L : mac, mtu,
-                            RawQpOptions.defaults());
-                    } catch (LinkUnavailableException e) {
-                        throw new CommandFailure(e.getMessage(), e);
-                    }
+                    link = openRawQp();
                     resources.add(link);
                 }
             }
@@ -426,14 +421,44 @@ final class NetworkOptions {
      * the interface's MAC) to Tern; says on standard error whether it is zero-copy or copy mode, native or generic XDP.
      */
     private Link openAfXdp() {
+        final AfXdpLink opened = openAfXdpQuietly();
+        System.err.println("tern: " + opened.name() + ": " + afxdpMode);
+        return opened;
+    }
+
+    private AfXdpLink openAfXdpQuietly() {
         final AfXdpOptions options = AfXdpOptions.forAddress(address.address()).queue(linkPort);
         try {
             final AfXdpLink opened = AfXdpLink.open(linkTarget, mac == -1 ? options : options.mac(mac));
             afxdpMode = opened.mode();
-            System.err.println("tern: " + opened.name() + ": " + afxdpMode);
             return opened;
         } catch (AfXdpOpenException e) {
             throw new CommandFailure(e.getMessage(), e);
+        }
+    }
+
+    private Link openRawQp() {
+        try {
+            return RawQpLinks.open(linkTarget, linkPort, mac == -1 ? 0x0200_0000_0002L : mac, mtu, RawQpOptions.defaults());
+        } catch (LinkUnavailableException e) {
+            throw new CommandFailure(e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Opens the link and closes it again, building no stack: {@code tern exec} asks before it starts the program, so
+     * a missing interface, device or privilege is one line from Tern (exit 1) instead of an exception at the
+     * program's first socket. The memory wire always opens.
+     */
+    void checkLinkOpens() {
+        final Link link = switch (linkKind) {
+            case "memory" -> null;
+            case "afpacket" -> openAfPacket();
+            case "afxdp" -> openAfXdpQuietly();
+            default -> openRawQp();
+        };
+        if (link != null) {
+            link.close();
         }
     }
 

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -82,6 +83,8 @@ class ExecCommandTest {
             }
             assertTrue(output.toString().contains("echoed hello through whatever provider this JVM has via "
                 + "dev.tern.nio.TernSelectorProvider"), output.toString());
+            // The agent came on java's command line, not in the variable the JVM announces.
+            assertFalse(output.toString().contains("Picked up JAVA_TOOL_OPTIONS"), output.toString());
 
             final TernCommandLineTest.Run stat = TernCommandLineTest.tern("stat", "--dir", counters.toString());
             assertTrue(stat.out().contains("stack NioEchoClient"), stat.out());
@@ -145,6 +148,68 @@ class ExecCommandTest {
             exec.descendants().forEach(ProcessHandle::destroyForcibly); // the program tern exec started
             exec.destroyForcibly();
         }
+    }
+
+    /** A JDK home whose {@code release} file says Java 17, with a {@code bin/java} that fails if it is ever run. */
+    private static Path oldJdk(Path dir) throws IOException {
+        final Path bin = Files.createDirectories(dir.resolve("jdk-17/bin"));
+        Files.writeString(dir.resolve("jdk-17/release"), "IMPLEMENTOR=\"test\"\nJAVA_VERSION=\"17.0.15\"\n");
+        final Path java = Files.writeString(bin.resolve("java"), "#!/bin/sh\necho 'the old java ran' >&2\nexit 99\n");
+        assertTrue(java.toFile().setExecutable(true));
+        return java;
+    }
+
+    @Test
+    void aJavaOlderThan25OnThePathIsReplacedByTernsOwnJdkWithOneLineSayingSo(@TempDir Path counters, @TempDir Path dir)
+        throws IOException, InterruptedException {
+        assumeTernJars();
+        final Path oldJava = oldJdk(dir);
+        final List<String> command = new ArrayList<>(List.of("--link", "memory", "--", "java", "-XX:TieredStopAtLevel=1",
+            "-cp", testClasses(), "dev.tern.cli.programs.ClassicEchoClient", "198.18.0.1", "7"));
+        final ProcessBuilder builder = ternExec(counters, command.toArray(String[]::new));
+        builder.environment().put("PATH", oldJava.getParent() + java.io.File.pathSeparator + System.getenv("PATH"));
+        final Process exec = builder.start();
+        try {
+            assertTrue(exec.waitFor(60, TimeUnit.SECONDS));
+            final String out = new String(exec.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            final String err = new String(exec.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertEquals(0, exec.exitValue(), err);
+            assertTrue(out.contains("classic echoed hello"), out + err);
+            final List<String> said = err.lines().filter(l -> l.startsWith("tern: exec: java on PATH")).toList();
+            assertEquals(1, said.size(), err);
+            assertTrue(said.getFirst().contains("is Java 17") && said.getFirst().contains("(Java " + Runtime.version().feature() + ")"),
+                said.getFirst());
+            assertFalse(err.contains("the old java ran"), err);
+        } finally {
+            exec.descendants().forEach(ProcessHandle::destroyForcibly); // the program tern exec started
+            exec.destroyForcibly();
+        }
+    }
+
+    @Test
+    void aJavaOlderThan25NamedByItsPathIsRefusedInOneLineNamingBothVersions(@TempDir Path counters, @TempDir Path dir)
+        throws IOException, InterruptedException {
+        final Path oldJava = oldJdk(dir);
+        final Process exec = ternExec(counters, "--link", "memory", "--", oldJava.toString(), "-version").start();
+        assertTrue(exec.waitFor(60, TimeUnit.SECONDS));
+        final String err = new String(exec.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(1, exec.exitValue(), err);
+        assertEquals("tern: exec: " + oldJava + " is Java 17; Tern needs 25 or newer (this tern runs on Java "
+            + Runtime.version().feature() + ": " + Path.of(System.getProperty("java.home"), "bin", "java") + ")", err.strip());
+    }
+
+    @Test
+    void aLinkThatCannotOpenIsRefusedInOneLineBeforeTheProgramStarts(@TempDir Path counters, @TempDir Path dir)
+        throws IOException, InterruptedException {
+        final Path marker = dir.resolve("started");
+        final Process exec = ternExec(counters, "--link", "afpacket:nosuch0", "--", "/bin/sh", "-c",
+            "touch " + marker).start();
+        assertTrue(exec.waitFor(60, TimeUnit.SECONDS));
+        final String err = new String(exec.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(1, exec.exitValue(), err);
+        assertEquals(1, err.strip().lines().count(), err);
+        assertTrue(err.startsWith("tern: ") && err.contains("nosuch0"), err);
+        assertFalse(Files.exists(marker), "the program never started");
     }
 
     @Test
