@@ -38,7 +38,11 @@ import java.util.Map;
  * not close after the last response of a closing connection ({@value #LINGER_SECONDS} s without a byte either way
  * after our FIN, nginx's {@code lingering_time}). Either connection is reset (as nginx with
  * {@code reset_timedout_connection on}: a FIN would wait behind the data the client does not take) and counted
- * ({@code http.conn.send_timeouts}, {@code http.conn.linger_timeouts}). Polled from the command's loop like the other
+ * ({@code http.conn.send_timeouts}, {@code http.conn.linger_timeouts}). A request must arrive whole in time too: its
+ * head within {@value #HEADER_TIMEOUT_SECONDS} s of its first byte (nginx's {@code client_header_timeout}) and its
+ * body within as long of the head's end, however the bytes trickle in, else the connection gets a 408 and is closed
+ * (counted in {@code http.conn.header_timeouts}, {@code http.conn.body_timeouts}): a byte every few seconds would
+ * otherwise hold a connection without end, since each one re-arms the keep-alive wait. Polled from the command's loop like the other
  * services: a connection is served when a request arrives, when a pending response can go on, and once a second for
  * its timeouts, so idle connections cost a poll nothing.
  */
@@ -50,6 +54,11 @@ final class HttpFileService extends TcpService {
     static final int SEND_TIMEOUT_SECONDS = 60;
     /** As nginx's {@code lingering_time} default: how long a closing connection waits for the client's FIN. */
     static final int LINGER_SECONDS = 30;
+    /**
+     * As nginx's {@code client_header_timeout} default: how long a request head may take from its first byte to its
+     * last, and (a bound nginx sets between reads only) a body from the head's end to its own.
+     */
+    static final int HEADER_TIMEOUT_SECONDS = 60;
     private static final long SEND_TIMEOUT_NS = SEND_TIMEOUT_SECONDS * 1_000_000_000L;
     private static final long LINGER_NS = LINGER_SECONDS * 1_000_000_000L;
     private static final DateTimeFormatter HTTP_DATE = DateTimeFormatter.RFC_1123_DATE_TIME;
@@ -66,6 +75,12 @@ final class HttpFileService extends TcpService {
     private final long requestWaitNs;
     /** Connections closed because no request came within {@link #requestWaitNs}. */
     private final org.agrona.concurrent.status.AtomicCounter idleTimeouts;
+    /** How long a request's head, and then its body, may take in all; a trickle does not extend it. */
+    private final long requestDeadlineNs;
+    /** Connections answered 408 and closed because a request head was not whole within the deadline. */
+    private final org.agrona.concurrent.status.AtomicCounter headerTimeouts;
+    /** Connections answered 408 and closed because a request body was not whole within the deadline. */
+    private final org.agrona.concurrent.status.AtomicCounter bodyTimeouts;
     /** Connections reset because the client took nothing of a response for {@link #SEND_TIMEOUT_NS}. */
     private final org.agrona.concurrent.status.AtomicCounter sendTimeouts;
     /** Connections reset because the client did not close within {@link #LINGER_NS} of our last response's FIN. */
@@ -152,6 +167,11 @@ final class HttpFileService extends TcpService {
         int unsent;
         /** When a byte of a request last arrived or of a response was last queued (or the connection opened). */
         long lastActivityNs;
+        /**
+         * When the request now arriving began: its head's first byte, or, while its body is skipped, the head's end.
+         * Meaningful while {@code receivedLength} or {@code bodyToSkip} is above 0.
+         */
+        long requestStartNs;
 
         /** As new, for another connection (the request buffer's stale bytes lie beyond receivedLength). */
         void reset() {
@@ -166,6 +186,7 @@ final class HttpFileService extends TcpService {
             outputShut = false;
             peerEnded = false;
             lastActivityNs = 0;
+            requestStartNs = 0;
             unsent = 0;
         }
     }
@@ -178,7 +199,19 @@ final class HttpFileService extends TcpService {
     /** {@code keepAliveSeconds}: how long an idle persistent connection is kept; 0 closes after each response. */
     HttpFileService(NetStack stack, int port, Path root, int keepAliveSeconds, dev.tern.tcp.TcpOptions options,
                     ConnectionTraces traces) throws TernSocketException {
+        this(stack, port, root, keepAliveSeconds, HEADER_TIMEOUT_SECONDS, options, traces);
+    }
+
+    /** {@code requestSeconds}: how long a request's head, then its body, may take to arrive whole (above 0). */
+    HttpFileService(NetStack stack, int port, Path root, int keepAliveSeconds, int requestSeconds,
+                    dev.tern.tcp.TcpOptions options, ConnectionTraces traces) throws TernSocketException {
         super(stack, port, options, traces);
+        if (requestSeconds <= 0) {
+            throw new IllegalArgumentException("request timeout not above 0: " + requestSeconds);
+        }
+        this.requestDeadlineNs = requestSeconds * 1_000_000_000L;
+        this.headerTimeouts = stack.counters().counter("http.conn.header_timeouts");
+        this.bodyTimeouts = stack.counters().counter("http.conn.body_timeouts");
         if (keepAliveSeconds < 0) {
             throw new IllegalArgumentException("keep-alive timeout below 0: " + keepAliveSeconds);
         }
@@ -256,13 +289,23 @@ final class HttpFileService extends TcpService {
                 if (n < 0) {
                     exchange.peerEnded = true;
                 } else {
+                    if (exchange.receivedLength == 0 && exchange.bodyToSkip == 0 && n > 0) {
+                        exchange.requestStartNs = pollNs;   // a request's first byte: its deadline starts
+                    }
                     exchange.receivedLength += n;
                     work += n > 0 ? 1 : 0;
                 }
             }
+            final boolean inBody = exchange.bodyToSkip > 0;
             skipBody(exchange);
             if (exchange.bodyToSkip > 0) {
+                if (overdue(exchange, bodyTimeouts)) {
+                    continue;
+                }
                 return awaitRequest(connection, exchange, work);
+            }
+            if (inBody) {
+                exchange.requestStartNs = pollNs;   // the body is done: bytes after it begin the next head now
             }
             final int end = indexOf(exchange.received, exchange.receivedLength, END_OF_HEAD);
             if (end < 0) {
@@ -271,13 +314,35 @@ final class HttpFileService extends TcpService {
                     exchange.receivedLength = 0;
                     continue;
                 }
+                if (exchange.receivedLength > 0 && overdue(exchange, headerTimeouts)) {
+                    continue;
+                }
                 return awaitRequest(connection, exchange, work);
             }
             final String head = new String(exchange.received, 0, end, StandardCharsets.ISO_8859_1);
             consume(exchange, end + END_OF_HEAD.length);
             respondTo(exchange, head);
+            // The body's deadline runs from the head's end, and so does a pipelined head already here; with neither,
+            // the next byte read starts the next request's.
+            exchange.requestStartNs = pollNs;
             work++;
         }
+    }
+
+    /**
+     * Whether the request arriving (its head, or its body while {@code bodyToSkip} is above 0) has taken longer than
+     * {@link #requestDeadlineNs} since it began: then it is answered 408 (RFC 9110 §15.5.9) and the connection closes
+     * after that response, counted in {@code timeouts}. What the client sends after it is read and not answered.
+     */
+    private boolean overdue(Exchange exchange, org.agrona.concurrent.status.AtomicCounter timeouts) {
+        if (pollNs - exchange.requestStartNs < requestDeadlineNs) {
+            return false;
+        }
+        timeouts.increment();
+        exchange.receivedLength = 0;
+        exchange.bodyToSkip = 0;
+        respond(exchange, 408, "Request Timeout", null, false, true);
+        return true;
     }
 
     /**

@@ -238,6 +238,64 @@ class HttpKeepAliveTimeoutTest {
         assertClosedForIdlenessWithin(connection, 2 * SECOND);
     }
 
+    /** Sends {@code text} a byte at a time, {@code gapNs} apart, and returns what the server sent meanwhile. */
+    private String trickle(TcpConnection connection, String text, long gapNs) throws Exception {
+        final StringBuilder received = new StringBuilder();
+        for (int i = 0; i < text.length() && !received.toString().endsWith("EOF"); i++) {
+            send(connection, text.substring(i, i + 1));
+            received.append(receiveFor(connection, gapNs));
+        }
+        return received.toString();
+    }
+
+    /**
+     * Slow loris: a request head trickled a byte every 5 s, each well inside the keep-alive wait, is answered 408 and
+     * closed when its first byte is 60 s old (nginx's client_header_timeout), counted; the keep-alive wait is not.
+     */
+    @Test
+    void aTrickledRequestHeadGetsA408AndAFinSixtySecondsAfterItsFirstByte() throws Exception {
+        final TcpConnection connection = startAndConnect(75);
+        final long firstByteNs = sim.nowNs();
+        final String received = trickle(connection, REQUEST, 5 * SECOND);
+        assertTrue(received.startsWith("HTTP/1.1 408 Request Timeout\r\n") && received.endsWith("EOF"), received);
+        assertTrue(received.contains("Connection: close"), received);
+        final long closedAfterNs = sent.with(TcpFlags.FIN).getFirst().atNs() - firstByteNs;
+        assertTrue(closedAfterNs >= 60 * SECOND && closedAfterNs <= 61 * SECOND + SECOND / 10,
+            "closed " + closedAfterNs + " ns after the first byte");
+        assertEquals(1, server.counters().value("http.conn.header_timeouts"));
+        assertEquals(0, server.counters().value("http.conn.body_timeouts"));
+        assertEquals(0, idleTimeouts());
+        connection.close();
+    }
+
+    /** A body trickled likewise: the request is answered when its head is whole, then 408 when the body is late. */
+    @Test
+    void aTrickledRequestBodyGetsA408SixtySecondsAfterItsHead() throws Exception {
+        final TcpConnection connection = startAndConnect(75);
+        send(connection, "GET /a.txt HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n");
+        final String received = receiveFor(connection, SECOND) + trickle(connection, "x".repeat(100), 5 * SECOND);
+        assertTrue(received.startsWith("HTTP/1.1 200 OK\r\n"), received);
+        assertTrue(received.contains("alpha\nHTTP/1.1 408 Request Timeout\r\n") && received.endsWith("EOF"), received);
+        assertEquals(1, server.counters().value("http.conn.body_timeouts"));
+        assertEquals(0, server.counters().value("http.conn.header_timeouts"));
+        connection.close();
+    }
+
+    /** A slow but whole request, its head in 50 s, is served as any other; the next one has its own 60 s. */
+    @Test
+    void aSlowRequestThatArrivesWholeInTimeIsServedAndTheNextHasItsOwnDeadline() throws Exception {
+        final TcpConnection connection = startAndConnect(75);
+        final String slow = "GET /a.txt HTTP/1.1\r\n\r\n";
+        final long gapNs = 50 * SECOND / slow.length();
+        final String first = trickle(connection, slow, gapNs);
+        assertTrue(first.startsWith("HTTP/1.1 200 OK\r\n") && first.endsWith("alpha\n"), first);
+        final String second = trickle(connection, slow, gapNs);
+        assertTrue(second.startsWith("HTTP/1.1 200 OK\r\n") && second.endsWith("alpha\n"), second);
+        assertEquals(0, server.counters().value("http.conn.header_timeouts"));
+        assertEquals(List.of(), sent.with(TcpFlags.FIN));
+        connection.close();
+    }
+
     @Test
     void idleConnectionsCostAPollNothingAndAreVisitedOnceASecond() throws Exception {
         start(75);
