@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Connection scale where users meet it (issue 16): `tern serve --http` on AF_PACKET holding CONNECTIONS persistent
-# connections from the kernel's clients over a veth pair between two network namespaces this script makes and removes
-# (addresses in 198.18.0.0/24 only). Python clients in the peer's namespace (a process per 19,000 or so connections,
+# Connection scale where users meet it (100,000 connections on one host): `tern serve --http` on AF_PACKET holding
+# CONNECTIONS persistent connections from the kernel's clients over a veth pair between two network namespaces this
+# script makes and removes (addresses in 198.18.0.0/24 only). Python clients in the peer's namespace (a process per 19,000 or so connections,
 # each from its own source address: a process holds no more sockets than its file limit) open them BATCH at a time,
 # send one GET of a 1 KiB file on each and read the whole response, then keep every connection open and idle (the
 # server's keep-alive timeout raised to a day, so that none is closed while the rest open).

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Shards (issue 16): `tern serve --shards 1` against `--shards 2` over a veth pair between two network namespaces this
-# script makes and removes (addresses in 198.18.0.0/24 only; offloads as the kernel sets them). Two loads from the
-# kernel's side, each run against 1 and then 2 shards in the same run:
+# Shards (several stacks serving one address): `tern serve --shards 1` against `--shards 2` over a veth pair between
+# two network namespaces this script makes and removes (addresses in 198.18.0.0/24 only; offloads as the kernel sets
+# them). Two loads from the kernel's side, each run against 1 and then 2 shards in the same run:
 #   bulk     16 TCP flows (socat from /dev/zero, writing WRITE_SIZE bytes at a time: 128 KiB by default, iperf3's
-#            block; socat's own 8 KiB makes the kernel's frames follow how far each sender falls behind, see the
-#            README) into `--discard 9` for SECONDS: bytes Tern received (its counters)
+#            block; socat's own 8 KiB makes the kernel's frames follow how far each sender falls behind, see
+#            docs/MEASUREMENTS.md) into `--discard 9` for SECONDS: bytes Tern received (its counters)
 #   connect  ab (apache2-utils), a new connection per request, 16 at a time, REQUESTS requests of a 1 KiB file
 #            from `--http 8080`: connections per second
 # Efficiency is the work per CPU-second of the whole `tern serve` process (all its threads: shards, JIT, GC; from
-# /proc/PID/stat), and the 2-shard/1-shard ratio of it is the figure issue 16 asks for (goal >= 0.85). Rates and the
+# /proc/PID/stat), and the 2-shard/1-shard ratio of it is the figure the shards' goal is set on (>= 0.85). Rates and the
 # CPU seconds of each side are printed beside it: the senders' (socat's or ab's user and system time, from bash's
 # `times` in the shell that waited for them), the whole machine's busy time (/proc/stat) and the rest. One round; the
 # machine's other load shows in the spread. Under "bulk, measured round" it prints where the time went: each

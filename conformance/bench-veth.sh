@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The veth benchmark (issues 6, 13 and 17): Tern against the Linux kernel versus the kernel against itself, over veth pairs
-# in network namespaces this run makes and removes: offloads on and off; then TCP over random loss injected by the
-# kernel (nftables on the peer's device, --loss levels in percent, offloads off, the kernel on CUBIC), through Tern's
-# API and through the real `./tern nc` against socat. Prints a table and one JSON object (last line).
+# The veth benchmark (TCP and UDP against the kernel, TCP through loss, AF_XDP against AF_PACKET): Tern against the
+# Linux kernel versus the kernel against itself, over veth pairs in network namespaces this run makes and removes:
+# offloads on and off; then TCP over random loss injected by the kernel (nftables on the peer's device, --loss levels
+# in percent, offloads off, the kernel on CUBIC), through Tern's API and through the real `./tern nc` against socat. Prints a table and one JSON object (last line).
 #
 #   conformance/bench-veth.sh [--seconds N] [--rounds N] [--round-trips N] [--offloads on|off|both]
 #       [--rx-ring frame|block] [--idle backoff|spin|link] [--congestion-control NAME]

@@ -15,8 +15,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The load-shedding filter and the pressure signal of {@link AfPacketLink} against the kernel over veth (issue 15
- * item 5): with {@link AfPacketLink#shedUnsolicitedSyns} on, the kernel keeps about seven in eight SYNs from the ring
+ * The load-shedding filter and the pressure signal of {@link AfPacketLink} against the kernel over veth (load
+ * shedding, so that a SYN flood cannot starve established connections): with {@link AfPacketLink#shedUnsolicitedSyns} on, the kernel keeps about seven in eight SYNs from the ring
  * and passes everything else; off, every SYN arrives again; {@link AfPacketLink#receivePressure()} says when half the
  * ring waits. The peer's frames come from hping3 and ping. Needs root; skipped otherwise (failed under CI).
  */

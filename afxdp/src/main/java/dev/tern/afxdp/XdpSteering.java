@@ -40,7 +40,7 @@ import java.nio.charset.StandardCharsets;
  * ({@link #addGroup}, a hash map the program looks up) go to Tern, and no longer to the kernel on this interface; the
  * all-systems group (224.0.0.1, whose IGMP queries the kernel needs) always stays the kernel's.
  *
- * <p>Load shedding (issue 15 item 5, {@link AfXdpLink#shedUnsolicitedSyns}): while the link sets the flag
+ * <p>Load shedding (a SYN flood at the link's full rate must not starve established connections; {@link AfXdpLink#shedUnsolicitedSyns}): while the link sets the flag
  * ({@link #shedSyns}, one {@code BPF_MAP_UPDATE_ELEM} per change), seven in eight connection-opening SYNs for Tern are
  * dropped before they take a slot of the RX ring, as AF_PACKET's classic BPF filter does, and counted in a second
  * one-entry array ({@link #synsShed}). Both arrays are read and added to in place through their value's address

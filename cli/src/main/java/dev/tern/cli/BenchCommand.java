@@ -157,7 +157,7 @@ final class BenchCommand {
 
     /**
      * {@code --nio}: TCP round trip and bulk through Tern's NIO provider against Tern's own API (same stacks, same
-     * threading) and against the JDK's provider on loopback; issue 14's goals are p50 within 1.3x of the API, bulk at
+     * threading) and against the JDK's provider on loopback; the provider's goals are p50 within 1.3x of the API, bulk at
      * least 0.9x, and a round trip at least 3x lower than the kernel's.
      */
     private int nio(int seconds, boolean json, Map<String, Object> results) throws Exception {

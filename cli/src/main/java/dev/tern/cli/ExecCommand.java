@@ -232,7 +232,7 @@ final class ExecCommand {
         return 0;
     }
 
-    /** The flags every Tern JVM needs (README), and the agent with its configuration file. */
+    /** The flags every Tern JVM needs (docs/JAVA.md), and the agent with its configuration file. */
     static String javaToolOptions(String agentJar, Path config) {
         if (agentJar.contains(" ") || config.toString().contains(" ")) {
             throw new CommandFailure("exec: JAVA_TOOL_OPTIONS cannot carry paths with spaces: " + agentJar + ", " + config);

@@ -22,9 +22,11 @@ import java.util.regex.Pattern;
 public final class Tern {
     /** The help of {@code ./tern test}, which the launcher runs (Maven), not this class. */
     private static final CommandHelp TEST_HELP = new CommandHelp("test", "[MAVEN ARGUMENTS]",
-        "install missing Debian packages (when root), run every test (mvn -B verify)",
+        "install missing Debian packages (when root), run every test (mvn -B install)",
         "Installs the Debian packages the tests use when run as root and some are missing, then runs every test of "
-            + "every module (mvn -B verify, extra arguments passed on); exits with Maven's status. Tests that need "
+            + "every module (mvn -B install, extra arguments passed on): each module is installed into the local Maven "
+            + "repository before the modules above it are tested, so that the README's quick-start test builds against "
+            + "them. Exits with Maven's status. Tests that need "
             + "root, network namespaces or a missing tool are skipped, or fail with TERN_REQUIRE_NETNS=1.",
         List.of(), false, List.of("./tern test", "./tern test -pl tcp -am"));
 

@@ -12,7 +12,10 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-/** The README's quick start runs as printed there: two stacks in memory, UDP and TCP, no privilege needed. */
+/**
+ * The example behind docs/JAVA.md runs: two stacks in memory, UDP and TCP, no privilege needed (the README's own
+ * quick start, the same exchange, is built from README.md itself by conformance's ReadmeQuickStartTest).
+ */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class QuickStartTest {
     @Test

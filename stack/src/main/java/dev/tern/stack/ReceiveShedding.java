@@ -6,7 +6,7 @@ import dev.tern.tcp.TcpLayer;
 import org.agrona.concurrent.status.AtomicCounter;
 
 /**
- * What a stack does when it falls behind its link (issue 15 item 5: a SYN flood at the link's full rate must not
+ * What a stack does when it falls behind its link (the rule: a SYN flood at the link's full rate must not
  * starve established connections). Once per poll, before the frames are handled, it asks the link whether half its
  * receive ring or more is waiting ({@link Link#receivePressure()}). Under pressure TCP drops SYNs to listeners and
  * leaves segments for no connection unanswered ({@code tcp.drop.syn_pressure}, {@code tcp.rx.unanswered_pressure}),

@@ -20,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A stack that falls behind its link (issue 15 item 5): under receive pressure, SYNs to a listener are dropped and
+ * A stack that falls behind its link (a SYN flood must not starve established connections): under receive pressure, SYNs to a listener are dropped and
  * segments for no connection go unanswered, while an established connection goes on; the link is asked to shed
  * SYNs itself, and to stop after a hold that doubles while the flood keeps coming back. The link's pressure is
  * injected by a wrapper on the memory wire, so each case is exact on virtual time.

@@ -15,7 +15,7 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 
 /**
- * New TCP connections per second (issue 16): a connection opened (three-way handshake), accepted, then reset by both
+ * New TCP connections per second (against the kernel on loopback): a connection opened (three-way handshake), accepted, then reset by both
  * ends, one after another on one thread. Tern: two stacks on a {@link MemoryPipe}, both polled by the caller. The
  * kernel: loopback {@code SocketChannel}s, blocking connect and accept, closed with {@code SO_LINGER} 0 (a reset, so
  * neither side keeps TIME-WAIT, as Tern's abort). Same run, same thread count.

@@ -25,7 +25,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Issue 14's benchmark: TCP 64-byte round trips and one-stream bulk through Tern's NIO provider, against Tern's own
+ * The NIO provider's benchmark: TCP 64-byte round trips and one-stream bulk through Tern's NIO provider, against Tern's own
  * socket API on the same two stacks (goal: p50 within 1.3x, bulk at least 0.9x), and the same NIO code on the JDK's
  * provider over loopback (goal: Tern's round trip at least 3x lower). Both Tern variants run two stacks on a memory
  * pipe (MTU 65535, checksum offload), each driven by a {@link StackRunner}, with blocking calls on application

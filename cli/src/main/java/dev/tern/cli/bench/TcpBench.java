@@ -149,7 +149,7 @@ public final class TcpBench {
 
     /**
      * {@link #ternBulk(int, double)}, the receiver taking the bytes through a receive handler when {@code zeroCopy}
-     * (issue 16): the handler copies each byte from the frame into the same 1 MiB sink the read copies into from the
+     * (zero-copy receive against the copying read): the handler copies each byte from the frame into the same 1 MiB sink the read copies into from the
      * ring, so both end with the bytes in the application's memory and differ by the stack's copy into the ring.
      */
     public static double ternBulk(int mtu, double seconds, boolean zeroCopy) throws Exception {

@@ -24,7 +24,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * An established TCP transfer under a SYN flood (issue 15 item 5): how much of its rate it keeps and its longest
+ * An established TCP transfer under a SYN flood (which must not starve it): how much of its rate it keeps and its longest
  * stall, Tern against the kernel in the same run, offloads on.
  *
  * <pre>

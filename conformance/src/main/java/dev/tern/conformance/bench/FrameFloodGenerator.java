@@ -21,7 +21,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * A flood written in Java (issue 15 item 5, issue 16 item 4): a set of frames of one kind built once with the wire
+ * A flood written in Java (for load shedding and the small-packet rates): a set of frames of one kind built once with the wire
  * flyweights, then copied into a {@link Link}'s transmit buffers in batches, one flush per batch, paced to a rate or
  * as fast as the link takes them. Two kinds: SYNs ({@link #syns}; hping3 made only 80,000-90,000 SYNs/s on the
  * two-core build machine, this several times that on the same veth, see conformance/README.md) and UDP datagrams

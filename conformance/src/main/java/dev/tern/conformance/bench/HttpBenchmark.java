@@ -16,7 +16,7 @@ import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
- * {@code tern serve --http} where users meet it (issue 16 item 5): the real command in Tern's namespace against nginx
+ * {@code tern serve --http} where users meet it (goal: nginx's rate or better): the real command in Tern's namespace against nginx
  * (one worker process, as Tern serves from one stack thread: {@code --shards 1}, access log off) on the kernel pair, both serving the
  * same 1 KiB file, loaded by ApacheBench ({@code ab}) from the peer's namespace, offloads off, no loss
  * ({@link LossyPairs} at 0 %).

@@ -19,7 +19,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * TCP bulk over a lossy path (issue 13 item 7): goodput Tern -> kernel and kernel -> Tern against kernel -> kernel
+ * TCP bulk over a lossy path (against the kernel's goodput through the same loss): goodput Tern -> kernel and kernel -> Tern against kernel -> kernel
  * the same way, at each loss level of {@code --loss} ({@link LossyPairs}: random loss injected by the kernel on a
  * wire between the ends, both ways, offloads off everywhere, the kernel's senders on CUBIC).
  *

@@ -13,7 +13,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The two pairs of the lossy measurements (issue 13 items 7 and 8), each with a wire namespace between its ends
+ * The two pairs of the lossy measurements (TCP bulk and {@code tern nc} through random loss), each with a wire namespace between its ends
  * ({@link NetnsHarness.Options#wire}: a bridge, no address) where the kernel drops the same share of packets at
  * random both ways ({@link PacketLoss} on the bridge's ports):
  *
@@ -21,7 +21,7 @@ import java.util.regex.Pattern;
  *   net:     [p] peer0 198.18.0.1 (kernel) -- [w] wp br0 wt + loss rules -- tern0, no kernel address [t]  Tern
  *   kernels: [p] peer0 198.18.0.1 (kernel) -- [w] wp br0 wt + loss rules -- tern0 198.18.0.2 (kernel) [t]
  * </pre>
- * Offloads off on all ends (as issue 13's table): every frame that crosses the wire is MTU-sized, so the rules drop
+ * Offloads off on all ends (as the loss goals were set): every frame that crosses the wire is MTU-sized, so the rules drop
  * packets as a lossy link would, and no sender learns of a drop but from its peer. (Rules on the peer's own device,
  * as first planned, would not do for the peer's data: its kernel hears of a drop at its egress hook at once and sends
  * the segment again, in order, so the receiver never sees a hole; see {@link PacketLoss}.) The kernel's TCP congestion

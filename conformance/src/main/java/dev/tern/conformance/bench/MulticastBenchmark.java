@@ -18,7 +18,7 @@ import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
- * Multicast receive as a market-data user meets it (issue 16 item 4): one kernel sender, a Tern member and a kernel
+ * Multicast receive as a market-data user meets it (goal: lose no more than the kernel's member): one kernel sender, a Tern member and a kernel
  * member on one bridge, in the same run, each member counting what it received of one burst; then the same for
  * unicast, the sender sending each datagram to both members' own addresses ({@code tern nc -u -l} and socat).
  *

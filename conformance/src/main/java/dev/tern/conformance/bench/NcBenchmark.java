@@ -22,7 +22,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
- * {@code tern nc} where users meet it (issue 13 item 8): the real command ({@code ./tern nc}, a JVM of its own, started
+ * {@code tern nc} where users meet it (against socat through the same loss): the real command ({@code ./tern nc}, a JVM of its own, started
  * by the launcher) in Tern's namespace against {@code socat} with 1 MiB buffers ({@code -b 1048576}) in the peer's,
  * 128 MiB each way ({@code --nc-mib}), against socat to socat over the kernel pair, at each loss level of
  * {@code --loss} ({@link LossyPairs}: the same random loss on both pairs' wires, offloads off, the kernel on CUBIC).

@@ -19,7 +19,7 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 /**
- * How many SYNs one stack answers per second (issue 16 item 4): {@link FrameFloodGenerator} in the peer's namespace
+ * How many SYNs one stack answers per second (goal: the kernel's rate at every step): {@link FrameFloodGenerator} in the peer's namespace
  * sends SYNs from the peer's address to port 9 at each rate of a list of steps (0: as fast as it goes), and counts
  * the SYN-ACKs that come back on the same AF_PACKET link, between its batches. Against {@code tern serve --discard 9
  * --shards 1} on AF_PACKET (the real command) and against a kernel listener (a Java {@link ServerSocketChannel} bound

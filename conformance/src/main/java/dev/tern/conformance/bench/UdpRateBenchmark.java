@@ -23,7 +23,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The small-packet rate one stack answers (issue 16 item 4): 64-byte UDP datagrams echoed by {@code tern serve
+ * The small-packet rate one stack answers (goal: the kernel's rate): 64-byte UDP datagrams echoed by {@code tern serve
  * --udp-echo 7 --shards 1} against two kernel echo servers on the kernel's end: a Java {@link DatagramChannel} loop
  * (receive then send back, two system calls a datagram; keys {@code ..._kernel...}) and, where gcc builds it, a C loop
  * that takes up to 64 datagrams per recvmmsg and sends them back with one sendmmsg ({@code udp_echo_mmsg.c}; keys

@@ -42,7 +42,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * The veth benchmark of issue 6: Tern against the Linux kernel versus the kernel against itself, side by side in one
+ * The veth benchmark (goals: the kernel's TCP throughput, round trips 10x lower than the kernel's): Tern against the Linux kernel versus the kernel against itself, side by side in one
  * run, over veth pairs set up the same way (MTU 1500; offloads on, then off, the same on both ends), as ratios.
  *
  * <pre>
@@ -534,7 +534,7 @@ public final class VethBenchmark {
     /**
      * Who runs Tern's stack and how the application waits. {@code RUNNER}: a {@link StackRunner} busy-spins on the
      * stack; the application (this thread) waits in the blocking calls, which park until the stack signals (the
-     * embedding issue 6 asks for). {@code RUNNER_SPIN}: the same, but the application spins on the non-blocking
+     * embedding an application uses). {@code RUNNER_SPIN}: the same, but the application spins on the non-blocking
      * calls (round trips only). {@code OWN_THREAD}: no runner; this thread is the stack's owner and its blocking
      * calls poll the stack while they wait (as the {@code tern} command runs): one thread in all.
      */
@@ -575,7 +575,7 @@ public final class VethBenchmark {
          * and checksums every frame itself, as with AF_PACKET without the vnet header, the mode it is compared with).
          */
         static List<BulkMode> forSetting(boolean offloads) {
-            // Kernel->Tern also through a receive handler ({@code _zero_copy}, issue 16): the same link and threading,
+            // Kernel->Tern also through a receive handler ({@code _zero_copy}): the same link and threading,
             // the application taking the bytes in the frame instead of reading them out of the connection's ring.
             final List<BulkMode> modes = new ArrayList<>(List.of(new BulkMode(Threading.RUNNER, true),
                 new BulkMode(Threading.OWN_THREAD, true), new BulkMode(Threading.RUNNER, true, false, Receive.HANDLER),

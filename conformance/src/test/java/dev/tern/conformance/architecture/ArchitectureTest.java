@@ -16,7 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Guard rail (issue 18): no class of a module depends on a class of a module the ladder does not put below it
+ * Guard rail (rules a later change could break silently fail a test instead): no class of a module depends on a class of a module the ladder does not put below it
  * ({@link ModuleLadder}; docs/DESIGN.md): nothing looks upward (ipv4 never imports tcp), nothing sideways (udp and tcp,
  * rawqp and afpacket, cli and conformance). Runs here because conformance's test class path holds every module, test
  * classes and test-jars included; the poms are checked by core's {@code ModuleLadderTest}, which runs in every build.

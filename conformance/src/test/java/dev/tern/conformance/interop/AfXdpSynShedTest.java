@@ -28,7 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The AF_XDP link's SYN shedding in the kernel (issue 15 item 5 on issue 17's link): with
+ * The AF_XDP link's SYN shedding in the kernel (the load shedding AF_PACKET has, on the AF_XDP link): with
  * {@link AfXdpLink#shedUnsolicitedSyns} on, the steering program drops about seven in eight SYNs for Tern before the
  * RX ring and counts each ({@code afxdp.rx.syn_shed}), SYNs carrying an IPv4 option included; ACKs, data, SYN-ACKs
  * and resets for Tern all arrive, and so does everything for the kernel's own address on the same interface; with it

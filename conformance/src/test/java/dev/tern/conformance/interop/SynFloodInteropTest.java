@@ -17,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * An established transfer from the kernel to Tern while hping3 floods Tern's listening port with SYNs from the peer
- * (issue 15 items 5 and 7): every byte arrives, in order (SHA-256 equal on both ends), within a bounded time, and
+ * (a SYN flood must not starve an established connection, shown against the kernel's hping3): every byte arrives, in order (SHA-256 equal on both ends), within a bounded time, and
  * the flood really reached Tern (its SYNs were answered with cookies or SYN-ACKs, or shed). How much of its rate the
  * transfer keeps is the veth benchmark's business ({@code bench-veth.sh --only flood}), not this test's.
  *

@@ -156,7 +156,7 @@ class TcpInteropTest extends VethRigTest {
     }
 
     /**
-     * Zero-copy receive against real frames (issue 16): the kernel's 256 MiB reach a receive handler intact, in
+     * Zero-copy receive against real frames: the kernel's 256 MiB reach a receive handler intact, in
      * order, in place in the AF_PACKET frames (64 KiB GRO frames with offloads on). The handler takes only half of
      * every fifth offer, so the ring fallback and {@code resumeReceive} run too.
      */

@@ -20,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * TCP between Tern and the Linux kernel over veth with random loss injected by the kernel (issue 13 item 6): nftables
+ * TCP between Tern and the Linux kernel over veth with random loss injected by the kernel (recovery shown against a real peer, not only on the memory wire): nftables
  * rules on a wire between the ends (a bridge in a namespace of its own) drop 1 % or 5 % of the packets each way
  * ({@link PacketLoss}; neither sender learns of a drop but from its peer), and a bounded
  * transfer must still arrive whole and in order (SHA-256 equal on both ends). That the loss was real is asserted too:

@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Guard rail (issue 18): every module's pom declares only dependencies the module ladder allows ({@link ModuleLadder}),
+ * Guard rail (rules a later change could break silently fail a test instead): every module's pom declares only dependencies the module ladder allows ({@link ModuleLadder}),
  * so a sideways or upward dependency fails the first module's build, before any code can use it. Runs in core because
  * core is built first by every build; it reads the poms of the whole tree. Class-level dependencies are checked by
  * conformance's {@code ArchitectureTest}.
@@ -46,7 +46,7 @@ class ModuleLadderTest {
         assertEquals(List.of(), violations);
     }
 
-    /** The rule can fail: the slip issue 18 found (conformance compiled against cli) and a sideways udp -> tcp. */
+    /** The rule can fail: the slip that was once found (conformance compiled against cli) and a sideways udp -> tcp. */
     @Test
     void rejectsSidewaysAndUpwardDependencies() throws Exception {
         assertEquals(List.of("conformance -> tern-cli (scope compile)"),

@@ -38,7 +38,7 @@ import java.lang.invoke.VarHandle;
  * its own that the sender reads only when its cached copy says the ring is full, so the sender does not fetch the
  * reader's line for every frame. On the 2-vCPU VM the pipe was measured on, a line takes about 250 ns to pass
  * from one thread to the other, so each line saved on a frame's path is a quarter of a microsecond of round trip
- * (README, "Benchmarks": 0.75 µs against 1.08-1.26 µs for the pipe alone).
+ * (docs/MEASUREMENTS.md, "Benchmarks": 0.75 µs against 1.08-1.26 µs for the pipe alone).
  *
  * <p>No impairments, no virtual time: for those use {@link MemoryWire}. Each end must be used by one thread.
  */

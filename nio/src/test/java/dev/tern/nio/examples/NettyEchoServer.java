@@ -28,7 +28,7 @@ import java.nio.channels.spi.SelectorProvider;
  * ({@code new NioServerSocketChannel(provider)}, whose accepted children inherit it).
  *
  * <pre>
- *   # as root, with tern0 a veth end without a kernel address (see the README):
+ *   # as root, with tern0 a veth end without a kernel address (see docs/LINKS.md):
  *   java --enable-native-access=ALL-UNNAMED --add-exports java.base/jdk.internal.misc=ALL-UNNAMED \
  *        --sun-misc-unsafe-memory-access=allow -cp ... dev.tern.nio.examples.NettyEchoServer tern0 198.18.0.2/24 7
  * </pre>

@@ -19,7 +19,8 @@ import java.nio.channels.spi.SelectorProvider;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The README's quick start. With no arguments: two Tern stacks in this process, joined by an in-memory pipe (no
+ * The example of docs/JAVA.md (the README's quick start is the in-memory half, as a program of its own). With no
+ * arguments: two Tern stacks in this process, joined by an in-memory pipe (no
  * device, no privilege), exchange a UDP datagram and a TCP echo through ordinary NIO channels. With
  * {@code afpacket IFACE PEER}: one Tern stack on AF_PACKET interface IFACE (root; an interface without a kernel
  * address) sends the same datagram and connection to a kernel host PEER (its UDP and TCP echo on port 7).
