@@ -159,20 +159,12 @@ final class ServeCommand {
             final java.util.List<Thread> shardThreads = new java.util.ArrayList<>();
             for (int k = 1; k < net.shardCount(); k++) {
                 final int shard = k;
-                // An Error (out of memory, a stack overflow) ends a shard's thread: say which, and that its flows
-                // go unserved while the other shards serve on.
-                shardThreads.add(Thread.ofPlatform().name("tern-serve-shard-" + k)
-                    .uncaughtExceptionHandler((thread, error) -> System.err.println("tern: serve: shard " + shard + " of "
-                        + net.shardCount() + " (" + net.shards.get(shard).name() + ") stopped: " + error
-                        + "; the flows steered to it go unserved, the other shards go on"))
-                    .start(() -> runShard(net, shard)));
+                shardThreads.add(startShard(k, net.shards.get(k).name(), net.shardCount(), () -> runShard(net, shard)));
             }
             try {
                 runShard(net, 0);
-                while (!stopping) {
-                    // Shard 0 failed: the others serve on until interrupted.
-                    java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L);
-                }
+            } catch (Error e) {
+                shardStopped(0, net.shards.get(0).name(), net.shardCount(), e);
             } finally {
                 stopping = true;
                 for (Thread thread : shardThreads) {
@@ -185,7 +177,42 @@ final class ServeCommand {
                 finished.countDown();
             }
         }
+        if (shardStopped != null) {
+            throw new CommandFailure(shardStopped);
+        }
         return 0;
+    }
+
+    /**
+     * Why a shard's loop ended before the command was stopped (null while every shard runs). Its flows would go
+     * unanswered while the process answers ping on shard 0, a partial outage nobody would notice; so the command
+     * stops every shard and fails with this line (exit 1), and a supervisor restarts it whole.
+     */
+    private volatile String shardStopped;
+
+    /** Shard {@code k}'s loop on a thread of its own; an Error that ends it stops the command ({@link #shardStopped}). */
+    Thread startShard(int k, String name, int shards, Runnable loop) {
+        return Thread.ofPlatform().name("tern-serve-shard-" + k)
+            .uncaughtExceptionHandler((thread, error) -> shardStopped(k, name, shards, error))
+            .start(loop);
+    }
+
+    private void shardStopped(int k, String name, int shards, Throwable error) {
+        if (shardStopped == null) {
+            shardStopped = "serve: shard " + k + " of " + shards + " (" + name + ") stopped: " + error
+                + "; its flows would go unanswered, so every shard stops";
+        }
+        stopping = true;
+    }
+
+    /** Whether the command has been told to stop, or a shard stopped it; for tests. */
+    boolean stopping() {
+        return stopping;
+    }
+
+    /** The line the command fails with because a shard stopped, or null; for tests. */
+    String shardStopped() {
+        return shardStopped;
     }
 
     /**
@@ -198,17 +225,24 @@ final class ServeCommand {
         // Sleeps in poll(2) on the shard's link when idle (a memory link: Agrona's backoff), see LinkIdleStrategy.
         final NetStack shard = net.shards.get(k);
         final boolean[] said = {false};
-        pollUntilStopped(() -> net.pollShard(k), new LinkIdleStrategy(shard), () -> stopping, error -> {
-            if (net.shardCount() == 1) {
-                throw error;
-            }
-            shard.pollFailed();
-            if (!said[0]) {
-                said[0] = true;
-                System.err.println("tern: serve: shard " + k + " of " + net.shardCount() + " (" + shard.name()
-                    + ") failed: " + error + "; counted as stack.poll_errors, it goes on, and so do the other shards");
-            }
-        });
+        // tern stat shows each shard's liveness: 1 while its loop runs, 0 once it has ended, however it ended.
+        final org.agrona.concurrent.status.AtomicCounter running = shard.counters().counter("stack.running");
+        running.setRelease(1);
+        try {
+            pollUntilStopped(() -> net.pollShard(k), new LinkIdleStrategy(shard), () -> stopping, error -> {
+                if (net.shardCount() == 1) {
+                    throw error;
+                }
+                shard.pollFailed();
+                if (!said[0]) {
+                    said[0] = true;
+                    System.err.println("tern: serve: shard " + k + " of " + net.shardCount() + " (" + shard.name()
+                        + ") failed: " + error + "; counted as stack.poll_errors, it goes on, and so do the other shards");
+                }
+            });
+        } finally {
+            running.setRelease(0);
+        }
     }
 
     /**

@@ -9,6 +9,7 @@ import java.util.List;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * {@code tern serve}'s shard loop: a turn that throws is reported and the shard goes on with its next turn (its flows
@@ -43,5 +44,21 @@ class ServeShardLoopTest {
             }));
         assertSame(bug, thrown);
         assertEquals(1, turns[0]);
+    }
+
+    /**
+     * A shard whose thread dies (an Error ends its loop) would leave its flows unanswered while shard 0 answers ping:
+     * instead the command is told to stop every shard, and fails with one line naming the shard and the cause.
+     */
+    @Test
+    void aShardWhoseThreadDiesStopsTheCommandWithOneLineNamingTheShardAndTheCause() throws InterruptedException {
+        final ServeCommand serve = new ServeCommand(System.out);
+        final Thread shard = serve.startShard(1, "serve[1/2]", 2, () -> {
+            throw new OutOfMemoryError("a shard's thread dies");
+        });
+        shard.join(5_000);
+        assertTrue(serve.stopping(), "every shard told to stop");
+        assertEquals("serve: shard 1 of 2 (serve[1/2]) stopped: java.lang.OutOfMemoryError: a shard's thread dies; its "
+            + "flows would go unanswered, so every shard stops", serve.shardStopped());
     }
 }
