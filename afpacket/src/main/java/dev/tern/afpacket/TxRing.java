@@ -1,9 +1,9 @@
 package dev.tern.afpacket;
 
 import dev.tern.afpacket.libc.LinuxAbi;
-import dev.tern.core.checksum.InternetChecksum;
 import dev.tern.core.memory.BigEndian;
 import dev.tern.core.sys.Libc;
+import dev.tern.ethernet.link.TxChecksums;
 import dev.tern.ethernet.link.TxFrame;
 
 import java.lang.foreign.MemorySegment;
@@ -57,9 +57,7 @@ final class TxRing {
     private static final ValueLayout.OfShort HOST_SHORT = ValueLayout.JAVA_SHORT_UNALIGNED;
     private static final int STATUS_OWNED_BY_KERNEL =
         LinuxAbi.TP_STATUS_SEND_REQUEST | LinuxAbi.TP_STATUS_SENDING | LinuxAbi.TP_STATUS_WRONG_FORMAT;
-    private static final int ETHERTYPE_IPV4 = 0x0800;
     private static final int ETHERTYPE_IPV6 = 0x86DD;
-    private static final int ETHERTYPE_VLAN = 0x8100;
     private static final int TCP_DATA_OFFSET_OFFSET = 12;
     private static final int TCP_FLAGS_OFFSET = 13;
     private static final int TCP_CWR = 0x80;
@@ -300,7 +298,7 @@ final class TxRing {
             if (length - start - tcpHeaderLength > mss) {
                 headerLength = start + tcpHeaderLength;
                 gsoSize = mss;
-                gsoType = etherType(data, length) == ETHERTYPE_IPV6 ? LinuxAbi.VIRTIO_NET_HDR_GSO_TCPV6 : LinuxAbi.VIRTIO_NET_HDR_GSO_TCPV4;
+                gsoType = TxChecksums.etherType(ring, data, length) == ETHERTYPE_IPV6 ? LinuxAbi.VIRTIO_NET_HDR_GSO_TCPV6 : LinuxAbi.VIRTIO_NET_HDR_GSO_TCPV4;
                 if ((BigEndian.u8(ring, data + start + TCP_FLAGS_OFFSET) & TCP_CWR) != 0) {
                     // RFC 3168 §6.1.2: CWR goes on the first segment only; the ECN bit tells GSO so.
                     gsoType |= LinuxAbi.VIRTIO_NET_HDR_GSO_ECN;
@@ -328,41 +326,13 @@ final class TxRing {
         ring.set(HOST_SHORT, header + LinuxAbi.VIRTIO_NET_HDR_CSUM_OFFSET_OFFSET, (short) checksumOffset);
     }
 
-    /** The EtherType after at most one 802.1Q tag, or -1 when the frame is too short to say. */
-    private int etherType(long data, int length) {
-        final int outer = BigEndian.u16(ring, data + 12);
-        if (outer != ETHERTYPE_VLAN) {
-            return outer;
-        }
-        return length >= 18 ? BigEndian.u16(ring, data + 16) : -1;
-    }
-
     /** Computes the IPv4 header checksum the stack asked for (no NIC here does it for a packet socket). */
     private boolean fillIpv4HeaderChecksum(long data, int length) {
-        final int type = etherType(data, length);
-        if (type != ETHERTYPE_IPV4) {
-            return false;
-        }
-        final long ip = data + (BigEndian.u16(ring, data + 12) == ETHERTYPE_VLAN ? 18 : LinuxAbi.ETH_HLEN);
-        if (ip + 20 > data + length) {
-            return false;
-        }
-        final int headerLength = (BigEndian.u8(ring, ip) & 0xF) * 4;
-        if (headerLength < 20 || ip + headerLength > data + length) {
-            return false;
-        }
-        BigEndian.u16(ring, ip + 10, 0);
-        BigEndian.u16(ring, ip + 10, InternetChecksum.compute(ring, ip, headerLength));
-        return true;
+        return TxChecksums.fillIpv4HeaderChecksum(ring, data, length);
     }
 
-    /**
-     * Software completion of a CHECKSUM_PARTIAL request (when the link runs without the vnet header): the field
-     * holds the pseudo-header sum, so summing from {@code start} to the end and complementing gives the checksum.
-     * A zero result is sent as 0xFFFF (RFC 768; Linux does the same for every protocol in skb_checksum_help).
-     */
+    /** Software completion of a CHECKSUM_PARTIAL request (when the link runs without the vnet header). */
     private void completeL4Checksum(long data, int start, int field, int length) {
-        final int checksum = InternetChecksum.finish(InternetChecksum.add(0, ring, data + start, length - start));
-        BigEndian.u16(ring, data + start + field, checksum == 0 ? 0xFFFF : checksum);
+        TxChecksums.completeL4Checksum(ring, data, start, field, length);
     }
 }

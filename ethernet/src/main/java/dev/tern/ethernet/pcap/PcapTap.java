@@ -4,14 +4,17 @@ import dev.tern.core.time.Clock;
 import dev.tern.ethernet.link.ForwardingLink;
 import dev.tern.ethernet.link.FrameHandler;
 import dev.tern.ethernet.link.Link;
+import dev.tern.ethernet.link.TxChecksums;
 import dev.tern.ethernet.link.TxFrame;
 
 import java.lang.foreign.MemorySegment;
 
 /**
  * A {@link Link} that records every frame of the link it wraps, received and transmitted, into a
- * {@link PcapWriter}, as tcpdump would on that interface. Transmitted frames are recorded as committed (before any
- * offload completes them, as on a Linux sender with checksum offload).
+ * {@link PcapWriter}, as tcpdump would on that interface. Transmitted frames are recorded as the wire will carry
+ * them: the checksums the frame asks the link to fill in (IPv4 header, L4 partial) are completed in a copy, so that
+ * tshark finds them right where the link offloads them (tcpdump on a Linux sender with offload records them partial,
+ * which only confuses a reader). A segmentation request is recorded as its one large frame, as tcpdump records it.
  *
  * <p>Owned by the wrapped link's thread. Closing the tap closes the wrapped link, not the writer (it may be shared).
  */
@@ -20,6 +23,7 @@ public final class PcapTap extends ForwardingLink {
     private final Clock clock;
     private final FrameHandler recordingHandler = this::recordReceived;
     private FrameHandler handler;
+    private MemorySegment copy = MemorySegment.ofArray(new byte[2048]);
 
     public PcapTap(Link link, PcapWriter writer, Clock clock) {
         super(link);
@@ -44,7 +48,30 @@ public final class PcapTap extends ForwardingLink {
 
     @Override
     public void commit(TxFrame frame) {
-        writer.write(frame.segment(), frame.offset(), frame.length(), clock.epochNanos(clock.nanoTime()));
+        final long nowNs = clock.epochNanos(clock.nanoTime());
+        if (frame.ipChecksum() || frame.checksumStart() >= 0) {
+            writer.write(completed(frame), 0, frame.length(), nowNs);
+        } else {
+            writer.write(frame.segment(), frame.offset(), frame.length(), nowNs);
+        }
         link.commit(frame);
+    }
+
+    /** A copy of {@code frame} with the checksums it asks the link for filled in; the link gets the frame untouched. */
+    private MemorySegment completed(TxFrame frame) {
+        final int length = frame.length();
+        if (copy.byteSize() < length) {
+            copy = MemorySegment.ofArray(new byte[length]);   // grows to the largest frame once
+        }
+        MemorySegment.copy(frame.segment(), frame.offset(), copy, 0, length);
+        if (frame.ipChecksum()) {
+            TxChecksums.fillIpv4HeaderChecksum(copy, 0, length);
+        }
+        final int start = frame.checksumStart();
+        final int field = frame.checksumOffset();
+        if (start >= 0 && field >= 0 && start + field + 2 <= length) {
+            TxChecksums.completeL4Checksum(copy, 0, start, field, length);
+        }
+        return copy;
     }
 }

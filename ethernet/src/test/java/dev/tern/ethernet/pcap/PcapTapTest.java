@@ -13,10 +13,13 @@ import dev.tern.ethernet.wire.MacAddress;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 class PcapTapTest {
@@ -59,6 +62,56 @@ class PcapTapTest {
         assertEquals(2, lines.size(), result.stdout());
         assertEquals("1700000000.000000000|02:00:00:00:00:0a|ff:ff:ff:ff:ff:ff|ARP||", lines.get(0));
         assertEquals("1700000000.000001500|02:00:00:00:00:0b|02:00:00:00:00:0a|IPv4|100|", lines.get(1));
+    }
+
+    /**
+     * A frame that asks the link for its checksums (the IPv4 header's, and UDP's from the pseudo-header sum the stack
+     * left in the field, as on an offloading link) is recorded with both complete: tshark, checking them, finds them
+     * good. The link still gets the frame as the stack made it.
+     */
+    @Test
+    void checksumsTheLinkIsAskedToFillInAreRecordedCompleteAsTheWireCarriesThem() {
+        final Path tshark = ExternalTools.require("tshark", "tshark");
+        final Path file = directory.resolve("offload.pcap");
+        final VirtualClock clock = new VirtualClock(1_700_000_000_000_000_000L);
+        final int length = 14 + 20 + 8 + 10;
+        final byte[] handedOver = new byte[length];
+        try (MemoryWire wire = MemoryWire.builder().clock(clock).build();
+             PcapWriter writer = PcapWriter.create(file)) {
+            final Link a = new PcapTap(wire.attach("a", A), writer, clock);
+            final MemoryLink b = wire.attach("b", B);
+            final TxFrame tx = new TxFrame();
+            a.claim(tx);
+            new EthernetHeader().wrap(tx.segment(), tx.offset(), length).destination(B).source(A).etherType(EtherType.IPV4);
+            final long ip = tx.offset() + 14;
+            tx.segment().asSlice(ip, length - 14).fill((byte) 0x5A);
+            BigEndian.u16(tx.segment(), ip, 0x4500);
+            BigEndian.u16(tx.segment(), ip + 2, length - 14);
+            BigEndian.u16(tx.segment(), ip + 4, 7);
+            BigEndian.u16(tx.segment(), ip + 6, 0);
+            BigEndian.u8(tx.segment(), ip + 8, 64);
+            BigEndian.u8(tx.segment(), ip + 9, 17);
+            BigEndian.u16(tx.segment(), ip + 10, 0);
+            BigEndian.i32(tx.segment(), ip + 12, 0xC6120001);
+            BigEndian.i32(tx.segment(), ip + 16, 0xC6120002);
+            final long udp = ip + 20;
+            BigEndian.u16(tx.segment(), udp, 40000);
+            BigEndian.u16(tx.segment(), udp + 2, 7);
+            BigEndian.u16(tx.segment(), udp + 4, 18);
+            BigEndian.u16(tx.segment(), udp + 6, dev.tern.core.checksum.InternetChecksum.fold(
+                dev.tern.core.checksum.InternetChecksum.pseudoHeader(0xC6120001, 0xC6120002, 17, 18)));
+            tx.length(length).requestIpChecksum().requestL4Checksum(14 + 20, 6);
+            MemorySegment.copy(tx.segment(), ValueLayout.JAVA_BYTE, tx.offset(), handedOver, 0, length);
+            a.commit(tx);
+            a.flush();
+            final byte[][] got = new byte[1][];
+            b.receive((s, o, l, f) -> got[0] = s.asSlice(o, l).toArray(ValueLayout.JAVA_BYTE), 10);
+            assertArrayEquals(handedOver, got[0], "the link carries the frame as the stack made it");
+        }
+        final ExternalTools.Result result = ExternalTools.run(Duration.ofSeconds(60), tshark.toString(), "-r", file.toString(),
+            "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE", "-T", "fields", "-E", "separator=|",
+            "-e", "ip.checksum.status", "-e", "udp.checksum.status", "-e", "_ws.expert.message").orFail("tshark");
+        assertEquals("1|1|", result.stdout().strip(), "good (1) IPv4 and UDP checksums: " + result.stdout());
     }
 
     private static void writeArpRequest(TxFrame tx, long sender) {
