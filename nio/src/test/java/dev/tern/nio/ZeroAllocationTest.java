@@ -1,11 +1,12 @@
 package dev.tern.nio;
 
+import dev.tern.core.testing.Allocations;
 import dev.tern.nio.testing.World;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.StandardProtocolFamily;
@@ -20,35 +21,27 @@ import java.util.concurrent.TimeUnit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
- * In steady state a Tern channel's read and write with direct buffers allocate nothing: the application thread's
- * allocated bytes ({@code ThreadMXBean}) over windows of round trips after a warm-up. As the other modules' tests,
- * up to three windows are measured and one must be clean (a one-off deoptimisation on a busy machine may allocate
- * once; a per-call allocation shows in every window).
+ * In steady state a Tern channel's read and write with direct buffers allocate nothing: the bytes the application
+ * thread and the stack's threads allocate over a window of round trips after a warm-up ({@link Allocations#measure}:
+ * the window is measured whole, after the windows it takes a one-off deoptimisation to settle).
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class ZeroAllocationTest {
     private static final int WARM_UP = 30_000;
     private static final int WINDOW = 50_000;
-    private static final com.sun.management.ThreadMXBean THREADS =
-        (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
 
     interface RoundTrip {
         void run() throws IOException;
     }
 
     private static long cleanestWindow(RoundTrip roundTrip) throws IOException {
-        for (int i = 0; i < WARM_UP; i++) {
-            roundTrip.run();
-        }
-        long least = Long.MAX_VALUE;
-        for (int window = 0; window < 3 && least != 0; window++) {
-            final long before = THREADS.getCurrentThreadAllocatedBytes();
-            for (int i = 0; i < WINDOW; i++) {
+        return Allocations.measure(WARM_UP, WINDOW, () -> {
+            try {
                 roundTrip.run();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
             }
-            least = Math.min(least, THREADS.getCurrentThreadAllocatedBytes() - before);
-        }
-        return least;
+        });
     }
 
     @Test

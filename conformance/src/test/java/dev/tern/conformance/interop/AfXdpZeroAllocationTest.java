@@ -133,20 +133,25 @@ class AfXdpZeroAllocationTest {
             run(there, back, SMALL_BURST_WARMUP_FRAMES, WARMUP_BURST);
             run(there, back, WARMUP_FRAMES, BURST);
 
-            long allocated = -1;
+            long settling = -1;
             long target = WARMUP_FRAMES;
             final long start = System.nanoTime();
-            // Up to ten windows until one allocates nothing (three were enough before the kick's capturing sendto,
-            // 40 bytes a call below C2, left the loop: see Libc.sendtoWithoutErrno); the windows it took are printed.
+            // Up to ten settling windows until one allocates nothing (three were enough before the kick's capturing
+            // sendto, 40 bytes a call below C2, left the loop: see Libc.sendtoWithoutErrno); the windows it took are
+            // printed. Then one more is measured whole on every stack thread, and a per-frame allocation shows in it.
             int windows = 0;
-            for (int window = 0; window < 10 && allocated != 0; window++) {
+            for (int window = 0; window < 10 && settling != 0; window++) {
                 windows++;
                 target += MEASURED_FRAMES;
-                final long before = Allocations.allocatedBytes();
+                final Allocations.Window w = Allocations.open();
                 run(there, back, target, BURST);
-                allocated = Allocations.allocatedBytes() - before;
+                settling = w.close();
             }
-            System.out.printf("AF_XDP (%s), %s: %d window(s); %d frames each way in %.2f s%n", tern.mode(), run, windows,
+            target += MEASURED_FRAMES;
+            final Allocations.Window measured = Allocations.open();
+            run(there, back, target, BURST);
+            final long allocated = measured.close();
+            System.out.printf("AF_XDP (%s), %s: %d settling window(s); %d frames each way in %.2f s%n", tern.mode(), run, windows,
                 target - WARMUP_FRAMES,
                 (System.nanoTime() - start) / 1e9);
             assertEquals(0, allocated, "bytes allocated while " + 2 * MEASURED_FRAMES + " frames were sent and as many received");

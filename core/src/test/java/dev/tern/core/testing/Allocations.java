@@ -1,42 +1,99 @@
 package dev.tern.core.testing;
 
 import java.lang.management.ManagementFactory;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
- * Measures bytes allocated by the current thread ({@code com.sun.management.ThreadMXBean}), for the zero-allocation
- * tests every layer has: warm up, then assert that a million more operations allocate nothing.
+ * Measures bytes allocated on the heap by the stack's threads ({@code com.sun.management.ThreadMXBean}), for the
+ * zero-allocation tests every layer has: warm up, then assert that a million more operations allocate nothing.
+ *
+ * <p>The stack's threads are the calling thread and every live thread whose name starts with {@value #STACK_THREADS}
+ * (a {@code StackRunner}'s, a shard's, a link's helper): a stack driven by a runner allocates on the runner's thread,
+ * which the calling thread's count alone would miss.
  */
 public final class Allocations {
+    /** The prefix of the names of the threads a Tern stack runs on ({@code NetStack.roleName()}). */
+    public static final String STACK_THREADS = "tern-";
+    /** Warm-up windows at most, after the warm-up runs, before the measured one: see {@link #measure}. */
+    static final int MAX_SETTLING_WINDOWS = 5;
+
     private static final com.sun.management.ThreadMXBean THREADS =
         (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
 
     private Allocations() {
     }
 
-    public static long allocatedBytes() {
-        return THREADS.getCurrentThreadAllocatedBytes();
+    /**
+     * Opens a window: {@link Window#close} returns the bytes the stack's threads allocated between the two calls
+     * (threads started meanwhile count from zero; one that ended takes its count with it).
+     */
+    public static Window open() {
+        return new Window();
     }
 
     /**
-     * Runs {@code body} {@code warmup} times, then measures up to three windows of {@code measured} runs and
-     * returns the bytes allocated by the best window (stopping at the first that allocates nothing).
-     *
-     * <p>Why the best of three: a JIT compilation that finishes during a window can leave a one-off allocation in
-     * it (code that ran interpreted or in C1, before escape analysis). An allocation per operation cannot hide
-     * this way: it shows in every window, at least {@code measured} bytes each.
+     * Runs {@code body} {@code warmup} times, then in windows of {@code measured} runs until one allocates nothing on
+     * the stack's threads (at most {@value #MAX_SETTLING_WINDOWS}: a JIT compilation that finishes during a window
+     * can leave a one-off allocation in it), then measures one more window of {@code measured} runs, whole, and
+     * returns what it allocated. The measured window is never chosen among several: an allocation in it fails the
+     * caller's assertion, however rare.
      */
     public static long measure(int warmup, int measured, Runnable body) {
         for (int i = 0; i < warmup; i++) {
             body.run();
         }
-        long best = Long.MAX_VALUE;
-        for (int window = 0; window < 3 && best != 0; window++) {
-            final long before = allocatedBytes();
-            for (int i = 0; i < measured; i++) {
-                body.run();
+        for (int window = 0; window < MAX_SETTLING_WINDOWS; window++) {
+            if (window(measured, body) == 0) {
+                break;
             }
-            best = Math.min(best, allocatedBytes() - before);
         }
-        return best;
+        return window(measured, body);
+    }
+
+    private static long window(int runs, Runnable body) {
+        final Window window = open();
+        for (int i = 0; i < runs; i++) {
+            body.run();
+        }
+        return window.close();
+    }
+
+    /** A measuring window over the stack's threads, opened by {@link #open}. */
+    public static final class Window {
+        private final Map<Long, Long> others;
+        private final long self;
+
+        private Window() {
+            // The calling thread is read after the enumeration here and before it in close(), so that the
+            // enumeration's own allocation is never in the window.
+            this.others = otherStackThreads();
+            this.self = THREADS.getCurrentThreadAllocatedBytes();
+        }
+
+        /** The bytes allocated since the window opened. */
+        public long close() {
+            final long selfNow = THREADS.getCurrentThreadAllocatedBytes();
+            long sum = selfNow - self;
+            for (Map.Entry<Long, Long> other : otherStackThreads().entrySet()) {
+                sum += other.getValue() - others.getOrDefault(other.getKey(), 0L);
+            }
+            return sum;
+        }
+    }
+
+    /** Each live stack thread but the calling one, by id, with its count. */
+    private static Map<Long, Long> otherStackThreads() {
+        final long selfId = Thread.currentThread().threadId();
+        final Map<Long, Long> counts = new HashMap<>();
+        for (Thread thread : Thread.getAllStackTraces().keySet()) {
+            if (thread.threadId() != selfId && thread.getName().startsWith(STACK_THREADS)) {
+                final long bytes = THREADS.getThreadAllocatedBytes(thread.threadId());
+                if (bytes >= 0) {
+                    counts.put(thread.threadId(), bytes);
+                }
+            }
+        }
+        return counts;
     }
 }

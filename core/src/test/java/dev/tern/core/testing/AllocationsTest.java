@@ -1,0 +1,66 @@
+package dev.tern.core.testing;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The measurement behind every zero-allocation test counts the stack's threads, not the caller's alone. */
+class AllocationsTest {
+    private static volatile Object sink;
+
+    /**
+     * The bytes a window counts while a thread named {@code threadName} allocates 1,000 arrays of 1 KiB in it; the
+     * thread lives until the window has closed (an ended thread takes its count with it). Run twice, the first time
+     * to load what the calling thread's waiting needs.
+     */
+    private static long windowWhile(String threadName) throws InterruptedException {
+        once(threadName);
+        return once(threadName);
+    }
+
+    private static long once(String threadName) throws InterruptedException {
+        final CountDownLatch go = new CountDownLatch(1);
+        final CountDownLatch allocated = new CountDownLatch(1);
+        final CountDownLatch end = new CountDownLatch(1);
+        final Thread thread = Thread.ofPlatform().name(threadName).start(() -> {
+            try {
+                go.await();
+                for (int i = 0; i < 1000; i++) {
+                    sink = new byte[1024];
+                }
+                allocated.countDown();
+                end.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        final Allocations.Window window = Allocations.open();
+        go.countDown();
+        assertTrue(allocated.await(10, TimeUnit.SECONDS));
+        final long bytes = window.close();
+        end.countDown();
+        thread.join();
+        return bytes;
+    }
+
+    @Test
+    void aStackThreadsAllocationIsInTheWindow() throws InterruptedException {
+        final long bytes = windowWhile(Allocations.STACK_THREADS + "runner");
+        assertTrue(bytes >= 1000 * 1024, "a runner's 1 MB counted: " + bytes);
+    }
+
+    @Test
+    void anotherThreadsAllocationIsNot() throws InterruptedException {
+        final long bytes = windowWhile("surefire-ping");
+        assertTrue(bytes < 64 * 1024, "a thread of the test runner's not counted: " + bytes);
+    }
+
+    @Test
+    void aWindowOfNothingIsZeroThoughReadingTheThreadsAllocates() {
+        assertEquals(0, Allocations.measure(1000, 1000, () -> { }));
+    }
+}
