@@ -13,12 +13,12 @@ import java.util.Set;
  * artifact without the {@code tern-} prefix and its code lives in package {@code dev.tern.<module>}.
  *
  * <pre>
- *   core &lt;- ethernet &lt;- arp &lt;- ipv4 &lt;- {igmp, udp, tcp} &lt;- stack &lt;- nio &lt;- {cli, conformance}
+ *   core &lt;- ethernet &lt;- arp &lt;- ipv4 &lt;- {igmp, udp, tcp} &lt;- stack &lt;- {nio, script} &lt;- {cli, conformance}
  *                ^-- {rawqp, afpacket, afxdp} (Links) &lt;------------------------- nio
  * </pre>
  *
  * <p>A module may use a module it reaches by following the edges below down (the closure), nothing else: never a
- * higher rung, never a sibling (udp and tcp, rawqp, afpacket and afxdp, cli and conformance).
+ * higher rung, never a sibling (udp and tcp, rawqp, afpacket and afxdp, nio and script, cli and conformance).
  */
 public final class ModuleLadder {
     /** Each module with the modules it is built directly on. The order is bottom-up. */
@@ -37,8 +37,9 @@ public final class ModuleLadder {
         EDGES.put("afxdp", List.of("ethernet"));
         EDGES.put("stack", List.of("igmp", "udp", "tcp"));
         EDGES.put("nio", List.of("stack", "afpacket", "afxdp", "rawqp"));
-        EDGES.put("cli", List.of("nio"));
-        EDGES.put("conformance", List.of("nio"));
+        EDGES.put("script", List.of("stack"));
+        EDGES.put("cli", List.of("nio", "script"));
+        EDGES.put("conformance", List.of("nio", "script"));
     }
 
     /**

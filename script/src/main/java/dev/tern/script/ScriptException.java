@@ -1,4 +1,4 @@
-package dev.tern.stack.script;
+package dev.tern.script;
 
 /**
  * A script that cannot be run (a malformed or unsupported line) or that failed (Tern did not do what it says). The

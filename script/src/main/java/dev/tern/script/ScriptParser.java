@@ -1,4 +1,4 @@
-package dev.tern.stack.script;
+package dev.tern.script;
 
 import dev.tern.ipv4.wire.IcmpHeader;
 import dev.tern.tcp.wire.TcpFlags;

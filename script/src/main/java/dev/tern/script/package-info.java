@@ -4,7 +4,8 @@
  * application (socket calls). The syntax, the choices where packetdrill leaves room and what is rejected are in
  * docs/SCRIPTS.md.
  *
- * <p>It lives in {@code stack}, not in {@code conformance}, because {@code tern script} (cli) runs it and cli may not
- * depend on conformance (docs/DESIGN.md, "Guard rails"); conformance runs the corpus of scripts as unit tests.
+ * <p>It is a module of its own, above {@code stack} and below {@code cli} and {@code conformance}
+ * (docs/DESIGN.md, "Modules and the dependency chain"): {@code tern script} (cli) runs it, cli may not depend on
+ * conformance, and conformance runs the corpus of scripts as unit tests; {@code stack} itself holds no script code.
  */
-package dev.tern.stack.script;
+package dev.tern.script;

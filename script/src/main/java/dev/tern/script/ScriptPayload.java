@@ -1,4 +1,4 @@
-package dev.tern.stack.script;
+package dev.tern.script;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -1,4 +1,4 @@
-package dev.tern.stack.script;
+package dev.tern.script;
 
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;

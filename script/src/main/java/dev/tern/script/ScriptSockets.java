@@ -1,4 +1,4 @@
-package dev.tern.stack.script;
+package dev.tern.script;
 
 import dev.tern.core.io.ByteRing;
 import dev.tern.core.io.SocketError;
