@@ -48,7 +48,8 @@ class ModuleLadderTest {
 
     /**
      * The rule can fail: the slip issue 18 found (conformance compiled against cli), a sideways udp -> tcp, stack
-     * looking up at the script runner that was moved out of it, and script using its sibling nio.
+     * looking up at the script runner that was moved out of it, script using its sibling nio, afpacket's main code
+     * using the namespace harness its tests use, and the harness using a link module.
      */
     @Test
     void rejectsSidewaysAndUpwardDependencies() throws Exception {
@@ -62,6 +63,11 @@ class ModuleLadderTest {
         assertEquals(List.of("script -> tern-nio (scope compile)"),
             violations("script", pom(dependency("tern-stack", null), dependency("tern-nio", null))));
         assertEquals(List.of(), violations("cli", pom(dependency("tern-script", null), dependency("tern-nio", null))));
+        assertEquals(List.of("afpacket -> tern-testkit (scope compile)"),
+            violations("afpacket", pom(dependency("tern-testkit", null))));
+        assertEquals(List.of(), violations("afpacket", pom(dependency("tern-testkit", "test"))));
+        assertEquals(List.of("testkit -> tern-afpacket (scope test)"),
+            violations("testkit", pom(dependency("tern-core", null), dependency("tern-afpacket", "test"))));
         assertEquals(List.of(), violations("conformance", pom(dependency("tern-cli", "test"))));
         assertTrue(violations("core", pom(dependency("tern-ethernet", "runtime"))).size() == 1);
     }

@@ -1,20 +1,18 @@
-package dev.tern.afpacket.netns;
-
-import dev.tern.afpacket.AfPacketLink;
-import dev.tern.afpacket.AfPacketOptions;
-import dev.tern.ethernet.wire.MacAddress;
+package dev.tern.testkit.netns;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -27,7 +25,7 @@ import java.util.function.Supplier;
  *   +----------------------------+              +------------------------------------+
  *   | peer0  198.18.0.1/24       |    veth      | tern0  no IPv4 address, IPv6 off,  |
  *   | (the Linux kernel answers  |<============>|        forwarding off               |
- *   |  ARP, ping, TCP, UDP)      |              | Tern's AfPacketLink: 198.18.0.2/24 |
+ *   |  ARP, ping, TCP, UDP)      |              | Tern (its own link): 198.18.0.2/24 |
  *   +----------------------------+              +------------------------------------+
  * </pre>
  * The Tern side has no kernel IPv4 address and IPv6 is disabled there, so the kernel neither answers ARP nor resets
@@ -45,6 +43,9 @@ import java.util.function.Supplier;
  *
  * <p>Needs root (CAP_SYS_ADMIN, CAP_NET_ADMIN, CAP_NET_RAW) and iproute2; {@link #unavailableReason()} says what is
  * missing. Offload changes need ethtool.
+ *
+ * <p>It knows no link type: a test opens its link (AF_PACKET, AF_XDP) through {@link #openTernLink}, so the harness
+ * sits below every link module and their tests can use it (docs/DESIGN.md, the module ladder).
  *
  * <p>Thread-safe for the helpers; a link it opens belongs to the thread that uses it.
  */
@@ -66,6 +67,7 @@ public final class NetnsHarness implements AutoCloseable {
     private static final int CAP_NET_ADMIN = 12;
     private static final int CAP_NET_RAW = 13;
     private static final int CAP_SYS_ADMIN = 21;
+    private static final HexFormat MAC = HexFormat.ofDelimiter(":");
 
     static {
         Runtime.getRuntime().addShutdownHook(new Thread(NetnsHarness::closeAllOpen, "tern-netns-cleanup"));
@@ -124,7 +126,7 @@ public final class NetnsHarness implements AutoCloseable {
     private final String id;
     private final Options options;
     private final List<BackgroundCommand> background = new CopyOnWriteArrayList<>();
-    private final List<AfPacketLink> links = new CopyOnWriteArrayList<>();
+    private final List<AutoCloseable> links = new CopyOnWriteArrayList<>();
     private NetworkNamespace tern;
     private NetworkNamespace peer;
     private NetworkNamespace wire;
@@ -257,10 +259,27 @@ public final class NetnsHarness implements AutoCloseable {
         final String[] words = namespace.ip("-o", "link", "show", "dev", device).stdout().split("\\s+");
         for (int i = 0; i + 1 < words.length; i++) {
             if (words[i].equals("link/ether")) {
-                return MacAddress.parse(words[i + 1]);
+                return parseMac(words[i + 1]);
             }
         }
         throw new NetnsException("no MAC address for " + device + " in " + namespace.name());
+    }
+
+    /**
+     * A MAC as {@code ip} prints it ({@code 02:00:5e:10:00:01}) in a long, the form of ethernet's {@code MacAddress}:
+     * the kit depends on core alone, so that every link module's tests can use it.
+     */
+    private static long parseMac(String text) {
+        return Long.parseLong(text.replace(":", ""), 16);
+    }
+
+    /** The reverse of {@link #parseMac}, for {@code ip neighbour}. */
+    private static String formatMac(long mac) {
+        final byte[] bytes = new byte[6];
+        for (int i = 0; i < bytes.length; i++) {
+            bytes[i] = (byte) (mac >>> (8 * (5 - i)));
+        }
+        return MAC.formatHex(bytes);
     }
 
     public NetworkNamespace ternNamespace() {
@@ -370,7 +389,7 @@ public final class NetnsHarness implements AutoCloseable {
 
     /** Gives the peer a permanent neighbour entry, so it sends to {@code address} without asking ARP first. */
     public void peerNeighbour(String address, long mac) {
-        peer.ip("neighbour", "replace", address, "lladdr", MacAddress.format(mac), "dev", PEER_INTERFACE, "nud", "permanent");
+        peer.ip("neighbour", "replace", address, "lladdr", formatMac(mac), "dev", PEER_INTERFACE, "nud", "permanent");
     }
 
     /** A counter of the peer's interface from {@code /sys/class/net/peer0/statistics} (rx_packets, tx_bytes, ...). */
@@ -379,22 +398,27 @@ public final class NetnsHarness implements AutoCloseable {
             .orThrow().stdout().strip());
     }
 
-    /** Opens an {@link AfPacketLink} on {@value #TERN_INTERFACE} inside the Tern namespace (setns on this thread). */
-    public AfPacketLink openTernLink(AfPacketOptions linkOptions) {
-        return openLink(tern, TERN_INTERFACE, linkOptions);
+    /**
+     * Opens a link on {@value #TERN_INTERFACE} inside the Tern namespace (setns on this thread; the socket stays in the
+     * namespace): {@code open} is given the device name and {@code linkOptions}, as in
+     * {@code openTernLink(AfPacketLink::open, AfPacketOptions.defaults())}. {@link #close()} closes it too.
+     */
+    public <O, L extends AutoCloseable> L openTernLink(BiFunction<String, O, L> open, O linkOptions) {
+        return openLink(tern, TERN_INTERFACE, open, linkOptions);
     }
 
     /**
-     * Opens an {@link AfPacketLink} on the peer's end. For tests that need a raw frame source or sink on the peer side
-     * (load generation, fanout, zero-allocation runs); the peer's kernel stack still sees every frame.
+     * Opens a link on the peer's end, as {@link #openTernLink}. For tests that need a raw frame source or sink on the
+     * peer side (load generation, fanout, zero-allocation runs); the peer's kernel stack still sees every frame.
      */
-    public AfPacketLink openPeerLink(AfPacketOptions linkOptions) {
-        return openLink(peer, PEER_INTERFACE, linkOptions);
+    public <O, L extends AutoCloseable> L openPeerLink(BiFunction<String, O, L> open, O linkOptions) {
+        return openLink(peer, PEER_INTERFACE, open, linkOptions);
     }
 
-    private AfPacketLink openLink(NetworkNamespace namespace, String device, AfPacketOptions linkOptions) {
-        final Supplier<AfPacketLink> open = () -> AfPacketLink.open(device, linkOptions);
-        final AfPacketLink link = namespace.call(open);
+    private <O, L extends AutoCloseable> L openLink(NetworkNamespace namespace, String device,
+                                                    BiFunction<String, O, L> open, O linkOptions) {
+        final Supplier<L> inside = () -> open.apply(device, linkOptions);
+        final L link = namespace.call(inside);
         links.add(link);
         return link;
     }
@@ -414,8 +438,8 @@ public final class NetnsHarness implements AutoCloseable {
         for (BackgroundCommand command : background) {
             attempt(command::close, failures);
         }
-        for (AfPacketLink link : links) {
-            attempt(link::close, failures);
+        for (AutoCloseable link : links) {
+            attempt(() -> closeLink(link), failures);
         }
         if (peer != null) {
             attempt(peer::close, failures);
@@ -431,6 +455,16 @@ public final class NetnsHarness implements AutoCloseable {
             final NetnsException error = new NetnsException("cleaning up harness " + id + " failed: " + failures.getFirst().getMessage());
             failures.forEach(error::addSuppressed);
             throw error;
+        }
+    }
+
+    private static void closeLink(AutoCloseable link) {
+        try {
+            link.close();
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new NetnsException("closing " + link + " failed: " + e.getMessage(), e);
         }
     }
 

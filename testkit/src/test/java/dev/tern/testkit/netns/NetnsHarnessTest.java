@@ -1,6 +1,5 @@
-package dev.tern.afpacket.netns;
+package dev.tern.testkit.netns;
 
-import dev.tern.afpacket.NetnsTesting;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;

@@ -1,6 +1,5 @@
-package dev.tern.afpacket;
+package dev.tern.testkit.netns;
 
-import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.core.testing.ExternalTools;
 import org.junit.jupiter.api.Assumptions;
 

@@ -1,4 +1,4 @@
-package dev.tern.afpacket.netns;
+package dev.tern.testkit.netns;
 
 import java.util.List;
 

@@ -1,7 +1,5 @@
-package dev.tern.afpacket.netns;
+package dev.tern.testkit.netns;
 
-import dev.tern.afpacket.libc.LibcException;
-import dev.tern.afpacket.libc.LinuxAbi;
 import dev.tern.core.sys.Libc;
 
 import java.io.IOException;
@@ -85,20 +83,20 @@ public final class NetworkNamespace implements AutoCloseable {
     public <T> T call(Supplier<T> body) {
         try (Arena arena = Arena.ofConfined()) {
             final MemorySegment state = Libc.newCallState(arena);
-            final int original = LibcException.check("open(/proc/thread-self/ns/net)",
-                Libc.open(state, arena.allocateFrom("/proc/thread-self/ns/net"), LinuxAbi.O_RDONLY | LinuxAbi.O_CLOEXEC), state);
+            final int original = check("open(/proc/thread-self/ns/net)",
+                Libc.open(state, arena.allocateFrom("/proc/thread-self/ns/net"), Libc.O_RDONLY | Libc.O_CLOEXEC), state);
             try {
                 final String path = RUN_DIRECTORY.resolve(name).toString();
-                final int target = LibcException.check("open(" + path + ")",
-                    Libc.open(state, arena.allocateFrom(path), LinuxAbi.O_RDONLY | LinuxAbi.O_CLOEXEC), state);
+                final int target = check("open(" + path + ")",
+                    Libc.open(state, arena.allocateFrom(path), Libc.O_RDONLY | Libc.O_CLOEXEC), state);
                 try {
-                    LibcException.check("setns(" + name + ", CLONE_NEWNET)", Libc.setns(state, target, LinuxAbi.CLONE_NEWNET), state);
+                    check("setns(" + name + ", CLONE_NEWNET)", Libc.setns(state, target, Libc.CLONE_NEWNET), state);
                     try {
                         return body.get();
                     } finally {
-                        if (Libc.setns(state, original, LinuxAbi.CLONE_NEWNET) == -1) {
+                        if (Libc.setns(state, original, Libc.CLONE_NEWNET) == -1) {
                             throw new IllegalStateException("cannot return thread " + Thread.currentThread().getName()
-                                + " to its network namespace: " + new LibcException("setns", Libc.errno(state)).getMessage());
+                                + " to its network namespace: " + failure("setns", Libc.errno(state)));
                         }
                     }
                 } finally {
@@ -107,9 +105,19 @@ public final class NetworkNamespace implements AutoCloseable {
             } finally {
                 Libc.close(state, original);
             }
-        } catch (LibcException e) {
-            throw new NetnsException("cannot enter network namespace " + name + ": " + e.getMessage(), e);
         }
+    }
+
+    /** Returns {@code rc}, or throws naming {@code call} and its errno when {@code rc == -1}. */
+    private int check(String call, int rc, MemorySegment callState) {
+        if (rc == -1) {
+            throw new NetnsException("cannot enter network namespace " + name + ": " + failure(call, Libc.errno(callState)));
+        }
+        return rc;
+    }
+
+    private static String failure(String call, int errno) {
+        return call + " failed: " + Libc.errnoName(errno) + " (" + errno + ")";
     }
 
     /** {@link #call} for code that returns nothing. */

@@ -1,4 +1,4 @@
-package dev.tern.afpacket.netns;
+package dev.tern.testkit.netns;
 
 /** Setting up, using or removing a test network namespace failed; the message says which command or call. */
 public final class NetnsException extends RuntimeException {
