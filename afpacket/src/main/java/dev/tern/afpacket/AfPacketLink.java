@@ -23,7 +23,7 @@ import java.util.Objects;
  * receive ring ({@link RxRing}: blocks of variable-size frames, handed to the stack in place) and a TPACKET_V2
  * transmit ring ({@link TxRing}: fixed slots the stack writes into, one {@code sendto} per flush, with
  * {@code PACKET_QDISC_BYPASS} unless the vnet header is on). It works on any Ethernet interface; the tests use a
- * veth pair between two network namespaces ({@link dev.tern.afpacket.netns.NetnsHarness}).
+ * veth pair between two network namespaces (testkit's {@code NetnsHarness}).
  *
  * <pre>
  *   stack shard thread

@@ -1,12 +1,13 @@
 package dev.tern.afpacket;
 
-import dev.tern.afpacket.netns.BackgroundCommand;
-import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.core.memory.BigEndian;
 import dev.tern.core.testing.WakeChecks;
 import dev.tern.ethernet.link.ShardSteering;
 import dev.tern.ethernet.link.TxFrame;
 import dev.tern.ethernet.wire.MacAddress;
+import dev.tern.testkit.netns.BackgroundCommand;
+import dev.tern.testkit.netns.NetnsHarness;
+import dev.tern.testkit.netns.NetnsTesting;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -20,8 +21,8 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 
-import static dev.tern.afpacket.netns.NetnsHarness.PEER_IPV4;
-import static dev.tern.afpacket.netns.NetnsHarness.TERN_IPV4;
+import static dev.tern.testkit.netns.NetnsHarness.PEER_IPV4;
+import static dev.tern.testkit.netns.NetnsHarness.TERN_IPV4;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -49,7 +50,7 @@ class AfPacketLinkVethTest {
     @Test
     void reportsTheInterfacesMtuAndMacAndNoOffloadsWithoutVnetHeader() {
         net = NetnsTesting.harness(NetnsHarness.Options.defaults().mtu(1400));
-        try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults())) {
+        try (AfPacketLink link = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults())) {
             assertEquals("afpacket:tern0", link.name());
             assertEquals(1400, link.mtu());
             assertEquals(net.ternMac(), link.macAddress());
@@ -63,7 +64,7 @@ class AfPacketLinkVethTest {
     @Test
     void receivesTheKernelPeersArpRequestForTernsAddress() {
         net = NetnsTesting.harness();
-        try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults())) {
+        try (AfPacketLink link = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults())) {
             final Receiver receiver = new Receiver(link);
             final BackgroundCommand ping = net.startInPeer("ping", "-c", "1", "-W", "1", NetnsHarness.TERN_ADDRESS);
             final byte[] arp = receiver.await(f -> Packets.u16(f.bytes(), 12) == Packets.ETHERTYPE_ARP, WAIT, "ARP request").bytes();
@@ -89,7 +90,7 @@ class AfPacketLinkVethTest {
     @ValueSource(ints = {0, 2048, AfPacketOptions.RX_FRAME_SIZE_MTU})
     void kernelPingsTernAndAnswersTernsPingWhenTheLinkSpeaksArpAndIcmpByHand(int rxFrameSize) {
         net = NetnsTesting.harness();
-        try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults().rxFrameRing(rxFrameSize))) {
+        try (AfPacketLink link = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().rxFrameRing(rxFrameSize))) {
             final Receiver receiver = new Receiver(link);
             final BackgroundCommand ping = net.startInPeer("ping", "-c", "1", "-W", "5", NetnsHarness.TERN_ADDRESS);
 
@@ -129,8 +130,8 @@ class AfPacketLinkVethTest {
     @Test
     void oneFlushHandsAThousandFramesToTheKernelWithOneSendto() {
         net = NetnsTesting.harness();
-        try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults().txFrameCount(1024));
-             AfPacketLink peer = net.openPeerLink(AfPacketOptions.defaults())) {
+        try (AfPacketLink link = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().txFrameCount(1024));
+             AfPacketLink peer = net.openPeerLink(AfPacketLink::open, AfPacketOptions.defaults())) {
             final long before = net.peerInterfaceCounter("rx_packets");
             for (int i = 0; i < 1000; i++) {
                 assertTrue(link.claim(tx), "slot " + i);
@@ -161,7 +162,7 @@ class AfPacketLinkVethTest {
     @Test
     void claimFailsWhenEverySlotIsCommittedAndSucceedsAgainAfterFlush() {
         net = NetnsTesting.harness();
-        try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults().txFrameCount(32))) {
+        try (AfPacketLink link = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().txFrameCount(32))) {
             final int slots = link.transmitSlots();
             for (int i = 0; i < slots; i++) {
                 assertTrue(link.claim(tx));
@@ -187,7 +188,7 @@ class AfPacketLinkVethTest {
         net = NetnsTesting.harness();
         // The vnet-header link transmits through the qdisc layer; a FIFO of length 0 refuses everything (ENOBUFS).
         net.ternExec(WAIT, "tc", "qdisc", "add", "dev", NetnsHarness.TERN_INTERFACE, "root", "pfifo", "limit", "0").orThrow();
-        try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults().vnetHeader(true))) {
+        try (AfPacketLink link = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().vnetHeader(true))) {
             assertTrue(link.claim(tx));
             Packets.ethernet(tx.segment(), tx.offset(), net.peerMac(), link.macAddress(), Packets.ETHERTYPE_EXPERIMENT);
             tx.length(60);
@@ -216,8 +217,8 @@ class AfPacketLinkVethTest {
     @Test
     void multicastMembershipIsAddedToTheInterfaceAndReleased() {
         net = NetnsTesting.harness();
-        try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults());
-             AfPacketLink peer = net.openPeerLink(AfPacketOptions.defaults())) {
+        try (AfPacketLink link = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults());
+             AfPacketLink peer = net.openPeerLink(AfPacketLink::open, AfPacketOptions.defaults())) {
             final String group = MacAddress.format(GROUP_MAC);
             assertFalse(ternMulticastAddresses().contains(group));
 
@@ -248,8 +249,8 @@ class AfPacketLinkVethTest {
     void aMacOfTheStacksOwnIsReportedAndAddedAsUnicastMembership() {
         net = NetnsTesting.harness();
         final long ownMac = 0x0200_5E00_0002L;
-        try (AfPacketLink peer = net.openPeerLink(AfPacketOptions.defaults())) {
-            try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults().mac(ownMac))) {
+        try (AfPacketLink peer = net.openPeerLink(AfPacketLink::open, AfPacketOptions.defaults())) {
+            try (AfPacketLink link = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().mac(ownMac))) {
                 assertEquals(ownMac, link.macAddress());
                 assertEquals(net.ternMac(), link.interfaceMac());
                 // veth has no unicast filter, so the kernel turns a secondary unicast address into promiscuity.
@@ -272,9 +273,9 @@ class AfPacketLinkVethTest {
     @Test
     void fanoutGroupSpreadsFlowsOverTheLinksThatShareIt() {
         net = NetnsTesting.harness();
-        try (AfPacketLink first = net.openTernLink(AfPacketOptions.defaults().fanoutGroup(42));
-             AfPacketLink second = net.openTernLink(AfPacketOptions.defaults().fanoutGroup(42));
-             AfPacketLink peer = net.openPeerLink(AfPacketOptions.defaults().txFrameCount(256))) {
+        try (AfPacketLink first = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().fanoutGroup(42));
+             AfPacketLink second = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().fanoutGroup(42));
+             AfPacketLink peer = net.openPeerLink(AfPacketLink::open, AfPacketOptions.defaults().txFrameCount(256))) {
             final byte[] payload = new byte[16];
             for (int port = 20_000; port < 20_256; port++) {
                 assertTrue(peer.claim(tx));
@@ -304,9 +305,9 @@ class AfPacketLinkVethTest {
     @Test
     void steeredFanoutHandsEachFlowToTheShardTheJavaFunctionNames() {
         net = NetnsTesting.harness();
-        try (AfPacketLink first = net.openTernLink(AfPacketOptions.defaults().fanoutSteering(43, 2));
-             AfPacketLink second = net.openTernLink(AfPacketOptions.defaults().fanoutSteering(43, 2));
-             AfPacketLink peer = net.openPeerLink(AfPacketOptions.defaults().txFrameCount(256))) {
+        try (AfPacketLink first = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().fanoutSteering(43, 2));
+             AfPacketLink second = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().fanoutSteering(43, 2));
+             AfPacketLink peer = net.openPeerLink(AfPacketLink::open, AfPacketOptions.defaults().txFrameCount(256))) {
             final byte[] payload = new byte[16];
             for (int port = 20_000; port < 20_255; port++) {
                 assertTrue(peer.claim(tx));
@@ -351,8 +352,8 @@ class AfPacketLinkVethTest {
     @ValueSource(ints = {0, 2048})
     void aVlanTagTheKernelStrippedIsPutBackInPlace(int rxFrameSize) {
         net = NetnsTesting.harness();
-        try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults().rxFrameRing(rxFrameSize));
-             AfPacketLink peer = net.openPeerLink(AfPacketOptions.defaults())) {
+        try (AfPacketLink link = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().rxFrameRing(rxFrameSize));
+             AfPacketLink peer = net.openPeerLink(AfPacketLink::open, AfPacketOptions.defaults())) {
             assertTrue(peer.claim(tx));
             Packets.ethernet(tx.segment(), tx.offset(), link.macAddress(), peer.macAddress(), Packets.ETHERTYPE_VLAN);
             BigEndian.u16(tx.segment(), tx.offset() + 14, 0x2007);
@@ -373,8 +374,8 @@ class AfPacketLinkVethTest {
     @Test
     void aFrameLargerThanAFrameRingSlotIsCountedAsTruncatedNotDelivered() {
         net = NetnsTesting.harness(NetnsHarness.Options.defaults().mtu(9000));
-        try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults().rxFrameRing(2048));
-             AfPacketLink peer = net.openPeerLink(AfPacketOptions.defaults())) {
+        try (AfPacketLink link = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().rxFrameRing(2048));
+             AfPacketLink peer = net.openPeerLink(AfPacketLink::open, AfPacketOptions.defaults())) {
             for (int length : new int[] {3000, 200}) {
                 assertTrue(peer.claim(tx));
                 Packets.ethernet(tx.segment(), tx.offset(), link.macAddress(), peer.macAddress(), Packets.ETHERTYPE_EXPERIMENT);
@@ -393,7 +394,7 @@ class AfPacketLinkVethTest {
     @Test
     void aWakeFromAnotherThreadEndsAWaitForFramesAtOnceAndIsTakenOnce() throws Exception {
         net = NetnsTesting.harness();
-        try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults())) {
+        try (AfPacketLink link = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults())) {
             WakeChecks.aWakeEndsAWaitAndIsTakenOnce(link::awaitFrames, link::wakeAwaitingThread);
             final String[] names = link.statisticNames();
             final long[] values = new long[names.length];
@@ -407,7 +408,7 @@ class AfPacketLinkVethTest {
     void closeReleasesBothSocketsAndBothRings() throws Exception {
         net = NetnsTesting.harness();
         final long fdsBefore = openFileDescriptors();
-        final AfPacketLink link = net.openTernLink(AfPacketOptions.defaults().vnetHeader(true));
+        final AfPacketLink link = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().vnetHeader(true));
         assertEquals(fdsBefore + 3, openFileDescriptors(), "two sockets and the event counter");
         final long ringsWhileOpen = packetMappings();
         assertEquals(2, ringsWhileOpen, "the RX and TX rings are mapped");

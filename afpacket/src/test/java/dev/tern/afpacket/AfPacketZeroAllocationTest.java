@@ -1,10 +1,11 @@
 package dev.tern.afpacket;
 
-import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.core.memory.BigEndian;
 import dev.tern.core.testing.Allocations;
 import dev.tern.ethernet.link.FrameHandler;
 import dev.tern.ethernet.link.TxFrame;
+import dev.tern.testkit.netns.NetnsHarness;
+import dev.tern.testkit.netns.NetnsTesting;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
@@ -96,8 +97,8 @@ class AfPacketZeroAllocationTest {
     @Test
     void receiveAndTransmitAllocateNothingPerFrame() {
         try (NetnsHarness net = NetnsTesting.harness();
-             AfPacketLink tern = net.openTernLink(AfPacketOptions.defaults());
-             AfPacketLink peer = net.openPeerLink(AfPacketOptions.defaults())) {
+             AfPacketLink tern = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults());
+             AfPacketLink peer = net.openPeerLink(AfPacketLink::open, AfPacketOptions.defaults())) {
             final Direction there = new Direction(tern, peer);
             final Direction back = new Direction(peer, tern);
             run(there, back, SMALL_BURST_WARMUP_FRAMES, WARMUP_BURST);

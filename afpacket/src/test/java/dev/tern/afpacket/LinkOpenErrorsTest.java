@@ -2,7 +2,8 @@ package dev.tern.afpacket;
 
 import dev.tern.afpacket.libc.LibcException;
 import dev.tern.afpacket.libc.LinuxAbi;
-import dev.tern.afpacket.netns.NetnsHarness;
+import dev.tern.testkit.netns.NetnsHarness;
+import dev.tern.testkit.netns.NetnsTesting;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -61,7 +62,7 @@ class LinkOpenErrorsTest {
     void anInterfaceThatIsDownOrNotEthernetIsNamedWithTheFix() {
         net = NetnsTesting.harness();
         net.ternNamespace().ip("link", "set", NetnsHarness.TERN_INTERFACE, "down");
-        final LinkOpenException down = assertThrows(LinkOpenException.class, () -> net.openTernLink(AfPacketOptions.defaults()));
+        final LinkOpenException down = assertThrows(LinkOpenException.class, () -> net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults()));
         assertEquals("afpacket: interface 'tern0' is down; bring it up with `ip link set tern0 up`" + ALTERNATIVE, down.getMessage());
 
         net.ternNamespace().ip("link", "set", "lo", "up");

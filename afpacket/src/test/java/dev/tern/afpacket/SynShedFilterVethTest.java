@@ -1,8 +1,9 @@
 package dev.tern.afpacket;
 
-import dev.tern.afpacket.netns.BackgroundCommand;
-import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.core.testing.ExternalTools;
+import dev.tern.testkit.netns.BackgroundCommand;
+import dev.tern.testkit.netns.NetnsHarness;
+import dev.tern.testkit.netns.NetnsTesting;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -50,7 +51,7 @@ class SynShedFilterVethTest {
         final String hping3 = ExternalTools.require("hping3", "hping3").toString();
         // A frame ring of 2048 slots: every frame the peer sends waits there until the test reads (a block ring would
         // retire a block per sparse frame on its 1 ms timer and hold only as many frames as it has blocks).
-        try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults().rxFrameRing(2048))) {
+        try (AfPacketLink link = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().rxFrameRing(2048))) {
             net.peerNeighbour(NetnsHarness.TERN_ADDRESS, link.macAddress()); // no ARP needed by the peer
             final Receiver receiver = new Receiver(link);
             assertTrue(link.shedUnsolicitedSyns(true));
@@ -80,7 +81,7 @@ class SynShedFilterVethTest {
     void receivePressureWhenHalfTheRingWaits() {
         net = NetnsTesting.harness();
         // A frame ring of 8 slots (4 blocks of two 2048-byte slots): pressure at 4 waiting frames.
-        try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults().rxBlocks(4096, 4).rxFrameRing(2048))) {
+        try (AfPacketLink link = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().rxBlocks(4096, 4).rxFrameRing(2048))) {
             net.peerNeighbour(NetnsHarness.TERN_ADDRESS, link.macAddress());
             assertFalse(link.receivePressure(), "an empty ring");
             net.peerExec(Duration.ofSeconds(10), "ping", "-c", "2", "-i", "0.2", "-W", "1", NetnsHarness.TERN_ADDRESS);

@@ -1,11 +1,12 @@
 package dev.tern.afpacket;
 
-import dev.tern.afpacket.netns.BackgroundCommand;
-import dev.tern.afpacket.netns.EthtoolOffloads;
-import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.core.testing.ExternalTools;
 import dev.tern.ethernet.link.Offloads;
 import dev.tern.ethernet.link.TxFrame;
+import dev.tern.testkit.netns.BackgroundCommand;
+import dev.tern.testkit.netns.EthtoolOffloads;
+import dev.tern.testkit.netns.NetnsHarness;
+import dev.tern.testkit.netns.NetnsTesting;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -18,8 +19,8 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 
-import static dev.tern.afpacket.netns.NetnsHarness.PEER_IPV4;
-import static dev.tern.afpacket.netns.NetnsHarness.TERN_IPV4;
+import static dev.tern.testkit.netns.NetnsHarness.PEER_IPV4;
+import static dev.tern.testkit.netns.NetnsHarness.TERN_IPV4;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -72,7 +73,7 @@ class VnetHeaderVethTest {
     @Test
     void linkWithVnetHeaderReportsChecksumAndSegmentationOffloads() {
         net = NetnsTesting.harness();
-        try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults().vnetHeader(true))) {
+        try (AfPacketLink link = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().vnetHeader(true))) {
             assertEquals(Offloads.TX_L4_CHECKSUM | Offloads.TX_TCP_SEGMENTATION | Offloads.RX_CHECKSUM, link.offloads());
             assertTrue(link.transmitCapacity() >= 14 + 4 + 65535, "a 64 KiB TSO super-frame fits: " + link.transmitCapacity());
             assertTrue(link.transmitSlots() >= 64, "at least the default 64 slots: " + link.transmitSlots());
@@ -82,8 +83,8 @@ class VnetHeaderVethTest {
     @Test
     void kernelUdpWithChecksumOffloadArrivesMarkedPartialWithOrWithoutVnetHeader() {
         net = NetnsTesting.harness(NetnsHarness.Options.defaults().offloads(EthtoolOffloads.ALL_ON));
-        try (AfPacketLink vnet = net.openTernLink(AfPacketOptions.defaults().vnetHeader(true));
-             AfPacketLink plain = net.openTernLink(AfPacketOptions.defaults())) {
+        try (AfPacketLink vnet = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().vnetHeader(true));
+             AfPacketLink plain = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults())) {
             net.peerNeighbour(NetnsHarness.TERN_ADDRESS, net.ternMac());
             peerSendsUdp(5, 0);
             for (AfPacketLink link : List.of(vnet, plain)) {
@@ -97,7 +98,7 @@ class VnetHeaderVethTest {
     @Test
     void kernelUdpWithSoftwareChecksumArrivesWithoutChecksumClaimsAndVerifies() {
         net = NetnsTesting.harness(NetnsHarness.Options.defaults().ternOffloads(EthtoolOffloads.ALL_ON).peerOffloads(EthtoolOffloads.ALL_OFF));
-        try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults().vnetHeader(true))) {
+        try (AfPacketLink link = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().vnetHeader(true))) {
             net.peerNeighbour(NetnsHarness.TERN_ADDRESS, net.ternMac());
             peerSendsUdp(5, 0);
             final Receiver.Frame frame = new Receiver(link).await(VnetHeaderVethTest::isUdpToPort, WAIT, "UDP datagram");
@@ -110,8 +111,8 @@ class VnetHeaderVethTest {
     @Test
     void kernelUdpGsoSuperPacketIsHandedUpAsOneFrameLargerThanTheMtu() {
         net = NetnsTesting.harness(NetnsHarness.Options.defaults().offloads(EthtoolOffloads.ALL_ON));
-        try (AfPacketLink vnet = net.openTernLink(AfPacketOptions.defaults().vnetHeader(true));
-             AfPacketLink plain = net.openTernLink(AfPacketOptions.defaults())) {
+        try (AfPacketLink vnet = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().vnetHeader(true));
+             AfPacketLink plain = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults())) {
             net.peerNeighbour(NetnsHarness.TERN_ADDRESS, net.ternMac());
             peerSendsUdp(3000, 1000);
             for (AfPacketLink link : List.of(vnet, plain)) {
@@ -127,7 +128,7 @@ class VnetHeaderVethTest {
     void requestedUdpChecksumIsCompletedAndThePeerKernelAcceptsOnlyThatDatagram(boolean vnetHeader) {
         // Checksums computed in software on both ends: the peer verifies what arrives, nothing is trusted.
         net = NetnsTesting.harness(NetnsHarness.Options.defaults().offloads(EthtoolOffloads.ALL_OFF));
-        try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults().vnetHeader(vnetHeader));
+        try (AfPacketLink link = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().vnetHeader(vnetHeader));
              BackgroundCommand listener = net.startInPeer(python(), "-c", LISTENER)) {
             listener.awaitOutput("ready", WAIT);
             final long errorsBefore = peerUdpCounter("InCsumErrors");
@@ -170,7 +171,7 @@ class VnetHeaderVethTest {
         for (int i = 0; i < payload.length; i++) {
             payload[i] = (byte) (i * 7 + i / 251);
         }
-        try (AfPacketLink link = net.openTernLink(AfPacketOptions.defaults().vnetHeader(true));
+        try (AfPacketLink link = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().vnetHeader(true));
              BackgroundCommand dump = net.startInPeer(tcpdump, "-i", NetnsHarness.PEER_INTERFACE, "-n", "-U", "--immediate-mode", "-Z", "root",
                  "-w", capture.toString(), "tcp and src host " + NetnsHarness.TERN_ADDRESS)) {
             dump.awaitOutput("listening on", WAIT);
@@ -209,8 +210,8 @@ class VnetHeaderVethTest {
     @Test
     void segmentationIsRefusedWithoutTheVnetHeaderOrWithoutAChecksumRequest() {
         net = NetnsTesting.harness();
-        try (AfPacketLink plain = net.openTernLink(AfPacketOptions.defaults());
-             AfPacketLink vnet = net.openTernLink(AfPacketOptions.defaults().vnetHeader(true))) {
+        try (AfPacketLink plain = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults());
+             AfPacketLink vnet = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().vnetHeader(true))) {
             final byte[] payload = new byte[1000];
             assertTrue(plain.claim(tx));
             tx.length(Packets.tcp(tx.segment(), tx.offset(), plain.macAddress(), net.peerMac(), TERN_IPV4, PEER_IPV4,

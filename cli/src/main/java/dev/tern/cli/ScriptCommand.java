@@ -1,8 +1,8 @@
 package dev.tern.cli;
 
-import dev.tern.stack.script.ScriptException;
-import dev.tern.stack.script.ScriptProfile;
-import dev.tern.stack.script.ScriptRunner;
+import dev.tern.script.ScriptException;
+import dev.tern.script.ScriptProfile;
+import dev.tern.script.ScriptRunner;
 
 import java.io.IOException;
 import java.io.PrintStream;

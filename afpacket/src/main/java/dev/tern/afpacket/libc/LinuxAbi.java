@@ -1,10 +1,11 @@
 package dev.tern.afpacket.libc;
 
 import dev.tern.core.sys.EventCounterWake;
+import dev.tern.core.sys.Libc;
 
 /**
- * Linux and glibc constants and struct layouts (x86-64 / LP64) that the AF_PACKET link and the namespace helpers
- * use, written by hand because jextract is not available. {@code LinuxAbiTest} compiles a C program against the
+ * Linux and glibc constants and struct layouts (x86-64 / LP64) that the AF_PACKET link and the namespace harness
+ * (testkit, through core's Libc) use, written by hand because jextract is not available. {@code LinuxAbiTest} compiles a C program against the
  * installed headers ({@code linux-libc-dev}, glibc) with gcc and compares every constant here with
  * {@code offsetof}/{@code sizeof}/the macro, so a header change is caught, the way an ABI test would.
  *
@@ -184,9 +185,11 @@ public final class LinuxAbi {
     public static final int POLLFD_FD_OFFSET = EventCounterWake.POLLFD_FD_OFFSET;
     public static final int POLLFD_EVENTS_OFFSET = EventCounterWake.POLLFD_EVENTS_OFFSET;
     public static final int POLLFD_REVENTS_OFFSET = EventCounterWake.POLLFD_REVENTS_OFFSET;
-    public static final int O_RDONLY = 0;
-    public static final int O_CLOEXEC = 0x80000;
-    public static final int CLONE_NEWNET = 0x40000000;
+    // open(2) and setns(2): taken from core's Libc, where testkit's NetworkNamespace finds them, so that this class's
+    // check covers them.
+    public static final int O_RDONLY = Libc.O_RDONLY;
+    public static final int O_CLOEXEC = Libc.O_CLOEXEC;
+    public static final int CLONE_NEWNET = Libc.CLONE_NEWNET;
 
     // ---- errno values the link treats specially ----
     public static final int EPERM = 1;

@@ -2,11 +2,11 @@ package dev.tern.conformance.bench;
 
 import dev.tern.afpacket.AfPacketLink;
 import dev.tern.afpacket.AfPacketOptions;
-import dev.tern.afpacket.netns.BackgroundCommand;
-import dev.tern.afpacket.netns.Commands;
-import dev.tern.afpacket.netns.EthtoolOffloads;
-import dev.tern.afpacket.netns.NetnsHarness;
-import dev.tern.afpacket.netns.NetworkNamespace;
+import dev.tern.testkit.netns.BackgroundCommand;
+import dev.tern.testkit.netns.Commands;
+import dev.tern.testkit.netns.EthtoolOffloads;
+import dev.tern.testkit.netns.NetnsHarness;
+import dev.tern.testkit.netns.NetworkNamespace;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -285,7 +285,7 @@ final class FloodBenchmark {
      * {@code maxSeconds} and by {@code maxSeconds} at the rate asked (at 5,000,000/s unpaced) in frames.
      */
     private static Flood javaFlood(NetnsHarness pair, int port, long rate, double maxSeconds) {
-        final AfPacketLink link = pair.openPeerLink(FLOOD_LINK);
+        final AfPacketLink link = pair.openPeerLink(AfPacketLink::open, FLOOD_LINK);
         final FrameFloodGenerator generator = FrameFloodGenerator.syns(pair.peerMac(), NetnsHarness.PEER_IPV4, pair.ternMac(),
             NetnsHarness.TERN_IPV4, port, FrameFloodGenerator.DEFAULT_FRAMES, 15);
         final long maxFrames = (long) ((rate == 0 ? 5_000_000 : rate) * maxSeconds);

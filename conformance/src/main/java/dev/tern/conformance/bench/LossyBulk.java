@@ -1,13 +1,13 @@
 package dev.tern.conformance.bench;
 
-import dev.tern.afpacket.netns.BackgroundCommand;
-import dev.tern.afpacket.netns.NetnsHarness;
-import dev.tern.afpacket.netns.PacketLoss;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.TcpConnection;
-import dev.tern.tcp.TcpTrace;
 import dev.tern.stack.TcpListener;
 import dev.tern.stack.TernSocketException;
+import dev.tern.tcp.TcpTrace;
+import dev.tern.testkit.netns.BackgroundCommand;
+import dev.tern.testkit.netns.NetnsHarness;
+import dev.tern.testkit.netns.PacketLoss;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

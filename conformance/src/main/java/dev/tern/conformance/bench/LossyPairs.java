@@ -1,10 +1,10 @@
 package dev.tern.conformance.bench;
 
-import dev.tern.afpacket.netns.BackgroundCommand;
-import dev.tern.afpacket.netns.EthtoolOffloads;
-import dev.tern.afpacket.netns.NetnsHarness;
-import dev.tern.afpacket.netns.NetworkNamespace;
-import dev.tern.afpacket.netns.PacketLoss;
+import dev.tern.testkit.netns.BackgroundCommand;
+import dev.tern.testkit.netns.EthtoolOffloads;
+import dev.tern.testkit.netns.NetnsHarness;
+import dev.tern.testkit.netns.NetworkNamespace;
+import dev.tern.testkit.netns.PacketLoss;
 
 import java.time.Duration;
 import java.util.List;

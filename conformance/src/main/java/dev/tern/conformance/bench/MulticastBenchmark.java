@@ -1,11 +1,11 @@
 package dev.tern.conformance.bench;
 
-import dev.tern.afpacket.netns.BackgroundCommand;
-import dev.tern.afpacket.netns.CommandResult;
-import dev.tern.afpacket.netns.Commands;
-import dev.tern.afpacket.netns.EthtoolOffloads;
-import dev.tern.afpacket.netns.NetnsHarness;
-import dev.tern.afpacket.netns.NetworkNamespace;
+import dev.tern.testkit.netns.BackgroundCommand;
+import dev.tern.testkit.netns.CommandResult;
+import dev.tern.testkit.netns.Commands;
+import dev.tern.testkit.netns.EthtoolOffloads;
+import dev.tern.testkit.netns.NetnsHarness;
+import dev.tern.testkit.netns.NetworkNamespace;
 
 import java.nio.file.Files;
 import java.nio.file.Path;

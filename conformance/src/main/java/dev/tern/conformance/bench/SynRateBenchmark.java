@@ -2,10 +2,10 @@ package dev.tern.conformance.bench;
 
 import dev.tern.afpacket.AfPacketLink;
 import dev.tern.afpacket.AfPacketOptions;
-import dev.tern.afpacket.netns.BackgroundCommand;
-import dev.tern.afpacket.netns.NetnsHarness;
-import dev.tern.afpacket.netns.NetworkNamespace;
 import dev.tern.tcp.wire.TcpFlags;
+import dev.tern.testkit.netns.BackgroundCommand;
+import dev.tern.testkit.netns.NetnsHarness;
+import dev.tern.testkit.netns.NetworkNamespace;
 
 import java.nio.channels.ServerSocketChannel;
 import java.nio.file.Files;
@@ -163,7 +163,7 @@ final class SynRateBenchmark {
     private Map<Long, Step> steps(NetnsHarness pair, Supplier<Map<String, Long>> counters, List<String> moved,
                                   BackgroundCommand server) {
         final Map<Long, Step> steps = new LinkedHashMap<>();
-        try (AfPacketLink link = pair.openPeerLink(LINK);
+        try (AfPacketLink link = pair.openPeerLink(AfPacketLink::open, LINK);
              FrameFloodGenerator generator = FrameFloodGenerator.syns(pair.peerMac(), NetnsHarness.PEER_IPV4, pair.ternMac(),
                  NetnsHarness.TERN_IPV4, PORT, FrameFloodGenerator.DEFAULT_FRAMES, 16)) {
             awaitAnswers(link, generator, server);

@@ -2,9 +2,9 @@ package dev.tern.conformance.bench;
 
 import dev.tern.afpacket.AfPacketLink;
 import dev.tern.afpacket.AfPacketOptions;
-import dev.tern.afpacket.netns.BackgroundCommand;
-import dev.tern.afpacket.netns.NetnsHarness;
-import dev.tern.afpacket.netns.NetworkNamespace;
+import dev.tern.testkit.netns.BackgroundCommand;
+import dev.tern.testkit.netns.NetnsHarness;
+import dev.tern.testkit.netns.NetworkNamespace;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -231,7 +231,7 @@ final class UdpRateBenchmark {
      */
     private Map<Long, FloodStep> flood(NetnsHarness pair) {
         final Map<Long, FloodStep> steps = new LinkedHashMap<>();
-        try (AfPacketLink link = pair.openPeerLink(FLOOD_LINK);
+        try (AfPacketLink link = pair.openPeerLink(AfPacketLink::open, FLOOD_LINK);
              FrameFloodGenerator generator = FrameFloodGenerator.datagrams(pair.peerMac(), NetnsHarness.PEER_IPV4,
                  pair.ternMac(), NetnsHarness.TERN_IPV4, PORT, FrameFloodGenerator.DEFAULT_FRAMES, SIZE)) {
             floodStep(link, generator, 0, FLOOD_WARM_UP_SECONDS);

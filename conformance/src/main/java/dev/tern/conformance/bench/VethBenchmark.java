@@ -1,14 +1,10 @@
 package dev.tern.conformance.bench;
 
+import dev.tern.afpacket.AfPacketLink;
 import dev.tern.afpacket.AfPacketOptions;
 import dev.tern.afxdp.AfXdpLink;
 import dev.tern.afxdp.AfXdpOptions;
 import dev.tern.ethernet.link.Link;
-import dev.tern.afpacket.netns.BackgroundCommand;
-import dev.tern.afpacket.netns.CommandResult;
-import dev.tern.afpacket.netns.Commands;
-import dev.tern.afpacket.netns.EthtoolOffloads;
-import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.stack.LinkIdleStrategy;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.SelectableSocket;
@@ -18,6 +14,11 @@ import dev.tern.stack.TcpListener;
 import dev.tern.stack.TernSocketException;
 import dev.tern.stack.UdpSocket;
 import dev.tern.tcp.TcpOptions;
+import dev.tern.testkit.netns.BackgroundCommand;
+import dev.tern.testkit.netns.CommandResult;
+import dev.tern.testkit.netns.Commands;
+import dev.tern.testkit.netns.EthtoolOffloads;
+import dev.tern.testkit.netns.NetnsHarness;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
@@ -457,7 +458,7 @@ public final class VethBenchmark {
         final Link link = afxdp
             ? net.ternNamespace().call(() -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE,
                 AfXdpOptions.forAddress(NetnsHarness.TERN_IPV4).busyPollUs(busyPollUs)))
-            : net.openTernLink(linkOptions(vnetHeader));
+            : net.openTernLink(AfPacketLink::open, linkOptions(vnetHeader));
         final NetStack stack = NetStack.builder().name("veth-bench").link(link)
             .address(NetnsHarness.TERN_ADDRESS + "/24").countersInMemory().build();
         final StackRunner runner = threading == Threading.OWN_THREAD ? null

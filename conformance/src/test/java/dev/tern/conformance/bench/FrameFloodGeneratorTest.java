@@ -2,7 +2,6 @@ package dev.tern.conformance.bench;
 
 import dev.tern.afpacket.AfPacketLink;
 import dev.tern.afpacket.AfPacketOptions;
-import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.core.checksum.InternetChecksum;
 import dev.tern.core.testing.Allocations;
 import dev.tern.core.testing.ExternalTools;
@@ -13,6 +12,7 @@ import dev.tern.ipv4.wire.Ipv4Header;
 import dev.tern.ipv4.wire.Ipv4Repr;
 import dev.tern.tcp.wire.TcpFlags;
 import dev.tern.tcp.wire.TcpHeader;
+import dev.tern.testkit.netns.NetnsHarness;
 import dev.tern.udp.wire.UdpHeader;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -142,7 +142,7 @@ class FrameFloodGeneratorTest {
                     // closed: done
                 }
             });
-            try (AfPacketLink peer = net.openPeerLink(AfPacketOptions.defaults().rxBlocks(256 * 1024, 64));
+            try (AfPacketLink peer = net.openPeerLink(AfPacketLink::open, AfPacketOptions.defaults().rxBlocks(256 * 1024, 64));
                  FrameFloodGenerator generator = FrameFloodGenerator.datagrams(peer.macAddress(), NetnsHarness.PEER_IPV4,
                      net.ternMac(), NetnsHarness.TERN_IPV4, 7, 1000, 64)) {
                 final FrameFloodGenerator.DatagramCounter echoes = new FrameFloodGenerator.DatagramCounter(
@@ -180,8 +180,8 @@ class FrameFloodGeneratorTest {
         // A frame ring of 8192 slots holds the whole run (a block ring would retire a block per millisecond on its
         // timer, with a few dozen frames in it, and hold only as many milliseconds as it has blocks).
         try (NetnsHarness net = NetnsHarness.create();
-             AfPacketLink tern = net.openTernLink(AfPacketOptions.defaults().rxBlocks(256 * 1024, 64).rxFrameRing(2048));
-             AfPacketLink peer = net.openPeerLink(AfPacketOptions.defaults());
+             AfPacketLink tern = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().rxBlocks(256 * 1024, 64).rxFrameRing(2048));
+             AfPacketLink peer = net.openPeerLink(AfPacketLink::open, AfPacketOptions.defaults());
              FrameFloodGenerator generator = FrameFloodGenerator.syns(peer.macAddress(), NetnsHarness.PEER_IPV4,
                  tern.macAddress(), NetnsHarness.TERN_IPV4, PORT, 4096, 1)) {
             final FrameFloodGenerator.SegmentCounter syns = new FrameFloodGenerator.SegmentCounter(NetnsHarness.PEER_IPV4, TcpFlags.SYN);
@@ -204,8 +204,8 @@ class FrameFloodGeneratorTest {
     void aRunAllocatesNothingPerFrame() {
         assumeNetns();
         try (NetnsHarness net = NetnsHarness.create();
-             AfPacketLink tern = net.openTernLink(AfPacketOptions.defaults());
-             AfPacketLink peer = net.openPeerLink(AfPacketOptions.defaults());
+             AfPacketLink tern = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults());
+             AfPacketLink peer = net.openPeerLink(AfPacketLink::open, AfPacketOptions.defaults());
              FrameFloodGenerator generator = FrameFloodGenerator.syns(peer.macAddress(), NetnsHarness.PEER_IPV4,
                  tern.macAddress(), NetnsHarness.TERN_IPV4, PORT, FrameFloodGenerator.DEFAULT_FRAMES, 1)) {
             // Enough flushes for C2 to compile the sendto downcall, which allocates below C2 (AfPacketZeroAllocationTest).

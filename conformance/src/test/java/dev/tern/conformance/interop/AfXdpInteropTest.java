@@ -1,16 +1,17 @@
 package dev.tern.conformance.interop;
 
-import dev.tern.afpacket.netns.BackgroundCommand;
-import dev.tern.afpacket.netns.CommandResult;
-import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.afxdp.AfXdpLink;
 import dev.tern.afxdp.AfXdpOpenException;
 import dev.tern.afxdp.AfXdpOptions;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.TcpConnection;
 import dev.tern.stack.TcpListener;
-import dev.tern.tcp.TcpOptions;
 import dev.tern.stack.UdpSocket;
+import dev.tern.tcp.TcpOptions;
+import dev.tern.testkit.netns.BackgroundCommand;
+import dev.tern.testkit.netns.CommandResult;
+import dev.tern.testkit.netns.NetnsHarness;
+import dev.tern.testkit.netns.NetnsTesting;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -21,8 +22,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 
-import static dev.tern.afpacket.netns.NetnsHarness.PEER_IPV4;
-import static dev.tern.afpacket.netns.NetnsHarness.TERN_IPV4;
+import static dev.tern.testkit.netns.NetnsHarness.PEER_IPV4;
+import static dev.tern.testkit.netns.NetnsHarness.TERN_IPV4;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -70,7 +71,7 @@ class AfXdpInteropTest {
     }
 
     private void start(AfXdpOptions options, NetnsHarness.Options pair) {
-        VethRig.assumeNetns();
+        NetnsTesting.assumeNetns();
         net = NetnsHarness.create(pair);
         kernel = new KernelPeer(net);
         link = net.ternNamespace().call(() -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE, options));
@@ -189,7 +190,7 @@ class AfXdpInteropTest {
     @org.junit.jupiter.params.provider.ValueSource(ints = {1500, 9000})
     void withThePeersTransmitChecksumOffloadOnItsPartialChecksumsAreDroppedAsBad(int mtu) throws Exception {
         start(AfXdpOptions.forAddress(TERN_IPV4), NetnsHarness.Options.defaults().mtu(mtu)
-            .offloads(dev.tern.afpacket.netns.EthtoolOffloads.ALL_ON));
+            .offloads(dev.tern.testkit.netns.EthtoolOffloads.ALL_ON));
         final String features = net.peerExec(Duration.ofSeconds(10), "ethtool", "-k", NetnsHarness.PEER_INTERFACE).orThrow().stdout();
         assertTrue(features.contains("tx-checksumming: on"), features);
         assertTrue(features.contains("tcp-segmentation-offload: off"), "the kernel turned the peer's TSO off: " + features);
@@ -273,7 +274,7 @@ class AfXdpInteropTest {
     /** An MTU whose frames would need more than 16 chunks is refused at open, in one line naming the limit and AF_PACKET. */
     @Test
     void anMtuBeyondSixteenChunksIsRefusedWithTheLimitAndTheAlternative() {
-        VethRig.assumeNetns();
+        NetnsTesting.assumeNetns();
         net = NetnsHarness.create(NetnsHarness.Options.defaults().mtu(40000));
         final AfXdpOpenException refused = assertThrows(AfXdpOpenException.class, () -> net.ternNamespace().call(
             () -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE, AfXdpOptions.forAddress(TERN_IPV4))));
@@ -447,7 +448,7 @@ class AfXdpInteropTest {
      */
     @Test
     void aSecondProgramIsRefusedWithTheReasonAndCloseDetaches() {
-        VethRig.assumeNetns();
+        NetnsTesting.assumeNetns();
         net = NetnsHarness.create(VethSetup.DEFAULT.harnessOptions());
         net.ternNamespace().ip("link", "add", "xq0", "numtxqueues", "2", "numrxqueues", "2", "type", "veth", "peer", "name", "xq1",
             "numtxqueues", "2", "numrxqueues", "2");
@@ -470,7 +471,7 @@ class AfXdpInteropTest {
      */
     @Test
     void ternServeOnAfXdpSaysItsModeAnswersPingAndAKilledServeLeavesNoProgram(@org.junit.jupiter.api.io.TempDir java.nio.file.Path counters) {
-        VethRig.assumeNetns();
+        NetnsTesting.assumeNetns();
         net = NetnsHarness.create(VethSetup.DEFAULT.harnessOptions());
         kernel = new KernelPeer(net);
         final List<String> command = new ArrayList<>(List.of("env", "TERN_COUNTERS_DIR=" + counters,

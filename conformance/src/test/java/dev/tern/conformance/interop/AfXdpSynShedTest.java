@@ -1,8 +1,5 @@
 package dev.tern.conformance.interop;
 
-import dev.tern.afpacket.netns.BackgroundCommand;
-import dev.tern.afpacket.netns.CommandResult;
-import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.afxdp.AfXdpLink;
 import dev.tern.afxdp.AfXdpOptions;
 import dev.tern.core.memory.BigEndian;
@@ -12,6 +9,10 @@ import dev.tern.stack.NetStack;
 import dev.tern.stack.TcpConnection;
 import dev.tern.stack.TcpListener;
 import dev.tern.tcp.TcpOptions;
+import dev.tern.testkit.netns.BackgroundCommand;
+import dev.tern.testkit.netns.CommandResult;
+import dev.tern.testkit.netns.NetnsHarness;
+import dev.tern.testkit.netns.NetnsTesting;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -21,7 +22,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
-import static dev.tern.afpacket.netns.NetnsHarness.TERN_IPV4;
+import static dev.tern.testkit.netns.NetnsHarness.TERN_IPV4;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -143,7 +144,7 @@ class AfXdpSynShedTest {
 
     @Test
     void whileSheddingSevenInEightSynsAreDroppedInTheProgramAndEverythingElseArrives() {
-        VethRig.assumeNetns();
+        NetnsTesting.assumeNetns();
         hping3 = ExternalTools.require("hping3", "hping3").toString();
         net = NetnsHarness.create(VethSetup.DEFAULT.harnessOptions());
         link = net.ternNamespace().call(() -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE, AfXdpOptions.forAddress(TERN_IPV4)));
@@ -206,7 +207,7 @@ class AfXdpSynShedTest {
      */
     @Test
     void underAFloodTheStackTurnsTheProgramsSheddingOnAndAfterwardsOffAndAConnectionOpens() throws Exception {
-        VethRig.assumeNetns();
+        NetnsTesting.assumeNetns();
         hping3 = ExternalTools.require("hping3", "hping3").toString();
         net = NetnsHarness.create(VethSetup.DEFAULT.harnessOptions());
         link = net.ternNamespace().call(() -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE,

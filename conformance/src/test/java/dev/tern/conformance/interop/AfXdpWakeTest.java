@@ -1,15 +1,16 @@
 package dev.tern.conformance.interop;
 
-import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.afxdp.AfXdpLink;
 import dev.tern.afxdp.AfXdpOptions;
 import dev.tern.core.testing.WakeChecks;
+import dev.tern.testkit.netns.NetnsHarness;
+import dev.tern.testkit.netns.NetnsTesting;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.util.Arrays;
 
-import static dev.tern.afpacket.netns.NetnsHarness.TERN_IPV4;
+import static dev.tern.testkit.netns.NetnsHarness.TERN_IPV4;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -31,7 +32,7 @@ class AfXdpWakeTest {
 
     @Test
     void aWakeFromAnotherThreadEndsAWaitForFramesAtOnceAndIsTakenOnce() throws Exception {
-        VethRig.assumeNetns();
+        NetnsTesting.assumeNetns();
         net = NetnsHarness.create(VethSetup.DEFAULT.harnessOptions());
         link = net.ternNamespace().call(() -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE, AfXdpOptions.forAddress(TERN_IPV4)));
         WakeChecks.aWakeEndsAWaitAndIsTakenOnce(link::awaitFrames, link::wakeAwaitingThread);

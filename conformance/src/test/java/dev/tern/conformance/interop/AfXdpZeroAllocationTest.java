@@ -2,7 +2,6 @@ package dev.tern.conformance.interop;
 
 import dev.tern.afpacket.AfPacketLink;
 import dev.tern.afpacket.AfPacketOptions;
-import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.afxdp.AfXdpLink;
 import dev.tern.afxdp.AfXdpOptions;
 import dev.tern.core.memory.BigEndian;
@@ -10,6 +9,8 @@ import dev.tern.core.testing.Allocations;
 import dev.tern.ethernet.link.FrameHandler;
 import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.link.TxFrame;
+import dev.tern.testkit.netns.NetnsHarness;
+import dev.tern.testkit.netns.NetnsTesting;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -123,11 +124,11 @@ class AfXdpZeroAllocationTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("cases")
     void receiveAndTransmitAllocateNothingPerFrame(Case run) {
-        VethRig.assumeNetns();
+        NetnsTesting.assumeNetns();
         try (NetnsHarness net = NetnsHarness.create(VethSetup.DEFAULT.harnessOptions().mtu(run.mtu()));
              AfXdpLink tern = net.ternNamespace().call(() -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE,
                  AfXdpOptions.forAddress(NetnsHarness.TERN_IPV4)));
-             AfPacketLink peer = net.openPeerLink(run.mtu() > 1500 ? AfPacketOptions.throughput() : AfPacketOptions.defaults())) {
+             AfPacketLink peer = net.openPeerLink(AfPacketLink::open, run.mtu() > 1500 ? AfPacketOptions.throughput() : AfPacketOptions.defaults())) {
             final Direction there = new Direction(tern, peer, ETHERTYPE_EXPERIMENT, run);
             final Direction back = new Direction(peer, tern, ETHERTYPE_IPV4, run);
             run(there, back, SMALL_BURST_WARMUP_FRAMES, WARMUP_BURST);

@@ -1,8 +1,8 @@
 package dev.tern.conformance.interop;
 
-import dev.tern.afpacket.netns.CommandResult;
-import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.ethernet.wire.MacAddress;
+import dev.tern.testkit.netns.CommandResult;
+import dev.tern.testkit.netns.NetnsHarness;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -11,7 +11,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.stream.Stream;
 
-import static dev.tern.afpacket.netns.NetnsHarness.PEER_IPV4;
+import static dev.tern.testkit.netns.NetnsHarness.PEER_IPV4;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,12 +1,12 @@
 package dev.tern.conformance.interop;
 
-import dev.tern.afpacket.netns.BackgroundCommand;
-import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.conformance.replay.Capture;
 import dev.tern.conformance.replay.CapturedFrame;
 import dev.tern.conformance.replay.ReplayScript;
 import dev.tern.core.net.Ipv4Address;
 import dev.tern.stack.testing.Frames;
+import dev.tern.testkit.netns.BackgroundCommand;
+import dev.tern.testkit.netns.NetnsHarness;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 
@@ -18,8 +18,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
-import static dev.tern.afpacket.netns.NetnsHarness.PEER_IPV4;
-import static dev.tern.afpacket.netns.NetnsHarness.TERN_IPV4;
+import static dev.tern.testkit.netns.NetnsHarness.PEER_IPV4;
+import static dev.tern.testkit.netns.NetnsHarness.TERN_IPV4;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;

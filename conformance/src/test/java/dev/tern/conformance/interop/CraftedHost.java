@@ -2,13 +2,13 @@ package dev.tern.conformance.interop;
 
 import dev.tern.afpacket.AfPacketLink;
 import dev.tern.afpacket.AfPacketOptions;
-import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.arp.wire.ArpPacket;
 import dev.tern.conformance.replay.CapturedFrame;
 import dev.tern.ethernet.link.TxFrame;
 import dev.tern.ethernet.wire.EtherType;
 import dev.tern.ethernet.wire.MacAddress;
 import dev.tern.stack.testing.Frames;
+import dev.tern.testkit.netns.NetnsHarness;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -47,12 +47,12 @@ final class CraftedHost {
 
     /** On the kernel peer's end ({@value NetnsHarness#PEER_INTERFACE}): frames to whoever is on Tern's end. */
     static CraftedHost onPeerEnd(NetnsHarness net) {
-        return new CraftedHost(net.openPeerLink(AfPacketOptions.defaults()));
+        return new CraftedHost(net.openPeerLink(AfPacketLink::open, AfPacketOptions.defaults()));
     }
 
     /** On Tern's end ({@value NetnsHarness#TERN_INTERFACE}): frames to the kernel peer, beside Tern's own socket. */
     static CraftedHost onTernEnd(NetnsHarness net) {
-        return new CraftedHost(net.openTernLink(AfPacketOptions.defaults()));
+        return new CraftedHost(net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults()));
     }
 
     static boolean owns(int address) {

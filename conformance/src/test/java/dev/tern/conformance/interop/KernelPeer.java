@@ -1,10 +1,10 @@
 package dev.tern.conformance.interop;
 
-import dev.tern.afpacket.netns.BackgroundCommand;
-import dev.tern.afpacket.netns.CommandResult;
-import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.core.testing.ExternalTools;
 import dev.tern.ethernet.wire.MacAddress;
+import dev.tern.testkit.netns.BackgroundCommand;
+import dev.tern.testkit.netns.CommandResult;
+import dev.tern.testkit.netns.NetnsHarness;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,7 +1,5 @@
 package dev.tern.conformance.interop;
 
-import dev.tern.afpacket.netns.BackgroundCommand;
-import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.conformance.replay.Capture;
 import dev.tern.conformance.replay.CapturedFrame;
 import dev.tern.core.checksum.InternetChecksum;
@@ -10,6 +8,8 @@ import dev.tern.stack.NetStack;
 import dev.tern.stack.TernSocketException;
 import dev.tern.stack.UdpSocket;
 import dev.tern.stack.testing.Frames;
+import dev.tern.testkit.netns.BackgroundCommand;
+import dev.tern.testkit.netns.NetnsHarness;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;

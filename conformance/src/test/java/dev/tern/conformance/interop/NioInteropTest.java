@@ -1,12 +1,13 @@
 package dev.tern.conformance.interop;
 
-import dev.tern.afpacket.netns.BackgroundCommand;
-import dev.tern.afpacket.netns.CommandResult;
-import dev.tern.afpacket.netns.NetnsHarness;
+import dev.tern.afpacket.AfPacketLink;
 import dev.tern.core.counters.CountersSnapshot;
 import dev.tern.nio.TernSelectorProvider;
 import dev.tern.nio.examples.NettyEchoServer;
 import dev.tern.stack.NetStack;
+import dev.tern.testkit.netns.BackgroundCommand;
+import dev.tern.testkit.netns.CommandResult;
+import dev.tern.testkit.netns.NetnsHarness;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -47,7 +48,7 @@ class NioInteropTest extends VethRigTest {
 
     /** A Tern stack on the rig's tern0, behind a provider; the rig's harness closes the link, the caller the provider. */
     private TernSelectorProvider ternProvider() {
-        final NetStack stack = NetStack.builder().name("nio-interop").link(rig.net().openTernLink(VethSetup.DEFAULT.linkOptions()))
+        final NetStack stack = NetStack.builder().name("nio-interop").link(rig.net().openTernLink(AfPacketLink::open, VethSetup.DEFAULT.linkOptions()))
             .address(VethRig.TERN_CIDR).countersInMemory().build();
         return TernSelectorProvider.open(stack);
     }

@@ -1,8 +1,6 @@
 package dev.tern.conformance.interop;
 
-import dev.tern.afpacket.netns.CommandResult;
-import dev.tern.afpacket.netns.BackgroundCommand;
-import dev.tern.afpacket.netns.NetnsHarness;
+import dev.tern.afpacket.AfPacketLink;
 import dev.tern.ethernet.link.ShardSteering;
 import dev.tern.stack.LinkIdleStrategy;
 import dev.tern.stack.NetStack;
@@ -12,6 +10,9 @@ import dev.tern.stack.TcpListener;
 import dev.tern.stack.TernSocketException;
 import dev.tern.stack.UdpSocket;
 import dev.tern.tcp.TcpOptions;
+import dev.tern.testkit.netns.BackgroundCommand;
+import dev.tern.testkit.netns.CommandResult;
+import dev.tern.testkit.netns.NetnsHarness;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
@@ -22,8 +23,8 @@ import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.LockSupport;
 
-import static dev.tern.afpacket.netns.NetnsHarness.PEER_IPV4;
-import static dev.tern.afpacket.netns.NetnsHarness.TERN_IPV4;
+import static dev.tern.testkit.netns.NetnsHarness.PEER_IPV4;
+import static dev.tern.testkit.netns.NetnsHarness.TERN_IPV4;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -104,7 +105,7 @@ class ShardedStackVethTest extends VethRigTest {
         rig = VethRig.create(VethSetup.DEFAULT);
         final int group = (int) (ProcessHandle.current().pid() & 0xFFFF);
         try (StackShards shards = StackShards.build(SHARDS,
-            k -> rig.net().openTernLink(VethSetup.DEFAULT.linkOptions().fanoutSteering(group, SHARDS)), builder -> builder.name("sharded").address(VethRig.TERN_CIDR).countersInMemory())) {
+            k -> rig.net().openTernLink(AfPacketLink::open, VethSetup.DEFAULT.linkOptions().fanoutSteering(group, SHARDS)), builder -> builder.name("sharded").address(VethRig.TERN_CIDR).countersInMemory())) {
             shards.start(k -> new LinkIdleStrategy(shards.shard(k)));
             try (EchoApplication echo = new EchoApplication(shards.listen(ECHO_PORT, 64, TcpOptions.DEFAULT))) {
                 final CommandResult clients = rig.kernel().runPeerPy(Duration.ofSeconds(90), "tcp-echo-clients",

@@ -1,12 +1,12 @@
 package dev.tern.conformance.interop;
 
-import dev.tern.afpacket.netns.BackgroundCommand;
-import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.core.testing.ExternalTools;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.TcpConnection;
 import dev.tern.stack.TcpListener;
 import dev.tern.tcp.TcpOptions;
+import dev.tern.testkit.netns.BackgroundCommand;
+import dev.tern.testkit.netns.NetnsHarness;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

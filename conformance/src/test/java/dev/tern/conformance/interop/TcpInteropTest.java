@@ -1,14 +1,14 @@
 package dev.tern.conformance.interop;
 
-import dev.tern.afpacket.netns.BackgroundCommand;
-import dev.tern.afpacket.netns.CommandResult;
-import dev.tern.afpacket.netns.NetnsHarness;
 import dev.tern.conformance.replay.Capture;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.TcpConnection;
 import dev.tern.stack.TcpListener;
 import dev.tern.stack.TernSocketException;
 import dev.tern.tcp.TcpOptions;
+import dev.tern.testkit.netns.BackgroundCommand;
+import dev.tern.testkit.netns.CommandResult;
+import dev.tern.testkit.netns.NetnsHarness;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -25,8 +25,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
-import static dev.tern.afpacket.netns.NetnsHarness.PEER_IPV4;
-import static dev.tern.afpacket.netns.NetnsHarness.TERN_IPV4;
+import static dev.tern.testkit.netns.NetnsHarness.PEER_IPV4;
+import static dev.tern.testkit.netns.NetnsHarness.TERN_IPV4;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,20 +1,20 @@
 package dev.tern.conformance.interop;
 
-import dev.tern.afpacket.netns.BackgroundCommand;
-import dev.tern.afpacket.netns.NetnsHarness;
-import dev.tern.afpacket.netns.PacketLoss;
 import dev.tern.core.testing.ExternalTools;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.TcpConnection;
 import dev.tern.stack.TcpListener;
 import dev.tern.tcp.TcpOptions;
+import dev.tern.testkit.netns.BackgroundCommand;
+import dev.tern.testkit.netns.NetnsHarness;
+import dev.tern.testkit.netns.PacketLoss;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.time.Duration;
 import java.util.Map;
 
-import static dev.tern.afpacket.netns.NetnsHarness.PEER_IPV4;
+import static dev.tern.testkit.netns.NetnsHarness.PEER_IPV4;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;

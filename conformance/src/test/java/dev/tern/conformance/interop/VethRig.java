@@ -1,7 +1,6 @@
 package dev.tern.conformance.interop;
 
-import dev.tern.afpacket.netns.Commands;
-import dev.tern.afpacket.netns.NetnsHarness;
+import dev.tern.afpacket.AfPacketLink;
 import dev.tern.afxdp.AfXdpLink;
 import dev.tern.afxdp.AfXdpOptions;
 import dev.tern.conformance.replay.ReplayScript;
@@ -12,7 +11,9 @@ import dev.tern.stack.NetStack;
 import dev.tern.stack.Pinger;
 import dev.tern.stack.StackRunner;
 import dev.tern.tcp.TcpConfig;
-import org.junit.jupiter.api.Assumptions;
+import dev.tern.testkit.netns.Commands;
+import dev.tern.testkit.netns.NetnsHarness;
+import dev.tern.testkit.netns.NetnsTesting;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -31,7 +32,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
-import static dev.tern.afpacket.netns.NetnsHarness.PEER_IPV4;
+import static dev.tern.testkit.netns.NetnsHarness.PEER_IPV4;
 
 /**
  * The interop rig: the Linux kernel on one end of a veth pair and a Tern stack on the other, each in a namespace the
@@ -92,10 +93,10 @@ final class VethRig implements AutoCloseable {
 
     /**
      * {@link #create(VethSetup)}, with a wire namespace between the ends when {@code wire} (a bridge where
-     * {@link dev.tern.afpacket.netns.PacketLoss} drops packets so that neither sender learns of it).
+     * {@link dev.tern.testkit.netns.PacketLoss} drops packets so that neither sender learns of it).
      */
     static VethRig create(VethSetup setup, boolean wire) {
-        assumeNetns();
+        NetnsTesting.assumeNetns();
         ExternalTools.require("ethtool", "ethtool");
         final VethRig rig = new VethRig(setup, NetnsHarness.create(setup.harnessOptions().wire(wire)));
         try {
@@ -169,15 +170,6 @@ final class VethRig implements AutoCloseable {
         }
     }
 
-    static void assumeNetns() {
-        NetnsHarness.unavailableReason().ifPresent(reason -> {
-            if (ExternalTools.required()) {
-                throw new AssertionError("TERN_REQUIRE_NETNS=1 but " + reason);
-            }
-            Assumptions.abort(reason);
-        });
-    }
-
     /** Opens Tern's link on tern0, builds the stack (198.18.0.2/24) and starts polling it. */
     void startTern() {
         buildStack(builder -> { });
@@ -248,7 +240,7 @@ final class VethRig implements AutoCloseable {
      */
     private Link openTernLink() {
         if (!setup.afXdp()) {
-            return net.openTernLink(setup.linkOptions());
+            return net.openTernLink(AfPacketLink::open, setup.linkOptions());
         }
         afXdpLink = net.ternNamespace().call(() -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE,
             AfXdpOptions.forAddress(NetnsHarness.TERN_IPV4)));

@@ -1,8 +1,8 @@
 package dev.tern.conformance.interop;
 
 import dev.tern.afpacket.AfPacketOptions;
-import dev.tern.afpacket.netns.EthtoolOffloads;
-import dev.tern.afpacket.netns.NetnsHarness;
+import dev.tern.testkit.netns.EthtoolOffloads;
+import dev.tern.testkit.netns.NetnsHarness;
 
 import java.util.stream.Stream;
 

@@ -1,8 +1,8 @@
 package dev.tern.conformance.scripts;
 
-import dev.tern.stack.script.ScriptException;
-import dev.tern.stack.script.ScriptProfile;
-import dev.tern.stack.script.ScriptRunner;
+import dev.tern.script.ScriptException;
+import dev.tern.script.ScriptProfile;
+import dev.tern.script.ScriptRunner;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 

@@ -28,6 +28,15 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * <p>Stateless and thread-safe; a call-state segment belongs to one thread at a time.
  */
 public final class Libc {
+    /**
+     * {@link #open}'s flags and {@link #setns}'s namespace type, for the namespace harness (testkit), which enters a
+     * network namespace with them and has no ABI class of its own; afpacket's {@code LinuxAbi} names them too, so
+     * that its test checks them against the headers.
+     */
+    public static final int O_RDONLY = 0;
+    public static final int O_CLOEXEC = 0x80000;
+    public static final int CLONE_NEWNET = 0x40000000;
+
     private static final Linker LINKER = Linker.nativeLinker();
     private static final SymbolLookup LOOKUP = LINKER.defaultLookup();
     private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();

@@ -46,7 +46,11 @@ class ModuleLadderTest {
         assertEquals(List.of(), violations);
     }
 
-    /** The rule can fail: the slip that was once found (conformance compiled against cli) and a sideways udp -> tcp. */
+    /**
+     * The rule can fail: the slip that was once found (conformance compiled against cli), a sideways udp -> tcp, stack
+     * looking up at the script runner that was moved out of it, script using its sibling nio, afpacket's main code
+     * using the namespace harness its tests use, and the harness using a link module.
+     */
     @Test
     void rejectsSidewaysAndUpwardDependencies() throws Exception {
         assertEquals(List.of("conformance -> tern-cli (scope compile)"),
@@ -54,6 +58,16 @@ class ModuleLadderTest {
         assertEquals(List.of("udp -> tern-tcp (scope compile)"), violations("udp", pom(dependency("tern-tcp", null))));
         assertEquals(List.of("ipv4 -> tern-stack (scope test)"),
             violations("ipv4", pom(dependency("tern-arp", null), dependency("tern-stack", "test"))));
+        assertEquals(List.of("stack -> tern-script (scope test)"),
+            violations("stack", pom(dependency("tern-tcp", null), dependency("tern-script", "test"))));
+        assertEquals(List.of("script -> tern-nio (scope compile)"),
+            violations("script", pom(dependency("tern-stack", null), dependency("tern-nio", null))));
+        assertEquals(List.of(), violations("cli", pom(dependency("tern-script", null), dependency("tern-nio", null))));
+        assertEquals(List.of("afpacket -> tern-testkit (scope compile)"),
+            violations("afpacket", pom(dependency("tern-testkit", null))));
+        assertEquals(List.of(), violations("afpacket", pom(dependency("tern-testkit", "test"))));
+        assertEquals(List.of("testkit -> tern-afpacket (scope test)"),
+            violations("testkit", pom(dependency("tern-core", null), dependency("tern-afpacket", "test"))));
         assertEquals(List.of(), violations("conformance", pom(dependency("tern-cli", "test"))));
         assertTrue(violations("core", pom(dependency("tern-ethernet", "runtime"))).size() == 1);
     }

@@ -13,12 +13,14 @@ import java.util.Set;
  * artifact without the {@code tern-} prefix and its code lives in package {@code dev.tern.<module>}.
  *
  * <pre>
- *   core &lt;- ethernet &lt;- arp &lt;- ipv4 &lt;- {igmp, udp, tcp} &lt;- stack &lt;- nio &lt;- {cli, conformance}
- *                ^-- {rawqp, afpacket, afxdp} (Links) &lt;------------------------- nio
+ *   core &lt;- ethernet &lt;- arp &lt;- ipv4 &lt;- {igmp, udp, tcp} &lt;- stack &lt;- {nio, script} &lt;- {cli, conformance}
+ *                ^-- {rawqp, afpacket, afxdp} (Links) &lt;---------------------------- nio
+ *   ^-- testkit (the namespace harness) &lt;-- conformance; afpacket's tests (test scope only)
  * </pre>
  *
  * <p>A module may use a module it reaches by following the edges below down (the closure), nothing else: never a
- * higher rung, never a sibling (udp and tcp, rawqp, afpacket and afxdp, cli and conformance).
+ * higher rung, never a sibling (udp and tcp, rawqp, afpacket and afxdp, nio and script, cli and conformance), and
+ * testkit never in main code of a module that has it only for its tests ({@code TEST_ONLY}).
  */
 public final class ModuleLadder {
     /** Each module with the modules it is built directly on. The order is bottom-up. */
@@ -26,6 +28,7 @@ public final class ModuleLadder {
 
     static {
         EDGES.put("core", List.of());
+        EDGES.put("testkit", List.of("core"));
         EDGES.put("ethernet", List.of("core"));
         EDGES.put("arp", List.of("ethernet"));
         EDGES.put("ipv4", List.of("arp"));
@@ -37,16 +40,26 @@ public final class ModuleLadder {
         EDGES.put("afxdp", List.of("ethernet"));
         EDGES.put("stack", List.of("igmp", "udp", "tcp"));
         EDGES.put("nio", List.of("stack", "afpacket", "afxdp", "rawqp"));
-        EDGES.put("cli", List.of("nio"));
-        EDGES.put("conformance", List.of("nio"));
+        EDGES.put("script", List.of("stack"));
+        EDGES.put("cli", List.of("nio", "script"));
+        EDGES.put("conformance", List.of("nio", "script", "testkit"));
     }
 
     /**
-     * The one deliberate exception, test scope only: conformance's interop tests start the {@code tern} command in a
+     * A deliberate exception, test scope only: conformance's interop tests start the {@code tern} command in a
      * child JVM by class name ({@code dev.tern.cli.Tern}) with their own class path, so cli's classes must be on it;
      * no conformance class, main or test, may refer to a cli class (ArchitectureTest checks that).
      */
     private static final Map<String, Set<String>> TEST_RUNTIME_ONLY = Map.of("conformance", Set.of("cli"));
+
+    /**
+     * Edges for a module's tests only, test scope: afpacket's veth tests build their namespaces with testkit's harness
+     * ({@code dev.tern.testkit.netns}), which its main code may not use. testkit is built on core alone, so this makes
+     * no cycle; conformance, whose benchmarks (main code) use the harness too, has testkit on its rung instead.
+     * ArchitectureTest checks that no main class of afpacket refers to testkit (afpacket's test classes are not on
+     * its class path).
+     */
+    private static final Map<String, Set<String>> TEST_ONLY = Map.of("afpacket", Set.of("testkit"));
 
     private ModuleLadder() {
     }
@@ -82,7 +95,8 @@ public final class ModuleLadder {
         if (below(module).contains(target)) {
             return true;
         }
-        return "test".equals(scope) && TEST_RUNTIME_ONLY.getOrDefault(module, Set.of()).contains(target);
+        return "test".equals(scope) && (TEST_RUNTIME_ONLY.getOrDefault(module, Set.of()).contains(target)
+            || TEST_ONLY.getOrDefault(module, Set.of()).contains(target));
     }
 
     /** The ladder's direct edges (read-only). */

@@ -1,0 +1,294 @@
+package dev.tern.script;
+
+import dev.tern.tcp.wire.TcpFlags;
+import dev.tern.tcp.wire.TcpRepr;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One TCP connection a script talks about, in the script's numbering: its ports (Tern's and the remote's, which
+ * identify it on the wire), Tern's ISN (learned from Tern's first SYN or SYN-ACK on it; the remote's is
+ * {@link ScriptRunner#REMOTE_ISN}) and the offset between the script's TS values and Tern's clock (learned from the
+ * first TS option a {@code >} line matches). It compares Tern's segments with {@code >} lines, prints them in the
+ * script's syntax and writes the option bytes of {@code <} lines.
+ *
+ * <p>Owned by one {@link ScriptRunner}.
+ */
+final class ScriptFlow {
+    final int ternPort;
+    final int remotePort;
+    /** Tern's ISN, or -1 before Tern sent a SYN (numbers are then the wire's). */
+    long ternIsn = -1;
+    long tsOffset;
+    boolean tsOffsetKnown;
+
+    ScriptFlow(int ternPort, int remotePort) {
+        this.ternPort = ternPort;
+        this.remotePort = remotePort;
+    }
+
+    boolean is(int ternPort, int remotePort) {
+        return this.ternPort == ternPort && this.remotePort == remotePort;
+    }
+
+    /**
+     * The first way {@code actual} (a segment of this flow) differs from the line, or null; with {@code tsTickUs}
+     * above 0 the TS val is compared too, within {@code toleranceNs}.
+     */
+    String mismatch(ScriptLine.Packet p, TcpRepr actual, long tsTickUs, long toleranceNs) {
+        if (actual.flags() != p.flags()) {
+            return "flags " + flags(actual.flags()) + ", not " + flags(p.flags());
+        }
+        if ((actual.flags() & TcpFlags.SYN) != 0 && ternIsn < 0) {
+            ternIsn = (Integer.toUnsignedLong(actual.seq()) - p.seqStart()) & 0xFFFF_FFFFL;
+        }
+        if (p.ports() != null && (p.ports().source() != actual.sourcePort()
+            || p.ports().destination() != actual.destinationPort())) {
+            return "ports " + actual.sourcePort() + ">" + actual.destinationPort() + ", not " + p.ports();
+        }
+        final long seq = relative(actual.seq(), ternIsn < 0 ? 0 : ternIsn);
+        if (seq != p.seqStart()) {
+            return "sequence number " + seq + ", not " + p.seqStart();
+        }
+        if (actual.payloadLength() != p.payloadLength()) {
+            return actual.payloadLength() + " bytes of data, not " + p.payloadLength();
+        }
+        if (p.ack() >= 0) {
+            final long ack = relative(actual.ack(), ScriptRunner.REMOTE_ISN);
+            if (ack != p.ack()) {
+                return "ack " + ack + ", not " + p.ack();
+            }
+        }
+        if (p.window() >= 0 && actual.window() != p.window()) {
+            return "win " + actual.window() + ", not " + p.window();
+        }
+        return p.options() == null ? null : optionsMismatch(p.options(), actual, tsTickUs, toleranceNs);
+    }
+
+    /** Tern's sequence number {@code relative} of this flow, on the wire (the ISN taken as 0 until it is known). */
+    long ternSeq(long relative) {
+        return ((ternIsn < 0 ? 0 : ternIsn) + relative) & 0xFFFF_FFFFL;
+    }
+
+    /**
+     * Options are compared by meaning: each written option must be there with its values, and no other option may
+     * be; order, NOP and EOL padding are not compared. TS val is not compared (it is Tern's clock) unless
+     * {@code tsTickUs} says how long its tick is; the first one fixes the offset between the script's TS values and
+     * Tern's, used to write the remote's TS ecr.
+     */
+    private String optionsMismatch(List<ScriptLine.Option> expected, TcpRepr actual, long tsTickUs,
+                                   long toleranceNs) {
+        boolean mss = false;
+        boolean wscale = false;
+        boolean sackOk = false;
+        boolean ts = false;
+        boolean sack = false;
+        for (ScriptLine.Option option : expected) {
+            switch (option.kind()) {
+                case MSS -> {
+                    mss = true;
+                    if (actual.mss() != option.values()[0]) {
+                        return actual.mss() < 0 ? "no mss option" : "mss " + actual.mss() + ", not " + option.values()[0];
+                    }
+                }
+                case WSCALE -> {
+                    wscale = true;
+                    if (actual.windowScale() != option.values()[0]) {
+                        return actual.windowScale() < 0 ? "no wscale option"
+                            : "wscale " + actual.windowScale() + ", not " + option.values()[0];
+                    }
+                }
+                case SACK_OK -> {
+                    sackOk = true;
+                    if (!actual.sackPermitted()) {
+                        return "no sackOK option";
+                    }
+                }
+                case TIMESTAMP -> {
+                    ts = true;
+                    if (!actual.timestamp()) {
+                        return "no TS option";
+                    }
+                    if (!tsOffsetKnown) {
+                        tsOffset = Integer.toUnsignedLong(actual.tsVal()) - option.values()[0];
+                        tsOffsetKnown = true;
+                    }
+                    // packetdrill's --tcp_ts_tick_usecs: the TS val, in the script's numbering, may be as many ticks
+                    // off as fit the tolerance (its run_packet.c compares |actual - script| * tick).
+                    final long tsVal = (Integer.toUnsignedLong(actual.tsVal()) - tsOffset) & 0xFFFF_FFFFL;
+                    final long ticksOff = Math.abs((int) (tsVal - option.values()[0]));
+                    if (tsTickUs > 0 && ticksOff * tsTickUs * 1_000 > toleranceNs) {
+                        return "TS val " + tsVal + ", not " + option.values()[0] + " (" + ticksOff + " ticks of "
+                            + tsTickUs + " µs off, beyond the tolerance of " + toleranceNs / 1_000 + " µs)";
+                    }
+                    if (Integer.toUnsignedLong(actual.tsEcr()) != option.values()[1]) {
+                        return "TS ecr " + Integer.toUnsignedLong(actual.tsEcr()) + ", not " + option.values()[1];
+                    }
+                }
+                case SACK -> {
+                    sack = true;
+                    final long[] blocks = option.values();
+                    final int[] got = actual.sackBlocks();
+                    final StringBuilder gotText = new StringBuilder();
+                    boolean same = got.length == blocks.length;
+                    for (int i = 0; i < got.length; i++) {
+                        final long edge = relative(got[i], ScriptRunner.REMOTE_ISN);
+                        gotText.append(i % 2 == 0 ? " " : ":").append(edge);
+                        same &= i < blocks.length && edge == blocks[i];
+                    }
+                    if (!same) {
+                        return got.length == 0 ? "no SACK blocks" : "sack" + gotText + ", not " + option;
+                    }
+                }
+                case NOP, EOL -> { }
+            }
+        }
+        if (!mss && actual.mss() >= 0) {
+            return "an mss option the line does not have";
+        }
+        if (!wscale && actual.windowScale() >= 0) {
+            return "a wscale option the line does not have";
+        }
+        if (!sackOk && actual.sackPermitted()) {
+            return "a sackOK option the line does not have";
+        }
+        if (!ts && actual.timestamp()) {
+            return "a TS option the line does not have";
+        }
+        if (!sack && actual.sackBlocks().length > 0) {
+            return "SACK blocks the line does not have";
+        }
+        return null;
+    }
+
+    static long relative(int wire, long isn) {
+        return (Integer.toUnsignedLong(wire) - isn) & 0xFFFF_FFFFL;
+    }
+
+    static String flags(int flags) {
+        final StringBuilder text = new StringBuilder();
+        if ((flags & TcpFlags.SYN) != 0) {
+            text.append('S');
+        }
+        if ((flags & TcpFlags.FIN) != 0) {
+            text.append('F');
+        }
+        if ((flags & TcpFlags.RST) != 0) {
+            text.append('R');
+        }
+        if ((flags & TcpFlags.PSH) != 0) {
+            text.append('P');
+        }
+        if ((flags & TcpFlags.URG) != 0) {
+            text.append('U');
+        }
+        if ((flags & TcpFlags.ECE) != 0) {
+            text.append('E');
+        }
+        if ((flags & TcpFlags.CWR) != 0) {
+            text.append('W');
+        }
+        if ((flags & TcpFlags.ACK) != 0) {
+            text.append('.');
+        }
+        return text.toString();
+    }
+
+    /** A segment Tern sent, in the script's own syntax and numbering. */
+    String describe(TcpRepr r) {
+        // Before Tern's ISN is learned (a trace line printed as the SYN goes), a SYN counts from itself.
+        final long isn = ternIsn >= 0 ? ternIsn
+            : (r.flags() & TcpFlags.SYN) != 0 ? Integer.toUnsignedLong(r.seq()) : 0;
+        final long seq = relative(r.seq(), isn);
+        final StringBuilder text = new StringBuilder("'").append(flags(r.flags())).append(' ').append(seq).append(':')
+            .append(seq + r.payloadLength()).append('(').append(r.payloadLength()).append(')');
+        if ((r.flags() & TcpFlags.ACK) != 0) {
+            text.append(" ack ").append(relative(r.ack(), ScriptRunner.REMOTE_ISN));
+        }
+        text.append(" win ").append(r.window());
+        // Printed with the NOPs Tern writes (Linux's layout, TcpOutput.writeOptions), so the text pastes into a script.
+        final List<String> options = new ArrayList<>();
+        if (r.mss() >= 0) {
+            options.add("mss " + r.mss());
+        }
+        if (r.sackPermitted()) {
+            if (!r.timestamp()) {
+                options.add("nop");
+                options.add("nop");
+            }
+            options.add("sackOK");
+        }
+        if (r.timestamp()) {
+            if (!r.sackPermitted()) {
+                options.add("nop");
+                options.add("nop");
+            }
+            options.add("TS val " + (tsOffsetKnown ? (Integer.toUnsignedLong(r.tsVal()) - tsOffset) & 0xFFFF_FFFFL
+                : Integer.toUnsignedLong(r.tsVal())) + " ecr " + Integer.toUnsignedLong(r.tsEcr()));
+        }
+        if (r.windowScale() >= 0) {
+            options.add("nop");
+            options.add("wscale " + r.windowScale());
+        }
+        if (r.sackBlocks().length > 0) {
+            final StringBuilder blocks = new StringBuilder("sack");
+            for (int i = 0; i + 1 < r.sackBlocks().length; i += 2) {
+                blocks.append(' ').append(relative(r.sackBlocks()[i], ScriptRunner.REMOTE_ISN)).append(':')
+                    .append(relative(r.sackBlocks()[i + 1], ScriptRunner.REMOTE_ISN));
+            }
+            options.add("nop");
+            options.add("nop");
+            options.add(blocks.toString());
+        }
+        if (!options.isEmpty()) {
+            text.append(" <").append(String.join(",", options)).append('>');
+        }
+        return text.append('\'').toString();
+    }
+
+    /** The option bytes in the order written, padded with EOL to a multiple of four. */
+    byte[] optionBytes(ScriptLine.Packet p) {
+        if (p.options() == null) {
+            return new byte[0];
+        }
+        final java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        final long isn = ternIsn < 0 ? 0 : ternIsn;
+        for (ScriptLine.Option o : p.options()) {
+            final long[] v = o.values();
+            switch (o.kind()) {
+                case NOP -> out.write(1);
+                case EOL -> out.write(0);
+                case MSS -> bytes(out, 2, 4, v[0] >> 8, v[0]);
+                case WSCALE -> bytes(out, 3, 3, v[0]);
+                case SACK_OK -> bytes(out, 4, 2);
+                case TIMESTAMP -> {
+                    final long ecr = v[1] == 0 || !tsOffsetKnown ? v[1] : (v[1] + tsOffset) & 0xFFFF_FFFFL;
+                    bytes(out, 8, 10);
+                    word(out, v[0]);
+                    word(out, ecr);
+                }
+                case SACK -> {
+                    bytes(out, 5, 2 + 4 * v.length);
+                    for (long edge : v) {
+                        word(out, isn + edge);
+                    }
+                }
+            }
+        }
+        while (out.size() % 4 != 0) {
+            out.write(0);
+        }
+        return out.toByteArray();
+    }
+
+    private static void bytes(java.io.ByteArrayOutputStream out, long... values) {
+        for (long value : values) {
+            out.write((int) value & 0xFF);
+        }
+    }
+
+    private static void word(java.io.ByteArrayOutputStream out, long value) {
+        bytes(out, value >> 24, value >> 16, value >> 8, value);
+    }
+}

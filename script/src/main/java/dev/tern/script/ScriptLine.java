@@ -1,0 +1,127 @@
+package dev.tern.script;
+
+import java.util.List;
+
+/** One statement of a script: a packet Tern must receive ({@code <}) or send ({@code >}), or a socket call. */
+public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagram, ScriptLine.Icmp, ScriptLine.Call,
+    ScriptLine.Sysctl, ScriptLine.TcpInfoAsserts {
+    /** The line number in the file, 1-based. */
+    int line();
+
+    When when();
+
+    /**
+     * When a statement happens: {@code 0.100} (seconds from the start), {@code +0.1} (after the previous statement),
+     * a range {@code 0.1~0.2} or {@code +0.1~+0.2}, or {@code *} (any time; only for packets Tern sends).
+     */
+    record When(boolean any, long startNs, boolean startRelative, long endNs, boolean endRelative) {
+        public static final When ANY = new When(true, 0, false, -1, false);
+
+        public boolean isRange() {
+            return !any && endNs >= 0;
+        }
+    }
+
+    /** One TCP option of a packet line, in the order written. */
+    record Option(Kind kind, long[] values) {
+        public enum Kind { MSS, WSCALE, SACK_OK, SACK, TIMESTAMP, NOP, EOL }
+
+        @Override
+        public String toString() {
+            return switch (kind) {
+                case MSS -> "mss " + values[0];
+                case WSCALE -> "wscale " + values[0];
+                case SACK_OK -> "sackOK";
+                case NOP -> "nop";
+                case EOL -> "eol";
+                case TIMESTAMP -> "TS val " + values[0] + " ecr " + values[1];
+                case SACK -> {
+                    final StringBuilder text = new StringBuilder("sack");
+                    for (int i = 0; i + 1 < values.length; i += 2) {
+                        text.append(' ').append(values[i]).append(':').append(values[i + 1]);
+                    }
+                    yield text.toString();
+                }
+            };
+        }
+    }
+
+    /**
+     * A TCP segment: {@code flags start:end(length) [ack N] [win N] [<options>]}. Sequence numbers are relative to
+     * the sender's initial sequence number, ACK numbers and SACK blocks to the receiver's. {@code ack} and
+     * {@code window} are -1 when not written; {@code options} is null when no option list was written.
+     */
+    record Packet(int line, When when, boolean inbound, Ports ports, int flags, long seqStart, long seqEnd, long ack,
+                  int window, List<Option> options, String text) implements ScriptLine {
+        public int payloadLength() {
+            return (int) (seqEnd - seqStart);
+        }
+    }
+
+    /**
+     * The ports written before a packet, {@code SOURCE>DESTINATION} in the packet's direction (Tern's extension of
+     * the syntax, for scripts with several connections): {@code 48001>8080} on a {@code <} line, {@code 8080>48001}
+     * on a {@code >} line. Null on a line that names no ports: the line is about the current flow.
+     */
+    record Ports(int source, int destination) {
+        @Override
+        public String toString() {
+            return source + ">" + destination;
+        }
+    }
+
+    /** A UDP datagram, {@code udp (LENGTH)}: its payload is zeros when injected, compared by length when expected. */
+    record Datagram(int line, When when, boolean inbound, Ports ports, int length, String text) implements ScriptLine {
+    }
+
+    /**
+     * An ICMP message, packetdrill's {@code icmp TYPE [CODE] [mtu N] [id N] [QUOTED]}. An error quotes the packet it
+     * is about (a TCP segment {@code [START:END(LENGTH)]} or a datagram {@code [udp (LENGTH)]}, of the current flow
+     * unless it names its ports, {@code [8080>48001 1:1461(1460)]}); null when the line quotes none. Another type
+     * (echo) has {@code rawLength}, the message's length with its header ({@code [raw (N)]}). {@code mtu},
+     * {@code id} and {@code rawLength} are -1 when not written.
+     */
+    record Icmp(int line, When when, boolean inbound, int type, int code, int mtu, int id, int rawLength,
+                ScriptLine quoted, String text) implements ScriptLine {
+    }
+
+    /**
+     * A socket call, {@code name(arg, ...) = result [ERRNO [(text)]]}; arguments are kept as written (top-level
+     * commas split them) and read by the runner, which knows each call. A blocking call that spans time,
+     * {@code START...END call(...)}, returns at {@code returnNs} (from the start of the script, or after the call's
+     * start when {@code returnRelative}); {@code returnNs} is -1 for a call that returns at once.
+     */
+    record Call(int line, When when, String name, List<String> args, long result, String errno, String text,
+                long returnNs, boolean returnRelative) implements ScriptLine {
+        public boolean spansTime() {
+            return returnNs >= 0;
+        }
+    }
+
+    /**
+     * A packetdrill Python block, {@code %{ ... }%}, read as the asserts on TCP_INFO it holds (the subset
+     * {@link TcpInfoAssert} reads; nothing else is accepted): checked at its time against the socket under test.
+     */
+    record TcpInfoAsserts(int line, When when, List<TcpInfoAssert> asserts) implements ScriptLine {
+    }
+
+    /**
+     * A kernel setting, {@code `sysctl -q net.ipv4.NAME=VALUE`} (packetdrill scripts set Linux's this way): only the
+     * few docs/SCRIPTS.md lists, which map onto Tern's TCP configuration, and only before the first other statement
+     * (the configuration is fixed once the stack runs). Its time is 0. {@code values} holds one number, or three for
+     * {@code tcp_mem} and {@code tcp_wmem} (written between quotes). Packetdrill's option lines
+     * ({@code --tolerance_usecs=N}, {@code --tcp_ts_tick_usecs=N}, {@code --strict_segments}) come as ones too, named
+     * as written (with the dashes; a flag has the value 1), under the same rules.
+     */
+    record Sysctl(int line, String name, long[] values) implements ScriptLine {
+        /** The setting's (first) number. */
+        public long value() {
+            return values[0];
+        }
+
+        @Override
+        public When when() {
+            return new When(false, 0, false, -1, false);
+        }
+    }
+}

@@ -1,0 +1,821 @@
+package dev.tern.script;
+
+import dev.tern.ipv4.wire.IcmpHeader;
+import dev.tern.tcp.wire.TcpFlags;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Reads the packetdrill syntax Tern supports (docs/SCRIPTS.md) into {@link ScriptLine}s. Every line is either
+ * understood or rejected with its number and the reason: nothing is skipped silently. Comments are {@code //} to the
+ * end of the line and {@code /* ... *}{@code /}, which may span lines. A statement continues over lines, as in
+ * packetdrill, while its parentheses, brackets or braces are open, a shell command's backquote or a Python block's
+ * {@code %{} is not closed; it counts as the line it starts on.
+ */
+public final class ScriptParser {
+    private static final Pattern TIME = Pattern.compile(
+        "(\\*|\\+?(?:\\d+(?:\\.\\d*)?|\\.\\d+))(?:~(\\+?(?:\\d+(?:\\.\\d*)?|\\.\\d+)))?");
+    private static final Pattern SEQ = Pattern.compile("(\\d+):(\\d+)\\((\\d+)\\)");
+    private static final Pattern CALL = Pattern.compile("([a-z_][a-z0-9_]*)\\((.*)\\)\\s*=\\s*(-?\\d+|0x[0-9a-fA-F]+)"
+        + "(?:\\s+([A-Z][A-Z0-9_]*))?(?:\\s*\\((.*)\\))?\\s*");
+    private static final Pattern FLAGS = Pattern.compile("[SFRPUEW.]+");
+    /** A setting's value: one number, or numbers between quotes ({@code tcp_mem="low pressure high"}). */
+    private static final Pattern SYSCTL = Pattern.compile(
+        "`\\s*sysctl\\s+(?:-q\\s+|-w\\s+)*(net\\.ipv4\\.[a-z_0-9]+)\\s*=\\s*(\"[^\"]*\"|[^\\s\"`]+)\\s*`");
+    /** The kernel settings a script may make, each mapped onto {@link dev.tern.tcp.TcpConfig} by the runner. */
+    static final List<String> SYSCTLS = List.of("net.ipv4.tcp_syncookies", "net.ipv4.tcp_max_syn_backlog",
+        "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_window_scaling", "net.ipv4.tcp_mem",
+        "net.ipv4.tcp_wmem", "net.ipv4.tcp_slow_start_after_idle");
+    /** The settings written as three numbers between quotes (Linux's min/default/max or low/pressure/high). */
+    private static final List<String> THREE_NUMBER_SYSCTLS = List.of("net.ipv4.tcp_mem", "net.ipv4.tcp_wmem");
+    /** Packetdrill's {@code --tolerance_usecs=N} option line: how far a packet Tern sends may be from its time. */
+    static final String TOLERANCE_OPTION = "--tolerance_usecs";
+    /** {@code --tcp_ts_tick_usecs=N}: a {@code >} line's TS val is checked, N µs a tick (0: not checked). */
+    static final String TS_TICK_OPTION = "--tcp_ts_tick_usecs";
+    /** {@code --strict_segments}: a {@code >} line matches one segment, never several joined. */
+    static final String STRICT_SEGMENTS_OPTION = "--strict_segments";
+    private static final Pattern OPTION = Pattern.compile("(--[a-z_0-9]+)(?:=(\\S*))?");
+    /**
+     * Packetdrill's options without a faithful meaning in Tern's runner, each with the reason; any other is rejected
+     * as unknown.
+     */
+    private static final java.util.Map<String, String> OPTIONS_WITHOUT_COUNTERPART = java.util.Map.of(
+        "--mss", "it sets the segment size by which packetdrill's tun device cuts a larger injected packet (GSO); "
+            + "Tern's link takes no packet above its MTU, so write the segments",
+        "--tcp_ts_ecr_scaled", "it lets an injected TS ecr be scaled by the remote's tick; Tern's runner maps TS ecr "
+            + "by the offset of Tern's first TS val only",
+        "--ip_version", "Tern's runner is IPv4 only",
+        "--local_ip", "the runner has its own addresses (Tern 198.18.0.2, the remote 198.18.0.1)",
+        "--remote_ip", "the runner has its own addresses (Tern 198.18.0.2, the remote 198.18.0.1)");
+    private static final Pattern SPACED_DOTS = Pattern.compile("^(\\+?[0-9.]+)\\s*\\.\\.\\.\\s*(\\+?[0-9.]+)(?=\\s)");
+    private static final Pattern PORTS = Pattern.compile("(\\d+)>(\\d+)(?=\\s)");
+    private static final Pattern UDP = Pattern.compile("udp\\s*\\((\\d+)\\)");
+
+    private final String file;
+
+    private ScriptParser(String file) {
+        this.file = file;
+    }
+
+    /** Parses a whole script; {@code file} names it in messages. */
+    public static List<ScriptLine> parse(String file, String text) {
+        return new ScriptParser(file).parseAll(text);
+    }
+
+    private List<ScriptLine> parseAll(String text) {
+        final List<ScriptLine> lines = new ArrayList<>();
+        final String[] raw = text.split("\r?\n", -1);
+        boolean inComment = false;
+        int commentStart = 0;
+        // A statement still open at the end of its line (packetdrill's lexer reads on until it closes).
+        final StringBuilder statement = new StringBuilder();
+        int statementLine = 0;
+        for (int i = 0; i < raw.length; i++) {
+            final StringBuilder code = new StringBuilder();
+            final String line = raw[i];
+            int at = 0;
+            while (at < line.length()) {
+                if (inComment) {
+                    final int end = line.indexOf("*/", at);
+                    if (end < 0) {
+                        at = line.length();
+                    } else {
+                        inComment = false;
+                        at = end + 2;
+                    }
+                } else if (line.startsWith("/*", at)) {
+                    inComment = true;
+                    commentStart = i + 1;
+                    at += 2;
+                } else if (line.startsWith("//", at)) {
+                    at = line.length();
+                } else {
+                    code.append(line.charAt(at++));
+                }
+            }
+            final String piece = code.toString().strip();
+            if (statement.isEmpty()) {
+                if (piece.isEmpty()) {
+                    continue;
+                }
+                statementLine = i + 1;
+            } else {
+                // Empty lines inside a statement stay, so a Python block's lines keep their numbers.
+                statement.append('\n');
+            }
+            statement.append(piece);
+            if (unclosed(statement) == null) {
+                lines.add(statement(statementLine, statement.toString()));
+                statement.setLength(0);
+            }
+        }
+        if (inComment) {
+            throw error(commentStart, "a /* comment is never closed");
+        }
+        if (!statement.isEmpty()) {
+            throw error(statementLine, "the statement starting here never ends: " + unclosed(statement)
+                + " (a statement continues over lines until its brackets balance, as in packetdrill)");
+        }
+        return lines;
+    }
+
+    /**
+     * What keeps a statement open at the end of a line, or null when it is complete: a Python block without its
+     * {@code }%}, a shell command without its closing backquote, or a parenthesis, bracket or brace (outside double
+     * quotes) not yet closed.
+     */
+    private static String unclosed(CharSequence text) {
+        final String s = text.toString();
+        final int python = s.indexOf("%{");
+        if (python >= 0) {
+            return s.indexOf("}%", python + 2) < 0 ? "a Python block '%{' without its '}%'" : null;
+        }
+        if (s.chars().filter(c -> c == '`').count() % 2 != 0) {
+            return "a shell command '`' without its closing '`'";
+        }
+        final StringBuilder open = new StringBuilder();
+        boolean quoted = false;
+        for (int i = 0; i < s.length(); i++) {
+            final char c = s.charAt(i);
+            if (c == '"') {
+                quoted = !quoted;
+            } else if (!quoted && (c == '(' || c == '[' || c == '{')) {
+                open.append(c);
+            } else if (!quoted && (c == ')' || c == ']' || c == '}')) {
+                if (open.isEmpty()) {
+                    return null;
+                }
+                open.setLength(open.length() - 1);
+            }
+        }
+        return open.isEmpty() ? null : "'" + open.charAt(open.length() - 1) + "' is not closed";
+    }
+
+    private ScriptLine statement(int line, String text) {
+        final int python = text.indexOf("%{");
+        if (python >= 0) {
+            return pythonBlock(line, text, python);
+        }
+        // A statement written over several lines reads as one line.
+        text = text.replace('\n', ' ');
+        if (text.startsWith("`")) {
+            final Matcher sysctl = SYSCTL.matcher(text);
+            if (sysctl.matches()) {
+                if (!SYSCTLS.contains(sysctl.group(1))) {
+                    throw error(line, "sysctl " + sysctl.group(1) + " is not supported (supported: "
+                        + String.join(", ", SYSCTLS) + ")");
+                }
+                final String[] words = sysctl.group(2).replace('"', ' ').trim().split("\\s+");
+                final long[] values = new long[words.length];
+                for (int i = 0; i < words.length; i++) {
+                    if (!words[i].matches("\\d{1,18}")) {
+                        throw error(line, "sysctl " + sysctl.group(1) + " takes numbers, not '" + words[i] + "'");
+                    }
+                    values[i] = Long.parseLong(words[i]);
+                }
+                final int wanted = THREE_NUMBER_SYSCTLS.contains(sysctl.group(1)) ? 3 : 1;
+                if (values.length != wanted) {
+                    throw error(line, "sysctl " + sysctl.group(1) + " takes " + wanted + " number"
+                        + (wanted == 1 ? "" : "s between quotes") + ", got " + values.length);
+                }
+                return new ScriptLine.Sysctl(line, sysctl.group(1), values);
+            }
+            throw error(line, "shell commands (`...`) are not supported: Tern runs in-process, there is no shell "
+                + "(only `sysctl -q net.ipv4.NAME=VALUE` for the settings docs/SCRIPTS.md lists)");
+        }
+        if (text.startsWith("--")) {
+            return optionLine(line, text);
+        }
+        // packetdrill's lexer lets spaces surround the '...' of a blocking call's times.
+        text = SPACED_DOTS.matcher(text).replaceFirst("$1...$2");
+        final int space = firstSpace(text);
+        if (space < 0) {
+            throw error(line, "expected a time and a statement, got '" + text + "'");
+        }
+        String timeText = text.substring(0, space);
+        long returnNs = -1;
+        boolean returnRelative = false;
+        final int dots = timeText.indexOf("...");
+        if (dots >= 0) {
+            final String end = timeText.substring(dots + 3);
+            timeText = timeText.substring(0, dots);
+            if (!TIME.matcher(end).matches() || end.contains("~") || end.equals("*")) {
+                throw error(line, "bad return time '" + end + "' after '...': expected seconds like 0.200 or +0.1");
+            }
+            returnNs = seconds(line, end);
+            returnRelative = end.startsWith("+");
+            if (!returnRelative && timeText.startsWith("+") && TIME.matcher(timeText).matches()) {
+                // As packetdrill: after a relative start the end counts from the same point, the previous line
+                // ("+.1...0.3": starts 0.1 s and returns 0.3 s after it), so it is (end - start) after the start.
+                final long startNs = seconds(line, timeText);
+                if (returnNs < startNs) {
+                    throw error(line, "the call would return (" + end + ") before it starts (" + timeText + ")");
+                }
+                returnNs -= startNs;
+                returnRelative = true;
+            }
+        }
+        final ScriptLine.When when = when(line, timeText);
+        final String rest = text.substring(space).strip();
+        if (rest.startsWith("`")) {
+            // packetdrill also writes shell lines with a time; a sysctl is applied before the script starts.
+            if (dots >= 0 || when.any() || when.isRange() || when.startNs() != 0) {
+                throw error(line, "a shell line (`...`) takes effect before the script starts: give it the time 0 "
+                    + "or none");
+            }
+            return statement(line, rest);
+        }
+        if (dots >= 0) {
+            if (rest.startsWith("<") || rest.startsWith(">")) {
+                throw error(line, "'...' (a call that spans time) is only for blocking calls, not packets");
+            }
+            if (when.any() || when.isRange()) {
+                throw error(line, "a blocking call's start time takes no '*' or range");
+            }
+            final ScriptLine.Call call = call(line, when, rest, text);
+            return new ScriptLine.Call(line, when, call.name(), call.args(), call.result(), call.errno(), text, returnNs,
+                returnRelative);
+        }
+        if (rest.startsWith("<") || rest.startsWith(">")) {
+            return packet(line, when, rest.charAt(0) == '<', rest.substring(1).strip(), text);
+        }
+        if (when.any()) {
+            throw error(line, "'*' (any time) is only allowed for packets Tern sends (>)");
+        }
+        if (rest.startsWith("...")) {
+            throw error(line, "write a blocking call's times without spaces: START...END call(...)");
+        }
+        return call(line, when, rest, text);
+    }
+
+    /**
+     * A packetdrill command-line option written as a line: {@code --tolerance_usecs=N}, {@code --tcp_ts_tick_usecs=N}
+     * and {@code --strict_segments} have Tern's meaning of packetdrill's; others are rejected with the reason.
+     */
+    private ScriptLine optionLine(int line, String text) {
+        final Matcher m = OPTION.matcher(text);
+        if (!m.matches()) {
+            throw error(line, "bad option line '" + text + "': write --NAME or --NAME=VALUE");
+        }
+        final String name = m.group(1);
+        final String value = m.group(2);
+        switch (name) {
+            case TOLERANCE_OPTION, TS_TICK_OPTION -> {
+                if (value == null || !value.matches("\\d{1,7}")) {
+                    throw error(line, name + " takes a number of microseconds, like " + name + "=1000");
+                }
+                return new ScriptLine.Sysctl(line, name, new long[] {Long.parseLong(value)});
+            }
+            case STRICT_SEGMENTS_OPTION -> {
+                if (value != null) {
+                    throw error(line, name + " takes no value");
+                }
+                return new ScriptLine.Sysctl(line, name, new long[] {1});
+            }
+            default -> {
+                final String reason = OPTIONS_WITHOUT_COUNTERPART.get(name);
+                throw error(line, "command-line option '" + name + "' is not supported: " + (reason != null ? reason
+                    : "unknown to Tern's runner (supported: --tolerance_usecs=N, --tcp_ts_tick_usecs=N, "
+                    + "--strict_segments)"));
+            }
+        }
+    }
+
+    /**
+     * {@code [TIME] %{ ... }%}: packetdrill's Python block, read as asserts on TCP_INFO ({@link TcpInfoAssert});
+     * without a time it is at the previous line's ({@code +0}).
+     */
+    private ScriptLine pythonBlock(int line, String text, int open) {
+        final int close = text.indexOf("}%", open + 2);
+        if (!text.substring(close + 2).isBlank()) {
+            throw error(line, "unexpected '" + text.substring(close + 2).strip() + "' after a Python block's '}%'");
+        }
+        final String timeText = text.substring(0, open).strip();
+        final ScriptLine.When when = timeText.isEmpty() ? new ScriptLine.When(false, 0, true, -1, false)
+            : when(line, timeText);
+        if (when.any() || when.isRange()) {
+            throw error(line, "a Python block takes one time, not '*' or a range");
+        }
+        // The body's lines keep their numbers: the block may start on the line of its '%{' or the next one.
+        final String body = text.substring(open + 2, close);
+        return new ScriptLine.TcpInfoAsserts(line, when, TcpInfoAssert.parseBlock(file, line, body));
+    }
+
+    private static int firstSpace(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            if (Character.isWhitespace(text.charAt(i))) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private ScriptLine.When when(int line, String token) {
+        final Matcher m = TIME.matcher(token);
+        if (!m.matches()) {
+            throw error(line, "bad time '" + token + "': expected seconds like 0.100, +0.1, a range 0.1~0.2 or *");
+        }
+        if (m.group(1).equals("*")) {
+            if (m.group(2) != null) {
+                throw error(line, "bad time '" + token + "': '*' takes no range");
+            }
+            return ScriptLine.When.ANY;
+        }
+        final String start = m.group(1);
+        final String end = m.group(2);
+        return new ScriptLine.When(false, seconds(line, start), start.startsWith("+"),
+            end == null ? -1 : seconds(line, end), end != null && end.startsWith("+"));
+    }
+
+    private long seconds(int line, String token) {
+        final String digits = token.startsWith("+") ? token.substring(1) : token;
+        try {
+            return new java.math.BigDecimal(digits).movePointRight(9).longValueExact();
+        } catch (ArithmeticException | NumberFormatException e) {
+            throw error(line, "bad time '" + token + "': at most nanosecond precision");
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ packets
+
+    private ScriptLine packet(int line, ScriptLine.When when, boolean inbound, String text, String whole) {
+        if (inbound && when.any()) {
+            throw error(line, "'*' (any time) is only allowed for packets Tern sends (>)");
+        }
+        ScriptLine.Ports ports = null;
+        final Matcher portText = PORTS.matcher(text);
+        if (portText.lookingAt()) {
+            final int source = port(line, portText.group(1));
+            final int destination = port(line, portText.group(2));
+            ports = new ScriptLine.Ports(source, destination);
+            text = text.substring(portText.end()).strip();
+        }
+        if (text.startsWith("udp")) {
+            return new ScriptLine.Datagram(line, when, inbound, ports, datagramLength(line, text), whole);
+        }
+        if (text.startsWith("icmp") || text.startsWith("[")) {
+            if (ports != null) {
+                throw error(line, "an ICMP line takes no ports of its own: write them in the quoted packet, like "
+                    + "[8080>48001 1:1461(1460)]");
+            }
+            return icmp(line, when, inbound, text, whole);
+        }
+        if (text.startsWith("ip") || text.startsWith("gre") || text.startsWith("sctp") || text.startsWith("mpls")) {
+            throw error(line, "only TCP, UDP and ICMP packets are supported, not '" + text.split("\\s+")[0] + "'");
+        }
+        return segment(line, when, inbound, ports, text, whole);
+    }
+
+    private int port(int line, String digits) {
+        final long value = Long.parseLong(digits);
+        if (value < 1 || value > 65535) {
+            throw error(line, "port " + digits + " is not 1..65535");
+        }
+        return (int) value;
+    }
+
+    /** {@code udp (LENGTH)}: the payload's length. */
+    private int datagramLength(int line, String text) {
+        final Matcher m = UDP.matcher(text);
+        if (!m.matches()) {
+            throw error(line, "bad UDP packet '" + text + "': write udp (LENGTH), like udp (100)");
+        }
+        final long length = Long.parseLong(m.group(1));
+        if (length > 65507) {
+            throw error(line, "a UDP datagram of " + length + " bytes is longer than IPv4 allows (65507)");
+        }
+        return (int) length;
+    }
+
+    /**
+     * The ICMP (IPv4) types by packetdrill's names (its icmp_packet.c table), which a script may also write
+     * {@code type_N}; Tern's earlier long forms of unreachable are kept.
+     */
+    private static final java.util.Map<String, Integer> ICMP_TYPES = java.util.Map.ofEntries(
+        java.util.Map.entry("echo_reply", IcmpHeader.ECHO_REPLY),
+        java.util.Map.entry("unreachable", IcmpHeader.DESTINATION_UNREACHABLE),
+        java.util.Map.entry("dest_unreachable", IcmpHeader.DESTINATION_UNREACHABLE),
+        java.util.Map.entry("destination_unreachable", IcmpHeader.DESTINATION_UNREACHABLE),
+        java.util.Map.entry("source_quench", IcmpHeader.SOURCE_QUENCH),
+        java.util.Map.entry("redirect", IcmpHeader.REDIRECT),
+        java.util.Map.entry("echo_request", IcmpHeader.ECHO_REQUEST),
+        java.util.Map.entry("time_exceeded", IcmpHeader.TIME_EXCEEDED),
+        java.util.Map.entry("parameter_problem", IcmpHeader.PARAMETER_PROBLEM),
+        java.util.Map.entry("timestamp_request", 13),
+        java.util.Map.entry("timestamp_reply", 14),
+        java.util.Map.entry("information_request", 15),
+        java.util.Map.entry("information_reply", 16),
+        java.util.Map.entry("address_mask_request", 17),
+        java.util.Map.entry("address_mask_reply", 18));
+    /** Destination Unreachable's codes by packetdrill's names (RFC 792, RFC 1812 §5.2.7.1), and Tern's short ones. */
+    private static final java.util.Map<String, Integer> UNREACHABLE_CODES = java.util.Map.ofEntries(
+        java.util.Map.entry("net_unreachable", 0), java.util.Map.entry("net", 0),
+        java.util.Map.entry("host_unreachable", 1), java.util.Map.entry("host", 1),
+        java.util.Map.entry("protocol_unreachable", 2), java.util.Map.entry("protocol", 2),
+        java.util.Map.entry("port_unreachable", 3), java.util.Map.entry("port", 3),
+        java.util.Map.entry("frag_needed", 4), java.util.Map.entry("fragmentation_needed", 4),
+        java.util.Map.entry("source_route_failed", 5), java.util.Map.entry("net_unknown", 6),
+        java.util.Map.entry("host_unknown", 7), java.util.Map.entry("source_host_isolated", 8),
+        java.util.Map.entry("net_prohibited", 9), java.util.Map.entry("host_prohibited", 10),
+        java.util.Map.entry("net_unreachable_for_tos", 11), java.util.Map.entry("host_unreachable_for_tos", 12),
+        java.util.Map.entry("packet_filtered", 13), java.util.Map.entry("precedence_violation", 14),
+        java.util.Map.entry("precedence_cutoff", 15));
+    private static final Pattern RAW = Pattern.compile("raw\\s*\\((\\d+)\\)");
+    /** The length of an ICMP message packetdrill builds when the line quotes nothing: room for an IPv4 header and 8. */
+    static final int ICMP_DEFAULT_LENGTH = IcmpHeader.LENGTH + 28;
+
+    /** Packetdrill's name of an ICMP type ({@code type_N} for one it has no name for). */
+    static String icmpTypeName(int type) {
+        for (java.util.Map.Entry<String, Integer> e : ICMP_TYPES.entrySet()) {
+            if (e.getValue() == type && !e.getKey().startsWith("dest")) {
+                return e.getKey();
+            }
+        }
+        return "type_" + type;
+    }
+
+    /**
+     * {@code icmp TYPE [CODE] [mtu N] [id N] [QUOTED]} (packetdrill's order; Tern also takes the quoted packet first):
+     * TYPE and CODE by packetdrill's names or {@code type_N}, {@code code_N} (no code is code 0). An error (unreachable,
+     * time exceeded, parameter problem, source quench, redirect) quotes a TCP segment or a UDP datagram that went the
+     * other way; any other type takes {@code [raw (N)]}, the ICMP message's length with its header, as packetdrill.
+     */
+    private ScriptLine.Icmp icmp(int line, ScriptLine.When when, boolean inbound, String text, String whole) {
+        ScriptLine quoted = null;
+        int rawLength = -1;
+        final int open = text.indexOf('[');
+        if (open >= 0) {
+            final int close = text.indexOf(']', open);
+            if (close < 0) {
+                throw error(line, "the quoted packet '[' is not closed with ']'");
+            }
+            String inner = text.substring(open + 1, close).strip();
+            text = (text.substring(0, open) + " " + text.substring(close + 1)).strip();
+            // The quoted packet may name its ports (its own direction), to quote a flow other than the current one.
+            ScriptLine.Ports quotedPorts = null;
+            final Matcher portText = PORTS.matcher(inner);
+            if (portText.lookingAt()) {
+                quotedPorts = new ScriptLine.Ports(port(line, portText.group(1)), port(line, portText.group(2)));
+                inner = inner.substring(portText.end()).strip();
+            }
+            final Matcher raw = RAW.matcher(inner);
+            if (raw.matches()) {
+                final long value = Long.parseLong(raw.group(1));
+                if (value < IcmpHeader.LENGTH || value > 65507 || quotedPorts != null) {
+                    throw error(line, "raw (N) is the ICMP message's length with its 8-byte header: 8 to 65507, "
+                        + "without ports");
+                }
+                rawLength = (int) value;
+            } else if (inner.startsWith("udp")) {
+                quoted = new ScriptLine.Datagram(line, when, !inbound, quotedPorts, datagramLength(line, inner), whole);
+            } else {
+                final String segmentText = SEQ.matcher(inner).matches() ? "0 " + inner : inner;
+                quoted = segment(line, when, !inbound, quotedPorts, segmentText, whole);
+            }
+        }
+        final String[] words = text.split("\\s+");
+        if (words.length < 2 || !words[0].equals("icmp")) {
+            throw error(line, "bad ICMP packet '" + text + "': write icmp TYPE [CODE] [mtu N] [id N] [QUOTED], like "
+                + "icmp unreachable frag_needed mtu 1200 [1:1461(1460)]");
+        }
+        final int type = icmpNumber(line, words[1], "type_", ICMP_TYPES, "type");
+        int i = 2;
+        int code = 0;
+        if (i < words.length && !words[i].equals("mtu") && !words[i].equals("id")) {
+            code = icmpNumber(line, words[i++], "code_",
+                type == IcmpHeader.DESTINATION_UNREACHABLE ? UNREACHABLE_CODES : java.util.Map.of(),
+                icmpTypeName(type) + " code");
+        }
+        int mtu = -1;
+        int id = -1;
+        while (i < words.length) {
+            final String word = words[i++];
+            if (i >= words.length || (!word.equals("mtu") && !word.equals("id"))) {
+                throw error(line, "unexpected '" + String.join(" ", java.util.Arrays.copyOfRange(words, i - 1,
+                    words.length)) + "' in an ICMP packet: after the type and code only 'mtu N' and 'id N' may follow");
+            }
+            final long value = unsigned32(line, words[i++]);
+            if (value > 65535) {
+                throw error(line, word + " " + value + " does not fit its 16-bit field");
+            }
+            if (word.equals("mtu")) {
+                mtu = (int) value;
+            } else {
+                id = (int) value;
+            }
+        }
+        if (mtu >= 0 && (type != IcmpHeader.DESTINATION_UNREACHABLE || code != IcmpHeader.FRAGMENTATION_NEEDED)) {
+            throw error(line, "'mtu N' belongs to unreachable frag_needed only");
+        }
+        if (id >= 0 && type != IcmpHeader.ECHO_REQUEST && type != IcmpHeader.ECHO_REPLY) {
+            throw error(line, "'id N' belongs to echo_request and echo_reply only (their identifier field)");
+        }
+        final boolean isError = IcmpHeader.isError(type);
+        if (isError && rawLength >= 0) {
+            throw error(line, "an ICMP error quotes a packet, [START:END(LENGTH)] or [udp (LENGTH)], not raw bytes");
+        }
+        if (!isError && quoted != null) {
+            throw error(line, "only an ICMP error quotes a packet; " + icmpTypeName(type) + " takes [raw (N)], its "
+                + "length");
+        }
+        if (inbound && isError && quoted == null) {
+            throw error(line, "an ICMP error Tern receives must quote the packet it is about: [START:END(LENGTH)] for "
+                + "a TCP segment, [udp (LENGTH)] for a datagram");
+        }
+        if (inbound && !isError && rawLength < 0) {
+            rawLength = ICMP_DEFAULT_LENGTH;
+        }
+        return new ScriptLine.Icmp(line, when, inbound, type, code, mtu, id, rawLength, quoted, whole);
+    }
+
+    /** A type or code: a name of {@code names}, or {@code PREFIX}N (0..255). */
+    private int icmpNumber(int line, String word, String prefix, java.util.Map<String, Integer> names, String what) {
+        final Integer named = names.get(word);
+        if (named != null) {
+            return named;
+        }
+        if (word.startsWith(prefix)) {
+            try {
+                final int value = Integer.parseInt(word.substring(prefix.length()));
+                if (value >= 0 && value <= 255) {
+                    return value;
+                }
+            } catch (NumberFormatException e) {
+                // Falls through to the error below.
+            }
+        }
+        throw error(line, "unknown ICMP " + what + " '" + word + "' (write " + prefix + "N for one by number"
+            + (names.isEmpty() ? "" : "; known: " + String.join(", ", new java.util.TreeSet<>(names.keySet()))) + ")");
+    }
+
+    /** A TCP segment: flags, sequence numbers, ack, window and options (a quoted segment's flags may be '0': none). */
+    private ScriptLine.Packet segment(int line, ScriptLine.When when, boolean inbound, ScriptLine.Ports ports,
+                                     String text, String whole) {
+        final List<String> tokens = packetTokens(line, text);
+        if (tokens.isEmpty()) {
+            throw error(line, "a packet line needs flags and sequence numbers, like 'S 0:0(0)'");
+        }
+        int i = 0;
+        final String flagText = tokens.get(i++);
+        // packetdrill writes a segment with no flags at all as '-'.
+        if (!FLAGS.matcher(flagText).matches() && !flagText.equals("0") && !flagText.equals("-")) {
+            throw error(line, "bad TCP flags '" + flagText + "': use S F R P U E W and . (ACK), like S. or P., or - "
+                + "for none");
+        }
+        int flags = 0;
+        for (char c : flagText.toCharArray()) {
+            flags |= switch (c) {
+                case 'S' -> TcpFlags.SYN;
+                case 'F' -> TcpFlags.FIN;
+                case 'R' -> TcpFlags.RST;
+                case 'P' -> TcpFlags.PSH;
+                case 'U' -> TcpFlags.URG;
+                case 'E' -> TcpFlags.ECE;
+                case 'W' -> TcpFlags.CWR;
+                case '.' -> TcpFlags.ACK;
+                default -> 0;
+            };
+        }
+        if (i >= tokens.size()) {
+            throw error(line, "missing sequence numbers after the flags: write start:end(length), like 1:1(0)");
+        }
+        final Matcher seq = SEQ.matcher(tokens.get(i++));
+        if (!seq.matches()) {
+            throw error(line, "bad sequence numbers '" + tokens.get(i - 1) + "': write start:end(length), like 1:1001(1000)");
+        }
+        final long start = unsigned32(line, seq.group(1));
+        final long end = unsigned32(line, seq.group(2));
+        final long length = Long.parseLong(seq.group(3));
+        if (end - start != length) {
+            throw error(line, "sequence range " + start + ":" + end + " holds " + (end - start) + " bytes, not "
+                + length);
+        }
+        if (length > 65535) {
+            throw error(line, "a packet of " + length + " bytes is longer than TCP allows in one IPv4 datagram");
+        }
+        long ack = -1;
+        int window = -1;
+        List<ScriptLine.Option> options = null;
+        while (i < tokens.size()) {
+            final String token = tokens.get(i++);
+            switch (token) {
+                case "ack" -> ack = unsigned32(line, next(line, tokens, i++, "ack"));
+                case "win" -> {
+                    final long value = unsigned32(line, next(line, tokens, i++, "win"));
+                    if (value > 65535) {
+                        throw error(line, "win " + value + " does not fit the 16-bit window field");
+                    }
+                    window = (int) value;
+                }
+                default -> {
+                    if (token.startsWith("<") && token.endsWith(">")) {
+                        if (token.equals("<...>")) {
+                            // packetdrill's "any options": a > line's options are then not checked.
+                            if (inbound) {
+                                throw error(line, "<...> (any options) is only for packets Tern sends (>)");
+                            }
+                        } else {
+                            options = options(line, token.substring(1, token.length() - 1));
+                        }
+                    } else if (token.equals("urg") || token.equals("ecn") || token.startsWith("(")) {
+                        throw error(line, "'" + token + "' on a packet is not supported");
+                    } else {
+                        throw error(line, "unexpected '" + token + "' in a packet: expected ack N, win N or <options>");
+                    }
+                }
+            }
+        }
+        if (ack >= 0 && (flags & TcpFlags.ACK) == 0) {
+            throw error(line, "'ack " + ack + "' without the ACK flag: add '.' to the flags (like P.)");
+        }
+        if ((flags & TcpFlags.ACK) != 0 && ack < 0) {
+            throw error(line, "the ACK flag ('.') needs an ack number: add 'ack N'");
+        }
+        return new ScriptLine.Packet(line, when, inbound, ports, flags, start, end, ack, window, options, whole);
+    }
+
+    /** Splits a packet on spaces, keeping an option list {@code <...>} as one token. */
+    private List<String> packetTokens(int line, String text) {
+        final List<String> tokens = new ArrayList<>();
+        int i = 0;
+        while (i < text.length()) {
+            final char c = text.charAt(i);
+            if (Character.isWhitespace(c)) {
+                i++;
+            } else if (c == '<') {
+                final int end = text.indexOf('>', i);
+                if (end < 0) {
+                    throw error(line, "an option list '<' is not closed with '>'");
+                }
+                tokens.add(text.substring(i, end + 1));
+                i = end + 1;
+            } else {
+                int end = i;
+                while (end < text.length() && !Character.isWhitespace(text.charAt(end)) && text.charAt(end) != '<') {
+                    end++;
+                }
+                tokens.add(text.substring(i, end));
+                i = end;
+            }
+        }
+        return tokens;
+    }
+
+    private String next(int line, List<String> tokens, int i, String what) {
+        if (i >= tokens.size()) {
+            throw error(line, "'" + what + "' needs a number after it");
+        }
+        return tokens.get(i);
+    }
+
+    private List<ScriptLine.Option> options(int line, String text) {
+        final List<ScriptLine.Option> options = new ArrayList<>();
+        if (text.isBlank()) {
+            return options;
+        }
+        for (String part : text.split(",")) {
+            final String[] words = part.strip().split("\\s+");
+            final ScriptLine.Option option = switch (words[0]) {
+                case "nop" -> new ScriptLine.Option(ScriptLine.Option.Kind.NOP, arguments(line, words, 0));
+                case "eol" -> new ScriptLine.Option(ScriptLine.Option.Kind.EOL, arguments(line, words, 0));
+                case "sackOK" -> new ScriptLine.Option(ScriptLine.Option.Kind.SACK_OK, arguments(line, words, 0));
+                case "mss" -> {
+                    final long[] values = arguments(line, words, 1);
+                    if (values[0] > 65535) {
+                        throw error(line, "mss " + values[0] + " does not fit 16 bits");
+                    }
+                    yield new ScriptLine.Option(ScriptLine.Option.Kind.MSS, values);
+                }
+                case "wscale" -> {
+                    final long[] values = arguments(line, words, 1);
+                    if (values[0] > 255) {
+                        throw error(line, "wscale " + values[0] + " does not fit 8 bits");
+                    }
+                    yield new ScriptLine.Option(ScriptLine.Option.Kind.WSCALE, values);
+                }
+                case "TS" -> {
+                    if (words.length != 5 || !words[1].equals("val") || !words[3].equals("ecr")) {
+                        throw error(line, "bad timestamp option '" + part.strip() + "': write TS val N ecr N");
+                    }
+                    yield new ScriptLine.Option(ScriptLine.Option.Kind.TIMESTAMP,
+                        new long[] {unsigned32(line, words[2]), unsigned32(line, words[4])});
+                }
+                case "sack" -> {
+                    if (words.length < 2 || words.length > 5) {
+                        throw error(line, "bad SACK option '" + part.strip() + "': write sack A:B [C:D ...], 1 to 4 blocks");
+                    }
+                    final long[] values = new long[2 * (words.length - 1)];
+                    for (int i = 1; i < words.length; i++) {
+                        final String[] edges = words[i].split(":");
+                        if (edges.length != 2) {
+                            throw error(line, "bad SACK block '" + words[i] + "': write A:B");
+                        }
+                        values[2 * (i - 1)] = unsigned32(line, edges[0]);
+                        values[2 * (i - 1) + 1] = unsigned32(line, edges[1]);
+                    }
+                    yield new ScriptLine.Option(ScriptLine.Option.Kind.SACK, values);
+                }
+                default -> throw error(line, "TCP option '" + part.strip() + "' is not supported (supported: mss, "
+                    + "wscale, sackOK, sack, TS val N ecr N, nop, eol)");
+            };
+            options.add(option);
+        }
+        return options;
+    }
+
+    private long[] arguments(int line, String[] words, int count) {
+        if (words.length != count + 1) {
+            throw error(line, "option '" + String.join(" ", words) + "' takes " + count + " value"
+                + (count == 1 ? "" : "s"));
+        }
+        final long[] values = new long[count];
+        for (int i = 0; i < count; i++) {
+            values[i] = unsigned32(line, words[i + 1]);
+        }
+        return values;
+    }
+
+    private long unsigned32(int line, String token) {
+        try {
+            final long value = Long.parseLong(token);
+            if (value < 0 || value > 0xFFFF_FFFFL) {
+                throw error(line, "'" + token + "' is not a 32-bit unsigned number");
+            }
+            return value;
+        } catch (NumberFormatException e) {
+            throw error(line, "'" + token + "' is not a number");
+        }
+    }
+
+    // -------------------------------------------------------------------------------------------------- calls
+
+    private ScriptLine.Call call(int line, ScriptLine.When when, String text, String whole) {
+        final Matcher m = CALL.matcher(text);
+        if (!m.matches()) {
+            throw error(line, "expected a packet ('<' or '>') or a call like 'close(4) = 0', got '" + text + "'");
+        }
+        final String result = m.group(3);
+        final long value = result.startsWith("0x") ? Long.parseLong(result.substring(2), 16) : Long.parseLong(result);
+        final String errno = m.group(4);
+        if (errno != null && value != -1) {
+            throw error(line, "an errno (" + errno + ") goes with the result -1, not " + value);
+        }
+        if (errno == null && value == -1) {
+            throw error(line, "a call returning -1 needs the errno it sets, like '= -1 EAGAIN (Resource temporarily "
+                + "unavailable)'");
+        }
+        return new ScriptLine.Call(line, when, m.group(1), splitArguments(line, m.group(2)), value, errno, whole, -1,
+            false);
+    }
+
+    /** Splits on commas outside brackets, braces, parentheses and quotes. */
+    private List<String> splitArguments(int line, String text) {
+        if (text.isBlank()) {
+            return new ArrayList<>();
+        }
+        final List<String> args = splitOutside(text, ',');
+        if (args == null) {
+            throw error(line, "unbalanced brackets or quotes in the call's arguments");
+        }
+        args.replaceAll(String::strip);
+        return args;
+    }
+
+    /**
+     * Splits {@code text} on {@code separator} where it stands outside brackets, braces, parentheses and quotes
+     * (double, and single as Python writes them); null when those do not balance.
+     */
+    static List<String> splitOutside(String text, char separator) {
+        final List<String> parts = new ArrayList<>();
+        int depth = 0;
+        char quote = 0;
+        int start = 0;
+        for (int i = 0; i < text.length(); i++) {
+            final char c = text.charAt(i);
+            if (quote != 0) {
+                quote = c == quote ? 0 : quote;
+            } else if (c == '"' || c == '\'') {
+                quote = c;
+            } else if (c == '[' || c == '{' || c == '(') {
+                depth++;
+            } else if (c == ']' || c == '}' || c == ')') {
+                depth--;
+            } else if (depth == 0 && c == separator) {
+                parts.add(text.substring(start, i));
+                start = i + 1;
+            }
+        }
+        if (depth != 0 || quote != 0) {
+            return null;
+        }
+        parts.add(text.substring(start));
+        return parts;
+    }
+
+    private ScriptException error(int line, String message) {
+        return new ScriptException(file, line, message);
+    }
+}

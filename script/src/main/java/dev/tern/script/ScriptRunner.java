@@ -1,0 +1,1048 @@
+package dev.tern.script;
+
+import dev.tern.arp.wire.ArpPacket;
+import dev.tern.core.checksum.InternetChecksum;
+import dev.tern.core.memory.BigEndian;
+import dev.tern.core.net.Ipv4Address;
+import dev.tern.core.time.VirtualClock;
+import dev.tern.ethernet.link.TxFrame;
+import dev.tern.ethernet.memory.MemoryLink;
+import dev.tern.ethernet.memory.MemoryWire;
+import dev.tern.ethernet.wire.EtherType;
+import dev.tern.ethernet.wire.EthernetHeader;
+import dev.tern.ethernet.wire.MacAddress;
+import dev.tern.ipv4.wire.IcmpHeader;
+import dev.tern.ipv4.wire.IpProtocol;
+import dev.tern.ipv4.wire.Ipv4Header;
+import dev.tern.ipv4.wire.Ipv4Repr;
+import dev.tern.stack.NetStack;
+import dev.tern.tcp.wire.TcpFlags;
+import dev.tern.tcp.wire.TcpHeader;
+import dev.tern.tcp.wire.TcpRepr;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongToIntFunction;
+
+/**
+ * Runs one packetdrill-format script against one Tern stack on virtual time. The script plays the remote host
+ * (198.18.0.1: it injects {@code <} packets, TCP, UDP or ICMP, and expects Tern's {@code >} packets) and the
+ * application on Tern's side (socket calls on Tern's 198.18.0.2). Time moves only when the script says so, stopping
+ * at every timer of the stack on the way, so a run is deterministic and takes milliseconds whatever the script's span.
+ *
+ * <p>Semantics (docs/SCRIPTS.md has the full list): a script may hold several TCP connections, each a
+ * {@link ScriptFlow} named by its ports; a {@code <} line goes to the flow its ports name, else to the current flow
+ * (the last one named or created). Sequence numbers of {@code <} lines are relative to the remote's ISN, of {@code >}
+ * lines to Tern's ISN on that flow, learned from Tern's first SYN on it; ACKs and SACK blocks to the other side's.
+ * Tern listens (and {@code bind} binds) on port 8080, the remote connects from port 48000 unless a line names
+ * another; Tern connects to port 8080 from an ephemeral port. A {@code >} line takes the oldest packet Tern sent and
+ * not yet matched, whatever its flow; a packet sent and never matched by the end fails the script. A relative time
+ * counts from when the previous line happened (for a {@code >} line, when Tern sent the packet). Blocking calls
+ * written {@code START...END} may be pending several at once.
+ *
+ * <p>This class owns time, the wire, the flows and the order of lines; {@link ScriptFlow} holds one connection's
+ * numbering (compares, prints and writes segments) and {@link ScriptSockets} the application's descriptors and calls.
+ *
+ * <p>Owned by the calling thread; one run per instance.
+ */
+public final class ScriptRunner {
+    public static final int TERN_ADDRESS = Ipv4Address.parse("198.18.0.2");
+    public static final int REMOTE_ADDRESS = Ipv4Address.parse("198.18.0.1");
+    /** The port {@code bind} gives and the port {@code connect} goes to (packetdrill's habit). */
+    public static final int SCRIPT_PORT = 8080;
+    /** The remote's port when it connects to Tern. */
+    public static final int REMOTE_PORT = 48000;
+    /** The remote's initial sequence number: script sequence 0 of {@code <} lines. */
+    public static final long REMOTE_ISN = 3_000_000_000L;
+    /** How long a blocking call may wait on virtual time before the script fails, naming it. */
+    public static final long BLOCK_LIMIT_NS = 10_000_000_000L;
+    /** How far a {@code >} line at any time ({@code *}) looks ahead. */
+    public static final long ANY_TIME_LIMIT_NS = 600_000_000_000L;
+
+    /** How far past a missed packet's time the runner looks, to say what Tern sent instead. */
+    private static final long LOOK_AHEAD_NS = 10_000_000_000L;
+    private static final long REMOTE_MAC = MacAddress.parse("0a:00:00:00:00:01");
+    private static final long TERN_MAC = MacAddress.parse("02:00:00:00:00:02");
+    private static final long START_NS = 1_000_000_000_000L;
+
+    /**
+     * One packet Tern sent, as the remote saw it: a TCP segment (with the flow its ports name), a UDP datagram or an
+     * ICMP message; the other two fields are null.
+     */
+    private record Sent(long atNs, TcpRepr tcp, ScriptFlow flow, UdpSeen udp, IcmpSeen icmp, byte[] data) {
+    }
+
+    /** A UDP datagram Tern sent: its ports and payload length. */
+    private record UdpSeen(int sourcePort, int destinationPort, int length) {
+    }
+
+    /**
+     * An ICMP message Tern sent: its type, code, next-hop MTU and identifier fields (the last two as the wire has
+     * them, whatever the type), its length with the header, and what it quotes: the quoted packet's protocol, ports,
+     * TCP sequence number (on the wire) and UDP payload length (-1 where they do not apply or were not quoted).
+     */
+    private record IcmpSeen(int type, int code, int mtu, int identifier, int length, int quotedProtocol,
+                            int quotedSourcePort, int quotedDestinationPort, long quotedSeq, int quotedUdpLength) {
+    }
+
+    /**
+     * A blocking call in progress ({@code START...END call(...)}): {@code ready} is checked after every turn of the
+     * stack (it may make progress itself, as a blocking write filling the buffer), {@code resume} gives the result.
+     */
+    private record Pending(ScriptLine.Call call, BooleanSupplier ready, java.util.function.Supplier<Result> resume,
+                           String waitingFor, long returnNs, long wakeNs) {
+    }
+
+    /** A call's outcome: a value, or -1 with an errno name. */
+    record Result(long value, String errno) {
+        static Result ok(long value) {
+            return new Result(value, null);
+        }
+
+        static Result fail(String errno) {
+            return new Result(-1, errno);
+        }
+
+        /** The call blocks and spans time: its result comes later. */
+        static final Result PENDING = new Result(Long.MIN_VALUE, "(pending)");
+
+        @Override
+        public String toString() {
+            return errno == null ? Long.toString(value) : "-1 " + errno;
+        }
+    }
+
+    private final ScriptProfile profile;
+    private final String file;
+    private final VirtualClock clock = new VirtualClock(START_NS);
+    private final MemoryWire wire;
+    private final MemoryLink remote;
+    private final NetStack stack;
+    private final TxFrame tx = new TxFrame();
+    private final Deque<Sent> sent = new ArrayDeque<>();
+    private final ScriptSockets sockets;
+    private long lastNs;
+    /** Every TCP connection the script has talked about, in the order they appeared. */
+    private final List<ScriptFlow> flows = new ArrayList<>();
+    /** The flow a {@code <} line without ports is about: the last one created, or named by a line's ports. */
+    private ScriptFlow current;
+    /** The current UDP flow, Tern's port and the remote's: what a {@code <} datagram line without ports uses. */
+    private int udpTernPort = SCRIPT_PORT;
+    private int udpRemotePort = REMOTE_PORT;
+    private java.io.PrintStream trace;
+    /** The call now starting with a {@code START...END} time, if any. */
+    private ScriptLine.Call spanning;
+    /** Blocking calls that span time and have not returned yet, in the order they started. */
+    private final List<Pending> pendings = new ArrayList<>();
+    private boolean settling;
+    /** What the application writes at each TCP sequence number: {@link ScriptPayload#tern}, unless a test says. */
+    private final LongToIntFunction applicationBytes;
+
+    private ScriptRunner(String file, ScriptProfile profile, LongToIntFunction applicationBytes) {
+        this.file = file;
+        this.profile = profile;
+        this.applicationBytes = applicationBytes;
+        wire = MemoryWire.builder().clock(clock).mtu(profile.mtu()).build();
+        remote = wire.attach("remote", REMOTE_MAC);
+        remote.promiscuous(true);
+        stack = NetStack.builder().name("script").link(wire.attach("tern", TERN_MAC)).address("198.18.0.2/24")
+            .clock(clock).countersInMemory().tcp(profile.tcp()).build();
+        sockets = new ScriptSockets(this, stack);
+        // The remote asks for Tern's address first, so Tern knows its MAC and sends segments without ARP.
+        final byte[] arp = new byte[ArpPacket.LENGTH];
+        new ArpPacket().wrap(MemorySegment.ofArray(arp), 0, arp.length).write(1, REMOTE_MAC, REMOTE_ADDRESS, 0,
+            TERN_ADDRESS);
+        inject(MacAddress.BROADCAST, EtherType.ARP, arp);
+        poll();
+        sent.clear();
+    }
+
+    /** Runs a script file; throws {@link ScriptException} on the first error or failure. */
+    public static void run(Path path, ScriptProfile profile) throws IOException {
+        run(path.toString(), Files.readString(path, StandardCharsets.UTF_8), profile);
+    }
+
+    /** Runs a script given as text; {@code file} names it in messages. */
+    public static void run(String file, String text, ScriptProfile profile) {
+        run(file, text, profile, null);
+    }
+
+    /**
+     * Runs a script given as text; when {@code trace} is not null, every segment Tern sends is printed to it as it
+     * goes, with its time, in the script's syntax (what {@code tern script --verbose} shows).
+     */
+    public static void run(String file, String text, ScriptProfile profile, java.io.PrintStream trace) {
+        run(file, text, profile, trace, ScriptPayload::tern);
+    }
+
+    /**
+     * As {@link #run(String, String, ScriptProfile, java.io.PrintStream)}, with the application writing
+     * {@code applicationBytes} of each sequence number instead of {@link ScriptPayload#tern}: what a stack that
+     * corrupts data would put on the wire, for tests of the runner's data comparison.
+     */
+    static void run(String file, String text, ScriptProfile profile, java.io.PrintStream trace,
+                    LongToIntFunction applicationBytes) {
+        final List<ScriptLine> lines = ScriptParser.parse(file, text);
+        final ScriptRunner runner = new ScriptRunner(file, withSysctls(file, lines, profile), applicationBytes);
+        runner.trace = trace;
+        try {
+            runner.runAll(lines);
+        } finally {
+            runner.sockets.close();
+            runner.stack.close();
+            runner.wire.close();
+        }
+    }
+
+    /**
+     * The profile with the script's leading {@code sysctl} lines applied to its TCP configuration; a sysctl after
+     * another statement is an error (the stack is already running).
+     */
+    /** The unit of {@code net.ipv4.tcp_mem}: Linux counts pages. */
+    private static final long TCP_MEM_PAGE = 4096;
+
+    private static ScriptProfile withSysctls(String file, List<ScriptLine> lines, ScriptProfile profile) {
+        final dev.tern.tcp.TcpConfig.Builder tcp = profile.tcp().toBuilder();
+        long toleranceNs = profile.toleranceNs();
+        long tsTickUs = profile.tsTickUs();
+        boolean strictSegments = profile.strictSegments();
+        boolean leading = true;
+        for (ScriptLine line : lines) {
+            if (!(line instanceof ScriptLine.Sysctl sysctl)) {
+                leading = false;
+                continue;
+            }
+            if (!leading) {
+                throw new ScriptException(file, line.line(), "a sysctl or option line must come before every other "
+                    + "statement: Tern's configuration is fixed once its stack runs");
+            }
+            final long v = sysctl.value();
+            switch (sysctl.name()) {
+                // Linux's 2 ("cookies always") has no Tern counterpart: Tern sends cookies only when the SYN queue
+                // is full; tcp_max_syn_backlog bounds that queue.
+                case "net.ipv4.tcp_syncookies" -> {
+                    if (v > 1) {
+                        throw new ScriptException(file, line.line(), "tcp_syncookies=" + v + " is not supported: Tern "
+                            + "sends cookies only when the SYN queue is full (0 or 1; bound the queue with "
+                            + "net.ipv4.tcp_max_syn_backlog)");
+                    }
+                    tcp.synCookies(v == 1);
+                }
+                case "net.ipv4.tcp_max_syn_backlog" -> tcp.synQueueSize((int) Math.clamp(v, 1, 1 << 20));
+                case "net.ipv4.tcp_sack" -> tcp.sack(v != 0);
+                case "net.ipv4.tcp_timestamps" -> tcp.timestamps(v != 0);
+                case "net.ipv4.tcp_window_scaling" -> tcp.windowScaling(v != 0);
+                // Linux's three page counts (low, pressure, high) become the budget's pressure mark and limit, in
+                // 4 KiB pages; low has no counterpart: Tern's pressure ends below seven eighths of the mark
+                // (docs/TCP.md, "Open connections under pressure").
+                case "net.ipv4.tcp_mem" -> {
+                    final long pressure = sysctl.values()[1];
+                    final long high = sysctl.values()[2];
+                    if (pressure < 1 || high < pressure || high > 1L << 40) {
+                        throw new ScriptException(file, line.line(), "tcp_mem needs 0 < pressure <= high (pages), got "
+                            + pressure + " and " + high);
+                    }
+                    tcp.memoryLimits(pressure * TCP_MEM_PAGE, high * TCP_MEM_PAGE);
+                }
+                // Linux's min, default and max send buffer: the default is what a new socket gets (Tern's buffer
+                // does not grow, so the max has no counterpart); rounded up to a power of two as SO_SNDBUF is.
+                case "net.ipv4.tcp_wmem" -> tcp.sendBufferSize(ScriptSockets.bufferSize(sysctl.values()[1]));
+                case "net.ipv4.tcp_slow_start_after_idle" -> tcp.slowStartAfterIdle(v != 0);
+                case ScriptParser.TOLERANCE_OPTION -> toleranceNs = v * 1_000;
+                case ScriptParser.TS_TICK_OPTION -> tsTickUs = v;
+                case ScriptParser.STRICT_SEGMENTS_OPTION -> strictSegments = true;
+                default -> throw new IllegalStateException("the parser lets only known sysctls through");
+            }
+        }
+        return new ScriptProfile(profile.name(), profile.description(), tcp.build(), profile.mtu(), toleranceNs,
+            tsTickUs, strictSegments, profile.strictEnd());
+    }
+
+    private void runAll(List<ScriptLine> lines) {
+        for (ScriptLine line : lines) {
+            switch (line) {
+                case ScriptLine.Packet p when !p.inbound() -> expect(p);
+                case ScriptLine.Datagram d when !d.inbound() -> expect(d);
+                case ScriptLine.Icmp i when !i.inbound() -> expect(i);
+                case ScriptLine.Packet p -> {
+                    waitUntil(line);
+                    inject(p);
+                    lastNs = now();
+                }
+                case ScriptLine.Datagram d -> {
+                    waitUntil(line);
+                    inject(d);
+                    lastNs = now();
+                }
+                case ScriptLine.Icmp i -> {
+                    waitUntil(line);
+                    inject(i);
+                    lastNs = now();
+                }
+                case ScriptLine.Sysctl ignored -> {
+                    // Applied to the configuration before the stack was built (withSysctls).
+                }
+                case ScriptLine.TcpInfoAsserts block -> {
+                    waitUntil(line);
+                    sockets.checkTcpInfo(block);
+                    lastNs = now();
+                }
+                case ScriptLine.Call c -> {
+                    waitUntil(line);
+                    if (c.spansTime()) {
+                        spanning = c;
+                    }
+                    try {
+                        call(c);
+                    } finally {
+                        spanning = null;
+                    }
+                    lastNs = now();
+                }
+            }
+        }
+        long lastReturn = Long.MIN_VALUE;
+        for (Pending p : pendings) {
+            lastReturn = Math.max(lastReturn, p.returnNs);
+        }
+        if (!pendings.isEmpty()) {
+            advance(lastReturn + profile.toleranceNs() + 1, pendings::isEmpty);
+        }
+        poll();
+        final Sent extra = sent.peekFirst();
+        // Packetdrill stops at its last line and never looks at what the stack sends after it; the profiles for
+        // other stacks' scripts do the same. Our own (corpus, bare) require a line for everything Tern sends.
+        if (extra != null && profile.strictEnd()) {
+            final int last = lines.isEmpty() ? 0 : lines.getLast().line();
+            throw failure(last, "Tern sent " + describe(extra) + " at " + seconds(extra.atNs)
+                + " s, which no line of the script expects");
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ time
+
+    /** What the application writes at each TCP sequence number (on the wire). */
+    LongToIntFunction applicationBytes() {
+        return applicationBytes;
+    }
+
+    /** The stack's clock, for calls into the TCP layer. */
+    long nowNs() {
+        return clock.nanoTime();
+    }
+
+    /** Script time: nanoseconds since the script's 0. */
+    long now() {
+        return clock.nanoTime() - START_NS;
+    }
+
+    private long start(ScriptLine.When when) {
+        return when.startRelative() ? lastNs + when.startNs() : when.startNs();
+    }
+
+    private long end(ScriptLine.When when) {
+        if (!when.isRange()) {
+            return start(when);
+        }
+        return when.endRelative() ? lastNs + when.endNs() : when.endNs();
+    }
+
+    /** Moves virtual time to the line's time (a line may not go back in time beyond the tolerance). */
+    private void waitUntil(ScriptLine line) {
+        final long at = start(line.when());
+        if (line.when().isRange()) {
+            throw failure(line.line(), "a time range is only allowed for packets Tern sends (>)");
+        }
+        if (at < now() - profile.toleranceNs()) {
+            throw failure(line.line(), "time goes backwards: this line is at " + seconds(at) + " s but the script is "
+                + "already at " + seconds(now()) + " s");
+        }
+        advanceTo(at);
+    }
+
+    void poll() {
+        for (int round = 0; round < 100_000; round++) {
+            final int work = stack.poll(clock.nanoTime());
+            final int frames = collect();
+            if (work == 0 && frames == 0) {
+                settlePending();
+                return;
+            }
+        }
+        throw new IllegalStateException("the stack never went idle");
+    }
+
+    /** Advances to script time {@code target}, stopping at every timer and frame arrival; collects what Tern sends. */
+    private void advanceTo(long target) {
+        advance(target, () -> false);
+    }
+
+    /** Advances until {@code done} holds or script time {@code target} is reached; returns whether it held. */
+    boolean advance(long target, BooleanSupplier done) {
+        poll();
+        while (!done.getAsBoolean()) {
+            final long nowNs = clock.nanoTime();
+            if (nowNs - (START_NS + target) >= 0) {
+                return false;
+            }
+            long next = Math.min(stack.pollAt(), wire.nextDeliveryNs());
+            for (Pending p : pendings) {
+                next = Math.min(next, START_NS + Math.min(p.returnNs + profile.toleranceNs() + 1, p.wakeNs));
+            }
+            if (next - nowNs <= 0) {
+                next = nowNs + 1;
+            }
+            clock.advanceTo(Math.min(next, START_NS + target));
+            poll();
+        }
+        return true;
+    }
+
+    /** Finishes the pending blocking calls that can return; fails the script when one is late or returns early. */
+    private void settlePending() {
+        if (pendings.isEmpty() || settling) {
+            return;
+        }
+        settling = true;
+        try {
+            for (Pending p : List.copyOf(pendings)) {
+                settle(p);
+            }
+        } finally {
+            settling = false;
+        }
+    }
+
+    /** One pending call: checked when it can return, failed when it is still waiting past its time. */
+    private void settle(Pending p) {
+        final long tolerance = profile.toleranceNs();
+        if (p.ready.getAsBoolean()) {
+            pendings.remove(p);
+            final Result result = p.resume.get();
+            if (now() < p.returnNs - tolerance) {
+                throw failure(p.call.line(), p.call.name() + " returned " + result + " at " + seconds(now())
+                    + " s, before the script's " + seconds(p.returnNs) + " s (tolerance "
+                    + tolerance / 1_000_000 + " ms)");
+            }
+            check(p.call, result);
+        } else if (now() > p.returnNs + tolerance) {
+            pendings.remove(p);
+            throw failure(p.call.line(), "the blocking call " + p.call.name() + "(" + String.join(", ",
+                p.call.args()) + ") had not returned at " + seconds(now()) + " s, after the script's "
+                + seconds(p.returnNs) + " s (waiting for " + p.waitingFor + ")");
+        }
+    }
+
+    static String seconds(long ns) {
+        return String.format(Locale.ROOT, "%.6f", ns / 1e9);
+    }
+
+    // -------------------------------------------------------------------------------------------- flows
+
+    /** The flow of Tern's port and the remote's, created (not made current) when the script has not seen it yet. */
+    private ScriptFlow flowOf(int ternPort, int remotePort) {
+        for (ScriptFlow f : flows) {
+            if (f.is(ternPort, remotePort)) {
+                return f;
+            }
+        }
+        final ScriptFlow f = new ScriptFlow(ternPort, remotePort);
+        flows.add(f);
+        return f;
+    }
+
+    /**
+     * The flow a {@code <} line is about: the one its ports name (created when new), else the current flow, else
+     * the first flow (the remote's port 48000 to Tern's 8080). The flow becomes the current one.
+     */
+    private ScriptFlow inboundFlow(ScriptLine.Packet p) {
+        if (p.ports() != null) {
+            current = flowOf(p.ports().destination(), p.ports().source());
+        } else if (current == null) {
+            current = flowOf(SCRIPT_PORT, REMOTE_PORT);
+        }
+        return current;
+    }
+
+    /** A connect opened a connection from {@code ternPort} to the remote's {@code remotePort}: the new current flow. */
+    void connected(int ternPort, int remotePort) {
+        final ScriptFlow f = flowOf(ternPort, remotePort);
+        f.ternIsn = -1;
+        f.tsOffsetKnown = false;
+        current = f;
+    }
+
+    /** A UDP socket was bound, connected or sent from: its ports are the current UDP flow. */
+    void udpFlow(int ternPort, int remotePort) {
+        udpTernPort = ternPort;
+        udpRemotePort = remotePort;
+    }
+
+    private String describe(Sent s) {
+        if (s.tcp != null) {
+            return s.flow.describe(s.tcp) + (flows.size() > 1 ? " (ports " + s.tcp.sourcePort() + ">"
+                + s.tcp.destinationPort() + ")" : "");
+        }
+        if (s.udp != null) {
+            return "'" + s.udp.sourcePort + ">" + s.udp.destinationPort + " udp (" + s.udp.length + ")'";
+        }
+        final IcmpSeen i = s.icmp;
+        final StringBuilder text = new StringBuilder("'");
+        if (i.quotedProtocol == IpProtocol.UDP) {
+            text.append("[udp (").append(i.quotedUdpLength).append(")] ");
+        } else if (i.quotedProtocol == IpProtocol.TCP) {
+            final ScriptFlow f = flowOf(i.quotedSourcePort, i.quotedDestinationPort);
+            final long seq = ScriptFlow.relative((int) i.quotedSeq, f.ternIsn < 0 ? 0 : f.ternIsn);
+            text.append('[').append(seq).append(":").append(seq).append("(0)] ");
+        } else if (i.quotedProtocol >= 0) {
+            text.append("[").append(IpProtocol.name(i.quotedProtocol)).append("] ");
+        }
+        if (!IcmpHeader.isError(i.type)) {
+            text.append("icmp ").append(ScriptParser.icmpTypeName(i.type)).append(i.code == 0 ? "" : " code_" + i.code)
+                .append(i.type == IcmpHeader.ECHO_REPLY || i.type == IcmpHeader.ECHO_REQUEST ? " id " + i.identifier
+                    : "").append(" [raw (").append(i.length).append(")]");
+        } else if (i.type != IcmpHeader.DESTINATION_UNREACHABLE) {
+            text.append("icmp ").append(ScriptParser.icmpTypeName(i.type)).append(i.code == 0 ? "" : " code_" + i.code);
+        } else {
+            text.append("icmp unreachable ").append(switch (i.code) {
+                case IcmpHeader.NET_UNREACHABLE -> "net";
+                case IcmpHeader.HOST_UNREACHABLE -> "host";
+                case IcmpHeader.PROTOCOL_UNREACHABLE -> "protocol";
+                case IcmpHeader.PORT_UNREACHABLE -> "port";
+                case IcmpHeader.FRAGMENTATION_NEEDED -> "frag_needed mtu " + i.mtu;
+                default -> "code " + i.code;
+            });
+        }
+        return text.append("'").toString();
+    }
+
+    // -------------------------------------------------------------------------------------- Tern's packets
+
+    private int collect() {
+        final int[] count = {0};
+        final List<byte[]> arpReplies = new ArrayList<>();
+        remote.receive((segment, offset, length, flags) -> {
+            if (length < EthernetHeader.LENGTH) {
+                return;
+            }
+            final int etherType = BigEndian.u16(segment, offset + 12);
+            count[0]++;
+            if (etherType == EtherType.ARP && length >= EthernetHeader.LENGTH + ArpPacket.LENGTH) {
+                // The remote answers ARP for its address, as a real host would; the script never sees ARP.
+                final ArpPacket arp = new ArpPacket().wrap(segment, offset + EthernetHeader.LENGTH, ArpPacket.LENGTH);
+                if (arp.operation() == 1 && arp.targetIp() == REMOTE_ADDRESS) {
+                    final byte[] reply = new byte[ArpPacket.LENGTH];
+                    new ArpPacket().wrap(MemorySegment.ofArray(reply), 0, reply.length)
+                        .write(2, REMOTE_MAC, REMOTE_ADDRESS, arp.senderMac(), arp.senderIp());
+                    arpReplies.add(reply);
+                }
+                return;
+            }
+            if (etherType != EtherType.IPV4 || length < EthernetHeader.LENGTH + Ipv4Header.MIN_LENGTH) {
+                return;
+            }
+            final Ipv4Header ip = new Ipv4Header().wrap(segment, offset + EthernetHeader.LENGTH,
+                length - EthernetHeader.LENGTH);
+            // TCP, UDP and ICMP to the remote are scripted; IGMP (multicast membership) is not (docs/SCRIPTS.md).
+            if (ip.check(true) != Ipv4Header.OK || ip.destination() != REMOTE_ADDRESS) {
+                return;
+            }
+            final int transportLength = ip.totalLength() - ip.headerLength();
+            final long at = offset + EthernetHeader.LENGTH + ip.headerLength();
+            final Sent s = switch (ip.protocol()) {
+                case IpProtocol.TCP -> tcpSent(segment, at, transportLength, ip);
+                case IpProtocol.UDP -> udpSent(segment, at, transportLength, ip);
+                case IpProtocol.ICMP -> icmpSent(segment, at, transportLength);
+                default -> null;
+            };
+            if (s == null) {
+                return;
+            }
+            sent.add(s);
+            if (trace != null) {
+                trace.println(seconds(s.atNs) + " > " + describe(s));
+            }
+        }, 100_000);
+        for (byte[] reply : arpReplies) {
+            inject(TERN_MAC, EtherType.ARP, reply);
+        }
+        return count[0];
+    }
+
+    private Sent tcpSent(MemorySegment segment, long at, int tcpLength, Ipv4Header ip) {
+        final TcpHeader header = new TcpHeader().wrap(segment, at, tcpLength);
+        if (header.check() != TcpHeader.OK) {
+            throw new ScriptException(file, 0, "Tern sent a malformed TCP header (a bug in Tern)");
+        }
+        if (!InternetChecksum.verifies(InternetChecksum.add(InternetChecksum.pseudoHeader(ip.source(),
+            ip.destination(), IpProtocol.TCP, tcpLength), segment, at, tcpLength))) {
+            throw new ScriptException(file, 0, "Tern sent a TCP segment with a bad checksum (a bug in Tern)");
+        }
+        final TcpRepr tcp = TcpRepr.parse(header, tcpLength);
+        final byte[] data = segment.asSlice(at + header.dataOffset(), tcp.payloadLength()).toArray(ValueLayout.JAVA_BYTE);
+        return new Sent(now(), tcp, flowOf(tcp.sourcePort(), tcp.destinationPort()), null, null, data);
+    }
+
+    private Sent udpSent(MemorySegment segment, long at, int udpLength, Ipv4Header ip) {
+        if (udpLength < 8 || BigEndian.u16(segment, at + 4) != udpLength) {
+            throw new ScriptException(file, 0, "Tern sent a UDP datagram whose length field is wrong (a bug in Tern)");
+        }
+        if (BigEndian.u16(segment, at + 6) != 0 && !InternetChecksum.verifies(InternetChecksum.add(
+            InternetChecksum.pseudoHeader(ip.source(), ip.destination(), IpProtocol.UDP, udpLength), segment, at,
+            udpLength))) {
+            throw new ScriptException(file, 0, "Tern sent a UDP datagram with a bad checksum (a bug in Tern)");
+        }
+        return new Sent(now(), null, null, new UdpSeen(BigEndian.u16(segment, at), BigEndian.u16(segment, at + 2),
+            udpLength - 8), null, segment.asSlice(at + 8, udpLength - 8).toArray(ValueLayout.JAVA_BYTE));
+    }
+
+    private Sent icmpSent(MemorySegment segment, long at, int icmpLength) {
+        if (icmpLength < IcmpHeader.LENGTH || !InternetChecksum.verifies(InternetChecksum.add(0, segment, at,
+            icmpLength))) {
+            throw new ScriptException(file, 0,
+                "Tern sent a short ICMP message or one with a bad checksum (a bug in Tern)");
+        }
+        final int type = BigEndian.u16(segment, at) >>> 8;
+        final int code = BigEndian.u16(segment, at) & 0xFF;
+        final int mtu = BigEndian.u16(segment, at + 6);
+        int protocol = -1;
+        int sourcePort = -1;
+        int destinationPort = -1;
+        long seq = -1;
+        int udpLength = -1;
+        final long quoted = at + IcmpHeader.LENGTH;
+        if (IcmpHeader.isError(type) && icmpLength >= IcmpHeader.LENGTH + Ipv4Header.MIN_LENGTH + 8) {
+            final int ihl = (BigEndian.u16(segment, quoted) >>> 8 & 0xF) * 4;
+            protocol = BigEndian.u16(segment, quoted + 8) & 0xFF;
+            final int quotedTotal = BigEndian.u16(segment, quoted + 2);
+            if (icmpLength >= IcmpHeader.LENGTH + ihl + 8) {
+                sourcePort = BigEndian.u16(segment, quoted + ihl);
+                destinationPort = BigEndian.u16(segment, quoted + ihl + 2);
+                if (protocol == IpProtocol.TCP) {
+                    seq = Integer.toUnsignedLong(BigEndian.i32(segment, quoted + ihl + 4));
+                } else if (protocol == IpProtocol.UDP) {
+                    udpLength = Math.min(BigEndian.u16(segment, quoted + ihl + 4), quotedTotal - ihl) - 8;
+                }
+            }
+        }
+        return new Sent(now(), null, null, null, new IcmpSeen(type, code, mtu, BigEndian.u16(segment, at + 4),
+            icmpLength, protocol, sourcePort, destinationPort, seq, udpLength),
+            segment.asSlice(quoted, icmpLength - IcmpHeader.LENGTH).toArray(ValueLayout.JAVA_BYTE));
+    }
+
+    /** Takes the oldest packet Tern sent within the line's time (plus tolerance), or fails the line. */
+    private Sent takeSent(ScriptLine line) {
+        final ScriptLine.When when = line.when();
+        final long lo = when.any() ? 0 : start(when);
+        final long hi = when.any() ? now() + ANY_TIME_LIMIT_NS : end(when);
+        final long tolerance = when.any() ? 0 : profile.toleranceNs();
+        if (!advance(hi + tolerance, () -> !sent.isEmpty())) {
+            final String expected = "expected Tern to send '" + packetText(line) + "'"
+                + (when.any() ? "" : " at " + timeText(lo, hi)) + ", but Tern sent nothing by " + seconds(now()) + " s";
+            // Look a little further, so the message can say what Tern did instead.
+            if (!when.any() && advance(now() + LOOK_AHEAD_NS, () -> !sent.isEmpty())) {
+                throw failure(line.line(), expected + "; it sent " + describe(sent.peekFirst()) + " at "
+                    + seconds(sent.peekFirst().atNs) + " s");
+            }
+            throw failure(line.line(), expected);
+        }
+        final Sent s = sent.pollFirst();
+        if (!when.any() && (s.atNs < lo - tolerance || s.atNs > hi + tolerance)) {
+            throw failure(line.line(), "expected '" + packetText(line) + "' at " + timeText(lo, hi) + " (tolerance "
+                + profile.toleranceNs() / 1_000_000 + " ms); Tern sent " + describe(s) + " at " + seconds(s.atNs)
+                + " s");
+        }
+        return s;
+    }
+
+    private void expect(ScriptLine line) {
+        final Sent taken = takeSent(line);
+        final Sent s = line instanceof ScriptLine.Packet p && !profile.strictSegments() ? joinSegments(p, taken)
+            : taken;
+        final String mismatch = switch (line) {
+            case ScriptLine.Packet p -> s.tcp == null ? "not a TCP segment" : segmentMismatch(p, s, profile);
+            case ScriptLine.Datagram d -> s.udp == null ? "not a UDP datagram" : datagramMismatch(d, s);
+            case ScriptLine.Icmp i -> s.icmp == null ? "not an ICMP message" : icmpMismatch(i, s);
+            case ScriptLine.Call c -> throw new IllegalStateException("a call is not a packet");
+            case ScriptLine.Sysctl c -> throw new IllegalStateException("a sysctl is not a packet");
+            case ScriptLine.TcpInfoAsserts b -> throw new IllegalStateException("a Python block is not a packet");
+        };
+        if (mismatch != null) {
+            throw failure(line.line(), "expected '" + packetText(line) + "'; Tern sent " + describe(s) + " at "
+                + seconds(s.atNs) + " s" + (s == taken ? "" : " (segments joined, as packetdrill joins them)")
+                + ": " + mismatch);
+        }
+        if (s.tcp != null && line instanceof ScriptLine.Packet p && p.ports() != null) {
+            current = s.flow;
+        }
+        lastNs = s.atNs;
+    }
+
+    /**
+     * The flow's comparison of the header, then every byte of the data against what the application wrote at its
+     * sequence number ({@link ScriptPayload#tern}; data on a SYN would start after it).
+     */
+    private static String segmentMismatch(ScriptLine.Packet p, Sent s, ScriptProfile profile) {
+        final String header = s.flow.mismatch(p, s.tcp, profile.tsTickUs(), profile.toleranceNs());
+        if (header != null) {
+            return header;
+        }
+        final long first = Integer.toUnsignedLong(s.tcp.seq()) + ((s.tcp.flags() & TcpFlags.SYN) != 0 ? 1 : 0);
+        final MemorySegment data = MemorySegment.ofArray(s.data);
+        final int wrong = ScriptPayload.firstDifference(data, 0, s.data.length, first, ScriptPayload::tern);
+        return wrong < 0 ? null : "byte " + wrong + " of the data (sequence number "
+            + ScriptFlow.relative((int) (first + wrong), s.flow.ternIsn < 0 ? 0 : s.flow.ternIsn) + ") "
+            + ScriptPayload.difference(data, 0, wrong, first, ScriptPayload::tern) + " (the application wrote "
+            + "the pattern of docs/SCRIPTS.md there)";
+    }
+
+    /**
+     * Packetdrill (without {@code --strict_segments}, which turns this off) lets a {@code >} line with more data than Tern's segment match
+     * the segments that follow it back to back, as it joins the pieces of a TSO/GSO segment: each continues the one
+     * before (the next sequence number, the same ports, ACK number, window and flags but FIN, PSH and CWR), each but
+     * the last as long as the one before, until the line's length is reached. Tern joins the segments it has already
+     * sent at that moment; the joined segment has the last one's header and time, the first one's sequence number
+     * and CWR flag, as packetdrill's.
+     */
+    private Sent joinSegments(ScriptLine.Packet p, Sent first) {
+        if (first.tcp == null || first.data.length == 0 || first.data.length >= p.payloadLength()) {
+            return first;
+        }
+        final int loose = TcpFlags.FIN | TcpFlags.PSH | TcpFlags.CWR;
+        final java.io.ByteArrayOutputStream data = new java.io.ByteArrayOutputStream();
+        data.writeBytes(first.data);
+        Sent last = first;
+        while (data.size() < p.payloadLength() && !sent.isEmpty()) {
+            final Sent next = sent.peekFirst();
+            final TcpRepr a = last.tcp;
+            final TcpRepr b = next.tcp;
+            final boolean continues = b != null && b.sourcePort() == a.sourcePort()
+                && b.destinationPort() == a.destinationPort() && b.seq() == a.seq() + a.payloadLength()
+                && b.ack() == a.ack() && b.window() == a.window() && (b.flags() & ~loose) == (a.flags() & ~loose)
+                && b.payloadLength() > 0
+                && (data.size() + b.payloadLength() >= p.payloadLength() || b.payloadLength() == a.payloadLength());
+            if (!continues) {
+                break;
+            }
+            sent.pollFirst();
+            data.writeBytes(next.data);
+            last = next;
+        }
+        if (last == first) {
+            return first;
+        }
+        final TcpRepr l = last.tcp;
+        final TcpRepr joined = new TcpRepr(l.sourcePort(), l.destinationPort(), first.tcp.seq(), l.ack(),
+            (l.flags() & ~TcpFlags.CWR) | (first.tcp.flags() & TcpFlags.CWR), l.window(), l.mss(), l.windowScale(),
+            l.sackPermitted(), l.timestamp(), l.tsVal(), l.tsEcr(), l.sackBlocks(), data.size());
+        return new Sent(last.atNs, joined, last.flow, null, null, data.toByteArray());
+    }
+
+    private static String datagramMismatch(ScriptLine.Datagram d, Sent s) {
+        final UdpSeen actual = s.udp;
+        if (d.ports() != null && (d.ports().source() != actual.sourcePort
+            || d.ports().destination() != actual.destinationPort)) {
+            return "ports " + actual.sourcePort + ">" + actual.destinationPort + ", not " + d.ports();
+        }
+        if (actual.length != d.length()) {
+            return actual.length + " bytes, not " + d.length();
+        }
+        final MemorySegment data = MemorySegment.ofArray(s.data);
+        final int wrong = ScriptPayload.firstDifference(data, 0, s.data.length, 0, ScriptPayload::ternDatagram);
+        return wrong < 0 ? null : "byte " + wrong + " of the datagram "
+            + ScriptPayload.difference(data, 0, wrong, 0, ScriptPayload::ternDatagram);
+    }
+
+    private String icmpMismatch(ScriptLine.Icmp i, Sent s) {
+        final IcmpSeen actual = s.icmp;
+        if (actual.type != i.type() || actual.code != i.code()) {
+            return "type " + actual.type + " code " + actual.code + ", not type " + i.type() + " code " + i.code();
+        }
+        if (i.mtu() >= 0 && actual.mtu != i.mtu()) {
+            return "mtu " + actual.mtu + ", not " + i.mtu();
+        }
+        if (i.id() >= 0 && actual.identifier != i.id()) {
+            return "id " + actual.identifier + ", not " + i.id();
+        }
+        if (i.rawLength() >= 0 && actual.length != i.rawLength()) {
+            return "raw (" + actual.length + "), not raw (" + i.rawLength() + ")";
+        }
+        if (actual.type == IcmpHeader.ECHO_REPLY) {
+            // RFC 792: the data of the echo request returns in the reply, the remote's pattern as it was sent.
+            final MemorySegment data = MemorySegment.ofArray(s.data);
+            final int wrong = ScriptPayload.firstDifference(data, 0, s.data.length, 0, ScriptPayload::remoteDatagram);
+            if (wrong >= 0) {
+                return "byte " + wrong + " of the echoed data " + ScriptPayload.difference(data, 0, wrong, 0,
+                    ScriptPayload::remoteDatagram);
+            }
+        }
+        final ScriptLine.Ports ports = switch (i.quoted()) {
+            case ScriptLine.Datagram d -> d.ports();
+            case ScriptLine.Packet p -> p.ports();
+            case null, default -> null;
+        };
+        if (ports != null && (ports.source() != actual.quotedSourcePort
+            || ports.destination() != actual.quotedDestinationPort)) {
+            return "it quotes ports " + actual.quotedSourcePort + ">" + actual.quotedDestinationPort + ", not " + ports;
+        }
+        switch (i.quoted()) {
+            case null -> { }
+            case ScriptLine.Datagram d -> {
+                if (actual.quotedProtocol != IpProtocol.UDP) {
+                    return "it quotes " + IpProtocol.name(actual.quotedProtocol) + ", not a UDP datagram";
+                }
+                if (actual.quotedUdpLength != d.length()) {
+                    return "the quoted datagram holds " + actual.quotedUdpLength + " bytes, not " + d.length();
+                }
+            }
+            case ScriptLine.Packet p -> {
+                if (actual.quotedProtocol != IpProtocol.TCP) {
+                    return "it quotes " + IpProtocol.name(actual.quotedProtocol) + ", not a TCP segment";
+                }
+            }
+            default -> throw new IllegalStateException("an ICMP line quotes a packet");
+        }
+        return null;
+    }
+
+    private String timeText(long lo, long hi) {
+        return lo == hi ? seconds(lo) + " s" : seconds(lo) + "~" + seconds(hi) + " s";
+    }
+
+    private static String packetText(ScriptLine line) {
+        final String text = switch (line) {
+            case ScriptLine.Packet p -> p.text();
+            case ScriptLine.Datagram d -> d.text();
+            case ScriptLine.Icmp i -> i.text();
+            case ScriptLine.Call c -> c.text();
+            case ScriptLine.Sysctl c -> c.name();
+            case ScriptLine.TcpInfoAsserts b -> "%{ }%";
+        };
+        final String stripped = text.strip();
+        final int arrow = stripped.indexOf('>');
+        return arrow < 0 ? stripped : stripped.substring(arrow + 1).strip();
+    }
+
+    // ------------------------------------------------------------------------------------ the remote's packets
+
+    private void inject(ScriptLine.Packet p) {
+        // Before Tern sent a SYN its ISN is unknown: ACK numbers and SACK blocks are then the wire's (a script
+        // about segments to a closed port needs no more).
+        final ScriptFlow flow = inboundFlow(p);
+        final byte[] options = flow.optionBytes(p);
+        final int headerLength = TcpHeader.MIN_LENGTH + options.length;
+        if (headerLength > 60) {
+            throw failure(p.line(), "the options take " + options.length + " bytes, more than TCP's 40");
+        }
+        final int tcpLength = headerLength + p.payloadLength();
+        final byte[] segment = new byte[tcpLength];
+        final TcpHeader header = new TcpHeader().wrap(MemorySegment.ofArray(segment), 0, tcpLength);
+        header.write(flow.remotePort, flow.ternPort, (int) (REMOTE_ISN + p.seqStart()),
+            p.ack() < 0 ? 0 : (int) flow.ternSeq(p.ack()), headerLength, p.flags(),
+            p.window() < 0 ? 65535 : p.window());
+        for (int i = 0; i < options.length; i++) {
+            header.optionByte(i, options[i] & 0xFF);
+        }
+        // The data is the remote's pattern at each byte's sequence number, which read checks (ScriptPayload).
+        final long first = REMOTE_ISN + p.seqStart() + ((p.flags() & TcpFlags.SYN) != 0 ? 1 : 0);
+        ScriptPayload.fill(MemorySegment.ofArray(segment), headerLength, p.payloadLength(), first,
+            ScriptPayload::remote);
+        TcpRepr.fillChecksum(header, REMOTE_ADDRESS, TERN_ADDRESS, tcpLength);
+        injectIp(p.line(), IpProtocol.TCP, segment);
+    }
+
+    /** A datagram from the remote: to the current UDP flow's ports, or those the line names; its bytes the pattern. */
+    private void inject(ScriptLine.Datagram d) {
+        final int source = d.ports() != null ? d.ports().source() : udpRemotePort;
+        final int destination = d.ports() != null ? d.ports().destination() : udpTernPort;
+        final byte[] datagram = new byte[8 + d.length()];
+        final java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(datagram);
+        b.putShort((short) source).putShort((short) destination).putShort((short) datagram.length).putShort((short) 0);
+        ScriptPayload.fill(MemorySegment.ofArray(datagram), 8, d.length(), 0, ScriptPayload::remoteDatagram);
+        final int checksum = InternetChecksum.finish(InternetChecksum.add(InternetChecksum.pseudoHeader(REMOTE_ADDRESS,
+            TERN_ADDRESS, IpProtocol.UDP, datagram.length), MemorySegment.ofArray(datagram), 0, datagram.length));
+        b.putShort(6, (short) (checksum == 0 ? 0xFFFF : checksum));
+        injectIp(d.line(), IpProtocol.UDP, datagram);
+    }
+
+    /**
+     * An ICMP error from the remote quoting a packet Tern sent: the IPv4 header Tern wrote and the first 20 bytes of
+     * its TCP header (a segment of the current TCP flow, or of the flow the quote's ports name) or its UDP header (of
+     * the current UDP flow, or the quote's ports), more than the 8 bytes RFC 792 asks for, as routers send since
+     * RFC 1812 §4.3.2.3.
+     */
+    private void inject(ScriptLine.Icmp i) {
+        if (!IcmpHeader.isError(i.type())) {
+            injectIcmpQuery(i);
+            return;
+        }
+        final byte[] inner;
+        final int protocol;
+        final int quotedTotal;
+        switch (i.quoted()) {
+            case ScriptLine.Packet p -> {
+                final ScriptFlow flow = p.ports() != null ? flowOf(p.ports().source(), p.ports().destination())
+                    : current;
+                if (flow == null) {
+                    throw failure(i.line(),
+                        "the ICMP error quotes a TCP segment, but the script has no connection yet");
+                }
+                inner = new byte[TcpHeader.MIN_LENGTH];
+                final TcpHeader header = new TcpHeader().wrap(MemorySegment.ofArray(inner), 0, inner.length);
+                header.write(flow.ternPort, flow.remotePort, (int) flow.ternSeq(p.seqStart()),
+                    p.ack() < 0 ? 0 : (int) (REMOTE_ISN + p.ack()), TcpHeader.MIN_LENGTH,
+                    p.flags() == 0 ? dev.tern.tcp.wire.TcpFlags.ACK : p.flags(), p.window() < 0 ? 65535 : p.window());
+                protocol = IpProtocol.TCP;
+                quotedTotal = Ipv4Header.MIN_LENGTH + TcpHeader.MIN_LENGTH + p.payloadLength();
+            }
+            case ScriptLine.Datagram d -> {
+                inner = new byte[8];
+                final int source = d.ports() != null ? d.ports().source() : udpTernPort;
+                final int destination = d.ports() != null ? d.ports().destination() : udpRemotePort;
+                java.nio.ByteBuffer.wrap(inner).putShort((short) source).putShort((short) destination)
+                    .putShort((short) (8 + d.length())).putShort((short) 0);
+                protocol = IpProtocol.UDP;
+                quotedTotal = Ipv4Header.MIN_LENGTH + 8 + d.length();
+            }
+            default -> throw failure(i.line(), "an ICMP error Tern receives must quote a TCP segment or a datagram");
+        }
+        final byte[] message = new byte[IcmpHeader.LENGTH + Ipv4Header.MIN_LENGTH + inner.length];
+        final java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(message);
+        b.put((byte) i.type()).put((byte) i.code()).putShort((short) 0).putShort((short) 0)
+            .putShort((short) Math.max(0, i.mtu()));
+        final byte[] quotedIp = new byte[Ipv4Header.MIN_LENGTH];
+        new Ipv4Repr(TERN_ADDRESS, REMOTE_ADDRESS, protocol, 64, 0, 0, 0x4000, quotedTotal - Ipv4Header.MIN_LENGTH)
+            .emit(new Ipv4Header().wrap(MemorySegment.ofArray(quotedIp), 0, quotedIp.length));
+        b.put(quotedIp).put(inner);
+        b.putShort(2, (short) InternetChecksum.compute(MemorySegment.ofArray(message), 0, message.length));
+        injectIp(i.line(), IpProtocol.ICMP, message);
+    }
+
+    /**
+     * An ICMP message that is not an error (an echo request, ...): {@code [raw (N)]} bytes with the header, the
+     * identifier the line gives (else 0), sequence number 0 and the remote's datagram pattern as data.
+     */
+    private void injectIcmpQuery(ScriptLine.Icmp i) {
+        final byte[] message = new byte[i.rawLength()];
+        final java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(message);
+        b.put((byte) i.type()).put((byte) i.code()).putShort((short) 0).putShort((short) Math.max(0, i.id()))
+            .putShort((short) 0);
+        ScriptPayload.fill(MemorySegment.ofArray(message), IcmpHeader.LENGTH, message.length - IcmpHeader.LENGTH, 0,
+            ScriptPayload::remoteDatagram);
+        b.putShort(2, (short) InternetChecksum.compute(MemorySegment.ofArray(message), 0, message.length));
+        injectIp(i.line(), IpProtocol.ICMP, message);
+    }
+
+    private void injectIp(int line, int protocol, byte[] transport) {
+        final byte[] packet = new byte[Ipv4Header.MIN_LENGTH + transport.length];
+        if (packet.length > profile.mtu()) {
+            // packetdrill's tun device takes larger segments (as GRO would hand them up); Tern's link takes frames
+            // of its MTU only.
+            throw failure(line, "the packet is " + packet.length + " bytes long with its IPv4 header, more than the "
+                + "link's MTU of " + profile.mtu() + ": send it as several segments");
+        }
+        new Ipv4Repr(REMOTE_ADDRESS, TERN_ADDRESS, protocol, 64, 0, 0, 0x4000, transport.length)
+            .emit(new Ipv4Header().wrap(MemorySegment.ofArray(packet), 0, packet.length));
+        System.arraycopy(transport, 0, packet, Ipv4Header.MIN_LENGTH, transport.length);
+        inject(TERN_MAC, EtherType.IPV4, packet);
+        poll();
+    }
+
+    private void inject(long destinationMac, int etherType, byte[] payload) {
+        if (!remote.claim(tx)) {
+            throw new IllegalStateException("the memory wire ran out of buffers");
+        }
+        final int length = Math.max(EthernetHeader.MIN_FRAME_LENGTH, EthernetHeader.LENGTH + payload.length);
+        new EthernetHeader().wrap(tx.segment(), tx.offset(), length).destination(destinationMac).source(REMOTE_MAC)
+            .etherType(etherType);
+        MemorySegment.copy(payload, 0, tx.segment(), ValueLayout.JAVA_BYTE, tx.offset() + EthernetHeader.LENGTH,
+            payload.length);
+        BigEndian.zero(tx.segment(), tx.offset() + EthernetHeader.LENGTH + payload.length,
+            length - EthernetHeader.LENGTH - payload.length);
+        tx.length(length);
+        remote.commit(tx);
+        remote.flush();
+    }
+
+    // ------------------------------------------------------------------------------------------- socket calls
+
+    private void call(ScriptLine.Call c) {
+        final Result result = sockets.call(c);
+        if (result == Result.PENDING) {
+            poll();
+            return;
+        }
+        if (c.spansTime()) {
+            final long returnNs = c.returnRelative() ? now() + c.returnNs() : c.returnNs();
+            if (now() < returnNs - profile.toleranceNs()) {
+                throw failure(c.line(), c.name() + " returned " + result + " at once, at " + seconds(now())
+                    + " s; the script says it blocks until " + seconds(returnNs) + " s");
+            }
+        }
+        check(c, result);
+        poll();
+    }
+
+    private void check(ScriptLine.Call c, Result result) {
+        final Result expected = new Result(c.result(), c.errno());
+        if (!result.equals(expected)) {
+            throw failure(c.line(), c.name() + " returned " + result + ", the script expects " + expected);
+        }
+    }
+
+    /**
+     * A blocking call waits for {@code ready}, then {@code resume} gives its result. In a call that spans time
+     * ({@code START...END}) the script goes on meanwhile and the result is checked when the call returns; otherwise
+     * virtual time runs until it is ready (or the script fails, naming the call).
+     */
+    Result blockThen(ScriptLine.Call c, BooleanSupplier ready, String waitingFor,
+                     java.util.function.Supplier<Result> resume) {
+        if (spanning == c) {
+            return pend(c, ready, waitingFor, resume, Long.MAX_VALUE);
+        }
+        block(c, ready, waitingFor);
+        return resume.get();
+    }
+
+    /** Whether {@code c} is the call now starting with a {@code START...END} time (it may stay pending). */
+    boolean spans(ScriptLine.Call c) {
+        return spanning == c;
+    }
+
+    /**
+     * A call that spans time and cannot return yet becomes pending; the runner also wakes at script time
+     * {@code wakeAtNs} (a poll's timeout), when {@code ready} may hold by time alone.
+     */
+    Result pend(ScriptLine.Call c, BooleanSupplier ready, String waitingFor, java.util.function.Supplier<Result> resume,
+                long wakeAtNs) {
+        if (ready.getAsBoolean()) {
+            return resume.get();
+        }
+        final long returnNs = c.returnRelative() ? now() + c.returnNs() : c.returnNs();
+        pendings.add(new Pending(c, ready, resume, waitingFor, returnNs, wakeAtNs));
+        return Result.PENDING;
+    }
+
+    /** A blocking call waits on virtual time for {@code ready}; a call that never returns fails the script. */
+    private void block(ScriptLine.Call c, BooleanSupplier ready, String waitingFor) {
+        if (!advance(now() + BLOCK_LIMIT_NS, ready)) {
+            throw failure(c.line(), "the blocking call " + c.name() + "(" + String.join(", ", c.args())
+                + ") did not return within " + BLOCK_LIMIT_NS / 1_000_000_000L + " s of virtual time (waiting for "
+                + waitingFor + "); a script cannot answer a blocked call: use fcntl O_NONBLOCK and poll");
+        }
+    }
+
+    ScriptException failure(int line, String message) {
+        return new ScriptException(file, line, message);
+    }
+}

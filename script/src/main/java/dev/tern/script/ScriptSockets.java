@@ -1,0 +1,1157 @@
+package dev.tern.script;
+
+import dev.tern.core.io.ByteRing;
+import dev.tern.core.io.SocketError;
+import dev.tern.stack.NetStack;
+import dev.tern.stack.SelectableSocket;
+import dev.tern.stack.TernSocketException;
+import dev.tern.stack.UdpSocket;
+import dev.tern.tcp.TcpError;
+import dev.tern.tcp.TcpEvents;
+import dev.tern.tcp.TcpInfo;
+import dev.tern.tcp.TcpLayer;
+import dev.tern.tcp.TcpOptions;
+import dev.tern.tcp.TcpState;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The script's application on Tern's side: its file descriptors and what each socket call does on {@link TcpLayer}'s
+ * handle API (TCP) or a {@link UdpSocket} (UDP), with Linux's results and errno names (docs/SCRIPTS.md, "Socket
+ * calls"). When a call would block it asks the runner ({@link ScriptRunner#blockThen}), which owns time.
+ *
+ * <p>Owned by one {@link ScriptRunner}.
+ */
+final class ScriptSockets {
+    private static final int O_RDWR = 2;
+    private static final int O_NONBLOCK = 0x800;
+
+    /** A file descriptor of the script's application. */
+    private static final class Fd {
+        final int number;
+        int listener = -1;
+        int connection = -1;
+        /** Not null for a UDP socket. */
+        UdpSocket udp;
+        boolean bound;
+        /** shutdown(SHUT_RD or SHUT_RDWR): reads return what is queued, then 0, and never block (as Linux's). */
+        boolean readShut;
+        int flags = O_RDWR;
+        int sendBuffer;
+        int receiveBuffer;
+        boolean noDelay;
+        boolean keepalive;
+        long keepIdleNs;
+        long keepIntervalNs;
+        int keepProbes;
+        String congestionControl;
+        /** SO_LINGER on with a zero timeout: close aborts with a RST. */
+        boolean abortOnClose;
+
+        Fd(int number) {
+            this.number = number;
+        }
+
+        boolean nonBlocking() {
+            return (flags & O_NONBLOCK) != 0;
+        }
+    }
+
+    private final ScriptRunner runner;
+    private final NetStack stack;
+    private final TcpLayer tcp;
+    private final TreeMap<Integer, Fd> fds = new TreeMap<>();
+    /**
+     * Packetdrill's socket under test, whose TCP_INFO a Python block reads: the last one {@code socket} or
+     * {@code accept} made (its run_system_call.c); null before the first.
+     */
+    private Fd underTest;
+    private final MemorySegment scratch = Arena.ofAuto().allocate(1 << 16);
+
+    ScriptSockets(ScriptRunner runner, NetStack stack) {
+        this.runner = runner;
+        this.stack = stack;
+        this.tcp = stack.tcp();
+    }
+
+    /** Closes the UDP sockets the script left open (TCP connections go with the stack). */
+    void close() {
+        for (Fd fd : fds.values()) {
+            if (fd.udp != null) {
+                fd.udp.close();
+            }
+        }
+    }
+
+    /** Runs one call; {@link ScriptRunner.Result#PENDING} when it blocks and spans time. */
+    ScriptRunner.Result call(ScriptLine.Call c) {
+        return switch (c.name()) {
+            case "socket" -> socket(c);
+            case "setsockopt" -> setsockopt(c);
+            case "getsockopt" -> getsockopt(c);
+            case "bind" -> bind(c);
+            case "listen" -> listen(c);
+            case "accept" -> accept(c);
+            case "connect" -> connect(c);
+            case "write", "send" -> write(c);
+            case "read", "recv" -> read(c);
+            case "sendto" -> sendto(c);
+            case "recvfrom" -> recvfrom(c);
+            case "sendmsg" -> sendmsg(c);
+            case "recvmsg" -> recvmsg(c);
+            case "close" -> close(c);
+            case "shutdown" -> shutdown(c);
+            case "fcntl" -> fcntl(c);
+            case "ioctl" -> ioctl(c);
+            case "poll" -> poll(c);
+            default -> throw runner.failure(c.line(), "the call '" + c.name() + "' is not supported (supported: "
+                + "socket, setsockopt, getsockopt, bind, listen, accept, connect, write, send, read, recv, sendto, "
+                + "recvfrom, sendmsg, recvmsg, close, shutdown, fcntl, ioctl, poll)");
+        };
+    }
+
+    private void arguments(ScriptLine.Call c, int... counts) {
+        for (int count : counts) {
+            if (c.args().size() == count) {
+                return;
+            }
+        }
+        throw runner.failure(c.line(), c.name() + " takes " + counts[0] + " arguments, not " + c.args().size());
+    }
+
+    /** Send and receive flags (MSG_*): Tern's calls have none, so only 0 is taken. */
+    private void onlyNoFlags(ScriptLine.Call c, int index) {
+        if (!c.args().get(index).equals("0")) {
+            throw runner.failure(c.line(), c.name() + " flags are not supported (only 0), not " + c.args().get(index));
+        }
+    }
+
+    private Fd fd(ScriptLine.Call c) {
+        final Fd fd = fds.get((int) number(c, 0));
+        if (fd == null) {
+            throw runner.failure(c.line(), c.name() + " on file descriptor " + c.args().getFirst()
+                + ", which the script has not opened");
+        }
+        return fd;
+    }
+
+    private long number(ScriptLine.Call c, int index) {
+        String text = c.args().get(index);
+        if (text.startsWith("[") && text.endsWith("]")) {
+            text = text.substring(1, text.length() - 1).strip();
+        }
+        try {
+            return Long.parseLong(text);
+        } catch (NumberFormatException e) {
+            throw runner.failure(c.line(), "argument " + (index + 1) + " of " + c.name() + " should be a number, not '"
+                + c.args().get(index) + "'");
+        }
+    }
+
+    private ScriptRunner.Result socket(ScriptLine.Call c) {
+        arguments(c, 3);
+        final String type = c.args().get(1).replace(" ", "");
+        final String protocol = c.args().get(2);
+        final boolean nonBlocking = type.contains("SOCK_NONBLOCK");
+        final String kind = type.replace("|SOCK_NONBLOCK", "").replace("SOCK_NONBLOCK|", "");
+        final boolean stream = kind.equals("SOCK_STREAM") && (protocol.equals("IPPROTO_TCP") || protocol.equals("0"));
+        final boolean datagram = kind.equals("SOCK_DGRAM") && (protocol.equals("IPPROTO_UDP") || protocol.equals("0"));
+        if (!stream && !datagram) {
+            throw runner.failure(c.line(), "only TCP and UDP sockets are supported: socket(..., SOCK_STREAM, "
+                + "IPPROTO_TCP) or socket(..., SOCK_DGRAM, IPPROTO_UDP)");
+        }
+        if (!c.args().getFirst().equals("...") && !c.args().getFirst().equals("AF_INET")) {
+            throw runner.failure(c.line(), "only AF_INET (or ...) sockets are supported");
+        }
+        final UdpSocket udp;
+        try {
+            udp = datagram ? stack.openUdp() : null;
+        } catch (TernSocketException e) {
+            return ScriptRunner.Result.fail(socketErrno(e.error()));
+        }
+        final Fd fd = open(c);
+        fd.udp = udp;
+        underTest = fd;
+        if (nonBlocking) {
+            fd.flags |= O_NONBLOCK;
+        }
+        return ScriptRunner.Result.ok(fd.number);
+    }
+
+    /**
+     * A new descriptor: the number the script expects the call to return when that one is free (packetdrill's
+     * script descriptors are names it maps to the kernel's, its run_system_call.c), else the lowest free from 3, as
+     * a Unix process gets.
+     */
+    private Fd open(ScriptLine.Call c) {
+        int number = 3;
+        if (c.errno() == null && c.result() >= 0 && c.result() <= Integer.MAX_VALUE
+            && !fds.containsKey((int) c.result())) {
+            number = (int) c.result();
+        }
+        while (fds.containsKey(number)) {
+            number++;
+        }
+        final Fd fd = new Fd(number);
+        fds.put(number, fd);
+        return fd;
+    }
+
+    private TcpOptions options(Fd fd) {
+        TcpOptions options = TcpOptions.DEFAULT.withNoDelay(fd.noDelay);
+        if (fd.sendBuffer > 0 || fd.receiveBuffer > 0) {
+            options = options.withBuffers(fd.sendBuffer, fd.receiveBuffer);
+        }
+        if (fd.keepalive) {
+            options = options.withKeepalive(fd.keepIdleNs, fd.keepIntervalNs, fd.keepProbes);
+        }
+        if (fd.congestionControl != null) {
+            options = options.withCongestionControl(fd.congestionControl);
+        }
+        return options;
+    }
+
+    /** The socket options that take a number, {@code [N]}: checked by name before the value is read. */
+    private static final List<String> NUMERIC_SOCKET_OPTIONS = List.of("SOL_SOCKET SO_REUSEADDR",
+        "SOL_SOCKET SO_REUSEPORT", "SOL_SOCKET SO_SNDBUF", "SOL_SOCKET SO_RCVBUF", "IPPROTO_TCP TCP_NODELAY",
+        "SOL_SOCKET SO_KEEPALIVE", "IPPROTO_TCP TCP_KEEPIDLE", "IPPROTO_TCP TCP_KEEPINTVL", "IPPROTO_TCP TCP_KEEPCNT");
+
+    private ScriptRunner.Result setsockopt(ScriptLine.Call c) {
+        arguments(c, 5);
+        final Fd fd = fd(c);
+        final String option = c.args().get(1).replace("SOL_TCP", "IPPROTO_TCP") + " " + c.args().get(2);
+        if (option.equals("IPPROTO_TCP TCP_CONGESTION")) {
+            // TCP_CONGESTION takes a name: setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "reno", 4).
+            // Linux's "reno" is Tern's "newreno" (both are RFC 5681 with RFC 6582's recovery).
+            final String written = c.args().get(3).replace("\"", "").strip();
+            final String name = written.equals("reno") ? "newreno" : written;
+            if (!tcp.congestionControlNames().contains(name)) {
+                return ScriptRunner.Result.fail("ENOENT");
+            }
+            fd.congestionControl = name;
+            if (fd.connection >= 0) {
+                tcp.congestionControl(fd.connection, name, runner.nowNs());
+            }
+            return ScriptRunner.Result.ok(0);
+        }
+        if (option.equals("SOL_SOCKET SO_LINGER")) {
+            return linger(c, fd);
+        }
+        if (!NUMERIC_SOCKET_OPTIONS.contains(option)) {
+            throw runner.failure(c.line(), "setsockopt " + option + " is not supported (supported: "
+                + "SO_REUSEADDR, SO_REUSEPORT, SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, SO_LINGER, TCP_NODELAY, "
+                + "TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_CONGESTION)");
+        }
+        final long value = number(c, 3);
+        switch (option) {
+            case "SOL_SOCKET SO_REUSEADDR", "SOL_SOCKET SO_REUSEPORT" -> {
+                // Tern's listeners never conflict with TIME-WAIT connections; nothing to set.
+            }
+            case "SOL_SOCKET SO_SNDBUF" -> fd.sendBuffer = buffer(c, value);
+            case "SOL_SOCKET SO_RCVBUF" -> fd.receiveBuffer = buffer(c, value);
+            case "IPPROTO_TCP TCP_NODELAY" -> {
+                fd.noDelay = value != 0;
+                if (fd.connection >= 0) {
+                    tcp.noDelay(fd.connection, fd.noDelay, runner.nowNs());
+                }
+            }
+            case "SOL_SOCKET SO_KEEPALIVE" -> {
+                fd.keepalive = value != 0;
+                applyKeepalive(fd);
+            }
+            case "IPPROTO_TCP TCP_KEEPIDLE" -> {
+                fd.keepIdleNs = seconds(c, value);
+                applyKeepalive(fd);
+            }
+            case "IPPROTO_TCP TCP_KEEPINTVL" -> {
+                fd.keepIntervalNs = seconds(c, value);
+                applyKeepalive(fd);
+            }
+            case "IPPROTO_TCP TCP_KEEPCNT" -> {
+                if (value < 1 || value > 127) {
+                    return ScriptRunner.Result.fail("EINVAL");
+                }
+                fd.keepProbes = (int) value;
+                applyKeepalive(fd);
+            }
+            default -> throw new IllegalStateException("not in NUMERIC_SOCKET_OPTIONS: " + option);
+        }
+        return ScriptRunner.Result.ok(0);
+    }
+
+    private static final java.util.regex.Pattern LINGER = java.util.regex.Pattern.compile(
+        "\\{\\s*onoff\\s*=\\s*(\\d+)\\s*,\\s*linger\\s*=\\s*(\\d+)\\s*}");
+
+    /**
+     * {@code setsockopt(fd, SOL_SOCKET, SO_LINGER, {onoff=1, linger=0}, 8)}: close aborts the connection with a RST
+     * (RFC 9293 §3.10.5 ABORT) instead of a FIN; {@code onoff=0} restores the graceful close. A linger time above 0
+     * would make close block until the data is acknowledged, which Tern's close does not do: rejected.
+     */
+    private ScriptRunner.Result linger(ScriptLine.Call c, Fd fd) {
+        final java.util.regex.Matcher m = LINGER.matcher(c.args().get(3));
+        if (!m.matches()) {
+            throw runner.failure(c.line(), "SO_LINGER takes {onoff=N, linger=N}");
+        }
+        final boolean on = Long.parseLong(m.group(1)) != 0;
+        if (on && Long.parseLong(m.group(2)) != 0) {
+            throw runner.failure(c.line(), "SO_LINGER with a linger time above 0 is not supported: Tern's close never "
+                + "blocks (only {onoff=1, linger=0}, close with a RST)");
+        }
+        fd.abortOnClose = on;
+        return ScriptRunner.Result.ok(0);
+    }
+
+    /** Keepalive times are whole seconds, as on Linux (1 .. 32767). */
+    private long seconds(ScriptLine.Call c, long value) {
+        if (value < 1 || value > 32767) {
+            throw runner.failure(c.line(), "a keepalive time of " + value + " s is out of Linux's range (1 .. 32767)");
+        }
+        return value * 1_000_000_000L;
+    }
+
+    /** Applies the keepalive settings to an open connection (a listener's children inherit them at listen). */
+    private void applyKeepalive(Fd fd) {
+        if (fd.connection >= 0) {
+            tcp.keepalive(fd.connection, fd.keepalive, fd.keepIdleNs, fd.keepIntervalNs, fd.keepProbes, runner.nowNs());
+        }
+    }
+
+    /** Tern's buffers are powers of two from 1 KiB: the size asked for is rounded up (docs/SCRIPTS.md). */
+    private int buffer(ScriptLine.Call c, long value) {
+        if (value < 1 || value > (1 << 30)) {
+            throw runner.failure(c.line(), "a buffer of " + value + " bytes is out of Tern's range (1 KiB .. 1 GiB)");
+        }
+        return bufferSize(value);
+    }
+
+    /** A buffer of {@code bytes} as Tern makes it: a power of two, 1 KiB to 1 GiB, rounded up (clamped). */
+    static int bufferSize(long bytes) {
+        return Math.max(1024, roundUp((int) Math.clamp(bytes, 1, 1 << 30)));
+    }
+
+    private static int roundUp(int value) {
+        final int high = Integer.highestOneBit(value);
+        return high == value ? value : high << 1;
+    }
+
+    private ScriptRunner.Result getsockopt(ScriptLine.Call c) {
+        arguments(c, 5);
+        final Fd fd = fd(c);
+        final String option = c.args().get(1).replace("SOL_TCP", "IPPROTO_TCP") + " " + c.args().get(2);
+        final String expected = c.args().get(3);
+        if (option.equals("IPPROTO_TCP TCP_INFO")) {
+            return tcpInfo(c, fd, expected);
+        }
+        final String actual = switch (option) {
+            case "SOL_SOCKET SO_ERROR" -> {
+                if (fd.udp != null) {
+                    // UdpSocket reports a pending error through its next call, not as a value to read.
+                    throw runner.failure(c.line(), "getsockopt SO_ERROR is supported on TCP sockets only; on UDP the "
+                        + "error comes from the next read or write");
+                }
+                // As Linux: the connection's error, else its soft error (ICMP, or RFC 1122's R1 reached), which
+                // reading takes, as Linux's SO_ERROR takes sk_err_soft.
+                int error = fd.connection < 0 ? TcpError.NONE : tcp.error(fd.connection);
+                if (error == TcpError.NONE && fd.connection >= 0) {
+                    error = tcp.takeSoftError(fd.connection);
+                }
+                yield error == TcpError.NONE ? "0" : errno(error);
+            }
+            case "IPPROTO_TCP TCP_NODELAY" -> fd.noDelay ? "1" : "0";
+            default -> throw runner.failure(c.line(), "getsockopt " + option + " is not supported (supported: SO_ERROR, "
+                + "TCP_NODELAY, TCP_INFO)");
+        };
+        final String want = expected.startsWith("[") && expected.endsWith("]")
+            ? expected.substring(1, expected.length() - 1).strip() : expected;
+        if (!want.equals(actual)) {
+            throw runner.failure(c.line(), "getsockopt " + option + " gave [" + actual + "], the script expects " + expected);
+        }
+        return ScriptRunner.Result.ok(0);
+    }
+
+    /**
+     * {@code getsockopt(fd, IPPROTO_TCP, TCP_INFO, {tcpi_state=TCP_ESTABLISHED, tcpi_rto=200000}, [...])}: each
+     * field written is compared with the connection's ({@link #tcpInfoField}); fields not written are not.
+     */
+    private ScriptRunner.Result tcpInfo(ScriptLine.Call c, Fd fd, String expected) {
+        if (!expected.startsWith("{") || !expected.endsWith("}")) {
+            throw runner.failure(c.line(),
+                "TCP_INFO is compared field by field: write {tcpi_state=TCP_ESTABLISHED, ...}");
+        }
+        if (fd.connection < 0 && fd.listener < 0) {
+            return ScriptRunner.Result.fail("ENOTCONN");
+        }
+        for (String field : expected.substring(1, expected.length() - 1).split(",")) {
+            final String[] pair = field.split("=");
+            if (pair.length != 2) {
+                throw runner.failure(c.line(), "bad TCP_INFO field '" + field.strip() + "': write name=value");
+            }
+            final String name = pair[0].strip();
+            final String want = pair[1].strip();
+            if (!TcpInfoAssert.FIELDS.contains(name)) {
+                throw runner.failure(c.line(), "TCP_INFO field '" + name + "' is not supported ("
+                    + String.join(", ", TcpInfoAssert.FIELDS) + ")");
+            }
+            final String actual = name.equals("tcpi_state") ? linuxStateName(fd)
+                : Long.toString(tcpInfoField(fd, name));
+            if (!actual.equals(want)) {
+                throw runner.failure(c.line(), "getsockopt TCP_INFO gave " + name + "=" + actual
+                    + ", the script expects " + want);
+            }
+        }
+        return ScriptRunner.Result.ok(0);
+    }
+
+    /**
+     * A packetdrill Python block: each assert is evaluated on the TCP_INFO of the socket under test now (packetdrill
+     * takes TCP_INFO at the block's time and runs the Python at the end; the outcome is the same).
+     */
+    void checkTcpInfo(ScriptLine.TcpInfoAsserts block) {
+        final Fd fd = underTest;
+        if (fd == null || fd.udp != null || (fd.connection < 0 && fd.listener < 0)) {
+            throw runner.failure(block.line(), "a Python block reads TCP_INFO of the socket under test (the last one "
+                + "socket or accept made), and " + (fd == null ? "there is none yet" : "file descriptor " + fd.number
+                + " is " + (fd.udp != null ? "a UDP socket" : "not connected or listening")));
+        }
+        for (TcpInfoAssert check : block.asserts()) {
+            final String failure = check.failure(name -> tcpInfoField(fd, name));
+            if (failure != null) {
+                throw runner.failure(check.line(), failure + ", on file descriptor " + fd.number);
+            }
+        }
+    }
+
+    /**
+     * One TCP_INFO field of {@link TcpInfoAssert#FIELDS} as Linux gives it: tcpi_state (Linux's number), tcpi_rto
+     * and tcpi_rtt (µs), tcpi_snd_mss (bytes per segment before TCP options: Tern's, where Linux subtracts the
+     * timestamp option), tcpi_snd_cwnd and tcpi_snd_ssthresh (segments of tcpi_snd_mss; ssthresh before the first
+     * reduction is Linux's TCP_INFINITE_SSTHRESH), tcpi_total_retrans (segments retransmitted).
+     */
+    private long tcpInfoField(Fd fd, String name) {
+        final int connection = fd.connection;
+        final int mss = Math.max(1, tcp.mss(connection));
+        return switch (name) {
+            case "tcpi_state" -> TcpInfoAssert.CONSTANTS.get(linuxStateName(fd));
+            case "tcpi_rto" -> tcp.rtoNs(connection) / 1000;
+            case "tcpi_rtt" -> tcp.srttNs(connection) / 1000;
+            case "tcpi_snd_mss" -> tcp.mss(connection);
+            case "tcpi_snd_cwnd" -> tcp.cwnd(connection) / mss;
+            // Tern's "no threshold yet" is a window no connection reaches (1 GiB and more).
+            case "tcpi_snd_ssthresh" -> tcp.ssthresh(connection) >= 1 << 30 ? TcpInfoAssert.INFINITE_SSTHRESH
+                : tcp.ssthresh(connection) / mss;
+            case "tcpi_total_retrans" -> tcp.retransmits(connection);
+            default -> throw new IllegalStateException("not a field of TcpInfoAssert.FIELDS: " + name);
+        };
+    }
+
+    /** Linux's name of the descriptor's state: TCP_LISTEN for a listener, TCP_CLOSE once the connection is gone. */
+    private String linuxStateName(Fd fd) {
+        return fd.connection < 0 ? "TCP_LISTEN" : linuxStateName(tcp.state(fd.connection));
+    }
+
+    private static String linuxStateName(int state) {
+        return switch (state) {
+            case TcpState.LISTEN -> "TCP_LISTEN";
+            case TcpState.SYN_SENT -> "TCP_SYN_SENT";
+            case TcpState.SYN_RECEIVED -> "TCP_SYN_RECV";
+            case TcpState.ESTABLISHED -> "TCP_ESTABLISHED";
+            case TcpState.FIN_WAIT_1 -> "TCP_FIN_WAIT1";
+            case TcpState.FIN_WAIT_2 -> "TCP_FIN_WAIT2";
+            case TcpState.CLOSE_WAIT -> "TCP_CLOSE_WAIT";
+            case TcpState.CLOSING -> "TCP_CLOSING";
+            case TcpState.LAST_ACK -> "TCP_LAST_ACK";
+            case TcpState.TIME_WAIT -> "TCP_TIME_WAIT";
+            default -> "TCP_CLOSE";
+        };
+    }
+
+    private ScriptRunner.Result bind(ScriptLine.Call c) {
+        arguments(c, 3);
+        final Fd fd = fd(c);
+        if (fd.udp != null) {
+            try {
+                fd.udp.bind(ScriptRunner.SCRIPT_PORT);
+            } catch (TernSocketException e) {
+                return ScriptRunner.Result.fail(socketErrno(e.error()));
+            }
+            runner.udpFlow(ScriptRunner.SCRIPT_PORT, ScriptRunner.REMOTE_PORT);
+        }
+        fd.bound = true;
+        return ScriptRunner.Result.ok(0);
+    }
+
+    private ScriptRunner.Result listen(ScriptLine.Call c) {
+        arguments(c, 2);
+        final Fd fd = fd(c);
+        if (fd.udp != null) {
+            return ScriptRunner.Result.fail("EOPNOTSUPP");
+        }
+        if (!fd.bound) {
+            throw runner.failure(c.line(), "listen on a socket that is not bound: Tern picks no port by itself; bind first");
+        }
+        final int listener = tcp.listen(ScriptRunner.SCRIPT_PORT, (int) Math.max(1, number(c, 1)), options(fd), TcpEvents.NONE);
+        if (listener < 0) {
+            return ScriptRunner.Result.fail(errno(-listener));
+        }
+        fd.listener = listener;
+        return ScriptRunner.Result.ok(0);
+    }
+
+    private ScriptRunner.Result accept(ScriptLine.Call c) {
+        arguments(c, 3);
+        final Fd fd = fd(c);
+        if (fd.udp != null) {
+            return ScriptRunner.Result.fail("EOPNOTSUPP");
+        }
+        if (fd.listener < 0) {
+            return ScriptRunner.Result.fail("EINVAL");
+        }
+        if (tcp.acceptable(fd.listener) == 0) {
+            if (fd.nonBlocking()) {
+                return ScriptRunner.Result.fail("EAGAIN");
+            }
+            return runner.blockThen(c, () -> tcp.acceptable(fd.listener) > 0, "a connection to accept",
+                () -> acceptNow(c, fd));
+        }
+        return acceptNow(c, fd);
+    }
+
+    private ScriptRunner.Result acceptNow(ScriptLine.Call c, Fd fd) {
+        final int connection = tcp.accept(fd.listener);
+        if (connection < 0) {
+            return ScriptRunner.Result.fail(errno(-connection));
+        }
+        final Fd accepted = open(c);
+        accepted.connection = connection;
+        underTest = accepted;
+        accepted.keepalive = fd.keepalive;
+        accepted.noDelay = fd.noDelay;
+        if (fd.noDelay) {
+            tcp.noDelay(connection, true, runner.nowNs());
+        }
+        return ScriptRunner.Result.ok(accepted.number);
+    }
+
+    private ScriptRunner.Result connect(ScriptLine.Call c) {
+        arguments(c, 3);
+        final Fd fd = fd(c);
+        if (fd.udp != null) {
+            try {
+                fd.udp.connect(ScriptRunner.REMOTE_ADDRESS, ScriptRunner.SCRIPT_PORT);
+            } catch (TernSocketException e) {
+                return ScriptRunner.Result.fail(socketErrno(e.error()));
+            }
+            runner.udpFlow(fd.udp.localPort(), ScriptRunner.SCRIPT_PORT);
+            return ScriptRunner.Result.ok(0);
+        }
+        if (fd.connection >= 0) {
+            final int state = tcp.state(fd.connection);
+            if (state == TcpState.SYN_SENT) {
+                return ScriptRunner.Result.fail("EALREADY");
+            }
+            final int error = tcp.error(fd.connection);
+            return error != TcpError.NONE ? ScriptRunner.Result.fail(errno(error)) : ScriptRunner.Result.fail("EISCONN");
+        }
+        final int connection = tcp.connect(ScriptRunner.REMOTE_ADDRESS, ScriptRunner.SCRIPT_PORT, 0, options(fd), TcpEvents.NONE,
+            runner.nowNs());
+        if (connection < 0) {
+            return ScriptRunner.Result.fail(errno(-connection));
+        }
+        fd.connection = connection;
+        runner.connected(tcp.localPort(connection), ScriptRunner.SCRIPT_PORT);
+        runner.poll();
+        if (fd.nonBlocking()) {
+            return ScriptRunner.Result.fail("EINPROGRESS");
+        }
+        return runner.blockThen(c, () -> tcp.state(connection) != TcpState.SYN_SENT, "the handshake to complete", () -> {
+            final int error = tcp.error(connection);
+            return error == TcpError.NONE ? ScriptRunner.Result.ok(0) : ScriptRunner.Result.fail(errno(error));
+        });
+    }
+
+    private ScriptRunner.Result write(ScriptLine.Call c) {
+        arguments(c, 3, 4);
+        if (c.args().size() == 4) {
+            onlyNoFlags(c, 3);
+        }
+        return write(c, fd(c), (int) number(c, 2));
+    }
+
+    /** Writes {@code length} bytes of the application's pattern (write, send, sendmsg). */
+    private ScriptRunner.Result write(ScriptLine.Call c, Fd fd, int length) {
+        if (fd.udp != null) {
+            return sendDatagram(c, fd, length, false);
+        }
+        if (fd.connection < 0) {
+            return ScriptRunner.Result.fail(fd.listener >= 0 ? "ENOTCONN" : "EPIPE");
+        }
+        final int connection = fd.connection;
+        final ScriptRunner.Result broken = writeError(connection);
+        if (broken != null) {
+            return broken;
+        }
+        if (fd.nonBlocking()) {
+            final int written = fill(connection, length);
+            return written == 0 && length > 0 ? ScriptRunner.Result.fail("EAGAIN") : ScriptRunner.Result.ok(written);
+        }
+        // A blocking write returns when every byte is in the send buffer (or the connection failed), as Linux's.
+        final int[] written = {0};
+        final BooleanSupplier done = () -> {
+            if (writeError(connection) != null) {
+                return true;
+            }
+            written[0] += fill(connection, length - written[0]);
+            return written[0] == length;
+        };
+        return runner.blockThen(c, done, "room in the send buffer for all " + length + " bytes", () -> {
+            final ScriptRunner.Result error = writeError(connection);
+            return error != null && written[0] == 0 ? error : ScriptRunner.Result.ok(written[0]);
+        });
+    }
+
+    /**
+     * Writes up to {@code length} bytes into the send buffer and tells the stack; returns how many. Each byte is
+     * {@link ScriptPayload#tern} of the sequence number it will go out with, which the runner checks on the wire.
+     */
+    private int fill(int connection, int length) {
+        final ByteRing ring = tcp.sendBuffer(connection);
+        if (ring == null || length == 0) {
+            return 0;
+        }
+        // The ring holds the bytes from SND.UNA on (after the SYN while it is unacknowledged).
+        final TcpInfo info = tcp.info(connection);
+        final boolean synUnacked = info.state() == TcpState.SYN_SENT || info.state() == TcpState.SYN_RECEIVED;
+        long seq = Integer.toUnsignedLong(info.sndUna()) + ring.available() + (synUnacked ? 1 : 0);
+        int written = 0;
+        while (written < length && ring.freeSpace() > 0) {
+            final int chunk = Math.min(Math.min(length - written, ring.freeSpace()), (int) scratch.byteSize());
+            ScriptPayload.fill(scratch, 0, chunk, seq, runner.applicationBytes());
+            final int put = ring.write(scratch, 0, chunk);
+            written += put;
+            seq += put;
+        }
+        if (written > 0) {
+            tcp.sendable(connection, runner.nowNs());
+        }
+        return written;
+    }
+
+    private ScriptRunner.Result writeError(int connection) {
+        final int error = tcp.error(connection);
+        if (error != TcpError.NONE) {
+            return ScriptRunner.Result.fail(errno(error));
+        }
+        final int state = tcp.state(connection);
+        if (state == TcpState.SYN_SENT || state == TcpState.SYN_RECEIVED) {
+            return null;
+        }
+        return TcpState.canSend(state) ? null : ScriptRunner.Result.fail("EPIPE");
+    }
+
+    private ScriptRunner.Result read(ScriptLine.Call c) {
+        arguments(c, 3, 4);
+        if (c.args().size() == 4) {
+            onlyNoFlags(c, 3);
+        }
+        return read(c, fd(c), (int) number(c, 2));
+    }
+
+    /** Reads up to {@code length} bytes, checking them against the remote's pattern (read, recv, recvmsg). */
+    private ScriptRunner.Result read(ScriptLine.Call c, Fd fd, int length) {
+        if (fd.udp != null) {
+            return receiveDatagram(c, fd, length);
+        }
+        if (fd.connection < 0) {
+            return ScriptRunner.Result.fail("ENOTCONN");
+        }
+        final int connection = fd.connection;
+        if (!fd.readShut && !readReady(connection)) {
+            if (fd.nonBlocking()) {
+                return ScriptRunner.Result.fail("EAGAIN");
+            }
+            return runner.blockThen(c, () -> readReady(connection), "data to read",
+                () -> readNow(c, connection, length));
+        }
+        return readNow(c, connection, length);
+    }
+
+    /** Reads, checking each byte against {@link ScriptPayload#remote} of the sequence number it came with. */
+    private ScriptRunner.Result readNow(ScriptLine.Call c, int connection, int length) {
+        final ByteRing ring = tcp.receiveBuffer(connection);
+        final int available = ring == null ? 0 : ring.available();
+        if (available == 0) {
+            final int error = tcp.error(connection);
+            return error == TcpError.NONE ? ScriptRunner.Result.ok(0) : ScriptRunner.Result.fail(errno(error));
+        }
+        long seq = firstUnreadSeq(connection, available);
+        int read = 0;
+        while (read < length && ring.available() > 0) {
+            final int got = ring.read(scratch, 0, Math.min(length - read, (int) scratch.byteSize()));
+            if (seq >= 0) {
+                final int wrong = ScriptPayload.firstDifference(scratch, 0, got, seq, ScriptPayload::remote);
+                if (wrong >= 0) {
+                    throw runner.failure(c.line(), c.name() + " returned data the remote did not send there: byte "
+                        + (read + wrong) + " of what it read (the remote's sequence number "
+                        + ((seq + wrong - ScriptRunner.REMOTE_ISN) & 0xFFFF_FFFFL) + ") "
+                        + ScriptPayload.difference(scratch, 0, wrong, seq, ScriptPayload::remote));
+                }
+                seq += got;
+            }
+            read += got;
+        }
+        tcp.consumed(connection, runner.nowNs());
+        return ScriptRunner.Result.ok(read);
+    }
+
+    /**
+     * The sequence number of the first of the {@code available} bytes waiting in the receive ring: RCV.NXT less
+     * them (and less the FIN, once received); -1 when the connection is gone or closed and it cannot be told.
+     */
+    private long firstUnreadSeq(int connection, int available) {
+        final TcpInfo info = tcp.info(connection);
+        if (info == null || info.state() == TcpState.CLOSED) {
+            return -1;
+        }
+        final int state = info.state();
+        final boolean finReceived = state == TcpState.CLOSE_WAIT || state == TcpState.CLOSING
+            || state == TcpState.LAST_ACK || state == TcpState.TIME_WAIT;
+        return (Integer.toUnsignedLong(info.rcvNxt()) - available - (finReceived ? 1 : 0)) & 0xFFFF_FFFFL;
+    }
+
+    private boolean readReady(int connection) {
+        final ByteRing ring = tcp.receiveBuffer(connection);
+        return (ring != null && ring.available() > 0) || tcp.receiveShutdown(connection)
+            || tcp.error(connection) != TcpError.NONE;
+    }
+
+    // --------------------------------------------------------------------------------------------------- UDP
+
+    /** {@code sendto(fd, ..., N, 0, ..., ...)}: a datagram of N bytes to the remote's port 8080. */
+    private ScriptRunner.Result sendto(ScriptLine.Call c) {
+        arguments(c, 6);
+        onlyNoFlags(c, 3);
+        final Fd fd = fd(c);
+        if (fd.udp == null) {
+            throw runner.failure(c.line(), "sendto is supported on UDP sockets only; use write or send for TCP");
+        }
+        return sendDatagram(c, fd, (int) number(c, 2), true);
+    }
+
+    /** {@code recvfrom(fd, ..., N, 0, ..., ...)}: the next datagram, at most N bytes of it. */
+    private ScriptRunner.Result recvfrom(ScriptLine.Call c) {
+        arguments(c, 6);
+        onlyNoFlags(c, 3);
+        final Fd fd = fd(c);
+        if (fd.udp == null) {
+            throw runner.failure(c.line(), "recvfrom is supported on UDP sockets only; use read or recv for TCP");
+        }
+        return receiveDatagram(c, fd, (int) number(c, 2));
+    }
+
+    private ScriptRunner.Result sendDatagram(ScriptLine.Call c, Fd fd, int length, boolean addressed) {
+        if (length > scratch.byteSize()) {
+            return ScriptRunner.Result.fail("EMSGSIZE");
+        }
+        final UdpSocket udp = fd.udp;
+        // sendto answers the remote's port the socket last received from (a server replying), else port 8080.
+        final int port = !addressed ? 0 : udp.lastSourcePort() != 0 ? udp.lastSourcePort()
+            : ScriptRunner.SCRIPT_PORT;
+        final ScriptRunner.Result[] outcome = {null};
+        final BooleanSupplier sent = () -> {
+            // Filled at each try: a pending call on another descriptor may have used the scratch meanwhile.
+            ScriptPayload.fill(scratch, 0, length, 0, ScriptPayload::ternDatagram);
+            try {
+                final boolean queued = addressed
+                    ? udp.sendTo(ScriptRunner.REMOTE_ADDRESS, port, scratch, 0, length)
+                    : udp.send(scratch, 0, length);
+                if (queued) {
+                    outcome[0] = ScriptRunner.Result.ok(length);
+                }
+            } catch (TernSocketException e) {
+                outcome[0] = ScriptRunner.Result.fail(socketErrno(e.error()));
+            }
+            return outcome[0] != null;
+        };
+        if (!sent.getAsBoolean()) {
+            if (fd.nonBlocking()) {
+                return ScriptRunner.Result.fail("EAGAIN");
+            }
+            return runner.blockThen(c, sent, "room in the send queue", () -> afterSend(udp, port, outcome[0]));
+        }
+        return afterSend(udp, port, outcome[0]);
+    }
+
+    /** The datagram leaves on the stack's next turn; an unbound socket then has its ephemeral port. */
+    private ScriptRunner.Result afterSend(UdpSocket udp, int port, ScriptRunner.Result result) {
+        runner.poll();
+        if (udp.localPort() != 0 && port != 0) {
+            runner.udpFlow(udp.localPort(), port);
+        }
+        return result;
+    }
+
+    private ScriptRunner.Result receiveDatagram(ScriptLine.Call c, Fd fd, int length) {
+        final UdpSocket udp = fd.udp;
+        final int capacity = (int) Math.min(length, scratch.byteSize());
+        final ScriptRunner.Result[] outcome = {null};
+        final BooleanSupplier received = () -> {
+            try {
+                final int got = udp.receive(scratch, 0, capacity);
+                if (got >= 0) {
+                    final int wrong = ScriptPayload.firstDifference(scratch, 0, got, 0, ScriptPayload::remoteDatagram);
+                    if (wrong >= 0) {
+                        throw runner.failure(c.line(), c.name() + " returned a datagram the remote did not send: its "
+                            + "byte " + wrong + " " + ScriptPayload.difference(scratch, 0, wrong, 0,
+                            ScriptPayload::remoteDatagram));
+                    }
+                    outcome[0] = ScriptRunner.Result.ok(got);
+                }
+            } catch (TernSocketException e) {
+                outcome[0] = ScriptRunner.Result.fail(socketErrno(e.error()));
+            }
+            return outcome[0] != null;
+        };
+        if (!received.getAsBoolean()) {
+            if (fd.nonBlocking()) {
+                return ScriptRunner.Result.fail("EAGAIN");
+            }
+            return runner.blockThen(c, received, "a datagram to read", () -> outcome[0]);
+        }
+        return outcome[0];
+    }
+
+    private static final java.util.regex.Pattern IOV = java.util.regex.Pattern.compile("msg_iov\\((\\d+)\\)\\s*=\\s*\\[(.*)]");
+    private static final java.util.regex.Pattern IOV_ELEMENT = java.util.regex.Pattern.compile(
+        "\\{\\s*\\.\\.\\.\\s*,\\s*(\\d+)\\s*}");
+
+    /**
+     * {@code sendmsg(fd, {msg_name(...)=..., msg_iov(N)=[{..., LEN}, ...], msg_flags=0}, 0)}: as a write of the
+     * iovec's total length (the bytes of each element follow one another in the stream).
+     */
+    private ScriptRunner.Result sendmsg(ScriptLine.Call c) {
+        arguments(c, 3);
+        final int length = messageLength(c);
+        return write(c, fd(c), length);
+    }
+
+    /**
+     * {@code recvmsg(fd, {msg_name(...)=..., msg_iov(N)=[{..., LEN}, ...], msg_flags=0}, 0)}: as a read of up to the
+     * iovec's total length, TCP only; the returned msg_flags, 0, is what the script must expect.
+     */
+    private ScriptRunner.Result recvmsg(ScriptLine.Call c) {
+        arguments(c, 3);
+        final int length = messageLength(c);
+        final Fd fd = fd(c);
+        if (fd.udp != null) {
+            throw runner.failure(c.line(), "recvmsg is supported on TCP sockets only (a UDP datagram's truncation, "
+                + "MSG_TRUNC in msg_flags, is not known to the runner); use recvfrom");
+        }
+        return read(c, fd, length);
+    }
+
+    /**
+     * The total length of a msghdr literal's iovec, after checking that the message holds nothing Tern cannot
+     * express: flags 0, no control messages, msg_flags 0.
+     */
+    private int messageLength(ScriptLine.Call c) {
+        onlyNoFlags(c, 2);
+        final String message = c.args().get(1);
+        final List<String> fields = message.startsWith("{") && message.endsWith("}")
+            ? ScriptParser.splitOutside(message.substring(1, message.length() - 1), ',') : null;
+        if (fields == null) {
+            throw runner.failure(c.line(), c.name() + " takes a struct msghdr: {msg_name(...)=..., msg_iov(N)=[{..., "
+                + "LEN}, ...], msg_flags=0}");
+        }
+        long length = -1;
+        for (String field : fields) {
+            final String f = field.strip();
+            final java.util.regex.Matcher iov = IOV.matcher(f);
+            if (iov.matches()) {
+                length = iovecLength(c, Integer.parseInt(iov.group(1)), iov.group(2));
+            } else if (f.replace(" ", "").equals("msg_name(...)=...") || f.replace(" ", "").equals("msg_control=[]")
+                || f.replace(" ", "").equals("msg_flags=0")) {
+                // The remote's address (the runner has one), no control data, no flags: nothing to check.
+            } else if (f.startsWith("msg_control")) {
+                throw runner.failure(c.line(), c.name() + " with control messages (cmsg) is not supported: Tern "
+                    + "has no ancillary data (timestamps, TCP_CM_INQ, error queues)");
+            } else if (f.startsWith("msg_flags")) {
+                throw runner.failure(c.line(), c.name() + " msg_flags other than 0 are not supported, not '"
+                    + f.substring(f.indexOf('=') + 1).strip() + "'");
+            } else {
+                throw runner.failure(c.line(), "unexpected '" + f + "' in " + c.name() + "'s struct msghdr (msg_name, "
+                    + "msg_iov, msg_flags, msg_control)");
+            }
+        }
+        if (length < 0) {
+            throw runner.failure(c.line(), c.name() + "'s struct msghdr needs msg_iov(N)=[{..., LEN}, ...]");
+        }
+        return (int) length;
+    }
+
+    /** {@code [{..., LEN}, ...]}: {@code count} elements, their lengths added. */
+    private long iovecLength(ScriptLine.Call c, int count, String elements) {
+        final List<String> parts = ScriptParser.splitOutside(elements, ',');
+        long total = 0;
+        int found = 0;
+        for (String part : parts == null ? List.<String>of() : parts) {
+            final java.util.regex.Matcher m = IOV_ELEMENT.matcher(part.strip());
+            if (!m.matches()) {
+                throw runner.failure(c.line(), "bad iovec element '" + part.strip() + "': write {..., LEN}");
+            }
+            total += Long.parseLong(m.group(1));
+            found++;
+        }
+        if (found != count) {
+            throw runner.failure(c.line(), "msg_iov(" + count + ") lists " + found + " element"
+                + (found == 1 ? "" : "s"));
+        }
+        if (total > Integer.MAX_VALUE) {
+            throw runner.failure(c.line(), "an iovec of " + total + " bytes is more than one call can move");
+        }
+        return total;
+    }
+
+    private ScriptRunner.Result close(ScriptLine.Call c) {
+        arguments(c, 1);
+        final Fd fd = fd(c);
+        if (fd.udp != null) {
+            fd.udp.close();
+        }
+        if (fd.connection >= 0) {
+            if (fd.abortOnClose) {
+                tcp.abort(fd.connection, runner.nowNs());
+            } else {
+                tcp.close(fd.connection, runner.nowNs());
+            }
+        }
+        if (fd.listener >= 0) {
+            tcp.closeListener(fd.listener, runner.nowNs());
+        }
+        fds.remove(fd.number);
+        return ScriptRunner.Result.ok(0);
+    }
+
+    private ScriptRunner.Result shutdown(ScriptLine.Call c) {
+        arguments(c, 2);
+        final Fd fd = fd(c);
+        final String how = c.args().get(1);
+        if (!how.equals("SHUT_WR") && !how.equals("SHUT_RDWR") && !how.equals("SHUT_RD")) {
+            throw runner.failure(c.line(), "shutdown(" + how + ") is not supported: SHUT_RD, SHUT_WR or SHUT_RDWR");
+        }
+        if (fd.connection < 0) {
+            return ScriptRunner.Result.fail("ENOTCONN");
+        }
+        // The receive side is the application's only (Tern's TCP has no SHUT_RD, nor does TCP: nothing goes on the
+        // wire): reads stop waiting, as Linux's do after RCV_SHUTDOWN.
+        fd.readShut = !how.equals("SHUT_WR");
+        if (!how.equals("SHUT_RD")) {
+            tcp.shutdownOutput(fd.connection, runner.nowNs());
+        }
+        return ScriptRunner.Result.ok(0);
+    }
+
+    private ScriptRunner.Result fcntl(ScriptLine.Call c) {
+        final Fd fd = fd(c);
+        final String command = c.args().size() > 1 ? c.args().get(1) : "";
+        if (command.equals("F_GETFL") && c.args().size() == 2) {
+            return ScriptRunner.Result.ok(fd.flags);
+        }
+        if (command.equals("F_SETFL") && c.args().size() == 3) {
+            int flags = 0;
+            for (String name : c.args().get(2).split("\\|")) {
+                flags |= switch (name.strip()) {
+                    case "O_RDWR" -> O_RDWR;
+                    case "O_NONBLOCK" -> O_NONBLOCK;
+                    case "0" -> 0;
+                    default -> throw runner.failure(c.line(), "fcntl flag '" + name.strip() + "' is not supported (O_RDWR, "
+                        + "O_NONBLOCK)");
+                };
+            }
+            fd.flags = flags;
+            return ScriptRunner.Result.ok(0);
+        }
+        throw runner.failure(c.line(), "only fcntl(fd, F_GETFL) and fcntl(fd, F_SETFL, flags) are supported");
+    }
+
+    /**
+     * {@code ioctl(fd, FIONREAD or SIOCINQ, [N])}: the bytes waiting to be read, compared with N (for UDP, the next
+     * datagram's length as Linux's SIOCINQ gives it is not kept: TCP only).
+     */
+    private ScriptRunner.Result ioctl(ScriptLine.Call c) {
+        arguments(c, 3);
+        final Fd fd = fd(c);
+        final String request = c.args().get(1);
+        if (!request.equals("FIONREAD") && !request.equals("SIOCINQ")) {
+            throw runner.failure(c.line(), "ioctl " + request + " is not supported (FIONREAD, SIOCINQ)");
+        }
+        if (fd.udp != null) {
+            throw runner.failure(c.line(), "ioctl " + request + " is supported on TCP sockets only");
+        }
+        if (fd.connection < 0) {
+            return ScriptRunner.Result.fail("EINVAL");
+        }
+        final ByteRing ring = tcp.receiveBuffer(fd.connection);
+        final long available = ring == null ? 0 : ring.available();
+        final long expected = number(c, 2);
+        if (available != expected) {
+            throw runner.failure(c.line(), "ioctl " + request + " gave [" + available + "], the script expects ["
+                + expected + "]");
+        }
+        return ScriptRunner.Result.ok(0);
+    }
+
+    private static final int POLLIN = 0x1;
+    private static final int POLLOUT = 0x4;
+    private static final int POLLERR = 0x8;
+    private static final int POLLHUP = 0x10;
+
+    /** {@code poll([{fd=4, events=POLLIN, revents=POLLIN}], 1, 0)}: one descriptor, waiting up to the timeout. */
+    private ScriptRunner.Result poll(ScriptLine.Call c) {
+        arguments(c, 3);
+        final java.util.regex.Matcher m = java.util.regex.Pattern.compile(
+            "\\[\\s*\\{\\s*fd\\s*=\\s*(\\d+)\\s*,\\s*events\\s*=\\s*([A-Z|\\s]+|0)\\s*(?:,\\s*revents\\s*=\\s*([A-Z|\\s]+|0)"
+                + "\\s*)?}\\s*]").matcher(c.args().getFirst());
+        if (!m.matches() || number(c, 1) != 1) {
+            throw runner.failure(c.line(), "poll supports one descriptor: poll([{fd=N, events=..., revents=...}], 1, ms)");
+        }
+        final Fd fd = fds.get(Integer.parseInt(m.group(1)));
+        if (fd == null) {
+            throw runner.failure(c.line(), "poll on file descriptor " + m.group(1) + ", which the script has not opened");
+        }
+        final int events = pollBits(c, m.group(2));
+        final long timeoutMs = number(c, 2);
+        final long deadline = timeoutMs < 0 ? runner.now() + ScriptRunner.BLOCK_LIMIT_NS : runner.now() + timeoutMs * 1_000_000L;
+        final String expectedText = m.group(3);
+        if (timeoutMs != 0 && runner.spans(c)) {
+            // START...END poll: pending while the script's next lines run, until an event or its timeout.
+            final boolean forever = timeoutMs < 0;
+            return runner.pend(c, () -> (revents(fd) & (events | POLLERR | POLLHUP)) != 0
+                    || (!forever && runner.now() >= deadline), "an event on file descriptor " + fd.number,
+                () -> pollResult(c, fd, events, expectedText), forever ? Long.MAX_VALUE : deadline);
+        }
+        if (timeoutMs != 0) {
+            final boolean ready = runner.advance(deadline, () -> (revents(fd) & (events | POLLERR | POLLHUP)) != 0);
+            if (!ready && timeoutMs < 0) {
+                throw runner.failure(c.line(), "poll blocked and did not return within " + ScriptRunner.BLOCK_LIMIT_NS / 1_000_000_000L
+                    + " s of virtual time");
+            }
+        }
+        return pollResult(c, fd, events, expectedText);
+    }
+
+    /** What poll returns now: 1 with the events that hold (checked against the script's revents), else 0. */
+    private ScriptRunner.Result pollResult(ScriptLine.Call c, Fd fd, int events, String expectedText) {
+        final int revents = revents(fd) & (events | POLLERR | POLLHUP);
+        if (expectedText != null) {
+            final int expected = pollBits(c, expectedText);
+            if (expected != revents) {
+                throw runner.failure(c.line(), "poll gave revents " + pollNames(revents) + ", the script expects "
+                    + pollNames(expected));
+            }
+        }
+        return ScriptRunner.Result.ok(revents == 0 ? 0 : 1);
+    }
+
+    private int revents(Fd fd) {
+        int bits = 0;
+        if (fd.udp != null) {
+            final int ops = fd.udp.readyOps();
+            return ((ops & SelectableSocket.READ) != 0 ? POLLIN : 0)
+                | ((ops & SelectableSocket.WRITE) != 0 ? POLLOUT : 0)
+                | ((ops & SelectableSocket.ERROR) != 0 ? POLLERR : 0);
+        }
+        if (fd.listener >= 0) {
+            return tcp.acceptable(fd.listener) > 0 ? POLLIN : 0;
+        }
+        if (fd.connection < 0) {
+            return POLLOUT | POLLHUP;
+        }
+        final int c = fd.connection;
+        final int state = tcp.state(c);
+        if (tcp.error(c) != TcpError.NONE) {
+            bits |= POLLERR | POLLHUP | POLLIN | POLLOUT;
+        }
+        if (state != TcpState.SYN_SENT && readReady(c)) {
+            bits |= POLLIN;
+        }
+        final ByteRing ring = tcp.sendBuffer(c);
+        if (TcpState.canSend(state) && ring != null && ring.freeSpace() > 0) {
+            bits |= POLLOUT;
+        }
+        return bits;
+    }
+
+    private int pollBits(ScriptLine.Call c, String text) {
+        int bits = 0;
+        for (String name : text.split("\\|")) {
+            bits |= switch (name.strip()) {
+                case "POLLIN" -> POLLIN;
+                case "POLLOUT" -> POLLOUT;
+                case "POLLERR" -> POLLERR;
+                case "POLLHUP" -> POLLHUP;
+                case "0" -> 0;
+                default -> throw runner.failure(c.line(), "poll event '" + name.strip() + "' is not supported (POLLIN, "
+                    + "POLLOUT, POLLERR, POLLHUP)");
+            };
+        }
+        return bits;
+    }
+
+    private static String pollNames(int bits) {
+        final List<String> names = new ArrayList<>();
+        if ((bits & POLLIN) != 0) {
+            names.add("POLLIN");
+        }
+        if ((bits & POLLOUT) != 0) {
+            names.add("POLLOUT");
+        }
+        if ((bits & POLLERR) != 0) {
+            names.add("POLLERR");
+        }
+        if ((bits & POLLHUP) != 0) {
+            names.add("POLLHUP");
+        }
+        return names.isEmpty() ? "0" : String.join("|", names);
+    }
+
+    private static String socketErrno(int socketError) {
+        return switch (socketError) {
+            case SocketError.CONNECTION_REFUSED -> "ECONNREFUSED";
+            case SocketError.CONNECTION_RESET -> "ECONNRESET";
+            case SocketError.TIMED_OUT -> "ETIMEDOUT";
+            case SocketError.HOST_UNREACHABLE -> "EHOSTUNREACH";
+            case SocketError.NET_UNREACHABLE -> "ENETUNREACH";
+            case SocketError.MESSAGE_TOO_LONG -> "EMSGSIZE";
+            case SocketError.ADDRESS_IN_USE -> "EADDRINUSE";
+            case SocketError.NO_BUFFER -> "ENOBUFS";
+            case SocketError.TOO_MANY_SOCKETS -> "EMFILE";
+            case SocketError.ADDRESS_NOT_AVAILABLE -> "EADDRNOTAVAIL";
+            case SocketError.BROADCAST_NOT_ENABLED -> "EACCES";
+            case SocketError.NOT_CONNECTED -> "EDESTADDRREQ";
+            case SocketError.PROTOCOL_ERROR -> "EPROTO";
+            default -> "EINVAL";
+        };
+    }
+
+    private static String errno(int tcpError) {
+        return switch (tcpError) {
+            case TcpError.REFUSED -> "ECONNREFUSED";
+            case TcpError.RESET -> "ECONNRESET";
+            case TcpError.TIMED_OUT -> "ETIMEDOUT";
+            case TcpError.HOST_UNREACHABLE -> "EHOSTUNREACH";
+            case TcpError.NET_UNREACHABLE -> "ENETUNREACH";
+            case TcpError.ADDRESS_IN_USE -> "EADDRINUSE";
+            case TcpError.NO_BUFFER -> "ENOBUFS";
+            case TcpError.TOO_MANY_CONNECTIONS -> "EMFILE";
+            case TcpError.ADDRESS_NOT_AVAILABLE -> "EADDRNOTAVAIL";
+            case TcpError.ABORTED -> "ECONNABORTED";
+            default -> "EINVAL";
+        };
+    }
+}
