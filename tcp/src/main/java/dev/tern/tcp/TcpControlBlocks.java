@@ -89,8 +89,6 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int F_CWND_LIMITED = 1 << 21;
     /** Window scaling negotiated (RFC 7323 §2). */
     static final int F_WINDOW_SCALING = 1 << 22;
-    /** Made from a SYN cookie (RFC 4987): no SYN-RECEIVED state was kept. */
-    static final int F_FROM_COOKIE = 1 << 23;
     /** At least one retransmission since the last RTT sample (Karn). */
     static final int F_RETRANSMITTED = 1 << 24;
     /** Counted in its listener's SYN queue (a passive connection in SYN-RECEIVED). */
@@ -119,7 +117,6 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int EV_READABLE = 1 << 1;
     static final int EV_WRITABLE = 1 << 2;
     static final int EV_CLOSED = 1 << 3;
-    static final int EV_ACCEPTABLE = 1 << 4;
 
     // ------------------------------------------------------------------------------------------ timers (T_*)
     /** The sender's timer: SYN, retransmission, persist, tail loss probe or reordering (senderTimerKind). */
@@ -782,6 +779,12 @@ public final class TcpControlBlocks implements AutoCloseable {
     public void backoff(int c, int value) {
         rows.set(INT, base(c) + BACKOFF_OFFSET, value);
     }
+
+    /**
+     * The largest congestion window or ssthresh any control or recovery sets: larger means nothing on a 32-bit
+     * sequence space (RFC 7323 §2.3 caps the window at 2^30), and cwnd plus one more segment still fits an int.
+     */
+    static final int MAX_CWND = 1 << 30;
 
     /** Congestion window in bytes. */
     public int cwnd(int c) {

@@ -278,7 +278,6 @@ final class TcpInput {
         tcb.rcvNxt(c, seg.seq);
         tcb.rcvAdv(c, seg.seq + Math.min(layer.receiveSize[c], 65535));
         tcb.clearFlag(c, F_TIMESTAMPS | F_SACK | F_WINDOW_SCALING | F_RTT_TIMING);
-        tcb.setFlag(c, TcpControlBlocks.F_FROM_COOKIE);
         tcb.sndScale(c, 0);
         tcb.rcvScale(c, 0);
         tcb.sndMss(c, Math.min(SynCookies.MSS_TABLE[mssIndex], layer.pathMss(seg.sourceAddress, nowNs)));

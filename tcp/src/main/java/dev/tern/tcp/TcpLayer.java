@@ -13,7 +13,6 @@ import dev.tern.ipv4.wire.IpProtocol;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 
-import static dev.tern.tcp.TcpControlBlocks.EV_ACCEPTABLE;
 import static dev.tern.tcp.TcpControlBlocks.EV_CLOSED;
 import static dev.tern.tcp.TcpControlBlocks.EV_ESTABLISHED;
 import static dev.tern.tcp.TcpControlBlocks.EV_READABLE;
@@ -795,7 +794,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         tcpTimers.disarm(c, T_SENDER);
         sender.established(c, nowNs);
         if (tcb.hasFlag(c, F_KEEPALIVE)) {
-            tcpTimers.arm(c, T_KEEPALIVE, nowNs + tcb.keepIdleMs(c) * 1_000_000L);
+            tcpTimers.arm(c, TimerKind.KEEPALIVE, nowNs + tcb.keepIdleMs(c) * 1_000_000L);
         }
         counters.established.incrementRelease();
         return true;
@@ -822,7 +821,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         switch (state) {
             case TcpState.FIN_WAIT_2 -> {
                 if (tcb.hasFlag(c, F_RELEASED)) {
-                    tcpTimers.arm(c, T_STATE, nowNs + config.finWait2TimeoutNs());
+                    tcpTimers.arm(c, TimerKind.STATE, nowNs + config.finWait2TimeoutNs());
                 }
             }
             case TcpState.TIME_WAIT -> enterTimeWait(c, nowNs);
@@ -849,7 +848,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
             terminate(c, TcpError.NONE, nowNs);
             return;
         }
-        tcpTimers.arm(c, T_STATE, nowNs + 2 * config.mslNs());
+        tcpTimers.arm(c, TimerKind.STATE, nowNs + 2 * config.mslNs());
         if (!tcb.hasFlag(c, F_TIME_WAIT_LISTED)) {
             tcb.setFlag(c, F_TIME_WAIT_LISTED);
             tcb.listPrev(c, timeWaitTail);
@@ -870,7 +869,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     }
 
     void restartTimeWait(int c, long nowNs) {
-        tcpTimers.arm(c, T_STATE, nowNs + 2 * config.mslNs());
+        tcpTimers.arm(c, TimerKind.STATE, nowNs + 2 * config.mslNs());
     }
 
     private void unlinkTimeWait(int c) {
@@ -1009,7 +1008,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     int sendSyn(int c, long nowNs) {
         final int result = output.sendSyn(c, nowNs);
         tcb.senderTimerKind(c, TcpSender.TIMER_RTO);
-        tcpTimers.arm(c, T_SENDER, nowNs + rtt.rtoNs(tcb, c));
+        tcpTimers.arm(c, TimerKind.SENDER, nowNs + rtt.rtoNs(tcb, c));
         return result;
     }
 
@@ -1237,12 +1236,12 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         final int probes = tcb.probes(c);
         final long idleSince = tcb.lastReceiveNs(c);
         if (probes == 0 && nowNs - idleSince < idleNs) {
-            tcpTimers.arm(c, T_KEEPALIVE, idleSince + idleNs);
+            tcpTimers.arm(c, TimerKind.KEEPALIVE, idleSince + idleNs);
             return;
         }
         if (tcb.sndUna(c) != tcb.sndMax(c)) {
             // Data is outstanding: the retransmission timer watches the connection.
-            tcpTimers.arm(c, T_KEEPALIVE, nowNs + idleNs);
+            tcpTimers.arm(c, TimerKind.KEEPALIVE, nowNs + idleNs);
             return;
         }
         if (probes >= tcb.keepProbes(c)) {
@@ -1251,7 +1250,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         }
         tcb.probes(c, probes + 1);
         output.sendKeepalive(c, nowNs);
-        tcpTimers.arm(c, T_KEEPALIVE, nowNs + intervalNs);
+        tcpTimers.arm(c, TimerKind.KEEPALIVE, nowNs + intervalNs);
     }
 
     /** End of TIME-WAIT (2 MSL), or of the FIN-WAIT-2 timeout of an orphan. */
@@ -1543,7 +1542,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
             case TcpState.CLOSED -> free(c);
             case TcpState.SYN_SENT -> terminate(c, TcpError.NONE, nowNs);
             case TcpState.TIME_WAIT -> detachRings(c);
-            case TcpState.FIN_WAIT_2 -> tcpTimers.arm(c, T_STATE, nowNs + config.finWait2TimeoutNs());
+            case TcpState.FIN_WAIT_2 -> tcpTimers.arm(c, TimerKind.STATE, nowNs + config.finWait2TimeoutNs());
             default -> queueFin(c, nowNs);
         }
     }
@@ -1692,7 +1691,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
             tcb.setFlag(c, F_KEEPALIVE);
             tcb.probes(c, 0);
             if (TcpState.isSynchronized(tcb.state(c))) {
-                tcpTimers.arm(c, T_KEEPALIVE, tcb.lastReceiveNs(c) + tcb.keepIdleMs(c) * 1_000_000L);
+                tcpTimers.arm(c, TimerKind.KEEPALIVE, tcb.lastReceiveNs(c) + tcb.keepIdleMs(c) * 1_000_000L);
             }
         } else {
             tcb.clearFlag(c, F_KEEPALIVE);

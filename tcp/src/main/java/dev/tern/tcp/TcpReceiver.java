@@ -206,7 +206,7 @@ final class TcpReceiver {
                 // still in quick-ACK mode; a D-SACK goes at once too. Else within the delayed ACK time.
                 layer.ackNow(c);
             } else if (!timers.armed(c, T_DELAYED_ACK)) {
-                timers.arm(c, T_DELAYED_ACK, nowNs + config.delayedAckNs());
+                timers.arm(c, TimerKind.DELAYED_ACK, nowNs + config.delayedAckNs());
             }
             return false;
         }

@@ -496,7 +496,7 @@ final class TcpSender {
     private void armReorderTimer(int c, long timeoutNs, long nowNs) {
         if (timeoutNs > 0) {
             tcb.senderTimerKind(c, TIMER_REORDER);
-            timers.arm(c, T_SENDER, nowNs + timeoutNs);
+            timers.arm(c, TimerKind.SENDER, nowNs + timeoutNs);
         } else if (tcb.senderTimerKind(c) == TIMER_REORDER) {
             tcb.senderTimerKind(c, TIMER_RTO);
             timers.disarm(c, T_SENDER);
@@ -972,7 +972,7 @@ final class TcpSender {
             return false;
         }
         if (!timers.armed(c, T_PACE)) {
-            timers.arm(c, T_PACE, tcb.nextSendNs(c));
+            timers.arm(c, TimerKind.PACE, tcb.nextSendNs(c));
         }
         return true;
     }
@@ -1007,7 +1007,7 @@ final class TcpSender {
         if ((tcb.sndWnd(c) == 0 && (outstanding || waiting)) || (!outstanding && waiting)) {
             if (!armed || kind != TIMER_PERSIST) {
                 tcb.senderTimerKind(c, TIMER_PERSIST);
-                timers.arm(c, T_SENDER, nowNs + rtt.rtoNs(tcb, c));
+                timers.arm(c, TimerKind.SENDER, nowNs + rtt.rtoNs(tcb, c));
             }
             return;
         }
@@ -1024,13 +1024,13 @@ final class TcpSender {
         if (probeAllowed(c)) {
             if (restart || sentNew || !armed || kind != TIMER_PROBE) {
                 tcb.senderTimerKind(c, TIMER_PROBE);
-                timers.arm(c, T_SENDER, Math.min(nowNs + probeTimeoutNs(c), tcb.rtoExpiryNs(c)));
+                timers.arm(c, TimerKind.SENDER, Math.min(nowNs + probeTimeoutNs(c), tcb.rtoExpiryNs(c)));
             }
             return;
         }
         if (!armed || kind != TIMER_RTO || restart || tcb.senderTimerNs(c) != tcb.rtoExpiryNs(c)) {
             tcb.senderTimerKind(c, TIMER_RTO);
-            timers.arm(c, T_SENDER, tcb.rtoExpiryNs(c));
+            timers.arm(c, TimerKind.SENDER, tcb.rtoExpiryNs(c));
         }
     }
 
@@ -1108,7 +1108,7 @@ final class TcpSender {
         rtt.backOff(tcb, c);
         tcb.rtoExpiryNs(c, nowNs + rtt.rtoNs(tcb, c));
         tcb.senderTimerKind(c, TIMER_RTO);
-        timers.arm(c, T_SENDER, tcb.rtoExpiryNs(c));
+        timers.arm(c, TimerKind.SENDER, tcb.rtoExpiryNs(c));
         final int first = sent.firstLostNotRetransmitted();
         if (first >= 0) {
             retransmit(c, sent, first, TIMEOUT, nowNs);
@@ -1159,7 +1159,7 @@ final class TcpSender {
         }
         tcb.rtoExpiryNs(c, nowNs + rtt.rtoNs(tcb, c));
         tcb.senderTimerKind(c, TIMER_RTO);
-        timers.arm(c, T_SENDER, tcb.rtoExpiryNs(c));
+        timers.arm(c, TimerKind.SENDER, tcb.rtoExpiryNs(c));
     }
 
     /** RFC 8985 §6.2: RACK's reordering timer: look for losses again, now that more time has passed. */
@@ -1211,7 +1211,7 @@ final class TcpSender {
         sendWindowProbe(c, nowNs);
         rtt.backOff(tcb, c);
         tcb.senderTimerKind(c, TIMER_PERSIST);
-        timers.arm(c, T_SENDER, nowNs + rtt.rtoNs(tcb, c));
+        timers.arm(c, TimerKind.SENDER, nowNs + rtt.rtoNs(tcb, c));
     }
 
     /**

@@ -45,16 +45,34 @@ final class TcpTimers implements TimerWheel.Handler {
         return (tcb.timers(c) & kind) != 0;
     }
 
-    /** Sets the deadline of one kind and makes sure the wheel timer fires by then. */
-    void arm(int c, int kind, long deadlineNs) {
-        switch (kind) {
-            case T_SENDER -> tcb.senderTimerNs(c, deadlineNs);
-            case T_DELAYED_ACK -> tcb.delayedAckDeadlineNs(c, deadlineNs);
-            case T_KEEPALIVE -> tcb.keepaliveDeadlineNs(c, deadlineNs);
-            case T_PACE -> tcb.nextSendNs(c, deadlineNs);
-            default -> tcb.stateDeadlineNs(c, deadlineNs);
-        }
-        tcb.timers(c, tcb.timers(c) | kind);
+    /**
+     * Sets the deadline of one kind and makes sure the wheel timer fires by then. The switch is exhaustive (no
+     * default): a new {@link TimerKind} without its deadline field and bit does not compile.
+     */
+    void arm(int c, TimerKind kind, long deadlineNs) {
+        final int bit = switch (kind) {
+            case SENDER -> {
+                tcb.senderTimerNs(c, deadlineNs);
+                yield T_SENDER;
+            }
+            case DELAYED_ACK -> {
+                tcb.delayedAckDeadlineNs(c, deadlineNs);
+                yield T_DELAYED_ACK;
+            }
+            case KEEPALIVE -> {
+                tcb.keepaliveDeadlineNs(c, deadlineNs);
+                yield T_KEEPALIVE;
+            }
+            case STATE -> {
+                tcb.stateDeadlineNs(c, deadlineNs);
+                yield T_STATE;
+            }
+            case PACE -> {
+                tcb.nextSendNs(c, deadlineNs);
+                yield T_PACE;
+            }
+        };
+        tcb.timers(c, tcb.timers(c) | bit);
         ensure(c, deadlineNs);
     }
 
