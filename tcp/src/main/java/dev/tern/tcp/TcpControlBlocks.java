@@ -894,6 +894,39 @@ public final class TcpControlBlocks implements AutoCloseable {
         rows.set(INT, base(c) + GENERATION_OFFSET, value);
     }
 
+    // ------------------------------------------------------------------------------------------ handles
+
+    /** Bits of a handle that name the slot; the rest is the slot's generation. */
+    static final int SLOT_BITS = 20;
+    static final int SLOT_MASK = (1 << SLOT_BITS) - 1;
+
+    /** The handle of row {@code c}: {@code generation << 20 | slot}, so a handle of an earlier connection is stale. */
+    int handle(int c) {
+        return (generation(c) << SLOT_BITS) | c;
+    }
+
+    /** The row of a valid handle its owner still holds (owned, not released), or -1. */
+    int ownedSlot(int handle) {
+        if (handle < 0) {
+            return -1;
+        }
+        final int c = handle & SLOT_MASK;
+        if (c >= capacity || (flags(c) & (F_ALLOCATED | F_OWNED | F_RELEASED)) != (F_ALLOCATED | F_OWNED)
+            || generation(c) != handle >>> SLOT_BITS) {
+            return -1;
+        }
+        return c;
+    }
+
+    /** The row of a handle whose connection still has its row, held by its owner or not, or -1. */
+    int liveSlot(int handle) {
+        final int c = handle & SLOT_MASK;
+        if (handle < 0 || c >= capacity || !hasFlag(c, F_ALLOCATED) || generation(c) != handle >>> SLOT_BITS) {
+            return -1;
+        }
+        return c;
+    }
+
     /** Duplicate range to report (RFC 2883), with F_DSACK. */
     public int dsackStart(int c) {
         return rows.get(INT, base(c) + DSACK_START_OFFSET);
