@@ -1141,7 +1141,7 @@ public final class TcpControlBlocks implements AutoCloseable {
         rows.set(LONG, base(c) + CC_LONG3_OFFSET, value);
     }
 
-    /** TcpSender.OPEN, RECOVERY (fast recovery) or LOSS (after a retransmission timeout). */
+    /** SenderState.OPEN, RECOVERY (fast recovery) or LOSS (after a retransmission timeout). */
     public int senderState(int c) {
         return rows.get(INT, base(c) + SENDER_STATE_OFFSET);
     }
@@ -1159,7 +1159,7 @@ public final class TcpControlBlocks implements AutoCloseable {
         rows.set(INT, base(c) + SENDER_TIMER_KIND_OFFSET, value);
     }
 
-    /** TcpSender.S_* bits. */
+    /** SenderState.S_* bits. */
     public int senderFlags(int c) {
         return rows.get(INT, base(c) + SENDER_FLAGS_OFFSET);
     }

@@ -21,7 +21,7 @@ public record TcpInfo(int state, int error, int localAddress, int localPort, int
             tcb.hasFlag(c, TcpControlBlocks.F_TIMESTAMPS), tcb.hasFlag(c, TcpControlBlocks.F_SACK), tcb.cwnd(c),
             tcb.ssthresh(c), tcb.srttUs(c) * 1000L, tcb.rttvarUs(c) * 1000L, rtt.rtoNs(tcb, c), tcb.retransmits(c),
             tcb.bytesAcked(c), tcb.bytesReceived(c), plugPoints.congestionControl(c).name(),
-            plugPoints.lossDetection(c).name(), plugPoints.recovery(c).name(), TcpSender.STATE_NAMES[tcb.senderState(c)],
+            plugPoints.lossDetection(c).name(), plugPoints.recovery(c).name(), SenderState.STATE_NAMES[tcb.senderState(c)],
             sent == null ? 0 : sent.pipe(tcb.sndMax(c) - tcb.sndUna(c)), sent == null ? 0 : sent.sackedBytes(),
             sent == null ? 0 : sent.lostBytes(), tcb.minRttUs(c) * 1000L, tcb.pacingRate(c));
     }

@@ -544,7 +544,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     /** Switches the connection's loss recovery (effective with SACK, from the next recovery); 0 or {@code -INVALID}. */
     public int lossRecovery(int connection, String name) {
         final int c = tcb.ownedSlot(connection);
-        return c < 0 || tcb.senderState(c) == TcpSender.RECOVERY ? -TcpError.INVALID
+        return c < 0 || tcb.senderState(c) == SenderState.RECOVERY ? -TcpError.INVALID
             : plugPoints.switchLossRecovery(c, name);
     }
 

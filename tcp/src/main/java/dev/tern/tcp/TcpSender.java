@@ -4,6 +4,16 @@ import dev.tern.core.io.ByteRing;
 import dev.tern.ipv4.Ipv4Layer;
 import dev.tern.tcp.wire.TcpFlags;
 
+import static dev.tern.tcp.SenderState.LOSS;
+import static dev.tern.tcp.SenderState.OPEN;
+import static dev.tern.tcp.SenderState.RECOVERY;
+import static dev.tern.tcp.SenderState.S_FRTO;
+import static dev.tern.tcp.SenderState.S_RESCUE_SENT;
+import static dev.tern.tcp.SenderState.S_TLP_IS_RETRANS;
+import static dev.tern.tcp.SenderState.S_TLP_OUTSTANDING;
+import static dev.tern.tcp.SenderState.S_UNDO_DSACKED;
+import static dev.tern.tcp.SenderState.S_UNDO_POSSIBLE;
+import static dev.tern.tcp.SenderState.S_UNDO_TS;
 import static dev.tern.tcp.TcpControlBlocks.F_ACK_NOW;
 import static dev.tern.tcp.TcpControlBlocks.F_CWND_LIMITED;
 import static dev.tern.tcp.TcpControlBlocks.F_FIN_QUEUED;
@@ -37,44 +47,17 @@ import static dev.tern.tcp.TcpControlBlocks.T_SENDER;
  *   <li>The window's size and the pacing rate: the connection's {@link CongestionControl} (CUBIC by default).</li>
  * </ul>
  *
- * <p>States ({@code senderState}): {@link #OPEN}; {@link #RECOVERY}, fast recovery after a detected loss until the
- * recovery point (SND.MAX when it began) is acknowledged; {@link #LOSS}, after a retransmission timeout until the
+ * <p>States ({@code senderState}): {@link SenderState#OPEN}; {@link SenderState#RECOVERY}, fast recovery after a detected loss until the
+ * recovery point (SND.MAX when it began) is acknowledged; {@link SenderState#LOSS}, after a retransmission timeout until the
  * same. One sender timer per connection (the wheel's {@code T_SENDER}), armed for one of {@code TIMER_*}.
  *
  * <p>Owned by the shard thread; not thread-safe. Nothing here allocates.
  */
 final class TcpSender {
-    static final int OPEN = 0;
-    static final int RECOVERY = 1;
-    static final int LOSS = 2;
-    /** Names of the sender states, by value, as traces and tools print them. */
-    static final String[] STATE_NAMES = {"open", "recovery", "loss"};
-
     static final int TIMER_RTO = 0;
     static final int TIMER_PERSIST = 1;
     static final int TIMER_PROBE = 2;
     static final int TIMER_REORDER = 3;
-
-    /** RACK.xmit_ts and RACK.end_seq hold a delivered segment. */
-    static final int S_RACK_VALID = 1;
-    /** RACK.reordering_seen (RFC 8985 §6.2 step 3). */
-    static final int S_REORDERING_SEEN = 1 << 1;
-    /** RACK.dsack_round is set. */
-    static final int S_DSACK_ROUND = 1 << 2;
-    /** A tail loss probe is unanswered (TLP.end_seq is set). */
-    static final int S_TLP_OUTSTANDING = 1 << 3;
-    /** That probe was a retransmission (TLP.is_retrans). */
-    static final int S_TLP_IS_RETRANS = 1 << 4;
-    /** A reduction may still be undone (undoMarker, priorCwnd, priorSsthresh are valid). */
-    static final int S_UNDO_POSSIBLE = 1 << 5;
-    /** undoTsVal holds the TSval of the episode's first retransmission. */
-    static final int S_UNDO_TS = 1 << 6;
-    /** A D-SACK reported one of the episode's retransmissions. */
-    static final int S_UNDO_DSACKED = 1 << 7;
-    /** RFC 6675 rule 4's rescue retransmission was sent in this recovery (RescueRxt is set). */
-    static final int S_RESCUE_SENT = 1 << 8;
-    /** F-RTO (RFC 5682) watches this timeout: a segment sent before it and never retransmitted may yet be delivered. */
-    static final int S_FRTO = 1 << 9;
 
     /** RFC 8985 §7.2: WCDelAckT, the worst case delayed ACK timer a probe of one segment waits for. */
     static final long WORST_CASE_DELAYED_ACK_NS = 200_000_000L;
