@@ -117,7 +117,7 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
             return handle < 0 ? (Object) Integer.valueOf(-handle) : new TcpConnection(stack, handle, false);
         });
         if (result instanceof Integer failure) {
-            throw TernSocketException.of(failure, "tcp connect " + Ipv4Address.format(address) + ":" + port);
+            throw TernSocketException.of(TcpSockets.socketError(failure), "tcp connect " + Ipv4Address.format(address) + ":" + port);
         }
         return (TcpConnection) result;
     }
@@ -539,7 +539,7 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
 
     private static void check(int result, String what) throws TernSocketException {
         if (result < 0) {
-            throw TernSocketException.of(-result, what);
+            throw TernSocketException.of(TcpSockets.socketError(-result), what);
         }
     }
 
@@ -595,7 +595,7 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
         if (established && !ended && !outputShut && writableBytes() > 0) {
             ops |= WRITE;
         }
-        if (error != TcpError.NONE) {
+        if (error != SocketError.NONE) {
             ops |= ERROR | READ | WRITE;
         }
         // As POLLHUP: nothing more can move either way. The peer's FIN alone is READ (a read returns -1); a writer
@@ -608,7 +608,7 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
 
     private void throwIfFailed(String what) throws TernSocketException {
         final int failure = error;
-        if (failure != TcpError.NONE) {
+        if (failure != SocketError.NONE) {
             throw TernSocketException.of(failure, what);
         }
     }
@@ -672,7 +672,7 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
 
     void onClosed(int reason) {
         if (reason != TcpError.NONE) {
-            error = reason;
+            error = TcpSockets.socketError(reason);
         }
         if (tcp.receiveShutdown(handle)) {
             endOfStream = true;

@@ -36,7 +36,7 @@ public final class TcpListener extends SelectableSocket implements AutoCloseable
             return listener < 0 ? (Object) Integer.valueOf(-listener) : new TcpListener(stack, listener, port);
         });
         if (result instanceof Integer failure) {
-            throw TernSocketException.of(failure, "tcp listen on port " + port);
+            throw TernSocketException.of(TcpSockets.socketError(failure), "tcp listen on port " + port);
         }
         return (TcpListener) result;
     }

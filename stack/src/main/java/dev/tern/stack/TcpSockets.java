@@ -1,5 +1,7 @@
 package dev.tern.stack;
 
+import dev.tern.core.io.SocketError;
+import dev.tern.tcp.TcpError;
 import dev.tern.tcp.TcpEvents;
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
@@ -18,6 +20,27 @@ final class TcpSockets implements TcpEvents {
 
     TcpSockets(int capacity) {
         this.notices = new ManyToOneConcurrentArrayQueue<>(capacity);
+    }
+
+    /**
+     * The socket error a TCP error stands for, matched by name: TCP's codes are its own ({@link TcpError}), and the
+     * socket API's typed exceptions follow {@link SocketError}.
+     */
+    static int socketError(int tcpError) {
+        return switch (tcpError) {
+            case TcpError.NONE -> SocketError.NONE;
+            case TcpError.REFUSED -> SocketError.CONNECTION_REFUSED;
+            case TcpError.RESET -> SocketError.CONNECTION_RESET;
+            case TcpError.TIMED_OUT -> SocketError.TIMED_OUT;
+            case TcpError.HOST_UNREACHABLE -> SocketError.HOST_UNREACHABLE;
+            case TcpError.NET_UNREACHABLE -> SocketError.NET_UNREACHABLE;
+            case TcpError.ADDRESS_IN_USE -> SocketError.ADDRESS_IN_USE;
+            case TcpError.NO_BUFFER -> SocketError.NO_BUFFER;
+            case TcpError.TOO_MANY_CONNECTIONS -> SocketError.TOO_MANY_SOCKETS;
+            case TcpError.ADDRESS_NOT_AVAILABLE -> SocketError.ADDRESS_NOT_AVAILABLE;
+            case TcpError.ABORTED -> SocketError.ABORTED;
+            default -> SocketError.INVALID;
+        };
     }
 
     void add(int handle, TcpConnection connection) {

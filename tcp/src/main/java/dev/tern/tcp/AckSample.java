@@ -40,7 +40,7 @@ public final class AckSample {
         windowLimited = false;
         retransmittedAcked = false;
         originalDelivered = false;
-        senderState = TcpSender.OPEN;
+        senderState = SenderState.OPEN;
         return this;
     }
 
@@ -116,7 +116,7 @@ public final class AckSample {
         return windowLimited;
     }
 
-    /** {@link TcpSender#OPEN}, {@link TcpSender#RECOVERY} or {@link TcpSender#LOSS} when the ACK arrived. */
+    /** {@link SenderState#OPEN}, {@link SenderState#RECOVERY} or {@link SenderState#LOSS} when the ACK arrived. */
     public int senderState() {
         return senderState;
     }

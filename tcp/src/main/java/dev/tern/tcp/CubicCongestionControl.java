@@ -47,7 +47,7 @@ public final class CubicCongestionControl implements CongestionControl {
     @Override
     public void init(TcpControlBlocks tcb, int c, int mss, int initialSegments, long nowNs) {
         tcb.cwnd(c, initialSegments * mss);
-        tcb.ssthresh(c, NewRenoCongestionControl.MAX_CWND);
+        tcb.ssthresh(c, TcpControlBlocks.MAX_CWND);
         tcb.pacingRate(c, 0);
         tcb.ccInt0(c, 0);
         tcb.ccInt1(c, 0);
@@ -87,7 +87,7 @@ public final class CubicCongestionControl implements CongestionControl {
         final double cubic = windowAt(t, tcb.ccLong1(c) / NS_PER_S, tcb.ccInt2(c), mss);
         if (cubic < wEst) {
             // §4.3: the Reno-friendly region: grow as Reno would.
-            tcb.cwnd(c, (int) Math.min(Math.max(cwnd, wEst), NewRenoCongestionControl.MAX_CWND));
+            tcb.cwnd(c, (int) Math.min(Math.max(cwnd, wEst), TcpControlBlocks.MAX_CWND));
             return;
         }
         double target = windowAt(t + rttNs / NS_PER_S, tcb.ccLong1(c) / NS_PER_S, tcb.ccInt2(c), mss);
@@ -96,7 +96,7 @@ public final class CubicCongestionControl implements CongestionControl {
         final double growth = (target - cwnd) / cwnd * delivered + Double.longBitsToDouble(tcb.ccLong3(c));
         final int whole = (int) growth;
         tcb.ccLong3(c, Double.doubleToRawLongBits(growth - whole));
-        tcb.cwnd(c, (int) Math.min((long) cwnd + whole, NewRenoCongestionControl.MAX_CWND));
+        tcb.cwnd(c, (int) Math.min((long) cwnd + whole, TcpControlBlocks.MAX_CWND));
     }
 
     /** RFC 9438 eq. 1 in bytes: C (t - K)^3 + W_max, with t and K in seconds and the plateau {@code origin} in bytes. */

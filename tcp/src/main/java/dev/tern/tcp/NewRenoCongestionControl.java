@@ -13,8 +13,6 @@ package dev.tern.tcp;
  */
 public final class NewRenoCongestionControl implements CongestionControl {
     public static final String NAME = "newreno";
-    /** cwnd never grows past this (it would mean nothing and could overflow). */
-    static final int MAX_CWND = 1 << 30;
 
     @Override
     public String name() {
@@ -25,7 +23,7 @@ public final class NewRenoCongestionControl implements CongestionControl {
     public void init(TcpControlBlocks tcb, int c, int mss, int initialSegments, long nowNs) {
         tcb.cwnd(c, initialSegments * mss);
         // RFC 5681 §3.1: "The initial value of ssthresh SHOULD be set arbitrarily high".
-        tcb.ssthresh(c, MAX_CWND);
+        tcb.ssthresh(c, TcpControlBlocks.MAX_CWND);
         tcb.ccInt0(c, 0);
         tcb.pacingRate(c, 0);
     }
@@ -51,7 +49,7 @@ public final class NewRenoCongestionControl implements CongestionControl {
         final int counted = tcb.ccInt0(c) + delivered;
         if (counted >= cwnd) {
             tcb.ccInt0(c, counted - cwnd);
-            tcb.cwnd(c, Math.min(cwnd + mss, MAX_CWND));
+            tcb.cwnd(c, Math.min(cwnd + mss, TcpControlBlocks.MAX_CWND));
         } else {
             tcb.ccInt0(c, counted);
         }

@@ -23,7 +23,7 @@ public final class NewRenoRecovery implements LossRecovery {
     /** RFC 6582 §3.2 step 2 (RFC 5681 §3.2 step 3): cwnd = ssthresh + 3 SMSS, for the segments that left. */
     @Override
     public void enter(TcpControlBlocks tcb, int c, SentSegments sent, AckSample ack) {
-        tcb.cwnd(c, (int) Math.min((long) tcb.ssthresh(c) + 3L * ack.mss(), NewRenoCongestionControl.MAX_CWND));
+        tcb.cwnd(c, (int) Math.min((long) tcb.ssthresh(c) + 3L * ack.mss(), TcpControlBlocks.MAX_CWND));
     }
 
     @Override
@@ -41,7 +41,7 @@ public final class NewRenoRecovery implements LossRecovery {
         }
         if (ack.duplicate()) {
             // Step 4: each further duplicate ACK means a segment left the network.
-            tcb.cwnd(c, (int) Math.min((long) tcb.cwnd(c) + mss, NewRenoCongestionControl.MAX_CWND));
+            tcb.cwnd(c, (int) Math.min((long) tcb.cwnd(c) + mss, TcpControlBlocks.MAX_CWND));
         }
         return false;
     }

@@ -14,8 +14,8 @@ public final class NoCongestionControl implements CongestionControl {
 
     @Override
     public void init(TcpControlBlocks tcb, int c, int mss, int initialSegments, long nowNs) {
-        tcb.cwnd(c, NewRenoCongestionControl.MAX_CWND);
-        tcb.ssthresh(c, NewRenoCongestionControl.MAX_CWND);
+        tcb.cwnd(c, TcpControlBlocks.MAX_CWND);
+        tcb.ssthresh(c, TcpControlBlocks.MAX_CWND);
         tcb.pacingRate(c, 0);
     }
 
@@ -25,7 +25,7 @@ public final class NoCongestionControl implements CongestionControl {
 
     @Override
     public void onCongestion(TcpControlBlocks tcb, int c, int flightSize, int mss, long nowNs) {
-        tcb.ssthresh(c, NewRenoCongestionControl.MAX_CWND);
+        tcb.ssthresh(c, TcpControlBlocks.MAX_CWND);
     }
 
     @Override

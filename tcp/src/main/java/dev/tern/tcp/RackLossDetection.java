@@ -7,8 +7,8 @@ package dev.tern.tcp;
  * turn a lost tail into an ACK that RACK can read.
  *
  * <p>Per connection (the row): RACK.xmit_ts and RACK.end_seq ({@code rackXmitNs}, {@code rackEndSeq}, valid with
- * {@link TcpSender#S_RACK_VALID}), RACK.rtt, RACK.fack, the windowed minimum RTT, the reordering window's multiplier,
- * persistence and D-SACK round, and whether reordering was seen ({@link TcpSender#S_REORDERING_SEEN}).
+ * {@link SenderState#S_RACK_VALID}), RACK.rtt, RACK.fack, the windowed minimum RTT, the reordering window's multiplier,
+ * persistence and D-SACK round, and whether reordering was seen ({@link SenderState#S_REORDERING_SEEN}).
  *
  * <p>Stateless; shared by every connection of a layer.
  */
@@ -39,18 +39,18 @@ public final class RackLossDetection implements LossDetection {
         // Step 2: for a retransmitted segment the ACK may answer the original; an RTT below the minimum says so.
         if ((flags & SentSegments.RETRANSMITTED) == 0 || rttNs >= tcb.minRttUs(c) * 1000L) {
             tcb.rackRttUs(c, (int) Math.min(Integer.MAX_VALUE, Math.max(1, rttNs / 1000)));
-            if (!tcb.hasSenderFlag(c, TcpSender.S_RACK_VALID) || sentAfter(sentNs, end, tcb.rackXmitNs(c),
+            if (!tcb.hasSenderFlag(c, SenderState.S_RACK_VALID) || sentAfter(sentNs, end, tcb.rackXmitNs(c),
                 tcb.rackEndSeq(c))) {
                 tcb.rackXmitNs(c, sentNs);
                 tcb.rackEndSeq(c, end);
-                tcb.setSenderFlag(c, TcpSender.S_RACK_VALID);
+                tcb.setSenderFlag(c, SenderState.S_RACK_VALID);
             }
         }
         // Step 3: a segment never retransmitted that is delivered below the highest delivered one was reordered.
         if (SeqNum.gt(end, tcb.fack(c))) {
             tcb.fack(c, end);
         } else if ((flags & SentSegments.RETRANSMITTED) == 0) {
-            tcb.setSenderFlag(c, TcpSender.S_REORDERING_SEEN);
+            tcb.setSenderFlag(c, SenderState.S_REORDERING_SEEN);
         }
     }
 
@@ -77,7 +77,7 @@ public final class RackLossDetection implements LossDetection {
      * RACK.xmit_ts: every later segment was first sent even later, and any retransmission of it later still.
      */
     private static long detect(TcpControlBlocks tcb, int c, SentSegments sent, AckSample ack) {
-        if (!tcb.hasSenderFlag(c, TcpSender.S_RACK_VALID)) {
+        if (!tcb.hasSenderFlag(c, SenderState.S_RACK_VALID)) {
             return 0;
         }
         final long nowNs = ack.nowNs();
@@ -115,8 +115,8 @@ public final class RackLossDetection implements LossDetection {
      * else a quarter of the minimum RTT times the multiplier D-SACKs raised, at most SRTT.
      */
     static long reorderingWindowNs(TcpControlBlocks tcb, int c, SentSegments sent, int mss) {
-        if (!tcb.hasSenderFlag(c, TcpSender.S_REORDERING_SEEN)) {
-            if (tcb.senderState(c) != TcpSender.OPEN) {
+        if (!tcb.hasSenderFlag(c, SenderState.S_REORDERING_SEEN)) {
+            if (tcb.senderState(c) != SenderState.OPEN) {
                 return 0;
             }
             if (sent.sackedBytes() >= DUP_THRESH * mss) {
@@ -146,10 +146,10 @@ public final class RackLossDetection implements LossDetection {
     /** §6.2 step 4: a D-SACK widens the reordering window by one step per round trip, for 16 recoveries. */
     @Override
     public void onDsack(TcpControlBlocks tcb, int c) {
-        if (tcb.hasSenderFlag(c, TcpSender.S_DSACK_ROUND) && SeqNum.lt(tcb.sndUna(c), tcb.dsackRound(c))) {
+        if (tcb.hasSenderFlag(c, SenderState.S_DSACK_ROUND) && SeqNum.lt(tcb.sndUna(c), tcb.dsackRound(c))) {
             return;
         }
-        tcb.setSenderFlag(c, TcpSender.S_DSACK_ROUND);
+        tcb.setSenderFlag(c, SenderState.S_DSACK_ROUND);
         tcb.dsackRound(c, tcb.sndMax(c));
         tcb.reoWndMult(c, Math.min(tcb.reoWndMult(c) + 1, 1 << 10));
         tcb.reoWndPersist(c, REO_WND_PERSIST);

@@ -46,6 +46,14 @@ public final class SentSegments {
     /** Was sent with PSH (it ended what the application had written), and is sent again so. */
     public static final int PUSH = 1 << 5;
 
+    /**
+     * How many segments a connection may have in flight: one per KiB of send buffer (a full-sized segment is 1.4 KiB,
+     * so full windows never fill it; a stream of tiny unacknowledged segments does, and waits), 16 at least.
+     */
+    static int entriesFor(int sendBufferSize) {
+        return Math.max(16, Math.min(1 << 20, sendBufferSize >>> 10));
+    }
+
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
     // Entry fields; SentSegmentsLayoutTest checks them (no overlap, aligned, inside ENTRY_BYTES).

@@ -89,8 +89,6 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int F_CWND_LIMITED = 1 << 21;
     /** Window scaling negotiated (RFC 7323 §2). */
     static final int F_WINDOW_SCALING = 1 << 22;
-    /** Made from a SYN cookie (RFC 4987): no SYN-RECEIVED state was kept. */
-    static final int F_FROM_COOKIE = 1 << 23;
     /** At least one retransmission since the last RTT sample (Karn). */
     static final int F_RETRANSMITTED = 1 << 24;
     /** Counted in its listener's SYN queue (a passive connection in SYN-RECEIVED). */
@@ -119,7 +117,6 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int EV_READABLE = 1 << 1;
     static final int EV_WRITABLE = 1 << 2;
     static final int EV_CLOSED = 1 << 3;
-    static final int EV_ACCEPTABLE = 1 << 4;
 
     // ------------------------------------------------------------------------------------------ timers (T_*)
     /** The sender's timer: SYN, retransmission, persist, tail loss probe or reordering (senderTimerKind). */
@@ -783,6 +780,12 @@ public final class TcpControlBlocks implements AutoCloseable {
         rows.set(INT, base(c) + BACKOFF_OFFSET, value);
     }
 
+    /**
+     * The largest congestion window or ssthresh any control or recovery sets: larger means nothing on a 32-bit
+     * sequence space (RFC 7323 §2.3 caps the window at 2^30), and cwnd plus one more segment still fits an int.
+     */
+    static final int MAX_CWND = 1 << 30;
+
     /** Congestion window in bytes. */
     public int cwnd(int c) {
         return rows.get(INT, base(c) + CWND_OFFSET);
@@ -889,6 +892,39 @@ public final class TcpControlBlocks implements AutoCloseable {
 
     public void generation(int c, int value) {
         rows.set(INT, base(c) + GENERATION_OFFSET, value);
+    }
+
+    // ------------------------------------------------------------------------------------------ handles
+
+    /** Bits of a handle that name the slot; the rest is the slot's generation. */
+    static final int SLOT_BITS = 20;
+    static final int SLOT_MASK = (1 << SLOT_BITS) - 1;
+
+    /** The handle of row {@code c}: {@code generation << 20 | slot}, so a handle of an earlier connection is stale. */
+    int handle(int c) {
+        return (generation(c) << SLOT_BITS) | c;
+    }
+
+    /** The row of a valid handle its owner still holds (owned, not released), or -1. */
+    int ownedSlot(int handle) {
+        if (handle < 0) {
+            return -1;
+        }
+        final int c = handle & SLOT_MASK;
+        if (c >= capacity || (flags(c) & (F_ALLOCATED | F_OWNED | F_RELEASED)) != (F_ALLOCATED | F_OWNED)
+            || generation(c) != handle >>> SLOT_BITS) {
+            return -1;
+        }
+        return c;
+    }
+
+    /** The row of a handle whose connection still has its row, held by its owner or not, or -1. */
+    int liveSlot(int handle) {
+        final int c = handle & SLOT_MASK;
+        if (handle < 0 || c >= capacity || !hasFlag(c, F_ALLOCATED) || generation(c) != handle >>> SLOT_BITS) {
+            return -1;
+        }
+        return c;
     }
 
     /** Duplicate range to report (RFC 2883), with F_DSACK. */
@@ -1105,7 +1141,7 @@ public final class TcpControlBlocks implements AutoCloseable {
         rows.set(LONG, base(c) + CC_LONG3_OFFSET, value);
     }
 
-    /** TcpSender.OPEN, RECOVERY (fast recovery) or LOSS (after a retransmission timeout). */
+    /** SenderState.OPEN, RECOVERY (fast recovery) or LOSS (after a retransmission timeout). */
     public int senderState(int c) {
         return rows.get(INT, base(c) + SENDER_STATE_OFFSET);
     }
@@ -1123,7 +1159,7 @@ public final class TcpControlBlocks implements AutoCloseable {
         rows.set(INT, base(c) + SENDER_TIMER_KIND_OFFSET, value);
     }
 
-    /** TcpSender.S_* bits. */
+    /** SenderState.S_* bits. */
     public int senderFlags(int c) {
         return rows.get(INT, base(c) + SENDER_FLAGS_OFFSET);
     }

@@ -1,9 +1,10 @@
 package dev.tern.tcp;
 
 /**
- * Why a connection ended or an operation failed, as ints (no objects on the stack thread). The numbering follows the
- * stack-wide socket error codes (POSIX errno names), so the socket API maps them one to one. A failed call returns
- * the negated code ({@code -ADDRESS_IN_USE}); {@link TcpLayer#error(int)} returns it positive.
+ * Why a connection ended or an operation failed, as ints (no objects on the stack thread). The codes are TCP's own:
+ * each comment names the POSIX errno a Linux program would see, and a socket layer above maps each code to its own
+ * error by name, never by number. A failed call returns the negated code ({@code -ADDRESS_IN_USE});
+ * {@link TcpLayer#error(int)} returns it positive.
  */
 public final class TcpError {
     public static final int NONE = 0;

@@ -13,6 +13,19 @@ public record TcpInfo(int state, int error, int localAddress, int localPort, int
                       long srttNs, long rttvarNs, long rtoNs, long retransmits, long bytesAcked, long bytesReceived,
                       String congestionControl, String lossDetection, String recovery, String senderState, int pipe,
                       int sackedBytes, int lostBytes, long minRttNs, long pacingRate) {
+    /** Row {@code c} as a value; {@code sent} is its record of sent segments, or null without rings. Allocates. */
+    static TcpInfo of(TcpControlBlocks tcb, int c, RttEstimator rtt, PlugPointRegistry plugPoints, SentSegments sent) {
+        return new TcpInfo(tcb.state(c), tcb.error(c), tcb.localAddress(c), tcb.localPort(c), tcb.remoteAddress(c),
+            tcb.remotePort(c), tcb.sndUna(c), tcb.sndNxt(c), tcb.rcvNxt(c), tcb.sndWnd(c),
+            Math.max(0, tcb.rcvAdv(c) - tcb.rcvNxt(c)), tcb.sndMss(c), tcb.advMss(c), tcb.sndScale(c), tcb.rcvScale(c),
+            tcb.hasFlag(c, TcpControlBlocks.F_TIMESTAMPS), tcb.hasFlag(c, TcpControlBlocks.F_SACK), tcb.cwnd(c),
+            tcb.ssthresh(c), tcb.srttUs(c) * 1000L, tcb.rttvarUs(c) * 1000L, rtt.rtoNs(tcb, c), tcb.retransmits(c),
+            tcb.bytesAcked(c), tcb.bytesReceived(c), plugPoints.congestionControl(c).name(),
+            plugPoints.lossDetection(c).name(), plugPoints.recovery(c).name(), SenderState.STATE_NAMES[tcb.senderState(c)],
+            sent == null ? 0 : sent.pipe(tcb.sndMax(c) - tcb.sndUna(c)), sent == null ? 0 : sent.sackedBytes(),
+            sent == null ? 0 : sent.lostBytes(), tcb.minRttUs(c) * 1000L, tcb.pacingRate(c));
+    }
+
     @Override
     public String toString() {
         return Ipv4Address.format(localAddress) + ":" + localPort + " > " + Ipv4Address.format(remoteAddress) + ":"

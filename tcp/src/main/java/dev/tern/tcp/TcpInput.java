@@ -3,6 +3,7 @@ package dev.tern.tcp;
 import dev.tern.core.io.ByteRing;
 import dev.tern.core.memory.BigEndian;
 import dev.tern.ethernet.link.Offloads;
+import dev.tern.ipv4.Ipv4Layer;
 import dev.tern.ipv4.Ipv4Packet;
 import dev.tern.ipv4.wire.IcmpHeader;
 import dev.tern.tcp.wire.TcpFlags;
@@ -45,11 +46,11 @@ import static dev.tern.tcp.wire.TcpFlags.SYN;
  *
  * <p>This class dispatches by state and keeps the checks every segment passes; what the ACK field means for the
  * sending side is {@link TcpSender#onAck}'s business, the segment text and FIN {@link TcpReceiver}'s, and every state
- * change goes through {@link TcpLayer#transition}.
+ * change goes through {@link ConnectionLifecycle#transition}.
  *
  * <p>Output is not sent from here, except for answers that have no connection behind them (resets, cookies),
  * challenge or duplicate ACKs, and the receiver's immediate ACKs for out-of-order data: a connection that needs to
- * send is queued ({@link TcpLayer#requestOutput}) and served once per poll, so a batch of in-order segments gets one
+ * send is queued ({@link OutputQueue#request}) and served once per poll, so a batch of in-order segments gets one
  * ACK. Events are queued likewise.
  *
  * <p>Owned by the shard thread; not thread-safe. The segment's memory is valid only during {@link #onPacket}.
@@ -60,7 +61,7 @@ final class TcpInput {
     /** Linux's tcp_invalid_ratelimit default. */
     private static final long OUT_OF_WINDOW_ACK_INTERVAL_NS = 500_000_000L;
 
-    private final TcpLayer layer;
+    private final Ipv4Layer ipv4;
     private final TcpControlBlocks tcb;
     private final TcpOutput output;
     private final TcpSender sender;
@@ -68,12 +69,25 @@ final class TcpInput {
     private final RttEstimator rtt;
     private final TcpCounters counters;
     private final TcpConfig config;
+    private final ConnectionTable connections;
+    private final TcpListeners listeners;
+    private final ConnectionLifecycle lifecycle;
+    private final SynCookies cookies;
+    private final ConnectionBuffers buffers;
+    private final TcpPath path;
+    private final OutputQueue outputQueue;
     private final TcpHeader rx = new TcpHeader();
     private final TcpSegment seg = new TcpSegment();
+    /** See {@link #receivePressure(boolean)}. */
+    private boolean receivePressure;
+    private long challengeWindowNs;
+    private int challengeCount;
 
-    TcpInput(TcpLayer layer, TcpControlBlocks tcb, TcpOutput output, TcpSender sender, TcpReceiver receiver,
-             RttEstimator rtt, TcpCounters counters, TcpConfig config) {
-        this.layer = layer;
+    TcpInput(Ipv4Layer ipv4, TcpControlBlocks tcb, TcpOutput output, TcpSender sender, TcpReceiver receiver,
+             RttEstimator rtt, TcpCounters counters, TcpConfig config, ConnectionTable connections,
+             TcpListeners listeners, ConnectionLifecycle lifecycle, SynCookies cookies, ConnectionBuffers buffers,
+             TcpPath path, OutputQueue outputQueue) {
+        this.ipv4 = ipv4;
         this.tcb = tcb;
         this.output = output;
         this.sender = sender;
@@ -81,6 +95,30 @@ final class TcpInput {
         this.rtt = rtt;
         this.counters = counters;
         this.config = config;
+        this.connections = connections;
+        this.listeners = listeners;
+        this.lifecycle = lifecycle;
+        this.cookies = cookies;
+        this.buffers = buffers;
+        this.path = path;
+        this.outputQueue = outputQueue;
+    }
+
+    /**
+     * Whether the link's receive ring was half full or more when this poll began (set by the stack each poll, before
+     * the frames are handled): segments that would open or answer for no connection are then dropped.
+     */
+    void receivePressure(boolean underPressure) {
+        receivePressure = underPressure;
+    }
+
+    /** RFC 5961 §7: at most challengeAckLimit challenge ACKs per second for the whole layer. */
+    private boolean challengeAckAllowed(long nowNs) {
+        if (nowNs - challengeWindowNs >= 1_000_000_000L) {
+            challengeWindowNs = nowNs;
+            challengeCount = 0;
+        }
+        return ++challengeCount <= config.challengeAckLimit();
     }
 
     // ------------------------------------------------------------------------------------------------ entry
@@ -115,7 +153,7 @@ final class TcpInput {
             // options there and go on with the segment.
             counters.rxBadOptions.incrementRelease();
         }
-        final int c = layer.connections.get(ConnectionTable.key(seg.sourceAddress, seg.sourcePort,
+        final int c = connections.get(ConnectionTable.key(seg.sourceAddress, seg.sourcePort,
             seg.destinationPort));
         if (c >= 0) {
             switch (tcb.state(c)) {
@@ -125,7 +163,7 @@ final class TcpInput {
             }
             return;
         }
-        final int listener = layer.listenerOn(seg.destinationPort);
+        final int listener = listeners.on(seg.destinationPort);
         if (listener >= 0) {
             listen(listener, nowNs, 0);
         } else {
@@ -141,7 +179,7 @@ final class TcpInput {
         if (seg.has(RST)) {
             return;
         }
-        if (layer.receivePressure()) {
+        if (receivePressure) {
             // Falling behind the link (a flood of segments for no connection, a scan): the reset would cost a
             // transmit, and the peer's answer to it another receive, taken from established connections. Linux drops
             // at its backlog the same way before any socket is looked up. The sender retries or gives up.
@@ -167,7 +205,7 @@ final class TcpInput {
             return;
         }
         if (seg.has(ACK)) {
-            if (!seg.has(SYN) && layer.cookiesRecentlySent(listener, nowNs) && acceptCookie(listener, nowNs)) {
+            if (!seg.has(SYN) && listeners.cookiesRecentlySent(listener, nowNs) && acceptCookie(listener, nowNs)) {
                 return;
             }
             counters.drop(TcpCounters.DROP_NO_SOCKET);
@@ -183,7 +221,7 @@ final class TcpInput {
             counters.drop(TcpCounters.DROP_SYN_FIN);
             return;
         }
-        if (layer.receivePressure()) {
+        if (receivePressure) {
             // Issue 15 item 5: the link's receive ring is half full or more, so the stack is falling behind (a SYN
             // flood). A SYN costs a SYN-ACK (or a cookie) and, from a flood's spoofed or closed source, a reset back;
             // dropping it here keeps the ring for segments of established connections, whose loss would stall
@@ -192,16 +230,16 @@ final class TcpInput {
             counters.drop(TcpCounters.DROP_SYN_PRESSURE);
             return;
         }
-        if (layer.acceptQueueFull(listener)) {
+        if (listeners.acceptQueueFull(listener)) {
             // As Linux: with the accept queue full, SYNs are dropped (the peer retries) rather than answered.
-            layer.listenOverflow();
+            listeners.overflow();
             return;
         }
-        if (layer.synQueueFull(listener)) {
+        if (listeners.synQueueFull(listener)) {
             if (config.synCookies()) {
                 sendCookie(listener, nowNs);
             } else {
-                layer.listenDrop(TcpCounters.DROP_SYN_QUEUE_FULL);
+                listeners.drop(TcpCounters.DROP_SYN_QUEUE_FULL);
             }
             return;
         }
@@ -210,10 +248,10 @@ final class TcpInput {
             // again after the handshake, as with Linux without TFO.
             counters.drop(TcpCounters.DROP_SYN_DATA);
         }
-        final int c = layer.newPassive(listener, seg.sourceAddress, seg.sourcePort, seg.destinationPort, nowNs);
+        final int c = lifecycle.newPassive(listener, seg.sourceAddress, seg.sourcePort, seg.destinationPort, nowNs);
         if (c < 0) {
             // As Linux under tcp_mem's limit: the SYN is dropped, the peer retries.
-            layer.listenDrop(c == TcpLayer.NO_MEMORY ? TcpCounters.DROP_MEMORY_LIMIT
+            listeners.drop(c == ConnectionLifecycle.NO_MEMORY ? TcpCounters.DROP_MEMORY_LIMIT
                 : TcpCounters.DROP_NO_CONNECTION_SLOT);
             return;
         }
@@ -230,45 +268,45 @@ final class TcpInput {
         tcb.maxSndWnd(c, seg.window);
         tcb.sndWl1(c, seg.seq);
         tcb.sndWl2(c, seg.ack);
-        layer.transition(c, SYN_RECEIVED, nowNs);
+        lifecycle.transition(c, SYN_RECEIVED, nowNs);
         counters.passiveOpens.incrementRelease();
-        layer.sendSyn(c, nowNs);
+        lifecycle.sendSyn(c, nowNs);
     }
 
     private void sendCookie(int listener, long nowNs) {
         final TcpOptionFields options = seg.options;
         final int peerMss = peerMss(options);
-        final int mssIndex = SynCookies.mssIndex(Math.min(peerMss, layer.advertisedMss(seg.sourceAddress, nowNs)));
-        final int iss = layer.cookies.encode(seg.sourceAddress, seg.sourcePort, seg.destinationPort, seg.seq, mssIndex,
+        final int mssIndex = SynCookies.mssIndex(Math.min(peerMss, path.mss(seg.sourceAddress, nowNs)));
+        final int iss = cookies.encode(seg.sourceAddress, seg.sourcePort, seg.destinationPort, seg.seq, mssIndex,
             nowNs);
-        layer.cookieSent(listener, nowNs);
+        listeners.cookieSent(listener, nowNs);
         output.sendCookieSynAck(seg.sourceAddress, seg.destinationPort, seg.sourcePort, iss, seg.seq + 1,
-            SynCookies.MSS_TABLE[mssIndex], layer.listenerReceiveSize(listener), nowNs);
+            SynCookies.MSS_TABLE[mssIndex], listeners.receiveSize(listener), nowNs);
     }
 
     /** The ACK completing a cookie handshake: rebuild the connection, established, and process the segment. */
     private boolean acceptCookie(int listener, long nowNs) {
-        final int mssIndex = layer.cookies.decode(seg.ack - 1, seg.sourceAddress, seg.sourcePort, seg.destinationPort,
+        final int mssIndex = cookies.decode(seg.ack - 1, seg.sourceAddress, seg.sourcePort, seg.destinationPort,
             seg.seq - 1, nowNs);
         if (mssIndex < 0) {
             counters.drop(TcpCounters.DROP_BAD_COOKIE);
             return false;
         }
-        if (layer.acceptQueueFull(listener)) {
+        if (listeners.acceptQueueFull(listener)) {
             // As Linux: the cookie's ACK is dropped (no state is kept); the peer's retransmission of its data, or
             // of this ACK, brings the cookie again.
-            layer.listenOverflow();
+            listeners.overflow();
             return true;
         }
-        final int c = layer.newPassive(listener, seg.sourceAddress, seg.sourcePort, seg.destinationPort, nowNs);
+        final int c = lifecycle.newPassive(listener, seg.sourceAddress, seg.sourcePort, seg.destinationPort, nowNs);
         if (c < 0) {
-            layer.listenDrop(c == TcpLayer.NO_MEMORY ? TcpCounters.DROP_MEMORY_LIMIT
+            listeners.drop(c == ConnectionLifecycle.NO_MEMORY ? TcpCounters.DROP_MEMORY_LIMIT
                 : TcpCounters.DROP_NO_CONNECTION_SLOT);
             return true;
         }
         counters.cookiesValidated.incrementRelease();
         counters.passiveOpens.incrementRelease();
-        layer.leaveSynQueue(c);
+        listeners.leaveSynQueue(c);
         final int iss = seg.ack - 1;
         tcb.iss(c, iss);
         sender.init(c, iss);
@@ -276,18 +314,17 @@ final class TcpInput {
         tcb.sndMax(c, seg.ack);
         tcb.irs(c, seg.seq - 1);
         tcb.rcvNxt(c, seg.seq);
-        tcb.rcvAdv(c, seg.seq + Math.min(layer.receiveSize[c], 65535));
+        tcb.rcvAdv(c, seg.seq + Math.min(buffers.receiveSize(c), 65535));
         tcb.clearFlag(c, F_TIMESTAMPS | F_SACK | F_WINDOW_SCALING | F_RTT_TIMING);
-        tcb.setFlag(c, TcpControlBlocks.F_FROM_COOKIE);
         tcb.sndScale(c, 0);
         tcb.rcvScale(c, 0);
-        tcb.sndMss(c, Math.min(SynCookies.MSS_TABLE[mssIndex], layer.pathMss(seg.sourceAddress, nowNs)));
+        tcb.sndMss(c, Math.min(SynCookies.MSS_TABLE[mssIndex], path.mss(seg.sourceAddress, nowNs)));
         tcb.sndWnd(c, seg.window);
         tcb.maxSndWnd(c, seg.window);
         tcb.sndWl1(c, seg.seq);
         tcb.sndWl2(c, seg.ack);
-        layer.transition(c, SYN_RECEIVED, nowNs);
-        if (!layer.establish(c, nowNs)) {
+        lifecycle.transition(c, SYN_RECEIVED, nowNs);
+        if (!lifecycle.establish(c, nowNs)) {
             return true;
         }
         if (processAck(c, nowNs) && (seg.payloadLength > 0 || seg.has(FIN))) {
@@ -324,7 +361,7 @@ final class TcpInput {
     /** Options of a SYN (RFC 9293 §3.7.1 MSS; RFC 7323 window scale and timestamps; RFC 2018 SACK-permitted). */
     private void negotiate(int c, long nowNs) {
         final TcpOptionFields options = seg.options;
-        tcb.sndMss(c, Math.min(peerMss(options), layer.pathMss(seg.sourceAddress, nowNs)));
+        tcb.sndMss(c, Math.min(peerMss(options), path.mss(seg.sourceAddress, nowNs)));
         if (tcb.hasFlag(c, F_WINDOW_SCALING) && options.windowScale() != TcpOptionFields.ABSENT) {
             tcb.sndScale(c, options.windowScale());
         } else {
@@ -359,7 +396,7 @@ final class TcpInput {
             // RFC 5961 §3.2 keeps RFC 793's rule here: a reset is acceptable only if it acknowledges our SYN.
             if (hasAck) {
                 counters.refused.incrementRelease();
-                layer.terminate(c, TcpError.REFUSED, nowNs);
+                lifecycle.terminate(c, TcpError.REFUSED, nowNs);
             } else {
                 counters.drop(TcpCounters.DROP_RST_IGNORED);
             }
@@ -371,7 +408,7 @@ final class TcpInput {
         }
         tcb.irs(c, seg.seq);
         tcb.rcvNxt(c, seg.seq + 1);
-        tcb.rcvAdv(c, seg.seq + 1 + Math.min(layer.receiveSize[c], 65535));
+        tcb.rcvAdv(c, seg.seq + 1 + Math.min(buffers.receiveSize(c), 65535));
         negotiate(c, nowNs);
         tcb.sndWnd(c, seg.window);
         tcb.maxSndWnd(c, seg.window);
@@ -386,15 +423,15 @@ final class TcpInput {
             if (seg.payloadLength > 0) {
                 counters.drop(TcpCounters.DROP_SYN_DATA);
             }
-            layer.establish(c, nowNs);
-            layer.ackNow(c);
+            lifecycle.establish(c, nowNs);
+            outputQueue.ackNow(c);
             return;
         }
         // Simultaneous open (RFC 9293 §3.5, figure 8): both SYNs crossed.
-        layer.transition(c, SYN_RECEIVED, nowNs);
+        lifecycle.transition(c, SYN_RECEIVED, nowNs);
         tcb.clearFlag(c, F_RTT_TIMING);
         tcb.retries(c, 0);
-        layer.sendSyn(c, nowNs);
+        lifecycle.sendSyn(c, nowNs);
     }
 
     // -------------------------------------------------------------------------------------------- TIME-WAIT
@@ -406,11 +443,11 @@ final class TcpInput {
             final boolean newer = tcb.hasFlag(c, F_TIMESTAMPS) && seg.options.hasTimestamp()
                 ? SeqNum.gt(seg.options.tsVal(), tcb.tsRecent(c))
                 : SeqNum.gt(seg.seq, tcb.rcvNxt(c));
-            final int listener = layer.listenerOn(seg.destinationPort);
+            final int listener = listeners.on(seg.destinationPort);
             if (newer && listener >= 0) {
                 final int floor = tcb.sndNxt(c) + 65535 + 2;
                 counters.timeWaitReused.incrementRelease();
-                layer.free(c);
+                lifecycle.free(c);
                 listen(listener, nowNs, floor == 0 ? 1 : floor);
                 return;
             }
@@ -425,7 +462,7 @@ final class TcpInput {
         final int state = tcb.state(c);
         if (state == SYN_RECEIVED && (seg.flags & (SYN | RST | ACK)) == SYN && seg.seq == tcb.irs(c)) {
             // The peer did not get our SYN-ACK and sent its SYN again: answer with the SYN-ACK (as Linux does).
-            layer.sendSyn(c, nowNs);
+            lifecycle.sendSyn(c, nowNs);
             return;
         }
         if (state == SYN_RECEIVED && !tcb.hasFlag(c, F_PASSIVE) && (seg.flags & (SYN | RST | ACK)) == (SYN | ACK)
@@ -469,7 +506,7 @@ final class TcpInput {
         }
         if (state == SYN_RECEIVED) {
             if (SeqNum.lt(tcb.sndUna(c), seg.ack) && SeqNum.le(seg.ack, tcb.sndMax(c))) {
-                if (!layer.establish(c, nowNs)) {
+                if (!lifecycle.establish(c, nowNs)) {
                     return;
                 }
                 tcb.sndWnd(c, seg.window << tcb.sndScale(c));
@@ -535,7 +572,7 @@ final class TcpInput {
         }
         if (state == TIME_WAIT && seg.has(FIN)) {
             // RFC 9293 TIME-WAIT: a retransmitted FIN is acknowledged and restarts the 2 MSL timeout.
-            layer.restartTimeWait(c, nowNs);
+            lifecycle.restartTimeWait(c, nowNs);
         }
         if (seg.has(SYN)) {
             challengeAck(c, nowNs);
@@ -584,19 +621,19 @@ final class TcpInput {
                 if (tcb.hasFlag(c, F_PASSIVE)) {
                     // "return this connection to the LISTEN state": the listener goes on; the half-open one goes.
                     counters.halfOpenResets.incrementRelease();
-                    layer.free(c);
+                    lifecycle.free(c);
                 } else {
                     counters.refused.incrementRelease();
-                    layer.terminate(c, TcpError.REFUSED, nowNs);
+                    lifecycle.terminate(c, TcpError.REFUSED, nowNs);
                 }
             }
             case ESTABLISHED, FIN_WAIT_1, FIN_WAIT_2, CLOSE_WAIT -> {
                 counters.resetsReceived.incrementRelease();
-                layer.terminate(c, TcpError.RESET, nowNs);
+                lifecycle.terminate(c, TcpError.RESET, nowNs);
             }
             case CLOSING, LAST_ACK -> {
                 counters.resetsReceived.incrementRelease();
-                layer.terminate(c, TcpError.NONE, nowNs);
+                lifecycle.terminate(c, TcpError.NONE, nowNs);
             }
             default -> {
                 // Deviation: RFC 9293 closes TIME-WAIT on a reset; we keep it, as RFC 1337 recommends against
@@ -608,7 +645,7 @@ final class TcpInput {
 
     /** RFC 5961 §7: a challenge ACK, within the layer's rate limit. */
     private void challengeAck(int c, long nowNs) {
-        if (layer.challengeAckAllowed(nowNs)) {
+        if (challengeAckAllowed(nowNs)) {
             counters.challengeAcks.incrementRelease();
             output.sendAck(c, nowNs);
         } else {
@@ -649,13 +686,13 @@ final class TcpInput {
         if (tcb.hasFlag(c, F_FIN_SENT) && SeqNum.gt(tcb.sndUna(c), tcb.finSeq(c))) {
             // Our FIN is acknowledged.
             switch (tcb.state(c)) {
-                case FIN_WAIT_1 -> layer.transition(c, FIN_WAIT_2, nowNs);
+                case FIN_WAIT_1 -> lifecycle.transition(c, FIN_WAIT_2, nowNs);
                 case CLOSING -> {
-                    layer.transition(c, TIME_WAIT, nowNs);
+                    lifecycle.transition(c, TIME_WAIT, nowNs);
                     return false;
                 }
                 case LAST_ACK -> {
-                    layer.terminate(c, TcpError.NONE, nowNs);
+                    lifecycle.terminate(c, TcpError.NONE, nowNs);
                     return false;
                 }
                 default -> {
@@ -680,7 +717,7 @@ final class TcpInput {
         final int localPort = BigEndian.u16(segment, offset);
         final int remotePort = BigEndian.u16(segment, offset + 2);
         final int seq = BigEndian.i32(segment, offset + 4);
-        final int c = layer.connections.get(ConnectionTable.key(originalDestination, remotePort, localPort));
+        final int c = connections.get(ConnectionTable.key(originalDestination, remotePort, localPort));
         if (c < 0) {
             return;
         }
@@ -692,7 +729,7 @@ final class TcpInput {
         if (type == IcmpHeader.DESTINATION_UNREACHABLE && code == IcmpHeader.FRAGMENTATION_NEEDED) {
             if (nextHopMtu > 0) {
                 // Only now, with the quoted segment found in flight, does the path learn the MTU (RFC 5927 §7.3).
-                layer.ipv4.icmp().learnPathMtu(originalDestination, nextHopMtu, nowNs);
+                ipv4.icmp().learnPathMtu(originalDestination, nextHopMtu, nowNs);
             }
             final int mss = nextHopMtu - 40;
             if (nextHopMtu > 0 && mss >= 64 && mss < tcb.sndMss(c)) {
@@ -718,9 +755,9 @@ final class TcpInput {
             if (error == TcpError.REFUSED) {
                 counters.refused.incrementRelease();
             }
-            layer.terminate(c, error, nowNs);
+            lifecycle.terminate(c, error, nowNs);
         } else if (state == SYN_RECEIVED && tcb.hasFlag(c, F_PASSIVE)) {
-            layer.free(c);
+            lifecycle.free(c);
         } else {
             tcb.softError(c, error);
         }

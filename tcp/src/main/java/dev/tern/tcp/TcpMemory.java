@@ -21,6 +21,20 @@ public record TcpMemory(int connections, long tableBytes, long tableResident, lo
                         long ringsAttached, long lookupBytes,
                         long reassemblyBytes, long perSlotHeapBytes, long ringsResident) {
     /**
+     * Heap bytes per slot in the rooms' arrays: six compressed references (two rings, the record, the trace, the
+     * owner, the receive handler), four ints (two buffer sizes, two queue entries), a long and two booleans.
+     */
+    static final int PER_SLOT_HEAP_BYTES = 6 * 4 + 4 * 4 + 8 + 2;
+
+    /** Where a layer's memory is now, from its table, lookup, reassembly pool, rings and buffer budget. */
+    static TcpMemory of(TcpControlBlocks tcb, ConnectionTable connections, ReassemblyQueue reassembly, RingPool rings,
+                        long reservedBytes) {
+        return new TcpMemory(tcb.inUse(), (long) tcb.capacity() * TcpControlBlocks.ROW_BYTES, tcb.residentBytes(),
+            rings.allocatedBytes(), reservedBytes, rings.inUseBytes(), connections.memoryBytes(),
+            reassembly.memoryBytes(), (long) tcb.capacity() * PER_SLOT_HEAP_BYTES, rings.residentBytes());
+    }
+
+    /**
      * Bytes one connection costs: its row, its share of the lookup table and per-slot arrays, its rings and its
      * record of sent segments.
      */
@@ -31,7 +45,7 @@ public record TcpMemory(int connections, long tableBytes, long tableResident, lo
 
     /** Off-heap bytes of the record of sent segments a connection with this send buffer gets. */
     public static long recordBytes(int sendBuffer) {
-        return (long) TcpLayer.recordEntries(sendBuffer) * SentSegments.ENTRY_BYTES;
+        return (long) SentSegments.entriesFor(sendBuffer) * SentSegments.ENTRY_BYTES;
     }
 
     /** Heap size of one {@code ByteRing} object with its padding and its memory segment (measured, rounded up). */

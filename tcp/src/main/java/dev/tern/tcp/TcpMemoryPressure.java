@@ -1,18 +1,12 @@
 package dev.tern.tcp;
 
-import dev.tern.core.io.ByteRing;
-import dev.tern.core.memory.PageMemory;
-
-import static dev.tern.tcp.TcpControlBlocks.F_ACK_NOW;
-import static dev.tern.tcp.TcpControlBlocks.F_ALLOCATED;
-import static dev.tern.tcp.TcpControlBlocks.F_RECEIVE_RECLAIMED;
-import static dev.tern.tcp.TcpControlBlocks.F_RINGS;
 import static dev.tern.tcp.TcpControlBlocks.F_WINDOW_CLAMPED;
 
 /**
- * What memory pressure does to connections already open (Linux's {@code tcp_mem}, issue 15). New connections are
- * {@link TcpLayer}'s business (smaller buffers above the pressure mark, none beyond the limit); this class holds the
- * layer's pressure state, as the socket buffer budget ({@code reservedBytes}) moves, and three rules for open ones:
+ * What memory pressure does to connections already open (Linux's {@code tcp_mem}). New connections get
+ * smaller buffers above the pressure mark and none beyond the limit ({@link ConnectionBuffers#sizesFor}); this class
+ * holds the layer's pressure state, as the socket buffer budget moves, and three rules for open ones, which the rooms
+ * that own the state apply:
  *
  * <ul>
  *   <li><b>Windows stop growing</b> (Linux: {@code tcp_adjust_rcv_ssthresh} clamps {@code rcv_ssthresh} to four
@@ -22,7 +16,7 @@ import static dev.tern.tcp.TcpControlBlocks.F_WINDOW_CLAMPED;
  *       shrink the window"; RFC 7323 §2.4): a window offered before is only left to run down. When the budget falls
  *       back below seven eighths of the mark the pressure ends, and every connection whose window it held back gets
  *       a window update at the next poll, so a peer is not left waiting for an ACK it has no reason to get.
- *       {@link #clampWindow}, {@link #reopenWindows}.</li>
+ *       {@link #clampWindow}, {@code TcpReceiver.reopenClampedWindows}.</li>
  *   <li><b>Out-of-order text at the limit</b> (Linux prunes its out-of-order queue above {@code tcp_mem[2]}): while
  *       the budget cannot take another connection of the default size (see {@link #atLimit}), text that starts beyond
  *       the first range held out of order (past the first hole and what arrived after it) is dropped, counted
@@ -41,7 +35,7 @@ import static dev.tern.tcp.TcpControlBlocks.F_WINDOW_CLAMPED;
  *       owner may hold it, and the peer may fill it up to a window offered before the pressure, so the reservation
  *       is a promise still owed; what falls is the memory resident ({@link TcpMemory#ringsResident}). The send ring
  *       is not touched: its producer is the owner's thread, so its room is not the stack's to discard.
- *       {@link #reclaimIdleRings}.</li>
+ *       {@link ConnectionBuffers#reclaimIdleReceiveRings}.</li>
  * </ul>
  *
  * <p>Owned by the shard thread; not thread-safe.
@@ -52,7 +46,6 @@ final class TcpMemoryPressure {
     /** A connection that received nothing for this long counts as idle. */
     static final long RECLAIM_IDLE_NS = 1_000_000_000L;
 
-    private final TcpLayer layer;
     private final TcpControlBlocks tcb;
     private final TcpCounters counters;
     private final long pressureBytes;
@@ -64,18 +57,20 @@ final class TcpMemoryPressure {
     private boolean underPressure;
     private boolean atLimit;
     private boolean reopenPending;
-    private int reclaimCursor;
 
-    TcpMemoryPressure(TcpLayer layer, TcpControlBlocks tcb, TcpCounters counters, TcpConfig config) {
-        this.layer = layer;
+    TcpMemoryPressure(TcpControlBlocks tcb, TcpCounters counters, TcpConfig config) {
         this.tcb = tcb;
         this.counters = counters;
         this.pressureBytes = config.memoryPressureBytes();
         this.pressureEndsBelowBytes = pressureBytes - (pressureBytes >>> 3);
         this.limitBytes = config.memoryLimitBytes();
-        final int send = TcpLayer.underPressure(config.sendBufferSize());
-        this.smallestConnectionBytes = send + TcpLayer.underPressure(config.receiveBufferSize())
-            + TcpMemory.recordBytes(send);
+        final int send = reduced(config.sendBufferSize());
+        this.smallestConnectionBytes = send + reduced(config.receiveBufferSize()) + TcpMemory.recordBytes(send);
+    }
+
+    /** A buffer size under memory pressure: a quarter, but not below 4 KiB (nor above what it was). */
+    static int reduced(int size) {
+        return Math.min(size, Math.max(size >>> 2, 4096));
     }
 
     /** The budget moved to {@code reservedBytes}: pressure starts at the mark and ends below seven eighths of it. */
@@ -106,13 +101,20 @@ final class TcpMemoryPressure {
         return atLimit;
     }
 
+    /** True once after the pressure ended: the windows it held back are owed their updates now. */
+    boolean takeReopen() {
+        final boolean pending = reopenPending;
+        reopenPending = false;
+        return pending;
+    }
+
     /**
      * The window {@code c} may offer under pressure: {@code window} (its free room, already capped by the window
-     * field) held to {@link #clampBytes}, but never below {@code current}, what remains of the window already offered,
-     * so the right edge does not move back.
+     * field) held to {@link #clampBytes} of its {@code receiveBuffer}, but never below {@code current}, what remains
+     * of the window already offered, so the right edge does not move back.
      */
-    int clampWindow(int c, int window, int current) {
-        final int most = Math.max(clampBytes(c), current);
+    int clampWindow(int c, int window, int current, int receiveBuffer) {
+        final int most = Math.max(clampBytes(c, receiveBuffer), current);
         if (window <= most) {
             return window;
         }
@@ -124,75 +126,7 @@ final class TcpMemoryPressure {
     }
 
     /** A quarter of the receive buffer, at least four segments of the MSS we offered, at most the buffer. */
-    int clampBytes(int c) {
-        final int buffer = layer.receiveSize[c];
-        return Math.min(buffer, Math.max(buffer >>> 2, 4 * tcb.advMss(c)));
-    }
-
-    /** Once per layer poll: the window updates owed since the pressure ended, or a step of reclaiming idle rings. */
-    int poll(long nowNs) {
-        if (reopenPending) {
-            reopenPending = false;
-            return reopenWindows();
-        }
-        if (underPressure) {
-            reclaimIdleRings(nowNs);
-        }
-        return 0;
-    }
-
-    /**
-     * The pressure ended: each connection whose window it held back is queued for a window update when it can offer
-     * more than remains of the window it offered (whatever it sends at the next output carries the window). A scan of
-     * the rows ever taken, once per pressure episode. Returns how many were queued.
-     */
-    private int reopenWindows() {
-        int reopened = 0;
-        final int rows = tcb.highWater();
-        for (int c = 0; c < rows; c++) {
-            if (!tcb.hasFlag(c, F_WINDOW_CLAMPED)) {
-                continue;
-            }
-            tcb.clearFlag(c, F_WINDOW_CLAMPED);
-            if (tcb.hasFlag(c, F_ALLOCATED) && TcpState.canReceive(tcb.state(c)) && layer.receiver.windowOpened(c)) {
-                counters.memoryPressureReopens.incrementRelease();
-                counters.txWindowUpdates.incrementRelease();
-                tcb.setFlag(c, F_ACK_NOW);
-                layer.requestOutput(c);
-                reopened++;
-            }
-        }
-        return reopened;
-    }
-
-    /** The next {@link #RECLAIM_ROWS_PER_POLL} rows, round the table: idle, empty receive rings give their pages back. */
-    private void reclaimIdleRings(long nowNs) {
-        final int rows = tcb.highWater();
-        if (rows == 0) {
-            return;
-        }
-        boolean reclaimed = false;
-        for (int i = 0; i < RECLAIM_ROWS_PER_POLL && i < rows; i++) {
-            if (reclaimCursor >= rows) {
-                reclaimCursor = 0;
-            }
-            final int c = reclaimCursor++;
-            if ((tcb.flags(c) & (F_ALLOCATED | F_RINGS | F_RECEIVE_RECLAIMED)) != (F_ALLOCATED | F_RINGS)
-                || tcb.oooBlock(c) >= 0 || nowNs - tcb.lastReceiveNs(c) < RECLAIM_IDLE_NS) {
-                continue;
-            }
-            final ByteRing ring = layer.receiveRings[c];
-            // Producer's view (acquire of the consumer's position): the owner has finished with every byte.
-            if (ring.capacity() < PageMemory.pageSize() || ring.freeSpace() != ring.capacity()) {
-                continue;
-            }
-            counters.memoryReclaimedBytes.getAndAddRelease(layer.rings.discardInPlace(ring));
-            tcb.setFlag(c, F_RECEIVE_RECLAIMED);
-            reclaimed = true;
-        }
-        if (reclaimed) {
-            layer.rings.flushDiscards(); // now, before any segment is stored into these rings again
-            layer.publishMemory();
-        }
+    int clampBytes(int c, int receiveBuffer) {
+        return Math.min(receiveBuffer, Math.max(receiveBuffer >>> 2, 4 * tcb.advMss(c)));
     }
 }

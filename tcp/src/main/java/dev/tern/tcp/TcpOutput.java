@@ -37,7 +37,6 @@ final class TcpOutput {
     /** RFC 9293 §3.7.1: the MSS to assume when the peer sent none. */
     static final int DEFAULT_MSS = 536;
 
-    private final TcpLayer layer;
     private final TcpControlBlocks tcb;
     private final Ipv4Layer ipv4;
     private final TcpCounters counters;
@@ -47,11 +46,16 @@ final class TcpOutput {
     private int sackCount;
     private TcpReceiver receiver;
 
-    TcpOutput(TcpLayer layer, TcpControlBlocks tcb, Ipv4Layer ipv4, TcpCounters counters) {
-        this.layer = layer;
+    private final ConnectionBuffers buffers;
+    private final OutputQueue outputQueue;
+
+    TcpOutput(TcpControlBlocks tcb, Ipv4Layer ipv4, TcpCounters counters, ConnectionBuffers buffers,
+              OutputQueue outputQueue) {
         this.tcb = tcb;
         this.ipv4 = ipv4;
         this.counters = counters;
+        this.buffers = buffers;
+        this.outputQueue = outputQueue;
     }
 
     void receiver(TcpReceiver receiver) {
@@ -99,7 +103,7 @@ final class TcpOutput {
         if (result != Ipv4Layer.OK) {
             counters.txNoBuffer.incrementRelease();
         } else {
-            final int window = Math.min(layer.receiveSize[c], 65535);
+            final int window = Math.min(buffers.receiveSize(c), 65535);
             final MemorySegment out = ipv4.segment();
             final long at = ipv4.payloadOffset();
             final int rcvNxt = tcb.rcvNxt(c);
@@ -287,7 +291,7 @@ final class TcpOutput {
         writeOptions(-1, -1, false, timestamps, tsVal(c, nowNs), tcb.tsRecent(c), sackBlocks);
         long payloadSum = 0;
         if (length > 0) {
-            final ByteRing ring = layer.sendRings[c];
+            final ByteRing ring = buffers.sendRing(c);
             final long position = ring.consumerPosition() + (seq - tcb.sndUna(c));
             if (checksumOffloaded(segmentSize)) {
                 ring.peek(position, out, at + headerLength, length);
@@ -324,7 +328,7 @@ final class TcpOutput {
             }
         } else if (result == Ipv4Layer.ERR_NO_BUFFER) {
             counters.txNoBuffer.incrementRelease();
-            layer.requestOutput(c);
+            outputQueue.request(c);
         } else if (result == Ipv4Layer.ERR_NO_ROUTE) {
             tcb.softError(c, TcpError.NET_UNREACHABLE);
         }

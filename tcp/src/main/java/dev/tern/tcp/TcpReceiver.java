@@ -4,12 +4,14 @@ import dev.tern.core.io.ByteRing;
 import dev.tern.tcp.wire.TcpFlags;
 
 import static dev.tern.tcp.TcpControlBlocks.F_ACK_NOW;
+import static dev.tern.tcp.TcpControlBlocks.F_ALLOCATED;
 import static dev.tern.tcp.TcpControlBlocks.F_DSACK;
 import static dev.tern.tcp.TcpControlBlocks.F_FIN_PENDING;
 import static dev.tern.tcp.TcpControlBlocks.F_RECEIVE_RECLAIMED;
 import static dev.tern.tcp.TcpControlBlocks.F_RELEASED;
 import static dev.tern.tcp.TcpControlBlocks.F_RINGS;
 import static dev.tern.tcp.TcpControlBlocks.F_SACK;
+import static dev.tern.tcp.TcpControlBlocks.F_WINDOW_CLAMPED;
 import static dev.tern.tcp.TcpControlBlocks.T_DELAYED_ACK;
 
 /**
@@ -35,26 +37,37 @@ import static dev.tern.tcp.TcpControlBlocks.T_DELAYED_ACK;
  * <p>Owned by the shard thread; not thread-safe.
  */
 final class TcpReceiver {
-    private final TcpLayer layer;
     private final TcpControlBlocks tcb;
     private final TcpOutput output;
     private final ReassemblyQueue reassembly;
     private final TcpCounters counters;
     private final TcpConfig config;
-    private TcpTimers timers;
+    private final TcpTimers timers;
+    private final ConnectionBuffers buffers;
+    private final ReceiveHandlers handlers;
+    private final OutputQueue outputQueue;
+    private final EventQueue events;
+    private final TcpMemoryPressure memoryPressure;
+    private final ConnectionLifecycle lifecycle;
+    private final TcpSender sender;
 
-    TcpReceiver(TcpLayer layer, TcpControlBlocks tcb, TcpOutput output, ReassemblyQueue reassembly,
-                TcpCounters counters, TcpConfig config) {
-        this.layer = layer;
+    TcpReceiver(TcpControlBlocks tcb, TcpOutput output, ReassemblyQueue reassembly, TcpCounters counters,
+                TcpConfig config, TcpTimers timers, ConnectionBuffers buffers, ReceiveHandlers handlers,
+                OutputQueue outputQueue, EventQueue events, TcpMemoryPressure memoryPressure,
+                ConnectionLifecycle lifecycle, TcpSender sender) {
         this.tcb = tcb;
         this.output = output;
         this.reassembly = reassembly;
         this.counters = counters;
         this.config = config;
-    }
-
-    void timers(TcpTimers timers) {
         this.timers = timers;
+        this.buffers = buffers;
+        this.handlers = handlers;
+        this.outputQueue = outputQueue;
+        this.events = events;
+        this.memoryPressure = memoryPressure;
+        this.lifecycle = lifecycle;
+        this.sender = sender;
     }
 
     // ------------------------------------------------------------------------------------------- segment text
@@ -68,9 +81,9 @@ final class TcpReceiver {
             // TIME-WAIT restarts the 2 MSL timeout.
             if (SeqNum.lt(seg.seq, tcb.rcvNxt(c))) {
                 if (state == TcpState.TIME_WAIT && seg.has(TcpFlags.FIN)) {
-                    layer.restartTimeWait(c, nowNs);
+                    lifecycle.restartTimeWait(c, nowNs);
                 }
-                layer.ackNow(c);
+                outputQueue.ackNow(c);
             }
             return;
         }
@@ -87,13 +100,13 @@ final class TcpReceiver {
                 dsack(c, dataStart, SeqNum.min(rcvNxt, dataEnd));
             }
             final int start = SeqNum.max(dataStart, rcvNxt);
-            // The receive ring is attached with the first data (rings on demand, TcpLayer.ensureRings).
-            if (!layer.ensureRings(c)) {
+            // The receive ring is attached with the first data (rings on demand, ConnectionBuffers.ensureRings).
+            if (!buffers.ensureRings(c)) {
                 counters.drop(TcpCounters.DROP_BAD_STATE);
                 return;
             }
             // Trim to the window we offered, and to the room the ring really has.
-            final int free = layer.receiveRings[c].freeSpace();
+            final int free = buffers.receiveRing(c).freeSpace();
             final int windowEnd = SeqNum.min(tcb.rcvAdv(c), rcvNxt + free);
             final int end = SeqNum.min(dataEnd, windowEnd);
             if (SeqNum.lt(end, dataEnd)) {
@@ -108,15 +121,15 @@ final class TcpReceiver {
                     counters.drop(TcpCounters.DROP_DATA_AFTER_CLOSE);
                     output.sendReset(c, nowNs);
                     counters.aborted.incrementRelease();
-                    layer.terminate(c, TcpError.ABORTED, nowNs);
+                    lifecycle.terminate(c, TcpError.ABORTED, nowNs);
                     return;
                 }
                 acked = storeData(c, seg, start, end, seg.payloadOffset + (start - dataStart), nowNs);
             } else if (skip == 0) {
                 counters.drop(TcpCounters.DROP_OUT_OF_WINDOW);
-                layer.ackNow(c);
+                outputQueue.ackNow(c);
             } else {
-                layer.ackNow(c);
+                outputQueue.ackNow(c);
             }
         }
         if (fin) {
@@ -138,7 +151,7 @@ final class TcpReceiver {
      * Returns true when an immediate ACK went (it covered the segment's out-of-order FIN too).
      */
     private boolean storeData(int c, TcpSegment seg, int start, int end, long sourceOffset, long nowNs) {
-        final ByteRing ring = layer.receiveRings[c];
+        final ByteRing ring = buffers.receiveRing(c);
         final int rcvNxt = tcb.rcvNxt(c);
         final int length = end - start;
         int block = tcb.oooBlock(c);
@@ -150,15 +163,15 @@ final class TcpReceiver {
             // Zero-copy receive: next in order with nothing held beyond it, so the owner's handler may take it where
             // it lies; the ring gets what it leaves. Behind a hole the ring holds later bytes at their places, so a
             // filling segment goes into the ring and the handler gets the joined run from there (below).
-            final boolean handler = layer.receiveHandlers[c] != null;
+            final boolean handler = handlers.has(c);
             int drained = 0;
             int inPlace = 0;
             if (handler && block < 0) {
                 if (ring.available() > 0) {
-                    drained = layer.drainToHandler(c);
+                    drained = handlers.drain(c);
                 }
                 if (ring.available() == 0) {
-                    inPlace = layer.offerInPlace(c, seg.payloadSegment, sourceOffset, length);
+                    inPlace = handlers.offerInPlace(c, seg.payloadSegment, sourceOffset, length);
                 }
             }
             final long producer = ring.producerPosition();
@@ -177,21 +190,21 @@ final class TcpReceiver {
             }
             ring.publish(producer + (next - rcvNxt) - inPlace);
             if (filledHole && handler) {
-                drained += layer.drainToHandler(c);
+                drained += handlers.drain(c);
             }
             tcb.rcvNxt(c, next);
             if (drained > 0 && windowUpdateWorthSending(c)) {
                 // The handler took what it had left in the ring: the window that opened goes now, not at the
                 // delayed ACK.
                 counters.txWindowUpdates.incrementRelease();
-                layer.ackNow(c);
+                outputQueue.ackNow(c);
             }
             tcb.bytesReceived(c, tcb.bytesReceived(c) + (next - rcvNxt));
             counters.rxBytes.getAndAddRelease(next - rcvNxt);
             if (length > tcb.rcvMss(c)) {
                 tcb.rcvMss(c, Math.min(length, tcb.advMss(c)));
             }
-            layer.signal(c, TcpControlBlocks.EV_READABLE);
+            events.signal(c, TcpControlBlocks.EV_READABLE);
             final int unacked = tcb.unackedBytes(c) + length;
             tcb.unackedBytes(c, unacked);
             if (tcb.hasFlag(c, F_FIN_PENDING) && tcb.rcvFinSeq(c) == next) {
@@ -204,14 +217,14 @@ final class TcpReceiver {
             } else if (tcb.quickAcks(c) > 0 || unacked >= 2 * tcb.rcvMss(c) || tcb.hasFlag(c, F_DSACK)) {
                 // RFC 5681 §4.2 / RFC 9293 §3.8.6.3: ACK at least every second full-sized segment, and at once while
                 // still in quick-ACK mode; a D-SACK goes at once too. Else within the delayed ACK time.
-                layer.ackNow(c);
+                outputQueue.ackNow(c);
             } else if (!timers.armed(c, T_DELAYED_ACK)) {
-                timers.arm(c, T_DELAYED_ACK, nowNs + config.delayedAckNs());
+                timers.arm(c, TimerKind.DELAYED_ACK, nowNs + config.delayedAckNs());
             }
             return false;
         }
         counters.rxOutOfOrder.incrementRelease();
-        if (block >= 0 && layer.memoryPressure.atLimit() && SeqNum.gt(start, reassembly.end(block, 0))) {
+        if (block >= 0 && memoryPressure.atLimit() && SeqNum.gt(start, reassembly.end(block, 0))) {
             // At the memory limit text beyond the first range held is refused (TcpMemoryPressure): the peer sends it
             // again once the first hole is filled. Nothing held is dropped, so nothing SACKed is reneged on.
             counters.drop(TcpCounters.DROP_OUT_OF_ORDER_MEMORY);
@@ -238,7 +251,7 @@ final class TcpReceiver {
             // It grew a range already held: the ACK at the end of the burst reports that range first, with all it
             // holds now, so no block goes unreported by waiting (an ACK per such segment cost the receiver its
             // ring: over veth the kernel's AF_PACKET drops multiplied).
-            layer.ackNow(c);
+            outputQueue.ackNow(c);
             return false;
         }
         if (tcb.hasFlag(c, F_FIN_PENDING) || !seg.has(TcpFlags.FIN)) {
@@ -274,19 +287,19 @@ final class TcpReceiver {
             tcb.setFlag(c, F_FIN_PENDING);
             tcb.rcvFinSeq(c, finSeq);
             if (ackOwed) {
-                layer.ackNow(c);
+                outputQueue.ackNow(c);
             }
             return;
         }
         tcb.clearFlag(c, F_FIN_PENDING);
         tcb.rcvNxt(c, finSeq + 1);
-        layer.releaseOutOfOrder(c);
-        layer.ackNow(c);
-        layer.signal(c, TcpControlBlocks.EV_READABLE);
+        lifecycle.releaseOutOfOrder(c);
+        outputQueue.ackNow(c);
+        events.signal(c, TcpControlBlocks.EV_READABLE);
         switch (tcb.state(c)) {
-            case TcpState.SYN_RECEIVED, TcpState.ESTABLISHED -> layer.transition(c, TcpState.CLOSE_WAIT, nowNs);
-            case TcpState.FIN_WAIT_1 -> layer.transition(c, TcpState.CLOSING, nowNs);
-            case TcpState.FIN_WAIT_2 -> layer.transition(c, TcpState.TIME_WAIT, nowNs);
+            case TcpState.SYN_RECEIVED, TcpState.ESTABLISHED -> lifecycle.transition(c, TcpState.CLOSE_WAIT, nowNs);
+            case TcpState.FIN_WAIT_1 -> lifecycle.transition(c, TcpState.CLOSING, nowNs);
+            case TcpState.FIN_WAIT_2 -> lifecycle.transition(c, TcpState.TIME_WAIT, nowNs);
             default -> {
             }
         }
@@ -350,7 +363,7 @@ final class TcpReceiver {
         if (tcb.unackedBytes(c) > 0 || tcb.hasFlag(c, F_ACK_NOW)) {
             counters.txDelayedAcks.incrementRelease();
             tcb.setFlag(c, F_ACK_NOW);
-            layer.sender.output(c, nowNs, false);
+            sender.output(c, nowNs, false);
         }
     }
 
@@ -373,17 +386,17 @@ final class TcpReceiver {
      * what remains of the window offered ({@link TcpMemoryPressure#clampWindow}).
      */
     int receiveWindow(int c) {
-        final int capacity = layer.receiveSize[c];
+        final int capacity = buffers.receiveSize(c);
         // Bytes the application holds in lent frames keep their room, as unread bytes in the ring do (holdOffered).
         // Never below 0 (it cannot be: RCV.NXT moved by what was held as the room shrank by it), as a negative window
         // would turn huge in the shifts below.
         final int free = Math.max(0,
-            (tcb.hasFlag(c, F_RINGS) ? layer.receiveRings[c].freeSpace() : capacity) - layer.heldBytes[c]);
+            (tcb.hasFlag(c, F_RINGS) ? buffers.receiveRing(c).freeSpace() : capacity) - handlers.held(c));
         final int scale = tcb.rcvScale(c);
         int window = Math.min(free, 65535 << scale);
         final int current = Math.max(0, tcb.rcvAdv(c) - tcb.rcvNxt(c));
-        if (layer.memoryPressure.underPressure()) {
-            window = layer.memoryPressure.clampWindow(c, window, current);
+        if (memoryPressure.underPressure()) {
+            window = memoryPressure.clampWindow(c, window, current, capacity);
         }
         if (window > current && window - current < Math.min(capacity / 2, tcb.advMss(c))) {
             window = current;
@@ -402,7 +415,7 @@ final class TcpReceiver {
         if (windowUpdateWorthSending(c)) {
             counters.txWindowUpdates.incrementRelease();
             tcb.setFlag(c, F_ACK_NOW);
-            layer.sender.output(c, nowNs, false);
+            sender.output(c, nowNs, false);
         }
     }
 
@@ -416,11 +429,35 @@ final class TcpReceiver {
         return receiveWindow(c) > Math.max(0, tcb.rcvAdv(c) - tcb.rcvNxt(c));
     }
 
+    /**
+     * The memory pressure ended ({@link TcpMemoryPressure#takeReopen}): each connection whose window it held back is
+     * queued for a window update when it can offer more than remains of the window it offered (whatever it sends at
+     * the next output carries the window). A scan of the rows ever taken, once per pressure episode. Returns how many
+     * were queued.
+     */
+    int reopenClampedWindows() {
+        int reopened = 0;
+        final int rows = tcb.highWater();
+        for (int c = 0; c < rows; c++) {
+            if (!tcb.hasFlag(c, F_WINDOW_CLAMPED)) {
+                continue;
+            }
+            tcb.clearFlag(c, F_WINDOW_CLAMPED);
+            if (tcb.hasFlag(c, F_ALLOCATED) && TcpState.canReceive(tcb.state(c)) && windowOpened(c)) {
+                counters.memoryPressureReopens.incrementRelease();
+                counters.txWindowUpdates.incrementRelease();
+                outputQueue.ackNow(c);
+                reopened++;
+            }
+        }
+        return reopened;
+    }
+
     /** The window grew enough beyond what was offered to be worth a segment of its own (see {@link #consumed}). */
     private boolean windowUpdateWorthSending(int c) {
         final int current = Math.max(0, tcb.rcvAdv(c) - tcb.rcvNxt(c));
         final int growth = receiveWindow(c) - current;
         return growth > 0 && (current == 0 || growth >= current)
-            && growth >= Math.min(layer.receiveSize[c] / 2, 2 * tcb.advMss(c));
+            && growth >= Math.min(buffers.receiveSize(c) / 2, 2 * tcb.advMss(c));
     }
 }

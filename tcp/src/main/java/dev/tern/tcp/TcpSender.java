@@ -4,6 +4,16 @@ import dev.tern.core.io.ByteRing;
 import dev.tern.ipv4.Ipv4Layer;
 import dev.tern.tcp.wire.TcpFlags;
 
+import static dev.tern.tcp.SenderState.LOSS;
+import static dev.tern.tcp.SenderState.OPEN;
+import static dev.tern.tcp.SenderState.RECOVERY;
+import static dev.tern.tcp.SenderState.S_FRTO;
+import static dev.tern.tcp.SenderState.S_RESCUE_SENT;
+import static dev.tern.tcp.SenderState.S_TLP_IS_RETRANS;
+import static dev.tern.tcp.SenderState.S_TLP_OUTSTANDING;
+import static dev.tern.tcp.SenderState.S_UNDO_DSACKED;
+import static dev.tern.tcp.SenderState.S_UNDO_POSSIBLE;
+import static dev.tern.tcp.SenderState.S_UNDO_TS;
 import static dev.tern.tcp.TcpControlBlocks.F_ACK_NOW;
 import static dev.tern.tcp.TcpControlBlocks.F_CWND_LIMITED;
 import static dev.tern.tcp.TcpControlBlocks.F_FIN_QUEUED;
@@ -37,44 +47,17 @@ import static dev.tern.tcp.TcpControlBlocks.T_SENDER;
  *   <li>The window's size and the pacing rate: the connection's {@link CongestionControl} (CUBIC by default).</li>
  * </ul>
  *
- * <p>States ({@code senderState}): {@link #OPEN}; {@link #RECOVERY}, fast recovery after a detected loss until the
- * recovery point (SND.MAX when it began) is acknowledged; {@link #LOSS}, after a retransmission timeout until the
+ * <p>States ({@code senderState}): {@link SenderState#OPEN}; {@link SenderState#RECOVERY}, fast recovery after a detected loss until the
+ * recovery point (SND.MAX when it began) is acknowledged; {@link SenderState#LOSS}, after a retransmission timeout until the
  * same. One sender timer per connection (the wheel's {@code T_SENDER}), armed for one of {@code TIMER_*}.
  *
  * <p>Owned by the shard thread; not thread-safe. Nothing here allocates.
  */
 final class TcpSender {
-    static final int OPEN = 0;
-    static final int RECOVERY = 1;
-    static final int LOSS = 2;
-    /** Names of the sender states, by value, as traces and tools print them. */
-    static final String[] STATE_NAMES = {"open", "recovery", "loss"};
-
     static final int TIMER_RTO = 0;
     static final int TIMER_PERSIST = 1;
     static final int TIMER_PROBE = 2;
     static final int TIMER_REORDER = 3;
-
-    /** RACK.xmit_ts and RACK.end_seq hold a delivered segment. */
-    static final int S_RACK_VALID = 1;
-    /** RACK.reordering_seen (RFC 8985 §6.2 step 3). */
-    static final int S_REORDERING_SEEN = 1 << 1;
-    /** RACK.dsack_round is set. */
-    static final int S_DSACK_ROUND = 1 << 2;
-    /** A tail loss probe is unanswered (TLP.end_seq is set). */
-    static final int S_TLP_OUTSTANDING = 1 << 3;
-    /** That probe was a retransmission (TLP.is_retrans). */
-    static final int S_TLP_IS_RETRANS = 1 << 4;
-    /** A reduction may still be undone (undoMarker, priorCwnd, priorSsthresh are valid). */
-    static final int S_UNDO_POSSIBLE = 1 << 5;
-    /** undoTsVal holds the TSval of the episode's first retransmission. */
-    static final int S_UNDO_TS = 1 << 6;
-    /** A D-SACK reported one of the episode's retransmissions. */
-    static final int S_UNDO_DSACKED = 1 << 7;
-    /** RFC 6675 rule 4's rescue retransmission was sent in this recovery (RescueRxt is set). */
-    static final int S_RESCUE_SENT = 1 << 8;
-    /** F-RTO (RFC 5682) watches this timeout: a segment sent before it and never retransmitted may yet be delivered. */
-    static final int S_FRTO = 1 << 9;
 
     /** RFC 8985 §7.2: WCDelAckT, the worst case delayed ACK timer a probe of one segment waits for. */
     static final long WORST_CASE_DELAYED_ACK_NS = 200_000_000L;
@@ -100,29 +83,46 @@ final class TcpSender {
     private static final int RESCUE = 3;
     private static final int TSO_MAX_PAYLOAD = 65535 - 20 - dev.tern.tcp.wire.TcpHeader.MAX_LENGTH;
 
-    private final TcpLayer layer;
+    /** {@link #onTimer}: the connection goes on (else it returns the error the connection ends with). */
+    static final int GOES_ON = -1;
+
     private final TcpControlBlocks tcb;
     private final TcpOutput output;
     private final Ipv4Layer ipv4;
     private final TcpCounters counters;
     private final RttEstimator rtt;
     private final TcpConfig config;
+    private final TcpTimers timers;
+    private final ConnectionBuffers buffers;
+    private final OutputQueue outputQueue;
+    private final EventQueue events;
+    private final PlugPointRegistry plugPoints;
+    private final TcpPath path;
     private final AckSample sample = new AckSample();
-    private TcpTimers timers;
+    /** Each connection's trace, or null (off). */
+    private final TcpTrace[] traces;
 
-    TcpSender(TcpLayer layer, TcpControlBlocks tcb, TcpOutput output, Ipv4Layer ipv4, TcpCounters counters,
-              RttEstimator rtt, TcpConfig config) {
-        this.layer = layer;
+    TcpSender(TcpControlBlocks tcb, TcpOutput output, Ipv4Layer ipv4, TcpCounters counters, RttEstimator rtt,
+              TcpConfig config, TcpTimers timers, ConnectionBuffers buffers, OutputQueue outputQueue,
+              EventQueue events, PlugPointRegistry plugPoints, TcpPath path) {
         this.tcb = tcb;
         this.output = output;
         this.ipv4 = ipv4;
         this.counters = counters;
         this.rtt = rtt;
         this.config = config;
+        this.timers = timers;
+        this.buffers = buffers;
+        this.outputQueue = outputQueue;
+        this.events = events;
+        this.plugPoints = plugPoints;
+        this.path = path;
+        this.traces = new TcpTrace[tcb.capacity()];
     }
 
-    void timers(TcpTimers timers) {
-        this.timers = timers;
+    /** Starts (or with null stops) tracing the connection: a record on every ACK and timeout. */
+    void trace(int c, TcpTrace trace) {
+        traces[c] = trace;
     }
 
     // --------------------------------------------------------------------------------------------- lifecycle
@@ -148,7 +148,7 @@ final class TcpSender {
             tcb.minRttUs(c, tcb.srttUs(c));
             tcb.minRttAtNs(c, nowNs);
         }
-        layer.congestionControl(c).init(tcb, c, tcb.sndMss(c), config.initialCwndSegments(), nowNs);
+        plugPoints.congestionControl(c).init(tcb, c, tcb.sndMss(c), config.initialCwndSegments(), nowNs);
     }
 
     // ------------------------------------------------------------------------------------------ ACK arrival
@@ -159,7 +159,7 @@ final class TcpSender {
      * window, and the timers. {@code seg} is the segment being processed.
      */
     void onAck(int c, TcpSegment seg, long nowNs) {
-        final SentSegments sent = layer.sentSegments[c];
+        final SentSegments sent = buffers.sent(c);
         final int ack = seg.ack;
         final int sndUna = tcb.sndUna(c);
         final int outstanding = tcb.sndMax(c) - sndUna;
@@ -190,7 +190,7 @@ final class TcpSender {
             s.duplicate = true;
             tcb.dupAcks(c, tcb.dupAcks(c) + 1);
             if (tcb.dupAcks(c) < DUP_THRESHOLD && tcb.senderState(c) == OPEN) {
-                layer.requestOutput(c); // RFC 3042 limited transmit
+                outputQueue.request(c); // RFC 3042 limited transmit
             }
         }
         updateWindow(c, seg, window, nowNs);
@@ -203,12 +203,12 @@ final class TcpSender {
         }
         processProbeAck(c, seg, s);
         afterAck(c, sent, seg, s);
-        final TcpTrace trace = layer.traces[c];
+        final TcpTrace trace = traces[c];
         if (trace != null) {
             trace.record(tcb, c, sent, rtt.rtoNs(tcb, c), nowNs);
         }
         if (s.deliveredBytes > 0 || s.newlyLostBytes > 0 || s.duplicate) {
-            layer.requestOutput(c);
+            outputQueue.request(c);
         }
         updateTimer(c, nowNs, s.ackedBytes > 0, false);
     }
@@ -282,7 +282,7 @@ final class TcpSender {
         if (sent.start(i) != left) {
             i++; // partly covered: a receiver reports whole segments; a segment counts only when all of it arrived
         }
-        final LossDetection detection = layer.lossDetection(c);
+        final LossDetection detection = plugPoints.lossDetection(c);
         final int count = sent.count();
         for (; i < count && SeqNum.le(sent.end(i), right); i++) {
             if (sent.markSacked(i) > 0) {
@@ -309,7 +309,7 @@ final class TcpSender {
      * retransmissions counts towards undoing it (RFC 3708 §3).
      */
     private void dsackArrived(int c, SentSegments sent, int left, int right) {
-        layer.lossDetection(c).onDsack(tcb, c);
+        plugPoints.lossDetection(c).onDsack(tcb, c);
         if (!tcb.hasSenderFlag(c, S_UNDO_POSSIBLE) || tcb.undoRetrans(c) <= 0
             || SeqNum.lt(left, tcb.undoMarker(c))) {
             return;
@@ -337,9 +337,9 @@ final class TcpSender {
             dataAcked--;
         }
         if (dataAcked > 0 && tcb.hasFlag(c, F_RINGS)) {
-            layer.sendRings[c].consume(dataAcked);
+            buffers.sendRing(c).consume(dataAcked);
             tcb.bytesAcked(c, tcb.bytesAcked(c) + dataAcked);
-            layer.signal(c, TcpControlBlocks.EV_WRITABLE);
+            events.signal(c, TcpControlBlocks.EV_WRITABLE);
         }
         s.ackedBytes = ack - sndUna;
         tcb.sndUna(c, ack);
@@ -363,7 +363,7 @@ final class TcpSender {
             }
         }
         if (sent != null) {
-            final LossDetection detection = layer.lossDetection(c);
+            final LossDetection detection = plugPoints.lossDetection(c);
             long cleanSentNs = 0;
             boolean clean = false;
             while (!sent.isEmpty() && SeqNum.le(sent.end(0), ack)) {
@@ -408,7 +408,7 @@ final class TcpSender {
             s.rttUs = (int) Math.min(Integer.MAX_VALUE, Math.max(1, rttNs / 1000));
             updateMinRtt(c, s.rttUs, nowNs);
         }
-        layer.confirmNeighbour(c, nowNs);
+        path.confirmNeighbour(c, nowNs);
     }
 
     /** RACK.min_RTT (RFC 8985 §6.2 step 1): the least RTT sample of the last {@link #MIN_RTT_WINDOW_NS}. */
@@ -438,9 +438,9 @@ final class TcpSender {
             tcb.maxSndWnd(c, window);
         }
         if (window > before) {
-            layer.requestOutput(c);
+            outputQueue.request(c);
             if (before == 0 && persisting(c)) {
-                final SentSegments sent = layer.sentSegments[c];
+                final SentSegments sent = buffers.sent(c);
                 if (sent != null) {
                     for (int i = 0; i < sent.count(); i++) {
                         sent.markLost(i);
@@ -462,7 +462,7 @@ final class TcpSender {
         if (tcb.senderState(c) != OPEN && SeqNum.ge(sndUna, tcb.recover(c))) {
             exitRecovery(c, s);
         }
-        final LossDetection detection = layer.lossDetection(c);
+        final LossDetection detection = plugPoints.lossDetection(c);
         final long timeoutNs = detection.detectLosses(tcb, c, sent, s);
         countMarks(detection, s);
         armReorderTimer(c, timeoutNs, s.nowNs);
@@ -472,7 +472,7 @@ final class TcpSender {
             enterRecovery(c, sent, s);
         } else if (state == RECOVERY) {
             s.inFlight = sent.pipe(tcb.sndMax(c) - sndUna);
-            if (layer.recovery(c).onAck(tcb, c, sent, s)) {
+            if (plugPoints.recovery(c).onAck(tcb, c, sent, s)) {
                 retransmitFirstLost(c, sent, s.nowNs);
             }
             s.inFlight = sent.pipe(tcb.sndMax(c) - tcb.sndUna(c));
@@ -481,7 +481,7 @@ final class TcpSender {
             if (s.ackedBytes > 0) {
                 // As Linux (tcp_may_raise_cwnd): the window grows, by everything delivered, only on forward progress of
                 // the cumulative acknowledgment, not on duplicate ACKs that only SACK.
-                layer.congestionControl(c).onAck(tcb, c, s);
+                plugPoints.congestionControl(c).onAck(tcb, c, s);
             }
         }
     }
@@ -496,7 +496,7 @@ final class TcpSender {
     private void armReorderTimer(int c, long timeoutNs, long nowNs) {
         if (timeoutNs > 0) {
             tcb.senderTimerKind(c, TIMER_REORDER);
-            timers.arm(c, T_SENDER, nowNs + timeoutNs);
+            timers.arm(c, TimerKind.SENDER, nowNs + timeoutNs);
         } else if (tcb.senderTimerKind(c) == TIMER_REORDER) {
             tcb.senderTimerKind(c, TIMER_RTO);
             timers.disarm(c, T_SENDER);
@@ -518,8 +518,8 @@ final class TcpSender {
         tcb.senderState(c, RECOVERY);
         tcb.highRxt(c, sndUna);
         tcb.clearSenderFlag(c, S_RESCUE_SENT);
-        layer.congestionControl(c).onCongestion(tcb, c, tcb.sndMax(c) - sndUna, s.mss, s.nowNs);
-        layer.recovery(c).enter(tcb, c, sent, s);
+        plugPoints.congestionControl(c).onCongestion(tcb, c, tcb.sndMax(c) - sndUna, s.mss, s.nowNs);
+        plugPoints.recovery(c).enter(tcb, c, sent, s);
         retransmitFirstLost(c, sent, s.nowNs);
     }
 
@@ -534,10 +534,10 @@ final class TcpSender {
     private void exitRecovery(int c, AckSample s) {
         final int state = tcb.senderState(c);
         if (state == RECOVERY) {
-            layer.recovery(c).exit(tcb, c, s);
-            layer.congestionControl(c).onRecoveryExit(tcb, c, s.mss, s.nowNs);
+            plugPoints.recovery(c).exit(tcb, c, s);
+            plugPoints.congestionControl(c).onRecoveryExit(tcb, c, s.mss, s.nowNs);
         }
-        layer.lossDetection(c).onRecoveryExit(tcb, c);
+        plugPoints.lossDetection(c).onRecoveryExit(tcb, c);
         tcb.senderState(c, OPEN);
         tcb.clearSenderFlag(c, S_FRTO);
         tcb.undoHorizon(c, tcb.sndMax(c));
@@ -575,10 +575,10 @@ final class TcpSender {
             return;
         }
         (byDsack ? counters.undoDsack : byFrto ? counters.undoFrto : counters.undoTimestamp).incrementRelease();
-        layer.congestionControl(c).onUndo(tcb, c, s.nowNs);
+        plugPoints.congestionControl(c).onUndo(tcb, c, s.nowNs);
         sent.unmarkLost();
         if (state != OPEN) {
-            layer.lossDetection(c).onRecoveryExit(tcb, c);
+            plugPoints.lossDetection(c).onRecoveryExit(tcb, c);
             tcb.senderState(c, OPEN);
         }
         tcb.clearSenderFlag(c, S_UNDO_POSSIBLE | S_FRTO);
@@ -600,7 +600,7 @@ final class TcpSender {
             counters.probeRepairs.incrementRelease();
             if (tcb.senderState(c) == OPEN) {
                 startEpisode(c);
-                layer.congestionControl(c).onCongestion(tcb, c, s.priorInFlight, s.mss, s.nowNs);
+                plugPoints.congestionControl(c).onCongestion(tcb, c, s.priorInFlight, s.mss, s.nowNs);
                 tcb.cwnd(c, Math.min(tcb.cwnd(c), tcb.ssthresh(c)));
             }
         } else if (s.duplicate && s.deliveredBytes == 0) {
@@ -636,15 +636,15 @@ final class TcpSender {
             return false;
         }
         if (!tcb.hasFlag(c, F_RINGS)) {
-            // Rings come on demand (TcpLayer.ensureRings): without them there is no data to send, but an ACK may be
+            // Rings come on demand (ConnectionBuffers.ensureRings): without them there is no data to send, but an ACK may be
             // owed (the handshake's last ACK, a window or duplicate ACK).
             if (tcb.hasFlag(c, F_ACK_NOW)) {
                 output.sendAck(c, nowNs);
             }
             return false;
         }
-        final ByteRing ring = layer.sendRings[c];
-        final SentSegments sent = layer.sentSegments[c];
+        final ByteRing ring = buffers.sendRing(c);
+        final SentSegments sent = buffers.sent(c);
         boolean sentAnything = false;
         boolean sentNew = false;
         boolean allowSmall = force;
@@ -656,7 +656,7 @@ final class TcpSender {
             && nowNs - tcb.lastSendNs(c) > rtt.rtoNs(tcb, c)) {
             // RFC 5681 §4.1: after an idle period longer than the RTO, restart from the initial window (a SHOULD;
             // a configuration may keep the window, as Linux's tcp_slow_start_after_idle=0).
-            layer.congestionControl(c).onIdleRestart(tcb, c, tcb.sndMss(c), config.initialCwndSegments(), nowNs);
+            plugPoints.congestionControl(c).onIdleRestart(tcb, c, tcb.sndMss(c), config.initialCwndSegments(), nowNs);
             tcb.lastSendNs(c, nowNs);
         }
         while (true) {
@@ -833,7 +833,7 @@ final class TcpSender {
             tcb.lastSendNs(c, nowNs);
         }
         if (tcb.senderState(c) == RECOVERY) {
-            layer.recovery(c).onSent(tcb, c, end - seq);
+            plugPoints.recovery(c).onSent(tcb, c, end - seq);
         }
         paceAfter(c, end - seq, nowNs);
     }
@@ -894,7 +894,7 @@ final class TcpSender {
             tcb.highRxt(c, end);
         }
         if (tcb.senderState(c) == RECOVERY) {
-            layer.recovery(c).onSent(tcb, c, end - start);
+            plugPoints.recovery(c).onSent(tcb, c, end - start);
         }
         paceAfter(c, end - start, nowNs);
         return true;
@@ -906,7 +906,7 @@ final class TcpSender {
      * (4) once per recovery, the rescue retransmission of the highest unSACKed segment (RescueRxt, HighRxt untouched).
      */
     private boolean rescue(int c, SentSegments sent, long nowNs) {
-        if (tcb.senderState(c) != RECOVERY || !tcb.hasFlag(c, F_SACK) || !layer.recovery(c).usesRescueRules()) {
+        if (tcb.senderState(c) != RECOVERY || !tcb.hasFlag(c, F_SACK) || !plugPoints.recovery(c).usesRescueRules()) {
             return false;
         }
         final int highRxt = tcb.highRxt(c);
@@ -972,7 +972,7 @@ final class TcpSender {
             return false;
         }
         if (!timers.armed(c, T_PACE)) {
-            timers.arm(c, T_PACE, tcb.nextSendNs(c));
+            timers.arm(c, TimerKind.PACE, tcb.nextSendNs(c));
         }
         return true;
     }
@@ -1001,13 +1001,13 @@ final class TcpSender {
             return;
         }
         final boolean outstanding = tcb.sndMax(c) != tcb.sndUna(c);
-        final boolean waiting = queuedData(c, layer.sendRings[c]) > dataSent(c, tcb.sndMax(c)) || finWanted(c);
+        final boolean waiting = queuedData(c, buffers.sendRing(c)) > dataSent(c, tcb.sndMax(c)) || finWanted(c);
         final boolean armed = timers.armed(c, T_SENDER);
         final int kind = tcb.senderTimerKind(c);
         if ((tcb.sndWnd(c) == 0 && (outstanding || waiting)) || (!outstanding && waiting)) {
             if (!armed || kind != TIMER_PERSIST) {
                 tcb.senderTimerKind(c, TIMER_PERSIST);
-                timers.arm(c, T_SENDER, nowNs + rtt.rtoNs(tcb, c));
+                timers.arm(c, TimerKind.SENDER, nowNs + rtt.rtoNs(tcb, c));
             }
             return;
         }
@@ -1024,20 +1024,20 @@ final class TcpSender {
         if (probeAllowed(c)) {
             if (restart || sentNew || !armed || kind != TIMER_PROBE) {
                 tcb.senderTimerKind(c, TIMER_PROBE);
-                timers.arm(c, T_SENDER, Math.min(nowNs + probeTimeoutNs(c), tcb.rtoExpiryNs(c)));
+                timers.arm(c, TimerKind.SENDER, Math.min(nowNs + probeTimeoutNs(c), tcb.rtoExpiryNs(c)));
             }
             return;
         }
         if (!armed || kind != TIMER_RTO || restart || tcb.senderTimerNs(c) != tcb.rtoExpiryNs(c)) {
             tcb.senderTimerKind(c, TIMER_RTO);
-            timers.arm(c, T_SENDER, tcb.rtoExpiryNs(c));
+            timers.arm(c, TimerKind.SENDER, tcb.rtoExpiryNs(c));
         }
     }
 
     /** RFC 8985 §7.2: a probe may be scheduled while open, with SACK, an RTT known and no probe unanswered. */
     private boolean probeAllowed(int c) {
         return tcb.senderState(c) == OPEN && tcb.hasFlag(c, F_SACK) && !tcb.hasSenderFlag(c, S_TLP_OUTSTANDING)
-            && tcb.srttUs(c) > 0 && layer.lossDetection(c).tailLossProbes();
+            && tcb.srttUs(c) > 0 && plugPoints.lossDetection(c).tailLossProbes();
     }
 
     /**
@@ -1053,14 +1053,22 @@ final class TcpSender {
         return Math.max(pto, MIN_PROBE_TIMEOUT_NS);
     }
 
-    /** The sender timer fired (a synchronized connection): by what it was armed for. */
-    void onTimer(int c, long nowNs) {
+    /**
+     * The sender timer fired (a synchronized connection): by what it was armed for. Returns {@link #GOES_ON}, or the
+     * error the connection ends with when its retries ran out (the caller ends it: the sender keeps no lifecycle).
+     */
+    int onTimer(int c, long nowNs) {
         switch (tcb.senderTimerKind(c)) {
-            case TIMER_PERSIST -> onPersistTimeout(c, nowNs);
+            case TIMER_PERSIST -> {
+                return onPersistTimeout(c, nowNs);
+            }
             case TIMER_PROBE -> onProbeTimeout(c, nowNs);
             case TIMER_REORDER -> onReorderTimeout(c, nowNs);
-            default -> onRetransmitTimeout(c, nowNs);
+            default -> {
+                return onRetransmitTimeout(c, nowNs);
+            }
         }
+        return GOES_ON;
     }
 
     /**
@@ -1069,21 +1077,20 @@ final class TcpSender {
      * the RTO doubles; after the configured retries the connection times out. A receiver that reneged (the first
      * outstanding segment was SACKed yet never acknowledged, RFC 2018 §8) loses its SACK marks.
      */
-    void onRetransmitTimeout(int c, long nowNs) {
+    private int onRetransmitTimeout(int c, long nowNs) {
         final int state = tcb.state(c);
         if (state < TcpState.ESTABLISHED || state == TcpState.TIME_WAIT || tcb.sndUna(c) == tcb.sndMax(c)
             || !tcb.hasFlag(c, F_RINGS)) {
-            return;
+            return GOES_ON;
         }
         counters.rtoExpired.incrementRelease();
         final int retries = tcb.retries(c) + 1;
         tcb.retries(c, retries);
         if (retries > retryLimit(c)) {
-            layer.terminate(c, tcb.softError(c) != TcpError.NONE ? tcb.softError(c) : TcpError.TIMED_OUT, nowNs);
-            return;
+            return tcb.softError(c) != TcpError.NONE ? tcb.softError(c) : TcpError.TIMED_OUT;
         }
-        layer.retransmittedAgain(c, retries, nowNs);
-        final SentSegments sent = layer.sentSegments[c];
+        path.retransmittedAgain(c, retries, nowNs);
+        final SentSegments sent = buffers.sent(c);
         if (!sent.isEmpty() && sent.has(0, SentSegments.SACKED)) {
             counters.sackReneging.incrementRelease();
             sent.unmarkSacked();
@@ -1098,26 +1105,27 @@ final class TcpSender {
             tcb.clearSenderFlag(c, S_FRTO); // a second timeout: the loss was real
         }
         final int sndUna = tcb.sndUna(c);
-        layer.congestionControl(c).onRetransmitTimeout(tcb, c, tcb.sndMax(c) - sndUna, tcb.sndMss(c), nowNs);
+        plugPoints.congestionControl(c).onRetransmitTimeout(tcb, c, tcb.sndMax(c) - sndUna, tcb.sndMss(c), nowNs);
         tcb.recover(c, tcb.sndMax(c));
         tcb.senderState(c, LOSS);
         tcb.highRxt(c, sndUna);
         tcb.dupAcks(c, 0);
         tcb.clearSenderFlag(c, S_TLP_OUTSTANDING | S_RESCUE_SENT);
-        layer.lossDetection(c).onRetransmitTimeout(tcb, c, sent, nowNs);
+        plugPoints.lossDetection(c).onRetransmitTimeout(tcb, c, sent, nowNs);
         rtt.backOff(tcb, c);
         tcb.rtoExpiryNs(c, nowNs + rtt.rtoNs(tcb, c));
         tcb.senderTimerKind(c, TIMER_RTO);
-        timers.arm(c, T_SENDER, tcb.rtoExpiryNs(c));
+        timers.arm(c, TimerKind.SENDER, tcb.rtoExpiryNs(c));
         final int first = sent.firstLostNotRetransmitted();
         if (first >= 0) {
             retransmit(c, sent, first, TIMEOUT, nowNs);
         }
-        final TcpTrace trace = layer.traces[c];
+        final TcpTrace trace = traces[c];
         if (trace != null) {
             trace.record(tcb, c, sent, rtt.rtoNs(tcb, c), nowNs);
         }
         output(c, nowNs, false);
+        return GOES_ON;
     }
 
     /**
@@ -1133,7 +1141,7 @@ final class TcpSender {
             updateTimer(c, nowNs, false, false);
             return;
         }
-        final SentSegments sent = layer.sentSegments[c];
+        final SentSegments sent = buffers.sent(c);
         boolean retransmission = false;
         if (!transmit(c, nowNs, true, true)) {
             for (int i = sent.count() - 1; i >= 0; i--) {
@@ -1159,7 +1167,7 @@ final class TcpSender {
         }
         tcb.rtoExpiryNs(c, nowNs + rtt.rtoNs(tcb, c));
         tcb.senderTimerKind(c, TIMER_RTO);
-        timers.arm(c, T_SENDER, tcb.rtoExpiryNs(c));
+        timers.arm(c, TimerKind.SENDER, tcb.rtoExpiryNs(c));
     }
 
     /** RFC 8985 §6.2: RACK's reordering timer: look for losses again, now that more time has passed. */
@@ -1169,12 +1177,12 @@ final class TcpSender {
         if (state < TcpState.ESTABLISHED || state == TcpState.TIME_WAIT || !tcb.hasFlag(c, F_RINGS)) {
             return;
         }
-        final SentSegments sent = layer.sentSegments[c];
+        final SentSegments sent = buffers.sent(c);
         final AckSample s = sample.reset(nowNs, tcb.sndMss(c));
         s.senderState = tcb.senderState(c);
         final int outstanding = tcb.sndMax(c) - tcb.sndUna(c);
         s.priorInFlight = sent.pipe(outstanding);
-        final LossDetection detection = layer.lossDetection(c);
+        final LossDetection detection = plugPoints.lossDetection(c);
         final long timeoutNs = detection.onReorderTimeout(tcb, c, sent, s);
         countMarks(detection, s);
         s.inFlight = sent.pipe(outstanding);
@@ -1182,7 +1190,7 @@ final class TcpSender {
             counters.reorderTimeoutLosses.incrementRelease();
             if (tcb.senderState(c) == OPEN) {
                 enterRecovery(c, sent, s);
-            } else if (tcb.senderState(c) == RECOVERY && layer.recovery(c).onAck(tcb, c, sent, s)) {
+            } else if (tcb.senderState(c) == RECOVERY && plugPoints.recovery(c).onAck(tcb, c, sent, s)) {
                 retransmitFirstLost(c, sent, nowNs);
             }
         }
@@ -1191,27 +1199,27 @@ final class TcpSender {
     }
 
     /** The persist timer (RFC 9293 §3.8.6.1): probe a zero window, with backoff, as long as the peer answers. */
-    private void onPersistTimeout(int c, long nowNs) {
+    private int onPersistTimeout(int c, long nowNs) {
         final int state = tcb.state(c);
         if (state < TcpState.ESTABLISHED || state == TcpState.TIME_WAIT || !tcb.hasFlag(c, F_RINGS)) {
-            return;
+            return GOES_ON;
         }
         tcb.senderTimerKind(c, TIMER_RTO);
         if (tcb.sndWnd(c) > 0) {
             // The window is open but too small for silly-window avoidance: send what fits anyway (§3.8.6.2.1 (4)).
             output(c, nowNs, true);
-            return;
+            return GOES_ON;
         }
         final int probes = tcb.probes(c) + 1;
         if (probes > retryLimit(c)) {
-            layer.terminate(c, TcpError.TIMED_OUT, nowNs);
-            return;
+            return TcpError.TIMED_OUT;
         }
         tcb.probes(c, probes);
         sendWindowProbe(c, nowNs);
         rtt.backOff(tcb, c);
         tcb.senderTimerKind(c, TIMER_PERSIST);
-        timers.arm(c, T_SENDER, nowNs + rtt.rtoNs(tcb, c));
+        timers.arm(c, TimerKind.SENDER, nowNs + rtt.rtoNs(tcb, c));
+        return GOES_ON;
     }
 
     /**
@@ -1219,8 +1227,8 @@ final class TcpSender {
      * data is outstanding, else the next new one (or the FIN).
      */
     private void sendWindowProbe(int c, long nowNs) {
-        final ByteRing ring = layer.sendRings[c];
-        final SentSegments sent = layer.sentSegments[c];
+        final ByteRing ring = buffers.sendRing(c);
+        final SentSegments sent = buffers.sent(c);
         final int sndUna = tcb.sndUna(c);
         final int sndMax = tcb.sndMax(c);
         final int queued = queuedData(c, ring);
@@ -1257,13 +1265,13 @@ final class TcpSender {
      * again at once in smaller segments, without a congestion response (the segments were not lost to congestion).
      */
     void onPathMtuDrop(int c) {
-        final SentSegments sent = layer.sentSegments[c];
+        final SentSegments sent = buffers.sent(c);
         if (sent != null) {
             for (int i = 0; i < sent.count(); i++) {
                 sent.markLost(i);
             }
         }
-        layer.requestOutput(c);
+        outputQueue.request(c);
     }
 
     /** R2 of RFC 9293 §3.8.3: the connection's own limit if its owner set one, else the layer's. */

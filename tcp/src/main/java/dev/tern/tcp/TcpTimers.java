@@ -1,10 +1,8 @@
 package dev.tern.tcp;
 
-import dev.tern.core.time.TimerWheel;
 import dev.tern.core.time.Timers;
 
 import static dev.tern.tcp.TcpControlBlocks.F_ALLOCATED;
-import static dev.tern.tcp.TcpControlBlocks.F_KEEPALIVE;
 import static dev.tern.tcp.TcpControlBlocks.T_ARMED;
 import static dev.tern.tcp.TcpControlBlocks.T_DELAYED_ACK;
 import static dev.tern.tcp.TcpControlBlocks.T_KEEPALIVE;
@@ -23,38 +21,56 @@ import static dev.tern.tcp.TcpControlBlocks.T_STATE;
  * sooner touches the wheel. This keeps per-segment work to a few stores, as Linux's lazy timer rearming does.
  *
  * <p>The wheel payload is {@code generation << 20 | slot}, so a timer of a slot's earlier incarnation is ignored.
+ * What a deadline does when it comes is {@link TcpTimeouts}' business; this class only keeps the deadlines.
  *
  * <p>Owned by the shard thread; not thread-safe.
  */
-final class TcpTimers implements TimerWheel.Handler {
+final class TcpTimers {
     private static final long SLOT_MASK = (1 << 20) - 1;
 
-    private final TcpLayer layer;
     private final TcpControlBlocks tcb;
     private final Timers timers;
     private final int owner;
 
-    TcpTimers(TcpLayer layer, TcpControlBlocks tcb, Timers timers) {
-        this.layer = layer;
+    /** {@code owner}: the wheel's handle of whoever hands the fired payloads to {@link TcpTimeouts}. */
+    TcpTimers(TcpControlBlocks tcb, Timers timers, int owner) {
         this.tcb = tcb;
         this.timers = timers;
-        this.owner = timers.register(this);
+        this.owner = owner;
     }
 
     boolean armed(int c, int kind) {
         return (tcb.timers(c) & kind) != 0;
     }
 
-    /** Sets the deadline of one kind and makes sure the wheel timer fires by then. */
-    void arm(int c, int kind, long deadlineNs) {
-        switch (kind) {
-            case T_SENDER -> tcb.senderTimerNs(c, deadlineNs);
-            case T_DELAYED_ACK -> tcb.delayedAckDeadlineNs(c, deadlineNs);
-            case T_KEEPALIVE -> tcb.keepaliveDeadlineNs(c, deadlineNs);
-            case T_PACE -> tcb.nextSendNs(c, deadlineNs);
-            default -> tcb.stateDeadlineNs(c, deadlineNs);
-        }
-        tcb.timers(c, tcb.timers(c) | kind);
+    /**
+     * Sets the deadline of one kind and makes sure the wheel timer fires by then. The switch is exhaustive (no
+     * default): a new {@link TimerKind} without its deadline field and bit does not compile.
+     */
+    void arm(int c, TimerKind kind, long deadlineNs) {
+        final int bit = switch (kind) {
+            case SENDER -> {
+                tcb.senderTimerNs(c, deadlineNs);
+                yield T_SENDER;
+            }
+            case DELAYED_ACK -> {
+                tcb.delayedAckDeadlineNs(c, deadlineNs);
+                yield T_DELAYED_ACK;
+            }
+            case KEEPALIVE -> {
+                tcb.keepaliveDeadlineNs(c, deadlineNs);
+                yield T_KEEPALIVE;
+            }
+            case STATE -> {
+                tcb.stateDeadlineNs(c, deadlineNs);
+                yield T_STATE;
+            }
+            case PACE -> {
+                tcb.nextSendNs(c, deadlineNs);
+                yield T_PACE;
+            }
+        };
+        tcb.timers(c, tcb.timers(c) | bit);
         ensure(c, deadlineNs);
     }
 
@@ -88,42 +104,24 @@ final class TcpTimers implements TimerWheel.Handler {
         tcb.timers(c, bits | T_ARMED);
     }
 
-    @Override
-    public void onTimer(long payload, long nowNs) {
+    /** The row a fired wheel timer is for, its wheel timer now unarmed; -1 for one of an earlier connection. */
+    int fired(long payload) {
         final int c = (int) (payload & SLOT_MASK);
         final int generation = (int) (payload >>> 20);
         if (c >= tcb.capacity() || !tcb.hasFlag(c, F_ALLOCATED) || tcb.generation(c) != generation) {
-            return;
+            return -1;
         }
         tcb.timers(c, tcb.timers(c) & ~T_ARMED);
-        if (due(c, T_DELAYED_ACK, tcb.delayedAckDeadlineNs(c), nowNs)) {
-            layer.receiver.onDelayedAckTimeout(c, nowNs);
-        }
-        if (alive(c, generation) && due(c, T_SENDER, tcb.senderTimerNs(c), nowNs)) {
-            layer.senderTimerExpired(c, nowNs);
-        }
-        if (alive(c, generation) && due(c, T_PACE, tcb.nextSendNs(c), nowNs)) {
-            layer.sender.onPacingTimer(c, nowNs);
-        }
-        if (alive(c, generation) && due(c, T_KEEPALIVE, tcb.keepaliveDeadlineNs(c), nowNs)) {
-            if (tcb.hasFlag(c, F_KEEPALIVE)) {
-                layer.keepaliveExpired(c, nowNs);
-            }
-        }
-        if (alive(c, generation) && due(c, T_STATE, tcb.stateDeadlineNs(c), nowNs)) {
-            layer.stateTimeout(c, nowNs);
-        }
-        if (alive(c, generation)) {
-            rearm(c);
-        }
+        return c;
     }
 
-    private boolean alive(int c, int generation) {
+    /** Whether the row still holds the connection of {@code generation} (a handler may have freed it). */
+    boolean alive(int c, int generation) {
         return tcb.hasFlag(c, F_ALLOCATED) && tcb.generation(c) == generation;
     }
 
     /** True (and the kind cleared) when that kind is active and its deadline has come. */
-    private boolean due(int c, int kind, long deadlineNs, long nowNs) {
+    boolean due(int c, int kind, long deadlineNs, long nowNs) {
         if ((tcb.timers(c) & kind) == 0 || deadlineNs - nowNs > 0) {
             return false;
         }
@@ -132,7 +130,7 @@ final class TcpTimers implements TimerWheel.Handler {
     }
 
     /** Arms the wheel timer for the earliest deadline still active, if the handlers did not already. */
-    private void rearm(int c) {
+    void rearm(int c) {
         final int bits = tcb.timers(c);
         if ((bits & T_ARMED) != 0) {
             return;

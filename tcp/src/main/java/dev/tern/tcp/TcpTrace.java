@@ -122,7 +122,7 @@ public final class TcpTrace implements AutoCloseable {
                 .append(readScratch.get(INT, 64)).append(',')
                 .append(readScratch.get(INT, 68)).append(',')
                 .append(readScratch.get(LONG, 8)).append(',')
-                .append(state >= 0 && state < TcpSender.STATE_NAMES.length ? TcpSender.STATE_NAMES[state] : "open")
+                .append(state >= 0 && state < SenderState.STATE_NAMES.length ? SenderState.STATE_NAMES[state] : "open")
                 .append(',')
                 .append(readScratch.get(LONG, 16)).append(',')
                 .append(readScratch.get(INT, 76)).append('\n');

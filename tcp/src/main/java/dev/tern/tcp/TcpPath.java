@@ -1,0 +1,75 @@
+package dev.tern.tcp;
+
+import dev.tern.ipv4.Ipv4Layer;
+
+/**
+ * What TCP learns of and tells IP about the path to each peer: the MSS the path carries (RFC 9293 §3.7.1 with the
+ * path MTU of RFC 1191), forward progress as reachability of the next hop (RFC 4861 §7.3.1, at most once a second per
+ * connection), and negative advice when a segment was retransmitted R1 times (RFC 1122 §4.2.3.5).
+ *
+ * <p>Owned by the shard thread; not thread-safe.
+ */
+final class TcpPath {
+    private static final long NEIGHBOUR_CONFIRM_NS = 1_000_000_000L;
+
+    private final Ipv4Layer ipv4;
+    private final TcpControlBlocks tcb;
+    private final TcpCounters counters;
+    private final TcpConfig config;
+    private final int localAddress;
+    /** When each connection last confirmed its next hop. */
+    private final long[] lastConfirmNs;
+
+    TcpPath(Ipv4Layer ipv4, TcpControlBlocks tcb, TcpCounters counters, TcpConfig config) {
+        this.ipv4 = ipv4;
+        this.tcb = tcb;
+        this.counters = counters;
+        this.config = config;
+        this.localAddress = ipv4.address().address();
+        this.lastConfirmNs = new long[tcb.capacity()];
+    }
+
+    /** A new connection in row {@code c}: its next hop counts as confirmed now. */
+    void opened(int c, long nowNs) {
+        lastConfirmNs[c] = nowNs;
+    }
+
+    /**
+     * Largest payload the path to {@code remote} carries without options (RFC 9293 §3.7.1, RFC 1191): the path MTU
+     * (itself at most the link MTU) less 40 bytes of headers; also the MSS we offer towards it.
+     */
+    int mss(int remote, long nowNs) {
+        final int mtu = remote == localAddress ? ipv4.mtu() : ipv4.pathMtus().mtu(remote, ipv4.mtu(), nowNs);
+        return Math.max(64, mtu - 40);
+    }
+
+    /**
+     * An ACK showed forward progress: the next hop toward the peer (its gateway, or the peer on-link) is reachable
+     * (RFC 4861 §7.3.1), at most once a second.
+     */
+    void confirmNeighbour(int c, long nowNs) {
+        if (nowNs - lastConfirmNs[c] >= NEIGHBOUR_CONFIRM_NS) {
+            lastConfirmNs[c] = nowNs;
+            ipv4.confirmNextHop(tcb.remoteAddress(c), nowNs);
+        }
+    }
+
+    /**
+     * RFC 1122 §4.2.3.5 (RFC 9293 MUST-20): the same segment has now been retransmitted {@code retries} times. At R1
+     * ({@link TcpConfig#retries1}, 3 by default: SHLD-10) TCP passes negative advice to IP, which probes the next
+     * hop's neighbour entry again (RFC 1122 §3.3.1.4; a dead gateway or a neighbour that changed its MAC shows there),
+     * and tells the owner through the soft error (SHLD-9: "between R1 and R2"): TIMED_OUT unless an ICMP error already
+     * said more. Once per stall: the retry count starts again at the next ACK of new data. Linux gives the advice at
+     * tcp_retries1 too (dst_negative_advice) but sets no soft error.
+     */
+    void retransmittedAgain(int c, int retries, long nowNs) {
+        if (retries != config.retries1()) {
+            return;
+        }
+        counters.r1Advice.incrementRelease();
+        ipv4.negativeAdvice(tcb.remoteAddress(c), nowNs);
+        if (tcb.softError(c) == TcpError.NONE) {
+            tcb.softError(c, TcpError.TIMED_OUT);
+        }
+    }
+}
