@@ -1,7 +1,6 @@
 package dev.tern.afxdp;
 
 import dev.tern.afxdp.sys.Sys;
-import dev.tern.afxdp.sys.SysException;
 import dev.tern.afxdp.sys.XdpAbi;
 import dev.tern.core.sys.Libc;
 

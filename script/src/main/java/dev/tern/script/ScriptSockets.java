@@ -15,7 +15,6 @@ import dev.tern.tcp.TcpState;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;

@@ -4,7 +4,6 @@ import dev.tern.core.net.Ipv4Address;
 import dev.tern.ethernet.link.ForwardingLink;
 import dev.tern.ethernet.link.FrameHandler;
 import dev.tern.ethernet.link.Link;
-import dev.tern.ethernet.link.TxFrame;
 import dev.tern.ethernet.memory.MemoryPipe;
 import dev.tern.stack.sim.Simulation;
 import org.agrona.concurrent.BusySpinIdleStrategy;

@@ -1,29 +1,21 @@
 package dev.tern.tcp;
 
-import dev.tern.core.io.ByteRing;
 import dev.tern.core.memory.BigEndian;
 import dev.tern.ethernet.link.Offloads;
 import dev.tern.ipv4.Ipv4Layer;
 import dev.tern.ipv4.Ipv4Packet;
 import dev.tern.ipv4.wire.IcmpHeader;
-import dev.tern.tcp.wire.TcpFlags;
 import dev.tern.tcp.wire.TcpHeader;
 import dev.tern.tcp.wire.TcpOptionFields;
 
 import java.lang.foreign.MemorySegment;
 
-import static dev.tern.tcp.TcpControlBlocks.F_ACK_NOW;
-import static dev.tern.tcp.TcpControlBlocks.F_DSACK;
-import static dev.tern.tcp.TcpControlBlocks.F_FIN_PENDING;
 import static dev.tern.tcp.TcpControlBlocks.F_FIN_SENT;
 import static dev.tern.tcp.TcpControlBlocks.F_PASSIVE;
-import static dev.tern.tcp.TcpControlBlocks.F_RELEASED;
-import static dev.tern.tcp.TcpControlBlocks.F_RINGS;
 import static dev.tern.tcp.TcpControlBlocks.F_RTT_TIMING;
 import static dev.tern.tcp.TcpControlBlocks.F_SACK;
 import static dev.tern.tcp.TcpControlBlocks.F_TIMESTAMPS;
 import static dev.tern.tcp.TcpControlBlocks.F_WINDOW_SCALING;
-import static dev.tern.tcp.TcpControlBlocks.T_DELAYED_ACK;
 import static dev.tern.tcp.TcpState.CLOSE_WAIT;
 import static dev.tern.tcp.TcpState.CLOSING;
 import static dev.tern.tcp.TcpState.ESTABLISHED;
@@ -222,7 +214,7 @@ final class TcpInput {
             return;
         }
         if (receivePressure) {
-            // Issue 15 item 5: the link's receive ring is half full or more, so the stack is falling behind (a SYN
+            // Shedding under load: the link's receive ring is half full or more, so the stack is falling behind (a SYN
             // flood). A SYN costs a SYN-ACK (or a cookie) and, from a flood's spoofed or closed source, a reset back;
             // dropping it here keeps the ring for segments of established connections, whose loss would stall
             // transfers in retransmission timeouts. A real client sends its SYN again after 1 s (RFC 6298 §2.1);

@@ -25,7 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Socket buffer memory follows use (issue 15): an idle connection costs the pages it touched, not its buffer sizes;
+ * Socket buffer memory follows use (as Linux's tcp_mem does): an idle connection costs the pages it touched, not its buffer sizes;
  * closed connections give their pages back to the system; under memory pressure new connections get smaller
  * buffers, and beyond the limit none opens. Residency is asked of the system ({@code mincore}), not estimated.
  */

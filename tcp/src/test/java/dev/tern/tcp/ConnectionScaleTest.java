@@ -15,7 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Connection scale on one stack (issue 16 item 3): many concurrent established connections between two stacks on the
+ * Connection scale on one stack (the goal: 100,000 connections on one stack): many concurrent established connections between two stacks on the
  * memory wire, what an idle one costs on and off the heap, data still flowing on a sample of them, and the sample's
  * rings given back once they idle again.
  *
@@ -39,7 +39,7 @@ class ConnectionScaleTest {
     private static final int SAMPLE_EVERY = 100;
     private static final int MESSAGE = 100;
     private static final int BUFFER = 4096;
-    /** The goal of issue 16: at most 4 KiB off-heap beyond the control block per idle connection. */
+    /** The goal: at most 4 KiB off-heap beyond the control block per idle connection. */
     private static final long OFF_HEAP_BEYOND_ROW_BOUND = 4096;
     /** The goal is 0 B; the bound leaves room for the noise of a heap measured after GC. */
     private static final long HEAP_PER_CONNECTION_BOUND = 64;

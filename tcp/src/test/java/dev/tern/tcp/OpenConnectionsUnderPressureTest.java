@@ -32,7 +32,7 @@ import static org.quicktheories.generators.SourceDSL.integers;
 import static org.quicktheories.generators.SourceDSL.longs;
 
 /**
- * Open connections under memory pressure, two stacks on the memory wire (issue 15): clients send to a server whose
+ * Open connections under memory pressure, two stacks on the memory wire (socket memory as Linux's tcp_mem): clients send to a server whose
  * budget is small and whose application reads slowly; midway the server opens a connection of its own that takes
  * the budget past the pressure mark, and later aborts it. Every window the server puts on the wire is checked: its
  * right edge never moves back (by a window scale unit or more, RFC 7323 §2.4 rounding), under pressure it offers no

@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A SYN flood allocates nothing per SYN on the listening side (issue 16: zero allocation per packet, bounded memory
+ * A SYN flood allocates nothing per SYN on the listening side (the goals: zero allocation per packet, bounded memory
  * under a SYN flood). The client's link sends SYNs to the server's listener from the client's own address and 4,096
  * source ports, as a flood generator does; the server answers each with a SYN-ACK, and the client's stack, which has
  * no such connection, answers that with a reset that ends the half-open connection, as a Linux peer does. Once with a

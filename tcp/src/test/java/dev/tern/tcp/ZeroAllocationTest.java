@@ -258,7 +258,7 @@ class ZeroAllocationTest {
             final long segmentsBefore = pair.segments();
             // Each exchange is two data segments (the ACKs ride on them or on the delayed ACK timer).
             final int rounds = 500_000;
-            // Allocations.measure runs up to three windows; count the exchanges it ran.
+            // Allocations.measure runs settling windows before the measured one; count the exchanges it ran.
             final long[] exchanges = {0};
             final Runnable exchange = () -> {
                 pair.requestResponseRound();

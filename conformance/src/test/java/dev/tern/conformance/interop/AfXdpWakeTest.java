@@ -13,7 +13,6 @@ import java.util.Arrays;
 import static dev.tern.testkit.netns.NetnsHarness.TERN_IPV4;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * An AF_XDP link's owner asleep in {@code awaitFrames} is woken by another thread ({@code wakeAwaitingThread}, an

@@ -7,7 +7,6 @@ import dev.tern.stack.testing.Frames;
 import dev.tern.testkit.netns.BackgroundCommand;
 import dev.tern.testkit.netns.CommandResult;
 import dev.tern.testkit.netns.NetnsHarness;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -17,7 +16,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;

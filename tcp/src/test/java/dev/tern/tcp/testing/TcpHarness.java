@@ -18,7 +18,6 @@ import dev.tern.tcp.TcpEvents;
 import dev.tern.tcp.TcpLayer;
 import dev.tern.tcp.TcpOptions;
 import dev.tern.tcp.TcpState;
-import dev.tern.tcp.wire.TcpFlags;
 import dev.tern.tcp.wire.TcpHeader;
 import dev.tern.tcp.wire.TcpRepr;
 
