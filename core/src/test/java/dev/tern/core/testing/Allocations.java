@@ -16,7 +16,7 @@ public final class Allocations {
     /** The prefix of the names of the threads a Tern stack runs on ({@code NetStack.roleName()}). */
     public static final String STACK_THREADS = "tern-";
     /** Warm-up windows at most, after the warm-up runs, before the measured one: see {@link #measure}. */
-    static final int MAX_SETTLING_WINDOWS = 5;
+    static final int MAX_SETTLING_WINDOWS = 6;
 
     private static final com.sun.management.ThreadMXBean THREADS =
         (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
@@ -33,20 +33,19 @@ public final class Allocations {
     }
 
     /**
-     * Runs {@code body} {@code warmup} times, then in windows of {@code measured} runs until one allocates nothing on
-     * the stack's threads (at most {@value #MAX_SETTLING_WINDOWS}: a JIT compilation that finishes during a window
-     * can leave a one-off allocation in it), then measures one more window of {@code measured} runs, whole, and
-     * returns what it allocated. The measured window is never chosen among several: an allocation in it fails the
+     * Runs {@code body} {@code warmup} times, then in windows of {@code measured} runs until two in a row allocate
+     * nothing on the stack's threads (at most {@value #MAX_SETTLING_WINDOWS}: a JIT compilation that finishes during a
+     * window can leave a one-off allocation in it, seen once after a clean window too), then measures one more window
+     * of {@code measured} runs, whole, and returns what it allocated. The measured window is never chosen among several: an allocation in it fails the
      * caller's assertion, however rare.
      */
     public static long measure(int warmup, int measured, Runnable body) {
         for (int i = 0; i < warmup; i++) {
             body.run();
         }
-        for (int window = 0; window < MAX_SETTLING_WINDOWS; window++) {
-            if (window(measured, body) == 0) {
-                break;
-            }
+        int clean = 0;
+        for (int window = 0; window < MAX_SETTLING_WINDOWS && clean < 2; window++) {
+            clean = window(measured, body) == 0 ? clean + 1 : 0;
         }
         return window(measured, body);
     }
