@@ -259,8 +259,11 @@ public final class NeighbourCache {
         final boolean changed = mac[entry] != senderMac;
         final int previous = state[entry];
         mac[entry] = senderMac;
-        if (isReply && addressedToUs) {
-            // A reply to our request confirms reachability (RFC 4861 §7.3.3 for solicited advertisements).
+        if (isReply && addressedToUs && (previous == INCOMPLETE || previous == PROBE || !changed)) {
+            // A reply to our request, or one that confirms the address we have, confirms reachability (RFC 4861
+            // §7.3.3 for solicited advertisements). One we did not ask for that moves the address is not trusted as
+            // far: the entry goes STALE with the new address and is probed before it is relied on (RFC 4861 §7.2.5
+            // keeps an unsolicited override STALE too).
             state[entry] = REACHABLE;
             deadlineNs[entry] = nowNs + config.reachableTimeNs();
         } else if (previous == INCOMPLETE) {

@@ -293,7 +293,7 @@ class ArpTest {
             peer.send(Frames.ethernet(stack.macAddress(), moved, EtherType.ARP,
                 Frames.arp(ArpPacket.OPERATION_REPLY, moved, PEER, stack.macAddress(), US)));
             sim.runFor(SECOND);
-            assertEquals("reachable", stack.neighbours().stateOf(PEER), "an entry we have is updated");
+            assertEquals("stale", stack.neighbours().stateOf(PEER), "an entry we have is updated, to be probed");
             assertEquals(moved, stack.neighbours().peek(PEER));
             assertEquals(1, counter("arp.rx.unsolicited_replies"));
         }
