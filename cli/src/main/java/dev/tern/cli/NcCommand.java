@@ -48,7 +48,7 @@ import java.util.Set;
  * ring holds only what arrives while every block waits for stdout), and never waits on the terminal or the pipe.
  */
 final class NcCommand {
-    static final String USAGE = "nc [-u] [-l] [--join GROUP] [-w SECONDS] " + TcpCommandOptions.USAGE + " "
+    static final String USAGE = "nc [-u] [-l] [--join GROUP] [-w SECONDS] [--shutdown-linger S] " + TcpCommandOptions.USAGE + " "
         + NetworkOptions.USAGE + " [HOST] PORT";
     static final CommandHelp HELP = new CommandHelp("nc", "[-u] [-l] [--join GROUP] [-w SECONDS] [--cc NAME] "
         + "[--tcp-trace FILE] [link flags] [HOST] PORT", "netcat over Tern: stdin to the peer, the peer to stdout",
@@ -63,6 +63,7 @@ final class NcCommand {
             CommandHelp.option("-w SECONDS", "TCP: give up a connect, and close a connection idle both ways, after "
                 + "SECONDS (one line on stderr, exit 1); a listener waits for its connection as long as it takes. "
                 + "UDP client: wait this long for replies after stdin ends", "TCP: no limit; UDP: 1"),
+            StopOnSignal.LINGER_HELP,
             CommandHelp.option("--cc NAME", "TCP congestion control: cubic, newreno or none", "cubic"),
             CommandHelp.option("--tcp-trace FILE", "write the connection's sender trace as CSV (./tern plot draws it)",
                 "none")),
@@ -82,6 +83,8 @@ final class NcCommand {
     private final PrintStream out;
     private final PrintStream err;
     private volatile boolean interrupted;
+    /** {@code --shutdown-linger}: how long an interrupted TCP connection may take to close with a FIN. */
+    private long lingerNs;
 
     NcCommand(InputStream in, PrintStream out, PrintStream err) {
         this.in = in;
@@ -91,7 +94,7 @@ final class NcCommand {
 
     int run(String[] argv) throws IOException {
         final Set<String> valueFlags = new HashSet<>(NetworkOptions.VALUE_FLAGS);
-        valueFlags.addAll(Set.of("--join", "-w"));
+        valueFlags.addAll(Set.of("--join", "-w", "--shutdown-linger"));
         valueFlags.addAll(TcpCommandOptions.VALUE_FLAGS);
         final Arguments args = Arguments.parse("nc", argv, valueFlags, Set.of("-u", "-l"));
         final TcpCommandOptions tcp = TcpCommandOptions.from("nc", args);
@@ -108,16 +111,30 @@ final class NcCommand {
         }
         final double waitSeconds = args.doubleValue("-w", 1.0, 0, 3600);
         final NetworkOptions network = NetworkOptions.from(args);
+        lingerNs = StopOnSignal.lingerNs(args);
         if (!args.has("-u")) {
             if (group != 0) {
                 throw new UsageException("nc: --join needs UDP (-u)");
             }
-            return runTcp(network, tcp, listen, host, port, args.has("-w") ? waitSeconds : 0);
+            final StopOnSignal stop = new StopOnSignal(lingerNs, () -> interrupted = true);
+            try {
+                return runTcp(network, tcp, listen, host, port, args.has("-w") ? waitSeconds : 0);
+            } finally {
+                stop.stopped();
+            }
         }
         if (tcp.congestionControl() != null || tcp.trace() != null) {
             throw new UsageException("nc: --cc and --tcp-trace are for TCP, not with -u");
         }
-        return runUdp(network, listen, host, port, group, (long) (waitSeconds * 1e9));
+        if (lingerNs > 0) {
+            throw new UsageException("nc: --shutdown-linger is for TCP, not with -u");
+        }
+        final StopOnSignal stop = new StopOnSignal(0, () -> interrupted = true);
+        try {
+            return runUdp(network, listen, host, port, group, (long) (waitSeconds * 1e9));
+        } finally {
+            stop.stopped();
+        }
     }
 
     /**
@@ -141,7 +158,6 @@ final class NcCommand {
             // Zero-copy receive: each datagram goes from the link's frame straight into the stdout block.
             final DatagramSink receiving = new DatagramSink(output);
             socket.receiveHandler(receiving);
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> interrupted = true));
             final IdleStrategy idle = idleStrategy();
             int replyAddress = 0;
             int replyPort = 0;
@@ -263,7 +279,6 @@ final class NcCommand {
             final long connectDeadlineNs = System.nanoTime() + waitNs;
             long lastActivityNs = 0; // when a byte last moved either way; 0 until connected
             final StreamPump output = StreamPump.writing(standardOutput(), TCP_BLOCK, TCP_BLOCKS, "tern-nc-stdout");
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> interrupted = true));
             final IdleStrategy idle = idleStrategy();
             StreamPump input = null; // stdin is read once connected, as OpenBSD nc does
             final StdoutSink receiving = new StdoutSink(output);
@@ -350,8 +365,15 @@ final class NcCommand {
                 if (connection != null) {
                     traces.detach(connection);
                     connection.close();
-                    for (int i = 0; i < 100; i++) {
-                        net.poll(); // let the FIN (or RST) leave before the stacks go away
+                    // Let the FIN (or RST) leave before the stack goes away, and the close finish if it can: up to
+                    // the linger when interrupted with one. Closing the stack resets a connection left unfinished.
+                    final long deadlineNs = System.nanoTime() + (interrupted ? lingerNs : 0);
+                    final dev.tern.tcp.TcpLayer layer = net.stack.tcp();
+                    for (int i = 0; layer.connectionCount() > layer.timeWaitCount()
+                        && (i < 100 || System.nanoTime() - deadlineNs < 0); i++) {
+                        if (net.poll() == 0 && i >= 100) {
+                            java.util.concurrent.locks.LockSupport.parkNanos(100_000);
+                        }
                     }
                 }
                 finish(output);

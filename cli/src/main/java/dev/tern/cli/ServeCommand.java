@@ -9,8 +9,6 @@ import org.agrona.concurrent.IdleStrategy;
 import java.io.PrintStream;
 import java.util.HashSet;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.IntSupplier;
@@ -28,9 +26,10 @@ final class ServeCommand {
     private static final int MIN_BUFFER = dev.tern.tcp.TcpConfig.MIN_BUFFER;
     private static final int MAX_BUFFER = dev.tern.tcp.TcpConfig.MAX_BUFFER;
     static final String USAGE = "serve [--echo P] [--discard P] [--udp-echo P] [--http P DIR] [--keepalive-timeout S] "
+        + "[--shutdown-linger S] "
         + TcpCommandOptions.USAGE + " [--shards N] " + NetworkOptions.USAGE;
     static final CommandHelp HELP = new CommandHelp("serve", "[--echo P] [--discard P] [--udp-echo P] [--http P DIR] "
-        + "[--keepalive-timeout S] [--cc NAME] [--tcp-trace FILE] [--shards N] [link flags]", "a stack answering ARP, ping and the services asked for",
+        + "[--keepalive-timeout S] [--shutdown-linger S] [--cc NAME] [--tcp-trace FILE] [--shards N] [link flags]", "a stack answering ARP, ping and the services asked for",
         "Runs a Tern stack that answers ARP and ping, plus the services asked for, until interrupted (Ctrl-C).",
         java.util.List.of(
             CommandHelp.option("--echo P", "TCP echo (RFC 862) on port P", "off"),
@@ -41,6 +40,7 @@ final class ServeCommand {
             CommandHelp.option("--keepalive-timeout S", "close an HTTP connection that waits S seconds for a request, "
                 + "with a FIN (counted as http.conn.idle_timeouts); 0: close after each response; 0.."
                 + MAX_KEEPALIVE_SECONDS, HttpFileService.DEFAULT_KEEPALIVE_SECONDS + " (as nginx)"),
+            StopOnSignal.LINGER_HELP,
             CommandHelp.option("--cc NAME", "congestion control of every accepted connection: cubic, newreno or none",
                 "cubic"),
             CommandHelp.option("--tcp-trace FILE", "trace each accepted connection's sender to its own CSV file, "
@@ -94,7 +94,7 @@ final class ServeCommand {
             rest.subList(http, http + 3).clear();
         }
         final Set<String> valueFlags = new HashSet<>(NetworkOptions.VALUE_FLAGS);
-        valueFlags.addAll(Set.of("--echo", "--discard", "--udp-echo", "--shards", "--keepalive-timeout",
+        valueFlags.addAll(Set.of("--echo", "--discard", "--udp-echo", "--shards", "--keepalive-timeout", "--shutdown-linger",
             "--max-connections", "--buffer-size", "--memory-limit"));
         valueFlags.addAll(TcpCommandOptions.VALUE_FLAGS);
         final Arguments args = Arguments.parse("serve", rest.toArray(String[]::new), valueFlags, Set.of());
@@ -108,10 +108,12 @@ final class ServeCommand {
         if (args.has("--keepalive-timeout") && httpPort == 0) {
             throw new UsageException("serve: --keepalive-timeout is for --http, which is not given");
         }
+        final long lingerNs = StopOnSignal.lingerNs(args);
         final int bufferSize = NetworkOptions.bufferSize("serve", args);
         final NetworkOptions network = NetworkOptions.from(args).maxConnections(NetworkOptions.maxConnections(args))
             .memoryLimit(NetworkOptions.memoryLimit("serve", args));
         final int shards = network.shards("serve", args);
+        final StopOnSignal stop = new StopOnSignal(lingerNs, () -> stopping = true);
         try (Network net = network.open("serve", shards); ConnectionTraces traces = tcp.traces(true)) {
             final TcpOptions options = bufferSize == 0 ? tcp.apply(TcpOptions.DEFAULT)
                 : tcp.apply(TcpOptions.DEFAULT.withBuffers(bufferSize, bufferSize));
@@ -147,15 +149,6 @@ final class ServeCommand {
                     + "(ARP, ping and multicast: shard 0)%n", net.shardCount());
             }
             out.flush();
-            final CountDownLatch finished = new CountDownLatch(1);
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-                stopping = true;
-                try {
-                    finished.await(2, TimeUnit.SECONDS);
-                } catch (InterruptedException ignored) {
-                    Thread.currentThread().interrupt();
-                }
-            }));
             final java.util.List<Thread> shardThreads = new java.util.ArrayList<>();
             for (int k = 1; k < net.shardCount(); k++) {
                 final int shard = k;
@@ -174,13 +167,50 @@ final class ServeCommand {
                         Thread.currentThread().interrupt();
                     }
                 }
-                finished.countDown();
             }
+            if (stop.requested()) {
+                tellPeers(net, lingerNs);
+            }
+        } finally {
+            stop.stopped();
         }
         if (shardStopped != null) {
             throw new CommandFailure(shardStopped);
         }
         return 0;
+    }
+
+    /**
+     * The command is stopping (its shard threads have ended; this thread polls the shards now): with a linger, every
+     * listener stops and every connection gets a FIN after its data, and the shards run until each connection has
+     * ended or the linger is over; then every connection a peer still knows of is reset, so that no peer is left
+     * half-open. One line on stderr says what was done.
+     */
+    private void tellPeers(Network net, long lingerNs) {
+        int finished = 0;
+        if (lingerNs > 0) {
+            for (NetStack shard : net.shards) {
+                finished += shard.shutdown();
+            }
+            final long deadlineNs = System.nanoTime() + lingerNs;
+            while (!net.shards.stream().allMatch(NetStack::connectionsEnded) && System.nanoTime() - deadlineNs < 0) {
+                int work = 0;
+                for (NetStack shard : net.shards) {
+                    work += shard.doWork();
+                }
+                if (work == 0) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(100_000);
+                }
+            }
+        }
+        int reset = 0;
+        for (NetStack shard : net.shards) {
+            reset += shard.resetConnections();
+        }
+        if (finished + reset > 0) {
+            System.err.println("tern: serve: stopping: " + (lingerNs > 0 ? finished + " connection(s) closed with a "
+                + "FIN, " : "") + reset + " connection(s) reset");
+        }
     }
 
     /**

@@ -83,6 +83,9 @@ class TernCommandLineTest {
         "serve --shards 2 --pcap x.pcap        | serve: --shards 2 needs --link afpacket:IFACE, rawqp:DEVICE or memory, without --pcap (got --link memory with --pcap)",
         "nc -u --cc newreno 198.18.0.1 7       | nc: --cc and --tcp-trace are for TCP, not with -u",
         "nc --tcp-trace                        | nc: --tcp-trace needs a value",
+        "nc -u --shutdown-linger 2 198.18.0.1 7 | nc: --shutdown-linger is for TCP, not with -u",
+        "serve --echo 7 --shutdown-linger -1   | serve: --shutdown-linger",
+        "serve --echo 7 --shutdown-linger 3601 | serve: --shutdown-linger",
     })
     void aBadCommandLineGetsOneClearLineAndStatus2(String line, String message) {
         final Run run = tern(line.trim().split("\\s+"));

@@ -80,6 +80,9 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     private volatile boolean asleepInLink;
     private final ManyToOneConcurrentArrayQueue<UdpSocket> udpOutput;
     private final AtomicCounter pollErrors;
+    private final AtomicCounter stopListenersClosed;
+    private final AtomicCounter stopConnectionsFinished;
+    private final AtomicCounter stopConnectionsReset;
     private final ReceiveShedding shedding;
     private static final VarHandle OWNER;
     private static final VarHandle BORROWERS;
@@ -126,6 +129,9 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
             ? CountersFile.inMemory(name, builder.maxCounters)
             : CountersFile.create(builder.countersDirectory, name, builder.maxCounters);
         this.pollErrors = counters.counter("stack.poll_errors");
+        this.stopListenersClosed = counters.counter("stack.stop.listeners_closed");
+        this.stopConnectionsFinished = counters.counter("stack.stop.connections_finished");
+        this.stopConnectionsReset = counters.counter("stack.stop.connections_reset");
         this.shardIndex = builder.shardIndex;
         this.shardCount = builder.shardCount;
         this.udpPortOwners = shardCount == 1 ? null
@@ -631,12 +637,52 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         close();
     }
 
-    /** Closes the link and frees the stack's memory; the counters file is removed. */
+    /**
+     * Begins a graceful stop, on the stack's thread: every listener stops (its SYN and accept queues reset), and every
+     * connection's output ends with a FIN after the data written so far (RFC 9293 §3.10.4), counted in
+     * {@code stack.stop.*}. The caller polls on until {@link #connectionsEnded()} or its linger runs out, then
+     * closes the stack, which resets what is left. Returns how many connections were given a FIN.
+     */
+    public int shutdown() {
+        final long stopped = tcpSockets.stop(tcp, true, clock.nanoTime());
+        stopListenersClosed.getAndAddRelease(stopped >>> 32);
+        stopConnectionsFinished.getAndAddRelease((int) stopped);
+        return (int) stopped;
+    }
+
+    /** Whether every connection a socket of this stack holds has ended both ways (CLOSED, or TIME-WAIT). */
+    public boolean connectionsEnded() {
+        return tcpSockets.allEnded(tcp);
+    }
+
+    /**
+     * Tells every peer the stack is going away, on the stack's thread: listeners stop, and every connection a peer
+     * knows of is reset (RFC 9293 §3.10.5), at once, so that none is left half-open writing to a host that is gone
+     * (a kernel's sockets outlive their process; this stack's do not). Counted in {@code stack.stop.*}; returns how
+     * many connections were reset. {@link #close()} does it first; a command calls it earlier to say how many.
+     */
+    public int resetConnections() {
+        if (closed) {
+            return 0;
+        }
+        final long now = clock.nanoTime();
+        stopListenersClosed.getAndAddRelease(tcpSockets.stop(tcp, false, now) >>> 32);
+        final int reset = tcp.resetAll(now);
+        stopConnectionsReset.getAndAddRelease(reset);
+        ethernet.flush();
+        return reset;
+    }
+
+    /**
+     * Resets every connection a peer knows of ({@link #resetConnections()}), then closes the link and frees the
+     * stack's memory; the counters file is removed.
+     */
     @Override
     public void close() {
         if (closed) {
             return;
         }
+        resetConnections();
         closed = true;
         if (linkStatistics != null) {
             linkStatistics.refresh();

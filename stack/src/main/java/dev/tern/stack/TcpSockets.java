@@ -3,6 +3,8 @@ package dev.tern.stack;
 import dev.tern.core.io.SocketError;
 import dev.tern.tcp.TcpError;
 import dev.tern.tcp.TcpEvents;
+import dev.tern.tcp.TcpLayer;
+import dev.tern.tcp.TcpState;
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
@@ -57,6 +59,40 @@ final class TcpSockets implements TcpEvents {
 
     void removeListener(int listener) {
         listeners.remove(listener);
+    }
+
+    /**
+     * Stack thread, the stack stopping: every listener stops (its SYN and accept queues reset, RFC 9293 §3.10.5 as
+     * Linux does), and, when {@code finish}, every connection's output ends with a FIN after its queued data; returns
+     * the listeners closed and the connections finished, in the high and low 32 bits.
+     */
+    long stop(TcpLayer tcp, boolean finish, long nowNs) {
+        int closedListeners = 0;
+        for (Int2ObjectHashMap<TcpListener>.KeyIterator it = listeners.keySet().iterator(); it.hasNext(); ) {
+            tcp.closeListener(it.nextInt(), nowNs);
+            closedListeners++;
+        }
+        listeners.clear();
+        int finished = 0;
+        if (finish) {
+            for (Int2ObjectHashMap<TcpConnection>.KeyIterator it = connections.keySet().iterator(); it.hasNext(); ) {
+                if (tcp.shutdownOutput(it.nextInt(), nowNs) >= 0) {
+                    finished++;
+                }
+            }
+        }
+        return ((long) closedListeners << 32) | finished;
+    }
+
+    /** Stack thread: whether every connection a socket holds has ended both ways (CLOSED, or TIME-WAIT). */
+    boolean allEnded(TcpLayer tcp) {
+        for (Int2ObjectHashMap<TcpConnection>.KeyIterator it = connections.keySet().iterator(); it.hasNext(); ) {
+            final int state = tcp.state(it.nextInt());
+            if (state != TcpState.CLOSED && state != TcpState.TIME_WAIT) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Any thread: {@code connection} has a notice for the stack (data written, data read). */

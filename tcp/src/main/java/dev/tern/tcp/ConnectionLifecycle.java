@@ -11,6 +11,7 @@ import static dev.tern.tcp.TcpControlBlocks.EV_ESTABLISHED;
 import static dev.tern.tcp.TcpControlBlocks.EV_READABLE;
 import static dev.tern.tcp.TcpControlBlocks.F_ACCEPT_QUEUED;
 import static dev.tern.tcp.TcpControlBlocks.F_ACK_NOW;
+import static dev.tern.tcp.TcpControlBlocks.F_ALLOCATED;
 import static dev.tern.tcp.TcpControlBlocks.F_FIN_QUEUED;
 import static dev.tern.tcp.TcpControlBlocks.F_IN_SYN_QUEUE;
 import static dev.tern.tcp.TcpControlBlocks.F_IN_TABLE;
@@ -444,6 +445,25 @@ final class ConnectionLifecycle {
             counters.aborted.incrementRelease();
         }
         terminate(c, TcpError.ABORTED, nowNs);
+    }
+
+    /**
+     * The stack is going away: every connection a peer knows of (a synchronized state but TIME-WAIT, half-open and
+     * queued ones included) is reset as an abort would reset it (RFC 9293 §3.10.5), so that no peer is left
+     * half-open waiting for a host that is gone. Rows a handle still names stay, CLOSED with ABORTED, until their
+     * owner lets go. Returns how many were reset.
+     */
+    int resetAll(long nowNs) {
+        int reset = 0;
+        for (int c = 0; c < tcb.capacity(); c++) {
+            final int state = tcb.state(c);
+            if (tcb.hasFlag(c, F_ALLOCATED) && TcpState.isSynchronized(state) && state != TcpState.TIME_WAIT) {
+                output.sendReset(c, nowNs);
+                terminate(c, TcpError.ABORTED, nowNs);
+                reset++;
+            }
+        }
+        return reset;
     }
 
     /** Stops listening; half-open and not yet accepted connections are reset (as Linux does). */

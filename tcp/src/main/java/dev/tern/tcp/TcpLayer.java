@@ -206,10 +206,10 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
 
     /**
      * Opens a connection (RFC 9293 §3.10.1, active OPEN) from {@code localPort} (0: an ephemeral port, RFC 6056) to
-     * {@code remoteAddress:remotePort}; the SYN leaves at once. Returns a connection handle, or a negated
-     * {@link TcpError}: {@code INVALID}, {@code ADDRESS_IN_USE}, {@code ADDRESS_NOT_AVAILABLE},
-     * {@code TOO_MANY_CONNECTIONS}, {@code NET_UNREACHABLE} (also for a broadcast or multicast address, as Linux).
-     * Completion is reported by {@link TcpEvents#established} or {@link TcpEvents#closed}.
+     * {@code remoteAddress:remotePort}; the SYN leaves at once. Returns a handle, or a negated {@link TcpError}:
+     * {@code INVALID}, {@code ADDRESS_IN_USE}, {@code ADDRESS_NOT_AVAILABLE}, {@code TOO_MANY_CONNECTIONS}, {@code
+     * NET_UNREACHABLE} (a broadcast or multicast address too, as Linux). {@link TcpEvents#established} or {@code
+     * closed} reports completion.
      */
     public int connect(int remoteAddress, int remotePort, int localPort, TcpOptions options, TcpEvents events,
                        long nowNs) {
@@ -279,9 +279,8 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     // ------------------------------------------------------------------------------------------ per connection API
 
     /**
-     * The ring the owner writes data to send into; null for an invalid handle or a connection that gave its buffers
-     * back (it ended). The rings are attached on the first call (or the first data received): a connection nobody
-     * asked a ring of holds none.
+     * The ring the owner writes data to send into; null for an invalid handle or a connection that ended. Rings attach
+     * on the first call (or the first data received): a connection nobody asked a ring of holds none.
      */
     public ByteRing sendBuffer(int connection) {
         final int c = tcb.ownedSlot(connection);
@@ -318,10 +317,9 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     // ------------------------------------------------------------------------------------ zero-copy receive
 
     /**
-     * Sets (or with null removes) the connection's zero-copy receive handler ({@link TcpReceiveHandler}); from then on
-     * the handler, on the stack thread, is the receive ring's only consumer: the owner must not read the ring while a
-     * handler is set. Bytes already in the ring are offered to the new handler at once. Returns 0 or
-     * {@code -INVALID}. Refused from inside a handler.
+     * Sets (or with null removes) the connection's zero-copy receive handler ({@link TcpReceiveHandler}): from then on
+     * it is, on the stack thread, the receive ring's only consumer (the owner must not read the ring). Bytes already
+     * in the ring are offered to it at once. Returns 0 or {@code -INVALID}; refused inside a handler.
      */
     public int receiveHandler(int connection, TcpReceiveHandler handler, long nowNs) {
         handlers.refuseInside("change a receive handler");
@@ -375,10 +373,9 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
 
     /**
      * The owner lets go of the connection's buffers while it idles: if nothing waits in either ring, is in flight,
-     * held out of order or in lent frames, and no FIN is queued, the rings and record go back to the pool and stop
-     * counting against the memory budget; the next {@link #sendBuffer}, {@link #receiveBuffer} or arriving data
-     * attaches them again. The owner must not touch a ring it got before (another thread included) after this call.
-     * Returns whether something went back. Cold path: for a server holding many idle connections between requests.
+     * held out of order or in lent frames, and no FIN is queued, the rings and record go back to the pool and leave
+     * the memory budget; {@link #sendBuffer}, {@link #receiveBuffer} or arriving data attach them again, and a ring
+     * got before must not be touched after. Returns whether something went back. Cold path: idle servers.
      */
     public boolean releaseIdleBuffers(int connection) {
         final int c = tcb.ownedSlot(connection);
@@ -425,13 +422,18 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         }
     }
 
+    /** The stack is closing: resets every connection a peer knows of (RFC 9293 §3.10.5); returns how many. */
+    public int resetAll(long nowNs) {
+        return lifecycle.resetAll(nowNs);
+    }
+
     /** {@link TcpState} of the connection; CLOSED for an invalid handle. */
     public int state(int connection) {
         final int c = tcb.ownedSlot(connection);
         return c < 0 ? TcpState.CLOSED : tcb.state(c);
     }
 
-    /** Why the connection ended ({@link TcpError}), NONE while it lives or after a clean close; INVALID for a bad handle. */
+    /** Why the connection ended ({@link TcpError}): NONE while it lives or closed cleanly; INVALID for a bad handle. */
     public int error(int connection) {
         final int c = tcb.ownedSlot(connection);
         return c < 0 ? TcpError.INVALID : tcb.error(c);
@@ -439,11 +441,10 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
 
     /**
      * The last soft error of a connection that goes on (RFC 9293 MUST-47): an ICMP unreachable about a synchronized
-     * connection ({@code HOST_UNREACHABLE}, {@code NET_UNREACHABLE}, {@code REFUSED}), no route for a
-     * retransmission, or {@code TIMED_OUT} once a segment was retransmitted R1 times (RFC 9293 SHLD-9, {@link
-     * TcpConfig#retries1}); {@code NONE} if there was none, or since new data was last acknowledged. It does not end
-     * the connection; if the connection then times out, it is the error {@link #error} and {@link TcpEvents#closed}
-     * report. Polled, as Linux's soft error is.
+     * connection ({@code HOST_UNREACHABLE}, {@code NET_UNREACHABLE}, {@code REFUSED}), no route for a retransmission,
+     * or {@code TIMED_OUT} after R1 retransmissions of a segment (SHLD-9, {@link TcpConfig#retries1}); {@code NONE} if
+     * none since new data was last acknowledged. It does not end the connection; if it then times out, this is the
+     * error {@link #error} and {@link TcpEvents#closed} report. Polled, as Linux's soft error is.
      */
     public int softError(int connection) {
         final int c = tcb.ownedSlot(connection);
@@ -480,10 +481,9 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     }
 
     /**
-     * How many times one segment (a SYN included) is retransmitted on this connection before it gives up with
-     * {@code TIMED_OUT}: RFC 9293's R2, set per connection (MUST-21); 0 goes back to the layer's
-     * ({@link TcpConfig#maxRetries}, {@link TcpConfig#synRetries}). Zero-window probes count against it too. Returns 0
-     * or {@code -INVALID}.
+     * How many times one segment (a SYN included) is retransmitted on this connection before it gives up with {@code
+     * TIMED_OUT}: RFC 9293's R2, per connection (MUST-21); 0 goes back to the layer's ({@link TcpConfig#maxRetries},
+     * {@link TcpConfig#synRetries}). Zero-window probes count against it too. Returns 0 or {@code -INVALID}.
      */
     public int maxRetries(int connection, int retries) {
         final int c = tcb.ownedSlot(connection);

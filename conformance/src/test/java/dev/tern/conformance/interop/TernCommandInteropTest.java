@@ -270,4 +270,60 @@ class TernCommandInteropTest extends VethRigTest {
         assertTrue(status == 0 || status == 128 + 15, "serve ends on SIGTERM (by its shutdown hook): " + status);
         assertTrue(!serve.stderr().contains("Exception"), serve.stderr());
     }
+
+    /** Kernel connections in the peer namespace established to Tern's echo port, from {@code ss}. */
+    private int establishedToTernEcho() {
+        final CommandResult ss = rig.net().peerExec(Duration.ofSeconds(10), "ss", "-Htn", "state", "established",
+            "dst", NetnsHarness.TERN_ADDRESS + ":7");
+        return (int) ss.stdout().lines().filter(line -> !line.isBlank()).count();
+    }
+
+    /**
+     * SIGTERM ends tern serve, and every kernel client it had is told within a second: reset, not left ESTABLISHED
+     * writing to a host that is gone (the process used to exit without a word to its peers). One line on stderr
+     * says how many were reset.
+     */
+    @Test
+    void sigtermToTernServeResetsEveryKernelClientWithinASecond(@TempDir Path counters) throws InterruptedException {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        final BackgroundCommand serve = rig.net().startInTern(tern(counters, "serve", "--echo", "7", "--link",
+            "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip", VethRig.TERN_CIDR).toArray(String[]::new));
+        serve.awaitOutput("answering ARP and ping", Duration.ofSeconds(30));
+        final String socat = ExternalTools.require("socat", "socat").toString();
+        final int clients = 5;
+        final List<BackgroundCommand> kernel = new ArrayList<>();
+        for (int i = 0; i < clients; i++) {
+            // stdin a pipe held open by sleep (socat itself is the process): the client keeps its connection
+            // until Tern ends it.
+            kernel.add(rig.net().startInPeer("bash", "-c", "exec " + socat + " - TCP:" + NetnsHarness.TERN_ADDRESS
+                + ":7 < <(sleep 60)"));
+        }
+        final long connectedBy = System.nanoTime() + 10_000_000_000L;
+        while (establishedToTernEcho() < clients && System.nanoTime() - connectedBy < 0) {
+            Thread.sleep(50);
+        }
+        assertEquals(clients, establishedToTernEcho(), "every kernel client connected");
+
+        final long resetsBefore = kernelEstabResets();
+        final long stoppedAt = System.nanoTime();
+        final int status = serve.stop();
+        final long stopNs = System.nanoTime() - stoppedAt;
+        assertTrue(status == 128 + 15, "serve ends on SIGTERM: " + status + "; " + serve.stderr());
+        assertEquals(0, establishedToTernEcho(), "no kernel client left ESTABLISHED");
+        assertTrue(stopNs < 1_000_000_000L, "stopped in " + stopNs / 1_000_000 + " ms");
+        assertTrue(serve.stderr().contains("tern: serve: stopping: " + clients + " connection(s) reset"), serve.stderr());
+        // The kernel counts each as a connection reset in ESTABLISHED (RFC 4022's tcpEstabResets).
+        assertEquals(resetsBefore + clients, kernelEstabResets(), "each kernel connection ended by a reset");
+        for (BackgroundCommand client : kernel) {
+            client.awaitExit(Duration.ofSeconds(5));
+        }
+    }
+
+    /** Tcp EstabResets of the peer namespace's kernel, from /proc/net/snmp. */
+    private long kernelEstabResets() {
+        final List<String> lines = rig.net().peerExec(Duration.ofSeconds(10), "cat", "/proc/net/snmp").stdout().lines()
+            .filter(line -> line.startsWith("Tcp:")).toList();
+        final List<String> names = List.of(lines.get(0).split("\\s+"));
+        return Long.parseLong(lines.get(1).split("\\s+")[names.indexOf("EstabResets")]);
+    }
 }
