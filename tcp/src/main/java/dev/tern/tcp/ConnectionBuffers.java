@@ -79,10 +79,6 @@ final class ConnectionBuffers {
         receiveSize[c] = (int) packed;
     }
 
-    int sendSize(int c) {
-        return sendSize[c];
-    }
-
     int receiveSize(int c) {
         return receiveSize[c];
     }

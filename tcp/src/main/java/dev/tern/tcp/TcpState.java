@@ -23,7 +23,9 @@ public final class TcpState {
      * connection starts with CLOSED to SYN-RECEIVED. Any state may end in CLOSED (ABORT, a reset, a timeout; CLOSED
      * again when a closed connection is aborted). SYN-SENT and SYN-RECEIVED may go straight to FIN-WAIT-1 when the
      * owner shut down while connecting, SYN-RECEIVED to CLOSE-WAIT when the handshake's last ACK carries the FIN
-     * (§3.10.7.4, eighth check), and FIN-WAIT-1 to TIME-WAIT when the peer's FIN acknowledges ours.
+     * (§3.10.7.4, eighth check). The diagram's own moves stay allowed where the stack walks them another way today:
+     * LISTEN's row, SYN-RECEIVED back to LISTEN, and FIN-WAIT-1 to TIME-WAIT (the stack passes FIN-WAIT-2 on the way
+     * within one segment).
      */
     private static final int[] NEXT = new int[NAMES.length];
 
