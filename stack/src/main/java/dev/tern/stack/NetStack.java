@@ -644,10 +644,11 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
      * closes the stack, which resets what is left. Returns how many connections were given a FIN.
      */
     public int shutdown() {
-        final long stopped = tcpSockets.stop(tcp, true, clock.nanoTime());
-        stopListenersClosed.getAndAddRelease(stopped >>> 32);
-        stopConnectionsFinished.getAndAddRelease((int) stopped);
-        return (int) stopped;
+        final long now = clock.nanoTime();
+        stopListenersClosed.getAndAddRelease(tcpSockets.closeListeners(tcp, now));
+        final int finished = tcpSockets.finishConnections(tcp, now);
+        stopConnectionsFinished.getAndAddRelease(finished);
+        return finished;
     }
 
     /** Whether every connection a socket of this stack holds has ended both ways (CLOSED, or TIME-WAIT). */
@@ -666,7 +667,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
             return 0;
         }
         final long now = clock.nanoTime();
-        stopListenersClosed.getAndAddRelease(tcpSockets.stop(tcp, false, now) >>> 32);
+        stopListenersClosed.getAndAddRelease(tcpSockets.closeListeners(tcp, now));
         final int reset = tcp.resetAll(now);
         stopConnectionsReset.getAndAddRelease(reset);
         ethernet.flush();

@@ -62,26 +62,28 @@ final class TcpSockets implements TcpEvents {
     }
 
     /**
-     * Stack thread, the stack stopping: every listener stops (its SYN and accept queues reset, RFC 9293 §3.10.5 as
-     * Linux does), and, when {@code finish}, every connection's output ends with a FIN after its queued data; returns
-     * the listeners closed and the connections finished, in the high and low 32 bits.
+     * Stack thread, the stack stopping: every listener stops (its SYN and accept queues reset, RFC 9293 §3.10.5, as
+     * Linux does); returns how many.
      */
-    long stop(TcpLayer tcp, boolean finish, long nowNs) {
-        int closedListeners = 0;
+    int closeListeners(TcpLayer tcp, long nowNs) {
+        int closed = 0;
         for (Int2ObjectHashMap<TcpListener>.KeyIterator it = listeners.keySet().iterator(); it.hasNext(); ) {
             tcp.closeListener(it.nextInt(), nowNs);
-            closedListeners++;
+            closed++;
         }
         listeners.clear();
+        return closed;
+    }
+
+    /** Stack thread, a graceful stop: every connection's output ends with a FIN after its queued data; returns how many. */
+    int finishConnections(TcpLayer tcp, long nowNs) {
         int finished = 0;
-        if (finish) {
-            for (Int2ObjectHashMap<TcpConnection>.KeyIterator it = connections.keySet().iterator(); it.hasNext(); ) {
-                if (tcp.shutdownOutput(it.nextInt(), nowNs) >= 0) {
-                    finished++;
-                }
+        for (Int2ObjectHashMap<TcpConnection>.KeyIterator it = connections.keySet().iterator(); it.hasNext(); ) {
+            if (tcp.shutdownOutput(it.nextInt(), nowNs) >= 0) {
+                finished++;
             }
         }
-        return ((long) closedListeners << 32) | finished;
+        return finished;
     }
 
     /** Stack thread: whether every connection a socket holds has ended both ways (CLOSED, or TIME-WAIT). */
