@@ -131,18 +131,18 @@ final class ExecCommand {
             try (OutputStream out = Files.newOutputStream(file)) {
                 config.store(out, "tern exec: read by dev.tern.nio.agent.TernAgent at JVM start");
             }
-            final String ternOptions = javaToolOptions(agentJar(jars), file);
+            final List<String> ternOptions = ternOptions(agentJar(jars), file);
             final ProcessBuilder builder;
             if (isJavaLauncher(program.getFirst())) {
                 // The options go on java's own command line: the JVM prints no "Picked up JAVA_TOOL_OPTIONS" line.
                 final List<String> withAgent = new ArrayList<>(program);
-                withAgent.addAll(1, List.of(ternOptions.split(" ")));
+                withAgent.addAll(1, ternOptions);
                 builder = new ProcessBuilder(withAgent).inheritIO();
             } else {
                 // A JDK tool or a script ending in a JVM: only the variable reaches the JVM it starts.
                 builder = new ProcessBuilder(program).inheritIO();
                 final String inherited = System.getenv().getOrDefault("JAVA_TOOL_OPTIONS", "");
-                builder.environment().put("JAVA_TOOL_OPTIONS", (inherited + " " + ternOptions).strip());
+                builder.environment().put("JAVA_TOOL_OPTIONS", (inherited + " " + javaToolOptions(ternOptions)).strip());
             }
             final Process process;
             try {
@@ -232,13 +232,21 @@ final class ExecCommand {
         return 0;
     }
 
-    /** The flags every Tern JVM needs (docs/JAVA.md), and the agent with its configuration file. */
-    static String javaToolOptions(String agentJar, Path config) {
+    /**
+     * The flags every Tern JVM needs (docs/JAVA.md), and the agent with its configuration file, one option each. Paths
+     * with spaces are refused, since JAVA_TOOL_OPTIONS ({@link #javaToolOptions}) is split on them.
+     */
+    static List<String> ternOptions(String agentJar, Path config) {
         if (agentJar.contains(" ") || config.toString().contains(" ")) {
             throw new CommandFailure("exec: JAVA_TOOL_OPTIONS cannot carry paths with spaces: " + agentJar + ", " + config);
         }
-        return "-javaagent:" + agentJar + "=" + config + " --enable-native-access=ALL-UNNAMED"
-            + " --sun-misc-unsafe-memory-access=allow";
+        return List.of("-javaagent:" + agentJar + "=" + config, "--enable-native-access=ALL-UNNAMED",
+            "--sun-misc-unsafe-memory-access=allow");
+    }
+
+    /** {@code options} as JAVA_TOOL_OPTIONS carries them. */
+    static String javaToolOptions(List<String> options) {
+        return String.join(" ", options);
     }
 
     /** Tern's jars and those its provider needs at run time, from this JVM's class path. */
