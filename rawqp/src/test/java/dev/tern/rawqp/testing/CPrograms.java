@@ -1,7 +1,6 @@
 package dev.tern.rawqp.testing;
 
 import dev.tern.core.testing.ExternalTools;
-import org.junit.jupiter.api.Assumptions;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -30,11 +29,7 @@ public final class CPrograms {
         ExternalTools.require("gcc", "gcc");
         for (Path header : List.of(VERBS_H, MLX5DV_H)) {
             if (!Files.isRegularFile(header)) {
-                final String reason = header + " not found; install the Debian package libibverbs-dev (./tern test does when root)";
-                if (ExternalTools.required()) {
-                    throw new AssertionError(reason);
-                }
-                Assumptions.abort(reason);
+                ExternalTools.skip(header + " not found; install the Debian package libibverbs-dev (./tern test does when root)");
             }
         }
     }

@@ -1,9 +1,6 @@
 package dev.tern.testkit.netns;
 
 import dev.tern.core.testing.ExternalTools;
-import org.junit.jupiter.api.Assumptions;
-
-import java.util.Optional;
 
 /**
  * Builds a {@link NetnsHarness} for a test, or skips the test with the reason when this machine cannot (not root,
@@ -14,13 +11,7 @@ public final class NetnsTesting {
     }
 
     public static void assumeNetns() {
-        final Optional<String> reason = NetnsHarness.unavailableReason();
-        if (reason.isPresent()) {
-            if (ExternalTools.required()) {
-                throw new AssertionError("TERN_REQUIRE_NETNS=1 but " + reason.get());
-            }
-            Assumptions.abort(reason.get());
-        }
+        NetnsHarness.unavailableReason().ifPresent(ExternalTools::skip);
     }
 
     public static NetnsHarness harness(NetnsHarness.Options options) {
