@@ -46,7 +46,7 @@ class Rfc9293TableTest {
     /** A test named as evidence: {@code Class#method}, in backticks. */
     private static final Pattern EVIDENCE = Pattern.compile("`([A-Z][A-Za-z0-9_]*)#([a-zA-Z_][A-Za-z0-9_]*)`");
     private static final Pattern TEST_ANNOTATION = Pattern.compile(
-        "@(Test|Property|Example|ParameterizedTest|RepeatedTest|TestFactory|TestTemplate)\\b");
+        "@(Test|Property|Example|ParameterizedTest|RepeatedTest|TestFactory|TestTemplate|FuzzTest)\\b");
     /** A reason must say something: at least this many characters. */
     static final int MIN_REASON = 20;
 
