@@ -230,18 +230,19 @@ final class TcpSender {
     /**
      * The SACK blocks of an ACK (RFC 2018 §3): a first block below the cumulative acknowledgment, or inside the second
      * block, is a D-SACK (RFC 2883 §4); the others mark whole recorded segments SACKed. A block outside
-     * [SND.UNA, SND.MAX], empty or inverted, is counted and ignored (RFC 6675 §5), as is a D-SACK for data never sent.
+     * [SND.UNA, SND.MAX], empty or inverted, is counted and ignored (RFC 6675 §5), as is a D-SACK for data never sent:
+     * one reaching beyond SND.MAX, or below the first data byte (ISS + 1), which no window of old data goes below.
      */
     private void readSackBlocks(int c, SentSegments sent, TcpSegment seg, AckSample s) {
         final int count = seg.options.sackCount();
         final int sndUna = tcb.sndUna(c);
         final int sndMax = tcb.sndMax(c);
         final int floor = SeqNum.max(sndUna, seg.ack);
+        final int oldest = SeqNum.max(sndUna - tcb.maxSndWnd(c) - 1, tcb.iss(c) + 1);
         for (int b = 0; b < count; b++) {
             final int left = seg.options.sackLeft(b);
             final int right = seg.options.sackRight(b);
-            final boolean valid = SeqNum.lt(left, right) && SeqNum.le(right, sndMax)
-                && SeqNum.ge(left, sndUna - tcb.maxSndWnd(c) - 1);
+            final boolean valid = SeqNum.lt(left, right) && SeqNum.le(right, sndMax) && SeqNum.ge(left, oldest);
             if (b == 0 && isDsack(seg, count)) {
                 if (valid) {
                     s.dsack = true;

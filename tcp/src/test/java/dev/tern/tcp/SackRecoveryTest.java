@@ -269,6 +269,18 @@ class SackRecoveryTest {
         }
 
         @Test
+        void aDsackBelowTheFirstDataByteIsCountedAndIgnored() {
+            try (TcpHarness h = tenInFlight("prr", 0)) {
+                // Below the cumulative ACK, so a D-SACK by RFC 2883 §4, and within a window of SND.UNA, but of bytes
+                // before the connection's first one: nothing was ever sent there.
+                h.send(ACK.seq(R).ack(seg(0)).sack(seg(0) - 2 * MSS, seg(0) - MSS));
+                assertEquals(0, h.counter("tcp.rx.dsack"));
+                assertEquals(1, h.counter("tcp.rx.bad_sack_blocks"));
+                assertEquals("open", h.tcp.info(h.conn).senderState());
+            }
+        }
+
+        @Test
         void manyOverlappingAndRepeatedBlocksCountEachSegmentOnce() {
             try (TcpHarness h = tenInFlight("prr", 0)) {
                 for (int i = 0; i < 50; i++) {
