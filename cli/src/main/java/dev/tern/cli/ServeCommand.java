@@ -26,10 +26,10 @@ final class ServeCommand {
     private static final int MIN_BUFFER = dev.tern.tcp.TcpConfig.MIN_BUFFER;
     private static final int MAX_BUFFER = dev.tern.tcp.TcpConfig.MAX_BUFFER;
     static final String USAGE = "serve [--echo P] [--discard P] [--udp-echo P] [--http P DIR] [--keepalive-timeout S] "
-        + "[--shutdown-linger S] "
+        + "[--shutdown-linger S] [--max-per-source N] "
         + TcpCommandOptions.USAGE + " [--shards N] " + NetworkOptions.USAGE;
     static final CommandHelp HELP = new CommandHelp("serve", "[--echo P] [--discard P] [--udp-echo P] [--http P DIR] "
-        + "[--keepalive-timeout S] [--shutdown-linger S] [--cc NAME] [--tcp-trace FILE] [--shards N] [link flags]", "a stack answering ARP, ping and the services asked for",
+        + "[--keepalive-timeout S] [--shutdown-linger S] [--max-per-source N] [--cc NAME] [--tcp-trace FILE] [--shards N] [link flags]", "a stack answering ARP, ping and the services asked for",
         "Runs a Tern stack that answers ARP and ping, plus the services asked for, until interrupted (Ctrl-C).",
         java.util.List.of(
             CommandHelp.option("--echo P", "TCP echo (RFC 862) on port P", "off"),
@@ -41,6 +41,9 @@ final class ServeCommand {
                 + "with a FIN (counted as http.conn.idle_timeouts); 0: close after each response; 0.."
                 + MAX_KEEPALIVE_SECONDS, HttpFileService.DEFAULT_KEEPALIVE_SECONDS + " (as nginx)"),
             StopOnSignal.LINGER_HELP,
+            CommandHelp.option("--max-per-source N", "connections one source address may hold in each TCP service "
+                + "(echo, discard, HTTP), per shard; one more is reset as it is accepted (counted as "
+                + "serve.conn.source_limit); 1.." + dev.tern.tcp.TcpConfig.MAX_CONNECTIONS, "no limit"),
             CommandHelp.option("--cc NAME", "congestion control of every accepted connection: cubic, newreno or none",
                 "cubic"),
             CommandHelp.option("--tcp-trace FILE", "trace each accepted connection's sender to its own CSV file, "
@@ -76,6 +79,11 @@ final class ServeCommand {
         throw new UsageException("serve: " + flag + " port must be 1..65535, got '" + text + "'");
     }
 
+    /** {@code service} with at most {@code maxPerSource} connections per source; 0: no limit. */
+    private static TcpService limited(TcpService service, int maxPerSource) {
+        return maxPerSource > 0 ? service.limitPerSource(maxPerSource) : service;
+    }
+
     int run(String[] argv) throws TernSocketException {
         // --http takes two values (PORT DIR): take it out before the generic parser sees the rest.
         final java.util.List<String> rest = new java.util.ArrayList<>(java.util.List.of(argv));
@@ -95,7 +103,7 @@ final class ServeCommand {
         }
         final Set<String> valueFlags = new HashSet<>(NetworkOptions.VALUE_FLAGS);
         valueFlags.addAll(Set.of("--echo", "--discard", "--udp-echo", "--shards", "--keepalive-timeout", "--shutdown-linger",
-            "--max-connections", "--buffer-size", "--memory-limit"));
+            "--max-per-source", "--max-connections", "--buffer-size", "--memory-limit"));
         valueFlags.addAll(TcpCommandOptions.VALUE_FLAGS);
         final Arguments args = Arguments.parse("serve", rest.toArray(String[]::new), valueFlags, Set.of());
         args.operands(0, 0, USAGE);
@@ -109,6 +117,10 @@ final class ServeCommand {
             throw new UsageException("serve: --keepalive-timeout is for --http, which is not given");
         }
         final long lingerNs = StopOnSignal.lingerNs(args);
+        final int maxPerSource = args.intValue("--max-per-source", 0, 1, dev.tern.tcp.TcpConfig.MAX_CONNECTIONS);
+        if (args.has("--max-per-source") && echo == 0 && discard == 0 && httpPort == 0) {
+            throw new UsageException("serve: --max-per-source is for --echo, --discard and --http, none of which is given");
+        }
         final int bufferSize = NetworkOptions.bufferSize("serve", args);
         final NetworkOptions network = NetworkOptions.from(args).maxConnections(NetworkOptions.maxConnections(args))
             .memoryLimit(NetworkOptions.memoryLimit("serve", args));
@@ -127,17 +139,18 @@ final class ServeCommand {
                 services.append(", UDP echo on port ").append(udpEcho);
             }
             if (echo != 0) {
-                net.serveOnEveryShard(shard -> new TcpService.Echo(shard, echo, bulk, traces));
+                net.serveOnEveryShard(shard -> limited(new TcpService.Echo(shard, echo, bulk, traces), maxPerSource));
                 services.append(", TCP echo on port ").append(echo);
             }
             if (discard != 0) {
-                net.serveOnEveryShard(shard -> new TcpService.Discard(shard, discard, bulk, traces));
+                net.serveOnEveryShard(shard -> limited(new TcpService.Discard(shard, discard, bulk, traces), maxPerSource));
                 services.append(", TCP discard on port ").append(discard);
             }
             if (httpPort != 0) {
                 final java.nio.file.Path root = httpRoot;
                 final int port = httpPort;
-                net.serveOnEveryShard(shard -> new HttpFileService(shard, port, root, keepAliveSeconds, options, traces));
+                net.serveOnEveryShard(shard -> limited(new HttpFileService(shard, port, root, keepAliveSeconds, options, traces),
+                    maxPerSource));
                 services.append(", HTTP on port ").append(httpPort).append(" from ").append(httpRoot)
                     .append(keepAliveSeconds > 0 ? " (idle connections closed after " + keepAliveSeconds + " s)"
                         : " (a connection per request)");

@@ -47,12 +47,15 @@ abstract class TcpService implements AutoCloseable {
     /** A served connection and its place in {@link #slots} (kept up to date when the last one moves into a gap). */
     private static final class Slot {
         TcpConnection connection;
+        /** Its peer's address, as {@link #sourceLimit} counted it. */
+        int source;
         int index;
         /** What the connection waits for ({@link #interest}). */
         int interest;
     }
 
     private final TcpListener listener;
+    private final dev.tern.core.counters.CountersFile counters;
     private final ConnectionTraces traces;
     /** The stack's clock, read once per poll: virtual time under a simulation. */
     private final dev.tern.core.time.Clock clock;
@@ -63,6 +66,7 @@ abstract class TcpService implements AutoCloseable {
     private final ArrayDeque<Slot> freeSlots = new ArrayDeque<>();
     private final Selector ready;
     private final Selector.Handler serveReady = this::serveReady;
+    private SourceLimit sourceLimit = SourceLimit.NONE;
     private long lastSweepNs;
     private int pollWork;
     /** Calls of {@link #serve} so far: what a poll's work grows with (for tests). */
@@ -79,6 +83,7 @@ abstract class TcpService implements AutoCloseable {
 
     TcpService(NetStack stack, int port, TcpOptions options, ConnectionTraces traces) throws TernSocketException {
         this.listener = stack.listen(port, 128, options);
+        this.counters = stack.counters();
         this.traces = traces;
         this.clock = stack.clock();
         this.lastSweepNs = clock.nanoTime();
@@ -93,8 +98,15 @@ abstract class TcpService implements AutoCloseable {
         try {
             TcpConnection accepted;
             while ((accepted = listener.accept()) != null) {
+                final int source = accepted.remoteAddress();
+                if (!sourceLimit.admit(source)) {
+                    accepted.abort();   // its source holds its share already: a reset, before any byte is served
+                    pollWork++;
+                    continue;
+                }
                 final Slot slot = freeSlots.isEmpty() ? new Slot() : freeSlots.pollLast();
                 slot.connection = accepted;
+                slot.source = source;
                 slot.index = slots.size();
                 slots.add(slot);
                 traces.attach(accepted);
@@ -162,6 +174,7 @@ abstract class TcpService implements AutoCloseable {
         ready.deregister(connection);
         closing(connection);
         traces.detach(connection);
+        sourceLimit.release(slot.source);
         if (abort) {
             connection.abort();
         } else {
@@ -195,6 +208,15 @@ abstract class TcpService implements AutoCloseable {
         if (connection.isEnded() && connection.error() != dev.tern.core.io.SocketError.NONE) {
             throw TernSocketException.of(connection.error(), what);
         }
+    }
+
+    /**
+     * At most {@code max} connections from one source address at a time ({@code tern serve --max-per-source}); one
+     * beyond it is reset as it is accepted. Before the first {@link #poll}.
+     */
+    final TcpService limitPerSource(int max) {
+        sourceLimit = SourceLimit.of(max, counters.counter("serve.conn.source_limit"));
+        return this;
     }
 
     /** Calls of {@link #serve} so far (for tests: the work of polls). */

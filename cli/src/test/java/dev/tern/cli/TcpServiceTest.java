@@ -247,6 +247,47 @@ class TcpServiceTest {
     }
 
     /** A connection from {@code client} to port {@code port} of stack "b" (198.18.0.2), once established. */
+    /**
+     * {@code --max-per-source 2}: a third connection from the same address is reset as it is accepted and counted,
+     * another address is not affected, and once one of the two closes the source may connect again.
+     */
+    @Test
+    void aSourceBeyondItsLimitIsResetAtAcceptAndOthersAreServed() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            final NetStack other = sim.addStack("c", "198.18.0.3/24");
+            try (TcpService echo = new TcpService.Echo(b, 7).limitPerSource(2)) {
+                final TcpConnection first = connected(sim, a, 7);
+                final TcpConnection second = connected(sim, a, 7);
+                final TcpConnection third = connected(sim, a, 7);
+                final TcpConnection elsewhere = connected(sim, other, 7);
+                assertTrue(sim.runUntil(() -> {
+                    echo.poll();
+                    return third.isEnded();
+                }, 5 * SECOND), "the third connection from 198.18.0.1 was reset");
+                assertEquals(dev.tern.core.io.SocketError.CONNECTION_RESET, third.error());
+                assertEquals(1, b.counters().value("serve.conn.source_limit"));
+                assertEquals(3, echo.connections(), "two from 198.18.0.1, one from 198.18.0.3");
+                assertTrue(!first.isEnded() && !second.isEnded() && !elsewhere.isEnded());
+
+                first.close();
+                assertTrue(sim.runUntil(() -> {
+                    echo.poll();
+                    return echo.connections() == 2;
+                }, 5 * SECOND), "the closed connection left the service");
+                final TcpConnection again = connected(sim, a, 7);
+                for (int i = 0; i < 100; i++) {
+                    sim.step();
+                    echo.poll();
+                }
+                assertTrue(!again.isEnded(), "a new connection within the limit stays");
+                assertEquals(1, b.counters().value("serve.conn.source_limit"));
+                assertEquals(3, echo.connections());
+            }
+        }
+    }
+
     private static TcpConnection connected(Simulation sim, NetStack client, int port) throws Exception {
         final TcpConnection connection = client.connect(Ipv4Address.parse("198.18.0.2"), port);
         assertTrue(sim.runUntil(connection::isConnected, 5 * SECOND));

@@ -75,6 +75,8 @@ class TernCommandLineTest {
         "serve --http 80 . --keepalive-timeout 90000 | serve: --keepalive-timeout must be 0..86400, got 90000",
         "serve --http 80 . --keepalive-timeout -1    | serve: --keepalive-timeout must be 0..86400, got -1",
         "serve --keepalive-timeout 5 --echo 7  | serve: --keepalive-timeout is for --http, which is not given",
+        "serve --max-per-source 0 --echo 7     | serve: --max-per-source must be 1..1048576, got 0",
+        "serve --max-per-source 4 --udp-echo 7 | serve: --max-per-source is for --echo, --discard and --http, none of which is given",
         "serve --echo 7 --max-connections 0    | serve: --max-connections must be 1..1048576, got 0",
         "serve --echo 7 --max-connections lots | serve: --max-connections wants a whole number, got 'lots'",
         "serve --echo 7 --buffer-size 512      | serve: --buffer-size must be 1024..1073741824, got 512",
