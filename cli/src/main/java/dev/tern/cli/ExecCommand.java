@@ -32,10 +32,10 @@ import java.util.Set;
  */
 final class ExecCommand {
     static final String USAGE = "exec [--rules FILE] [--name NAME] [--idle backoff|spin] [--shards N] [--release-idle MS] "
-        + "[--max-connections N] [--buffer-size B] [--memory-limit BYTES] " + NetworkOptions.USAGE
+        + "[--shutdown-linger S] [--max-connections N] [--buffer-size B] [--memory-limit BYTES] " + NetworkOptions.USAGE
         + " -- COMMAND...";
     static final CommandHelp HELP = new CommandHelp("exec", "[--rules FILE] [--name NAME] [--idle backoff|spin] "
-        + "[--shards N] [--release-idle MS] [--max-connections N] [--buffer-size B] [--memory-limit BYTES] [link flags] "
+        + "[--shards N] [--release-idle MS] [--shutdown-linger S] [--max-connections N] [--buffer-size B] [--memory-limit BYTES] [link flags] "
         + "-- COMMAND...", "run an unmodified JVM program on Tern (NIO through Tern's provider)",
         "Runs COMMAND (java ... or anything that starts a JDK 25 JVM) with Tern's NIO provider installed by an "
             + "agent, so its channels and classic sockets go through a Tern stack or, by the rules, the kernel. "
@@ -49,6 +49,10 @@ final class ExecCommand {
                 + "one (afpacket, rawqp and memory links)", "one per core on afpacket, else 1"),
             CommandHelp.option("--release-idle MS", "a connection on a selector unused this long gives its buffers back "
                 + "until data comes or it writes; 0: never", "1000"),
+            CommandHelp.option("--shutdown-linger S", "when the program ends, close each connection with a FIN after "
+                + "the data written (those it closed itself still finish theirs) and wait up to S seconds for them to "
+                + "end, then reset what is left; 0: reset every connection at once; 0.." + StopOnSignal.MAX_LINGER_SECONDS,
+                "0"),
             NetworkOptions.MAX_CONNECTIONS_HELP,
             CommandHelp.option("--buffer-size B", "send and receive buffer of every connection, in bytes: a power of "
                 + "two, " + dev.tern.tcp.TcpConfig.MIN_BUFFER + ".." + dev.tern.tcp.TcpConfig.MAX_BUFFER
@@ -67,7 +71,7 @@ final class ExecCommand {
             throw new UsageException("exec: put the program after --, e.g. tern exec --link memory -- java -cp app.jar Main");
         }
         final Set<String> valueFlags = new HashSet<>(NetworkOptions.VALUE_FLAGS);
-        valueFlags.addAll(Set.of("--rules", "--name", "--idle", "--shards", "--release-idle", "--max-connections",
+        valueFlags.addAll(Set.of("--rules", "--name", "--idle", "--shards", "--release-idle", "--shutdown-linger", "--max-connections",
             "--buffer-size", "--memory-limit"));
         final Arguments args = Arguments.parse("exec", argv, valueFlags, Set.of());
         final List<String> command = args.operands();
@@ -100,6 +104,9 @@ final class ExecCommand {
         if (args.has("--release-idle")) {
             config.setProperty("tern.releaseIdleMs", Integer.toString(args.intValue("--release-idle", 0, 0,
                 (int) TernSelectorProvider.MAX_IDLE_RELEASE_MS)));
+        }
+        if (args.has("--shutdown-linger")) {
+            config.setProperty("tern.shutdownLinger", Long.toString(StopOnSignal.lingerNs(args) / 1_000_000_000L));
         }
         final int maxConnections = NetworkOptions.maxConnections(args);
         if (maxConnections > 0) {

@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class StopOnSignal {
     /** {@code --shutdown-linger S} at most: an hour. */
-    static final int MAX_LINGER_SECONDS = 3600;
+    static final int MAX_LINGER_SECONDS = dev.tern.nio.TernSelectorProvider.MAX_SHUTDOWN_LINGER_SECONDS;
     static final CommandHelp.Option LINGER_HELP = CommandHelp.option("--shutdown-linger S", "on SIGINT or SIGTERM, "
         + "close each connection with a FIN after the data written and wait up to S seconds for it to end, then reset "
         + "what is left; 0: reset every connection at once; a second signal stops at once; 0.." + MAX_LINGER_SECONDS,

@@ -27,6 +27,7 @@ import org.agrona.concurrent.IdleStrategy;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
 
@@ -71,6 +72,13 @@ final class TernNetwork implements AutoCloseable {
     private final int bufferSize;
     /** The socket buffer budget of each stack (shard), pressure at half, {@code tern.memoryLimit}; 0: the default. */
     private final long memoryLimit;
+    /**
+     * How long the program's end waits for its connections to end after a FIN, {@code tern.shutdownLinger} seconds;
+     * 0: every connection is reset at once.
+     */
+    private final long shutdownLingerNs;
+    /** How long the end waits, whatever the linger, for connections the program closed to finish. */
+    static final long CLOSED_GRACE_NS = 1_000_000_000L;
     private PcapWriter pcapWriter;
     /** The stack, or shard 0 of a sharded one; null until opened. */
     private NetStack stack;
@@ -84,8 +92,10 @@ final class TernNetwork implements AutoCloseable {
     private boolean closed;
 
     private TernNetwork(String link, InterfaceAddress address, int gateway, long mac, int mtu, String name, boolean spin,
-                        Path pcap, int shardCount, int maxConnections, int bufferSize, long memoryLimit) {
+                        Path pcap, int shardCount, int maxConnections, int bufferSize, long memoryLimit,
+                        long shutdownLingerNs) {
         this.shardCount = shardCount;
+        this.shutdownLingerNs = shutdownLingerNs;
         this.memoryLimit = memoryLimit;
         this.maxConnections = maxConnections;
         this.bufferSize = bufferSize;
@@ -138,8 +148,9 @@ final class TernNetwork implements AutoCloseable {
         }
         final long memoryLimit = whole(properties, "tern.memoryLimit", TcpConfig.MIN_MEMORY_LIMIT,
             TcpConfig.MAX_MEMORY_LIMIT, " bytes");
+        final long linger = whole(properties, "tern.shutdownLinger", 0, TernSelectorProvider.MAX_SHUTDOWN_LINGER_SECONDS, " seconds");
         return new TernNetwork(link, address, gateway, mac, mtu, name, idle.equals("spin"), pcap == null ? null : Path.of(pcap),
-            shards, maxConnections, bufferSize, memoryLimit);
+            shards, maxConnections, bufferSize, memoryLimit, linger * 1_000_000_000L);
     }
 
     /** A whole number setting within {@code min..max} (of {@code unit}, as " bytes", or ""); 0 when unset. */
@@ -359,12 +370,40 @@ final class TernNetwork implements AutoCloseable {
         return first == address.address() ? first + 1 : first;
     }
 
+    /**
+     * The program's end. Connections the program closed itself finish as a kernel's outlive their process: the end
+     * waits up to {@link #CLOSED_GRACE_NS} for their data and FIN to be delivered and the peer's FIN to come. With
+     * {@code tern.shutdownLinger}, as a kernel closes an exiting process's sockets, every listener stops and every
+     * connection still open gets a FIN after the data written too, and the end waits up to the linger (or the grace,
+     * if longer) for all of them. The stacks' close then resets what is left. The calls run on the stacks' own
+     * threads, which still run.
+     */
+    private void finishConnections() {
+        final List<NetStack> stacks = sharded != null ? sharded.shards() : stack != null ? List.of(stack) : List.of();
+        if (shutdownLingerNs > 0) {
+            for (NetStack s : stacks) {
+                s.call(s::shutdown);
+            }
+        }
+        final long deadlineNs = System.nanoTime() + Math.max(shutdownLingerNs, CLOSED_GRACE_NS);
+        while (!stacks.stream().allMatch(s -> s.call(shutdownLingerNs > 0 ? s::connectionsEnded : s::closedConnectionsEnded))
+            && System.nanoTime() - deadlineNs < 0) {
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;   // stop waiting: the close resets what is left
+            }
+        }
+    }
+
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
         closed = true;
+        finishConnections();
         if (runner != null) {
             runner.close();
         }

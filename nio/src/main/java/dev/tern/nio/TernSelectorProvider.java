@@ -67,6 +67,8 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
     static final long DEFAULT_IDLE_RELEASE_MS = 1_000;
     /** The longest idle time {@code tern.releaseIdleMs} (and {@code tern exec --release-idle}) takes: a day. */
     public static final long MAX_IDLE_RELEASE_MS = 86_400_000L;
+    /** The longest {@code tern.shutdownLinger} (and {@code tern exec --shutdown-linger}): an hour, in seconds. */
+    public static final int MAX_SHUTDOWN_LINGER_SECONDS = 3600;
 
     /**
      * The stack's runner thread is a daemon: a program whose main returns exits as it does on the JDK's provider

@@ -2,6 +2,7 @@ package dev.tern.nio;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -11,6 +12,8 @@ import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 
@@ -99,6 +102,73 @@ class ConfiguredProviderTest {
                 assertEquals(8192, tcp.getOption(java.net.StandardSocketOptions.SO_RCVBUF));
             }
         }
+    }
+
+    /**
+     * {@code tern.shutdownLinger} ({@code tern exec --shutdown-linger}): at the program's end a connection still open
+     * and one the program closed with data on its way both end with Tern's FIN and the peer's, and nothing is reset.
+     */
+    @Test
+    void withAShutdownLingerTheEndClosesWithFinsAndResetsNothing(@TempDir Path dir) throws IOException {
+        final Path pcap = dir.resolve("linger.pcap");
+        endWithTwoConnections(properties("tern.link", "memory", "tern.pcap", pcap.toString(), "tern.shutdownLinger", "5"));
+        final int[] finsAndResets = finsAndResetsFromTern(pcap);
+        assertEquals(2, finsAndResets[0], "a FIN on each connection");
+        assertEquals(0, finsAndResets[1], "no reset");
+    }
+
+    /**
+     * Without a linger (the default) the end resets what is still open, as docs/COMMANDS.md says, while the connection
+     * the program closed delivers its data and FIN first, as the kernel's would: no reset for it.
+     */
+    @Test
+    void withoutALingerTheEndResetsOnlyWhatIsOpen(@TempDir Path dir) throws IOException {
+        final Path pcap = dir.resolve("reset.pcap");
+        endWithTwoConnections(properties("tern.link", "memory", "tern.pcap", pcap.toString()));
+        final int[] finsAndResets = finsAndResetsFromTern(pcap);
+        assertEquals(1, finsAndResets[0], "a FIN on the connection the program closed");
+        assertEquals(1, finsAndResets[1], "a reset of the connection still open");
+    }
+
+    /** One echo connection left open, and one to discard closed by the program with 256 KiB still to send. */
+    private static void endWithTwoConnections(Properties properties) throws IOException {
+        try (TernSelectorProvider provider = new TernSelectorProvider(properties)) {
+            final SocketChannel open = provider.openSocketChannel();
+            open.connect(new InetSocketAddress(InetAddress.getByName("198.18.0.1"), 7));
+            open.write(ByteBuffer.wrap("kept open".getBytes(StandardCharsets.US_ASCII)));
+            final ByteBuffer reply = ByteBuffer.allocate(9);
+            while (reply.hasRemaining()) {
+                open.read(reply);
+            }
+            try (SocketChannel closed = provider.openSocketChannel()) {
+                closed.connect(new InetSocketAddress(InetAddress.getByName("198.18.0.1"), 9));
+                final ByteBuffer data = ByteBuffer.allocate(256 * 1024);
+                while (data.hasRemaining()) {
+                    closed.write(data);
+                }
+            }
+        }
+    }
+
+    /** TCP segments from Tern (198.18.0.2) in a pcap file: how many carry FIN, how many RST. */
+    private static int[] finsAndResetsFromTern(Path pcap) throws IOException {
+        final ByteBuffer file = ByteBuffer.wrap(Files.readAllBytes(pcap)).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        final int[] counts = new int[2];
+        int at = 24;
+        while (at + 16 <= file.limit()) {
+            final int length = file.getInt(at + 8);
+            final int frame = at + 16;
+            final int ihl = (file.get(frame + 14) & 0x0F) * 4;
+            if (file.getShort(frame + 12) == (short) 0x0008 && file.get(frame + 23) == 6
+                && file.order(java.nio.ByteOrder.BIG_ENDIAN).getInt(frame + 26) == 0xC6120002) {
+                final int flags = file.get(frame + 14 + ihl + 13);
+                counts[0] += (flags & 0x01) != 0 ? 1 : 0;
+                counts[1] += (flags & 0x04) != 0 ? 1 : 0;
+            }
+            file.order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            at = frame + length;
+        }
+        return counts;
     }
 
     @Test

@@ -651,9 +651,20 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         return finished;
     }
 
-    /** Whether every connection a socket of this stack holds has ended both ways (CLOSED, or TIME-WAIT). */
+    /**
+     * Whether every connection of this stack has ended both ways (CLOSED, or TIME-WAIT): those its sockets hold, and
+     * those closed and let go that still deliver their data and FIN.
+     */
     public boolean connectionsEnded() {
-        return tcpSockets.allEnded(tcp);
+        return tcp.allEnded(false);
+    }
+
+    /**
+     * Whether every connection that its socket closed has ended both ways: what a program's end waits for briefly
+     * even without a linger, as a kernel's closed sockets outlive their process and finish sending.
+     */
+    public boolean closedConnectionsEnded() {
+        return tcp.allEnded(true);
     }
 
     /**

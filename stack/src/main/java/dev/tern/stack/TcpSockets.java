@@ -4,7 +4,6 @@ import dev.tern.core.io.SocketError;
 import dev.tern.tcp.TcpError;
 import dev.tern.tcp.TcpEvents;
 import dev.tern.tcp.TcpLayer;
-import dev.tern.tcp.TcpState;
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
@@ -84,17 +83,6 @@ final class TcpSockets implements TcpEvents {
             }
         }
         return finished;
-    }
-
-    /** Stack thread: whether every connection a socket holds has ended both ways (CLOSED, or TIME-WAIT). */
-    boolean allEnded(TcpLayer tcp) {
-        for (Int2ObjectHashMap<TcpConnection>.KeyIterator it = connections.keySet().iterator(); it.hasNext(); ) {
-            final int state = tcp.state(it.nextInt());
-            if (state != TcpState.CLOSED && state != TcpState.TIME_WAIT) {
-                return false;
-            }
-        }
-        return true;
     }
 
     /** Any thread: {@code connection} has a notice for the stack (data written, data read). */

@@ -152,4 +152,47 @@ class StackStopTest {
             toStubborn.close();
         }
     }
+
+    /**
+     * A connection the server closed and let go still delivers its data and FIN: a graceful stop waits for it as for
+     * those its sockets hold, and the reset at the end finds nothing to reset.
+     */
+    @Test
+    void aGracefulStopWaitsForConnectionsClosedAndLetGoToFinish() throws Exception {
+        try (Simulation sim = new Simulation(); Arena arena = Arena.ofConfined()) {
+            final NetStack server = server(sim);
+            final NetStack client = sim.addStack("client", "198.18.0.2/24");
+            final TcpListener listener = server.listen(80, 16);
+            final TcpConnection connection = client.connect(SERVER, 80);
+            assertTrue(sim.runUntil(connection::isConnected, 5 * SECOND));
+            final TcpConnection accepted = listener.accept();
+            final MemorySegment data = arena.allocate(100_000);
+            assertEquals(100_000, accepted.write(data, 0, 100_000));
+            accepted.close();   // let go with its data still to send
+
+            server.shutdown();
+            assertFalse(server.connectionsEnded(), "the connection let go is still sending");
+            final MemorySegment in = arena.allocate(200_000);
+            final long[] received = {0};
+            final boolean[] clientClosed = {false};
+            assertTrue(sim.runUntil(() -> {
+                try {
+                    int n;
+                    while (!clientClosed[0] && (n = connection.read(in, 0, (int) in.byteSize())) > 0) {
+                        received[0] += n;
+                    }
+                    if (!clientClosed[0] && connection.isEndOfStream()) {
+                        connection.close();
+                        clientClosed[0] = true;
+                    }
+                } catch (TernSocketException e) {
+                    throw new AssertionError(e);
+                }
+                return server.connectionsEnded();
+            }, 10 * SECOND), "the connection let go ended both ways");
+            assertEquals(100_000, received[0]);
+            assertEquals(0, server.resetConnections(), "nothing left to reset");
+            assertEquals(0, recorder.resets());
+        }
+    }
 }

@@ -466,6 +466,22 @@ final class ConnectionLifecycle {
         return reset;
     }
 
+    /**
+     * Whether every row (with {@code releasedOnly}, every row its owner closed and let go) is CLOSED or in TIME-WAIT.
+     * Rows let go still send their data and FIN: a stop that waited for the owners' rows alone would reset these
+     * under a FIN they had just sent.
+     */
+    boolean allEnded(boolean releasedOnly) {
+        for (int c = 0; c < tcb.capacity(); c++) {
+            final int state = tcb.state(c);
+            if (tcb.hasFlag(c, F_ALLOCATED) && (!releasedOnly || tcb.hasFlag(c, F_RELEASED))
+                && state != TcpState.CLOSED && state != TcpState.TIME_WAIT) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** Stops listening; half-open and not yet accepted connections are reset (as Linux does). */
     void closeListener(int l, long nowNs) {
         int c;

@@ -43,8 +43,7 @@ import static dev.tern.tcp.TcpControlBlocks.F_RINGS;
  * This class is the shard's API and the wiring: each concern is a class of its own with its own state, handed its
  * collaborators in its constructor, and none of them holds this class (docs/TCP.md "Rooms"; {@code
  * TcpArchitectureTest}). An in-order segment enters here twice: at {@link #onPacket} and at {@link #poll}.
- *
- * <p>Owned by the shard thread; not thread-safe. Nothing here allocates per segment.
+ * Owned by the shard thread; not thread-safe. Nothing here allocates per segment.
  */
 public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     /** The congestion controls every layer knows by name (more may be registered, {@link #registerCongestionControl}). */
@@ -196,20 +195,16 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         }
     }
 
-    /**
-     * Tells the layer, once per poll before the frames are handled, whether the link's receive ring is half full or
-     * more: segments that would open or answer for no connection are then dropped.
-     */
+    /** Once per poll, before the frames: whether the link's receive ring is half full (segments for no one dropped). */
     public void receivePressure(boolean underPressure) {
         input.receivePressure(underPressure);
     }
 
     /**
      * Opens a connection (RFC 9293 §3.10.1, active OPEN) from {@code localPort} (0: an ephemeral port, RFC 6056) to
-     * {@code remoteAddress:remotePort}; the SYN leaves at once. Returns a handle, or a negated {@link TcpError}:
-     * {@code INVALID}, {@code ADDRESS_IN_USE}, {@code ADDRESS_NOT_AVAILABLE}, {@code TOO_MANY_CONNECTIONS}, {@code
-     * NET_UNREACHABLE} (a broadcast or multicast address too, as Linux). {@link TcpEvents#established} or {@code
-     * closed} reports completion.
+     * {@code remoteAddress:remotePort}; the SYN leaves at once. Returns a handle, or a negated {@link TcpError}: {@code
+     * INVALID}, {@code ADDRESS_IN_USE}, {@code ADDRESS_NOT_AVAILABLE}, {@code TOO_MANY_CONNECTIONS}, {@code
+     * NET_UNREACHABLE} (a broadcast or multicast address too, as Linux); {@link TcpEvents} reports the outcome.
      */
     public int connect(int remoteAddress, int remotePort, int localPort, TcpOptions options, TcpEvents events,
                        long nowNs) {
@@ -425,6 +420,11 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     /** The stack is closing: resets every connection a peer knows of (RFC 9293 §3.10.5); returns how many. */
     public int resetAll(long nowNs) {
         return lifecycle.resetAll(nowNs);
+    }
+
+    /** Whether every connection (with {@code releasedOnly}, every one closed and let go) is CLOSED or in TIME-WAIT. */
+    public boolean allEnded(boolean releasedOnly) {
+        return lifecycle.allEnded(releasedOnly);
     }
 
     /** {@link TcpState} of the connection; CLOSED for an invalid handle. */
