@@ -110,6 +110,23 @@ OUT=$(cd "$OUT" && pwd)
 WORK=$(mktemp -d /tmp/tern-suites-work.XXXXXX)
 NS_PREFIX="tern-suite-$$-"
 CURRENT_NS=""
+CHILD=""
+# A signal ends the run at once: the command running now (a `timeout`, which passes the signal on) is stopped
+# first, then the EXIT trap removes what is left.
+stop_child() {
+  if [[ -n "$CHILD" ]]; then kill -TERM "$CHILD" 2>/dev/null; wait "$CHILD" 2>/dev/null; fi
+}
+# Runs CMD in DIR with its output in LOG, bounded by --timeout, in the background and waited for, so that a signal
+# reaches the traps at once; sets RC to its exit status (124 or 137: it ran out of time).
+bounded() {
+  local dir="$1" log="$2"
+  shift 2
+  (cd "$dir" && exec timeout --kill-after=5 "$TIMEOUT" "$@") >"$log" 2>&1 &
+  CHILD=$!
+  wait "$CHILD"
+  RC=$?
+  CHILD=""
+}
 cleanup() {
   if [[ -n "$CURRENT_NS" ]]; then ip netns del "$CURRENT_NS" 2>/dev/null; fi
   local ns
@@ -119,7 +136,7 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'stop_child; exit 130' INT TERM
 
 # The gtests scripts, relative to gtests/net/tcp; those run are IPv4's (run_all.py skips *v6.pkt for IPv4).
 if [[ ${#ONLY[@]} -gt 0 ]]; then
@@ -173,20 +190,17 @@ PD_ARGS=(--send_omit_free --ip_version=ipv4 --local_ip="$LOCAL_IP" --gateway_ip=
   --netmask_ip="$NETMASK" --remote_ip="$REMOTE_IP" -D CODE=host_unreachable -D CMSG_LEVEL_IP=SOL_IP
   -D CMSG_TYPE_RECVERR=IP_RECVERR)
 
-# Runs packetdrill on one file (relative to $WORK/linux/tcp) in a fresh namespace; prints its exit status.
+# Runs packetdrill on one file (relative to $WORK/linux/tcp) in a fresh namespace; sets RC to its exit status.
 run_packetdrill() {
-  local rel="$1" log="$2" rc
+  local rel="$1" log="$2"
   shift 2
   CURRENT_NS="${NS_PREFIX}$RANDOM"
-  ip netns add "$CURRENT_NS" || { echo "ip netns add failed" >"$log"; echo 125; return; }
+  ip netns add "$CURRENT_NS" || { echo "ip netns add failed" >"$log"; RC=125; return; }
   ip -n "$CURRENT_NS" link set lo up
-  (cd "$WORK/linux/tcp/$(dirname "$rel")" &&
-    timeout --kill-after=5 "$TIMEOUT" ip netns exec "$CURRENT_NS" env PATH="$WORK/bin:$PATH" \
-      "$PD_BIN" "${PD_ARGS[@]}" "$@" "$(basename "$rel")") >"$log" 2>&1
-  rc=$?
+  bounded "$WORK/linux/tcp/$(dirname "$rel")" "$log" ip netns exec "$CURRENT_NS" env PATH="$WORK/bin:$PATH" \
+    "$PD_BIN" "${PD_ARGS[@]}" "$@" "$(basename "$rel")"
   ip netns del "$CURRENT_NS" 2>/dev/null
   CURRENT_NS=""
-  echo "$rc"
 }
 
 # The TFO cookie the kernel gives a client at REMOTE_IP for defaults.sh's key (run_all.py's constant is for its
@@ -202,7 +216,7 @@ probe_tfo_cookie() {
    +0 < S 0:10(10) win 32792 <mss 1460,sackOK,nop,nop,FOEXP aaaaaaaaaaaaaaaa>
    +0 > S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,FOEXP 0000000000000000>
 EOF
-  run_packetdrill "$rel" "$OUT/probe-tfo.log" -D TFO_COOKIE=0 >/dev/null
+  run_packetdrill "$rel" "$OUT/probe-tfo.log" -D TFO_COOKIE=0
   rm -f "$WORK/linux/tcp/$rel"
   sed -nE 's/.*actual: FOEXP ([0-9a-f]{16}).*/\1/p' "$OUT/probe-tfo.log" | head -n 1
 }
@@ -222,7 +236,7 @@ probe_congestion_control() {
    +0 accept(3, ..., ...) = 4
    +0 \`ss -tin state established > $WORK/ss.txt; sysctl -n net.ipv4.tcp_congestion_control > $WORK/sysctl.txt\`
 EOF
-  run_packetdrill "$rel" "$OUT/probe-cc.log" -D TFO_COOKIE=0 >/dev/null
+  run_packetdrill "$rel" "$OUT/probe-cc.log" -D TFO_COOKIE=0
   rm -f "$WORK/linux/tcp/$rel"
   local conn sysctl
   conn=$(grep -owE 'cubic|bbr|reno|dctcp|htcp|vegas|westwood' "$WORK/ss.txt" 2>/dev/null | head -n 1)
@@ -268,7 +282,8 @@ run_linux() {
       LINUX_RESULT[$rel]=skipped; LINUX_ERROR[$rel]="$why"; echo "$why" >"$log"
       continue
     fi
-    rc=$(run_packetdrill "$rel" "$log" -D TFO_COOKIE="$cookie")
+    run_packetdrill "$rel" "$log" -D TFO_COOKIE="$cookie"
+    rc=$RC
     case "$rc" in
       0) LINUX_RESULT[$rel]=pass; LINUX_ERROR[$rel]="" ;;
       124|137) LINUX_RESULT[$rel]=timeout; LINUX_ERROR[$rel]="no result within $TIMEOUT s" ;;
@@ -337,10 +352,9 @@ TERN=("$ROOT/tern" script)
 tern_reads_wrappers() {
   local dir="$1"
   printf '%s\n' '`../common/defaults.sh`' '    0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3' >"$dir/zz-wrapper-probe.pkt"
-  (cd "$dir" && timeout "$TIMEOUT" "${TERN[@]}" --profile gtests zz-wrapper-probe.pkt) >/dev/null 2>&1
-  local rc=$?
+  bounded "$dir" /dev/null "${TERN[@]}" --profile gtests zz-wrapper-probe.pkt
   rm -f "$dir/zz-wrapper-probe.pkt"
-  return $rc
+  return $RC
 }
 
 # Runs Tern on FILES (relative to DIR) in one JVM; on a timeout, file by file. Fills TERN_RESULT/TERN_ERROR[KEY]
@@ -348,12 +362,12 @@ tern_reads_wrappers() {
 run_tern_batch() {
   local dir="$1" profile="$2" prefix="$3" log="$4"; shift 4
   local rc f line
-  (cd "$dir" && timeout --kill-after=5 "$TIMEOUT" "${TERN[@]}" --profile "$profile" "$@") >"$log" 2>&1
-  rc=$?
+  bounded "$dir" "$log" "${TERN[@]}" --profile "$profile" "$@"
+  rc=$RC
   if [[ $rc -eq 124 || $rc -eq 137 ]]; then
     for f in "$@"; do
-      (cd "$dir" && timeout --kill-after=5 "$TIMEOUT" "${TERN[@]}" --profile "$profile" "$f") >"$log.one" 2>&1
-      rc=$?
+      bounded "$dir" "$log.one" "${TERN[@]}" --profile "$profile" "$f"
+      rc=$RC
       if [[ $rc -eq 124 || $rc -eq 137 ]]; then
         TERN_RESULT[$prefix$f]=timeout; TERN_ERROR[$prefix$f]="no result within $TIMEOUT s"
       elif [[ $rc -eq 0 ]]; then
