@@ -108,6 +108,7 @@ mkdir -p "$OUT" || die "cannot create $OUT"
 OUT=$(cd "$OUT" && pwd)
 
 WORK=$(mktemp -d /tmp/tern-suites-work.XXXXXX)
+touch "$WORK/started"
 NS_PREFIX="tern-suite-$$-"
 CURRENT_NS=""
 CHILD=""
@@ -133,6 +134,10 @@ cleanup() {
   for ns in $(ip netns list 2>/dev/null | awk '{print $1}'); do
     if [[ "$ns" == "$NS_PREFIX"* ]]; then ip netns del "$ns" 2>/dev/null; fi
   done
+  # The suite's set_sysctls.py leaves its restore scripts in /tmp (the namespaces they restored are gone).
+  if [[ -f "$WORK/started" ]]; then
+    find /tmp -maxdepth 1 -name 'sysctl_restore_*.sh' -newer "$WORK/started" -delete 2>/dev/null
+  fi
   rm -rf "$WORK"
 }
 trap cleanup EXIT
