@@ -41,14 +41,14 @@ final class ScriptFlow {
             return "flags " + flags(actual.flags()) + ", not " + flags(p.flags());
         }
         if ((actual.flags() & TcpFlags.SYN) != 0 && ternIsn < 0) {
-            ternIsn = (Integer.toUnsignedLong(actual.seq()) - p.seqStart()) & 0xFFFF_FFFFL;
+            ternIsn = (Integer.toUnsignedLong(actual.seq()) - Math.max(0, p.seqStart())) & 0xFFFF_FFFFL;
         }
         if (p.ports() != null && (p.ports().source() != actual.sourcePort()
             || p.ports().destination() != actual.destinationPort())) {
             return "ports " + actual.sourcePort() + ">" + actual.destinationPort() + ", not " + p.ports();
         }
         final long seq = relative(actual.seq(), ternIsn < 0 ? 0 : ternIsn);
-        if (seq != p.seqStart()) {
+        if (p.seqStart() != ScriptParser.ANY_SEQUENCE && seq != p.seqStart()) {
             return "sequence number " + seq + ", not " + p.seqStart();
         }
         if (actual.payloadLength() != p.payloadLength()) {

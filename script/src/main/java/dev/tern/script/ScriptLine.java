@@ -4,7 +4,7 @@ import java.util.List;
 
 /** One statement of a script: a packet Tern must receive ({@code <}) or send ({@code >}), or a socket call. */
 public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagram, ScriptLine.Icmp, ScriptLine.Call,
-    ScriptLine.Sysctl, ScriptLine.TcpInfoAsserts, ScriptLine.SocketCount {
+    ScriptLine.Sysctl, ScriptLine.TcpInfoAsserts, ScriptLine.SocketCount, ScriptLine.SocketDrop {
     /** The line number in the file, 1-based. */
     int line();
 
@@ -128,5 +128,12 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagra
      * sockstat's name ({@code TIME_WAIT}, {@code SYN_RCVD}, ...), {@code port} the one {@code -p} names (-1: any).
      */
     record SocketCount(int line, When when, String state, int port, int count, String text) implements ScriptLine {
+    }
+
+    /**
+     * FreeBSD's {@code `tcpdrop -s STATE`}: the application's TCP connections in the state (sockstat's name) are
+     * dropped, as an abort drops them (a RST in a synchronized state but TIME-WAIT).
+     */
+    record SocketDrop(int line, When when, String state, String text) implements ScriptLine {
     }
 }

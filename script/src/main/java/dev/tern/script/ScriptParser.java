@@ -19,6 +19,10 @@ public final class ScriptParser {
     private static final Pattern TIME = Pattern.compile(
         "(\\*|\\+?(?:\\d+(?:\\.\\d*)?|\\.\\d+))(?:~(\\+?(?:\\d+(?:\\.\\d*)?|\\.\\d+)))?");
     private static final Pattern SEQ = Pattern.compile("(\\d+):(\\d+)\\((\\d+)\\)");
+    /** {@code ...(LENGTH)}: any sequence number, this much data. */
+    private static final Pattern ANY_SEQ = Pattern.compile("\\.\\.\\.\\((\\d{1,5})\\)");
+    /** A {@code >} segment's sequence number when the line says any ({@code ...(N)}). */
+    static final long ANY_SEQUENCE = -1;
     private static final Pattern CALL = Pattern.compile("([a-z_][a-z0-9_]*)\\((.*)\\)\\s*=\\s*(-?\\d+|0x[0-9a-fA-F]+)"
         + "(?:\\s+([A-Z][A-Z0-9_]*))?(?:\\s*\\((.*)\\))?\\s*");
     private static final Pattern FLAGS = Pattern.compile("[SFRPUEW.]+");
@@ -52,6 +56,8 @@ public final class ScriptParser {
         "--tcp_md5_secret", "Tern has no TCP MD5 signatures (RFC 2385)");
     private static final Pattern SPACED_DOTS = Pattern.compile("^(\\+?[0-9.]+)\\s*\\.\\.\\.\\s*(\\+?[0-9.]+)(?=\\s)");
     private static final Pattern PORTS = Pattern.compile("(\\d+)>(\\d+)(?=\\s)");
+    private static final Pattern SPACED_PLUS = Pattern.compile("^\\+\\s+(?=[0-9.])");
+    private static final Pattern IP_ECN = Pattern.compile("\\[(noecn|ect0|ect1|ect01|ce)]");
     private static final Pattern UDP = Pattern.compile("udp\\s*\\((\\d+)\\)");
 
     private final String file;
@@ -185,11 +191,15 @@ public final class ScriptParser {
             final List<ScriptLine> settings = new ArrayList<>();
             for (ScriptLine shell : ScriptShell.settings(file, line, command.substring(1, command.length() - 1),
                 profile)) {
-                if (!(shell instanceof ScriptLine.Sysctl s)) {
-                    final ScriptLine.SocketCount c = (ScriptLine.SocketCount) shell;
+                if (shell instanceof ScriptLine.SocketCount c) {
                     settings.add(new ScriptLine.SocketCount(line, when, c.state(), c.port(), c.count(), c.text()));
                     continue;
                 }
+                if (shell instanceof ScriptLine.SocketDrop d) {
+                    settings.add(new ScriptLine.SocketDrop(line, when, d.state(), d.text()));
+                    continue;
+                }
+                final ScriptLine.Sysctl s = (ScriptLine.Sysctl) shell;
                 if (!ScriptSettings.known(s.name())) {
                     throw error(line, "sysctl " + s.name() + " is not supported (supported: " + String.join(", ",
                         ScriptSettings.LINUX) + "; FreeBSD's " + String.join(", ", ScriptSettings.FREEBSD) + ", and "
@@ -218,6 +228,8 @@ public final class ScriptParser {
         }
         // A statement written over several lines reads as one line.
         text = text.replace('\n', ' ');
+        // packetdrill's lexer reads a relative time's '+' as a token of its own: "+ 0.00" is "+0.00".
+        text = SPACED_PLUS.matcher(text).replaceFirst("+");
         // packetdrill's lexer lets spaces surround the '...' of a blocking call's times.
         text = SPACED_DOTS.matcher(text).replaceFirst("$1...$2");
         final int space = firstSpace(text);
@@ -400,6 +412,20 @@ public final class ScriptParser {
         if (inbound && when.any()) {
             throw error(line, "'*' (any time) is only allowed for packets Tern sends (>)");
         }
+        final Matcher ecn = IP_ECN.matcher(text);
+        if (ecn.lookingAt()) {
+            // Packetdrill's IP ECN field: Tern has no ECN, so it sends and is sent Not-ECT only (RFC 3168 §5).
+            if (!ecn.group(1).equals("noecn")) {
+                throw error(line, "[" + ecn.group(1) + "] (an ECN-capable IP field) is not supported: Tern has no "
+                    + "ECN ([noecn] is taken)");
+            }
+            text = text.substring(ecn.end()).strip();
+        }
+        if (text.startsWith("(")) {
+            throw error(line, "IP header fields on a packet ('" + text.substring(0, text.indexOf(')') < 0
+                ? text.length() : text.indexOf(')') + 1) + "') are not supported: Tern's runner writes and compares "
+                + "TCP, UDP and ICMP only");
+        }
         ScriptLine.Ports ports = null;
         final Matcher portText = PORTS.matcher(text);
         if (portText.lookingAt()) {
@@ -479,11 +505,11 @@ public final class ScriptParser {
         java.util.Map.entry("packet_filtered", 13), java.util.Map.entry("precedence_violation", 14),
         java.util.Map.entry("precedence_cutoff", 15));
     /**
-     * Time Exceeded's codes (RFC 792): the FreeBSD suite's name of code 0, and the names packetdrill gives ICMPv6's
-     * two codes of the same meaning.
+     * Time Exceeded's codes (RFC 792): the FreeBSD suite's names, and the names packetdrill gives ICMPv6's two codes
+     * of the same meaning.
      */
     private static final java.util.Map<String, Integer> TIME_EXCEEDED_CODES = java.util.Map.of(
-        "ttl_exceeded_in_transit", 0, "exceeded_hop_limit", 0, "exceeded_frag_time", 1);
+        "ttl_exceeded_in_transit", 0, "frag_reass_exceeded", 1, "exceeded_hop_limit", 0, "exceeded_frag_time", 1);
     private static final Pattern RAW = Pattern.compile("raw\\s*\\((\\d+)\\)");
     /** The length of an ICMP message packetdrill builds when the line quotes nothing: room for an IPv4 header and 8. */
     static final int ICMP_DEFAULT_LENGTH = IcmpHeader.LENGTH + 28;
@@ -535,6 +561,9 @@ public final class ScriptParser {
             } else {
                 final String segmentText = SEQ.matcher(inner).matches() ? "0 " + inner : inner;
                 quoted = segment(line, when, !inbound, quotedPorts, segmentText, whole);
+                if (((ScriptLine.Packet) quoted).seqStart() == ANY_SEQUENCE) {
+                    throw error(line, "a quoted segment needs its sequence number, not '...'");
+                }
             }
         }
         final String[] words = text.split("\\s+");
@@ -644,6 +673,16 @@ public final class ScriptParser {
         if (i >= tokens.size()) {
             throw error(line, "missing sequence numbers after the flags: write start:end(length), like 1:1(0)");
         }
+        final Matcher anySeq = ANY_SEQ.matcher(tokens.get(i));
+        if (anySeq.matches()) {
+            // The FreeBSD suite's "any sequence number" (for a SYN-ACK whose ISN the script cannot know).
+            if (inbound) {
+                throw error(line, "'...(N)' (any sequence number) is only for packets Tern sends (>)");
+            }
+            i++;
+            return segmentRest(line, when, inbound, ports, flags, ANY_SEQUENCE,
+                ANY_SEQUENCE + Long.parseLong(anySeq.group(1)), tokens, i, whole);
+        }
         final Matcher seq = SEQ.matcher(tokens.get(i++));
         if (!seq.matches()) {
             throw error(line, "bad sequence numbers '" + tokens.get(i - 1) + "': write start:end(length), like 1:1001(1000)");
@@ -658,6 +697,12 @@ public final class ScriptParser {
         if (length > 65535) {
             throw error(line, "a packet of " + length + " bytes is longer than TCP allows in one IPv4 datagram");
         }
+        return segmentRest(line, when, inbound, ports, flags, start, end, tokens, i, whole);
+    }
+
+    /** A segment's ack, window and options, from token {@code i} on. */
+    private ScriptLine.Packet segmentRest(int line, ScriptLine.When when, boolean inbound, ScriptLine.Ports ports,
+                                          int flags, long start, long end, List<String> tokens, int i, String whole) {
         long ack = -1;
         int window = -1;
         List<ScriptLine.Option> options = null;
@@ -822,10 +867,6 @@ public final class ScriptParser {
         final String errno = m.group(4);
         if (errno != null && value != -1) {
             throw error(line, "an errno (" + errno + ") goes with the result -1, not " + value);
-        }
-        if (errno == null && value == -1) {
-            throw error(line, "a call returning -1 needs the errno it sets, like '= -1 EAGAIN (Resource temporarily "
-                + "unavailable)'");
         }
         return new ScriptLine.Call(line, when, m.group(1), splitArguments(line, m.group(2)), value, errno, whole, -1,
             false);

@@ -236,6 +236,12 @@ public final class ScriptRunner {
                     sockets.checkCount(count);
                     lastNs = now();
                 }
+                case ScriptLine.SocketDrop drop -> {
+                    waitUntil(line);
+                    sockets.drop(drop);
+                    poll();
+                    lastNs = now();
+                }
                 case ScriptLine.TcpInfoAsserts block -> {
                     waitUntil(line);
                     sockets.checkTcpInfo(block);
@@ -644,6 +650,7 @@ public final class ScriptRunner {
             case ScriptLine.Sysctl c -> throw new IllegalStateException("a sysctl is not a packet");
             case ScriptLine.TcpInfoAsserts b -> throw new IllegalStateException("a Python block is not a packet");
             case ScriptLine.SocketCount b -> throw new IllegalStateException("a socket count is not a packet");
+            case ScriptLine.SocketDrop b -> throw new IllegalStateException("tcpdrop is not a packet");
         };
         if (mismatch != null) {
             throw failure(line.line(), "expected '" + packetText(line) + "'; Tern sent " + describe(s) + " at "
@@ -796,6 +803,7 @@ public final class ScriptRunner {
             case ScriptLine.Sysctl c -> c.name();
             case ScriptLine.TcpInfoAsserts b -> "%{ }%";
             case ScriptLine.SocketCount s -> s.text();
+            case ScriptLine.SocketDrop d -> d.text();
         };
         final String stripped = text.strip();
         final int arrow = stripped.indexOf('>');
@@ -982,7 +990,9 @@ public final class ScriptRunner {
     private void check(ScriptLine.Call c, Result result) {
         // EWOULDBLOCK is EAGAIN's other name on Linux and FreeBSD alike (one number).
         final Result expected = new Result(c.result(), "EWOULDBLOCK".equals(c.errno()) ? "EAGAIN" : c.errno());
-        if (!result.equals(expected)) {
+        // As packetdrill: "= -1" without an errno compares the result only.
+        final boolean anyErrno = c.result() == -1 && c.errno() == null;
+        if (anyErrno ? result.value() != -1 : !result.equals(expected)) {
             throw failure(c.line(), c.name() + " returned " + result + ", the script expects " + expected);
         }
     }

@@ -32,6 +32,8 @@ final class ScriptShell {
     private static final Pattern SOCKSTAT = Pattern.compile("sockstat\\s+-([46])\\s+-P\\s+tcp\\s+(?:-s\\s+)?"
         + "(?:-p\\s+(\\d+)\\s+)?(?:-s\\s+)?\\|\\s*(?:grep\\s+packetdril\\s*\\|\\s*)?grep\\s+-c\\s+([A-Z_0-9]+)"
         + "\\s*\\|\\s*grep\\s+(\\d+)");
+    /** FreeBSD's {@code tcpdrop -s STATE}: drop the connections in a state. */
+    private static final Pattern TCPDROP = Pattern.compile("tcpdrop\\s+-s\\s+([A-Z_0-9]+)");
     private static final Pattern WORDS = Pattern.compile("((?:[^\\s\"']|\"[^\"]*\"|'[^']*')+)");
 
     private ScriptShell() {
@@ -51,6 +53,10 @@ final class ScriptShell {
             return List.of(new ScriptLine.SocketCount(line, ScriptLine.Sysctl.NEXT, count.group(3),
                 count.group(2) == null ? -1 : Integer.parseInt(count.group(2)), Integer.parseInt(count.group(4)),
                 command.strip()));
+        }
+        final Matcher drop = TCPDROP.matcher(command.strip());
+        if (drop.matches()) {
+            return List.of(new ScriptLine.SocketDrop(line, ScriptLine.Sysctl.NEXT, drop.group(1), command.strip()));
         }
         for (String simple : commands(command)) {
             final List<String> words = new ArrayList<>();

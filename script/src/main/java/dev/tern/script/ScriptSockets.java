@@ -114,6 +114,16 @@ final class ScriptSockets {
         }
     }
 
+    /** FreeBSD's tcpdrop: the connections of the application's descriptors in the state are aborted. */
+    void drop(ScriptLine.SocketDrop drop) {
+        for (Fd fd : fds.values()) {
+            if (fd.udp == null && fd.connection >= 0
+                && ScriptDialect.sockstatName(tcp.state(fd.connection)).equals(drop.state())) {
+                tcp.abort(fd.connection, runner.nowNs());
+            }
+        }
+    }
+
     /** Runs one call; {@link ScriptRunner.Result#PENDING} when it blocks and spans time. */
     ScriptRunner.Result call(ScriptLine.Call c) {
         return switch (c.name()) {

@@ -180,6 +180,31 @@ class ScriptDialectsTest {
         }
 
         @Test
+        void theSuitesPacketFormsAreReadOrRejectedWithTheReason() {
+            // "...(0)": any sequence number; "[noecn]": the IP ECN field Tern always has; "+ 0.00": a spaced time.
+            passes(LISTEN.replace("+0    bind", "+ 0.00 bind") + """
+                +0    <[noecn] S 0:0(0) win 32767 <mss 1460,sackOK,eol,eol>
+                +0    > S. ...(0) ack 1 win 65535 <mss 1460,sackOK,eol,eol>
+                """, ScriptProfile.freebsd());
+            startsWith(failure(LISTEN + "+0 < S ...(0) win 100\n", ScriptProfile.freebsd()),
+                "t.pkt:4: '...(N)' (any sequence number) is only for packets Tern sends (>)");
+            startsWith(failure(LISTEN + "+0 <[ect0] S 0:0(0) win 100\n", ScriptProfile.freebsd()),
+                "t.pkt:4: [ect0] (an ECN-capable IP field) is not supported: Tern has no ECN");
+            startsWith(failure(LISTEN + "+0 < (tos 0x28) S 0:0(0) win 100\n", ScriptProfile.freebsd()),
+                "t.pkt:4: IP header fields on a packet ('(tos 0x28)') are not supported");
+        }
+
+        @Test
+        void aResultWithoutItsErrnoComparesTheResultOnly() {
+            final String nonBlocking = LISTEN + "+0 fcntl(3, F_SETFL, O_RDWR | O_NONBLOCK) = 0\n";
+            passes(nonBlocking + "+0 accept(3, ..., ...) = -1\n", ScriptProfile.linux());
+            startsWith(failure(nonBlocking + "+0 accept(3, ..., ...) = 4\n", ScriptProfile.linux()),
+                "t.pkt:5: accept returned -1 EAGAIN, the script expects 4");
+            startsWith(failure(LISTEN + "+0 close(3) = -1\n", ScriptProfile.linux()),
+                "t.pkt:4: close returned 0, the script expects -1");
+        }
+
+        @Test
         void ewouldblockIsEagainsOtherName() {
             passes(LISTEN + "+0 fcntl(3, F_SETFL, O_RDWR | O_NONBLOCK) = 0\n"
                 + "+0 accept(3, ..., ...) = -1 EWOULDBLOCK (Resource temporarily unavailable)\n",

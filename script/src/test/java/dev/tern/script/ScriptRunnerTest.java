@@ -170,7 +170,7 @@ class ScriptRunnerTest {
                 .startsWith("t.pkt:1: 'mtu N' belongs to unreachable frag_needed only");
             that(failure("0 < icmp time_exceeded ttl [udp (10)]\n").getMessage())
                 .startsWith("t.pkt:1: unknown ICMP time_exceeded code 'ttl' (write code_N for one by number; known: "
-                    + "exceeded_frag_time, exceeded_hop_limit, ttl_exceeded_in_transit)");
+                    + "exceeded_frag_time, exceeded_hop_limit, frag_reass_exceeded, ttl_exceeded_in_transit)");
             that(failure("0 < icmp unreachable port id 3 [udp (10)]\n").getMessage())
                 .startsWith("t.pkt:1: 'id N' belongs to echo_request and echo_reply only");
             that(failure("0 < icmp echo [raw (40)]\n").getMessage())
