@@ -22,8 +22,9 @@ import java.util.stream.Collectors;
  * command line.
  */
 final class ScriptCommand {
-    static final String USAGE = "script [--profile NAME] [--verbose] FILE.pkt...";
-    static final CommandHelp HELP = new CommandHelp("script", "[--profile NAME] [--verbose] FILE.pkt...",
+    static final String USAGE = "script [--profile NAME] [--define NAME[=VALUE]]... [--verbose] FILE.pkt...";
+    static final CommandHelp HELP = new CommandHelp("script",
+        "[--profile NAME] [--define NAME[=VALUE]]... [--verbose] FILE.pkt...",
         "run packetdrill-format scripts against Tern on virtual time",
         "Runs each script against a fresh Tern stack on virtual time: the script plays the remote host (< injects a "
             + "TCP segment, UDP datagram or ICMP error, > expects one from Tern) and the application (socket calls). "
@@ -32,6 +33,8 @@ final class ScriptCommand {
         List.of(
             CommandHelp.option("--profile NAME", "what the scripts assume of the stack: "
                 + ScriptProfile.all().stream().map(ScriptProfile::name).collect(Collectors.joining(" or ")), "linux"),
+            CommandHelp.option("--define NAME[=VALUE], -D NAME[=VALUE]", "define a symbol for #ifdef and, with a "
+                + "value, for the scripts' words, as packetdrill's --define; may be repeated", "none"),
             CommandHelp.option("--verbose", "print each packet Tern sends, with its time, as the script runs",
                 "off")),
         false, List.of("./tern script conformance/scripts/*.pkt",
@@ -46,12 +49,21 @@ final class ScriptCommand {
     }
 
     int run(String[] argv) {
-        final Arguments args = Arguments.parse("script", argv, Set.of("--profile"), Set.of("--verbose"));
+        final Arguments args = Arguments.parse("script", argv, Set.of("--profile", "--define", "-D"),
+            Set.of("--verbose"));
         final List<String> files = args.operands(1, Integer.MAX_VALUE, USAGE);
         final String name = args.value("--profile", "linux");
-        final ScriptProfile profile = ScriptProfile.named(name).orElseThrow(() -> new UsageException(
+        final ScriptProfile named = ScriptProfile.named(name).orElseThrow(() -> new UsageException(
             "script: unknown profile '" + name + "' (" + ScriptProfile.all().stream().map(ScriptProfile::name)
                 .collect(Collectors.joining(", ")) + ")"));
+        final List<String> definitions = new java.util.ArrayList<>(args.values("--define"));
+        definitions.addAll(args.values("-D"));
+        final ScriptProfile profile;
+        try {
+            profile = named.withDefinitions(definitions);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("script: " + e.getMessage());
+        }
         final boolean verbose = args.has("--verbose");
         int failed = 0;
         for (String file : files) {

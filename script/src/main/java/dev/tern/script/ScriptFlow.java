@@ -41,20 +41,26 @@ final class ScriptFlow {
             return "flags " + flags(actual.flags()) + ", not " + flags(p.flags());
         }
         if ((actual.flags() & TcpFlags.SYN) != 0 && ternIsn < 0) {
-            ternIsn = (Integer.toUnsignedLong(actual.seq()) - p.seqStart()) & 0xFFFF_FFFFL;
+            ternIsn = (Integer.toUnsignedLong(actual.seq()) - Math.max(0, p.seqStart())) & 0xFFFF_FFFFL;
         }
         if (p.ports() != null && (p.ports().source() != actual.sourcePort()
             || p.ports().destination() != actual.destinationPort())) {
             return "ports " + actual.sourcePort() + ">" + actual.destinationPort() + ", not " + p.ports();
         }
         final long seq = relative(actual.seq(), ternIsn < 0 ? 0 : ternIsn);
-        if (seq != p.seqStart()) {
+        if (p.seqStart() != ScriptParser.ANY_SEQUENCE && seq != p.seqStart()) {
             return "sequence number " + seq + ", not " + p.seqStart();
         }
         if (actual.payloadLength() != p.payloadLength()) {
             return actual.payloadLength() + " bytes of data, not " + p.payloadLength();
         }
-        if (p.ack() >= 0) {
+        if (p.ack() >= 0 && (p.flags() & TcpFlags.ACK) == 0) {
+            // Without the ACK flag the field is not an acknowledgment: packetdrill compares it as on the wire.
+            final long field = Integer.toUnsignedLong(actual.ack());
+            if (field != p.ack()) {
+                return "ack field " + field + " (no ACK flag: as on the wire), not " + p.ack();
+            }
+        } else if (p.ack() >= 0) {
             final long ack = relative(actual.ack(), ScriptRunner.REMOTE_ISN);
             if (ack != p.ack()) {
                 return "ack " + ack + ", not " + p.ack();

@@ -4,7 +4,7 @@ import java.util.List;
 
 /** One statement of a script: a packet Tern must receive ({@code <}) or send ({@code >}), or a socket call. */
 public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagram, ScriptLine.Icmp, ScriptLine.Call,
-    ScriptLine.Sysctl, ScriptLine.TcpInfoAsserts {
+    ScriptLine.Sysctl, ScriptLine.TcpInfoAsserts, ScriptLine.SocketCount, ScriptLine.SocketDrop {
     /** The line number in the file, 1-based. */
     int line();
 
@@ -106,22 +106,34 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagra
     }
 
     /**
-     * A kernel setting, {@code `sysctl -q net.ipv4.NAME=VALUE`} (packetdrill scripts set Linux's this way): only the
-     * few docs/SCRIPTS.md lists, which map onto Tern's TCP configuration, and only before the first other statement
-     * (the configuration is fixed once the stack runs). Its time is 0. {@code values} holds one number, or three for
-     * {@code tcp_mem} and {@code tcp_wmem} (written between quotes). Packetdrill's option lines
-     * ({@code --tolerance_usecs=N}, {@code --tcp_ts_tick_usecs=N}, {@code --strict_segments}) come as ones too, named
-     * as written (with the dashes; a flag has the value 1), under the same rules.
+     * A kernel setting from a shell line ({@code `sysctl -q net.ipv4.NAME=VALUE`}, {@code `sysctl -w
+     * net.inet.tcp.NAME=VALUE`}, ...; {@link ScriptShell} reads them) or a packetdrill option line
+     * ({@code --tolerance_usecs=N}, ..., named as written with the dashes; a flag has the value 1), which
+     * {@link ScriptSettings} applies to the profile. {@code values} holds one number, or three for {@code tcp_mem}
+     * and {@code tcp_wmem} (written between quotes). It happens at {@code when} (an option line at {@code +0}).
      */
-    record Sysctl(int line, String name, long[] values) implements ScriptLine {
+    record Sysctl(int line, When when, String name, long[] values) implements ScriptLine {
+        /** The time of a line written without one: after the previous line. */
+        static final When NEXT = new When(false, 0, true, -1, false);
+
         /** The setting's (first) number. */
         public long value() {
             return values[0];
         }
+    }
 
-        @Override
-        public When when() {
-            return new When(false, 0, false, -1, false);
-        }
+    /**
+     * The FreeBSD suite's check of how many of the application's TCP sockets are in a state,
+     * {@code `sockstat -4 -P tcp -s [-p PORT] | grep packetdril | grep -c STATE | grep N`}: {@code state} is
+     * sockstat's name ({@code TIME_WAIT}, {@code SYN_RCVD}, ...), {@code port} the one {@code -p} names (-1: any).
+     */
+    record SocketCount(int line, When when, String state, int port, int count, String text) implements ScriptLine {
+    }
+
+    /**
+     * FreeBSD's {@code `tcpdrop -s STATE`}: the application's TCP connections in the state (sockstat's name) are
+     * dropped, as an abort drops them (a RST in a synchronized state but TIME-WAIT).
+     */
+    record SocketDrop(int line, When when, String state, String text) implements ScriptLine {
     }
 }

@@ -19,50 +19,61 @@ public final class ScriptParser {
     private static final Pattern TIME = Pattern.compile(
         "(\\*|\\+?(?:\\d+(?:\\.\\d*)?|\\.\\d+))(?:~(\\+?(?:\\d+(?:\\.\\d*)?|\\.\\d+)))?");
     private static final Pattern SEQ = Pattern.compile("(\\d+):(\\d+)\\((\\d+)\\)");
+    /** {@code ...(LENGTH)}: any sequence number, this much data. */
+    private static final Pattern ANY_SEQ = Pattern.compile("\\.\\.\\.\\((\\d{1,5})\\)");
+    /** A {@code >} segment's sequence number when the line says any ({@code ...(N)}). */
+    static final long ANY_SEQUENCE = -1;
     private static final Pattern CALL = Pattern.compile("([a-z_][a-z0-9_]*)\\((.*)\\)\\s*=\\s*(-?\\d+|0x[0-9a-fA-F]+)"
         + "(?:\\s+([A-Z][A-Z0-9_]*))?(?:\\s*\\((.*)\\))?\\s*");
     private static final Pattern FLAGS = Pattern.compile("[SFRPUEW.]+");
-    /** A setting's value: one number, or numbers between quotes ({@code tcp_mem="low pressure high"}). */
-    private static final Pattern SYSCTL = Pattern.compile(
-        "`\\s*sysctl\\s+(?:-q\\s+|-w\\s+)*(net\\.ipv4\\.[a-z_0-9]+)\\s*=\\s*(\"[^\"]*\"|[^\\s\"`]+)\\s*`");
-    /** The kernel settings a script may make, each mapped onto {@link dev.tern.tcp.TcpConfig} by the runner. */
-    static final List<String> SYSCTLS = List.of("net.ipv4.tcp_syncookies", "net.ipv4.tcp_max_syn_backlog",
-        "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_window_scaling", "net.ipv4.tcp_mem",
-        "net.ipv4.tcp_wmem", "net.ipv4.tcp_slow_start_after_idle");
-    /** The settings written as three numbers between quotes (Linux's min/default/max or low/pressure/high). */
-    private static final List<String> THREE_NUMBER_SYSCTLS = List.of("net.ipv4.tcp_mem", "net.ipv4.tcp_wmem");
     /** Packetdrill's {@code --tolerance_usecs=N} option line: how far a packet Tern sends may be from its time. */
     static final String TOLERANCE_OPTION = "--tolerance_usecs";
+    /** {@code --tolerance_percent=P}: the tolerance grows to P % of the time since the previous line. */
+    static final String TOLERANCE_PERCENT_OPTION = "--tolerance_percent";
     /** {@code --tcp_ts_tick_usecs=N}: a {@code >} line's TS val is checked, N µs a tick (0: not checked). */
     static final String TS_TICK_OPTION = "--tcp_ts_tick_usecs";
     /** {@code --strict_segments}: a {@code >} line matches one segment, never several joined. */
     static final String STRICT_SEGMENTS_OPTION = "--strict_segments";
+    /** {@code --mss=N}: an injected segment with more data is cut into segments of N bytes, as GSO cuts it. */
+    static final String MSS_OPTION = "--mss";
+    /** {@code --mtu=N}: the link's MTU. */
+    static final String MTU_OPTION = "--mtu";
     private static final Pattern OPTION = Pattern.compile("(--[a-z_0-9]+)(?:=(\\S*))?");
+    /**
+     * Packetdrill's options taken and ignored, each with the reason: the runner's addresses are its own (docs/SCRIPTS.md).
+     */
+    private static final java.util.Set<String> IGNORED_OPTIONS = java.util.Set.of("--local_ip", "--remote_ip",
+        "--gateway_ip", "--netmask_ip");
     /**
      * Packetdrill's options without a faithful meaning in Tern's runner, each with the reason; any other is rejected
      * as unknown.
      */
     private static final java.util.Map<String, String> OPTIONS_WITHOUT_COUNTERPART = java.util.Map.of(
-        "--mss", "it sets the segment size by which packetdrill's tun device cuts a larger injected packet (GSO); "
-            + "Tern's link takes no packet above its MTU, so write the segments",
         "--tcp_ts_ecr_scaled", "it lets an injected TS ecr be scaled by the remote's tick; Tern's runner maps TS ecr "
             + "by the offset of Tern's first TS val only",
-        "--ip_version", "Tern's runner is IPv4 only",
-        "--local_ip", "the runner has its own addresses (Tern 198.18.0.2, the remote 198.18.0.1)",
-        "--remote_ip", "the runner has its own addresses (Tern 198.18.0.2, the remote 198.18.0.1)");
+        "--udp_encapsulation", "it runs TCP over UDP (FreeBSD's udp_tunneling), which Tern does not have",
+        "--non_fatal", "it lets a script go on after a failed line; Tern's runner stops at the first",
+        "--tcp_md5_secret", "Tern has no TCP MD5 signatures (RFC 2385)");
     private static final Pattern SPACED_DOTS = Pattern.compile("^(\\+?[0-9.]+)\\s*\\.\\.\\.\\s*(\\+?[0-9.]+)(?=\\s)");
     private static final Pattern PORTS = Pattern.compile("(\\d+)>(\\d+)(?=\\s)");
+    private static final Pattern SPACED_PLUS = Pattern.compile("^\\+\\s+(?=[0-9.])");
+    private static final Pattern IP_ECN = Pattern.compile("\\[(noecn|ect0|ect1|ect01|ce)]");
     private static final Pattern UDP = Pattern.compile("udp\\s*\\((\\d+)\\)");
 
     private final String file;
+    private final ScriptProfile profile;
 
-    private ScriptParser(String file) {
+    private ScriptParser(String file, ScriptProfile profile) {
         this.file = file;
+        this.profile = profile;
     }
 
-    /** Parses a whole script; {@code file} names it in messages. */
-    public static List<ScriptLine> parse(String file, String text) {
-        return new ScriptParser(file).parseAll(text);
+    /**
+     * Parses a whole script for {@code profile} (its symbols for {@code #ifdef}, its system's names); {@code file}
+     * names it in messages.
+     */
+    public static List<ScriptLine> parse(String file, String text, ScriptProfile profile) {
+        return new ScriptParser(file, profile).parseAll(ScriptPreprocessor.apply(file, text, profile));
     }
 
     private List<ScriptLine> parseAll(String text) {
@@ -108,7 +119,7 @@ public final class ScriptParser {
             }
             statement.append(piece);
             if (unclosed(statement) == null) {
-                lines.add(statement(statementLine, statement.toString()));
+                lines.addAll(statements(statementLine, statement.toString()));
                 statement.setLength(0);
             }
         }
@@ -154,6 +165,62 @@ public final class ScriptParser {
         return open.isEmpty() ? null : "'" + open.charAt(open.length() - 1) + "' is not closed";
     }
 
+    /**
+     * A statement as the lines it makes: a shell command makes a line for each setting (none for one that changes
+     * nothing), an option line one or none (an option the runner ignores); any other statement one.
+     */
+    private List<ScriptLine> statements(int line, String text) {
+        if (text.startsWith("--")) {
+            final ScriptLine.Sysctl option = optionLine(line, text.replace('\n', ' ').strip());
+            return option == null ? List.of() : List.of(option);
+        }
+        final Matcher timed = SHELL_TIME.matcher(text);
+        if (text.startsWith("`") || timed.lookingAt()) {
+            ScriptLine.When when = ScriptLine.Sysctl.NEXT;
+            String command = text;
+            if (!text.startsWith("`")) {
+                when = when(line, timed.group(1).replaceAll("\\s", ""));
+                if (when.any() || when.isRange()) {
+                    throw error(line, "a shell line (`...`) takes one time, not '*' or a range");
+                }
+                command = text.substring(timed.end());
+            }
+            if (!command.endsWith("`") || command.length() < 2) {
+                throw error(line, "unexpected text after a shell command's closing '`'");
+            }
+            final List<ScriptLine> settings = new ArrayList<>();
+            for (ScriptLine shell : ScriptShell.settings(file, line, command.substring(1, command.length() - 1),
+                profile)) {
+                if (shell instanceof ScriptLine.SocketCount c) {
+                    settings.add(new ScriptLine.SocketCount(line, when, c.state(), c.port(), c.count(), c.text()));
+                    continue;
+                }
+                if (shell instanceof ScriptLine.SocketDrop d) {
+                    settings.add(new ScriptLine.SocketDrop(line, when, d.state(), d.text()));
+                    continue;
+                }
+                final ScriptLine.Sysctl s = (ScriptLine.Sysctl) shell;
+                if (!ScriptSettings.known(s.name())) {
+                    throw error(line, "sysctl " + s.name() + " is not supported (supported: " + String.join(", ",
+                        ScriptSettings.LINUX) + "; FreeBSD's " + String.join(", ", ScriptSettings.FREEBSD) + ", and "
+                        + String.join(", ", new java.util.TreeSet<>(ScriptSettings.FREEBSD_FIXED.keySet()))
+                        + " at the value that describes Tern)");
+                }
+                final int wanted = ScriptSettings.arity(s.name());
+                if (s.values().length != wanted) {
+                    throw error(line, "sysctl " + s.name() + " takes " + wanted + " number"
+                        + (wanted == 1 ? "" : "s between quotes") + ", got " + s.values().length);
+                }
+                settings.add(new ScriptLine.Sysctl(line, when, s.name(), s.values()));
+            }
+            return settings;
+        }
+        return List.of(statement(line, text));
+    }
+
+    /** A shell line's time: {@code +0.00 `...`} (spaces may follow the sign, as the FreeBSD suite writes). */
+    private static final Pattern SHELL_TIME = Pattern.compile("(\\+?\\s*[0-9.]+)\\s*(?=`)");
+
     private ScriptLine statement(int line, String text) {
         final int python = text.indexOf("%{");
         if (python >= 0) {
@@ -161,34 +228,8 @@ public final class ScriptParser {
         }
         // A statement written over several lines reads as one line.
         text = text.replace('\n', ' ');
-        if (text.startsWith("`")) {
-            final Matcher sysctl = SYSCTL.matcher(text);
-            if (sysctl.matches()) {
-                if (!SYSCTLS.contains(sysctl.group(1))) {
-                    throw error(line, "sysctl " + sysctl.group(1) + " is not supported (supported: "
-                        + String.join(", ", SYSCTLS) + ")");
-                }
-                final String[] words = sysctl.group(2).replace('"', ' ').trim().split("\\s+");
-                final long[] values = new long[words.length];
-                for (int i = 0; i < words.length; i++) {
-                    if (!words[i].matches("\\d{1,18}")) {
-                        throw error(line, "sysctl " + sysctl.group(1) + " takes numbers, not '" + words[i] + "'");
-                    }
-                    values[i] = Long.parseLong(words[i]);
-                }
-                final int wanted = THREE_NUMBER_SYSCTLS.contains(sysctl.group(1)) ? 3 : 1;
-                if (values.length != wanted) {
-                    throw error(line, "sysctl " + sysctl.group(1) + " takes " + wanted + " number"
-                        + (wanted == 1 ? "" : "s between quotes") + ", got " + values.length);
-                }
-                return new ScriptLine.Sysctl(line, sysctl.group(1), values);
-            }
-            throw error(line, "shell commands (`...`) are not supported: Tern runs in-process, there is no shell "
-                + "(only `sysctl -q net.ipv4.NAME=VALUE` for the settings docs/SCRIPTS.md lists)");
-        }
-        if (text.startsWith("--")) {
-            return optionLine(line, text);
-        }
+        // packetdrill's lexer reads a relative time's '+' as a token of its own: "+ 0.00" is "+0.00".
+        text = SPACED_PLUS.matcher(text).replaceFirst("+");
         // packetdrill's lexer lets spaces surround the '...' of a blocking call's times.
         text = SPACED_DOTS.matcher(text).replaceFirst("$1...$2");
         final int space = firstSpace(text);
@@ -220,14 +261,6 @@ public final class ScriptParser {
         }
         final ScriptLine.When when = when(line, timeText);
         final String rest = text.substring(space).strip();
-        if (rest.startsWith("`")) {
-            // packetdrill also writes shell lines with a time; a sysctl is applied before the script starts.
-            if (dots >= 0 || when.any() || when.isRange() || when.startNs() != 0) {
-                throw error(line, "a shell line (`...`) takes effect before the script starts: give it the time 0 "
-                    + "or none");
-            }
-            return statement(line, rest);
-        }
         if (dots >= 0) {
             if (rest.startsWith("<") || rest.startsWith(">")) {
                 throw error(line, "'...' (a call that spans time) is only for blocking calls, not packets");
@@ -252,36 +285,69 @@ public final class ScriptParser {
     }
 
     /**
-     * A packetdrill command-line option written as a line: {@code --tolerance_usecs=N}, {@code --tcp_ts_tick_usecs=N}
-     * and {@code --strict_segments} have Tern's meaning of packetdrill's; others are rejected with the reason.
+     * A packetdrill command-line option written as a line, with packetdrill's meaning (docs/SCRIPTS.md): a setting of
+     * the comparison or the link, or null for one the runner takes and ignores; others are rejected with the reason.
      */
-    private ScriptLine optionLine(int line, String text) {
+    private ScriptLine.Sysctl optionLine(int line, String text) {
         final Matcher m = OPTION.matcher(text);
         if (!m.matches()) {
             throw error(line, "bad option line '" + text + "': write --NAME or --NAME=VALUE");
         }
         final String name = m.group(1);
         final String value = m.group(2);
-        switch (name) {
-            case TOLERANCE_OPTION, TS_TICK_OPTION -> {
-                if (value == null || !value.matches("\\d{1,7}")) {
-                    throw error(line, name + " takes a number of microseconds, like " + name + "=1000");
+        if (IGNORED_OPTIONS.contains(name)) {
+            return null;
+        }
+        final long number = switch (name) {
+            case TOLERANCE_OPTION, TS_TICK_OPTION -> number(line, name, value, 9_999_999, "microseconds, like " + name
+                + "=1000");
+            case MSS_OPTION -> number(line, name, value, 65535, "bytes, like --mss=1000");
+            case MTU_OPTION -> {
+                final long mtu = number(line, name, value, 65535, "bytes, like --mtu=9000");
+                if (mtu < MIN_MTU) {
+                    throw error(line, "--mtu=" + mtu + " is below IPv4's minimum of " + MIN_MTU + " (RFC 791)");
                 }
-                return new ScriptLine.Sysctl(line, name, new long[] {Long.parseLong(value)});
+                yield mtu;
+            }
+            // Thousandths of a percent: packetdrill takes a fraction ("12.5").
+            case TOLERANCE_PERCENT_OPTION -> {
+                if (value == null || !value.matches("\\d{1,3}(\\.\\d{0,3})?") || Double.parseDouble(value) > 100) {
+                    throw error(line, name + " takes a percentage from 0 to 100, like " + name + "=12.5");
+                }
+                yield Math.round(Double.parseDouble(value) * 1000);
             }
             case STRICT_SEGMENTS_OPTION -> {
                 if (value != null) {
                     throw error(line, name + " takes no value");
                 }
-                return new ScriptLine.Sysctl(line, name, new long[] {1});
+                yield 1;
+            }
+            case "--ip_version" -> {
+                if (!"ipv4".equals(value)) {
+                    throw error(line, "--ip_version=" + value + " needs IPv6, which Tern's runner does not have "
+                        + "(--ip_version=ipv4 is taken)");
+                }
+                yield -1;
             }
             default -> {
                 final String reason = OPTIONS_WITHOUT_COUNTERPART.get(name);
                 throw error(line, "command-line option '" + name + "' is not supported: " + (reason != null ? reason
-                    : "unknown to Tern's runner (supported: --tolerance_usecs=N, --tcp_ts_tick_usecs=N, "
-                    + "--strict_segments)"));
+                    : "unknown to Tern's runner (supported: --ip_version=ipv4, --tolerance_usecs=N, "
+                    + "--tolerance_percent=P, --tcp_ts_tick_usecs=N, --strict_segments, --mss=N, --mtu=N, "
+                    + "--define=NAME=VALUE; --local_ip, --remote_ip, --gateway_ip, --netmask_ip are ignored)"));
             }
+        };
+        return number < 0 ? null : new ScriptLine.Sysctl(line, ScriptLine.Sysctl.NEXT, name, new long[] {number});
+    }
+
+    /** IPv4's smallest MTU (RFC 791: every host takes datagrams of 68 bytes). */
+    static final int MIN_MTU = 68;
+
+    private long number(int line, String name, String value, long max, String what) {
+        if (value == null || !value.matches("\\d{1,9}") || Long.parseLong(value) > max) {
+            throw error(line, name + " takes a number of " + what);
         }
+        return Long.parseLong(value);
     }
 
     /**
@@ -301,7 +367,8 @@ public final class ScriptParser {
         }
         // The body's lines keep their numbers: the block may start on the line of its '%{' or the next one.
         final String body = text.substring(open + 2, close);
-        return new ScriptLine.TcpInfoAsserts(line, when, TcpInfoAssert.parseBlock(file, line, body));
+        return new ScriptLine.TcpInfoAsserts(line, when, TcpInfoAssert.parseBlock(file, line, body,
+            profile.dialect().stateNumbers()));
     }
 
     private static int firstSpace(String text) {
@@ -344,6 +411,20 @@ public final class ScriptParser {
     private ScriptLine packet(int line, ScriptLine.When when, boolean inbound, String text, String whole) {
         if (inbound && when.any()) {
             throw error(line, "'*' (any time) is only allowed for packets Tern sends (>)");
+        }
+        final Matcher ecn = IP_ECN.matcher(text);
+        if (ecn.lookingAt()) {
+            // Packetdrill's IP ECN field: Tern has no ECN, so it sends and is sent Not-ECT only (RFC 3168 §5).
+            if (!ecn.group(1).equals("noecn")) {
+                throw error(line, "[" + ecn.group(1) + "] (an ECN-capable IP field) is not supported: Tern has no "
+                    + "ECN ([noecn] is taken)");
+            }
+            text = text.substring(ecn.end()).strip();
+        }
+        if (text.startsWith("(")) {
+            throw error(line, "IP header fields on a packet ('" + text.substring(0, text.indexOf(')') < 0
+                ? text.length() : text.indexOf(')') + 1) + "') are not supported: Tern's runner writes and compares "
+                + "TCP, UDP and ICMP only");
         }
         ScriptLine.Ports ports = null;
         final Matcher portText = PORTS.matcher(text);
@@ -423,6 +504,12 @@ public final class ScriptParser {
         java.util.Map.entry("net_unreachable_for_tos", 11), java.util.Map.entry("host_unreachable_for_tos", 12),
         java.util.Map.entry("packet_filtered", 13), java.util.Map.entry("precedence_violation", 14),
         java.util.Map.entry("precedence_cutoff", 15));
+    /**
+     * Time Exceeded's codes (RFC 792): the FreeBSD suite's names, and the names packetdrill gives ICMPv6's two codes
+     * of the same meaning.
+     */
+    private static final java.util.Map<String, Integer> TIME_EXCEEDED_CODES = java.util.Map.of(
+        "ttl_exceeded_in_transit", 0, "frag_reass_exceeded", 1, "exceeded_hop_limit", 0, "exceeded_frag_time", 1);
     private static final Pattern RAW = Pattern.compile("raw\\s*\\((\\d+)\\)");
     /** The length of an ICMP message packetdrill builds when the line quotes nothing: room for an IPv4 header and 8. */
     static final int ICMP_DEFAULT_LENGTH = IcmpHeader.LENGTH + 28;
@@ -474,6 +561,9 @@ public final class ScriptParser {
             } else {
                 final String segmentText = SEQ.matcher(inner).matches() ? "0 " + inner : inner;
                 quoted = segment(line, when, !inbound, quotedPorts, segmentText, whole);
+                if (((ScriptLine.Packet) quoted).seqStart() == ANY_SEQUENCE) {
+                    throw error(line, "a quoted segment needs its sequence number, not '...'");
+                }
             }
         }
         final String[] words = text.split("\\s+");
@@ -486,7 +576,8 @@ public final class ScriptParser {
         int code = 0;
         if (i < words.length && !words[i].equals("mtu") && !words[i].equals("id")) {
             code = icmpNumber(line, words[i++], "code_",
-                type == IcmpHeader.DESTINATION_UNREACHABLE ? UNREACHABLE_CODES : java.util.Map.of(),
+                type == IcmpHeader.DESTINATION_UNREACHABLE ? UNREACHABLE_CODES
+                    : type == IcmpHeader.TIME_EXCEEDED ? TIME_EXCEEDED_CODES : java.util.Map.of(),
                 icmpTypeName(type) + " code");
         }
         int mtu = -1;
@@ -582,6 +673,16 @@ public final class ScriptParser {
         if (i >= tokens.size()) {
             throw error(line, "missing sequence numbers after the flags: write start:end(length), like 1:1(0)");
         }
+        final Matcher anySeq = ANY_SEQ.matcher(tokens.get(i));
+        if (anySeq.matches()) {
+            // The FreeBSD suite's "any sequence number" (for a SYN-ACK whose ISN the script cannot know).
+            if (inbound) {
+                throw error(line, "'...(N)' (any sequence number) is only for packets Tern sends (>)");
+            }
+            i++;
+            return segmentRest(line, when, inbound, ports, flags, ANY_SEQUENCE,
+                ANY_SEQUENCE + Long.parseLong(anySeq.group(1)), tokens, i, whole);
+        }
         final Matcher seq = SEQ.matcher(tokens.get(i++));
         if (!seq.matches()) {
             throw error(line, "bad sequence numbers '" + tokens.get(i - 1) + "': write start:end(length), like 1:1001(1000)");
@@ -596,6 +697,12 @@ public final class ScriptParser {
         if (length > 65535) {
             throw error(line, "a packet of " + length + " bytes is longer than TCP allows in one IPv4 datagram");
         }
+        return segmentRest(line, when, inbound, ports, flags, start, end, tokens, i, whole);
+    }
+
+    /** A segment's ack, window and options, from token {@code i} on. */
+    private ScriptLine.Packet segmentRest(int line, ScriptLine.When when, boolean inbound, ScriptLine.Ports ports,
+                                          int flags, long start, long end, List<String> tokens, int i, String whole) {
         long ack = -1;
         int window = -1;
         List<ScriptLine.Option> options = null;
@@ -628,11 +735,9 @@ public final class ScriptParser {
                 }
             }
         }
-        if (ack >= 0 && (flags & TcpFlags.ACK) == 0) {
-            throw error(line, "'ack " + ack + "' without the ACK flag: add '.' to the flags (like P.)");
-        }
-        if ((flags & TcpFlags.ACK) != 0 && ack < 0) {
-            throw error(line, "the ACK flag ('.') needs an ack number: add 'ack N'");
+        if ((flags & TcpFlags.ACK) != 0 && ack < 0 && inbound) {
+            // As packetdrill: an injected ACK without its number acknowledges relative sequence number 0.
+            ack = 0;
         }
         return new ScriptLine.Packet(line, when, inbound, ports, flags, start, end, ack, window, options, whole);
     }
@@ -762,10 +867,6 @@ public final class ScriptParser {
         final String errno = m.group(4);
         if (errno != null && value != -1) {
             throw error(line, "an errno (" + errno + ") goes with the result -1, not " + value);
-        }
-        if (errno == null && value == -1) {
-            throw error(line, "a call returning -1 needs the errno it sets, like '= -1 EAGAIN (Resource temporarily "
-                + "unavailable)'");
         }
         return new ScriptLine.Call(line, when, m.group(1), splitArguments(line, m.group(2)), value, errno, whole, -1,
             false);

@@ -100,7 +100,7 @@ public final class ScriptRunner {
      * stack (it may make progress itself, as a blocking write filling the buffer), {@code resume} gives the result.
      */
     private record Pending(ScriptLine.Call call, BooleanSupplier ready, java.util.function.Supplier<Result> resume,
-                           String waitingFor, long returnNs, long wakeNs) {
+                           String waitingFor, long returnNs, long wakeNs, long toleranceNs) {
     }
 
     /** A call's outcome: a value, or -1 with an errno name. */
@@ -192,8 +192,9 @@ public final class ScriptRunner {
      */
     static void run(String file, String text, ScriptProfile profile, java.io.PrintStream trace,
                     LongToIntFunction applicationBytes) {
-        final List<ScriptLine> lines = ScriptParser.parse(file, text);
-        final ScriptRunner runner = new ScriptRunner(file, withSysctls(file, lines, profile), applicationBytes);
+        final List<ScriptLine> lines = ScriptParser.parse(file, text, profile);
+        final ScriptRunner runner = new ScriptRunner(file, ScriptSettings.apply(file, lines, profile),
+            applicationBytes);
         runner.trace = trace;
         try {
             runner.runAll(lines);
@@ -202,70 +203,6 @@ public final class ScriptRunner {
             runner.stack.close();
             runner.wire.close();
         }
-    }
-
-    /**
-     * The profile with the script's leading {@code sysctl} lines applied to its TCP configuration; a sysctl after
-     * another statement is an error (the stack is already running).
-     */
-    /** The unit of {@code net.ipv4.tcp_mem}: Linux counts pages. */
-    private static final long TCP_MEM_PAGE = 4096;
-
-    private static ScriptProfile withSysctls(String file, List<ScriptLine> lines, ScriptProfile profile) {
-        final dev.tern.tcp.TcpConfig.Builder tcp = profile.tcp().toBuilder();
-        long toleranceNs = profile.toleranceNs();
-        long tsTickUs = profile.tsTickUs();
-        boolean strictSegments = profile.strictSegments();
-        boolean leading = true;
-        for (ScriptLine line : lines) {
-            if (!(line instanceof ScriptLine.Sysctl sysctl)) {
-                leading = false;
-                continue;
-            }
-            if (!leading) {
-                throw new ScriptException(file, line.line(), "a sysctl or option line must come before every other "
-                    + "statement: Tern's configuration is fixed once its stack runs");
-            }
-            final long v = sysctl.value();
-            switch (sysctl.name()) {
-                // Linux's 2 ("cookies always") has no Tern counterpart: Tern sends cookies only when the SYN queue
-                // is full; tcp_max_syn_backlog bounds that queue.
-                case "net.ipv4.tcp_syncookies" -> {
-                    if (v > 1) {
-                        throw new ScriptException(file, line.line(), "tcp_syncookies=" + v + " is not supported: Tern "
-                            + "sends cookies only when the SYN queue is full (0 or 1; bound the queue with "
-                            + "net.ipv4.tcp_max_syn_backlog)");
-                    }
-                    tcp.synCookies(v == 1);
-                }
-                case "net.ipv4.tcp_max_syn_backlog" -> tcp.synQueueSize((int) Math.clamp(v, 1, 1 << 20));
-                case "net.ipv4.tcp_sack" -> tcp.sack(v != 0);
-                case "net.ipv4.tcp_timestamps" -> tcp.timestamps(v != 0);
-                case "net.ipv4.tcp_window_scaling" -> tcp.windowScaling(v != 0);
-                // Linux's three page counts (low, pressure, high) become the budget's pressure mark and limit, in
-                // 4 KiB pages; low has no counterpart: Tern's pressure ends below seven eighths of the mark
-                // (docs/TCP.md, "Open connections under pressure").
-                case "net.ipv4.tcp_mem" -> {
-                    final long pressure = sysctl.values()[1];
-                    final long high = sysctl.values()[2];
-                    if (pressure < 1 || high < pressure || high > 1L << 40) {
-                        throw new ScriptException(file, line.line(), "tcp_mem needs 0 < pressure <= high (pages), got "
-                            + pressure + " and " + high);
-                    }
-                    tcp.memoryLimits(pressure * TCP_MEM_PAGE, high * TCP_MEM_PAGE);
-                }
-                // Linux's min, default and max send buffer: the default is what a new socket gets (Tern's buffer
-                // does not grow, so the max has no counterpart); rounded up to a power of two as SO_SNDBUF is.
-                case "net.ipv4.tcp_wmem" -> tcp.sendBufferSize(ScriptSockets.bufferSize(sysctl.values()[1]));
-                case "net.ipv4.tcp_slow_start_after_idle" -> tcp.slowStartAfterIdle(v != 0);
-                case ScriptParser.TOLERANCE_OPTION -> toleranceNs = v * 1_000;
-                case ScriptParser.TS_TICK_OPTION -> tsTickUs = v;
-                case ScriptParser.STRICT_SEGMENTS_OPTION -> strictSegments = true;
-                default -> throw new IllegalStateException("the parser lets only known sysctls through");
-            }
-        }
-        return new ScriptProfile(profile.name(), profile.description(), tcp.build(), profile.mtu(), toleranceNs,
-            tsTickUs, strictSegments, profile.strictEnd());
     }
 
     private void runAll(List<ScriptLine> lines) {
@@ -289,8 +226,21 @@ public final class ScriptRunner {
                     inject(i);
                     lastNs = now();
                 }
-                case ScriptLine.Sysctl ignored -> {
-                    // Applied to the configuration before the stack was built (withSysctls).
+                case ScriptLine.Sysctl setting -> {
+                    // Applied to the configuration before the stack was built (ScriptSettings); it takes its time.
+                    waitUntil(setting);
+                    lastNs = now();
+                }
+                case ScriptLine.SocketCount count -> {
+                    waitUntil(line);
+                    sockets.checkCount(count);
+                    lastNs = now();
+                }
+                case ScriptLine.SocketDrop drop -> {
+                    waitUntil(line);
+                    sockets.drop(drop);
+                    poll();
+                    lastNs = now();
                 }
                 case ScriptLine.TcpInfoAsserts block -> {
                     waitUntil(line);
@@ -313,10 +263,10 @@ public final class ScriptRunner {
         }
         long lastReturn = Long.MIN_VALUE;
         for (Pending p : pendings) {
-            lastReturn = Math.max(lastReturn, p.returnNs);
+            lastReturn = Math.max(lastReturn, p.returnNs + p.toleranceNs);
         }
         if (!pendings.isEmpty()) {
-            advance(lastReturn + profile.toleranceNs() + 1, pendings::isEmpty);
+            advance(lastReturn + 1, pendings::isEmpty);
         }
         poll();
         final Sent extra = sent.peekFirst();
@@ -370,6 +320,26 @@ public final class ScriptRunner {
         advanceTo(at);
     }
 
+    /**
+     * How far from {@code atNs} a line's event may happen, when the line before it was at {@code sinceNs}:
+     * packetdrill's rule, the profile's tolerance or its share ({@code --tolerance_percent}) of the time between
+     * them, whichever is more.
+     */
+    private long tolerance(long atNs, long sinceNs) {
+        return Math.max(profile.toleranceNs(), (long) (profile.tolerancePercent() / 100 * (atNs - sinceNs)));
+    }
+
+    /** What getsockopt reports for a socket's receive or send buffer it did not set (before the dialect's rounding). */
+    long reportedBuffer(boolean receive) {
+        final long reported = receive ? profile.reportedReceiveBuffer() : profile.reportedSendBuffer();
+        return reported > 0 ? reported : receive ? profile.tcp().receiveBufferSize() : profile.tcp().sendBufferSize();
+    }
+
+    /** The system whose names the script uses. */
+    ScriptDialect dialect() {
+        return profile.dialect();
+    }
+
     void poll() {
         for (int round = 0; round < 100_000; round++) {
             final int work = stack.poll(clock.nanoTime());
@@ -397,7 +367,7 @@ public final class ScriptRunner {
             }
             long next = Math.min(stack.pollAt(), wire.nextDeliveryNs());
             for (Pending p : pendings) {
-                next = Math.min(next, START_NS + Math.min(p.returnNs + profile.toleranceNs() + 1, p.wakeNs));
+                next = Math.min(next, START_NS + Math.min(p.returnNs + p.toleranceNs + 1, p.wakeNs));
             }
             if (next - nowNs <= 0) {
                 next = nowNs + 1;
@@ -425,7 +395,7 @@ public final class ScriptRunner {
 
     /** One pending call: checked when it can return, failed when it is still waiting past its time. */
     private void settle(Pending p) {
-        final long tolerance = profile.toleranceNs();
+        final long tolerance = p.toleranceNs;
         if (p.ready.getAsBoolean()) {
             pendings.remove(p);
             final Result result = p.resume.get();
@@ -645,7 +615,7 @@ public final class ScriptRunner {
         final ScriptLine.When when = line.when();
         final long lo = when.any() ? 0 : start(when);
         final long hi = when.any() ? now() + ANY_TIME_LIMIT_NS : end(when);
-        final long tolerance = when.any() ? 0 : profile.toleranceNs();
+        final long tolerance = when.any() ? 0 : tolerance(lo, lastNs);
         if (!advance(hi + tolerance, () -> !sent.isEmpty())) {
             final String expected = "expected Tern to send '" + packetText(line) + "'"
                 + (when.any() ? "" : " at " + timeText(lo, hi)) + ", but Tern sent nothing by " + seconds(now()) + " s";
@@ -659,7 +629,8 @@ public final class ScriptRunner {
         final Sent s = sent.pollFirst();
         if (!when.any() && (s.atNs < lo - tolerance || s.atNs > hi + tolerance)) {
             throw failure(line.line(), "expected '" + packetText(line) + "' at " + timeText(lo, hi) + " (tolerance "
-                + profile.toleranceNs() / 1_000_000 + " ms); Tern sent " + describe(s) + " at " + seconds(s.atNs)
+                + new java.math.BigDecimal(tolerance).movePointLeft(6).stripTrailingZeros().toPlainString()
+                + " ms); Tern sent " + describe(s) + " at " + seconds(s.atNs)
                 + " s");
         }
         return s;
@@ -670,12 +641,16 @@ public final class ScriptRunner {
         final Sent s = line instanceof ScriptLine.Packet p && !profile.strictSegments() ? joinSegments(p, taken)
             : taken;
         final String mismatch = switch (line) {
-            case ScriptLine.Packet p -> s.tcp == null ? "not a TCP segment" : segmentMismatch(p, s, profile);
+            // The TS val's tolerance grows with the time since the script's start, as packetdrill's.
+            case ScriptLine.Packet p -> s.tcp == null ? "not a TCP segment"
+                : segmentMismatch(p, s, profile, tolerance(s.atNs, 0));
             case ScriptLine.Datagram d -> s.udp == null ? "not a UDP datagram" : datagramMismatch(d, s);
             case ScriptLine.Icmp i -> s.icmp == null ? "not an ICMP message" : icmpMismatch(i, s);
             case ScriptLine.Call c -> throw new IllegalStateException("a call is not a packet");
             case ScriptLine.Sysctl c -> throw new IllegalStateException("a sysctl is not a packet");
             case ScriptLine.TcpInfoAsserts b -> throw new IllegalStateException("a Python block is not a packet");
+            case ScriptLine.SocketCount b -> throw new IllegalStateException("a socket count is not a packet");
+            case ScriptLine.SocketDrop b -> throw new IllegalStateException("tcpdrop is not a packet");
         };
         if (mismatch != null) {
             throw failure(line.line(), "expected '" + packetText(line) + "'; Tern sent " + describe(s) + " at "
@@ -692,8 +667,8 @@ public final class ScriptRunner {
      * The flow's comparison of the header, then every byte of the data against what the application wrote at its
      * sequence number ({@link ScriptPayload#tern}; data on a SYN would start after it).
      */
-    private static String segmentMismatch(ScriptLine.Packet p, Sent s, ScriptProfile profile) {
-        final String header = s.flow.mismatch(p, s.tcp, profile.tsTickUs(), profile.toleranceNs());
+    private static String segmentMismatch(ScriptLine.Packet p, Sent s, ScriptProfile profile, long tsToleranceNs) {
+        final String header = s.flow.mismatch(p, s.tcp, profile.tsTickUs(), tsToleranceNs);
         if (header != null) {
             return header;
         }
@@ -827,6 +802,8 @@ public final class ScriptRunner {
             case ScriptLine.Call c -> c.text();
             case ScriptLine.Sysctl c -> c.name();
             case ScriptLine.TcpInfoAsserts b -> "%{ }%";
+            case ScriptLine.SocketCount s -> s.text();
+            case ScriptLine.SocketDrop d -> d.text();
         };
         final String stripped = text.strip();
         final int arrow = stripped.indexOf('>');
@@ -839,24 +816,41 @@ public final class ScriptRunner {
         // Before Tern sent a SYN its ISN is unknown: ACK numbers and SACK blocks are then the wire's (a script
         // about segments to a closed port needs no more).
         final ScriptFlow flow = inboundFlow(p);
+        final int mss = profile.gsoMss();
+        if (mss <= 0 || p.payloadLength() <= mss) {
+            injectSegment(p, flow, 0, p.payloadLength(), p.flags());
+            return;
+        }
+        // As packetdrill's --mss has the kernel's GSO cut it: every piece with the header, CWR on the first only,
+        // FIN and PSH on the last only.
+        for (int offset = 0; offset < p.payloadLength(); offset += mss) {
+            final int length = Math.min(mss, p.payloadLength() - offset);
+            final boolean last = offset + length == p.payloadLength();
+            final int flags = p.flags() & ~(offset == 0 ? 0 : TcpFlags.CWR) & ~(last ? 0 : TcpFlags.FIN | TcpFlags.PSH);
+            injectSegment(p, flow, offset, length, flags);
+        }
+    }
+
+    /** One segment of the line's packet: {@code length} bytes of its data from {@code offset}, with {@code flags}. */
+    private void injectSegment(ScriptLine.Packet p, ScriptFlow flow, int offset, int length, int flags) {
         final byte[] options = flow.optionBytes(p);
         final int headerLength = TcpHeader.MIN_LENGTH + options.length;
         if (headerLength > 60) {
             throw failure(p.line(), "the options take " + options.length + " bytes, more than TCP's 40");
         }
-        final int tcpLength = headerLength + p.payloadLength();
+        final int tcpLength = headerLength + length;
         final byte[] segment = new byte[tcpLength];
         final TcpHeader header = new TcpHeader().wrap(MemorySegment.ofArray(segment), 0, tcpLength);
-        header.write(flow.remotePort, flow.ternPort, (int) (REMOTE_ISN + p.seqStart()),
-            p.ack() < 0 ? 0 : (int) flow.ternSeq(p.ack()), headerLength, p.flags(),
-            p.window() < 0 ? 65535 : p.window());
+        // An ack number without the ACK flag is written as it stands, as packetdrill writes it.
+        final long ack = p.ack() < 0 ? 0 : (p.flags() & TcpFlags.ACK) == 0 ? p.ack() : flow.ternSeq(p.ack());
+        header.write(flow.remotePort, flow.ternPort, (int) (REMOTE_ISN + p.seqStart() + offset), (int) ack,
+            headerLength, flags, p.window() < 0 ? 65535 : p.window());
         for (int i = 0; i < options.length; i++) {
             header.optionByte(i, options[i] & 0xFF);
         }
         // The data is the remote's pattern at each byte's sequence number, which read checks (ScriptPayload).
-        final long first = REMOTE_ISN + p.seqStart() + ((p.flags() & TcpFlags.SYN) != 0 ? 1 : 0);
-        ScriptPayload.fill(MemorySegment.ofArray(segment), headerLength, p.payloadLength(), first,
-            ScriptPayload::remote);
+        final long first = REMOTE_ISN + p.seqStart() + offset + ((p.flags() & TcpFlags.SYN) != 0 ? 1 : 0);
+        ScriptPayload.fill(MemorySegment.ofArray(segment), headerLength, length, first, ScriptPayload::remote);
         TcpRepr.fillChecksum(header, REMOTE_ADDRESS, TERN_ADDRESS, tcpLength);
         injectIp(p.line(), IpProtocol.TCP, segment);
     }
@@ -984,7 +978,7 @@ public final class ScriptRunner {
         }
         if (c.spansTime()) {
             final long returnNs = c.returnRelative() ? now() + c.returnNs() : c.returnNs();
-            if (now() < returnNs - profile.toleranceNs()) {
+            if (now() < returnNs - tolerance(returnNs, now())) {
                 throw failure(c.line(), c.name() + " returned " + result + " at once, at " + seconds(now())
                     + " s; the script says it blocks until " + seconds(returnNs) + " s");
             }
@@ -994,8 +988,11 @@ public final class ScriptRunner {
     }
 
     private void check(ScriptLine.Call c, Result result) {
-        final Result expected = new Result(c.result(), c.errno());
-        if (!result.equals(expected)) {
+        // EWOULDBLOCK is EAGAIN's other name on Linux and FreeBSD alike (one number).
+        final Result expected = new Result(c.result(), "EWOULDBLOCK".equals(c.errno()) ? "EAGAIN" : c.errno());
+        // As packetdrill: "= -1" without an errno compares the result only.
+        final boolean anyErrno = c.result() == -1 && c.errno() == null;
+        if (anyErrno ? result.value() != -1 : !result.equals(expected)) {
             throw failure(c.line(), c.name() + " returned " + result + ", the script expects " + expected);
         }
     }
@@ -1029,7 +1026,8 @@ public final class ScriptRunner {
             return resume.get();
         }
         final long returnNs = c.returnRelative() ? now() + c.returnNs() : c.returnNs();
-        pendings.add(new Pending(c, ready, resume, waitingFor, returnNs, wakeAtNs));
+        // As packetdrill: a blocking call's return is held to the share of its own span, from its start.
+        pendings.add(new Pending(c, ready, resume, waitingFor, returnNs, wakeAtNs, tolerance(returnNs, now())));
         return Result.PENDING;
     }
 

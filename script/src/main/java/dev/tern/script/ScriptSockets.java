@@ -88,6 +88,42 @@ final class ScriptSockets {
         }
     }
 
+    /**
+     * The FreeBSD suite's {@code sockstat} count: the application's TCP sockets (listeners and connections of open
+     * descriptors) in the state sockstat names, on the port when one is named (local or remote), must be as many as
+     * the line says.
+     */
+    void checkCount(ScriptLine.SocketCount count) {
+        int found = 0;
+        for (Fd fd : fds.values()) {
+            if (fd.udp != null || (fd.connection < 0 && fd.listener < 0)) {
+                continue;
+            }
+            final boolean listening = fd.connection < 0;
+            final int state = listening ? TcpState.LISTEN : tcp.state(fd.connection);
+            final boolean onPort = count.port() < 0 || (listening ? count.port() == ScriptRunner.SCRIPT_PORT
+                : tcp.localPort(fd.connection) == count.port() || tcp.remotePort(fd.connection) == count.port());
+            if (onPort && ScriptDialect.sockstatName(state).equals(count.state())) {
+                found++;
+            }
+        }
+        if (found != count.count()) {
+            throw runner.failure(count.line(), "`" + count.text() + "`: " + found + " TCP socket" + (found == 1 ? "" : "s")
+                + " of the application " + (found == 1 ? "is" : "are") + " in " + count.state() + ", not "
+                + count.count());
+        }
+    }
+
+    /** FreeBSD's tcpdrop: the connections of the application's descriptors in the state are aborted. */
+    void drop(ScriptLine.SocketDrop drop) {
+        for (Fd fd : fds.values()) {
+            if (fd.udp == null && fd.connection >= 0
+                && ScriptDialect.sockstatName(tcp.state(fd.connection)).equals(drop.state())) {
+                tcp.abort(fd.connection, runner.nowNs());
+            }
+        }
+    }
+
     /** Runs one call; {@link ScriptRunner.Result#PENDING} when it blocks and spans time. */
     ScriptRunner.Result call(ScriptLine.Call c) {
         return switch (c.name()) {
@@ -363,8 +399,12 @@ final class ScriptSockets {
                 yield error == TcpError.NONE ? "0" : errno(error);
             }
             case "IPPROTO_TCP TCP_NODELAY" -> fd.noDelay ? "1" : "0";
+            case "SOL_SOCKET SO_RCVBUF" -> Long.toString(SocketBufferSizes.reported(runner.dialect(),
+                fd.receiveBuffer > 0 ? fd.receiveBuffer : runner.reportedBuffer(true), peerMss(fd)));
+            case "SOL_SOCKET SO_SNDBUF" -> Long.toString(SocketBufferSizes.reported(runner.dialect(),
+                fd.sendBuffer > 0 ? fd.sendBuffer : runner.reportedBuffer(false), peerMss(fd)));
             default -> throw runner.failure(c.line(), "getsockopt " + option + " is not supported (supported: SO_ERROR, "
-                + "TCP_NODELAY, TCP_INFO)");
+                + "SO_RCVBUF, SO_SNDBUF, TCP_NODELAY, TCP_INFO)");
         };
         final String want = expected.startsWith("[") && expected.endsWith("]")
             ? expected.substring(1, expected.length() - 1).strip() : expected;
@@ -372,6 +412,15 @@ final class ScriptSockets {
             throw runner.failure(c.line(), "getsockopt " + option + " gave [" + actual + "], the script expects " + expected);
         }
         return ScriptRunner.Result.ok(0);
+    }
+
+    /** The connection's MSS once the peer's SYN or SYN-ACK told it (0 before, and for a listener). */
+    private int peerMss(Fd fd) {
+        if (fd.connection < 0) {
+            return 0;
+        }
+        final int state = tcp.state(fd.connection);
+        return state == TcpState.SYN_SENT || state == TcpState.CLOSED ? 0 : tcp.mss(fd.connection);
     }
 
     /**
@@ -397,7 +446,7 @@ final class ScriptSockets {
                 throw runner.failure(c.line(), "TCP_INFO field '" + name + "' is not supported ("
                     + String.join(", ", TcpInfoAssert.FIELDS) + ")");
             }
-            final String actual = name.equals("tcpi_state") ? linuxStateName(fd)
+            final String actual = name.equals("tcpi_state") ? stateName(fd)
                 : Long.toString(tcpInfoField(fd, name));
             if (!actual.equals(want)) {
                 throw runner.failure(c.line(), "getsockopt TCP_INFO gave " + name + "=" + actual
@@ -436,7 +485,7 @@ final class ScriptSockets {
         final int connection = fd.connection;
         final int mss = Math.max(1, tcp.mss(connection));
         return switch (name) {
-            case "tcpi_state" -> TcpInfoAssert.CONSTANTS.get(linuxStateName(fd));
+            case "tcpi_state" -> runner.dialect().stateNumbers().get(stateName(fd));
             case "tcpi_rto" -> tcp.rtoNs(connection) / 1000;
             case "tcpi_rtt" -> tcp.srttNs(connection) / 1000;
             case "tcpi_snd_mss" -> tcp.mss(connection);
@@ -449,25 +498,13 @@ final class ScriptSockets {
         };
     }
 
-    /** Linux's name of the descriptor's state: TCP_LISTEN for a listener, TCP_CLOSE once the connection is gone. */
-    private String linuxStateName(Fd fd) {
-        return fd.connection < 0 ? "TCP_LISTEN" : linuxStateName(tcp.state(fd.connection));
-    }
-
-    private static String linuxStateName(int state) {
-        return switch (state) {
-            case TcpState.LISTEN -> "TCP_LISTEN";
-            case TcpState.SYN_SENT -> "TCP_SYN_SENT";
-            case TcpState.SYN_RECEIVED -> "TCP_SYN_RECV";
-            case TcpState.ESTABLISHED -> "TCP_ESTABLISHED";
-            case TcpState.FIN_WAIT_1 -> "TCP_FIN_WAIT1";
-            case TcpState.FIN_WAIT_2 -> "TCP_FIN_WAIT2";
-            case TcpState.CLOSE_WAIT -> "TCP_CLOSE_WAIT";
-            case TcpState.CLOSING -> "TCP_CLOSING";
-            case TcpState.LAST_ACK -> "TCP_LAST_ACK";
-            case TcpState.TIME_WAIT -> "TCP_TIME_WAIT";
-            default -> "TCP_CLOSE";
-        };
+    /**
+     * The script's system's name of the descriptor's state ({@link ScriptDialect}): Linux's TCP_LISTEN for a
+     * listener, TCP_CLOSE once the connection is gone; FreeBSD's TCPI_LISTEN, TCPI_CLOSED.
+     */
+    private String stateName(Fd fd) {
+        final ScriptDialect dialect = runner.dialect();
+        return fd.connection < 0 ? dialect.listenName() : dialect.stateName(tcp.state(fd.connection));
     }
 
     private ScriptRunner.Result bind(ScriptLine.Call c) {

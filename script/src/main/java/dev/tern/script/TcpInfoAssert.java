@@ -26,13 +26,11 @@ record TcpInfoAssert(int line, String text, List<Comparison> comparisons) {
     /** Linux's value of tcpi_snd_ssthresh before the first loss (its TCP_INFINITE_SSTHRESH, include/net/tcp.h). */
     static final long INFINITE_SSTHRESH = 0x7fffffffL;
 
-    /** The names packetdrill defines for a block (its code.c) that mean something for Tern's fields. */
-    static final Map<String, Long> CONSTANTS = Map.ofEntries(
-        Map.entry("TCP_ESTABLISHED", 1L), Map.entry("TCP_SYN_SENT", 2L), Map.entry("TCP_SYN_RECV", 3L),
-        Map.entry("TCP_FIN_WAIT1", 4L), Map.entry("TCP_FIN_WAIT2", 5L), Map.entry("TCP_TIME_WAIT", 6L),
-        Map.entry("TCP_CLOSE", 7L), Map.entry("TCP_CLOSE_WAIT", 8L), Map.entry("TCP_LAST_ACK", 9L),
-        Map.entry("TCP_LISTEN", 10L), Map.entry("TCP_CLOSING", 11L),
-        Map.entry("TCP_INFINITE_SSTHRESH", INFINITE_SSTHRESH));
+    /**
+     * The names packetdrill defines for a block (its code.c) that mean something for Tern's fields besides the
+     * states, which are the system's ({@link ScriptDialect#stateNumbers()}).
+     */
+    static final Map<String, Long> CONSTANTS = Map.of("TCP_INFINITE_SSTHRESH", INFINITE_SSTHRESH);
 
     /** A field ({@code name} not null) or a number. */
     record Term(String name, long value, String text) {
@@ -64,16 +62,19 @@ record TcpInfoAssert(int line, String text, List<Comparison> comparisons) {
 
     /**
      * The statements of a block's body (what lies between {@code %{} and {@code }%}, which starts on
-     * {@code firstLine}); anything but an assert of the subset is rejected with its line and the reason.
+     * {@code firstLine}); anything but an assert of the subset is rejected with its line and the reason. TCP states are
+     * named as {@code states} says (the script's system's names).
      */
-    static List<TcpInfoAssert> parseBlock(String file, int firstLine, String body) {
+    static List<TcpInfoAssert> parseBlock(String file, int firstLine, String body, Map<String, Long> states) {
+        final Map<String, Long> names = new java.util.HashMap<>(CONSTANTS);
+        names.putAll(states);
         final List<TcpInfoAssert> asserts = new ArrayList<>();
         final String[] lines = body.split("\n", -1);
         for (int i = 0; i < lines.length; i++) {
             final int line = firstLine + i;
             for (String statement : splitBalanced(file, line, withoutComment(lines[i]), ';')) {
                 if (!statement.isBlank()) {
-                    asserts.add(parse(file, line, statement.strip()));
+                    asserts.add(parse(file, line, statement.strip(), names));
                 }
             }
         }
@@ -83,7 +84,7 @@ record TcpInfoAssert(int line, String text, List<Comparison> comparisons) {
         return asserts;
     }
 
-    private static TcpInfoAssert parse(String file, int line, String statement) {
+    private static TcpInfoAssert parse(String file, int line, String statement, Map<String, Long> names) {
         if (!statement.startsWith("assert ")) {
             throw unsupported(file, line, statement, "only assert statements are read");
         }
@@ -105,14 +106,14 @@ record TcpInfoAssert(int line, String text, List<Comparison> comparisons) {
         final List<Comparison> comparisons = new ArrayList<>();
         int i = 0;
         while (true) {
-            Term left = term(file, line, statement, tokens, i++);
+            Term left = term(file, line, statement, tokens, i++, names);
             if (i >= tokens.size() || !OPERATORS.contains(tokens.get(i))) {
                 throw unsupported(file, line, statement, "each part of the expression compares a field with "
                     + "==, !=, <, <=, > or >=");
             }
             while (i < tokens.size() && OPERATORS.contains(tokens.get(i))) {
                 final String operator = tokens.get(i++);
-                final Term right = term(file, line, statement, tokens, i++);
+                final Term right = term(file, line, statement, tokens, i++, names);
                 comparisons.add(new Comparison(left, operator, right));
                 left = right;
             }
@@ -127,7 +128,8 @@ record TcpInfoAssert(int line, String text, List<Comparison> comparisons) {
         return new TcpInfoAssert(line, statement, List.copyOf(comparisons));
     }
 
-    private static Term term(String file, int line, String statement, List<String> tokens, int i) {
+    private static Term term(String file, int line, String statement, List<String> tokens, int i,
+                             Map<String, Long> names) {
         if (i >= tokens.size()) {
             throw unsupported(file, line, statement, "the expression ends where a field or number was expected");
         }
@@ -139,7 +141,7 @@ record TcpInfoAssert(int line, String text, List<Comparison> comparisons) {
             }
             return new Term(token, 0, token);
         }
-        final Long constant = CONSTANTS.get(token);
+        final Long constant = names.get(token);
         if (constant != null) {
             return new Term(null, constant, token);
         }
@@ -148,7 +150,7 @@ record TcpInfoAssert(int line, String text, List<Comparison> comparisons) {
                 : Long.parseLong(token), token);
         }
         throw unsupported(file, line, statement, "'" + token + "' is neither a TCP_INFO field Tern has, a number nor "
-            + "one of " + String.join(", ", new java.util.TreeSet<>(CONSTANTS.keySet())));
+            + "one of " + String.join(", ", new java.util.TreeSet<>(names.keySet())));
     }
 
     private static ScriptException unsupported(String file, int line, String statement, String reason) {

@@ -204,7 +204,10 @@ final class ConnectionLifecycle {
         if (config.windowScaling()) {
             flags |= F_WINDOW_SCALING;
             int scale = 0;
-            while (scale < 14 && (buffers.receiveSize(c) >>> scale) > 65535) {
+            // FreeBSD scales for the largest buffer a socket may grow to (TcpConfig.windowScaleBufferSize).
+            final long covered = config.windowScaleBufferSize() > 0 ? config.windowScaleBufferSize()
+                : buffers.receiveSize(c);
+            while (scale < 14 && (covered >>> scale) > 65535) {
                 scale++;
             }
             tcb.rcvScale(c, scale);

@@ -57,6 +57,10 @@ import java.util.Objects;
  *                            TCPTimeWaitOverflow). Default 262,144, Linux's for a machine of 4 GiB or more
  * @param slowStartAfterIdle  restart from the initial window when data is sent after an idle period longer than the
  *                            RTO (RFC 5681 §4.1, a SHOULD; Linux tcp_slow_start_after_idle, on by default)
+ * @param windowScaleBufferSize when above 0, the window scale offered is the smallest that covers this many bytes
+ *                            rather than the connection's receive buffer (FreeBSD picks its scale from
+ *                            kern.ipc.maxsockbuf, the largest buffer a socket may grow to); the window offered is
+ *                            then at most 65535 shifted by that scale. 0, the default, covers the receive buffer
  */
 public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBufferSize, long mslNs, long delayedAckNs,
                         long rtoInitialNs, long rtoMinNs, long rtoMaxNs, int maxRetries, int retries1,
@@ -66,7 +70,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                         boolean windowScaling, int initialCwndSegments, int ephemeralFirst, int ephemeralLast,
                         int outOfOrderRanges, int outOfOrderBlocks, int challengeAckLimit, long fixedIsn,
                         String lossDetection, String recovery, long memoryPressureBytes, long memoryLimitBytes,
-                        int maxTimeWait, boolean slowStartAfterIdle) {
+                        int maxTimeWait, boolean slowStartAfterIdle, int windowScaleBufferSize) {
     public static final int MIN_BUFFER = 1024;
     public static final int MAX_BUFFER = 1 << 30;
     public static final int MAX_CONNECTIONS = 1 << 20;
@@ -103,6 +107,9 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         if (memoryPressureBytes <= 0 || memoryLimitBytes < memoryPressureBytes) {
             throw new IllegalArgumentException("need 0 < memory pressure <= memory limit, got " + memoryPressureBytes
                 + " and " + memoryLimitBytes);
+        }
+        if (windowScaleBufferSize < 0) {
+            throw new IllegalArgumentException("windowScaleBufferSize must not be negative, got " + windowScaleBufferSize);
         }
         if (maxTimeWait < 0) {
             throw new IllegalArgumentException("maxTimeWait must not be negative, got " + maxTimeWait);
@@ -168,6 +175,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         b.memoryPressureBytes = memoryPressureBytes;
         b.memoryLimitBytes = memoryLimitBytes;
         b.maxTimeWait = maxTimeWait;
+        b.windowScaleBufferSize = windowScaleBufferSize;
         b.slowStartAfterIdle = slowStartAfterIdle;
         return b;
     }
@@ -213,6 +221,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         private long fixedIsn = -1;
         private long memoryPressureBytes = 512L << 20;
         private long memoryLimitBytes = 1L << 30;
+        private int windowScaleBufferSize;
         private int maxTimeWait = 262_144;
         private boolean slowStartAfterIdle = true;
 
@@ -387,6 +396,15 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
             return this;
         }
 
+        /**
+         * The window scale offered is the smallest that covers {@code bytes} instead of the connection's receive
+         * buffer (0: the buffer), as FreeBSD scales for the largest buffer a socket may grow to.
+         */
+        public Builder windowScaleBufferSize(int bytes) {
+            windowScaleBufferSize = bytes;
+            return this;
+        }
+
         /** For tests only: every ISN this layer picks is {@code isn} (unsigned 32 bits). */
         public Builder fixedIsn(long isn) {
             fixedIsn = isn;
@@ -399,7 +417,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                 synCookies, keepaliveIdleNs, keepaliveIntervalNs, keepaliveProbes, finWait2TimeoutNs, congestionControl,
                 isnKey0, isnKey1, timestamps, sack, windowScaling, initialCwndSegments, ephemeralFirst, ephemeralLast,
                 outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn, lossDetection, recovery,
-                memoryPressureBytes, memoryLimitBytes, maxTimeWait, slowStartAfterIdle);
+                memoryPressureBytes, memoryLimitBytes, maxTimeWait, slowStartAfterIdle, windowScaleBufferSize);
         }
     }
 }

@@ -168,6 +168,23 @@ class OptionsTest {
             }
         }
 
+        @Test
+        void theScaleMayCoverALargerBufferThanTheRing() {
+            // FreeBSD's rule: the scale covers the largest buffer a socket may grow to (2 MiB: scale 6), not the ring;
+            // the window offered is then the ring's free space, at most 65535 shifted by that scale.
+            try (TcpHarness h = TcpHarness.activeOpen(TcpHarness.config().receiveBufferSize(1 << 16)
+                .windowScaleBufferSize(2 << 20).build(), TcpOptions.DEFAULT, Seg.SYN_ACK.mss(1460).wscale(4))) {
+                assertEquals(6, h.all.getFirst().tcp().windowScale());
+                h.send(ACK.seq(R).ack(L).window(1000).payload("x"));
+                h.expect(ACK.ack(R + 1).window(((1 << 16) - 64) >> 6));
+            }
+            // A bound below the ring: the scale is the bound's (1 for 73728).
+            try (TcpHarness h = TcpHarness.activeOpen(TcpHarness.config().receiveBufferSize(1 << 20)
+                .windowScaleBufferSize(73728).build(), TcpOptions.DEFAULT, Seg.SYN_ACK.mss(1460).wscale(4))) {
+                assertEquals(1, h.all.getFirst().tcp().windowScale());
+            }
+        }
+
         /**
          * A peer that sends up to every right edge offered, in MSS pieces that are no multiple of the scale unit,
          * to a reader that reads nothing and then odd amounts: no edge offered ever lies past what the receive ring

@@ -1,0 +1,234 @@
+package dev.tern.script;
+
+import dev.tern.tcp.TcpConfig;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The kernel settings and option lines of a script ({@link ScriptLine.Sysctl}) applied to its profile, Linux's
+ * ({@code net.ipv4.*}) and FreeBSD's ({@code net.inet.tcp.*}, {@code kern.ipc.*}) by their meaning for Tern
+ * (docs/SCRIPTS.md, "Kernel settings"). Tern's configuration is fixed once its stack runs, so settings take effect
+ * before the script's first other statement. Later a setting is taken when it changes nothing (it sets what is in
+ * effect already), and when only settings follow it: the FreeBSD suite puts the values it changed back at a script's
+ * end, and with the stack gone at the end there is nothing to put back. Anything else after the first statement is
+ * rejected with the reason.
+ */
+final class ScriptSettings {
+    /** The unit of {@code net.ipv4.tcp_mem}: Linux counts pages. */
+    private static final long TCP_MEM_PAGE = 4096;
+    private static final long MS = 1_000_000L;
+
+    /** The Linux settings a script may make, each mapped onto {@link TcpConfig}. */
+    static final List<String> LINUX = List.of("net.ipv4.tcp_syncookies", "net.ipv4.tcp_max_syn_backlog",
+        "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_window_scaling", "net.ipv4.tcp_mem",
+        "net.ipv4.tcp_wmem", "net.ipv4.tcp_slow_start_after_idle");
+    /** The settings written as three numbers between quotes (Linux's min/default/max or low/pressure/high). */
+    private static final List<String> THREE_NUMBERS = List.of("net.ipv4.tcp_mem", "net.ipv4.tcp_wmem");
+    /** The FreeBSD settings mapped onto {@link TcpConfig}. */
+    static final List<String> FREEBSD = List.of("net.inet.tcp.rfc1323", "net.inet.tcp.sack.enable",
+        "net.inet.tcp.recvspace", "net.inet.tcp.sendspace", "kern.ipc.maxsockbuf", "net.inet.tcp.delacktime",
+        "net.inet.tcp.rexmit_initial", "net.inet.tcp.msl", "net.inet.tcp.keepidle", "net.inet.tcp.keepintvl",
+        "net.inet.tcp.keepcnt", "net.inet.tcp.syncookies", "net.inet.tcp.initcwnd_segments",
+        "net.inet.tcp.hostcache.purgenow");
+    /**
+     * FreeBSD settings Tern has no knob for, taken at the value that describes what Tern does (FreeBSD's default,
+     * which the {@code freebsd} profile stands for), each with what Tern does; another value is rejected.
+     */
+    static final Map<String, Fixed> FREEBSD_FIXED = Map.ofEntries(
+        Map.entry("net.inet.tcp.blackhole", new Fixed("Tern answers a segment to a closed port with a RST", 0)),
+        Map.entry("net.inet.tcp.insecure_rst", new Fixed("Tern checks a RST as RFC 5961 §3 says (a RST in the window "
+            + "but not at RCV.NXT gets a challenge ACK); RFC 793's rule is not available", 0)),
+        Map.entry("net.inet.tcp.insecure_syn", new Fixed("Tern answers a SYN in a synchronized state with a challenge "
+            + "ACK (RFC 5961 §4); RFC 793's reset is not available", 0)),
+        Map.entry("net.inet.tcp.ecn.enable", new Fixed("Tern has no ECN: it never asks for it (0, off, and 2, only "
+            + "answering, are taken; where FreeBSD would answer a peer's request, the script's lines show the "
+            + "difference)", 0, 2)),
+        Map.entry("net.inet.tcp.ecn.maxretries", new Fixed("Tern has no ECN", 1)),
+        Map.entry("net.inet.tcp.rexmit_min", new Fixed("Tern's RTO has a floor of 200 ms (FreeBSD: 30 ms, plus "
+            + "rexmit_slop)", 30)),
+        Map.entry("net.inet.tcp.rexmit_slop", new Fixed("Tern's RTO has a floor of 200 ms and no slop added", 200)),
+        Map.entry("net.inet.tcp.rexmit_drop_options", new Fixed("Tern keeps its options in a retransmitted SYN", 0)),
+        Map.entry("net.inet.tcp.syncookies_only", new Fixed("Tern sends cookies only when the SYN queue is full", 0)),
+        Map.entry("net.inet.tcp.drop_synfin", new Fixed("Tern does not drop a segment for carrying SYN and FIN", 0)),
+        Map.entry("net.inet.tcp.keepinit", new Fixed("Tern ends a connection attempt after its SYN retransmissions "
+            + "(TcpConfig.synRetries), not after a time", 75000)),
+        Map.entry("net.inet.tcp.icmp_may_rst", new Fixed("Tern ends a connection attempt on an ICMP error about it",
+            1)),
+        Map.entry("net.inet.tcp.udp_tunneling_port", new Fixed("Tern has no TCP over UDP (FreeBSD's "
+            + "udp_tunneling)", 0)),
+        Map.entry("net.inet.tcp.udp_tunneling_overhead", new Fixed("Tern has no TCP over UDP", 8)));
+
+    /** A setting Tern has no knob for: what Tern does, and the values that say so. */
+    record Fixed(String behaviour, long... values) {
+        boolean takes(long value) {
+            for (long v : values) {
+                if (v == value) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    private ScriptSettings() {
+    }
+
+    /** Whether a name is a setting a script may make (a sysctl Tern reads, or an option line). */
+    static boolean known(String name) {
+        return LINUX.contains(name) || FREEBSD.contains(name) || FREEBSD_FIXED.containsKey(name)
+            || name.startsWith("--");
+    }
+
+    /** How many numbers a setting takes. */
+    static int arity(String name) {
+        return THREE_NUMBERS.contains(name) ? 3 : 1;
+    }
+
+    /** The profile with the script's settings applied; a setting after other statements as the class says. */
+    static ScriptProfile apply(String file, List<ScriptLine> lines, ScriptProfile profile) {
+        int lastStatement = -1;
+        for (int i = 0; i < lines.size(); i++) {
+            if (!(lines.get(i) instanceof ScriptLine.Sysctl)) {
+                lastStatement = i;
+            }
+        }
+        ScriptProfile current = profile;
+        boolean leading = true;
+        for (int i = 0; i < lines.size(); i++) {
+            if (!(lines.get(i) instanceof ScriptLine.Sysctl setting)) {
+                leading = false;
+                continue;
+            }
+            final ScriptProfile next = apply(file, setting, current);
+            if (leading) {
+                current = next;
+            } else if (!next.equals(current) && i < lastStatement) {
+                throw new ScriptException(file, setting.line(), (setting.name().startsWith("--") ? "option line "
+                    : "sysctl ") + setting.name() + " changes Tern's configuration after the script has started: "
+                    + "it is fixed once the stack runs (a setting may come later only when it changes nothing, or "
+                    + "at the end of the script, where nothing follows it)");
+            }
+        }
+        return current;
+    }
+
+    private static ScriptProfile apply(String file, ScriptLine.Sysctl setting, ScriptProfile profile) {
+        final String name = setting.name();
+        final long v = setting.value();
+        if (name.startsWith("--")) {
+            return option(setting, profile);
+        }
+        final Fixed fixed = FREEBSD_FIXED.get(name);
+        if (fixed != null) {
+            if (!fixed.takes(v)) {
+                throw new ScriptException(file, setting.line(), "sysctl " + name + "=" + v + " is not supported: "
+                    + fixed.behaviour() + " (taken: " + name + "=" + joined(fixed.values()) + ")");
+            }
+            return profile;
+        }
+        final TcpConfig before = profile.tcp();
+        final TcpConfig.Builder tcp = before.toBuilder();
+        switch (name) {
+            // Linux's 2 ("cookies always") has no Tern counterpart: Tern sends cookies only when the SYN queue is
+            // full; tcp_max_syn_backlog bounds that queue. FreeBSD's 1 is the same "when the syncache is full".
+            case "net.ipv4.tcp_syncookies", "net.inet.tcp.syncookies" -> {
+                if (v < 0 || v > 1) {
+                    throw new ScriptException(file, setting.line(), name + "=" + v + " is not supported: Tern "
+                        + "sends cookies only when the SYN queue is full (0 or 1; bound the queue with "
+                        + "net.ipv4.tcp_max_syn_backlog)");
+                }
+                tcp.synCookies(v == 1);
+            }
+            case "net.ipv4.tcp_max_syn_backlog" -> tcp.synQueueSize((int) Math.clamp(v, 1, 1 << 20));
+            case "net.ipv4.tcp_sack", "net.inet.tcp.sack.enable" -> tcp.sack(v != 0);
+            case "net.ipv4.tcp_timestamps" -> tcp.timestamps(v != 0);
+            case "net.ipv4.tcp_window_scaling" -> tcp.windowScaling(v != 0);
+            // FreeBSD's rfc1323: 0 neither, 1 both window scaling and timestamps, 2 scaling only, 3 timestamps only.
+            case "net.inet.tcp.rfc1323" -> {
+                if (v < 0 || v > 3) {
+                    throw new ScriptException(file, setting.line(), name + " takes 0 to 3, not " + v);
+                }
+                tcp.windowScaling(v == 1 || v == 2).timestamps(v == 1 || v == 3);
+            }
+            // Linux's three page counts (low, pressure, high) become the budget's pressure mark and limit, in
+            // 4 KiB pages; low has no counterpart: Tern's pressure ends below seven eighths of the mark
+            // (docs/TCP.md, "Open connections under pressure").
+            case "net.ipv4.tcp_mem" -> {
+                final long pressure = setting.values()[1];
+                final long high = setting.values()[2];
+                if (pressure < 1 || high < pressure || high > 1L << 40) {
+                    throw new ScriptException(file, setting.line(), "tcp_mem needs 0 < pressure <= high (pages), "
+                        + "got " + pressure + " and " + high);
+                }
+                tcp.memoryLimits(pressure * TCP_MEM_PAGE, high * TCP_MEM_PAGE);
+            }
+            // Linux's min, default and max send buffer: the default is what a new socket gets (Tern's buffer
+            // does not grow, so the max has no counterpart); rounded up to a power of two as SO_SNDBUF is.
+            case "net.ipv4.tcp_wmem" -> tcp.sendBufferSize(ScriptSockets.bufferSize(setting.values()[1]));
+            case "net.ipv4.tcp_slow_start_after_idle" -> tcp.slowStartAfterIdle(v != 0);
+            case "net.inet.tcp.recvspace" -> {
+                return profile.withTcp(tcp.receiveBufferSize(ScriptProfile.freebsdReceiveRing(v)).build(), v,
+                    profile.reportedSendBuffer());
+            }
+            case "net.inet.tcp.sendspace" -> {
+                return profile.withTcp(tcp.sendBufferSize(ScriptSockets.bufferSize(v)).build(),
+                    profile.reportedReceiveBuffer(), v);
+            }
+            case "kern.ipc.maxsockbuf" -> tcp.windowScaleBufferSize((int) Math.clamp(v, 0, TcpConfig.MAX_BUFFER));
+            case "net.inet.tcp.delacktime" -> tcp.delayedAckNs(milliseconds(file, setting, 0, 500) * MS);
+            case "net.inet.tcp.rexmit_initial" -> tcp.rto(Math.max(before.rtoMinNs(),
+                milliseconds(file, setting, 1, 120_000) * MS), before.rtoMinNs(), before.rtoMaxNs());
+            case "net.inet.tcp.msl" -> tcp.mslNs(milliseconds(file, setting, 0, 600_000) * MS);
+            case "net.inet.tcp.keepidle" -> tcp.keepalive(milliseconds(file, setting, 1, Integer.MAX_VALUE) * MS,
+                before.keepaliveIntervalNs(), before.keepaliveProbes());
+            case "net.inet.tcp.keepintvl" -> tcp.keepalive(before.keepaliveIdleNs(),
+                milliseconds(file, setting, 1, Integer.MAX_VALUE) * MS, before.keepaliveProbes());
+            case "net.inet.tcp.keepcnt" -> tcp.keepalive(before.keepaliveIdleNs(), before.keepaliveIntervalNs(),
+                (int) Math.clamp(v, 1, 127));
+            case "net.inet.tcp.initcwnd_segments" -> tcp.initialCwndSegments((int) Math.clamp(v, 1, 1024));
+            // A fresh stack caches nothing about other hosts: there is nothing to purge.
+            case "net.inet.tcp.hostcache.purgenow" -> {
+            }
+            default -> throw new IllegalStateException("the parser lets only known settings through: " + name);
+        }
+        return profile.withTcp(tcp.build());
+    }
+
+    /** An option line: the comparison's tolerance, TS tick, segment joining, the link's MTU and GSO size. */
+    private static ScriptProfile option(ScriptLine.Sysctl option, ScriptProfile p) {
+        final long v = option.value();
+        return switch (option.name()) {
+            case ScriptParser.TOLERANCE_OPTION -> p.withOptions(p.mtu(), v * 1_000, p.tolerancePercent(),
+                p.tsTickUs(), p.strictSegments(), p.gsoMss());
+            case ScriptParser.TOLERANCE_PERCENT_OPTION -> p.withOptions(p.mtu(), p.toleranceNs(), v / 1000.0,
+                p.tsTickUs(), p.strictSegments(), p.gsoMss());
+            case ScriptParser.TS_TICK_OPTION -> p.withOptions(p.mtu(), p.toleranceNs(), p.tolerancePercent(), v,
+                p.strictSegments(), p.gsoMss());
+            case ScriptParser.STRICT_SEGMENTS_OPTION -> p.withOptions(p.mtu(), p.toleranceNs(), p.tolerancePercent(),
+                p.tsTickUs(), true, p.gsoMss());
+            case ScriptParser.MTU_OPTION -> p.withOptions((int) v, p.toleranceNs(), p.tolerancePercent(), p.tsTickUs(),
+                p.strictSegments(), p.gsoMss());
+            case ScriptParser.MSS_OPTION -> p.withOptions(p.mtu(), p.toleranceNs(), p.tolerancePercent(), p.tsTickUs(),
+                p.strictSegments(), (int) v);
+            default -> throw new IllegalStateException("the parser lets only known options through: " + option.name());
+        };
+    }
+
+    private static long milliseconds(String file, ScriptLine.Sysctl setting, long min, long max) {
+        final long v = setting.value();
+        if (v < min || v > max) {
+            throw new ScriptException(file, setting.line(), setting.name() + " takes milliseconds from " + min + " to "
+                + max + ", not " + v);
+        }
+        return v;
+    }
+
+    private static String joined(long[] values) {
+        final StringBuilder text = new StringBuilder();
+        for (long v : values) {
+            text.append(text.isEmpty() ? "" : " or ").append(v);
+        }
+        return text.toString();
+    }
+}
