@@ -57,6 +57,8 @@ import java.util.Objects;
  *                            TCPTimeWaitOverflow). Default 262,144, Linux's for a machine of 4 GiB or more
  * @param slowStartAfterIdle  restart from the initial window when data is sent after an idle period longer than the
  *                            RTO (RFC 5681 §4.1, a SHOULD; Linux tcp_slow_start_after_idle, on by default)
+ * @param notsentLowat        a connection is writable only while fewer bytes than this wait unsent (Linux
+ *                            tcp_notsent_lowat; a connection's own TCP_NOTSENT_LOWAT wins); 0, the default: no mark
  */
 public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBufferSize, long mslNs, long delayedAckNs,
                         long rtoInitialNs, long rtoMinNs, long rtoMaxNs, int maxRetries, int retries1,
@@ -66,7 +68,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                         boolean windowScaling, int initialCwndSegments, int ephemeralFirst, int ephemeralLast,
                         int outOfOrderRanges, int outOfOrderBlocks, int challengeAckLimit, long fixedIsn,
                         String lossDetection, String recovery, long memoryPressureBytes, long memoryLimitBytes,
-                        int maxTimeWait, boolean slowStartAfterIdle) {
+                        int maxTimeWait, boolean slowStartAfterIdle, int notsentLowat) {
     public static final int MIN_BUFFER = 1024;
     public static final int MAX_BUFFER = 1 << 30;
     public static final int MAX_CONNECTIONS = 1 << 20;
@@ -169,6 +171,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         b.memoryLimitBytes = memoryLimitBytes;
         b.maxTimeWait = maxTimeWait;
         b.slowStartAfterIdle = slowStartAfterIdle;
+        b.notsentLowat = notsentLowat;
         return b;
     }
 
@@ -215,6 +218,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         private long memoryLimitBytes = 1L << 30;
         private int maxTimeWait = 262_144;
         private boolean slowStartAfterIdle = true;
+        private int notsentLowat;
 
         private Builder() {
             final SecureRandom random = new SecureRandom();
@@ -387,6 +391,15 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
             return this;
         }
 
+        /** The unsent bytes below which connections are writable (Linux tcp_notsent_lowat); 0: no mark. */
+        public Builder notsentLowat(int bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("notsentLowat must not be negative");
+            }
+            notsentLowat = bytes;
+            return this;
+        }
+
         /** For tests only: every ISN this layer picks is {@code isn} (unsigned 32 bits). */
         public Builder fixedIsn(long isn) {
             fixedIsn = isn;
@@ -399,7 +412,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                 synCookies, keepaliveIdleNs, keepaliveIntervalNs, keepaliveProbes, finWait2TimeoutNs, congestionControl,
                 isnKey0, isnKey1, timestamps, sack, windowScaling, initialCwndSegments, ephemeralFirst, ephemeralLast,
                 outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn, lossDetection, recovery,
-                memoryPressureBytes, memoryLimitBytes, maxTimeWait, slowStartAfterIdle);
+                memoryPressureBytes, memoryLimitBytes, maxTimeWait, slowStartAfterIdle, notsentLowat);
         }
     }
 }

@@ -69,6 +69,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     private final TcpInput input;
     private final TcpTimeouts timeouts;
     private final TcpMemoryPressure memoryPressure;
+    private final TcpSocketOptions socketOptions;
     private boolean dispatching;
 
     public TcpLayer(Ipv4Layer ipv4, Timers wheel, TcpConfig config, CountersFile countersFile) {
@@ -102,6 +103,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         this.input = new TcpInput(ipv4, tcb, output, sender, receiver, rtt, counters, config, connections, listeners,
             lifecycle, cookies, buffers, path, outputQueue);
         this.timeouts = new TcpTimeouts(tcb, timers, receiver, sender, lifecycle, output, rtt, path, counters, config);
+        this.socketOptions = new TcpSocketOptions(tcb, buffers, config, listeners);
         ipv4.register(IpProtocol.TCP, this);
     }
 
@@ -150,6 +152,11 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
 
     public TcpConfig config() {
         return config;
+    }
+
+    /** TCP_USER_TIMEOUT, TCP_NOTSENT_LOWAT and TCP_MAXSEG of open connections. */
+    public TcpSocketOptions socketOptions() {
+        return socketOptions;
     }
 
     // ------------------------------------------------------------------------------------------- opening
@@ -605,12 +612,6 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return c < 0 ? 0 : tcb.retransmits(c);
     }
 
-    /** Smoothed RTT in nanoseconds (0 before the first sample). */
-    public long srttNs(int connection) {
-        final int c = tcb.ownedSlot(connection);
-        return c < 0 ? 0 : tcb.srttUs(c) * 1000L;
-    }
-
     /** The retransmission timeout now in force, backoff included, in nanoseconds. */
     public long rtoNs(int connection) {
         final int c = tcb.ownedSlot(connection);
@@ -652,11 +653,6 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return c < 0 ? 0 : tcb.sndMax(c) - tcb.sndUna(c);
     }
 
-    public long bytesAcked(int connection) {
-        final int c = tcb.ownedSlot(connection);
-        return c < 0 ? 0 : tcb.bytesAcked(c);
-    }
-
     public long bytesReceived(int connection) {
         final int c = tcb.ownedSlot(connection);
         return c < 0 ? 0 : tcb.bytesReceived(c);
@@ -671,7 +667,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     /** Everything about one connection as a value (for tools: {@code tern stat}, tests); allocates. */
     public TcpInfo info(int connection) {
         final int c = tcb.ownedSlot(connection);
-        return c < 0 ? null : TcpInfo.of(tcb, c, rtt, plugPoints, buffers.sent(c));
+        return c < 0 ? null : TcpInfo.of(tcb, c, rtt, plugPoints, buffers);
     }
 
     // ------------------------------------------------------------------------------------------ layer-wide
