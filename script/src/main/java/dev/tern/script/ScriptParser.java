@@ -28,7 +28,7 @@ public final class ScriptParser {
     /** The kernel settings a script may make, each mapped onto {@link dev.tern.tcp.TcpConfig} by the runner. */
     static final List<String> SYSCTLS = List.of("net.ipv4.tcp_syncookies", "net.ipv4.tcp_max_syn_backlog",
         "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_window_scaling", "net.ipv4.tcp_mem",
-        "net.ipv4.tcp_wmem", "net.ipv4.tcp_slow_start_after_idle");
+        "net.ipv4.tcp_wmem", "net.ipv4.tcp_slow_start_after_idle", "net.ipv4.tcp_notsent_lowat");
     /** The settings written as three numbers between quotes (Linux's min/default/max or low/pressure/high). */
     private static final List<String> THREE_NUMBER_SYSCTLS = List.of("net.ipv4.tcp_mem", "net.ipv4.tcp_wmem");
     /** Packetdrill's {@code --tolerance_usecs=N} option line: how far a packet Tern sends may be from its time. */

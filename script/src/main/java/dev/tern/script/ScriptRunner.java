@@ -258,6 +258,8 @@ public final class ScriptRunner {
                 // does not grow, so the max has no counterpart); rounded up to a power of two as SO_SNDBUF is.
                 case "net.ipv4.tcp_wmem" -> tcp.sendBufferSize(ScriptSockets.bufferSize(sysctl.values()[1]));
                 case "net.ipv4.tcp_slow_start_after_idle" -> tcp.slowStartAfterIdle(v != 0);
+                // Linux's unsigned mark; 4294967295, its default, and anything from 2^31 is no mark.
+                case "net.ipv4.tcp_notsent_lowat" -> tcp.notsentLowat(v <= 0 || v > Integer.MAX_VALUE ? 0 : (int) v);
                 case ScriptParser.TOLERANCE_OPTION -> toleranceNs = v * 1_000;
                 case ScriptParser.TS_TICK_OPTION -> tsTickUs = v;
                 case ScriptParser.STRICT_SEGMENTS_OPTION -> strictSegments = true;
