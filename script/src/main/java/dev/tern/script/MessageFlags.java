@@ -14,11 +14,13 @@ final class MessageFlags {
     static final int WAITALL = 0x100;
     /** Send: no SIGPIPE with EPIPE; the runner has no signals, so it changes nothing. */
     static final int NOSIGNAL = 0x4000;
+    /** Send: more data follows; a short tail waits as under TCP_CORK, for this call's output. */
+    static final int MORE = 0x8000;
 
     private MessageFlags() {
     }
 
-    /** The send flags of argument {@code index} of {@code c}: DONTWAIT and NOSIGNAL; any other is rejected. */
+    /** The send flags of argument {@code index} of {@code c}: DONTWAIT, NOSIGNAL, MORE; any other is rejected. */
     static int send(ScriptRunner runner, ScriptLine.Call c, int index) {
         return parse(runner, c, index, true);
     }
@@ -42,6 +44,7 @@ final class MessageFlags {
             final int flag = switch (name) {
                 case "MSG_DONTWAIT" -> DONTWAIT;
                 case "MSG_NOSIGNAL" -> send ? NOSIGNAL : -1;
+                case "MSG_MORE" -> send ? MORE : -1;
                 case "MSG_PEEK" -> send ? -1 : PEEK;
                 case "MSG_WAITALL" -> send ? -1 : WAITALL;
                 default -> -1;
@@ -58,7 +61,6 @@ final class MessageFlags {
         final String specific = send ? switch (name) {
             case "MSG_EOR" -> "Tern's send ring is a byte stream that keeps no record boundaries, so it cannot keep "
                 + "later data out of the segment that ends a record";
-            case "MSG_MORE" -> "Tern has no corking (TCP_CORK): data written goes as Nagle's algorithm lets it";
             case "MSG_ZEROCOPY" -> "Tern's send copies into its send ring; completion notices on an error queue are "
                 + "not emulated";
             case "MSG_FASTOPEN" -> "the runner's sendto does not open connections (TCP Fast Open)";
@@ -71,7 +73,7 @@ final class MessageFlags {
             case "MSG_OOB" -> "Tern does not implement urgent data";
             default -> null;
         };
-        return specific != null ? specific : send ? "send flags are MSG_DONTWAIT and MSG_NOSIGNAL"
+        return specific != null ? specific : send ? "send flags are MSG_DONTWAIT, MSG_NOSIGNAL and MSG_MORE"
             : "receive flags are MSG_PEEK, MSG_DONTWAIT and MSG_WAITALL";
     }
 }

@@ -64,6 +64,8 @@ final class ScriptSockets {
         int maxSegment;
         /** TCP_INQ: recvmsg returns a TCP_CM_INQ control message with the bytes left to read. */
         boolean inq;
+        /** TCP_CORK: short segments wait until it is taken off. */
+        boolean cork;
 
         Fd(int number) {
             this.number = number;
@@ -230,7 +232,7 @@ final class ScriptSockets {
         "SOL_SOCKET SO_REUSEPORT", "SOL_SOCKET SO_SNDBUF", "SOL_SOCKET SO_RCVBUF", "IPPROTO_TCP TCP_NODELAY",
         "SOL_SOCKET SO_KEEPALIVE", "IPPROTO_TCP TCP_KEEPIDLE", "IPPROTO_TCP TCP_KEEPINTVL", "IPPROTO_TCP TCP_KEEPCNT",
         "IPPROTO_TCP TCP_USER_TIMEOUT", "IPPROTO_TCP TCP_NOTSENT_LOWAT", "IPPROTO_TCP TCP_MAXSEG",
-        "IPPROTO_TCP TCP_INQ", "IPPROTO_IP IP_MTU_DISCOVER");
+        "IPPROTO_TCP TCP_INQ", "IPPROTO_IP IP_MTU_DISCOVER", "IPPROTO_TCP TCP_CORK");
 
     /** "LEVEL NAME" of a setsockopt or getsockopt, with Linux's other names for the levels (SOL_TCP, SOL_IP). */
     private static String optionName(ScriptLine.Call c) {
@@ -254,8 +256,6 @@ final class ScriptSockets {
             case "SOL_SOCKET SO_TIMESTAMPING", "SOL_SOCKET SO_TIMESTAMP", "SOL_SOCKET SO_TIMESTAMPNS" -> ": Tern keeps "
                 + "no per-packet software or hardware timestamps and has no error queue to report them on";
             case "IPPROTO_TCP TCP_MD5SIG" -> ": Tern does not implement TCP MD5 signatures (RFC 2385)";
-            case "IPPROTO_TCP TCP_CORK" -> ": Tern has no corking; data written goes as Nagle's algorithm lets it "
-                + "(TCP_NODELAY)";
             case "IPPROTO_TCP TCP_FASTOPEN", "IPPROTO_TCP TCP_FASTOPEN_CONNECT" -> ": TCP Fast Open";
             default -> "";
         };
@@ -287,7 +287,7 @@ final class ScriptSockets {
             throw runner.failure(c.line(), "setsockopt " + option + " is not supported" + (!reason.isEmpty() ? reason
                 : " (supported: SO_REUSEADDR, SO_REUSEPORT, SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, SO_LINGER, "
                 + "TCP_NODELAY, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_CONGESTION, TCP_USER_TIMEOUT, "
-                + "TCP_NOTSENT_LOWAT, TCP_MAXSEG, TCP_INQ, IP_MTU_DISCOVER)"));
+                + "TCP_NOTSENT_LOWAT, TCP_MAXSEG, TCP_INQ, TCP_CORK, IP_MTU_DISCOVER)"));
         }
         if (option.equals("IPPROTO_IP IP_MTU_DISCOVER")) {
             return pmtuDiscovery(c);
@@ -321,6 +321,12 @@ final class ScriptSockets {
                 }
             }
             case "IPPROTO_TCP TCP_INQ" -> fd.inq = value != 0;
+            case "IPPROTO_TCP TCP_CORK" -> {
+                fd.cork = value != 0;
+                if (fd.connection >= 0) {
+                    tcp.socketOptions().cork(fd.connection, fd.cork, runner.nowNs());
+                }
+            }
             case "SOL_SOCKET SO_SNDBUF" -> fd.sendBuffer = buffer(c, value);
             case "SOL_SOCKET SO_RCVBUF" -> fd.receiveBuffer = buffer(c, value);
             case "IPPROTO_TCP TCP_NODELAY" -> {
@@ -397,6 +403,9 @@ final class ScriptSockets {
     /** TCP_USER_TIMEOUT and TCP_NOTSENT_LOWAT onto the descriptor's connection, if it has one. */
     private void applyTcpSettings(Fd fd) {
         if (fd.connection >= 0) {
+            if (fd.cork) {
+                tcp.socketOptions().cork(fd.connection, true, runner.nowNs());
+            }
             tcp.socketOptions().userTimeout(fd.connection, fd.userTimeoutMs);
             tcp.socketOptions().notsentLowat(fd.connection, (int) Math.min(fd.notsentLowat, Integer.MAX_VALUE));
         }
@@ -472,6 +481,7 @@ final class ScriptSockets {
             // Linux gives the socket's own mark, 0 when only the sysctl's applies.
             case "IPPROTO_TCP TCP_NOTSENT_LOWAT" -> Long.toString(fd.notsentLowat);
             case "IPPROTO_TCP TCP_INQ" -> fd.inq ? "1" : "0";
+            case "IPPROTO_TCP TCP_CORK" -> fd.cork ? "1" : "0";
             case "IPPROTO_TCP TCP_MAXSEG" -> Integer.toString(fd.connection >= 0
                 ? tcp.socketOptions().maxSegment(fd.connection)
                 : fd.maxSegment > 0 ? fd.maxSegment : TcpSocketOptions.UNCONNECTED_MSS);
@@ -486,7 +496,7 @@ final class ScriptSockets {
             default -> throw runner.failure(c.line(), "getsockopt " + option + " is not supported" + (!unsupportedReason(
                 option).isEmpty() ? unsupportedReason(option) : " (supported: SO_ERROR, SO_REUSEADDR, SO_REUSEPORT, "
                 + "SO_KEEPALIVE, SO_LINGER, TCP_NODELAY, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_CONGESTION, "
-                + "TCP_USER_TIMEOUT, TCP_NOTSENT_LOWAT, TCP_MAXSEG, TCP_INQ, TCP_INFO)"));
+                + "TCP_USER_TIMEOUT, TCP_NOTSENT_LOWAT, TCP_MAXSEG, TCP_INQ, TCP_CORK, TCP_INFO)"));
         };
         final String want = (expected.startsWith("[") && expected.endsWith("]")
             ? expected.substring(1, expected.length() - 1).strip() : expected).replace(" ", "");
@@ -646,6 +656,7 @@ final class ScriptSockets {
         accepted.notsentLowat = fd.notsentLowat;
         accepted.maxSegment = fd.maxSegment;
         accepted.inq = fd.inq;
+        accepted.cork = fd.cork;
         accepted.lingerNs = fd.lingerNs;
         accepted.abortOnClose = fd.abortOnClose;
         applyTcpSettings(accepted);
@@ -712,8 +723,9 @@ final class ScriptSockets {
         if (broken != null) {
             return broken;
         }
+        final boolean more = (flags & MessageFlags.MORE) != 0;
         if (fd.nonBlocking() || (flags & MessageFlags.DONTWAIT) != 0) {
-            final int written = fill(connection, length);
+            final int written = fill(connection, length, more);
             return written == 0 && length > 0 ? ScriptRunner.Result.fail("EAGAIN") : ScriptRunner.Result.ok(written);
         }
         // A blocking write returns when every byte is in the send buffer (or the connection failed), as Linux's.
@@ -722,7 +734,7 @@ final class ScriptSockets {
             if (writeError(connection) != null) {
                 return true;
             }
-            written[0] += fill(connection, length - written[0]);
+            written[0] += fill(connection, length - written[0], more);
             return written[0] == length;
         };
         return runner.blockThen(c, done, "room in the send buffer for all " + length + " bytes", () -> {
@@ -735,7 +747,7 @@ final class ScriptSockets {
      * Writes up to {@code length} bytes into the send buffer and tells the stack; returns how many. Each byte is
      * {@link ScriptPayload#tern} of the sequence number it will go out with, which the runner checks on the wire.
      */
-    private int fill(int connection, int length) {
+    private int fill(int connection, int length, boolean more) {
         final ByteRing ring = tcp.sendBuffer(connection);
         if (ring == null || length == 0) {
             return 0;
@@ -758,13 +770,22 @@ final class ScriptSockets {
             written += put;
             seq += put;
             if (marked) {
-                tcp.sendable(connection, runner.nowNs());
+                sendable(connection, more);
             }
         }
         if (written > 0 && !marked) {
-            tcp.sendable(connection, runner.nowNs());
+            sendable(connection, more);
         }
         return written;
+    }
+
+    /** The stack may send what was written; with MSG_MORE a short tail waits (TcpSocketOptions.sendableMore). */
+    private void sendable(int connection, boolean more) {
+        if (more) {
+            tcp.socketOptions().sendableMore(connection, runner.nowNs());
+        } else {
+            tcp.sendable(connection, runner.nowNs());
+        }
     }
 
     private ScriptRunner.Result writeError(int connection) {

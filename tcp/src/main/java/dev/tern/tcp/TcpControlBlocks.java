@@ -57,6 +57,12 @@ public final class TcpControlBlocks implements AutoCloseable {
     /** Our FIN has been sent at least once (finSeq is valid). */
     static final int F_FIN_SENT = 1 << 2;
     static final int F_NO_DELAY = 1 << 3;
+    /** TCP_CORK: short segments wait (until uncorked, the FIN, or the persist timer); full ones go. */
+    static final int F_CORKED = 1 << 7;
+    /** MSG_MORE: the output pass of this write holds a short tail, as TCP_CORK does; cleared after it. */
+    static final int F_MORE = 1 << 15;
+    /** The last write said MSG_MORE: the owner has not pushed, so the tail goes without PSH (RFC 9293 §3.9.1.2). */
+    static final int F_UNPUSHED = 1 << 30;
     static final int F_KEEPALIVE = 1 << 4;
     /** Timestamps negotiated (RFC 7323). */
     static final int F_TIMESTAMPS = 1 << 5;

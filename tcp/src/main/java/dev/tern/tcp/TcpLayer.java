@@ -103,7 +103,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         this.input = new TcpInput(ipv4, tcb, output, sender, receiver, rtt, counters, config, connections, listeners,
             lifecycle, cookies, buffers, path, outputQueue);
         this.timeouts = new TcpTimeouts(tcb, timers, receiver, sender, lifecycle, output, rtt, path, counters, config);
-        this.socketOptions = new TcpSocketOptions(tcb, buffers, config, listeners);
+        this.socketOptions = new TcpSocketOptions(tcb, buffers, config, listeners, sender, handlers, outputQueue);
         ipv4.register(IpProtocol.TCP, this);
     }
 
@@ -304,6 +304,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     public void sendable(int connection, long nowNs) {
         final int c = tcb.ownedSlot(connection);
         if (c >= 0 && TcpState.isSynchronized(tcb.state(c))) {
+            tcb.clearFlag(c, TcpControlBlocks.F_UNPUSHED);
             if (handlers.inHandler()) {
                 // A receive handler wrote: segment input is half done, so the data leaves at this poll's output pass.
                 outputQueue.request(c);
@@ -523,7 +524,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         }
         if (enabled) {
             tcb.setFlag(c, F_NO_DELAY);
-            sendable(connection, nowNs);
+            socketOptions.push(c, nowNs);
         } else {
             tcb.clearFlag(c, F_NO_DELAY);
         }

@@ -728,7 +728,7 @@ final class TcpSender {
                     break;
                 }
                 final boolean fin = finWanted && length == unsent;
-                final boolean push = length == unsent;
+                final boolean push = length == unsent && !tcb.hasFlag(c, TcpControlBlocks.F_UNPUSHED);
                 final int flags = TcpFlags.ACK | (push ? TcpFlags.PSH : 0) | (fin ? TcpFlags.FIN : 0);
                 final int result = output.send(c, sndMax, length, flags, nowNs, segmentSize);
                 if (result == TcpOutput.RETRY) {
@@ -801,6 +801,10 @@ final class TcpSender {
     private boolean sendAllowed(int c, int length, int unsent, int mss, int outstanding, boolean finWanted) {
         if (length >= mss) {
             return true;
+        }
+        if (tcb.hasFlag(c, TcpControlBlocks.F_CORKED | TcpControlBlocks.F_MORE) && !finWanted) {
+            // TCP_CORK or MSG_MORE (Linux's TCP_NAGLE_CORK): the application says more is coming.
+            return false;
         }
         final boolean nagle = tcb.hasFlag(c, F_NO_DELAY) || outstanding == 0 || finWanted
             || !SeqNum.gt(tcb.sndSml(c), tcb.sndUna(c));

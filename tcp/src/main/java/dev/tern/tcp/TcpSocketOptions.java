@@ -20,12 +20,81 @@ public final class TcpSocketOptions {
     private final ConnectionBuffers buffers;
     private final TcpConfig config;
     private final TcpListeners listeners;
+    private final TcpSender sender;
+    private final ReceiveHandlers handlers;
+    private final OutputQueue outputQueue;
 
-    TcpSocketOptions(TcpControlBlocks tcb, ConnectionBuffers buffers, TcpConfig config, TcpListeners listeners) {
+    TcpSocketOptions(TcpControlBlocks tcb, ConnectionBuffers buffers, TcpConfig config, TcpListeners listeners,
+                     TcpSender sender, ReceiveHandlers handlers, OutputQueue outputQueue) {
         this.tcb = tcb;
         this.buffers = buffers;
         this.config = config;
         this.listeners = listeners;
+        this.sender = sender;
+        this.handlers = handlers;
+        this.outputQueue = outputQueue;
+    }
+
+    /**
+     * TCP_CORK: while on, data written leaves in full segments only; a short one waits until the cork comes off, the
+     * FIN follows it, or nothing else is in flight for an RTO (the persist timer sends it: Linux's ceiling on
+     * corking, its probe timer, is the same). Taking the cork off sends what waited. Returns 0 or {@code -INVALID}.
+     */
+    public int cork(int connection, boolean on, long nowNs) {
+        final int c = tcb.ownedSlot(connection);
+        if (c < 0) {
+            return -TcpError.INVALID;
+        }
+        if (on) {
+            tcb.setFlag(c, TcpControlBlocks.F_CORKED);
+        } else {
+            tcb.clearFlag(c, TcpControlBlocks.F_CORKED);
+            output(c, nowNs, false);
+        }
+        return 0;
+    }
+
+    /** Whether TCP_CORK is on; false for a bad handle. */
+    public boolean corked(int connection) {
+        final int c = tcb.ownedSlot(connection);
+        return c >= 0 && tcb.hasFlag(c, TcpControlBlocks.F_CORKED);
+    }
+
+    /**
+     * The owner wrote with MSG_MORE: what may go now goes, but a short tail waits as under TCP_CORK, for this
+     * output only (Linux corks the push at the end of that send call); later output, on an ACK, sends it as usual.
+     * Until the next plain write ({@link TcpLayer#sendable}) the data goes without PSH: the owner has not pushed it.
+     */
+    public void sendableMore(int connection, long nowNs) {
+        final int c = tcb.ownedSlot(connection);
+        if (c >= 0 && TcpState.isSynchronized(tcb.state(c)) && !handlers.inHandler()) {
+            tcb.setFlag(c, TcpControlBlocks.F_MORE | TcpControlBlocks.F_UNPUSHED);
+            sender.output(c, nowNs, false);
+            tcb.clearFlag(c, TcpControlBlocks.F_MORE);
+        } else if (c >= 0) {
+            tcb.setFlag(c, TcpControlBlocks.F_UNPUSHED);
+            output(c, nowNs, false);
+        }
+    }
+
+    /**
+     * TCP_NODELAY was set on row {@code c}: what waits goes now, a short segment held by the cork too (Linux's
+     * TCP_NAGLE_PUSH), though the cork stays on for later writes.
+     */
+    void push(int c, long nowNs) {
+        output(c, nowNs, tcb.hasFlag(c, TcpControlBlocks.F_CORKED));
+    }
+
+    /** Output on row {@code c}, as {@link TcpLayer#sendable}; {@code force} lets a short segment go. */
+    private void output(int c, long nowNs, boolean force) {
+        if (!TcpState.isSynchronized(tcb.state(c))) {
+            return;
+        }
+        if (handlers.inHandler()) {
+            outputQueue.request(c);
+        } else {
+            sender.output(c, nowNs, force);
+        }
     }
 
     /** {@code mss} bounded by the connection's TCP_MAXSEG, if its owner set one (Linux's user_mss clamp). */

@@ -3,6 +3,9 @@ package dev.tern.tcp;
 import dev.tern.tcp.testing.TcpHarness;
 import org.junit.jupiter.api.Test;
 
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+
 import static dev.tern.tcp.testing.Seg.ACK;
 import static dev.tern.tcp.testing.Seg.PSH_ACK;
 import static dev.tern.tcp.testing.TcpHarness.LOCAL_ISS;
@@ -14,10 +17,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * TCP_USER_TIMEOUT (RFC 5482, {@link UserTimeout}) and the other options of {@link TcpSocketOptions}, on the
- * layer's handle API. The conformance scripts user-timeout.pkt, tcp-maxseg.pkt and notsent-lowat.pkt show them on the
- * wire with the remote's answers.
+ * layer's handle API. The conformance scripts user-timeout.pkt, tcp-maxseg.pkt, notsent-lowat.pkt and cork.pkt show
+ * them on the wire with the remote's answers.
  */
-class UserTimeoutTest {
+class TcpSocketOptionsTest {
     static final int L = LOCAL_ISS + 1;
     static final int R = REMOTE_ISS + 1;
 
@@ -95,6 +98,31 @@ class UserTimeoutTest {
             assertEquals(-TcpError.INVALID, options.maxSegment(h.conn, 87));
             assertTrue(options.belowNotsentLowat(h.conn));
             assertEquals(0, options.notsentBytes(h.conn));
+        }
+    }
+
+    @Test
+    void theCorkHoldsShortSegmentsUntilItComesOff() {
+        try (TcpHarness h = TcpHarness.established()) {
+            final TcpSocketOptions options = h.tcp.socketOptions();
+            assertEquals(0, options.cork(h.conn, true, h.now()));
+            assertTrue(options.corked(h.conn));
+            h.write("hello");
+            h.advance(100 * MS);
+            h.expectNothing();
+            h.write(" world");
+            assertEquals(0, options.cork(h.conn, false, h.now()));
+            h.poll();
+            h.expect(PSH_ACK.seq(L).payload("hello world"));
+            h.send(ACK.seq(R).ack(L + 11));
+            // MSG_MORE holds the short tail of its own output; with nothing in flight the persist timer sends it
+            // after the RTO (its 200 ms floor here), without PSH: the application did not push it.
+            h.tcp.sendBuffer(h.conn).write(MemorySegment.ofArray("abc".getBytes(StandardCharsets.US_ASCII)), 0, 3);
+            options.sendableMore(h.conn, h.now());
+            h.poll();
+            h.expectNothing();
+            assertEquals(200 * MS, h.advanceUntilSent(SECOND));
+            h.expect(ACK.seq(L + 11).payload("abc"));
         }
     }
 }
