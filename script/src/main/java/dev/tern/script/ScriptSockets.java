@@ -7,7 +7,6 @@ import dev.tern.stack.SelectableSocket;
 import dev.tern.stack.TernSocketException;
 import dev.tern.stack.UdpSocket;
 import dev.tern.tcp.TcpError;
-import dev.tern.tcp.TcpEvents;
 import dev.tern.tcp.TcpInfo;
 import dev.tern.tcp.TcpLayer;
 import dev.tern.tcp.TcpOptions;
@@ -86,6 +85,11 @@ final class ScriptSockets {
      */
     private Fd underTest;
     private final MemorySegment scratch = Arena.ofAuto().allocate(1 << 16);
+    /** The epoll instances; the stack's events for every socket of the script go to it (EPOLLET's wakeups). */
+    private final ScriptEpoll epoll = new ScriptEpoll(number -> {
+        final Fd fd = fds.get(number);
+        return fd == null ? -1 : fd.connection >= 0 ? fd.connection : fd.listener;
+    });
 
     ScriptSockets(ScriptRunner runner, NetStack stack) {
         this.runner = runner;
@@ -123,9 +127,13 @@ final class ScriptSockets {
             case "fcntl" -> fcntl(c);
             case "ioctl" -> ioctl(c);
             case "poll" -> poll(c);
+            case "epoll_create", "epoll_create1" -> epollCreate(c);
+            case "epoll_ctl" -> epollControl(c);
+            case "epoll_wait" -> epollWait(c);
             default -> throw runner.failure(c.line(), "the call '" + c.name() + "' is not supported (supported: "
                 + "socket, setsockopt, getsockopt, bind, listen, accept, connect, write, send, read, recv, sendto, "
-                + "recvfrom, sendmsg, recvmsg, close, shutdown, fcntl, ioctl, poll)");
+                + "recvfrom, sendmsg, recvmsg, close, shutdown, fcntl, ioctl, poll, epoll_create, epoll_create1, "
+                + "epoll_ctl, epoll_wait)");
         };
     }
 
@@ -610,7 +618,7 @@ final class ScriptSockets {
         if (!fd.bound) {
             throw runner.failure(c.line(), "listen on a socket that is not bound: Tern picks no port by itself; bind first");
         }
-        final int listener = tcp.listen(ScriptRunner.SCRIPT_PORT, (int) Math.max(1, number(c, 1)), options(fd), TcpEvents.NONE);
+        final int listener = tcp.listen(ScriptRunner.SCRIPT_PORT, (int) Math.max(1, number(c, 1)), options(fd), epoll);
         if (listener < 0) {
             return ScriptRunner.Result.fail(errno(-listener));
         }
@@ -686,7 +694,7 @@ final class ScriptSockets {
             final int error = tcp.error(fd.connection);
             return error != TcpError.NONE ? ScriptRunner.Result.fail(errno(error)) : ScriptRunner.Result.fail("EISCONN");
         }
-        final int connection = tcp.connect(ScriptRunner.REMOTE_ADDRESS, ScriptRunner.SCRIPT_PORT, 0, options(fd), TcpEvents.NONE,
+        final int connection = tcp.connect(ScriptRunner.REMOTE_ADDRESS, ScriptRunner.SCRIPT_PORT, 0, options(fd), epoll,
             runner.nowNs());
         if (connection < 0) {
             return ScriptRunner.Result.fail(errno(-connection));
@@ -1140,8 +1148,123 @@ final class ScriptSockets {
         if (fd.listener >= 0) {
             tcp.closeListener(fd.listener, runner.nowNs());
         }
+        epoll.close(fd.number);
         fds.remove(fd.number);
         return ScriptRunner.Result.ok(0);
+    }
+
+    // ------------------------------------------------------------------------------------------------ epoll
+
+    /** {@code epoll_create(N)} or {@code epoll_create1(0)}: a new epoll instance's descriptor. */
+    private ScriptRunner.Result epollCreate(ScriptLine.Call c) {
+        arguments(c, 1);
+        final long size = number(c, 0);
+        if (c.name().equals("epoll_create") ? size <= 0 : size != 0) {
+            return ScriptRunner.Result.fail("EINVAL");
+        }
+        final Fd fd = open(c);
+        epoll.create(fd.number);
+        return ScriptRunner.Result.ok(fd.number);
+    }
+
+    private static final java.util.regex.Pattern EPOLL_EVENT = java.util.regex.Pattern.compile(
+        "\\{\\s*events\\s*=\\s*([A-Z|\\s]+|0)\\s*,\\s*(fd|ptr|u32|u64)\\s*=\\s*(\\d+)\\s*}");
+
+    /** {@code epoll_ctl(EPFD, EPOLL_CTL_ADD, FD, {events=EPOLLIN|EPOLLET, fd=FD})}, MOD and DEL too. */
+    private ScriptRunner.Result epollControl(ScriptLine.Call c) {
+        arguments(c, 4);
+        final int epfd = (int) number(c, 0);
+        final String operation = c.args().get(1);
+        if (!epoll.isEpoll(epfd)) {
+            return ScriptRunner.Result.fail(fds.containsKey(epfd) ? "EINVAL" : "EBADF");
+        }
+        if (!List.of("EPOLL_CTL_ADD", "EPOLL_CTL_MOD", "EPOLL_CTL_DEL").contains(operation)) {
+            throw runner.failure(c.line(), "epoll_ctl takes EPOLL_CTL_ADD, EPOLL_CTL_MOD or EPOLL_CTL_DEL, not "
+                + operation);
+        }
+        final int target = (int) number(c, 2);
+        if (!fds.containsKey(target)) {
+            return ScriptRunner.Result.fail("EBADF");
+        }
+        int events = 0;
+        if (!operation.equals("EPOLL_CTL_DEL")) {
+            final java.util.regex.Matcher m = EPOLL_EVENT.matcher(c.args().get(3));
+            if (!m.matches()) {
+                throw runner.failure(c.line(), "epoll_ctl takes {events=EPOLLIN|..., fd=N}, not " + c.args().get(3));
+            }
+            events = epollBits(c, m.group(1));
+        }
+        return epoll.control(epfd, operation, target, events) ? ScriptRunner.Result.ok(0)
+            : ScriptRunner.Result.fail(operation.equals("EPOLL_CTL_ADD") ? "EEXIST" : "ENOENT");
+    }
+
+    /**
+     * {@code epoll_wait(EPFD, {events=EPOLLIN, fd=N}, MAX, MS) = R}: waits up to MS as poll does (START...END too),
+     * then compares the first ready entry with the one written ({@code {events=0, ptr=0}} for none).
+     */
+    private ScriptRunner.Result epollWait(ScriptLine.Call c) {
+        arguments(c, 4);
+        final int epfd = (int) number(c, 0);
+        if (!epoll.isEpoll(epfd)) {
+            return ScriptRunner.Result.fail(fds.containsKey(epfd) ? "EINVAL" : "EBADF");
+        }
+        final java.util.regex.Matcher m = EPOLL_EVENT.matcher(c.args().get(1));
+        if (!m.matches()) {
+            throw runner.failure(c.line(), "epoll_wait takes one struct epoll_event, {events=EPOLLIN|..., fd=N} "
+                + "(or {events=0, ptr=0} for none), not " + c.args().get(1));
+        }
+        final int max = (int) number(c, 2);
+        final long timeoutMs = number(c, 3);
+        final java.util.function.IntUnaryOperator readiness = number -> {
+            final Fd fd = fds.get(number);
+            return fd == null ? 0 : revents(fd);
+        };
+        final BooleanSupplier ready = () -> !epoll.ready(epfd, max, readiness, false).isEmpty();
+        final java.util.function.Supplier<ScriptRunner.Result> result = () -> {
+            final List<ScriptEpoll.Ready> got = epoll.ready(epfd, max, readiness, true);
+            final int wantEvents = epollBits(c, m.group(1));
+            final int gotEvents = got.isEmpty() ? 0 : got.getFirst().events();
+            if (gotEvents != wantEvents || (!got.isEmpty() && m.group(2).equals("fd")
+                && got.getFirst().fd() != Integer.parseInt(m.group(3)))) {
+                throw runner.failure(c.line(), "epoll_wait gave " + (got.isEmpty() ? "no event" : "{events="
+                    + epollNames(gotEvents) + ", fd=" + got.getFirst().fd() + "}") + ", the script expects "
+                    + c.args().get(1));
+            }
+            return ScriptRunner.Result.ok(got.size());
+        };
+        final long deadline = timeoutMs < 0 ? runner.now() + ScriptRunner.BLOCK_LIMIT_NS
+            : runner.now() + timeoutMs * 1_000_000L;
+        if (timeoutMs != 0 && runner.spans(c)) {
+            return runner.pend(c, () -> ready.getAsBoolean() || (timeoutMs >= 0 && runner.now() >= deadline),
+                "an event on epoll descriptor " + epfd, result, timeoutMs < 0 ? Long.MAX_VALUE : deadline);
+        }
+        if (timeoutMs != 0) {
+            runner.advance(deadline, ready);
+        }
+        return result.get();
+    }
+
+    private int epollBits(ScriptLine.Call c, String text) {
+        int bits = 0;
+        for (String name : text.split("\\|")) {
+            bits |= switch (name.strip()) {
+                case "EPOLLIN" -> ScriptEpoll.EPOLLIN;
+                case "EPOLLOUT" -> ScriptEpoll.EPOLLOUT;
+                case "EPOLLERR" -> ScriptEpoll.EPOLLERR;
+                case "EPOLLHUP" -> ScriptEpoll.EPOLLHUP;
+                case "EPOLLET" -> ScriptEpoll.EPOLLET;
+                case "0" -> 0;
+                default -> throw runner.failure(c.line(), "epoll event '" + name.strip() + "' is not supported "
+                    + "(EPOLLIN, EPOLLOUT, EPOLLERR, EPOLLHUP, EPOLLET; Tern's epoll has no EPOLLONESHOT, "
+                    + "EPOLLEXCLUSIVE, EPOLLRDHUP or EPOLLPRI)");
+            };
+        }
+        return bits;
+    }
+
+    private static String epollNames(int bits) {
+        final String poll = pollNames(bits & (POLLIN | POLLOUT | POLLERR | POLLHUP));
+        return poll.equals("0") ? "0" : poll.replace("POLL", "EPOLL");
     }
 
     /**

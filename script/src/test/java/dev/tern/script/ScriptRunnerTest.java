@@ -126,8 +126,14 @@ class ScriptRunnerTest {
 
         @Test
         void anUnknownSyscallIsRejectedByName() {
-            final ScriptException e = failure(LISTEN + "+0 epoll_create(1) = 4\n");
-            that(e.getMessage()).startsWith("t.pkt:4: ").contains("the call 'epoll_create' is not supported");
+            final ScriptException e = failure(LISTEN + "+0 writev(3, ..., 2) = 4\n");
+            that(e.getMessage()).startsWith("t.pkt:4: ").contains("the call 'writev' is not supported");
+            that(failure(LISTEN + "+0 epoll_create(1) = 4\n+0 epoll_ctl(4, EPOLL_CTL_ADD, 3, "
+                + "{events=EPOLLIN|EPOLLONESHOT, fd=3}) = 0\n").getMessage())
+                .startsWith("t.pkt:5: epoll event 'EPOLLONESHOT' is not supported");
+            that(failure(LISTEN + "+0 epoll_create(1) = 4\n+0 epoll_wait(4, {events=EPOLLIN, fd=3}, 1, 0) = 1\n")
+                .getMessage()).isEqualTo("t.pkt:5: epoll_wait gave no event, the script expects {events=EPOLLIN, "
+                    + "fd=3}");
         }
 
         @Test
