@@ -157,7 +157,14 @@ record TcpInfoAssert(int line, String text, Expression expression) {
         final String[] lines = body.split("\n", -1);
         for (int i = 0; i < lines.length; i++) {
             final int line = firstLine + i;
-            for (String statement : splitBalanced(file, line, withoutComment(lines[i]), ';')) {
+            String text = withoutComment(lines[i]);
+            // Python's explicit line joining: a line ending in a backslash goes on on the next (it counts as the
+            // line it starts on).
+            while (text.stripTrailing().endsWith("\\") && i + 1 < lines.length) {
+                final String joined = text.stripTrailing();
+                text = joined.substring(0, joined.length() - 1) + " " + withoutComment(lines[++i]);
+            }
+            for (String statement : splitBalanced(file, line, text, ';')) {
                 if (!statement.isBlank()) {
                     asserts.add(parse(file, line, statement.strip()));
                 }

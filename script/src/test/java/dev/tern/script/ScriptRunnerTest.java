@@ -864,6 +864,8 @@ class ScriptRunnerTest {
                 assert tcpi_options & TCPI_OPT_SACK and (tcpi_options & TCPI_OPT_ECN) == 0
                 assert tcpi_options == TCPI_OPT_SACK | TCPI_OPT_WSCALE | TCPI_OPT_TIMESTAMPS & 0
                 assert tcpi_ca_state == TCP_CA_Open != TCP_CA_Loss
+                assert tcpi_probes == 0 and \\
+                       tcpi_backoff == 0; assert tcpi_retransmits == 0
                 }%
                 """);
             // 'and' binds closer than 'or', comparisons closer than 'not': each line below would hold if not.
