@@ -22,7 +22,7 @@ final class ScriptSettings {
     /** The Linux settings a script may make, each mapped onto {@link TcpConfig}. */
     static final List<String> LINUX = List.of("net.ipv4.tcp_syncookies", "net.ipv4.tcp_max_syn_backlog",
         "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_window_scaling", "net.ipv4.tcp_mem",
-        "net.ipv4.tcp_wmem", "net.ipv4.tcp_slow_start_after_idle");
+        "net.ipv4.tcp_wmem", "net.ipv4.tcp_slow_start_after_idle", "net.ipv4.tcp_notsent_lowat");
     /** The settings written as three numbers between quotes (Linux's min/default/max or low/pressure/high). */
     private static final List<String> THREE_NUMBERS = List.of("net.ipv4.tcp_mem", "net.ipv4.tcp_wmem");
     /** The FreeBSD settings mapped onto {@link TcpConfig}. */
@@ -167,6 +167,8 @@ final class ScriptSettings {
             // does not grow, so the max has no counterpart); rounded up to a power of two as SO_SNDBUF is.
             case "net.ipv4.tcp_wmem" -> tcp.sendBufferSize(ScriptSockets.bufferSize(setting.values()[1]));
             case "net.ipv4.tcp_slow_start_after_idle" -> tcp.slowStartAfterIdle(v != 0);
+            // Linux's unsigned mark; 4294967295, its default, and anything from 2^31 is no mark.
+            case "net.ipv4.tcp_notsent_lowat" -> tcp.notsentLowat(v <= 0 || v > Integer.MAX_VALUE ? 0 : (int) v);
             case "net.inet.tcp.recvspace" -> {
                 return profile.withTcp(tcp.receiveBufferSize(ScriptProfile.freebsdReceiveRing(v)).build(), v,
                     profile.reportedSendBuffer());

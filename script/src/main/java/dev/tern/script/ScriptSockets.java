@@ -7,10 +7,10 @@ import dev.tern.stack.SelectableSocket;
 import dev.tern.stack.TernSocketException;
 import dev.tern.stack.UdpSocket;
 import dev.tern.tcp.TcpError;
-import dev.tern.tcp.TcpEvents;
 import dev.tern.tcp.TcpInfo;
 import dev.tern.tcp.TcpLayer;
 import dev.tern.tcp.TcpOptions;
+import dev.tern.tcp.TcpSocketOptions;
 import dev.tern.tcp.TcpState;
 
 import java.lang.foreign.Arena;
@@ -52,6 +52,19 @@ final class ScriptSockets {
         String congestionControl;
         /** SO_LINGER on with a zero timeout: close aborts with a RST. */
         boolean abortOnClose;
+        /** SO_LINGER on with a time: close waits up to this long for the peer to acknowledge everything; or 0. */
+        long lingerNs;
+        boolean reuseAddress;
+        boolean reusePort;
+        /** TCP_USER_TIMEOUT (ms), TCP_NOTSENT_LOWAT (bytes), TCP_MAXSEG (bytes): 0 for not set. */
+        int userTimeoutMs;
+        /** As Linux keeps it, unsigned 32 bits: 0xffffffff (or any value from 2^31) is no mark. */
+        long notsentLowat;
+        int maxSegment;
+        /** TCP_INQ: recvmsg returns a TCP_CM_INQ control message with the bytes left to read. */
+        boolean inq;
+        /** TCP_CORK: short segments wait until it is taken off. */
+        boolean cork;
 
         Fd(int number) {
             this.number = number;
@@ -72,6 +85,11 @@ final class ScriptSockets {
      */
     private Fd underTest;
     private final MemorySegment scratch = Arena.ofAuto().allocate(1 << 16);
+    /** The epoll instances; the stack's events for every socket of the script go to it (EPOLLET's wakeups). */
+    private final ScriptEpoll epoll = new ScriptEpoll(number -> {
+        final Fd fd = fds.get(number);
+        return fd == null ? -1 : fd.connection >= 0 ? fd.connection : fd.listener;
+    });
 
     ScriptSockets(ScriptRunner runner, NetStack stack) {
         this.runner = runner;
@@ -145,9 +163,13 @@ final class ScriptSockets {
             case "fcntl" -> fcntl(c);
             case "ioctl" -> ioctl(c);
             case "poll" -> poll(c);
+            case "epoll_create", "epoll_create1" -> epollCreate(c);
+            case "epoll_ctl" -> epollControl(c);
+            case "epoll_wait" -> epollWait(c);
             default -> throw runner.failure(c.line(), "the call '" + c.name() + "' is not supported (supported: "
                 + "socket, setsockopt, getsockopt, bind, listen, accept, connect, write, send, read, recv, sendto, "
-                + "recvfrom, sendmsg, recvmsg, close, shutdown, fcntl, ioctl, poll)");
+                + "recvfrom, sendmsg, recvmsg, close, shutdown, fcntl, ioctl, poll, epoll_create, epoll_create1, "
+                + "epoll_ctl, epoll_wait)");
         };
     }
 
@@ -160,12 +182,6 @@ final class ScriptSockets {
         throw runner.failure(c.line(), c.name() + " takes " + counts[0] + " arguments, not " + c.args().size());
     }
 
-    /** Send and receive flags (MSG_*): Tern's calls have none, so only 0 is taken. */
-    private void onlyNoFlags(ScriptLine.Call c, int index) {
-        if (!c.args().get(index).equals("0")) {
-            throw runner.failure(c.line(), c.name() + " flags are not supported (only 0), not " + c.args().get(index));
-        }
-    }
 
     private Fd fd(ScriptLine.Call c) {
         final Fd fd = fds.get((int) number(c, 0));
@@ -182,7 +198,7 @@ final class ScriptSockets {
             text = text.substring(1, text.length() - 1).strip();
         }
         try {
-            return Long.parseLong(text);
+            return text.startsWith("0x") ? Long.parseLong(text.substring(2), 16) : Long.parseLong(text);
         } catch (NumberFormatException e) {
             throw runner.failure(c.line(), "argument " + (index + 1) + " of " + c.name() + " should be a number, not '"
                 + c.args().get(index) + "'");
@@ -249,18 +265,50 @@ final class ScriptSockets {
         if (fd.congestionControl != null) {
             options = options.withCongestionControl(fd.congestionControl);
         }
+        if (fd.maxSegment > 0) {
+            options = options.withMaxSegment(fd.maxSegment);
+        }
         return options;
     }
 
     /** The socket options that take a number, {@code [N]}: checked by name before the value is read. */
     private static final List<String> NUMERIC_SOCKET_OPTIONS = List.of("SOL_SOCKET SO_REUSEADDR",
         "SOL_SOCKET SO_REUSEPORT", "SOL_SOCKET SO_SNDBUF", "SOL_SOCKET SO_RCVBUF", "IPPROTO_TCP TCP_NODELAY",
-        "SOL_SOCKET SO_KEEPALIVE", "IPPROTO_TCP TCP_KEEPIDLE", "IPPROTO_TCP TCP_KEEPINTVL", "IPPROTO_TCP TCP_KEEPCNT");
+        "SOL_SOCKET SO_KEEPALIVE", "IPPROTO_TCP TCP_KEEPIDLE", "IPPROTO_TCP TCP_KEEPINTVL", "IPPROTO_TCP TCP_KEEPCNT",
+        "IPPROTO_TCP TCP_USER_TIMEOUT", "IPPROTO_TCP TCP_NOTSENT_LOWAT", "IPPROTO_TCP TCP_MAXSEG",
+        "IPPROTO_TCP TCP_INQ", "IPPROTO_IP IP_MTU_DISCOVER", "IPPROTO_TCP TCP_CORK");
+
+    /** "LEVEL NAME" of a setsockopt or getsockopt, with Linux's other names for the levels (SOL_TCP, SOL_IP). */
+    private static String optionName(ScriptLine.Call c) {
+        final String level = switch (c.args().get(1)) {
+            case "SOL_TCP" -> "IPPROTO_TCP";
+            case "SOL_IP" -> "IPPROTO_IP";
+            default -> c.args().get(1);
+        };
+        return level + " " + c.args().get(2);
+    }
+
+    /** Linux's names for IP_MTU_DISCOVER's values (include/uapi/linux/in.h). */
+    private static final List<String> PMTUDISC = List.of("IP_PMTUDISC_DONT", "IP_PMTUDISC_WANT", "IP_PMTUDISC_DO",
+        "IP_PMTUDISC_PROBE", "IP_PMTUDISC_INTERFACE", "IP_PMTUDISC_OMIT");
+
+    /** Socket options Linux has that Tern cannot carry out, with the reason. */
+    private static String unsupportedReason(String option) {
+        return switch (option) {
+            case "SOL_SOCKET SO_ZEROCOPY" -> ": Tern's send copies into its send ring; MSG_ZEROCOPY's completion "
+                + "notices on an error queue are not emulated";
+            case "SOL_SOCKET SO_TIMESTAMPING", "SOL_SOCKET SO_TIMESTAMP", "SOL_SOCKET SO_TIMESTAMPNS" -> ": Tern keeps "
+                + "no per-packet software or hardware timestamps and has no error queue to report them on";
+            case "IPPROTO_TCP TCP_MD5SIG" -> ": Tern does not implement TCP MD5 signatures (RFC 2385)";
+            case "IPPROTO_TCP TCP_FASTOPEN", "IPPROTO_TCP TCP_FASTOPEN_CONNECT" -> ": TCP Fast Open";
+            default -> "";
+        };
+    }
 
     private ScriptRunner.Result setsockopt(ScriptLine.Call c) {
         arguments(c, 5);
         final Fd fd = fd(c);
-        final String option = c.args().get(1).replace("SOL_TCP", "IPPROTO_TCP") + " " + c.args().get(2);
+        final String option = optionName(c);
         if (option.equals("IPPROTO_TCP TCP_CONGESTION")) {
             // TCP_CONGESTION takes a name: setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "reno", 4).
             // Linux's "reno" is Tern's "newreno" (both are RFC 5681 with RFC 6582's recovery).
@@ -279,14 +327,49 @@ final class ScriptSockets {
             return linger(c, fd);
         }
         if (!NUMERIC_SOCKET_OPTIONS.contains(option)) {
-            throw runner.failure(c.line(), "setsockopt " + option + " is not supported (supported: "
-                + "SO_REUSEADDR, SO_REUSEPORT, SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, SO_LINGER, TCP_NODELAY, "
-                + "TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_CONGESTION)");
+            final String reason = unsupportedReason(option);
+            throw runner.failure(c.line(), "setsockopt " + option + " is not supported" + (!reason.isEmpty() ? reason
+                : " (supported: SO_REUSEADDR, SO_REUSEPORT, SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, SO_LINGER, "
+                + "TCP_NODELAY, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_CONGESTION, TCP_USER_TIMEOUT, "
+                + "TCP_NOTSENT_LOWAT, TCP_MAXSEG, TCP_INQ, TCP_CORK, IP_MTU_DISCOVER)"));
+        }
+        if (option.equals("IPPROTO_IP IP_MTU_DISCOVER")) {
+            return pmtuDiscovery(c);
         }
         final long value = number(c, 3);
         switch (option) {
-            case "SOL_SOCKET SO_REUSEADDR", "SOL_SOCKET SO_REUSEPORT" -> {
-                // Tern's listeners never conflict with TIME-WAIT connections; nothing to set.
+            // Tern's listeners never conflict with TIME-WAIT connections; the value is only kept for getsockopt.
+            case "SOL_SOCKET SO_REUSEADDR" -> fd.reuseAddress = value != 0;
+            case "SOL_SOCKET SO_REUSEPORT" -> fd.reusePort = value != 0;
+            case "IPPROTO_TCP TCP_USER_TIMEOUT" -> {
+                if (value < 0 || value > Integer.MAX_VALUE) {
+                    return ScriptRunner.Result.fail("EINVAL");
+                }
+                fd.userTimeoutMs = (int) value;
+                applyTcpSettings(fd);
+            }
+            case "IPPROTO_TCP TCP_NOTSENT_LOWAT" -> {
+                fd.notsentLowat = value & 0xFFFF_FFFFL;
+                applyTcpSettings(fd);
+            }
+            case "IPPROTO_TCP TCP_MAXSEG" -> {
+                if (value != 0 && (value < TcpOptions.MIN_MAX_SEGMENT || value > TcpOptions.MAX_MAX_SEGMENT)) {
+                    return ScriptRunner.Result.fail("EINVAL");
+                }
+                fd.maxSegment = (int) value;
+                if (fd.connection >= 0) {
+                    tcp.socketOptions().maxSegment(fd.connection, fd.maxSegment);
+                }
+                if (fd.listener >= 0) {
+                    tcp.socketOptions().listenerMaxSegment(fd.listener, fd.maxSegment);
+                }
+            }
+            case "IPPROTO_TCP TCP_INQ" -> fd.inq = value != 0;
+            case "IPPROTO_TCP TCP_CORK" -> {
+                fd.cork = value != 0;
+                if (fd.connection >= 0) {
+                    tcp.socketOptions().cork(fd.connection, fd.cork, runner.nowNs());
+                }
             }
             case "SOL_SOCKET SO_SNDBUF" -> fd.sendBuffer = buffer(c, value);
             case "SOL_SOCKET SO_RCVBUF" -> fd.receiveBuffer = buffer(c, value);
@@ -325,8 +408,9 @@ final class ScriptSockets {
 
     /**
      * {@code setsockopt(fd, SOL_SOCKET, SO_LINGER, {onoff=1, linger=0}, 8)}: close aborts the connection with a RST
-     * (RFC 9293 §3.10.5 ABORT) instead of a FIN; {@code onoff=0} restores the graceful close. A linger time above 0
-     * would make close block until the data is acknowledged, which Tern's close does not do: rejected.
+     * (RFC 9293 §3.10.5 ABORT) instead of a FIN; {@code onoff=0} restores the graceful close. With a linger time
+     * above 0, close blocks until the peer acknowledged the data and the FIN or the time passed, as Linux's close
+     * (also on a non-blocking socket, as Linux's).
      */
     private ScriptRunner.Result linger(ScriptLine.Call c, Fd fd) {
         final java.util.regex.Matcher m = LINGER.matcher(c.args().get(3));
@@ -334,12 +418,41 @@ final class ScriptSockets {
             throw runner.failure(c.line(), "SO_LINGER takes {onoff=N, linger=N}");
         }
         final boolean on = Long.parseLong(m.group(1)) != 0;
-        if (on && Long.parseLong(m.group(2)) != 0) {
-            throw runner.failure(c.line(), "SO_LINGER with a linger time above 0 is not supported: Tern's close never "
-                + "blocks (only {onoff=1, linger=0}, close with a RST)");
-        }
-        fd.abortOnClose = on;
+        final long seconds = Long.parseLong(m.group(2));
+        fd.abortOnClose = on && seconds == 0;
+        fd.lingerNs = on ? seconds * 1_000_000_000L : 0;
         return ScriptRunner.Result.ok(0);
+    }
+
+    /**
+     * {@code setsockopt(fd, SOL_IP, IP_MTU_DISCOVER, [IP_PMTUDISC_DO], 4)}: Tern sends every TCP segment with DF set
+     * and learns the path MTU from ICMP (RFC 1191), which is WANT and DO for TCP (a segment never exceeds the path
+     * MTU it knows); DONT (segments without DF, fragmented on the way) and PROBE (ignoring the path MTU) are not
+     * carried out.
+     */
+    private ScriptRunner.Result pmtuDiscovery(ScriptLine.Call c) {
+        final String value = c.args().get(3).replace("[", "").replace("]", "").strip();
+        final int mode = value.matches("\\d+") ? Integer.parseInt(value) : PMTUDISC.indexOf(value);
+        if (mode < 0 || mode >= PMTUDISC.size()) {
+            throw runner.failure(c.line(), "IP_MTU_DISCOVER takes one of " + String.join(", ", PMTUDISC) + ", not "
+                + c.args().get(3));
+        }
+        if (mode != 1 && mode != 2) {
+            throw runner.failure(c.line(), "IP_MTU_DISCOVER " + PMTUDISC.get(mode) + " is not supported: Tern sets DF "
+                + "on every TCP segment and follows the path MTU it learns (IP_PMTUDISC_WANT and IP_PMTUDISC_DO)");
+        }
+        return ScriptRunner.Result.ok(0);
+    }
+
+    /** TCP_USER_TIMEOUT and TCP_NOTSENT_LOWAT onto the descriptor's connection, if it has one. */
+    private void applyTcpSettings(Fd fd) {
+        if (fd.connection >= 0) {
+            if (fd.cork) {
+                tcp.socketOptions().cork(fd.connection, true, runner.nowNs());
+            }
+            tcp.socketOptions().userTimeout(fd.connection, fd.userTimeoutMs);
+            tcp.socketOptions().notsentLowat(fd.connection, (int) Math.min(fd.notsentLowat, Integer.MAX_VALUE));
+        }
     }
 
     /** Keepalive times are whole seconds, as on Linux (1 .. 32767). */
@@ -378,7 +491,7 @@ final class ScriptSockets {
     private ScriptRunner.Result getsockopt(ScriptLine.Call c) {
         arguments(c, 5);
         final Fd fd = fd(c);
-        final String option = c.args().get(1).replace("SOL_TCP", "IPPROTO_TCP") + " " + c.args().get(2);
+        final String option = optionName(c);
         final String expected = c.args().get(3);
         if (option.equals("IPPROTO_TCP TCP_INFO")) {
             return tcpInfo(c, fd, expected);
@@ -403,12 +516,40 @@ final class ScriptSockets {
                 fd.receiveBuffer > 0 ? fd.receiveBuffer : runner.reportedBuffer(true), peerMss(fd)));
             case "SOL_SOCKET SO_SNDBUF" -> Long.toString(SocketBufferSizes.reported(runner.dialect(),
                 fd.sendBuffer > 0 ? fd.sendBuffer : runner.reportedBuffer(false), peerMss(fd)));
-            default -> throw runner.failure(c.line(), "getsockopt " + option + " is not supported (supported: SO_ERROR, "
-                + "SO_RCVBUF, SO_SNDBUF, TCP_NODELAY, TCP_INFO)");
+            case "SOL_SOCKET SO_REUSEADDR" -> fd.reuseAddress ? "1" : "0";
+            case "SOL_SOCKET SO_REUSEPORT" -> fd.reusePort ? "1" : "0";
+            case "SOL_SOCKET SO_KEEPALIVE" -> fd.keepalive ? "1" : "0";
+            case "IPPROTO_TCP TCP_KEEPIDLE" -> Long.toString((fd.keepIdleNs > 0 ? fd.keepIdleNs
+                : tcp.config().keepaliveIdleNs()) / 1_000_000_000L);
+            case "IPPROTO_TCP TCP_KEEPINTVL" -> Long.toString((fd.keepIntervalNs > 0 ? fd.keepIntervalNs
+                : tcp.config().keepaliveIntervalNs()) / 1_000_000_000L);
+            case "IPPROTO_TCP TCP_KEEPCNT" -> Integer.toString(fd.keepProbes > 0 ? fd.keepProbes
+                : tcp.config().keepaliveProbes());
+            case "IPPROTO_TCP TCP_USER_TIMEOUT" -> Integer.toString(fd.userTimeoutMs);
+            // Linux gives the socket's own mark, 0 when only the sysctl's applies.
+            case "IPPROTO_TCP TCP_NOTSENT_LOWAT" -> Long.toString(fd.notsentLowat);
+            case "IPPROTO_TCP TCP_INQ" -> fd.inq ? "1" : "0";
+            case "IPPROTO_TCP TCP_CORK" -> fd.cork ? "1" : "0";
+            case "IPPROTO_TCP TCP_MAXSEG" -> Integer.toString(fd.connection >= 0
+                ? tcp.socketOptions().maxSegment(fd.connection)
+                : fd.maxSegment > 0 ? fd.maxSegment : TcpSocketOptions.UNCONNECTED_MSS);
+            // Linux's "reno" is Tern's "newreno", as setsockopt takes it.
+            case "IPPROTO_TCP TCP_CONGESTION" -> {
+                final String name = fd.connection >= 0 ? tcp.congestionControlName(fd.connection)
+                    : fd.congestionControl != null ? fd.congestionControl : tcp.config().congestionControl();
+                yield "\"" + (name.equals("newreno") ? "reno" : name) + "\"";
+            }
+            case "SOL_SOCKET SO_LINGER" -> "{onoff=" + (fd.abortOnClose || fd.lingerNs > 0 ? 1 : 0) + ", linger="
+                + fd.lingerNs / 1_000_000_000L + "}";
+            default -> throw runner.failure(c.line(), "getsockopt " + option + " is not supported" + (!unsupportedReason(
+                option).isEmpty() ? unsupportedReason(option) : " (supported: SO_ERROR, SO_RCVBUF, SO_SNDBUF, SO_REUSEADDR, "
+                + "SO_REUSEPORT, SO_KEEPALIVE, SO_LINGER, TCP_NODELAY, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, "
+                + "TCP_CONGESTION, TCP_USER_TIMEOUT, TCP_NOTSENT_LOWAT, TCP_MAXSEG, TCP_INQ, TCP_CORK, TCP_INFO)"));
         };
-        final String want = expected.startsWith("[") && expected.endsWith("]")
-            ? expected.substring(1, expected.length() - 1).strip() : expected;
-        if (!want.equals(actual)) {
+        final String want = (expected.startsWith("[") && expected.endsWith("]")
+            ? expected.substring(1, expected.length() - 1).strip() : expected).replace(" ", "");
+        if (!want.equals(actual.replace(" ", "")) && !(want.matches("0x[0-9a-fA-F]+") && actual.matches("\\d+")
+            && Long.parseLong(want.substring(2), 16) == Long.parseLong(actual))) {
             throw runner.failure(c.line(), "getsockopt " + option + " gave [" + actual + "], the script expects " + expected);
         }
         return ScriptRunner.Result.ok(0);
@@ -475,27 +616,10 @@ final class ScriptSockets {
         }
     }
 
-    /**
-     * One TCP_INFO field of {@link TcpInfoAssert#FIELDS} as Linux gives it: tcpi_state (Linux's number), tcpi_rto
-     * and tcpi_rtt (µs), tcpi_snd_mss (bytes per segment before TCP options: Tern's, where Linux subtracts the
-     * timestamp option), tcpi_snd_cwnd and tcpi_snd_ssthresh (segments of tcpi_snd_mss; ssthresh before the first
-     * reduction is Linux's TCP_INFINITE_SSTHRESH), tcpi_total_retrans (segments retransmitted).
-     */
+    /** One TCP_INFO field of {@link LinuxTcpInfo#FIELDS} as Linux gives it, of the descriptor's connection. */
     private long tcpInfoField(Fd fd, String name) {
-        final int connection = fd.connection;
-        final int mss = Math.max(1, tcp.mss(connection));
-        return switch (name) {
-            case "tcpi_state" -> runner.dialect().stateNumbers().get(stateName(fd));
-            case "tcpi_rto" -> tcp.rtoNs(connection) / 1000;
-            case "tcpi_rtt" -> tcp.srttNs(connection) / 1000;
-            case "tcpi_snd_mss" -> tcp.mss(connection);
-            case "tcpi_snd_cwnd" -> tcp.cwnd(connection) / mss;
-            // Tern's "no threshold yet" is a window no connection reaches (1 GiB and more).
-            case "tcpi_snd_ssthresh" -> tcp.ssthresh(connection) >= 1 << 30 ? TcpInfoAssert.INFINITE_SSTHRESH
-                : tcp.ssthresh(connection) / mss;
-            case "tcpi_total_retrans" -> tcp.retransmits(connection);
-            default -> throw new IllegalStateException("not a field of TcpInfoAssert.FIELDS: " + name);
-        };
+        final TcpInfo info = fd.connection < 0 ? null : tcp.info(fd.connection);
+        return LinuxTcpInfo.field(info, runner.dialect().stateNumbers().get(stateName(fd)), runner.nowNs(), name);
     }
 
     /**
@@ -531,7 +655,7 @@ final class ScriptSockets {
         if (!fd.bound) {
             throw runner.failure(c.line(), "listen on a socket that is not bound: Tern picks no port by itself; bind first");
         }
-        final int listener = tcp.listen(ScriptRunner.SCRIPT_PORT, (int) Math.max(1, number(c, 1)), options(fd), TcpEvents.NONE);
+        final int listener = tcp.listen(ScriptRunner.SCRIPT_PORT, (int) Math.max(1, number(c, 1)), options(fd), epoll);
         if (listener < 0) {
             return ScriptRunner.Result.fail(errno(-listener));
         }
@@ -567,7 +691,20 @@ final class ScriptSockets {
         accepted.connection = connection;
         underTest = accepted;
         accepted.keepalive = fd.keepalive;
+        accepted.keepIdleNs = fd.keepIdleNs;
+        accepted.keepIntervalNs = fd.keepIntervalNs;
+        accepted.keepProbes = fd.keepProbes;
+        accepted.congestionControl = fd.congestionControl;
         accepted.noDelay = fd.noDelay;
+        // As Linux's accepted sockets, which are clones of the listener.
+        accepted.userTimeoutMs = fd.userTimeoutMs;
+        accepted.notsentLowat = fd.notsentLowat;
+        accepted.maxSegment = fd.maxSegment;
+        accepted.inq = fd.inq;
+        accepted.cork = fd.cork;
+        accepted.lingerNs = fd.lingerNs;
+        accepted.abortOnClose = fd.abortOnClose;
+        applyTcpSettings(accepted);
         if (fd.noDelay) {
             tcp.noDelay(connection, true, runner.nowNs());
         }
@@ -594,12 +731,13 @@ final class ScriptSockets {
             final int error = tcp.error(fd.connection);
             return error != TcpError.NONE ? ScriptRunner.Result.fail(errno(error)) : ScriptRunner.Result.fail("EISCONN");
         }
-        final int connection = tcp.connect(ScriptRunner.REMOTE_ADDRESS, ScriptRunner.SCRIPT_PORT, 0, options(fd), TcpEvents.NONE,
+        final int connection = tcp.connect(ScriptRunner.REMOTE_ADDRESS, ScriptRunner.SCRIPT_PORT, 0, options(fd), epoll,
             runner.nowNs());
         if (connection < 0) {
             return ScriptRunner.Result.fail(errno(-connection));
         }
         fd.connection = connection;
+        applyTcpSettings(fd);
         runner.connected(tcp.localPort(connection), ScriptRunner.SCRIPT_PORT);
         runner.poll();
         if (fd.nonBlocking()) {
@@ -613,16 +751,14 @@ final class ScriptSockets {
 
     private ScriptRunner.Result write(ScriptLine.Call c) {
         arguments(c, 3, 4);
-        if (c.args().size() == 4) {
-            onlyNoFlags(c, 3);
-        }
-        return write(c, fd(c), (int) number(c, 2));
+        final int flags = c.args().size() == 4 ? MessageFlags.send(runner, c, 3) : 0;
+        return write(c, fd(c), (int) number(c, 2), flags);
     }
 
     /** Writes {@code length} bytes of the application's pattern (write, send, sendmsg). */
-    private ScriptRunner.Result write(ScriptLine.Call c, Fd fd, int length) {
+    private ScriptRunner.Result write(ScriptLine.Call c, Fd fd, int length, int flags) {
         if (fd.udp != null) {
-            return sendDatagram(c, fd, length, false);
+            return sendDatagram(c, fd, length, false, flags);
         }
         if (fd.connection < 0) {
             return ScriptRunner.Result.fail(fd.listener >= 0 ? "ENOTCONN" : "EPIPE");
@@ -632,8 +768,9 @@ final class ScriptSockets {
         if (broken != null) {
             return broken;
         }
-        if (fd.nonBlocking()) {
-            final int written = fill(connection, length);
+        final boolean more = (flags & MessageFlags.MORE) != 0;
+        if (fd.nonBlocking() || (flags & MessageFlags.DONTWAIT) != 0) {
+            final int written = fill(connection, length, more);
             return written == 0 && length > 0 ? ScriptRunner.Result.fail("EAGAIN") : ScriptRunner.Result.ok(written);
         }
         // A blocking write returns when every byte is in the send buffer (or the connection failed), as Linux's.
@@ -642,7 +779,7 @@ final class ScriptSockets {
             if (writeError(connection) != null) {
                 return true;
             }
-            written[0] += fill(connection, length - written[0]);
+            written[0] += fill(connection, length - written[0], more);
             return written[0] == length;
         };
         return runner.blockThen(c, done, "room in the send buffer for all " + length + " bytes", () -> {
@@ -655,7 +792,7 @@ final class ScriptSockets {
      * Writes up to {@code length} bytes into the send buffer and tells the stack; returns how many. Each byte is
      * {@link ScriptPayload#tern} of the sequence number it will go out with, which the runner checks on the wire.
      */
-    private int fill(int connection, int length) {
+    private int fill(int connection, int length, boolean more) {
         final ByteRing ring = tcp.sendBuffer(connection);
         if (ring == null || length == 0) {
             return 0;
@@ -664,18 +801,36 @@ final class ScriptSockets {
         final TcpInfo info = tcp.info(connection);
         final boolean synUnacked = info.state() == TcpState.SYN_SENT || info.state() == TcpState.SYN_RECEIVED;
         long seq = Integer.toUnsignedLong(info.sndUna()) + ring.available() + (synUnacked ? 1 : 0);
+        // With TCP_NOTSENT_LOWAT a write takes bytes only while fewer than the mark wait unsent, as Linux's
+        // tcp_sendmsg waits for memory: it goes a segment at a time, letting each leave, and stops at the mark
+        // (Linux checks the mark before each buffer of up to 64 KB, so it may take more).
+        final boolean marked = tcp.socketOptions().notsentLowat(connection) > 0;
         int written = 0;
-        while (written < length && ring.freeSpace() > 0) {
-            final int chunk = Math.min(Math.min(length - written, ring.freeSpace()), (int) scratch.byteSize());
+        while (written < length && ring.freeSpace() > 0 && (!marked || tcp.socketOptions().belowNotsentLowat(connection))) {
+            final int piece = marked ? Math.max(1, tcp.mss(connection)) : (int) scratch.byteSize();
+            final int chunk = Math.min(Math.min(length - written, ring.freeSpace()), Math.min(piece,
+                (int) scratch.byteSize()));
             ScriptPayload.fill(scratch, 0, chunk, seq, runner.applicationBytes());
             final int put = ring.write(scratch, 0, chunk);
             written += put;
             seq += put;
+            if (marked) {
+                sendable(connection, more);
+            }
         }
-        if (written > 0) {
-            tcp.sendable(connection, runner.nowNs());
+        if (written > 0 && !marked) {
+            sendable(connection, more);
         }
         return written;
+    }
+
+    /** The stack may send what was written; with MSG_MORE a short tail waits (TcpSocketOptions.sendableMore). */
+    private void sendable(int connection, boolean more) {
+        if (more) {
+            tcp.socketOptions().sendableMore(connection, runner.nowNs());
+        } else {
+            tcp.sendable(connection, runner.nowNs());
+        }
     }
 
     private ScriptRunner.Result writeError(int connection) {
@@ -692,43 +847,69 @@ final class ScriptSockets {
 
     private ScriptRunner.Result read(ScriptLine.Call c) {
         arguments(c, 3, 4);
-        if (c.args().size() == 4) {
-            onlyNoFlags(c, 3);
-        }
-        return read(c, fd(c), (int) number(c, 2));
+        final int flags = c.args().size() == 4 ? MessageFlags.receive(runner, c, 3) : 0;
+        return read(c, fd(c), (int) number(c, 2), flags, -1);
     }
 
-    /** Reads up to {@code length} bytes, checking them against the remote's pattern (read, recv, recvmsg). */
-    private ScriptRunner.Result read(ScriptLine.Call c, Fd fd, int length) {
+    /**
+     * Reads up to {@code length} bytes, checking them against the remote's pattern (read, recv, recvmsg); with
+     * MSG_PEEK the bytes stay, with MSG_WAITALL a blocking read waits for all of them (or the end, or an error).
+     */
+    private ScriptRunner.Result read(ScriptLine.Call c, Fd fd, int length, int flags, long expectedInq) {
         if (fd.udp != null) {
-            return receiveDatagram(c, fd, length);
+            return receiveDatagram(c, fd, length, flags);
         }
         if (fd.connection < 0) {
             return ScriptRunner.Result.fail("ENOTCONN");
         }
         final int connection = fd.connection;
-        if (!fd.readShut && !readReady(connection)) {
-            if (fd.nonBlocking()) {
+        final boolean nonBlocking = fd.nonBlocking() || (flags & MessageFlags.DONTWAIT) != 0;
+        final boolean all = (flags & MessageFlags.WAITALL) != 0 && !nonBlocking;
+        final BooleanSupplier ready = () -> readReady(connection) && (!all || tcp.receiveShutdown(connection)
+            || tcp.error(connection) != TcpError.NONE || readable(connection) >= length);
+        if (!fd.readShut && !ready.getAsBoolean()) {
+            if (nonBlocking) {
                 return ScriptRunner.Result.fail("EAGAIN");
             }
-            return runner.blockThen(c, () -> readReady(connection), "data to read",
-                () -> readNow(c, connection, length));
+            return runner.blockThen(c, ready, all ? "all " + length + " bytes to read" : "data to read",
+                () -> readNow(c, fd, length, flags, expectedInq));
         }
-        return readNow(c, connection, length);
+        return readNow(c, fd, length, flags, expectedInq);
     }
 
-    /** Reads, checking each byte against {@link ScriptPayload#remote} of the sequence number it came with. */
-    private ScriptRunner.Result readNow(ScriptLine.Call c, int connection, int length) {
+    private int readable(int connection) {
+        final ByteRing ring = tcp.receiveBuffer(connection);
+        return ring == null ? 0 : ring.available();
+    }
+
+    /**
+     * Reads, checking each byte against {@link ScriptPayload#remote} of the sequence number it came with, then the
+     * TCP_CM_INQ a recvmsg expects ({@code expectedInq}, -1 for none).
+     */
+    private ScriptRunner.Result readNow(ScriptLine.Call c, Fd fd, int length, int flags, long expectedInq) {
+        final int connection = fd.connection;
         final ByteRing ring = tcp.receiveBuffer(connection);
         final int available = ring == null ? 0 : ring.available();
         if (available == 0) {
             final int error = tcp.error(connection);
-            return error == TcpError.NONE ? ScriptRunner.Result.ok(0) : ScriptRunner.Result.fail(errno(error));
+            if (error != TcpError.NONE) {
+                return ScriptRunner.Result.fail(errno(error));
+            }
+            checkInq(c, fd, expectedInq);
+            return ScriptRunner.Result.ok(0);
         }
+        final boolean peek = (flags & MessageFlags.PEEK) != 0;
         long seq = firstUnreadSeq(connection, available);
         int read = 0;
-        while (read < length && ring.available() > 0) {
-            final int got = ring.read(scratch, 0, Math.min(length - read, (int) scratch.byteSize()));
+        while (read < length && read < available) {
+            final int chunk = Math.min(Math.min(length, available) - read, (int) scratch.byteSize());
+            final int got;
+            if (peek) {
+                ring.peek(ring.consumerPosition() + read, scratch, 0, chunk);
+                got = chunk;
+            } else {
+                got = ring.read(scratch, 0, chunk);
+            }
             if (seq >= 0) {
                 final int wrong = ScriptPayload.firstDifference(scratch, 0, got, seq, ScriptPayload::remote);
                 if (wrong >= 0) {
@@ -741,8 +922,31 @@ final class ScriptSockets {
             }
             read += got;
         }
-        tcp.consumed(connection, runner.nowNs());
+        if (!peek) {
+            tcp.consumed(connection, runner.nowNs());
+        }
+        checkInq(c, fd, expectedInq);
         return ScriptRunner.Result.ok(read);
+    }
+
+    /**
+     * TCP_INQ's control message: the bytes left to read after the call, 1 when none are left and the peer's FIN
+     * arrived (Linux's tcp_inq_hint, so that a reader knows to expect the end); only with TCP_INQ on, as Linux sends
+     * it only then.
+     */
+    private void checkInq(ScriptLine.Call c, Fd fd, long expected) {
+        if (expected < 0) {
+            return;
+        }
+        if (!fd.inq) {
+            throw runner.failure(c.line(), "recvmsg returned no TCP_CM_INQ control message: TCP_INQ is not set on "
+                + "file descriptor " + fd.number + " (setsockopt(fd, SOL_TCP, TCP_INQ, [1], 4))");
+        }
+        final int left = readable(fd.connection);
+        final long inq = left == 0 && tcp.receiveShutdown(fd.connection) ? 1 : left;
+        if (inq != expected) {
+            throw runner.failure(c.line(), "recvmsg's TCP_CM_INQ gave " + inq + ", the script expects " + expected);
+        }
     }
 
     /**
@@ -771,26 +975,26 @@ final class ScriptSockets {
     /** {@code sendto(fd, ..., N, 0, ..., ...)}: a datagram of N bytes to the remote's port 8080. */
     private ScriptRunner.Result sendto(ScriptLine.Call c) {
         arguments(c, 6);
-        onlyNoFlags(c, 3);
+        final int flags = MessageFlags.send(runner, c, 3);
         final Fd fd = fd(c);
         if (fd.udp == null) {
             throw runner.failure(c.line(), "sendto is supported on UDP sockets only; use write or send for TCP");
         }
-        return sendDatagram(c, fd, (int) number(c, 2), true);
+        return sendDatagram(c, fd, (int) number(c, 2), true, flags);
     }
 
     /** {@code recvfrom(fd, ..., N, 0, ..., ...)}: the next datagram, at most N bytes of it. */
     private ScriptRunner.Result recvfrom(ScriptLine.Call c) {
         arguments(c, 6);
-        onlyNoFlags(c, 3);
+        final int flags = MessageFlags.receive(runner, c, 3);
         final Fd fd = fd(c);
         if (fd.udp == null) {
             throw runner.failure(c.line(), "recvfrom is supported on UDP sockets only; use read or recv for TCP");
         }
-        return receiveDatagram(c, fd, (int) number(c, 2));
+        return receiveDatagram(c, fd, (int) number(c, 2), flags);
     }
 
-    private ScriptRunner.Result sendDatagram(ScriptLine.Call c, Fd fd, int length, boolean addressed) {
+    private ScriptRunner.Result sendDatagram(ScriptLine.Call c, Fd fd, int length, boolean addressed, int flags) {
         if (length > scratch.byteSize()) {
             return ScriptRunner.Result.fail("EMSGSIZE");
         }
@@ -815,7 +1019,7 @@ final class ScriptSockets {
             return outcome[0] != null;
         };
         if (!sent.getAsBoolean()) {
-            if (fd.nonBlocking()) {
+            if (fd.nonBlocking() || (flags & MessageFlags.DONTWAIT) != 0) {
                 return ScriptRunner.Result.fail("EAGAIN");
             }
             return runner.blockThen(c, sent, "room in the send queue", () -> afterSend(udp, port, outcome[0]));
@@ -832,13 +1036,15 @@ final class ScriptSockets {
         return result;
     }
 
-    private ScriptRunner.Result receiveDatagram(ScriptLine.Call c, Fd fd, int length) {
+    /** The next datagram, at most {@code length} bytes of it; with MSG_PEEK it stays, to be read again whole. */
+    private ScriptRunner.Result receiveDatagram(ScriptLine.Call c, Fd fd, int length, int flags) {
+        final boolean peek = (flags & MessageFlags.PEEK) != 0;
         final UdpSocket udp = fd.udp;
         final int capacity = (int) Math.min(length, scratch.byteSize());
         final ScriptRunner.Result[] outcome = {null};
         final BooleanSupplier received = () -> {
             try {
-                final int got = udp.receive(scratch, 0, capacity);
+                final int got = peek ? udp.peek(scratch, 0, capacity) : udp.receive(scratch, 0, capacity);
                 if (got >= 0) {
                     final int wrong = ScriptPayload.firstDifference(scratch, 0, got, 0, ScriptPayload::remoteDatagram);
                     if (wrong >= 0) {
@@ -854,7 +1060,7 @@ final class ScriptSockets {
             return outcome[0] != null;
         };
         if (!received.getAsBoolean()) {
-            if (fd.nonBlocking()) {
+            if (fd.nonBlocking() || (flags & MessageFlags.DONTWAIT) != 0) {
                 return ScriptRunner.Result.fail("EAGAIN");
             }
             return runner.blockThen(c, received, "a datagram to read", () -> outcome[0]);
@@ -872,8 +1078,8 @@ final class ScriptSockets {
      */
     private ScriptRunner.Result sendmsg(ScriptLine.Call c) {
         arguments(c, 3);
-        final int length = messageLength(c);
-        return write(c, fd(c), length);
+        final int length = messageLength(c, false);
+        return write(c, fd(c), length, MessageFlags.send(runner, c, 2));
     }
 
     /**
@@ -882,21 +1088,26 @@ final class ScriptSockets {
      */
     private ScriptRunner.Result recvmsg(ScriptLine.Call c) {
         arguments(c, 3);
-        final int length = messageLength(c);
+        final int length = messageLength(c, true);
         final Fd fd = fd(c);
         if (fd.udp != null) {
             throw runner.failure(c.line(), "recvmsg is supported on TCP sockets only (a UDP datagram's truncation, "
                 + "MSG_TRUNC in msg_flags, is not known to the runner); use recvfrom");
         }
-        return read(c, fd, length);
+        final java.util.regex.Matcher inq = INQ_CMSG.matcher(c.args().get(1).replace(" ", "").replace("\t", "")
+            .replace("\n", ""));
+        return read(c, fd, length, MessageFlags.receive(runner, c, 2), inq.find() ? Long.parseLong(inq.group(1)) : -1);
     }
+
+    /** recvmsg's one control message Tern has: TCP_INQ's bytes left to read. */
+    private static final java.util.regex.Pattern INQ_CMSG = java.util.regex.Pattern.compile(
+        "msg_control=\\[\\{cmsg_level=(?:SOL_TCP|IPPROTO_TCP),cmsg_type=TCP_CM_INQ,cmsg_data=(\\d+)}]");
 
     /**
      * The total length of a msghdr literal's iovec, after checking that the message holds nothing Tern cannot
-     * express: flags 0, no control messages, msg_flags 0.
+     * express: no control messages but, for recvmsg ({@code receive}), TCP_CM_INQ; msg_flags 0.
      */
-    private int messageLength(ScriptLine.Call c) {
-        onlyNoFlags(c, 2);
+    private int messageLength(ScriptLine.Call c, boolean receive) {
         final String message = c.args().get(1);
         final List<String> fields = message.startsWith("{") && message.endsWith("}")
             ? ScriptParser.splitOutside(message.substring(1, message.length() - 1), ',') : null;
@@ -913,9 +1124,11 @@ final class ScriptSockets {
             } else if (f.replace(" ", "").equals("msg_name(...)=...") || f.replace(" ", "").equals("msg_control=[]")
                 || f.replace(" ", "").equals("msg_flags=0")) {
                 // The remote's address (the runner has one), no control data, no flags: nothing to check.
+            } else if (receive && INQ_CMSG.matcher(f.replaceAll("\\s", "")).matches()) {
+                // TCP_INQ's count, checked after the read.
             } else if (f.startsWith("msg_control")) {
-                throw runner.failure(c.line(), c.name() + " with control messages (cmsg) is not supported: Tern "
-                    + "has no ancillary data (timestamps, TCP_CM_INQ, error queues)");
+                throw runner.failure(c.line(), c.name() + " with control messages (cmsg) other than recvmsg's "
+                    + "TCP_CM_INQ is not supported: Tern has no other ancillary data (timestamps, error queues)");
             } else if (f.startsWith("msg_flags")) {
                 throw runner.failure(c.line(), c.name() + " msg_flags other than 0 are not supported, not '"
                     + f.substring(f.indexOf('=') + 1).strip() + "'");
@@ -959,6 +1172,9 @@ final class ScriptSockets {
         if (fd.udp != null) {
             fd.udp.close();
         }
+        if (fd.connection >= 0 && fd.lingerNs > 0 && !fd.abortOnClose && readable(fd.connection) == 0) {
+            return lingeringClose(c, fd);
+        }
         if (fd.connection >= 0) {
             if (fd.abortOnClose) {
                 tcp.abort(fd.connection, runner.nowNs());
@@ -969,8 +1185,146 @@ final class ScriptSockets {
         if (fd.listener >= 0) {
             tcp.closeListener(fd.listener, runner.nowNs());
         }
+        epoll.close(fd.number);
         fds.remove(fd.number);
         return ScriptRunner.Result.ok(0);
+    }
+
+    // ------------------------------------------------------------------------------------------------ epoll
+
+    /** {@code epoll_create(N)} or {@code epoll_create1(0)}: a new epoll instance's descriptor. */
+    private ScriptRunner.Result epollCreate(ScriptLine.Call c) {
+        arguments(c, 1);
+        final long size = number(c, 0);
+        if (c.name().equals("epoll_create") ? size <= 0 : size != 0) {
+            return ScriptRunner.Result.fail("EINVAL");
+        }
+        final Fd fd = open(c);
+        epoll.create(fd.number);
+        return ScriptRunner.Result.ok(fd.number);
+    }
+
+    private static final java.util.regex.Pattern EPOLL_EVENT = java.util.regex.Pattern.compile(
+        "\\{\\s*events\\s*=\\s*([A-Z|\\s]+|0)\\s*,\\s*(fd|ptr|u32|u64)\\s*=\\s*(\\d+)\\s*}");
+
+    /** {@code epoll_ctl(EPFD, EPOLL_CTL_ADD, FD, {events=EPOLLIN|EPOLLET, fd=FD})}, MOD and DEL too. */
+    private ScriptRunner.Result epollControl(ScriptLine.Call c) {
+        arguments(c, 4);
+        final int epfd = (int) number(c, 0);
+        final String operation = c.args().get(1);
+        if (!epoll.isEpoll(epfd)) {
+            return ScriptRunner.Result.fail(fds.containsKey(epfd) ? "EINVAL" : "EBADF");
+        }
+        if (!List.of("EPOLL_CTL_ADD", "EPOLL_CTL_MOD", "EPOLL_CTL_DEL").contains(operation)) {
+            throw runner.failure(c.line(), "epoll_ctl takes EPOLL_CTL_ADD, EPOLL_CTL_MOD or EPOLL_CTL_DEL, not "
+                + operation);
+        }
+        final int target = (int) number(c, 2);
+        if (!fds.containsKey(target)) {
+            return ScriptRunner.Result.fail("EBADF");
+        }
+        int events = 0;
+        if (!operation.equals("EPOLL_CTL_DEL")) {
+            final java.util.regex.Matcher m = EPOLL_EVENT.matcher(c.args().get(3));
+            if (!m.matches()) {
+                throw runner.failure(c.line(), "epoll_ctl takes {events=EPOLLIN|..., fd=N}, not " + c.args().get(3));
+            }
+            events = epollBits(c, m.group(1));
+        }
+        return epoll.control(epfd, operation, target, events) ? ScriptRunner.Result.ok(0)
+            : ScriptRunner.Result.fail(operation.equals("EPOLL_CTL_ADD") ? "EEXIST" : "ENOENT");
+    }
+
+    /**
+     * {@code epoll_wait(EPFD, {events=EPOLLIN, fd=N}, MAX, MS) = R}: waits up to MS as poll does (START...END too),
+     * then compares the first ready entry with the one written ({@code {events=0, ptr=0}} for none).
+     */
+    private ScriptRunner.Result epollWait(ScriptLine.Call c) {
+        arguments(c, 4);
+        final int epfd = (int) number(c, 0);
+        if (!epoll.isEpoll(epfd)) {
+            return ScriptRunner.Result.fail(fds.containsKey(epfd) ? "EINVAL" : "EBADF");
+        }
+        final java.util.regex.Matcher m = EPOLL_EVENT.matcher(c.args().get(1));
+        if (!m.matches()) {
+            throw runner.failure(c.line(), "epoll_wait takes one struct epoll_event, {events=EPOLLIN|..., fd=N} "
+                + "(or {events=0, ptr=0} for none), not " + c.args().get(1));
+        }
+        final int max = (int) number(c, 2);
+        final long timeoutMs = number(c, 3);
+        final java.util.function.IntUnaryOperator readiness = number -> {
+            final Fd fd = fds.get(number);
+            return fd == null ? 0 : revents(fd);
+        };
+        final BooleanSupplier ready = () -> !epoll.ready(epfd, max, readiness, false).isEmpty();
+        final java.util.function.Supplier<ScriptRunner.Result> result = () -> {
+            final List<ScriptEpoll.Ready> got = epoll.ready(epfd, max, readiness, true);
+            final int wantEvents = epollBits(c, m.group(1));
+            final int gotEvents = got.isEmpty() ? 0 : got.getFirst().events();
+            if (gotEvents != wantEvents || (!got.isEmpty() && m.group(2).equals("fd")
+                && got.getFirst().fd() != Integer.parseInt(m.group(3)))) {
+                throw runner.failure(c.line(), "epoll_wait gave " + (got.isEmpty() ? "no event" : "{events="
+                    + epollNames(gotEvents) + ", fd=" + got.getFirst().fd() + "}") + ", the script expects "
+                    + c.args().get(1));
+            }
+            return ScriptRunner.Result.ok(got.size());
+        };
+        final long deadline = timeoutMs < 0 ? runner.now() + ScriptRunner.BLOCK_LIMIT_NS
+            : runner.now() + timeoutMs * 1_000_000L;
+        if (timeoutMs != 0 && runner.spans(c)) {
+            return runner.pend(c, () -> ready.getAsBoolean() || (timeoutMs >= 0 && runner.now() >= deadline),
+                "an event on epoll descriptor " + epfd, result, timeoutMs < 0 ? Long.MAX_VALUE : deadline);
+        }
+        if (timeoutMs != 0) {
+            runner.advance(deadline, ready);
+        }
+        return result.get();
+    }
+
+    private int epollBits(ScriptLine.Call c, String text) {
+        int bits = 0;
+        for (String name : text.split("\\|")) {
+            bits |= switch (name.strip()) {
+                case "EPOLLIN" -> ScriptEpoll.EPOLLIN;
+                case "EPOLLOUT" -> ScriptEpoll.EPOLLOUT;
+                case "EPOLLERR" -> ScriptEpoll.EPOLLERR;
+                case "EPOLLHUP" -> ScriptEpoll.EPOLLHUP;
+                case "EPOLLET" -> ScriptEpoll.EPOLLET;
+                case "0" -> 0;
+                default -> throw runner.failure(c.line(), "epoll event '" + name.strip() + "' is not supported "
+                    + "(EPOLLIN, EPOLLOUT, EPOLLERR, EPOLLHUP, EPOLLET; Tern's epoll has no EPOLLONESHOT, "
+                    + "EPOLLEXCLUSIVE, EPOLLRDHUP or EPOLLPRI)");
+            };
+        }
+        return bits;
+    }
+
+    private static String epollNames(int bits) {
+        final String poll = pollNames(bits & (POLLIN | POLLOUT | POLLERR | POLLHUP));
+        return poll.equals("0") ? "0" : poll.replace("POLL", "EPOLL");
+    }
+
+    /**
+     * close with SO_LINGER's time: the FIN goes after the data, and the call returns once the peer acknowledged both
+     * (or the connection ended) or when the time is up, as Linux's close waits (sk_stream_wait_close), with 0 either
+     * way; the connection then goes on closing as a plain close. Written {@code START...END} it is pending meanwhile.
+     */
+    private ScriptRunner.Result lingeringClose(ScriptLine.Call c, Fd fd) {
+        final int connection = fd.connection;
+        tcp.shutdownOutput(connection, runner.nowNs());
+        fds.remove(fd.number);
+        final long deadline = runner.now() + fd.lingerNs;
+        final BooleanSupplier done = () -> tcp.outputAcknowledged(connection) || tcp.state(connection) == TcpState.CLOSED
+            || runner.now() >= deadline;
+        final java.util.function.Supplier<ScriptRunner.Result> finish = () -> {
+            tcp.close(connection, runner.nowNs());
+            return ScriptRunner.Result.ok(0);
+        };
+        if (runner.spans(c)) {
+            return runner.pend(c, done, "the peer to acknowledge the data and FIN (SO_LINGER)", finish, deadline);
+        }
+        runner.advance(deadline, done);
+        return finish.get();
     }
 
     private ScriptRunner.Result shutdown(ScriptLine.Call c) {
@@ -1117,7 +1471,9 @@ final class ScriptSockets {
             bits |= POLLIN;
         }
         final ByteRing ring = tcp.sendBuffer(c);
-        if (TcpState.canSend(state) && ring != null && ring.freeSpace() > 0) {
+        // TCP_NOTSENT_LOWAT: writable only while fewer unsent bytes than the mark wait, as Linux's poll.
+        if (TcpState.canSend(state) && ring != null && ring.freeSpace() > 0
+            && tcp.socketOptions().belowNotsentLowat(c)) {
             bits |= POLLOUT;
         }
         return bits;

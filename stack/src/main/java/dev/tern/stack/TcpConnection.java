@@ -509,6 +509,40 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
             "tcp keepalive");
     }
 
+    /**
+     * TCP_USER_TIMEOUT (RFC 5482, Linux's meaning): the connection ends with {@code TIMED_OUT} once sent data stayed
+     * unacknowledged, or a zero window was probed, for {@code milliseconds}; 0 goes back to the retry count.
+     */
+    public void userTimeout(int milliseconds) throws TernSocketException {
+        check(stack.call(() -> tcp.socketOptions().userTimeout(handle, milliseconds)), "tcp user timeout");
+    }
+
+    /**
+     * TCP_NOTSENT_LOWAT: the mark of unsent bytes below which the connection counts as writable for
+     * {@link dev.tern.tcp.TcpSocketOptions#belowNotsentLowat}; 0 goes back to the stack's default.
+     */
+    public void notsentLowat(int bytes) throws TernSocketException {
+        check(stack.call(() -> tcp.socketOptions().notsentLowat(handle, bytes)), "tcp notsent lowat");
+    }
+
+    /** Bytes written and not sent yet (TCP_INFO's notsent_bytes). */
+    public int notsentBytes() {
+        return stack.call(() -> tcp.socketOptions().notsentBytes(handle));
+    }
+
+    /**
+     * TCP_MAXSEG on the open connection: the MSS used from now on is at most {@code bytes} (88 .. 32767; 0 removes
+     * the bound). The MSS offered in the SYN comes from {@link dev.tern.tcp.TcpOptions#withMaxSegment}.
+     */
+    public void maxSegment(int bytes) throws TernSocketException {
+        check(stack.call(() -> tcp.socketOptions().maxSegment(handle, bytes)), "tcp max segment");
+    }
+
+    /** Linux's TCP_MAXSEG value: the MSS in use less the timestamp option (before the handshake the bound, or 536). */
+    public int maxSegment() {
+        return stack.call(() -> Math.max(0, tcp.socketOptions().maxSegment(handle)));
+    }
+
     /** Switches congestion control by name ("cubic", "newreno", "none"). */
     public void congestionControl(String name) throws TernSocketException {
         check(stack.call(() -> tcp.congestionControl(handle, name, stack.clock().nanoTime())), "tcp congestion control " + name);

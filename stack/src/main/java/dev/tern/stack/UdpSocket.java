@@ -282,11 +282,18 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
      * {@link #lastSourceAddress()} and {@link #lastSourcePort()}.
      */
     public int receive(MemorySegment destination, long offset, int capacity) throws TernSocketException {
+        return copyOldest(destination, offset, capacity, true);
+    }
+
+    /** The oldest datagram into {@code destination}, taken when {@code take}; -1 when none is waiting. */
+    private int copyOldest(MemorySegment destination, long offset, int capacity, boolean take)
+        throws TernSocketException {
+        final String what = take ? "udp receive" : "udp peek";
         if (receiveHandler != null) {
-            throw new IllegalStateException("udp receive with a receive handler set: the handler gets the datagrams");
+            throw new IllegalStateException(what + " with a receive handler set: the handler gets the datagrams");
         }
         if (!records.peek(receiveRing)) {
-            throwPendingError("udp receive");
+            throwPendingError(what);
             return -1;
         }
         lastSourceAddress = records.address();
@@ -294,8 +301,19 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
         lastKind = records.flags();
         lastLength = records.length();
         final int copied = records.copyPayload(receiveRing, destination, offset, capacity);
-        records.consume(receiveRing);
+        if (take) {
+            records.consume(receiveRing);
+        }
         return copied;
+    }
+
+    /**
+     * Like {@link #receive(MemorySegment, long, int)} but leaves the datagram waiting (MSG_PEEK): the next receive
+     * returns it again, whole. The source is in {@link #lastSourceAddress()} and {@link #lastSourcePort()} as after a
+     * receive.
+     */
+    public int peek(MemorySegment destination, long offset, int capacity) throws TernSocketException {
+        return copyOldest(destination, offset, capacity, false);
     }
 
     /**

@@ -219,7 +219,8 @@ final class ConnectionLifecycle {
             : options.keepaliveIntervalNs()) / 1_000_000L));
         tcb.keepProbes(c, options.keepaliveProbes() == 0 ? config.keepaliveProbes() : options.keepaliveProbes());
         plugPoints.choose(c, options);
-        tcb.advMss(c, path.mss(remoteAddress, nowNs));
+        tcb.userMss(c, options.maxSegment());
+        tcb.advMss(c, TcpSocketOptions.clampMss(tcb, c, path.mss(remoteAddress, nowNs)));
         tcb.sndMss(c, TcpOutput.DEFAULT_MSS);
         tcb.rcvMss(c, Math.min(TcpOutput.DEFAULT_MSS, tcb.advMss(c)));
         tcb.finPosition(c, -1);
@@ -295,6 +296,8 @@ final class ConnectionLifecycle {
         }
         transition(c, tcb.hasFlag(c, F_FIN_QUEUED) ? TcpState.FIN_WAIT_1 : TcpState.ESTABLISHED, nowNs);
         tcb.retries(c, 0);
+        // TCP_INFO's last_data_recv counts from here until data arrives, as Linux's lrcvtime.
+        tcb.lastDataReceiveNs(c, nowNs);
         tcb.quickAcks(c, QUICK_ACKS);
         timers.disarm(c, T_SENDER);
         sender.established(c, nowNs);

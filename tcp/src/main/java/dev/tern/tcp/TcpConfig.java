@@ -61,6 +61,8 @@ import java.util.Objects;
  *                            rather than the connection's receive buffer (FreeBSD picks its scale from
  *                            kern.ipc.maxsockbuf, the largest buffer a socket may grow to); the window offered is
  *                            then at most 65535 shifted by that scale. 0, the default, covers the receive buffer
+ * @param notsentLowat        a connection is writable only while fewer bytes than this wait unsent (Linux
+ *                            tcp_notsent_lowat; a connection's own TCP_NOTSENT_LOWAT wins); 0, the default: no mark
  */
 public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBufferSize, long mslNs, long delayedAckNs,
                         long rtoInitialNs, long rtoMinNs, long rtoMaxNs, int maxRetries, int retries1,
@@ -70,7 +72,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                         boolean windowScaling, int initialCwndSegments, int ephemeralFirst, int ephemeralLast,
                         int outOfOrderRanges, int outOfOrderBlocks, int challengeAckLimit, long fixedIsn,
                         String lossDetection, String recovery, long memoryPressureBytes, long memoryLimitBytes,
-                        int maxTimeWait, boolean slowStartAfterIdle, int windowScaleBufferSize) {
+                        int maxTimeWait, boolean slowStartAfterIdle, int windowScaleBufferSize, int notsentLowat) {
     public static final int MIN_BUFFER = 1024;
     public static final int MAX_BUFFER = 1 << 30;
     public static final int MAX_CONNECTIONS = 1 << 20;
@@ -177,6 +179,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         b.maxTimeWait = maxTimeWait;
         b.windowScaleBufferSize = windowScaleBufferSize;
         b.slowStartAfterIdle = slowStartAfterIdle;
+        b.notsentLowat = notsentLowat;
         return b;
     }
 
@@ -224,6 +227,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         private int windowScaleBufferSize;
         private int maxTimeWait = 262_144;
         private boolean slowStartAfterIdle = true;
+        private int notsentLowat;
 
         private Builder() {
             final SecureRandom random = new SecureRandom();
@@ -405,6 +409,15 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
             return this;
         }
 
+        /** The unsent bytes below which connections are writable (Linux tcp_notsent_lowat); 0: no mark. */
+        public Builder notsentLowat(int bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("notsentLowat must not be negative");
+            }
+            notsentLowat = bytes;
+            return this;
+        }
+
         /** For tests only: every ISN this layer picks is {@code isn} (unsigned 32 bits). */
         public Builder fixedIsn(long isn) {
             fixedIsn = isn;
@@ -417,7 +430,8 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                 synCookies, keepaliveIdleNs, keepaliveIntervalNs, keepaliveProbes, finWait2TimeoutNs, congestionControl,
                 isnKey0, isnKey1, timestamps, sack, windowScaling, initialCwndSegments, ephemeralFirst, ephemeralLast,
                 outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn, lossDetection, recovery,
-                memoryPressureBytes, memoryLimitBytes, maxTimeWait, slowStartAfterIdle, windowScaleBufferSize);
+                memoryPressureBytes, memoryLimitBytes, maxTimeWait, slowStartAfterIdle, windowScaleBufferSize,
+                notsentLowat);
         }
     }
 }

@@ -30,7 +30,8 @@ import java.lang.foreign.ValueLayout;
  *    +----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+
  *    |sSt |sTmK|sFlg|rEnd|rRtt|fack|mRtt|reoM|reoP|dsRd|tlpE|prrD|prrO|rcFS|hRxt|rRxt|  448   sender ints:
  *    |pCwn|pSst|unMk|unRt|ldId|rcId|cc2 |cc3 |cc4 |cc5 |uTsV|uHor|prbC|    | lossAt  |  512   recovery, RACK,
- *    |                            (free)                                             |  576   TLP, PRR, undo
+ *    |mxRt|tos |        (free)          |uMss| stallAt | zwndAt  |lDataRcv |uTmo|nsLw|  576   TLP, PRR, undo;
+ *                                                                                       owner's settings
  *    +----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+
  *    each cell 4 bytes; the field names are the accessors below, in this order
  * </pre>
@@ -56,6 +57,12 @@ public final class TcpControlBlocks implements AutoCloseable {
     /** Our FIN has been sent at least once (finSeq is valid). */
     static final int F_FIN_SENT = 1 << 2;
     static final int F_NO_DELAY = 1 << 3;
+    /** TCP_CORK: short segments wait (until uncorked, the FIN, or the persist timer); full ones go. */
+    static final int F_CORKED = 1 << 7;
+    /** MSG_MORE: the output pass of this write holds a short tail, as TCP_CORK does; cleared after it. */
+    static final int F_MORE = 1 << 15;
+    /** The last write said MSG_MORE: the owner has not pushed, so the tail goes without PSH (RFC 9293 §3.9.1.2). */
+    static final int F_UNPUSHED = 1 << 30;
     static final int F_KEEPALIVE = 1 << 4;
     /** Timestamps negotiated (RFC 7323). */
     static final int F_TIMESTAMPS = 1 << 5;
@@ -246,6 +253,13 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int LOSS_AT_OFFSET = 568;
     static final int MAX_RETRIES_OFFSET = 576;
     static final int TOS_OFFSET = 580;
+    // The owner's socket options and what they time (TcpSocketOptions, UserTimeout).
+    static final int USER_MSS_OFFSET = 604;
+    static final int STALL_START_OFFSET = 608;
+    static final int ZERO_WINDOW_SINCE_OFFSET = 616;
+    static final int LAST_DATA_RECEIVE_OFFSET = 624;
+    static final int USER_TIMEOUT_MS_OFFSET = 632;
+    static final int NOTSENT_LOWAT_OFFSET = 636;
 
     private final Arena arena;
     private final MemorySegment rows;
@@ -1427,5 +1441,63 @@ public final class TcpControlBlocks implements AutoCloseable {
 
     public void lossAtNs(int c, long value) {
         rows.set(LONG, base(c) + LOSS_AT_OFFSET, value);
+    }
+
+    /** TCP_MAXSEG: the owner's bound on the MSS offered and used (bytes before options); 0: none. */
+    public int userMss(int c) {
+        return rows.get(INT, base(c) + USER_MSS_OFFSET);
+    }
+
+    public void userMss(int c, int value) {
+        rows.set(INT, base(c) + USER_MSS_OFFSET, value);
+    }
+
+    /**
+     * When the data now waiting for its acknowledgment was first sent, taken at its first retransmission (Linux's
+     * retrans_stamp); 0 while nothing was retransmitted since the last new acknowledgment. The user timeout counts
+     * from here.
+     */
+    public long stallStartNs(int c) {
+        return rows.get(LONG, base(c) + STALL_START_OFFSET);
+    }
+
+    public void stallStartNs(int c, long value) {
+        rows.set(LONG, base(c) + STALL_START_OFFSET, value);
+    }
+
+    /** When the first probe of the current zero window went (Linux's icsk_probes_tstamp); 0 while none did. */
+    public long zeroWindowSinceNs(int c) {
+        return rows.get(LONG, base(c) + ZERO_WINDOW_SINCE_OFFSET);
+    }
+
+    public void zeroWindowSinceNs(int c, long value) {
+        rows.set(LONG, base(c) + ZERO_WINDOW_SINCE_OFFSET, value);
+    }
+
+    /** When new data last arrived in order (TCP_INFO's last_data_recv). */
+    public long lastDataReceiveNs(int c) {
+        return rows.get(LONG, base(c) + LAST_DATA_RECEIVE_OFFSET);
+    }
+
+    public void lastDataReceiveNs(int c, long value) {
+        rows.set(LONG, base(c) + LAST_DATA_RECEIVE_OFFSET, value);
+    }
+
+    /** TCP_USER_TIMEOUT (RFC 5482) in milliseconds; 0: none, the retry count bounds the connection. */
+    public int userTimeoutMs(int c) {
+        return rows.get(INT, base(c) + USER_TIMEOUT_MS_OFFSET);
+    }
+
+    public void userTimeoutMs(int c, int value) {
+        rows.set(INT, base(c) + USER_TIMEOUT_MS_OFFSET, value);
+    }
+
+    /** TCP_NOTSENT_LOWAT: writable only while fewer unsent bytes wait than this; 0: the layer's default. */
+    public int notsentLowat(int c) {
+        return rows.get(INT, base(c) + NOTSENT_LOWAT_OFFSET);
+    }
+
+    public void notsentLowat(int c, int value) {
+        rows.set(INT, base(c) + NOTSENT_LOWAT_OFFSET, value);
     }
 }

@@ -77,6 +77,8 @@ final class TcpCounters {
     final AtomicCounter resetsReceived;
     final AtomicCounter refused;
     final AtomicCounter timedOut;
+    /** Of timedOut: ended by TCP_USER_TIMEOUT (RFC 5482) rather than the retry or probe count. */
+    final AtomicCounter userTimeouts;
     final AtomicCounter aborted;
     final AtomicCounter closed;
     final AtomicCounter timeWaitRecycled;
@@ -172,6 +174,7 @@ final class TcpCounters {
         resetsReceived = counters.counter("tcp.conn.resets_received");
         refused = counters.counter("tcp.conn.refused");
         timedOut = counters.counter("tcp.conn.timed_out");
+        userTimeouts = counters.counter("tcp.conn.user_timeouts");
         aborted = counters.counter("tcp.conn.aborted");
         closed = counters.counter("tcp.conn.closed");
         timeWaitRecycled = counters.counter("tcp.conn.time_wait_recycled");

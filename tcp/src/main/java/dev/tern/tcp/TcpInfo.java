@@ -5,16 +5,26 @@ import dev.tern.core.net.Ipv4Address;
 /**
  * One connection's state and statistics as values, like Linux's {@code struct tcp_info}; made on request (tools,
  * tests), never on the hot path. {@code pipe}, {@code sackedBytes} and {@code lostBytes} are the sender's scoreboard
- * (RFC 6675); {@code senderState} is "open", "recovery" or "loss".
+ * (RFC 6675); {@code senderState} is "open", "recovery" or "loss". The segment counts ({@code unackedSegments} and
+ * the three after it) are counted over the record of sent segments when asked for: Linux's packets_out, sacked_out,
+ * lost_out and retrans_out. {@code retries} is the timeouts in a row without progress (Linux's icsk_retransmits),
+ * {@code backoff} the RTO's doublings, {@code probes} the zero-window or keepalive probes unanswered;
+ * {@code lastDataReceiveNs}, {@code lastSendNs} (data) and {@code lastReceiveNs} (any segment) are times on the
+ * stack's clock; {@code notsentBytes} are written and not yet sent.
  */
 public record TcpInfo(int state, int error, int localAddress, int localPort, int remoteAddress, int remotePort,
                       int sndUna, int sndNxt, int rcvNxt, int sndWnd, int rcvWnd, int sndMss, int advMss,
                       int sndScale, int rcvScale, boolean timestamps, boolean sack, int cwnd, int ssthresh,
                       long srttNs, long rttvarNs, long rtoNs, long retransmits, long bytesAcked, long bytesReceived,
                       String congestionControl, String lossDetection, String recovery, String senderState, int pipe,
-                      int sackedBytes, int lostBytes, long minRttNs, long pacingRate) {
-    /** Row {@code c} as a value; {@code sent} is its record of sent segments, or null without rings. Allocates. */
-    static TcpInfo of(TcpControlBlocks tcb, int c, RttEstimator rtt, PlugPointRegistry plugPoints, SentSegments sent) {
+                      int sackedBytes, int lostBytes, long minRttNs, long pacingRate, boolean windowScaling,
+                      int rcvMss, int dupAcks, int unackedSegments, int sackedSegments, int lostSegments,
+                      int retransmittingSegments, int retries, int backoff, int probes, long lastDataReceiveNs,
+                      long lastSendNs, long lastReceiveNs, int notsentBytes, int userTimeoutMs) {
+    /** Row {@code c} as a value, with its record of sent segments when it has rings. Allocates. */
+    static TcpInfo of(TcpControlBlocks tcb, int c, RttEstimator rtt, PlugPointRegistry plugPoints,
+                      ConnectionBuffers buffers) {
+        final SentSegments sent = buffers.sent(c);
         return new TcpInfo(tcb.state(c), tcb.error(c), tcb.localAddress(c), tcb.localPort(c), tcb.remoteAddress(c),
             tcb.remotePort(c), tcb.sndUna(c), tcb.sndNxt(c), tcb.rcvNxt(c), tcb.sndWnd(c),
             Math.max(0, tcb.rcvAdv(c) - tcb.rcvNxt(c)), tcb.sndMss(c), tcb.advMss(c), tcb.sndScale(c), tcb.rcvScale(c),
@@ -23,7 +33,23 @@ public record TcpInfo(int state, int error, int localAddress, int localPort, int
             tcb.bytesAcked(c), tcb.bytesReceived(c), plugPoints.congestionControl(c).name(),
             plugPoints.lossDetection(c).name(), plugPoints.recovery(c).name(), SenderState.STATE_NAMES[tcb.senderState(c)],
             sent == null ? 0 : sent.pipe(tcb.sndMax(c) - tcb.sndUna(c)), sent == null ? 0 : sent.sackedBytes(),
-            sent == null ? 0 : sent.lostBytes(), tcb.minRttUs(c) * 1000L, tcb.pacingRate(c));
+            sent == null ? 0 : sent.lostBytes(), tcb.minRttUs(c) * 1000L, tcb.pacingRate(c),
+            tcb.hasFlag(c, TcpControlBlocks.F_WINDOW_SCALING), tcb.rcvMss(c), tcb.dupAcks(c),
+            sent == null ? 0 : sent.count(), count(sent, SentSegments.SACKED), count(sent, SentSegments.LOST),
+            count(sent, SentSegments.RETRANS_IN_FLIGHT), tcb.retries(c), tcb.backoff(c), tcb.probes(c),
+            tcb.lastDataReceiveNs(c), tcb.lastSendNs(c), tcb.lastReceiveNs(c), TcpSocketOptions.notsent(tcb, buffers, c),
+            tcb.userTimeoutMs(c));
+    }
+
+    /** Entries of the record of sent segments with {@code flag} set. */
+    private static int count(SentSegments sent, int flag) {
+        int n = 0;
+        for (int i = 0; sent != null && i < sent.count(); i++) {
+            if (sent.has(i, flag)) {
+                n++;
+            }
+        }
+        return n;
     }
 
     @Override

@@ -310,7 +310,8 @@ final class TcpInput {
         tcb.clearFlag(c, F_TIMESTAMPS | F_SACK | F_WINDOW_SCALING | F_RTT_TIMING);
         tcb.sndScale(c, 0);
         tcb.rcvScale(c, 0);
-        tcb.sndMss(c, Math.min(SynCookies.MSS_TABLE[mssIndex], path.mss(seg.sourceAddress, nowNs)));
+        tcb.sndMss(c, TcpSocketOptions.clampMss(tcb, c,
+            Math.min(SynCookies.MSS_TABLE[mssIndex], path.mss(seg.sourceAddress, nowNs))));
         tcb.sndWnd(c, seg.window);
         tcb.maxSndWnd(c, seg.window);
         tcb.sndWl1(c, seg.seq);
@@ -353,7 +354,8 @@ final class TcpInput {
     /** Options of a SYN (RFC 9293 §3.7.1 MSS; RFC 7323 window scale and timestamps; RFC 2018 SACK-permitted). */
     private void negotiate(int c, long nowNs) {
         final TcpOptionFields options = seg.options;
-        tcb.sndMss(c, Math.min(peerMss(options), path.mss(seg.sourceAddress, nowNs)));
+        tcb.sndMss(c, TcpSocketOptions.clampMss(tcb, c,
+            Math.min(peerMss(options), path.mss(seg.sourceAddress, nowNs))));
         if (tcb.hasFlag(c, F_WINDOW_SCALING) && options.windowScale() != TcpOptionFields.ABSENT) {
             tcb.sndScale(c, options.windowScale());
         } else {

@@ -68,6 +68,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     private final TcpInput input;
     private final TcpTimeouts timeouts;
     private final TcpMemoryPressure memoryPressure;
+    private final TcpSocketOptions socketOptions;
     private boolean dispatching;
 
     public TcpLayer(Ipv4Layer ipv4, Timers wheel, TcpConfig config, CountersFile countersFile) {
@@ -101,6 +102,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         this.input = new TcpInput(ipv4, tcb, output, sender, receiver, rtt, counters, config, connections, listeners,
             lifecycle, cookies, buffers, path, outputQueue);
         this.timeouts = new TcpTimeouts(tcb, timers, receiver, sender, lifecycle, output, rtt, path, counters, config);
+        this.socketOptions = new TcpSocketOptions(tcb, buffers, config, listeners, sender, handlers, outputQueue);
         ipv4.register(IpProtocol.TCP, this);
     }
 
@@ -149,6 +151,11 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
 
     public TcpConfig config() {
         return config;
+    }
+
+    /** TCP_USER_TIMEOUT, TCP_NOTSENT_LOWAT and TCP_MAXSEG of open connections. */
+    public TcpSocketOptions socketOptions() {
+        return socketOptions;
     }
 
     // ------------------------------------------------------------------------------------------- opening
@@ -292,6 +299,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     public void sendable(int connection, long nowNs) {
         final int c = tcb.ownedSlot(connection);
         if (c >= 0 && TcpState.isSynchronized(tcb.state(c))) {
+            tcb.clearFlag(c, TcpControlBlocks.F_UNPUSHED);
             if (handlers.inHandler()) {
                 // A receive handler wrote: segment input is half done, so the data leaves at this poll's output pass.
                 outputQueue.request(c);
@@ -516,7 +524,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         }
         if (enabled) {
             tcb.setFlag(c, F_NO_DELAY);
-            sendable(connection, nowNs);
+            socketOptions.push(c, nowNs);
         } else {
             tcb.clearFlag(c, F_NO_DELAY);
         }
@@ -605,12 +613,6 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return c < 0 ? 0 : tcb.retransmits(c);
     }
 
-    /** Smoothed RTT in nanoseconds (0 before the first sample). */
-    public long srttNs(int connection) {
-        final int c = tcb.ownedSlot(connection);
-        return c < 0 ? 0 : tcb.srttUs(c) * 1000L;
-    }
-
     /** The retransmission timeout now in force, backoff included, in nanoseconds. */
     public long rtoNs(int connection) {
         final int c = tcb.ownedSlot(connection);
@@ -652,11 +654,6 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return c < 0 ? 0 : tcb.sndMax(c) - tcb.sndUna(c);
     }
 
-    public long bytesAcked(int connection) {
-        final int c = tcb.ownedSlot(connection);
-        return c < 0 ? 0 : tcb.bytesAcked(c);
-    }
-
     public long bytesReceived(int connection) {
         final int c = tcb.ownedSlot(connection);
         return c < 0 ? 0 : tcb.bytesReceived(c);
@@ -671,7 +668,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     /** Everything about one connection as a value (for tools: {@code tern stat}, tests); allocates. */
     public TcpInfo info(int connection) {
         final int c = tcb.ownedSlot(connection);
-        return c < 0 ? null : TcpInfo.of(tcb, c, rtt, plugPoints, buffers.sent(c));
+        return c < 0 ? null : TcpInfo.of(tcb, c, rtt, plugPoints, buffers);
     }
 
     // ------------------------------------------------------------------------------------------ layer-wide

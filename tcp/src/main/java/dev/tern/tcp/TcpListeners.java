@@ -109,6 +109,11 @@ final class TcpListeners {
         return options[l];
     }
 
+    /** The options the listener's next connections get (an option set on the listening socket). */
+    void options(int l, TcpOptions value) {
+        options[l] = value;
+    }
+
     TcpEvents events(int l) {
         return events[l];
     }

@@ -14,11 +14,16 @@ package dev.tern.tcp;
  * @param congestionControl   congestion control by name, or null
  * @param lossDetection       loss detection by name ("rack", "dupack"), or null
  * @param recovery            loss recovery by name ("prr", "rfc6675", "newreno"), or null
+ * @param maxSegment          TCP_MAXSEG: the largest segment (bytes before options) offered in the SYN and used,
+ *                            {@link #MIN_MAX_SEGMENT} to {@link #MAX_MAX_SEGMENT} as Linux takes it, or 0
  */
 public record TcpOptions(int sendBufferSize, int receiveBufferSize, boolean noDelay, boolean keepalive,
                          long keepaliveIdleNs, long keepaliveIntervalNs, int keepaliveProbes, String congestionControl,
-                         String lossDetection, String recovery) {
-    public static final TcpOptions DEFAULT = new TcpOptions(0, 0, false, false, 0, 0, 0, null, null, null);
+                         String lossDetection, String recovery, int maxSegment) {
+    public static final TcpOptions DEFAULT = new TcpOptions(0, 0, false, false, 0, 0, 0, null, null, null, 0);
+    /** Linux's bounds for TCP_MAXSEG (TCP_MIN_MSS and MAX_TCP_WINDOW, include/net/tcp.h). */
+    public static final int MIN_MAX_SEGMENT = 88;
+    public static final int MAX_MAX_SEGMENT = 32767;
 
     public TcpOptions {
         if (sendBufferSize != 0) {
@@ -30,35 +35,44 @@ public record TcpOptions(int sendBufferSize, int receiveBufferSize, boolean noDe
         if (keepaliveIdleNs < 0 || keepaliveIntervalNs < 0 || keepaliveProbes < 0) {
             throw new IllegalArgumentException("keepalive values must not be negative");
         }
+        if (maxSegment != 0 && (maxSegment < MIN_MAX_SEGMENT || maxSegment > MAX_MAX_SEGMENT)) {
+            throw new IllegalArgumentException("a maximum segment of " + maxSegment + " bytes is outside "
+                + MIN_MAX_SEGMENT + " .. " + MAX_MAX_SEGMENT);
+        }
     }
 
     public TcpOptions withBuffers(int send, int receive) {
         return new TcpOptions(send, receive, noDelay, keepalive, keepaliveIdleNs, keepaliveIntervalNs, keepaliveProbes,
-            congestionControl, lossDetection, recovery);
+            congestionControl, lossDetection, recovery, maxSegment);
     }
 
     public TcpOptions withNoDelay(boolean value) {
         return new TcpOptions(sendBufferSize, receiveBufferSize, value, keepalive, keepaliveIdleNs, keepaliveIntervalNs,
-            keepaliveProbes, congestionControl, lossDetection, recovery);
+            keepaliveProbes, congestionControl, lossDetection, recovery, maxSegment);
     }
 
     public TcpOptions withKeepalive(long idleNs, long intervalNs, int probes) {
         return new TcpOptions(sendBufferSize, receiveBufferSize, noDelay, true, idleNs, intervalNs, probes,
-            congestionControl, lossDetection, recovery);
+            congestionControl, lossDetection, recovery, maxSegment);
     }
 
     public TcpOptions withCongestionControl(String name) {
         return new TcpOptions(sendBufferSize, receiveBufferSize, noDelay, keepalive, keepaliveIdleNs,
-            keepaliveIntervalNs, keepaliveProbes, name, lossDetection, recovery);
+            keepaliveIntervalNs, keepaliveProbes, name, lossDetection, recovery, maxSegment);
     }
 
     public TcpOptions withLossDetection(String name) {
         return new TcpOptions(sendBufferSize, receiveBufferSize, noDelay, keepalive, keepaliveIdleNs,
-            keepaliveIntervalNs, keepaliveProbes, congestionControl, name, recovery);
+            keepaliveIntervalNs, keepaliveProbes, congestionControl, name, recovery, maxSegment);
     }
 
     public TcpOptions withRecovery(String name) {
         return new TcpOptions(sendBufferSize, receiveBufferSize, noDelay, keepalive, keepaliveIdleNs,
-            keepaliveIntervalNs, keepaliveProbes, congestionControl, lossDetection, name);
+            keepaliveIntervalNs, keepaliveProbes, congestionControl, lossDetection, name, maxSegment);
+    }
+
+    public TcpOptions withMaxSegment(int bytes) {
+        return new TcpOptions(sendBufferSize, receiveBufferSize, noDelay, keepalive, keepaliveIdleNs,
+            keepaliveIntervalNs, keepaliveProbes, congestionControl, lossDetection, recovery, bytes);
     }
 }

@@ -200,6 +200,7 @@ final class TcpReceiver {
                 outputQueue.ackNow(c);
             }
             tcb.bytesReceived(c, tcb.bytesReceived(c) + (next - rcvNxt));
+            tcb.lastDataReceiveNs(c, nowNs);
             counters.rxBytes.getAndAddRelease(next - rcvNxt);
             if (length > tcb.rcvMss(c)) {
                 tcb.rcvMss(c, Math.min(length, tcb.advMss(c)));

@@ -98,6 +98,7 @@ final class TcpSender {
     private final EventQueue events;
     private final PlugPointRegistry plugPoints;
     private final TcpPath path;
+    private final UserTimeout userTimeout;
     private final AckSample sample = new AckSample();
     /** Each connection's trace, or null (off). */
     private final TcpTrace[] traces;
@@ -117,6 +118,7 @@ final class TcpSender {
         this.events = events;
         this.plugPoints = plugPoints;
         this.path = path;
+        this.userTimeout = new UserTimeout(tcb, counters);
         this.traces = new TcpTrace[tcb.capacity()];
     }
 
@@ -348,6 +350,7 @@ final class TcpSender {
             tcb.sndNxt(c, ack);
         }
         tcb.retries(c, 0);
+        userTimeout.progressed(c);
         if (tcb.softError(c) != TcpError.NONE) {
             // New data acknowledged: the path works again, so an earlier soft error (ICMP, or R1 reached) is stale,
             // as Linux's tcp_ack clears sk_err_soft ("something worked").
@@ -726,7 +729,7 @@ final class TcpSender {
                     break;
                 }
                 final boolean fin = finWanted && length == unsent;
-                final boolean push = length == unsent;
+                final boolean push = length == unsent && !tcb.hasFlag(c, TcpControlBlocks.F_UNPUSHED);
                 final int flags = TcpFlags.ACK | (push ? TcpFlags.PSH : 0) | (fin ? TcpFlags.FIN : 0);
                 final int result = output.send(c, sndMax, length, flags, nowNs, segmentSize);
                 if (result == TcpOutput.RETRY) {
@@ -800,6 +803,10 @@ final class TcpSender {
         if (length >= mss) {
             return true;
         }
+        if (tcb.hasFlag(c, TcpControlBlocks.F_CORKED | TcpControlBlocks.F_MORE) && !finWanted) {
+            // TCP_CORK or MSG_MORE (Linux's TCP_NAGLE_CORK): the application says more is coming.
+            return false;
+        }
         final boolean nagle = tcb.hasFlag(c, F_NO_DELAY) || outstanding == 0 || finWanted
             || !SeqNum.gt(tcb.sndSml(c), tcb.sndUna(c));
         if (length == unsent) {
@@ -845,6 +852,7 @@ final class TcpSender {
      * episode's undo information, PRR's prr_out, the counters by cause. Returns false if nothing could be sent.
      */
     private boolean retransmit(int c, SentSegments sent, int i, int cause, long nowNs) {
+        userTimeout.retransmitting(c, sent.sentNs(i));
         final int start = sent.start(i);
         final int end = sent.end(i);
         final int entryFlags = sent.flags(i);
@@ -1007,6 +1015,7 @@ final class TcpSender {
         final int kind = tcb.senderTimerKind(c);
         if ((tcb.sndWnd(c) == 0 && (outstanding || waiting)) || (!outstanding && waiting)) {
             if (!armed || kind != TIMER_PERSIST) {
+                userTimeout.windowClosed(c);
                 tcb.senderTimerKind(c, TIMER_PERSIST);
                 timers.arm(c, TimerKind.SENDER, nowNs + rtt.rtoNs(tcb, c));
             }
@@ -1087,7 +1096,7 @@ final class TcpSender {
         counters.rtoExpired.incrementRelease();
         final int retries = tcb.retries(c) + 1;
         tcb.retries(c, retries);
-        if (retries > retryLimit(c)) {
+        if (userTimeout.retransmissionsExpired(c, retries, retryLimit(c), nowNs)) {
             return tcb.softError(c) != TcpError.NONE ? tcb.softError(c) : TcpError.TIMED_OUT;
         }
         path.retransmittedAgain(c, retries, nowNs);
@@ -1114,10 +1123,14 @@ final class TcpSender {
         tcb.clearSenderFlag(c, S_TLP_OUTSTANDING | S_RESCUE_SENT);
         plugPoints.lossDetection(c).onRetransmitTimeout(tcb, c, sent, nowNs);
         rtt.backOff(tcb, c);
-        tcb.rtoExpiryNs(c, nowNs + rtt.rtoNs(tcb, c));
+        final int first = sent.firstLostNotRetransmitted();
+        if (first >= 0) {
+            // Before the deadline is set: the user timeout counts from this segment's first transmission.
+            userTimeout.retransmitting(c, sent.sentNs(first));
+        }
+        tcb.rtoExpiryNs(c, userTimeout.clampRetransmission(c, nowNs + rtt.rtoNs(tcb, c)));
         tcb.senderTimerKind(c, TIMER_RTO);
         timers.arm(c, TimerKind.SENDER, tcb.rtoExpiryNs(c));
-        final int first = sent.firstLostNotRetransmitted();
         if (first >= 0) {
             retransmit(c, sent, first, TIMEOUT, nowNs);
         }
@@ -1212,14 +1225,14 @@ final class TcpSender {
             return GOES_ON;
         }
         final int probes = tcb.probes(c) + 1;
-        if (probes > retryLimit(c)) {
+        if (userTimeout.probingExpired(c, probes, retryLimit(c), nowNs)) {
             return TcpError.TIMED_OUT;
         }
         tcb.probes(c, probes);
         sendWindowProbe(c, nowNs);
         rtt.backOff(tcb, c);
         tcb.senderTimerKind(c, TIMER_PERSIST);
-        timers.arm(c, TimerKind.SENDER, nowNs + rtt.rtoNs(tcb, c));
+        timers.arm(c, TimerKind.SENDER, userTimeout.clampProbe(c, nowNs + rtt.rtoNs(tcb, c)));
         return GOES_ON;
     }
 

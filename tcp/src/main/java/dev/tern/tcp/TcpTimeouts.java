@@ -27,6 +27,7 @@ final class TcpTimeouts {
     private final TcpPath path;
     private final TcpCounters counters;
     private final TcpConfig config;
+    private final UserTimeout userTimeout;
 
     TcpTimeouts(TcpControlBlocks tcb, TcpTimers timers, TcpReceiver receiver, TcpSender sender,
                 ConnectionLifecycle lifecycle, TcpOutput output, RttEstimator rtt, TcpPath path, TcpCounters counters,
@@ -41,6 +42,7 @@ final class TcpTimeouts {
         this.path = path;
         this.counters = counters;
         this.config = config;
+        this.userTimeout = new UserTimeout(tcb, counters);
     }
 
     /** The connection's wheel timer fired: each kind whose deadline came, while the row is still the same connection. */
@@ -161,7 +163,7 @@ final class TcpTimeouts {
             timers.arm(c, TimerKind.KEEPALIVE, nowNs + idleNs);
             return;
         }
-        if (probes >= tcb.keepProbes(c)) {
+        if (userTimeout.keepaliveExpired(c, probes, idleSince, nowNs)) {
             lifecycle.terminate(c, TcpError.TIMED_OUT, nowNs);
             return;
         }

@@ -202,7 +202,7 @@ class DataTransferTest {
                 h.send(ACK.seq(R).ack(L + 3000));
                 h.advance(10 * SECOND);
                 h.expectNothing();
-                assertEquals(3000, h.tcp.bytesAcked(h.conn));
+                assertEquals(3000, h.tcp.info(h.conn).bytesAcked());
                 assertEquals(0, h.tcp.inFlight(h.conn));
             }
         }

@@ -147,7 +147,7 @@ class OptionsTest {
                 final Captured again = h.expect(PSH_ACK.seq(L));
                 h.advance(30 * MS);
                 h.send(ACK.seq(R).ack(L + 1).ts(200, again.tcp().tsVal()));
-                assertTrue(h.tcp.srttNs(h.conn) >= 3 * MS, "srtt " + h.tcp.srttNs(h.conn));
+                assertTrue(h.tcp.info(h.conn).srttNs() >= 3 * MS, "srtt " + h.tcp.info(h.conn).srttNs());
             }
         }
     }

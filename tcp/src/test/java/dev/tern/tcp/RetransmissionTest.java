@@ -115,7 +115,7 @@ class RetransmissionTest {
                     h.advance(50 * MS);
                     h.send(ACK.seq(R).ack(L + i + 1));
                 }
-                final long srtt = h.tcp.srttNs(h.conn);
+                final long srtt = h.tcp.info(h.conn).srttNs();
                 assertTrue(Math.abs(srtt - 50 * MS) < 5 * MS, "srtt " + srtt);
                 assertTrue(h.tcp.rtoNs(h.conn) < 100 * MS, "rto " + h.tcp.rtoNs(h.conn));
             }

@@ -156,7 +156,7 @@ class Rfc9293RequirementsTest {
 
     @Test
     void must28_keepaliveSwitchedOnWithoutAnIdleTimeWaitsTwoHours() {
-        final TcpOptions on = new TcpOptions(0, 0, false, true, 0, 0, 0, null, null, null);
+        final TcpOptions on = new TcpOptions(0, 0, false, true, 0, 0, 0, null, null, null, 0);
         try (TcpHarness h = TcpHarness.established(TcpHarness.config().build(), on)) {
             assertEquals(2 * 3600 * SECOND, h.advanceUntilSent(3 * 3600 * SECOND));
             h.expect(ACK.seq(L - 1).ack(R).len(0));
@@ -183,7 +183,7 @@ class Rfc9293RequirementsTest {
             h.advance(SECOND);
             h.send(ACK.seq(R).ack(L + 3100).window(65535));
             h.assertState(TcpState.ESTABLISHED);
-            assertEquals(3100, h.tcp.bytesAcked(h.conn));
+            assertEquals(3100, h.tcp.info(h.conn).bytesAcked());
             assertEquals(0, h.tcp.inFlight(h.conn));
             assertEquals(0, h.counter("stack.internal_errors"));
         }

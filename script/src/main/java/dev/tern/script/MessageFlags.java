@@ -1,0 +1,79 @@
+package dev.tern.script;
+
+/**
+ * The flags argument of send, sendto, sendmsg, recv, recvfrom and recvmsg ({@code MSG_PEEK|MSG_DONTWAIT}, or a
+ * number): the flags the runner carries out, and for every other flag Linux has the reason Tern cannot (docs/SCRIPTS.md,
+ * "Socket calls").
+ */
+final class MessageFlags {
+    /** Receive: return the data without taking it (recv(2)). */
+    static final int PEEK = 0x2;
+    /** Send and receive: this call does not block, whatever the descriptor's O_NONBLOCK. */
+    static final int DONTWAIT = 0x40;
+    /** Receive: block until the whole length arrived (or the stream ended, or an error). */
+    static final int WAITALL = 0x100;
+    /** Send: no SIGPIPE with EPIPE; the runner has no signals, so it changes nothing. */
+    static final int NOSIGNAL = 0x4000;
+    /** Send: more data follows; a short tail waits as under TCP_CORK, for this call's output. */
+    static final int MORE = 0x8000;
+
+    private MessageFlags() {
+    }
+
+    /** The send flags of argument {@code index} of {@code c}: DONTWAIT, NOSIGNAL, MORE; any other is rejected. */
+    static int send(ScriptRunner runner, ScriptLine.Call c, int index) {
+        return parse(runner, c, index, true);
+    }
+
+    /** The receive flags of argument {@code index} of {@code c}: PEEK, DONTWAIT and WAITALL; any other is rejected. */
+    static int receive(ScriptRunner runner, ScriptLine.Call c, int index) {
+        return parse(runner, c, index, false);
+    }
+
+    private static int parse(ScriptRunner runner, ScriptLine.Call c, int index, boolean send) {
+        final String text = c.args().get(index).replace(" ", "");
+        if (text.matches("\\d+")) {
+            if (!text.equals("0")) {
+                throw runner.failure(c.line(), c.name() + " flags are written by name (MSG_PEEK, MSG_DONTWAIT, ...), "
+                    + "not as the number " + text);
+            }
+            return 0;
+        }
+        int flags = 0;
+        for (String name : text.split("\\|")) {
+            final int flag = switch (name) {
+                case "MSG_DONTWAIT" -> DONTWAIT;
+                case "MSG_NOSIGNAL" -> send ? NOSIGNAL : -1;
+                case "MSG_MORE" -> send ? MORE : -1;
+                case "MSG_PEEK" -> send ? -1 : PEEK;
+                case "MSG_WAITALL" -> send ? -1 : WAITALL;
+                default -> -1;
+            };
+            if (flag < 0) {
+                throw runner.failure(c.line(), c.name() + " flag " + name + " is not supported: " + reason(name, send));
+            }
+            flags |= flag;
+        }
+        return flags;
+    }
+
+    private static String reason(String name, boolean send) {
+        final String specific = send ? switch (name) {
+            case "MSG_EOR" -> "Tern's send ring is a byte stream that keeps no record boundaries, so it cannot keep "
+                + "later data out of the segment that ends a record";
+            case "MSG_ZEROCOPY" -> "Tern's send copies into its send ring; completion notices on an error queue are "
+                + "not emulated";
+            case "MSG_FASTOPEN" -> "the runner's sendto does not open connections (TCP Fast Open)";
+            case "MSG_CONFIRM", "MSG_DONTROUTE" -> "the runner has one route and no neighbour to confirm";
+            case "MSG_OOB" -> "Tern does not implement urgent data";
+            default -> null;
+        } : switch (name) {
+            case "MSG_ERRQUEUE" -> "Tern has no error queue (no IP_RECVERR, timestamps or zero-copy completions)";
+            case "MSG_TRUNC" -> "the runner's reads report no datagram's full length";
+            case "MSG_OOB" -> "Tern does not implement urgent data";
+            default -> null;
+        };
+        return specific != null ? specific : send ? "send flags are MSG_DONTWAIT, MSG_NOSIGNAL and MSG_MORE"
+            : "receive flags are MSG_PEEK, MSG_DONTWAIT and MSG_WAITALL";
+    }
+}

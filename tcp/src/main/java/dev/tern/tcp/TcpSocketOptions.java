@@ -1,0 +1,214 @@
+package dev.tern.tcp;
+
+import dev.tern.core.io.ByteRing;
+
+/**
+ * The socket options an owner sets on an open connection beyond {@link TcpOptions}, with Linux's meanings:
+ * TCP_USER_TIMEOUT (RFC 5482, {@link UserTimeout}), TCP_NOTSENT_LOWAT (writable only while few bytes wait unsent) and
+ * TCP_MAXSEG (the MSS bound, also given before the handshake as {@link TcpOptions#maxSegment}). Handles are
+ * {@link TcpLayer}'s; every method returns 0 or a value, or {@code -INVALID} for a handle that is not open.
+ *
+ * <p>Owned by the shard thread; not thread-safe. Cold path: nothing here runs per segment but {@link #clampMss}.
+ */
+public final class TcpSocketOptions {
+    /** Linux's MSS of a socket that has not connected yet (TCP_MSS_DEFAULT, include/net/tcp.h). */
+    public static final int UNCONNECTED_MSS = 536;
+    /** Linux's TCP_INFO and TCP_MAXSEG give the MSS less the timestamp option (TCPOLEN_TSTAMP_ALIGNED). */
+    private static final int TIMESTAMP_OPTION = 12;
+
+    private final TcpControlBlocks tcb;
+    private final ConnectionBuffers buffers;
+    private final TcpConfig config;
+    private final TcpListeners listeners;
+    private final TcpSender sender;
+    private final ReceiveHandlers handlers;
+    private final OutputQueue outputQueue;
+
+    TcpSocketOptions(TcpControlBlocks tcb, ConnectionBuffers buffers, TcpConfig config, TcpListeners listeners,
+                     TcpSender sender, ReceiveHandlers handlers, OutputQueue outputQueue) {
+        this.tcb = tcb;
+        this.buffers = buffers;
+        this.config = config;
+        this.listeners = listeners;
+        this.sender = sender;
+        this.handlers = handlers;
+        this.outputQueue = outputQueue;
+    }
+
+    /**
+     * TCP_CORK: while on, data written leaves in full segments only; a short one waits until the cork comes off, the
+     * FIN follows it, or nothing else is in flight for an RTO (the persist timer sends it: Linux's ceiling on
+     * corking, its probe timer, is the same). Taking the cork off sends what waited. Returns 0 or {@code -INVALID}.
+     */
+    public int cork(int connection, boolean on, long nowNs) {
+        final int c = tcb.ownedSlot(connection);
+        if (c < 0) {
+            return -TcpError.INVALID;
+        }
+        if (on) {
+            tcb.setFlag(c, TcpControlBlocks.F_CORKED);
+        } else {
+            tcb.clearFlag(c, TcpControlBlocks.F_CORKED);
+            output(c, nowNs, false);
+        }
+        return 0;
+    }
+
+    /** Whether TCP_CORK is on; false for a bad handle. */
+    public boolean corked(int connection) {
+        final int c = tcb.ownedSlot(connection);
+        return c >= 0 && tcb.hasFlag(c, TcpControlBlocks.F_CORKED);
+    }
+
+    /**
+     * The owner wrote with MSG_MORE: what may go now goes, but a short tail waits as under TCP_CORK, for this
+     * output only (Linux corks the push at the end of that send call); later output, on an ACK, sends it as usual.
+     * Until the next plain write ({@link TcpLayer#sendable}) the data goes without PSH: the owner has not pushed it.
+     */
+    public void sendableMore(int connection, long nowNs) {
+        final int c = tcb.ownedSlot(connection);
+        if (c >= 0 && TcpState.isSynchronized(tcb.state(c)) && !handlers.inHandler()) {
+            tcb.setFlag(c, TcpControlBlocks.F_MORE | TcpControlBlocks.F_UNPUSHED);
+            sender.output(c, nowNs, false);
+            tcb.clearFlag(c, TcpControlBlocks.F_MORE);
+        } else if (c >= 0) {
+            tcb.setFlag(c, TcpControlBlocks.F_UNPUSHED);
+            output(c, nowNs, false);
+        }
+    }
+
+    /**
+     * TCP_NODELAY was set on row {@code c}: what waits goes now, a short segment held by the cork too (Linux's
+     * TCP_NAGLE_PUSH), though the cork stays on for later writes.
+     */
+    void push(int c, long nowNs) {
+        output(c, nowNs, tcb.hasFlag(c, TcpControlBlocks.F_CORKED));
+    }
+
+    /** Output on row {@code c}, as {@link TcpLayer#sendable}; {@code force} lets a short segment go. */
+    private void output(int c, long nowNs, boolean force) {
+        if (!TcpState.isSynchronized(tcb.state(c))) {
+            return;
+        }
+        if (handlers.inHandler()) {
+            outputQueue.request(c);
+        } else {
+            sender.output(c, nowNs, force);
+        }
+    }
+
+    /** {@code mss} bounded by the connection's TCP_MAXSEG, if its owner set one (Linux's user_mss clamp). */
+    static int clampMss(TcpControlBlocks tcb, int c, int mss) {
+        final int own = tcb.userMss(c);
+        return own > 0 ? Math.min(own, mss) : mss;
+    }
+
+    /**
+     * TCP_USER_TIMEOUT in milliseconds: how long sent data may stay unacknowledged (or a zero window be probed)
+     * before the connection ends with {@code TIMED_OUT}; 0 goes back to the retry count. Takes effect at the next
+     * timeout, as Linux's. Returns 0 or {@code -INVALID} (also for a negative time).
+     */
+    public int userTimeout(int connection, int milliseconds) {
+        final int c = tcb.ownedSlot(connection);
+        if (c < 0 || milliseconds < 0) {
+            return -TcpError.INVALID;
+        }
+        tcb.userTimeoutMs(c, milliseconds);
+        return 0;
+    }
+
+    /** The connection's TCP_USER_TIMEOUT in milliseconds (0: none), or {@code -INVALID}. */
+    public int userTimeout(int connection) {
+        final int c = tcb.ownedSlot(connection);
+        return c < 0 ? -TcpError.INVALID : tcb.userTimeoutMs(c);
+    }
+
+    /**
+     * TCP_NOTSENT_LOWAT: the connection counts as writable ({@link #belowNotsentLowat}) only while fewer than
+     * {@code bytes} wait unsent; 0 goes back to the layer's {@link TcpConfig#notsentLowat}. Returns 0 or
+     * {@code -INVALID}.
+     */
+    public int notsentLowat(int connection, int bytes) {
+        final int c = tcb.ownedSlot(connection);
+        if (c < 0 || bytes < 0) {
+            return -TcpError.INVALID;
+        }
+        tcb.notsentLowat(c, bytes);
+        return 0;
+    }
+
+    /** The mark in force: the connection's own, else the layer's; 0 means none. {@code -INVALID} for a bad handle. */
+    public int notsentLowat(int connection) {
+        final int c = tcb.ownedSlot(connection);
+        return c < 0 ? -TcpError.INVALID : tcb.notsentLowat(c) > 0 ? tcb.notsentLowat(c) : config.notsentLowat();
+    }
+
+    /** Bytes written into the send ring and not sent yet (Linux's write_seq - snd_nxt); 0 for a bad handle. */
+    public int notsentBytes(int connection) {
+        final int c = tcb.ownedSlot(connection);
+        return c < 0 ? 0 : notsent(tcb, buffers, c);
+    }
+
+    /** The unsent bytes of row {@code c}: the ring's bytes less those sent (none before the handshake completed). */
+    static int notsent(TcpControlBlocks tcb, ConnectionBuffers buffers, int c) {
+        final ByteRing ring = tcb.hasFlag(c, TcpControlBlocks.F_RINGS) ? buffers.sendRing(c) : null;
+        if (ring == null) {
+            return 0;
+        }
+        if (!TcpState.isSynchronized(tcb.state(c))) {
+            return ring.available();
+        }
+        return Math.max(0, ring.available() - (tcb.sndMax(c) - tcb.sndUna(c)));
+    }
+
+    /** Whether the unsent bytes are below the mark in force (always, without one), as Linux's poll asks. */
+    public boolean belowNotsentLowat(int connection) {
+        final int mark = notsentLowat(connection);
+        return mark <= 0 || notsentBytes(connection) < mark;
+    }
+
+    /**
+     * TCP_MAXSEG on an open connection: bounds the MSS used from now on (the one offered in the SYN is fixed by
+     * {@link TcpOptions#maxSegment}); 0 removes the bound for later, as Linux's user_mss. Returns 0 or
+     * {@code -INVALID} (outside {@link TcpOptions#MIN_MAX_SEGMENT} .. {@link TcpOptions#MAX_MAX_SEGMENT}).
+     */
+    public int maxSegment(int connection, int bytes) {
+        final int c = tcb.ownedSlot(connection);
+        if (c < 0 || (bytes != 0 && (bytes < TcpOptions.MIN_MAX_SEGMENT || bytes > TcpOptions.MAX_MAX_SEGMENT))) {
+            return -TcpError.INVALID;
+        }
+        tcb.userMss(c, bytes);
+        if (bytes > 0 && TcpState.isSynchronized(tcb.state(c))) {
+            tcb.sndMss(c, Math.min(tcb.sndMss(c), bytes));
+        }
+        return 0;
+    }
+
+    /**
+     * TCP_MAXSEG on a listening socket: the connections it makes from now on offer and use at most {@code bytes} (0:
+     * no bound). Returns 0 or {@code -INVALID}.
+     */
+    public int listenerMaxSegment(int listener, int bytes) {
+        if (!listeners.valid(listener)
+            || (bytes != 0 && (bytes < TcpOptions.MIN_MAX_SEGMENT || bytes > TcpOptions.MAX_MAX_SEGMENT))) {
+            return -TcpError.INVALID;
+        }
+        listeners.options(listener, listeners.options(listener).withMaxSegment(bytes));
+        return 0;
+    }
+
+    /**
+     * What Linux's getsockopt TCP_MAXSEG gives: before the handshake the owner's bound, else 536; after it the MSS
+     * in use less the timestamp option when timestamps were negotiated. {@code -INVALID} for a bad handle.
+     */
+    public int maxSegment(int connection) {
+        final int c = tcb.ownedSlot(connection);
+        if (c < 0) {
+            return -TcpError.INVALID;
+        }
+        if (!TcpState.isSynchronized(tcb.state(c))) {
+            return tcb.userMss(c) > 0 ? tcb.userMss(c) : UNCONNECTED_MSS;
+        }
+        return tcb.sndMss(c) - (tcb.hasFlag(c, TcpControlBlocks.F_TIMESTAMPS) ? TIMESTAMP_OPTION : 0);
+    }
+}
