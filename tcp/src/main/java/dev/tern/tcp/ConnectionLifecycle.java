@@ -62,6 +62,7 @@ final class ConnectionLifecycle {
     private final TcpSender sender;
     private final TcpPath path;
     private final TimeWaitList timeWait;
+    private final FastOpen fastOpen;
     private final int localAddress;
     private int ephemeralCounter;
     /** The ephemeral ports whose replies reach this layer's shard (all of them for a stack of its own). */
@@ -71,7 +72,7 @@ final class ConnectionLifecycle {
                         ConnectionTable connections, ReassemblyQueue reassembly, IsnGenerator isn, RttEstimator rtt,
                         PlugPointRegistry plugPoints, TcpListeners listeners, ConnectionBuffers buffers,
                         ReceiveHandlers handlers, EventQueue events, TcpTimers timers, TcpOutput output,
-                        TcpSender sender, TcpPath path, TimeWaitList timeWait) {
+                        TcpSender sender, TcpPath path, TimeWaitList timeWait, FastOpen fastOpen) {
         this.ipv4 = ipv4;
         this.tcb = tcb;
         this.config = config;
@@ -90,6 +91,7 @@ final class ConnectionLifecycle {
         this.sender = sender;
         this.path = path;
         this.timeWait = timeWait;
+        this.fastOpen = fastOpen;
         this.localAddress = ipv4.address().address();
     }
 
@@ -255,7 +257,11 @@ final class ConnectionLifecycle {
      * for shutdown). A passive connection gets its rings and joins the accept queue. Returns false when that failed.
      */
     boolean establish(int c, long nowNs) {
-        if (tcb.hasFlag(c, F_PASSIVE)) {
+        if (fastOpen.pending(c)) {
+            // Opened by Fast Open: in the accept queue (or accepted) since its SYN, with its buffers reserved.
+            listeners.leaveSynQueue(c);
+            fastOpen.left(c);
+        } else if (tcb.hasFlag(c, F_PASSIVE)) {
             final int l = tcb.listener(c);
             if (listeners.valid(l) && listeners.acceptQueueFull(l)) {
                 // As Linux with tcp_abort_on_overflow = 0: the handshake's last ACK is dropped (ListenOverflows,
@@ -305,6 +311,10 @@ final class ConnectionLifecycle {
     /** The owner accepted the connection from its listener's queue: the handle is its now. */
     void accepted(int c) {
         tcb.setFlag(c, F_OWNED);
+        if (fastOpen.pending(c)) {
+            // Accepted before its handshake completed (Fast Open): the owner's now, so closing the listener leaves it.
+            listeners.leaveSynQueue(c);
+        }
         counters.accepted.incrementRelease();
         final int state = tcb.state(c);
         if (state == TcpState.TIME_WAIT || state == TcpState.CLOSED) {
@@ -466,8 +476,11 @@ final class ConnectionLifecycle {
         return reset;
     }
 
-    /** Stops listening; half-open and not yet accepted connections are reset (as Linux does). */
+    /** Stops listening; half-open and not yet accepted connections are reset (as Linux does). Not a listener: nothing. */
     void closeListener(int l, long nowNs) {
+        if (!listeners.valid(l)) {
+            return;
+        }
         int c;
         while ((c = listeners.take(l)) >= 0) {
             if (TcpState.isSynchronized(tcb.state(c)) && tcb.state(c) != TcpState.TIME_WAIT) {
@@ -485,11 +498,25 @@ final class ConnectionLifecycle {
     }
 
     /**
+     * A passive connection in SYN-RECEIVED ends (a reset, an ICMP error, its SYN-ACKs unanswered): a half-open one
+     * just goes, as RFC 9293 returns it to LISTEN; one Fast Open opened may have data its owner reads, so it closes
+     * with {@code error} instead.
+     */
+    void endHalfOpen(int c, int error, long nowNs) {
+        if (fastOpen.pending(c)) {
+            terminate(c, error, nowNs);
+        } else {
+            free(c);
+        }
+    }
+
+    /**
      * The connection enters CLOSED with {@code error}. It leaves the connection table at once; the row is freed now
      * when nobody holds the handle, else when its owner closes it.
      */
     void terminate(int c, int error, long nowNs) {
         listeners.leaveSynQueue(c);
+        fastOpen.left(c);
         timeWait.remove(c);
         timers.cancelAll(c);
         releaseOutOfOrder(c);
@@ -522,6 +549,7 @@ final class ConnectionLifecycle {
     /** Frees the row and everything attached; a not yet accepted connection leaves its accept queue. */
     void free(int c) {
         listeners.leaveSynQueue(c);
+        fastOpen.left(c);
         timeWait.remove(c);
         timers.cancelAll(c);
         releaseOutOfOrder(c);

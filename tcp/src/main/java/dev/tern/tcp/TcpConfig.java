@@ -57,6 +57,10 @@ import java.util.Objects;
  *                            TCPTimeWaitOverflow). Default 262,144, Linux's for a machine of 4 GiB or more
  * @param slowStartAfterIdle  restart from the initial window when data is sent after an idle period longer than the
  *                            RTO (RFC 5681 §4.1, a SHOULD; Linux tcp_slow_start_after_idle, on by default)
+ * @param fastOpen            TCP Fast Open (RFC 7413) as Linux's {@code net.ipv4.tcp_fastopen} bits ({@link FastOpen}):
+ *                            0x1 client, 0x2 server, 0x4 client without cookie, 0x200 server without cookie, 0x400
+ *                            server on every listener; default 0x1, Linux's
+ * @param fastOpenKeys        the server's Fast Open cookie key (and backup key); default a random key
  */
 public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBufferSize, long mslNs, long delayedAckNs,
                         long rtoInitialNs, long rtoMinNs, long rtoMaxNs, int maxRetries, int retries1,
@@ -66,7 +70,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                         boolean windowScaling, int initialCwndSegments, int ephemeralFirst, int ephemeralLast,
                         int outOfOrderRanges, int outOfOrderBlocks, int challengeAckLimit, long fixedIsn,
                         String lossDetection, String recovery, long memoryPressureBytes, long memoryLimitBytes,
-                        int maxTimeWait, boolean slowStartAfterIdle) {
+                        int maxTimeWait, boolean slowStartAfterIdle, int fastOpen, FastOpenKeys fastOpenKeys) {
     public static final int MIN_BUFFER = 1024;
     public static final int MAX_BUFFER = 1 << 30;
     public static final int MAX_CONNECTIONS = 1 << 20;
@@ -97,6 +101,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         Objects.requireNonNull(congestionControl, "congestionControl");
         Objects.requireNonNull(lossDetection, "lossDetection");
         Objects.requireNonNull(recovery, "recovery");
+        Objects.requireNonNull(fastOpenKeys, "fastOpenKeys");
         if (ephemeralFirst < 1 || ephemeralLast > 65535 || ephemeralLast < ephemeralFirst) {
             throw new IllegalArgumentException("bad ephemeral port range " + ephemeralFirst + ".." + ephemeralLast);
         }
@@ -169,6 +174,8 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         b.memoryLimitBytes = memoryLimitBytes;
         b.maxTimeWait = maxTimeWait;
         b.slowStartAfterIdle = slowStartAfterIdle;
+        b.fastOpen = fastOpen;
+        b.fastOpenKeys = fastOpenKeys;
         return b;
     }
 
@@ -215,11 +222,14 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         private long memoryLimitBytes = 1L << 30;
         private int maxTimeWait = 262_144;
         private boolean slowStartAfterIdle = true;
+        private int fastOpen = FastOpen.CLIENT;
+        private FastOpenKeys fastOpenKeys;
 
         private Builder() {
             final SecureRandom random = new SecureRandom();
             isnKey0 = random.nextLong();
             isnKey1 = random.nextLong();
+            fastOpenKeys = FastOpenKeys.of(random.nextLong(), random.nextLong());
         }
 
         public Builder maxConnections(int value) {
@@ -387,6 +397,18 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
             return this;
         }
 
+        /** TCP Fast Open as Linux's {@code net.ipv4.tcp_fastopen} bits ({@link FastOpen#CLIENT} and the others). */
+        public Builder fastOpen(int linuxBits) {
+            fastOpen = linuxBits;
+            return this;
+        }
+
+        /** The server's Fast Open key (Linux's {@code net.ipv4.tcp_fastopen_key}). */
+        public Builder fastOpenKeys(FastOpenKeys keys) {
+            fastOpenKeys = keys;
+            return this;
+        }
+
         /** For tests only: every ISN this layer picks is {@code isn} (unsigned 32 bits). */
         public Builder fixedIsn(long isn) {
             fixedIsn = isn;
@@ -399,7 +421,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                 synCookies, keepaliveIdleNs, keepaliveIntervalNs, keepaliveProbes, finWait2TimeoutNs, congestionControl,
                 isnKey0, isnKey1, timestamps, sack, windowScaling, initialCwndSegments, ephemeralFirst, ephemeralLast,
                 outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn, lossDetection, recovery,
-                memoryPressureBytes, memoryLimitBytes, maxTimeWait, slowStartAfterIdle);
+                memoryPressureBytes, memoryLimitBytes, maxTimeWait, slowStartAfterIdle, fastOpen, fastOpenKeys);
         }
     }
 }

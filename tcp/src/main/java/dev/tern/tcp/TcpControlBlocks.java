@@ -61,6 +61,8 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int F_TIMESTAMPS = 1 << 5;
     /** SACK negotiated (RFC 2018). */
     static final int F_SACK = 1 << 6;
+    /** Opened by Fast Open (RFC 7413), its handshake not yet completed: counted in its listener's Fast Open queue. */
+    static final int F_FAST_OPEN = 1 << 7;
     /** An ACK must go out at the next output. */
     static final int F_ACK_NOW = 1 << 8;
     /** The row is in use. */
@@ -75,6 +77,8 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int F_FIN_PENDING = 1 << 13;
     /** A D-SACK block (dsackStart, dsackEnd) goes in the next ACK (RFC 2883). */
     static final int F_DSACK = 1 << 14;
+    /** The data of a SYN was acknowledged by Fast Open (Linux's TCPI_OPT_SYN_DATA). */
+    static final int F_SYN_DATA = 1 << 15;
     /** A segment is being timed (rttSeq, rttStartNs). */
     static final int F_RTT_TIMING = 1 << 16;
     /** The closed event was delivered (or is pending). */

@@ -5,14 +5,15 @@ import dev.tern.core.net.Ipv4Address;
 /**
  * One connection's state and statistics as values, like Linux's {@code struct tcp_info}; made on request (tools,
  * tests), never on the hot path. {@code pipe}, {@code sackedBytes} and {@code lostBytes} are the sender's scoreboard
- * (RFC 6675); {@code senderState} is "open", "recovery" or "loss".
+ * (RFC 6675); {@code senderState} is "open", "recovery" or "loss"; {@code synData} says the SYN's data was
+ * acknowledged by Fast Open (RFC 7413), Linux's {@code TCPI_OPT_SYN_DATA}.
  */
 public record TcpInfo(int state, int error, int localAddress, int localPort, int remoteAddress, int remotePort,
                       int sndUna, int sndNxt, int rcvNxt, int sndWnd, int rcvWnd, int sndMss, int advMss,
                       int sndScale, int rcvScale, boolean timestamps, boolean sack, int cwnd, int ssthresh,
                       long srttNs, long rttvarNs, long rtoNs, long retransmits, long bytesAcked, long bytesReceived,
                       String congestionControl, String lossDetection, String recovery, String senderState, int pipe,
-                      int sackedBytes, int lostBytes, long minRttNs, long pacingRate) {
+                      int sackedBytes, int lostBytes, long minRttNs, long pacingRate, boolean synData) {
     /** Row {@code c} as a value; {@code sent} is its record of sent segments, or null without rings. Allocates. */
     static TcpInfo of(TcpControlBlocks tcb, int c, RttEstimator rtt, PlugPointRegistry plugPoints, SentSegments sent) {
         return new TcpInfo(tcb.state(c), tcb.error(c), tcb.localAddress(c), tcb.localPort(c), tcb.remoteAddress(c),
@@ -23,7 +24,8 @@ public record TcpInfo(int state, int error, int localAddress, int localPort, int
             tcb.bytesAcked(c), tcb.bytesReceived(c), plugPoints.congestionControl(c).name(),
             plugPoints.lossDetection(c).name(), plugPoints.recovery(c).name(), SenderState.STATE_NAMES[tcb.senderState(c)],
             sent == null ? 0 : sent.pipe(tcb.sndMax(c) - tcb.sndUna(c)), sent == null ? 0 : sent.sackedBytes(),
-            sent == null ? 0 : sent.lostBytes(), tcb.minRttUs(c) * 1000L, tcb.pacingRate(c));
+            sent == null ? 0 : sent.lostBytes(), tcb.minRttUs(c) * 1000L, tcb.pacingRate(c),
+            tcb.hasFlag(c, TcpControlBlocks.F_SYN_DATA));
     }
 
     @Override

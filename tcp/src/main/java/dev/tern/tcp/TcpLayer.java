@@ -69,6 +69,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     private final TcpInput input;
     private final TcpTimeouts timeouts;
     private final TcpMemoryPressure memoryPressure;
+    private final FastOpen fastOpen;
     private boolean dispatching;
 
     public TcpLayer(Ipv4Layer ipv4, Timers wheel, TcpConfig config, CountersFile countersFile) {
@@ -94,13 +95,14 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         this.sender = new TcpSender(tcb, output, ipv4, counters, rtt, config, timers, buffers, outputQueue, events,
             plugPoints, path);
         this.timeWait = new TimeWaitList(tcb);
+        this.fastOpen = new FastOpen(tcb, listeners, buffers, output, counters, config);
         this.lifecycle = new ConnectionLifecycle(ipv4, tcb, config, counters, connections, reassembly, isn, rtt,
-            plugPoints, listeners, buffers, handlers, events, timers, output, sender, path, timeWait);
+            plugPoints, listeners, buffers, handlers, events, timers, output, sender, path, timeWait, fastOpen);
         this.receiver = new TcpReceiver(tcb, output, reassembly, counters, config, timers, buffers, handlers,
             outputQueue, events, memoryPressure, lifecycle, sender);
         output.receiver(receiver);
         this.input = new TcpInput(ipv4, tcb, output, sender, receiver, rtt, counters, config, connections, listeners,
-            lifecycle, cookies, buffers, path, outputQueue);
+            lifecycle, cookies, fastOpen, buffers, path, outputQueue);
         this.timeouts = new TcpTimeouts(tcb, timers, receiver, sender, lifecycle, output, rtt, path, counters, config);
         ipv4.register(IpProtocol.TCP, this);
     }
@@ -152,6 +154,11 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return config;
     }
 
+    /** TCP Fast Open (RFC 7413): listeners' queues and keys, what a connection's SYN carried. */
+    public FastOpen fastOpen() {
+        return fastOpen;
+    }
+
     // ------------------------------------------------------------------------------------------- opening
 
     /** {@link #listen(int, int, TcpOptions, TcpEvents)} with default options. */
@@ -168,7 +175,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
             || !plugPoints.knows(options)) {
             return -TcpError.INVALID;
         }
-        return listeners.open(localPort, backlog, options, events);
+        return fastOpen.opened(listeners.open(localPort, backlog, options, events), backlog);
     }
 
     /**
@@ -191,9 +198,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
 
     /** Stops listening; half-open and not yet accepted connections are reset (as Linux does). */
     public void closeListener(int listener, long nowNs) {
-        if (listeners.valid(listener)) {
-            lifecycle.closeListener(listener, nowNs);
-        }
+        lifecycle.closeListener(listener, nowNs);
     }
 
     /**
@@ -566,17 +571,10 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return c < 0 ? null : plugPoints.recovery(c).name();
     }
 
-    /**
-     * Starts tracing the connection into {@code trace} (a record on every ACK and timeout, {@link TcpTrace}); null
-     * stops. Returns 0 or {@code -INVALID}. Cold path.
-     */
+    /** Traces the connection into {@code trace} (each ACK and timeout, {@link TcpTrace}); null stops. Cold path. */
     public int trace(int connection, TcpTrace trace) {
         final int c = tcb.ownedSlot(connection);
-        if (c < 0) {
-            return -TcpError.INVALID;
-        }
-        sender.trace(c, trace);
-        return 0;
+        return c < 0 ? -TcpError.INVALID : sender.trace(c, trace);
     }
 
     public int localAddress(int connection) {

@@ -45,6 +45,10 @@ final class TcpOutput {
     private final boolean[] dsackFirst = new boolean[1];
     private int sackCount;
     private TcpReceiver receiver;
+    /** The Fast Open option of the next SYN or SYN-ACK ({@link #fastOpenOnNextSyn}): cookie bytes, or -1 for none. */
+    private int synCookieLength = -1;
+    private long synCookie;
+    private boolean synCookieExperimental;
 
     private final ConnectionBuffers buffers;
     private final OutputQueue outputQueue;
@@ -91,13 +95,60 @@ final class TcpOutput {
         }
     }
 
+    /**
+     * The next {@link #sendSyn} carries a Fast Open option (RFC 7413 §4.1.1) with {@code length} bytes of {@code
+     * cookie} (its first byte on top; 0 bytes: a cookie request), as kind 254 with ExID 0xF989 if {@code experimental}.
+     * Only that one: a retransmitted SYN-ACK goes without, as Linux's.
+     */
+    void fastOpenOnNextSyn(int length, long cookie, boolean experimental) {
+        synCookieLength = length;
+        synCookie = cookie;
+        synCookieExperimental = experimental;
+    }
+
+    /** Bytes of the Fast Open option the next SYN carries, padded to a multiple of four (0 without one). */
+    private int fastOpenSpace() {
+        if (synCookieLength < 0) {
+            return 0;
+        }
+        final int base = synCookieExperimental ? TcpOption.FAST_OPEN_EXPERIMENTAL_BASE_LENGTH
+            : TcpOption.FAST_OPEN_BASE_LENGTH;
+        return (base + synCookieLength + 3) & ~3;
+    }
+
+    /**
+     * The Fast Open option at option byte {@code at}, as Linux writes it (after the others, two NOPs after it when
+     * its length leaves two bytes of a word); returns the offset after it.
+     */
+    private int writeFastOpen(int at) {
+        final int space = fastOpenSpace();
+        int i = at;
+        if (synCookieExperimental) {
+            tx.optionByte(i, TcpOption.EXPERIMENTAL)
+                .optionByte(i + 1, TcpOption.FAST_OPEN_EXPERIMENTAL_BASE_LENGTH + synCookieLength)
+                .option16(i + 2, TcpOption.FAST_OPEN_MAGIC);
+            i += TcpOption.FAST_OPEN_EXPERIMENTAL_BASE_LENGTH;
+        } else {
+            tx.optionByte(i, TcpOption.FAST_OPEN).optionByte(i + 1, TcpOption.FAST_OPEN_BASE_LENGTH + synCookieLength);
+            i += TcpOption.FAST_OPEN_BASE_LENGTH;
+        }
+        for (int b = 0; b < synCookieLength; b++) {
+            tx.optionByte(i++, (int) (synCookie >>> (56 - 8 * b)) & 0xFF);
+        }
+        while (i < at + space) {
+            tx.optionByte(i++, TcpOption.NOP);
+        }
+        return i;
+    }
+
     /** Our SYN (SYN-SENT) or SYN-ACK (SYN-RECEIVED), with the options we offer or accepted; arms the SYN timer. */
     int sendSyn(int c, long nowNs) {
         final boolean synAck = tcb.state(c) == TcpState.SYN_RECEIVED;
         final boolean timestamps = tcb.hasFlag(c, F_TIMESTAMPS);
         final boolean sackOk = tcb.hasFlag(c, F_SACK);
         final int scale = tcb.hasFlag(c, F_WINDOW_SCALING) ? tcb.rcvScale(c) : -1;
-        final int headerLength = TcpHeader.MIN_LENGTH + optionsLength(true, scale, sackOk, timestamps, 0);
+        final int headerLength = TcpHeader.MIN_LENGTH + optionsLength(true, scale, sackOk, timestamps, 0)
+            + fastOpenSpace();
         final int remote = tcb.remoteAddress(c);
         final int result = ipv4.begin(0, remote, IpProtocol.TCP, headerLength, 0, tcb.tos(c), true, nowNs);
         if (result != Ipv4Layer.OK) {
@@ -109,13 +160,18 @@ final class TcpOutput {
             final int rcvNxt = tcb.rcvNxt(c);
             tx.wrap(out, at, headerLength).write(tcb.localPort(c), tcb.remotePort(c), tcb.iss(c), synAck ? rcvNxt : 0,
                 headerLength, synAck ? TcpFlags.SYN | TcpFlags.ACK : TcpFlags.SYN, window);
-            writeOptions(tcb.advMss(c), scale, sackOk, timestamps, tsVal(c, nowNs), synAck ? tcb.tsRecent(c) : 0, 0);
+            final int written = writeOptions(tcb.advMss(c), scale, sackOk, timestamps, tsVal(c, nowNs),
+                synAck ? tcb.tsRecent(c) : 0, 0);
+            if (synCookieLength >= 0) {
+                writeFastOpen(written);
+            }
             finish(remote, out, at, headerLength);
             if (synAck) {
                 tcb.rcvAdv(c, rcvNxt + window);
                 tcb.lastAckSent(c, rcvNxt);
             }
         }
+        synCookieLength = -1;   // sent or not, the option was for this SYN only
         final int iss = tcb.iss(c);
         if (tcb.retries(c) == 0 && !tcb.hasFlag(c, F_RETRANSMITTED)) {
             tcb.setFlag(c, F_RTT_TIMING);

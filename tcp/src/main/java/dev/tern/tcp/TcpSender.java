@@ -120,9 +120,10 @@ final class TcpSender {
         this.traces = new TcpTrace[tcb.capacity()];
     }
 
-    /** Starts (or with null stops) tracing the connection: a record on every ACK and timeout. */
-    void trace(int c, TcpTrace trace) {
+    /** Starts (or with null stops) tracing the connection: a record on every ACK and timeout. Returns 0. */
+    int trace(int c, TcpTrace trace) {
         traces[c] = trace;
+        return 0;
     }
 
     // --------------------------------------------------------------------------------------------- lifecycle
