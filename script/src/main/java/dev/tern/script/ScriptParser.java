@@ -25,10 +25,17 @@ public final class ScriptParser {
     /** A setting's value: one number, or numbers between quotes ({@code tcp_mem="low pressure high"}). */
     private static final Pattern SYSCTL = Pattern.compile(
         "`\\s*sysctl\\s+(?:-q\\s+|-w\\s+)*(net\\.ipv4\\.[a-z_0-9]+)\\s*=\\s*(\"[^\"]*\"|[^\\s\"`]+)\\s*`");
+    /** Linux's Fast Open bits (decimal or {@code 0x} hexadecimal), {@link dev.tern.tcp.FastOpen}'s constants. */
+    static final String FAST_OPEN_SYSCTL = "net.ipv4.tcp_fastopen";
+    /**
+     * The server's Fast Open key, {@code w0-w1-w2-w3} in hexadecimal with an optional {@code ,backup}: read as its
+     * four (or eight) 32-bit words.
+     */
+    static final String FAST_OPEN_KEY_SYSCTL = "net.ipv4.tcp_fastopen_key";
     /** The kernel settings a script may make, each mapped onto {@link dev.tern.tcp.TcpConfig} by the runner. */
     static final List<String> SYSCTLS = List.of("net.ipv4.tcp_syncookies", "net.ipv4.tcp_max_syn_backlog",
         "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_window_scaling", "net.ipv4.tcp_mem",
-        "net.ipv4.tcp_wmem", "net.ipv4.tcp_slow_start_after_idle");
+        "net.ipv4.tcp_wmem", "net.ipv4.tcp_slow_start_after_idle", FAST_OPEN_SYSCTL, FAST_OPEN_KEY_SYSCTL);
     /** The settings written as three numbers between quotes (Linux's min/default/max or low/pressure/high). */
     private static final List<String> THREE_NUMBER_SYSCTLS = List.of("net.ipv4.tcp_mem", "net.ipv4.tcp_wmem");
     /** Packetdrill's {@code --tolerance_usecs=N} option line: how far a packet Tern sends may be from its time. */
@@ -154,6 +161,15 @@ public final class ScriptParser {
         return open.isEmpty() ? null : "'" + open.charAt(open.length() - 1) + "' is not closed";
     }
 
+    /** A Fast Open key as Linux's sysctl writes it, as {@link dev.tern.tcp.FastOpenKeys#words} takes it. */
+    private long[] fastOpenKeyWords(int line, String text) {
+        try {
+            return dev.tern.tcp.FastOpenKeys.words(text.replace('"', ' '));
+        } catch (IllegalArgumentException e) {
+            throw error(line, "sysctl " + FAST_OPEN_KEY_SYSCTL + ": " + e.getMessage());
+        }
+    }
+
     private ScriptLine statement(int line, String text) {
         final int python = text.indexOf("%{");
         if (python >= 0) {
@@ -168,9 +184,16 @@ public final class ScriptParser {
                     throw error(line, "sysctl " + sysctl.group(1) + " is not supported (supported: "
                         + String.join(", ", SYSCTLS) + ")");
                 }
+                if (sysctl.group(1).equals(FAST_OPEN_KEY_SYSCTL)) {
+                    return new ScriptLine.Sysctl(line, sysctl.group(1), fastOpenKeyWords(line, sysctl.group(2)));
+                }
                 final String[] words = sysctl.group(2).replace('"', ' ').trim().split("\\s+");
                 final long[] values = new long[words.length];
                 for (int i = 0; i < words.length; i++) {
+                    if (sysctl.group(1).equals(FAST_OPEN_SYSCTL) && words[i].matches("0x[0-9a-fA-F]{1,8}")) {
+                        values[i] = Long.parseLong(words[i].substring(2), 16);
+                        continue;
+                    }
                     if (!words[i].matches("\\d{1,18}")) {
                         throw error(line, "sysctl " + sysctl.group(1) + " takes numbers, not '" + words[i] + "'");
                     }
@@ -718,12 +741,43 @@ public final class ScriptParser {
                     }
                     yield new ScriptLine.Option(ScriptLine.Option.Kind.SACK, values);
                 }
+                case "FO" -> fastOpen(line, ScriptLine.Option.Kind.FAST_OPEN, words, part);
+                case "FOEXP" -> fastOpen(line, ScriptLine.Option.Kind.FAST_OPEN_EXPERIMENTAL, words, part);
+                case "" -> throw error(line, "an empty TCP option (two commas, or one at the end)");
                 default -> throw error(line, "TCP option '" + part.strip() + "' is not supported (supported: mss, "
-                    + "wscale, sackOK, sack, TS val N ecr N, nop, eol)");
+                    + "wscale, sackOK, sack, TS val N ecr N, nop, eol, FO [COOKIE], FOEXP [COOKIE])");
             };
             options.add(option);
         }
         return options;
+    }
+
+    /**
+     * A Fast Open option (RFC 7413 §4.1.1), as packetdrill writes it: {@code FO} alone asks for a cookie, {@code FO}
+     * with an even number of hexadecimal digits carries that cookie (up to 16 bytes), {@code FO TFO_COOKIE} the
+     * cookie Tern's server gives the remote; {@code FOEXP} the same in the experimental option (kind 254, ExID 0xF989).
+     */
+    private ScriptLine.Option fastOpen(int line, ScriptLine.Option.Kind kind, String[] words, String part) {
+        if (words.length > 2) {
+            throw error(line, "bad Fast Open option '" + part.strip() + "': write " + words[0] + ", " + words[0]
+                + " 0123456789abcdef or " + words[0] + " TFO_COOKIE");
+        }
+        if (words.length == 1) {
+            return new ScriptLine.Option(kind, new long[0]);
+        }
+        if (words[1].equals("TFO_COOKIE")) {
+            return new ScriptLine.Option(kind, new long[] {ScriptLine.Option.TFO_COOKIE});
+        }
+        final String hex = words[1];
+        if (!hex.matches("([0-9a-fA-F]{2}){1,16}")) {
+            throw error(line, "bad Fast Open cookie '" + hex + "': an even number of hexadecimal digits, at most 32 "
+                + "(16 bytes)");
+        }
+        final long[] bytes = new long[hex.length() / 2];
+        for (int i = 0; i < bytes.length; i++) {
+            bytes[i] = Integer.parseInt(hex.substring(2 * i, 2 * i + 2), 16);
+        }
+        return new ScriptLine.Option(kind, bytes);
     }
 
     private long[] arguments(int line, String[] words, int count) {

@@ -1,5 +1,6 @@
 package dev.tern.script;
 
+import dev.tern.tcp.FastOpenKeys;
 import dev.tern.tcp.TcpConfig;
 
 import java.util.List;
@@ -27,6 +28,13 @@ import java.util.Optional;
 public record ScriptProfile(String name, String description, TcpConfig tcp, int mtu, long toleranceNs, long tsTickUs,
                             boolean strictSegments, boolean strictEnd) {
     private static final long MS = 1_000_000L;
+    /**
+     * Every profile's Fast Open key, fixed so cookies repeat: the one packetdrill's Linux suite sets (its {@code
+     * common/defaults.sh}), so {@code TFO_COOKIE} is what a Linux server with that key gives the runner's remote.
+     */
+    static final FastOpenKeys FAST_OPEN_KEYS = FastOpenKeys.parse("a1a1a1a1-b2b2b2b2-c3c3c3c3-d4d4d4d4");
+    /** Linux's tcp_fastopen of packetdrill's suite: client and server, on every listener (the 0x70000 are unused). */
+    static final int GTESTS_FAST_OPEN = 0x70403;
 
     /**
      * A profile with packetdrill's defaults for the comparison: no TS val check, segments joined, nothing looked at
@@ -44,7 +52,7 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
     /** Tern's defaults, which follow Linux: timestamps, SACK and window scaling offered, 40 ms delayed ACK, ... */
     public static ScriptProfile linux() {
         return new ScriptProfile("linux", "Tern's Linux-like defaults (timestamps, SACK, window scaling offered)",
-            TcpConfig.builder().isnKey(0x7465726e, 0x73637269).build(), 1500, 4 * MS);
+            TcpConfig.builder().isnKey(0x7465726e, 0x73637269).fastOpenKeys(FAST_OPEN_KEYS).build(), 1500, 4 * MS);
     }
 
     /**
@@ -54,7 +62,7 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
     public static ScriptProfile bare() {
         return new ScriptProfile("bare", "as linux, but Tern offers only the MSS option (no timestamps, SACK, "
             + "scaling); a segment after the last line fails", TcpConfig.builder().isnKey(0x7465726e, 0x73637269)
-            .timestamps(false).sack(false).windowScaling(false).build(), 1500, 4 * MS, 0, false, true);
+            .fastOpenKeys(FAST_OPEN_KEYS).timestamps(false).sack(false).windowScaling(false).build(), 1500, 4 * MS, 0, false, true);
     }
 
     /**
@@ -70,12 +78,14 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
      * As {@link #linux()} with the settings of packetdrill's Linux test suite (its {@code common/defaults.sh}): 8 MiB
      * to receive, so that Tern (the smallest scale that covers the buffer) offers window scale 8 as Linux does there
      * (the smallest that covers tcp_rmem's maximum, 15 MiB), 256 KiB to send (tcp_wmem's default), and the window
-     * kept over idle periods (tcp_slow_start_after_idle=0).
+     * kept over idle periods (tcp_slow_start_after_idle=0), and Fast Open as it sets it (tcp_fastopen=0x70403 and
+     * its key).
      */
     public static ScriptProfile gtests() {
         return new ScriptProfile("gtests", "as linux, with the settings of packetdrill's Linux suite (window scale 8, "
             + "no slow start after idle)", TcpConfig.builder().isnKey(0x7465726e, 0x73637269)
-            .bufferSizes(256 << 10, 8 << 20).slowStartAfterIdle(false).build(), 1500, 4 * MS);
+            .bufferSizes(256 << 10, 8 << 20).slowStartAfterIdle(false).fastOpen(GTESTS_FAST_OPEN)
+            .fastOpenKeys(FAST_OPEN_KEYS).build(), 1500, 4 * MS);
     }
 
     public static List<ScriptProfile> all() {

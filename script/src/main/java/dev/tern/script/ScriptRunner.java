@@ -16,6 +16,7 @@ import dev.tern.ipv4.wire.IpProtocol;
 import dev.tern.ipv4.wire.Ipv4Header;
 import dev.tern.ipv4.wire.Ipv4Repr;
 import dev.tern.stack.NetStack;
+import dev.tern.tcp.FastOpenKeys;
 import dev.tern.tcp.wire.TcpFlags;
 import dev.tern.tcp.wire.TcpHeader;
 import dev.tern.tcp.wire.TcpRepr;
@@ -258,6 +259,10 @@ public final class ScriptRunner {
                 // does not grow, so the max has no counterpart); rounded up to a power of two as SO_SNDBUF is.
                 case "net.ipv4.tcp_wmem" -> tcp.sendBufferSize(ScriptSockets.bufferSize(sysctl.values()[1]));
                 case "net.ipv4.tcp_slow_start_after_idle" -> tcp.slowStartAfterIdle(v != 0);
+                // Linux's bits (dev.tern.tcp.FastOpen): 0x1 client, 0x2 server, 0x4 client without cookie, 0x200
+                // server without cookie, 0x400 every listener; others (defaults.sh's 0x70000) mean nothing to Tern.
+                case ScriptParser.FAST_OPEN_SYSCTL -> tcp.fastOpen((int) v);
+                case ScriptParser.FAST_OPEN_KEY_SYSCTL -> tcp.fastOpenKeys(FastOpenKeys.ofWords(sysctl.values()));
                 case ScriptParser.TOLERANCE_OPTION -> toleranceNs = v * 1_000;
                 case ScriptParser.TS_TICK_OPTION -> tsTickUs = v;
                 case ScriptParser.STRICT_SEGMENTS_OPTION -> strictSegments = true;
@@ -449,6 +454,15 @@ public final class ScriptRunner {
 
     // -------------------------------------------------------------------------------------------- flows
 
+    /**
+     * The Fast Open cookie Tern's server gives the runner's remote (198.18.0.1 to 198.18.0.2) under {@code tcp}'s key:
+     * what a script's {@code TFO_COOKIE} stands for, as packetdrill's run_all.py defines it for the kernel's cookie.
+     * Its 8 bytes, the first on the wire on top.
+     */
+    public static long fastOpenCookie(dev.tern.tcp.TcpConfig tcp) {
+        return tcp.fastOpenKeys().cookie(REMOTE_ADDRESS, TERN_ADDRESS);
+    }
+
     /** The flow of Tern's port and the remote's, created (not made current) when the script has not seen it yet. */
     private ScriptFlow flowOf(int ternPort, int remotePort) {
         for (ScriptFlow f : flows) {
@@ -456,7 +470,7 @@ public final class ScriptRunner {
                 return f;
             }
         }
-        final ScriptFlow f = new ScriptFlow(ternPort, remotePort);
+        final ScriptFlow f = new ScriptFlow(ternPort, remotePort, fastOpenCookie(profile.tcp()));
         flows.add(f);
         return f;
     }

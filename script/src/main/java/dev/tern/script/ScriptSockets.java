@@ -6,6 +6,7 @@ import dev.tern.stack.NetStack;
 import dev.tern.stack.SelectableSocket;
 import dev.tern.stack.TernSocketException;
 import dev.tern.stack.UdpSocket;
+import dev.tern.tcp.FastOpenKeys;
 import dev.tern.tcp.TcpError;
 import dev.tern.tcp.TcpEvents;
 import dev.tern.tcp.TcpInfo;
@@ -52,6 +53,10 @@ final class ScriptSockets {
         String congestionControl;
         /** SO_LINGER on with a zero timeout: close aborts with a RST. */
         boolean abortOnClose;
+        /** TCP_FASTOPEN's queue length given before listen, or -1. */
+        int fastOpenQueue = -1;
+        /** TCP_FASTOPEN_KEY given before listen, or null. */
+        FastOpenKeys fastOpenKeys;
 
         Fd(int number) {
             this.number = number;
@@ -219,7 +224,8 @@ final class ScriptSockets {
     /** The socket options that take a number, {@code [N]}: checked by name before the value is read. */
     private static final List<String> NUMERIC_SOCKET_OPTIONS = List.of("SOL_SOCKET SO_REUSEADDR",
         "SOL_SOCKET SO_REUSEPORT", "SOL_SOCKET SO_SNDBUF", "SOL_SOCKET SO_RCVBUF", "IPPROTO_TCP TCP_NODELAY",
-        "SOL_SOCKET SO_KEEPALIVE", "IPPROTO_TCP TCP_KEEPIDLE", "IPPROTO_TCP TCP_KEEPINTVL", "IPPROTO_TCP TCP_KEEPCNT");
+        "SOL_SOCKET SO_KEEPALIVE", "IPPROTO_TCP TCP_KEEPIDLE", "IPPROTO_TCP TCP_KEEPINTVL", "IPPROTO_TCP TCP_KEEPCNT",
+        "IPPROTO_TCP TCP_FASTOPEN");
 
     private ScriptRunner.Result setsockopt(ScriptLine.Call c) {
         arguments(c, 5);
@@ -242,10 +248,13 @@ final class ScriptSockets {
         if (option.equals("SOL_SOCKET SO_LINGER")) {
             return linger(c, fd);
         }
+        if (option.equals("IPPROTO_TCP TCP_FASTOPEN_KEY")) {
+            return fastOpenKey(c, fd);
+        }
         if (!NUMERIC_SOCKET_OPTIONS.contains(option)) {
             throw runner.failure(c.line(), "setsockopt " + option + " is not supported (supported: "
                 + "SO_REUSEADDR, SO_REUSEPORT, SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, SO_LINGER, TCP_NODELAY, "
-                + "TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_CONGESTION)");
+                + "TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_CONGESTION, TCP_FASTOPEN, TCP_FASTOPEN_KEY)");
         }
         final long value = number(c, 3);
         switch (option) {
@@ -279,6 +288,14 @@ final class ScriptSockets {
                 fd.keepProbes = (int) value;
                 applyKeepalive(fd);
             }
+            case "IPPROTO_TCP TCP_FASTOPEN" -> {
+                // Linux takes it on a socket that is not connected, and keeps it for listen (RFC 7413 §5.1's queue).
+                if (fd.connection >= 0 || value > Integer.MAX_VALUE) {
+                    return ScriptRunner.Result.fail("EINVAL");
+                }
+                fd.fastOpenQueue = (int) value;
+                applyFastOpen(fd);
+            }
             default -> throw new IllegalStateException("not in NUMERIC_SOCKET_OPTIONS: " + option);
         }
         return ScriptRunner.Result.ok(0);
@@ -304,6 +321,66 @@ final class ScriptSockets {
         }
         fd.abortOnClose = on;
         return ScriptRunner.Result.ok(0);
+    }
+
+    /**
+     * {@code setsockopt(fd, SOL_TCP, TCP_FASTOPEN_KEY, "\x00...", 16)}: the listener's own Fast Open key, 16 bytes
+     * (or 32 with a backup key), as a C string with {@code \xHH} escapes; another length is EINVAL, as on Linux.
+     */
+    private ScriptRunner.Result fastOpenKey(ScriptLine.Call c, Fd fd) {
+        final byte[] bytes = cString(c, c.args().get(3));
+        final long length = number(c, 4);
+        if (length != FastOpenKeys.KEY_LENGTH && length != 2 * FastOpenKeys.KEY_LENGTH) {
+            return ScriptRunner.Result.fail("EINVAL");
+        }
+        if (bytes.length < length) {
+            throw runner.failure(c.line(), "TCP_FASTOPEN_KEY's string has " + bytes.length + " bytes, fewer than the "
+                + "length " + length + " the call gives");
+        }
+        fd.fastOpenKeys = FastOpenKeys.ofBytes(java.util.Arrays.copyOf(bytes, (int) length));
+        applyFastOpen(fd);
+        return ScriptRunner.Result.ok(0);
+    }
+
+    /** A script's string literal as bytes: {@code \xHH}, {@code \\}, {@code \"} and {@code \0} escapes. */
+    private byte[] cString(ScriptLine.Call c, String literal) {
+        final String text = literal.strip();
+        if (text.length() < 2 || text.charAt(0) != '"' || text.charAt(text.length() - 1) != '"') {
+            throw runner.failure(c.line(), "expected a string between double quotes, got " + literal);
+        }
+        final java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        for (int i = 1; i < text.length() - 1; i++) {
+            final char ch = text.charAt(i);
+            if (ch != '\\') {
+                out.write(ch);
+            } else if (i + 3 < text.length() && text.charAt(i + 1) == 'x') {
+                try {
+                    out.write(Integer.parseInt(text.substring(i + 2, i + 4), 16));
+                } catch (NumberFormatException e) {
+                    throw runner.failure(c.line(), "bad escape '" + text.substring(i, i + 4) + "' in " + literal);
+                }
+                i += 3;
+            } else if (i + 2 < text.length()) {
+                final char escaped = text.charAt(++i);
+                out.write(escaped == '0' ? 0 : escaped);
+            } else {
+                throw runner.failure(c.line(), "a string ends in a lone backslash: " + literal);
+            }
+        }
+        return out.toByteArray();
+    }
+
+    /** The socket's Fast Open settings on its listener, once it listens. */
+    private void applyFastOpen(Fd fd) {
+        if (fd.listener < 0) {
+            return;
+        }
+        if (fd.fastOpenQueue >= 0) {
+            tcp.fastOpen().listen(fd.listener, fd.fastOpenQueue);
+        }
+        if (fd.fastOpenKeys != null) {
+            tcp.fastOpen().key(fd.listener, fd.fastOpenKeys);
+        }
     }
 
     /** Keepalive times are whole seconds, as on Linux (1 .. 32767). */
@@ -499,6 +576,7 @@ final class ScriptSockets {
             return ScriptRunner.Result.fail(errno(-listener));
         }
         fd.listener = listener;
+        applyFastOpen(fd);
         return ScriptRunner.Result.ok(0);
     }
 

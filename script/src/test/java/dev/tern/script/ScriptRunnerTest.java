@@ -929,8 +929,8 @@ class ScriptRunnerTest {
                 .isEqualTo("t.pkt:8: send flags are not supported (only 0), not MSG_EOR");
             that(failure(PASSIVE_OPEN + "+0 setsockopt(4, SOL_SOCKET, SO_TIMESTAMPING, [SOF_TIMESTAMPING_SOFTWARE], 4) "
                 + "= 0\n").getMessage()).startsWith("t.pkt:8: setsockopt SOL_SOCKET SO_TIMESTAMPING is not supported");
-            that(failure("`sysctl -q net.ipv4.tcp_fastopen=0x207`\n").getMessage())
-                .startsWith("t.pkt:1: sysctl net.ipv4.tcp_fastopen is not supported");
+            that(failure("`sysctl -q net.ipv4.tcp_ecn=1`\n").getMessage())
+                .startsWith("t.pkt:1: sysctl net.ipv4.tcp_ecn is not supported");
             that(failure("`sysctl -q net.ipv4.tcp_sack=0x1`\n").getMessage())
                 .isEqualTo("t.pkt:1: sysctl net.ipv4.tcp_sack takes numbers, not '0x1'");
         }
@@ -949,6 +949,78 @@ class ScriptRunnerTest {
             passes(idle.replace("%d", "10"));
             passes("`sysctl -q net.ipv4.tcp_slow_start_after_idle=1`\n" + idle.replace("%d", "10"));
             passes("`sysctl -q net.ipv4.tcp_slow_start_after_idle=0`\n" + idle.replace("%d", "20"));
+        }
+    }
+
+    @Nested
+    class FastOpen {
+        private static final String FAST_OPEN_LISTEN = """
+            `sysctl -q net.ipv4.tcp_fastopen=0x2`
+            0     socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+            +0    bind(3, ..., ...) = 0
+            +0    listen(3, 1) = 0
+            +0    setsockopt(3, SOL_TCP, TCP_FASTOPEN, [1], 4) = 0
+            """;
+
+        @Test
+        void tfoCookieIsTernsCookieForTheRemoteUnderTheRunsKey() {
+            // Linux's construction (FastOpenKeysTest) for 198.18.0.1 to 198.18.0.2 under defaults.sh's key.
+            assertEquals(0xdd36de77b0e33091L, ScriptRunner.fastOpenCookie(ScriptProfile.corpus().tcp()));
+            passes(FAST_OPEN_LISTEN + """
+                +0    < S 0:0(0) win 65535 <mss 1460,FO,nop,nop>
+                +0    > S. 0:0(0) ack 1 <mss 1460,FO dd36de77b0e33091,nop,nop>
+                """);
+            // Another key from the sysctl: TFO_COOKIE follows it.
+            that(failure("`sysctl -q net.ipv4.tcp_fastopen_key=1-2-3-4`\n" + FAST_OPEN_LISTEN + """
+                +0    < S 0:0(0) win 65535 <mss 1460,FO,nop,nop>
+                +0    > S. 0:0(0) ack 1 <mss 1460,FO dd36de77b0e33091,nop,nop>
+                """).getMessage()).contains("t.pkt:8: ").contains(", not FO dd36de77b0e33091");
+            passes("`sysctl -q net.ipv4.tcp_fastopen_key=1-2-3-4`\n" + FAST_OPEN_LISTEN + """
+                +0    < S 0:0(0) win 65535 <mss 1460,FO,nop,nop>
+                +0    > S. 0:0(0) ack 1 <mss 1460,FO TFO_COOKIE,nop,nop>
+                """);
+        }
+
+        @Test
+        void aFastOpenOptionTheLineDoesNotHaveOrAnotherKindFails() {
+            that(failure(FAST_OPEN_LISTEN + """
+                +0    < S 0:0(0) win 65535 <mss 1460,FO,nop,nop>
+                +0    > S. 0:0(0) ack 1 <mss 1460>
+                """).getMessage()).contains("t.pkt:7: ").contains("a Fast Open option the line does not have");
+            that(failure(FAST_OPEN_LISTEN + """
+                +0    < S 0:0(0) win 65535 <mss 1460,FO,nop,nop>
+                +0    > S. 0:0(0) ack 1 <mss 1460,FOEXP TFO_COOKIE>
+                """).getMessage()).contains("FO dd36de77b0e33091, not FOEXP TFO_COOKIE");
+        }
+
+        @Test
+        void badFastOpenOptionsKeysAndSocketOptionsAreNamed() {
+            that(failure(FAST_OPEN_LISTEN + "+0 < S 0:0(0) win 65535 <mss 1460,FO 123>\n").getMessage())
+                .startsWith("t.pkt:6: bad Fast Open cookie '123': an even number of hexadecimal digits");
+            that(failure(FAST_OPEN_LISTEN + "+0 < S 0:0(0) win 65535 <FO 1234 5678>\n").getMessage())
+                .startsWith("t.pkt:6: bad Fast Open option 'FO 1234 5678'");
+            that(failure("`sysctl -q net.ipv4.tcp_fastopen_key=1-2-3`\n").getMessage())
+                .startsWith("t.pkt:1: sysctl net.ipv4.tcp_fastopen_key: a Fast Open key is four hexadecimal words");
+            passes(FAST_OPEN_LISTEN + """
+                +0    setsockopt(3, SOL_TCP, TCP_FASTOPEN_KEY, "", 0) = -1 EINVAL (Invalid argument)
+                +0    setsockopt(3, SOL_TCP, TCP_FASTOPEN_KEY, "\\x01\\x02", 3) = -1 EINVAL (Invalid argument)
+                """);
+            that(failure(FAST_OPEN_LISTEN + "+0 setsockopt(3, SOL_TCP, TCP_FASTOPEN_KEY, \"\\x01\", 16) = 0\n")
+                .getMessage()).isEqualTo("t.pkt:6: TCP_FASTOPEN_KEY's string has 1 bytes, fewer than the length 16 "
+                    + "the call gives");
+        }
+
+        @Test
+        void aListenersOwnKeyMakesItsCookies() {
+            // The key of packetdrill's sockopt-fastopen-key.pkt, as its 16 bytes.
+            passes(FAST_OPEN_LISTEN + """
+                +0    setsockopt(3, SOL_TCP, TCP_FASTOPEN_KEY,
+                          "\\xf7\\x63\\xbf\\xa0\\x81\\x3d\\x80\\xed\\x30\\x1d\\x64\\xcd\\x90\\x4a\\xbc\\xce", 16) = 0
+                +0    < S 0:0(0) win 65535 <mss 1460,FO,nop,nop>
+                +0    > S. 0:0(0) ack 1 <mss 1460,FO %s,nop,nop>
+                """.formatted(String.format("%016x", dev.tern.tcp.FastOpenKeys.parse(
+                    "a0bf63f7-ed803d81-cd641d30-cebc4a90").cookie(ScriptRunner.REMOTE_ADDRESS,
+                    ScriptRunner.TERN_ADDRESS))));
         }
     }
 }
