@@ -140,6 +140,14 @@ final class ConnectionLifecycle {
         sender.init(c, tcb.iss(c));
         transition(c, TcpState.SYN_SENT, nowNs);
         counters.activeOpens.incrementRelease();
+        if (options.fastOpen()) {
+            tcb.setFlag(c, TcpControlBlocks.F_FAST_OPEN_ACTIVE);
+            if (fastOpen.defersSyn(c)) {
+                // RFC 7413 §4.2.1: the SYN will carry the owner's first data (sendDeferredSyn).
+                tcb.setFlag(c, TcpControlBlocks.F_SYN_DEFERRED);
+                return c;
+            }
+        }
         if (sendSyn(c, nowNs) == Ipv4Layer.ERR_NO_ROUTE) {
             free(c);
             return -TcpError.NET_UNREACHABLE;
@@ -246,10 +254,25 @@ final class ConnectionLifecycle {
 
     /** Our SYN or SYN-ACK (again), with the SYN timer (RFC 6298 §5 applies to it too). */
     int sendSyn(int c, long nowNs) {
+        fastOpen.beforeSyn(c);
         final int result = output.sendSyn(c, nowNs);
         tcb.senderTimerKind(c, TcpSender.TIMER_RTO);
         timers.arm(c, TimerKind.SENDER, nowNs + rtt.rtoNs(tcb, c));
         return result;
+    }
+
+    /**
+     * A Fast Open connect that held its SYN back got the owner's data: the SYN goes now, carrying it. Returns whether
+     * it was such a connection (the caller then has nothing more to send).
+     */
+    boolean sendDeferredSyn(int c, long nowNs) {
+        if (!fastOpen.releaseSyn(c)) {
+            return false;
+        }
+        if (sendSyn(c, nowNs) == Ipv4Layer.ERR_NO_ROUTE) {
+            terminate(c, TcpError.NET_UNREACHABLE, nowNs);
+        }
+        return true;
     }
 
     /**

@@ -6,12 +6,17 @@ import java.util.Arrays;
 import java.util.Objects;
 
 import static dev.tern.tcp.TcpControlBlocks.F_FAST_OPEN;
+import static dev.tern.tcp.TcpControlBlocks.F_FAST_OPEN_ACTIVE;
+import static dev.tern.tcp.TcpControlBlocks.F_RETRANSMITTED;
+import static dev.tern.tcp.TcpControlBlocks.F_RINGS;
 import static dev.tern.tcp.TcpControlBlocks.F_SYN_DATA;
+import static dev.tern.tcp.TcpControlBlocks.F_SYN_DEFERRED;
 
 /**
- * TCP Fast Open (RFC 7413), the server's side: which SYN gets a cookie in its SYN-ACK, which SYN's data is taken
- * before the handshake completes, and the listeners' Fast Open queues. The policy is Linux's ({@code
- * tcp_try_fastopen}), so that the suites written against Linux see the same segments:
+ * TCP Fast Open (RFC 7413): the server's side (which SYN gets a cookie in its SYN-ACK, which SYN's data is taken
+ * before the handshake completes, the listeners' Fast Open queues) and the client's (the cookie cache, what a SYN
+ * carries, what its SYN-ACK says). The policy is Linux's ({@code tcp_try_fastopen}, {@code tcp_send_syn_data}, {@code
+ * tcp_rcv_fastopen_synack}), so that the suites written against Linux see the same segments. The server:
  *
  * <ul>
  *   <li>a listener takes Fast Open only with the server bit set and a queue length above zero: set by
@@ -26,6 +31,20 @@ import static dev.tern.tcp.TcpControlBlocks.F_SYN_DATA;
  *   <li>beyond the queue length pending Fast Open connections (SYN-RECEIVED, not yet acknowledged), SYNs fall back
  *       the same way without a cookie (§5.1, Linux's TCPFastOpenListenOverflow);
  *   <li>with {@link #SERVER_NO_COOKIE} a SYN with data, or with the option, is taken without a cookie.
+ * </ul>
+ *
+ * The client, for a connect with {@link TcpOptions#fastOpen} under {@link #CLIENT}:
+ *
+ * <ul>
+ *   <li>without a cookie cached for the destination, the SYN goes at once with an empty option, a cookie request
+ *       (§4.1.3); the cookie of its SYN-ACK is cached (with the server's MSS), per destination address;
+ *   <li>with one, the SYN waits for the owner's first data and carries the cookie and as much of the data as fits the
+ *       cached MSS less 40 bytes of option space (Linux's bound); with {@link #CLIENT_NO_COOKIE}, the data without
+ *       any option;
+ *   <li>a SYN-ACK that acknowledges the data completes it (the ring lets it go); one that acknowledges less falls back
+ *       (§4.2.1): what it did not acknowledge goes again after the handshake, and when it brought no cookie either,
+ *       the cached cookie is dropped (the server no longer takes Fast Open), so the next connect asks again;
+ *   <li>a retransmitted SYN carries neither the option nor data, as Linux's.
  * </ul>
  *
  * <p>Owned by the shard thread; not thread-safe. Nothing here allocates per segment.
@@ -57,6 +76,10 @@ public final class FastOpen {
     private final TcpOutput output;
     private final TcpCounters counters;
     private final TcpConfig config;
+    /** Bytes of option space a SYN's data leaves free (Linux's MAX_TCP_OPTION_SPACE). */
+    private static final int SYN_OPTION_SPACE = 40;
+    /** Destinations whose cookie the client remembers; one per slot, a later one replaces an earlier. */
+    private static final int CACHE_SLOTS = 1024;
     private FastOpenKeys keys;
     /** Per listener handle: the Fast Open queue length (0: off), pending connections, a key of its own or null. */
     private int[] queueLength = new int[8];
@@ -65,6 +88,13 @@ public final class FastOpen {
     /** The cookie {@link #onSyn} chose for the SYN-ACK. */
     private long cookie;
     private boolean experimental;
+    /** The client's cookie cache by destination address: cookie bytes (0: none), the bytes, the kind, the MSS. */
+    private final int[] cachedAddress = new int[CACHE_SLOTS];
+    private final int[] cachedLength = new int[CACHE_SLOTS];
+    private final long[] cachedHigh = new long[CACHE_SLOTS];
+    private final long[] cachedLow = new long[CACHE_SLOTS];
+    private final boolean[] cachedExperimental = new boolean[CACHE_SLOTS];
+    private final int[] cachedMss = new int[CACHE_SLOTS];
 
     FastOpen(TcpControlBlocks tcb, TcpListeners listeners, ConnectionBuffers buffers, TcpOutput output,
              TcpCounters counters, TcpConfig config) {
@@ -223,7 +253,7 @@ public final class FastOpen {
             }
         }
         if (withCookie) {
-            output.fastOpenOnNextSyn(FastOpenKeys.COOKIE_LENGTH, cookie, experimental);
+            output.fastOpenOnNextSyn(FastOpenKeys.COOKIE_LENGTH, cookie, 0, experimental);
         }
     }
 
@@ -244,5 +274,121 @@ public final class FastOpen {
     /** Whether Fast Open opened the connection and its handshake has not completed. */
     boolean pending(int c) {
         return tcb.hasFlag(c, F_FAST_OPEN);
+    }
+
+    // ------------------------------------------------------------------------------------------ the client
+
+    /**
+     * How many bytes the SYN of a Fast Open connect that holds it back would carry now (what {@code sendto} with
+     * {@code MSG_FASTOPEN} may take before the handshake), or -1 when the connection holds no SYN back. Cold path.
+     */
+    public int synDataRoom(int connection) {
+        final int c = tcb.ownedSlot(connection);
+        return c < 0 || !tcb.hasFlag(c, F_SYN_DEFERRED) ? -1 : room(c);
+    }
+
+    /** The client's cached cookie for {@code remoteAddress}: its length, 0 for none. */
+    public int cachedCookieLength(int remoteAddress) {
+        final int i = slot(remoteAddress);
+        return cachedAddress[i] == remoteAddress ? cachedLength[i] : 0;
+    }
+
+    /** Forgets every cached cookie (Linux's {@code ip tcp_metrics flush}). Cold path. */
+    public void flushCookies() {
+        Arrays.fill(cachedLength, 0);
+        Arrays.fill(cachedAddress, 0);
+    }
+
+    private static int slot(int address) {
+        return (address * 0x9E3779B1 >>> 16) & (CACHE_SLOTS - 1);
+    }
+
+    /** A Fast Open connect's SYN waits for the owner's data when it can carry data: a cookie, or none needed. */
+    boolean defersSyn(int c) {
+        final int bits = config.fastOpen();
+        return tcb.hasFlag(c, F_FAST_OPEN_ACTIVE) && (bits & CLIENT) != 0
+            && ((bits & CLIENT_NO_COOKIE) != 0 || cachedCookieLength(tcb.remoteAddress(c)) > 0);
+    }
+
+    /** The SYN's data: what waits in the ring, up to the cached MSS (or ours) less the option space. */
+    private int room(int c) {
+        final int i = slot(tcb.remoteAddress(c));
+        final int mss = cachedAddress[i] == tcb.remoteAddress(c) && cachedMss[i] > 0
+            ? Math.min(cachedMss[i], tcb.advMss(c)) : tcb.advMss(c);
+        return Math.max(0, mss - SYN_OPTION_SPACE);
+    }
+
+    /** Before a Fast Open connect's first SYN: its option (a request, or the cached cookie) and its data. */
+    void beforeSyn(int c) {
+        final int bits = config.fastOpen();
+        if (!tcb.hasFlag(c, F_FAST_OPEN_ACTIVE) || (bits & CLIENT) == 0 || tcb.state(c) != TcpState.SYN_SENT
+            || tcb.retries(c) != 0 || tcb.hasFlag(c, F_RETRANSMITTED)) {
+            return;
+        }
+        final int remote = tcb.remoteAddress(c);
+        final int i = slot(remote);
+        final boolean cached = cachedCookieLength(remote) > 0;
+        if ((bits & CLIENT_NO_COOKIE) == 0) {
+            if (cached) {
+                output.fastOpenOnNextSyn(cachedLength[i], cachedHigh[i], cachedLow[i], cachedExperimental[i]);
+            } else {
+                output.fastOpenOnNextSyn(0, 0, 0, false);
+                return;
+            }
+        }
+        if (tcb.hasFlag(c, F_RINGS)) {
+            output.synDataOnNextSyn(Math.min(buffers.sendRing(c).available(), room(c)));
+        }
+    }
+
+    /**
+     * A Fast Open connect's SYN-ACK (acceptable, before SND.UNA moves to its ACK): its cookie into the cache, and the
+     * SYN's data acknowledged (the ring lets it go) or not (SND.NXT goes back, the rest is sent after the handshake).
+     */
+    void onSynAck(int c, TcpSegment seg) {
+        if (!tcb.hasFlag(c, F_FAST_OPEN_ACTIVE)) {
+            return;
+        }
+        final TcpOptionFields options = seg.options;
+        final int remote = tcb.remoteAddress(c);
+        final int first = tcb.iss(c) + 1;
+        final int sent = tcb.sndMax(c) - first;
+        final int acked = Math.max(0, seg.ack - first);
+        if (options.fastOpenLength() > 0) {
+            final int i = slot(remote);
+            cachedAddress[i] = remote;
+            cachedLength[i] = options.fastOpenLength();
+            cachedHigh[i] = options.fastOpenHigh();
+            cachedLow[i] = options.fastOpenLow();
+            cachedExperimental[i] = options.fastOpenExperimental();
+            cachedMss[i] = options.mss() > 0 ? options.mss() : 0;
+        } else if (sent > 0 && acked == 0 && cachedCookieLength(remote) > 0) {
+            // Neither the data nor a cookie: the server takes Fast Open no longer; the next connect asks again.
+            cachedLength[slot(remote)] = 0;
+        }
+        if (sent == 0) {
+            return;
+        }
+        if (acked > 0) {
+            buffers.sendRing(c).consume(acked);
+            tcb.bytesAcked(c, tcb.bytesAcked(c) + acked);
+            tcb.setFlag(c, F_SYN_DATA);
+            counters.fastOpenActive.incrementRelease();
+        } else {
+            counters.fastOpenActiveFailures.incrementRelease();
+        }
+        if (acked < sent) {
+            tcb.sndNxt(c, seg.ack);
+            tcb.sndMax(c, seg.ack);
+        }
+    }
+
+    /** The owner's first data for a connect that held its SYN back: the SYN may go. Returns whether it was held. */
+    boolean releaseSyn(int c) {
+        if (!tcb.hasFlag(c, F_SYN_DEFERRED)) {
+            return false;
+        }
+        tcb.clearFlag(c, F_SYN_DEFERRED);
+        return true;
     }
 }

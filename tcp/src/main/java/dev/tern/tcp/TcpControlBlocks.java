@@ -93,6 +93,8 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int F_CWND_LIMITED = 1 << 21;
     /** Window scaling negotiated (RFC 7323 §2). */
     static final int F_WINDOW_SCALING = 1 << 22;
+    /** An active open asked for Fast Open (TcpOptions.fastOpen): its first SYN asks for a cookie or carries data. */
+    static final int F_FAST_OPEN_ACTIVE = 1 << 23;
     /** At least one retransmission since the last RTT sample (Karn). */
     static final int F_RETRANSMITTED = 1 << 24;
     /** Counted in its listener's SYN queue (a passive connection in SYN-RECEIVED). */
@@ -115,6 +117,8 @@ public final class TcpControlBlocks implements AutoCloseable {
      * asking the budget.
      */
     static final int F_BUDGET_RETURNED = 1 << 29;
+    /** A Fast Open connect holds its SYN back for the owner's first data (TcpLayer.sendable). */
+    static final int F_SYN_DEFERRED = 1 << 30;
 
     // ------------------------------------------------------------------------------------------ events (EV_*)
     static final int EV_ESTABLISHED = 1;

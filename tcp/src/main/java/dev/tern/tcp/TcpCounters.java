@@ -75,6 +75,8 @@ final class TcpCounters {
     final AtomicCounter fastOpenPassiveAlternateKey;
     final AtomicCounter fastOpenCookieRequests;
     final AtomicCounter fastOpenListenOverflows;
+    final AtomicCounter fastOpenActive;
+    final AtomicCounter fastOpenActiveFailures;
     final AtomicCounter activeOpens;
     final AtomicCounter passiveOpens;
     final AtomicCounter accepted;
@@ -175,6 +177,8 @@ final class TcpCounters {
         fastOpenPassiveAlternateKey = counters.counter("tcp.fastopen.passive_backup_key");
         fastOpenCookieRequests = counters.counter("tcp.fastopen.cookie_requests");
         fastOpenListenOverflows = counters.counter("tcp.fastopen.listen_overflows");
+        fastOpenActive = counters.counter("tcp.fastopen.active");
+        fastOpenActiveFailures = counters.counter("tcp.fastopen.active_failures");
         activeOpens = counters.counter("tcp.conn.active_opens");
         passiveOpens = counters.counter("tcp.conn.passive_opens");
         accepted = counters.counter("tcp.conn.accepted");

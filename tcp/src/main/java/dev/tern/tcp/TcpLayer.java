@@ -211,10 +211,10 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
 
     /**
      * Opens a connection (RFC 9293 §3.10.1, active OPEN) from {@code localPort} (0: an ephemeral port, RFC 6056) to
-     * {@code remoteAddress:remotePort}; the SYN leaves at once. Returns a handle, or a negated {@link TcpError}:
-     * {@code INVALID}, {@code ADDRESS_IN_USE}, {@code ADDRESS_NOT_AVAILABLE}, {@code TOO_MANY_CONNECTIONS}, {@code
-     * NET_UNREACHABLE} (a broadcast or multicast address too, as Linux). {@link TcpEvents#established} or {@code
-     * closed} reports completion.
+     * {@code remoteAddress:remotePort}; the SYN leaves at once (with a Fast Open cookie, {@link TcpOptions#fastOpen}, at
+     * the first {@link #sendable}). Returns a handle, or a negated {@link TcpError}: {@code INVALID}, {@code
+     * ADDRESS_IN_USE}, {@code ADDRESS_NOT_AVAILABLE}, {@code TOO_MANY_CONNECTIONS}, {@code NET_UNREACHABLE} (a
+     * broadcast or multicast address too, as Linux). {@link TcpEvents#established} or {@code closed} reports it.
      */
     public int connect(int remoteAddress, int remotePort, int localPort, TcpOptions options, TcpEvents events,
                        long nowNs) {
@@ -298,10 +298,10 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return c < 0 || !buffers.ensureRings(c) ? null : buffers.receiveRing(c);
     }
 
-    /** The owner wrote into the send ring: send what may go now. */
+    /** The owner wrote into the send ring: send what may go now (a Fast Open connect's held SYN, with the data). */
     public void sendable(int connection, long nowNs) {
         final int c = tcb.ownedSlot(connection);
-        if (c >= 0 && TcpState.isSynchronized(tcb.state(c))) {
+        if (c >= 0 && !lifecycle.sendDeferredSyn(c, nowNs) && TcpState.isSynchronized(tcb.state(c))) {
             if (handlers.inHandler()) {
                 // A receive handler wrote: segment input is half done, so the data leaves at this poll's output pass.
                 outputQueue.request(c);

@@ -14,11 +14,15 @@ package dev.tern.tcp;
  * @param congestionControl   congestion control by name, or null
  * @param lossDetection       loss detection by name ("rack", "dupack"), or null
  * @param recovery            loss recovery by name ("prr", "rfc6675", "newreno"), or null
+ * @param fastOpen            for {@link TcpLayer#connect}: a TCP Fast Open attempt (RFC 7413, Linux's {@code
+ *                            TCP_FASTOPEN_CONNECT}, docs/TCP.md): with a cookie cached for the destination the SYN
+ *                            waits for the first {@link TcpLayer#sendable} and carries that data; without one it goes
+ *                            at once and asks for a cookie
  */
 public record TcpOptions(int sendBufferSize, int receiveBufferSize, boolean noDelay, boolean keepalive,
                          long keepaliveIdleNs, long keepaliveIntervalNs, int keepaliveProbes, String congestionControl,
-                         String lossDetection, String recovery) {
-    public static final TcpOptions DEFAULT = new TcpOptions(0, 0, false, false, 0, 0, 0, null, null, null);
+                         String lossDetection, String recovery, boolean fastOpen) {
+    public static final TcpOptions DEFAULT = new TcpOptions(0, 0, false, false, 0, 0, 0, null, null, null, false);
 
     public TcpOptions {
         if (sendBufferSize != 0) {
@@ -34,31 +38,37 @@ public record TcpOptions(int sendBufferSize, int receiveBufferSize, boolean noDe
 
     public TcpOptions withBuffers(int send, int receive) {
         return new TcpOptions(send, receive, noDelay, keepalive, keepaliveIdleNs, keepaliveIntervalNs, keepaliveProbes,
-            congestionControl, lossDetection, recovery);
+            congestionControl, lossDetection, recovery, fastOpen);
     }
 
     public TcpOptions withNoDelay(boolean value) {
         return new TcpOptions(sendBufferSize, receiveBufferSize, value, keepalive, keepaliveIdleNs, keepaliveIntervalNs,
-            keepaliveProbes, congestionControl, lossDetection, recovery);
+            keepaliveProbes, congestionControl, lossDetection, recovery, fastOpen);
     }
 
     public TcpOptions withKeepalive(long idleNs, long intervalNs, int probes) {
         return new TcpOptions(sendBufferSize, receiveBufferSize, noDelay, true, idleNs, intervalNs, probes,
-            congestionControl, lossDetection, recovery);
+            congestionControl, lossDetection, recovery, fastOpen);
     }
 
     public TcpOptions withCongestionControl(String name) {
         return new TcpOptions(sendBufferSize, receiveBufferSize, noDelay, keepalive, keepaliveIdleNs,
-            keepaliveIntervalNs, keepaliveProbes, name, lossDetection, recovery);
+            keepaliveIntervalNs, keepaliveProbes, name, lossDetection, recovery, fastOpen);
     }
 
     public TcpOptions withLossDetection(String name) {
         return new TcpOptions(sendBufferSize, receiveBufferSize, noDelay, keepalive, keepaliveIdleNs,
-            keepaliveIntervalNs, keepaliveProbes, congestionControl, name, recovery);
+            keepaliveIntervalNs, keepaliveProbes, congestionControl, name, recovery, fastOpen);
     }
 
     public TcpOptions withRecovery(String name) {
         return new TcpOptions(sendBufferSize, receiveBufferSize, noDelay, keepalive, keepaliveIdleNs,
-            keepaliveIntervalNs, keepaliveProbes, congestionControl, lossDetection, name);
+            keepaliveIntervalNs, keepaliveProbes, congestionControl, lossDetection, name, fastOpen);
+    }
+
+    /** A TCP Fast Open connect ({@link #fastOpen}). */
+    public TcpOptions withFastOpen(boolean value) {
+        return new TcpOptions(sendBufferSize, receiveBufferSize, noDelay, keepalive, keepaliveIdleNs,
+            keepaliveIntervalNs, keepaliveProbes, congestionControl, lossDetection, recovery, value);
     }
 }

@@ -48,7 +48,10 @@ final class TcpOutput {
     /** The Fast Open option of the next SYN or SYN-ACK ({@link #fastOpenOnNextSyn}): cookie bytes, or -1 for none. */
     private int synCookieLength = -1;
     private long synCookie;
+    private long synCookieLow;
     private boolean synCookieExperimental;
+    /** Bytes from the send ring the next SYN carries ({@link #synDataOnNextSyn}, Fast Open's client). */
+    private int synData;
 
     private final ConnectionBuffers buffers;
     private final OutputQueue outputQueue;
@@ -96,14 +99,20 @@ final class TcpOutput {
     }
 
     /**
-     * The next {@link #sendSyn} carries a Fast Open option (RFC 7413 §4.1.1) with {@code length} bytes of {@code
-     * cookie} (its first byte on top; 0 bytes: a cookie request), as kind 254 with ExID 0xF989 if {@code experimental}.
-     * Only that one: a retransmitted SYN-ACK goes without, as Linux's.
+     * The next {@link #sendSyn} carries a Fast Open option (RFC 7413 §4.1.1) with {@code length} bytes of the cookie
+     * {@code high} then {@code low} (its first byte on top of {@code high}; 0 bytes: a cookie request), as kind 254 with
+     * ExID 0xF989 if {@code experimental}. Only that one: a retransmitted SYN or SYN-ACK goes without, as Linux's.
      */
-    void fastOpenOnNextSyn(int length, long cookie, boolean experimental) {
+    void fastOpenOnNextSyn(int length, long high, long low, boolean experimental) {
         synCookieLength = length;
-        synCookie = cookie;
+        synCookie = high;
+        synCookieLow = low;
         synCookieExperimental = experimental;
+    }
+
+    /** The next {@link #sendSyn} (an active open's first) carries the first {@code bytes} of the send ring. */
+    void synDataOnNextSyn(int bytes) {
+        synData = bytes;
     }
 
     /** Bytes of the Fast Open option the next SYN carries, padded to a multiple of four (0 without one). */
@@ -133,7 +142,8 @@ final class TcpOutput {
             i += TcpOption.FAST_OPEN_BASE_LENGTH;
         }
         for (int b = 0; b < synCookieLength; b++) {
-            tx.optionByte(i++, (int) (synCookie >>> (56 - 8 * b)) & 0xFF);
+            final long word = b < 8 ? synCookie : synCookieLow;
+            tx.optionByte(i++, (int) (word >>> (56 - 8 * (b % 8))) & 0xFF);
         }
         while (i < at + space) {
             tx.optionByte(i++, TcpOption.NOP);
@@ -149,8 +159,9 @@ final class TcpOutput {
         final int scale = tcb.hasFlag(c, F_WINDOW_SCALING) ? tcb.rcvScale(c) : -1;
         final int headerLength = TcpHeader.MIN_LENGTH + optionsLength(true, scale, sackOk, timestamps, 0)
             + fastOpenSpace();
+        final int data = synAck ? 0 : synData;
         final int remote = tcb.remoteAddress(c);
-        final int result = ipv4.begin(0, remote, IpProtocol.TCP, headerLength, 0, tcb.tos(c), true, nowNs);
+        final int result = ipv4.begin(0, remote, IpProtocol.TCP, headerLength + data, 0, tcb.tos(c), true, nowNs);
         if (result != Ipv4Layer.OK) {
             counters.txNoBuffer.incrementRelease();
         } else {
@@ -158,20 +169,32 @@ final class TcpOutput {
             final MemorySegment out = ipv4.segment();
             final long at = ipv4.payloadOffset();
             final int rcvNxt = tcb.rcvNxt(c);
-            tx.wrap(out, at, headerLength).write(tcb.localPort(c), tcb.remotePort(c), tcb.iss(c), synAck ? rcvNxt : 0,
-                headerLength, synAck ? TcpFlags.SYN | TcpFlags.ACK : TcpFlags.SYN, window);
+            tx.wrap(out, at, headerLength + data).write(tcb.localPort(c), tcb.remotePort(c), tcb.iss(c),
+                synAck ? rcvNxt : 0, headerLength, synAck ? TcpFlags.SYN | TcpFlags.ACK : TcpFlags.SYN, window);
             final int written = writeOptions(tcb.advMss(c), scale, sackOk, timestamps, tsVal(c, nowNs),
                 synAck ? tcb.tsRecent(c) : 0, 0);
             if (synCookieLength >= 0) {
                 writeFastOpen(written);
             }
-            finish(remote, out, at, headerLength);
+            long payloadSum = 0;
+            if (data > 0) {
+                // Fast Open's data in the SYN (RFC 7413 §4.2.1): the ring's first bytes, summed while copied.
+                final ByteRing ring = buffers.sendRing(c);
+                if (checksumOffloaded(0)) {
+                    ring.peek(ring.consumerPosition(), out, at + headerLength, data);
+                } else {
+                    payloadSum = ring.peekAndAdd(0, ring.consumerPosition(), out, at + headerLength, data);
+                }
+                counters.txBytes.getAndAddRelease(data);
+            }
+            finish(remote, out, at, headerLength, data, payloadSum, 0);
             if (synAck) {
                 tcb.rcvAdv(c, rcvNxt + window);
                 tcb.lastAckSent(c, rcvNxt);
             }
         }
-        synCookieLength = -1;   // sent or not, the option was for this SYN only
+        synCookieLength = -1;   // sent or not, the option and data were for this SYN only
+        synData = 0;
         final int iss = tcb.iss(c);
         if (tcb.retries(c) == 0 && !tcb.hasFlag(c, F_RETRANSMITTED)) {
             tcb.setFlag(c, F_RTT_TIMING);
@@ -185,8 +208,8 @@ final class TcpOutput {
             tcb.setFlag(c, F_RETRANSMITTED);
             tcb.retransmitTsVal(c, tsVal(c, nowNs));
         }
-        tcb.sndNxt(c, iss + 1);
-        tcb.sndMax(c, iss + 1);
+        tcb.sndNxt(c, iss + 1 + (result == Ipv4Layer.OK ? data : 0));
+        tcb.sndMax(c, tcb.sndNxt(c));
         return result;
     }
 
