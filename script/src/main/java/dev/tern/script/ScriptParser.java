@@ -32,10 +32,13 @@ public final class ScriptParser {
      * four (or eight) 32-bit words.
      */
     static final String FAST_OPEN_KEY_SYSCTL = "net.ipv4.tcp_fastopen_key";
+    /** Linux's detection of middleboxes that drop Fast Open SYNs; Tern has none, which is what 0 says. */
+    static final String FAST_OPEN_BLACKHOLE_SYSCTL = "net.ipv4.tcp_fastopen_blackhole_timeout_sec";
     /** The kernel settings a script may make, each mapped onto {@link dev.tern.tcp.TcpConfig} by the runner. */
     static final List<String> SYSCTLS = List.of("net.ipv4.tcp_syncookies", "net.ipv4.tcp_max_syn_backlog",
         "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_window_scaling", "net.ipv4.tcp_mem",
-        "net.ipv4.tcp_wmem", "net.ipv4.tcp_slow_start_after_idle", FAST_OPEN_SYSCTL, FAST_OPEN_KEY_SYSCTL);
+        "net.ipv4.tcp_wmem", "net.ipv4.tcp_slow_start_after_idle", FAST_OPEN_SYSCTL, FAST_OPEN_KEY_SYSCTL,
+        FAST_OPEN_BLACKHOLE_SYSCTL);
     /** The settings written as three numbers between quotes (Linux's min/default/max or low/pressure/high). */
     private static final List<String> THREE_NUMBER_SYSCTLS = List.of("net.ipv4.tcp_mem", "net.ipv4.tcp_wmem");
     /** Packetdrill's {@code --tolerance_usecs=N} option line: how far a packet Tern sends may be from its time. */
@@ -754,8 +757,9 @@ public final class ScriptParser {
 
     /**
      * A Fast Open option (RFC 7413 §4.1.1), as packetdrill writes it: {@code FO} alone asks for a cookie, {@code FO}
-     * with an even number of hexadecimal digits carries that cookie (up to 16 bytes), {@code FO TFO_COOKIE} the
-     * cookie Tern's server gives the remote; {@code FOEXP} the same in the experimental option (kind 254, ExID 0xF989).
+     * with an even number of hexadecimal digits carries that cookie (any length the option fits), {@code FO
+     * TFO_COOKIE} the cookie Tern's server gives the remote; {@code FOEXP} the same in the experimental option (kind
+     * 254, ExID 0xF989).
      */
     private ScriptLine.Option fastOpen(int line, ScriptLine.Option.Kind kind, String[] words, String part) {
         if (words.length > 2) {
@@ -769,9 +773,10 @@ public final class ScriptParser {
             return new ScriptLine.Option(kind, new long[] {ScriptLine.Option.TFO_COOKIE});
         }
         final String hex = words[1];
-        if (!hex.matches("([0-9a-fA-F]{2}){1,16}")) {
-            throw error(line, "bad Fast Open cookie '" + hex + "': an even number of hexadecimal digits, at most 32 "
-                + "(16 bytes)");
+        // As packetdrill, any length the option fits (38 bytes; RFC 7413's cookies are 4 to 16, which Tern checks).
+        if (!hex.matches("([0-9a-fA-F]{2}){1,38}")) {
+            throw error(line, "bad Fast Open cookie '" + hex + "': an even number of hexadecimal digits, at most 76 "
+                + "(38 bytes, what the option fits)");
         }
         final long[] bytes = new long[hex.length() / 2];
         for (int i = 0; i < bytes.length; i++) {

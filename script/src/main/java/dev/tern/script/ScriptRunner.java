@@ -263,6 +263,12 @@ public final class ScriptRunner {
                 // server without cookie, 0x400 every listener; others (defaults.sh's 0x70000) mean nothing to Tern.
                 case ScriptParser.FAST_OPEN_SYSCTL -> tcp.fastOpen((int) v);
                 case ScriptParser.FAST_OPEN_KEY_SYSCTL -> tcp.fastOpenKeys(FastOpenKeys.ofWords(sysctl.values()));
+                case ScriptParser.FAST_OPEN_BLACKHOLE_SYSCTL -> {
+                    if (v != 0) {
+                        throw new ScriptException(file, line.line(), "tcp_fastopen_blackhole_timeout_sec=" + v + " is "
+                            + "not supported: Tern has no Fast Open blackhole detection (only 0, Linux's default)");
+                    }
+                }
                 case ScriptParser.TOLERANCE_OPTION -> toleranceNs = v * 1_000;
                 case ScriptParser.TS_TICK_OPTION -> tsTickUs = v;
                 case ScriptParser.STRICT_SEGMENTS_OPTION -> strictSegments = true;

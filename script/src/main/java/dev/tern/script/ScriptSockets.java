@@ -57,6 +57,8 @@ final class ScriptSockets {
         int fastOpenQueue = -1;
         /** TCP_FASTOPEN_KEY given before listen, or null. */
         FastOpenKeys fastOpenKeys;
+        /** TCP_FASTOPEN_CONNECT: connect holds the SYN back for the first write when a cookie is cached. */
+        boolean fastOpenConnect;
 
         Fd(int number) {
             this.number = number;
@@ -129,7 +131,7 @@ final class ScriptSockets {
         throw runner.failure(c.line(), c.name() + " takes " + counts[0] + " arguments, not " + c.args().size());
     }
 
-    /** Send and receive flags (MSG_*): Tern's calls have none, so only 0 is taken. */
+    /** Send and receive flags (MSG_*): Tern's calls have none, so only 0 is taken (and sendto's MSG_FASTOPEN). */
     private void onlyNoFlags(ScriptLine.Call c, int index) {
         if (!c.args().get(index).equals("0")) {
             throw runner.failure(c.line(), c.name() + " flags are not supported (only 0), not " + c.args().get(index));
@@ -225,7 +227,7 @@ final class ScriptSockets {
     private static final List<String> NUMERIC_SOCKET_OPTIONS = List.of("SOL_SOCKET SO_REUSEADDR",
         "SOL_SOCKET SO_REUSEPORT", "SOL_SOCKET SO_SNDBUF", "SOL_SOCKET SO_RCVBUF", "IPPROTO_TCP TCP_NODELAY",
         "SOL_SOCKET SO_KEEPALIVE", "IPPROTO_TCP TCP_KEEPIDLE", "IPPROTO_TCP TCP_KEEPINTVL", "IPPROTO_TCP TCP_KEEPCNT",
-        "IPPROTO_TCP TCP_FASTOPEN");
+        "IPPROTO_TCP TCP_FASTOPEN", "IPPROTO_TCP TCP_FASTOPEN_CONNECT");
 
     private ScriptRunner.Result setsockopt(ScriptLine.Call c) {
         arguments(c, 5);
@@ -254,7 +256,8 @@ final class ScriptSockets {
         if (!NUMERIC_SOCKET_OPTIONS.contains(option)) {
             throw runner.failure(c.line(), "setsockopt " + option + " is not supported (supported: "
                 + "SO_REUSEADDR, SO_REUSEPORT, SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, SO_LINGER, TCP_NODELAY, "
-                + "TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_CONGESTION, TCP_FASTOPEN, TCP_FASTOPEN_KEY)");
+                + "TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_CONGESTION, TCP_FASTOPEN, TCP_FASTOPEN_KEY, "
+                + "TCP_FASTOPEN_CONNECT)");
         }
         final long value = number(c, 3);
         switch (option) {
@@ -295,6 +298,12 @@ final class ScriptSockets {
                 }
                 fd.fastOpenQueue = (int) value;
                 applyFastOpen(fd);
+            }
+            case "IPPROTO_TCP TCP_FASTOPEN_CONNECT" -> {
+                if (fd.connection >= 0 || fd.listener >= 0) {
+                    return ScriptRunner.Result.fail("EINVAL");
+                }
+                fd.fastOpenConnect = value != 0;
             }
             default -> throw new IllegalStateException("not in NUMERIC_SOCKET_OPTIONS: " + option);
         }
@@ -635,14 +644,15 @@ final class ScriptSockets {
             final int error = tcp.error(fd.connection);
             return error != TcpError.NONE ? ScriptRunner.Result.fail(errno(error)) : ScriptRunner.Result.fail("EISCONN");
         }
-        final int connection = tcp.connect(ScriptRunner.REMOTE_ADDRESS, ScriptRunner.SCRIPT_PORT, 0, options(fd), TcpEvents.NONE,
-            runner.nowNs());
-        if (connection < 0) {
-            return ScriptRunner.Result.fail(errno(-connection));
+        final ScriptRunner.Result refused = open(fd, fd.fastOpenConnect);
+        if (refused != null) {
+            return refused;
         }
-        fd.connection = connection;
-        runner.connected(tcp.localPort(connection), ScriptRunner.SCRIPT_PORT);
-        runner.poll();
+        final int connection = fd.connection;
+        if (tcp.fastOpen().synDataRoom(connection) >= 0) {
+            // TCP_FASTOPEN_CONNECT with a cookie: connect returns at once, the first write goes in the SYN (Linux).
+            return ScriptRunner.Result.ok(0);
+        }
         if (fd.nonBlocking()) {
             return ScriptRunner.Result.fail("EINPROGRESS");
         }
@@ -650,6 +660,54 @@ final class ScriptSockets {
             final int error = tcp.error(connection);
             return error == TcpError.NONE ? ScriptRunner.Result.ok(0) : ScriptRunner.Result.fail(errno(error));
         });
+    }
+
+    /**
+     * The active open of {@code connect} (a Fast Open one with {@code fastOpen}), its flow known to the runner; null,
+     * or the errno it failed with.
+     */
+    private ScriptRunner.Result open(Fd fd, boolean fastOpen) {
+        final int connection = tcp.connect(ScriptRunner.REMOTE_ADDRESS, ScriptRunner.SCRIPT_PORT, 0,
+            options(fd).withFastOpen(fastOpen), TcpEvents.NONE, runner.nowNs());
+        if (connection < 0) {
+            return ScriptRunner.Result.fail(errno(-connection));
+        }
+        fd.connection = connection;
+        runner.connected(tcp.localPort(connection), ScriptRunner.SCRIPT_PORT);
+        runner.poll();
+        return null;
+    }
+
+    /**
+     * {@code sendto(fd, ..., N, MSG_FASTOPEN, ..., ...)} on a TCP socket, or a write on a TCP_FASTOPEN_CONNECT socket
+     * whose SYN waits (RFC 7413 §4.2.1, as Linux): connects if the socket is not, then, with a cookie cached, puts as
+     * much of the data in the SYN as it carries; without one the SYN asks for a cookie and no data goes. Non-blocking
+     * it returns what went in the SYN, or EINPROGRESS; blocking it waits for the handshake and writes the rest.
+     */
+    private ScriptRunner.Result fastOpenWrite(ScriptLine.Call c, Fd fd, int length) {
+        if (fd.connection < 0) {
+            final ScriptRunner.Result refused = open(fd, true);
+            if (refused != null) {
+                return refused;
+            }
+        } else if (tcp.fastOpen().synDataRoom(fd.connection) < 0) {
+            return write(c, fd, length);
+        }
+        final int connection = fd.connection;
+        final int room = tcp.fastOpen().synDataRoom(connection);
+        final int inSyn = room < 0 ? 0 : fill(connection, Math.min(room, length));
+        if (room >= 0 && inSyn == 0) {
+            tcp.sendable(connection, runner.nowNs());
+        }
+        runner.poll();
+        if (fd.nonBlocking()) {
+            return inSyn > 0 ? ScriptRunner.Result.ok(inSyn) : ScriptRunner.Result.fail("EINPROGRESS");
+        }
+        return runner.blockThen(c, () -> tcp.state(connection) != TcpState.SYN_SENT, "the handshake to complete",
+            () -> {
+                final ScriptRunner.Result error = writeError(connection);
+                return error != null ? error : ScriptRunner.Result.ok(inSyn + fill(connection, length - inSyn));
+            });
     }
 
     private ScriptRunner.Result write(ScriptLine.Call c) {
@@ -669,6 +727,9 @@ final class ScriptSockets {
             return ScriptRunner.Result.fail(fd.listener >= 0 ? "ENOTCONN" : "EPIPE");
         }
         final int connection = fd.connection;
+        if (tcp.fastOpen().synDataRoom(connection) >= 0) {
+            return fastOpenWrite(c, fd, length);
+        }
         final ScriptRunner.Result broken = writeError(connection);
         if (broken != null) {
             return broken;
@@ -812,10 +873,14 @@ final class ScriptSockets {
     /** {@code sendto(fd, ..., N, 0, ..., ...)}: a datagram of N bytes to the remote's port 8080. */
     private ScriptRunner.Result sendto(ScriptLine.Call c) {
         arguments(c, 6);
-        onlyNoFlags(c, 3);
         final Fd fd = fd(c);
+        if (fd.udp == null && c.args().get(3).equals("MSG_FASTOPEN")) {
+            return fastOpenWrite(c, fd, (int) number(c, 2));
+        }
+        onlyNoFlags(c, 3);
         if (fd.udp == null) {
-            throw runner.failure(c.line(), "sendto is supported on UDP sockets only; use write or send for TCP");
+            throw runner.failure(c.line(), "sendto on a TCP socket takes only MSG_FASTOPEN (a Fast Open connect); use "
+                + "write or send for TCP");
         }
         return sendDatagram(c, fd, (int) number(c, 2), true);
     }
@@ -913,8 +978,9 @@ final class ScriptSockets {
      */
     private ScriptRunner.Result sendmsg(ScriptLine.Call c) {
         arguments(c, 3);
-        final int length = messageLength(c);
-        return write(c, fd(c), length);
+        final boolean fastOpen = c.args().get(2).equals("MSG_FASTOPEN");
+        final int length = messageLength(c, fastOpen);
+        return fastOpen ? fastOpenWrite(c, fd(c), length) : write(c, fd(c), length);
     }
 
     /**
@@ -923,7 +989,7 @@ final class ScriptSockets {
      */
     private ScriptRunner.Result recvmsg(ScriptLine.Call c) {
         arguments(c, 3);
-        final int length = messageLength(c);
+        final int length = messageLength(c, false);
         final Fd fd = fd(c);
         if (fd.udp != null) {
             throw runner.failure(c.line(), "recvmsg is supported on TCP sockets only (a UDP datagram's truncation, "
@@ -934,10 +1000,12 @@ final class ScriptSockets {
 
     /**
      * The total length of a msghdr literal's iovec, after checking that the message holds nothing Tern cannot
-     * express: flags 0, no control messages, msg_flags 0.
+     * express: flags 0 (or, {@code fastOpen}, MSG_FASTOPEN), no control messages, msg_flags 0.
      */
-    private int messageLength(ScriptLine.Call c) {
-        onlyNoFlags(c, 2);
+    private int messageLength(ScriptLine.Call c, boolean fastOpen) {
+        if (!fastOpen) {
+            onlyNoFlags(c, 2);
+        }
         final String message = c.args().get(1);
         final List<String> fields = message.startsWith("{") && message.endsWith("}")
             ? ScriptParser.splitOutside(message.substring(1, message.length() - 1), ',') : null;

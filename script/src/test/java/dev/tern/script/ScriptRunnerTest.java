@@ -1022,5 +1022,24 @@ class ScriptRunnerTest {
                     "a0bf63f7-ed803d81-cd641d30-cebc4a90").cookie(ScriptRunner.REMOTE_ADDRESS,
                     ScriptRunner.TERN_ADDRESS))));
         }
-    }
+
+        @Test
+        void sendtoWithMsgFastOpenConnectsAndOtherFlagsOnTcpAreNamed() {
+            passes("""
+                `sysctl -q net.ipv4.tcp_timestamps=0`
+                0     socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+                +0    fcntl(3, F_SETFL, O_RDWR|O_NONBLOCK) = 0
+                +0    sendto(3, ..., 10, MSG_FASTOPEN, ..., ...) = -1 EINPROGRESS (Operation now in progress)
+                +0    > S 0:0(0) <mss 1460,nop,nop,sackOK,nop,wscale 2,FO,nop,nop>
+                """);
+            that(failure("""
+                0     socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+                +0    sendto(3, ..., 10, 0, ..., ...) = 10
+                """).getMessage()).isEqualTo("t.pkt:2: sendto on a TCP socket takes only MSG_FASTOPEN (a Fast Open "
+                    + "connect); use write or send for TCP");
+            that(failure("`sysctl -q net.ipv4.tcp_fastopen_blackhole_timeout_sec=3600`\n").getMessage())
+                .startsWith("t.pkt:1: tcp_fastopen_blackhole_timeout_sec=3600 is not supported");
+            passes("`sysctl -q net.ipv4.tcp_fastopen_blackhole_timeout_sec=0`\n");
+        }
+}
 }
