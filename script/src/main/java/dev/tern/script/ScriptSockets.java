@@ -877,6 +877,22 @@ final class ScriptSockets {
         if (fd.udp == null && c.args().get(3).equals("MSG_FASTOPEN")) {
             return fastOpenWrite(c, fd, (int) number(c, 2));
         }
+        if (fd.udp == null && c.args().get(3).equals("0") && fd.fastOpenQueue > 0 && fd.listener < 0
+            && fd.connection < 0) {
+            // FreeBSD's client: TCP_FASTOPEN on a socket that then sends to an address connects with Fast Open and
+            // queues all the data at once, the SYN carrying what it can (a cookie cached) or asking for a cookie.
+            final ScriptRunner.Result refused = open(fd, true);
+            if (refused != null) {
+                return refused;
+            }
+            final int length = (int) number(c, 2);
+            final int written = fill(fd.connection, length);
+            if (written == 0) {
+                tcp.sendable(fd.connection, runner.nowNs());
+            }
+            runner.poll();
+            return ScriptRunner.Result.ok(written);
+        }
         onlyNoFlags(c, 3);
         if (fd.udp == null) {
             throw runner.failure(c.line(), "sendto on a TCP socket takes only MSG_FASTOPEN (a Fast Open connect); use "

@@ -1040,6 +1040,16 @@ class ScriptRunnerTest {
             that(failure("`sysctl -q net.ipv4.tcp_fastopen_blackhole_timeout_sec=3600`\n").getMessage())
                 .startsWith("t.pkt:1: tcp_fastopen_blackhole_timeout_sec=3600 is not supported");
             passes("`sysctl -q net.ipv4.tcp_fastopen_blackhole_timeout_sec=0`\n");
+            // FreeBSD's client form: TCP_FASTOPEN before a sendto with no flags; the data waits for the handshake.
+            passes("""
+                `sysctl -q net.ipv4.tcp_timestamps=0`
+                0     socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+                +0    setsockopt(3, IPPROTO_TCP, TCP_FASTOPEN, [1], 4) = 0
+                +0    sendto(3, ..., 100, 0, ..., ...) = 100
+                +0    > S 0:0(0) <mss 1460,nop,nop,sackOK,nop,wscale 2,FO,nop,nop>
+                +.01  < S. 0:0(0) ack 1 win 65535 <mss 1460,FO 0102030405060708,nop,nop>
+                +0    > P. 1:101(100) ack 1
+                """);
         }
 }
 }
