@@ -205,7 +205,8 @@ final class ScriptFlow {
     /** The Fast Open option of a segment Tern sent, as a script writes it. */
     private static String fastOpenText(TcpRepr r) {
         final String kind = r.fastOpenExperimental() ? "FOEXP" : "FO";
-        return r.fastOpenCookie().length == 0 ? kind : kind + " " + java.util.HexFormat.of().formatHex(r.fastOpenCookie());
+        return r.fastOpenCookie().length == 0 ? kind
+            : kind + " " + java.util.HexFormat.of().formatHex(r.fastOpenCookie());
     }
 
     static long relative(int wire, long isn) {

@@ -62,7 +62,8 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
     public static ScriptProfile bare() {
         return new ScriptProfile("bare", "as linux, but Tern offers only the MSS option (no timestamps, SACK, "
             + "scaling); a segment after the last line fails", TcpConfig.builder().isnKey(0x7465726e, 0x73637269)
-            .fastOpenKeys(FAST_OPEN_KEYS).timestamps(false).sack(false).windowScaling(false).build(), 1500, 4 * MS, 0, false, true);
+            .fastOpenKeys(FAST_OPEN_KEYS).timestamps(false).sack(false).windowScaling(false).build(), 1500, 4 * MS, 0,
+            false, true);
     }
 
     /**

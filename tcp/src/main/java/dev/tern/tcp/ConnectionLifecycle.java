@@ -499,7 +499,7 @@ final class ConnectionLifecycle {
         return reset;
     }
 
-    /** Stops listening; half-open and not yet accepted connections are reset (as Linux does). Not a listener: nothing. */
+    /** Stops listening; half-open and not yet accepted connections are reset (as Linux does). No listener: nothing. */
     void closeListener(int l, long nowNs) {
         if (!listeners.valid(l)) {
             return;

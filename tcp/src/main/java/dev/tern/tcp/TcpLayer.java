@@ -211,8 +211,8 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
 
     /**
      * Opens a connection (RFC 9293 §3.10.1, active OPEN) from {@code localPort} (0: an ephemeral port, RFC 6056) to
-     * {@code remoteAddress:remotePort}; the SYN leaves at once (with a Fast Open cookie, {@link TcpOptions#fastOpen}, at
-     * the first {@link #sendable}). Returns a handle, or a negated {@link TcpError}: {@code INVALID}, {@code
+     * {@code remoteAddress:remotePort}; the SYN leaves at once (with a Fast Open cookie, {@link TcpOptions#fastOpen},
+     * at the first {@link #sendable}). Returns a handle, or a negated {@link TcpError}: {@code INVALID}, {@code
      * ADDRESS_IN_USE}, {@code ADDRESS_NOT_AVAILABLE}, {@code TOO_MANY_CONNECTIONS}, {@code NET_UNREACHABLE} (a
      * broadcast or multicast address too, as Linux). {@link TcpEvents#established} or {@code closed} reports it.
      */

@@ -100,8 +100,8 @@ final class TcpOutput {
 
     /**
      * The next {@link #sendSyn} carries a Fast Open option (RFC 7413 §4.1.1) with {@code length} bytes of the cookie
-     * {@code high} then {@code low} (its first byte on top of {@code high}; 0 bytes: a cookie request), as kind 254 with
-     * ExID 0xF989 if {@code experimental}. Only that one: a retransmitted SYN or SYN-ACK goes without, as Linux's.
+     * {@code high} then {@code low} (its first byte on top of {@code high}; 0 bytes: a cookie request), as kind 254
+     * with ExID 0xF989 if {@code experimental}. Only that one: a retransmitted SYN or SYN-ACK goes without, as Linux's.
      */
     void fastOpenOnNextSyn(int length, long high, long low, boolean experimental) {
         synCookieLength = length;

@@ -9,7 +9,8 @@ import java.util.Arrays;
  * A TCP header and its options as values, for tests, tools and fuzzers; never built per segment.
  *
  * <p>{@link #emit} writes options in the order Linux uses (MSS, SACK permitted, timestamps, window scale, SACK
- * blocks, then Fast Open), padded with NOPs to 32-bit words, so a frame built from a repr looks like one a kernel would send.
+ * blocks, then Fast Open), padded with NOPs to 32-bit words, so a frame built from a repr looks like one a kernel
+ * would send.
  *
  * @param sourcePort      source port
  * @param destinationPort destination port
