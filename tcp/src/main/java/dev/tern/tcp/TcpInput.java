@@ -266,6 +266,10 @@ final class TcpInput {
         lifecycle.transition(c, SYN_RECEIVED, nowNs);
         counters.passiveOpens.incrementRelease();
         fastOpen.synReceived(c, fastOpenDecision, seg, receiver);
+        if (fastOpen.pending(c)) {
+            // It may send before the last ACK (RFC 7413 §4.2.2): its congestion window starts now.
+            sender.established(c, nowNs);
+        }
         lifecycle.sendSyn(c, nowNs);
     }
 

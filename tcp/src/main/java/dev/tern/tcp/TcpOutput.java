@@ -208,6 +208,10 @@ final class TcpOutput {
             tcb.setFlag(c, F_RETRANSMITTED);
             tcb.retransmitTsVal(c, tsVal(c, nowNs));
         }
+        if (synAck && SeqNum.gt(tcb.sndMax(c), iss + 1)) {
+            // A Fast Open connection's SYN-ACK again: the data it sent since stays in flight (its record holds it).
+            return result;
+        }
         tcb.sndNxt(c, iss + 1 + (result == Ipv4Layer.OK ? data : 0));
         tcb.sndMax(c, tcb.sndNxt(c));
         return result;
@@ -371,7 +375,9 @@ final class TcpOutput {
         long payloadSum = 0;
         if (length > 0) {
             final ByteRing ring = buffers.sendRing(c);
-            final long position = ring.consumerPosition() + (seq - tcb.sndUna(c));
+            // In SYN-RECEIVED (Fast Open) the unacknowledged SYN takes SND.UNA, which holds no byte of the ring.
+            final long position = ring.consumerPosition() + (seq - tcb.sndUna(c))
+                - (tcb.state(c) == TcpState.SYN_RECEIVED ? 1 : 0);
             if (checksumOffloaded(segmentSize)) {
                 ring.peek(position, out, at + headerLength, length);
             } else {

@@ -16,6 +16,7 @@ import static dev.tern.tcp.SenderState.S_UNDO_POSSIBLE;
 import static dev.tern.tcp.SenderState.S_UNDO_TS;
 import static dev.tern.tcp.TcpControlBlocks.F_ACK_NOW;
 import static dev.tern.tcp.TcpControlBlocks.F_CWND_LIMITED;
+import static dev.tern.tcp.TcpControlBlocks.F_FAST_OPEN;
 import static dev.tern.tcp.TcpControlBlocks.F_FIN_QUEUED;
 import static dev.tern.tcp.TcpControlBlocks.F_FIN_SENT;
 import static dev.tern.tcp.TcpControlBlocks.F_NO_DELAY;
@@ -633,7 +634,8 @@ final class TcpSender {
             }
             return false;
         }
-        if (state < TcpState.ESTABLISHED) {
+        if (state < TcpState.ESTABLISHED && !(state == TcpState.SYN_RECEIVED && tcb.hasFlag(c, F_FAST_OPEN))) {
+            // Only a connection Fast Open opened sends data before the handshake's last ACK (RFC 7413 §4.2.2).
             return false;
         }
         if (!tcb.hasFlag(c, F_RINGS)) {
@@ -954,6 +956,9 @@ final class TcpSender {
     private int dataSent(int c, int seq) {
         final int sndUna = tcb.sndUna(c);
         int sent = seq - sndUna;
+        if (tcb.state(c) == TcpState.SYN_RECEIVED) {
+            sent--;     // our SYN-ACK, unacknowledged, takes the first number (Fast Open sends data before its ACK)
+        }
         if (tcb.hasFlag(c, F_FIN_SENT) && SeqNum.gt(seq, tcb.finSeq(c)) && SeqNum.le(sndUna, tcb.finSeq(c))) {
             sent--;
         }

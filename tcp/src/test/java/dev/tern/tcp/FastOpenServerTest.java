@@ -214,4 +214,38 @@ class FastOpenServerTest {
             h.assertState(TcpState.ESTABLISHED);
         }
     }
+
+    @Test
+    void anAnswerWrittenBeforeTheLastAckGoesAtOnceAndItsAckCompletesTheHandshake() {
+        try (TcpHarness h = listener()) {
+            h.send(SYN.seq(REMOTE_ISS).mss(1460).fastOpen(COOKIE, false).payload("GET /"));
+            h.expect(SYN_ACK.seq(LOCAL_ISS).ack(REMOTE_ISS + 6));
+            h.conn = h.tcp.accept(h.listener);
+            h.write("200 OK");
+            h.expect(PSH_ACK.seq(LOCAL_ISS + 1).ack(REMOTE_ISS + 6).payload("200 OK"));
+            h.assertState(TcpState.SYN_RECEIVED);
+            h.send(ACK.seq(REMOTE_ISS + 6).ack(LOCAL_ISS + 7));
+            h.assertState(TcpState.ESTABLISHED);
+            assertEquals(6, h.tcp.bytesAcked(h.conn));
+            assertEquals(0, h.tcp.inFlight(h.conn));
+        }
+    }
+
+    @Test
+    void theSynAckAgainLeavesTheDataInFlightAndAnAckOfTheSynAloneGetsItSentAgain() {
+        try (TcpHarness h = listener()) {
+            h.send(SYN.seq(REMOTE_ISS).mss(1460).fastOpen(COOKIE, false).payload("GET /"));
+            h.expect(SYN_ACK.seq(LOCAL_ISS).ack(REMOTE_ISS + 6));
+            h.conn = h.tcp.accept(h.listener);
+            h.write("200 OK");
+            h.expect(PSH_ACK.seq(LOCAL_ISS + 1).payload("200 OK"));
+            h.advance(TcpHarness.SECOND);
+            h.expect(SYN_ACK.seq(LOCAL_ISS).ack(REMOTE_ISS + 6));
+            assertEquals(7, h.tcp.inFlight(h.conn), "the SYN-ACK and the answer");
+            h.send(ACK.seq(REMOTE_ISS + 6).ack(LOCAL_ISS + 1));
+            h.assertState(TcpState.ESTABLISHED);
+            h.advanceUntilSent(5 * TcpHarness.SECOND);
+            h.expect(PSH_ACK.seq(LOCAL_ISS + 1).payload("200 OK"));
+        }
+    }
 }
