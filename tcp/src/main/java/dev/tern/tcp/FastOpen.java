@@ -240,7 +240,7 @@ public final class FastOpen {
                 pending[listener]++;
                 counters.fastOpenPassive.incrementRelease();
                 buffers.reserve(c);
-                // The SYN's window bounds what is taken: the window the SYN-ACK will offer (RFC 7413 §4.2.2).
+                // What is taken is bounded by the window the SYN-ACK will offer (RFC 9293 §3.10.7.4 trims the rest).
                 tcb.rcvAdv(c, tcb.rcvNxt(c) + Math.min(buffers.receiveSize(c), 65535));
                 if (receiver.takeSynData(c, seg) > 0) {
                     tcb.setFlag(c, F_SYN_DATA);
