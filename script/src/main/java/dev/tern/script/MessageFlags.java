@@ -63,7 +63,7 @@ final class MessageFlags {
                 + "later data out of the segment that ends a record";
             case "MSG_ZEROCOPY" -> "Tern's send copies into its send ring; completion notices on an error queue are "
                 + "not emulated";
-            case "MSG_FASTOPEN" -> "the runner's sendto does not open connections (TCP Fast Open)";
+            case "MSG_FASTOPEN" -> "a Fast Open connect goes with sendto or sendmsg on a TCP socket, not this call";
             case "MSG_CONFIRM", "MSG_DONTROUTE" -> "the runner has one route and no neighbour to confirm";
             case "MSG_OOB" -> "Tern does not implement urgent data";
             default -> null;

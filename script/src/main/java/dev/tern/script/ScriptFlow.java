@@ -1,6 +1,7 @@
 package dev.tern.script;
 
 import dev.tern.tcp.wire.TcpFlags;
+import dev.tern.tcp.wire.TcpOption;
 import dev.tern.tcp.wire.TcpRepr;
 
 import java.util.ArrayList;
@@ -23,9 +24,29 @@ final class ScriptFlow {
     long tsOffset;
     boolean tsOffsetKnown;
 
-    ScriptFlow(int ternPort, int remotePort) {
+    /** The cookie {@code TFO_COOKIE} stands for: Tern's server's for the remote (its 8 bytes, the first on top). */
+    private final long fastOpenCookie;
+
+    ScriptFlow(int ternPort, int remotePort, long fastOpenCookie) {
         this.ternPort = ternPort;
         this.remotePort = remotePort;
+        this.fastOpenCookie = fastOpenCookie;
+    }
+
+    /** A Fast Open option's cookie bytes, with {@code TFO_COOKIE} resolved. */
+    private byte[] cookie(ScriptLine.Option option) {
+        if (option.fastOpenSymbol()) {
+            final byte[] bytes = new byte[8];
+            for (int i = 0; i < 8; i++) {
+                bytes[i] = (byte) (fastOpenCookie >>> (56 - 8 * i));
+            }
+            return bytes;
+        }
+        final byte[] bytes = new byte[option.values().length];
+        for (int i = 0; i < bytes.length; i++) {
+            bytes[i] = (byte) option.values()[i];
+        }
+        return bytes;
     }
 
     boolean is(int ternPort, int remotePort) {
@@ -90,6 +111,7 @@ final class ScriptFlow {
         boolean sackOk = false;
         boolean ts = false;
         boolean sack = false;
+        boolean fastOpen = false;
         for (ScriptLine.Option option : expected) {
             switch (option.kind()) {
                 case MSS -> {
@@ -147,8 +169,26 @@ final class ScriptFlow {
                         return got.length == 0 ? "no SACK blocks" : "sack" + gotText + ", not " + option;
                     }
                 }
+                case FAST_OPEN, FAST_OPEN_EXPERIMENTAL -> {
+                    fastOpen = true;
+                    final boolean experimental = option.kind() == ScriptLine.Option.Kind.FAST_OPEN_EXPERIMENTAL;
+                    if (actual.fastOpenCookie() == null) {
+                        return "no Fast Open option";
+                    }
+                    if (actual.fastOpenExperimental() != experimental) {
+                        return fastOpenText(actual) + ", not " + option;
+                    }
+                    if (!java.util.Arrays.equals(actual.fastOpenCookie(), cookie(option))) {
+                        return fastOpenText(actual) + ", not " + option
+                            + (option.fastOpenSymbol() ? " (" + java.util.HexFormat.of().formatHex(cookie(option))
+                            + ")" : "");
+                    }
+                }
                 case NOP, EOL -> { }
             }
+        }
+        if (!fastOpen && actual.fastOpenCookie() != null) {
+            return "a Fast Open option the line does not have (" + fastOpenText(actual) + ")";
         }
         if (!mss && actual.mss() >= 0) {
             return "an mss option the line does not have";
@@ -166,6 +206,13 @@ final class ScriptFlow {
             return "SACK blocks the line does not have";
         }
         return null;
+    }
+
+    /** The Fast Open option of a segment Tern sent, as a script writes it. */
+    private static String fastOpenText(TcpRepr r) {
+        final String kind = r.fastOpenExperimental() ? "FOEXP" : "FO";
+        return r.fastOpenCookie().length == 0 ? kind
+            : kind + " " + java.util.HexFormat.of().formatHex(r.fastOpenCookie());
     }
 
     static long relative(int wire, long isn) {
@@ -247,6 +294,9 @@ final class ScriptFlow {
             options.add("nop");
             options.add(blocks.toString());
         }
+        if (r.fastOpenCookie() != null) {
+            options.add(fastOpenText(r));
+        }
         if (!options.isEmpty()) {
             text.append(" <").append(String.join(",", options)).append('>');
         }
@@ -279,6 +329,16 @@ final class ScriptFlow {
                     for (long edge : v) {
                         word(out, isn + edge);
                     }
+                }
+                case FAST_OPEN, FAST_OPEN_EXPERIMENTAL -> {
+                    final byte[] cookie = cookie(o);
+                    if (o.kind() == ScriptLine.Option.Kind.FAST_OPEN) {
+                        bytes(out, TcpOption.FAST_OPEN, TcpOption.FAST_OPEN_BASE_LENGTH + cookie.length);
+                    } else {
+                        bytes(out, TcpOption.EXPERIMENTAL, TcpOption.FAST_OPEN_EXPERIMENTAL_BASE_LENGTH + cookie.length,
+                            TcpOption.FAST_OPEN_MAGIC >> 8, TcpOption.FAST_OPEN_MAGIC);
+                    }
+                    out.writeBytes(cookie);
                 }
             }
         }

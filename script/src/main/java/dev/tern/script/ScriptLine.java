@@ -22,9 +22,19 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagra
         }
     }
 
-    /** One TCP option of a packet line, in the order written. */
+    /**
+     * One TCP option of a packet line, in the order written. A Fast Open option's values are its cookie's bytes (none:
+     * a cookie request), or the one value {@link #TFO_COOKIE} for packetdrill's symbol of the server's cookie.
+     */
     record Option(Kind kind, long[] values) {
-        public enum Kind { MSS, WSCALE, SACK_OK, SACK, TIMESTAMP, NOP, EOL }
+        public enum Kind { MSS, WSCALE, SACK_OK, SACK, TIMESTAMP, NOP, EOL, FAST_OPEN, FAST_OPEN_EXPERIMENTAL }
+
+        /** The value that stands for {@code TFO_COOKIE}: Tern's cookie for the runner's addresses. */
+        static final long TFO_COOKIE = -1;
+
+        boolean fastOpenSymbol() {
+            return values.length == 1 && values[0] == TFO_COOKIE;
+        }
 
         @Override
         public String toString() {
@@ -35,6 +45,18 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagra
                 case NOP -> "nop";
                 case EOL -> "eol";
                 case TIMESTAMP -> "TS val " + values[0] + " ecr " + values[1];
+                case FAST_OPEN, FAST_OPEN_EXPERIMENTAL -> {
+                    final StringBuilder text = new StringBuilder(kind == Kind.FAST_OPEN ? "FO" : "FOEXP");
+                    if (fastOpenSymbol()) {
+                        text.append(" TFO_COOKIE");
+                    } else if (values.length > 0) {
+                        text.append(' ');
+                        for (long b : values) {
+                            text.append(String.format("%02x", b));
+                        }
+                    }
+                    yield text.toString();
+                }
                 case SACK -> {
                     final StringBuilder text = new StringBuilder("sack");
                     for (int i = 0; i + 1 < values.length; i += 2) {

@@ -26,6 +26,15 @@ public final class ScriptParser {
     private static final Pattern CALL = Pattern.compile("([a-z_][a-z0-9_]*)\\((.*)\\)\\s*=\\s*(-?\\d+|0x[0-9a-fA-F]+)"
         + "(?:\\s+([A-Z][A-Z0-9_]*))?(?:\\s*\\((.*)\\))?\\s*");
     private static final Pattern FLAGS = Pattern.compile("[SFRPUEW.]+");
+    /** Linux's Fast Open bits (decimal or {@code 0x} hexadecimal), {@link dev.tern.tcp.FastOpen}'s constants. */
+    static final String FAST_OPEN_SYSCTL = "net.ipv4.tcp_fastopen";
+    /**
+     * The server's Fast Open key, {@code w0-w1-w2-w3} in hexadecimal with an optional {@code ,backup}: read as its
+     * four (or eight) 32-bit words.
+     */
+    static final String FAST_OPEN_KEY_SYSCTL = "net.ipv4.tcp_fastopen_key";
+    /** Linux's detection of middleboxes that drop Fast Open SYNs; Tern has none, which is what 0 says. */
+    static final String FAST_OPEN_BLACKHOLE_SYSCTL = "net.ipv4.tcp_fastopen_blackhole_timeout_sec";
     /** Packetdrill's {@code --tolerance_usecs=N} option line: how far a packet Tern sends may be from its time. */
     static final String TOLERANCE_OPTION = "--tolerance_usecs";
     /** {@code --tolerance_percent=P}: the tolerance grows to P % of the time since the previous line. */
@@ -207,7 +216,7 @@ public final class ScriptParser {
                         + " at the value that describes Tern)");
                 }
                 final int wanted = ScriptSettings.arity(s.name());
-                if (s.values().length != wanted) {
+                if (wanted > 0 && s.values().length != wanted) {
                     throw error(line, "sysctl " + s.name() + " takes " + wanted + " number"
                         + (wanted == 1 ? "" : "s between quotes") + ", got " + s.values().length);
                 }
@@ -823,12 +832,45 @@ public final class ScriptParser {
                     }
                     yield new ScriptLine.Option(ScriptLine.Option.Kind.SACK, values);
                 }
+                case "FO" -> fastOpen(line, ScriptLine.Option.Kind.FAST_OPEN, words, part);
+                case "FOEXP" -> fastOpen(line, ScriptLine.Option.Kind.FAST_OPEN_EXPERIMENTAL, words, part);
+                case "" -> throw error(line, "an empty TCP option (two commas, or one at the end)");
                 default -> throw error(line, "TCP option '" + part.strip() + "' is not supported (supported: mss, "
-                    + "wscale, sackOK, sack, TS val N ecr N, nop, eol)");
+                    + "wscale, sackOK, sack, TS val N ecr N, nop, eol, FO [COOKIE], FOEXP [COOKIE])");
             };
             options.add(option);
         }
         return options;
+    }
+
+    /**
+     * A Fast Open option (RFC 7413 §4.1.1), as packetdrill writes it: {@code FO} alone asks for a cookie, {@code FO}
+     * with an even number of hexadecimal digits carries that cookie (any length the option fits), {@code FO
+     * TFO_COOKIE} the cookie Tern's server gives the remote; {@code FOEXP} the same in the experimental option (kind
+     * 254, ExID 0xF989).
+     */
+    private ScriptLine.Option fastOpen(int line, ScriptLine.Option.Kind kind, String[] words, String part) {
+        if (words.length > 2) {
+            throw error(line, "bad Fast Open option '" + part.strip() + "': write " + words[0] + ", " + words[0]
+                + " 0123456789abcdef or " + words[0] + " TFO_COOKIE");
+        }
+        if (words.length == 1) {
+            return new ScriptLine.Option(kind, new long[0]);
+        }
+        if (words[1].equals("TFO_COOKIE")) {
+            return new ScriptLine.Option(kind, new long[] {ScriptLine.Option.TFO_COOKIE});
+        }
+        final String hex = words[1];
+        // As packetdrill, any length the option fits (38 bytes; RFC 7413's cookies are 4 to 16, which Tern checks).
+        if (!hex.matches("([0-9a-fA-F]{2}){1,38}")) {
+            throw error(line, "bad Fast Open cookie '" + hex + "': an even number of hexadecimal digits, at most 76 "
+                + "(38 bytes, what the option fits)");
+        }
+        final long[] bytes = new long[hex.length() / 2];
+        for (int i = 0; i < bytes.length; i++) {
+            bytes[i] = Integer.parseInt(hex.substring(2 * i, 2 * i + 2), 16);
+        }
+        return new ScriptLine.Option(kind, bytes);
     }
 
     private long[] arguments(int line, String[] words, int count) {

@@ -1,5 +1,6 @@
 package dev.tern.script;
 
+import dev.tern.tcp.FastOpenKeys;
 import dev.tern.tcp.TcpConfig;
 
 import java.util.List;
@@ -44,6 +45,13 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
     private static final long MS = 1_000_000L;
     /** Packetdrill's default {@code --tolerance_percent}. */
     static final double PACKETDRILL_TOLERANCE_PERCENT = 12.5;
+    /**
+     * Every profile's Fast Open key, fixed so cookies repeat: the one packetdrill's Linux suite sets (its {@code
+     * common/defaults.sh}), so {@code TFO_COOKIE} is what a Linux server with that key gives the runner's remote.
+     */
+    static final FastOpenKeys FAST_OPEN_KEYS = FastOpenKeys.parse("a1a1a1a1-b2b2b2b2-c3c3c3c3-d4d4d4d4");
+    /** Linux's tcp_fastopen of packetdrill's suite: client and server, on every listener (the 0x70000 are unused). */
+    static final int GTESTS_FAST_OPEN = 0x70403;
 
     public ScriptProfile {
         defines = Map.copyOf(defines);
@@ -76,7 +84,7 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
 
     /** Tern's defaults with the runner's fixed ISN key. */
     private static TcpConfig.Builder tern() {
-        return TcpConfig.builder().isnKey(0x7465726e, 0x73637269);
+        return TcpConfig.builder().isnKey(0x7465726e, 0x73637269).fastOpenKeys(FAST_OPEN_KEYS);
     }
 
     /** This profile, with our corpus's strictness: no tolerance beyond the fixed one, nothing unexpected at the end. */
@@ -115,12 +123,14 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
      * As {@link #linux()} with the settings of packetdrill's Linux test suite (its {@code common/defaults.sh}): 8 MiB
      * to receive, so that Tern (the smallest scale that covers the buffer) offers window scale 8 as Linux does there
      * (the smallest that covers tcp_rmem's maximum, 15 MiB), 256 KiB to send (tcp_wmem's default), and the window
-     * kept over idle periods (tcp_slow_start_after_idle=0); the symbols its {@code run_all.py} defines for IPv4 but
-     * {@code TFO_COOKIE}, which depends on the stack's Fast Open key.
+     * kept over idle periods (tcp_slow_start_after_idle=0), Fast Open as it sets it (tcp_fastopen=0x70403 and its
+     * key); the symbols its {@code run_all.py} defines for IPv4 but {@code TFO_COOKIE}, which is the cookie Tern's
+     * server gives the runner's remote under that key.
      */
     public static ScriptProfile gtests() {
         return packetdrill("gtests", "as linux, with the settings of packetdrill's Linux suite (window scale 8, "
-                + "no slow start after idle)", tern().bufferSizes(256 << 10, 8 << 20).slowStartAfterIdle(false).build(),
+                + "no slow start after idle)", tern().bufferSizes(256 << 10, 8 << 20).slowStartAfterIdle(false)
+                .fastOpen(GTESTS_FAST_OPEN).build(),
             Map.of("CODE", "host_unreachable", "CMSG_LEVEL_IP", "SOL_IP",
                 "CMSG_TYPE_RECVERR", "IP_RECVERR"));
     }

@@ -16,6 +16,7 @@ import dev.tern.ipv4.wire.IpProtocol;
 import dev.tern.ipv4.wire.Ipv4Header;
 import dev.tern.ipv4.wire.Ipv4Repr;
 import dev.tern.stack.NetStack;
+import dev.tern.tcp.FastOpenKeys;
 import dev.tern.tcp.wire.TcpFlags;
 import dev.tern.tcp.wire.TcpHeader;
 import dev.tern.tcp.wire.TcpRepr;
@@ -419,6 +420,15 @@ public final class ScriptRunner {
 
     // -------------------------------------------------------------------------------------------- flows
 
+    /**
+     * The Fast Open cookie Tern's server gives the runner's remote (198.18.0.1 to 198.18.0.2) under {@code tcp}'s key:
+     * what a script's {@code TFO_COOKIE} stands for, as packetdrill's run_all.py defines it for the kernel's cookie.
+     * Its 8 bytes, the first on the wire on top.
+     */
+    public static long fastOpenCookie(dev.tern.tcp.TcpConfig tcp) {
+        return tcp.fastOpenKeys().cookie(REMOTE_ADDRESS, TERN_ADDRESS);
+    }
+
     /** The flow of Tern's port and the remote's, created (not made current) when the script has not seen it yet. */
     private ScriptFlow flowOf(int ternPort, int remotePort) {
         for (ScriptFlow f : flows) {
@@ -426,7 +436,7 @@ public final class ScriptRunner {
                 return f;
             }
         }
-        final ScriptFlow f = new ScriptFlow(ternPort, remotePort);
+        final ScriptFlow f = new ScriptFlow(ternPort, remotePort, fastOpenCookie(profile.tcp()));
         flows.add(f);
         return f;
     }

@@ -22,7 +22,8 @@ final class ScriptSettings {
     /** The Linux settings a script may make, each mapped onto {@link TcpConfig}. */
     static final List<String> LINUX = List.of("net.ipv4.tcp_syncookies", "net.ipv4.tcp_max_syn_backlog",
         "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_window_scaling", "net.ipv4.tcp_mem",
-        "net.ipv4.tcp_wmem", "net.ipv4.tcp_slow_start_after_idle", "net.ipv4.tcp_notsent_lowat");
+        "net.ipv4.tcp_wmem", "net.ipv4.tcp_slow_start_after_idle", "net.ipv4.tcp_notsent_lowat",
+        ScriptParser.FAST_OPEN_SYSCTL, ScriptParser.FAST_OPEN_KEY_SYSCTL, ScriptParser.FAST_OPEN_BLACKHOLE_SYSCTL);
     /** The settings written as three numbers between quotes (Linux's min/default/max or low/pressure/high). */
     private static final List<String> THREE_NUMBERS = List.of("net.ipv4.tcp_mem", "net.ipv4.tcp_wmem");
     /** The FreeBSD settings mapped onto {@link TcpConfig}. */
@@ -80,9 +81,9 @@ final class ScriptSettings {
             || name.startsWith("--");
     }
 
-    /** How many numbers a setting takes. */
+    /** How many numbers a setting takes; 0 where its reading checked them (a Fast Open key: 4, or 8 with a backup). */
     static int arity(String name) {
-        return THREE_NUMBERS.contains(name) ? 3 : 1;
+        return name.equals(ScriptParser.FAST_OPEN_KEY_SYSCTL) ? 0 : THREE_NUMBERS.contains(name) ? 3 : 1;
     }
 
     /** The profile with the script's settings applied; a setting after other statements as the class says. */
@@ -169,6 +170,16 @@ final class ScriptSettings {
             case "net.ipv4.tcp_slow_start_after_idle" -> tcp.slowStartAfterIdle(v != 0);
             // Linux's unsigned mark; 4294967295, its default, and anything from 2^31 is no mark.
             case "net.ipv4.tcp_notsent_lowat" -> tcp.notsentLowat(v <= 0 || v > Integer.MAX_VALUE ? 0 : (int) v);
+            // Linux's bits (dev.tern.tcp.FastOpen): 0x1 client, 0x2 server, 0x4 client without cookie, 0x200
+            // server without cookie, 0x400 every listener; others (defaults.sh's 0x70000) mean nothing to Tern.
+            case ScriptParser.FAST_OPEN_SYSCTL -> tcp.fastOpen((int) v);
+            case ScriptParser.FAST_OPEN_KEY_SYSCTL -> tcp.fastOpenKeys(dev.tern.tcp.FastOpenKeys.ofWords(setting.values()));
+            case ScriptParser.FAST_OPEN_BLACKHOLE_SYSCTL -> {
+                if (v != 0) {
+                    throw new ScriptException(file, setting.line(), "tcp_fastopen_blackhole_timeout_sec=" + v + " is "
+                        + "not supported: Tern has no Fast Open blackhole detection (only 0, Linux's default)");
+                }
+            }
             case "net.inet.tcp.recvspace" -> {
                 return profile.withTcp(tcp.receiveBufferSize(ScriptProfile.freebsdReceiveRing(v)).build(), v,
                     profile.reportedSendBuffer());

@@ -121,6 +121,14 @@ final class ScriptShell {
             throw new ScriptException(file, line, "sysctl takes NAME=VALUE, not '" + word + "'");
         }
         final String name = m.group(1).replace('/', '.');
+        if (name.equals(ScriptParser.FAST_OPEN_KEY_SYSCTL)) {
+            try {
+                return new ScriptLine.Sysctl(line, ScriptLine.Sysctl.NEXT, name,
+                    dev.tern.tcp.FastOpenKeys.words(m.group(2).replaceAll("[\"']", " ")));
+            } catch (IllegalArgumentException e) {
+                throw new ScriptException(file, line, "sysctl " + name + ": " + e.getMessage());
+            }
+        }
         final String[] numbers = m.group(2).replaceAll("[\"']", " ").strip().split("\\s+");
         final long[] values = new long[numbers.length];
         for (int i = 0; i < numbers.length; i++) {

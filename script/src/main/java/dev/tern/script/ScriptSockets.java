@@ -6,6 +6,7 @@ import dev.tern.stack.NetStack;
 import dev.tern.stack.SelectableSocket;
 import dev.tern.stack.TernSocketException;
 import dev.tern.stack.UdpSocket;
+import dev.tern.tcp.FastOpenKeys;
 import dev.tern.tcp.TcpError;
 import dev.tern.tcp.TcpInfo;
 import dev.tern.tcp.TcpLayer;
@@ -65,6 +66,12 @@ final class ScriptSockets {
         boolean inq;
         /** TCP_CORK: short segments wait until it is taken off. */
         boolean cork;
+        /** TCP_FASTOPEN's queue length given before listen, or -1. */
+        int fastOpenQueue = -1;
+        /** TCP_FASTOPEN_KEY given before listen, or null. */
+        FastOpenKeys fastOpenKeys;
+        /** TCP_FASTOPEN_CONNECT: connect holds the SYN back for the first write when a cookie is cached. */
+        boolean fastOpenConnect;
 
         Fd(int number) {
             this.number = number;
@@ -276,7 +283,8 @@ final class ScriptSockets {
         "SOL_SOCKET SO_REUSEPORT", "SOL_SOCKET SO_SNDBUF", "SOL_SOCKET SO_RCVBUF", "IPPROTO_TCP TCP_NODELAY",
         "SOL_SOCKET SO_KEEPALIVE", "IPPROTO_TCP TCP_KEEPIDLE", "IPPROTO_TCP TCP_KEEPINTVL", "IPPROTO_TCP TCP_KEEPCNT",
         "IPPROTO_TCP TCP_USER_TIMEOUT", "IPPROTO_TCP TCP_NOTSENT_LOWAT", "IPPROTO_TCP TCP_MAXSEG",
-        "IPPROTO_TCP TCP_INQ", "IPPROTO_IP IP_MTU_DISCOVER", "IPPROTO_TCP TCP_CORK");
+        "IPPROTO_TCP TCP_INQ", "IPPROTO_IP IP_MTU_DISCOVER", "IPPROTO_TCP TCP_CORK", "IPPROTO_TCP TCP_FASTOPEN",
+        "IPPROTO_TCP TCP_FASTOPEN_CONNECT");
 
     /** "LEVEL NAME" of a setsockopt or getsockopt, with Linux's other names for the levels (SOL_TCP, SOL_IP). */
     private static String optionName(ScriptLine.Call c) {
@@ -300,7 +308,6 @@ final class ScriptSockets {
             case "SOL_SOCKET SO_TIMESTAMPING", "SOL_SOCKET SO_TIMESTAMP", "SOL_SOCKET SO_TIMESTAMPNS" -> ": Tern keeps "
                 + "no per-packet software or hardware timestamps and has no error queue to report them on";
             case "IPPROTO_TCP TCP_MD5SIG" -> ": Tern does not implement TCP MD5 signatures (RFC 2385)";
-            case "IPPROTO_TCP TCP_FASTOPEN", "IPPROTO_TCP TCP_FASTOPEN_CONNECT" -> ": TCP Fast Open";
             default -> "";
         };
     }
@@ -326,12 +333,16 @@ final class ScriptSockets {
         if (option.equals("SOL_SOCKET SO_LINGER")) {
             return linger(c, fd);
         }
+        if (option.equals("IPPROTO_TCP TCP_FASTOPEN_KEY")) {
+            return fastOpenKey(c, fd);
+        }
         if (!NUMERIC_SOCKET_OPTIONS.contains(option)) {
             final String reason = unsupportedReason(option);
             throw runner.failure(c.line(), "setsockopt " + option + " is not supported" + (!reason.isEmpty() ? reason
                 : " (supported: SO_REUSEADDR, SO_REUSEPORT, SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, SO_LINGER, "
                 + "TCP_NODELAY, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_CONGESTION, TCP_USER_TIMEOUT, "
-                + "TCP_NOTSENT_LOWAT, TCP_MAXSEG, TCP_INQ, TCP_CORK, IP_MTU_DISCOVER)"));
+                + "TCP_NOTSENT_LOWAT, TCP_MAXSEG, TCP_INQ, TCP_CORK, IP_MTU_DISCOVER, TCP_FASTOPEN, TCP_FASTOPEN_KEY, "
+                + "TCP_FASTOPEN_CONNECT)"));
         }
         if (option.equals("IPPROTO_IP IP_MTU_DISCOVER")) {
             return pmtuDiscovery(c);
@@ -398,6 +409,20 @@ final class ScriptSockets {
                 fd.keepProbes = (int) value;
                 applyKeepalive(fd);
             }
+            case "IPPROTO_TCP TCP_FASTOPEN" -> {
+                // Linux takes it on a socket that is not connected, and keeps it for listen (RFC 7413 §5.1's queue).
+                if (fd.connection >= 0 || value > Integer.MAX_VALUE) {
+                    return ScriptRunner.Result.fail("EINVAL");
+                }
+                fd.fastOpenQueue = (int) value;
+                applyFastOpen(fd);
+            }
+            case "IPPROTO_TCP TCP_FASTOPEN_CONNECT" -> {
+                if (fd.connection >= 0 || fd.listener >= 0) {
+                    return ScriptRunner.Result.fail("EINVAL");
+                }
+                fd.fastOpenConnect = value != 0;
+            }
             default -> throw new IllegalStateException("not in NUMERIC_SOCKET_OPTIONS: " + option);
         }
         return ScriptRunner.Result.ok(0);
@@ -452,6 +477,66 @@ final class ScriptSockets {
             }
             tcp.socketOptions().userTimeout(fd.connection, fd.userTimeoutMs);
             tcp.socketOptions().notsentLowat(fd.connection, (int) Math.min(fd.notsentLowat, Integer.MAX_VALUE));
+        }
+    }
+
+    /**
+     * {@code setsockopt(fd, SOL_TCP, TCP_FASTOPEN_KEY, "\x00...", 16)}: the listener's own Fast Open key, 16 bytes
+     * (or 32 with a backup key), as a C string with {@code \xHH} escapes; another length is EINVAL, as on Linux.
+     */
+    private ScriptRunner.Result fastOpenKey(ScriptLine.Call c, Fd fd) {
+        final byte[] bytes = cString(c, c.args().get(3));
+        final long length = number(c, 4);
+        if (length != FastOpenKeys.KEY_LENGTH && length != 2 * FastOpenKeys.KEY_LENGTH) {
+            return ScriptRunner.Result.fail("EINVAL");
+        }
+        if (bytes.length < length) {
+            throw runner.failure(c.line(), "TCP_FASTOPEN_KEY's string has " + bytes.length + " bytes, fewer than the "
+                + "length " + length + " the call gives");
+        }
+        fd.fastOpenKeys = FastOpenKeys.ofBytes(java.util.Arrays.copyOf(bytes, (int) length));
+        applyFastOpen(fd);
+        return ScriptRunner.Result.ok(0);
+    }
+
+    /** A script's string literal as bytes: {@code \xHH}, {@code \\}, {@code \"} and {@code \0} escapes. */
+    private byte[] cString(ScriptLine.Call c, String literal) {
+        final String text = literal.strip();
+        if (text.length() < 2 || text.charAt(0) != '"' || text.charAt(text.length() - 1) != '"') {
+            throw runner.failure(c.line(), "expected a string between double quotes, got " + literal);
+        }
+        final java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        for (int i = 1; i < text.length() - 1; i++) {
+            final char ch = text.charAt(i);
+            if (ch != '\\') {
+                out.write(ch);
+            } else if (i + 3 < text.length() && text.charAt(i + 1) == 'x') {
+                try {
+                    out.write(Integer.parseInt(text.substring(i + 2, i + 4), 16));
+                } catch (NumberFormatException e) {
+                    throw runner.failure(c.line(), "bad escape '" + text.substring(i, i + 4) + "' in " + literal);
+                }
+                i += 3;
+            } else if (i + 2 < text.length()) {
+                final char escaped = text.charAt(++i);
+                out.write(escaped == '0' ? 0 : escaped);
+            } else {
+                throw runner.failure(c.line(), "a string ends in a lone backslash: " + literal);
+            }
+        }
+        return out.toByteArray();
+    }
+
+    /** The socket's Fast Open settings on its listener, once it listens. */
+    private void applyFastOpen(Fd fd) {
+        if (fd.listener < 0) {
+            return;
+        }
+        if (fd.fastOpenQueue >= 0) {
+            tcp.fastOpen().listen(fd.listener, fd.fastOpenQueue);
+        }
+        if (fd.fastOpenKeys != null) {
+            tcp.fastOpen().key(fd.listener, fd.fastOpenKeys);
         }
     }
 
@@ -660,6 +745,7 @@ final class ScriptSockets {
             return ScriptRunner.Result.fail(errno(-listener));
         }
         fd.listener = listener;
+        applyFastOpen(fd);
         return ScriptRunner.Result.ok(0);
     }
 
@@ -731,15 +817,15 @@ final class ScriptSockets {
             final int error = tcp.error(fd.connection);
             return error != TcpError.NONE ? ScriptRunner.Result.fail(errno(error)) : ScriptRunner.Result.fail("EISCONN");
         }
-        final int connection = tcp.connect(ScriptRunner.REMOTE_ADDRESS, ScriptRunner.SCRIPT_PORT, 0, options(fd), epoll,
-            runner.nowNs());
-        if (connection < 0) {
-            return ScriptRunner.Result.fail(errno(-connection));
+        final ScriptRunner.Result refused = open(fd, fd.fastOpenConnect);
+        if (refused != null) {
+            return refused;
         }
-        fd.connection = connection;
-        applyTcpSettings(fd);
-        runner.connected(tcp.localPort(connection), ScriptRunner.SCRIPT_PORT);
-        runner.poll();
+        final int connection = fd.connection;
+        if (tcp.fastOpen().synDataRoom(connection) >= 0) {
+            // TCP_FASTOPEN_CONNECT with a cookie: connect returns at once, the first write goes in the SYN (Linux).
+            return ScriptRunner.Result.ok(0);
+        }
         if (fd.nonBlocking()) {
             return ScriptRunner.Result.fail("EINPROGRESS");
         }
@@ -747,6 +833,55 @@ final class ScriptSockets {
             final int error = tcp.error(connection);
             return error == TcpError.NONE ? ScriptRunner.Result.ok(0) : ScriptRunner.Result.fail(errno(error));
         });
+    }
+
+    /**
+     * The active open of {@code connect} (a Fast Open one with {@code fastOpen}), its flow known to the runner; null,
+     * or the errno it failed with.
+     */
+    private ScriptRunner.Result open(Fd fd, boolean fastOpen) {
+        final int connection = tcp.connect(ScriptRunner.REMOTE_ADDRESS, ScriptRunner.SCRIPT_PORT, 0,
+            options(fd).withFastOpen(fastOpen), epoll, runner.nowNs());
+        if (connection < 0) {
+            return ScriptRunner.Result.fail(errno(-connection));
+        }
+        fd.connection = connection;
+        applyTcpSettings(fd);
+        runner.connected(tcp.localPort(connection), ScriptRunner.SCRIPT_PORT);
+        runner.poll();
+        return null;
+    }
+
+    /**
+     * {@code sendto(fd, ..., N, MSG_FASTOPEN, ..., ...)} on a TCP socket, or a write on a TCP_FASTOPEN_CONNECT socket
+     * whose SYN waits (RFC 7413 §4.2.1, as Linux): connects if the socket is not, then, with a cookie cached, puts as
+     * much of the data in the SYN as it carries; without one the SYN asks for a cookie and no data goes. Non-blocking
+     * it returns what went in the SYN, or EINPROGRESS; blocking it waits for the handshake and writes the rest.
+     */
+    private ScriptRunner.Result fastOpenWrite(ScriptLine.Call c, Fd fd, int length) {
+        if (fd.connection < 0) {
+            final ScriptRunner.Result refused = open(fd, true);
+            if (refused != null) {
+                return refused;
+            }
+        } else if (tcp.fastOpen().synDataRoom(fd.connection) < 0) {
+            return write(c, fd, length, 0);
+        }
+        final int connection = fd.connection;
+        final int room = tcp.fastOpen().synDataRoom(connection);
+        final int inSyn = room < 0 ? 0 : fill(connection, Math.min(room, length), false);
+        if (room >= 0 && inSyn == 0) {
+            tcp.sendable(connection, runner.nowNs());
+        }
+        runner.poll();
+        if (fd.nonBlocking()) {
+            return inSyn > 0 ? ScriptRunner.Result.ok(inSyn) : ScriptRunner.Result.fail("EINPROGRESS");
+        }
+        return runner.blockThen(c, () -> tcp.state(connection) != TcpState.SYN_SENT, "the handshake to complete",
+            () -> {
+                final ScriptRunner.Result error = writeError(connection);
+                return error != null ? error : ScriptRunner.Result.ok(inSyn + fill(connection, length - inSyn, false));
+            });
     }
 
     private ScriptRunner.Result write(ScriptLine.Call c) {
@@ -764,6 +899,9 @@ final class ScriptSockets {
             return ScriptRunner.Result.fail(fd.listener >= 0 ? "ENOTCONN" : "EPIPE");
         }
         final int connection = fd.connection;
+        if (tcp.fastOpen().synDataRoom(connection) >= 0) {
+            return fastOpenWrite(c, fd, length);
+        }
         final ScriptRunner.Result broken = writeError(connection);
         if (broken != null) {
             return broken;
@@ -975,10 +1113,30 @@ final class ScriptSockets {
     /** {@code sendto(fd, ..., N, 0, ..., ...)}: a datagram of N bytes to the remote's port 8080. */
     private ScriptRunner.Result sendto(ScriptLine.Call c) {
         arguments(c, 6);
-        final int flags = MessageFlags.send(runner, c, 3);
         final Fd fd = fd(c);
+        if (fd.udp == null && c.args().get(3).equals("MSG_FASTOPEN")) {
+            return fastOpenWrite(c, fd, (int) number(c, 2));
+        }
+        if (fd.udp == null && c.args().get(3).equals("0") && fd.fastOpenQueue > 0 && fd.listener < 0
+            && fd.connection < 0) {
+            // FreeBSD's client: TCP_FASTOPEN on a socket that then sends to an address connects with Fast Open and
+            // queues all the data at once, the SYN carrying what it can (a cookie cached) or asking for a cookie.
+            final ScriptRunner.Result refused = open(fd, true);
+            if (refused != null) {
+                return refused;
+            }
+            final int length = (int) number(c, 2);
+            final int written = fill(fd.connection, length, false);
+            if (written == 0) {
+                tcp.sendable(fd.connection, runner.nowNs());
+            }
+            runner.poll();
+            return ScriptRunner.Result.ok(written);
+        }
+        final int flags = MessageFlags.send(runner, c, 3);
         if (fd.udp == null) {
-            throw runner.failure(c.line(), "sendto is supported on UDP sockets only; use write or send for TCP");
+            throw runner.failure(c.line(), "sendto on a TCP socket takes only MSG_FASTOPEN (a Fast Open connect); use "
+                + "write or send for TCP");
         }
         return sendDatagram(c, fd, (int) number(c, 2), true, flags);
     }
@@ -1078,8 +1236,9 @@ final class ScriptSockets {
      */
     private ScriptRunner.Result sendmsg(ScriptLine.Call c) {
         arguments(c, 3);
+        final boolean fastOpen = c.args().get(2).equals("MSG_FASTOPEN");
         final int length = messageLength(c, false);
-        return write(c, fd(c), length, MessageFlags.send(runner, c, 2));
+        return fastOpen ? fastOpenWrite(c, fd(c), length) : write(c, fd(c), length, MessageFlags.send(runner, c, 2));
     }
 
     /**

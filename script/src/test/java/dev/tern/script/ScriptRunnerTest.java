@@ -916,10 +916,10 @@ class ScriptRunnerTest {
             that(failure(PASSIVE_OPEN + "+0 %{ assert tcpi_rwnd_limited == 0, tcpi_rwnd_limited }%\n").getMessage())
                 .startsWith("t.pkt:8: TCP_INFO field 'tcpi_rwnd_limited' is not supported in a Python block "
                     + "(supported: tcpi_state, ");
-            // Tern's TCP_INFO does not say yet whether a SYN carried data: the name is refused, not read as 0.
+            // A SYN without data: TCPI_OPT_SYN_DATA is clear (the Fast Open scripts show it set).
             that(failure(PASSIVE_OPEN + "+0 %{ assert (tcpi_options & TCPI_OPT_SYN_DATA) != 0, tcpi_options }%\n")
-                .getMessage()).startsWith("t.pkt:8: Python block: 'assert (tcpi_options & TCPI_OPT_SYN_DATA) != 0, "
-                + "tcpi_options' is not supported: 'TCPI_OPT_SYN_DATA' is neither a TCP_INFO field Tern has");
+                .getMessage()).startsWith("t.pkt:8: 'assert (tcpi_options & TCPI_OPT_SYN_DATA) != 0, tcpi_options' "
+                + "failed");
             that(failure(PASSIVE_OPEN + "+0 %{ assert tcpi_snd_cwnd + 1 > 10 }%\n").getMessage())
                 .startsWith("t.pkt:8: Python block: 'assert tcpi_snd_cwnd + 1 > 10' is not supported: '+' where an "
                     + "operator or the end was expected");
@@ -994,8 +994,8 @@ class ScriptRunnerTest {
                     + "MSG_NOSIGNAL and MSG_MORE");
             that(failure(PASSIVE_OPEN + "+0 setsockopt(4, SOL_SOCKET, SO_TIMESTAMPING, [SOF_TIMESTAMPING_SOFTWARE], 4) "
                 + "= 0\n").getMessage()).startsWith("t.pkt:8: setsockopt SOL_SOCKET SO_TIMESTAMPING is not supported");
-            that(failure("`sysctl -q net.ipv4.tcp_fastopen=0x207`\n").getMessage())
-                .startsWith("t.pkt:1: sysctl net.ipv4.tcp_fastopen is not supported");
+            that(failure("`sysctl -q net.ipv4.tcp_ecn=1`\n").getMessage())
+                .startsWith("t.pkt:1: sysctl net.ipv4.tcp_ecn is not supported");
             that(failure("`sysctl -q net.ipv4.tcp_sack=on`\n").getMessage())
                 .isEqualTo("t.pkt:1: sysctl net.ipv4.tcp_sack takes numbers, not 'on'");
         }
@@ -1016,4 +1016,105 @@ class ScriptRunnerTest {
             passes("`sysctl -q net.ipv4.tcp_slow_start_after_idle=0`\n" + idle.replace("%d", "20"));
         }
     }
+
+    @Nested
+    class FastOpen {
+        private static final String FAST_OPEN_LISTEN = """
+            `sysctl -q net.ipv4.tcp_fastopen=0x2`
+            0     socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+            +0    bind(3, ..., ...) = 0
+            +0    listen(3, 1) = 0
+            +0    setsockopt(3, SOL_TCP, TCP_FASTOPEN, [1], 4) = 0
+            """;
+
+        @Test
+        void tfoCookieIsTernsCookieForTheRemoteUnderTheRunsKey() {
+            // Linux's construction (FastOpenKeysTest) for 198.18.0.1 to 198.18.0.2 under defaults.sh's key.
+            assertEquals(0xdd36de77b0e33091L, ScriptRunner.fastOpenCookie(ScriptProfile.corpus().tcp()));
+            passes(FAST_OPEN_LISTEN + """
+                +0    < S 0:0(0) win 65535 <mss 1460,FO,nop,nop>
+                +0    > S. 0:0(0) ack 1 <mss 1460,FO dd36de77b0e33091,nop,nop>
+                """);
+            // Another key from the sysctl: TFO_COOKIE follows it.
+            that(failure("`sysctl -q net.ipv4.tcp_fastopen_key=1-2-3-4`\n" + FAST_OPEN_LISTEN + """
+                +0    < S 0:0(0) win 65535 <mss 1460,FO,nop,nop>
+                +0    > S. 0:0(0) ack 1 <mss 1460,FO dd36de77b0e33091,nop,nop>
+                """).getMessage()).contains("t.pkt:8: ").contains(", not FO dd36de77b0e33091");
+            passes("`sysctl -q net.ipv4.tcp_fastopen_key=1-2-3-4`\n" + FAST_OPEN_LISTEN + """
+                +0    < S 0:0(0) win 65535 <mss 1460,FO,nop,nop>
+                +0    > S. 0:0(0) ack 1 <mss 1460,FO TFO_COOKIE,nop,nop>
+                """);
+        }
+
+        @Test
+        void aFastOpenOptionTheLineDoesNotHaveOrAnotherKindFails() {
+            that(failure(FAST_OPEN_LISTEN + """
+                +0    < S 0:0(0) win 65535 <mss 1460,FO,nop,nop>
+                +0    > S. 0:0(0) ack 1 <mss 1460>
+                """).getMessage()).contains("t.pkt:7: ").contains("a Fast Open option the line does not have");
+            that(failure(FAST_OPEN_LISTEN + """
+                +0    < S 0:0(0) win 65535 <mss 1460,FO,nop,nop>
+                +0    > S. 0:0(0) ack 1 <mss 1460,FOEXP TFO_COOKIE>
+                """).getMessage()).contains("FO dd36de77b0e33091, not FOEXP TFO_COOKIE");
+        }
+
+        @Test
+        void badFastOpenOptionsKeysAndSocketOptionsAreNamed() {
+            that(failure(FAST_OPEN_LISTEN + "+0 < S 0:0(0) win 65535 <mss 1460,FO 123>\n").getMessage())
+                .startsWith("t.pkt:6: bad Fast Open cookie '123': an even number of hexadecimal digits");
+            that(failure(FAST_OPEN_LISTEN + "+0 < S 0:0(0) win 65535 <FO 1234 5678>\n").getMessage())
+                .startsWith("t.pkt:6: bad Fast Open option 'FO 1234 5678'");
+            that(failure("`sysctl -q net.ipv4.tcp_fastopen_key=1-2-3`\n").getMessage())
+                .startsWith("t.pkt:1: sysctl net.ipv4.tcp_fastopen_key: a Fast Open key is four hexadecimal words");
+            passes(FAST_OPEN_LISTEN + """
+                +0    setsockopt(3, SOL_TCP, TCP_FASTOPEN_KEY, "", 0) = -1 EINVAL (Invalid argument)
+                +0    setsockopt(3, SOL_TCP, TCP_FASTOPEN_KEY, "\\x01\\x02", 3) = -1 EINVAL (Invalid argument)
+                """);
+            that(failure(FAST_OPEN_LISTEN + "+0 setsockopt(3, SOL_TCP, TCP_FASTOPEN_KEY, \"\\x01\", 16) = 0\n")
+                .getMessage()).isEqualTo("t.pkt:6: TCP_FASTOPEN_KEY's string has 1 bytes, fewer than the length 16 "
+                    + "the call gives");
+        }
+
+        @Test
+        void aListenersOwnKeyMakesItsCookies() {
+            // The key of packetdrill's sockopt-fastopen-key.pkt, as its 16 bytes.
+            passes(FAST_OPEN_LISTEN + """
+                +0    setsockopt(3, SOL_TCP, TCP_FASTOPEN_KEY,
+                          "\\xf7\\x63\\xbf\\xa0\\x81\\x3d\\x80\\xed\\x30\\x1d\\x64\\xcd\\x90\\x4a\\xbc\\xce", 16) = 0
+                +0    < S 0:0(0) win 65535 <mss 1460,FO,nop,nop>
+                +0    > S. 0:0(0) ack 1 <mss 1460,FO %s,nop,nop>
+                """.formatted(String.format("%016x", dev.tern.tcp.FastOpenKeys.parse(
+                    "a0bf63f7-ed803d81-cd641d30-cebc4a90").cookie(ScriptRunner.REMOTE_ADDRESS,
+                    ScriptRunner.TERN_ADDRESS))));
+        }
+
+        @Test
+        void sendtoWithMsgFastOpenConnectsAndOtherFlagsOnTcpAreNamed() {
+            passes("""
+                `sysctl -q net.ipv4.tcp_timestamps=0`
+                0     socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+                +0    fcntl(3, F_SETFL, O_RDWR|O_NONBLOCK) = 0
+                +0    sendto(3, ..., 10, MSG_FASTOPEN, ..., ...) = -1 EINPROGRESS (Operation now in progress)
+                +0    > S 0:0(0) <mss 1460,nop,nop,sackOK,nop,wscale 2,FO,nop,nop>
+                """);
+            that(failure("""
+                0     socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+                +0    sendto(3, ..., 10, 0, ..., ...) = 10
+                """).getMessage()).isEqualTo("t.pkt:2: sendto on a TCP socket takes only MSG_FASTOPEN (a Fast Open "
+                    + "connect); use write or send for TCP");
+            that(failure("`sysctl -q net.ipv4.tcp_fastopen_blackhole_timeout_sec=3600`\n").getMessage())
+                .startsWith("t.pkt:1: tcp_fastopen_blackhole_timeout_sec=3600 is not supported");
+            passes("`sysctl -q net.ipv4.tcp_fastopen_blackhole_timeout_sec=0`\n");
+            // FreeBSD's client form: TCP_FASTOPEN before a sendto with no flags; the data waits for the handshake.
+            passes("""
+                `sysctl -q net.ipv4.tcp_timestamps=0`
+                0     socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+                +0    setsockopt(3, IPPROTO_TCP, TCP_FASTOPEN, [1], 4) = 0
+                +0    sendto(3, ..., 100, 0, ..., ...) = 100
+                +0    > S 0:0(0) <mss 1460,nop,nop,sackOK,nop,wscale 2,FO,nop,nop>
+                +.01  < S. 0:0(0) ack 1 win 65535 <mss 1460,FO 0102030405060708,nop,nop>
+                +0    > P. 1:101(100) ack 1
+                """);
+        }
+}
 }

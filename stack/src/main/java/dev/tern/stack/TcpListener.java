@@ -46,6 +46,19 @@ public final class TcpListener extends SelectableSocket implements AutoCloseable
     }
 
     /**
+     * TCP Fast Open (RFC 7413, Linux's {@code TCP_FASTOPEN}): up to {@code queueLength} connections opened by Fast
+     * Open may wait for their handshake's last ACK at once, their SYN's data readable before it; 0 turns it off. Takes
+     * effect only with the layer's server bit ({@code TcpConfig.fastOpen}, docs/TCP.md). Cold path.
+     */
+    public void fastOpen(int queueLength) throws TernSocketException {
+        final int result = stack.call(() -> tcp.fastOpen().listen(listener, queueLength));
+        if (result < 0) {
+            throw new TernSocketException(SocketError.INVALID, "tcp Fast Open queue of " + queueLength + " on port "
+                + port);
+        }
+    }
+
+    /**
      * Takes the oldest connection waiting, or returns null when none is. On the stack's own thread, with none waiting,
      * it allocates nothing: a server loop asks at every turn ({@code tern serve} under a SYN flood, where a capturing
      * lambda made here each time was most of what its shard allocated).

@@ -62,6 +62,7 @@ final class ConnectionLifecycle {
     private final TcpSender sender;
     private final TcpPath path;
     private final TimeWaitList timeWait;
+    private final FastOpen fastOpen;
     private final int localAddress;
     private int ephemeralCounter;
     /** The ephemeral ports whose replies reach this layer's shard (all of them for a stack of its own). */
@@ -71,7 +72,7 @@ final class ConnectionLifecycle {
                         ConnectionTable connections, ReassemblyQueue reassembly, IsnGenerator isn, RttEstimator rtt,
                         PlugPointRegistry plugPoints, TcpListeners listeners, ConnectionBuffers buffers,
                         ReceiveHandlers handlers, EventQueue events, TcpTimers timers, TcpOutput output,
-                        TcpSender sender, TcpPath path, TimeWaitList timeWait) {
+                        TcpSender sender, TcpPath path, TimeWaitList timeWait, FastOpen fastOpen) {
         this.ipv4 = ipv4;
         this.tcb = tcb;
         this.config = config;
@@ -90,6 +91,7 @@ final class ConnectionLifecycle {
         this.sender = sender;
         this.path = path;
         this.timeWait = timeWait;
+        this.fastOpen = fastOpen;
         this.localAddress = ipv4.address().address();
     }
 
@@ -138,6 +140,14 @@ final class ConnectionLifecycle {
         sender.init(c, tcb.iss(c));
         transition(c, TcpState.SYN_SENT, nowNs);
         counters.activeOpens.incrementRelease();
+        if (options.fastOpen()) {
+            tcb.setFlag(c, TcpControlBlocks.F_FAST_OPEN_ACTIVE);
+            if (fastOpen.defersSyn(c)) {
+                // RFC 7413 §4.2.1: the SYN will carry the owner's first data (sendDeferredSyn).
+                tcb.setFlag(c, TcpControlBlocks.F_SYN_DEFERRED);
+                return c;
+            }
+        }
         if (sendSyn(c, nowNs) == Ipv4Layer.ERR_NO_ROUTE) {
             free(c);
             return -TcpError.NET_UNREACHABLE;
@@ -248,6 +258,7 @@ final class ConnectionLifecycle {
 
     /** Our SYN or SYN-ACK (again), with the SYN timer (RFC 6298 §5 applies to it too). */
     int sendSyn(int c, long nowNs) {
+        fastOpen.beforeSyn(c);
         final int result = output.sendSyn(c, nowNs);
         tcb.senderTimerKind(c, TcpSender.TIMER_RTO);
         timers.arm(c, TimerKind.SENDER, nowNs + rtt.rtoNs(tcb, c));
@@ -255,11 +266,29 @@ final class ConnectionLifecycle {
     }
 
     /**
+     * A Fast Open connect that held its SYN back got the owner's data: the SYN goes now, carrying it. Returns whether
+     * it was such a connection (the caller then has nothing more to send).
+     */
+    boolean sendDeferredSyn(int c, long nowNs) {
+        if (!fastOpen.releaseSyn(c)) {
+            return false;
+        }
+        if (sendSyn(c, nowNs) == Ipv4Layer.ERR_NO_ROUTE) {
+            terminate(c, TcpError.NET_UNREACHABLE, nowNs);
+        }
+        return true;
+    }
+
+    /**
      * The handshake completed (SYN-SENT or SYN-RECEIVED to ESTABLISHED, or to FIN-WAIT-1 when the owner already asked
      * for shutdown). A passive connection gets its rings and joins the accept queue. Returns false when that failed.
      */
     boolean establish(int c, long nowNs) {
-        if (tcb.hasFlag(c, F_PASSIVE)) {
+        if (fastOpen.pending(c)) {
+            // Opened by Fast Open: in the accept queue (or accepted) since its SYN, with its buffers reserved.
+            listeners.leaveSynQueue(c);
+            fastOpen.left(c);
+        } else if (tcb.hasFlag(c, F_PASSIVE)) {
             final int l = tcb.listener(c);
             if (listeners.valid(l) && listeners.acceptQueueFull(l)) {
                 // As Linux with tcp_abort_on_overflow = 0: the handshake's last ACK is dropped (ListenOverflows,
@@ -311,6 +340,10 @@ final class ConnectionLifecycle {
     /** The owner accepted the connection from its listener's queue: the handle is its now. */
     void accepted(int c) {
         tcb.setFlag(c, F_OWNED);
+        if (fastOpen.pending(c)) {
+            // Accepted before its handshake completed (Fast Open): the owner's now, so closing the listener leaves it.
+            listeners.leaveSynQueue(c);
+        }
         counters.accepted.incrementRelease();
         final int state = tcb.state(c);
         if (state == TcpState.TIME_WAIT || state == TcpState.CLOSED) {
@@ -488,8 +521,11 @@ final class ConnectionLifecycle {
         return true;
     }
 
-    /** Stops listening; half-open and not yet accepted connections are reset (as Linux does). */
+    /** Stops listening; half-open and not yet accepted connections are reset (as Linux does). No listener: nothing. */
     void closeListener(int l, long nowNs) {
+        if (!listeners.valid(l)) {
+            return;
+        }
         int c;
         while ((c = listeners.take(l)) >= 0) {
             if (TcpState.isSynchronized(tcb.state(c)) && tcb.state(c) != TcpState.TIME_WAIT) {
@@ -507,11 +543,25 @@ final class ConnectionLifecycle {
     }
 
     /**
+     * A passive connection in SYN-RECEIVED ends (a reset, an ICMP error, its SYN-ACKs unanswered): a half-open one
+     * just goes, as RFC 9293 returns it to LISTEN; one Fast Open opened may have data its owner reads, so it closes
+     * with {@code error} instead.
+     */
+    void endHalfOpen(int c, int error, long nowNs) {
+        if (fastOpen.pending(c)) {
+            terminate(c, error, nowNs);
+        } else {
+            free(c);
+        }
+    }
+
+    /**
      * The connection enters CLOSED with {@code error}. It leaves the connection table at once; the row is freed now
      * when nobody holds the handle, else when its owner closes it.
      */
     void terminate(int c, int error, long nowNs) {
         listeners.leaveSynQueue(c);
+        fastOpen.left(c);
         timeWait.remove(c);
         timers.cancelAll(c);
         releaseOutOfOrder(c);
@@ -544,6 +594,7 @@ final class ConnectionLifecycle {
     /** Frees the row and everything attached; a not yet accepted connection leaves its accept queue. */
     void free(int c) {
         listeners.leaveSynQueue(c);
+        fastOpen.left(c);
         timeWait.remove(c);
         timers.cancelAll(c);
         releaseOutOfOrder(c);

@@ -35,6 +35,12 @@ final class SenderState {
     static final int S_RESCUE_SENT = 1 << 8;
     /** F-RTO (RFC 5682) watches this timeout: a segment sent before it and never retransmitted may yet be delivered. */
     static final int S_FRTO = 1 << 9;
+    /** TCP_CORK: short segments wait (until uncorked, the FIN, or the persist timer); full ones go. */
+    static final int S_CORKED = 1 << 10;
+    /** MSG_MORE: the output pass of this write holds a short tail, as TCP_CORK does; cleared after it. */
+    static final int S_MORE = 1 << 11;
+    /** The last write said MSG_MORE: the owner has not pushed, so the tail goes without PSH (RFC 9293 §3.9.1.2). */
+    static final int S_UNPUSHED = 1 << 12;
 
     private SenderState() {
     }

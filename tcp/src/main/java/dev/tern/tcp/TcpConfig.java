@@ -63,6 +63,10 @@ import java.util.Objects;
  *                            then at most 65535 shifted by that scale. 0, the default, covers the receive buffer
  * @param notsentLowat        a connection is writable only while fewer bytes than this wait unsent (Linux
  *                            tcp_notsent_lowat; a connection's own TCP_NOTSENT_LOWAT wins); 0, the default: no mark
+ * @param fastOpen            TCP Fast Open (RFC 7413) as Linux's {@code net.ipv4.tcp_fastopen} bits ({@link FastOpen}):
+ *                            0x1 client, 0x2 server, 0x4 client without cookie, 0x200 server without cookie, 0x400
+ *                            server on every listener; default 0x1, Linux's
+ * @param fastOpenKeys        the server's Fast Open cookie key (and backup key); default a random key
  */
 public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBufferSize, long mslNs, long delayedAckNs,
                         long rtoInitialNs, long rtoMinNs, long rtoMaxNs, int maxRetries, int retries1,
@@ -72,7 +76,8 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                         boolean windowScaling, int initialCwndSegments, int ephemeralFirst, int ephemeralLast,
                         int outOfOrderRanges, int outOfOrderBlocks, int challengeAckLimit, long fixedIsn,
                         String lossDetection, String recovery, long memoryPressureBytes, long memoryLimitBytes,
-                        int maxTimeWait, boolean slowStartAfterIdle, int windowScaleBufferSize, int notsentLowat) {
+                        int maxTimeWait, boolean slowStartAfterIdle, int windowScaleBufferSize, int notsentLowat,
+                        int fastOpen, FastOpenKeys fastOpenKeys) {
     public static final int MIN_BUFFER = 1024;
     public static final int MAX_BUFFER = 1 << 30;
     public static final int MAX_CONNECTIONS = 1 << 20;
@@ -103,6 +108,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         Objects.requireNonNull(congestionControl, "congestionControl");
         Objects.requireNonNull(lossDetection, "lossDetection");
         Objects.requireNonNull(recovery, "recovery");
+        Objects.requireNonNull(fastOpenKeys, "fastOpenKeys");
         if (ephemeralFirst < 1 || ephemeralLast > 65535 || ephemeralLast < ephemeralFirst) {
             throw new IllegalArgumentException("bad ephemeral port range " + ephemeralFirst + ".." + ephemeralLast);
         }
@@ -180,6 +186,8 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         b.windowScaleBufferSize = windowScaleBufferSize;
         b.slowStartAfterIdle = slowStartAfterIdle;
         b.notsentLowat = notsentLowat;
+        b.fastOpen = fastOpen;
+        b.fastOpenKeys = fastOpenKeys;
         return b;
     }
 
@@ -228,11 +236,14 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         private int maxTimeWait = 262_144;
         private boolean slowStartAfterIdle = true;
         private int notsentLowat;
+        private int fastOpen = FastOpen.CLIENT;
+        private FastOpenKeys fastOpenKeys;
 
         private Builder() {
             final SecureRandom random = new SecureRandom();
             isnKey0 = random.nextLong();
             isnKey1 = random.nextLong();
+            fastOpenKeys = FastOpenKeys.of(random.nextLong(), random.nextLong());
         }
 
         public Builder maxConnections(int value) {
@@ -418,6 +429,18 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
             return this;
         }
 
+        /** TCP Fast Open as Linux's {@code net.ipv4.tcp_fastopen} bits ({@link FastOpen#CLIENT} and the others). */
+        public Builder fastOpen(int linuxBits) {
+            fastOpen = linuxBits;
+            return this;
+        }
+
+        /** The server's Fast Open key (Linux's {@code net.ipv4.tcp_fastopen_key}). */
+        public Builder fastOpenKeys(FastOpenKeys keys) {
+            fastOpenKeys = keys;
+            return this;
+        }
+
         /** For tests only: every ISN this layer picks is {@code isn} (unsigned 32 bits). */
         public Builder fixedIsn(long isn) {
             fixedIsn = isn;
@@ -431,7 +454,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                 isnKey0, isnKey1, timestamps, sack, windowScaling, initialCwndSegments, ephemeralFirst, ephemeralLast,
                 outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn, lossDetection, recovery,
                 memoryPressureBytes, memoryLimitBytes, maxTimeWait, slowStartAfterIdle, windowScaleBufferSize,
-                notsentLowat);
+                notsentLowat, fastOpen, fastOpenKeys);
         }
     }
 }

@@ -57,17 +57,13 @@ public final class TcpControlBlocks implements AutoCloseable {
     /** Our FIN has been sent at least once (finSeq is valid). */
     static final int F_FIN_SENT = 1 << 2;
     static final int F_NO_DELAY = 1 << 3;
-    /** TCP_CORK: short segments wait (until uncorked, the FIN, or the persist timer); full ones go. */
-    static final int F_CORKED = 1 << 7;
-    /** MSG_MORE: the output pass of this write holds a short tail, as TCP_CORK does; cleared after it. */
-    static final int F_MORE = 1 << 15;
-    /** The last write said MSG_MORE: the owner has not pushed, so the tail goes without PSH (RFC 9293 §3.9.1.2). */
-    static final int F_UNPUSHED = 1 << 30;
     static final int F_KEEPALIVE = 1 << 4;
     /** Timestamps negotiated (RFC 7323). */
     static final int F_TIMESTAMPS = 1 << 5;
     /** SACK negotiated (RFC 2018). */
     static final int F_SACK = 1 << 6;
+    /** Opened by Fast Open (RFC 7413), its handshake not yet completed: counted in its listener's Fast Open queue. */
+    static final int F_FAST_OPEN = 1 << 7;
     /** An ACK must go out at the next output. */
     static final int F_ACK_NOW = 1 << 8;
     /** The row is in use. */
@@ -82,6 +78,8 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int F_FIN_PENDING = 1 << 13;
     /** A D-SACK block (dsackStart, dsackEnd) goes in the next ACK (RFC 2883). */
     static final int F_DSACK = 1 << 14;
+    /** The data of a SYN was acknowledged by Fast Open (Linux's TCPI_OPT_SYN_DATA). */
+    static final int F_SYN_DATA = 1 << 15;
     /** A segment is being timed (rttSeq, rttStartNs). */
     static final int F_RTT_TIMING = 1 << 16;
     /** The closed event was delivered (or is pending). */
@@ -96,6 +94,8 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int F_CWND_LIMITED = 1 << 21;
     /** Window scaling negotiated (RFC 7323 §2). */
     static final int F_WINDOW_SCALING = 1 << 22;
+    /** An active open asked for Fast Open (TcpOptions.fastOpen): its first SYN asks for a cookie or carries data. */
+    static final int F_FAST_OPEN_ACTIVE = 1 << 23;
     /** At least one retransmission since the last RTT sample (Karn). */
     static final int F_RETRANSMITTED = 1 << 24;
     /** Counted in its listener's SYN queue (a passive connection in SYN-RECEIVED). */
@@ -118,6 +118,8 @@ public final class TcpControlBlocks implements AutoCloseable {
      * asking the budget.
      */
     static final int F_BUDGET_RETURNED = 1 << 29;
+    /** A Fast Open connect holds its SYN back for the owner's first data (TcpLayer.sendable). */
+    static final int F_SYN_DEFERRED = 1 << 30;
 
     // ------------------------------------------------------------------------------------------ events (EV_*)
     static final int EV_ESTABLISHED = 1;

@@ -70,6 +70,13 @@ final class TcpCounters {
     final AtomicCounter challengeAcksSuppressed;
     final AtomicCounter cookiesSent;
     final AtomicCounter cookiesValidated;
+    final AtomicCounter fastOpenPassive;
+    final AtomicCounter fastOpenPassiveFailures;
+    final AtomicCounter fastOpenPassiveAlternateKey;
+    final AtomicCounter fastOpenCookieRequests;
+    final AtomicCounter fastOpenListenOverflows;
+    final AtomicCounter fastOpenActive;
+    final AtomicCounter fastOpenActiveFailures;
     final AtomicCounter activeOpens;
     final AtomicCounter passiveOpens;
     final AtomicCounter accepted;
@@ -167,6 +174,13 @@ final class TcpCounters {
         challengeAcksSuppressed = counters.counter("tcp.challenge_acks.suppressed");
         cookiesSent = counters.counter("tcp.syncookies.sent");
         cookiesValidated = counters.counter("tcp.syncookies.validated");
+        fastOpenPassive = counters.counter("tcp.fastopen.passive");
+        fastOpenPassiveFailures = counters.counter("tcp.fastopen.passive_failures");
+        fastOpenPassiveAlternateKey = counters.counter("tcp.fastopen.passive_backup_key");
+        fastOpenCookieRequests = counters.counter("tcp.fastopen.cookie_requests");
+        fastOpenListenOverflows = counters.counter("tcp.fastopen.listen_overflows");
+        fastOpenActive = counters.counter("tcp.fastopen.active");
+        fastOpenActiveFailures = counters.counter("tcp.fastopen.active_failures");
         activeOpens = counters.counter("tcp.conn.active_opens");
         passiveOpens = counters.counter("tcp.conn.passive_opens");
         accepted = counters.counter("tcp.conn.accepted");

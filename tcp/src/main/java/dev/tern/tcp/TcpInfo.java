@@ -10,7 +10,8 @@ import dev.tern.core.net.Ipv4Address;
  * lost_out and retrans_out. {@code retries} is the timeouts in a row without progress (Linux's icsk_retransmits),
  * {@code backoff} the RTO's doublings, {@code probes} the zero-window or keepalive probes unanswered;
  * {@code lastDataReceiveNs}, {@code lastSendNs} (data) and {@code lastReceiveNs} (any segment) are times on the
- * stack's clock; {@code notsentBytes} are written and not yet sent.
+ * stack's clock; {@code notsentBytes} are written and not yet sent; {@code synData} says the SYN's data was
+ * acknowledged by Fast Open (RFC 7413), Linux's {@code TCPI_OPT_SYN_DATA}.
  */
 public record TcpInfo(int state, int error, int localAddress, int localPort, int remoteAddress, int remotePort,
                       int sndUna, int sndNxt, int rcvNxt, int sndWnd, int rcvWnd, int sndMss, int advMss,
@@ -20,7 +21,8 @@ public record TcpInfo(int state, int error, int localAddress, int localPort, int
                       int sackedBytes, int lostBytes, long minRttNs, long pacingRate, boolean windowScaling,
                       int rcvMss, int dupAcks, int unackedSegments, int sackedSegments, int lostSegments,
                       int retransmittingSegments, int retries, int backoff, int probes, long lastDataReceiveNs,
-                      long lastSendNs, long lastReceiveNs, int notsentBytes, int userTimeoutMs) {
+                      long lastSendNs, long lastReceiveNs, int notsentBytes, int userTimeoutMs,
+                      boolean synData) {
     /** Row {@code c} as a value, with its record of sent segments when it has rings. Allocates. */
     static TcpInfo of(TcpControlBlocks tcb, int c, RttEstimator rtt, PlugPointRegistry plugPoints,
                       ConnectionBuffers buffers) {
@@ -38,7 +40,7 @@ public record TcpInfo(int state, int error, int localAddress, int localPort, int
             sent == null ? 0 : sent.count(), count(sent, SentSegments.SACKED), count(sent, SentSegments.LOST),
             count(sent, SentSegments.RETRANS_IN_FLIGHT), tcb.retries(c), tcb.backoff(c), tcb.probes(c),
             tcb.lastDataReceiveNs(c), tcb.lastSendNs(c), tcb.lastReceiveNs(c), TcpSocketOptions.notsent(tcb, buffers, c),
-            tcb.userTimeoutMs(c));
+            tcb.userTimeoutMs(c), tcb.hasFlag(c, TcpControlBlocks.F_SYN_DATA));
     }
 
     /** Entries of the record of sent segments with {@code flag} set. */

@@ -65,6 +65,7 @@ final class TcpInput {
     private final TcpListeners listeners;
     private final ConnectionLifecycle lifecycle;
     private final SynCookies cookies;
+    private final FastOpen fastOpen;
     private final ConnectionBuffers buffers;
     private final TcpPath path;
     private final OutputQueue outputQueue;
@@ -77,8 +78,8 @@ final class TcpInput {
 
     TcpInput(Ipv4Layer ipv4, TcpControlBlocks tcb, TcpOutput output, TcpSender sender, TcpReceiver receiver,
              RttEstimator rtt, TcpCounters counters, TcpConfig config, ConnectionTable connections,
-             TcpListeners listeners, ConnectionLifecycle lifecycle, SynCookies cookies, ConnectionBuffers buffers,
-             TcpPath path, OutputQueue outputQueue) {
+             TcpListeners listeners, ConnectionLifecycle lifecycle, SynCookies cookies, FastOpen fastOpen,
+             ConnectionBuffers buffers, TcpPath path, OutputQueue outputQueue) {
         this.ipv4 = ipv4;
         this.tcb = tcb;
         this.output = output;
@@ -91,6 +92,7 @@ final class TcpInput {
         this.listeners = listeners;
         this.lifecycle = lifecycle;
         this.cookies = cookies;
+        this.fastOpen = fastOpen;
         this.buffers = buffers;
         this.path = path;
         this.outputQueue = outputQueue;
@@ -235,9 +237,10 @@ final class TcpInput {
             }
             return;
         }
-        if (seg.payloadLength > 0) {
-            // Deviation: data on a SYN is not queued (no TCP Fast Open); it is not acknowledged, so the peer sends it
-            // again after the handshake, as with Linux without TFO.
+        final int fastOpenDecision = fastOpen.onSyn(listener, seg);
+        if (seg.payloadLength > 0 && fastOpenDecision < FastOpen.ACCEPT) {
+            // Data on a SYN without Fast Open (RFC 7413) is not queued nor acknowledged: the peer sends it again after
+            // the handshake, as Linux does.
             counters.drop(TcpCounters.DROP_SYN_DATA);
         }
         final int c = lifecycle.newPassive(listener, seg.sourceAddress, seg.sourcePort, seg.destinationPort, nowNs);
@@ -262,6 +265,11 @@ final class TcpInput {
         tcb.sndWl2(c, seg.ack);
         lifecycle.transition(c, SYN_RECEIVED, nowNs);
         counters.passiveOpens.incrementRelease();
+        fastOpen.synReceived(c, fastOpenDecision, seg, receiver);
+        if (fastOpen.pending(c)) {
+            // It may send before the last ACK (RFC 7413 §4.2.2): its congestion window starts now.
+            sender.established(c, nowNs);
+        }
         lifecycle.sendSyn(c, nowNs);
     }
 
@@ -409,6 +417,7 @@ final class TcpInput {
         tcb.sndWl1(c, seg.seq);
         tcb.sndWl2(c, seg.ack);
         if (hasAck) {
+            fastOpen.onSynAck(c, seg);
             tcb.sndUna(c, seg.ack);
             if (tcb.hasFlag(c, F_RTT_TIMING) && SeqNum.ge(seg.ack, tcb.rttSeq(c))) {
                 rtt.sample(tcb, c, nowNs - tcb.rttStartNs(c));
@@ -615,7 +624,7 @@ final class TcpInput {
                 if (tcb.hasFlag(c, F_PASSIVE)) {
                     // "return this connection to the LISTEN state": the listener goes on; the half-open one goes.
                     counters.halfOpenResets.incrementRelease();
-                    lifecycle.free(c);
+                    lifecycle.endHalfOpen(c, TcpError.RESET, nowNs);
                 } else {
                     counters.refused.incrementRelease();
                     lifecycle.terminate(c, TcpError.REFUSED, nowNs);
@@ -751,7 +760,7 @@ final class TcpInput {
             }
             lifecycle.terminate(c, error, nowNs);
         } else if (state == SYN_RECEIVED && tcb.hasFlag(c, F_PASSIVE)) {
-            lifecycle.free(c);
+            lifecycle.endHalfOpen(c, error, nowNs);
         } else {
             tcb.softError(c, error);
         }

@@ -69,6 +69,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     private final TcpTimeouts timeouts;
     private final TcpMemoryPressure memoryPressure;
     private final TcpSocketOptions socketOptions;
+    private final FastOpen fastOpen;
     private boolean dispatching;
 
     public TcpLayer(Ipv4Layer ipv4, Timers wheel, TcpConfig config, CountersFile countersFile) {
@@ -94,13 +95,14 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         this.sender = new TcpSender(tcb, output, ipv4, counters, rtt, config, timers, buffers, outputQueue, events,
             plugPoints, path);
         this.timeWait = new TimeWaitList(tcb);
+        this.fastOpen = new FastOpen(tcb, listeners, buffers, output, counters, config);
         this.lifecycle = new ConnectionLifecycle(ipv4, tcb, config, counters, connections, reassembly, isn, rtt,
-            plugPoints, listeners, buffers, handlers, events, timers, output, sender, path, timeWait);
+            plugPoints, listeners, buffers, handlers, events, timers, output, sender, path, timeWait, fastOpen);
         this.receiver = new TcpReceiver(tcb, output, reassembly, counters, config, timers, buffers, handlers,
             outputQueue, events, memoryPressure, lifecycle, sender);
         output.receiver(receiver);
         this.input = new TcpInput(ipv4, tcb, output, sender, receiver, rtt, counters, config, connections, listeners,
-            lifecycle, cookies, buffers, path, outputQueue);
+            lifecycle, cookies, fastOpen, buffers, path, outputQueue);
         this.timeouts = new TcpTimeouts(tcb, timers, receiver, sender, lifecycle, output, rtt, path, counters, config);
         this.socketOptions = new TcpSocketOptions(tcb, buffers, config, listeners, sender, handlers, outputQueue);
         ipv4.register(IpProtocol.TCP, this);
@@ -158,6 +160,11 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return socketOptions;
     }
 
+    /** TCP Fast Open (RFC 7413): listeners' queues and keys, what a connection's SYN carried. */
+    public FastOpen fastOpen() {
+        return fastOpen;
+    }
+
     // ------------------------------------------------------------------------------------------- opening
 
     /** {@link #listen(int, int, TcpOptions, TcpEvents)} with default options. */
@@ -174,7 +181,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
             || !plugPoints.knows(options)) {
             return -TcpError.INVALID;
         }
-        return listeners.open(localPort, backlog, options, events);
+        return fastOpen.opened(listeners.open(localPort, backlog, options, events), backlog);
     }
 
     /**
@@ -197,9 +204,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
 
     /** Stops listening; half-open and not yet accepted connections are reset (as Linux does). */
     public void closeListener(int listener, long nowNs) {
-        if (listeners.valid(listener)) {
-            lifecycle.closeListener(listener, nowNs);
-        }
+        lifecycle.closeListener(listener, nowNs);
     }
 
     /** Once per poll, before the frames: whether the link's receive ring is half full (segments for no one dropped). */
@@ -209,9 +214,10 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
 
     /**
      * Opens a connection (RFC 9293 §3.10.1, active OPEN) from {@code localPort} (0: an ephemeral port, RFC 6056) to
-     * {@code remoteAddress:remotePort}; the SYN leaves at once. Returns a handle, or a negated {@link TcpError}: {@code
-     * INVALID}, {@code ADDRESS_IN_USE}, {@code ADDRESS_NOT_AVAILABLE}, {@code TOO_MANY_CONNECTIONS}, {@code
-     * NET_UNREACHABLE} (a broadcast or multicast address too, as Linux); {@link TcpEvents} reports the outcome.
+     * {@code remoteAddress:remotePort}; the SYN leaves at once (with a Fast Open cookie, {@link TcpOptions#fastOpen},
+     * at the first {@link #sendable}). Returns a handle, or a negated {@link TcpError}: {@code INVALID}, {@code
+     * ADDRESS_IN_USE}, {@code ADDRESS_NOT_AVAILABLE}, {@code TOO_MANY_CONNECTIONS}, {@code NET_UNREACHABLE} (a
+     * broadcast or multicast address too, as Linux); {@link TcpEvents} reports the outcome.
      */
     public int connect(int remoteAddress, int remotePort, int localPort, TcpOptions options, TcpEvents events,
                        long nowNs) {
@@ -295,11 +301,11 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return c < 0 || !buffers.ensureRings(c) ? null : buffers.receiveRing(c);
     }
 
-    /** The owner wrote into the send ring: send what may go now. */
+    /** The owner wrote into the send ring: send what may go now (a Fast Open connect's held SYN, with the data). */
     public void sendable(int connection, long nowNs) {
         final int c = tcb.ownedSlot(connection);
-        if (c >= 0 && TcpState.isSynchronized(tcb.state(c))) {
-            tcb.clearFlag(c, TcpControlBlocks.F_UNPUSHED);
+        if (c >= 0 && !lifecycle.sendDeferredSyn(c, nowNs) && TcpState.isSynchronized(tcb.state(c))) {
+            tcb.clearSenderFlag(c, SenderState.S_UNPUSHED);
             if (handlers.inHandler()) {
                 // A receive handler wrote: segment input is half done, so the data leaves at this poll's output pass.
                 outputQueue.request(c);
@@ -574,17 +580,10 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return c < 0 ? null : plugPoints.recovery(c).name();
     }
 
-    /**
-     * Starts tracing the connection into {@code trace} (a record on every ACK and timeout, {@link TcpTrace}); null
-     * stops. Returns 0 or {@code -INVALID}. Cold path.
-     */
+    /** Traces the connection into {@code trace} (each ACK and timeout, {@link TcpTrace}); null stops. Cold path. */
     public int trace(int connection, TcpTrace trace) {
         final int c = tcb.ownedSlot(connection);
-        if (c < 0) {
-            return -TcpError.INVALID;
-        }
-        sender.trace(c, trace);
-        return 0;
+        return c < 0 ? -TcpError.INVALID : sender.trace(c, trace);
     }
 
     public int localAddress(int connection) {

@@ -16,11 +16,15 @@ package dev.tern.tcp;
  * @param recovery            loss recovery by name ("prr", "rfc6675", "newreno"), or null
  * @param maxSegment          TCP_MAXSEG: the largest segment (bytes before options) offered in the SYN and used,
  *                            {@link #MIN_MAX_SEGMENT} to {@link #MAX_MAX_SEGMENT} as Linux takes it, or 0
+ * @param fastOpen            for {@link TcpLayer#connect}: a TCP Fast Open attempt (RFC 7413, Linux's {@code
+ *                            TCP_FASTOPEN_CONNECT}, docs/TCP.md): with a cookie cached for the destination the SYN
+ *                            waits for the first {@link TcpLayer#sendable} and carries that data; without one it goes
+ *                            at once and asks for a cookie
  */
 public record TcpOptions(int sendBufferSize, int receiveBufferSize, boolean noDelay, boolean keepalive,
                          long keepaliveIdleNs, long keepaliveIntervalNs, int keepaliveProbes, String congestionControl,
-                         String lossDetection, String recovery, int maxSegment) {
-    public static final TcpOptions DEFAULT = new TcpOptions(0, 0, false, false, 0, 0, 0, null, null, null, 0);
+                         String lossDetection, String recovery, int maxSegment, boolean fastOpen) {
+    public static final TcpOptions DEFAULT = new TcpOptions(0, 0, false, false, 0, 0, 0, null, null, null, 0, false);
     /** Linux's bounds for TCP_MAXSEG (TCP_MIN_MSS and MAX_TCP_WINDOW, include/net/tcp.h). */
     public static final int MIN_MAX_SEGMENT = 88;
     public static final int MAX_MAX_SEGMENT = 32767;
@@ -43,36 +47,42 @@ public record TcpOptions(int sendBufferSize, int receiveBufferSize, boolean noDe
 
     public TcpOptions withBuffers(int send, int receive) {
         return new TcpOptions(send, receive, noDelay, keepalive, keepaliveIdleNs, keepaliveIntervalNs, keepaliveProbes,
-            congestionControl, lossDetection, recovery, maxSegment);
+            congestionControl, lossDetection, recovery, maxSegment, fastOpen);
     }
 
     public TcpOptions withNoDelay(boolean value) {
         return new TcpOptions(sendBufferSize, receiveBufferSize, value, keepalive, keepaliveIdleNs, keepaliveIntervalNs,
-            keepaliveProbes, congestionControl, lossDetection, recovery, maxSegment);
+            keepaliveProbes, congestionControl, lossDetection, recovery, maxSegment, fastOpen);
     }
 
     public TcpOptions withKeepalive(long idleNs, long intervalNs, int probes) {
         return new TcpOptions(sendBufferSize, receiveBufferSize, noDelay, true, idleNs, intervalNs, probes,
-            congestionControl, lossDetection, recovery, maxSegment);
+            congestionControl, lossDetection, recovery, maxSegment, fastOpen);
     }
 
     public TcpOptions withCongestionControl(String name) {
         return new TcpOptions(sendBufferSize, receiveBufferSize, noDelay, keepalive, keepaliveIdleNs,
-            keepaliveIntervalNs, keepaliveProbes, name, lossDetection, recovery, maxSegment);
+            keepaliveIntervalNs, keepaliveProbes, name, lossDetection, recovery, maxSegment, fastOpen);
     }
 
     public TcpOptions withLossDetection(String name) {
         return new TcpOptions(sendBufferSize, receiveBufferSize, noDelay, keepalive, keepaliveIdleNs,
-            keepaliveIntervalNs, keepaliveProbes, congestionControl, name, recovery, maxSegment);
+            keepaliveIntervalNs, keepaliveProbes, congestionControl, name, recovery, maxSegment, fastOpen);
     }
 
     public TcpOptions withRecovery(String name) {
         return new TcpOptions(sendBufferSize, receiveBufferSize, noDelay, keepalive, keepaliveIdleNs,
-            keepaliveIntervalNs, keepaliveProbes, congestionControl, lossDetection, name, maxSegment);
+            keepaliveIntervalNs, keepaliveProbes, congestionControl, lossDetection, name, maxSegment, fastOpen);
     }
 
     public TcpOptions withMaxSegment(int bytes) {
         return new TcpOptions(sendBufferSize, receiveBufferSize, noDelay, keepalive, keepaliveIdleNs,
-            keepaliveIntervalNs, keepaliveProbes, congestionControl, lossDetection, recovery, bytes);
+            keepaliveIntervalNs, keepaliveProbes, congestionControl, lossDetection, recovery, bytes, fastOpen);
+    }
+
+    /** A TCP Fast Open connect ({@link #fastOpen}). */
+    public TcpOptions withFastOpen(boolean value) {
+        return new TcpOptions(sendBufferSize, receiveBufferSize, noDelay, keepalive, keepaliveIdleNs,
+            keepaliveIntervalNs, keepaliveProbes, congestionControl, lossDetection, recovery, maxSegment, value);
     }
 }

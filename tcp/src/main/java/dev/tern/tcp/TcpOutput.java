@@ -45,6 +45,13 @@ final class TcpOutput {
     private final boolean[] dsackFirst = new boolean[1];
     private int sackCount;
     private TcpReceiver receiver;
+    /** The Fast Open option of the next SYN or SYN-ACK ({@link #fastOpenOnNextSyn}): cookie bytes, or -1 for none. */
+    private int synCookieLength = -1;
+    private long synCookie;
+    private long synCookieLow;
+    private boolean synCookieExperimental;
+    /** Bytes from the send ring the next SYN carries ({@link #synDataOnNextSyn}, Fast Open's client). */
+    private int synData;
 
     private final ConnectionBuffers buffers;
     private final OutputQueue outputQueue;
@@ -91,15 +98,70 @@ final class TcpOutput {
         }
     }
 
+    /**
+     * The next {@link #sendSyn} carries a Fast Open option (RFC 7413 §4.1.1) with {@code length} bytes of the cookie
+     * {@code high} then {@code low} (its first byte on top of {@code high}; 0 bytes: a cookie request), as kind 254
+     * with ExID 0xF989 if {@code experimental}. Only that one: a retransmitted SYN or SYN-ACK goes without, as Linux's.
+     */
+    void fastOpenOnNextSyn(int length, long high, long low, boolean experimental) {
+        synCookieLength = length;
+        synCookie = high;
+        synCookieLow = low;
+        synCookieExperimental = experimental;
+    }
+
+    /** The next {@link #sendSyn} (an active open's first) carries the first {@code bytes} of the send ring. */
+    void synDataOnNextSyn(int bytes) {
+        synData = bytes;
+    }
+
+    /** Bytes of the Fast Open option the next SYN carries, padded to a multiple of four (0 without one). */
+    private int fastOpenSpace() {
+        if (synCookieLength < 0) {
+            return 0;
+        }
+        final int base = synCookieExperimental ? TcpOption.FAST_OPEN_EXPERIMENTAL_BASE_LENGTH
+            : TcpOption.FAST_OPEN_BASE_LENGTH;
+        return (base + synCookieLength + 3) & ~3;
+    }
+
+    /**
+     * The Fast Open option at option byte {@code at}, as Linux writes it (after the others, two NOPs after it when
+     * its length leaves two bytes of a word); returns the offset after it.
+     */
+    private int writeFastOpen(int at) {
+        final int space = fastOpenSpace();
+        int i = at;
+        if (synCookieExperimental) {
+            tx.optionByte(i, TcpOption.EXPERIMENTAL)
+                .optionByte(i + 1, TcpOption.FAST_OPEN_EXPERIMENTAL_BASE_LENGTH + synCookieLength)
+                .option16(i + 2, TcpOption.FAST_OPEN_MAGIC);
+            i += TcpOption.FAST_OPEN_EXPERIMENTAL_BASE_LENGTH;
+        } else {
+            tx.optionByte(i, TcpOption.FAST_OPEN).optionByte(i + 1, TcpOption.FAST_OPEN_BASE_LENGTH + synCookieLength);
+            i += TcpOption.FAST_OPEN_BASE_LENGTH;
+        }
+        for (int b = 0; b < synCookieLength; b++) {
+            final long word = b < 8 ? synCookie : synCookieLow;
+            tx.optionByte(i++, (int) (word >>> (56 - 8 * (b % 8))) & 0xFF);
+        }
+        while (i < at + space) {
+            tx.optionByte(i++, TcpOption.NOP);
+        }
+        return i;
+    }
+
     /** Our SYN (SYN-SENT) or SYN-ACK (SYN-RECEIVED), with the options we offer or accepted; arms the SYN timer. */
     int sendSyn(int c, long nowNs) {
         final boolean synAck = tcb.state(c) == TcpState.SYN_RECEIVED;
         final boolean timestamps = tcb.hasFlag(c, F_TIMESTAMPS);
         final boolean sackOk = tcb.hasFlag(c, F_SACK);
         final int scale = tcb.hasFlag(c, F_WINDOW_SCALING) ? tcb.rcvScale(c) : -1;
-        final int headerLength = TcpHeader.MIN_LENGTH + optionsLength(true, scale, sackOk, timestamps, 0);
+        final int headerLength = TcpHeader.MIN_LENGTH + optionsLength(true, scale, sackOk, timestamps, 0)
+            + fastOpenSpace();
+        final int data = synAck ? 0 : synData;
         final int remote = tcb.remoteAddress(c);
-        final int result = ipv4.begin(0, remote, IpProtocol.TCP, headerLength, 0, tcb.tos(c), true, nowNs);
+        final int result = ipv4.begin(0, remote, IpProtocol.TCP, headerLength + data, 0, tcb.tos(c), true, nowNs);
         if (result != Ipv4Layer.OK) {
             counters.txNoBuffer.incrementRelease();
         } else {
@@ -107,15 +169,32 @@ final class TcpOutput {
             final MemorySegment out = ipv4.segment();
             final long at = ipv4.payloadOffset();
             final int rcvNxt = tcb.rcvNxt(c);
-            tx.wrap(out, at, headerLength).write(tcb.localPort(c), tcb.remotePort(c), tcb.iss(c), synAck ? rcvNxt : 0,
-                headerLength, synAck ? TcpFlags.SYN | TcpFlags.ACK : TcpFlags.SYN, window);
-            writeOptions(tcb.advMss(c), scale, sackOk, timestamps, tsVal(c, nowNs), synAck ? tcb.tsRecent(c) : 0, 0);
-            finish(remote, out, at, headerLength);
+            tx.wrap(out, at, headerLength + data).write(tcb.localPort(c), tcb.remotePort(c), tcb.iss(c),
+                synAck ? rcvNxt : 0, headerLength, synAck ? TcpFlags.SYN | TcpFlags.ACK : TcpFlags.SYN, window);
+            final int written = writeOptions(tcb.advMss(c), scale, sackOk, timestamps, tsVal(c, nowNs),
+                synAck ? tcb.tsRecent(c) : 0, 0);
+            if (synCookieLength >= 0) {
+                writeFastOpen(written);
+            }
+            long payloadSum = 0;
+            if (data > 0) {
+                // Fast Open's data in the SYN (RFC 7413 §4.2.1): the ring's first bytes, summed while copied.
+                final ByteRing ring = buffers.sendRing(c);
+                if (checksumOffloaded(0)) {
+                    ring.peek(ring.consumerPosition(), out, at + headerLength, data);
+                } else {
+                    payloadSum = ring.peekAndAdd(0, ring.consumerPosition(), out, at + headerLength, data);
+                }
+                counters.txBytes.getAndAddRelease(data);
+            }
+            finish(remote, out, at, headerLength, data, payloadSum, 0);
             if (synAck) {
                 tcb.rcvAdv(c, rcvNxt + window);
                 tcb.lastAckSent(c, rcvNxt);
             }
         }
+        synCookieLength = -1;   // sent or not, the option and data were for this SYN only
+        synData = 0;
         final int iss = tcb.iss(c);
         if (tcb.retries(c) == 0 && !tcb.hasFlag(c, F_RETRANSMITTED)) {
             tcb.setFlag(c, F_RTT_TIMING);
@@ -129,8 +208,12 @@ final class TcpOutput {
             tcb.setFlag(c, F_RETRANSMITTED);
             tcb.retransmitTsVal(c, tsVal(c, nowNs));
         }
-        tcb.sndNxt(c, iss + 1);
-        tcb.sndMax(c, iss + 1);
+        if (synAck && SeqNum.gt(tcb.sndMax(c), iss + 1)) {
+            // A Fast Open connection's SYN-ACK again: the data it sent since stays in flight (its record holds it).
+            return result;
+        }
+        tcb.sndNxt(c, iss + 1 + (result == Ipv4Layer.OK ? data : 0));
+        tcb.sndMax(c, tcb.sndNxt(c));
         return result;
     }
 
@@ -292,7 +375,9 @@ final class TcpOutput {
         long payloadSum = 0;
         if (length > 0) {
             final ByteRing ring = buffers.sendRing(c);
-            final long position = ring.consumerPosition() + (seq - tcb.sndUna(c));
+            // In SYN-RECEIVED (Fast Open) the unacknowledged SYN takes SND.UNA, which holds no byte of the ring.
+            final long position = ring.consumerPosition() + (seq - tcb.sndUna(c))
+                - (tcb.state(c) == TcpState.SYN_RECEIVED ? 1 : 0);
             if (checksumOffloaded(segmentSize)) {
                 ring.peek(position, out, at + headerLength, length);
             } else {

@@ -267,6 +267,32 @@ final class TcpReceiver {
     }
 
     /** Copies segment text into the receive ring at {@code position} (not yet published): the copy receiving costs. */
+    /**
+     * The data of a SYN a listener accepted by Fast Open (RFC 7413 §4.2.2), before the handshake completes: what fits
+     * the window the SYN-ACK offers and the ring goes into the ring at RCV.NXT, the rest is trimmed (counted as
+     * beyond the window; the client sends it again after the handshake). Returns the bytes taken.
+     */
+    int takeSynData(int c, TcpSegment seg) {
+        if (seg.payloadLength == 0 || !buffers.ensureRings(c)) {
+            return 0;
+        }
+        final ByteRing ring = buffers.receiveRing(c);
+        final int taken = Math.min(seg.payloadLength, Math.min(ring.freeSpace(), tcb.rcvAdv(c) - tcb.rcvNxt(c)));
+        if (taken < seg.payloadLength) {
+            counters.rxBeyondWindowBytes.getAndAddRelease(seg.payloadLength - taken);
+        }
+        if (taken <= 0) {
+            return 0;
+        }
+        copyIntoRing(ring, ring.producerPosition(), seg, seg.payloadOffset, taken);
+        ring.publish(ring.producerPosition() + taken);
+        tcb.rcvNxt(c, tcb.rcvNxt(c) + taken);
+        tcb.bytesReceived(c, tcb.bytesReceived(c) + taken);
+        counters.rxBytes.getAndAddRelease(taken);
+        events.signal(c, TcpControlBlocks.EV_READABLE);
+        return taken;
+    }
+
     private void copyIntoRing(ByteRing ring, long position, TcpSegment seg, long sourceOffset, int length) {
         ring.put(position, seg.payloadSegment, sourceOffset, length);
         counters.rxCopiedBytes.getAndAddRelease(length);

@@ -16,6 +16,7 @@ import static dev.tern.tcp.SenderState.S_UNDO_POSSIBLE;
 import static dev.tern.tcp.SenderState.S_UNDO_TS;
 import static dev.tern.tcp.TcpControlBlocks.F_ACK_NOW;
 import static dev.tern.tcp.TcpControlBlocks.F_CWND_LIMITED;
+import static dev.tern.tcp.TcpControlBlocks.F_FAST_OPEN;
 import static dev.tern.tcp.TcpControlBlocks.F_FIN_QUEUED;
 import static dev.tern.tcp.TcpControlBlocks.F_FIN_SENT;
 import static dev.tern.tcp.TcpControlBlocks.F_NO_DELAY;
@@ -122,9 +123,10 @@ final class TcpSender {
         this.traces = new TcpTrace[tcb.capacity()];
     }
 
-    /** Starts (or with null stops) tracing the connection: a record on every ACK and timeout. */
-    void trace(int c, TcpTrace trace) {
+    /** Starts (or with null stops) tracing the connection: a record on every ACK and timeout. Returns 0. */
+    int trace(int c, TcpTrace trace) {
         traces[c] = trace;
+        return 0;
     }
 
     // --------------------------------------------------------------------------------------------- lifecycle
@@ -636,7 +638,8 @@ final class TcpSender {
             }
             return false;
         }
-        if (state < TcpState.ESTABLISHED) {
+        if (state < TcpState.ESTABLISHED && !(state == TcpState.SYN_RECEIVED && tcb.hasFlag(c, F_FAST_OPEN))) {
+            // Only a connection Fast Open opened sends data before the handshake's last ACK (RFC 7413 §4.2.2).
             return false;
         }
         if (!tcb.hasFlag(c, F_RINGS)) {
@@ -729,7 +732,7 @@ final class TcpSender {
                     break;
                 }
                 final boolean fin = finWanted && length == unsent;
-                final boolean push = length == unsent && !tcb.hasFlag(c, TcpControlBlocks.F_UNPUSHED);
+                final boolean push = length == unsent && !tcb.hasSenderFlag(c, SenderState.S_UNPUSHED);
                 final int flags = TcpFlags.ACK | (push ? TcpFlags.PSH : 0) | (fin ? TcpFlags.FIN : 0);
                 final int result = output.send(c, sndMax, length, flags, nowNs, segmentSize);
                 if (result == TcpOutput.RETRY) {
@@ -803,7 +806,7 @@ final class TcpSender {
         if (length >= mss) {
             return true;
         }
-        if (tcb.hasFlag(c, TcpControlBlocks.F_CORKED | TcpControlBlocks.F_MORE) && !finWanted) {
+        if (tcb.hasSenderFlag(c, SenderState.S_CORKED | SenderState.S_MORE) && !finWanted) {
             // TCP_CORK or MSG_MORE (Linux's TCP_NAGLE_CORK): the application says more is coming.
             return false;
         }
@@ -962,6 +965,9 @@ final class TcpSender {
     private int dataSent(int c, int seq) {
         final int sndUna = tcb.sndUna(c);
         int sent = seq - sndUna;
+        if (tcb.state(c) == TcpState.SYN_RECEIVED) {
+            sent--;     // our SYN-ACK, unacknowledged, takes the first number (Fast Open sends data before its ACK)
+        }
         if (tcb.hasFlag(c, F_FIN_SENT) && SeqNum.gt(seq, tcb.finSeq(c)) && SeqNum.le(sndUna, tcb.finSeq(c))) {
             sent--;
         }

@@ -46,9 +46,9 @@ public final class TcpSocketOptions {
             return -TcpError.INVALID;
         }
         if (on) {
-            tcb.setFlag(c, TcpControlBlocks.F_CORKED);
+            tcb.setSenderFlag(c, SenderState.S_CORKED);
         } else {
-            tcb.clearFlag(c, TcpControlBlocks.F_CORKED);
+            tcb.clearSenderFlag(c, SenderState.S_CORKED);
             output(c, nowNs, false);
         }
         return 0;
@@ -57,7 +57,7 @@ public final class TcpSocketOptions {
     /** Whether TCP_CORK is on; false for a bad handle. */
     public boolean corked(int connection) {
         final int c = tcb.ownedSlot(connection);
-        return c >= 0 && tcb.hasFlag(c, TcpControlBlocks.F_CORKED);
+        return c >= 0 && tcb.hasSenderFlag(c, SenderState.S_CORKED);
     }
 
     /**
@@ -68,11 +68,11 @@ public final class TcpSocketOptions {
     public void sendableMore(int connection, long nowNs) {
         final int c = tcb.ownedSlot(connection);
         if (c >= 0 && TcpState.isSynchronized(tcb.state(c)) && !handlers.inHandler()) {
-            tcb.setFlag(c, TcpControlBlocks.F_MORE | TcpControlBlocks.F_UNPUSHED);
+            tcb.setSenderFlag(c, SenderState.S_MORE | SenderState.S_UNPUSHED);
             sender.output(c, nowNs, false);
-            tcb.clearFlag(c, TcpControlBlocks.F_MORE);
+            tcb.clearSenderFlag(c, SenderState.S_MORE);
         } else if (c >= 0) {
-            tcb.setFlag(c, TcpControlBlocks.F_UNPUSHED);
+            tcb.setSenderFlag(c, SenderState.S_UNPUSHED);
             output(c, nowNs, false);
         }
     }
@@ -82,7 +82,7 @@ public final class TcpSocketOptions {
      * TCP_NAGLE_PUSH), though the cork stays on for later writes.
      */
     void push(int c, long nowNs) {
-        output(c, nowNs, tcb.hasFlag(c, TcpControlBlocks.F_CORKED));
+        output(c, nowNs, tcb.hasSenderFlag(c, SenderState.S_CORKED));
     }
 
     /** Output on row {@code c}, as {@link TcpLayer#sendable}; {@code force} lets a short segment go. */

@@ -96,7 +96,7 @@ final class TcpTimeouts {
             if (tcb.hasFlag(c, F_PASSIVE)) {
                 // A half-open connection whose SYN-ACKs went unanswered (a spoofed or unroutable source).
                 counters.halfOpenExpired.incrementRelease();
-                lifecycle.free(c);
+                lifecycle.endHalfOpen(c, TcpError.TIMED_OUT, nowNs);
             } else {
                 lifecycle.terminate(c, tcb.softError(c) != TcpError.NONE ? tcb.softError(c) : TcpError.TIMED_OUT,
                     nowNs);

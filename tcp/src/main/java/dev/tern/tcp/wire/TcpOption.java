@@ -21,6 +21,16 @@ public final class TcpOption {
     /** Timestamps (RFC 7323 §3): 10 bytes. */
     public static final int TIMESTAMP = 8;
     public static final int TIMESTAMP_LENGTH = 10;
+    /** TCP Fast Open cookie (RFC 7413 §4.1.1): 2 bytes, plus a cookie of 4 to 16 bytes (none: a request). */
+    public static final int FAST_OPEN = 34;
+    public static final int FAST_OPEN_BASE_LENGTH = 2;
+    /** Experimental option (RFC 6994) that carried Fast Open before kind 34: its 16-bit ExID follows the length. */
+    public static final int EXPERIMENTAL = 254;
+    public static final int FAST_OPEN_MAGIC = 0xF989;
+    public static final int FAST_OPEN_EXPERIMENTAL_BASE_LENGTH = 4;
+    /** RFC 7413 §4.1.1: a cookie is 4 to 16 bytes long (Linux also takes only even lengths). */
+    public static final int FAST_OPEN_MIN_COOKIE = 4;
+    public static final int FAST_OPEN_MAX_COOKIE = 16;
     /** The options area can hold at most 40 bytes (data offset of 15 words). */
     public static final int MAX_OPTIONS_LENGTH = 40;
 
@@ -36,6 +46,8 @@ public final class TcpOption {
             case SACK_PERMITTED -> "sackOK";
             case SACK -> "sack";
             case TIMESTAMP -> "TS";
+            case FAST_OPEN -> "FO";
+            case EXPERIMENTAL -> "FOEXP";
             default -> "opt-" + kind;
         };
     }

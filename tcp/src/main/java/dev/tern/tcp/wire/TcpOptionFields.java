@@ -22,6 +22,10 @@ public final class TcpOptionFields {
     private final int[] sackLeft = new int[TcpOption.MAX_SACK_BLOCKS];
     private final int[] sackRight = new int[TcpOption.MAX_SACK_BLOCKS];
     private boolean malformed;
+    private int fastOpenLength = ABSENT;
+    private boolean fastOpenExperimental;
+    private long fastOpenHigh;
+    private long fastOpenLow;
 
     /** Reads the options of {@code header}, which passed {@link TcpHeader#check()}; returns false when malformed. */
     public boolean parse(TcpHeader header) {
@@ -31,6 +35,7 @@ public final class TcpOptionFields {
         timestamp = false;
         sackCount = 0;
         malformed = false;
+        fastOpenLength = ABSENT;
         final int end = header.dataOffset() - TcpHeader.MIN_LENGTH;
         int i = 0;
         while (i < end) {
@@ -84,6 +89,15 @@ public final class TcpOptionFields {
                         sackCount = blocks;
                     }
                 }
+                case TcpOption.FAST_OPEN -> fastOpen(header, i + TcpOption.FAST_OPEN_BASE_LENGTH,
+                    length - TcpOption.FAST_OPEN_BASE_LENGTH, false);
+                case TcpOption.EXPERIMENTAL -> {
+                    if (length >= TcpOption.FAST_OPEN_EXPERIMENTAL_BASE_LENGTH
+                        && header.option16(i + 2) == TcpOption.FAST_OPEN_MAGIC) {
+                        fastOpen(header, i + TcpOption.FAST_OPEN_EXPERIMENTAL_BASE_LENGTH,
+                            length - TcpOption.FAST_OPEN_EXPERIMENTAL_BASE_LENGTH, true);
+                    }
+                }
                 default -> {
                     // RFC 9293 §3.2: an option we do not know is skipped by its length.
                 }
@@ -91,6 +105,31 @@ public final class TcpOptionFields {
             i += length;
         }
         return !malformed;
+    }
+
+    /**
+     * A Fast Open option (RFC 7413 §4.1.1): no cookie is a request; a cookie of another length than 4 to 16 even bytes
+     * is taken as none, as Linux's tcp_parse_fastopen_option ignores it. The first one of a segment counts.
+     */
+    private void fastOpen(TcpHeader header, int at, int cookieLength, boolean experimental) {
+        if (fastOpenLength != ABSENT || cookieLength != 0 && (cookieLength < TcpOption.FAST_OPEN_MIN_COOKIE
+            || cookieLength > TcpOption.FAST_OPEN_MAX_COOKIE || (cookieLength & 1) != 0)) {
+            return;
+        }
+        long high = 0;
+        long low = 0;
+        for (int b = 0; b < cookieLength; b++) {
+            // The cookie's bytes in wire order, the first at the top of the high word.
+            if (b < 8) {
+                high |= (long) header.optionByte(at + b) << (56 - 8 * b);
+            } else {
+                low |= (long) header.optionByte(at + b) << (56 - 8 * (b - 8));
+            }
+        }
+        fastOpenLength = cookieLength;
+        fastOpenExperimental = experimental;
+        fastOpenHigh = high;
+        fastOpenLow = low;
     }
 
     /** Clears every field: a segment with no options. */
@@ -101,6 +140,7 @@ public final class TcpOptionFields {
         timestamp = false;
         sackCount = 0;
         malformed = false;
+        fastOpenLength = ABSENT;
     }
 
     public int mss() {
@@ -137,6 +177,26 @@ public final class TcpOptionFields {
 
     public int sackRight(int block) {
         return sackRight[block];
+    }
+
+    /** Bytes of the Fast Open cookie: {@link #ABSENT} without the option, 0 for a cookie request. */
+    public int fastOpenLength() {
+        return fastOpenLength;
+    }
+
+    /** Whether the Fast Open option came as the experimental kind 254 with ExID 0xF989. */
+    public boolean fastOpenExperimental() {
+        return fastOpenExperimental;
+    }
+
+    /** The cookie's first 8 bytes, the first byte on the wire in the top bits (zero-filled after its length). */
+    public long fastOpenHigh() {
+        return fastOpenHigh;
+    }
+
+    /** The cookie's bytes 8 to 15, likewise. */
+    public long fastOpenLow() {
+        return fastOpenLow;
     }
 
     public boolean malformed() {

@@ -8,8 +8,9 @@ import java.util.Arrays;
 /**
  * A TCP header and its options as values, for tests, tools and fuzzers; never built per segment.
  *
- * <p>{@link #emit} writes options in the order Linux uses (MSS, SACK permitted, timestamps, window scale, then SACK
- * blocks), padded with NOPs to 32-bit words, so a frame built from a repr looks like one a kernel would send.
+ * <p>{@link #emit} writes options in the order Linux uses (MSS, SACK permitted, timestamps, window scale, SACK
+ * blocks, then Fast Open), padded with NOPs to 32-bit words, so a frame built from a repr looks like one a kernel
+ * would send.
  *
  * @param sourcePort      source port
  * @param destinationPort destination port
@@ -25,10 +26,20 @@ import java.util.Arrays;
  * @param tsEcr           TSecr
  * @param sackBlocks      SACK blocks as left, right pairs (empty for none)
  * @param payloadLength   bytes after the header
+ * @param fastOpenCookie  the Fast Open option's cookie (RFC 7413 §4.1.1): null without the option, empty for a request
+ * @param fastOpenExperimental the Fast Open option is the experimental kind 254 with ExID 0xF989
  */
 public record TcpRepr(int sourcePort, int destinationPort, int seq, int ack, int flags, int window, int mss,
                       int windowScale, boolean sackPermitted, boolean timestamp, int tsVal, int tsEcr,
-                      int[] sackBlocks, int payloadLength) {
+                      int[] sackBlocks, int payloadLength, byte[] fastOpenCookie, boolean fastOpenExperimental) {
+
+    /** A header without a Fast Open option. */
+    public TcpRepr(int sourcePort, int destinationPort, int seq, int ack, int flags, int window, int mss,
+                   int windowScale, boolean sackPermitted, boolean timestamp, int tsVal, int tsEcr, int[] sackBlocks,
+                   int payloadLength) {
+        this(sourcePort, destinationPort, seq, ack, flags, window, mss, windowScale, sackPermitted, timestamp, tsVal,
+            tsEcr, sackBlocks, payloadLength, null, false);
+    }
 
     /** A header with no options and no payload. */
     public static TcpRepr of(int sourcePort, int destinationPort, int seq, int ack, int flags, int window) {
@@ -45,9 +56,18 @@ public record TcpRepr(int sourcePort, int destinationPort, int seq, int ack, int
             sack[2 * i] = options.sackLeft(i);
             sack[2 * i + 1] = options.sackRight(i);
         }
+        byte[] cookie = null;
+        if (options.fastOpenLength() != TcpOptionFields.ABSENT) {
+            cookie = new byte[options.fastOpenLength()];
+            for (int i = 0; i < cookie.length; i++) {
+                final long word = i < 8 ? options.fastOpenHigh() : options.fastOpenLow();
+                cookie[i] = (byte) (word >>> (56 - 8 * (i % 8)));
+            }
+        }
         return new TcpRepr(header.sourcePort(), header.destinationPort(), header.sequence(), header.acknowledgment(),
             header.flags(), header.window(), options.mss(), options.windowScale(), options.sackPermitted(),
-            options.hasTimestamp(), options.tsVal(), options.tsEcr(), sack, length - header.dataOffset());
+            options.hasTimestamp(), options.tsVal(), options.tsEcr(), sack, length - header.dataOffset(), cookie,
+            options.fastOpenExperimental());
     }
 
     /** Bytes of options {@link #emit} writes (a multiple of 4). */
@@ -69,7 +89,14 @@ public record TcpRepr(int sourcePort, int destinationPort, int seq, int ack, int
         if (sackBlocks.length > 0) {
             length += 4 + 4 * sackBlocks.length;
         }
+        if (fastOpenCookie != null) {
+            length += (fastOpenBase() + fastOpenCookie.length + 3) & ~3;
+        }
         return length;
+    }
+
+    private int fastOpenBase() {
+        return fastOpenExperimental ? TcpOption.FAST_OPEN_EXPERIMENTAL_BASE_LENGTH : TcpOption.FAST_OPEN_BASE_LENGTH;
     }
 
     public int headerLength() {
@@ -113,6 +140,22 @@ public record TcpRepr(int sourcePort, int destinationPort, int seq, int ack, int
                 i += 4;
             }
         }
+        if (fastOpenCookie != null) {
+            // After the others, padded with NOPs, as Linux writes it.
+            final int end = i + ((fastOpenBase() + fastOpenCookie.length + 3) & ~3);
+            header.optionByte(i, fastOpenExperimental ? TcpOption.EXPERIMENTAL : TcpOption.FAST_OPEN)
+                .optionByte(i + 1, fastOpenBase() + fastOpenCookie.length);
+            if (fastOpenExperimental) {
+                header.option16(i + 2, TcpOption.FAST_OPEN_MAGIC);
+            }
+            i += fastOpenBase();
+            for (byte b : fastOpenCookie) {
+                header.optionByte(i++, b & 0xFF);
+            }
+            while (i < end) {
+                header.optionByte(i++, TcpOption.NOP);
+            }
+        }
     }
 
     private int timestamp(TcpHeader header, int i) {
@@ -131,7 +174,7 @@ public record TcpRepr(int sourcePort, int destinationPort, int seq, int ack, int
 
     public TcpRepr withSeq(int value) {
         return new TcpRepr(sourcePort, destinationPort, value, ack, flags, window, mss, windowScale, sackPermitted,
-            timestamp, tsVal, tsEcr, sackBlocks, payloadLength);
+            timestamp, tsVal, tsEcr, sackBlocks, payloadLength, fastOpenCookie, fastOpenExperimental);
     }
 
     @Override
@@ -140,7 +183,8 @@ public record TcpRepr(int sourcePort, int destinationPort, int seq, int ack, int
             && r.seq == seq && r.ack == ack && r.flags == flags && r.window == window && r.mss == mss
             && r.windowScale == windowScale && r.sackPermitted == sackPermitted && r.timestamp == timestamp
             && (!timestamp || (r.tsVal == tsVal && r.tsEcr == tsEcr)) && Arrays.equals(r.sackBlocks, sackBlocks)
-            && r.payloadLength == payloadLength;
+            && r.payloadLength == payloadLength && Arrays.equals(r.fastOpenCookie, fastOpenCookie)
+            && (fastOpenCookie == null || r.fastOpenExperimental == fastOpenExperimental);
     }
 
     @Override
@@ -174,6 +218,13 @@ public record TcpRepr(int sourcePort, int destinationPort, int seq, int ack, int
         for (int i = 0; i + 1 < sackBlocks.length; i += 2) {
             options.append("sack ").append(Integer.toUnsignedString(sackBlocks[i])).append('-')
                 .append(Integer.toUnsignedString(sackBlocks[i + 1])).append(',');
+        }
+        if (fastOpenCookie != null) {
+            options.append(fastOpenExperimental ? "FOEXP" : "FO");
+            if (fastOpenCookie.length > 0) {
+                options.append(' ').append(java.util.HexFormat.of().formatHex(fastOpenCookie));
+            }
+            options.append(',');
         }
         if (!options.isEmpty()) {
             text.append(" <").append(options, 0, options.length() - 1).append('>');

@@ -37,6 +37,9 @@ public final class Seg implements FrameCheck {
     int[] sackBlocks;
     byte[] payload;
     Integer payloadLength;
+    /** The Fast Open option's cookie (empty: a request); null: no option sent, not checked when expected. */
+    byte[] fastOpenCookie;
+    boolean fastOpenExperimental;
 
     private Seg() {
     }
@@ -57,6 +60,16 @@ public final class Seg implements FrameCheck {
         s.sackBlocks = sackBlocks;
         s.payload = payload;
         s.payloadLength = payloadLength;
+        s.fastOpenCookie = fastOpenCookie;
+        s.fastOpenExperimental = fastOpenExperimental;
+        return s;
+    }
+
+    /** A Fast Open option (RFC 7413) with this cookie (none: a cookie request), kind 34 or the experimental 254. */
+    public Seg fastOpen(byte[] cookie, boolean experimental) {
+        final Seg s = copy();
+        s.fastOpenCookie = cookie;
+        s.fastOpenExperimental = experimental;
         return s;
     }
 
@@ -156,7 +169,7 @@ public final class Seg implements FrameCheck {
             ack != null ? ack : 0, flags != null ? flags : 0, window != null ? window : 65535, mss != null ? mss : -1,
             windowScale != null ? windowScale : -1, sackPermitted != null && sackPermitted, timestamp,
             tsVal != null ? tsVal : 0, tsEcr != null ? tsEcr : 0, sackBlocks != null ? sackBlocks : new int[0],
-            payload != null ? payload.length : 0);
+            payload != null ? payload.length : 0, fastOpenCookie, fastOpenExperimental);
     }
 
     /** The header as the peer would send it (for tests that then break it). */
@@ -207,6 +220,11 @@ public final class Seg implements FrameCheck {
         }
         if (sackBlocks != null && !Arrays.equals(r.sackBlocks(), sackBlocks)) {
             differences.add("SACK " + Arrays.toString(r.sackBlocks()) + " (expected " + Arrays.toString(sackBlocks) + ")");
+        }
+        if (fastOpenCookie != null && (!Arrays.equals(r.fastOpenCookie(), fastOpenCookie)
+            || r.fastOpenExperimental() != fastOpenExperimental)) {
+            differences.add("Fast Open " + (r.fastOpenCookie() == null ? "none" : Arrays.toString(r.fastOpenCookie()))
+                + " (expected " + Arrays.toString(fastOpenCookie) + ")");
         }
         if (payloadLength != null && frame.payload().length != payloadLength) {
             differences.add("payload length " + frame.payload().length + " (expected " + payloadLength + ")");

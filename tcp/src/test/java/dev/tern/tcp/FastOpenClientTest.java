@@ -1,0 +1,138 @@
+package dev.tern.tcp;
+
+import dev.tern.tcp.testing.Captured;
+import dev.tern.tcp.testing.TcpHarness;
+import org.junit.jupiter.api.Test;
+
+import static dev.tern.tcp.testing.Seg.ACK;
+import static dev.tern.tcp.testing.Seg.PSH_ACK;
+import static dev.tern.tcp.testing.Seg.RST_ACK;
+import static dev.tern.tcp.testing.Seg.SYN;
+import static dev.tern.tcp.testing.Seg.SYN_ACK;
+import static dev.tern.tcp.testing.TcpHarness.LOCAL_ISS;
+import static dev.tern.tcp.testing.TcpHarness.PEER;
+import static dev.tern.tcp.testing.TcpHarness.REMOTE_ISS;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** TCP Fast Open's client side (RFC 7413 §4.1, §4.2.1): the cookie cache, data in the SYN, the fallbacks. */
+class FastOpenClientTest {
+    private static final byte[] NO_COOKIE = new byte[0];
+    private static final byte[] COOKIE = {1, 2, 3, 4, 5, 6, 7, 8};
+    private static final TcpOptions FAST_OPEN = TcpOptions.DEFAULT.withFastOpen(true);
+
+    private static TcpHarness client(int bits) {
+        return new TcpHarness(TcpHarness.config().fastOpen(bits).build());
+    }
+
+    /** A first connect asks for the cookie and caches the one its SYN-ACK brings; the connection is then reset. */
+    private static void learnCookie(TcpHarness h, byte[] cookie, int mss) {
+        h.connect(FAST_OPEN);
+        h.expect(SYN.seq(LOCAL_ISS).fastOpen(NO_COOKIE, false));
+        h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 1).mss(mss).fastOpen(cookie, false));
+        h.expect(ACK.seq(LOCAL_ISS + 1).ack(REMOTE_ISS + 1));
+        h.tcp.abort(h.conn, h.now());
+        h.poll();
+        h.expect(RST_ACK);
+    }
+
+    private static String noFastOpenOption(Captured frame) {
+        return frame.tcp().fastOpenCookie() != null ? "a Fast Open option this SYN should not carry" : null;
+    }
+
+    @Test
+    void theCookieOfTheFirstConnectGoesWithTheDataOfTheNext() {
+        try (TcpHarness h = client(FastOpen.CLIENT)) {
+            learnCookie(h, COOKIE, 1460);
+            assertEquals(8, h.tcp.fastOpen().cachedCookieLength(PEER));
+            h.connect(FAST_OPEN);
+            h.expectNothing();
+            assertEquals(1460 - 40, h.tcp.fastOpen().synDataRoom(h.conn), "the SYN waits for data");
+            h.write("hello");
+            h.expect(SYN.seq(LOCAL_ISS).fastOpen(COOKIE, false).payload("hello"));
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 6).mss(1460));
+            h.expect(ACK.seq(LOCAL_ISS + 6).ack(REMOTE_ISS + 1));
+            h.assertState(TcpState.ESTABLISHED);
+            assertEquals(1, h.counter("tcp.fastopen.active"));
+            assertTrue(h.tcp.info(h.conn).synData());
+            assertEquals(5, h.tcp.info(h.conn).bytesAcked());
+            h.write("more");
+            h.expect(PSH_ACK.seq(LOCAL_ISS + 6).payload("more"));
+        }
+    }
+
+    @Test
+    void theSynCarriesNoMoreThanTheCachedMssLessTheOptionSpace() {
+        try (TcpHarness h = client(FastOpen.CLIENT)) {
+            learnCookie(h, COOKIE, 600);
+            h.connect(FAST_OPEN);
+            h.write(new byte[1000]);
+            h.expect(SYN.seq(LOCAL_ISS).fastOpen(COOKIE, false).len(560));
+        }
+    }
+
+    @Test
+    void dataTheSynAckDoesNotAcknowledgeGoesAgainAndTheCookieIsDroppedWithoutANewOne() {
+        try (TcpHarness h = client(FastOpen.CLIENT)) {
+            learnCookie(h, COOKIE, 1460);
+            h.connect(FAST_OPEN);
+            h.write("hello");
+            h.expect(SYN.seq(LOCAL_ISS).payload("hello"));
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 1).mss(1460));
+            h.expect(PSH_ACK.seq(LOCAL_ISS + 1).ack(REMOTE_ISS + 1).payload("hello"));
+            assertEquals(1, h.counter("tcp.fastopen.active_failures"));
+            assertEquals(0, h.counter("tcp.fastopen.active"));
+            assertFalse(h.tcp.info(h.conn).synData());
+            assertEquals(0, h.tcp.fastOpen().cachedCookieLength(PEER), "the server takes Fast Open no longer");
+        }
+    }
+
+    @Test
+    void aNewCookieReplacesTheCachedOneEvenWhenTheDataWasNotTaken() {
+        final byte[] fresh = {9, 9, 9, 9};
+        try (TcpHarness h = client(FastOpen.CLIENT)) {
+            learnCookie(h, COOKIE, 1460);
+            h.connect(FAST_OPEN);
+            h.write("x");
+            h.expect(SYN.payload("x"));
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 1).mss(1460).fastOpen(fresh, true));
+            h.expect(PSH_ACK.seq(LOCAL_ISS + 1).payload("x"));
+            assertEquals(4, h.tcp.fastOpen().cachedCookieLength(PEER));
+            h.tcp.abort(h.conn, h.now());
+            h.poll();
+            h.expect(RST_ACK);
+            h.connect(FAST_OPEN);
+            h.write("y");
+            h.expect(SYN.fastOpen(fresh, true).payload("y"));
+        }
+    }
+
+    @Test
+    void aRetransmittedSynCarriesNeitherTheCookieNorTheData() {
+        try (TcpHarness h = client(FastOpen.CLIENT)) {
+            learnCookie(h, COOKIE, 1460);
+            h.connect(FAST_OPEN);
+            h.write("hello");
+            h.expect(SYN.payload("hello"));
+            h.advance(TcpHarness.SECOND);
+            h.expect(SYN.seq(LOCAL_ISS).len(0), FastOpenClientTest::noFastOpenOption);
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 1).mss(1460));
+            h.expect(PSH_ACK.seq(LOCAL_ISS + 1).payload("hello"));
+        }
+    }
+
+    @Test
+    void withoutCookiesTheDataGoesWithoutTheOptionAndWithoutTheClientBitNothingChanges() {
+        try (TcpHarness h = client(FastOpen.CLIENT | FastOpen.CLIENT_NO_COOKIE)) {
+            h.connect(FAST_OPEN);
+            h.write("hello");
+            h.expect(SYN.payload("hello"), FastOpenClientTest::noFastOpenOption);
+        }
+        try (TcpHarness h = client(FastOpen.SERVER)) {
+            h.connect(FAST_OPEN);
+            h.expect(SYN.len(0), FastOpenClientTest::noFastOpenOption);
+            assertEquals(-1, h.tcp.fastOpen().synDataRoom(h.conn));
+        }
+    }
+}
