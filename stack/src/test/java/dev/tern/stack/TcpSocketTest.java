@@ -143,6 +143,29 @@ class TcpSocketTest {
     }
 
     @Test
+    void theLinuxSocketOptionsReachTheConnection() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack a = sim.addStack("a", "198.18.0.1/24");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24");
+            final TcpListener listener = b.listen(7, 16);
+            final TcpConnection client = a.connect(B, 7, 0, dev.tern.tcp.TcpOptions.DEFAULT.withMaxSegment(1000));
+            assertTrue(sim.runUntil(client::isConnected, 5 * SECOND));
+            final TcpConnection server = accepted(sim, listener);
+            // TCP_MAXSEG: the client offered 1000, which bounds both sides (less the timestamp option, Linux's value).
+            assertEquals(988, client.maxSegment());
+            assertEquals(988, server.maxSegment());
+            client.maxSegment(500);
+            assertEquals(488, client.maxSegment());
+            assertThrows(TernSocketException.class, () -> client.maxSegment(87));
+            client.userTimeout(3000);
+            assertEquals(3000, client.info().userTimeoutMs());
+            assertThrows(TernSocketException.class, () -> client.userTimeout(-1));
+            client.notsentLowat(1);
+            assertEquals(0, client.notsentBytes());
+        }
+    }
+
+    @Test
     void connectingToAClosedPortIsRefused() throws Exception {
         try (Simulation sim = new Simulation()) {
             final NetStack a = sim.addStack("a", "198.18.0.1/24");
