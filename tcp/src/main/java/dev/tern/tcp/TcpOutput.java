@@ -10,6 +10,7 @@ import dev.tern.tcp.wire.TcpOption;
 
 import java.lang.foreign.MemorySegment;
 
+import static dev.tern.tcp.TcpControlBlocks.F_FAST_OPEN;
 import static dev.tern.tcp.TcpControlBlocks.F_RETRANSMITTED;
 import static dev.tern.tcp.TcpControlBlocks.F_RTT_TIMING;
 import static dev.tern.tcp.TcpControlBlocks.F_SACK;
@@ -208,7 +209,7 @@ final class TcpOutput {
             tcb.setFlag(c, F_RETRANSMITTED);
             tcb.retransmitTsVal(c, tsVal(c, nowNs));
         }
-        if (synAck && SeqNum.gt(tcb.sndMax(c), iss + 1)) {
+        if (synAck && tcb.hasFlag(c, F_FAST_OPEN) && SeqNum.gt(tcb.sndMax(c), iss + 1)) {
             // A Fast Open connection's SYN-ACK again: the data it sent since stays in flight (its record holds it).
             return result;
         }

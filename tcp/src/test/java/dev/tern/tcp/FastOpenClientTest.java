@@ -135,4 +135,19 @@ class FastOpenClientTest {
             assertEquals(-1, h.tcp.fastOpen().synDataRoom(h.conn));
         }
     }
+
+    @Test
+    void afterASimultaneousOpenTheSynsDataGoesAgain() {
+        try (TcpHarness h = client(FastOpen.CLIENT)) {
+            learnCookie(h, COOKIE, 1460);
+            h.connect(FAST_OPEN);
+            h.write("hello");
+            h.expect(SYN.seq(LOCAL_ISS).payload("hello"));
+            h.send(SYN.seq(REMOTE_ISS).mss(1460));
+            h.expect(SYN_ACK.seq(LOCAL_ISS).ack(REMOTE_ISS + 1).len(0));
+            h.send(ACK.seq(REMOTE_ISS + 1).ack(LOCAL_ISS + 1));
+            h.assertState(TcpState.ESTABLISHED);
+            h.expect(PSH_ACK.seq(LOCAL_ISS + 1).payload("hello"));
+        }
+    }
 }
