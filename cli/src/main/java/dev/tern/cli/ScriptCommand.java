@@ -49,18 +49,21 @@ final class ScriptCommand {
     }
 
     int run(String[] argv) {
-        final Arguments args = Arguments.parse("script", argv, Set.of("--profile", "--define", "-D"),
+        // -D is packetdrill's short --define; read as one flag, so that the last definition of a name counts.
+        final String[] normalized = argv.clone();
+        for (int i = 0; i < normalized.length && !normalized[i].equals("--"); i++) {
+            normalized[i] = normalized[i].equals("-D") ? "--define" : normalized[i];
+        }
+        final Arguments args = Arguments.parse("script", normalized, Set.of("--profile", "--define"),
             Set.of("--verbose"));
         final List<String> files = args.operands(1, Integer.MAX_VALUE, USAGE);
         final String name = args.value("--profile", "linux");
         final ScriptProfile named = ScriptProfile.named(name).orElseThrow(() -> new UsageException(
             "script: unknown profile '" + name + "' (" + ScriptProfile.all().stream().map(ScriptProfile::name)
                 .collect(Collectors.joining(", ")) + ")"));
-        final List<String> definitions = new java.util.ArrayList<>(args.values("--define"));
-        definitions.addAll(args.values("-D"));
         final ScriptProfile profile;
         try {
-            profile = named.withDefinitions(definitions);
+            profile = named.withDefinitions(args.values("--define"));
         } catch (IllegalArgumentException e) {
             throw new UsageException("script: " + e.getMessage());
         }

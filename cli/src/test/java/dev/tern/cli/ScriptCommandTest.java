@@ -51,6 +51,24 @@ class ScriptCommandTest {
     }
 
     @Test
+    void defineGivesTheScriptsSymbolsAndConditionals() throws IOException {
+        final Path file = script("d.pkt", """
+            0     socket(..., SOCK_STREAM, IPPROTO_TCP) = FD
+            #ifdef CHECKED
+            +0    close(FD) = 0
+            #endif
+            """);
+        assertEquals(0, tern("script", "--define", "FD=3", file.toString()).status());
+        assertEquals(0, tern("script", "-D", "FD=3", "--define=CHECKED", file.toString()).status());
+        final TernCommandLineTest.Run notANumber = tern("script", "-D", "FD=3", "--define", "FD=x", file.toString());
+        assertEquals(1, notANumber.status(), "the last definition counts");
+        assertTrue(notANumber.err().startsWith("tern: script: " + file + ":1: "), notANumber.err());
+        final TernCommandLineTest.Run bad = tern("script", "--define", "=3", file.toString());
+        assertEquals(2, bad.status());
+        assertTrue(bad.err().contains("script: bad definition '=3': write NAME=VALUE or NAME"), bad.err());
+    }
+
+    @Test
     void theBareProfileOffersNoOptionsAndVerbosePrintsTernsSegments() throws IOException {
         final Path file = script("c.pkt", """
             0     socket(..., SOCK_STREAM, IPPROTO_TCP) = 3

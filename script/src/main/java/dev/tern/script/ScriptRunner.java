@@ -206,58 +206,44 @@ public final class ScriptRunner {
         }
     }
 
+    /** A line that is not a packet Tern sends, at its time. */
+    private void happen(ScriptLine line) {
+        switch (line) {
+            case ScriptLine.Packet p -> inject(p);
+            case ScriptLine.Datagram d -> inject(d);
+            case ScriptLine.Icmp i -> inject(i);
+            // Applied to the configuration before the stack was built (ScriptSettings); it only takes its time.
+            case ScriptLine.Sysctl setting -> {
+            }
+            case ScriptLine.SocketCount count -> sockets.checkCount(count);
+            case ScriptLine.SocketDrop drop -> {
+                sockets.drop(drop);
+                poll();
+            }
+            case ScriptLine.TcpInfoAsserts block -> sockets.checkTcpInfo(block);
+            case ScriptLine.Call c -> {
+                if (c.spansTime()) {
+                    spanning = c;
+                }
+                try {
+                    call(c);
+                } finally {
+                    spanning = null;
+                }
+            }
+        }
+    }
+
     private void runAll(List<ScriptLine> lines) {
         for (ScriptLine line : lines) {
             switch (line) {
                 case ScriptLine.Packet p when !p.inbound() -> expect(p);
                 case ScriptLine.Datagram d when !d.inbound() -> expect(d);
                 case ScriptLine.Icmp i when !i.inbound() -> expect(i);
-                case ScriptLine.Packet p -> {
+                default -> {
+                    // Everything else happens at its time, and the next relative time counts from it.
                     waitUntil(line);
-                    inject(p);
-                    lastNs = now();
-                }
-                case ScriptLine.Datagram d -> {
-                    waitUntil(line);
-                    inject(d);
-                    lastNs = now();
-                }
-                case ScriptLine.Icmp i -> {
-                    waitUntil(line);
-                    inject(i);
-                    lastNs = now();
-                }
-                case ScriptLine.Sysctl setting -> {
-                    // Applied to the configuration before the stack was built (ScriptSettings); it takes its time.
-                    waitUntil(setting);
-                    lastNs = now();
-                }
-                case ScriptLine.SocketCount count -> {
-                    waitUntil(line);
-                    sockets.checkCount(count);
-                    lastNs = now();
-                }
-                case ScriptLine.SocketDrop drop -> {
-                    waitUntil(line);
-                    sockets.drop(drop);
-                    poll();
-                    lastNs = now();
-                }
-                case ScriptLine.TcpInfoAsserts block -> {
-                    waitUntil(line);
-                    sockets.checkTcpInfo(block);
-                    lastNs = now();
-                }
-                case ScriptLine.Call c -> {
-                    waitUntil(line);
-                    if (c.spansTime()) {
-                        spanning = c;
-                    }
-                    try {
-                        call(c);
-                    } finally {
-                        spanning = null;
-                    }
+                    happen(line);
                     lastNs = now();
                 }
             }

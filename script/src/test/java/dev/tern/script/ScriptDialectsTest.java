@@ -29,6 +29,10 @@ class ScriptDialectsTest {
         ScriptRunner.run("t.pkt", script, profile);
     }
 
+    private static void rejects(String script, ScriptProfile profile, String prefix) {
+        startsWith(failure(script, profile), prefix);
+    }
+
     private static void startsWith(String message, String prefix) {
         assertTrue(message.startsWith(prefix), () -> "expected a message starting with\n  " + prefix + "\nbut got\n  "
             + message);
@@ -56,7 +60,7 @@ class ScriptDialectsTest {
             final String script = "#ifdef FreeBSD\n0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n#else\n"
                 + "0 close(9) = 0\n#endif\n";
             passes(script, ScriptProfile.freebsd());
-            startsWith(failure(script, ScriptProfile.linux()), "t.pkt:4: close on file descriptor 9");
+            rejects(script, ScriptProfile.linux(), "t.pkt:4: close on file descriptor 9");
             passes(script, ScriptProfile.linux().withDefinitions(List.of("FreeBSD")));
             // A nested block inside a dropped one stays dropped, whatever its own name says.
             passes("#ifdef STANDARD\n#ifdef Linux\n0 close(9) = 0\n#endif\n#endif\n", ScriptProfile.linux());
@@ -81,26 +85,26 @@ class ScriptDialectsTest {
         @Test
         void theLinuxSuitesDefaultsNeedItsProfile() {
             passes("`../../common/defaults.sh`\n" + LISTEN, ScriptProfile.gtests());
-            startsWith(failure("`../common/defaults.sh`\n" + LISTEN, ScriptProfile.linux()),
+            rejects("`../common/defaults.sh`\n" + LISTEN, ScriptProfile.linux(),
                 "t.pkt:1: '../common/defaults.sh' sets the production settings of packetdrill's Linux suite, which "
                     + "the profile gtests holds: run with --profile gtests");
         }
 
         @Test
         void otherCommandsAndValuesAreRejectedByName() {
-            startsWith(failure("`tc qdisc add dev tun0 root pfifo`\n", ScriptProfile.gtests()),
+            rejects("`tc qdisc add dev tun0 root pfifo`\n", ScriptProfile.gtests(),
                 "t.pkt:1: shell command 'tc qdisc add dev tun0 root pfifo' is not supported");
-            startsWith(failure("`sysctl -w net.inet.tcp.insecure_rst=1`\n", ScriptProfile.freebsd()),
+            rejects("`sysctl -w net.inet.tcp.insecure_rst=1`\n", ScriptProfile.freebsd(),
                 "t.pkt:1: sysctl net.inet.tcp.insecure_rst=1 is not supported: Tern checks a RST as RFC 5961 §3 says");
-            startsWith(failure("`sysctl -w net.inet.tcp.ecn.enable=1`\n", ScriptProfile.freebsd()),
+            rejects("`sysctl -w net.inet.tcp.ecn.enable=1`\n", ScriptProfile.freebsd(),
                 "t.pkt:1: sysctl net.inet.tcp.ecn.enable=1 is not supported: Tern has no ECN");
-            startsWith(failure("`set_sysctls.py net.ipv4.tcp_sack=0`\n", ScriptProfile.gtests()),
+            rejects("`set_sysctls.py net.ipv4.tcp_sack=0`\n", ScriptProfile.gtests(),
                 "t.pkt:1: shell command 'set_sysctls.py net.ipv4.tcp_sack=0' is not supported");
-            startsWith(failure("`../common/set_sysctls.py tcp_sack=0`\n", ScriptProfile.gtests()),
+            rejects("`../common/set_sysctls.py tcp_sack=0`\n", ScriptProfile.gtests(),
                 "t.pkt:1: set_sysctls.py takes /proc/sys/NAME=VALUE, not 'tcp_sack=0'");
             startsWith(failure("`sockstat -6 -P tcp -s | grep packetdril | grep -c TIME_WAIT | grep 1`\n",
                 ScriptProfile.freebsd()), "t.pkt:1: sockstat -6 needs IPv6");
-            startsWith(failure("`sysctl -q net.ipv4.tcp_mem=\"1 2\"`\n", ScriptProfile.linux()),
+            rejects("`sysctl -q net.ipv4.tcp_mem=\"1 2\"`\n", ScriptProfile.linux(),
                 "t.pkt:1: sysctl net.ipv4.tcp_mem takes 3 numbers between quotes, got 2");
         }
 
@@ -120,7 +124,7 @@ class ScriptDialectsTest {
                 + "--netmask_ip=255.255.0.0\n" + LISTEN, ScriptProfile.corpus());
             assertEquals("t.pkt:1: --ip_version=ipv4-mapped-ipv6 needs IPv6, which Tern's runner does not have "
                 + "(--ip_version=ipv4 is taken)", failure("--ip_version=ipv4-mapped-ipv6\n", ScriptProfile.corpus()));
-            startsWith(failure("--udp_encapsulation=sctp\n", ScriptProfile.freebsd()), "t.pkt:1: command-line option "
+            rejects("--udp_encapsulation=sctp\n", ScriptProfile.freebsd(), "t.pkt:1: command-line option "
                 + "'--udp_encapsulation' is not supported: it runs TCP over UDP");
             assertEquals("t.pkt:1: --mtu=60 is below IPv4's minimum of 68 (RFC 791)",
                 failure("--mtu=60\n", ScriptProfile.corpus()));
@@ -137,9 +141,9 @@ class ScriptDialectsTest {
             // packetdrill's default and that of the profiles for other stacks' scripts (112.5 ms), does.
             final String late = LISTEN + "+0 < S 0:0(0) win 65535 <mss 1460>\n+0 > S. 0:0(0) ack 1 <mss 1460>\n"
                 + "+.9 > S. 0:0(0) ack 1 <mss 1460>\n";
-            startsWith(failure(late, ScriptProfile.bare()), "t.pkt:6: expected Tern to send 'S. 0:0(0) ack 1 "
+            rejects(late, ScriptProfile.bare(), "t.pkt:6: expected Tern to send 'S. 0:0(0) ack 1 "
                 + "<mss 1460>' at 0.900000 s, but Tern sent nothing by 0.904000 s");
-            startsWith(failure("--tolerance_percent=10\n" + late, ScriptProfile.bare()),
+            rejects("--tolerance_percent=10\n" + late, ScriptProfile.bare(),
                 "t.pkt:7: expected Tern to send 'S. 0:0(0) ack 1 <mss 1460>' at 0.900000 s, but Tern sent nothing by "
                     + "0.990000 s");
             passes("--tolerance_percent=12.5\n" + late, ScriptProfile.bare());
@@ -171,7 +175,7 @@ class ScriptDialectsTest {
                 ScriptProfile.freebsd()), "t.pkt:13: `sockstat -4 -P tcp -p 8080 -s | grep -c ESTABLISHED | grep 0`: "
                 + "1 TCP socket of the application is in ESTABLISHED, not 0");
             // Linux's names are not FreeBSD's: a FreeBSD name under a Linux profile is no name at all.
-            startsWith(failure(LISTEN + "+0 %{ assert tcpi_state == TCPI_LISTEN }%\n", ScriptProfile.linux()),
+            rejects(LISTEN + "+0 %{ assert tcpi_state == TCPI_LISTEN }%\n", ScriptProfile.linux(),
                 "t.pkt:4: Python block: 'assert tcpi_state == TCPI_LISTEN' is not supported: 'TCPI_LISTEN' is "
                     + "neither");
             passes(LISTEN + "+0 %{ assert tcpi_state == TCPI_LISTEN }%\n"
@@ -186,11 +190,11 @@ class ScriptDialectsTest {
                 +0    <[noecn] S 0:0(0) win 32767 <mss 1460,sackOK,eol,eol>
                 +0    > S. ...(0) ack 1 win 65535 <mss 1460,sackOK,eol,eol>
                 """, ScriptProfile.freebsd());
-            startsWith(failure(LISTEN + "+0 < S ...(0) win 100\n", ScriptProfile.freebsd()),
+            rejects(LISTEN + "+0 < S ...(0) win 100\n", ScriptProfile.freebsd(),
                 "t.pkt:4: '...(N)' (any sequence number) is only for packets Tern sends (>)");
-            startsWith(failure(LISTEN + "+0 <[ect0] S 0:0(0) win 100\n", ScriptProfile.freebsd()),
+            rejects(LISTEN + "+0 <[ect0] S 0:0(0) win 100\n", ScriptProfile.freebsd(),
                 "t.pkt:4: [ect0] (an ECN-capable IP field) is not supported: Tern has no ECN");
-            startsWith(failure(LISTEN + "+0 < (tos 0x28) S 0:0(0) win 100\n", ScriptProfile.freebsd()),
+            rejects(LISTEN + "+0 < (tos 0x28) S 0:0(0) win 100\n", ScriptProfile.freebsd(),
                 "t.pkt:4: IP header fields on a packet ('(tos 0x28)') are not supported");
         }
 
@@ -198,9 +202,9 @@ class ScriptDialectsTest {
         void aResultWithoutItsErrnoComparesTheResultOnly() {
             final String nonBlocking = LISTEN + "+0 fcntl(3, F_SETFL, O_RDWR | O_NONBLOCK) = 0\n";
             passes(nonBlocking + "+0 accept(3, ..., ...) = -1\n", ScriptProfile.linux());
-            startsWith(failure(nonBlocking + "+0 accept(3, ..., ...) = 4\n", ScriptProfile.linux()),
+            rejects(nonBlocking + "+0 accept(3, ..., ...) = 4\n", ScriptProfile.linux(),
                 "t.pkt:5: accept returned -1 EAGAIN, the script expects 4");
-            startsWith(failure(LISTEN + "+0 close(3) = -1\n", ScriptProfile.linux()),
+            rejects(LISTEN + "+0 close(3) = -1\n", ScriptProfile.linux(),
                 "t.pkt:4: close returned 0, the script expects -1");
         }
 
