@@ -24,6 +24,15 @@ final class ScriptFlow {
     long tsOffset;
     boolean tsOffsetKnown;
 
+    /**
+     * The remote's ISN on the wire: {@link ScriptRunner#REMOTE_ISN} plus the sequence number of the first SYN the
+     * script injects on the flow, as written. Packetdrill takes a SYN's number as it stands and numbers the remote's
+     * other segments from it, and Tern's acknowledgments likewise (a SYN's as they stand): a script may open with
+     * {@code < S. 123:123(0)} and go on at {@code 1:1(0)}.
+     */
+    private long remoteIsn = ScriptRunner.REMOTE_ISN;
+    private boolean remoteIsnKnown;
+
     /** The cookie {@code TFO_COOKIE} stands for: Tern's server's for the remote (its 8 bytes, the first on top). */
     private final long fastOpenCookie;
 
@@ -31,6 +40,22 @@ final class ScriptFlow {
         this.ternPort = ternPort;
         this.remotePort = remotePort;
         this.fastOpenCookie = fastOpenCookie;
+    }
+
+    /** The script injects a SYN numbered {@code written}: the first fixes the remote's ISN. */
+    void remoteSyn(long written) {
+        if (!remoteIsnKnown) {
+            remoteIsn = ScriptRunner.REMOTE_ISN + written;
+            remoteIsnKnown = true;
+        }
+    }
+
+    /**
+     * What the remote's sequence numbers written on a line count from, in a segment with {@code flags}: a SYN's (and
+     * the acknowledgment of a SYN Tern sends) stand as written, the others from the remote's ISN.
+     */
+    long remoteBase(int flags) {
+        return (flags & TcpFlags.SYN) != 0 ? ScriptRunner.REMOTE_ISN : remoteIsn;
     }
 
     /** A Fast Open option's cookie bytes, with {@code TFO_COOKIE} resolved. */
@@ -82,7 +107,7 @@ final class ScriptFlow {
                 return "ack field " + field + " (no ACK flag: as on the wire), not " + p.ack();
             }
         } else if (p.ack() >= 0) {
-            final long ack = relative(actual.ack(), ScriptRunner.REMOTE_ISN);
+            final long ack = relative(actual.ack(), remoteBase(actual.flags()));
             if (ack != p.ack()) {
                 return "ack " + ack + ", not " + p.ack();
             }
@@ -161,7 +186,7 @@ final class ScriptFlow {
                     final StringBuilder gotText = new StringBuilder();
                     boolean same = got.length == blocks.length;
                     for (int i = 0; i < got.length; i++) {
-                        final long edge = relative(got[i], ScriptRunner.REMOTE_ISN);
+                        final long edge = relative(got[i], remoteBase(actual.flags()));
                         gotText.append(i % 2 == 0 ? " " : ":").append(edge);
                         same &= i < blocks.length && edge == blocks[i];
                     }
@@ -257,7 +282,7 @@ final class ScriptFlow {
         final StringBuilder text = new StringBuilder("'").append(flags(r.flags())).append(' ').append(seq).append(':')
             .append(seq + r.payloadLength()).append('(').append(r.payloadLength()).append(')');
         if ((r.flags() & TcpFlags.ACK) != 0) {
-            text.append(" ack ").append(relative(r.ack(), ScriptRunner.REMOTE_ISN));
+            text.append(" ack ").append(relative(r.ack(), remoteBase(r.flags())));
         }
         text.append(" win ").append(r.window());
         // Printed with the NOPs Tern writes (Linux's layout, TcpOutput.writeOptions), so the text pastes into a script.
@@ -287,8 +312,8 @@ final class ScriptFlow {
         if (r.sackBlocks().length > 0) {
             final StringBuilder blocks = new StringBuilder("sack");
             for (int i = 0; i + 1 < r.sackBlocks().length; i += 2) {
-                blocks.append(' ').append(relative(r.sackBlocks()[i], ScriptRunner.REMOTE_ISN)).append(':')
-                    .append(relative(r.sackBlocks()[i + 1], ScriptRunner.REMOTE_ISN));
+                blocks.append(' ').append(relative(r.sackBlocks()[i], remoteBase(r.flags()))).append(':')
+                    .append(relative(r.sackBlocks()[i + 1], remoteBase(r.flags())));
             }
             options.add("nop");
             options.add("nop");

@@ -839,13 +839,17 @@ public final class ScriptRunner {
         final TcpHeader header = new TcpHeader().wrap(MemorySegment.ofArray(segment), 0, tcpLength);
         // An ack number without the ACK flag is written as it stands, as packetdrill writes it.
         final long ack = p.ack() < 0 ? 0 : (p.flags() & TcpFlags.ACK) == 0 ? p.ack() : flow.ternSeq(p.ack());
-        header.write(flow.remotePort, flow.ternPort, (int) (REMOTE_ISN + p.seqStart() + offset), (int) ack,
+        if ((p.flags() & TcpFlags.SYN) != 0) {
+            flow.remoteSyn(p.seqStart());
+        }
+        final long seq = flow.remoteBase(p.flags()) + p.seqStart() + offset;
+        header.write(flow.remotePort, flow.ternPort, (int) seq, (int) ack,
             headerLength, flags, p.window() < 0 ? 65535 : p.window());
         for (int i = 0; i < options.length; i++) {
             header.optionByte(i, options[i] & 0xFF);
         }
         // The data is the remote's pattern at each byte's sequence number, which read checks (ScriptPayload).
-        final long first = REMOTE_ISN + p.seqStart() + offset + ((p.flags() & TcpFlags.SYN) != 0 ? 1 : 0);
+        final long first = seq + ((p.flags() & TcpFlags.SYN) != 0 ? 1 : 0);
         ScriptPayload.fill(MemorySegment.ofArray(segment), headerLength, length, first, ScriptPayload::remote);
         TcpRepr.fillChecksum(header, REMOTE_ADDRESS, TERN_ADDRESS, tcpLength);
         injectIp(p.line(), IpProtocol.TCP, segment);
@@ -890,7 +894,7 @@ public final class ScriptRunner {
                 inner = new byte[TcpHeader.MIN_LENGTH];
                 final TcpHeader header = new TcpHeader().wrap(MemorySegment.ofArray(inner), 0, inner.length);
                 header.write(flow.ternPort, flow.remotePort, (int) flow.ternSeq(p.seqStart()),
-                    p.ack() < 0 ? 0 : (int) (REMOTE_ISN + p.ack()), TcpHeader.MIN_LENGTH,
+                    p.ack() < 0 ? 0 : (int) (flow.remoteBase(p.flags()) + p.ack()), TcpHeader.MIN_LENGTH,
                     p.flags() == 0 ? dev.tern.tcp.wire.TcpFlags.ACK : p.flags(), p.window() < 0 ? 65535 : p.window());
                 protocol = IpProtocol.TCP;
                 quotedTotal = Ipv4Header.MIN_LENGTH + TcpHeader.MIN_LENGTH + p.payloadLength();
