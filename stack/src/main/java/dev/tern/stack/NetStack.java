@@ -35,6 +35,8 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 /**
@@ -110,7 +112,8 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     @SuppressWarnings("unused") // through BORROWERS
     private volatile int borrowers;
     private Pinger pinger;
-    private boolean closed;
+    /** Set by {@link #close()}; read by other threads, whose {@link #call} would otherwise wait for a stack that is gone. */
+    private volatile boolean closed;
     /** This stack's place among the shards of a sharded stack ({@link StackShards}); 0 of 1 when alone. */
     private final int shardIndex;
     private final int shardCount;
@@ -452,7 +455,8 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
 
     /**
      * Runs {@code work} on the stack's thread and returns its result: at once when called there, else handed to
-     * the running stack and waited for. For control calls (bind, connect, join, close), not for data.
+     * the running stack and waited for. For control calls (bind, connect, join, close), not for data. On a stack
+     * that is closed, or closes while the call waits, it throws IllegalStateException: the work would never run.
      */
     public <T> T call(Supplier<T> work) {
         if (isOwnerThread()) {
@@ -471,7 +475,15 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         }
         wakeIfAsleep();
         try {
-            return task.get();
+            while (true) {
+                try {
+                    return task.get(CLOSED_CHECK_MS, TimeUnit.MILLISECONDS);
+                } catch (TimeoutException e) {
+                    if (closed) {
+                        throw new IllegalStateException("the stack " + name + " is closed");
+                    }
+                }
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted waiting for the stack thread", e);
@@ -481,6 +493,14 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
             }
             throw new IllegalStateException(e.getCause());
         }
+    }
+
+    /** How often a {@link #call} waiting for the stack's thread looks whether the stack closed meanwhile. */
+    private static final long CLOSED_CHECK_MS = 10;
+
+    /** Whether {@link #close()} ran. Any thread. */
+    public boolean isClosed() {
+        return closed;
     }
 
     /** Opens a TCP connection to {@code address:port} from an ephemeral port; wait for it with {@link TcpConnection#awaitConnected}. */

@@ -481,17 +481,27 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
             return;
         }
         closed = true;
-        stack.call(() -> {
-            final long now = stack.clock().nanoTime();
-            if (abort) {
-                tcp.abort(handle, now);
-            } else {
-                applyNotices(now);
-                tcp.close(handle, now);
+        if (stack.isClosed()) {
+            return;   // the stack reset the connection and freed everything as it closed (a channel cleaned up late)
+        }
+        try {
+            stack.call(() -> {
+                final long now = stack.clock().nanoTime();
+                if (abort) {
+                    tcp.abort(handle, now);
+                } else {
+                    applyNotices(now);
+                    tcp.close(handle, now);
+                }
+                sockets.remove(handle);
+                return 0;
+            });
+        } catch (IllegalStateException e) {
+            if (!stack.isClosed()) {
+                throw e;
             }
-            sockets.remove(handle);
-            return 0;
-        });
+            // the stack closed while the call waited: as above, nothing is left to release
+        }
         final Selector current = selector;
         if (current != null) {
             current.deregister(this);

@@ -177,4 +177,32 @@ class RunnerLendingTest {
         thread.start();
         return result;
     }
+
+    /**
+     * A connection closed after its runner closed the stack (a channel the cleaner gets to late) returns at once: a
+     * control call to a stack that is gone would otherwise wait for ever, holding the cleaner's one thread.
+     */
+    @Test
+    void closingAConnectionOfAClosedStackReturnsAtOnceAndAControlCallSaysTheStackIsClosed() throws Exception {
+        try (MemoryPipe pipe = MemoryPipe.create(0x0200_0000_0001L, 0x0200_0000_0002L, 1500, 1 << 20, false)) {
+            final NetStack client = NetStack.builder().name("client").link(pipe.first()).address("198.18.0.1/24")
+                .countersInMemory().build();
+            final NetStack server = NetStack.builder().name("server").link(pipe.second()).address("198.18.0.2/24")
+                .countersInMemory().build();
+            final TcpConnection connection;
+            try (StackRunner serverRunner = StackRunner.start(server, new BusySpinIdleStrategy())) {
+                final StackRunner clientRunner = StackRunner.start(client, new BusySpinIdleStrategy());
+                server.listen(80, 4);
+                connection = client.connect(B, 80);
+                connection.awaitConnected(5 * SECOND);
+                clientRunner.close();
+                assertTrue(client.isClosed());
+                final CompletableFuture<Void> closing = CompletableFuture.runAsync(connection::close);
+                closing.get(2, TimeUnit.SECONDS);
+                final IllegalStateException refused = org.junit.jupiter.api.Assertions.assertThrows(
+                    IllegalStateException.class, () -> client.call(() -> 0));
+                assertEquals("the stack client is closed", refused.getMessage());
+            }
+        }
+    }
 }
