@@ -75,6 +75,8 @@ final class ReceiveShedding {
     private boolean linkShedsAtRandom;
     private boolean linkCannotShed;
     private boolean linkCannotShedBySource;
+    /** False with {@code -Dtern.shed.by_source=false}: every flood is shed at random (for comparison). */
+    private final boolean bySource;
     /** The sources the link drops SYNs from now: the first {@link #listed}. */
     private final int[] linkList = new int[SynSources.MAX_HEAVY];
     private int listed;
@@ -107,6 +109,7 @@ final class ReceiveShedding {
         this.filteredSources = counters.counter("stack.shed.sources");
         this.synSourceDrops = counters.counter("stack.shed.syn_source_drops");
         this.linkCannotShed = !Boolean.parseBoolean(System.getProperty("tern.shed.filter", "true"));
+        this.bySource = Boolean.parseBoolean(System.getProperty("tern.shed.by_source", "true"));
     }
 
     /** Once per poll, before the link's frames are handled. Allocates nothing; a system call only on a change. */
@@ -114,7 +117,7 @@ final class ReceiveShedding {
         sources.advance(nowNs);
         final boolean pressure = link.receivePressure();
         pressureNow = pressure;
-        heavyCount = pressure ? sources.heavy(heavy) : 0;
+        heavyCount = pressure && bySource ? sources.heavy(heavy) : 0;
         // TCP drops every SYN to a listener under pressure only when no few sources can be blamed.
         tcp.receivePressure(pressure, heavyCount == 0 && (listed == 0 || linkShedsAtRandom));
         if (pressure) {
