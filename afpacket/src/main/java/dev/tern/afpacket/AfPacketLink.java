@@ -85,6 +85,9 @@ public final class AfPacketLink implements Link {
     private final MemorySegment synShedProgram;
     private final MemorySegment detachArgument;
     private boolean sheddingSyns;
+    /** The sources whose SYNs the attached filter drops: the first {@link #shedSourceCount}. */
+    private final int[] shedSources = new int[SynShedFilter.MAX_SOURCES];
+    private int shedSourceCount;
     private final MemorySegment pollFd;
     /** Waits that another thread's wake ended ({@link #wakeAwaitingThread}). Owner thread. */
     private long woken;
@@ -515,16 +518,51 @@ public final class AfPacketLink implements Link {
         if (shed == sheddingSyns) {
             return true;
         }
-        final int result = shed
-            ? Libc.setsockopt(callState, resources.rxFd, LinuxAbi.SOL_SOCKET, LinuxAbi.SO_ATTACH_FILTER,
-                synShedProgram, LinuxAbi.SOCK_FPROG_SIZE)
-            : Libc.setsockopt(callState, resources.rxFd, LinuxAbi.SOL_SOCKET, LinuxAbi.SO_DETACH_FILTER,
-                detachArgument, 4);
-        if (result == -1) {
+        if (!attachShedFilter(shedSources, shedSourceCount, shed)) {
             return false;
         }
         sheddingSyns = shed;
         return true;
+    }
+
+    /**
+     * Attaches {@link SynShedFilter#program} with {@code sources} as constants (classic BPF has no maps), or takes
+     * the filter off when nothing is left to drop. At most {@link SynShedFilter#MAX_SOURCES}; one setsockopt per
+     * change.
+     */
+    @Override
+    public boolean shedSynsFrom(int[] sources, int count) {
+        if (count > SynShedFilter.MAX_SOURCES) {
+            return false;
+        }
+        if (count == shedSourceCount && java.util.Arrays.equals(sources, 0, count, shedSources, 0, count)) {
+            return true;
+        }
+        if (!attachShedFilter(sources, count, sheddingSyns)) {
+            return false;
+        }
+        System.arraycopy(sources, 0, shedSources, 0, count);
+        shedSourceCount = count;
+        return true;
+    }
+
+    /** SO_ATTACH_FILTER replaces the socket's filter whole; with nothing to drop, SO_DETACH_FILTER. Cold path. */
+    private boolean attachShedFilter(int[] sources, int count, boolean atRandom) {
+        final boolean attached = sheddingSyns || shedSourceCount > 0;
+        if (count == 0 && !atRandom) {
+            return !attached || Libc.setsockopt(callState, resources.rxFd, LinuxAbi.SOL_SOCKET,
+                LinuxAbi.SO_DETACH_FILTER, detachArgument, 4) != -1;
+        }
+        if (count == 0) {
+            return Libc.setsockopt(callState, resources.rxFd, LinuxAbi.SOL_SOCKET, LinuxAbi.SO_ATTACH_FILTER,
+                synShedProgram, LinuxAbi.SOCK_FPROG_SIZE) != -1;
+        }
+        // The kernel copies the program in; its memory is needed only for the call.
+        try (Arena call = Arena.ofConfined()) {
+            return Libc.setsockopt(callState, resources.rxFd, LinuxAbi.SOL_SOCKET, LinuxAbi.SO_ATTACH_FILTER,
+                SocketFilters.fprog(call, SynShedFilter.program(sources, count, atRandom)),
+                LinuxAbi.SOCK_FPROG_SIZE) != -1;
+        }
     }
 
     @Override

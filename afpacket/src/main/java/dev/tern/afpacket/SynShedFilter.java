@@ -2,6 +2,7 @@ package dev.tern.afpacket;
 
 import dev.tern.ethernet.link.ShardSteering.Instruction;
 
+import java.util.ArrayList;
 import java.util.List;
 
 import static dev.tern.ethernet.link.ShardSteering.BPF_ABS;
@@ -47,6 +48,14 @@ import static dev.tern.ethernet.link.ShardSteering.SKF_AD_RANDOM;
  * 13  ret #0xffffffff           accept the whole frame
  * 14  ret #0                    drop
  * </pre>
+ * When a few sources carry the flood ({@link AfPacketLink#shedSynsFrom}), {@link #program} puts a test of each
+ * source before the random part, so that their SYNs all go and other sources' SYNs pass (classic BPF has no maps: a
+ * list of constants, at most eight, rebuilt when the list changes):
+ * <pre>
+ * 10  ld [26]                   IPv4 source
+ * 11  jeq #SOURCE_1, DROP, 0    ... one per source
+ *     then the random part above, or, without it, accept
+ * </pre>
  * The instructions are {@link dev.tern.ethernet.link.ShardSteering}'s (the shards' fanout program is the other
  * classic BPF program);
  * {@link SocketFilters} lays them out for {@code SO_ATTACH_FILTER}.
@@ -55,23 +64,50 @@ final class SynShedFilter {
     /** One SYN in {@code SAMPLE_MASK + 1} passes the filter. */
     static final int SAMPLE_MASK = 7;
 
-    /** The program above. */
-    static final List<Instruction> PROGRAM = List.of(
-        new Instruction(BPF_LD | BPF_H | BPF_ABS, 0, 0, 12),
-        new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 0, 11, 0x0800),
-        new Instruction(BPF_LD | BPF_B | BPF_ABS, 0, 0, 23),
-        new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 0, 9, 6),
-        new Instruction(BPF_LD | BPF_H | BPF_ABS, 0, 0, 20),
-        new Instruction(BPF_JMP | BPF_JSET | BPF_K, 7, 0, 0x1fff),
-        new Instruction(BPF_LDX | BPF_B | BPF_MSH, 0, 0, 14),
-        new Instruction(BPF_LD | BPF_B | BPF_IND, 0, 0, 27),
-        new Instruction(BPF_ALU | BPF_AND | BPF_K, 0, 0, 0x16),
-        new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 0, 3, 0x02),
-        new Instruction(BPF_LD | BPF_W | BPF_ABS, 0, 0, SKF_AD_OFF + SKF_AD_RANDOM),
-        new Instruction(BPF_ALU | BPF_AND | BPF_K, 0, 0, SAMPLE_MASK),
-        new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
-        new Instruction(BPF_RET | BPF_K, 0, 0, 0xffffffff),
-        new Instruction(BPF_RET | BPF_K, 0, 0, 0));
+    /** The most sources {@link #program} tests. */
+    static final int MAX_SOURCES = 8;
+
+    /** The program above: the random part only. */
+    static final List<Instruction> PROGRAM = program(new int[0], 0, true);
+
+    /**
+     * The filter that drops every SYN from the first {@code count} of {@code sources} and, when {@code atRandom},
+     * seven in eight of the other SYNs. Cold path.
+     */
+    static List<Instruction> program(int[] sources, int count, boolean atRandom) {
+        if (count < 0 || count > MAX_SOURCES || count > sources.length) {
+            throw new IllegalArgumentException("between 0 and " + MAX_SOURCES + " sources, was " + count);
+        }
+        final int header = 10;
+        final int sourceTests = count == 0 ? 0 : 1 + count;
+        final int accept = header + sourceTests + (atRandom ? 3 : 0);
+        final int drop = accept + 1;
+        final List<Instruction> program = new ArrayList<>(drop + 1);
+        program.add(new Instruction(BPF_LD | BPF_H | BPF_ABS, 0, 0, 12));
+        program.add(new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 0, accept - 2, 0x0800));
+        program.add(new Instruction(BPF_LD | BPF_B | BPF_ABS, 0, 0, 23));
+        program.add(new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 0, accept - 4, 6));
+        program.add(new Instruction(BPF_LD | BPF_H | BPF_ABS, 0, 0, 20));
+        program.add(new Instruction(BPF_JMP | BPF_JSET | BPF_K, accept - 6, 0, 0x1fff));
+        program.add(new Instruction(BPF_LDX | BPF_B | BPF_MSH, 0, 0, 14));
+        program.add(new Instruction(BPF_LD | BPF_B | BPF_IND, 0, 0, 27));
+        program.add(new Instruction(BPF_ALU | BPF_AND | BPF_K, 0, 0, 0x16));
+        program.add(new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 0, accept - 10, 0x02));
+        if (count > 0) {
+            program.add(new Instruction(BPF_LD | BPF_W | BPF_ABS, 0, 0, 26));
+            for (int i = 0; i < count; i++) {
+                program.add(new Instruction(BPF_JMP | BPF_JEQ | BPF_K, drop - program.size() - 1, 0, sources[i]));
+            }
+        }
+        if (atRandom) {
+            program.add(new Instruction(BPF_LD | BPF_W | BPF_ABS, 0, 0, SKF_AD_OFF + SKF_AD_RANDOM));
+            program.add(new Instruction(BPF_ALU | BPF_AND | BPF_K, 0, 0, SAMPLE_MASK));
+            program.add(new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0));
+        }
+        program.add(new Instruction(BPF_RET | BPF_K, 0, 0, 0xffffffff));
+        program.add(new Instruction(BPF_RET | BPF_K, 0, 0, 0));
+        return List.copyOf(program);
+    }
 
     private SynShedFilter() {
     }

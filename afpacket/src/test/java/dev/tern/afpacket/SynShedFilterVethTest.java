@@ -1,5 +1,6 @@
 package dev.tern.afpacket;
 
+import dev.tern.core.net.Ipv4Address;
 import dev.tern.core.testing.ExternalTools;
 import dev.tern.testkit.netns.BackgroundCommand;
 import dev.tern.testkit.netns.NetnsHarness;
@@ -8,6 +9,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.Predicate;
 
@@ -74,6 +76,55 @@ class SynShedFilterVethTest {
             hping(hping3, "-S", 100);
             final long after = receiver.collect(tcpWithFlags(0x02), SETTLE).size();
             assertEquals(100, after, "with the filter off every SYN arrives");
+        }
+    }
+
+    /** hping3 SYNs to Tern's address from {@code source} (the peer's own, or one it claims: same veth). */
+    private void hpingSynsFrom(String hping3, String source, int count) {
+        net.peerExec(Duration.ofSeconds(30), hping3, "-q", "-S", "-a", source, "-p", "80", "-c", Integer.toString(count),
+            "-i", "u1000", NetnsHarness.TERN_ADDRESS);
+    }
+
+    private static Predicate<Receiver.Frame> from(String source) {
+        final byte[] address = java.net.InetAddress.ofLiteral(source).getAddress();
+        return f -> f.length() > 14 + 16 && Arrays.equals(f.bytes(), 14 + 12, 14 + 16, address, 0, 4);
+    }
+
+    /**
+     * Shedding by source ({@link AfPacketLink#shedSynsFrom}): every SYN from a listed source stays out and every SYN
+     * from another arrives; with the random filter on as well, other sources lose seven in eight; off, all arrive.
+     */
+    @Test
+    void sheddingBySourceKeepsOutTheListedSourcesSynsOnly() {
+        net = NetnsTesting.harness();
+        final String hping3 = ExternalTools.require("hping3", "hping3").toString();
+        final String other = "198.18.0.77";
+        try (AfPacketLink link = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().rxFrameRing(2048))) {
+            net.peerNeighbour(NetnsHarness.TERN_ADDRESS, link.macAddress());
+            final Receiver receiver = new Receiver(link);
+            final int[] flooder = {Ipv4Address.parse(NetnsHarness.PEER_ADDRESS)};
+            assertTrue(link.shedSynsFrom(flooder, 1));
+            hpingSynsFrom(hping3, NetnsHarness.PEER_ADDRESS, 200);
+            hpingSynsFrom(hping3, other, 100);
+            hping(hping3, "-A", 50);
+            List<Receiver.Frame> seen = receiver.collect(f -> true, SETTLE);
+            assertEquals(0, seen.stream().filter(tcpWithFlags(0x02).and(from(NetnsHarness.PEER_ADDRESS))).count(),
+                "no SYN from the listed source");
+            assertEquals(100, seen.stream().filter(tcpWithFlags(0x02).and(from(other))).count(), "every other SYN");
+            assertEquals(50, seen.stream().filter(tcpWithFlags(0x10)).count(), "the listed source's ACKs arrive");
+
+            assertTrue(link.shedUnsolicitedSyns(true));
+            hpingSynsFrom(hping3, NetnsHarness.PEER_ADDRESS, 100);
+            hpingSynsFrom(hping3, other, 400);
+            seen = receiver.collect(f -> true, SETTLE);
+            assertEquals(0, seen.stream().filter(tcpWithFlags(0x02).and(from(NetnsHarness.PEER_ADDRESS))).count());
+            final long others = seen.stream().filter(tcpWithFlags(0x02).and(from(other))).count();
+            assertTrue(others >= 17 && others <= 83, "one in eight of the others' SYNs: " + others + " of 400");
+
+            assertTrue(link.shedSynsFrom(flooder, 0));
+            assertTrue(link.shedUnsolicitedSyns(false));
+            hpingSynsFrom(hping3, NetnsHarness.PEER_ADDRESS, 100);
+            assertEquals(100, receiver.collect(tcpWithFlags(0x02), SETTLE).size(), "off: every SYN arrives");
         }
     }
 

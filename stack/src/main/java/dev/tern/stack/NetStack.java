@@ -164,13 +164,15 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
             udp.shardPorts(ports);
         }
         this.shedding = new ReceiveShedding(link, tcp, counters);
+        final SynTap synTap = new SynTap(tcp, shedding); // SYNs by source, for shedding; in front of TCP
+        ipv4.register(dev.tern.ipv4.wire.IpProtocol.TCP, synTap);
         this.tcpSockets = new TcpSockets(Math.min(builder.tcpConfig.maxConnections(), 1 << 16));
         if (shardCount > 1) {
             // A datagram reassembled here that belongs to another shard's flow goes to that shard.
             final ShardReassembledHandOver reassembled = new ShardReassembledHandOver(shardIndex, shardCount,
                 link.macAddress(), (ShardFilterLink) link, counters.counter("shard.tx.reassembled_handed_over"),
                 udpPortOwners);
-            ipv4.register(dev.tern.ipv4.wire.IpProtocol.TCP, reassembled.guard(tcp));
+            ipv4.register(dev.tern.ipv4.wire.IpProtocol.TCP, reassembled.guard(synTap));
             ipv4.register(dev.tern.ipv4.wire.IpProtocol.UDP, reassembled.guard(udp));
         }
         if (!builder.gateways.isEmpty()) {
@@ -261,7 +263,9 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
             work += queued;
         }
         shedding.beforeReceive(nowNs);
-        work += ethernet.poll(nowNs, receiveBatch);
+        final int frames = ethernet.poll(nowNs, receiveBatch);
+        shedding.afterReceive(frames);
+        work += frames;
         work += ipv4.pollLoopback(nowNs);
         // And those that handlers queued while receiving leave in this poll, with its other output.
         work += sendQueuedOutput(nowNs);

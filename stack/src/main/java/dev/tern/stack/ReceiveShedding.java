@@ -23,8 +23,29 @@ import org.agrona.concurrent.status.AtomicCounter;
  * during a flood the ring overflows within milliseconds and established connections lose segments, so a lasting
  * flood should see that rarely. A calm spell resets it.
  *
+ * <p>Pressure is attributed before anything is filtered: the stack counts, over the polls of a run under pressure,
+ * the frames it handled and the connection-opening SYNs among them ({@link SynTap}), and asks the link to filter only
+ * when SYNs are at least half of those frames. Half, because a ring that fills with something else (ARP, UDP, a
+ * bulk transfer's ACKs) would not drain by filtering SYNs: the filter would refuse clients and leave the pressure;
+ * while a SYN flood that is half of what comes in is enough to keep the ring full by itself. A run that lasts
+ * {@link #SUSTAIN_NS} without that is counted once ({@code stack.shed.pressure_without_syn_flood}) and filters
+ * nothing. A poll that handled no frame is no evidence either way.
+ *
+ * <p>The heaviest sources go first. {@link SynSources} counts SYNs by source; when a few sources (at most eight,
+ * each with an eighth of the SYNs, three quarters together) carry the flood, the link is asked to drop every SYN
+ * from those sources and none other ({@link Link#shedSynsFrom}), and under pressure the stack drops those sources'
+ * SYNs itself while TCP leaves other SYNs through: a second client connects at once where a filter of seven in
+ * eight for everyone held it back for seconds (its retries at 1, 3, 7 s). Pressure that lasts again while the
+ * link drops by source adds the new heavy sources to its list, or, when no few sources stand out or the list would
+ * grow past eight, turns the random filter on as well. When no few sources stand out (a flood from spread or
+ * random sources) the link drops seven in eight SYNs for all ({@link Link#shedUnsolicitedSyns}) and TCP drops SYNs
+ * to listeners, as the only choice left; a link that cannot filter by source gets the random filter.
+ *
  * <p>Counters: {@code stack.shed.pressure_polls} (polls that began under pressure), {@code stack.shed.episodes}
- * (times the link's filter went on), {@code stack.shed.active} (1 while it is on).
+ * (times the link's filter went on), {@code stack.shed.active} (1 while it is on),
+ * {@code stack.shed.pressure_without_syn_flood}, {@code stack.shed.source_filters} (times the link was given a
+ * list of sources), {@code stack.shed.random_filters} (times the random filter went on), {@code stack.shed.sources}
+ * (sources the link's filter names now), {@code stack.shed.syn_source_drops} (SYNs the stack dropped by source).
  */
 final class ReceiveShedding {
     /** How long the link first keeps shedding after the last poll under pressure. */
@@ -40,11 +61,35 @@ final class ReceiveShedding {
 
     private final Link link;
     private final TcpLayer tcp;
+    private final SynSources sources = new SynSources();
     private final AtomicCounter pressurePolls;
     private final AtomicCounter episodes;
     private final AtomicCounter active;
+    private final AtomicCounter pressureWithoutSynFlood;
+    private final AtomicCounter sourceFilters;
+    private final AtomicCounter randomFilters;
+    private final AtomicCounter filteredSources;
+    private final AtomicCounter synSourceDrops;
+    /** Whether any of the link's filters is on. */
     private boolean linkSheds;
+    private boolean linkShedsAtRandom;
     private boolean linkCannotShed;
+    private boolean linkCannotShedBySource;
+    /** False with {@code -Dtern.shed.by_source=false}: every flood is shed at random (for comparison). */
+    private final boolean bySource;
+    /** The sources the link drops SYNs from now: the first {@link #listed}. */
+    private final int[] linkList = new int[SynSources.MAX_HEAVY];
+    private int listed;
+    /** The heavy sources as of this poll, when it is under pressure: the first {@link #heavyCount}. */
+    private final int[] heavy = new int[SynSources.MAX_HEAVY];
+    private int heavyCount;
+    private final int[] union = new int[2 * SynSources.MAX_HEAVY];
+    private boolean pressureNow;
+    private int synsThisPoll;
+    /** Frames and SYNs handled in the polls of the current run under pressure. */
+    private long runFrames;
+    private long runSyns;
+    private boolean runCounted;
     private long lastPressureNs;
     /** When the current run of polls under pressure began; {@link #NO_PRESSURE} when the last poll had none. */
     private long pressureSinceNs = NO_PRESSURE;
@@ -58,38 +103,169 @@ final class ReceiveShedding {
         this.pressurePolls = counters.counter("stack.shed.pressure_polls");
         this.episodes = counters.counter("stack.shed.episodes");
         this.active = counters.counter("stack.shed.active");
+        this.pressureWithoutSynFlood = counters.counter("stack.shed.pressure_without_syn_flood");
+        this.sourceFilters = counters.counter("stack.shed.source_filters");
+        this.randomFilters = counters.counter("stack.shed.random_filters");
+        this.filteredSources = counters.counter("stack.shed.sources");
+        this.synSourceDrops = counters.counter("stack.shed.syn_source_drops");
         this.linkCannotShed = !Boolean.parseBoolean(System.getProperty("tern.shed.filter", "true"));
+        this.bySource = Boolean.parseBoolean(System.getProperty("tern.shed.by_source", "true"));
     }
 
     /** Once per poll, before the link's frames are handled. Allocates nothing; a system call only on a change. */
     void beforeReceive(long nowNs) {
+        sources.advance(nowNs);
         final boolean pressure = link.receivePressure();
-        tcp.receivePressure(pressure);
+        pressureNow = pressure;
+        heavyCount = pressure && bySource ? sources.heavy(heavy) : 0;
+        // TCP drops every SYN to a listener under pressure only when no few sources can be blamed.
+        tcp.receivePressure(pressure, heavyCount == 0 && (listed == 0 || linkShedsAtRandom));
         if (pressure) {
             pressurePolls.incrementRelease();
             lastPressureNs = nowNs;
             if (pressureSinceNs == NO_PRESSURE) {
-                pressureSinceNs = nowNs;
+                newRun(nowNs);
+                runCounted = false;
             }
-            if (!linkSheds && !linkCannotShed && nowNs - pressureSinceNs >= SUSTAIN_NS) {
-                if (link.shedUnsolicitedSyns(true)) {
-                    linkSheds = true;
-                    holdNs = nowNs - releasedNs < 2 * holdNs ? Math.min(2 * holdNs, HOLD_MAX_NS) : HOLD_MIN_NS;
-                    episodes.incrementRelease();
-                    active.setRelease(1);
-                } else {
-                    linkCannotShed = true; // the stack's own drop does the work; do not ask again every poll
+            if (!linkCannotShed && !linkShedsAtRandom && nowNs - pressureSinceNs >= SUSTAIN_NS) {
+                if (2 * runSyns >= runFrames) {
+                    if (linkSheds) {
+                        tighten();
+                    } else {
+                        turnOn(nowNs);
+                    }
+                    newRun(nowNs); // the next step, if any, after another run of pressure
+                } else if (!linkSheds && !runCounted) {
+                    runCounted = true;
+                    pressureWithoutSynFlood.incrementRelease();
                 }
             }
             return;
         }
         pressureSinceNs = NO_PRESSURE;
         if (linkSheds && nowNs - lastPressureNs >= holdNs) {
-            link.shedUnsolicitedSyns(false);
-            linkSheds = false;
+            turnOff();
             releasedNs = nowNs;
-            active.setRelease(0);
         }
+    }
+
+    private void newRun(long nowNs) {
+        pressureSinceNs = nowNs;
+        runFrames = 0;
+        runSyns = 0;
+    }
+
+    /** After the poll's frames: {@code frames} were handled. */
+    void afterReceive(int frames) {
+        if (pressureNow) {
+            runFrames += frames;
+            runSyns += synsThisPoll;
+        }
+        synsThisPoll = 0;
+    }
+
+    /**
+     * A connection-opening SYN from {@code source} (per SYN, from {@link SynTap}); returns whether the stack drops it
+     * here: under pressure, when its source is one of the heavy ones.
+     */
+    boolean synArrives(int source) {
+        if (listed > 0 && contains(linkList, listed, source)) {
+            // Already blamed (one that was waiting in the ring when the link's filter went on, or a link that
+            // cannot filter): neither counted again nor evidence of a new flood.
+            if (pressureNow) {
+                synSourceDrops.incrementRelease();
+                return true;
+            }
+            return false;
+        }
+        synsThisPoll++;
+        sources.record(source);
+        if (pressureNow && contains(heavy, heavyCount, source)) {
+            synSourceDrops.incrementRelease();
+            return true;
+        }
+        return false;
+    }
+
+    private void turnOn(long nowNs) {
+        final boolean bySource = heavyCount > 0 && listSources(heavy, heavyCount);
+        if (!bySource && !shedAtRandom()) {
+            linkCannotShed = true; // the stack's own drop does the work; do not ask again every poll
+            return;
+        }
+        linkSheds = true;
+        holdNs = nowNs - releasedNs < 2 * holdNs ? Math.min(2 * holdNs, HOLD_MAX_NS) : HOLD_MIN_NS;
+        episodes.incrementRelease();
+        active.setRelease(1);
+    }
+
+    /**
+     * Pressure lasted again, mostly SYNs from sources not on the list, with the link dropping by source only: the
+     * flood has new sources. They join the list when they are few and it stays within eight; else the random filter
+     * goes on as well.
+     */
+    private void tighten() {
+        int merged = 0;
+        if (heavyCount > 0) {
+            System.arraycopy(linkList, 0, union, 0, listed);
+            merged = listed;
+            for (int i = 0; i < heavyCount; i++) {
+                if (!contains(union, merged, heavy[i])) {
+                    union[merged++] = heavy[i];
+                }
+            }
+        }
+        if (merged > listed && merged <= SynSources.MAX_HEAVY && listSources(union, merged)) {
+            return;
+        }
+        shedAtRandom();
+    }
+
+    private boolean listSources(int[] addresses, int count) {
+        if (linkCannotShedBySource || !link.shedSynsFrom(addresses, count)) {
+            linkCannotShedBySource = true;
+            return false;
+        }
+        System.arraycopy(addresses, 0, linkList, 0, count);
+        listed = count;
+        for (int i = 0; i < count; i++) {
+            sources.forget(addresses[i]);
+        }
+        sourceFilters.incrementRelease();
+        filteredSources.setRelease(count);
+        return true;
+    }
+
+    private boolean shedAtRandom() {
+        if (!link.shedUnsolicitedSyns(true)) {
+            return false;
+        }
+        linkShedsAtRandom = true;
+        randomFilters.incrementRelease();
+        return true;
+    }
+
+    private void turnOff() {
+        if (linkShedsAtRandom) {
+            link.shedUnsolicitedSyns(false);
+            linkShedsAtRandom = false;
+        }
+        if (listed > 0) {
+            link.shedSynsFrom(linkList, 0);
+            listed = 0;
+            filteredSources.setRelease(0);
+        }
+        linkSheds = false;
+        active.setRelease(0);
+    }
+
+    private static boolean contains(int[] addresses, int count, int address) {
+        for (int i = 0; i < count; i++) {
+            if (addresses[i] == address) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -100,15 +276,15 @@ final class ReceiveShedding {
         if (linkSheds) {
             return lastPressureNs + holdNs;
         }
-        return pressureSinceNs != NO_PRESSURE && !linkCannotShed ? pressureSinceNs + SUSTAIN_NS : Long.MAX_VALUE;
+        // A run already judged no SYN flood waits for frames, which wake the poll anyway.
+        return pressureSinceNs != NO_PRESSURE && !linkCannotShed && !runCounted ? pressureSinceNs + SUSTAIN_NS
+            : Long.MAX_VALUE;
     }
 
     /** Takes the link's filter off (the stack closes). */
     void close() {
         if (linkSheds) {
-            link.shedUnsolicitedSyns(false);
-            linkSheds = false;
-            active.setRelease(0);
+            turnOff();
         }
     }
 }

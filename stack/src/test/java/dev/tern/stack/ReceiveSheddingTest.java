@@ -1,6 +1,11 @@
 package dev.tern.stack;
 
+import dev.tern.core.checksum.InternetChecksum;
 import dev.tern.core.net.Ipv4Address;
+import dev.tern.ethernet.wire.MacAddress;
+import dev.tern.ethernet.wire.EtherType;
+import dev.tern.stack.testing.Frames;
+import dev.tern.stack.testing.PeerPort;
 import dev.tern.ethernet.link.ForwardingLink;
 import dev.tern.ethernet.link.Link;
 import dev.tern.stack.sim.Simulation;
@@ -12,6 +17,8 @@ import org.junit.jupiter.api.Test;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.function.IntSupplier;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -35,6 +42,7 @@ class ReceiveSheddingTest {
         boolean canShed = true;
         final List<Boolean> shedRequests = new ArrayList<>();
         final List<Long> shedRequestTimes = new ArrayList<>();
+        final List<int[]> sourceRequests = new ArrayList<>();
         private final Simulation sim;
 
         PressureLink(Link link, Simulation sim) {
@@ -54,6 +62,15 @@ class ReceiveSheddingTest {
             }
             shedRequests.add(shed);
             shedRequestTimes.add(sim.nowNs());
+            return true;
+        }
+
+        @Override
+        public boolean shedSynsFrom(int[] sources, int count) {
+            if (!canShed) {
+                return false;
+            }
+            sourceRequests.add(Arrays.copyOf(sources, count));
             return true;
         }
     }
@@ -225,5 +242,142 @@ class ReceiveSheddingTest {
         assertTrue(counter(us, "tcp.drop.syn_pressure") >= 2);
         assertEquals(0, counter(us, "stack.shed.episodes"));
         assertEquals(0, counter(peer, "tcp.rx.segments"));
+    }
+
+    private static final int FLOOD_SOURCE = Ipv4Address.parse("198.18.0.66");
+    private static final int UDP = 17;
+    private static final int TCP = 6;
+
+    private TcpListener floodListener;
+
+    /** A listener on port 80, the flood's port on the wire, and the link under pressure from now on. */
+    private PeerPort listenUnderPressure() throws Exception {
+        final PeerPort port = new PeerPort(sim, "flood", MacAddress.parse("0a:00:00:00:00:66"));
+        floodListener = us.listen(80, 64);
+        sim.runFor(10 * MS);
+        link.pressure = true;
+        return port;
+    }
+
+    /** A TCP segment with only SYN set (a connection opening), its checksum right. */
+    private static byte[] syn(int source, int sourcePort, int destination, int destinationPort) {
+        final byte[] tcp = new byte[20];
+        final MemorySegment s = MemorySegment.ofArray(tcp);
+        dev.tern.core.memory.BigEndian.u16(s, 0, sourcePort);
+        dev.tern.core.memory.BigEndian.u16(s, 2, destinationPort);
+        dev.tern.core.memory.BigEndian.i32(s, 4, sourcePort * 7919);
+        tcp[12] = 0x50;
+        tcp[13] = 0x02;
+        dev.tern.core.memory.BigEndian.u16(s, 14, 65535);
+        final int checksum = InternetChecksum.finish(InternetChecksum.add(
+            InternetChecksum.pseudoHeader(source, destination, TCP, tcp.length), s, 0, tcp.length));
+        dev.tern.core.memory.BigEndian.u16(s, 16, checksum);
+        return tcp;
+    }
+
+    /**
+     * {@code perStep} frames from {@code port} every 100 us for {@code durationNs}, each an IPv4 datagram to us of
+     * {@code protocol} (a SYN to port 80, or a UDP datagram to port 9) from the address {@code source} gives.
+     */
+    private void flood(PeerPort port, int protocol, IntSupplier source, int perStep, long durationNs) {
+        final long end = sim.nowNs() + durationNs;
+        int n = 0;
+        while (sim.nowNs() < end) {
+            for (int i = 0; i < perStep; i++, n++) {
+                final int from = source.getAsInt();
+                final byte[] payload = protocol == TCP ? syn(from, 1024 + (n & 0x7fff), US, 80)
+                    : new byte[] {0, 9, 0, 9, 0, 12, 0, 0, 1, 2, 3, 4};
+                port.send(Frames.ethernet(link.macAddress(), port.mac(), EtherType.IPV4,
+                    Frames.ipv4(from, US, protocol, n, 0, 64, payload)));
+            }
+            sim.step(sim.nowNs() + 100_000);
+        }
+    }
+
+    /**
+     * Pressure from a flood of frames that are not SYNs (UDP here; ARP or ACKs alike): filtering SYNs would not
+     * drain the ring, so the link is never asked to, and the run is counted as pressure without a SYN flood.
+     */
+    @Test
+    void aFloodOfOtherFramesDoesNotTurnSynSheddingOn() throws Exception {
+        final PeerPort port = listenUnderPressure();
+        flood(port, UDP, () -> FLOOD_SOURCE, 8, 50 * MS);
+        assertTrue(counter(us, "udp.drop.no_socket") > 3_000, "the flood arrived");
+        assertEquals(List.of(), link.shedRequests, "no random SYN filter");
+        assertEquals(List.of(), link.sourceRequests, "no filter by source");
+        assertEquals(0, counter(us, "stack.shed.episodes"));
+        assertEquals(1, counter(us, "stack.shed.pressure_without_syn_flood"), "one run, counted once");
+
+        // A SYN flood under the same pressure turns it on.
+        link.pressure = false;
+        sim.runFor(10 * MS);
+        link.pressure = true;
+        flood(port, TCP, () -> FLOOD_SOURCE, 8, 20 * MS);
+        assertEquals(1, counter(us, "stack.shed.episodes"));
+        assertEquals(1, counter(us, "stack.shed.pressure_without_syn_flood"));
+    }
+
+    /**
+     * A SYN flood from one address: the link is asked to drop that address's SYNs only (no random filter), the
+     * stack drops them itself under pressure, and another client, whose SYNs TCP no longer drops, connects at once
+     * while the pressure lasts; before, its SYN was dropped and it got in after its 1 s retry at best.
+     */
+    @Test
+    void aSingleSourceFloodIsShedBySourceAndAnotherClientConnectsAtOnce() throws Exception {
+        final PeerPort port = listenUnderPressure();
+        flood(port, TCP, () -> FLOOD_SOURCE, 8, 20 * MS);
+        assertEquals(1, link.sourceRequests.size(), "one list");
+        assertArrayEquals(new int[] {FLOOD_SOURCE}, link.sourceRequests.get(0));
+        assertEquals(List.of(), link.shedRequests, "no random filter");
+        assertEquals(1, counter(us, "stack.shed.episodes"));
+        assertEquals(1, counter(us, "stack.shed.source_filters"));
+        assertEquals(0, counter(us, "stack.shed.random_filters"));
+        assertEquals(1, counter(us, "stack.shed.sources"));
+        final long dropsBefore = counter(us, "stack.shed.syn_source_drops");
+        assertTrue(dropsBefore > 0);
+
+        final long began = sim.nowNs();
+        final TcpConnection client = peer.connect(US, 80);
+        flood(port, TCP, () -> FLOOD_SOURCE, 8, 10 * MS); // the flood goes on, and the pressure with it
+        assertTrue(client.isConnected(), "connected under the flood, without a retry");
+        assertTrue(sim.nowNs() - began < 100 * MS);
+        assertTrue(floodListener.accept() != null);
+        assertTrue(counter(us, "stack.shed.syn_source_drops") > dropsBefore, "the flood's SYNs still dropped");
+
+        link.pressure = false;
+        sim.runFor(300 * MS);
+        assertEquals(2, link.sourceRequests.size());
+        assertEquals(0, link.sourceRequests.get(1).length, "the list is emptied after the hold");
+        assertEquals(0, counter(us, "stack.shed.active"));
+        assertEquals(0, counter(us, "stack.shed.sources"));
+    }
+
+    /** A SYN flood from addresses spread over a /16: no few sources stand out, so the link sheds at random. */
+    @Test
+    void aFloodFromSpreadSourcesIsShedAtRandom() throws Exception {
+        final PeerPort port = listenUnderPressure();
+        final java.util.Random random = new java.util.Random(7);
+        flood(port, TCP, () -> Ipv4Address.parse("198.19.0.0") | random.nextInt(1 << 16), 8, 20 * MS);
+        assertEquals(List.of(true), link.shedRequests);
+        assertEquals(List.of(), link.sourceRequests);
+        assertEquals(1, counter(us, "stack.shed.random_filters"));
+        assertEquals(0, counter(us, "stack.shed.syn_source_drops"));
+        assertTrue(counter(us, "tcp.drop.syn_pressure") > 100, "TCP drops every SYN, as before");
+    }
+
+    /**
+     * While the link drops one source's SYNs, a second source floods: pressure lasts again, and it joins the list.
+     */
+    @Test
+    void aSecondFloodingSourceJoinsTheList() throws Exception {
+        final PeerPort port = listenUnderPressure();
+        flood(port, TCP, () -> FLOOD_SOURCE, 8, 20 * MS);
+        final int second = FLOOD_SOURCE + 1;
+        // The link would drop the first source's SYNs now; what the stack still sees is the second's.
+        flood(port, TCP, () -> second, 8, 250 * MS);
+        assertEquals(2, link.sourceRequests.size());
+        assertArrayEquals(new int[] {FLOOD_SOURCE, second}, link.sourceRequests.get(1));
+        assertEquals(List.of(), link.shedRequests);
+        assertEquals(2, counter(us, "stack.shed.sources"));
     }
 }

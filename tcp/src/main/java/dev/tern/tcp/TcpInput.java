@@ -71,8 +71,10 @@ final class TcpInput {
     private final OutputQueue outputQueue;
     private final TcpHeader rx = new TcpHeader();
     private final TcpSegment seg = new TcpSegment();
-    /** See {@link #receivePressure(boolean)}. */
+    /** See {@link #receivePressure(boolean, boolean)}. */
     private boolean receivePressure;
+    /** See {@link #receivePressure(boolean, boolean)}. */
+    private boolean synPressure;
     private long challengeWindowNs;
     private int challengeCount;
 
@@ -100,10 +102,12 @@ final class TcpInput {
 
     /**
      * Whether the link's receive ring was half full or more when this poll began (set by the stack each poll, before
-     * the frames are handled): segments that would open or answer for no connection are then dropped.
+     * the frames are handled): segments that would answer for no connection are then dropped, and SYNs to listeners
+     * too when {@code dropSyns} (the stack leaves them through when it drops a few heavy sources' SYNs itself).
      */
-    void receivePressure(boolean underPressure) {
+    void receivePressure(boolean underPressure, boolean dropSyns) {
         receivePressure = underPressure;
+        synPressure = underPressure && dropSyns;
     }
 
     /** RFC 5961 §7: at most challengeAckLimit challenge ACKs per second for the whole layer. */
@@ -215,7 +219,7 @@ final class TcpInput {
             counters.drop(TcpCounters.DROP_SYN_FIN);
             return;
         }
-        if (receivePressure) {
+        if (synPressure) {
             // Shedding under load: the link's receive ring is half full or more, so the stack is falling behind (a SYN
             // flood). A SYN costs a SYN-ACK (or a cookie) and, from a flood's spoofed or closed source, a reset back;
             // dropping it here keeps the ring for segments of established connections, whose loss would stall

@@ -207,9 +207,9 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         lifecycle.closeListener(listener, nowNs);
     }
 
-    /** Once per poll, before the frames: whether the link's receive ring is half full (segments for no one dropped). */
-    public void receivePressure(boolean underPressure) {
-        input.receivePressure(underPressure);
+    /** Once per poll, before the frames: ring half full (segments for no one dropped; SYNs too, if dropSyns). */
+    public void receivePressure(boolean underPressure, boolean dropSyns) {
+        input.receivePressure(underPressure, dropSyns);
     }
 
     /**

@@ -69,6 +69,11 @@ public abstract class ForwardingLink implements Link {
     }
 
     @Override
+    public boolean shedSynsFrom(int[] sources, int count) {
+        return link.shedSynsFrom(sources, count);
+    }
+
+    @Override
     public int receive(FrameHandler handler, int maxFrames) {
         return link.receive(handler, maxFrames);
     }

@@ -89,6 +89,17 @@ public interface Link extends AutoCloseable {
     }
 
     /**
+     * Asks the link to drop, before they reach the stack, every connection-opening SYN (as in
+     * {@link #shedUnsolicitedSyns}) whose IPv4 source is one of the first {@code count} of {@code sources}, and to
+     * pass other sources' SYNs (unless {@link #shedUnsolicitedSyns} is on as well); {@code count} 0 ends it. The
+     * stack does this when a few sources carry most of a SYN flood, so that everyone else still gets in. The link
+     * copies the addresses. Returns false where the link cannot. Cold path: a system call or two per change.
+     */
+    default boolean shedSynsFrom(int[] sources, int count) {
+        return false;
+    }
+
+    /**
      * Blocks the calling thread up to {@code timeoutMs} (0: just check) until {@link #receive} has a frame to hand up,
      * and returns whether it has; a link that cannot wait ({@link #canAwaitFrames()} false: the memory wire) returns
      * false at once. For a stack's
