@@ -228,6 +228,12 @@ final class TcpInput {
             counters.drop(TcpCounters.DROP_SYN_PRESSURE);
             return;
         }
+        if (!path.routable(seg.sourceAddress)) {
+            // No route back (a spoofed flood's off-subnet sources with no gateway): a SYN-ACK could not leave, and a
+            // half-open row would live through its retransmissions, taking the queue from real clients.
+            counters.drop(TcpCounters.DROP_NO_ROUTE);
+            return;
+        }
         if (listeners.acceptQueueFull(listener)) {
             // As Linux: with the accept queue full, SYNs are dropped (the peer retries) rather than answered.
             listeners.overflow();

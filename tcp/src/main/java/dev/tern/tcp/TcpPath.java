@@ -20,6 +20,14 @@ final class TcpPath {
     /** When each connection last confirmed its next hop. */
     private final long[] lastConfirmNs;
 
+    /**
+     * Whether a datagram to {@code address} has a route: on-link or through a gateway. A SYN from a source without one
+     * could never be answered, so the listener keeps nothing for it (Linux looks the route up in tcp_conn_request).
+     */
+    boolean routable(int address) {
+        return ipv4.routes().lookup(address) != dev.tern.ipv4.RoutingTable.NO_ROUTE;
+    }
+
     TcpPath(Ipv4Layer ipv4, TcpControlBlocks tcb, TcpCounters counters, TcpConfig config) {
         this.ipv4 = ipv4;
         this.tcb = tcb;

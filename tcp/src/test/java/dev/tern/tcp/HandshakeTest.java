@@ -1,5 +1,7 @@
 package dev.tern.tcp;
 
+import dev.tern.core.net.Ipv4Address;
+
 import dev.tern.tcp.testing.Captured;
 import dev.tern.tcp.testing.TcpHarness;
 import dev.tern.tcp.wire.TcpFlags;
@@ -260,6 +262,25 @@ class HandshakeTest {
                 h.send(ACK.seq(REMOTE_ISS + 1).ack(LOCAL_ISS + 99));
                 h.expect(RST.seq(LOCAL_ISS + 99));
                 assertEquals(-1, h.tcp.accept(h.listener));
+            }
+        }
+
+        /**
+         * A SYN from a source with no route back (off-subnet, no gateway: a spoofed flood's) gets no half-open row,
+         * counted as Linux's OutNoRoutes; once a default route exists the same source is answered.
+         */
+        @Test
+        void aSynFromASourceWithNoRouteKeepsNoState() {
+            try (TcpHarness h = listening(TcpHarness.config().build())) {
+                h.remoteAddress = Ipv4Address.parse("198.19.0.5");
+                h.send(SYN.seq(REMOTE_ISS));
+                h.expectNothing();
+                assertEquals(0, h.tcp.connectionCount(), "no half-open row");
+                assertEquals(1, h.counter("tcp.drop.no_route"));
+                h.stack.ipv4.defaultGateway(TcpHarness.PEER);
+                h.send(SYN.seq(REMOTE_ISS));
+                h.expect(SYN_ACK);
+                assertEquals(1, h.tcp.connectionCount());
             }
         }
 
