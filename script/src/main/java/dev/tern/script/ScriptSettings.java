@@ -1,5 +1,6 @@
 package dev.tern.script;
 
+import dev.tern.tcp.FastOpen;
 import dev.tern.tcp.TcpConfig;
 
 import java.util.List;
@@ -31,7 +32,8 @@ final class ScriptSettings {
         "net.inet.tcp.recvspace", "net.inet.tcp.sendspace", "kern.ipc.maxsockbuf", "net.inet.tcp.delacktime",
         "net.inet.tcp.rexmit_initial", "net.inet.tcp.msl", "net.inet.tcp.keepidle", "net.inet.tcp.keepintvl",
         "net.inet.tcp.keepcnt", "net.inet.tcp.syncookies", "net.inet.tcp.initcwnd_segments",
-        "net.inet.tcp.hostcache.purgenow");
+        "net.inet.tcp.hostcache.purgenow", "net.inet.tcp.fastopen.client_enable",
+        "net.inet.tcp.fastopen.server_enable");
     /**
      * FreeBSD settings Tern has no knob for, taken at the value that describes what Tern does (FreeBSD's default,
      * which the {@code freebsd} profile stands for), each with what Tern does; another value is rejected.
@@ -203,6 +205,13 @@ final class ScriptSettings {
             // A fresh stack caches nothing about other hosts: there is nothing to purge.
             case "net.inet.tcp.hostcache.purgenow" -> {
             }
+            // FreeBSD's Fast Open switches, as Linux's client and server bits (dev.tern.tcp.FastOpen). A listener
+            // still takes Fast Open only with TCP_FASTOPEN, on FreeBSD as on Linux. Turning the client off and on
+            // again, as the suite does first, empties FreeBSD's cookie cache: a fresh stack's is empty.
+            case "net.inet.tcp.fastopen.client_enable" -> tcp.fastOpen(v != 0 ? before.fastOpen() | FastOpen.CLIENT
+                : before.fastOpen() & ~FastOpen.CLIENT);
+            case "net.inet.tcp.fastopen.server_enable" -> tcp.fastOpen(v != 0 ? before.fastOpen() | FastOpen.SERVER
+                : before.fastOpen() & ~FastOpen.SERVER);
             default -> throw new IllegalStateException("the parser lets only known settings through: " + name);
         }
         return profile.withTcp(tcp.build());
