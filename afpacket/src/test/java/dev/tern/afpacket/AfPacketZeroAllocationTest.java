@@ -120,7 +120,8 @@ class AfPacketZeroAllocationTest {
             run(there, back, target, BURST);
             final long allocated = measured.close();
 
-            assertEquals(0, allocated, "bytes allocated while " + 2 * MEASURED_FRAMES + " frames were sent and as many received");
+            assertEquals(0, allocated, "bytes allocated while " + 2 * MEASURED_FRAMES + " frames were sent and as many received, "
+                + "by thread: " + measured.byThread());
             assertEquals(0, there.outOfOrder + back.outOfOrder, "every frame arrived, in order");
             assertEquals(target, tern.stats().txFrames());
             assertEquals(target, tern.stats().rxFrames());

@@ -155,7 +155,8 @@ class AfXdpZeroAllocationTest {
             System.out.printf("AF_XDP (%s), %s: %d settling window(s); %d frames each way in %.2f s%n", tern.mode(), run, windows,
                 target - WARMUP_FRAMES,
                 (System.nanoTime() - start) / 1e9);
-            assertEquals(0, allocated, "bytes allocated while " + 2 * MEASURED_FRAMES + " frames were sent and as many received");
+            assertEquals(0, allocated, "bytes allocated while " + 2 * MEASURED_FRAMES + " frames were sent and as many received, "
+                + "by thread: " + measured.byThread());
             assertEquals(0, there.outOfOrder + back.outOfOrder, "every frame arrived, in order");
             final long[] values = new long[tern.statisticNames().length];
             tern.statistics(values);

@@ -79,6 +79,8 @@ public final class Allocations {
     public static final class Window {
         private final Map<Long, Long> others;
         private final long self;
+        private long selfAllocated;
+        private Map<Long, Long> othersAtClose = Map.of();
 
         private Window() {
             // The calling thread is read after the enumeration here and before it in close(), so that the
@@ -90,8 +92,38 @@ public final class Allocations {
         /** The bytes allocated since the window opened. */
         public long close() {
             final long selfNow = THREADS.getCurrentThreadAllocatedBytes();
-            return selfNow - self + othersSince(others);
+            othersAtClose = otherStackThreads();
+            selfAllocated = selfNow - self;
+            long sum = selfAllocated;
+            for (Map.Entry<Long, Long> other : othersAtClose.entrySet()) {
+                sum += other.getValue() - others.getOrDefault(other.getKey(), 0L);
+            }
+            return sum;
         }
+
+        /**
+         * After {@link #close}, which threads allocated in the window and how much, for a failure's message: a
+         * one-off shows where it was (the calling thread, a stack's runner, a thread another test left running).
+         */
+        public String byThread() {
+            final StringBuilder text = new StringBuilder(Thread.currentThread().getName()).append(' ').append(selfAllocated);
+            for (Map.Entry<Long, Long> other : othersAtClose.entrySet()) {
+                final long bytes = other.getValue() - others.getOrDefault(other.getKey(), 0L);
+                if (bytes != 0) {
+                    text.append(", ").append(threadName(other.getKey())).append(' ').append(bytes);
+                }
+            }
+            return text.toString();
+        }
+    }
+
+    private static String threadName(long id) {
+        for (Thread thread : Thread.getAllStackTraces().keySet()) {
+            if (thread.threadId() == id) {
+                return thread.getName();
+            }
+        }
+        return "thread " + id + " (ended)";
     }
 
     /** Each live stack thread but the calling one, by id, with its count. */

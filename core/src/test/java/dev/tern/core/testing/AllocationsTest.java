@@ -54,6 +54,31 @@ class AllocationsTest {
     }
 
     @Test
+    void aFailureCanSayWhichThreadAllocated() throws InterruptedException {
+        final CountDownLatch allocated = new CountDownLatch(1);
+        final CountDownLatch end = new CountDownLatch(1);
+        final Allocations.Window window = Allocations.open();
+        final Thread thread = Thread.ofPlatform().name(Allocations.STACK_THREADS + "leaked").start(() -> {
+            for (int i = 0; i < 1000; i++) {
+                sink = new byte[1024];
+            }
+            allocated.countDown();
+            try {
+                end.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        assertTrue(allocated.await(10, TimeUnit.SECONDS));
+        assertTrue(window.close() >= 1000 * 1024);
+        final String byThread = window.byThread();
+        end.countDown();
+        thread.join();
+        assertTrue(byThread.startsWith(Thread.currentThread().getName() + " "), byThread);
+        assertTrue(byThread.contains(", " + Allocations.STACK_THREADS + "leaked "), byThread);
+    }
+
+    @Test
     void anotherThreadsAllocationIsNot() throws InterruptedException {
         final long bytes = windowWhile("surefire-ping");
         assertTrue(bytes < 64 * 1024, "a thread of the test runner's not counted: " + bytes);
