@@ -35,8 +35,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.concurrent.CancellationException;
 import java.util.function.Supplier;
 
 /**
@@ -477,17 +476,14 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         while (!commands.offer(task)) {
             Thread.onSpinWait();
         }
+        if (closed) {
+            task.cancel(false);   // offered after close() cancelled what was queued: nobody would run it
+        }
         wakeIfAsleep();
         try {
-            while (true) {
-                try {
-                    return task.get(CLOSED_CHECK_MS, TimeUnit.MILLISECONDS);
-                } catch (TimeoutException e) {
-                    if (closed) {
-                        throw new IllegalStateException("the stack " + name + " is closed");
-                    }
-                }
-            }
+            return task.get();
+        } catch (CancellationException e) {
+            throw new IllegalStateException("the stack " + name + " is closed");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted waiting for the stack thread", e);
@@ -498,9 +494,6 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
             throw new IllegalStateException(e.getCause());
         }
     }
-
-    /** How often a {@link #call} waiting for the stack's thread looks whether the stack closed meanwhile. */
-    private static final long CLOSED_CHECK_MS = 10;
 
     /** Whether {@link #close()} ran. Any thread. */
     public boolean isClosed() {
@@ -720,6 +713,13 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         }
         resetConnections();
         closed = true;
+        // Calls still queued would never run: they are cancelled, and their callers told the stack is closed.
+        Runnable command;
+        while ((command = commands.poll()) != null) {
+            if (command instanceof FutureTask<?> task) {
+                task.cancel(false);
+            }
+        }
         if (linkStatistics != null) {
             linkStatistics.refresh();
         }
