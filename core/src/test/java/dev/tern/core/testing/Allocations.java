@@ -52,6 +52,40 @@ public final class Allocations {
     }
 
     /**
+     * Judges a measured window over a path the kernel drives half of (a link's rings): {@code window} runs
+     * {@code operations} operations once, after the warm-up and the settling windows. There the kernel can take the
+     * path down a branch the warm-up never took (a full ring, a late wake-up, a block retired by its timer); HotSpot
+     * then deoptimizes the compiled method, and until C2 compiles it again it runs in the interpreter, which makes
+     * the objects C2 had scalar-replaced: a one-off of a few hundred bytes, on the calling thread. So a window that
+     * allocates is run once more. An allocation per operation, per burst or per any event that recurs allocates in
+     * both windows, and one byte per thousand operations in either fails too; a one-off is in one window only, and
+     * is printed. Returns the failure's text, or null when nothing is allocated per operation.
+     */
+    public static String recurringAllocation(long operations, Runnable window) {
+        final long bound = Math.max(1, operations / 1000);
+        final Window first = open();
+        window.run();
+        final long firstBytes = first.close();
+        if (firstBytes == 0) {
+            return null;
+        }
+        final String firstThreads = first.byThread();
+        if (firstBytes >= bound) {
+            return firstBytes + " bytes allocated over " + operations + " operations, by thread: " + firstThreads;
+        }
+        final Window second = open();
+        window.run();
+        final long secondBytes = second.close();
+        if (secondBytes != 0) {
+            return "allocated in two windows of " + operations + " operations running: " + firstBytes + " bytes (by thread: "
+                + firstThreads + "), then " + secondBytes + " (by thread: " + second.byThread() + ")";
+        }
+        System.out.println("a one-off allocation of " + firstBytes + " bytes (by thread: " + firstThreads
+            + ") over " + operations + " operations; the next window allocated nothing");
+        return null;
+    }
+
+    /**
      * One window, read into locals only: no object is made between the two readings of the calling thread. (With a
      * {@link Window} here, C2 once compiled the window with the Window's own 24 bytes allocated after the opening
      * reading, and every zero-allocation test that ran long enough saw 24 bytes.)

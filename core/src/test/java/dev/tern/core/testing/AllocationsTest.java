@@ -6,6 +6,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The measurement behind every zero-allocation test counts the stack's threads, not the caller's alone. */
@@ -87,5 +88,34 @@ class AllocationsTest {
     @Test
     void aWindowOfNothingIsZeroThoughReadingTheThreadsAllocates() {
         assertEquals(0, Allocations.measure(1000, 1000, () -> { }));
+    }
+
+    @Test
+    void aOneOffInAMeasuredWindowIsNotAnAllocationPerOperation() {
+        final int[] runs = {0};
+        final String verdict = Allocations.recurringAllocation(1_000_000, () -> {
+            if (runs[0]++ == 0) {
+                sink = new byte[100];
+            }
+        });
+        assertNull(verdict, verdict);
+        assertEquals(2, runs[0], "the window that allocated was run again");
+    }
+
+    @Test
+    void anAllocationInEveryWindowFails() {
+        final String verdict = Allocations.recurringAllocation(1_000_000, () -> sink = new byte[100]);
+        assertTrue(verdict != null && verdict.startsWith("allocated in two windows"), String.valueOf(verdict));
+    }
+
+    @Test
+    void anAllocationOfAByteInAThousandOperationsFailsInOneWindow() {
+        final int[] runs = {0};
+        final String verdict = Allocations.recurringAllocation(100_000, () -> {
+            runs[0]++;
+            sink = new byte[200];
+        });
+        assertTrue(verdict != null && verdict.contains("bytes allocated over 100000 operations"), String.valueOf(verdict));
+        assertEquals(1, runs[0], "no second window");
     }
 }
