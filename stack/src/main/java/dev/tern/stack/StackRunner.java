@@ -17,14 +17,22 @@ public final class StackRunner implements AutoCloseable {
 
     private StackRunner(NetStack stack, IdleStrategy idleStrategy, ErrorHandler errorHandler) {
         this.stack = stack;
-        this.runner = new AgentRunner(idleStrategy, errorHandler, null, new OwnedAgent(stack));
+        this.runner = new AgentRunner(idleStrategy, errorHandler, null,
+            new OwnedAgent(stack, stack.counters().counter("stack.running")));
     }
 
     /**
      * Polls the stack, taking it for each turn and giving it back after, and staying out while an application
      * thread waiting on a socket polls it itself (it then reports no work, so the idle strategy idles).
+     * {@code running} is the stack's liveness for {@code tern stat}: 1 while the loop runs, 0 once it ended.
      */
-    private record OwnedAgent(NetStack stack) implements org.agrona.concurrent.Agent {
+    private record OwnedAgent(NetStack stack, org.agrona.concurrent.status.AtomicCounter running)
+        implements org.agrona.concurrent.Agent {
+        @Override
+        public void onStart() {
+            running.setRelease(1);
+        }
+
         @Override
         public int doWork() {
             if (!stack.tryTakeForRunner()) {
@@ -39,6 +47,7 @@ public final class StackRunner implements AutoCloseable {
 
         @Override
         public void onClose() {
+            running.setRelease(0);
             stack.takeForClose();
             stack.close();
         }

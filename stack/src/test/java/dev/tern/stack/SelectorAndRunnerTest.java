@@ -147,6 +147,22 @@ class SelectorAndRunnerTest {
     }
 
     @Test
+    void aRunnersLivenessIsACounter() throws Exception {
+        try (MemoryPipe pipe = MemoryPipe.create(0x0200_0000_0001L, 0x0200_0000_0002L, 1500, 1 << 20, false)) {
+            final NetStack stack = NetStack.builder().name("s").link(pipe.first()).address("198.18.0.1/24")
+                .countersInMemory().build();
+            final StackRunner runner = StackRunner.start(stack, new BusySpinIdleStrategy());
+            final long deadline = System.nanoTime() + 5 * SECOND;
+            while (stack.counters().value("stack.running") != 1 && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            assertEquals(1, stack.counters().value("stack.running"), "1 while the runner's loop runs");
+            runner.close();
+            assertEquals(0, stack.counters().value("stack.running"), "0 once it ended");
+        }
+    }
+
+    @Test
     void aBlockedSelectWakesUpWhenAskedFromAnotherThread() throws Exception {
         try (MemoryPipe pipe = MemoryPipe.create(0x0200_0000_0001L, 0x0200_0000_0002L, 1500, 1 << 20, false)) {
             final NetStack stack = NetStack.builder().name("s").link(pipe.first()).address("198.18.0.1/24")
