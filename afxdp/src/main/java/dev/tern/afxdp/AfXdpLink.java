@@ -716,6 +716,25 @@ public final class AfXdpLink implements Link {
         return true;
     }
 
+    /**
+     * Sheds every SYN from the first {@code count} of {@code sources} in the steering program ({@link
+     * XdpSteering#shedSynsFrom}: a hash map of the sources, and a bit of the shedding flag), at most {@value
+     * XdpSteering#MAX_SHED_SOURCES}; other sources' SYNs pass unless {@link #shedUnsolicitedSyns} is on as well. 0 ends
+     * it. Shed SYNs are counted with the others ({@code afxdp.rx.syn_shed}). False when the kernel refuses an update, for
+     * more sources than that, or for any source once the link is closed. Cold path: a {@code bpf()} call per source that
+     * comes or goes.
+     */
+    @Override
+    public boolean shedSynsFrom(int[] sources, int count) {
+        if (closed) {
+            return count == 0;
+        }
+        if (count < 0 || count > XdpSteering.MAX_SHED_SOURCES || count > sources.length) {
+            return false;
+        }
+        return resources.steering.shedSynsFrom(sources, count) == 0;
+    }
+
     @Override
     public String[] statisticNames() {
         return STATISTIC_NAMES.clone();

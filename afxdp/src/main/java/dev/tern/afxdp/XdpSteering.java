@@ -20,12 +20,15 @@ import java.nio.charset.StandardCharsets;
  *       return lookup(&amp;groups, dst MAC bytes 2..5) ? redirect : XDP_PASS;
  *   if (dst MAC != Tern's MAC &amp;&amp; dst MAC != ff:ff:ff:ff:ff:ff) return XDP_PASS;
  *   if (ethertype == 0x0800 &amp;&amp; frame &gt;= 34 bytes &amp;&amp; IPv4 dst == Tern's address) {
- *       if (shed_flag == 0) goto redirect;                                  // a one-entry array, read in place
+ *       if (shed_flags == 0) goto redirect;                                 // a one-entry array, read in place
  *       if (protocol != TCP || fragment offset != 0) goto redirect;
  *       tcp = 14 + 4 * IHL;                                                 // IPv4 options included
  *       if (frame &lt; tcp + 14 bytes) goto redirect;
  *       if ((tcp flags &amp; (SYN|RST|ACK)) != SYN) goto redirect;
+ *       if ((shed_flags &amp; BY_SOURCE) &amp;&amp; lookup(&amp;shed_sources, IPv4 src)) goto drop;
+ *       if (!(shed_flags &amp; AT_RANDOM)) goto redirect;
  *       if ((bpf_get_prandom_u32() &amp; 7) == 0) goto redirect;              // one in eight goes on to Tern
+ *   drop:
  *       __sync_fetch_and_add(&amp;shed_count, 1);
  *       return XDP_DROP;
  *   }
@@ -47,6 +50,9 @@ import java.nio.charset.StandardCharsets;
  * shedding is off. The TCP header is found through the IPv4 header length, options included, like the classic
  * filter: a flood that carried an IPv4 option would otherwise pass unshed. A header length under 5 words is the
  * stack's to count as malformed; the program may shed such a frame as it reads it, which loses nothing.
+ * When a few sources carry the flood ({@link AfXdpLink#shedSynsFrom}) their addresses go in a hash map and the flag
+ * gets its {@link #BY_SOURCE} bit: their SYNs are all dropped, and other sources' SYNs pass unless the random bit
+ * ({@link #AT_RANDOM}) is on as well, as AF_PACKET's filter does it. The map lookup is paid only while that bit is on.
  * The count is added to atomically, which keeps it exact whatever CPUs run the program; it is touched only by the
  * SYNs dropped, and in native mode one queue's frames are handled in its NAPI context on one CPU at a time, so the
  * cache line stays where it is. A per-CPU array would need a lookup call per drop and a sum over CPUs to read.
@@ -65,6 +71,12 @@ final class XdpSteering implements AutoCloseable {
     private int groupsFd = -1;
     private int shedFd = -1;
     private int shedCountFd = -1;
+    private int shedSourcesFd = -1;
+    /** The shedding flag's bits now ({@link #AT_RANDOM}, {@link #BY_SOURCE}). */
+    private int shedFlags;
+    /** The sources in the map now, as their map keys. */
+    private final int[] shedSourceKeys = new int[MAX_SHED_SOURCES];
+    private int shedSourceCount;
     private MemorySegment mapKey;
     private MemorySegment mapValue;
     private MemorySegment mapAttr;
@@ -96,6 +108,8 @@ final class XdpSteering implements AutoCloseable {
             steering.groupsFd = steering.createMap(arena, XdpAbi.BPF_MAP_TYPE_HASH, 4, MAX_GROUPS, "tern_groups", "HASH");
             steering.shedFd = steering.createMap(arena, XdpAbi.BPF_MAP_TYPE_ARRAY, 4, 1, "tern_shed", "ARRAY");
             steering.shedCountFd = steering.createMap(arena, XdpAbi.BPF_MAP_TYPE_ARRAY, 8, 1, "tern_shed_count", "ARRAY");
+            steering.shedSourcesFd = steering.createMap(arena, XdpAbi.BPF_MAP_TYPE_HASH, 4, MAX_SHED_SOURCES, "tern_shed_src",
+                "HASH");
             steering.load(arena, mac, ipv4, frags);
             steering.insert(queue, socketFd);
             steering.attachTo(arena, interfaceName, ifindex, forceGeneric);
@@ -112,7 +126,8 @@ final class XdpSteering implements AutoCloseable {
 
     /**
      * A map with u32 keys (the XSKMAP: the socket per queue; a hash map: the multicast groups steered to Tern, keyed by
-     * bytes 2..5 of the group MAC; one-entry arrays: the shedding flag and count); returns its descriptor.
+     * bytes 2..5 of the group MAC, and one of the sources whose SYNs are shed; one-entry arrays: the shedding flag and
+     * count); returns its descriptor.
      */
     private int createMap(Arena arena, int type, int valueSize, int entries, String name, String typeName) {
         final MemorySegment attr = arena.allocate(XdpAbi.BPF_ATTR_SIZE, 8);
@@ -147,13 +162,80 @@ final class XdpSteering implements AutoCloseable {
         return mapCommand(XdpAbi.BPF_MAP_DELETE_ELEM, groupsFd, groupKey(groupMac));
     }
 
+    /** The most sources whose SYNs the program sheds at once ({@link #shedSynsFrom}). */
+    static final int MAX_SHED_SOURCES = 64;
+    /** The shedding flag's bit for seven in eight of every source's SYNs. */
+    static final int AT_RANDOM = 1;
+    /** The shedding flag's bit for every SYN of the sources in the map. */
+    static final int BY_SOURCE = 2;
+
+    /** The map key of an IPv4 address: its wire bytes, as the program stores them (a little-endian u32). */
+    static int sourceKey(int ipv4) {
+        return Integer.reverseBytes(ipv4);
+    }
+
     /**
-     * Sets ({@code on}) or clears the program's shedding flag; returns 0 or the errno of the refusal. Takes effect for
-     * the next frame the program sees. Cold path: one system call per change.
+     * Sets ({@code on}) or clears the program's random shedding; returns 0 or the errno of the refusal. Takes effect
+     * for the next frame the program sees. Cold path: one system call per change.
      */
     int shedSyns(boolean on) {
-        mapValue.set(ValueLayout.JAVA_INT, 0, on ? 1 : 0);
-        return mapCommand(XdpAbi.BPF_MAP_UPDATE_ELEM, shedFd, 0);
+        return setShedFlags(on ? shedFlags | AT_RANDOM : shedFlags & ~AT_RANDOM);
+    }
+
+    /**
+     * Sheds every SYN from the first {@code count} of {@code sources} (at most {@link #MAX_SHED_SOURCES}; 0 ends it);
+     * returns 0 or the errno of the first refusal, after which the sources may be those before or a part of the new
+     * ones, and the flag is as it was. Cold path: a system call per source added or removed, and one for the flag.
+     */
+    int shedSynsFrom(int[] sources, int count) {
+        if (count == 0 && (shedFlags & BY_SOURCE) != 0) {
+            final int errno = setShedFlags(shedFlags & ~BY_SOURCE);
+            if (errno != 0) {
+                return errno;
+            }
+        }
+        for (int i = 0; i < shedSourceCount; i++) {
+            if (!contains(sources, count, shedSourceKeys[i])) {
+                final int errno = mapCommand(XdpAbi.BPF_MAP_DELETE_ELEM, shedSourcesFd, shedSourceKeys[i]);
+                if (errno != 0 && errno != 2) {                              // ENOENT: gone already
+                    return errno;
+                }
+            }
+        }
+        mapValue.set(ValueLayout.JAVA_INT, 0, 1);
+        for (int i = 0; i < count; i++) {
+            final int errno = mapCommand(XdpAbi.BPF_MAP_UPDATE_ELEM, shedSourcesFd, sourceKey(sources[i]));
+            if (errno != 0) {
+                shedSourceCount = 0;                                         // unknown now: each is deleted next time
+                return errno;
+            }
+        }
+        for (int i = 0; i < count; i++) {
+            shedSourceKeys[i] = sourceKey(sources[i]);
+        }
+        shedSourceCount = count;
+        return count > 0 ? setShedFlags(shedFlags | BY_SOURCE) : 0;
+    }
+
+    private static boolean contains(int[] sources, int count, int key) {
+        for (int i = 0; i < count; i++) {
+            if (sourceKey(sources[i]) == key) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private int setShedFlags(int flags) {
+        if (flags == shedFlags) {
+            return 0;
+        }
+        mapValue.set(ValueLayout.JAVA_INT, 0, flags);
+        final int errno = mapCommand(XdpAbi.BPF_MAP_UPDATE_ELEM, shedFd, 0);
+        if (errno == 0) {
+            shedFlags = flags;
+        }
+        return errno;
     }
 
     /**
@@ -186,7 +268,7 @@ final class XdpSteering implements AutoCloseable {
     }
 
     private void load(Arena arena, long mac, int ipv4, boolean frags) {
-        final long[] instructions = program(new Maps(mapFd, groupsFd, shedFd, shedCountFd), mac, ipv4);
+        final long[] instructions = program(new Maps(mapFd, groupsFd, shedFd, shedCountFd, shedSourcesFd), mac, ipv4);
         final MemorySegment insns = arena.allocate(8L * instructions.length, 8);
         for (int i = 0; i < instructions.length; i++) {
             insns.set(ValueLayout.JAVA_LONG, 8L * i, instructions[i]);
@@ -273,6 +355,7 @@ final class XdpSteering implements AutoCloseable {
             groupsFd = closeIfOpen(state, groupsFd);
             shedFd = closeIfOpen(state, shedFd);
             shedCountFd = closeIfOpen(state, shedCountFd);
+            shedSourcesFd = closeIfOpen(state, shedSourcesFd);
         }
     }
 
@@ -292,6 +375,7 @@ final class XdpSteering implements AutoCloseable {
     private static final int R4 = 4;
     private static final int R5 = 5;
     private static final int R6 = 6;
+    private static final int R7 = 7;
     private static final int R10 = 10;
     /** Bytes 2..5 of 01:00:5e:00:00:01 (all systems, 224.0.0.1), as the program loads them. */
     private static final int ALL_SYSTEMS_KEY = Integer.reverseBytes(0x5E00_0001);
@@ -304,7 +388,7 @@ final class XdpSteering implements AutoCloseable {
     private static final int SYN = 0x02;
 
     /** The descriptors of the program's maps. */
-    record Maps(int xsks, int groups, int shedFlag, int shedCount) {
+    record Maps(int xsks, int groups, int shedFlag, int shedCount, int shedSources) {
     }
 
     /**
@@ -342,15 +426,24 @@ final class XdpSteering implements AutoCloseable {
         // Load shedding (see the class comment). Bytes up to 34 were checked against data_end above; the TCP flags
         // lie past a header length read from the frame, so they get their own check.
         a.ldMapValue(R4, maps.shedFlag());
-        a.ldxW(R4, R4, 0).jeq32K(R4, 0, "redirect");                    // not shedding
+        a.ldxW(R7, R4, 0).jeq32K(R7, 0, "redirect");                    // not shedding; r7 survives the calls
         a.ldxB(R5, R2, 23).jne32K(R5, 6, "redirect");                    // protocol: TCP
         a.ldxH(R5, R2, 20).jsetK(R5, FRAGMENT_OFFSET_LE, "redirect");    // a later fragment has no TCP header
+        a.ldxW(R5, R2, 26).stxW(R10, R5, -4);                            // the source address: the map's key
         a.ldxB(R5, R2, 14).andK(R5, 0x0F).lshK(R5, 2);                   // IHL in bytes: 0..60, bounded for the verifier
         a.addX(R2, R5);                                                  // r2 + 14: the TCP header
         a.movX(R4, R2).addK(R4, 14 + 14).jgtX(R4, R3, "redirect");      // truncated: the stack counts it
         a.ldxB(R5, R2, 14 + 13).andK(R5, SYN_RST_ACK).jne32K(R5, SYN, "redirect");
+        a.movX(R5, R7).andK(R5, BY_SOURCE).jeqK(R5, 0, "random");
+        a.movX(R2, R10).addK(R2, -4);
+        a.ldMapFd(R1, maps.shedSources());
+        a.call(XdpAbi.BPF_FUNC_MAP_LOOKUP_ELEM);
+        a.jneK(R0, 0, "drop");                                           // a listed source
+        a.label("random");
+        a.movX(R5, R7).andK(R5, AT_RANDOM).jeqK(R5, 0, "redirect");
         a.call(XdpAbi.BPF_FUNC_GET_PRANDOM_U32);
         a.andK(R0, SHED_SAMPLE_MASK).jeq32K(R0, 0, "redirect");
+        a.label("drop");
         a.ldMapValue(R1, maps.shedCount());
         a.movK(R2, 1).atomicAddDw(R1, R2, 0);
         a.movK(R0, XdpAbi.XDP_DROP).exit();
@@ -446,6 +539,10 @@ final class XdpSteering implements AutoCloseable {
 
         Assembler jeqK(int dst, int immediate, String target) {
             return jump(0x15, dst, 0, immediate, target);                // BPF_JMP | BPF_JEQ | BPF_K
+        }
+
+        Assembler jneK(int dst, int immediate, String target) {
+            return jump(0x55, dst, 0, immediate, target);                // BPF_JMP | BPF_JNE | BPF_K
         }
 
         Assembler stxW(int dst, int src, int offset) {

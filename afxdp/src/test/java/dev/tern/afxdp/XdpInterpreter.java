@@ -35,6 +35,9 @@ final class XdpInterpreter {
     int shedFlag;
     long shedCount;
     int randomCalls;
+    /** The keys in the map of sources whose SYNs are shed ({@link XdpSteering#sourceKey}). */
+    Set<Integer> shedSources = Set.of();
+    int sourceLookups;
 
     XdpInterpreter(XdpSteering.Maps maps, long[] program, Set<Integer> groups, IntSupplier random) {
         this.maps = maps;
@@ -86,6 +89,7 @@ final class XdpInterpreter {
                 case 0x05 -> pc += offset;
                 case 0x2d -> pc += Long.compareUnsigned(r[dst], r[src]) > 0 ? offset : 0;
                 case 0x15 -> pc += r[dst] == immediate ? offset : 0;
+                case 0x55 -> pc += r[dst] != immediate ? offset : 0;
                 case 0x16 -> pc += (int) r[dst] == immediate ? offset : 0;
                 case 0x56 -> pc += (int) r[dst] != immediate ? offset : 0;
                 case 0x45 -> pc += (r[dst] & immediate) != 0 ? offset : 0;
@@ -107,10 +111,15 @@ final class XdpInterpreter {
     private long call(int helper, long[] r, byte[] stack) {
         return switch (helper) {
             case XdpAbi.BPF_FUNC_MAP_LOOKUP_ELEM -> {
-                if (r[1] != MAP_DESCRIPTOR + maps.groups()) {
-                    throw new IllegalStateException("lookup in map " + (r[1] - MAP_DESCRIPTOR));
+                final int key = (int) load(r[2], 4, new byte[0], stack);
+                if (r[1] == MAP_DESCRIPTOR + maps.groups()) {
+                    yield groups.contains(key) ? STACK : 0;                   // any non-null pointer
                 }
-                yield groups.contains((int) load(r[2], 4, new byte[0], stack)) ? STACK : 0;   // any non-null pointer
+                if (r[1] == MAP_DESCRIPTOR + maps.shedSources()) {
+                    sourceLookups++;
+                    yield shedSources.contains(key) ? STACK : 0;
+                }
+                throw new IllegalStateException("lookup in map " + (r[1] - MAP_DESCRIPTOR));
             }
             case XdpAbi.BPF_FUNC_GET_PRANDOM_U32 -> {
                 randomCalls++;

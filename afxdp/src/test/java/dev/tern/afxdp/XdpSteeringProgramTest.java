@@ -20,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class XdpSteeringProgramTest {
     private static final long MAC = 0x02_11_22_33_44_55L;
     private static final int ADDRESS = 0xC612_0002;     // 198.18.0.2
-    private static final XdpSteering.Maps MAPS = new XdpSteering.Maps(7, 9, 11, 13);
+    private static final XdpSteering.Maps MAPS = new XdpSteering.Maps(7, 9, 11, 13, 15);
 
     private static int code(long insn) {
         return (int) (insn & 0xFF);
@@ -185,6 +185,59 @@ class XdpSteeringProgramTest {
         assertEquals(XdpAbi.XDP_DROP, program.run(firstFragment), "a first fragment is shed like AF_PACKET's filter sheds it");
     }
 
+    private static final int FLOODER = 0xC612_0001;                           // the source tcp() writes
+    private static final int OTHER = 0xC612_004D;
+
+    private static byte[] synFrom(int source) {
+        final byte[] frame = tcp(ADDRESS, 20, SYN);
+        put(frame, 26, source, 4);
+        return frame;
+    }
+
+    private static XdpInterpreter bySource(int flags, int random) {
+        final XdpInterpreter program = interpreter(false, random);
+        program.shedFlag = flags;
+        program.shedSources = Set.of(XdpSteering.sourceKey(FLOODER));
+        return program;
+    }
+
+    @Test
+    void sheddingBySourceDropsEveryListedSourcesSynAndPassesTheOthers() {
+        XdpInterpreter program = bySource(XdpSteering.BY_SOURCE, 1);
+        assertEquals(XdpAbi.XDP_DROP, program.run(synFrom(FLOODER)), "the listed source's SYN");
+        assertEquals(1, program.shedCount);
+        program = bySource(XdpSteering.BY_SOURCE, 1);
+        assertEquals(REDIRECT, program.run(synFrom(OTHER)), "another source's SYN");
+        assertEquals(0, program.shedCount);
+        assertEquals(0, program.randomCalls, "no random number drawn without the random bit");
+        program = bySource(XdpSteering.BY_SOURCE, 1);
+        final byte[] ack = tcp(ADDRESS, 20, ACK);
+        assertEquals(REDIRECT, program.run(ack), "the listed source's ACK");
+        assertEquals(0, program.sourceLookups, "only a SYN is looked up");
+    }
+
+    @Test
+    void withBothBitsAListedSourceIsDroppedWithoutADrawAndOthersLoseSevenInEight() {
+        final int both = XdpSteering.BY_SOURCE | XdpSteering.AT_RANDOM;
+        XdpInterpreter program = bySource(both, 0);
+        assertEquals(XdpAbi.XDP_DROP, program.run(synFrom(FLOODER)));
+        assertEquals(0, program.randomCalls);
+        for (int random = 0; random < 16; random++) {
+            program = bySource(both, random);
+            final int expected = (random & XdpSteering.SHED_SAMPLE_MASK) == 0 ? REDIRECT : XdpAbi.XDP_DROP;
+            assertEquals(expected, program.run(synFrom(OTHER)), "random " + random);
+            assertEquals(1, program.sourceLookups);
+        }
+        program = bySource(XdpSteering.AT_RANDOM, 1);
+        assertEquals(XdpAbi.XDP_DROP, program.run(synFrom(OTHER)));
+        assertEquals(0, program.sourceLookups, "no lookup without the source bit");
+    }
+
+    @Test
+    void aSourcesKeyIsItsWireBytesReadLittleEndian() {
+        assertEquals(0x0100_12C6, XdpSteering.sourceKey(0xC612_0001), "198.18.0.1 as the program stores it");
+    }
+
     @Test
     void whileSheddingASynForTheKernelsAddressIsTheKernels() {
         final XdpInterpreter program = interpreter(true, 1);
@@ -207,7 +260,7 @@ class XdpSteeringProgramTest {
     }
 
     /** The pseudo-C of {@link XdpSteering}'s class comment, in Java, on one frame. */
-    private static int model(byte[] f, Set<Integer> groups, boolean shedding, int random) {
+    private static int model(byte[] f, Set<Integer> groups, int shedFlags, Set<Integer> sources, int random) {
         if (f.length < 14) {
             return XdpAbi.XDP_PASS;
         }
@@ -223,11 +276,17 @@ class XdpSteeringProgramTest {
             if (f.length < 34 || u(f, 30, 4) != Integer.toUnsignedLong(ADDRESS)) {
                 return XdpAbi.XDP_PASS;
             }
-            if (!shedding || f[23] != 6 || (u(f, 20, 2) & 0x1FFF) != 0) {
+            if (shedFlags == 0 || f[23] != 6 || (u(f, 20, 2) & 0x1FFF) != 0) {
                 return REDIRECT;
             }
             final int tcp = 14 + 4 * (f[14] & 0x0F);
-            if (f.length < tcp + 14 || (f[tcp + 13] & 0x16) != SYN || (random & 7) == 0) {
+            if (f.length < tcp + 14 || (f[tcp + 13] & 0x16) != SYN) {
+                return REDIRECT;
+            }
+            if ((shedFlags & XdpSteering.BY_SOURCE) != 0 && sources.contains(XdpSteering.sourceKey((int) u(f, 26, 4)))) {
+                return XdpAbi.XDP_DROP;
+            }
+            if ((shedFlags & XdpSteering.AT_RANDOM) == 0 || (random & 7) == 0) {
                 return REDIRECT;
             }
             return XdpAbi.XDP_DROP;
@@ -283,17 +342,22 @@ class XdpSteeringProgramTest {
             if (f.length > tcp + 13 && tcp > 0 && rng.nextBoolean()) {
                 f[tcp + 13] = (byte) (rng.nextBoolean() ? SYN : f[tcp + 13]);
             }
-            final boolean shedding = rng.nextBoolean();
+            if (f.length >= 30 && rng.nextBoolean()) {
+                put(f, 26, rng.nextBoolean() ? FLOODER : OTHER, 4);
+            }
+            final int shedding = rng.nextInt(4);
             final int random = rng.nextInt();
+            final Set<Integer> sources = Set.of(XdpSteering.sourceKey(FLOODER));
             final XdpInterpreter program = new XdpInterpreter(MAPS, XdpSteering.program(MAPS, MAC, ADDRESS), groups, () -> random);
-            program.shedFlag = shedding ? 1 : 0;
+            program.shedFlag = shedding;
+            program.shedSources = sources;
             final int verdict;
             try {
                 verdict = program.run(f);
             } catch (IllegalStateException e) {
                 throw new AssertionError("seed " + seed + ", frame " + java.util.HexFormat.of().formatHex(f) + ": " + e.getMessage(), e);
             }
-            assertEquals(model(f, groups, shedding, random), verdict, "seed " + seed + ", shedding " + shedding + ", random "
+            assertEquals(model(f, groups, shedding, sources, random), verdict, "seed " + seed + ", shedding " + shedding + ", random "
                 + random + ", frame " + java.util.HexFormat.of().formatHex(f));
             assertEquals(verdict == XdpAbi.XDP_DROP ? 1 : 0, program.shedCount);
             dropped += verdict == XdpAbi.XDP_DROP ? 1 : 0;

@@ -90,7 +90,7 @@ class AfXdpSynShedTest {
      * Runs the hping3 command lines at once in the peer namespace while this thread drains the link, then drains until
      * nothing came for {@link #QUIET}; returns the commands (exited).
      */
-    private List<BackgroundCommand> sendWhileReceiving(TcpSegments segments, List<List<String>> hpings) {
+    private List<BackgroundCommand> sendWhileReceiving(FrameHandler segments, List<List<String>> hpings) {
         final List<BackgroundCommand> running = new ArrayList<>();
         for (List<String> arguments : hpings) {
             final List<String> command = new ArrayList<>(List.of(hping3, "-q"));
@@ -199,6 +199,84 @@ class AfXdpSynShedTest {
         assertTrue(link.shedUnsolicitedSyns(false));
         assertFalse(net.ternNamespace().ip("link", "show", NetnsHarness.TERN_INTERFACE).stdout().contains("prog/xdp"),
             "the program, and the maps it holds, went with the link");
+    }
+
+    /** The IPv4 TCP segments with exactly {@code flags} from {@code source}, as the link handed them up. */
+    private static final class SynsBySource implements FrameHandler {
+        private final int source;
+        long fromSource;
+        long fromOthers;
+        long acks;
+
+        SynsBySource(int source) {
+            this.source = source;
+        }
+
+        @Override
+        public void onFrame(MemorySegment segment, long offset, int length, int flags) {
+            if (length < IPV4 + 40 || BigEndian.u16(segment, offset + ETHERTYPE_OFFSET) != 0x0800
+                || BigEndian.u8(segment, offset + IPV4 + 9) != 6) {
+                return;
+            }
+            final int tcpFlags = BigEndian.u8(segment, offset + IPV4 + 4 * (BigEndian.u8(segment, offset + IPV4) & 0x0F) + 13);
+            if (tcpFlags == SYN) {
+                if (BigEndian.i32(segment, offset + IPV4 + 12) == source) {
+                    fromSource++;
+                } else {
+                    fromOthers++;
+                }
+            } else if (tcpFlags == ACK) {
+                acks++;
+            }
+        }
+    }
+
+    /** hping3's SYNs, or other segments, claiming {@code source} (same veth: nothing needs to answer them). */
+    private static List<String> hpingFrom(String flags, String source, int count) {
+        return hping(flags, count, "u500", NetnsHarness.TERN_ADDRESS, "-a", source);
+    }
+
+    /**
+     * Shedding by source ({@link AfXdpLink#shedSynsFrom}): the steering program drops every SYN from a listed source
+     * and counts it, and every other source's SYN arrives; with random shedding on as well the others lose seven in
+     * eight; with the list emptied and random shedding off every SYN arrives.
+     */
+    @Test
+    void sheddingBySourceDropsTheListedSourcesSynsInTheProgramOnly() {
+        NetnsTesting.assumeNetns();
+        hping3 = ExternalTools.require("hping3", "hping3").toString();
+        net = NetnsHarness.create(VethSetup.DEFAULT.harnessOptions());
+        link = net.ternNamespace().call(() -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE, AfXdpOptions.forAddress(TERN_IPV4)));
+        net.peerNeighbour(NetnsHarness.TERN_ADDRESS, link.macAddress());
+        final String flooder = "198.18.0.66";
+        final String other = "198.18.0.77";
+        final int[] listed = {dev.tern.core.net.Ipv4Address.parse(flooder)};
+        assertTrue(link.shedSynsFrom(listed, 1));
+        assertTrue(link.shedSynsFrom(listed, 1), "asking again changes nothing");
+
+        SynsBySource seen = new SynsBySource(listed[0]);
+        sendWhileReceiving(seen, List.of(hpingFrom("-S", flooder, 400), hpingFrom("-S", other, 200),
+            hpingFrom("-A", flooder, 100)));
+        assertEquals(0, seen.fromSource, "no SYN from the listed source");
+        assertEquals(200, seen.fromOthers, "every other source's SYN");
+        assertEquals(100, seen.acks, "the listed source's ACKs arrive");
+        assertEquals(400, statistic("afxdp.rx.syn_shed"), "each listed SYN shed by the program and counted");
+
+        assertTrue(link.shedUnsolicitedSyns(true));
+        seen = new SynsBySource(listed[0]);
+        sendWhileReceiving(seen, List.of(hpingFrom("-S", flooder, 200), hpingFrom("-S", other, 800)));
+        assertEquals(0, seen.fromSource);
+        // One in eight of 800: 100 expected, binomial standard deviation 9.4; the bounds are 6 of those.
+        assertTrue(seen.fromOthers >= 44 && seen.fromOthers <= 156, "one in eight of the others' SYNs: " + seen.fromOthers);
+
+        assertTrue(link.shedSynsFrom(listed, 0));
+        assertTrue(link.shedUnsolicitedSyns(false));
+        final long shed = statistic("afxdp.rx.syn_shed");
+        seen = new SynsBySource(listed[0]);
+        sendWhileReceiving(seen, List.of(hpingFrom("-S", flooder, 300)));
+        assertEquals(300, seen.fromSource, "off: every SYN arrives");
+        assertEquals(shed, statistic("afxdp.rx.syn_shed"));
+        assertFalse(link.shedSynsFrom(new int[1000], 1000), "more sources than the map holds");
     }
 
     /**
