@@ -320,6 +320,78 @@ class TernCommandInteropTest extends VethRigTest {
         }
     }
 
+    /**
+     * Kernel clients that each send {@code argv[4]} bytes to the echo port over {@code argv[3]} connections with a
+     * small receive buffer, so that most of the echo waits in Tern's send buffer; print "sent", wait {@code argv[5]}
+     * seconds (the test stops Tern meanwhile), then read each connection to its end and print "whole N": how many
+     * brought back every byte and then a clean end of stream, and a line for each that did not.
+     */
+    private static final String SLOW_ECHO_READERS = String.join("\n",
+        "import socket, sys, time",
+        "host, port, n, size, wait = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])",
+        "payload = bytes(range(256)) * (size // 256)",
+        "socks = []",
+        "for i in range(n):",
+        "    s = socket.socket()",
+        "    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)",
+        "    s.settimeout(10)",
+        "    s.connect((host, port))",
+        "    socks.append(s)",
+        "for s in socks:",
+        "    s.sendall(payload)",
+        "print('sent', flush=True)",
+        "time.sleep(wait)",
+        "whole = 0",
+        "for s in socks:",
+        "    got = bytearray()",
+        "    try:",
+        "        while True:",
+        "            b = s.recv(65536)",
+        "            if not b:",
+        "                break",
+        "            got += b",
+        "        if bytes(got) == payload:",
+        "            whole += 1",
+        "        else:",
+        "            print('short %d' % len(got), flush=True)",
+        "    except OSError as e:",
+        "        print('error %s after %d' % (e, len(got)), flush=True)",
+        "    s.close()",
+        "print('whole %d' % whole, flush=True)");
+
+    /**
+     * With {@code --shutdown-linger 2}, SIGTERM lets the data tern serve has already written reach its kernel clients
+     * before its FIN: 20 clients, each with 64 KiB of echo waiting in Tern's send buffer behind a small receive
+     * window, read nothing until after the signal, and each still gets every byte and a clean end of stream, not a
+     * reset; the process exits once they have all closed, within the linger.
+     */
+    @Test
+    void sigtermWithALingerDeliversTheWrittenDataToKernelClientsBeforeTheFin(@TempDir Path counters) throws Exception {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        final BackgroundCommand serve = rig.net().startInTern(tern(counters, "serve", "--echo", "7", "--shutdown-linger", "2",
+            "--link", "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip", VethRig.TERN_CIDR).toArray(String[]::new));
+        serve.awaitOutput("answering ARP and ping", Duration.ofSeconds(30));
+        final int clients = 20;
+        final BackgroundCommand readers = rig.net().startInPeer("timeout", "30", "python3", "-c", SLOW_ECHO_READERS,
+            NetnsHarness.TERN_ADDRESS, "7", Integer.toString(clients), Integer.toString(64 << 10), "1.5");
+        readers.awaitOutput("sent", Duration.ofSeconds(20));
+        Thread.sleep(300);                                                   // the last bytes reach Tern's echo
+        final long resetsBefore = kernelEstabResets();
+        final long stoppedAt = System.nanoTime();
+        final int status = serve.stop();
+        final long stopNs = System.nanoTime() - stoppedAt;
+        readers.awaitExit(Duration.ofSeconds(20));
+        System.out.printf("tern serve --shutdown-linger 2 stopped %d ms after SIGTERM; %s; the clients: %s%n",
+            stopNs / 1_000_000, serve.stderr().strip(), readers.stdout().strip().replace('\n', ' '));
+        assertTrue(status == 128 + 15, "serve ends on SIGTERM: " + status + "; " + serve.stderr());
+        assertTrue(readers.stdout().contains("whole " + clients), "every client got all its data and then the end: "
+            + readers.stdout() + readers.stderr());
+        assertTrue(serve.stderr().contains("tern: serve: stopping: " + clients + " connection(s) closed with a FIN, 0 "
+            + "connection(s) reset"), serve.stderr());
+        assertEquals(resetsBefore, kernelEstabResets(), "no kernel connection ended by a reset");
+        assertTrue(stopNs < 2_500_000_000L, "stopped within the linger: " + stopNs / 1_000_000 + " ms");
+    }
+
     /** Tcp EstabResets of the peer namespace's kernel, from /proc/net/snmp. */
     private long kernelEstabResets() {
         final List<String> lines = rig.net().peerExec(Duration.ofSeconds(10), "cat", "/proc/net/snmp").stdout().lines()
