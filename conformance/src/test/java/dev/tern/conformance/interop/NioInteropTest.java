@@ -155,14 +155,74 @@ class NioInteropTest extends VethRigTest {
 
     /** {@code java ... dev.tern.cli.Tern exec --link afpacket:tern0 --ip 198.18.0.2/24 -- java -cp CP MAIN ARGS}. */
     private static List<String> ternExec(Path counters, String classpath, String main, String... arguments) {
+        final List<String> command = ternExecJava(counters, "-cp", classpath, main);
+        command.addAll(List.of(arguments));
+        return command;
+    }
+
+    /** {@code ... Tern exec --link afpacket:tern0 --ip 198.18.0.2/24 -- java -XX:TieredStopAtLevel=1 JAVA_ARGUMENTS}. */
+    private static List<String> ternExecJava(Path counters, String... javaArguments) {
         final List<String> command = new ArrayList<>(List.of("env", "TERN_COUNTERS_DIR=" + counters, JAVA,
             "-Djava.io.tmpdir=" + counters, // where tern exec writes the program's configuration file
             "--enable-native-access=ALL-UNNAMED", "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
             "--sun-misc-unsafe-memory-access=allow", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
             "dev.tern.cli.Tern", "exec", "--link", "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip", VethRig.TERN_CIDR,
-            "--", JAVA, "-XX:TieredStopAtLevel=1", "-cp", classpath, main));
-        command.addAll(List.of(arguments));
+            "--", JAVA, "-XX:TieredStopAtLevel=1"));
+        command.addAll(List.of(javaArguments));
         return command;
+    }
+
+    /**
+     * The JDK's own {@code jwebserver} ({@code java -m jdk.httpserver}), unmodified under {@code tern exec}, serves
+     * curl in the kernel: a 300 KB file whole, on connections curl closes first and on ones the server closes after
+     * its response ({@code Connection: close}). Every connection ends with FINs both ways and Tern sends no reset: a
+     * JDK {@code close()} with nothing unread reaches the wire as a FIN, as the kernel's does (a capture in the peer
+     * namespace counts Tern's segments by flag).
+     */
+    @Test
+    void theJdksJwebserverUnderTernExecServesCurlAndEndsEveryConnectionWithAFin(@TempDir Path counters, @TempDir Path site)
+        throws IOException {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        final byte[] page = new byte[300_000];
+        new java.util.Random(7).nextBytes(page);
+        Files.write(site.resolve("page.bin"), page);
+        final BackgroundCommand server = rig.net().startInTern(ternExecJava(counters, "-m", "jdk.httpserver", "-b",
+            "0.0.0.0", "-p", "8000", "-d", site.toString()).toArray(String[]::new))
+            .awaitOutput("port 8000", Duration.ofSeconds(60));
+        final Path capture = counters.resolve("jwebserver.pcap");
+        final BackgroundCommand tcpdump = rig.kernel().tcpdump(capture, 100_000);
+        final String url = "http://" + NetnsHarness.TERN_ADDRESS + ":8000/page.bin";
+        final List<String> results = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            final List<String> curl = new ArrayList<>(List.of("curl", "-s", "-o", "/dev/null", "-w",
+                "%{http_code} %{size_download}", "--max-time", "20"));
+            if (i % 2 == 1) {
+                curl.addAll(List.of("-H", "Connection: close"));
+            }
+            curl.add(url);
+            results.add(rig.net().peerExec(Duration.ofSeconds(30), curl.toArray(String[]::new)).stdout().strip());
+        }
+        try {
+            Thread.sleep(500);                                               // the last FINs and ACKs
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        KernelPeer.stopCapture(tcpdump, capture, Integer.MAX_VALUE);
+        server.stop();
+        assertEquals(java.util.Collections.nCopies(6, "200 300000"), results, "every request served whole");
+        final int ternAddress = dev.tern.core.net.Ipv4Address.parse(NetnsHarness.TERN_ADDRESS);
+        int fins = 0;
+        int resets = 0;
+        for (dev.tern.conformance.replay.CapturedFrame frame : dev.tern.conformance.replay.Capture.read(capture).frames()) {
+            if (frame.isIpv4() && frame.ipProtocol() == 6 && frame.i32(14 + 12) == ternAddress) {
+                final int flags = frame.u8(14 + 4 * (frame.u8(14) & 0x0F) + 13);
+                fins += (flags & 0x01) != 0 ? 1 : 0;
+                resets += (flags & 0x04) != 0 ? 1 : 0;
+            }
+        }
+        System.out.printf("jwebserver under tern exec: %s; Tern sent %d FINs, %d resets%n", results, fins, resets);
+        assertEquals(0, resets, "Tern sent no reset");
+        assertEquals(6, fins, "a FIN from Tern on each connection");
     }
 
     /** Class path entries whose file name contains one of {@code parts}: a program's own class path, nothing of Tern's. */
