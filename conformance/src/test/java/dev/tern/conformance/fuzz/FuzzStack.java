@@ -90,7 +90,21 @@ final class FuzzStack {
 
     /** {@link #runWithPeerKnown} with an application on the stack's sockets. */
     static List<CapturedFrame> runWithPeerKnown(List<Frame> frames, Application application) {
-        return run(frames, true, application);
+        return run(frames, true, application, null);
+    }
+
+    /** The Fast Open server key of {@link #FAST_OPEN_SERVER}: fixed, so that a finding reproduces. */
+    static final dev.tern.tcp.FastOpenKeys FAST_OPEN_KEYS = dev.tern.tcp.FastOpenKeys.of(0x7E57_0004L, 0x7E57_0005L);
+
+    /** TCP as the replay sets it ({@link #TCP_KEYS}), serving Fast Open on every listener with {@link #FAST_OPEN_KEYS}. */
+    static final dev.tern.tcp.TcpConfig FAST_OPEN_SERVER = dev.tern.tcp.TcpConfig.builder().fixedIsn(TCP_KEYS.isn())
+        .isnKey(TCP_KEYS.key0(), TCP_KEYS.key1())
+        .fastOpen(dev.tern.tcp.FastOpen.SERVER | dev.tern.tcp.FastOpen.SERVER_ALL_LISTENERS).fastOpenKeys(FAST_OPEN_KEYS)
+        .build();
+
+    /** {@link #runWithPeerKnown(List, Application)} on a stack with TCP configured as {@code tcp}. */
+    static List<CapturedFrame> runWithPeerKnown(List<Frame> frames, Application application, dev.tern.tcp.TcpConfig tcp) {
+        return run(frames, true, application, tcp);
     }
 
     /** The peer's ARP request for our address: the stack learns the peer from it (RFC 826) and answers. */
@@ -100,10 +114,11 @@ final class FuzzStack {
     }
 
     private static List<CapturedFrame> run(List<Frame> frames, boolean peerKnown) {
-        return run(frames, peerKnown, Application.NONE);
+        return run(frames, peerKnown, Application.NONE, null);
     }
 
-    private static List<CapturedFrame> run(List<Frame> frames, boolean peerKnown, Application application) {
+    private static List<CapturedFrame> run(List<Frame> frames, boolean peerKnown, Application application,
+                                           dev.tern.tcp.TcpConfig tcp) {
         final List<CapturedFrame> captured = new ArrayList<>(frames.size() + 1);
         final List<Integer> flagList = new ArrayList<>(frames.size() + 1);
         long atNs = START_NS;
@@ -134,7 +149,12 @@ final class FuzzStack {
         final ReplayScript script = new ReplayScript(NOWHERE, new ReplayScript.Start(START_NS, ADDRESS, MAC, MTU, TCP_KEYS),
             List.copyOf(actions));
         try (Replay replay = Replay.of(Capture.of(NOWHERE, captured), script,
-            stack -> stack.name("fuzz").arp(ARP).ipv4(IPV4), link -> link.rxFlagsPerFrame(flags).batchWindowNs(0))) {
+            stack -> {
+                stack.name("fuzz").arp(ARP).ipv4(IPV4);
+                if (tcp != null) {
+                    stack.tcp(tcp);
+                }
+            }, link -> link.rxFlagsPerFrame(flags).batchWindowNs(0))) {
             replay.runUntil(atNs + AFTERMATH_NS);
             final long internalErrors = replay.stack().counters().value("stack.internal_errors");
             if (internalErrors != 0) {

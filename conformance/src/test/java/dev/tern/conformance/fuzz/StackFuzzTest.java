@@ -173,31 +173,106 @@ class StackFuzzTest {
      */
     @FuzzTest(maxDuration = "10m")
     void tcpEstablished(byte[] data) {
+        established(data, ESTABLISHED_APPLICATION);
+    }
+
+    /**
+     * TCP segments to a connection that is sending, as {@link #tcpEstablished}, but Tern's application writes 120 KB
+     * once it has accepted, so that the fuzzer's ACKs, SACK blocks, D-SACKs and windows drive the sender: the send
+     * window and scaling, slow start and CUBIC, RACK-TLP and the SACK scoreboard (RFC 8985, RFC 6675), PRR, the
+     * retransmission and persist timers, and the records of sent segments they free.
+     */
+    @FuzzTest(maxDuration = "10m")
+    void tcpSending(byte[] data) {
+        established(data, SENDING_APPLICATION);
+    }
+
+    private static void established(byte[] data, FuzzStack.Application application) {
         final List<FuzzStack.Frame> frames = new ArrayList<>(establishingFrames());
-        final List<FuzzStack.Frame> fuzzed = frames(data, (record, index) -> {
-            final byte[] segment = java.util.Arrays.copyOf(record.bytes(), Math.min(record.bytes().length, 65535 - 20));
-            if (segment.length >= 12) {
-                final MemorySegment s = MemorySegment.ofArray(segment);
-                if (!record.has(FuzzInput.OPTION_B)) {
-                    BigEndian.u16(s, 0, PEER_PORT);
-                    BigEndian.u16(s, 2, TCP_PORT);
-                }
-                BigEndian.i32(s, 4, (int) (BigEndian.i32(s, 4) + PEER_ISN + 1));
-                BigEndian.i32(s, 8, (int) (BigEndian.i32(s, 8) + FuzzStack.TCP_KEYS.isn() + 1));
-            }
-            if (!record.has(FuzzInput.OPTION_A)) {
-                fixTransportChecksum(segment, 6, FuzzStack.PEER_IP, FuzzStack.IP);
-            }
-            return tcpFrame(segment, index + 2);
-        });
+        final List<FuzzStack.Frame> fuzzed = frames(data, (record, index) -> tcpFrame(relative(record), index + 2));
         if (!fuzzed.isEmpty()) {
             // At least 1 us after the handshake's ACK, so the application has accepted the connection and written.
             final FuzzStack.Frame first = fuzzed.getFirst();
             fuzzed.set(0, new FuzzStack.Frame(Math.max(first.delayNs(), 1_000), first.rxFlags(), first.bytes()));
         }
         frames.addAll(fuzzed);
-        FuzzStack.runWithPeerKnown(frames, ESTABLISHED_APPLICATION);
+        FuzzStack.runWithPeerKnown(frames, application);
     }
+
+    /**
+     * A record as a segment of the harness's connection: sequence and acknowledgment numbers counted from the peer's
+     * ISN + 1 and Tern's ISN + 1, the connection's ports (option B: the record's own), the checksum fixed (unless
+     * option A).
+     */
+    private static byte[] relative(FuzzInput.Record record) {
+        final byte[] segment = java.util.Arrays.copyOf(record.bytes(), Math.min(record.bytes().length, 65535 - 20));
+        if (segment.length >= 12) {
+            final MemorySegment s = MemorySegment.ofArray(segment);
+            if (!record.has(FuzzInput.OPTION_B)) {
+                BigEndian.u16(s, 0, PEER_PORT);
+                BigEndian.u16(s, 2, TCP_PORT);
+            }
+            BigEndian.i32(s, 4, (int) (BigEndian.i32(s, 4) + PEER_ISN + 1));
+            BigEndian.i32(s, 8, (int) (BigEndian.i32(s, 8) + FuzzStack.TCP_KEYS.isn() + 1));
+        }
+        if (!record.has(FuzzInput.OPTION_A)) {
+            fixTransportChecksum(segment, 6, FuzzStack.PEER_IP, FuzzStack.IP);
+        }
+        return segment;
+    }
+
+    /**
+     * TCP Fast Open (RFC 7413) at a server: the first record is the peer's SYN to port 80, with MSS 1460 and a Fast
+     * Open option whose cookie is the record's first byte's count (0 to 18) of the bytes after it (option A: the cookie
+     * Tern's key gives the peer, so the SYN's data is accepted), in the experimental option 254 with its magic number
+     * under option B; the record's other bytes are the SYN's data. The rest are segments of that connection, as in
+     * {@link #tcpEstablished}. Tern's stack serves Fast Open on every listener; its application accepts and reads
+     * (whether a connection is accepted is the fuzzer's doing, so nothing is written to one). Reaches the cookie's check and its fallbacks (none, wrong, stale, of a wrong length), data in
+     * the SYN (trimmed to the window), the Fast Open listener queue, and SYN-RECEIVED with data already accepted.
+     */
+    @FuzzTest(maxDuration = "10m")
+    void tcpFastOpen(byte[] data) {
+        final List<FuzzStack.Frame> frames = frames(data, (record, index) -> tcpFrame(index == 0 ? fastOpenSyn(record)
+            : relative(record), index));
+        FuzzStack.runWithPeerKnown(frames, TCP_APPLICATION, FuzzStack.FAST_OPEN_SERVER);
+    }
+
+    /** The Fast Open SYN {@link #tcpFastOpen} makes of its first record. */
+    static byte[] fastOpenSyn(FuzzInput.Record record) {
+        final byte[] b = record.bytes();
+        final int length = b.length == 0 ? 0 : Math.min((b[0] & 0xFF) % 19, b.length - 1);
+        byte[] cookie = java.util.Arrays.copyOfRange(b, Math.min(1, b.length), Math.min(1, b.length) + length);
+        if (record.has(FuzzInput.OPTION_A)) {
+            cookie = new byte[8];
+            BigEndian.i64(MemorySegment.ofArray(cookie), 0, FuzzStack.FAST_OPEN_KEYS.cookie(FuzzStack.PEER_IP, FuzzStack.IP));
+        }
+        final boolean experimental = record.has(FuzzInput.OPTION_B);
+        final int optionLength = (experimental ? 4 : 2) + cookie.length;
+        final byte[] options = new byte[(4 + optionLength + 3) / 4 * 4];
+        java.util.Arrays.fill(options, (byte) 1);                          // NOPs after the option
+        options[0] = 2;
+        options[1] = 4;
+        options[2] = 0x05;
+        options[3] = (byte) 0xB4;
+        options[4] = (byte) (experimental ? 254 : 34);
+        options[5] = (byte) optionLength;
+        if (experimental) {
+            options[6] = (byte) 0xF9;
+            options[7] = (byte) 0x89;
+        }
+        System.arraycopy(cookie, 0, options, experimental ? 8 : 6, cookie.length);
+        final byte[] payload = java.util.Arrays.copyOfRange(b, Math.min(1 + length, b.length), Math.min(b.length, 1 + length + 1460));
+        return tcpSegment(PEER_PORT, TCP_PORT, PEER_ISN, 0, 0x02, 64240, options, payload);
+    }
+
+    /**
+     * Accepts the harness's connection (after its ACK, frame 1) and writes 120 KB to it (the send ring holds 128 KiB);
+     * reads as data comes.
+     */
+    static final FuzzStack.Application SENDING_APPLICATION = new FuzzStack.Application(
+        List.of("tcp-listen lsn=1 port=80"),
+        List.of("tcp-accept-all lsn=1 conn=1", "tcp-read-all"),
+        Map.of(1, List.of("tcp-write conn=1 length=120000 pattern=1")));
 
     /** Accepts the harness's connection (after its ACK, frame 1) and writes 3000 bytes to it; reads as data comes. */
     static final FuzzStack.Application ESTABLISHED_APPLICATION = new FuzzStack.Application(
