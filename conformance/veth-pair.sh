@@ -19,9 +19,37 @@ veth_pair() {
   ip -n "$TERN_NS" link set tern0 up
 }
 
+# veth_wire_pair TAG NAME: the same two namespaces, joined through a third, tern-TAG-wPID (WIRE_NS), that bridges
+# two veth pairs (peer0 to wire-p, tern0 to wire-t) on br0. A packet dropped there on a port's ingress hook is lost as
+# on a wire: after its sender's device, unseen by its sender (AF_PACKET on tern0 sees frames before tern0's own
+# hooks, so a drop meant for Tern has to happen before tern0). The cleanup removes the third namespace too.
+veth_wire_pair() {
+  PEER_NS="tern-$1-p$$"
+  TERN_NS="tern-$1-t$$"
+  WIRE_NS="tern-$1-w$$"
+  WORK="$(mktemp -d "/tmp/tern-bench-$2.XXXXXX")"
+  trap veth_pair_cleanup EXIT
+  ip netns add "$PEER_NS"
+  ip netns add "$TERN_NS"
+  ip netns add "$WIRE_NS"
+  ip link add peer0 netns "$PEER_NS" type veth peer name wire-p netns "$WIRE_NS"
+  ip link add tern0 netns "$TERN_NS" type veth peer name wire-t netns "$WIRE_NS"
+  ip -n "$WIRE_NS" link add br0 type bridge
+  ip -n "$WIRE_NS" link set wire-p master br0
+  ip -n "$WIRE_NS" link set wire-t master br0
+  ip -n "$WIRE_NS" link set wire-p up
+  ip -n "$WIRE_NS" link set wire-t up
+  ip -n "$WIRE_NS" link set br0 up
+  ip -n "$PEER_NS" addr add 198.18.0.1/24 dev peer0
+  ip -n "$PEER_NS" link set lo up
+  ip -n "$PEER_NS" link set peer0 up
+  ip -n "$TERN_NS" link set tern0 up
+}
+
 veth_pair_cleanup() {
   if declare -F stop_processes >/dev/null; then stop_processes; fi
   ip netns del "$PEER_NS" 2>/dev/null || true
   ip netns del "$TERN_NS" 2>/dev/null || true
+  if [[ -n "${WIRE_NS:-}" ]]; then ip netns del "$WIRE_NS" 2>/dev/null || true; fi
   rm -rf "$WORK"
 }
