@@ -201,7 +201,8 @@ public final class ScriptParser {
             for (ScriptLine shell : ScriptShell.settings(file, line, command.substring(1, command.length() - 1),
                 profile)) {
                 if (shell instanceof ScriptLine.SocketCount c) {
-                    settings.add(new ScriptLine.SocketCount(line, when, c.state(), c.port(), c.count(), c.text()));
+                    settings.add(new ScriptLine.SocketCount(line, when, c.state(), c.port(), c.applicationOnly(),
+                        c.count(), c.text()));
                     continue;
                 }
                 if (shell instanceof ScriptLine.SocketDrop d) {

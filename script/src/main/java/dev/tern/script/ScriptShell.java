@@ -30,7 +30,7 @@ final class ScriptShell {
      * {@code sockstat -4 -P tcp -s [-p PORT] | [grep packetdril |] grep -c STATE | grep N}.
      */
     private static final Pattern SOCKSTAT = Pattern.compile("sockstat\\s+-([46])\\s+-P\\s+tcp\\s+(?:-s\\s+)?"
-        + "(?:-p\\s+(\\d+)\\s+)?(?:-s\\s+)?\\|\\s*(?:grep\\s+packetdril\\s*\\|\\s*)?grep\\s+-c\\s+([A-Z_0-9]+)"
+        + "(?:-p\\s+(\\d+)\\s+)?(?:-s\\s+)?\\|\\s*(grep\\s+packetdril\\s*\\|\\s*)?grep\\s+-c\\s+([A-Z_0-9]+)"
         + "\\s*\\|\\s*grep\\s+(\\d+)");
     /** FreeBSD's {@code tcpdrop -s STATE}: drop the connections in a state. */
     private static final Pattern TCPDROP = Pattern.compile("tcpdrop\\s+-s\\s+([A-Z_0-9]+)");
@@ -50,9 +50,9 @@ final class ScriptShell {
             if (count.group(1).equals("6")) {
                 throw new ScriptException(file, line, "sockstat -6 needs IPv6, which Tern's runner does not have");
             }
-            return List.of(new ScriptLine.SocketCount(line, ScriptLine.Sysctl.NEXT, count.group(3),
-                count.group(2) == null ? -1 : Integer.parseInt(count.group(2)), Integer.parseInt(count.group(4)),
-                command.strip()));
+            return List.of(new ScriptLine.SocketCount(line, ScriptLine.Sysctl.NEXT, count.group(4),
+                count.group(2) == null ? -1 : Integer.parseInt(count.group(2)), count.group(3) != null,
+                Integer.parseInt(count.group(5)), command.strip()));
         }
         final Matcher drop = TCPDROP.matcher(command.strip());
         if (drop.matches()) {

@@ -184,6 +184,32 @@ class ScriptDialectsTest {
         }
 
         @Test
+        void sockstatWithoutTheProcessFilterCountsAListenersHalfOpenConnections() {
+            final String halfOpen = LISTEN + """
+                +0    < S 0:0(0) win 32767 <mss 1460,sackOK,eol,eol>
+                +0    > S. 0:0(0) ack 1 win 65535 <mss 1460,sackOK,eol,eol>
+                +.1   `sockstat -4 -P tcp -s -p 8080 | grep -c SYN_RCVD | grep 1`
+                +0    `sockstat -4 -P tcp -s | grep packetdril | grep -c SYN_RCVD | grep 0`
+                +0    `sockstat -4 -P tcp -s | grep packetdril | grep -c LISTEN | grep 1`
+                """;
+            passes(halfOpen + """
+                +0    < R 1:1(0) win 32767
+                +0    `sockstat -4 -P tcp -p 8080 -s | grep -c SYN_RCVD | grep 0`
+                """, ScriptProfile.freebsd());
+            // Another port has none; the process's own sockets hold no half-open connection.
+            startsWith(failure(halfOpen + "+0 `sockstat -4 -P tcp -s -p 8081 | grep -c SYN_RCVD | grep 1`\n",
+                ScriptProfile.freebsd()), "t.pkt:9: `sockstat -4 -P tcp -s -p 8081 | grep -c SYN_RCVD | grep 1`: 0 TCP "
+                + "sockets are in SYN_RCVD (a listener's half-open connections included), not 1");
+            startsWith(failure(halfOpen + "+0 `sockstat -4 -P tcp -s | grep packetdril | grep -c SYN_RCVD | grep 1`\n",
+                ScriptProfile.freebsd()), "t.pkt:9: `sockstat -4 -P tcp -s | grep packetdril | grep -c SYN_RCVD | "
+                + "grep 1`: 0 TCP sockets of the application are in SYN_RCVD, not 1");
+            // Once the handshake completes the connection is in the accept queue: no longer half-open.
+            startsWith(failure(halfOpen + "+0 < . 1:1(0) ack 1 win 32767\n"
+                + "+0 `sockstat -4 -P tcp -s -p 8080 | grep -c SYN_RCVD | grep 1`\n", ScriptProfile.freebsd()),
+                "t.pkt:10: `sockstat -4 -P tcp -s -p 8080 | grep -c SYN_RCVD | grep 1`: 0 TCP sockets are in SYN_RCVD");
+        }
+
+        @Test
         void theSuitesPacketFormsAreReadOrRejectedWithTheReason() {
             // "...(0)": any sequence number; "[noecn]": the IP ECN field Tern always has; "+ 0.00": a spaced time.
             passes(LISTEN.replace("+0    bind", "+ 0.00 bind") + """
