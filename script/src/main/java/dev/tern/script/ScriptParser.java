@@ -212,7 +212,8 @@ public final class ScriptParser {
                 final ScriptLine.Sysctl s = (ScriptLine.Sysctl) shell;
                 if (!ScriptSettings.known(s.name())) {
                     throw error(line, "sysctl " + s.name() + " is not supported (supported: " + String.join(", ",
-                        ScriptSettings.LINUX) + "; FreeBSD's " + String.join(", ", ScriptSettings.FREEBSD) + ", and "
+                        ScriptSettings.LINUX) + ", and " + String.join(", ", new java.util.TreeSet<>(
+                        ScriptSettings.LINUX_WITHOUT_EFFECT.keySet())) + " as no change; FreeBSD's " + String.join(", ", ScriptSettings.FREEBSD) + ", and "
                         + String.join(", ", new java.util.TreeSet<>(ScriptSettings.FREEBSD_FIXED.keySet()))
                         + " at the value that describes Tern)");
                 }

@@ -109,6 +109,19 @@ class ScriptDialectsTest {
         }
 
         @Test
+        void theTsoSettingsAreTakenAsNoChangeAtAnyValueAndTime() {
+            // Tern sends MSS-sized segments whatever Linux's TSO sizing says; a later line changes nothing either.
+            final String script = "`sysctl -q net.ipv4.tcp_min_tso_segs=10`\n" + LISTEN
+                + "+0 `../common/set_sysctls.py /proc/sys/net/ipv4/tcp_tso_win_divisor=100 "
+                + "/proc/sys/net/ipv4/tcp_min_tso_segs=2`\n+0 close(3) = 0\n";
+            passes(script, ScriptProfile.gtests());
+            final List<ScriptLine> lines = ScriptParser.parse("t.pkt", script, ScriptProfile.gtests());
+            assertEquals(ScriptProfile.gtests(), ScriptSettings.apply("t.pkt", lines, ScriptProfile.gtests()));
+            rejects("`sysctl -q net.ipv4.tcp_tso_segs=10`\n", ScriptProfile.gtests(),
+                "t.pkt:1: sysctl net.ipv4.tcp_tso_segs is not supported (supported: ");
+        }
+
+        @Test
         void aSettingThatChangesTheRunningStackIsRejected() {
             startsWith(failure(LISTEN + "+0 `sysctl -w net.inet.tcp.recvspace=1024`\n+0 close(3) = 0\n",
                 ScriptProfile.freebsd()), "t.pkt:4: sysctl net.inet.tcp.recvspace changes Tern's configuration "

@@ -260,10 +260,19 @@ class ScriptRunnerTest {
         }
 
         @Test
-        void aPacketLargerThanTheLinksMtuIsRefusedNamingTheLine() {
-            that(failure(PASSIVE_OPEN + "+0 < P. 1:2001(2000) ack 1 win 512\n").getMessage())
-                .isEqualTo("t.pkt:8: the packet is 2040 bytes long with its IPv4 header, more than the link's MTU of "
-                    + "1500: send it as several segments");
+        void aPacketLargerThanTheLinksMtuArrivesAsOneSegmentAsPacketdrillsTunTakesIt() {
+            // One segment: one ACK for all of it, and one read; Tern's own MSS stays the link's (PASSIVE_OPEN).
+            passes(PASSIVE_OPEN + """
+                +0    < P. 1:2001(2000) ack 1 win 512
+                +0    > . 1:1(0) ack 2001
+                +0    read(4, ..., 3000) = 2000
+                """);
+            that(failure(PASSIVE_OPEN + "+0 < P. 1:2001(2000) ack 1 win 512\n+0 > . 1:1(0) ack 1461\n").getMessage())
+                .startsWith("t.pkt:9: expected '. 1:1(0) ack 1461'; Tern sent '. 1:1(0) ack 2001");
+            // Below the stack's smallest MTU the link keeps the script's.
+            that(failure("--mtu=500\n" + LISTEN + "+0 < S 0:1000(1000) win 65535\n").getMessage())
+                .isEqualTo("t.pkt:5: the packet is 1040 bytes long with its IPv4 header, more than the link's MTU of "
+                    + "500: send it as several segments");
         }
 
         @Test
