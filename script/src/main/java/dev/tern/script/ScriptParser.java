@@ -624,8 +624,8 @@ public final class ScriptParser {
                 + "length");
         }
         if (inbound && isError && quoted == null) {
-            throw error(line, "an ICMP error Tern receives must quote the packet it is about: [START:END(LENGTH)] for "
-                + "a TCP segment, [udp (LENGTH)] for a datagram");
+            // As packetdrill's grammar (opt_icmp_echoed): no quote is a TCP segment at relative sequence 0.
+            quoted = segment(line, when, false, null, "0 0:0(0)", whole);
         }
         if (inbound && !isError && rawLength < 0) {
             rawLength = ICMP_DEFAULT_LENGTH;

@@ -23,8 +23,11 @@ final class ScriptShell {
     private static final Pattern SET_SYSCTLS = Pattern.compile("(?:\\.\\./)*(?:\\./)?common/set_sysctls\\.py");
     private static final Pattern RESTORE = Pattern.compile("/tmp/sysctl_restore_\\$\\{?PPID}?\\.sh");
     private static final Pattern SETTING = Pattern.compile("([A-Za-z0-9_./]+)=(\"[^\"]*\"|'[^']*'|\\S+)");
-    /** Output redirections a setting line may carry ({@code > /dev/null 2>&1}): they change nothing here. */
-    private static final Pattern REDIRECTION = Pattern.compile("\\s*(?:2>&1|[12]?>\\s*/dev/null)");
+    /**
+     * Output redirections a setting line may carry ({@code > /dev/null 2>&1}, bash's {@code &> /dev/null}): they
+     * change nothing here.
+     */
+    private static final Pattern REDIRECTION = Pattern.compile("\\s*(?:2>&1|(?:[12]|&)?>\\s*/dev/null)");
     /**
      * The FreeBSD suite's count of the process's TCP sockets in a state, in the orders it writes the flags:
      * {@code sockstat -4 -P tcp -s [-p PORT] | [grep packetdril |] grep -c STATE | grep N}.
@@ -96,15 +99,20 @@ final class ScriptShell {
         return settings;
     }
 
-    /** The simple commands of a shell text: lines (joined at a backslash), split at {@code ;}, comments dropped. */
+    /**
+     * The simple commands of a shell text: lines (joined at a backslash), split at {@code ;}, comments dropped. Of
+     * {@code A || B} only A counts: a command the runner takes succeeds, so B would not run.
+     */
     private static List<String> commands(String text) {
         final List<String> commands = new ArrayList<>();
         for (String line : text.replaceAll("\\\\\\s*\n", " ").split("\n")) {
             final int comment = line.indexOf('#');
             final String code = comment < 0 ? line : line.substring(0, comment);
             for (String part : code.split(";")) {
-                if (!part.isBlank()) {
-                    commands.add(part.strip());
+                final int or = part.indexOf("||");
+                final String first = or < 0 ? part : part.substring(0, or);
+                if (!first.isBlank()) {
+                    commands.add(first.strip());
                 }
             }
         }

@@ -865,14 +865,14 @@ final class ScriptSockets {
      * much of the data in the SYN as it carries; without one the SYN asks for a cookie and no data goes. Non-blocking
      * it returns what went in the SYN, or EINPROGRESS; blocking it waits for the handshake and writes the rest.
      */
-    private ScriptRunner.Result fastOpenWrite(ScriptLine.Call c, Fd fd, int length) {
+    private ScriptRunner.Result fastOpenWrite(ScriptLine.Call c, Fd fd, int length, int flags) {
         if (fd.connection < 0) {
             final ScriptRunner.Result refused = open(fd, true);
             if (refused != null) {
                 return refused;
             }
         } else if (tcp.fastOpen().synDataRoom(fd.connection) < 0) {
-            return write(c, fd, length, 0);
+            return write(c, fd, length, flags & ~MessageFlags.FASTOPEN);
         }
         final int connection = fd.connection;
         final int room = tcp.fastOpen().synDataRoom(connection);
@@ -881,7 +881,7 @@ final class ScriptSockets {
             tcp.sendable(connection, runner.nowNs());
         }
         runner.poll();
-        if (fd.nonBlocking()) {
+        if (fd.nonBlocking() || (flags & MessageFlags.DONTWAIT) != 0) {
             return inSyn > 0 ? ScriptRunner.Result.ok(inSyn) : ScriptRunner.Result.fail("EINPROGRESS");
         }
         return runner.blockThen(c, () -> tcp.state(connection) != TcpState.SYN_SENT, "the handshake to complete",
@@ -907,7 +907,7 @@ final class ScriptSockets {
         }
         final int connection = fd.connection;
         if (tcp.fastOpen().synDataRoom(connection) >= 0) {
-            return fastOpenWrite(c, fd, length);
+            return fastOpenWrite(c, fd, length, flags);
         }
         final ScriptRunner.Result broken = writeError(connection);
         if (broken != null) {
@@ -1117,15 +1117,25 @@ final class ScriptSockets {
 
     // --------------------------------------------------------------------------------------------------- UDP
 
-    /** {@code sendto(fd, ..., N, 0, ..., ...)}: a datagram of N bytes to the remote's port 8080. */
+    /**
+     * {@code sendto(fd, ..., N, FLAGS, ADDRESS, ...)}: on UDP a datagram of N bytes to the remote's port 8080; on TCP a
+     * Fast Open connect with MSG_FASTOPEN, else a send (Linux's tcp_sendmsg ignores the address).
+     */
     private ScriptRunner.Result sendto(ScriptLine.Call c) {
         arguments(c, 6);
         final Fd fd = fd(c);
-        if (fd.udp == null && c.args().get(3).equals("MSG_FASTOPEN")) {
-            return fastOpenWrite(c, fd, (int) number(c, 2));
+        final int flags = MessageFlags.send(runner, c, 3);
+        final String address = c.args().get(4);
+        if (!address.equals("...") && !(address.equals("AF_UNSPEC") && fd.udp == null)) {
+            throw runner.failure(c.line(), "sendto's address is the remote's, written '...' (AF_UNSPEC on TCP), not '"
+                + address + "'");
         }
-        if (fd.udp == null && c.args().get(3).equals("0") && fd.fastOpenQueue > 0 && fd.listener < 0
-            && fd.connection < 0) {
+        if (fd.udp == null && (flags & MessageFlags.FASTOPEN) != 0) {
+            // Linux's tcp_sendmsg_fastopen refuses an AF_UNSPEC address: there is nothing to connect to.
+            return address.equals("AF_UNSPEC") ? ScriptRunner.Result.fail("EOPNOTSUPP")
+                : fastOpenWrite(c, fd, (int) number(c, 2), flags);
+        }
+        if (fd.udp == null && flags == 0 && fd.fastOpenQueue > 0 && fd.listener < 0 && fd.connection < 0) {
             // FreeBSD's client: TCP_FASTOPEN on a socket that then sends to an address connects with Fast Open and
             // queues all the data at once, the SYN carrying what it can (a cookie cached) or asking for a cookie.
             final ScriptRunner.Result refused = open(fd, true);
@@ -1140,11 +1150,10 @@ final class ScriptSockets {
             runner.poll();
             return ScriptRunner.Result.ok(written);
         }
-        final int flags = MessageFlags.send(runner, c, 3);
         if (fd.udp == null) {
-            throw runner.failure(c.line(), "sendto on a TCP socket takes only MSG_FASTOPEN (a Fast Open connect); use "
-                + "write or send for TCP");
+            return write(c, fd, (int) number(c, 2), flags);
         }
+        fastOpenOnTcpOnly(c, fd, flags);
         return sendDatagram(c, fd, (int) number(c, 2), true, flags);
     }
 
@@ -1243,9 +1252,17 @@ final class ScriptSockets {
      */
     private ScriptRunner.Result sendmsg(ScriptLine.Call c) {
         arguments(c, 3);
-        final boolean fastOpen = c.args().get(2).equals("MSG_FASTOPEN");
+        final int flags = MessageFlags.send(runner, c, 2);
         final int length = messageLength(c, false);
-        return fastOpen ? fastOpenWrite(c, fd(c), length) : write(c, fd(c), length, MessageFlags.send(runner, c, 2));
+        final Fd fd = fd(c);
+        fastOpenOnTcpOnly(c, fd, flags);
+        return (flags & MessageFlags.FASTOPEN) != 0 ? fastOpenWrite(c, fd, length, flags) : write(c, fd, length, flags);
+    }
+
+    private void fastOpenOnTcpOnly(ScriptLine.Call c, Fd fd, int flags) {
+        if ((flags & MessageFlags.FASTOPEN) != 0 && fd.udp != null) {
+            throw runner.failure(c.line(), c.name() + " flag MSG_FASTOPEN is for TCP sockets, not UDP");
+        }
     }
 
     /**

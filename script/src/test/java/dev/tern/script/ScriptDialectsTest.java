@@ -109,6 +109,15 @@ class ScriptDialectsTest {
         }
 
         @Test
+        void ofAnOrListOnlyTheFirstCommandCountsAndBashsRedirectionIsTaken() {
+            // The sysctl is taken, so it succeeds and what follows || would not run.
+            passes("`sysctl -q net.ipv4.tcp_sack=1 &> /dev/null ||\\\n ip tcp_metrics flush all &> /dev/null`\n"
+                + LISTEN, ScriptProfile.gtests());
+            rejects("`tc qdisc replace dev tun0 root fq || sysctl -q net.ipv4.tcp_sack=1`\n", ScriptProfile.gtests(),
+                "t.pkt:1: shell command 'tc qdisc replace dev tun0 root fq' is not supported");
+        }
+
+        @Test
         void theTsoSettingsAreTakenAsNoChangeAtAnyValueAndTime() {
             // Tern sends MSS-sized segments whatever Linux's TSO sizing says; a later line changes nothing either.
             final String script = "`sysctl -q net.ipv4.tcp_min_tso_segs=10`\n" + LISTEN

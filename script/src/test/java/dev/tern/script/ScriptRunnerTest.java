@@ -173,8 +173,16 @@ class ScriptRunnerTest {
 
         @Test
         void icmpLinesTernCannotActOnAreRejected() {
+            // Without a quote the error is about the connection's relative sequence number 0 (packetdrill's default).
             that(failure("0 < icmp unreachable port\n").getMessage())
-                .startsWith("t.pkt:1: an ICMP error Tern receives must quote the packet it is about");
+                .isEqualTo("t.pkt:1: the ICMP error quotes a TCP segment, but the script has no connection yet");
+            passes("""
+                0     socket(..., SOCK_STREAM|SOCK_NONBLOCK, IPPROTO_TCP) = 3
+                +0    connect(3, ..., ...) = -1 EINPROGRESS (Operation now in progress)
+                +0    > S 0:0(0) <mss 1460,sackOK,TS val 100 ecr 0,nop,wscale 2>
+                +.01  < icmp unreachable port
+                +0    getsockopt(3, SOL_SOCKET, SO_ERROR, [ECONNREFUSED], [4]) = 0
+                """);
             that(failure("0 < [udp (10)] icmp echo_request\n").getMessage())
                 .startsWith("t.pkt:1: only an ICMP error quotes a packet; echo_request takes [raw (N)], its length");
             that(failure("0 < icmp time_exceeded [raw (40)]\n").getMessage())
@@ -1106,11 +1114,25 @@ class ScriptRunnerTest {
                 +0    sendto(3, ..., 10, MSG_FASTOPEN, ..., ...) = -1 EINPROGRESS (Operation now in progress)
                 +0    > S 0:0(0) <mss 1460,nop,nop,sackOK,nop,wscale 2,FO,nop,nop>
                 """);
+            // Without MSG_FASTOPEN a TCP sendto is a send, as Linux's: EPIPE before a connect.
+            passes("""
+                0     socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+                +0    sendto(3, ..., 10, 0, ..., ...) = -1 EPIPE (Broken pipe)
+                """);
+            // MSG_FASTOPEN to AF_UNSPEC: nothing to connect to (Linux's tcp_sendmsg_fastopen), nothing sent.
+            passes("""
+                0     socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+                +0    sendto(3, ..., 0, MSG_FASTOPEN, AF_UNSPEC, ...) = -1 EOPNOTSUPP (Operation not supported)
+                """);
             that(failure("""
                 0     socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
-                +0    sendto(3, ..., 10, 0, ..., ...) = 10
-                """).getMessage()).isEqualTo("t.pkt:2: sendto on a TCP socket takes only MSG_FASTOPEN (a Fast Open "
-                    + "connect); use write or send for TCP");
+                +0    send(3, ..., 10, MSG_FASTOPEN) = 10
+                """).getMessage()).isEqualTo("t.pkt:2: send flag MSG_FASTOPEN is not supported: a Fast Open connect "
+                    + "goes with sendto or sendmsg on a TCP socket, not this call");
+            that(failure("""
+                0     socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+                +0    sendto(3, ..., 10, 0x10, ..., ...) = 10
+                """).getMessage()).startsWith("t.pkt:2: sendto flags 0x10 are not supported: send flags are ");
             that(failure("`sysctl -q net.ipv4.tcp_fastopen_blackhole_timeout_sec=3600`\n").getMessage())
                 .startsWith("t.pkt:1: tcp_fastopen_blackhole_timeout_sec=3600 is not supported");
             passes("`sysctl -q net.ipv4.tcp_fastopen_blackhole_timeout_sec=0`\n");
