@@ -23,7 +23,7 @@ public final class ScriptParser {
     private static final Pattern ANY_SEQ = Pattern.compile("\\.\\.\\.\\((\\d{1,5})\\)");
     /** A {@code >} segment's sequence number when the line says any ({@code ...(N)}). */
     static final long ANY_SEQUENCE = -1;
-    private static final Pattern CALL = Pattern.compile("([a-z_][a-z0-9_]*)\\((.*)\\)\\s*=\\s*(-?\\d+|0x[0-9a-fA-F]+)"
+    private static final Pattern CALL = Pattern.compile("([a-z_][a-z0-9_]*)\\s*\\((.*)\\)\\s*=\\s*(-?\\d+|0x[0-9a-fA-F]+)"
         + "(?:\\s+([A-Z][A-Z0-9_]*))?(?:\\s*\\((.*)\\))?\\s*");
     private static final Pattern FLAGS = Pattern.compile("[SFRPUEW.]+");
     /** Linux's Fast Open bits (decimal or {@code 0x} hexadecimal), {@link dev.tern.tcp.FastOpen}'s constants. */
@@ -661,7 +661,11 @@ public final class ScriptParser {
             throw error(line, "a packet line needs flags and sequence numbers, like 'S 0:0(0)'");
         }
         int i = 0;
-        final String flagText = tokens.get(i++);
+        String flagText = tokens.get(i++);
+        if (i < tokens.size() && tokens.get(i).equals(".") && flagText.matches("[SFRPUEW]+")) {
+            // Packetdrill's lexer makes "F ." the two tokens of its flags rule WORD '.': the FreeBSD suite writes it.
+            flagText += tokens.get(i++);
+        }
         // packetdrill writes a segment with no flags at all as '-'.
         if (!FLAGS.matcher(flagText).matches() && !flagText.equals("0") && !flagText.equals("-")) {
             throw error(line, "bad TCP flags '" + flagText + "': use S F R P U E W and . (ACK), like S. or P., or - "

@@ -242,6 +242,17 @@ class ScriptDialectsTest {
                 "t.pkt:4: '...(N)' (any sequence number) is only for packets Tern sends (>)");
             rejects(LISTEN + "+0 <[ect0] S 0:0(0) win 100\n", ScriptProfile.freebsd(),
                 "t.pkt:4: [ect0] (an ECN-capable IP field) is not supported: Tern has no ECN");
+            // Flags split by spaces ("F ."), a space before a call's parenthesis: packetdrill's lexer drops it.
+            passes(LISTEN.replace("listen(3, 1)", "listen (3, 1)") + """
+                +0    <[noecn] S 0:0(0) win 32767 <mss 1460,sackOK,eol,eol>
+                +0    > S. ...(0) ack 1 win 65535 <mss 1460,sackOK,eol,eol>
+                +.1   < .  1:1(0) ack 1 win 32767
+                +0    accept (3, ..., ...) = 4
+                +0    < F  . 1:1(0) ack 1 win 32767
+                +0    > . 1:1(0) ack 2
+                """, ScriptProfile.freebsd());
+            rejects(LISTEN + "+0 < F  .. 1:1(0) win 100\n", ScriptProfile.freebsd(),
+                "t.pkt:4: bad sequence numbers '..'");
             rejects(LISTEN + "+0 < (tos 0x28) S 0:0(0) win 100\n", ScriptProfile.freebsd(),
                 "t.pkt:4: IP header fields on a packet ('(tos 0x28)') are not supported");
         }

@@ -922,6 +922,17 @@ class ScriptRunnerTest {
         }
 
         @Test
+        void aSocketNeverConnectedHasItsClosedStateOnly() {
+            passes("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 %{ assert tcpi_state == TCP_CLOSE }%\n");
+            that(failure("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 %{ assert tcpi_state == TCP_LISTEN }%\n")
+                .getMessage()).startsWith("t.pkt:2: 'assert tcpi_state == TCP_LISTEN' failed: tcpi_state == TCP_LISTEN "
+                    + "does not hold (tcpi_state is 7)");
+            that(failure("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 %{ assert tcpi_rto == 1000000 }%\n")
+                .getMessage()).isEqualTo("t.pkt:2: file descriptor 3 has never connected or listened: of its TCP_INFO "
+                    + "the runner knows tcpi_state only, not tcpi_rto");
+        }
+
+        @Test
         void pythonTernDoesNotReadIsRejectedWithTheLineAndTheReason() {
             that(failure(PASSIVE_OPEN + """
                 +0    %{
