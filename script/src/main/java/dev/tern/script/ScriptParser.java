@@ -43,6 +43,8 @@ public final class ScriptParser {
     static final String TS_TICK_OPTION = "--tcp_ts_tick_usecs";
     /** {@code --strict_segments}: a {@code >} line matches one segment, never several joined. */
     static final String STRICT_SEGMENTS_OPTION = "--strict_segments";
+    /** {@code --tcp_ts_ecr_scaled}: an injected TS ecr is mapped by the first TS val's offset, as the runner's are. */
+    static final String TS_ECR_SCALED_OPTION = "--tcp_ts_ecr_scaled";
     /** {@code --mss=N}: an injected segment with more data is cut into segments of N bytes, as GSO cuts it. */
     static final String MSS_OPTION = "--mss";
     /** {@code --mtu=N}: the link's MTU. */
@@ -58,8 +60,6 @@ public final class ScriptParser {
      * as unknown.
      */
     private static final java.util.Map<String, String> OPTIONS_WITHOUT_COUNTERPART = java.util.Map.of(
-        "--tcp_ts_ecr_scaled", "it lets an injected TS ecr be scaled by the remote's tick; Tern's runner maps TS ecr "
-            + "by the offset of Tern's first TS val only",
         "--udp_encapsulation", "it runs TCP over UDP (FreeBSD's udp_tunneling), which Tern does not have",
         "--non_fatal", "it lets a script go on after a failed line; Tern's runner stops at the first",
         "--tcp_md5_secret", "Tern has no TCP MD5 signatures (RFC 2385)");
@@ -333,6 +333,14 @@ public final class ScriptParser {
                 }
                 yield 1;
             }
+            // Packetdrill then maps an injected TS ecr that echoes no TS val Tern sent by the offset between the
+            // script's first TS val and Tern's; Tern's runner maps every TS ecr so (docs/SCRIPTS.md).
+            case TS_ECR_SCALED_OPTION -> {
+                if (value != null) {
+                    throw error(line, name + " takes no value");
+                }
+                yield -1;
+            }
             case "--ip_version" -> {
                 if (!"ipv4".equals(value)) {
                     throw error(line, "--ip_version=" + value + " needs IPv6, which Tern's runner does not have "
@@ -344,8 +352,8 @@ public final class ScriptParser {
                 final String reason = OPTIONS_WITHOUT_COUNTERPART.get(name);
                 throw error(line, "command-line option '" + name + "' is not supported: " + (reason != null ? reason
                     : "unknown to Tern's runner (supported: --ip_version=ipv4, --tolerance_usecs=N, "
-                    + "--tolerance_percent=P, --tcp_ts_tick_usecs=N, --strict_segments, --mss=N, --mtu=N, "
-                    + "--define=NAME=VALUE; --local_ip, --remote_ip, --gateway_ip, --netmask_ip are ignored)"));
+                    + "--tolerance_percent=P, --tcp_ts_tick_usecs=N, --tcp_ts_ecr_scaled, --strict_segments, --mss=N, "
+                    + "--mtu=N, --define=NAME=VALUE; --local_ip, --remote_ip, --gateway_ip, --netmask_ip are ignored)"));
             }
         };
         return number < 0 ? null : new ScriptLine.Sysctl(line, ScriptLine.Sysctl.NEXT, name, new long[] {number});

@@ -974,12 +974,14 @@ class ScriptRunnerTest {
                 .contains(": TS val 1010, not 1020 (10 ticks of 1000 µs off, beyond the tolerance of 4000 µs)");
             that(failure("--tcp_ts_tick_usecs=x\n").getMessage())
                 .isEqualTo("t.pkt:1: --tcp_ts_tick_usecs takes a number of microseconds, like --tcp_ts_tick_usecs=1000");
-            that(failure("--tcp_ts_ecr_scaled\n").getMessage())
-                .startsWith("t.pkt:1: command-line option '--tcp_ts_ecr_scaled' is not supported: it lets");
+            // Packetdrill's offset mapping of an injected TS ecr: what the runner does for every TS ecr.
+            passes("--tcp_ts_ecr_scaled\n" + script.formatted(1020));
+            that(failure("--tcp_ts_ecr_scaled=1\n").getMessage())
+                .isEqualTo("t.pkt:1: --tcp_ts_ecr_scaled takes no value");
             that(failure("--frobnicate=1\n").getMessage()).isEqualTo("t.pkt:1: command-line option '--frobnicate' is "
                 + "not supported: unknown to Tern's runner (supported: --ip_version=ipv4, --tolerance_usecs=N, "
-                + "--tolerance_percent=P, --tcp_ts_tick_usecs=N, --strict_segments, --mss=N, --mtu=N, "
-                + "--define=NAME=VALUE; --local_ip, --remote_ip, --gateway_ip, --netmask_ip are ignored)");
+                + "--tolerance_percent=P, --tcp_ts_tick_usecs=N, --tcp_ts_ecr_scaled, --strict_segments, --mss=N, "
+                + "--mtu=N, --define=NAME=VALUE; --local_ip, --remote_ip, --gateway_ip, --netmask_ip are ignored)");
         }
 
         @Test
