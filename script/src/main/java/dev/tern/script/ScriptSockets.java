@@ -884,18 +884,23 @@ final class ScriptSockets {
         }
         final int connection = fd.connection;
         final int room = tcp.fastOpen().synDataRoom(connection);
-        final int inSyn = room < 0 ? 0 : fill(connection, Math.min(room, length), false);
-        if (room >= 0 && inSyn == 0) {
+        final boolean blocking = !fd.nonBlocking() && (flags & MessageFlags.DONTWAIT) == 0;
+        // A blocking call's data waits in the send buffer from the start, as Linux's writer waiting for the
+        // handshake holds it: the SYN takes what it carries, the rest goes with the handshake's last ACK (Linux
+        // delays that ACK while a write waits, tcp_rcv_synsent_state_process).
+        final int queued = blocking ? fill(connection, length, false)
+            : room < 0 ? 0 : fill(connection, Math.min(room, length), false);
+        if (room >= 0 && queued == 0) {
             tcp.sendable(connection, runner.nowNs());
         }
         runner.poll();
-        if (fd.nonBlocking() || (flags & MessageFlags.DONTWAIT) != 0) {
-            return inSyn > 0 ? ScriptRunner.Result.ok(inSyn) : ScriptRunner.Result.fail("EINPROGRESS");
+        if (!blocking) {
+            return queued > 0 ? ScriptRunner.Result.ok(queued) : ScriptRunner.Result.fail("EINPROGRESS");
         }
         return runner.blockThen(c, () -> tcp.state(connection) != TcpState.SYN_SENT, "the handshake to complete",
             () -> {
                 final ScriptRunner.Result error = writeError(connection);
-                return error != null ? error : ScriptRunner.Result.ok(inSyn + fill(connection, length - inSyn, false));
+                return error != null ? error : ScriptRunner.Result.ok(queued + fill(connection, length - queued, false));
             });
     }
 
