@@ -23,8 +23,8 @@ public final class ScriptParser {
     private static final Pattern ANY_SEQ = Pattern.compile("\\.\\.\\.\\((\\d{1,5})\\)");
     /** A {@code >} segment's sequence number when the line says any ({@code ...(N)}). */
     static final long ANY_SEQUENCE = -1;
-    private static final Pattern CALL = Pattern.compile("([a-z_][a-z0-9_]*)\\s*\\((.*)\\)\\s*=\\s*(-?\\d+|0x[0-9a-fA-F]+)"
-        + "(?:\\s+([A-Z][A-Z0-9_]*))?(?:\\s*\\((.*)\\))?\\s*");
+    private static final Pattern CALL = Pattern.compile("([a-z_][a-z0-9_]*)\\s*\\((.*)\\)\\s*=\\s*"
+        + "(-?\\d+|0x[0-9a-fA-F]+)(?:\\s+([A-Z][A-Z0-9_]*))?(?:\\s*\\((.*)\\))?\\s*");
     private static final Pattern FLAGS = Pattern.compile("[SFRPUEW.]+");
     /** Linux's Fast Open bits (decimal or {@code 0x} hexadecimal), {@link dev.tern.tcp.FastOpen}'s constants. */
     static final String FAST_OPEN_SYSCTL = "net.ipv4.tcp_fastopen";
@@ -212,8 +212,8 @@ public final class ScriptParser {
                 final ScriptLine.Sysctl s = (ScriptLine.Sysctl) shell;
                 if (!ScriptSettings.known(s.name())) {
                     throw error(line, "sysctl " + s.name() + " is not supported (supported: " + String.join(", ",
-                        ScriptSettings.LINUX) + ", and " + String.join(", ", new java.util.TreeSet<>(
-                        ScriptSettings.LINUX_WITHOUT_EFFECT.keySet())) + " as no change; FreeBSD's " + String.join(", ", ScriptSettings.FREEBSD) + ", and "
+                        ScriptSettings.LINUX) + ", and " + String.join(", ", ScriptSettings.LINUX_WITHOUT_EFFECT)
+                        + " as no change; FreeBSD's " + String.join(", ", ScriptSettings.FREEBSD) + ", and "
                         + String.join(", ", new java.util.TreeSet<>(ScriptSettings.FREEBSD_FIXED.keySet()))
                         + " at the value that describes Tern)");
                 }
@@ -353,7 +353,8 @@ public final class ScriptParser {
                 throw error(line, "command-line option '" + name + "' is not supported: " + (reason != null ? reason
                     : "unknown to Tern's runner (supported: --ip_version=ipv4, --tolerance_usecs=N, "
                     + "--tolerance_percent=P, --tcp_ts_tick_usecs=N, --tcp_ts_ecr_scaled, --strict_segments, --mss=N, "
-                    + "--mtu=N, --define=NAME=VALUE; --local_ip, --remote_ip, --gateway_ip, --netmask_ip are ignored)"));
+                    + "--mtu=N, --define=NAME=VALUE; --local_ip, --remote_ip, --gateway_ip, --netmask_ip are "
+                    + "ignored)"));
             }
         };
         return number < 0 ? null : new ScriptLine.Sysctl(line, ScriptLine.Sysctl.NEXT, name, new long[] {number});

@@ -216,9 +216,9 @@ public final class ScriptRunner {
             // Applied to the configuration before the stack was built (ScriptSettings); it only takes its time.
             case ScriptLine.Sysctl setting -> {
             }
-            case ScriptLine.SocketCount count -> sockets.checkCount(count);
+            case ScriptLine.SocketCount count -> ScriptSockstat.check(this, stack.tcp(), sockets, count);
             case ScriptLine.SocketDrop drop -> {
-                sockets.drop(drop);
+                ScriptSockstat.drop(this, stack.tcp(), sockets, drop);
                 poll();
             }
             case ScriptLine.TcpInfoAsserts block -> sockets.checkTcpInfo(block);

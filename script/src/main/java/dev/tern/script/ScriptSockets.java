@@ -113,47 +113,16 @@ final class ScriptSockets {
         }
     }
 
-    /**
-     * The FreeBSD suite's {@code sockstat} count: the application's TCP sockets (listeners and connections of open
-     * descriptors) in the state sockstat names, on the port when one is named (local or remote), must be as many as
-     * the line says. Without {@code grep packetdril} a listener's half-open connections count as SYN_RCVD sockets
-     * too, as FreeBSD lists its syncache's entries; connections the application has closed are not counted.
-     */
-    void checkCount(ScriptLine.SocketCount count) {
-        final boolean halfOpenCount = !count.applicationOnly()
-            && count.state().equals(ScriptDialect.sockstatName(TcpState.SYN_RECEIVED));
-        int found = 0;
-        for (Fd fd : fds.values()) {
-            if (fd.udp != null || (fd.connection < 0 && fd.listener < 0)) {
-                continue;
-            }
-            final boolean listening = fd.connection < 0;
-            final int state = listening ? TcpState.LISTEN : tcp.state(fd.connection);
-            final boolean onPort = count.port() < 0 || (listening ? count.port() == ScriptRunner.SCRIPT_PORT
-                : tcp.localPort(fd.connection) == count.port() || tcp.remotePort(fd.connection) == count.port());
-            if (onPort && ScriptDialect.sockstatName(state).equals(count.state())) {
-                found++;
-            }
-            if (onPort && listening && halfOpenCount) {
-                found += tcp.halfOpen(fd.listener);
-            }
-        }
-        if (found != count.count()) {
-            throw runner.failure(count.line(), "`" + count.text() + "`: " + found + " TCP socket" + (found == 1 ? "" : "s")
-                + (halfOpenCount ? "" : " of the application") + " " + (found == 1 ? "is" : "are") + " in "
-                + count.state() + (halfOpenCount ? " (a listener's half-open connections included)" : "") + ", not "
-                + count.count());
-        }
+    /** The TCP listener handles of the application's open descriptors (cold: a sockstat or tcpdrop line). */
+    int[] tcpListeners() {
+        return fds.values().stream().filter(fd -> fd.udp == null && fd.connection < 0 && fd.listener >= 0)
+            .mapToInt(fd -> fd.listener).toArray();
     }
 
-    /** FreeBSD's tcpdrop: the connections of the application's descriptors in the state are aborted. */
-    void drop(ScriptLine.SocketDrop drop) {
-        for (Fd fd : fds.values()) {
-            if (fd.udp == null && fd.connection >= 0
-                && ScriptDialect.sockstatName(tcp.state(fd.connection)).equals(drop.state())) {
-                tcp.abort(fd.connection, runner.nowNs());
-            }
-        }
+    /** The TCP connection handles of the application's open descriptors (cold: a sockstat or tcpdrop line). */
+    int[] tcpConnections() {
+        return fds.values().stream().filter(fd -> fd.udp == null && fd.connection >= 0)
+            .mapToInt(fd -> fd.connection).toArray();
     }
 
     /** Runs one call; {@link ScriptRunner.Result#PENDING} when it blocks and spans time. */
@@ -900,7 +869,8 @@ final class ScriptSockets {
         return runner.blockThen(c, () -> tcp.state(connection) != TcpState.SYN_SENT, "the handshake to complete",
             () -> {
                 final ScriptRunner.Result error = writeError(connection);
-                return error != null ? error : ScriptRunner.Result.ok(queued + fill(connection, length - queued, false));
+                return error != null ? error
+                    : ScriptRunner.Result.ok(queued + fill(connection, length - queued, false));
             });
     }
 
