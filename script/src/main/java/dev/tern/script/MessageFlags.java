@@ -16,11 +16,18 @@ final class MessageFlags {
     static final int NOSIGNAL = 0x4000;
     /** Send: more data follows; a short tail waits as under TCP_CORK, for this call's output. */
     static final int MORE = 0x8000;
+    /** sendto and sendmsg on TCP: a Fast Open connect with the data (RFC 7413), Linux's MSG_FASTOPEN. */
+    static final int FASTOPEN = 0x20000000;
+    private static final int RECEIVE_ALLOWED = PEEK | DONTWAIT | WAITALL;
+    private static final int SEND_ALLOWED = DONTWAIT | NOSIGNAL | MORE;
 
     private MessageFlags() {
     }
 
-    /** The send flags of argument {@code index} of {@code c}: DONTWAIT, NOSIGNAL, MORE; any other is rejected. */
+    /**
+     * The send flags of argument {@code index} of {@code c}: DONTWAIT, NOSIGNAL, MORE, and FASTOPEN for sendto and
+     * sendmsg; any other is rejected.
+     */
     static int send(ScriptRunner runner, ScriptLine.Call c, int index) {
         return parse(runner, c, index, true);
     }
@@ -32,12 +39,16 @@ final class MessageFlags {
 
     private static int parse(ScriptRunner runner, ScriptLine.Call c, int index, boolean send) {
         final String text = c.args().get(index).replace(" ", "");
-        if (text.matches("\\d+")) {
-            if (!text.equals("0")) {
-                throw runner.failure(c.line(), c.name() + " flags are written by name (MSG_PEEK, MSG_DONTWAIT, ...), "
-                    + "not as the number " + text);
+        final boolean fastOpen = send && (c.name().equals("sendto") || c.name().equals("sendmsg"));
+        if (text.matches("\\d+|0x[0-9a-fA-F]+")) {
+            // A number, as the suites write 0x0 and 0x20000000: Linux's bits, the same as the names'.
+            final long value = Long.decode(text);
+            final int allowed = send ? SEND_ALLOWED | (fastOpen ? FASTOPEN : 0) : RECEIVE_ALLOWED;
+            if ((value & ~(long) allowed) != 0) {
+                throw runner.failure(c.line(), c.name() + " flags " + text + " are not supported: "
+                    + reason("", send, fastOpen));
             }
-            return 0;
+            return (int) value;
         }
         int flags = 0;
         for (String name : text.split("\\|")) {
@@ -45,19 +56,21 @@ final class MessageFlags {
                 case "MSG_DONTWAIT" -> DONTWAIT;
                 case "MSG_NOSIGNAL" -> send ? NOSIGNAL : -1;
                 case "MSG_MORE" -> send ? MORE : -1;
+                case "MSG_FASTOPEN" -> fastOpen ? FASTOPEN : -1;
                 case "MSG_PEEK" -> send ? -1 : PEEK;
                 case "MSG_WAITALL" -> send ? -1 : WAITALL;
                 default -> -1;
             };
             if (flag < 0) {
-                throw runner.failure(c.line(), c.name() + " flag " + name + " is not supported: " + reason(name, send));
+                throw runner.failure(c.line(), c.name() + " flag " + name + " is not supported: "
+                    + reason(name, send, fastOpen));
             }
             flags |= flag;
         }
         return flags;
     }
 
-    private static String reason(String name, boolean send) {
+    private static String reason(String name, boolean send, boolean fastOpen) {
         final String specific = send ? switch (name) {
             case "MSG_EOR" -> "Tern's send ring is a byte stream that keeps no record boundaries, so it cannot keep "
                 + "later data out of the segment that ends a record";
@@ -74,6 +87,7 @@ final class MessageFlags {
             default -> null;
         };
         return specific != null ? specific : send ? "send flags are MSG_DONTWAIT, MSG_NOSIGNAL and MSG_MORE"
+            + (fastOpen ? " (and MSG_FASTOPEN on TCP)" : "")
             : "receive flags are MSG_PEEK, MSG_DONTWAIT and MSG_WAITALL";
     }
 }

@@ -145,11 +145,14 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagra
     }
 
     /**
-     * The FreeBSD suite's check of how many of the application's TCP sockets are in a state,
-     * {@code `sockstat -4 -P tcp -s [-p PORT] | grep packetdril | grep -c STATE | grep N`}: {@code state} is
-     * sockstat's name ({@code TIME_WAIT}, {@code SYN_RCVD}, ...), {@code port} the one {@code -p} names (-1: any).
+     * The FreeBSD suite's check of how many TCP sockets are in a state,
+     * {@code `sockstat -4 -P tcp -s [-p PORT] | [grep packetdril |] grep -c STATE | grep N`}: {@code state} is
+     * sockstat's name ({@code TIME_WAIT}, {@code SYN_RCVD}, ...), {@code port} the one {@code -p} names (-1: any);
+     * {@code applicationOnly} when {@code grep packetdril} keeps the process's own sockets only, without the
+     * sockets of no process (a listener's half-open connections, which FreeBSD lists as SYN_RCVD).
      */
-    record SocketCount(int line, When when, String state, int port, int count, String text) implements ScriptLine {
+    record SocketCount(int line, When when, String state, int port, boolean applicationOnly, int count, String text)
+        implements ScriptLine {
     }
 
     /**

@@ -23,8 +23,8 @@ public final class ScriptParser {
     private static final Pattern ANY_SEQ = Pattern.compile("\\.\\.\\.\\((\\d{1,5})\\)");
     /** A {@code >} segment's sequence number when the line says any ({@code ...(N)}). */
     static final long ANY_SEQUENCE = -1;
-    private static final Pattern CALL = Pattern.compile("([a-z_][a-z0-9_]*)\\((.*)\\)\\s*=\\s*(-?\\d+|0x[0-9a-fA-F]+)"
-        + "(?:\\s+([A-Z][A-Z0-9_]*))?(?:\\s*\\((.*)\\))?\\s*");
+    private static final Pattern CALL = Pattern.compile("([a-z_][a-z0-9_]*)\\s*\\((.*)\\)\\s*=\\s*"
+        + "(-?\\d+|0x[0-9a-fA-F]+)(?:\\s+([A-Z][A-Z0-9_]*))?(?:\\s*\\((.*)\\))?\\s*");
     private static final Pattern FLAGS = Pattern.compile("[SFRPUEW.]+");
     /** Linux's Fast Open bits (decimal or {@code 0x} hexadecimal), {@link dev.tern.tcp.FastOpen}'s constants. */
     static final String FAST_OPEN_SYSCTL = "net.ipv4.tcp_fastopen";
@@ -43,6 +43,8 @@ public final class ScriptParser {
     static final String TS_TICK_OPTION = "--tcp_ts_tick_usecs";
     /** {@code --strict_segments}: a {@code >} line matches one segment, never several joined. */
     static final String STRICT_SEGMENTS_OPTION = "--strict_segments";
+    /** {@code --tcp_ts_ecr_scaled}: an injected TS ecr is mapped by the first TS val's offset, as the runner's are. */
+    static final String TS_ECR_SCALED_OPTION = "--tcp_ts_ecr_scaled";
     /** {@code --mss=N}: an injected segment with more data is cut into segments of N bytes, as GSO cuts it. */
     static final String MSS_OPTION = "--mss";
     /** {@code --mtu=N}: the link's MTU. */
@@ -58,8 +60,6 @@ public final class ScriptParser {
      * as unknown.
      */
     private static final java.util.Map<String, String> OPTIONS_WITHOUT_COUNTERPART = java.util.Map.of(
-        "--tcp_ts_ecr_scaled", "it lets an injected TS ecr be scaled by the remote's tick; Tern's runner maps TS ecr "
-            + "by the offset of Tern's first TS val only",
         "--udp_encapsulation", "it runs TCP over UDP (FreeBSD's udp_tunneling), which Tern does not have",
         "--non_fatal", "it lets a script go on after a failed line; Tern's runner stops at the first",
         "--tcp_md5_secret", "Tern has no TCP MD5 signatures (RFC 2385)");
@@ -201,7 +201,8 @@ public final class ScriptParser {
             for (ScriptLine shell : ScriptShell.settings(file, line, command.substring(1, command.length() - 1),
                 profile)) {
                 if (shell instanceof ScriptLine.SocketCount c) {
-                    settings.add(new ScriptLine.SocketCount(line, when, c.state(), c.port(), c.count(), c.text()));
+                    settings.add(new ScriptLine.SocketCount(line, when, c.state(), c.port(), c.applicationOnly(),
+                        c.count(), c.text()));
                     continue;
                 }
                 if (shell instanceof ScriptLine.SocketDrop d) {
@@ -211,7 +212,8 @@ public final class ScriptParser {
                 final ScriptLine.Sysctl s = (ScriptLine.Sysctl) shell;
                 if (!ScriptSettings.known(s.name())) {
                     throw error(line, "sysctl " + s.name() + " is not supported (supported: " + String.join(", ",
-                        ScriptSettings.LINUX) + "; FreeBSD's " + String.join(", ", ScriptSettings.FREEBSD) + ", and "
+                        ScriptSettings.LINUX) + ", and " + String.join(", ", ScriptSettings.LINUX_WITHOUT_EFFECT)
+                        + " as no change; FreeBSD's " + String.join(", ", ScriptSettings.FREEBSD) + ", and "
                         + String.join(", ", new java.util.TreeSet<>(ScriptSettings.FREEBSD_FIXED.keySet()))
                         + " at the value that describes Tern)");
                 }
@@ -331,6 +333,14 @@ public final class ScriptParser {
                 }
                 yield 1;
             }
+            // Packetdrill then maps an injected TS ecr that echoes no TS val Tern sent by the offset between the
+            // script's first TS val and Tern's; Tern's runner maps every TS ecr so (docs/SCRIPTS.md).
+            case TS_ECR_SCALED_OPTION -> {
+                if (value != null) {
+                    throw error(line, name + " takes no value");
+                }
+                yield -1;
+            }
             case "--ip_version" -> {
                 if (!"ipv4".equals(value)) {
                     throw error(line, "--ip_version=" + value + " needs IPv6, which Tern's runner does not have "
@@ -342,8 +352,9 @@ public final class ScriptParser {
                 final String reason = OPTIONS_WITHOUT_COUNTERPART.get(name);
                 throw error(line, "command-line option '" + name + "' is not supported: " + (reason != null ? reason
                     : "unknown to Tern's runner (supported: --ip_version=ipv4, --tolerance_usecs=N, "
-                    + "--tolerance_percent=P, --tcp_ts_tick_usecs=N, --strict_segments, --mss=N, --mtu=N, "
-                    + "--define=NAME=VALUE; --local_ip, --remote_ip, --gateway_ip, --netmask_ip are ignored)"));
+                    + "--tolerance_percent=P, --tcp_ts_tick_usecs=N, --tcp_ts_ecr_scaled, --strict_segments, --mss=N, "
+                    + "--mtu=N, --define=NAME=VALUE; --local_ip, --remote_ip, --gateway_ip, --netmask_ip are "
+                    + "ignored)"));
             }
         };
         return number < 0 ? null : new ScriptLine.Sysctl(line, ScriptLine.Sysctl.NEXT, name, new long[] {number});
@@ -622,8 +633,8 @@ public final class ScriptParser {
                 + "length");
         }
         if (inbound && isError && quoted == null) {
-            throw error(line, "an ICMP error Tern receives must quote the packet it is about: [START:END(LENGTH)] for "
-                + "a TCP segment, [udp (LENGTH)] for a datagram");
+            // As packetdrill's grammar (opt_icmp_echoed): no quote is a TCP segment at relative sequence 0.
+            quoted = segment(line, when, false, null, "0 0:0(0)", whole);
         }
         if (inbound && !isError && rawLength < 0) {
             rawLength = ICMP_DEFAULT_LENGTH;
@@ -659,7 +670,11 @@ public final class ScriptParser {
             throw error(line, "a packet line needs flags and sequence numbers, like 'S 0:0(0)'");
         }
         int i = 0;
-        final String flagText = tokens.get(i++);
+        String flagText = tokens.get(i++);
+        if (i < tokens.size() && tokens.get(i).equals(".") && flagText.matches("[SFRPUEW]+")) {
+            // Packetdrill's lexer makes "F ." the two tokens of its flags rule WORD '.': the FreeBSD suite writes it.
+            flagText += tokens.get(i++);
+        }
         // packetdrill writes a segment with no flags at all as '-'.
         if (!FLAGS.matcher(flagText).matches() && !flagText.equals("0") && !flagText.equals("-")) {
             throw error(line, "bad TCP flags '" + flagText + "': use S F R P U E W and . (ACK), like S. or P., or - "

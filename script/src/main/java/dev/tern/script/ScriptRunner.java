@@ -149,15 +149,16 @@ public final class ScriptRunner {
     /** What the application writes at each TCP sequence number: {@link ScriptPayload#tern}, unless a test says. */
     private final LongToIntFunction applicationBytes;
 
-    private ScriptRunner(String file, ScriptProfile profile, LongToIntFunction applicationBytes) {
+    private ScriptRunner(String file, ScriptProfile profile, int wireMtu, LongToIntFunction applicationBytes) {
         this.file = file;
         this.profile = profile;
         this.applicationBytes = applicationBytes;
-        wire = MemoryWire.builder().clock(clock).mtu(profile.mtu()).build();
+        wire = ScriptWire.build(clock, wireMtu);
         remote = wire.attach("remote", REMOTE_MAC);
         remote.promiscuous(true);
-        stack = NetStack.builder().name("script").link(wire.attach("tern", TERN_MAC)).address("198.18.0.2/24")
-            .clock(clock).countersInMemory().tcp(profile.tcp()).build();
+        final NetStack.Builder builder = NetStack.builder().name("script").link(wire.attach("tern", TERN_MAC))
+            .address("198.18.0.2/24").clock(clock).countersInMemory().tcp(profile.tcp());
+        stack = (wireMtu > profile.mtu() ? builder.mtu(profile.mtu()) : builder).build();
         sockets = new ScriptSockets(this, stack);
         // The remote asks for Tern's address first, so Tern knows its MAC and sends segments without ARP.
         final byte[] arp = new byte[ArpPacket.LENGTH];
@@ -194,8 +195,8 @@ public final class ScriptRunner {
     static void run(String file, String text, ScriptProfile profile, java.io.PrintStream trace,
                     LongToIntFunction applicationBytes) {
         final List<ScriptLine> lines = ScriptParser.parse(file, text, profile);
-        final ScriptRunner runner = new ScriptRunner(file, ScriptSettings.apply(file, lines, profile),
-            applicationBytes);
+        final ScriptProfile applied = ScriptSettings.apply(file, lines, profile);
+        final ScriptRunner runner = new ScriptRunner(file, applied, ScriptWire.mtu(lines, applied), applicationBytes);
         runner.trace = trace;
         try {
             runner.runAll(lines);
@@ -215,9 +216,9 @@ public final class ScriptRunner {
             // Applied to the configuration before the stack was built (ScriptSettings); it only takes its time.
             case ScriptLine.Sysctl setting -> {
             }
-            case ScriptLine.SocketCount count -> sockets.checkCount(count);
+            case ScriptLine.SocketCount count -> ScriptSockstat.check(this, stack.tcp(), sockets, count);
             case ScriptLine.SocketDrop drop -> {
-                sockets.drop(drop);
+                ScriptSockstat.drop(this, stack.tcp(), sockets, drop);
                 poll();
             }
             case ScriptLine.TcpInfoAsserts block -> sockets.checkTcpInfo(block);
@@ -939,11 +940,11 @@ public final class ScriptRunner {
 
     private void injectIp(int line, int protocol, byte[] transport) {
         final byte[] packet = new byte[Ipv4Header.MIN_LENGTH + transport.length];
-        if (packet.length > profile.mtu()) {
-            // packetdrill's tun device takes larger segments (as GRO would hand them up); Tern's link takes frames
-            // of its MTU only.
+        if (packet.length > wire.mtu()) {
+            // The wire is sized for the script's largest packet (ScriptWire) unless the profile's MTU is below the
+            // stack's smallest.
             throw failure(line, "the packet is " + packet.length + " bytes long with its IPv4 header, more than the "
-                + "link's MTU of " + profile.mtu() + ": send it as several segments");
+                + "link's MTU of " + wire.mtu() + ": send it as several segments");
         }
         new Ipv4Repr(REMOTE_ADDRESS, TERN_ADDRESS, protocol, 64, 0, 0, 0x4000, transport.length)
             .emit(new Ipv4Header().wrap(MemorySegment.ofArray(packet), 0, packet.length));

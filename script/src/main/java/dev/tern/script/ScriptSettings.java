@@ -25,6 +25,13 @@ final class ScriptSettings {
         "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_window_scaling", "net.ipv4.tcp_mem",
         "net.ipv4.tcp_wmem", "net.ipv4.tcp_slow_start_after_idle", "net.ipv4.tcp_notsent_lowat",
         ScriptParser.FAST_OPEN_SYSCTL, ScriptParser.FAST_OPEN_KEY_SYSCTL, ScriptParser.FAST_OPEN_BLACKHOLE_SYSCTL);
+    /**
+     * Linux settings of what Tern does not do, taken at any value as no change. Linux's TSO settings size the
+     * segments it hands the device to cut; Tern has no TSO and sends segments of the MSS, which the runner joins as
+     * packetdrill joins TSO pieces, so a line expecting Linux's larger segment matches Tern's run of them.
+     */
+    static final List<String> LINUX_WITHOUT_EFFECT = List.of("net.ipv4.tcp_min_tso_segs",
+        "net.ipv4.tcp_tso_win_divisor");
     /** The settings written as three numbers between quotes (Linux's min/default/max or low/pressure/high). */
     private static final List<String> THREE_NUMBERS = List.of("net.ipv4.tcp_mem", "net.ipv4.tcp_wmem");
     /** The FreeBSD settings mapped onto {@link TcpConfig}. */
@@ -79,8 +86,8 @@ final class ScriptSettings {
 
     /** Whether a name is a setting a script may make (a sysctl Tern reads, or an option line). */
     static boolean known(String name) {
-        return LINUX.contains(name) || FREEBSD.contains(name) || FREEBSD_FIXED.containsKey(name)
-            || name.startsWith("--");
+        return LINUX.contains(name) || LINUX_WITHOUT_EFFECT.contains(name) || FREEBSD.contains(name)
+            || FREEBSD_FIXED.containsKey(name) || name.startsWith("--");
     }
 
     /** How many numbers a setting takes; 0 where its reading checked them (a Fast Open key: 4, or 8 with a backup). */
@@ -121,6 +128,9 @@ final class ScriptSettings {
         final long v = setting.value();
         if (name.startsWith("--")) {
             return option(setting, profile);
+        }
+        if (LINUX_WITHOUT_EFFECT.contains(name)) {
+            return profile;
         }
         final Fixed fixed = FREEBSD_FIXED.get(name);
         if (fixed != null) {

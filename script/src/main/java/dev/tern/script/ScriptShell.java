@@ -23,14 +23,17 @@ final class ScriptShell {
     private static final Pattern SET_SYSCTLS = Pattern.compile("(?:\\.\\./)*(?:\\./)?common/set_sysctls\\.py");
     private static final Pattern RESTORE = Pattern.compile("/tmp/sysctl_restore_\\$\\{?PPID}?\\.sh");
     private static final Pattern SETTING = Pattern.compile("([A-Za-z0-9_./]+)=(\"[^\"]*\"|'[^']*'|\\S+)");
-    /** Output redirections a setting line may carry ({@code > /dev/null 2>&1}): they change nothing here. */
-    private static final Pattern REDIRECTION = Pattern.compile("\\s*(?:2>&1|[12]?>\\s*/dev/null)");
+    /**
+     * Output redirections a setting line may carry ({@code > /dev/null 2>&1}, bash's {@code &> /dev/null}): they
+     * change nothing here.
+     */
+    private static final Pattern REDIRECTION = Pattern.compile("\\s*(?:2>&1|(?:[12]|&)?>\\s*/dev/null)");
     /**
      * The FreeBSD suite's count of the process's TCP sockets in a state, in the orders it writes the flags:
      * {@code sockstat -4 -P tcp -s [-p PORT] | [grep packetdril |] grep -c STATE | grep N}.
      */
     private static final Pattern SOCKSTAT = Pattern.compile("sockstat\\s+-([46])\\s+-P\\s+tcp\\s+(?:-s\\s+)?"
-        + "(?:-p\\s+(\\d+)\\s+)?(?:-s\\s+)?\\|\\s*(?:grep\\s+packetdril\\s*\\|\\s*)?grep\\s+-c\\s+([A-Z_0-9]+)"
+        + "(?:-p\\s+(\\d+)\\s+)?(?:-s\\s+)?\\|\\s*(grep\\s+packetdril\\s*\\|\\s*)?grep\\s+-c\\s+([A-Z_0-9]+)"
         + "\\s*\\|\\s*grep\\s+(\\d+)");
     /** FreeBSD's {@code tcpdrop -s STATE}: drop the connections in a state. */
     private static final Pattern TCPDROP = Pattern.compile("tcpdrop\\s+-s\\s+([A-Z_0-9]+)");
@@ -50,9 +53,9 @@ final class ScriptShell {
             if (count.group(1).equals("6")) {
                 throw new ScriptException(file, line, "sockstat -6 needs IPv6, which Tern's runner does not have");
             }
-            return List.of(new ScriptLine.SocketCount(line, ScriptLine.Sysctl.NEXT, count.group(3),
-                count.group(2) == null ? -1 : Integer.parseInt(count.group(2)), Integer.parseInt(count.group(4)),
-                command.strip()));
+            return List.of(new ScriptLine.SocketCount(line, ScriptLine.Sysctl.NEXT, count.group(4),
+                count.group(2) == null ? -1 : Integer.parseInt(count.group(2)), count.group(3) != null,
+                Integer.parseInt(count.group(5)), command.strip()));
         }
         final Matcher drop = TCPDROP.matcher(command.strip());
         if (drop.matches()) {
@@ -96,15 +99,20 @@ final class ScriptShell {
         return settings;
     }
 
-    /** The simple commands of a shell text: lines (joined at a backslash), split at {@code ;}, comments dropped. */
+    /**
+     * The simple commands of a shell text: lines (joined at a backslash), split at {@code ;}, comments dropped. Of
+     * {@code A || B} only A counts: a command the runner takes succeeds, so B would not run.
+     */
     private static List<String> commands(String text) {
         final List<String> commands = new ArrayList<>();
         for (String line : text.replaceAll("\\\\\\s*\n", " ").split("\n")) {
             final int comment = line.indexOf('#');
             final String code = comment < 0 ? line : line.substring(0, comment);
             for (String part : code.split(";")) {
-                if (!part.isBlank()) {
-                    commands.add(part.strip());
+                final int or = part.indexOf("||");
+                final String first = or < 0 ? part : part.substring(0, or);
+                if (!first.isBlank()) {
+                    commands.add(first.strip());
                 }
             }
         }

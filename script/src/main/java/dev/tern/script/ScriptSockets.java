@@ -113,40 +113,16 @@ final class ScriptSockets {
         }
     }
 
-    /**
-     * The FreeBSD suite's {@code sockstat} count: the application's TCP sockets (listeners and connections of open
-     * descriptors) in the state sockstat names, on the port when one is named (local or remote), must be as many as
-     * the line says.
-     */
-    void checkCount(ScriptLine.SocketCount count) {
-        int found = 0;
-        for (Fd fd : fds.values()) {
-            if (fd.udp != null || (fd.connection < 0 && fd.listener < 0)) {
-                continue;
-            }
-            final boolean listening = fd.connection < 0;
-            final int state = listening ? TcpState.LISTEN : tcp.state(fd.connection);
-            final boolean onPort = count.port() < 0 || (listening ? count.port() == ScriptRunner.SCRIPT_PORT
-                : tcp.localPort(fd.connection) == count.port() || tcp.remotePort(fd.connection) == count.port());
-            if (onPort && ScriptDialect.sockstatName(state).equals(count.state())) {
-                found++;
-            }
-        }
-        if (found != count.count()) {
-            throw runner.failure(count.line(), "`" + count.text() + "`: " + found + " TCP socket" + (found == 1 ? "" : "s")
-                + " of the application " + (found == 1 ? "is" : "are") + " in " + count.state() + ", not "
-                + count.count());
-        }
+    /** The TCP listener handles of the application's open descriptors (cold: a sockstat or tcpdrop line). */
+    int[] tcpListeners() {
+        return fds.values().stream().filter(fd -> fd.udp == null && fd.connection < 0 && fd.listener >= 0)
+            .mapToInt(fd -> fd.listener).toArray();
     }
 
-    /** FreeBSD's tcpdrop: the connections of the application's descriptors in the state are aborted. */
-    void drop(ScriptLine.SocketDrop drop) {
-        for (Fd fd : fds.values()) {
-            if (fd.udp == null && fd.connection >= 0
-                && ScriptDialect.sockstatName(tcp.state(fd.connection)).equals(drop.state())) {
-                tcp.abort(fd.connection, runner.nowNs());
-            }
-        }
+    /** The TCP connection handles of the application's open descriptors (cold: a sockstat or tcpdrop line). */
+    int[] tcpConnections() {
+        return fds.values().stream().filter(fd -> fd.udp == null && fd.connection >= 0)
+            .mapToInt(fd -> fd.connection).toArray();
     }
 
     /** Runs one call; {@link ScriptRunner.Result#PENDING} when it blocks and spans time. */
@@ -688,13 +664,20 @@ final class ScriptSockets {
      */
     void checkTcpInfo(ScriptLine.TcpInfoAsserts block) {
         final Fd fd = underTest;
-        if (fd == null || fd.udp != null || (fd.connection < 0 && fd.listener < 0)) {
+        if (fd == null || fd.udp != null) {
             throw runner.failure(block.line(), "a Python block reads TCP_INFO of the socket under test (the last one "
                 + "socket or accept made), and " + (fd == null ? "there is none yet" : "file descriptor " + fd.number
-                + " is " + (fd.udp != null ? "a UDP socket" : "not connected or listening")));
+                + " is a UDP socket"));
         }
         for (TcpInfoAssert check : block.asserts()) {
-            final String failure = check.failure(name -> tcpInfoField(fd, name));
+            final String failure = check.failure(name -> {
+                if (fd.connection < 0 && fd.listener < 0 && !name.equals("tcpi_state")) {
+                    // A socket never connected has only its state here: Tern keeps no control block for it.
+                    throw runner.failure(check.line(), "file descriptor " + fd.number + " has never connected or "
+                        + "listened: of its TCP_INFO the runner knows tcpi_state only, not " + name);
+                }
+                return tcpInfoField(fd, name);
+            });
             if (failure != null) {
                 throw runner.failure(check.line(), failure + ", on file descriptor " + fd.number);
             }
@@ -709,11 +692,12 @@ final class ScriptSockets {
 
     /**
      * The script's system's name of the descriptor's state ({@link ScriptDialect}): Linux's TCP_LISTEN for a
-     * listener, TCP_CLOSE once the connection is gone; FreeBSD's TCPI_LISTEN, TCPI_CLOSED.
+     * listener, TCP_CLOSE before a connect and once the connection is gone; FreeBSD's TCPI_LISTEN, TCPI_CLOSED.
      */
     private String stateName(Fd fd) {
         final ScriptDialect dialect = runner.dialect();
-        return fd.connection < 0 ? dialect.listenName() : dialect.stateName(tcp.state(fd.connection));
+        return fd.connection >= 0 ? dialect.stateName(tcp.state(fd.connection))
+            : fd.listener >= 0 ? dialect.listenName() : dialect.stateName(TcpState.CLOSED);
     }
 
     private ScriptRunner.Result bind(ScriptLine.Call c) {
@@ -858,29 +842,35 @@ final class ScriptSockets {
      * much of the data in the SYN as it carries; without one the SYN asks for a cookie and no data goes. Non-blocking
      * it returns what went in the SYN, or EINPROGRESS; blocking it waits for the handshake and writes the rest.
      */
-    private ScriptRunner.Result fastOpenWrite(ScriptLine.Call c, Fd fd, int length) {
+    private ScriptRunner.Result fastOpenWrite(ScriptLine.Call c, Fd fd, int length, int flags) {
         if (fd.connection < 0) {
             final ScriptRunner.Result refused = open(fd, true);
             if (refused != null) {
                 return refused;
             }
         } else if (tcp.fastOpen().synDataRoom(fd.connection) < 0) {
-            return write(c, fd, length, 0);
+            return write(c, fd, length, flags & ~MessageFlags.FASTOPEN);
         }
         final int connection = fd.connection;
         final int room = tcp.fastOpen().synDataRoom(connection);
-        final int inSyn = room < 0 ? 0 : fill(connection, Math.min(room, length), false);
-        if (room >= 0 && inSyn == 0) {
+        final boolean blocking = !fd.nonBlocking() && (flags & MessageFlags.DONTWAIT) == 0;
+        // A blocking call's data waits in the send buffer from the start, as Linux's writer waiting for the
+        // handshake holds it: the SYN takes what it carries, the rest goes with the handshake's last ACK (Linux
+        // delays that ACK while a write waits, tcp_rcv_synsent_state_process).
+        final int queued = blocking ? fill(connection, length, false)
+            : room < 0 ? 0 : fill(connection, Math.min(room, length), false);
+        if (room >= 0 && queued == 0) {
             tcp.sendable(connection, runner.nowNs());
         }
         runner.poll();
-        if (fd.nonBlocking()) {
-            return inSyn > 0 ? ScriptRunner.Result.ok(inSyn) : ScriptRunner.Result.fail("EINPROGRESS");
+        if (!blocking) {
+            return queued > 0 ? ScriptRunner.Result.ok(queued) : ScriptRunner.Result.fail("EINPROGRESS");
         }
         return runner.blockThen(c, () -> tcp.state(connection) != TcpState.SYN_SENT, "the handshake to complete",
             () -> {
                 final ScriptRunner.Result error = writeError(connection);
-                return error != null ? error : ScriptRunner.Result.ok(inSyn + fill(connection, length - inSyn, false));
+                return error != null ? error
+                    : ScriptRunner.Result.ok(queued + fill(connection, length - queued, false));
             });
     }
 
@@ -900,7 +890,7 @@ final class ScriptSockets {
         }
         final int connection = fd.connection;
         if (tcp.fastOpen().synDataRoom(connection) >= 0) {
-            return fastOpenWrite(c, fd, length);
+            return fastOpenWrite(c, fd, length, flags);
         }
         final ScriptRunner.Result broken = writeError(connection);
         if (broken != null) {
@@ -1110,15 +1100,25 @@ final class ScriptSockets {
 
     // --------------------------------------------------------------------------------------------------- UDP
 
-    /** {@code sendto(fd, ..., N, 0, ..., ...)}: a datagram of N bytes to the remote's port 8080. */
+    /**
+     * {@code sendto(fd, ..., N, FLAGS, ADDRESS, ...)}: on UDP a datagram of N bytes to the remote's port 8080; on TCP a
+     * Fast Open connect with MSG_FASTOPEN, else a send (Linux's tcp_sendmsg ignores the address).
+     */
     private ScriptRunner.Result sendto(ScriptLine.Call c) {
         arguments(c, 6);
         final Fd fd = fd(c);
-        if (fd.udp == null && c.args().get(3).equals("MSG_FASTOPEN")) {
-            return fastOpenWrite(c, fd, (int) number(c, 2));
+        final int flags = MessageFlags.send(runner, c, 3);
+        final String address = c.args().get(4);
+        if (!address.equals("...") && !(address.equals("AF_UNSPEC") && fd.udp == null)) {
+            throw runner.failure(c.line(), "sendto's address is the remote's, written '...' (AF_UNSPEC on TCP), not '"
+                + address + "'");
         }
-        if (fd.udp == null && c.args().get(3).equals("0") && fd.fastOpenQueue > 0 && fd.listener < 0
-            && fd.connection < 0) {
+        if (fd.udp == null && (flags & MessageFlags.FASTOPEN) != 0) {
+            // Linux's tcp_sendmsg_fastopen refuses an AF_UNSPEC address: there is nothing to connect to.
+            return address.equals("AF_UNSPEC") ? ScriptRunner.Result.fail("EOPNOTSUPP")
+                : fastOpenWrite(c, fd, (int) number(c, 2), flags);
+        }
+        if (fd.udp == null && flags == 0 && fd.fastOpenQueue > 0 && fd.listener < 0 && fd.connection < 0) {
             // FreeBSD's client: TCP_FASTOPEN on a socket that then sends to an address connects with Fast Open and
             // queues all the data at once, the SYN carrying what it can (a cookie cached) or asking for a cookie.
             final ScriptRunner.Result refused = open(fd, true);
@@ -1133,11 +1133,10 @@ final class ScriptSockets {
             runner.poll();
             return ScriptRunner.Result.ok(written);
         }
-        final int flags = MessageFlags.send(runner, c, 3);
         if (fd.udp == null) {
-            throw runner.failure(c.line(), "sendto on a TCP socket takes only MSG_FASTOPEN (a Fast Open connect); use "
-                + "write or send for TCP");
+            return write(c, fd, (int) number(c, 2), flags);
         }
+        fastOpenOnTcpOnly(c, fd, flags);
         return sendDatagram(c, fd, (int) number(c, 2), true, flags);
     }
 
@@ -1236,9 +1235,17 @@ final class ScriptSockets {
      */
     private ScriptRunner.Result sendmsg(ScriptLine.Call c) {
         arguments(c, 3);
-        final boolean fastOpen = c.args().get(2).equals("MSG_FASTOPEN");
+        final int flags = MessageFlags.send(runner, c, 2);
         final int length = messageLength(c, false);
-        return fastOpen ? fastOpenWrite(c, fd(c), length) : write(c, fd(c), length, MessageFlags.send(runner, c, 2));
+        final Fd fd = fd(c);
+        fastOpenOnTcpOnly(c, fd, flags);
+        return (flags & MessageFlags.FASTOPEN) != 0 ? fastOpenWrite(c, fd, length, flags) : write(c, fd, length, flags);
+    }
+
+    private void fastOpenOnTcpOnly(ScriptLine.Call c, Fd fd, int flags) {
+        if ((flags & MessageFlags.FASTOPEN) != 0 && fd.udp != null) {
+            throw runner.failure(c.line(), c.name() + " flag MSG_FASTOPEN is for TCP sockets, not UDP");
+        }
     }
 
     /**

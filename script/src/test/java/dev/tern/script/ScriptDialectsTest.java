@@ -109,6 +109,28 @@ class ScriptDialectsTest {
         }
 
         @Test
+        void ofAnOrListOnlyTheFirstCommandCountsAndBashsRedirectionIsTaken() {
+            // The sysctl is taken, so it succeeds and what follows || would not run.
+            passes("`sysctl -q net.ipv4.tcp_sack=1 &> /dev/null ||\\\n ip tcp_metrics flush all &> /dev/null`\n"
+                + LISTEN, ScriptProfile.gtests());
+            rejects("`tc qdisc replace dev tun0 root fq || sysctl -q net.ipv4.tcp_sack=1`\n", ScriptProfile.gtests(),
+                "t.pkt:1: shell command 'tc qdisc replace dev tun0 root fq' is not supported");
+        }
+
+        @Test
+        void theTsoSettingsAreTakenAsNoChangeAtAnyValueAndTime() {
+            // Tern sends MSS-sized segments whatever Linux's TSO sizing says; a later line changes nothing either.
+            final String script = "`sysctl -q net.ipv4.tcp_min_tso_segs=10`\n" + LISTEN
+                + "+0 `../common/set_sysctls.py /proc/sys/net/ipv4/tcp_tso_win_divisor=100 "
+                + "/proc/sys/net/ipv4/tcp_min_tso_segs=2`\n+0 close(3) = 0\n";
+            passes(script, ScriptProfile.gtests());
+            final List<ScriptLine> lines = ScriptParser.parse("t.pkt", script, ScriptProfile.gtests());
+            assertEquals(ScriptProfile.gtests(), ScriptSettings.apply("t.pkt", lines, ScriptProfile.gtests()));
+            rejects("`sysctl -q net.ipv4.tcp_tso_segs=10`\n", ScriptProfile.gtests(),
+                "t.pkt:1: sysctl net.ipv4.tcp_tso_segs is not supported (supported: ");
+        }
+
+        @Test
         void aSettingThatChangesTheRunningStackIsRejected() {
             startsWith(failure(LISTEN + "+0 `sysctl -w net.inet.tcp.recvspace=1024`\n+0 close(3) = 0\n",
                 ScriptProfile.freebsd()), "t.pkt:4: sysctl net.inet.tcp.recvspace changes Tern's configuration "
@@ -184,6 +206,32 @@ class ScriptDialectsTest {
         }
 
         @Test
+        void sockstatWithoutTheProcessFilterCountsAListenersHalfOpenConnections() {
+            final String halfOpen = LISTEN + """
+                +0    < S 0:0(0) win 32767 <mss 1460,sackOK,eol,eol>
+                +0    > S. 0:0(0) ack 1 win 65535 <mss 1460,sackOK,eol,eol>
+                +.1   `sockstat -4 -P tcp -s -p 8080 | grep -c SYN_RCVD | grep 1`
+                +0    `sockstat -4 -P tcp -s | grep packetdril | grep -c SYN_RCVD | grep 0`
+                +0    `sockstat -4 -P tcp -s | grep packetdril | grep -c LISTEN | grep 1`
+                """;
+            passes(halfOpen + """
+                +0    < R 1:1(0) win 32767
+                +0    `sockstat -4 -P tcp -p 8080 -s | grep -c SYN_RCVD | grep 0`
+                """, ScriptProfile.freebsd());
+            // Another port has none; the process's own sockets hold no half-open connection.
+            startsWith(failure(halfOpen + "+0 `sockstat -4 -P tcp -s -p 8081 | grep -c SYN_RCVD | grep 1`\n",
+                ScriptProfile.freebsd()), "t.pkt:9: `sockstat -4 -P tcp -s -p 8081 | grep -c SYN_RCVD | grep 1`: 0 TCP "
+                + "sockets are in SYN_RCVD (a listener's half-open connections included), not 1");
+            startsWith(failure(halfOpen + "+0 `sockstat -4 -P tcp -s | grep packetdril | grep -c SYN_RCVD | grep 1`\n",
+                ScriptProfile.freebsd()), "t.pkt:9: `sockstat -4 -P tcp -s | grep packetdril | grep -c SYN_RCVD | "
+                + "grep 1`: 0 TCP sockets of the application are in SYN_RCVD, not 1");
+            // Once the handshake completes the connection is in the accept queue: no longer half-open.
+            startsWith(failure(halfOpen + "+0 < . 1:1(0) ack 1 win 32767\n"
+                + "+0 `sockstat -4 -P tcp -s -p 8080 | grep -c SYN_RCVD | grep 1`\n", ScriptProfile.freebsd()),
+                "t.pkt:10: `sockstat -4 -P tcp -s -p 8080 | grep -c SYN_RCVD | grep 1`: 0 TCP sockets are in SYN_RCVD");
+        }
+
+        @Test
         void theSuitesPacketFormsAreReadOrRejectedWithTheReason() {
             // "...(0)": any sequence number; "[noecn]": the IP ECN field Tern always has; "+ 0.00": a spaced time.
             passes(LISTEN.replace("+0    bind", "+ 0.00 bind") + """
@@ -194,6 +242,17 @@ class ScriptDialectsTest {
                 "t.pkt:4: '...(N)' (any sequence number) is only for packets Tern sends (>)");
             rejects(LISTEN + "+0 <[ect0] S 0:0(0) win 100\n", ScriptProfile.freebsd(),
                 "t.pkt:4: [ect0] (an ECN-capable IP field) is not supported: Tern has no ECN");
+            // Flags split by spaces ("F ."), a space before a call's parenthesis: packetdrill's lexer drops it.
+            passes(LISTEN.replace("listen(3, 1)", "listen (3, 1)") + """
+                +0    <[noecn] S 0:0(0) win 32767 <mss 1460,sackOK,eol,eol>
+                +0    > S. ...(0) ack 1 win 65535 <mss 1460,sackOK,eol,eol>
+                +.1   < .  1:1(0) ack 1 win 32767
+                +0    accept (3, ..., ...) = 4
+                +0    < F  . 1:1(0) ack 1 win 32767
+                +0    > . 1:1(0) ack 2
+                """, ScriptProfile.freebsd());
+            rejects(LISTEN + "+0 < F  .. 1:1(0) win 100\n", ScriptProfile.freebsd(),
+                "t.pkt:4: bad sequence numbers '..'");
             rejects(LISTEN + "+0 < (tos 0x28) S 0:0(0) win 100\n", ScriptProfile.freebsd(),
                 "t.pkt:4: IP header fields on a packet ('(tos 0x28)') are not supported");
         }

@@ -173,8 +173,16 @@ class ScriptRunnerTest {
 
         @Test
         void icmpLinesTernCannotActOnAreRejected() {
+            // Without a quote the error is about the connection's relative sequence number 0 (packetdrill's default).
             that(failure("0 < icmp unreachable port\n").getMessage())
-                .startsWith("t.pkt:1: an ICMP error Tern receives must quote the packet it is about");
+                .isEqualTo("t.pkt:1: the ICMP error quotes a TCP segment, but the script has no connection yet");
+            passes("""
+                0     socket(..., SOCK_STREAM|SOCK_NONBLOCK, IPPROTO_TCP) = 3
+                +0    connect(3, ..., ...) = -1 EINPROGRESS (Operation now in progress)
+                +0    > S 0:0(0) <mss 1460,sackOK,TS val 100 ecr 0,nop,wscale 2>
+                +.01  < icmp unreachable port
+                +0    getsockopt(3, SOL_SOCKET, SO_ERROR, [ECONNREFUSED], [4]) = 0
+                """);
             that(failure("0 < [udp (10)] icmp echo_request\n").getMessage())
                 .startsWith("t.pkt:1: only an ICMP error quotes a packet; echo_request takes [raw (N)], its length");
             that(failure("0 < icmp time_exceeded [raw (40)]\n").getMessage())
@@ -260,10 +268,19 @@ class ScriptRunnerTest {
         }
 
         @Test
-        void aPacketLargerThanTheLinksMtuIsRefusedNamingTheLine() {
-            that(failure(PASSIVE_OPEN + "+0 < P. 1:2001(2000) ack 1 win 512\n").getMessage())
-                .isEqualTo("t.pkt:8: the packet is 2040 bytes long with its IPv4 header, more than the link's MTU of "
-                    + "1500: send it as several segments");
+        void aPacketLargerThanTheLinksMtuArrivesAsOneSegmentAsPacketdrillsTunTakesIt() {
+            // One segment: one ACK for all of it, and one read; Tern's own MSS stays the link's (PASSIVE_OPEN).
+            passes(PASSIVE_OPEN + """
+                +0    < P. 1:2001(2000) ack 1 win 512
+                +0    > . 1:1(0) ack 2001
+                +0    read(4, ..., 3000) = 2000
+                """);
+            that(failure(PASSIVE_OPEN + "+0 < P. 1:2001(2000) ack 1 win 512\n+0 > . 1:1(0) ack 1461\n").getMessage())
+                .startsWith("t.pkt:9: expected '. 1:1(0) ack 1461'; Tern sent '. 1:1(0) ack 2001");
+            // Below the stack's smallest MTU the link keeps the script's.
+            that(failure("--mtu=500\n" + LISTEN + "+0 < S 0:1000(1000) win 65535\n").getMessage())
+                .isEqualTo("t.pkt:5: the packet is 1040 bytes long with its IPv4 header, more than the link's MTU of "
+                    + "500: send it as several segments");
         }
 
         @Test
@@ -905,6 +922,17 @@ class ScriptRunnerTest {
         }
 
         @Test
+        void aSocketNeverConnectedHasItsClosedStateOnly() {
+            passes("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 %{ assert tcpi_state == TCP_CLOSE }%\n");
+            that(failure("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 %{ assert tcpi_state == TCP_LISTEN }%\n")
+                .getMessage()).startsWith("t.pkt:2: 'assert tcpi_state == TCP_LISTEN' failed: tcpi_state == TCP_LISTEN "
+                    + "does not hold (tcpi_state is 7)");
+            that(failure("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 %{ assert tcpi_rto == 1000000 }%\n")
+                .getMessage()).isEqualTo("t.pkt:2: file descriptor 3 has never connected or listened: of its TCP_INFO "
+                    + "the runner knows tcpi_state only, not tcpi_rto");
+        }
+
+        @Test
         void pythonTernDoesNotReadIsRejectedWithTheLineAndTheReason() {
             that(failure(PASSIVE_OPEN + """
                 +0    %{
@@ -946,12 +974,14 @@ class ScriptRunnerTest {
                 .contains(": TS val 1010, not 1020 (10 ticks of 1000 µs off, beyond the tolerance of 4000 µs)");
             that(failure("--tcp_ts_tick_usecs=x\n").getMessage())
                 .isEqualTo("t.pkt:1: --tcp_ts_tick_usecs takes a number of microseconds, like --tcp_ts_tick_usecs=1000");
-            that(failure("--tcp_ts_ecr_scaled\n").getMessage())
-                .startsWith("t.pkt:1: command-line option '--tcp_ts_ecr_scaled' is not supported: it lets");
+            // Packetdrill's offset mapping of an injected TS ecr: what the runner does for every TS ecr.
+            passes("--tcp_ts_ecr_scaled\n" + script.formatted(1020));
+            that(failure("--tcp_ts_ecr_scaled=1\n").getMessage())
+                .isEqualTo("t.pkt:1: --tcp_ts_ecr_scaled takes no value");
             that(failure("--frobnicate=1\n").getMessage()).isEqualTo("t.pkt:1: command-line option '--frobnicate' is "
                 + "not supported: unknown to Tern's runner (supported: --ip_version=ipv4, --tolerance_usecs=N, "
-                + "--tolerance_percent=P, --tcp_ts_tick_usecs=N, --strict_segments, --mss=N, --mtu=N, "
-                + "--define=NAME=VALUE; --local_ip, --remote_ip, --gateway_ip, --netmask_ip are ignored)");
+                + "--tolerance_percent=P, --tcp_ts_tick_usecs=N, --tcp_ts_ecr_scaled, --strict_segments, --mss=N, "
+                + "--mtu=N, --define=NAME=VALUE; --local_ip, --remote_ip, --gateway_ip, --netmask_ip are ignored)");
         }
 
         @Test
@@ -1097,11 +1127,25 @@ class ScriptRunnerTest {
                 +0    sendto(3, ..., 10, MSG_FASTOPEN, ..., ...) = -1 EINPROGRESS (Operation now in progress)
                 +0    > S 0:0(0) <mss 1460,nop,nop,sackOK,nop,wscale 2,FO,nop,nop>
                 """);
+            // Without MSG_FASTOPEN a TCP sendto is a send, as Linux's: EPIPE before a connect.
+            passes("""
+                0     socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+                +0    sendto(3, ..., 10, 0, ..., ...) = -1 EPIPE (Broken pipe)
+                """);
+            // MSG_FASTOPEN to AF_UNSPEC: nothing to connect to (Linux's tcp_sendmsg_fastopen), nothing sent.
+            passes("""
+                0     socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+                +0    sendto(3, ..., 0, MSG_FASTOPEN, AF_UNSPEC, ...) = -1 EOPNOTSUPP (Operation not supported)
+                """);
             that(failure("""
                 0     socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
-                +0    sendto(3, ..., 10, 0, ..., ...) = 10
-                """).getMessage()).isEqualTo("t.pkt:2: sendto on a TCP socket takes only MSG_FASTOPEN (a Fast Open "
-                    + "connect); use write or send for TCP");
+                +0    send(3, ..., 10, MSG_FASTOPEN) = 10
+                """).getMessage()).isEqualTo("t.pkt:2: send flag MSG_FASTOPEN is not supported: a Fast Open connect "
+                    + "goes with sendto or sendmsg on a TCP socket, not this call");
+            that(failure("""
+                0     socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+                +0    sendto(3, ..., 10, 0x10, ..., ...) = 10
+                """).getMessage()).startsWith("t.pkt:2: sendto flags 0x10 are not supported: send flags are ");
             that(failure("`sysctl -q net.ipv4.tcp_fastopen_blackhole_timeout_sec=3600`\n").getMessage())
                 .startsWith("t.pkt:1: tcp_fastopen_blackhole_timeout_sec=3600 is not supported");
             passes("`sysctl -q net.ipv4.tcp_fastopen_blackhole_timeout_sec=0`\n");

@@ -15,7 +15,6 @@ import java.util.List;
 
 import static dev.tern.tcp.TcpControlBlocks.F_ALLOCATED;
 import static dev.tern.tcp.TcpControlBlocks.F_FIN_QUEUED;
-import static dev.tern.tcp.TcpControlBlocks.F_NO_DELAY;
 import static dev.tern.tcp.TcpControlBlocks.F_RINGS;
 
 /**
@@ -200,6 +199,11 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     /** Connections waiting in the accept queue. */
     public int acceptable(int listener) {
         return listeners.acceptable(listener);
+    }
+
+    /** Half-open connections (SYN-RECEIVED, not yet in the accept queue) of the listener; 0 for a bad handle. */
+    public int halfOpen(int listener) {
+        return listeners.halfOpen(listener);
     }
 
     /** Stops listening; half-open and not yet accepted connections are reset (as Linux does). */
@@ -524,17 +528,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
 
     /** TCP_NODELAY: disables Nagle's algorithm (and sends what it held back). Returns 0 or {@code -INVALID}. */
     public int noDelay(int connection, boolean enabled, long nowNs) {
-        final int c = tcb.ownedSlot(connection);
-        if (c < 0) {
-            return -TcpError.INVALID;
-        }
-        if (enabled) {
-            tcb.setFlag(c, F_NO_DELAY);
-            socketOptions.push(c, nowNs);
-        } else {
-            tcb.clearFlag(c, F_NO_DELAY);
-        }
-        return 0;
+        return socketOptions.noDelay(connection, enabled, nowNs);
     }
 
     /** SO_KEEPALIVE with the given idle time, interval and probe count (0 keeps the current). Returns 0 or -INVALID. */

@@ -135,6 +135,11 @@ final class TcpListeners {
         return synCount[l];
     }
 
+    /** Half-open connections of a listener handle from outside the layer: 0 for one that is not open. */
+    int halfOpen(int l) {
+        return valid(l) ? synCount[l] : 0;
+    }
+
     /** A half-open connection {@code c} for listener {@code l} joins its SYN queue. */
     void joinSynQueue(int c, int l) {
         tcb.setFlag(c, F_IN_SYN_QUEUE);

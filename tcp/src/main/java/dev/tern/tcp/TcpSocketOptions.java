@@ -4,9 +4,10 @@ import dev.tern.core.io.ByteRing;
 
 /**
  * The socket options an owner sets on an open connection beyond {@link TcpOptions}, with Linux's meanings:
- * TCP_USER_TIMEOUT (RFC 5482, {@link UserTimeout}), TCP_NOTSENT_LOWAT (writable only while few bytes wait unsent) and
- * TCP_MAXSEG (the MSS bound, also given before the handshake as {@link TcpOptions#maxSegment}). Handles are
- * {@link TcpLayer}'s; every method returns 0 or a value, or {@code -INVALID} for a handle that is not open.
+ * TCP_USER_TIMEOUT (RFC 5482, {@link UserTimeout}), TCP_NOTSENT_LOWAT (writable only while few bytes wait unsent),
+ * TCP_MAXSEG (the MSS bound, also given before the handshake as {@link TcpOptions#maxSegment}), TCP_NODELAY and
+ * TCP_CORK. Handles are {@link TcpLayer}'s; every method returns 0 or a value, or {@code -INVALID} for a handle that
+ * is not open.
  *
  * <p>Owned by the shard thread; not thread-safe. Cold path: nothing here runs per segment but {@link #clampMss}.
  */
@@ -78,11 +79,21 @@ public final class TcpSocketOptions {
     }
 
     /**
-     * TCP_NODELAY was set on row {@code c}: what waits goes now, a short segment held by the cork too (Linux's
-     * TCP_NAGLE_PUSH), though the cork stays on for later writes.
+     * TCP_NODELAY: Nagle's algorithm off or on. Setting it sends what waits now, a short segment held by the cork too
+     * (Linux's TCP_NAGLE_PUSH), though the cork stays on for later writes. Returns 0 or {@code -INVALID}.
      */
-    void push(int c, long nowNs) {
-        output(c, nowNs, tcb.hasSenderFlag(c, SenderState.S_CORKED));
+    public int noDelay(int connection, boolean enabled, long nowNs) {
+        final int c = tcb.ownedSlot(connection);
+        if (c < 0) {
+            return -TcpError.INVALID;
+        }
+        if (enabled) {
+            tcb.setFlag(c, TcpControlBlocks.F_NO_DELAY);
+            output(c, nowNs, tcb.hasSenderFlag(c, SenderState.S_CORKED));
+        } else {
+            tcb.clearFlag(c, TcpControlBlocks.F_NO_DELAY);
+        }
+        return 0;
     }
 
     /** Output on row {@code c}, as {@link TcpLayer#sendable}; {@code force} lets a short segment go. */

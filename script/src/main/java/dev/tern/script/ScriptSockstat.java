@@ -1,0 +1,56 @@
+package dev.tern.script;
+
+import dev.tern.tcp.TcpLayer;
+import dev.tern.tcp.TcpState;
+
+/**
+ * The FreeBSD suite's look at the stack's sockets from a shell line: {@code sockstat}'s count of the TCP sockets in
+ * a state and {@code tcpdrop}'s abort of those in a state (docs/SCRIPTS.md, "Kernel settings"), over the
+ * listeners and connections of the application's open descriptors.
+ */
+final class ScriptSockstat {
+    private ScriptSockstat() {
+    }
+
+    /**
+     * The sockets in the state sockstat names, on the port when one is named (local or remote), must be as many as
+     * the line says. Without {@code grep packetdril} a listener's half-open connections count as SYN_RCVD sockets
+     * too, as FreeBSD lists its syncache's entries; connections the application has closed are not counted.
+     */
+    static void check(ScriptRunner runner, TcpLayer tcp, ScriptSockets sockets, ScriptLine.SocketCount count) {
+        final boolean halfOpenCount = !count.applicationOnly()
+            && count.state().equals(ScriptDialect.sockstatName(TcpState.SYN_RECEIVED));
+        final boolean onListenerPort = count.port() < 0 || count.port() == ScriptRunner.SCRIPT_PORT;
+        int found = 0;
+        for (int listener : sockets.tcpListeners()) {
+            if (onListenerPort && ScriptDialect.sockstatName(TcpState.LISTEN).equals(count.state())) {
+                found++;
+            }
+            if (onListenerPort && halfOpenCount) {
+                found += tcp.halfOpen(listener);
+            }
+        }
+        for (int connection : sockets.tcpConnections()) {
+            final boolean onPort = count.port() < 0 || tcp.localPort(connection) == count.port()
+                || tcp.remotePort(connection) == count.port();
+            if (onPort && ScriptDialect.sockstatName(tcp.state(connection)).equals(count.state())) {
+                found++;
+            }
+        }
+        if (found != count.count()) {
+            throw runner.failure(count.line(), "`" + count.text() + "`: " + found + " TCP socket" + (found == 1 ? "" : "s")
+                + (halfOpenCount ? "" : " of the application") + " " + (found == 1 ? "is" : "are") + " in "
+                + count.state() + (halfOpenCount ? " (a listener's half-open connections included)" : "") + ", not "
+                + count.count());
+        }
+    }
+
+    /** FreeBSD's tcpdrop: the connections of the application's descriptors in the state are aborted. */
+    static void drop(ScriptRunner runner, TcpLayer tcp, ScriptSockets sockets, ScriptLine.SocketDrop drop) {
+        for (int connection : sockets.tcpConnections()) {
+            if (ScriptDialect.sockstatName(tcp.state(connection)).equals(drop.state())) {
+                tcp.abort(connection, runner.nowNs());
+            }
+        }
+    }
+}
