@@ -128,7 +128,11 @@ public final class ScriptParser {
             }
             statement.append(piece);
             if (unclosed(statement) == null) {
-                lines.addAll(statements(statementLine, statement.toString()));
+                try {
+                    lines.addAll(statements(statementLine, statement.toString()));
+                } catch (NumberFormatException e) {
+                    throw tooLarge(file, statementLine, e);
+                }
                 statement.setLength(0);
             }
         }
@@ -178,6 +182,20 @@ public final class ScriptParser {
      * A statement as the lines it makes: a shell command makes a line for each setting (none for one that changes
      * nothing), an option line one or none (an option the runner ignores); any other statement one.
      */
+    /**
+     * A number the grammar took by its digits but that no field holds (a port, a length, a value beyond 64 bits): the
+     * line's error, as for any other bad value, rather than the parse's exception.
+     */
+    static ScriptException tooLarge(String file, int line, NumberFormatException e) {
+        final String message = String.valueOf(e.getMessage());
+        final int quote = message.indexOf('"');
+        String number = quote >= 0 ? message.substring(quote + 1, Math.max(quote + 1, message.lastIndexOf('"'))) : message;
+        if (number.length() > 24) {
+            number = number.substring(0, 20) + "... (" + number.length() + " digits)";
+        }
+        return new ScriptException(file, line, "the number " + number + " is too large for its field");
+    }
+
     private List<ScriptLine> statements(int line, String text) {
         if (text.startsWith("--")) {
             final ScriptLine.Sysctl option = optionLine(line, text.replace('\n', ' ').strip());

@@ -244,7 +244,11 @@ public final class ScriptRunner {
                 default -> {
                     // Everything else happens at its time, and the next relative time counts from it.
                     waitUntil(line);
-                    happen(line);
+                    try {
+                        happen(line);
+                    } catch (NumberFormatException e) {
+                        throw ScriptParser.tooLarge(file, line.line(), e);
+                    }
                     lastNs = now();
                 }
             }

@@ -120,6 +120,12 @@ class ScriptRunnerTest {
         }
 
         @Test
+        void aNumberTooLargeForItsFieldIsTheLinesError() {
+            that(failure(LISTEN + "+0 < 480888888888888888888888888888>8080 S 0:0(0) win 65535\n").getMessage())
+                .startsWith("t.pkt:4: the number 48088888888888888888... (30 digits) is too large for its field");
+        }
+
+        @Test
         void aBadTimeIsRejected() {
             that(failure("0.1.2 close(3) = 0\n").getMessage()).startsWith("t.pkt:1: bad time '0.1.2'");
         }
