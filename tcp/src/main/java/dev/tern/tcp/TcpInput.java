@@ -753,7 +753,10 @@ final class TcpInput {
             return;
         }
         final int state = tcb.state(c);
-        if (!SeqNum.between(seq, tcb.sndUna(c), tcb.sndMax(c)) || state == TIME_WAIT) {
+        final int sndUna = tcb.sndUna(c);
+        if (!SeqNum.inWindow(seq, sndUna, tcb.sndMax(c) - sndUna) || state == TIME_WAIT) {
+            // RFC 5927 §4.1: SND.UNA =< SEG.SEQ < SND.NXT, a number sent and not yet acknowledged. Linux takes
+            // SND.NXT itself too, where only our pure ACKs start: nothing in flight an error could be about.
             return;
         }
         counters.icmpErrors.incrementRelease();
