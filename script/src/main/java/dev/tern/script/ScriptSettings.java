@@ -1,6 +1,7 @@
 package dev.tern.script;
 
 import dev.tern.tcp.FastOpen;
+import dev.tern.tcp.SegmentChecks;
 import dev.tern.tcp.TcpConfig;
 
 import java.util.List;
@@ -40,17 +41,14 @@ final class ScriptSettings {
         "net.inet.tcp.rexmit_initial", "net.inet.tcp.msl", "net.inet.tcp.keepidle", "net.inet.tcp.keepintvl",
         "net.inet.tcp.keepcnt", "net.inet.tcp.syncookies", "net.inet.tcp.initcwnd_segments",
         "net.inet.tcp.hostcache.purgenow", "net.inet.tcp.fastopen.client_enable",
-        "net.inet.tcp.fastopen.server_enable");
+        "net.inet.tcp.fastopen.server_enable", "net.inet.tcp.insecure_rst", "net.inet.tcp.insecure_syn",
+        "net.inet.tcp.drop_synfin");
     /**
      * FreeBSD settings Tern has no knob for, taken at the value that describes what Tern does (FreeBSD's default,
      * which the {@code freebsd} profile stands for), each with what Tern does; another value is rejected.
      */
     static final Map<String, Fixed> FREEBSD_FIXED = Map.ofEntries(
         Map.entry("net.inet.tcp.blackhole", new Fixed("Tern answers a segment to a closed port with a RST", 0)),
-        Map.entry("net.inet.tcp.insecure_rst", new Fixed("Tern checks a RST as RFC 5961 §3 says (a RST in the window "
-            + "but not at RCV.NXT gets a challenge ACK); RFC 793's rule is not available", 0)),
-        Map.entry("net.inet.tcp.insecure_syn", new Fixed("Tern answers a SYN in a synchronized state with a challenge "
-            + "ACK (RFC 5961 §4); RFC 793's reset is not available", 0)),
         Map.entry("net.inet.tcp.ecn.enable", new Fixed("Tern has no ECN: it never asks for it (0, off, and 2, only "
             + "answering, are taken; where FreeBSD would answer a peer's request, the script's lines show the "
             + "difference)", 0, 2)),
@@ -60,7 +58,6 @@ final class ScriptSettings {
         Map.entry("net.inet.tcp.rexmit_slop", new Fixed("Tern's RTO has a floor of 200 ms and no slop added", 200)),
         Map.entry("net.inet.tcp.rexmit_drop_options", new Fixed("Tern keeps its options in a retransmitted SYN", 0)),
         Map.entry("net.inet.tcp.syncookies_only", new Fixed("Tern sends cookies only when the SYN queue is full", 0)),
-        Map.entry("net.inet.tcp.drop_synfin", new Fixed("Tern does not drop a segment for carrying SYN and FIN", 0)),
         Map.entry("net.inet.tcp.keepinit", new Fixed("Tern ends a connection attempt after its SYN retransmissions "
             + "(TcpConfig.synRetries), not after a time", 75000)),
         Map.entry("net.inet.tcp.icmp_may_rst", new Fixed("Tern ends a connection attempt on an ICMP error about it",
@@ -222,6 +219,12 @@ final class ScriptSettings {
                 : before.fastOpen() & ~FastOpen.CLIENT);
             case "net.inet.tcp.fastopen.server_enable" -> tcp.fastOpen(v != 0 ? before.fastOpen() | FastOpen.SERVER
                 : before.fastOpen() & ~FastOpen.SERVER);
+            // FreeBSD's switches back to RFC 793's checks (dev.tern.tcp.SegmentChecks): any RST in the window resets,
+            // a SYN in the window resets; drop_synfin drops SYN+FIN in every state, and 0 answers it at a listener.
+            case "net.inet.tcp.insecure_rst" -> tcp.segmentChecks(before.segmentChecks().withInWindowResets(v != 0));
+            case "net.inet.tcp.insecure_syn" -> tcp.segmentChecks(before.segmentChecks().withInWindowSyns(v != 0));
+            case "net.inet.tcp.drop_synfin" -> tcp.segmentChecks(before.segmentChecks().withSynFin(v != 0
+                ? SegmentChecks.SynFin.DROP : SegmentChecks.SynFin.ANSWER));
             default -> throw new IllegalStateException("the parser lets only known settings through: " + name);
         }
         return profile.withTcp(tcp.build());

@@ -94,8 +94,8 @@ class ScriptDialectsTest {
         void otherCommandsAndValuesAreRejectedByName() {
             rejects("`tc qdisc add dev tun0 root pfifo`\n", ScriptProfile.gtests(),
                 "t.pkt:1: shell command 'tc qdisc add dev tun0 root pfifo' is not supported");
-            rejects("`sysctl -w net.inet.tcp.insecure_rst=1`\n", ScriptProfile.freebsd(),
-                "t.pkt:1: sysctl net.inet.tcp.insecure_rst=1 is not supported: Tern checks a RST as RFC 5961 §3 says");
+            rejects("`sysctl -w net.inet.tcp.blackhole=1`\n", ScriptProfile.freebsd(),
+                "t.pkt:1: sysctl net.inet.tcp.blackhole=1 is not supported: Tern answers a segment to a closed port");
             rejects("`sysctl -w net.inet.tcp.ecn.enable=1`\n", ScriptProfile.freebsd(),
                 "t.pkt:1: sysctl net.inet.tcp.ecn.enable=1 is not supported: Tern has no ECN");
             rejects("`set_sysctls.py net.ipv4.tcp_sack=0`\n", ScriptProfile.gtests(),
@@ -134,6 +134,9 @@ class ScriptDialectsTest {
         void aSettingThatChangesTheRunningStackIsRejected() {
             startsWith(failure(LISTEN + "+0 `sysctl -w net.inet.tcp.recvspace=1024`\n+0 close(3) = 0\n",
                 ScriptProfile.freebsd()), "t.pkt:4: sysctl net.inet.tcp.recvspace changes Tern's configuration "
+                + "after the script has started");
+            startsWith(failure(LISTEN + "+0 `sysctl -w net.inet.tcp.insecure_rst=1`\n+0 close(3) = 0\n",
+                ScriptProfile.freebsd()), "t.pkt:4: sysctl net.inet.tcp.insecure_rst changes Tern's configuration "
                 + "after the script has started");
         }
     }

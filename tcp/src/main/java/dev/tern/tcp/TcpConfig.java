@@ -67,6 +67,8 @@ import java.util.Objects;
  *                            0x1 client, 0x2 server, 0x4 client without cookie, 0x200 server without cookie, 0x400
  *                            server on every listener; default 0x1, Linux's
  * @param fastOpenKeys        the server's Fast Open cookie key (and backup key); default a random key
+ * @param segmentChecks       how resets, SYNs and SYN+FIN segments are checked ({@link SegmentChecks}); default
+ *                            {@link SegmentChecks#RFC_5961}, Linux's
  */
 public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBufferSize, long mslNs, long delayedAckNs,
                         long rtoInitialNs, long rtoMinNs, long rtoMaxNs, int maxRetries, int retries1,
@@ -77,7 +79,8 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                         int outOfOrderRanges, int outOfOrderBlocks, int challengeAckLimit, long fixedIsn,
                         String lossDetection, String recovery, long memoryPressureBytes, long memoryLimitBytes,
                         int maxTimeWait, boolean slowStartAfterIdle, int windowScaleBufferSize, int notsentLowat,
-                        int fastOpen, FastOpenKeys fastOpenKeys) {
+                        int fastOpen, FastOpenKeys fastOpenKeys,
+                        SegmentChecks segmentChecks) {
     public static final int MIN_BUFFER = 1024;
     public static final int MAX_BUFFER = 1 << 30;
     public static final int MAX_CONNECTIONS = 1 << 20;
@@ -109,6 +112,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         Objects.requireNonNull(lossDetection, "lossDetection");
         Objects.requireNonNull(recovery, "recovery");
         Objects.requireNonNull(fastOpenKeys, "fastOpenKeys");
+        Objects.requireNonNull(segmentChecks, "segmentChecks");
         if (ephemeralFirst < 1 || ephemeralLast > 65535 || ephemeralLast < ephemeralFirst) {
             throw new IllegalArgumentException("bad ephemeral port range " + ephemeralFirst + ".." + ephemeralLast);
         }
@@ -188,6 +192,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         b.notsentLowat = notsentLowat;
         b.fastOpen = fastOpen;
         b.fastOpenKeys = fastOpenKeys;
+        b.segmentChecks = segmentChecks;
         return b;
     }
 
@@ -238,6 +243,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         private int notsentLowat;
         private int fastOpen = FastOpen.CLIENT;
         private FastOpenKeys fastOpenKeys;
+        private SegmentChecks segmentChecks = SegmentChecks.RFC_5961;
 
         private Builder() {
             final SecureRandom random = new SecureRandom();
@@ -441,6 +447,12 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
             return this;
         }
 
+        /** How resets, SYNs and SYN+FIN segments are checked (RFC 5961's rules or RFC 793's). */
+        public Builder segmentChecks(SegmentChecks checks) {
+            segmentChecks = checks;
+            return this;
+        }
+
         /** For tests only: every ISN this layer picks is {@code isn} (unsigned 32 bits). */
         public Builder fixedIsn(long isn) {
             fixedIsn = isn;
@@ -454,7 +466,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                 isnKey0, isnKey1, timestamps, sack, windowScaling, initialCwndSegments, ephemeralFirst, ephemeralLast,
                 outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn, lossDetection, recovery,
                 memoryPressureBytes, memoryLimitBytes, maxTimeWait, slowStartAfterIdle, windowScaleBufferSize,
-                notsentLowat, fastOpen, fastOpenKeys);
+                notsentLowat, fastOpen, fastOpenKeys, segmentChecks);
         }
     }
 }

@@ -97,6 +97,8 @@ final class TcpCounters {
     final AtomicCounter halfOpenExpired;
     /** Half-open passive connections ended by the peer's reset (Linux EmbryonicRsts): a SYN flood's usual end. */
     final AtomicCounter halfOpenResets;
+    /** Connections reset for a SYN in their window (RFC 793's rule, {@link SegmentChecks#inWindowSyns}). */
+    final AtomicCounter synResets;
     final AtomicCounter memoryPressureOpens;
     /** Times the layer went under memory pressure (Linux TCPMemoryPressures); a gauge, 1 while it lasts. */
     final AtomicCounter memoryPressureEpisodes;
@@ -198,6 +200,7 @@ final class TcpCounters {
         timeWaitOverflows = counters.counter("tcp.conn.time_wait_overflows");
         halfOpenExpired = counters.counter("tcp.conn.half_open_expired");
         halfOpenResets = counters.counter("tcp.conn.half_open_resets");
+        synResets = counters.counter("tcp.conn.syn_resets");
         memoryPressureOpens = counters.counter("tcp.memory.pressure_opens");
         memoryPressureEpisodes = counters.counter("tcp.memory.pressure_episodes");
         memoryPressureActive = counters.counter("tcp.memory.pressure");

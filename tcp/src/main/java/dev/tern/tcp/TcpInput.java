@@ -34,7 +34,7 @@ import static dev.tern.tcp.wire.TcpFlags.SYN;
  * Segment arrival (RFC 9293 §3.10.7): the checks at the layer's entry, then processing by state: CLOSED
  * (§3.10.7.1, answer with a reset), LISTEN (§3.10.7.2, with SYN cookies), SYN-SENT (§3.10.7.3), and the
  * synchronized states (§3.10.7.4: PAWS, the acceptability test, RST, SYN, ACK, segment text, FIN), with the
- * protections of RFC 5961 (challenge ACKs, the ACK range check).
+ * protections of RFC 5961 (challenge ACKs, the ACK range check), or RFC 793's rules where {@link SegmentChecks} asks.
  *
  * <p>This class dispatches by state and keeps the checks every segment passes; what the ACK field means for the
  * sending side is {@link TcpSender#onAck}'s business, the segment text and FIN {@link TcpReceiver}'s, and every state
@@ -69,6 +69,7 @@ final class TcpInput {
     private final ConnectionBuffers buffers;
     private final TcpPath path;
     private final OutputQueue outputQueue;
+    private final SegmentChecks checks;
     private final TcpHeader rx = new TcpHeader();
     private final TcpSegment seg = new TcpSegment();
     /** See {@link #receivePressure(boolean, boolean)}. */
@@ -98,6 +99,7 @@ final class TcpInput {
         this.buffers = buffers;
         this.path = path;
         this.outputQueue = outputQueue;
+        this.checks = config.segmentChecks();
     }
 
     /**
@@ -150,6 +152,11 @@ final class TcpInput {
             // Deviation: RFC 9293 §3.1 suggests resetting on an illegal option length; like Linux, we stop parsing
             // options there and go on with the segment.
             counters.rxBadOptions.incrementRelease();
+        }
+        if (checks.synFin() == SegmentChecks.SynFin.DROP && (seg.flags & (SYN | FIN)) == (SYN | FIN)) {
+            // FreeBSD's drop_synfin: SYN and FIN together, in any state, are a scanner's probe, not a peer's opening.
+            counters.drop(TcpCounters.DROP_SYN_FIN);
+            return;
         }
         final int c = connections.get(ConnectionTable.key(seg.sourceAddress, seg.sourcePort,
             seg.destinationPort));
@@ -214,8 +221,9 @@ final class TcpInput {
             counters.drop(TcpCounters.DROP_BAD_STATE);
             return;
         }
-        if (seg.has(FIN)) {
+        if (seg.has(FIN) && checks.synFin() != SegmentChecks.SynFin.ANSWER) {
             // SYN and FIN together are no opening a peer means (a scanner's probe): dropped unanswered, as Linux does.
+            // Answered, the SYN is taken and the FIN left for the peer to send again, as data on a SYN is (below).
             counters.drop(TcpCounters.DROP_SYN_FIN);
             return;
         }
@@ -499,7 +507,8 @@ final class TcpInput {
             return;
         }
         if (seg.has(RST)) {
-            if (seg.seq == rcvNxt) {
+            if (seg.seq == rcvNxt || checks.inWindowResets()) {
+                // RFC 793 §3.4 takes any reset in the window (the setting); RFC 5961 §3.2 only one at RCV.NXT.
                 reset(c, state, nowNs);
             } else {
                 // RFC 5961 §3.2: in the window but not exactly RCV.NXT: a challenge ACK; a real peer answers with
@@ -509,8 +518,17 @@ final class TcpInput {
             return;
         }
         if (seg.has(SYN)) {
-            // RFC 5961 §4.2: a SYN in a synchronized state, whatever its sequence number, gets a challenge ACK.
-            challengeAck(c, nowNs);
+            if (checks.inWindowSyns() && state != SYN_RECEIVED && state != TIME_WAIT
+                && SeqNum.inWindow(seg.seq, rcvNxt, rcvWnd)) {
+                // RFC 793 §3.9, the setting: a SYN in the window is an error; reset and close. Not in SYN-RECEIVED,
+                // where the peer's SYN is news, nor in TIME-WAIT, kept as resets do not end it (RFC 1337).
+                counters.synResets.incrementRelease();
+                output.sendReset(c, nowNs);
+                lifecycle.terminate(c, TcpError.RESET, nowNs);
+            } else {
+                // RFC 5961 §4.2: a SYN in a synchronized state, whatever its sequence number, gets a challenge ACK.
+                challengeAck(c, nowNs);
+            }
             return;
         }
         if (!seg.has(ACK)) {
@@ -735,7 +753,10 @@ final class TcpInput {
             return;
         }
         final int state = tcb.state(c);
-        if (!SeqNum.between(seq, tcb.sndUna(c), tcb.sndMax(c)) || state == TIME_WAIT) {
+        final int sndUna = tcb.sndUna(c);
+        if (!SeqNum.inWindow(seq, sndUna, tcb.sndMax(c) - sndUna) || state == TIME_WAIT) {
+            // RFC 5927 §4.1: SND.UNA =< SEG.SEQ < SND.NXT, a number sent and not yet acknowledged. Linux takes
+            // SND.NXT itself too, where only our pure ACKs start: nothing in flight an error could be about.
             return;
         }
         counters.icmpErrors.incrementRelease();

@@ -25,13 +25,18 @@ class IcmpTest {
 
     /** An ICMP error from the peer quoting the IP header and first 8 bytes of {@code about}. */
     static byte[] icmpError(int type, int code, int nextHopMtu, Captured about) {
+        return icmpError(type, code, nextHopMtu, about, about.tcp().seq());
+    }
+
+    /** The same, quoting {@code seq} as the segment's sequence number. */
+    static byte[] icmpError(int type, int code, int nextHopMtu, Captured about, int seq) {
         final byte[] quote = new byte[28];
         final var ip = new dev.tern.ipv4.wire.Ipv4Header().wrap(MemorySegment.ofArray(quote), 0, 28);
         about.ip().emit(ip);
         final var tcp = MemorySegment.ofArray(quote);
         dev.tern.core.memory.BigEndian.u16(tcp, 20, about.tcp().sourcePort());
         dev.tern.core.memory.BigEndian.u16(tcp, 22, about.tcp().destinationPort());
-        dev.tern.core.memory.BigEndian.i32(tcp, 24, about.tcp().seq());
+        dev.tern.core.memory.BigEndian.i32(tcp, 24, seq);
         final byte[] message = new byte[8 + quote.length];
         message[0] = (byte) type;
         message[1] = (byte) code;
@@ -62,6 +67,31 @@ class IcmpTest {
             final Captured syn = h.expect(SYN);
             h.sendIp(PEER, US, 1, icmpError(3, 1, 0, syn));
             assertEquals(TcpError.HOST_UNREACHABLE, h.tcp.error(h.conn));
+        }
+    }
+
+    @Test
+    void anErrorQuotingSndNxtWhileConnectingIsIgnored() {
+        try (TcpHarness h = new TcpHarness(TcpHarness.config().build())) {
+            h.connect(TcpOptions.DEFAULT);
+            final Captured syn = h.expect(SYN);
+            // RFC 5927 §4.1: SND.UNA =< SEG.SEQ < SND.NXT; the SYN is ISS, nothing was sent at ISS + 1.
+            h.sendIp(PEER, US, 1, icmpError(3, 3, 0, syn, LOCAL_ISS + 1));
+            h.assertState(TcpState.SYN_SENT);
+            assertEquals(0, h.counter("tcp.icmp_errors"));
+            h.sendIp(PEER, US, 1, icmpError(3, 3, 0, syn, LOCAL_ISS));
+            assertEquals(TcpError.REFUSED, h.tcp.error(h.conn));
+        }
+    }
+
+    @Test
+    void anErrorQuotingSndNxtOfAConnectionWithNothingInFlightIsIgnored() {
+        try (TcpHarness h = TcpHarness.established()) {
+            final Captured ack = h.all.getLast();
+            assertEquals(L, ack.tcp().seq());
+            h.sendIp(PEER, US, 1, icmpError(3, 1, 0, ack));
+            assertEquals(0, h.counter("tcp.icmp_errors"));
+            assertEquals(TcpError.NONE, h.tcp.softError(h.conn));
         }
     }
 
