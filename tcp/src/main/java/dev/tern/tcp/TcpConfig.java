@@ -67,6 +67,10 @@ import java.util.Objects;
  *                            0x1 client, 0x2 server, 0x4 client without cookie, 0x200 server without cookie, 0x400
  *                            server on every listener; default 0x1, Linux's
  * @param fastOpenKeys        the server's Fast Open cookie key (and backup key); default a random key
+ * @param receivePolicy       how the receiver offers its window and when it acknowledges in-order data
+ *                            ({@link ReceivePolicy}): Linux's by default ({@link ReceivePolicy#LINUX}: the right edge in
+ *                            steps, every second full segment, 16 quick ACKs); {@link ReceivePolicy#FREEBSD} offers the
+ *                            free space, acknowledges every second segment and has no quick ACKs
  */
 public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBufferSize, long mslNs, long delayedAckNs,
                         long rtoInitialNs, long rtoMinNs, long rtoMaxNs, int maxRetries, int retries1,
@@ -77,7 +81,8 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                         int outOfOrderRanges, int outOfOrderBlocks, int challengeAckLimit, long fixedIsn,
                         String lossDetection, String recovery, long memoryPressureBytes, long memoryLimitBytes,
                         int maxTimeWait, boolean slowStartAfterIdle, int windowScaleBufferSize, int notsentLowat,
-                        int fastOpen, FastOpenKeys fastOpenKeys) {
+                        int fastOpen, FastOpenKeys fastOpenKeys,
+                        ReceivePolicy receivePolicy) {
     public static final int MIN_BUFFER = 1024;
     public static final int MAX_BUFFER = 1 << 30;
     public static final int MAX_CONNECTIONS = 1 << 20;
@@ -109,6 +114,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         Objects.requireNonNull(lossDetection, "lossDetection");
         Objects.requireNonNull(recovery, "recovery");
         Objects.requireNonNull(fastOpenKeys, "fastOpenKeys");
+        Objects.requireNonNull(receivePolicy, "receivePolicy");
         if (ephemeralFirst < 1 || ephemeralLast > 65535 || ephemeralLast < ephemeralFirst) {
             throw new IllegalArgumentException("bad ephemeral port range " + ephemeralFirst + ".." + ephemeralLast);
         }
@@ -188,6 +194,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         b.notsentLowat = notsentLowat;
         b.fastOpen = fastOpen;
         b.fastOpenKeys = fastOpenKeys;
+        b.receivePolicy = receivePolicy;
         return b;
     }
 
@@ -238,6 +245,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         private int notsentLowat;
         private int fastOpen = FastOpen.CLIENT;
         private FastOpenKeys fastOpenKeys;
+        private ReceivePolicy receivePolicy = ReceivePolicy.LINUX;
 
         private Builder() {
             final SecureRandom random = new SecureRandom();
@@ -441,6 +449,12 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
             return this;
         }
 
+        /** How the receiver offers its window and acknowledges data ({@link ReceivePolicy#LINUX} by default). */
+        public Builder receivePolicy(ReceivePolicy policy) {
+            receivePolicy = policy;
+            return this;
+        }
+
         /** For tests only: every ISN this layer picks is {@code isn} (unsigned 32 bits). */
         public Builder fixedIsn(long isn) {
             fixedIsn = isn;
@@ -454,7 +468,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                 isnKey0, isnKey1, timestamps, sack, windowScaling, initialCwndSegments, ephemeralFirst, ephemeralLast,
                 outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn, lossDetection, recovery,
                 memoryPressureBytes, memoryLimitBytes, maxTimeWait, slowStartAfterIdle, windowScaleBufferSize,
-                notsentLowat, fastOpen, fastOpenKeys);
+                notsentLowat, fastOpen, fastOpenKeys, receivePolicy);
         }
     }
 }

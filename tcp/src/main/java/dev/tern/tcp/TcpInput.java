@@ -420,7 +420,7 @@ final class TcpInput {
         }
         tcb.irs(c, seg.seq);
         tcb.rcvNxt(c, seg.seq + 1);
-        tcb.rcvAdv(c, seg.seq + 1 + Math.min(buffers.receiveSize(c), 65535));
+        tcb.rcvAdv(c, seg.seq + 1 + receiver.synWindow(c));
         negotiate(c, nowNs);
         tcb.sndWnd(c, seg.window);
         tcb.maxSndWnd(c, seg.window);
