@@ -186,6 +186,8 @@ final class TcpReceiver {
             int next = end;
             boolean filledHole = false;
             if (block >= 0) {
+                // A first duplicate, before RCV.NXT, was reported already: RFC 2883 has one D-SACK block per ACK.
+                repeatsHeld(c, block, start, end, start == seg.seq);
                 next = reassembly.advance(block, end);
                 filledHole = true;
                 if (reassembly.count(block) == 0) {
@@ -248,12 +250,10 @@ final class TcpReceiver {
             }
             tcb.oooBlock(c, block);
         }
+        repeatsHeld(c, block, start, end, true);
         final int result = reassembly.add(block, start, end);
         if (result == ReassemblyQueue.FULL) {
             counters.drop(TcpCounters.DROP_OUT_OF_ORDER_FULL);
-        } else if (result == ReassemblyQueue.DUPLICATE) {
-            counters.rxDuplicateBytes.getAndAddRelease(length);
-            dsack(c, start, end);
         } else if (result == ReassemblyQueue.MERGED && tcb.hasFlag(c, F_SACK)) {
             // It grew a range already held: the ACK at the end of the burst reports that range first, with all it
             // holds now, so no block goes unreported by waiting (an ACK per such segment cost the receiver its
@@ -349,6 +349,22 @@ final class TcpReceiver {
             case TcpState.FIN_WAIT_2 -> lifecycle.transition(c, TcpState.TIME_WAIT, nowNs);
             default -> {
             }
+        }
+    }
+
+    /**
+     * Text {@code [start, end)} that repeats bytes held out of order, all of it or a part (RFC 2883 §4.1.2, §4.2.1):
+     * the repeated bytes are counted, and with {@code report} the first repeated range is the next ACK's D-SACK
+     * block, as Linux and FreeBSD report it.
+     */
+    private void repeatsHeld(int c, int block, int start, int end, boolean report) {
+        final int first = reassembly.firstOverlap(block, start, end);
+        if (first < 0) {
+            return;
+        }
+        counters.rxDuplicateBytes.getAndAddRelease(reassembly.heldBytes(block, start, end));
+        if (report) {
+            dsack(c, SeqNum.max(start, reassembly.start(block, first)), SeqNum.min(end, reassembly.end(block, first)));
         }
     }
 
