@@ -54,13 +54,8 @@ final class ReceiveWindow {
      * what remains of the window offered ({@link TcpMemoryPressure#clampWindow}).
      */
     int offer(int c) {
-        final int ring = buffers.receiveSize(c);
-        final int capacity = buffer(c, ring);
-        // Bytes the application holds in lent frames keep their room, as unread bytes in the ring do (holdOffered).
-        // Never below 0 (it cannot be: RCV.NXT moved by what was held as the room shrank by it), as a negative window
-        // would turn huge in the shifts below. A buffer counted smaller than its ring leaves the ring's rest unused.
-        final int free = Math.max(0, (tcb.hasFlag(c, F_RINGS) ? buffers.receiveRing(c).freeSpace() - (ring - capacity)
-            : capacity) - handlers.held(c));
+        final int capacity = buffer(c, buffers.receiveSize(c));
+        final int free = free(c, capacity);
         final int scale = tcb.rcvScale(c);
         int window = Math.min(free, 65535 << scale);
         final int current = remaining(c);
@@ -77,6 +72,33 @@ final class ReceiveWindow {
             window = current;
         }
         return (window >>> scale) << scale;
+    }
+
+    /**
+     * The free room of the buffer as counted ({@link #buffer}). Bytes the application holds in lent frames keep their
+     * room, as unread bytes in the ring do (holdOffered). Never below 0 (it cannot be: RCV.NXT moved by what was held
+     * as the room shrank by it), as a negative window would turn huge in the shifts of {@link #offer}. A buffer
+     * counted smaller than its ring leaves the ring's rest unused.
+     */
+    private int free(int c, int capacity) {
+        final int ring = buffers.receiveSize(c);
+        return Math.max(0, (tcb.hasFlag(c, F_RINGS) ? buffers.receiveRing(c).freeSpace() - (ring - capacity)
+            : capacity) - handlers.held(c));
+    }
+
+    /**
+     * The receive window a segment arriving now is checked and trimmed against (RCV.WND, RFC 9293 §3.10.7.4): what
+     * remains of the window offered. Under {@link ReceivePolicy.WindowRule#FREE_SPACE}, the free room when that is
+     * more, as FreeBSD's tcp_input takes its window from its buffer's space as the segment arrives; not in TIME-WAIT,
+     * where FreeBSD keeps only the window it last offered (its tcptw), nor under memory pressure, whose clamp holds
+     * what is taken to what was offered.
+     */
+    int acceptance(int c) {
+        final int remaining = remaining(c);
+        if (!freeSpace || memoryPressure.underPressure() || tcb.state(c) == TcpState.TIME_WAIT) {
+            return remaining;
+        }
+        return Math.max(remaining, free(c, buffer(c, buffers.receiveSize(c))));
     }
 
     /**

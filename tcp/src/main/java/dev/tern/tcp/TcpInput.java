@@ -492,7 +492,7 @@ final class TcpInput {
             return;
         }
         final int rcvNxt = tcb.rcvNxt(c);
-        final int rcvWnd = Math.max(0, tcb.rcvAdv(c) - rcvNxt);
+        final int rcvWnd = receiver.acceptanceWindow(c);
         if (seg.has(RST) ? !acceptable(seg.seq, seg.sequenceLength(), rcvNxt, rcvWnd)
             : !acceptableEdges(seg.seq, seg.sequenceLength(), rcvNxt, rcvWnd)) {
             notAcceptable(c, state, rcvNxt, nowNs);

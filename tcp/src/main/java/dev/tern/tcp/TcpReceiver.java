@@ -110,9 +110,10 @@ final class TcpReceiver {
                 counters.drop(TcpCounters.DROP_BAD_STATE);
                 return;
             }
-            // Trim to the window we offered, and to the room the ring really has.
+            // Trim to the receive window (what we offered, or by FreeBSD's rule the free room if more), and to the
+            // room the ring really has.
             final int free = buffers.receiveRing(c).freeSpace();
-            final int windowEnd = SeqNum.min(tcb.rcvAdv(c), rcvNxt + free);
+            final int windowEnd = SeqNum.min(rcvNxt + window.acceptance(c), rcvNxt + free);
             final int end = SeqNum.min(dataEnd, windowEnd);
             if (SeqNum.lt(end, dataEnd)) {
                 // RFC 9293 §3.10.7.4: text beyond the window is trimmed; the peer will send it again.
@@ -435,6 +436,11 @@ final class TcpReceiver {
     /** The window to advertise, in bytes, by the configured rule ({@link ReceiveWindow#offer}). */
     int receiveWindow(int c) {
         return window.offer(c);
+    }
+
+    /** RCV.WND for the acceptability test and the trimming of text ({@link ReceiveWindow#acceptance}). */
+    int acceptanceWindow(int c) {
+        return window.acceptance(c);
     }
 
     /** The window our SYN or SYN-ACK offers ({@link ReceiveWindow#synWindow}). */

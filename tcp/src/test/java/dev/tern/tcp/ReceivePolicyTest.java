@@ -152,6 +152,26 @@ class ReceivePolicyTest {
     }
 
     @Nested
+    class Acceptance {
+        @Test
+        void theFreeSpaceRuleTakesTextBeyondTheEdgeOfferedWhereTheBufferHasRoom() {
+            // The SYN offered 65535; the buffer counts 65,700 bytes. Text at 65,600 is beyond the edge offered.
+            final TcpConfig freeBsd = config(ReceivePolicy.FREEBSD.withBufferSpace(64 << 10), 128 << 10);
+            try (TcpHarness h = TcpHarness.activeOpen(freeBsd, TcpOptions.DEFAULT, Seg.SYN_ACK.mss(1460).sackOk())) {
+                h.send(ACK.seq(R + 65_600).ack(L).payload(bytes(50)));
+                h.expect(ACK.ack(R).sack(R + 65_600, R + 65_650));
+                assertEquals(1, h.counter("tcp.rx.out_of_order"));
+            }
+            final TcpConfig linux = config(ReceivePolicy.LINUX, 128 << 10);
+            try (TcpHarness h = TcpHarness.activeOpen(linux, TcpOptions.DEFAULT, Seg.SYN_ACK.mss(1460).sackOk())) {
+                h.send(ACK.seq(R + 65_600).ack(L).payload(bytes(50)));
+                h.expect(ACK.ack(R).sack());
+                assertEquals(0, h.counter("tcp.rx.out_of_order"));
+            }
+        }
+    }
+
+    @Nested
     class Acks {
         @Test
         void freeBsdHasNoQuickAcksAndAcknowledgesTheSecondSegmentWhateverItsSize() {
