@@ -2,6 +2,7 @@ package dev.tern.script;
 
 import dev.tern.tcp.FastOpenKeys;
 import dev.tern.tcp.SegmentChecks;
+import dev.tern.tcp.ReceivePolicy;
 import dev.tern.tcp.TcpConfig;
 
 import java.util.List;
@@ -138,7 +139,9 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
 
     /**
      * FreeBSD 14's defaults, for the FreeBSD tcp-testsuite: 64 KiB to receive (net.inet.tcp.recvspace), held in a
-     * ring of 128 KiB ({@link #freebsdReceiveRing}), 32 KiB to send (sendspace), window scale 6, the scale FreeBSD
+     * ring of 128 KiB ({@link #freebsdReceiveRing}) and counted by the window in whole segments, FreeBSD's receive
+     * window and ACKs ({@link ReceivePolicy#FREEBSD}: the free space offered, every second segment acknowledged, no
+     * quick ACKs), 32 KiB to send (sendspace), window scale 6, the scale FreeBSD
      * offers for the largest buffer a socket may grow to (kern.ipc.maxsockbuf, 2 MiB), a delayed ACK of 100 ms
      * (net.inet.tcp.delacktime), an RTO of at most 64 s after 12 retransmissions (TCPTV_REXMTMAX, TCP_MAXRXTSHIFT),
      * keep-alive after 2 hours, every 75 s, 8 probes, a SYN with FIN to a listener answered (net.inet.tcp.drop_synfin=0);
@@ -146,12 +149,14 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
      */
     public static ScriptProfile freebsd() {
         final TcpConfig tcp = tern().bufferSizes(32 << 10, freebsdReceiveRing(64 << 10))
+            .receivePolicy(ReceivePolicy.FREEBSD.withBufferSpace(64 << 10))
             .windowScaleBufferSize(FREEBSD_MAXSOCKBUF).delayedAckNs(100 * MS)
             .rto(1_000 * MS, 200 * MS, 64_000 * MS).maxRetries(12)
             .keepalive(7_200_000 * MS, 75_000 * MS, 8)
             .segmentChecks(SegmentChecks.RFC_5961.withSynFin(SegmentChecks.SynFin.ANSWER)).build();
-        return new ScriptProfile("freebsd", "FreeBSD 14's defaults (window 64 KiB, scale 6, delayed ACK 100 ms), for "
-            + "the FreeBSD tcp-testsuite", tcp, 1500, 4 * MS, PACKETDRILL_TOLERANCE_PERCENT, 0, false, false, 0,
+        return new ScriptProfile("freebsd", "FreeBSD 14's defaults (its receive window and ACKs, window 64 KiB, "
+            + "scale 6, delayed ACK 100 ms), for the FreeBSD tcp-testsuite", tcp, 1500, 4 * MS,
+            PACKETDRILL_TOLERANCE_PERCENT, 0, false, false, 0,
             ScriptDialect.FREEBSD, 64 << 10, 32 << 10, Map.of());
     }
 

@@ -2,6 +2,7 @@ package dev.tern.script;
 
 import dev.tern.tcp.FastOpen;
 import dev.tern.tcp.SegmentChecks;
+import dev.tern.tcp.ReceivePolicy;
 import dev.tern.tcp.TcpConfig;
 
 import java.util.List;
@@ -42,7 +43,7 @@ final class ScriptSettings {
         "net.inet.tcp.keepcnt", "net.inet.tcp.syncookies", "net.inet.tcp.initcwnd_segments",
         "net.inet.tcp.hostcache.purgenow", "net.inet.tcp.fastopen.client_enable",
         "net.inet.tcp.fastopen.server_enable", "net.inet.tcp.insecure_rst", "net.inet.tcp.insecure_syn",
-        "net.inet.tcp.drop_synfin");
+        "net.inet.tcp.drop_synfin", "net.inet.tcp.delayed_ack");
     /**
      * FreeBSD settings Tern has no knob for, taken at the value that describes what Tern does (FreeBSD's default,
      * which the {@code freebsd} profile stands for), each with what Tern does; another value is rejected.
@@ -189,9 +190,15 @@ final class ScriptSettings {
                         + "not supported: Tern has no Fast Open blackhole detection (only 0, Linux's default)");
                 }
             }
+            // The ring holds the buffer; the window counts it as FreeBSD does, rounded up to whole segments, where
+            // the profile's receive policy counts a buffer of its own size (ReceivePolicy.bufferSpace).
             case "net.inet.tcp.recvspace" -> {
-                return profile.withTcp(tcp.receiveBufferSize(ScriptProfile.freebsdReceiveRing(v)).build(), v,
-                    profile.reportedSendBuffer());
+                final ReceivePolicy policy = before.receivePolicy();
+                tcp.receiveBufferSize(ScriptProfile.freebsdReceiveRing(v));
+                if (policy.bufferSpace() > 0) {
+                    tcp.receivePolicy(policy.withBufferSpace((int) Math.min(v, TcpConfig.MAX_BUFFER)));
+                }
+                return profile.withTcp(tcp.build(), v, profile.reportedSendBuffer());
             }
             case "net.inet.tcp.sendspace" -> {
                 return profile.withTcp(tcp.sendBufferSize(ScriptSockets.bufferSize(v)).build(),
@@ -199,6 +206,17 @@ final class ScriptSettings {
             }
             case "kern.ipc.maxsockbuf" -> tcp.windowScaleBufferSize((int) Math.clamp(v, 0, TcpConfig.MAX_BUFFER));
             case "net.inet.tcp.delacktime" -> tcp.delayedAckNs(milliseconds(file, setting, 0, 500) * MS);
+            // FreeBSD's switch of the delayed ACK: off, every segment is acknowledged at once; on, the profile's
+            // rule (FreeBSD's every second segment where it was off).
+            case "net.inet.tcp.delayed_ack" -> {
+                if (v != 0 && v != 1) {
+                    throw new ScriptException(file, setting.line(), name + " takes 0 or 1, not " + v);
+                }
+                final ReceivePolicy policy = before.receivePolicy();
+                final boolean off = policy.acks() == ReceivePolicy.AckRule.EVERY_SEGMENT;
+                tcp.receivePolicy(v == 0 ? policy.withAcks(ReceivePolicy.AckRule.EVERY_SEGMENT)
+                    : off ? policy.withAcks(ReceivePolicy.AckRule.SECOND_SEGMENT) : policy);
+            }
             case "net.inet.tcp.rexmit_initial" -> tcp.rto(Math.max(before.rtoMinNs(),
                 milliseconds(file, setting, 1, 120_000) * MS), before.rtoMinNs(), before.rtoMaxNs());
             case "net.inet.tcp.msl" -> tcp.mslNs(milliseconds(file, setting, 0, 600_000) * MS);

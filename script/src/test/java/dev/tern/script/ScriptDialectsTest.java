@@ -208,6 +208,55 @@ class ScriptDialectsTest {
                 ScriptProfile.freebsd());
         }
 
+        /** The peer's side of a passive open under the freebsd profile: no timestamps, no scaling. */
+        private static final String ACCEPTED = LISTEN + """
+            +0    < S 0:0(0) win 65535 <mss 1460,sackOK,eol,eol>
+            +0    > S. 0:0(0) ack 1 win 65535 <mss 1460,sackOK,eol,eol>
+            +.01  < . 1:1(0) ack 1 win 65535
+            +0    accept(3, ..., ...) = 4
+            """;
+
+        @Test
+        void itOffersItsFreeSpaceAndAcknowledgesAsFreeBsdDoes() {
+            // FreeBSD's buffer of 64 KiB is 65,700 bytes for an MSS of 1460: 99 unread bytes leave more than the
+            // field says, 799 leave 64,901. The first segment's ACK waits 100 ms, a second one's goes at once, the
+            // FIN's too, offering the whole field.
+            final String script = ACCEPTED + """
+                +0    < . 1:100(99) ack 1 win 65535
+                +.1   > . 1:1(0) ack 100 win 65535
+                +0    < . 100:800(700) ack 1 win 65535
+                +.1   > . 1:1(0) ack 800 win 64901
+                +0    < . 800:900(100) ack 1 win 65535
+                +.01  < . 900:1000(100) ack 1 win 65535
+                +0    > . 1:1(0) ack 1000 win 64701
+                +0    recv(4, ..., 1024, 0) = 999
+                +0    < F. 1000:1000(0) ack 1 win 65535
+                +0    > . 1:1(0) ack 1001 win 65535
+                """;
+            passes(script, ScriptProfile.freebsd());
+            // Tern's default: the first ACK at once (quick ACKs), the edge in steps.
+            rejects(script, ScriptProfile.freebsd().withTcp(ScriptProfile.freebsd().tcp().toBuilder()
+                .receivePolicy(dev.tern.tcp.ReceivePolicy.LINUX).build()),
+                "t.pkt:9: expected '. 1:1(0) ack 100 win 65535' at 0.110000 s (tolerance 12.5 ms); Tern sent "
+                    + "'. 1:1(0) ack 100 win 65436' at 0.010000 s");
+        }
+
+        @Test
+        void delayedAckOffAcknowledgesEverySegmentAtOnce() {
+            final String data = """
+                +0    < . 1:100(99) ack 1 win 65535
+                +0    > . 1:1(0) ack 100 win 65535
+                +0    < . 100:200(100) ack 1 win 65535
+                +0    > . 1:1(0) ack 200 win 65501
+                """;
+            passes("0 `sysctl -w net.inet.tcp.delayed_ack=0`\n" + ACCEPTED.replace("0     socket", "+0 socket") + data,
+                ScriptProfile.freebsd());
+            startsWith(failure(ACCEPTED + data, ScriptProfile.freebsd()),
+                "t.pkt:9: expected Tern to send '. 1:1(0) ack 100 win 65535' at 0.010000 s, but Tern sent nothing");
+            rejects("0 `sysctl -w net.inet.tcp.delayed_ack=2`\n", ScriptProfile.freebsd(),
+                "t.pkt:1: net.inet.tcp.delayed_ack takes 0 or 1, not 2");
+        }
+
         @Test
         void sockstatWithoutTheProcessFilterCountsAListenersHalfOpenConnections() {
             final String halfOpen = LISTEN + """

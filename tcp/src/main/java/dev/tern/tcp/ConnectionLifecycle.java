@@ -41,8 +41,6 @@ import static dev.tern.tcp.TcpControlBlocks.T_SENDER;
 final class ConnectionLifecycle {
     /** {@link #connect} and {@link #newPassive}: the socket buffer memory limit is reached. */
     static final int NO_MEMORY = -2;
-    /** RFC 9293 §3.8.6.3 leaves quick ACKs at the start to the implementation; Linux allows up to 16. */
-    private static final int QUICK_ACKS = 16;
 
     private final Ipv4Layer ipv4;
     private final TcpControlBlocks tcb;
@@ -327,7 +325,7 @@ final class ConnectionLifecycle {
         tcb.retries(c, 0);
         // TCP_INFO's last_data_recv counts from here until data arrives, as Linux's lrcvtime.
         tcb.lastDataReceiveNs(c, nowNs);
-        tcb.quickAcks(c, QUICK_ACKS);
+        tcb.quickAcks(c, config.receivePolicy().quickAcks());
         timers.disarm(c, T_SENDER);
         sender.established(c, nowNs);
         if (tcb.hasFlag(c, F_KEEPALIVE)) {

@@ -241,7 +241,7 @@ public final class FastOpen {
                 counters.fastOpenPassive.incrementRelease();
                 buffers.reserve(c);
                 // What is taken is bounded by the window the SYN-ACK will offer (RFC 9293 §3.10.7.4 trims the rest).
-                tcb.rcvAdv(c, tcb.rcvNxt(c) + Math.min(buffers.receiveSize(c), 65535));
+                tcb.rcvAdv(c, tcb.rcvNxt(c) + receiver.synWindow(c));
                 if (receiver.takeSynData(c, seg) > 0) {
                     tcb.setFlag(c, F_SYN_DATA);
                 }

@@ -145,11 +145,14 @@ public final class ReassemblyQueue implements AutoCloseable {
         while (last < count && SeqNum.le(start(block, last), end)) {
             last++;
         }
-        if (last - first == 1 && SeqNum.le(start(block, first), start) && SeqNum.ge(end(block, first), end)) {
-            return DUPLICATE;
-        }
         final int stamp = memory.get(INT, base(block) + CLOCK_OFFSET) + 1;
         memory.set(INT, base(block) + CLOCK_OFFSET, stamp);
+        if (last - first == 1 && SeqNum.le(start(block, first), start) && SeqNum.ge(end(block, first), end)) {
+            // RFC 2883 §4: the range holding a duplicate is reported right after its D-SACK block, so it counts as
+            // the most recent.
+            set(block, first, start(block, first), end(block, first), stamp);
+            return DUPLICATE;
+        }
         if (last == first) {
             if (count == rangesPerBlock) {
                 return FULL;
@@ -172,6 +175,31 @@ public final class ReassemblyQueue implements AutoCloseable {
             memory.set(INT, base(block) + COUNT_OFFSET, count - removed);
         }
         return MERGED;
+    }
+
+    /** The first range (lowest in sequence) sharing a byte with {@code [start, end)}, or -1 when none does. */
+    public int firstOverlap(int block, int start, int end) {
+        final int count = count(block);
+        for (int i = 0; i < count; i++) {
+            if (SeqNum.lt(start(block, i), end) && SeqNum.gt(end(block, i), start)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** How many bytes of {@code [start, end)} are held. */
+    public int heldBytes(int block, int start, int end) {
+        final int count = count(block);
+        int held = 0;
+        for (int i = 0; i < count; i++) {
+            final int from = SeqNum.max(start, start(block, i));
+            final int to = SeqNum.min(end, end(block, i));
+            if (SeqNum.gt(to, from)) {
+                held += to - from;
+            }
+        }
+        return held;
     }
 
     /** True when every byte of {@code [start, end)} is held. */
@@ -207,9 +235,9 @@ public final class ReassemblyQueue implements AutoCloseable {
     }
 
     /**
-     * Writes up to {@code max} ranges, most recently grown first (RFC 2018 §4: "the first SACK block MUST specify the
-     * contiguous block of data containing the segment which triggered this ACK"), as left/right pairs into
-     * {@code out} from index {@code at}; returns how many.
+     * Writes up to {@code max} ranges, most recently grown or repeated first (RFC 2018 §4: "the first SACK block MUST
+     * specify the contiguous block of data containing the segment which triggered this ACK"; after a D-SACK, RFC 2883
+     * §4's block holding the duplicate), as left/right pairs into {@code out} from index {@code at}; returns how many.
      */
     public int recentBlocks(int block, int max, int[] out, int at) {
         final int count = count(block);

@@ -69,6 +69,10 @@ import java.util.Objects;
  * @param fastOpenKeys        the server's Fast Open cookie key (and backup key); default a random key
  * @param segmentChecks       how resets, SYNs and SYN+FIN segments are checked ({@link SegmentChecks}); default
  *                            {@link SegmentChecks#RFC_5961}, Linux's
+ * @param receivePolicy       how the receiver offers its window and when it acknowledges in-order data
+ *                            ({@link ReceivePolicy}): Linux's by default ({@link ReceivePolicy#LINUX}: the right edge in
+ *                            steps, every second full segment, 16 quick ACKs); {@link ReceivePolicy#FREEBSD} offers the
+ *                            free space, acknowledges every second segment and has no quick ACKs
  */
 public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBufferSize, long mslNs, long delayedAckNs,
                         long rtoInitialNs, long rtoMinNs, long rtoMaxNs, int maxRetries, int retries1,
@@ -80,7 +84,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                         String lossDetection, String recovery, long memoryPressureBytes, long memoryLimitBytes,
                         int maxTimeWait, boolean slowStartAfterIdle, int windowScaleBufferSize, int notsentLowat,
                         int fastOpen, FastOpenKeys fastOpenKeys,
-                        SegmentChecks segmentChecks) {
+                        SegmentChecks segmentChecks, ReceivePolicy receivePolicy) {
     public static final int MIN_BUFFER = 1024;
     public static final int MAX_BUFFER = 1 << 30;
     public static final int MAX_CONNECTIONS = 1 << 20;
@@ -113,6 +117,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         Objects.requireNonNull(recovery, "recovery");
         Objects.requireNonNull(fastOpenKeys, "fastOpenKeys");
         Objects.requireNonNull(segmentChecks, "segmentChecks");
+        Objects.requireNonNull(receivePolicy, "receivePolicy");
         if (ephemeralFirst < 1 || ephemeralLast > 65535 || ephemeralLast < ephemeralFirst) {
             throw new IllegalArgumentException("bad ephemeral port range " + ephemeralFirst + ".." + ephemeralLast);
         }
@@ -193,6 +198,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         b.fastOpen = fastOpen;
         b.fastOpenKeys = fastOpenKeys;
         b.segmentChecks = segmentChecks;
+        b.receivePolicy = receivePolicy;
         return b;
     }
 
@@ -244,6 +250,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         private int fastOpen = FastOpen.CLIENT;
         private FastOpenKeys fastOpenKeys;
         private SegmentChecks segmentChecks = SegmentChecks.RFC_5961;
+        private ReceivePolicy receivePolicy = ReceivePolicy.LINUX;
 
         private Builder() {
             final SecureRandom random = new SecureRandom();
@@ -453,6 +460,12 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
             return this;
         }
 
+        /** How the receiver offers its window and acknowledges data ({@link ReceivePolicy#LINUX} by default). */
+        public Builder receivePolicy(ReceivePolicy policy) {
+            receivePolicy = policy;
+            return this;
+        }
+
         /** For tests only: every ISN this layer picks is {@code isn} (unsigned 32 bits). */
         public Builder fixedIsn(long isn) {
             fixedIsn = isn;
@@ -466,7 +479,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                 isnKey0, isnKey1, timestamps, sack, windowScaling, initialCwndSegments, ephemeralFirst, ephemeralLast,
                 outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn, lossDetection, recovery,
                 memoryPressureBytes, memoryLimitBytes, maxTimeWait, slowStartAfterIdle, windowScaleBufferSize,
-                notsentLowat, fastOpen, fastOpenKeys, segmentChecks);
+                notsentLowat, fastOpen, fastOpenKeys, segmentChecks, receivePolicy);
         }
     }
 }

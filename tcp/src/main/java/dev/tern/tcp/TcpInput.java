@@ -428,7 +428,7 @@ final class TcpInput {
         }
         tcb.irs(c, seg.seq);
         tcb.rcvNxt(c, seg.seq + 1);
-        tcb.rcvAdv(c, seg.seq + 1 + Math.min(buffers.receiveSize(c), 65535));
+        tcb.rcvAdv(c, seg.seq + 1 + receiver.synWindow(c));
         negotiate(c, nowNs);
         tcb.sndWnd(c, seg.window);
         tcb.maxSndWnd(c, seg.window);
@@ -500,7 +500,7 @@ final class TcpInput {
             return;
         }
         final int rcvNxt = tcb.rcvNxt(c);
-        final int rcvWnd = Math.max(0, tcb.rcvAdv(c) - rcvNxt);
+        final int rcvWnd = receiver.acceptanceWindow(c);
         if (seg.has(RST) ? !acceptable(seg.seq, seg.sequenceLength(), rcvNxt, rcvWnd)
             : !acceptableEdges(seg.seq, seg.sequenceLength(), rcvNxt, rcvWnd)) {
             notAcceptable(c, state, rcvNxt, nowNs);

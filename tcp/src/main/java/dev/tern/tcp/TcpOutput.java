@@ -166,7 +166,7 @@ final class TcpOutput {
         if (result != Ipv4Layer.OK) {
             counters.txNoBuffer.incrementRelease();
         } else {
-            final int window = Math.min(buffers.receiveSize(c), 65535);
+            final int window = receiver.synWindow(c);
             final MemorySegment out = ipv4.segment();
             final long at = ipv4.payloadOffset();
             final int rcvNxt = tcb.rcvNxt(c);

@@ -23,13 +23,14 @@ import static dev.tern.tcp.TcpControlBlocks.T_DELAYED_ACK;
  * <ul>
  *   <li>Segment text, RFC 9293 §3.10.7.4 seventh check (trimmed to the window): {@link #receiveText}; data into the
  *       ring and RCV.NXT: {@link #storeData}; the FIN, eighth check: {@link #finArrives}.</li>
- *   <li>ACK policy, RFC 5681 §4.2 and RFC 9293 §3.8.6.3: every second full segment, at once for an out-of-order
- *       segment (without SACK one per segment; with SACK one per new range, the rest at the end of the burst) or
- *       one that fills a hole, else within the delayed-ACK time: {@link #storeData}, {@link #onDelayedAckTimeout}.</li>
+ *   <li>ACK policy, RFC 5681 §4.2 and RFC 9293 §3.8.6.3: every second full segment (or every second segment, by
+ *       the {@link ReceivePolicy}), at once for an out-of-order segment (without SACK one per segment; with SACK one
+ *       per new range, the rest at the end of the burst) or one that fills a hole, else within the delayed-ACK time:
+ *       {@link #storeData}, {@link #onDelayedAckTimeout}.</li>
  *   <li>SACK blocks, RFC 2018 §4 (most recent first) and RFC 2883 (a D-SACK first): {@link #sackBlocks}.</li>
- *   <li>The window, RFC 9293 §3.8.6.2.2 (receiver silly window avoidance) and RFC 7323 §2.3:
- *       {@link #receiveWindow}, {@link #onAckSent}, {@link #consumed}; held back under memory pressure and reopened
- *       after it ({@link TcpMemoryPressure}, {@link #windowOpened}).</li>
+ *   <li>The window, RFC 9293 §3.8.6.2.2 (receiver silly window avoidance) and RFC 7323 §2.3, by the configured
+ *       rule: {@link ReceiveWindow}, {@link #onAckSent}, {@link #consumed}; held back under memory pressure and
+ *       reopened after it ({@link TcpMemoryPressure}, {@link #reopenClampedWindows}).</li>
  *   <li>Zero-copy receive (not an RFC matter; docs/DESIGN.md "Zero-copy receive"): in-order text offered in place to
  *       the owner's {@link TcpReceiveHandler}, the ring as fallback, order kept: {@link #storeData}.</li>
  * </ul>
@@ -50,6 +51,8 @@ final class TcpReceiver {
     private final TcpMemoryPressure memoryPressure;
     private final ConnectionLifecycle lifecycle;
     private final TcpSender sender;
+    private final ReceiveWindow window;
+    private final ReceivePolicy.AckRule ackRule;
 
     TcpReceiver(TcpControlBlocks tcb, TcpOutput output, ReassemblyQueue reassembly, TcpCounters counters,
                 TcpConfig config, TcpTimers timers, ConnectionBuffers buffers, ReceiveHandlers handlers,
@@ -68,6 +71,8 @@ final class TcpReceiver {
         this.memoryPressure = memoryPressure;
         this.lifecycle = lifecycle;
         this.sender = sender;
+        this.window = new ReceiveWindow(tcb, buffers, handlers, memoryPressure, config);
+        this.ackRule = config.receivePolicy().acks();
     }
 
     // ------------------------------------------------------------------------------------------- segment text
@@ -105,9 +110,10 @@ final class TcpReceiver {
                 counters.drop(TcpCounters.DROP_BAD_STATE);
                 return;
             }
-            // Trim to the window we offered, and to the room the ring really has.
+            // Trim to the receive window (what we offered, or by FreeBSD's rule the free room if more), and to the
+            // room the ring really has.
             final int free = buffers.receiveRing(c).freeSpace();
-            final int windowEnd = SeqNum.min(tcb.rcvAdv(c), rcvNxt + free);
+            final int windowEnd = SeqNum.min(rcvNxt + window.acceptance(c), rcvNxt + free);
             final int end = SeqNum.min(dataEnd, windowEnd);
             if (SeqNum.lt(end, dataEnd)) {
                 // RFC 9293 §3.10.7.4: text beyond the window is trimmed; the peer will send it again.
@@ -181,6 +187,8 @@ final class TcpReceiver {
             int next = end;
             boolean filledHole = false;
             if (block >= 0) {
+                // A first duplicate, before RCV.NXT, was reported already: RFC 2883 has one D-SACK block per ACK.
+                repeatsHeld(c, block, start, end, start == seg.seq);
                 next = reassembly.advance(block, end);
                 filledHole = true;
                 if (reassembly.count(block) == 0) {
@@ -193,7 +201,7 @@ final class TcpReceiver {
                 drained += handlers.drain(c);
             }
             tcb.rcvNxt(c, next);
-            if (drained > 0 && windowUpdateWorthSending(c)) {
+            if (drained > 0 && window.updateWorthSending(c)) {
                 // The handler took what it had left in the ring: the window that opened goes now, not at the
                 // delayed ACK.
                 counters.txWindowUpdates.incrementRelease();
@@ -215,9 +223,10 @@ final class TcpReceiver {
             if (filledHole) {
                 ackImmediately(c, nowNs);
                 return true;
-            } else if (tcb.quickAcks(c) > 0 || unacked >= 2 * tcb.rcvMss(c) || tcb.hasFlag(c, F_DSACK)) {
-                // RFC 5681 §4.2 / RFC 9293 §3.8.6.3: ACK at least every second full-sized segment, and at once while
-                // still in quick-ACK mode; a D-SACK goes at once too. Else within the delayed ACK time.
+            } else if (tcb.quickAcks(c) > 0 || secondSegment(c, length, unacked) || tcb.hasFlag(c, F_DSACK)) {
+                // RFC 5681 §4.2 / RFC 9293 §3.8.6.3: ACK at least every second full-sized segment (by the policy's
+                // rule), and at once while still in quick-ACK mode; a D-SACK goes at once too. Else within the
+                // delayed ACK time.
                 outputQueue.ackNow(c);
             } else if (!timers.armed(c, T_DELAYED_ACK)) {
                 timers.arm(c, TimerKind.DELAYED_ACK, nowNs + config.delayedAckNs());
@@ -242,12 +251,10 @@ final class TcpReceiver {
             }
             tcb.oooBlock(c, block);
         }
+        repeatsHeld(c, block, start, end, true);
         final int result = reassembly.add(block, start, end);
         if (result == ReassemblyQueue.FULL) {
             counters.drop(TcpCounters.DROP_OUT_OF_ORDER_FULL);
-        } else if (result == ReassemblyQueue.DUPLICATE) {
-            counters.rxDuplicateBytes.getAndAddRelease(length);
-            dsack(c, start, end);
         } else if (result == ReassemblyQueue.MERGED && tcb.hasFlag(c, F_SACK)) {
             // It grew a range already held: the ACK at the end of the burst reports that range first, with all it
             // holds now, so no block goes unreported by waiting (an ACK per such segment cost the receiver its
@@ -266,7 +273,20 @@ final class TcpReceiver {
         return true;
     }
 
-    /** Copies segment text into the receive ring at {@code position} (not yet published): the copy receiving costs. */
+    /**
+     * In-order text of {@code length} bytes left {@code unacked} bytes waiting for an ACK: whether the ACK rule
+     * ({@link ReceivePolicy.AckRule}) sends it now. Linux's: two full-sized segments' worth of bytes wait. FreeBSD's:
+     * another segment waited already (its delayed ACK runs), or this one is larger than the segments sent with.
+     * Without delayed ACKs: always.
+     */
+    private boolean secondSegment(int c, int length, int unacked) {
+        return switch (ackRule) {
+            case SECOND_FULL_SEGMENT -> unacked >= 2 * tcb.rcvMss(c);
+            case SECOND_SEGMENT -> unacked > length || length > tcb.sndMss(c);
+            case EVERY_SEGMENT -> true;
+        };
+    }
+
     /**
      * The data of a SYN a listener accepted by Fast Open (RFC 7413 §4.2.2), before the handshake completes: what fits
      * the window the SYN-ACK offers and the ring goes into the ring at RCV.NXT, the rest is trimmed (counted as
@@ -293,6 +313,7 @@ final class TcpReceiver {
         return taken;
     }
 
+    /** Copies segment text into the receive ring at {@code position} (not yet published): the copy receiving costs. */
     private void copyIntoRing(ByteRing ring, long position, TcpSegment seg, long sourceOffset, int length) {
         ring.put(position, seg.payloadSegment, sourceOffset, length);
         counters.rxCopiedBytes.getAndAddRelease(length);
@@ -329,6 +350,22 @@ final class TcpReceiver {
             case TcpState.FIN_WAIT_2 -> lifecycle.transition(c, TcpState.TIME_WAIT, nowNs);
             default -> {
             }
+        }
+    }
+
+    /**
+     * Text {@code [start, end)} that repeats bytes held out of order, all of it or a part (RFC 2883 §4.1.2, §4.2.1):
+     * the repeated bytes are counted, and with {@code report} the first repeated range is the next ACK's D-SACK
+     * block, as Linux and FreeBSD report it.
+     */
+    private void repeatsHeld(int c, int block, int start, int end, boolean report) {
+        final int first = reassembly.firstOverlap(block, start, end);
+        if (first < 0) {
+            return;
+        }
+        counters.rxDuplicateBytes.getAndAddRelease(reassembly.heldBytes(block, start, end));
+        if (report) {
+            dsack(c, SeqNum.max(start, reassembly.start(block, first)), SeqNum.min(end, reassembly.end(block, first)));
         }
     }
 
@@ -396,64 +433,34 @@ final class TcpReceiver {
 
     // ------------------------------------------------------------------------------------------------ window
 
-    /**
-     * The window to advertise, in bytes (RFC 9293 §3.8.6.2.2): free room in the receive ring, capped by what the
-     * window field can say, moving the right edge forward only in steps of at least min(buffer / 2, MSS) (receiver
-     * silly window avoidance), and a multiple of the window scale unit, rounded down. Never more than the ring's
-     * room: a byte offered is a byte the ring can hold. Rounding down can offer an edge up to one unit short of one
-     * offered before, which RFC 7323 Appendix F allows; the edge the peer may fill stays the furthest one offered
-     * ({@code rcvAdv} only grows, see {@link #onAckSent}), and the ring has room up to it because its room
-     * plus RCV.NXT never decreases. Rounding up instead (as Linux does, with slack in its buffer accounting) made the
-     * peer send bytes past the ring's end, trimmed and retransmitted (the veth benchmark's SACK recoveries).
-     *
-     * <p>Out-of-order data already sits in the ring beyond RCV.NXT, in the room counted here; the window is offered
-     * from RCV.NXT, so holes do not shrink it.
-     *
-     * <p>Under memory pressure the window is held to a quarter of the buffer (at least four segments), never below
-     * what remains of the window offered ({@link TcpMemoryPressure#clampWindow}).
-     */
+    /** The window to advertise, in bytes, by the configured rule ({@link ReceiveWindow#offer}). */
     int receiveWindow(int c) {
-        final int capacity = buffers.receiveSize(c);
-        // Bytes the application holds in lent frames keep their room, as unread bytes in the ring do (holdOffered).
-        // Never below 0 (it cannot be: RCV.NXT moved by what was held as the room shrank by it), as a negative window
-        // would turn huge in the shifts below.
-        final int free = Math.max(0,
-            (tcb.hasFlag(c, F_RINGS) ? buffers.receiveRing(c).freeSpace() : capacity) - handlers.held(c));
-        final int scale = tcb.rcvScale(c);
-        int window = Math.min(free, 65535 << scale);
-        final int current = Math.max(0, tcb.rcvAdv(c) - tcb.rcvNxt(c));
-        if (memoryPressure.underPressure()) {
-            window = memoryPressure.clampWindow(c, window, current, capacity);
-        }
-        if (window > current && window - current < Math.min(capacity / 2, tcb.advMss(c))) {
-            window = current;
-        }
-        return (window >>> scale) << scale;
+        return window.offer(c);
+    }
+
+    /** RCV.WND for the acceptability test and the trimming of text ({@link ReceiveWindow#acceptance}). */
+    int acceptanceWindow(int c) {
+        return window.acceptance(c);
+    }
+
+    /** The window our SYN or SYN-ACK offers ({@link ReceiveWindow#synWindow}). */
+    int synWindow(int c) {
+        return window.synWindow(c);
     }
 
     /**
-     * The owner read from the receive ring: advertise the larger window when it grew enough to matter (RFC 9293
-     * §3.8.6.2.2: by at least min(buffer / 2, MSS) beyond what was offered, and at least doubled, or from nothing).
+     * The owner read from the receive ring: advertise the larger window when it grew enough to matter, by the
+     * window rule's measure ({@link ReceiveWindow#updateWorthSending}).
      */
     void consumed(int c, long nowNs) {
         if (!TcpState.canReceive(tcb.state(c)) || !tcb.hasFlag(c, F_RINGS)) {
             return;
         }
-        if (windowUpdateWorthSending(c)) {
+        if (window.updateWorthSending(c)) {
             counters.txWindowUpdates.incrementRelease();
             tcb.setFlag(c, F_ACK_NOW);
             sender.output(c, nowNs, false);
         }
-    }
-
-    /**
-     * Memory pressure ended for a connection whose window it held back: true when it can now offer more than remains
-     * of the window it offered (beyond the silly window threshold that {@link #receiveWindow} applies), so a window
-     * update is owed. RFC 9293 §3.8.6.2.2's doubling rule of {@link #windowUpdateWorthSending} does not apply: the
-     * peer may be waiting on a window it filled.
-     */
-    boolean windowOpened(int c) {
-        return receiveWindow(c) > Math.max(0, tcb.rcvAdv(c) - tcb.rcvNxt(c));
     }
 
     /**
@@ -470,7 +477,7 @@ final class TcpReceiver {
                 continue;
             }
             tcb.clearFlag(c, F_WINDOW_CLAMPED);
-            if (tcb.hasFlag(c, F_ALLOCATED) && TcpState.canReceive(tcb.state(c)) && windowOpened(c)) {
+            if (tcb.hasFlag(c, F_ALLOCATED) && TcpState.canReceive(tcb.state(c)) && window.opened(c)) {
                 counters.memoryPressureReopens.incrementRelease();
                 counters.txWindowUpdates.incrementRelease();
                 outputQueue.ackNow(c);
@@ -478,13 +485,5 @@ final class TcpReceiver {
             }
         }
         return reopened;
-    }
-
-    /** The window grew enough beyond what was offered to be worth a segment of its own (see {@link #consumed}). */
-    private boolean windowUpdateWorthSending(int c) {
-        final int current = Math.max(0, tcb.rcvAdv(c) - tcb.rcvNxt(c));
-        final int growth = receiveWindow(c) - current;
-        return growth > 0 && (current == 0 || growth >= current)
-            && growth >= Math.min(buffers.receiveSize(c) / 2, 2 * tcb.advMss(c));
     }
 }

@@ -4,6 +4,8 @@ import dev.tern.core.memory.PageMemory;
 import dev.tern.tcp.testing.Captured;
 import dev.tern.tcp.testing.TcpHarness;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.util.Arrays;
 
@@ -34,14 +36,22 @@ class MemoryPressureTest {
     private static final int OTHER_PORT = LOCAL_PORT + 1;
 
     private static TcpConfig config(long pressureBytes, long limitBytes) {
+        return config(pressureBytes, limitBytes, ReceivePolicy.WindowRule.RIGHT_EDGE_STEP);
+    }
+
+    private static TcpConfig config(long pressureBytes, long limitBytes, ReceivePolicy.WindowRule rule) {
         return TcpHarness.config().sendBufferSize(BUFFER).receiveBufferSize(BUFFER)
+            .receivePolicy(ReceivePolicy.LINUX.withWindow(rule))
             .memoryLimits(pressureBytes, limitBytes).build();
     }
 
-    @Test
-    void underPressureTheWindowRunsDownToAQuarterWithoutMovingBackAndReopensWhenThePressureEnds() {
+    /** Under either window rule ({@link ReceiveWindow}): the clamp comes before the rule's silly window avoidance. */
+    @ParameterizedTest
+    @EnumSource(ReceivePolicy.WindowRule.class)
+    void underPressureTheWindowRunsDownToAQuarterWithoutMovingBackAndReopensWhenThePressureEnds(
+        ReceivePolicy.WindowRule rule) {
         // Two connections reach the mark; when one goes the budget is half of it, below seven eighths.
-        try (TcpHarness h = TcpHarness.established(config(2 * FULL, 4 * FULL), TcpOptions.DEFAULT)) {
+        try (TcpHarness h = TcpHarness.established(config(2 * FULL, 4 * FULL, rule), TcpOptions.DEFAULT)) {
             final int offeredEdge = REMOTE_ISS + 1 + 65535; // the SYN offered 64 KiB - 1 (no window scaling)
             final int other = h.tcp.connect(TcpHarness.PEER, 81, OTHER_PORT, TcpOptions.DEFAULT, TcpEvents.NONE,
                 h.now());

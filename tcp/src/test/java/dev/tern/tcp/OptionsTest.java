@@ -37,8 +37,9 @@ class OptionsTest {
                 h.expect(ACK.ack(R).sack(R + 4, R + 8));
                 h.send(ACK.seq(R + 12).ack(L).payload("DDDD"));
                 h.expect(ACK.ack(R).sack(R + 12, R + 16, R + 4, R + 8));
+                // Two of its bytes were held: a D-SACK for them first (RFC 2883 §4), then the range it grew.
                 h.send(ACK.seq(R + 6).ack(L).payload("BBCC"));
-                h.expect(ACK.ack(R).sack(R + 4, R + 10, R + 12, R + 16));
+                h.expect(ACK.ack(R).sack(R + 6, R + 8, R + 4, R + 10, R + 12, R + 16));
                 h.send(ACK.seq(R).ack(L).payload("AAAA"));
                 h.expect(ACK.ack(R + 10).sack(R + 12, R + 16));
                 h.send(ACK.seq(R + 10).ack(L).payload("CC"));
@@ -59,6 +60,43 @@ class OptionsTest {
                 h.expect(ACK.ack(R + 4).sack(R + 8, R + 12));
                 h.send(ACK.seq(R + 8).ack(L).payload("CCCC"));
                 h.expect(ACK.ack(R + 4).sack(R + 8, R + 12, R + 8, R + 12));
+            }
+        }
+
+        @Test
+        void aPartlyRepeatedSegmentReportsItsFirstRepeatedRangeAsDsack() {
+            try (TcpHarness h = sackConnection()) {
+                h.send(ACK.seq(R + 4).ack(L).payload("BBBB"));
+                h.expect(ACK.ack(R).sack(R + 4, R + 8));
+                h.send(ACK.seq(R + 12).ack(L).payload("DDDD"));
+                h.expect(ACK.ack(R).sack(R + 12, R + 16, R + 4, R + 8));
+                // [6, 14) repeats [6, 8) and [12, 14): one D-SACK block, the first, then the range now held.
+                h.send(ACK.seq(R + 6).ack(L).payload("BBCCCCDD"));
+                h.expect(ACK.ack(R).sack(R + 6, R + 8, R + 4, R + 16));
+                assertEquals(4, h.counter("tcp.rx.duplicate_bytes"));
+                // A repeated range counts as the most recent: it follows its D-SACK (RFC 2883 §4).
+                h.send(ACK.seq(R + 20).ack(L).payload("FFFF"));
+                h.expect(ACK.ack(R).sack(R + 20, R + 24, R + 4, R + 16));
+                h.send(ACK.seq(R + 4).ack(L).payload("BBBB"));
+                h.expect(ACK.ack(R).sack(R + 4, R + 8, R + 4, R + 16, R + 20, R + 24));
+                assertEquals(2, h.counter("tcp.tx.dsack"));
+            }
+        }
+
+        @Test
+        void theSegmentFillingAHoleReportsTheHeldBytesItRepeatsUnlessItsOldPartWent() {
+            try (TcpHarness h = sackConnection()) {
+                h.send(ACK.seq(R + 4).ack(L).payload("BBBB"));
+                h.expect(ACK.ack(R).sack(R + 4, R + 8));
+                h.send(ACK.seq(R).ack(L).payload("AAAABB"));
+                h.expect(ACK.ack(R + 8).sack(R + 4, R + 6));
+                // Old bytes and held bytes in one segment: one D-SACK block per ACK, the first duplicate's.
+                h.send(ACK.seq(R + 12).ack(L).payload("DDDD"));
+                h.expect(ACK.ack(R + 8).sack(R + 12, R + 16));
+                h.send(ACK.seq(R + 6).ack(L).payload("BBCCCCDD"));
+                h.expect(ACK.ack(R + 16).sack(R + 6, R + 8));
+                assertEquals(6, h.counter("tcp.rx.duplicate_bytes"));
+                assertArrayEquals("AAAABBBBCCCCDDDD".getBytes(), h.read());
             }
         }
 

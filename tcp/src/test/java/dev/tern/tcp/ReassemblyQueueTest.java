@@ -114,6 +114,24 @@ class ReassemblyQueueTest {
     }
 
     @Test
+    void aRepeatedRangeCountsAsTheMostRecentAndOverlapsAreFound() {
+        try (ReassemblyQueue queue = new ReassemblyQueue(1, 8)) {
+            final int block = queue.acquire();
+            queue.add(block, 100, 110);
+            queue.add(block, 200, 210);
+            assertEquals(ReassemblyQueue.DUPLICATE, queue.add(block, 102, 108));
+            final int[] out = new int[4];
+            assertEquals(2, queue.recentBlocks(block, 2, out, 0));
+            assertEquals(List.of(100, 110, 200, 210), List.of(out[0], out[1], out[2], out[3]));
+            assertEquals(0, queue.firstOverlap(block, 105, 205));
+            assertEquals(1, queue.firstOverlap(block, 110, 201));
+            assertEquals(-1, queue.firstOverlap(block, 110, 200), "touching is not overlapping");
+            assertEquals(10, queue.heldBytes(block, 105, 205));
+            assertEquals(0, queue.heldBytes(block, 110, 200));
+        }
+    }
+
+    @Test
     void blocksAreBoundedGlobally() {
         try (ReassemblyQueue queue = new ReassemblyQueue(2, 4)) {
             final int a = queue.acquire();
