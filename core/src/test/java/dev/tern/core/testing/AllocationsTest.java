@@ -91,6 +91,18 @@ class AllocationsTest {
     }
 
     @Test
+    void measureRunsAMeasuredWindowThatAllocatedOnceMore() {
+        final int[] calls = {0};
+        assertEquals(0, Allocations.measure(0, 1, () -> {
+            if (++calls[0] == 2) {                                   // the measured window, after one settling window
+                sink = new byte[100];
+            }
+        }));
+        assertEquals(3, calls[0], "settling, measured, measured again");
+        assertTrue(Allocations.measure(0, 1, () -> sink = new byte[100]) > 0, "an allocation in every window fails");
+    }
+
+    @Test
     void aOneOffInAMeasuredWindowIsNotAnAllocationPerOperation() {
         final int[] runs = {0};
         final String verdict = Allocations.recurringAllocation(1_000_000, () -> {
