@@ -33,7 +33,7 @@ final class ScriptSettings {
         "net.inet.tcp.rexmit_initial", "net.inet.tcp.msl", "net.inet.tcp.keepidle", "net.inet.tcp.keepintvl",
         "net.inet.tcp.keepcnt", "net.inet.tcp.syncookies", "net.inet.tcp.initcwnd_segments",
         "net.inet.tcp.hostcache.purgenow", "net.inet.tcp.fastopen.client_enable",
-        "net.inet.tcp.fastopen.server_enable");
+        "net.inet.tcp.fastopen.server_enable", "net.inet.tcp.fastopen.path_disable_time");
     /**
      * FreeBSD settings Tern has no knob for, taken at the value that describes what Tern does (FreeBSD's default,
      * which the {@code freebsd} profile stands for), each with what Tern does; another value is rejected.
@@ -212,6 +212,14 @@ final class ScriptSettings {
                 : before.fastOpen() & ~FastOpen.CLIENT);
             case "net.inet.tcp.fastopen.server_enable" -> tcp.fastOpen(v != 0 ? before.fastOpen() | FastOpen.SERVER
                 : before.fastOpen() & ~FastOpen.SERVER);
+            // Seconds a failed Fast Open turns the client's Fast Open off towards that server; 0 never, as Linux.
+            case "net.inet.tcp.fastopen.path_disable_time" -> {
+                if (v < 0 || v > Integer.MAX_VALUE) {
+                    throw new ScriptException(file, setting.line(), name + " takes 0 to " + Integer.MAX_VALUE
+                        + " seconds, not " + v);
+                }
+                tcp.fastOpenPathDisableNs(v * 1_000 * MS);
+            }
             default -> throw new IllegalStateException("the parser lets only known settings through: " + name);
         }
         return profile.withTcp(tcp.build());

@@ -140,13 +140,10 @@ final class ConnectionLifecycle {
         sender.init(c, tcb.iss(c));
         transition(c, TcpState.SYN_SENT, nowNs);
         counters.activeOpens.incrementRelease();
-        if (options.fastOpen()) {
-            tcb.setFlag(c, TcpControlBlocks.F_FAST_OPEN_ACTIVE);
-            if (fastOpen.defersSyn(c)) {
-                // RFC 7413 §4.2.1: the SYN will carry the owner's first data (sendDeferredSyn).
-                tcb.setFlag(c, TcpControlBlocks.F_SYN_DEFERRED);
-                return c;
-            }
+        if (options.fastOpen() && fastOpen.connect(c, nowNs)) {
+            // RFC 7413 §4.2.1: the SYN will carry the owner's first data (sendDeferredSyn).
+            tcb.setFlag(c, TcpControlBlocks.F_SYN_DEFERRED);
+            return c;
         }
         if (sendSyn(c, nowNs) == Ipv4Layer.ERR_NO_ROUTE) {
             free(c);

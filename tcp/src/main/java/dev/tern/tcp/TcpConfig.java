@@ -67,6 +67,11 @@ import java.util.Objects;
  *                            0x1 client, 0x2 server, 0x4 client without cookie, 0x200 server without cookie, 0x400
  *                            server on every listener; default 0x1, Linux's
  * @param fastOpenKeys        the server's Fast Open cookie key (and backup key); default a random key
+ * @param fastOpenPathDisableNs when above 0, a Fast Open connect whose SYN-ACK neither acknowledged the SYN's data nor
+ *                            gave a valid cookie turns Fast Open off towards that server for this long: its connects
+ *                            send plain SYNs, no option, until it has passed, then ask for a cookie again (FreeBSD's
+ *                            {@code net.inet.tcp.fastopen.path_disable_time}, 900 s there). 0, the default: the
+ *                            cookie is dropped and the next connect asks again, as Linux's client does
  */
 public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBufferSize, long mslNs, long delayedAckNs,
                         long rtoInitialNs, long rtoMinNs, long rtoMaxNs, int maxRetries, int retries1,
@@ -77,7 +82,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                         int outOfOrderRanges, int outOfOrderBlocks, int challengeAckLimit, long fixedIsn,
                         String lossDetection, String recovery, long memoryPressureBytes, long memoryLimitBytes,
                         int maxTimeWait, boolean slowStartAfterIdle, int windowScaleBufferSize, int notsentLowat,
-                        int fastOpen, FastOpenKeys fastOpenKeys) {
+                        int fastOpen, FastOpenKeys fastOpenKeys, long fastOpenPathDisableNs) {
     public static final int MIN_BUFFER = 1024;
     public static final int MAX_BUFFER = 1 << 30;
     public static final int MAX_CONNECTIONS = 1 << 20;
@@ -109,6 +114,9 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         Objects.requireNonNull(lossDetection, "lossDetection");
         Objects.requireNonNull(recovery, "recovery");
         Objects.requireNonNull(fastOpenKeys, "fastOpenKeys");
+        if (fastOpenPathDisableNs < 0) {
+            throw new IllegalArgumentException("fastOpenPathDisableNs must not be negative");
+        }
         if (ephemeralFirst < 1 || ephemeralLast > 65535 || ephemeralLast < ephemeralFirst) {
             throw new IllegalArgumentException("bad ephemeral port range " + ephemeralFirst + ".." + ephemeralLast);
         }
@@ -188,6 +196,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         b.notsentLowat = notsentLowat;
         b.fastOpen = fastOpen;
         b.fastOpenKeys = fastOpenKeys;
+        b.fastOpenPathDisableNs = fastOpenPathDisableNs;
         return b;
     }
 
@@ -238,6 +247,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         private int notsentLowat;
         private int fastOpen = FastOpen.CLIENT;
         private FastOpenKeys fastOpenKeys;
+        private long fastOpenPathDisableNs;
 
         private Builder() {
             final SecureRandom random = new SecureRandom();
@@ -441,6 +451,12 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
             return this;
         }
 
+        /** How long a failed Fast Open turns it off towards that server; 0 (the default) never. */
+        public Builder fastOpenPathDisableNs(long ns) {
+            fastOpenPathDisableNs = ns;
+            return this;
+        }
+
         /** For tests only: every ISN this layer picks is {@code isn} (unsigned 32 bits). */
         public Builder fixedIsn(long isn) {
             fixedIsn = isn;
@@ -454,7 +470,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                 isnKey0, isnKey1, timestamps, sack, windowScaling, initialCwndSegments, ephemeralFirst, ephemeralLast,
                 outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn, lossDetection, recovery,
                 memoryPressureBytes, memoryLimitBytes, maxTimeWait, slowStartAfterIdle, windowScaleBufferSize,
-                notsentLowat, fastOpen, fastOpenKeys);
+                notsentLowat, fastOpen, fastOpenKeys, fastOpenPathDisableNs);
         }
     }
 }

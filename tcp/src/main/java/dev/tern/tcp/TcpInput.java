@@ -427,7 +427,7 @@ final class TcpInput {
         tcb.sndWl1(c, seg.seq);
         tcb.sndWl2(c, seg.ack);
         if (hasAck) {
-            fastOpen.onSynAck(c, seg);
+            fastOpen.onSynAck(c, seg, nowNs);
             tcb.sndUna(c, seg.ack);
             if (tcb.hasFlag(c, F_RTT_TIMING) && SeqNum.ge(seg.ack, tcb.rttSeq(c))) {
                 rtt.sample(tcb, c, nowNs - tcb.rttStartNs(c));

@@ -150,4 +150,95 @@ class FastOpenClientTest {
             h.expect(PSH_ACK.seq(LOCAL_ISS + 1).payload("hello"));
         }
     }
+
+    private static final long PATH_DISABLE_NS = 900 * TcpHarness.SECOND;
+
+    private static TcpHarness disablingClient() {
+        return new TcpHarness(TcpHarness.config().fastOpen(FastOpen.CLIENT)
+            .fastOpenPathDisableNs(PATH_DISABLE_NS).build());
+    }
+
+    /** The cookie is learnt, then the next connect's SYN carries it and "hello". */
+    private static void cookieAndDataInTheSyn(TcpHarness h) {
+        learnCookie(h, COOKIE, 1460);
+        h.connect(FAST_OPEN);
+        h.write("hello");
+        h.expect(SYN.seq(LOCAL_ISS).fastOpen(COOKIE, false).payload("hello"));
+    }
+
+    private static void abort(TcpHarness h) {
+        h.tcp.abort(h.conn, h.now());
+        h.poll();
+        h.expect(RST_ACK);
+    }
+
+    @Test
+    void withPathDisablingDataNeitherAcknowledgedNorAnsweredByACookieTurnsFastOpenOffForAWhile() {
+        try (TcpHarness h = disablingClient()) {
+            cookieAndDataInTheSyn(h);
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 1).mss(1460));
+            h.expect(PSH_ACK.seq(LOCAL_ISS + 1).ack(REMOTE_ISS + 1).payload("hello"));
+            assertEquals(1, h.counter("tcp.fastopen.paths_disabled"));
+            assertTrue(h.tcp.fastOpen().pathDisabled(PEER));
+            assertEquals(0, h.tcp.fastOpen().cachedCookieLength(PEER));
+            abort(h);
+
+            h.connect(FAST_OPEN);
+            h.expect(SYN.seq(LOCAL_ISS).len(0), FastOpenClientTest::noFastOpenOption);
+            assertEquals(-1, h.tcp.fastOpen().synDataRoom(h.conn), "a plain connect: nothing held back");
+            assertEquals(1, h.counter("tcp.fastopen.active_disabled"));
+            h.write("plain");
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 1).mss(1460));
+            h.expect(PSH_ACK.seq(LOCAL_ISS + 1).payload("plain"));
+            assertTrue(h.tcp.fastOpen().pathDisabled(PEER), "a plain connect neither ends nor extends it");
+            abort(h);
+
+            h.advance(PATH_DISABLE_NS + TcpHarness.SECOND);
+            h.connect(FAST_OPEN);
+            h.expect(SYN.seq(LOCAL_ISS).len(0).fastOpen(NO_COOKIE, false));
+            assertFalse(h.tcp.fastOpen().pathDisabled(PEER));
+            assertEquals(1, h.counter("tcp.fastopen.paths_disabled"));
+        }
+    }
+
+    @Test
+    void withPathDisablingACookieRequestAnsweredWithoutACookieTurnsFastOpenOff() {
+        try (TcpHarness h = disablingClient()) {
+            h.connect(FAST_OPEN);
+            h.expect(SYN.seq(LOCAL_ISS).fastOpen(NO_COOKIE, false));
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 1).mss(1460));
+            h.expect(ACK.seq(LOCAL_ISS + 1).ack(REMOTE_ISS + 1));
+            assertTrue(h.tcp.fastOpen().pathDisabled(PEER));
+            abort(h);
+            h.connect(FAST_OPEN);
+            h.expect(SYN.seq(LOCAL_ISS).len(0), FastOpenClientTest::noFastOpenOption);
+        }
+    }
+
+    @Test
+    void withPathDisablingDataTheSynAckAcknowledgesKeepsTheCookieWithoutANewOne() {
+        try (TcpHarness h = disablingClient()) {
+            cookieAndDataInTheSyn(h);
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 6).mss(1460));
+            h.expect(ACK.seq(LOCAL_ISS + 6).ack(REMOTE_ISS + 1));
+            assertFalse(h.tcp.fastOpen().pathDisabled(PEER));
+            assertEquals(8, h.tcp.fastOpen().cachedCookieLength(PEER));
+            assertEquals(0, h.counter("tcp.fastopen.paths_disabled"));
+        }
+    }
+
+    @Test
+    void byDefaultAFailedAttemptTurnsNothingOffAndTheNextConnectAsksForACookie() {
+        try (TcpHarness h = client(FastOpen.CLIENT)) {
+            cookieAndDataInTheSyn(h);
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 1).mss(1460));
+            h.expect(PSH_ACK.seq(LOCAL_ISS + 1).payload("hello"));
+            assertFalse(h.tcp.fastOpen().pathDisabled(PEER));
+            abort(h);
+            h.connect(FAST_OPEN);
+            h.expect(SYN.seq(LOCAL_ISS).len(0).fastOpen(NO_COOKIE, false));
+            assertEquals(0, h.counter("tcp.fastopen.paths_disabled"));
+            assertEquals(0, h.counter("tcp.fastopen.active_disabled"));
+        }
+    }
 }
