@@ -37,7 +37,8 @@ import static dev.tern.tcp.TcpControlBlocks.F_SYN_DEFERRED;
  *
  * <ul>
  *   <li>without a cookie cached for the destination, the SYN goes at once with an empty option, a cookie request
- *       (§4.1.3); the cookie of its SYN-ACK is cached (with the server's MSS), per destination address;
+ *       (§4.1.3); the cookie of its SYN-ACK is cached (with the server's MSS, which a later SYN-ACK without a
+ *       cookie updates too, as Linux's), per destination address;
  *   <li>with one, the SYN waits for the owner's first data and carries the cookie and as much of the data as fits the
  *       cached MSS less 40 bytes of option space (Linux's bound); with {@link #CLIENT_NO_COOKIE}, the data without
  *       any option;
@@ -400,9 +401,16 @@ public final class FastOpen {
             disabled[i] = false;
         } else if (acked == 0 && config.fastOpenPathDisableNs() > 0) {
             disablePath(remote, nowNs);
-        } else if (sent > 0 && acked == 0 && cachedCookieLength(remote) > 0) {
-            // Neither the data nor a cookie: the server takes Fast Open no longer; the next connect asks again.
-            cachedLength[slot(remote)] = 0;
+        } else {
+            final int i = slot(remote);
+            if (sent > 0 && acked == 0 && cachedCookieLength(remote) > 0) {
+                // Neither the data nor a cookie: the server takes Fast Open no longer; the next connect asks again.
+                cachedLength[i] = 0;
+            }
+            if (cachedAddress[i] == remote && options.mss() > 0) {
+                // As Linux's tcp_fastopen_cache_set: the server's MSS is kept from any SYN-ACK, cookie or not.
+                cachedMss[i] = options.mss();
+            }
         }
         if (sent == 0) {
             return;

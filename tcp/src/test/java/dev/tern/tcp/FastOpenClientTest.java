@@ -228,6 +228,20 @@ class FastOpenClientTest {
     }
 
     @Test
+    void aSynAckWithoutACookieStillUpdatesTheCachedMss() {
+        try (TcpHarness h = client(FastOpen.CLIENT)) {
+            cookieAndDataInTheSyn(h);
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 6).mss(940));
+            h.expect(ACK.seq(LOCAL_ISS + 6).ack(REMOTE_ISS + 1));
+            abort(h);
+            h.connect(FAST_OPEN);
+            assertEquals(940 - 40, h.tcp.fastOpen().synDataRoom(h.conn));
+            h.write(new byte[1000]);
+            h.expect(SYN.seq(LOCAL_ISS).fastOpen(COOKIE, false).len(900));
+        }
+    }
+
+    @Test
     void byDefaultAFailedAttemptTurnsNothingOffAndTheNextConnectAsksForACookie() {
         try (TcpHarness h = client(FastOpen.CLIENT)) {
             cookieAndDataInTheSyn(h);
