@@ -141,14 +141,15 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
      * offers for the largest buffer a socket may grow to (kern.ipc.maxsockbuf, 2 MiB), a delayed ACK of 100 ms
      * (net.inet.tcp.delacktime), an RTO of at most 64 s after 12 retransmissions (TCPTV_REXMTMAX, TCP_MAXRXTSHIFT),
      * keep-alive after 2 hours, every 75 s, 8 probes, Fast Open off for 900 s towards a server after a failed attempt
-     * (net.inet.tcp.fastopen.path_disable_time); FreeBSD's names of TCP states and its SO_RCVBUF. The rest is
+     * (net.inet.tcp.fastopen.path_disable_time), a SYN-ACK's text taken by every connect; FreeBSD's names of TCP states and its SO_RCVBUF. The rest is
      * Tern's (docs/SCRIPTS.md lists what differs).
      */
     public static ScriptProfile freebsd() {
         final TcpConfig tcp = tern().bufferSizes(32 << 10, freebsdReceiveRing(64 << 10))
             .windowScaleBufferSize(FREEBSD_MAXSOCKBUF).delayedAckNs(100 * MS)
             .rto(1_000 * MS, 200 * MS, 64_000 * MS).maxRetries(12)
-            .keepalive(7_200_000 * MS, 75_000 * MS, 8).fastOpenPathDisableNs(900_000 * MS).build();
+            .keepalive(7_200_000 * MS, 75_000 * MS, 8).fastOpenPathDisableNs(900_000 * MS)
+            .synSentText(TcpConfig.SynSentText.ALWAYS).build();
         return new ScriptProfile("freebsd", "FreeBSD 14's defaults (window 64 KiB, scale 6, delayed ACK 100 ms), for "
             + "the FreeBSD tcp-testsuite", tcp, 1500, 4 * MS, PACKETDRILL_TOLERANCE_PERCENT, 0, false, false, 0,
             ScriptDialect.FREEBSD, 64 << 10, 32 << 10, Map.of());

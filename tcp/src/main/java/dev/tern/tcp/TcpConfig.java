@@ -72,6 +72,8 @@ import java.util.Objects;
  *                            send plain SYNs, no option, until it has passed, then ask for a cookie again (FreeBSD's
  *                            {@code net.inet.tcp.fastopen.path_disable_time}, 900 s there). 0, the default: the
  *                            cookie is dropped and the next connect asks again, as Linux's client does
+ * @param synSentText         what a connection in SYN-SENT does with text on the SYN-ACK it receives
+ *                            ({@link SynSentText}); default {@link SynSentText#FAST_OPEN_ONLY}, Linux's
  */
 public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBufferSize, long mslNs, long delayedAckNs,
                         long rtoInitialNs, long rtoMinNs, long rtoMaxNs, int maxRetries, int retries1,
@@ -82,8 +84,21 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                         int outOfOrderRanges, int outOfOrderBlocks, int challengeAckLimit, long fixedIsn,
                         String lossDetection, String recovery, long memoryPressureBytes, long memoryLimitBytes,
                         int maxTimeWait, boolean slowStartAfterIdle, int windowScaleBufferSize, int notsentLowat,
-                        int fastOpen, FastOpenKeys fastOpenKeys, long fastOpenPathDisableNs) {
+                        int fastOpen, FastOpenKeys fastOpenKeys, long fastOpenPathDisableNs,
+                        SynSentText synSentText) {
     public static final int MIN_BUFFER = 1024;
+
+    /**
+     * Text on the SYN-ACK that a connection in SYN-SENT receives. RFC 9293 §3.10.7.3 processes it, from the sixth step,
+     * once the SYN-ACK has made the connection ESTABLISHED; Linux queues it only for a Fast Open connect (RFC 7413
+     * lets the server send data before the handshake completes) and drops it otherwise, the server sending it again.
+     */
+    public enum SynSentText {
+        /** Linux's: a Fast Open connect takes the text (and a FIN), any other acknowledges the SYN only. */
+        FAST_OPEN_ONLY,
+        /** RFC 9293's and FreeBSD's: every connection takes the text (and a FIN). */
+        ALWAYS
+    }
     public static final int MAX_BUFFER = 1 << 30;
     public static final int MAX_CONNECTIONS = 1 << 20;
     /**
@@ -117,6 +132,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         if (fastOpenPathDisableNs < 0) {
             throw new IllegalArgumentException("fastOpenPathDisableNs must not be negative");
         }
+        Objects.requireNonNull(synSentText, "synSentText");
         if (ephemeralFirst < 1 || ephemeralLast > 65535 || ephemeralLast < ephemeralFirst) {
             throw new IllegalArgumentException("bad ephemeral port range " + ephemeralFirst + ".." + ephemeralLast);
         }
@@ -197,6 +213,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         b.fastOpen = fastOpen;
         b.fastOpenKeys = fastOpenKeys;
         b.fastOpenPathDisableNs = fastOpenPathDisableNs;
+        b.synSentText = synSentText;
         return b;
     }
 
@@ -248,6 +265,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         private int fastOpen = FastOpen.CLIENT;
         private FastOpenKeys fastOpenKeys;
         private long fastOpenPathDisableNs;
+        private SynSentText synSentText = SynSentText.FAST_OPEN_ONLY;
 
         private Builder() {
             final SecureRandom random = new SecureRandom();
@@ -457,6 +475,12 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
             return this;
         }
 
+        /** What a connection in SYN-SENT does with a SYN-ACK's text (default {@link SynSentText#FAST_OPEN_ONLY}). */
+        public Builder synSentText(SynSentText policy) {
+            synSentText = policy;
+            return this;
+        }
+
         /** For tests only: every ISN this layer picks is {@code isn} (unsigned 32 bits). */
         public Builder fixedIsn(long isn) {
             fixedIsn = isn;
@@ -470,7 +494,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                 isnKey0, isnKey1, timestamps, sack, windowScaling, initialCwndSegments, ephemeralFirst, ephemeralLast,
                 outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn, lossDetection, recovery,
                 memoryPressureBytes, memoryLimitBytes, maxTimeWait, slowStartAfterIdle, windowScaleBufferSize,
-                notsentLowat, fastOpen, fastOpenKeys, fastOpenPathDisableNs);
+                notsentLowat, fastOpen, fastOpenKeys, fastOpenPathDisableNs, synSentText);
         }
     }
 }

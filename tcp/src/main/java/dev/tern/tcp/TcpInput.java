@@ -433,10 +433,21 @@ final class TcpInput {
                 rtt.sample(tcb, c, nowNs - tcb.rttStartNs(c));
                 tcb.clearFlag(c, F_RTT_TIMING);
             }
-            if (seg.payloadLength > 0) {
+            final boolean text = seg.payloadLength > 0 || seg.has(FIN);
+            final boolean takesText = text && (config.synSentText() == TcpConfig.SynSentText.ALWAYS
+                || tcb.hasFlag(c, TcpControlBlocks.F_FAST_OPEN_ACTIVE));
+            if (text && !takesText) {
                 counters.drop(TcpCounters.DROP_SYN_DATA);
             }
-            lifecycle.establish(c, nowNs);
+            if (!lifecycle.establish(c, nowNs)) {
+                return;
+            }
+            if (takesText) {
+                // RFC 9293 §3.10.7.3: "continue processing at the sixth step": the text after the SYN's number.
+                seg.seq++;
+                seg.flags &= ~SYN;
+                receiver.receiveText(c, seg, nowNs);
+            }
             outputQueue.ackNow(c);
             return;
         }
