@@ -455,7 +455,11 @@ final class TcpInput {
         lifecycle.transition(c, SYN_RECEIVED, nowNs);
         tcb.clearFlag(c, F_RTT_TIMING);
         tcb.retries(c, 0);
+        final int sent = tcb.sndMax(c);
         lifecycle.sendSyn(c, nowNs);
+        // A Fast Open SYN's data did go: the peer's SYN-ACK may acknowledge it, as Linux's keeps it in flight. SND.NXT
+        // stays after the SYN, so what the ACK leaves unacknowledged is sent again once ESTABLISHED.
+        tcb.sndMax(c, SeqNum.max(sent, tcb.sndMax(c)));
     }
 
     // -------------------------------------------------------------------------------------------- TIME-WAIT
@@ -489,11 +493,15 @@ final class TcpInput {
             lifecycle.sendSyn(c, nowNs);
             return;
         }
-        if (state == SYN_RECEIVED && !tcb.hasFlag(c, F_PASSIVE) && (seg.flags & (SYN | RST | ACK)) == (SYN | ACK)
-            && seg.seq == tcb.irs(c)) {
+        final boolean synAgain = state == SYN_RECEIVED && !tcb.hasFlag(c, F_PASSIVE)
+            && (seg.flags & (SYN | RST | ACK)) == (SYN | ACK) && seg.seq == tcb.irs(c);
+        if (synAgain) {
             // Simultaneous open (RFC 9293 figure 8, line 6): the peer's SYN-ACK; its SYN we have, its ACK is news.
+            // As Linux, the SYN it repeats is a duplicate, acknowledged at once with a D-SACK (RFC 2883).
             seg.seq++;
             seg.flags &= ~SYN;
+            receiver.dsack(c, seg.seq - 1, seg.seq);
+            outputQueue.ackNow(c);
         }
         tcb.lastReceiveNs(c, nowNs);
         tcb.probes(c, 0);
@@ -532,6 +540,11 @@ final class TcpInput {
             if (SeqNum.lt(tcb.sndUna(c), seg.ack) && SeqNum.le(seg.ack, tcb.sndMax(c))) {
                 if (!lifecycle.establish(c, nowNs)) {
                     return;
+                }
+                if (!tcb.hasFlag(c, F_PASSIVE) && SeqNum.lt(seg.ack, tcb.sndMax(c))) {
+                    // A simultaneous open whose Fast Open SYN's data the peer did not take: it goes again now.
+                    tcb.sndNxt(c, seg.ack);
+                    tcb.sndMax(c, seg.ack);
                 }
                 tcb.sndWnd(c, seg.window << tcb.sndScale(c));
                 tcb.maxSndWnd(c, Math.max(tcb.maxSndWnd(c), tcb.sndWnd(c)));

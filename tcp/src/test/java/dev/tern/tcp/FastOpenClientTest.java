@@ -137,6 +137,21 @@ class FastOpenClientTest {
     }
 
     @Test
+    void inASimultaneousOpenThePeersSynAckMayAcknowledgeTheSynsData() {
+        try (TcpHarness h = client(FastOpen.CLIENT)) {
+            cookieAndDataInTheSyn(h);
+            h.send(SYN.seq(REMOTE_ISS).mss(1460).sackOk().payload("peer"));
+            h.expect(SYN_ACK.seq(LOCAL_ISS).ack(REMOTE_ISS + 1).len(0));
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 6).mss(1460).sackOk());
+            h.expect(ACK.seq(LOCAL_ISS + 6).ack(REMOTE_ISS + 1).len(0).sack(REMOTE_ISS, REMOTE_ISS + 1));
+            h.assertState(TcpState.ESTABLISHED);
+            h.expectNothing();
+            h.write("more");
+            h.expect(PSH_ACK.seq(LOCAL_ISS + 6).payload("more"));
+        }
+    }
+
+    @Test
     void afterASimultaneousOpenTheSynsDataGoesAgain() {
         try (TcpHarness h = client(FastOpen.CLIENT)) {
             learnCookie(h, COOKIE, 1460);
