@@ -574,7 +574,9 @@ final class ConnectionLifecycle {
         if (error == TcpError.NONE && state != TcpState.TIME_WAIT) {
             counters.closed.incrementRelease();
         }
-        if (tcb.hasFlag(c, F_RELEASED) || !tcb.hasFlag(c, F_OWNED)) {
+        // One waiting in the accept queue stays there, as Linux's: accept returns it, its text received (and
+        // acknowledged) can still be read, then the error is reported. RFC 9293 is silent.
+        if (tcb.hasFlag(c, F_RELEASED) || !tcb.hasFlag(c, F_OWNED) && !tcb.hasFlag(c, F_ACCEPT_QUEUED)) {
             free(c);
         } else {
             events.signalClosed(c);
