@@ -263,6 +263,19 @@ final class ConnectionLifecycle {
     }
 
     /**
+     * ICMP says a SYN with Fast Open data was too big for the path: the SYN goes again at once, without the data and
+     * with the MSS the path now allows, as Linux's tcp_simple_retransmit; the data follows the handshake.
+     */
+    void resendSynWithoutData(int c, long nowNs) {
+        final int pathMss = TcpSocketOptions.clampMss(tcb, c, path.mss(tcb.remoteAddress(c), nowNs));
+        tcb.advMss(c, Math.min(tcb.advMss(c), pathMss));
+        tcb.sndNxt(c, tcb.iss(c) + 1);
+        tcb.sndMax(c, tcb.iss(c) + 1);
+        tcb.setFlag(c, TcpControlBlocks.F_RETRANSMITTED);
+        sendSyn(c, nowNs);
+    }
+
+    /**
      * A Fast Open connect that held its SYN back got the owner's data: the SYN goes now, carrying it. Returns whether
      * it was such a connection (the caller then has nothing more to send).
      */

@@ -769,6 +769,10 @@ final class TcpInput {
                 ipv4.icmp().learnPathMtu(originalDestination, nextHopMtu, nowNs);
             }
             final int mss = nextHopMtu - 40;
+            if (state == SYN_SENT && nextHopMtu > 0 && SeqNum.gt(tcb.sndMax(c), tcb.iss(c) + 1)) {
+                lifecycle.resendSynWithoutData(c, nowNs);
+                return;
+            }
             if (nextHopMtu > 0 && mss >= 64 && mss < tcb.sndMss(c)) {
                 tcb.sndMss(c, mss);
                 counters.pmtuUpdates.incrementRelease();

@@ -65,10 +65,7 @@ class FastOpenClientTest {
     @Test
     void theSynCarriesNoMoreThanTheCachedMssLessTheOptionSpace() {
         try (TcpHarness h = client(FastOpen.CLIENT)) {
-            learnCookie(h, COOKIE, 600);
-            h.connect(FAST_OPEN);
-            h.write(new byte[1000]);
-            h.expect(SYN.seq(LOCAL_ISS).fastOpen(COOKIE, false).len(560));
+            thousandBytesAfterACookie(h, 600, 560);
         }
     }
 
@@ -181,6 +178,14 @@ class FastOpenClientTest {
         h.expect(SYN.seq(LOCAL_ISS).fastOpen(COOKIE, false).payload("hello"));
     }
 
+    /** A cookie is learnt with the server's {@code mss}; the next connect writes 1000 bytes, {@code inSyn} go in the SYN. */
+    private static Captured thousandBytesAfterACookie(TcpHarness h, int mss, int inSyn) {
+        learnCookie(h, COOKIE, mss);
+        h.connect(FAST_OPEN);
+        h.write(new byte[1000]);
+        return h.expect(SYN.seq(LOCAL_ISS).fastOpen(COOKIE, false).len(inSyn));
+    }
+
     private static void abort(TcpHarness h) {
         h.tcp.abort(h.conn, h.now());
         h.poll();
@@ -253,6 +258,18 @@ class FastOpenClientTest {
             assertEquals(940 - 40, h.tcp.fastOpen().synDataRoom(h.conn));
             h.write(new byte[1000]);
             h.expect(SYN.seq(LOCAL_ISS).fastOpen(COOKIE, false).len(900));
+        }
+    }
+
+    @Test
+    void aSynWithDataTooBigForThePathGoesAgainAtOnceWithoutItAndWithTheSmallerMss() {
+        try (TcpHarness h = client(FastOpen.CLIENT)) {
+            final Captured syn = thousandBytesAfterACookie(h, 1460, 1000);
+            h.sendIp(TcpHarness.PEER, TcpHarness.US, 1, IcmpTest.icmpError(3, 4, 840, syn));
+            h.expect(SYN.seq(LOCAL_ISS).len(0).mss(800), FastOpenClientTest::noFastOpenOption);
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 1).mss(1460));
+            h.expect(ACK.seq(LOCAL_ISS + 1).ack(REMOTE_ISS + 1).len(800));
+            h.assertState(TcpState.ESTABLISHED);
         }
     }
 
