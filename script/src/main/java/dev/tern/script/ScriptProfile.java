@@ -141,8 +141,8 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
      * offers for the largest buffer a socket may grow to (kern.ipc.maxsockbuf, 2 MiB), a delayed ACK of 100 ms
      * (net.inet.tcp.delacktime), an RTO of at most 64 s after 12 retransmissions (TCPTV_REXMTMAX, TCP_MAXRXTSHIFT),
      * keep-alive after 2 hours, every 75 s, 8 probes, Fast Open off for 900 s towards a server after a failed attempt
-     * (net.inet.tcp.fastopen.path_disable_time), a SYN-ACK's text taken by every connect; FreeBSD's names of TCP states and its SO_RCVBUF. The rest is
-     * Tern's (docs/SCRIPTS.md lists what differs).
+     * (net.inet.tcp.fastopen.path_disable_time), a SYN-ACK's text taken by every connect; FreeBSD's names of TCP
+     * states and its SO_RCVBUF. The rest is Tern's (docs/SCRIPTS.md lists what differs).
      */
     public static ScriptProfile freebsd() {
         final TcpConfig tcp = tern().bufferSizes(32 << 10, freebsdReceiveRing(64 << 10))

@@ -308,7 +308,7 @@ public final class FastOpen {
         Arrays.fill(disabled, false);
     }
 
-    /** Whether a failed Fast Open turned it off towards {@code remoteAddress} ({@link TcpConfig#fastOpenPathDisableNs}). */
+    /** Whether a failed attempt turned Fast Open off towards {@code remoteAddress} (fastOpenPathDisableNs). */
     public boolean pathDisabled(int remoteAddress) {
         final int i = slot(remoteAddress);
         return cachedAddress[i] == remoteAddress && disabled[i];
@@ -399,7 +399,7 @@ public final class FastOpen {
             cachedExperimental[i] = options.fastOpenExperimental();
             cachedMss[i] = options.mss() > 0 ? options.mss() : 0;
             disabled[i] = false;
-        } else if (acked == 0 && config.fastOpenPathDisableNs() > 0) {
+        } else if (acked == 0 && config.fastOpenPathDisableNs() > 0 && (config.fastOpen() & CLIENT) != 0) {
             disablePath(remote, nowNs);
         } else {
             final int i = slot(remote);

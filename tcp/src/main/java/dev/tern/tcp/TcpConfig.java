@@ -87,6 +87,14 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                         int fastOpen, FastOpenKeys fastOpenKeys, long fastOpenPathDisableNs,
                         SynSentText synSentText) {
     public static final int MIN_BUFFER = 1024;
+    public static final int MAX_BUFFER = 1 << 30;
+    public static final int MAX_CONNECTIONS = 1 << 20;
+    /**
+     * The socket buffer budget ({@link #memoryLimitBytes}) the settings of the {@code tern} command and the NIO
+     * provider take: 1 MiB (a few connections' default buffers) to 1 TiB.
+     */
+    public static final long MIN_MEMORY_LIMIT = 1L << 20;
+    public static final long MAX_MEMORY_LIMIT = 1L << 40;
 
     /**
      * Text on the SYN-ACK that a connection in SYN-SENT receives. RFC 9293 §3.10.7.3 processes it, from the sixth step,
@@ -99,14 +107,6 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         /** RFC 9293's and FreeBSD's: every connection takes the text (and a FIN). */
         ALWAYS
     }
-    public static final int MAX_BUFFER = 1 << 30;
-    public static final int MAX_CONNECTIONS = 1 << 20;
-    /**
-     * The socket buffer budget ({@link #memoryLimitBytes}) the settings of the {@code tern} command and the NIO
-     * provider take: 1 MiB (a few connections' default buffers) to 1 TiB.
-     */
-    public static final long MIN_MEMORY_LIMIT = 1L << 20;
-    public static final long MAX_MEMORY_LIMIT = 1L << 40;
 
     public TcpConfig {
         if (maxConnections < 1 || maxConnections > MAX_CONNECTIONS) {

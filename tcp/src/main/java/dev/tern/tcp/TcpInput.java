@@ -436,7 +436,7 @@ final class TcpInput {
             final boolean text = seg.payloadLength > 0 || seg.has(FIN);
             final boolean takesText = text && (config.synSentText() == TcpConfig.SynSentText.ALWAYS
                 || tcb.hasFlag(c, TcpControlBlocks.F_FAST_OPEN_ACTIVE));
-            if (text && !takesText) {
+            if (seg.payloadLength > 0 && !takesText) {
                 counters.drop(TcpCounters.DROP_SYN_DATA);
             }
             if (!lifecycle.establish(c, nowNs)) {

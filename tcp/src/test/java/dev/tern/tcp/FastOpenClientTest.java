@@ -178,7 +178,7 @@ class FastOpenClientTest {
         h.expect(SYN.seq(LOCAL_ISS).fastOpen(COOKIE, false).payload("hello"));
     }
 
-    /** A cookie is learnt with the server's {@code mss}; the next connect writes 1000 bytes, {@code inSyn} go in the SYN. */
+    /** A cookie comes with the server's {@code mss}; the next connect writes 1000 bytes, {@code inSyn} in its SYN. */
     private static Captured thousandBytesAfterACookie(TcpHarness h, int mss, int inSyn) {
         learnCookie(h, COOKIE, mss);
         h.connect(FAST_OPEN);

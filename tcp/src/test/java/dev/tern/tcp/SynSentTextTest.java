@@ -13,7 +13,7 @@ import static dev.tern.tcp.testing.TcpHarness.REMOTE_ISS;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-/** Text on the SYN-ACK a connection in SYN-SENT receives (RFC 9293 §3.10.7.3), under both {@link TcpConfig.SynSentText}. */
+/** Text on a SYN-ACK in SYN-SENT (RFC 9293 §3.10.7.3), under each {@link TcpConfig.SynSentText}. */
 class SynSentTextTest {
     private static TcpHarness connecting(TcpConfig.SynSentText policy) {
         final TcpHarness h = new TcpHarness(TcpHarness.config().synSentText(policy).build());
