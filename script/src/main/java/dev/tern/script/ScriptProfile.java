@@ -144,8 +144,10 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
      * quick ACKs), 32 KiB to send (sendspace), window scale 6, the scale FreeBSD
      * offers for the largest buffer a socket may grow to (kern.ipc.maxsockbuf, 2 MiB), a delayed ACK of 100 ms
      * (net.inet.tcp.delacktime), an RTO of at most 64 s after 12 retransmissions (TCPTV_REXMTMAX, TCP_MAXRXTSHIFT),
-     * keep-alive after 2 hours, every 75 s, 8 probes, a SYN with FIN to a listener answered (net.inet.tcp.drop_synfin=0);
-     * FreeBSD's names of TCP states and its SO_RCVBUF. The rest is Tern's (docs/SCRIPTS.md lists what differs).
+     * keep-alive after 2 hours, every 75 s, 8 probes, a SYN with FIN to a listener answered (net.inet.tcp.drop_synfin=0),
+     * Fast Open off for 900 s towards a server after a failed attempt (net.inet.tcp.fastopen.path_disable_time), a
+     * SYN-ACK's text taken by every connect; FreeBSD's names of TCP states and its SO_RCVBUF. The rest is Tern's
+     * (docs/SCRIPTS.md lists what differs).
      */
     public static ScriptProfile freebsd() {
         final TcpConfig tcp = tern().bufferSizes(32 << 10, freebsdReceiveRing(64 << 10))
@@ -153,7 +155,8 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
             .windowScaleBufferSize(FREEBSD_MAXSOCKBUF).delayedAckNs(100 * MS)
             .rto(1_000 * MS, 200 * MS, 64_000 * MS).maxRetries(12)
             .keepalive(7_200_000 * MS, 75_000 * MS, 8)
-            .segmentChecks(SegmentChecks.RFC_5961.withSynFin(SegmentChecks.SynFin.ANSWER)).build();
+            .segmentChecks(SegmentChecks.RFC_5961.withSynFin(SegmentChecks.SynFin.ANSWER))
+            .fastOpenPathDisableNs(900_000 * MS).synSentText(TcpConfig.SynSentText.ALWAYS).build();
         return new ScriptProfile("freebsd", "FreeBSD 14's defaults (its receive window and ACKs, window 64 KiB, "
             + "scale 6, delayed ACK 100 ms), for the FreeBSD tcp-testsuite", tcp, 1500, 4 * MS,
             PACKETDRILL_TOLERANCE_PERCENT, 0, false, false, 0,

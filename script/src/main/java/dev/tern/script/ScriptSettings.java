@@ -43,7 +43,7 @@ final class ScriptSettings {
         "net.inet.tcp.keepcnt", "net.inet.tcp.syncookies", "net.inet.tcp.initcwnd_segments",
         "net.inet.tcp.hostcache.purgenow", "net.inet.tcp.fastopen.client_enable",
         "net.inet.tcp.fastopen.server_enable", "net.inet.tcp.insecure_rst", "net.inet.tcp.insecure_syn",
-        "net.inet.tcp.drop_synfin", "net.inet.tcp.delayed_ack");
+        "net.inet.tcp.drop_synfin", "net.inet.tcp.delayed_ack", "net.inet.tcp.fastopen.path_disable_time");
     /**
      * FreeBSD settings Tern has no knob for, taken at the value that describes what Tern does (FreeBSD's default,
      * which the {@code freebsd} profile stands for), each with what Tern does; another value is rejected.
@@ -243,6 +243,14 @@ final class ScriptSettings {
             case "net.inet.tcp.insecure_syn" -> tcp.segmentChecks(before.segmentChecks().withInWindowSyns(v != 0));
             case "net.inet.tcp.drop_synfin" -> tcp.segmentChecks(before.segmentChecks().withSynFin(v != 0
                 ? SegmentChecks.SynFin.DROP : SegmentChecks.SynFin.ANSWER));
+            // Seconds a failed Fast Open turns the client's Fast Open off towards that server; 0 never, as Linux.
+            case "net.inet.tcp.fastopen.path_disable_time" -> {
+                if (v < 0 || v > Integer.MAX_VALUE) {
+                    throw new ScriptException(file, setting.line(), name + " takes 0 to " + Integer.MAX_VALUE
+                        + " seconds, not " + v);
+                }
+                tcp.fastOpenPathDisableNs(v * 1_000 * MS);
+            }
             default -> throw new IllegalStateException("the parser lets only known settings through: " + name);
         }
         return profile.withTcp(tcp.build());

@@ -1637,8 +1637,9 @@ final class ScriptSockets {
             bits |= POLLIN;
         }
         final ByteRing ring = tcp.sendBuffer(c);
-        // TCP_NOTSENT_LOWAT: writable only while fewer unsent bytes than the mark wait, as Linux's poll.
-        if (TcpState.canSend(state) && ring != null && ring.freeSpace() > 0
+        // TCP_NOTSENT_LOWAT: writable only while fewer unsent bytes than the mark wait, as Linux's poll. A Fast Open
+        // connect holding its SYN back is writable too: its first write goes in the SYN (Linux's TCP_FASTOPEN_CONNECT).
+        if ((TcpState.canSend(state) || tcp.fastOpen().synDataRoom(c) >= 0) && ring != null && ring.freeSpace() > 0
             && tcp.socketOptions().belowNotsentLowat(c)) {
             bits |= POLLOUT;
         }

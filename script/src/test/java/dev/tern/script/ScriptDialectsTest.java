@@ -283,6 +283,33 @@ class ScriptDialectsTest {
                 "t.pkt:10: `sockstat -4 -P tcp -s -p 8080 | grep -c SYN_RCVD | grep 1`: 0 TCP sockets are in SYN_RCVD");
         }
 
+        /** A cookie request the SYN-ACK leaves unanswered; the peer then resets the connection. */
+        private static final String UNANSWERED_REQUEST = """
+            +0    socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+            +0    setsockopt(3, IPPROTO_TCP, TCP_FASTOPEN, [1], 4) = 0
+            +0    sendto(3, ..., 10, 0, ..., ...) = 10
+            +0    > S 0:0(0) win 65535 <mss 1460,nop,wscale 6,sackOK,TS val 0 ecr 0,FO,eol,eol>
+            +.01  < S. 0:0(0) ack 1 win 65535 <mss 1460>
+            +0    > P. 1:11(10) ack 1 win 65535
+            +0    < R. 1:1(0) ack 11 win 0
+            +0    close(3) = 0
+            +0    socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+            +0    setsockopt(3, IPPROTO_TCP, TCP_FASTOPEN, [1], 4) = 0
+            +0    sendto(3, ..., 10, 0, ..., ...) = 10
+            """;
+
+        @Test
+        void aFailedFastOpenTurnsItOffTowardsTheServerUnlessPathDisableTimeIsZero() {
+            passes("0 `sysctl -w net.inet.tcp.fastopen.client_enable=1`\n" + UNANSWERED_REQUEST
+                + "+0    > S 0:0(0) win 65535 <mss 1460,nop,wscale 6,sackOK,TS val 0 ecr 0>\n",
+                ScriptProfile.freebsd());
+            passes("0 `sysctl -w net.inet.tcp.fastopen.path_disable_time=0`\n" + UNANSWERED_REQUEST
+                + "+0    > S 0:0(0) win 65535 <mss 1460,nop,wscale 6,sackOK,TS val 0 ecr 0,FO,eol,eol>\n",
+                ScriptProfile.freebsd());
+            rejects("0 `sysctl -w net.inet.tcp.fastopen.path_disable_time=-1`\n", ScriptProfile.freebsd(),
+                "t.pkt:1: net.inet.tcp.fastopen.path_disable_time takes 0 to ");
+        }
+
         @Test
         void theSuitesPacketFormsAreReadOrRejectedWithTheReason() {
             // "...(0)": any sequence number; "[noecn]": the IP ECN field Tern always has; "+ 0.00": a spaced time.

@@ -138,13 +138,10 @@ final class ConnectionLifecycle {
         sender.init(c, tcb.iss(c));
         transition(c, TcpState.SYN_SENT, nowNs);
         counters.activeOpens.incrementRelease();
-        if (options.fastOpen()) {
-            tcb.setFlag(c, TcpControlBlocks.F_FAST_OPEN_ACTIVE);
-            if (fastOpen.defersSyn(c)) {
-                // RFC 7413 §4.2.1: the SYN will carry the owner's first data (sendDeferredSyn).
-                tcb.setFlag(c, TcpControlBlocks.F_SYN_DEFERRED);
-                return c;
-            }
+        if (options.fastOpen() && fastOpen.connect(c, nowNs)) {
+            // RFC 7413 §4.2.1: the SYN will carry the owner's first data (sendDeferredSyn).
+            tcb.setFlag(c, TcpControlBlocks.F_SYN_DEFERRED);
+            return c;
         }
         if (sendSyn(c, nowNs) == Ipv4Layer.ERR_NO_ROUTE) {
             free(c);
@@ -261,6 +258,19 @@ final class ConnectionLifecycle {
         tcb.senderTimerKind(c, TcpSender.TIMER_RTO);
         timers.arm(c, TimerKind.SENDER, nowNs + rtt.rtoNs(tcb, c));
         return result;
+    }
+
+    /**
+     * ICMP says a SYN with Fast Open data was too big for the path: the SYN goes again at once, without the data and
+     * with the MSS the path now allows, as Linux's tcp_simple_retransmit; the data follows the handshake.
+     */
+    void resendSynWithoutData(int c, long nowNs) {
+        final int pathMss = TcpSocketOptions.clampMss(tcb, c, path.mss(tcb.remoteAddress(c), nowNs));
+        tcb.advMss(c, Math.min(tcb.advMss(c), pathMss));
+        tcb.sndNxt(c, tcb.iss(c) + 1);
+        tcb.sndMax(c, tcb.iss(c) + 1);
+        tcb.setFlag(c, TcpControlBlocks.F_RETRANSMITTED);
+        sendSyn(c, nowNs);
     }
 
     /**
@@ -575,7 +585,9 @@ final class ConnectionLifecycle {
         if (error == TcpError.NONE && state != TcpState.TIME_WAIT) {
             counters.closed.incrementRelease();
         }
-        if (tcb.hasFlag(c, F_RELEASED) || !tcb.hasFlag(c, F_OWNED)) {
+        // One waiting in the accept queue stays there, as Linux's: accept returns it, its text received (and
+        // acknowledged) can still be read, then the error is reported. RFC 9293 is silent.
+        if (tcb.hasFlag(c, F_RELEASED) || !tcb.hasFlag(c, F_OWNED) && !tcb.hasFlag(c, F_ACCEPT_QUEUED)) {
             free(c);
         } else {
             events.signalClosed(c);

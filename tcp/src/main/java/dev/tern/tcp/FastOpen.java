@@ -37,14 +37,19 @@ import static dev.tern.tcp.TcpControlBlocks.F_SYN_DEFERRED;
  *
  * <ul>
  *   <li>without a cookie cached for the destination, the SYN goes at once with an empty option, a cookie request
- *       (§4.1.3); the cookie of its SYN-ACK is cached (with the server's MSS), per destination address;
+ *       (§4.1.3); the cookie of its SYN-ACK is cached (with the server's MSS, which a later SYN-ACK without a
+ *       cookie updates too, as Linux's), per destination address;
  *   <li>with one, the SYN waits for the owner's first data and carries the cookie and as much of the data as fits the
  *       cached MSS less 40 bytes of option space (Linux's bound); with {@link #CLIENT_NO_COOKIE}, the data without
  *       any option;
  *   <li>a SYN-ACK that acknowledges the data completes it (the ring lets it go); one that acknowledges less falls back
  *       (§4.2.1): what it did not acknowledge goes again after the handshake, and when it brought no cookie either,
  *       the cached cookie is dropped (the server no longer takes Fast Open), so the next connect asks again;
- *   <li>a retransmitted SYN carries neither the option nor data, as Linux's.
+ *   <li>a retransmitted SYN carries neither the option nor data, as Linux's;
+ *   <li>with {@link TcpConfig#fastOpenPathDisableNs} above 0, a SYN-ACK that neither acknowledges the SYN's data nor
+ *       brings a valid cookie (a request unanswered, or the data refused without a new cookie) turns Fast Open off
+ *       towards that server for that long, as FreeBSD's path disabling: its connects send plain SYNs, then, once the
+ *       time has passed, ask for a cookie again.
  * </ul>
  *
  * <p>Owned by the shard thread; not thread-safe. Nothing here allocates per segment.
@@ -95,6 +100,9 @@ public final class FastOpen {
     private final long[] cachedLow = new long[CACHE_SLOTS];
     private final boolean[] cachedExperimental = new boolean[CACHE_SLOTS];
     private final int[] cachedMss = new int[CACHE_SLOTS];
+    /** Whether a failure turned Fast Open off towards the slot's address, and when. */
+    private final boolean[] disabled = new boolean[CACHE_SLOTS];
+    private final long[] disabledAtNs = new long[CACHE_SLOTS];
 
     FastOpen(TcpControlBlocks tcb, TcpListeners listeners, ConnectionBuffers buffers, TcpOutput output,
              TcpCounters counters, TcpConfig config) {
@@ -297,14 +305,42 @@ public final class FastOpen {
     public void flushCookies() {
         Arrays.fill(cachedLength, 0);
         Arrays.fill(cachedAddress, 0);
+        Arrays.fill(disabled, false);
+    }
+
+    /** Whether a failed attempt turned Fast Open off towards {@code remoteAddress} (fastOpenPathDisableNs). */
+    public boolean pathDisabled(int remoteAddress) {
+        final int i = slot(remoteAddress);
+        return cachedAddress[i] == remoteAddress && disabled[i];
     }
 
     private static int slot(int address) {
         return (address * 0x9E3779B1 >>> 16) & (CACHE_SLOTS - 1);
     }
 
+    /**
+     * A connect with {@link TcpOptions#fastOpen}: the connection is a Fast Open one unless a failure turned Fast Open
+     * off towards its server, and that time has not passed. Returns whether its SYN waits for the owner's data.
+     */
+    boolean connect(int c, long nowNs) {
+        final int remote = tcb.remoteAddress(c);
+        final int i = slot(remote);
+        if (cachedAddress[i] == remote && disabled[i]) {
+            if (nowNs - disabledAtNs[i] <= config.fastOpenPathDisableNs()) {
+                counters.fastOpenActiveDisabled.incrementRelease();
+                return false;
+            }
+            // As FreeBSD: the path is tried again with a cookie request; the old MSS may no longer hold.
+            disabled[i] = false;
+            cachedLength[i] = 0;
+            cachedMss[i] = 0;
+        }
+        tcb.setFlag(c, F_FAST_OPEN_ACTIVE);
+        return defersSyn(c);
+    }
+
     /** A Fast Open connect's SYN waits for the owner's data when it can carry data: a cookie, or none needed. */
-    boolean defersSyn(int c) {
+    private boolean defersSyn(int c) {
         final int bits = config.fastOpen();
         return tcb.hasFlag(c, F_FAST_OPEN_ACTIVE) && (bits & CLIENT) != 0
             && ((bits & CLIENT_NO_COOKIE) != 0 || cachedCookieLength(tcb.remoteAddress(c)) > 0);
@@ -345,7 +381,7 @@ public final class FastOpen {
      * A Fast Open connect's SYN-ACK (acceptable, before SND.UNA moves to its ACK): its cookie into the cache, and the
      * SYN's data acknowledged (the ring lets it go) or not (SND.NXT goes back, the rest is sent after the handshake).
      */
-    void onSynAck(int c, TcpSegment seg) {
+    void onSynAck(int c, TcpSegment seg, long nowNs) {
         if (!tcb.hasFlag(c, F_FAST_OPEN_ACTIVE)) {
             return;
         }
@@ -362,9 +398,19 @@ public final class FastOpen {
             cachedLow[i] = options.fastOpenLow();
             cachedExperimental[i] = options.fastOpenExperimental();
             cachedMss[i] = options.mss() > 0 ? options.mss() : 0;
-        } else if (sent > 0 && acked == 0 && cachedCookieLength(remote) > 0) {
-            // Neither the data nor a cookie: the server takes Fast Open no longer; the next connect asks again.
-            cachedLength[slot(remote)] = 0;
+            disabled[i] = false;
+        } else if (acked == 0 && config.fastOpenPathDisableNs() > 0 && (config.fastOpen() & CLIENT) != 0) {
+            disablePath(remote, nowNs);
+        } else {
+            final int i = slot(remote);
+            if (sent > 0 && acked == 0 && cachedCookieLength(remote) > 0) {
+                // Neither the data nor a cookie: the server takes Fast Open no longer; the next connect asks again.
+                cachedLength[i] = 0;
+            }
+            if (cachedAddress[i] == remote && options.mss() > 0) {
+                // As Linux's tcp_fastopen_cache_set: the server's MSS is kept from any SYN-ACK, cookie or not.
+                cachedMss[i] = options.mss();
+            }
         }
         if (sent == 0) {
             return;
@@ -381,6 +427,23 @@ public final class FastOpen {
             tcb.sndNxt(c, seg.ack);
             tcb.sndMax(c, seg.ack);
         }
+    }
+
+    /**
+     * Neither the SYN's data nor a cookie request was answered: Fast Open goes off towards {@code remote}, its cookie
+     * and MSS forgotten; a path already off keeps the time it went off, as FreeBSD's tcp_fastopen_disable_path.
+     */
+    private void disablePath(int remote, long nowNs) {
+        final int i = slot(remote);
+        if (cachedAddress[i] == remote && disabled[i]) {
+            return;
+        }
+        cachedAddress[i] = remote;
+        cachedLength[i] = 0;
+        cachedMss[i] = 0;
+        disabled[i] = true;
+        disabledAtNs[i] = nowNs;
+        counters.fastOpenPathsDisabled.incrementRelease();
     }
 
     /** The owner's first data for a connect that held its SYN back: the SYN may go. Returns whether it was held. */

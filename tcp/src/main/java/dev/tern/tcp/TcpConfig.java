@@ -73,6 +73,13 @@ import java.util.Objects;
  *                            ({@link ReceivePolicy}): Linux's by default ({@link ReceivePolicy#LINUX}: the right edge in
  *                            steps, every second full segment, 16 quick ACKs); {@link ReceivePolicy#FREEBSD} offers the
  *                            free space, acknowledges every second segment and has no quick ACKs
+ * @param fastOpenPathDisableNs when above 0, a Fast Open connect whose SYN-ACK neither acknowledged the SYN's data nor
+ *                            gave a valid cookie turns Fast Open off towards that server for this long: its connects
+ *                            send plain SYNs, no option, until it has passed, then ask for a cookie again (FreeBSD's
+ *                            {@code net.inet.tcp.fastopen.path_disable_time}, 900 s there). 0, the default: the
+ *                            cookie is dropped and the next connect asks again, as Linux's client does
+ * @param synSentText         what a connection in SYN-SENT does with text on the SYN-ACK it receives
+ *                            ({@link SynSentText}); default {@link SynSentText#FAST_OPEN_ONLY}, Linux's
  */
 public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBufferSize, long mslNs, long delayedAckNs,
                         long rtoInitialNs, long rtoMinNs, long rtoMaxNs, int maxRetries, int retries1,
@@ -84,7 +91,8 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                         String lossDetection, String recovery, long memoryPressureBytes, long memoryLimitBytes,
                         int maxTimeWait, boolean slowStartAfterIdle, int windowScaleBufferSize, int notsentLowat,
                         int fastOpen, FastOpenKeys fastOpenKeys,
-                        SegmentChecks segmentChecks, ReceivePolicy receivePolicy) {
+                        SegmentChecks segmentChecks, ReceivePolicy receivePolicy, long fastOpenPathDisableNs,
+                        SynSentText synSentText) {
     public static final int MIN_BUFFER = 1024;
     public static final int MAX_BUFFER = 1 << 30;
     public static final int MAX_CONNECTIONS = 1 << 20;
@@ -94,6 +102,18 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
      */
     public static final long MIN_MEMORY_LIMIT = 1L << 20;
     public static final long MAX_MEMORY_LIMIT = 1L << 40;
+
+    /**
+     * Text on the SYN-ACK that a connection in SYN-SENT receives. RFC 9293 §3.10.7.3 processes it, from the sixth step,
+     * once the SYN-ACK has made the connection ESTABLISHED; Linux queues it only for a Fast Open connect (RFC 7413
+     * lets the server send data before the handshake completes) and drops it otherwise, the server sending it again.
+     */
+    public enum SynSentText {
+        /** Linux's: a Fast Open connect takes the text (and a FIN), any other acknowledges the SYN only. */
+        FAST_OPEN_ONLY,
+        /** RFC 9293's and FreeBSD's: every connection takes the text (and a FIN). */
+        ALWAYS
+    }
 
     public TcpConfig {
         if (maxConnections < 1 || maxConnections > MAX_CONNECTIONS) {
@@ -118,6 +138,10 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         Objects.requireNonNull(fastOpenKeys, "fastOpenKeys");
         Objects.requireNonNull(segmentChecks, "segmentChecks");
         Objects.requireNonNull(receivePolicy, "receivePolicy");
+        if (fastOpenPathDisableNs < 0) {
+            throw new IllegalArgumentException("fastOpenPathDisableNs must not be negative");
+        }
+        Objects.requireNonNull(synSentText, "synSentText");
         if (ephemeralFirst < 1 || ephemeralLast > 65535 || ephemeralLast < ephemeralFirst) {
             throw new IllegalArgumentException("bad ephemeral port range " + ephemeralFirst + ".." + ephemeralLast);
         }
@@ -199,6 +223,8 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         b.fastOpenKeys = fastOpenKeys;
         b.segmentChecks = segmentChecks;
         b.receivePolicy = receivePolicy;
+        b.fastOpenPathDisableNs = fastOpenPathDisableNs;
+        b.synSentText = synSentText;
         return b;
     }
 
@@ -251,6 +277,8 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         private FastOpenKeys fastOpenKeys;
         private SegmentChecks segmentChecks = SegmentChecks.RFC_5961;
         private ReceivePolicy receivePolicy = ReceivePolicy.LINUX;
+        private long fastOpenPathDisableNs;
+        private SynSentText synSentText = SynSentText.FAST_OPEN_ONLY;
 
         private Builder() {
             final SecureRandom random = new SecureRandom();
@@ -466,6 +494,18 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
             return this;
         }
 
+        /** How long a failed Fast Open turns it off towards that server; 0 (the default) never. */
+        public Builder fastOpenPathDisableNs(long ns) {
+            fastOpenPathDisableNs = ns;
+            return this;
+        }
+
+        /** What a connection in SYN-SENT does with a SYN-ACK's text (default {@link SynSentText#FAST_OPEN_ONLY}). */
+        public Builder synSentText(SynSentText policy) {
+            synSentText = policy;
+            return this;
+        }
+
         /** For tests only: every ISN this layer picks is {@code isn} (unsigned 32 bits). */
         public Builder fixedIsn(long isn) {
             fixedIsn = isn;
@@ -479,7 +519,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                 isnKey0, isnKey1, timestamps, sack, windowScaling, initialCwndSegments, ephemeralFirst, ephemeralLast,
                 outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn, lossDetection, recovery,
                 memoryPressureBytes, memoryLimitBytes, maxTimeWait, slowStartAfterIdle, windowScaleBufferSize,
-                notsentLowat, fastOpen, fastOpenKeys, segmentChecks, receivePolicy);
+                notsentLowat, fastOpen, fastOpenKeys, segmentChecks, receivePolicy, fastOpenPathDisableNs, synSentText);
         }
     }
 }

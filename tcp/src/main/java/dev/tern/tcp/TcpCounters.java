@@ -80,6 +80,8 @@ final class TcpCounters {
     final AtomicCounter fastOpenListenOverflows;
     final AtomicCounter fastOpenActive;
     final AtomicCounter fastOpenActiveFailures;
+    final AtomicCounter fastOpenPathsDisabled;
+    final AtomicCounter fastOpenActiveDisabled;
     final AtomicCounter activeOpens;
     final AtomicCounter passiveOpens;
     final AtomicCounter accepted;
@@ -186,6 +188,8 @@ final class TcpCounters {
         fastOpenListenOverflows = counters.counter("tcp.fastopen.listen_overflows");
         fastOpenActive = counters.counter("tcp.fastopen.active");
         fastOpenActiveFailures = counters.counter("tcp.fastopen.active_failures");
+        fastOpenPathsDisabled = counters.counter("tcp.fastopen.paths_disabled");
+        fastOpenActiveDisabled = counters.counter("tcp.fastopen.active_disabled");
         activeOpens = counters.counter("tcp.conn.active_opens");
         passiveOpens = counters.counter("tcp.conn.passive_opens");
         accepted = counters.counter("tcp.conn.accepted");

@@ -435,16 +435,27 @@ final class TcpInput {
         tcb.sndWl1(c, seg.seq);
         tcb.sndWl2(c, seg.ack);
         if (hasAck) {
-            fastOpen.onSynAck(c, seg);
+            fastOpen.onSynAck(c, seg, nowNs);
             tcb.sndUna(c, seg.ack);
             if (tcb.hasFlag(c, F_RTT_TIMING) && SeqNum.ge(seg.ack, tcb.rttSeq(c))) {
                 rtt.sample(tcb, c, nowNs - tcb.rttStartNs(c));
                 tcb.clearFlag(c, F_RTT_TIMING);
             }
-            if (seg.payloadLength > 0) {
+            final boolean text = seg.payloadLength > 0 || seg.has(FIN);
+            final boolean takesText = text && (config.synSentText() == TcpConfig.SynSentText.ALWAYS
+                || tcb.hasFlag(c, TcpControlBlocks.F_FAST_OPEN_ACTIVE));
+            if (seg.payloadLength > 0 && !takesText) {
                 counters.drop(TcpCounters.DROP_SYN_DATA);
             }
-            lifecycle.establish(c, nowNs);
+            if (!lifecycle.establish(c, nowNs)) {
+                return;
+            }
+            if (takesText) {
+                // RFC 9293 §3.10.7.3: "continue processing at the sixth step": the text after the SYN's number.
+                seg.seq++;
+                seg.flags &= ~SYN;
+                receiver.receiveText(c, seg, nowNs);
+            }
             outputQueue.ackNow(c);
             return;
         }
@@ -452,7 +463,11 @@ final class TcpInput {
         lifecycle.transition(c, SYN_RECEIVED, nowNs);
         tcb.clearFlag(c, F_RTT_TIMING);
         tcb.retries(c, 0);
+        final int sent = tcb.sndMax(c);
         lifecycle.sendSyn(c, nowNs);
+        // A Fast Open SYN's data did go: the peer's SYN-ACK may acknowledge it, as Linux's keeps it in flight. SND.NXT
+        // stays after the SYN, so what the ACK leaves unacknowledged is sent again once ESTABLISHED.
+        tcb.sndMax(c, SeqNum.max(sent, tcb.sndMax(c)));
     }
 
     // -------------------------------------------------------------------------------------------- TIME-WAIT
@@ -486,11 +501,15 @@ final class TcpInput {
             lifecycle.sendSyn(c, nowNs);
             return;
         }
-        if (state == SYN_RECEIVED && !tcb.hasFlag(c, F_PASSIVE) && (seg.flags & (SYN | RST | ACK)) == (SYN | ACK)
-            && seg.seq == tcb.irs(c)) {
+        final boolean synAgain = state == SYN_RECEIVED && !tcb.hasFlag(c, F_PASSIVE)
+            && (seg.flags & (SYN | RST | ACK)) == (SYN | ACK) && seg.seq == tcb.irs(c);
+        if (synAgain) {
             // Simultaneous open (RFC 9293 figure 8, line 6): the peer's SYN-ACK; its SYN we have, its ACK is news.
+            // As Linux, the SYN it repeats is a duplicate, acknowledged at once with a D-SACK (RFC 2883).
             seg.seq++;
             seg.flags &= ~SYN;
+            receiver.dsack(c, seg.seq - 1, seg.seq);
+            outputQueue.ackNow(c);
         }
         tcb.lastReceiveNs(c, nowNs);
         tcb.probes(c, 0);
@@ -539,6 +558,11 @@ final class TcpInput {
             if (SeqNum.lt(tcb.sndUna(c), seg.ack) && SeqNum.le(seg.ack, tcb.sndMax(c))) {
                 if (!lifecycle.establish(c, nowNs)) {
                     return;
+                }
+                if (!tcb.hasFlag(c, F_PASSIVE) && SeqNum.lt(seg.ack, tcb.sndMax(c))) {
+                    // A simultaneous open whose Fast Open SYN's data the peer did not take: it goes again now.
+                    tcb.sndNxt(c, seg.ack);
+                    tcb.sndMax(c, seg.ack);
                 }
                 tcb.sndWnd(c, seg.window << tcb.sndScale(c));
                 tcb.maxSndWnd(c, Math.max(tcb.maxSndWnd(c), tcb.sndWnd(c)));
@@ -766,6 +790,10 @@ final class TcpInput {
                 ipv4.icmp().learnPathMtu(originalDestination, nextHopMtu, nowNs);
             }
             final int mss = nextHopMtu - 40;
+            if (state == SYN_SENT && nextHopMtu > 0 && SeqNum.gt(tcb.sndMax(c), tcb.iss(c) + 1)) {
+                lifecycle.resendSynWithoutData(c, nowNs);
+                return;
+            }
             if (nextHopMtu > 0 && mss >= 64 && mss < tcb.sndMss(c)) {
                 tcb.sndMss(c, mss);
                 counters.pmtuUpdates.incrementRelease();

@@ -65,10 +65,7 @@ class FastOpenClientTest {
     @Test
     void theSynCarriesNoMoreThanTheCachedMssLessTheOptionSpace() {
         try (TcpHarness h = client(FastOpen.CLIENT)) {
-            learnCookie(h, COOKIE, 600);
-            h.connect(FAST_OPEN);
-            h.write(new byte[1000]);
-            h.expect(SYN.seq(LOCAL_ISS).fastOpen(COOKIE, false).len(560));
+            thousandBytesAfterACookie(h, 600, 560);
         }
     }
 
@@ -137,6 +134,21 @@ class FastOpenClientTest {
     }
 
     @Test
+    void inASimultaneousOpenThePeersSynAckMayAcknowledgeTheSynsData() {
+        try (TcpHarness h = client(FastOpen.CLIENT)) {
+            cookieAndDataInTheSyn(h);
+            h.send(SYN.seq(REMOTE_ISS).mss(1460).sackOk().payload("peer"));
+            h.expect(SYN_ACK.seq(LOCAL_ISS).ack(REMOTE_ISS + 1).len(0));
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 6).mss(1460).sackOk());
+            h.expect(ACK.seq(LOCAL_ISS + 6).ack(REMOTE_ISS + 1).len(0).sack(REMOTE_ISS, REMOTE_ISS + 1));
+            h.assertState(TcpState.ESTABLISHED);
+            h.expectNothing();
+            h.write("more");
+            h.expect(PSH_ACK.seq(LOCAL_ISS + 6).payload("more"));
+        }
+    }
+
+    @Test
     void afterASimultaneousOpenTheSynsDataGoesAgain() {
         try (TcpHarness h = client(FastOpen.CLIENT)) {
             learnCookie(h, COOKIE, 1460);
@@ -148,6 +160,131 @@ class FastOpenClientTest {
             h.send(ACK.seq(REMOTE_ISS + 1).ack(LOCAL_ISS + 1));
             h.assertState(TcpState.ESTABLISHED);
             h.expect(PSH_ACK.seq(LOCAL_ISS + 1).payload("hello"));
+        }
+    }
+
+    private static final long PATH_DISABLE_NS = 900 * TcpHarness.SECOND;
+
+    private static TcpHarness disablingClient() {
+        return new TcpHarness(TcpHarness.config().fastOpen(FastOpen.CLIENT)
+            .fastOpenPathDisableNs(PATH_DISABLE_NS).build());
+    }
+
+    /** The cookie is learnt, then the next connect's SYN carries it and "hello". */
+    private static void cookieAndDataInTheSyn(TcpHarness h) {
+        learnCookie(h, COOKIE, 1460);
+        h.connect(FAST_OPEN);
+        h.write("hello");
+        h.expect(SYN.seq(LOCAL_ISS).fastOpen(COOKIE, false).payload("hello"));
+    }
+
+    /** A cookie comes with the server's {@code mss}; the next connect writes 1000 bytes, {@code inSyn} in its SYN. */
+    private static Captured thousandBytesAfterACookie(TcpHarness h, int mss, int inSyn) {
+        learnCookie(h, COOKIE, mss);
+        h.connect(FAST_OPEN);
+        h.write(new byte[1000]);
+        return h.expect(SYN.seq(LOCAL_ISS).fastOpen(COOKIE, false).len(inSyn));
+    }
+
+    private static void abort(TcpHarness h) {
+        h.tcp.abort(h.conn, h.now());
+        h.poll();
+        h.expect(RST_ACK);
+    }
+
+    @Test
+    void withPathDisablingDataNeitherAcknowledgedNorAnsweredByACookieTurnsFastOpenOffForAWhile() {
+        try (TcpHarness h = disablingClient()) {
+            cookieAndDataInTheSyn(h);
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 1).mss(1460));
+            h.expect(PSH_ACK.seq(LOCAL_ISS + 1).ack(REMOTE_ISS + 1).payload("hello"));
+            assertEquals(1, h.counter("tcp.fastopen.paths_disabled"));
+            assertTrue(h.tcp.fastOpen().pathDisabled(PEER));
+            assertEquals(0, h.tcp.fastOpen().cachedCookieLength(PEER));
+            abort(h);
+
+            h.connect(FAST_OPEN);
+            h.expect(SYN.seq(LOCAL_ISS).len(0), FastOpenClientTest::noFastOpenOption);
+            assertEquals(-1, h.tcp.fastOpen().synDataRoom(h.conn), "a plain connect: nothing held back");
+            assertEquals(1, h.counter("tcp.fastopen.active_disabled"));
+            h.write("plain");
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 1).mss(1460));
+            h.expect(PSH_ACK.seq(LOCAL_ISS + 1).payload("plain"));
+            assertTrue(h.tcp.fastOpen().pathDisabled(PEER), "a plain connect neither ends nor extends it");
+            abort(h);
+
+            h.advance(PATH_DISABLE_NS + TcpHarness.SECOND);
+            h.connect(FAST_OPEN);
+            h.expect(SYN.seq(LOCAL_ISS).len(0).fastOpen(NO_COOKIE, false));
+            assertFalse(h.tcp.fastOpen().pathDisabled(PEER));
+            assertEquals(1, h.counter("tcp.fastopen.paths_disabled"));
+        }
+    }
+
+    @Test
+    void withPathDisablingACookieRequestAnsweredWithoutACookieTurnsFastOpenOff() {
+        try (TcpHarness h = disablingClient()) {
+            h.connect(FAST_OPEN);
+            h.expect(SYN.seq(LOCAL_ISS).fastOpen(NO_COOKIE, false));
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 1).mss(1460));
+            h.expect(ACK.seq(LOCAL_ISS + 1).ack(REMOTE_ISS + 1));
+            assertTrue(h.tcp.fastOpen().pathDisabled(PEER));
+            abort(h);
+            h.connect(FAST_OPEN);
+            h.expect(SYN.seq(LOCAL_ISS).len(0), FastOpenClientTest::noFastOpenOption);
+        }
+    }
+
+    @Test
+    void withPathDisablingDataTheSynAckAcknowledgesKeepsTheCookieWithoutANewOne() {
+        try (TcpHarness h = disablingClient()) {
+            cookieAndDataInTheSyn(h);
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 6).mss(1460));
+            h.expect(ACK.seq(LOCAL_ISS + 6).ack(REMOTE_ISS + 1));
+            assertFalse(h.tcp.fastOpen().pathDisabled(PEER));
+            assertEquals(8, h.tcp.fastOpen().cachedCookieLength(PEER));
+            assertEquals(0, h.counter("tcp.fastopen.paths_disabled"));
+        }
+    }
+
+    @Test
+    void aSynAckWithoutACookieStillUpdatesTheCachedMss() {
+        try (TcpHarness h = client(FastOpen.CLIENT)) {
+            cookieAndDataInTheSyn(h);
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 6).mss(940));
+            h.expect(ACK.seq(LOCAL_ISS + 6).ack(REMOTE_ISS + 1));
+            abort(h);
+            h.connect(FAST_OPEN);
+            assertEquals(940 - 40, h.tcp.fastOpen().synDataRoom(h.conn));
+            h.write(new byte[1000]);
+            h.expect(SYN.seq(LOCAL_ISS).fastOpen(COOKIE, false).len(900));
+        }
+    }
+
+    @Test
+    void aSynWithDataTooBigForThePathGoesAgainAtOnceWithoutItAndWithTheSmallerMss() {
+        try (TcpHarness h = client(FastOpen.CLIENT)) {
+            final Captured syn = thousandBytesAfterACookie(h, 1460, 1000);
+            h.sendIp(TcpHarness.PEER, TcpHarness.US, 1, IcmpTest.icmpError(3, 4, 840, syn));
+            h.expect(SYN.seq(LOCAL_ISS).len(0).mss(800), FastOpenClientTest::noFastOpenOption);
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 1).mss(1460));
+            h.expect(ACK.seq(LOCAL_ISS + 1).ack(REMOTE_ISS + 1).len(800));
+            h.assertState(TcpState.ESTABLISHED);
+        }
+    }
+
+    @Test
+    void byDefaultAFailedAttemptTurnsNothingOffAndTheNextConnectAsksForACookie() {
+        try (TcpHarness h = client(FastOpen.CLIENT)) {
+            cookieAndDataInTheSyn(h);
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 1).mss(1460));
+            h.expect(PSH_ACK.seq(LOCAL_ISS + 1).payload("hello"));
+            assertFalse(h.tcp.fastOpen().pathDisabled(PEER));
+            abort(h);
+            h.connect(FAST_OPEN);
+            h.expect(SYN.seq(LOCAL_ISS).len(0).fastOpen(NO_COOKIE, false));
+            assertEquals(0, h.counter("tcp.fastopen.paths_disabled"));
+            assertEquals(0, h.counter("tcp.fastopen.active_disabled"));
         }
     }
 }

@@ -35,6 +35,7 @@ import static dev.tern.tcp.testing.TcpHarness.LOCAL_ISS;
 import static dev.tern.tcp.testing.TcpHarness.PEER;
 import static dev.tern.tcp.testing.TcpHarness.REMOTE_ISS;
 import static dev.tern.tcp.testing.TcpHarness.US;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -262,6 +263,32 @@ class HandshakeTest {
                 h.send(ACK.seq(REMOTE_ISS + 1).ack(LOCAL_ISS + 99));
                 h.expect(RST.seq(LOCAL_ISS + 99));
                 assertEquals(-1, h.tcp.accept(h.listener));
+            }
+        }
+
+        /**
+         * A connection reset while it waits in the accept queue stays there, as Linux's: accept returns it closed, the
+         * text it acknowledged readable, its error the reset.
+         */
+        @Test
+        void aConnectionResetBeforeAcceptIsStillAcceptedWithItsText() {
+            try (TcpHarness h = listening(TcpHarness.config().build())) {
+                h.send(SYN.seq(REMOTE_ISS).mss(1460));
+                h.expect(SYN_ACK);
+                h.send(ACK.seq(REMOTE_ISS + 1).ack(LOCAL_ISS + 1));
+                h.send(SEG.flags(TcpFlags.PSH | TcpFlags.ACK).seq(REMOTE_ISS + 1).ack(LOCAL_ISS + 1).payload("hi"));
+                h.expect(ACK.ack(REMOTE_ISS + 3));
+                h.send(RST.seq(REMOTE_ISS + 3));
+                assertEquals(1, h.tcp.acceptable(h.listener));
+                h.conn = h.tcp.accept(h.listener);
+                assertTrue(h.conn >= 0, "the reset connection is still accepted");
+                h.assertState(TcpState.CLOSED);
+                assertEquals(TcpError.RESET, h.tcp.error(h.conn));
+                assertArrayEquals("hi".getBytes(), h.read());
+                h.tcp.close(h.conn, h.now());
+                h.poll();
+                h.expectNothing();
+                assertEquals(0, h.tcp.connectionCount());
             }
         }
 
