@@ -84,6 +84,12 @@ final class ReceiveShedding {
     private final int[] heavy = new int[SynSources.MAX_HEAVY];
     private int heavyCount;
     private final int[] union = new int[2 * SynSources.MAX_HEAVY];
+    /**
+     * The sources the link's list held when the hold last ran out: the first {@link #releasedCount}. Pressure that
+     * comes back within two holds blames them at once (see {@link #beforeReceive}).
+     */
+    private final int[] released = new int[SynSources.MAX_HEAVY];
+    private int releasedCount;
     private boolean pressureNow;
     private int synsThisPoll;
     /** Frames and SYNs handled in the polls of the current run under pressure. */
@@ -118,6 +124,13 @@ final class ReceiveShedding {
         final boolean pressure = link.receivePressure();
         pressureNow = pressure;
         heavyCount = pressure && bySource ? sources.heavy(heavy) : 0;
+        if (heavyCount == 0 && pressure && releasedCount > 0 && nowNs - releasedNs < 2 * holdNs) {
+            // The flood outlived the hold and is back, and the table forgot its sources when they were listed: blame
+            // them again at once rather than have TCP drop every SYN to a listener, other clients' too, while the
+            // table relearns them.
+            System.arraycopy(released, 0, heavy, 0, releasedCount);
+            heavyCount = releasedCount;
+        }
         // TCP drops every SYN to a listener under pressure only when no few sources can be blamed.
         tcp.receivePressure(pressure, heavyCount == 0 && (listed == 0 || linkShedsAtRandom));
         if (pressure) {
@@ -250,6 +263,8 @@ final class ReceiveShedding {
             link.shedUnsolicitedSyns(false);
             linkShedsAtRandom = false;
         }
+        System.arraycopy(linkList, 0, released, 0, listed);
+        releasedCount = listed;
         if (listed > 0) {
             link.shedSynsFrom(linkList, 0);
             listed = 0;

@@ -352,6 +352,30 @@ class ReceiveSheddingTest {
         assertEquals(0, counter(us, "stack.shed.sources"));
     }
 
+    /**
+     * The flood outlives the hold: the link's list is emptied, and the flood's SYNs fill the ring again. The source
+     * just released is blamed again at once, so TCP does not drop every SYN to the listener while the table relearns
+     * it, and another client connecting as the flood returns gets in without a retry (a veth run over AF_XDP once
+     * saw such a client wait 1 s).
+     */
+    @Test
+    void aSourceReleasedAfterTheHoldIsBlamedAtOnceWhenTheFloodReturns() throws Exception {
+        final PeerPort port = listenUnderPressure();
+        flood(port, TCP, () -> FLOOD_SOURCE, 8, 20 * MS);
+        link.pressure = false;
+        sim.runFor(300 * MS);
+        assertEquals(0, link.sourceRequests.getLast().length, "the list emptied after the hold");
+
+        link.pressure = true;
+        final long tcpDrops = counter(us, "tcp.drop.syn_pressure");
+        final TcpConnection client = peer.connect(US, 80);
+        flood(port, TCP, () -> FLOOD_SOURCE, 8, 10 * MS);
+        assertTrue(client.isConnected(), "connected as the flood returned, without a retry");
+        assertEquals(tcpDrops, counter(us, "tcp.drop.syn_pressure"), "TCP dropped no SYN to the listener");
+        assertArrayEquals(new int[] {FLOOD_SOURCE}, link.sourceRequests.getLast(), "the source listed again");
+        assertEquals(List.of(), link.shedRequests, "no random filter");
+    }
+
     /** A SYN flood from addresses spread over a /16: no few sources stand out, so the link sheds at random. */
     @Test
     void aFloodFromSpreadSourcesIsShedAtRandom() throws Exception {
