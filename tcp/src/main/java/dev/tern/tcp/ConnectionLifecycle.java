@@ -251,14 +251,27 @@ final class ConnectionLifecycle {
         return c;
     }
 
-    /** Our SYN or SYN-ACK (again), with the SYN timer (RFC 6298 §5 applies to it too). */
+    /**
+     * Our SYN or SYN-ACK (again), with the SYN timer (RFC 6298 §5 applies to it too). One that found the link's
+     * transmit ring full never left: the timer then fires after {@link #SYN_UNSENT_RETRY_NS}, not the RTO, and sends it
+     * as if for the first time (TcpTimeouts), so that a burst of other traffic costs a peer a millisecond, not its 1 s
+     * retry.
+     */
     int sendSyn(int c, long nowNs) {
         fastOpen.beforeSyn(c);
         final int result = output.sendSyn(c, nowNs);
         tcb.senderTimerKind(c, TcpSender.TIMER_RTO);
-        timers.arm(c, TimerKind.SENDER, nowNs + rtt.rtoNs(tcb, c));
+        if (result == Ipv4Layer.ERR_NO_BUFFER) {
+            tcb.setFlag(c, TcpControlBlocks.F_SYN_UNSENT);
+            timers.arm(c, TimerKind.SENDER, nowNs + SYN_UNSENT_RETRY_NS);
+        } else {
+            timers.arm(c, TimerKind.SENDER, nowNs + rtt.rtoNs(tcb, c));
+        }
         return result;
     }
+
+    /** How soon a SYN or SYN-ACK that found no transmit buffer is tried again. */
+    static final long SYN_UNSENT_RETRY_NS = 1_000_000L;
 
     /**
      * ICMP says a SYN with Fast Open data was too big for the path: the SYN goes again at once, without the data and

@@ -120,6 +120,8 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int F_BUDGET_RETURNED = 1 << 29;
     /** A Fast Open connect holds its SYN back for the owner's first data (TcpLayer.sendable). */
     static final int F_SYN_DEFERRED = 1 << 30;
+    /** The last SYN or SYN-ACK found no transmit buffer: the SYN timer sends it again soon, as no retransmission. */
+    static final int F_SYN_UNSENT = 1 << 31;
 
     // ------------------------------------------------------------------------------------------ events (EV_*)
     static final int EV_ESTABLISHED = 1;

@@ -201,8 +201,8 @@ final class TcpOutput {
             tcb.setFlag(c, F_RTT_TIMING);
             tcb.rttSeq(c, iss + 1);
             tcb.rttStartNs(c, nowNs);
-        } else {
-            // Karn's rule (RFC 6298 §3): a retransmitted SYN gives no RTT sample.
+        } else if (result == Ipv4Layer.OK) {
+            // Karn's rule (RFC 6298 §3): a retransmitted SYN gives no RTT sample. One that never left is not counted.
             counters.txRetransmits.incrementRelease();
             tcb.retransmits(c, tcb.retransmits(c) + 1);
             tcb.clearFlag(c, F_RTT_TIMING);

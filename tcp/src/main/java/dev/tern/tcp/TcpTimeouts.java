@@ -2,6 +2,7 @@ package dev.tern.tcp;
 
 import static dev.tern.tcp.TcpControlBlocks.F_KEEPALIVE;
 import static dev.tern.tcp.TcpControlBlocks.F_PASSIVE;
+import static dev.tern.tcp.TcpControlBlocks.F_SYN_UNSENT;
 import static dev.tern.tcp.TcpControlBlocks.T_DELAYED_ACK;
 import static dev.tern.tcp.TcpControlBlocks.T_KEEPALIVE;
 import static dev.tern.tcp.TcpControlBlocks.T_PACE;
@@ -85,6 +86,12 @@ final class TcpTimeouts {
             if (error != TcpSender.GOES_ON) {
                 lifecycle.terminate(c, error, nowNs);
             }
+            return;
+        }
+        if (tcb.hasFlag(c, F_SYN_UNSENT)) {
+            // The SYN never left (no transmit buffer): send it now, no retry counted and no back-off.
+            tcb.clearFlag(c, F_SYN_UNSENT);
+            lifecycle.sendSyn(c, nowNs);
             return;
         }
         counters.rtoExpired.incrementRelease();

@@ -231,6 +231,25 @@ class HandshakeTest {
             }
         }
 
+        /**
+         * A SYN-ACK that finds the transmit ring full never left: it goes a millisecond later, as a first SYN-ACK
+         * (no retransmission counted, no back-off), not at the RTO, a second later.
+         */
+        @Test
+        void aSynAckThatFoundNoTransmitBufferGoesAMillisecondLater() {
+            try (TcpHarness h = listening(TcpHarness.config().build())) {
+                h.refuseTransmits(1);
+                h.send(SYN.seq(REMOTE_ISS));
+                h.expectNothing();
+                assertEquals(1, h.counter("tcp.tx.no_buffer"));
+                assertEquals(1_000_000, h.advanceUntilSent(5 * TcpHarness.SECOND));
+                h.expect(SYN_ACK.seq(LOCAL_ISS).ack(REMOTE_ISS + 1));
+                assertEquals(0, h.counter("tcp.tx.retransmits"));
+                assertEquals(TcpHarness.SECOND, h.advanceUntilSent(5 * TcpHarness.SECOND), "the RTO not backed off");
+                h.expect(SYN_ACK.seq(LOCAL_ISS));
+            }
+        }
+
         @Test
         void aRetransmittedSynInSynReceivedGetsTheSynAckAgain() {
             try (TcpHarness h = listening(TcpHarness.config().build())) {

@@ -81,6 +81,13 @@ public final class TcpHarness implements AutoCloseable {
     public boolean answerArp = true;
     /** Every ARP request our stack sent for another address, in order (not its announcements). */
     public final List<ArpRequest> arpRequests = new ArrayList<>();
+    /** Transmit claims of our stack to refuse next, as a full transmit ring would ({@link #refuseTransmits}). */
+    private int claimsToRefuse;
+
+    /** Our stack's next {@code claims} transmit claims are refused, as by a link whose transmit ring is full. */
+    public void refuseTransmits(int claims) {
+        claimsToRefuse = claims;
+    }
 
     /**
      * An ARP request our stack sent: when, to which MAC (broadcast while resolving, the cached MAC when probing) and
@@ -139,8 +146,17 @@ public final class TcpHarness implements AutoCloseable {
         wire = MemoryWire.builder().clock(clock).mtu(mtu).build();
         peer = wire.attach("peer", PEER_MAC);
         peer.promiscuous(true);
-        stack = new TestStack("us", wire.attach("us", 0x0200_0000_0002L), "198.18.0.2/24", config, ipv4Config,
-            now(), 64);
+        final dev.tern.ethernet.link.Link ours = new dev.tern.ethernet.link.ForwardingLink(wire.attach("us", 0x0200_0000_0002L)) {
+            @Override
+            public boolean claim(TxFrame frame) {
+                if (claimsToRefuse > 0) {
+                    claimsToRefuse--;
+                    return false;
+                }
+                return super.claim(frame);
+            }
+        };
+        stack = new TestStack("us", ours, "198.18.0.2/24", config, ipv4Config, now(), 64);
         tcp = stack.tcp;
         // The peer asks for our address first, so we know its MAC and our segments need no ARP.
         final byte[] arp = new byte[28];
