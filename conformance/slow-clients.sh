@@ -48,14 +48,7 @@ OUT="${OUT:-/tmp/tern-slow-clients-$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$OUT" "$WORK/www" "$WORK/counters"
 head -c 4096 /dev/urandom > "$WORK/www/page.bin"
 
-ip netns exec "$TERN_NS" env TERN_COUNTERS_DIR="$WORK/counters" "$TERN" serve --http 8080 "$WORK/www" \
-  --link afpacket:tern0 --ip 198.18.0.2/24 > "$WORK/serve.out" 2>&1 &
-SERVE_PID=$!
-for _ in $(seq 1 300); do
-  grep -q "answering" "$WORK/serve.out" 2>/dev/null && break
-  sleep 0.1
-done
-grep -q "answering" "$WORK/serve.out" || die "tern serve did not start: $(cat "$WORK/serve.out")"
+start_tern_serve --http 8080 "$WORK/www" || die "tern serve did not start"
 
 cat > "$WORK/clients.py" <<'PY'
 import selectors, socket, sys, threading, time

@@ -63,14 +63,7 @@ table netdev soak {
 }
 EOF
 
-ip netns exec "$TERN_NS" env TERN_COUNTERS_DIR="$WORK/counters" "$TERN" serve --echo 7 --http 8080 "$WORK/www" \
-  --link afpacket:tern0 --ip 198.18.0.2/24 > "$WORK/serve.out" 2>&1 &
-SERVE_PID=$!
-for _ in $(seq 1 300); do
-  grep -q "answering" "$WORK/serve.out" 2>/dev/null && break
-  sleep 0.1
-done
-grep -q "answering" "$WORK/serve.out" || die "tern serve did not start: $(cat "$WORK/serve.out")"
+start_tern_serve --echo 7 --http 8080 "$WORK/www" || die "tern serve did not start"
 SERVE_JAVA=$(pgrep -P "$SERVE_PID" java || true)
 SERVE_JAVA="${SERVE_JAVA:-$SERVE_PID}"
 

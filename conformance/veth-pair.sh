@@ -46,6 +46,22 @@ veth_wire_pair() {
   ip -n "$TERN_NS" link set tern0 up
 }
 
+# start_tern_serve ARGS: `$TERN serve ARGS --link afpacket:tern0 --ip 198.18.0.2/24` in TERN_NS, its counters in
+# $WORK/counters and its output in $WORK/serve.out; sets SERVE_PID (for the script's stop_processes) and returns once
+# it answers, or fails after 30 s saying why.
+start_tern_serve() {
+  mkdir -p "$WORK/counters"
+  ip netns exec "$TERN_NS" env TERN_COUNTERS_DIR="$WORK/counters" "$TERN" serve "$@" \
+    --link afpacket:tern0 --ip 198.18.0.2/24 > "$WORK/serve.out" 2>&1 &
+  SERVE_PID=$!
+  for _ in $(seq 1 300); do
+    grep -q "answering" "$WORK/serve.out" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "tern serve did not start: $(cat "$WORK/serve.out")" >&2
+  return 1
+}
+
 veth_pair_cleanup() {
   if declare -F stop_processes >/dev/null; then stop_processes; fi
   ip netns del "$PEER_NS" 2>/dev/null || true
