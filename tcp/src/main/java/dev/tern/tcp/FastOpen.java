@@ -324,8 +324,8 @@ public final class FastOpen {
      */
     boolean connect(int c, long nowNs) {
         final int remote = tcb.remoteAddress(c);
-        final int i = slot(remote);
-        if (cachedAddress[i] == remote && disabled[i]) {
+        if (pathDisabled(remote)) {
+            final int i = slot(remote);
             if (nowNs - disabledAtNs[i] <= config.fastOpenPathDisableNs()) {
                 counters.fastOpenActiveDisabled.incrementRelease();
                 return false;
@@ -434,10 +434,10 @@ public final class FastOpen {
      * and MSS forgotten; a path already off keeps the time it went off, as FreeBSD's tcp_fastopen_disable_path.
      */
     private void disablePath(int remote, long nowNs) {
-        final int i = slot(remote);
-        if (cachedAddress[i] == remote && disabled[i]) {
+        if (pathDisabled(remote)) {
             return;
         }
+        final int i = slot(remote);
         cachedAddress[i] = remote;
         cachedLength[i] = 0;
         cachedMss[i] = 0;

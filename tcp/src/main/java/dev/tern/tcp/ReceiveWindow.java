@@ -54,7 +54,7 @@ final class ReceiveWindow {
      * what remains of the window offered ({@link TcpMemoryPressure#clampWindow}).
      */
     int offer(int c) {
-        final int capacity = buffer(c, buffers.receiveSize(c));
+        final int capacity = buffer(c);
         final int free = free(c, capacity);
         final int scale = tcb.rcvScale(c);
         int window = Math.min(free, 65535 << scale);
@@ -98,7 +98,7 @@ final class ReceiveWindow {
         if (!freeSpace || memoryPressure.underPressure() || tcb.state(c) == TcpState.TIME_WAIT) {
             return remaining;
         }
-        return Math.max(remaining, free(c, buffer(c, buffers.receiveSize(c))));
+        return Math.max(remaining, free(c, buffer(c)));
     }
 
     /**
@@ -108,8 +108,7 @@ final class ReceiveWindow {
      */
     int synWindow(int c) {
         final int ring = buffers.receiveSize(c);
-        final int counted = bufferSpace == 0 || ring != defaultBuffer ? ring : Math.min(ring, bufferSpace);
-        return Math.min(counted, 65535);
+        return Math.min(countsBufferSpace(ring) ? Math.min(ring, bufferSpace) : ring, 65535);
     }
 
     /**
@@ -117,13 +116,19 @@ final class ReceiveWindow {
      * buffer space rounded up to whole segments of the MSS sent with (as FreeBSD's tcp_mss sizes its buffer), at most
      * the ring.
      */
-    private int buffer(int c, int ring) {
-        if (bufferSpace == 0 || ring != defaultBuffer) {
+    private int buffer(int c) {
+        final int ring = buffers.receiveSize(c);
+        if (!countsBufferSpace(ring)) {
             return ring;
         }
         final int mss = tcb.sndMss(c);
         final int rounded = bufferSpace > mss ? (bufferSpace + mss - 1) / mss * mss : bufferSpace;
         return Math.min(ring, rounded);
+    }
+
+    /** Whether a ring of {@code ring} bytes counts as the policy's buffer space: the default buffer, with one set. */
+    private boolean countsBufferSpace(int ring) {
+        return bufferSpace != 0 && ring == defaultBuffer;
     }
 
     /** What remains of the window offered: the advertised right edge less RCV.NXT, never below 0. */
@@ -143,7 +148,7 @@ final class ReceiveWindow {
         final int current = remaining(c);
         final int window = offer(c);
         final int growth = window - current;
-        final int capacity = buffer(c, buffers.receiveSize(c));
+        final int capacity = buffer(c);
         if (growth <= 0) {
             return false;
         }
