@@ -42,6 +42,16 @@ final class ScriptFlow {
         this.fastOpenCookie = fastOpenCookie;
     }
 
+    /**
+     * A new connection on the flow's ports, as packetdrill's new socket under test: both sides' numbering and the
+     * timestamp offset are learned again.
+     */
+    void restart() {
+        ternIsn = -1;
+        tsOffsetKnown = false;
+        remoteIsnKnown = false;
+    }
+
     /** The script injects a SYN numbered {@code written}: the first fixes the remote's ISN. */
     void remoteSyn(long written) {
         if (!remoteIsnKnown) {

@@ -51,11 +51,6 @@ public final class ScriptParser {
     static final String MTU_OPTION = "--mtu";
     private static final Pattern OPTION = Pattern.compile("(--[a-z_0-9]+)(?:=(\\S*))?");
     /**
-     * Packetdrill's options taken and ignored, each with the reason: the runner's addresses are its own (docs/SCRIPTS.md).
-     */
-    private static final java.util.Set<String> IGNORED_OPTIONS = java.util.Set.of("--local_ip", "--remote_ip",
-        "--gateway_ip", "--netmask_ip");
-    /**
      * Packetdrill's options without a faithful meaning in Tern's runner, each with the reason; any other is rejected
      * as unknown.
      */
@@ -324,8 +319,8 @@ public final class ScriptParser {
         }
         final String name = m.group(1);
         final String value = m.group(2);
-        if (IGNORED_OPTIONS.contains(name)) {
-            return null;
+        if (ScriptAddresses.OPTIONS.contains(name)) {
+            return new ScriptLine.Sysctl(line, ScriptLine.Sysctl.NEXT, name, new long[] {address(line, name, value)});
         }
         final long number = switch (name) {
             case TOLERANCE_OPTION, TS_TICK_OPTION -> number(line, name, value, 9_999_999, "microseconds, like " + name
@@ -371,11 +366,35 @@ public final class ScriptParser {
                 throw error(line, "command-line option '" + name + "' is not supported: " + (reason != null ? reason
                     : "unknown to Tern's runner (supported: --ip_version=ipv4, --tolerance_usecs=N, "
                     + "--tolerance_percent=P, --tcp_ts_tick_usecs=N, --tcp_ts_ecr_scaled, --strict_segments, --mss=N, "
-                    + "--mtu=N, --define=NAME=VALUE; --local_ip, --remote_ip, --gateway_ip, --netmask_ip are "
-                    + "ignored)"));
+                    + "--mtu=N, --define=NAME=VALUE, --local_ip=A.B.C.D, --remote_ip=A.B.C.D, --gateway_ip=A.B.C.D, "
+                    + "--netmask_ip=A.B.C.D)"));
             }
         };
         return number < 0 ? null : new ScriptLine.Sysctl(line, ScriptLine.Sysctl.NEXT, name, new long[] {number});
+    }
+
+    /**
+     * The IPv4 address of an address option line ({@link ScriptAddresses}), unsigned; a netmask must be contiguous
+     * ones (RFC 4632 §3.1). IPv6 is refused: Tern is IPv4 only.
+     */
+    private long address(int line, String name, String value) {
+        if (value == null || value.isEmpty()) {
+            throw error(line, name + " takes an IPv4 address, like " + name + "=198.18.0.2");
+        }
+        if (value.indexOf(':') >= 0) {
+            throw error(line, name + "=" + value + " is an IPv6 address: Tern and its runner are IPv4 only");
+        }
+        final int address;
+        try {
+            address = dev.tern.core.net.Ipv4Address.parse(value);
+        } catch (IllegalArgumentException e) {
+            throw error(line, name + ": " + e.getMessage());
+        }
+        if (name.equals(ScriptAddresses.NETMASK_OPTION) && Integer.bitCount(address) != Integer.numberOfLeadingZeros(
+            ~address)) {
+            throw error(line, name + "=" + value + " is not a netmask: its ones must come first, like 255.255.0.0");
+        }
+        return Integer.toUnsignedLong(address);
     }
 
     /** IPv4's smallest MTU (RFC 791: every host takes datagrams of 68 bytes). */

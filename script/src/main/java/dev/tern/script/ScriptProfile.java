@@ -59,6 +59,16 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
         defines = Map.copyOf(defines);
     }
 
+    /**
+     * Whether a run follows packetdrill's one socket under test, as the profiles for other stacks' scripts do (those
+     * that do not hold a script to its end, {@link #strictEnd}): a {@code >} line without ports passes over the
+     * segments of other connections, and a SYN injected after a new {@code socket} starts a connection numbered
+     * afresh. Our corpus names every connection by its ports and accounts for every segment instead.
+     */
+    boolean followsSocketUnderTest() {
+        return !strictEnd;
+    }
+
     /** This profile with another TCP configuration. */
     ScriptProfile withTcp(TcpConfig config) {
         return new ScriptProfile(name, description, config, mtu, toleranceNs, tolerancePercent, tsTickUs,

@@ -37,8 +37,9 @@ import java.util.function.LongToIntFunction;
 
 /**
  * Runs one packetdrill-format script against one Tern stack on virtual time. The script plays the remote host
- * (198.18.0.1: it injects {@code <} packets, TCP, UDP or ICMP, and expects Tern's {@code >} packets) and the
- * application on Tern's side (socket calls on Tern's 198.18.0.2). Time moves only when the script says so, stopping
+ * (198.18.0.1 unless its option lines say otherwise, {@link ScriptAddresses}: it injects {@code <} packets, TCP, UDP
+ * or ICMP, and expects Tern's {@code >} packets) and the application on Tern's side (socket calls on Tern's
+ * 198.18.0.2). Time moves only when the script says so, stopping
  * at every timer of the stack on the way, so a run is deterministic and takes milliseconds whatever the script's span.
  *
  * <p>Semantics (docs/SCRIPTS.md has the full list): a script may hold several TCP connections, each a
@@ -57,8 +58,10 @@ import java.util.function.LongToIntFunction;
  * <p>Owned by the calling thread; one run per instance.
  */
 public final class ScriptRunner {
-    public static final int TERN_ADDRESS = Ipv4Address.parse("198.18.0.2");
-    public static final int REMOTE_ADDRESS = Ipv4Address.parse("198.18.0.1");
+    /** Tern's address when a script's option lines name none ({@link ScriptAddresses}). */
+    public static final int TERN_ADDRESS = ScriptAddresses.DEFAULT.tern();
+    /** The remote's address when a script's option lines name none. */
+    public static final int REMOTE_ADDRESS = ScriptAddresses.DEFAULT.remote();
     /** The port {@code bind} gives and the port {@code connect} goes to (packetdrill's habit). */
     public static final int SCRIPT_PORT = 8080;
     /** The remote's port when it connects to Tern. */
@@ -125,6 +128,9 @@ public final class ScriptRunner {
 
     private final ScriptProfile profile;
     private final String file;
+    /** Tern's address and the remote's on the wire: the runner's, or the script's option lines'. */
+    private final int ternAddress;
+    private final int remoteAddress;
     private final VirtualClock clock = new VirtualClock(START_NS);
     private final MemoryWire wire;
     private final MemoryLink remote;
@@ -141,6 +147,11 @@ public final class ScriptRunner {
     private int udpTernPort = SCRIPT_PORT;
     private int udpRemotePort = REMOTE_PORT;
     private java.io.PrintStream trace;
+    /**
+     * A TCP socket was opened since the last SYN the script injected: under packetdrill's rule the next injected SYN
+     * without ACK is a new connection of a new socket under test, numbered afresh even on ports used before.
+     */
+    private boolean socketOpened;
     /** The call now starting with a {@code START...END} time, if any. */
     private ScriptLine.Call spanning;
     /** Blocking calls that span time and have not returned yet, in the order they started. */
@@ -149,21 +160,27 @@ public final class ScriptRunner {
     /** What the application writes at each TCP sequence number: {@link ScriptPayload#tern}, unless a test says. */
     private final LongToIntFunction applicationBytes;
 
-    private ScriptRunner(String file, ScriptProfile profile, int wireMtu, LongToIntFunction applicationBytes) {
+    private ScriptRunner(String file, ScriptProfile profile, ScriptAddresses addresses, int wireMtu,
+                         LongToIntFunction applicationBytes) {
         this.file = file;
         this.profile = profile;
         this.applicationBytes = applicationBytes;
+        this.ternAddress = addresses.tern();
+        this.remoteAddress = addresses.remote();
         wire = ScriptWire.build(clock, wireMtu);
         remote = wire.attach("remote", REMOTE_MAC);
         remote.promiscuous(true);
         final NetStack.Builder builder = NetStack.builder().name("script").link(wire.attach("tern", TERN_MAC))
-            .address("198.18.0.2/24").clock(clock).countersInMemory().tcp(profile.tcp());
+            .address(addresses.ternCidr()).clock(clock).countersInMemory().tcp(profile.tcp());
+        if (addresses.gateway() != 0) {
+            builder.gateway(Ipv4Address.format(addresses.gateway()));
+        }
         stack = (wireMtu > profile.mtu() ? builder.mtu(profile.mtu()) : builder).build();
         sockets = new ScriptSockets(this, stack);
         // The remote asks for Tern's address first, so Tern knows its MAC and sends segments without ARP.
         final byte[] arp = new byte[ArpPacket.LENGTH];
-        new ArpPacket().wrap(MemorySegment.ofArray(arp), 0, arp.length).write(1, REMOTE_MAC, REMOTE_ADDRESS, 0,
-            TERN_ADDRESS);
+        new ArpPacket().wrap(MemorySegment.ofArray(arp), 0, arp.length).write(1, REMOTE_MAC, remoteAddress, 0,
+            ternAddress);
         inject(MacAddress.BROADCAST, EtherType.ARP, arp);
         poll();
         sent.clear();
@@ -196,7 +213,8 @@ public final class ScriptRunner {
                     LongToIntFunction applicationBytes) {
         final List<ScriptLine> lines = ScriptParser.parse(file, text, profile);
         final ScriptProfile applied = ScriptSettings.apply(file, lines, profile);
-        final ScriptRunner runner = new ScriptRunner(file, applied, ScriptWire.mtu(lines, applied), applicationBytes);
+        final ScriptRunner runner = new ScriptRunner(file, applied, ScriptAddresses.of(file, lines),
+            ScriptWire.mtu(lines, applied), applicationBytes);
         runner.trace = trace;
         try {
             runner.runAll(lines);
@@ -412,12 +430,25 @@ public final class ScriptRunner {
     // -------------------------------------------------------------------------------------------- flows
 
     /**
-     * The Fast Open cookie Tern's server gives the runner's remote (198.18.0.1 to 198.18.0.2) under {@code tcp}'s key:
-     * what a script's {@code TFO_COOKIE} stands for, as packetdrill's run_all.py defines it for the kernel's cookie.
-     * Its 8 bytes, the first on the wire on top.
+     * The Fast Open cookie Tern's server gives the runner's default remote (198.18.0.1 to 198.18.0.2) under {@code
+     * tcp}'s key. Its 8 bytes, the first on the wire on top.
      */
     public static long fastOpenCookie(dev.tern.tcp.TcpConfig tcp) {
         return tcp.fastOpenKeys().cookie(REMOTE_ADDRESS, TERN_ADDRESS);
+    }
+
+    /**
+     * What a script's {@code TFO_COOKIE} stands for: the cookie Tern's server gives this run's remote at this run's
+     * addresses under the run's key, as packetdrill's run_all.py defines it for the kernel's cookie (RFC 7413 §4.1.2:
+     * the cookie is made of the client's address).
+     */
+    private long runCookie() {
+        return profile.tcp().fastOpenKeys().cookie(remoteAddress, ternAddress);
+    }
+
+    /** The remote's address on this run's wire. */
+    int remoteAddress() {
+        return remoteAddress;
     }
 
     /** The flow of Tern's port and the remote's, created (not made current) when the script has not seen it yet. */
@@ -427,7 +458,7 @@ public final class ScriptRunner {
                 return f;
             }
         }
-        final ScriptFlow f = new ScriptFlow(ternPort, remotePort, fastOpenCookie(profile.tcp()));
+        final ScriptFlow f = new ScriptFlow(ternPort, remotePort, runCookie());
         flows.add(f);
         return f;
     }
@@ -451,6 +482,11 @@ public final class ScriptRunner {
         f.ternIsn = -1;
         f.tsOffsetKnown = false;
         current = f;
+    }
+
+    /** The script opened a TCP socket: packetdrill's new socket under test ({@link #socketOpened}). */
+    void socketOpened() {
+        socketOpened = true;
     }
 
     /** A UDP socket was bound, connected or sent from: its ports are the current UDP flow. */
@@ -511,10 +547,11 @@ public final class ScriptRunner {
             if (etherType == EtherType.ARP && length >= EthernetHeader.LENGTH + ArpPacket.LENGTH) {
                 // The remote answers ARP for its address, as a real host would; the script never sees ARP.
                 final ArpPacket arp = new ArpPacket().wrap(segment, offset + EthernetHeader.LENGTH, ArpPacket.LENGTH);
-                if (arp.operation() == 1 && arp.targetIp() == REMOTE_ADDRESS) {
+                // It answers for the gateway too, when the remote is off Tern's subnet: it stands for the path.
+                if (arp.operation() == 1 && arp.targetIp() != ternAddress) {
                     final byte[] reply = new byte[ArpPacket.LENGTH];
                     new ArpPacket().wrap(MemorySegment.ofArray(reply), 0, reply.length)
-                        .write(2, REMOTE_MAC, REMOTE_ADDRESS, arp.senderMac(), arp.senderIp());
+                        .write(2, REMOTE_MAC, arp.targetIp(), arp.senderMac(), arp.senderIp());
                     arpReplies.add(reply);
                 }
                 return;
@@ -525,7 +562,7 @@ public final class ScriptRunner {
             final Ipv4Header ip = new Ipv4Header().wrap(segment, offset + EthernetHeader.LENGTH,
                 length - EthernetHeader.LENGTH);
             // TCP, UDP and ICMP to the remote are scripted; IGMP (multicast membership) is not (docs/SCRIPTS.md).
-            if (ip.check(true) != Ipv4Header.OK || ip.destination() != REMOTE_ADDRESS) {
+            if (ip.check(true) != Ipv4Header.OK || ip.destination() != remoteAddress) {
                 return;
             }
             final int transportLength = ip.totalLength() - ip.headerLength();
@@ -611,17 +648,35 @@ public final class ScriptRunner {
             segment.asSlice(quoted, icmpLength - IcmpHeader.LENGTH).toArray(ValueLayout.JAVA_BYTE));
     }
 
+    /**
+     * Whether Tern has sent a packet a {@code >} line may take. With {@code onlyCurrent}, packetdrill's rule for a
+     * line about its socket under test: a TCP segment of a connection other than the current flow is passed over
+     * and dropped, as packetdrill drops a sniffed packet of no socket it follows (shown with {@code --verbose}).
+     */
+    private boolean hasSent(boolean onlyCurrent) {
+        while (onlyCurrent && current != null && !sent.isEmpty() && sent.peekFirst().tcp != null
+            && sent.peekFirst().flow != current) {
+            final Sent other = sent.pollFirst();
+            if (trace != null) {
+                trace.println(seconds(other.atNs) + " (passed over: not the current connection) " + describe(other));
+            }
+        }
+        return !sent.isEmpty();
+    }
+
     /** Takes the oldest packet Tern sent within the line's time (plus tolerance), or fails the line. */
     private Sent takeSent(ScriptLine line) {
         final ScriptLine.When when = line.when();
         final long lo = when.any() ? 0 : start(when);
         final long hi = when.any() ? now() + ANY_TIME_LIMIT_NS : end(when);
         final long tolerance = when.any() ? 0 : tolerance(lo, lastNs);
-        if (!advance(hi + tolerance, () -> !sent.isEmpty())) {
+        final boolean onlyCurrent = line instanceof ScriptLine.Packet p && p.ports() == null
+            && profile.followsSocketUnderTest();
+        if (!advance(hi + tolerance, () -> hasSent(onlyCurrent))) {
             final String expected = "expected Tern to send '" + packetText(line) + "'"
                 + (when.any() ? "" : " at " + timeText(lo, hi)) + ", but Tern sent nothing by " + seconds(now()) + " s";
             // Look a little further, so the message can say what Tern did instead.
-            if (!when.any() && advance(now() + LOOK_AHEAD_NS, () -> !sent.isEmpty())) {
+            if (!when.any() && advance(now() + LOOK_AHEAD_NS, () -> hasSent(onlyCurrent))) {
                 throw failure(line.line(), expected + "; it sent " + describe(sent.peekFirst()) + " at "
                     + seconds(sent.peekFirst().atNs) + " s");
             }
@@ -817,6 +872,13 @@ public final class ScriptRunner {
         // Before Tern sent a SYN its ISN is unknown: ACK numbers and SACK blocks are then the wire's (a script
         // about segments to a closed port needs no more).
         final ScriptFlow flow = inboundFlow(p);
+        if ((p.flags() & (TcpFlags.SYN | TcpFlags.ACK)) == TcpFlags.SYN && socketOpened
+            && profile.followsSocketUnderTest()) {
+            flow.restart();
+        }
+        if ((p.flags() & TcpFlags.SYN) != 0) {
+            socketOpened = false;
+        }
         final int mss = profile.gsoMss();
         if (mss <= 0 || p.payloadLength() <= mss) {
             injectSegment(p, flow, 0, p.payloadLength(), p.flags());
@@ -856,7 +918,7 @@ public final class ScriptRunner {
         // The data is the remote's pattern at each byte's sequence number, which read checks (ScriptPayload).
         final long first = seq + ((p.flags() & TcpFlags.SYN) != 0 ? 1 : 0);
         ScriptPayload.fill(MemorySegment.ofArray(segment), headerLength, length, first, ScriptPayload::remote);
-        TcpRepr.fillChecksum(header, REMOTE_ADDRESS, TERN_ADDRESS, tcpLength);
+        TcpRepr.fillChecksum(header, remoteAddress, ternAddress, tcpLength);
         injectIp(p.line(), IpProtocol.TCP, segment);
     }
 
@@ -868,8 +930,8 @@ public final class ScriptRunner {
         final java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(datagram);
         b.putShort((short) source).putShort((short) destination).putShort((short) datagram.length).putShort((short) 0);
         ScriptPayload.fill(MemorySegment.ofArray(datagram), 8, d.length(), 0, ScriptPayload::remoteDatagram);
-        final int checksum = InternetChecksum.finish(InternetChecksum.add(InternetChecksum.pseudoHeader(REMOTE_ADDRESS,
-            TERN_ADDRESS, IpProtocol.UDP, datagram.length), MemorySegment.ofArray(datagram), 0, datagram.length));
+        final int checksum = InternetChecksum.finish(InternetChecksum.add(InternetChecksum.pseudoHeader(remoteAddress,
+            ternAddress, IpProtocol.UDP, datagram.length), MemorySegment.ofArray(datagram), 0, datagram.length));
         b.putShort(6, (short) (checksum == 0 ? 0xFFFF : checksum));
         injectIp(d.line(), IpProtocol.UDP, datagram);
     }
@@ -920,7 +982,7 @@ public final class ScriptRunner {
         b.put((byte) i.type()).put((byte) i.code()).putShort((short) 0).putShort((short) 0)
             .putShort((short) Math.max(0, i.mtu()));
         final byte[] quotedIp = new byte[Ipv4Header.MIN_LENGTH];
-        new Ipv4Repr(TERN_ADDRESS, REMOTE_ADDRESS, protocol, 64, 0, 0, 0x4000, quotedTotal - Ipv4Header.MIN_LENGTH)
+        new Ipv4Repr(ternAddress, remoteAddress, protocol, 64, 0, 0, 0x4000, quotedTotal - Ipv4Header.MIN_LENGTH)
             .emit(new Ipv4Header().wrap(MemorySegment.ofArray(quotedIp), 0, quotedIp.length));
         b.put(quotedIp).put(inner);
         b.putShort(2, (short) InternetChecksum.compute(MemorySegment.ofArray(message), 0, message.length));
@@ -950,7 +1012,7 @@ public final class ScriptRunner {
             throw failure(line, "the packet is " + packet.length + " bytes long with its IPv4 header, more than the "
                 + "link's MTU of " + wire.mtu() + ": send it as several segments");
         }
-        new Ipv4Repr(REMOTE_ADDRESS, TERN_ADDRESS, protocol, 64, 0, 0, 0x4000, transport.length)
+        new Ipv4Repr(remoteAddress, ternAddress, protocol, 64, 0, 0, 0x4000, transport.length)
             .emit(new Ipv4Header().wrap(MemorySegment.ofArray(packet), 0, packet.length));
         System.arraycopy(transport, 0, packet, Ipv4Header.MIN_LENGTH, transport.length);
         inject(TERN_MAC, EtherType.IPV4, packet);

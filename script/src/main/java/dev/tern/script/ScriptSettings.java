@@ -256,7 +256,10 @@ final class ScriptSettings {
         return profile.withTcp(tcp.build());
     }
 
-    /** An option line: the comparison's tolerance, TS tick, segment joining, the link's MTU and GSO size. */
+    /**
+     * An option line: the comparison's tolerance, TS tick, segment joining, the link's MTU and GSO size (the addresses
+     * are {@link ScriptAddresses}').
+     */
     private static ScriptProfile option(ScriptLine.Sysctl option, ScriptProfile p) {
         final long v = option.value();
         return switch (option.name()) {
@@ -272,6 +275,9 @@ final class ScriptSettings {
                 p.strictSegments(), p.gsoMss());
             case ScriptParser.MSS_OPTION -> p.withOptions(p.mtu(), p.toleranceNs(), p.tolerancePercent(), p.tsTickUs(),
                 p.strictSegments(), (int) v);
+            // The wire's addresses, not the stack's configuration: ScriptAddresses reads them.
+            case ScriptAddresses.LOCAL_OPTION, ScriptAddresses.REMOTE_OPTION, ScriptAddresses.GATEWAY_OPTION,
+                 ScriptAddresses.NETMASK_OPTION -> p;
             default -> throw new IllegalStateException("the parser lets only known options through: " + option.name());
         };
     }

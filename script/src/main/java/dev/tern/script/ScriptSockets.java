@@ -212,6 +212,9 @@ final class ScriptSockets {
         final Fd fd = open(c);
         fd.udp = udp;
         underTest = fd;
+        if (stream) {
+            runner.socketOpened();
+        }
         if (nonBlocking) {
             fd.flags |= O_NONBLOCK;
         }
@@ -786,7 +789,7 @@ final class ScriptSockets {
         final Fd fd = fd(c);
         if (fd.udp != null) {
             try {
-                fd.udp.connect(ScriptRunner.REMOTE_ADDRESS, ScriptRunner.SCRIPT_PORT);
+                fd.udp.connect(runner.remoteAddress(), ScriptRunner.SCRIPT_PORT);
             } catch (TernSocketException e) {
                 return ScriptRunner.Result.fail(socketErrno(e.error()));
             }
@@ -824,7 +827,7 @@ final class ScriptSockets {
      * or the errno it failed with.
      */
     private ScriptRunner.Result open(Fd fd, boolean fastOpen) {
-        final int connection = tcp.connect(ScriptRunner.REMOTE_ADDRESS, ScriptRunner.SCRIPT_PORT, 0,
+        final int connection = tcp.connect(runner.remoteAddress(), ScriptRunner.SCRIPT_PORT, 0,
             options(fd).withFastOpen(fastOpen), epoll, runner.nowNs());
         if (connection < 0) {
             return ScriptRunner.Result.fail(errno(-connection));
@@ -1165,7 +1168,7 @@ final class ScriptSockets {
             ScriptPayload.fill(scratch, 0, length, 0, ScriptPayload::ternDatagram);
             try {
                 final boolean queued = addressed
-                    ? udp.sendTo(ScriptRunner.REMOTE_ADDRESS, port, scratch, 0, length)
+                    ? udp.sendTo(runner.remoteAddress(), port, scratch, 0, length)
                     : udp.send(scratch, 0, length);
                 if (queued) {
                     outcome[0] = ScriptRunner.Result.ok(length);

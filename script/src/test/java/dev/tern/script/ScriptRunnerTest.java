@@ -987,7 +987,8 @@ class ScriptRunnerTest {
             that(failure("--frobnicate=1\n").getMessage()).isEqualTo("t.pkt:1: command-line option '--frobnicate' is "
                 + "not supported: unknown to Tern's runner (supported: --ip_version=ipv4, --tolerance_usecs=N, "
                 + "--tolerance_percent=P, --tcp_ts_tick_usecs=N, --tcp_ts_ecr_scaled, --strict_segments, --mss=N, "
-                + "--mtu=N, --define=NAME=VALUE; --local_ip, --remote_ip, --gateway_ip, --netmask_ip are ignored)");
+                + "--mtu=N, --define=NAME=VALUE, --local_ip=A.B.C.D, --remote_ip=A.B.C.D, --gateway_ip=A.B.C.D, "
+                + "--netmask_ip=A.B.C.D)");
         }
 
         @Test
@@ -1080,6 +1081,37 @@ class ScriptRunnerTest {
                 +0    < S 0:0(0) win 65535 <mss 1460,FO,nop,nop>
                 +0    > S. 0:0(0) ack 1 <mss 1460,FO TFO_COOKIE,nop,nop>
                 """);
+        }
+
+        @Test
+        void theScriptsAddressLinesSetTheWireAndTheCookieFollowsThem() {
+            // Packetdrill's defaults, as the Linux suite's fastopen/server scripts write them: Linux's cookie for a
+            // SYN from 192.0.2.1 to 192.168.0.1 under defaults.sh's key is 3021b9d889017eeb.
+            final String addressed = "--remote_ip=192.0.2.1\n--local_ip=192.168.0.1\n" + FAST_OPEN_LISTEN;
+            passes(addressed + """
+                +0    < S 0:0(0) win 65535 <mss 1460,FO,nop,nop>
+                +0    > S. 0:0(0) ack 1 <mss 1460,FO 3021b9d889017eeb,nop,nop>
+                """);
+            passes(addressed + """
+                +0    < S 0:10(10) win 65535 <mss 1460,FO 3021b9d889017eeb,nop,nop>
+                +0    > S. 0:0(0) ack 11 <mss 1460>
+                """);
+            // The cookie of the runner's own addresses is wrong at these: the server falls back to a cookie request.
+            that(failure(addressed + """
+                +0    < S 0:10(10) win 65535 <mss 1460,FO dd36de77b0e33091,nop,nop>
+                +0    > S. 0:0(0) ack 11 <mss 1460>
+                """).getMessage()).contains("t.pkt:9: ");
+        }
+
+        @Test
+        void badAddressLinesAreNamed() {
+            that(failure("--local_ip=192.168.0.300\n").getMessage()).startsWith("t.pkt:1: --local_ip: ");
+            that(failure("--remote_ip=fd3d:fa7b:d17d::1\n").getMessage()).isEqualTo("t.pkt:1: --remote_ip="
+                + "fd3d:fa7b:d17d::1 is an IPv6 address: Tern and its runner are IPv4 only");
+            that(failure("--netmask_ip=255.0.255.0\n").getMessage()).isEqualTo("t.pkt:1: --netmask_ip=255.0.255.0 "
+                + "is not a netmask: its ones must come first, like 255.255.0.0");
+            that(failure("--local_ip=198.18.0.1\n--remote_ip=198.18.0.1\n" + LISTEN).getMessage())
+                .startsWith("t.pkt:2: Tern and the remote have the same address 198.18.0.1");
         }
 
         @Test
