@@ -126,7 +126,10 @@ public final class ScriptRunner {
         }
     }
 
-    private final ScriptProfile profile;
+    /** The script's profile; a setting applied while the script runs changes its TCP configuration (live). */
+    private ScriptProfile profile;
+    /** The settings applied at their line's time, each with the profile from then on (ScriptSettings). */
+    private java.util.Map<ScriptLine.Sysctl, ScriptProfile> liveSettings = java.util.Map.of();
     private final String file;
     /** Tern's address and the remote's on the wire: the runner's, or the script's option lines'. */
     private final int ternAddress;
@@ -212,9 +215,10 @@ public final class ScriptRunner {
     static void run(String file, String text, ScriptProfile profile, java.io.PrintStream trace,
                     LongToIntFunction applicationBytes) {
         final List<ScriptLine> lines = ScriptParser.parse(file, text, profile);
-        final ScriptProfile applied = ScriptSettings.apply(file, lines, profile);
-        final ScriptRunner runner = new ScriptRunner(file, applied, ScriptAddresses.of(file, lines),
-            ScriptWire.mtu(lines, applied), applicationBytes);
+        final ScriptSettings.Applied applied = ScriptSettings.apply(file, lines, profile);
+        final ScriptRunner runner = new ScriptRunner(file, applied.profile(), ScriptAddresses.of(file, lines),
+            ScriptWire.mtu(lines, applied.profile()), applicationBytes);
+        runner.liveSettings = applied.live();
         runner.trace = trace;
         try {
             runner.runAll(lines);
@@ -231,8 +235,14 @@ public final class ScriptRunner {
             case ScriptLine.Packet p -> inject(p);
             case ScriptLine.Datagram d -> inject(d);
             case ScriptLine.Icmp i -> inject(i);
-            // Applied to the configuration before the stack was built (ScriptSettings); it only takes its time.
+            // A leading setting made the stack's configuration (ScriptSettings); a later one that changes what
+            // connections take when they open is handed to the stack now, as a sysctl applies to later sockets.
             case ScriptLine.Sysctl setting -> {
+                final ScriptProfile next = liveSettings.get(setting);
+                if (next != null) {
+                    stack.tcp().reconfigure(next.tcp());
+                    profile = next;
+                }
             }
             case ScriptLine.SocketCount count -> ScriptSockstat.check(this, stack.tcp(), sockets, count);
             case ScriptLine.SocketDrop drop -> {

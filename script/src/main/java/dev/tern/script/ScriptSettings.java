@@ -1,21 +1,25 @@
 package dev.tern.script;
 
+import dev.tern.tcp.ConnectionSettings;
 import dev.tern.tcp.FastOpen;
 import dev.tern.tcp.SegmentChecks;
 import dev.tern.tcp.ReceivePolicy;
 import dev.tern.tcp.TcpConfig;
 
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
  * The kernel settings and option lines of a script ({@link ScriptLine.Sysctl}) applied to its profile, Linux's
  * ({@code net.ipv4.*}) and FreeBSD's ({@code net.inet.tcp.*}, {@code kern.ipc.*}) by their meaning for Tern
- * (docs/SCRIPTS.md, "Kernel settings"). Tern's configuration is fixed once its stack runs, so settings take effect
- * before the script's first other statement. Later a setting is taken when it changes nothing (it sets what is in
- * effect already), and when only settings follow it: the FreeBSD suite puts the values it changed back at a script's
- * end, and with the stack gone at the end there is nothing to put back. Anything else after the first statement is
- * rejected with the reason.
+ * (docs/SCRIPTS.md, "Kernel settings"). Settings before the script's first other statement make the stack's
+ * configuration. A later setting that changes only what connections take when they open (the TCP settings outside
+ * {@link ConnectionSettings#LAYER_WIDE}) is applied at its time through {@link dev.tern.tcp.TcpLayer#reconfigure}, as
+ * Linux and FreeBSD apply a sysctl to the sockets made after it. A later setting is also taken when it changes
+ * nothing, and when only settings follow it: the FreeBSD suite puts the values it changed back at a script's end, and
+ * with the stack gone at the end there is nothing to put back. Anything else after the first statement (an option
+ * line, a layer-wide setting) is rejected with the reason.
  */
 final class ScriptSettings {
     /** The unit of {@code net.ipv4.tcp_mem}: Linux counts pages. */
@@ -93,14 +97,23 @@ final class ScriptSettings {
         return name.equals(ScriptParser.FAST_OPEN_KEY_SYSCTL) ? 0 : THREE_NUMBERS.contains(name) ? 3 : 1;
     }
 
-    /** The profile with the script's settings applied; a setting after other statements as the class says. */
-    static ScriptProfile apply(String file, List<ScriptLine> lines, ScriptProfile profile) {
+    /**
+     * The profile the stack is built with, and the settings applied while the script runs: each one's profile from its
+     * line on (the runner hands its TCP configuration to the stack at the line's time).
+     */
+    record Applied(ScriptProfile profile, Map<ScriptLine.Sysctl, ScriptProfile> live) {
+    }
+
+    /** The profile with the script's leading settings applied, and its later ones as the class says. */
+    static Applied apply(String file, List<ScriptLine> lines, ScriptProfile profile) {
         int lastStatement = -1;
         for (int i = 0; i < lines.size(); i++) {
             if (!(lines.get(i) instanceof ScriptLine.Sysctl)) {
                 lastStatement = i;
             }
         }
+        final Map<ScriptLine.Sysctl, ScriptProfile> live = new IdentityHashMap<>();
+        ScriptProfile built = profile;
         ScriptProfile current = profile;
         boolean leading = true;
         for (int i = 0; i < lines.size(); i++) {
@@ -110,15 +123,22 @@ final class ScriptSettings {
             }
             final ScriptProfile next = apply(file, setting, current);
             if (leading) {
+                built = next;
                 current = next;
             } else if (!next.equals(current) && i < lastStatement) {
-                throw new ScriptException(file, setting.line(), (setting.name().startsWith("--") ? "option line "
-                    : "sysctl ") + setting.name() + " changes Tern's configuration after the script has started: "
-                    + "it is fixed once the stack runs (a setting may come later only when it changes nothing, or "
-                    + "at the end of the script, where nothing follows it)");
+                final List<String> fixed = ConnectionSettings.changedLayerWide(current.tcp(), next.tcp());
+                if (setting.name().startsWith("--") || !fixed.isEmpty() || !next.withTcp(current.tcp()).equals(current)) {
+                    throw new ScriptException(file, setting.line(), (setting.name().startsWith("--") ? "option line "
+                        : "sysctl ") + setting.name() + " changes Tern's configuration after the script has started "
+                        + "in what is fixed once the stack runs (" + (fixed.isEmpty() ? "the runner's options"
+                        : String.join(", ", fixed)) + "); a later setting may change only what connections take when "
+                        + "they open, or come at the end of the script, where nothing follows it");
+                }
+                live.put(setting, next);
+                current = next;
             }
         }
-        return current;
+        return new Applied(built, live);
     }
 
     private static ScriptProfile apply(String file, ScriptLine.Sysctl setting, ScriptProfile profile) {

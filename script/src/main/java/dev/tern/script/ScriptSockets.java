@@ -62,6 +62,8 @@ final class ScriptSockets {
         /** As Linux keeps it, unsigned 32 bits: 0xffffffff (or any value from 2^31) is no mark. */
         long notsentLowat;
         int maxSegment;
+        /** TCP_SYNCNT: SYN retransmissions before the attempt times out; 0 for not set (the stack's). */
+        int synCount;
         /** TCP_INQ: recvmsg returns a TCP_CM_INQ control message with the bytes left to read. */
         boolean inq;
         /** TCP_CORK: short segments wait until it is taken off. */
@@ -263,7 +265,7 @@ final class ScriptSockets {
         "SOL_SOCKET SO_KEEPALIVE", "IPPROTO_TCP TCP_KEEPIDLE", "IPPROTO_TCP TCP_KEEPINTVL", "IPPROTO_TCP TCP_KEEPCNT",
         "IPPROTO_TCP TCP_USER_TIMEOUT", "IPPROTO_TCP TCP_NOTSENT_LOWAT", "IPPROTO_TCP TCP_MAXSEG",
         "IPPROTO_TCP TCP_INQ", "IPPROTO_IP IP_MTU_DISCOVER", "IPPROTO_TCP TCP_CORK", "IPPROTO_TCP TCP_FASTOPEN",
-        "IPPROTO_TCP TCP_FASTOPEN_CONNECT");
+        "IPPROTO_TCP TCP_FASTOPEN_CONNECT", "IPPROTO_TCP TCP_SYNCNT");
 
     /** "LEVEL NAME" of a setsockopt or getsockopt, with Linux's other names for the levels (SOL_TCP, SOL_IP). */
     private static String optionName(ScriptLine.Call c) {
@@ -321,7 +323,7 @@ final class ScriptSockets {
                 : " (supported: SO_REUSEADDR, SO_REUSEPORT, SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, SO_LINGER, "
                 + "TCP_NODELAY, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_CONGESTION, TCP_USER_TIMEOUT, "
                 + "TCP_NOTSENT_LOWAT, TCP_MAXSEG, TCP_INQ, TCP_CORK, IP_MTU_DISCOVER, TCP_FASTOPEN, TCP_FASTOPEN_KEY, "
-                + "TCP_FASTOPEN_CONNECT)"));
+                + "TCP_FASTOPEN_CONNECT, TCP_SYNCNT)"));
         }
         if (option.equals("IPPROTO_IP IP_MTU_DISCOVER")) {
             return pmtuDiscovery(c);
@@ -340,6 +342,13 @@ final class ScriptSockets {
             }
             case "IPPROTO_TCP TCP_NOTSENT_LOWAT" -> {
                 fd.notsentLowat = value & 0xFFFF_FFFFL;
+                applyTcpSettings(fd);
+            }
+            case "IPPROTO_TCP TCP_SYNCNT" -> {
+                if (value < 1 || value > TcpSocketOptions.MAX_SYN_COUNT) {
+                    return ScriptRunner.Result.fail("EINVAL");
+                }
+                fd.synCount = (int) value;
                 applyTcpSettings(fd);
             }
             case "IPPROTO_TCP TCP_MAXSEG" -> {
@@ -448,7 +457,7 @@ final class ScriptSockets {
         return ScriptRunner.Result.ok(0);
     }
 
-    /** TCP_USER_TIMEOUT and TCP_NOTSENT_LOWAT onto the descriptor's connection, if it has one. */
+    /** TCP_USER_TIMEOUT, TCP_NOTSENT_LOWAT and TCP_SYNCNT onto the descriptor's connection, if it has one. */
     private void applyTcpSettings(Fd fd) {
         if (fd.connection >= 0) {
             if (fd.cork) {
@@ -456,6 +465,9 @@ final class ScriptSockets {
             }
             tcp.socketOptions().userTimeout(fd.connection, fd.userTimeoutMs);
             tcp.socketOptions().notsentLowat(fd.connection, (int) Math.min(fd.notsentLowat, Integer.MAX_VALUE));
+            if (fd.synCount > 0) {
+                tcp.socketOptions().synCount(fd.connection, fd.synCount);
+            }
         }
     }
 
@@ -590,6 +602,10 @@ final class ScriptSockets {
             case "IPPROTO_TCP TCP_KEEPCNT" -> Integer.toString(fd.keepProbes > 0 ? fd.keepProbes
                 : tcp.config().keepaliveProbes());
             case "IPPROTO_TCP TCP_USER_TIMEOUT" -> Integer.toString(fd.userTimeoutMs);
+            // Linux gives the socket's own count, else the sysctl's in effect now.
+            case "IPPROTO_TCP TCP_SYNCNT" -> Integer.toString(fd.connection >= 0
+                ? tcp.socketOptions().synCount(fd.connection) : fd.synCount > 0 ? fd.synCount
+                : tcp.config().synRetries());
             // Linux gives the socket's own mark, 0 when only the sysctl's applies.
             case "IPPROTO_TCP TCP_NOTSENT_LOWAT" -> Long.toString(fd.notsentLowat);
             case "IPPROTO_TCP TCP_INQ" -> fd.inq ? "1" : "0";
@@ -608,7 +624,7 @@ final class ScriptSockets {
             default -> throw runner.failure(c.line(), "getsockopt " + option + " is not supported" + (!unsupportedReason(
                 option).isEmpty() ? unsupportedReason(option) : " (supported: SO_ERROR, SO_RCVBUF, SO_SNDBUF, SO_REUSEADDR, "
                 + "SO_REUSEPORT, SO_KEEPALIVE, SO_LINGER, TCP_NODELAY, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, "
-                + "TCP_CONGESTION, TCP_USER_TIMEOUT, TCP_NOTSENT_LOWAT, TCP_MAXSEG, TCP_INQ, TCP_CORK, TCP_INFO)"));
+                + "TCP_CONGESTION, TCP_USER_TIMEOUT, TCP_NOTSENT_LOWAT, TCP_MAXSEG, TCP_INQ, TCP_CORK, TCP_SYNCNT, TCP_INFO)"));
         };
         final String want = (expected.startsWith("[") && expected.endsWith("]")
             ? expected.substring(1, expected.length() - 1).strip() : expected).replace(" ", "");
@@ -773,6 +789,7 @@ final class ScriptSockets {
         accepted.userTimeoutMs = fd.userTimeoutMs;
         accepted.notsentLowat = fd.notsentLowat;
         accepted.maxSegment = fd.maxSegment;
+        accepted.synCount = fd.synCount;
         accepted.inq = fd.inq;
         accepted.cork = fd.cork;
         accepted.lingerNs = fd.lingerNs;

@@ -125,7 +125,7 @@ class ScriptDialectsTest {
                 + "/proc/sys/net/ipv4/tcp_min_tso_segs=2`\n+0 close(3) = 0\n";
             passes(script, ScriptProfile.gtests());
             final List<ScriptLine> lines = ScriptParser.parse("t.pkt", script, ScriptProfile.gtests());
-            assertEquals(ScriptProfile.gtests(), ScriptSettings.apply("t.pkt", lines, ScriptProfile.gtests()));
+            assertEquals(ScriptProfile.gtests(), ScriptSettings.apply("t.pkt", lines, ScriptProfile.gtests()).profile());
             rejects("`sysctl -q net.ipv4.tcp_tso_segs=10`\n", ScriptProfile.gtests(),
                 "t.pkt:1: sysctl net.ipv4.tcp_tso_segs is not supported (supported: ");
         }

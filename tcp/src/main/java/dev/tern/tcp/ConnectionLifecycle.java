@@ -44,7 +44,7 @@ final class ConnectionLifecycle {
 
     private final Ipv4Layer ipv4;
     private final TcpControlBlocks tcb;
-    private final TcpConfig config;
+    private final ConnectionSettings settings;
     private final TcpCounters counters;
     private final ConnectionTable connections;
     private final ReassemblyQueue reassembly;
@@ -66,14 +66,14 @@ final class ConnectionLifecycle {
     /** The ephemeral ports whose replies reach this layer's shard (all of them for a stack of its own). */
     private ShardPorts shardPorts = ShardPorts.ALONE;
 
-    ConnectionLifecycle(Ipv4Layer ipv4, TcpControlBlocks tcb, TcpConfig config, TcpCounters counters,
+    ConnectionLifecycle(Ipv4Layer ipv4, TcpControlBlocks tcb, ConnectionSettings settings, TcpCounters counters,
                         ConnectionTable connections, ReassemblyQueue reassembly, IsnGenerator isn, RttEstimator rtt,
                         PlugPointRegistry plugPoints, TcpListeners listeners, ConnectionBuffers buffers,
                         ReceiveHandlers handlers, EventQueue events, TcpTimers timers, TcpOutput output,
                         TcpSender sender, TcpPath path, TimeWaitList timeWait, FastOpen fastOpen) {
         this.ipv4 = ipv4;
         this.tcb = tcb;
-        this.config = config;
+        this.settings = settings;
         this.counters = counters;
         this.connections = connections;
         this.reassembly = reassembly;
@@ -155,8 +155,8 @@ final class ConnectionLifecycle {
      * of several, whose replies reach this shard (about one port in the shard count).
      */
     private int ephemeralPort(int remoteAddress, int remotePort) {
-        final int first = config.ephemeralFirst();
-        final int range = config.ephemeralLast() - first + 1;
+        final int first = settings.current().ephemeralFirst();
+        final int range = settings.current().ephemeralLast() - first + 1;
         final int offset = isn.portOffset(localAddress, remoteAddress, remotePort);
         for (int i = 0; i < range; i++) {
             final int port = first + (int) (((long) offset + ephemeralCounter + i) % range);
@@ -186,6 +186,8 @@ final class ConnectionLifecycle {
         if (c < 0) {
             return -1;
         }
+        settings.opened(c);
+        final TcpConfig config = settings.of(c);
         tcb.localAddress(c, localAddress);
         tcb.remoteAddress(c, remoteAddress);
         tcb.localPort(c, localPort);
@@ -348,7 +350,7 @@ final class ConnectionLifecycle {
         tcb.retries(c, 0);
         // TCP_INFO's last_data_recv counts from here until data arrives, as Linux's lrcvtime.
         tcb.lastDataReceiveNs(c, nowNs);
-        tcb.quickAcks(c, config.receivePolicy().quickAcks());
+        tcb.quickAcks(c, settings.of(c).receivePolicy().quickAcks());
         timers.disarm(c, T_SENDER);
         sender.established(c, nowNs);
         if (tcb.hasFlag(c, F_KEEPALIVE)) {
@@ -390,7 +392,7 @@ final class ConnectionLifecycle {
         }
         tcb.state(c, state);
         if (state == TcpState.FIN_WAIT_2 && tcb.hasFlag(c, F_RELEASED)) {
-            timers.arm(c, TimerKind.STATE, nowNs + config.finWait2TimeoutNs());
+            timers.arm(c, TimerKind.STATE, nowNs + settings.of(c).finWait2TimeoutNs());
         } else if (state == TcpState.TIME_WAIT) {
             enterTimeWait(c, nowNs);
         }
@@ -401,8 +403,8 @@ final class ConnectionLifecycle {
         timers.disarm(c, T_SENDER | T_DELAYED_ACK | T_KEEPALIVE | T_PACE);
         releaseOutOfOrder(c);
         counters.closed.incrementRelease();
-        final boolean overflow = !tcb.hasFlag(c, F_TIME_WAIT_LISTED) && timeWait.count() >= config.maxTimeWait();
-        if (config.mslNs() == 0 || overflow) {
+        final boolean overflow = !tcb.hasFlag(c, F_TIME_WAIT_LISTED) && timeWait.count() >= settings.current().maxTimeWait();
+        if (settings.of(c).mslNs() == 0 || overflow) {
             // Linux's tcp_max_tw_buckets: beyond it a connection skips TIME-WAIT (TCPTimeWaitOverflow). The ACK of
             // the peer's FIN, if owed, goes first, as tcp_fin sends it before tcp_time_wait.
             if (overflow) {
@@ -414,7 +416,7 @@ final class ConnectionLifecycle {
             terminate(c, TcpError.NONE, nowNs);
             return;
         }
-        timers.arm(c, TimerKind.STATE, nowNs + 2 * config.mslNs());
+        timers.arm(c, TimerKind.STATE, nowNs + 2 * settings.of(c).mslNs());
         timeWait.add(c);
         if (tcb.hasFlag(c, F_RELEASED) || !tcb.hasFlag(c, F_OWNED) && !tcb.hasFlag(c, F_ACCEPT_QUEUED)) {
             buffers.detach(c);
@@ -425,7 +427,7 @@ final class ConnectionLifecycle {
 
     /** A retransmitted FIN in TIME-WAIT: 2 MSL from now (RFC 9293 §3.10.7.4). */
     void restartTimeWait(int c, long nowNs) {
-        timers.arm(c, TimerKind.STATE, nowNs + 2 * config.mslNs());
+        timers.arm(c, TimerKind.STATE, nowNs + 2 * settings.of(c).mslNs());
     }
 
     /** With every row taken, the oldest TIME-WAIT connection whose owner let go makes room (Linux tw_buckets). */
@@ -489,7 +491,7 @@ final class ConnectionLifecycle {
             case TcpState.CLOSED -> free(c);
             case TcpState.SYN_SENT -> terminate(c, TcpError.NONE, nowNs);
             case TcpState.TIME_WAIT -> buffers.detach(c);
-            case TcpState.FIN_WAIT_2 -> timers.arm(c, TimerKind.STATE, nowNs + config.finWait2TimeoutNs());
+            case TcpState.FIN_WAIT_2 -> timers.arm(c, TimerKind.STATE, nowNs + settings.of(c).finWait2TimeoutNs());
             default -> queueFin(c, nowNs);
         }
     }

@@ -80,7 +80,7 @@ public final class FastOpen {
     private final ConnectionBuffers buffers;
     private final TcpOutput output;
     private final TcpCounters counters;
-    private final TcpConfig config;
+    private final ConnectionSettings settings;
     /** Bytes of option space a SYN's data leaves free (Linux's MAX_TCP_OPTION_SPACE). */
     private static final int SYN_OPTION_SPACE = 40;
     /** Destinations whose cookie the client remembers; one per slot, a later one replaces an earlier. */
@@ -105,14 +105,14 @@ public final class FastOpen {
     private final long[] disabledAtNs = new long[CACHE_SLOTS];
 
     FastOpen(TcpControlBlocks tcb, TcpListeners listeners, ConnectionBuffers buffers, TcpOutput output,
-             TcpCounters counters, TcpConfig config) {
+             TcpCounters counters, ConnectionSettings settings) {
         this.tcb = tcb;
         this.listeners = listeners;
         this.buffers = buffers;
         this.output = output;
         this.counters = counters;
-        this.config = config;
-        this.keys = config.fastOpenKeys();
+        this.settings = settings;
+        this.keys = settings.current().fastOpenKeys();
     }
 
     // ------------------------------------------------------------------------------------------ the owner's side
@@ -126,7 +126,7 @@ public final class FastOpen {
         if (!listeners.valid(listener) || queueLength < 0) {
             return -TcpError.INVALID;
         }
-        this.queueLength[listener] = Math.min(queueLength, config.maxBacklog());
+        this.queueLength[listener] = Math.min(queueLength, settings.current().maxBacklog());
         return 0;
     }
 
@@ -172,9 +172,9 @@ public final class FastOpen {
             pending = Arrays.copyOf(pending, size);
             listenerKeys = Arrays.copyOf(listenerKeys, size);
         }
-        final int bits = config.fastOpen();
+        final int bits = settings.current().fastOpen();
         queueLength[listener] = (bits & SERVER) != 0 && (bits & SERVER_ALL_LISTENERS) != 0
-            ? Math.min(Math.max(backlog, 1), config.maxBacklog()) : 0;
+            ? Math.min(Math.max(backlog, 1), settings.current().maxBacklog()) : 0;
         pending[listener] = 0;
         listenerKeys[listener] = null;
         return listener;
@@ -192,7 +192,7 @@ public final class FastOpen {
         if (length == 0) {
             counters.fastOpenCookieRequests.incrementRelease();
         }
-        final int bits = config.fastOpen();
+        final int bits = settings.current().fastOpen();
         if ((bits & SERVER) == 0 || seg.payloadLength == 0 && length == TcpOptionFields.ABSENT
             || !queueAllows(listener)) {
             return PLAIN;
@@ -326,7 +326,7 @@ public final class FastOpen {
         final int remote = tcb.remoteAddress(c);
         if (pathDisabled(remote)) {
             final int i = slot(remote);
-            if (nowNs - disabledAtNs[i] <= config.fastOpenPathDisableNs()) {
+            if (nowNs - disabledAtNs[i] <= settings.current().fastOpenPathDisableNs()) {
                 counters.fastOpenActiveDisabled.incrementRelease();
                 return false;
             }
@@ -341,7 +341,7 @@ public final class FastOpen {
 
     /** A Fast Open connect's SYN waits for the owner's data when it can carry data: a cookie, or none needed. */
     private boolean defersSyn(int c) {
-        final int bits = config.fastOpen();
+        final int bits = settings.current().fastOpen();
         return tcb.hasFlag(c, F_FAST_OPEN_ACTIVE) && (bits & CLIENT) != 0
             && ((bits & CLIENT_NO_COOKIE) != 0 || cachedCookieLength(tcb.remoteAddress(c)) > 0);
     }
@@ -356,7 +356,7 @@ public final class FastOpen {
 
     /** Before a Fast Open connect's first SYN: its option (a request, or the cached cookie) and its data. */
     void beforeSyn(int c) {
-        final int bits = config.fastOpen();
+        final int bits = settings.current().fastOpen();
         if (!tcb.hasFlag(c, F_FAST_OPEN_ACTIVE) || (bits & CLIENT) == 0 || tcb.state(c) != TcpState.SYN_SENT
             || tcb.retries(c) != 0 || tcb.hasFlag(c, F_RETRANSMITTED)) {
             return;
@@ -399,7 +399,7 @@ public final class FastOpen {
             cachedExperimental[i] = options.fastOpenExperimental();
             cachedMss[i] = options.mss() > 0 ? options.mss() : 0;
             disabled[i] = false;
-        } else if (acked == 0 && config.fastOpenPathDisableNs() > 0 && (config.fastOpen() & CLIENT) != 0) {
+        } else if (acked == 0 && settings.current().fastOpenPathDisableNs() > 0 && (settings.current().fastOpen() & CLIENT) != 0) {
             disablePath(remote, nowNs);
         } else {
             final int i = slot(remote);

@@ -22,12 +22,13 @@ final class PlugPointRegistry {
     private final int defaultRecovery;
     private final int dupAckDetection;
     private final int newRenoRecovery;
-    private final int initialCwndSegments;
+    private final ConnectionSettings settings;
 
     /** The built-in implementations; the configured defaults must be among them. */
-    PlugPointRegistry(TcpControlBlocks tcb, TcpConfig config) {
+    PlugPointRegistry(TcpControlBlocks tcb, ConnectionSettings settings) {
         this.tcb = tcb;
-        this.initialCwndSegments = config.initialCwndSegments();
+        this.settings = settings;
+        final TcpConfig config = settings.current();
         congestionControls.register(new CubicCongestionControl());
         congestionControls.register(new NewRenoCongestionControl());
         congestionControls.register(new NoCongestionControl());
@@ -90,7 +91,7 @@ final class PlugPointRegistry {
         if (id != tcb.ccId(c)) {
             tcb.ccId(c, id);
             if (TcpState.isSynchronized(tcb.state(c))) {
-                congestionControl(c).init(tcb, c, tcb.sndMss(c), initialCwndSegments, nowNs);
+                congestionControl(c).init(tcb, c, tcb.sndMss(c), settings.of(c).initialCwndSegments(), nowNs);
             }
         }
         return 0;

@@ -60,7 +60,7 @@ final class TcpInput {
     private final TcpReceiver receiver;
     private final RttEstimator rtt;
     private final TcpCounters counters;
-    private final TcpConfig config;
+    private final ConnectionSettings settings;
     private final ConnectionTable connections;
     private final TcpListeners listeners;
     private final ConnectionLifecycle lifecycle;
@@ -80,7 +80,7 @@ final class TcpInput {
     private int challengeCount;
 
     TcpInput(Ipv4Layer ipv4, TcpControlBlocks tcb, TcpOutput output, TcpSender sender, TcpReceiver receiver,
-             RttEstimator rtt, TcpCounters counters, TcpConfig config, ConnectionTable connections,
+             RttEstimator rtt, TcpCounters counters, ConnectionSettings settings, ConnectionTable connections,
              TcpListeners listeners, ConnectionLifecycle lifecycle, SynCookies cookies, FastOpen fastOpen,
              ConnectionBuffers buffers, TcpPath path, OutputQueue outputQueue) {
         this.ipv4 = ipv4;
@@ -90,7 +90,7 @@ final class TcpInput {
         this.receiver = receiver;
         this.rtt = rtt;
         this.counters = counters;
-        this.config = config;
+        this.settings = settings;
         this.connections = connections;
         this.listeners = listeners;
         this.lifecycle = lifecycle;
@@ -99,7 +99,7 @@ final class TcpInput {
         this.buffers = buffers;
         this.path = path;
         this.outputQueue = outputQueue;
-        this.checks = config.segmentChecks();
+        this.checks = settings.current().segmentChecks();
     }
 
     /**
@@ -118,7 +118,7 @@ final class TcpInput {
             challengeWindowNs = nowNs;
             challengeCount = 0;
         }
-        return ++challengeCount <= config.challengeAckLimit();
+        return ++challengeCount <= settings.current().challengeAckLimit();
     }
 
     // ------------------------------------------------------------------------------------------------ entry
@@ -248,7 +248,7 @@ final class TcpInput {
             return;
         }
         if (listeners.synQueueFull(listener)) {
-            if (config.synCookies()) {
+            if (settings.current().synCookies()) {
                 sendCookie(listener, nowNs);
             } else {
                 listeners.drop(TcpCounters.DROP_SYN_QUEUE_FULL);
@@ -442,7 +442,7 @@ final class TcpInput {
                 tcb.clearFlag(c, F_RTT_TIMING);
             }
             final boolean text = seg.payloadLength > 0 || seg.has(FIN);
-            final boolean takesText = text && (config.synSentText() == TcpConfig.SynSentText.ALWAYS
+            final boolean takesText = text && (settings.current().synSentText() == TcpConfig.SynSentText.ALWAYS
                 || tcb.hasFlag(c, TcpControlBlocks.F_FAST_OPEN_ACTIVE));
             if (seg.payloadLength > 0 && !takesText) {
                 counters.drop(TcpCounters.DROP_SYN_DATA);

@@ -49,7 +49,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     public static final List<String> BUILT_IN_CONGESTION_CONTROLS = List.of(
         CubicCongestionControl.NAME, NewRenoCongestionControl.NAME, NoCongestionControl.NAME);
 
-    private final TcpConfig config;
+    private final ConnectionSettings settings;
     private final TcpControlBlocks tcb;
     private final ConnectionTable connections;
     private final ReassemblyQueue reassembly;
@@ -72,38 +72,38 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     private boolean dispatching;
 
     public TcpLayer(Ipv4Layer ipv4, Timers wheel, TcpConfig config, CountersFile countersFile) {
-        this.config = config;
         final TcpCounters counters = new TcpCounters(countersFile);
         final int capacity = config.maxConnections();
+        this.settings = new ConnectionSettings(config, capacity);
         this.tcb = new TcpControlBlocks(capacity);
         this.connections = new ConnectionTable(capacity, config.isnKey0() ^ Long.rotateLeft(config.isnKey1(), 17));
         this.reassembly = new ReassemblyQueue(Math.min(config.outOfOrderBlocks(), capacity), config.outOfOrderRanges());
         final IsnGenerator isn = new IsnGenerator(config.isnKey0(), config.isnKey1(), config.fixedIsn());
         final SynCookies cookies = new SynCookies(config.isnKey0(), config.isnKey1());
         this.rtt = new RttEstimator(config);
-        this.plugPoints = new PlugPointRegistry(tcb, config);
-        final TcpPath path = new TcpPath(ipv4, tcb, counters, config);
+        this.plugPoints = new PlugPointRegistry(tcb, settings);
+        final TcpPath path = new TcpPath(ipv4, tcb, counters, settings);
         this.memoryPressure = new TcpMemoryPressure(tcb, counters, config);
         final TcpTimers timers = new TcpTimers(tcb, wheel, wheel.register(this::timerFired));
         this.outputQueue = new OutputQueue(tcb);
         this.events = new EventQueue(tcb);
-        this.listeners = new TcpListeners(tcb, counters, config);
+        this.listeners = new TcpListeners(tcb, counters, settings);
         this.buffers = new ConnectionBuffers(tcb, counters, config, memoryPressure);
         this.handlers = new ReceiveHandlers(tcb, counters, buffers, ipv4.ethernet().holds(), this::holdReleased);
         final TcpOutput output = new TcpOutput(tcb, ipv4, counters, buffers, outputQueue);
-        this.sender = new TcpSender(tcb, output, ipv4, counters, rtt, config, timers, buffers, outputQueue, events,
+        this.sender = new TcpSender(tcb, output, ipv4, counters, rtt, settings, timers, buffers, outputQueue, events,
             plugPoints, path);
         this.timeWait = new TimeWaitList(tcb);
-        this.fastOpen = new FastOpen(tcb, listeners, buffers, output, counters, config);
-        this.lifecycle = new ConnectionLifecycle(ipv4, tcb, config, counters, connections, reassembly, isn, rtt,
+        this.fastOpen = new FastOpen(tcb, listeners, buffers, output, counters, settings);
+        this.lifecycle = new ConnectionLifecycle(ipv4, tcb, settings, counters, connections, reassembly, isn, rtt,
             plugPoints, listeners, buffers, handlers, events, timers, output, sender, path, timeWait, fastOpen);
-        this.receiver = new TcpReceiver(tcb, output, reassembly, counters, config, timers, buffers, handlers,
+        this.receiver = new TcpReceiver(tcb, output, reassembly, counters, settings, timers, buffers, handlers,
             outputQueue, events, memoryPressure, lifecycle, sender);
         output.receiver(receiver);
-        this.input = new TcpInput(ipv4, tcb, output, sender, receiver, rtt, counters, config, connections, listeners,
+        this.input = new TcpInput(ipv4, tcb, output, sender, receiver, rtt, counters, settings, connections, listeners,
             lifecycle, cookies, fastOpen, buffers, path, outputQueue);
-        this.timeouts = new TcpTimeouts(tcb, timers, receiver, sender, lifecycle, output, rtt, path, counters, config);
-        this.socketOptions = new TcpSocketOptions(tcb, buffers, config, listeners, sender, handlers, outputQueue);
+        this.timeouts = new TcpTimeouts(tcb, timers, receiver, sender, lifecycle, output, rtt, path, counters, settings);
+        this.socketOptions = new TcpSocketOptions(tcb, buffers, settings, listeners, sender, handlers, outputQueue);
         ipv4.register(IpProtocol.TCP, this);
     }
 
@@ -150,8 +150,17 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return plugPoints.lossRecoveryNames();
     }
 
+    /** The settings in effect now: what a connection or listener opened now gets ({@link #reconfigure}). */
     public TcpConfig config() {
-        return config;
+        return settings.current();
+    }
+
+    /**
+     * Takes {@code next} for connections opened from now on; open ones keep theirs ({@link ConnectionSettings}, which
+     * says what else follows it). IllegalArgumentException, nothing changed, for a change to a layer-wide field.
+     */
+    public void reconfigure(TcpConfig next) {
+        settings.reconfigure(next);
     }
 
     /** TCP_USER_TIMEOUT, TCP_NOTSENT_LOWAT and TCP_MAXSEG of open connections. */

@@ -19,7 +19,7 @@ final class TcpListeners {
 
     private final TcpControlBlocks tcb;
     private final TcpCounters counters;
-    private final TcpConfig config;
+    private final ConnectionSettings settings;
     private final int[] listenerByPort = new int[65536];
     private int[] port = new int[8];
     private int[] backlog = new int[8];
@@ -35,10 +35,10 @@ final class TcpListeners {
     private int slots;
     private boolean anyEvent;
 
-    TcpListeners(TcpControlBlocks tcb, TcpCounters counters, TcpConfig config) {
+    TcpListeners(TcpControlBlocks tcb, TcpCounters counters, ConnectionSettings settings) {
         this.tcb = tcb;
         this.counters = counters;
-        this.config = config;
+        this.settings = settings;
         Arrays.fill(listenerByPort, -1);
     }
 
@@ -58,7 +58,7 @@ final class TcpListeners {
             grow();
         }
         slots = Math.max(slots, l + 1);
-        final int queue = Math.max(1, Math.min(backlogWanted == 0 ? 1 : backlogWanted, config.maxBacklog()));
+        final int queue = Math.max(1, Math.min(backlogWanted == 0 ? 1 : backlogWanted, settings.current().maxBacklog()));
         port[l] = localPort;
         backlog[l] = queue;
         synCount[l] = 0;
@@ -121,13 +121,13 @@ final class TcpListeners {
     /** The receive buffer its connections get: what cookies and the SYN-ACK's window are sized by. */
     int receiveSize(int l) {
         final int size = options[l].receiveBufferSize();
-        return size == 0 ? config.receiveBufferSize() : size;
+        return size == 0 ? settings.current().receiveBufferSize() : size;
     }
 
     // ------------------------------------------------------------------------------------------ SYN queue
 
     boolean synQueueFull(int l) {
-        return synCount[l] >= config.synQueueSize();
+        return synCount[l] >= settings.current().synQueueSize();
     }
 
     /** Half-open connections of the listener now. */

@@ -15,7 +15,7 @@ final class TcpPath {
     private final Ipv4Layer ipv4;
     private final TcpControlBlocks tcb;
     private final TcpCounters counters;
-    private final TcpConfig config;
+    private final ConnectionSettings settings;
     private final int localAddress;
     /** When each connection last confirmed its next hop. */
     private final long[] lastConfirmNs;
@@ -28,11 +28,11 @@ final class TcpPath {
         return ipv4.routes().lookup(address) != dev.tern.ipv4.RoutingTable.NO_ROUTE;
     }
 
-    TcpPath(Ipv4Layer ipv4, TcpControlBlocks tcb, TcpCounters counters, TcpConfig config) {
+    TcpPath(Ipv4Layer ipv4, TcpControlBlocks tcb, TcpCounters counters, ConnectionSettings settings) {
         this.ipv4 = ipv4;
         this.tcb = tcb;
         this.counters = counters;
-        this.config = config;
+        this.settings = settings;
         this.localAddress = ipv4.address().address();
         this.lastConfirmNs = new long[tcb.capacity()];
     }
@@ -71,7 +71,7 @@ final class TcpPath {
      * tcp_retries1 too (dst_negative_advice) but sets no soft error.
      */
     void retransmittedAgain(int c, int retries, long nowNs) {
-        if (retries != config.retries1()) {
+        if (retries != settings.of(c).retries1()) {
             return;
         }
         counters.r1Advice.incrementRelease();

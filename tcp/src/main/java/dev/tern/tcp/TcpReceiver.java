@@ -42,7 +42,7 @@ final class TcpReceiver {
     private final TcpOutput output;
     private final ReassemblyQueue reassembly;
     private final TcpCounters counters;
-    private final TcpConfig config;
+    private final ConnectionSettings settings;
     private final TcpTimers timers;
     private final ConnectionBuffers buffers;
     private final ReceiveHandlers handlers;
@@ -55,14 +55,14 @@ final class TcpReceiver {
     private final ReceivePolicy.AckRule ackRule;
 
     TcpReceiver(TcpControlBlocks tcb, TcpOutput output, ReassemblyQueue reassembly, TcpCounters counters,
-                TcpConfig config, TcpTimers timers, ConnectionBuffers buffers, ReceiveHandlers handlers,
+                ConnectionSettings settings, TcpTimers timers, ConnectionBuffers buffers, ReceiveHandlers handlers,
                 OutputQueue outputQueue, EventQueue events, TcpMemoryPressure memoryPressure,
                 ConnectionLifecycle lifecycle, TcpSender sender) {
         this.tcb = tcb;
         this.output = output;
         this.reassembly = reassembly;
         this.counters = counters;
-        this.config = config;
+        this.settings = settings;
         this.timers = timers;
         this.buffers = buffers;
         this.handlers = handlers;
@@ -71,8 +71,8 @@ final class TcpReceiver {
         this.memoryPressure = memoryPressure;
         this.lifecycle = lifecycle;
         this.sender = sender;
-        this.window = new ReceiveWindow(tcb, buffers, handlers, memoryPressure, config);
-        this.ackRule = config.receivePolicy().acks();
+        this.window = new ReceiveWindow(tcb, buffers, handlers, memoryPressure, settings.current());
+        this.ackRule = settings.current().receivePolicy().acks();
     }
 
     // ------------------------------------------------------------------------------------------- segment text
@@ -229,7 +229,7 @@ final class TcpReceiver {
                 // delayed ACK time.
                 outputQueue.ackNow(c);
             } else if (!timers.armed(c, T_DELAYED_ACK)) {
-                timers.arm(c, TimerKind.DELAYED_ACK, nowNs + config.delayedAckNs());
+                timers.arm(c, TimerKind.DELAYED_ACK, nowNs + settings.of(c).delayedAckNs());
             }
             return false;
         }

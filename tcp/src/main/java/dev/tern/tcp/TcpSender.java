@@ -92,7 +92,7 @@ final class TcpSender {
     private final Ipv4Layer ipv4;
     private final TcpCounters counters;
     private final RttEstimator rtt;
-    private final TcpConfig config;
+    private final ConnectionSettings settings;
     private final TcpTimers timers;
     private final ConnectionBuffers buffers;
     private final OutputQueue outputQueue;
@@ -105,14 +105,14 @@ final class TcpSender {
     private final TcpTrace[] traces;
 
     TcpSender(TcpControlBlocks tcb, TcpOutput output, Ipv4Layer ipv4, TcpCounters counters, RttEstimator rtt,
-              TcpConfig config, TcpTimers timers, ConnectionBuffers buffers, OutputQueue outputQueue,
+              ConnectionSettings settings, TcpTimers timers, ConnectionBuffers buffers, OutputQueue outputQueue,
               EventQueue events, PlugPointRegistry plugPoints, TcpPath path) {
         this.tcb = tcb;
         this.output = output;
         this.ipv4 = ipv4;
         this.counters = counters;
         this.rtt = rtt;
-        this.config = config;
+        this.settings = settings;
         this.timers = timers;
         this.buffers = buffers;
         this.outputQueue = outputQueue;
@@ -152,7 +152,7 @@ final class TcpSender {
             tcb.minRttUs(c, tcb.srttUs(c));
             tcb.minRttAtNs(c, nowNs);
         }
-        plugPoints.congestionControl(c).init(tcb, c, tcb.sndMss(c), config.initialCwndSegments(), nowNs);
+        plugPoints.congestionControl(c).init(tcb, c, tcb.sndMss(c), settings.of(c).initialCwndSegments(), nowNs);
     }
 
     // ------------------------------------------------------------------------------------------ ACK arrival
@@ -659,11 +659,11 @@ final class TcpSender {
         // With TSO the link cuts large frames; a refusal (loopback, next hop not resolved) falls back for this call.
         boolean tso = ipv4.segmentationOffload();
         tcb.clearFlag(c, F_CWND_LIMITED);
-        if (config.slowStartAfterIdle() && tcb.sndUna(c) == tcb.sndMax(c) && queuedData(c, ring) > 0
+        if (settings.of(c).slowStartAfterIdle() && tcb.sndUna(c) == tcb.sndMax(c) && queuedData(c, ring) > 0
             && nowNs - tcb.lastSendNs(c) > rtt.rtoNs(tcb, c)) {
             // RFC 5681 §4.1: after an idle period longer than the RTO, restart from the initial window (a SHOULD;
             // a configuration may keep the window, as Linux's tcp_slow_start_after_idle=0).
-            plugPoints.congestionControl(c).onIdleRestart(tcb, c, tcb.sndMss(c), config.initialCwndSegments(), nowNs);
+            plugPoints.congestionControl(c).onIdleRestart(tcb, c, tcb.sndMss(c), settings.of(c).initialCwndSegments(), nowNs);
             tcb.lastSendNs(c, nowNs);
         }
         while (true) {
@@ -1297,6 +1297,6 @@ final class TcpSender {
     /** R2 of RFC 9293 §3.8.3: the connection's own limit if its owner set one, else the layer's. */
     private int retryLimit(int c) {
         final int own = tcb.maxRetries(c);
-        return own > 0 ? own : config.maxRetries();
+        return own > 0 ? own : settings.of(c).maxRetries();
     }
 }

@@ -14,22 +14,24 @@ import dev.tern.core.io.ByteRing;
 public final class TcpSocketOptions {
     /** Linux's MSS of a socket that has not connected yet (TCP_MSS_DEFAULT, include/net/tcp.h). */
     public static final int UNCONNECTED_MSS = 536;
+    /** The largest TCP_SYNCNT Linux takes (MAX_TCP_SYNCNT, include/net/tcp.h). */
+    public static final int MAX_SYN_COUNT = 127;
     /** Linux's TCP_INFO and TCP_MAXSEG give the MSS less the timestamp option (TCPOLEN_TSTAMP_ALIGNED). */
     private static final int TIMESTAMP_OPTION = 12;
 
     private final TcpControlBlocks tcb;
     private final ConnectionBuffers buffers;
-    private final TcpConfig config;
+    private final ConnectionSettings settings;
     private final TcpListeners listeners;
     private final TcpSender sender;
     private final ReceiveHandlers handlers;
     private final OutputQueue outputQueue;
 
-    TcpSocketOptions(TcpControlBlocks tcb, ConnectionBuffers buffers, TcpConfig config, TcpListeners listeners,
+    TcpSocketOptions(TcpControlBlocks tcb, ConnectionBuffers buffers, ConnectionSettings settings, TcpListeners listeners,
                      TcpSender sender, ReceiveHandlers handlers, OutputQueue outputQueue) {
         this.tcb = tcb;
         this.buffers = buffers;
-        this.config = config;
+        this.settings = settings;
         this.listeners = listeners;
         this.sender = sender;
         this.handlers = handlers;
@@ -151,7 +153,28 @@ public final class TcpSocketOptions {
     /** The mark in force: the connection's own, else the layer's; 0 means none. {@code -INVALID} for a bad handle. */
     public int notsentLowat(int connection) {
         final int c = tcb.ownedSlot(connection);
-        return c < 0 ? -TcpError.INVALID : tcb.notsentLowat(c) > 0 ? tcb.notsentLowat(c) : config.notsentLowat();
+        return c < 0 ? -TcpError.INVALID : tcb.notsentLowat(c) > 0 ? tcb.notsentLowat(c) : settings.of(c).notsentLowat();
+    }
+
+    /**
+     * TCP_SYNCNT (Linux): how many times this connection's SYN is retransmitted before the attempt times out, in
+     * place of its settings' {@link TcpConfig#synRetries}; 1 to {@link #MAX_SYN_COUNT}, as Linux takes it, and 0
+     * goes back to the settings'. A per-connection R2 ({@link TcpLayer#maxRetries}) still wins. Returns 0 or
+     * {@code -INVALID}.
+     */
+    public int synCount(int connection, int retries) {
+        final int c = tcb.ownedSlot(connection);
+        if (c < 0 || retries < 0 || retries > MAX_SYN_COUNT) {
+            return -TcpError.INVALID;
+        }
+        settings.synRetries(c, retries);
+        return 0;
+    }
+
+    /** The SYN retransmissions in force for this connection (TCP_SYNCNT or its settings'); {@code -INVALID}. */
+    public int synCount(int connection) {
+        final int c = tcb.ownedSlot(connection);
+        return c < 0 ? -TcpError.INVALID : settings.synRetries(c);
     }
 
     /** Bytes written into the send ring and not sent yet (Linux's write_seq - snd_nxt); 0 for a bad handle. */

@@ -27,12 +27,12 @@ final class TcpTimeouts {
     private final RttEstimator rtt;
     private final TcpPath path;
     private final TcpCounters counters;
-    private final TcpConfig config;
+    private final ConnectionSettings settings;
     private final UserTimeout userTimeout;
 
     TcpTimeouts(TcpControlBlocks tcb, TcpTimers timers, TcpReceiver receiver, TcpSender sender,
                 ConnectionLifecycle lifecycle, TcpOutput output, RttEstimator rtt, TcpPath path, TcpCounters counters,
-                TcpConfig config) {
+                ConnectionSettings settings) {
         this.tcb = tcb;
         this.timers = timers;
         this.receiver = receiver;
@@ -42,7 +42,7 @@ final class TcpTimeouts {
         this.rtt = rtt;
         this.path = path;
         this.counters = counters;
-        this.config = config;
+        this.settings = settings;
         this.userTimeout = new UserTimeout(tcb, counters);
     }
 
@@ -98,7 +98,7 @@ final class TcpTimeouts {
         final int retries = tcb.retries(c) + 1;
         tcb.retries(c, retries);
         final int limit = tcb.maxRetries(c) > 0 ? tcb.maxRetries(c)
-            : state == TcpState.SYN_SENT || !tcb.hasFlag(c, F_PASSIVE) ? config.synRetries() : config.synAckRetries();
+            : state == TcpState.SYN_SENT || !tcb.hasFlag(c, F_PASSIVE) ? settings.synRetries(c) : settings.of(c).synAckRetries();
         if (retries > limit) {
             if (tcb.hasFlag(c, F_PASSIVE)) {
                 // A half-open connection whose SYN-ACKs went unanswered (a spoofed or unroutable source).
