@@ -99,7 +99,7 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
     /** Tern's defaults, which follow Linux: timestamps, SACK and window scaling offered, 40 ms delayed ACK, ... */
     public static ScriptProfile linux() {
         return packetdrill("linux", "Tern's Linux-like defaults (timestamps, SACK, window scaling offered)",
-            tern().pushRule(PushRule.LINUX).build(), Map.of());
+            tern().build(), Map.of());
     }
 
     /**
