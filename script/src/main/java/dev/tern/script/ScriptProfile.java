@@ -1,6 +1,7 @@
 package dev.tern.script;
 
 import dev.tern.tcp.FastOpenKeys;
+import dev.tern.tcp.PushRule;
 import dev.tern.tcp.SegmentChecks;
 import dev.tern.tcp.ReceivePolicy;
 import dev.tern.tcp.TcpConfig;
@@ -142,7 +143,7 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
     public static ScriptProfile gtests() {
         return packetdrill("gtests", "as linux, with the settings of packetdrill's Linux suite (window scale 8, "
                 + "no slow start after idle)", tern().bufferSizes(256 << 10, 8 << 20).slowStartAfterIdle(false)
-                .fastOpen(GTESTS_FAST_OPEN).build(),
+                .pushRule(PushRule.LINUX).fastOpen(GTESTS_FAST_OPEN).build(),
             Map.of("CODE", "host_unreachable", "CMSG_LEVEL_IP", "SOL_IP",
                 "CMSG_TYPE_RECVERR", "IP_RECVERR"));
     }

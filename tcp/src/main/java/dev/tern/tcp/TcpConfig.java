@@ -80,6 +80,8 @@ import java.util.Objects;
  *                            cookie is dropped and the next connect asks again, as Linux's client does
  * @param synSentText         what a connection in SYN-SENT does with text on the SYN-ACK it receives
  *                            ({@link SynSentText}); default {@link SynSentText#FAST_OPEN_ONLY}, Linux's
+ * @param pushRule            which new-data segments carry PSH ({@link PushRule}); default
+ *                            {@link PushRule#LAST_BUFFERED}, RFC 1122 §4.2.2.2's
  */
 public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBufferSize, long mslNs, long delayedAckNs,
                         long rtoInitialNs, long rtoMinNs, long rtoMaxNs, int maxRetries, int retries1,
@@ -92,7 +94,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                         int maxTimeWait, boolean slowStartAfterIdle, int windowScaleBufferSize, int notsentLowat,
                         int fastOpen, FastOpenKeys fastOpenKeys,
                         SegmentChecks segmentChecks, ReceivePolicy receivePolicy, long fastOpenPathDisableNs,
-                        SynSentText synSentText) {
+                        SynSentText synSentText, PushRule pushRule) {
     public static final int MIN_BUFFER = 1024;
     public static final int MAX_BUFFER = 1 << 30;
     public static final int MAX_CONNECTIONS = 1 << 20;
@@ -142,6 +144,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
             throw new IllegalArgumentException("fastOpenPathDisableNs must not be negative");
         }
         Objects.requireNonNull(synSentText, "synSentText");
+        Objects.requireNonNull(pushRule, "pushRule");
         if (ephemeralFirst < 1 || ephemeralLast > 65535 || ephemeralLast < ephemeralFirst) {
             throw new IllegalArgumentException("bad ephemeral port range " + ephemeralFirst + ".." + ephemeralLast);
         }
@@ -225,6 +228,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         b.receivePolicy = receivePolicy;
         b.fastOpenPathDisableNs = fastOpenPathDisableNs;
         b.synSentText = synSentText;
+        b.pushRule = pushRule;
         return b;
     }
 
@@ -279,6 +283,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         private ReceivePolicy receivePolicy = ReceivePolicy.LINUX;
         private long fastOpenPathDisableNs;
         private SynSentText synSentText = SynSentText.FAST_OPEN_ONLY;
+        private PushRule pushRule = PushRule.LAST_BUFFERED;
 
         private Builder() {
             final SecureRandom random = new SecureRandom();
@@ -506,6 +511,12 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
             return this;
         }
 
+        /** Which new-data segments carry PSH (default {@link PushRule#LAST_BUFFERED}). */
+        public Builder pushRule(PushRule rule) {
+            pushRule = rule;
+            return this;
+        }
+
         /** For tests only: every ISN this layer picks is {@code isn} (unsigned 32 bits). */
         public Builder fixedIsn(long isn) {
             fixedIsn = isn;
@@ -519,7 +530,8 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                 isnKey0, isnKey1, timestamps, sack, windowScaling, initialCwndSegments, ephemeralFirst, ephemeralLast,
                 outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn, lossDetection, recovery,
                 memoryPressureBytes, memoryLimitBytes, maxTimeWait, slowStartAfterIdle, windowScaleBufferSize,
-                notsentLowat, fastOpen, fastOpenKeys, segmentChecks, receivePolicy, fastOpenPathDisableNs, synSentText);
+                notsentLowat, fastOpen, fastOpenKeys, segmentChecks, receivePolicy, fastOpenPathDisableNs, synSentText,
+                pushRule);
         }
     }
 }

@@ -656,6 +656,7 @@ final class TcpSender {
         boolean sentNew = false;
         boolean allowSmall = force;
         int probeSegments = 0;
+        int burst = 0;
         // With TSO the link cuts large frames; a refusal (loopback, next hop not resolved) falls back for this call.
         boolean tso = ipv4.segmentationOffload();
         tcb.clearFlag(c, F_CWND_LIMITED);
@@ -732,7 +733,12 @@ final class TcpSender {
                     break;
                 }
                 final boolean fin = finWanted && length == unsent;
-                final boolean push = length == unsent && !tcb.hasSenderFlag(c, SenderState.S_UNPUSHED);
+                // A TSO frame is one frame of its own segments.
+                final int frame = segmentSize > 0 ? (length + segmentSize - 1) / segmentSize : frame(c, mss);
+                final boolean lastBuffered = length == unsent && !tcb.hasSenderFlag(c, SenderState.S_UNPUSHED);
+                final boolean push = config.pushRule().push(lastBuffered,
+                    endsBurst(c, length, unsent, room, outstanding, mss, finWanted, probe, probeSegments),
+                    segmentSize > 0 ? frame - 1 : burst, frame);
                 final int flags = TcpFlags.ACK | (push ? TcpFlags.PSH : 0) | (fin ? TcpFlags.FIN : 0);
                 final int result = output.send(c, sndMax, length, flags, nowNs, segmentSize);
                 if (result == TcpOutput.RETRY) {
@@ -745,13 +751,15 @@ final class TcpSender {
                 if (segmentSize > 0) {
                     counters.tsoSegments.incrementRelease();
                 }
-                recordNew(c, sent, sndMax, length, segmentSize > 0 ? segmentSize : length, fin, push, nowNs);
+                // A retransmission carries the application's push only: Linux forces PSH on a frame's copy.
+                recordNew(c, sent, sndMax, length, segmentSize > 0 ? segmentSize : length, fin, lastBuffered, nowNs);
                 if (length < mss) {
                     tcb.sndSml(c, sndMax + length);
                 }
                 sentAnything = true;
                 sentNew = true;
                 allowSmall = false;
+                burst++;
                 if (probe && ++probeSegments == PROBE_SEGMENTS) {
                     break;
                 }
@@ -778,6 +786,27 @@ final class TcpSender {
             updateTimer(c, nowNs, false, sentNew);
         }
         return sentNew;
+    }
+
+    /** The segments of one frame {@link PushRule#LINUX} counts (1 for the other rule, which does not use it). */
+    private int frame(int c, int mss) {
+        if (config.pushRule() != PushRule.LINUX) {
+            return 1;
+        }
+        return PushRule.frameSegments(tcb.cwnd(c), tcb.ssthresh(c), mss, tcb.srttUs(c), tcb.minRttUs(c));
+    }
+
+    /**
+     * Whether nothing more goes in this pass after {@code length} bytes of new data: the queue, cwnd or the peer's
+     * window is used up, or what is left is a short segment the sender would hold back (for {@link PushRule#LINUX}).
+     */
+    private boolean endsBurst(int c, int length, int unsent, int room, int outstanding, int mss, boolean finWanted,
+                              boolean probe, int probeSegments) {
+        if (probe) {
+            return probeSegments + 1 == PROBE_SEGMENTS || length == unsent;
+        }
+        final int next = Math.min(unsent - length, Math.min(room - length, tcb.sndWnd(c) - outstanding - length));
+        return next <= 0 || next < mss && !sendAllowed(c, next, unsent - length, mss, outstanding + length, finWanted);
     }
 
     /**
