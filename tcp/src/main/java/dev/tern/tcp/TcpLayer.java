@@ -69,6 +69,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     private final TcpMemoryPressure memoryPressure;
     private final TcpSocketOptions socketOptions;
     private final FastOpen fastOpen;
+    private final SendCompletions completions;
     private boolean dispatching;
 
     public TcpLayer(Ipv4Layer ipv4, Timers wheel, TcpConfig config, CountersFile countersFile) {
@@ -91,12 +92,14 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         this.buffers = new ConnectionBuffers(tcb, counters, config, memoryPressure);
         this.handlers = new ReceiveHandlers(tcb, counters, buffers, ipv4.ethernet().holds(), this::holdReleased);
         final TcpOutput output = new TcpOutput(tcb, ipv4, counters, buffers, outputQueue);
+        this.completions = new SendCompletions(tcb, buffers, events, counters);
         this.sender = new TcpSender(tcb, output, ipv4, counters, rtt, config, timers, buffers, outputQueue, events,
-            plugPoints, path);
+            plugPoints, path, completions);
         this.timeWait = new TimeWaitList(tcb);
         this.fastOpen = new FastOpen(tcb, listeners, buffers, output, counters, config);
         this.lifecycle = new ConnectionLifecycle(ipv4, tcb, config, counters, connections, reassembly, isn, rtt,
-            plugPoints, listeners, buffers, handlers, events, timers, output, sender, path, timeWait, fastOpen);
+            plugPoints, listeners, buffers, handlers, events, timers, output, sender, path, timeWait, fastOpen,
+            completions);
         this.receiver = new TcpReceiver(tcb, output, reassembly, counters, config, timers, buffers, handlers,
             outputQueue, events, memoryPressure, lifecycle, sender);
         output.receiver(receiver);
@@ -157,6 +160,11 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     /** TCP_USER_TIMEOUT, TCP_NOTSENT_LOWAT and TCP_MAXSEG of open connections. */
     public TcpSocketOptions socketOptions() {
         return socketOptions;
+    }
+
+    /** Send completions (SO_ZEROCOPY, MSG_ZEROCOPY): which tracked sends the peer acknowledged. */
+    public SendCompletions sendCompletions() {
+        return completions;
     }
 
     /** TCP Fast Open (RFC 7413): listeners' queues and keys, what a connection's SYN carried. */

@@ -100,13 +100,14 @@ final class TcpSender {
     private final PlugPointRegistry plugPoints;
     private final TcpPath path;
     private final UserTimeout userTimeout;
+    private final SendCompletions completions;
     private final AckSample sample = new AckSample();
     /** Each connection's trace, or null (off). */
     private final TcpTrace[] traces;
 
     TcpSender(TcpControlBlocks tcb, TcpOutput output, Ipv4Layer ipv4, TcpCounters counters, RttEstimator rtt,
               TcpConfig config, TcpTimers timers, ConnectionBuffers buffers, OutputQueue outputQueue,
-              EventQueue events, PlugPointRegistry plugPoints, TcpPath path) {
+              EventQueue events, PlugPointRegistry plugPoints, TcpPath path, SendCompletions completions) {
         this.tcb = tcb;
         this.output = output;
         this.ipv4 = ipv4;
@@ -120,6 +121,7 @@ final class TcpSender {
         this.plugPoints = plugPoints;
         this.path = path;
         this.userTimeout = new UserTimeout(tcb, counters);
+        this.completions = completions;
         this.traces = new TcpTrace[tcb.capacity()];
     }
 
@@ -345,6 +347,7 @@ final class TcpSender {
             buffers.sendRing(c).consume(dataAcked);
             tcb.bytesAcked(c, tcb.bytesAcked(c) + dataAcked);
             events.signal(c, TcpControlBlocks.EV_WRITABLE);
+            completions.acknowledged(c);
         }
         s.ackedBytes = ack - sndUna;
         tcb.sndUna(c, ack);
