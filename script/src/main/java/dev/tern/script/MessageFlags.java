@@ -18,21 +18,28 @@ final class MessageFlags {
     static final int MORE = 0x8000;
     /** sendto and sendmsg on TCP: a Fast Open connect with the data (RFC 7413), Linux's MSG_FASTOPEN. */
     static final int FASTOPEN = 0x20000000;
+    /** Send: the call's id joins the send completions (SO_ZEROCOPY on); the bytes are copied all the same. */
+    static final int ZEROCOPY = 0x4000000;
+    /** recvmsg: read the socket's error queue, the send completions' notices. */
+    static final int ERRQUEUE = 0x2000;
     private static final int RECEIVE_ALLOWED = PEEK | DONTWAIT | WAITALL;
-    private static final int SEND_ALLOWED = DONTWAIT | NOSIGNAL | MORE;
+    private static final int SEND_ALLOWED = DONTWAIT | NOSIGNAL | MORE | ZEROCOPY;
 
     private MessageFlags() {
     }
 
     /**
-     * The send flags of argument {@code index} of {@code c}: DONTWAIT, NOSIGNAL, MORE, and FASTOPEN for sendto and
-     * sendmsg; any other is rejected.
+     * The send flags of argument {@code index} of {@code c}: DONTWAIT, NOSIGNAL, MORE, ZEROCOPY, and FASTOPEN for
+     * sendto and sendmsg; any other is rejected.
      */
     static int send(ScriptRunner runner, ScriptLine.Call c, int index) {
         return parse(runner, c, index, true);
     }
 
-    /** The receive flags of argument {@code index} of {@code c}: PEEK, DONTWAIT and WAITALL; any other is rejected. */
+    /**
+     * The receive flags of argument {@code index} of {@code c}: PEEK, DONTWAIT, WAITALL, and ERRQUEUE for recvmsg;
+     * any other is rejected.
+     */
     static int receive(ScriptRunner runner, ScriptLine.Call c, int index) {
         return parse(runner, c, index, false);
     }
@@ -40,10 +47,12 @@ final class MessageFlags {
     private static int parse(ScriptRunner runner, ScriptLine.Call c, int index, boolean send) {
         final String text = c.args().get(index).replace(" ", "");
         final boolean fastOpen = send && (c.name().equals("sendto") || c.name().equals("sendmsg"));
+        final boolean errorQueue = !send && c.name().equals("recvmsg");
         if (text.matches("\\d+|0x[0-9a-fA-F]+")) {
             // A number, as the suites write 0x0 and 0x20000000: Linux's bits, the same as the names'.
             final long value = Long.decode(text);
-            final int allowed = send ? SEND_ALLOWED | (fastOpen ? FASTOPEN : 0) : RECEIVE_ALLOWED;
+            final int allowed = send ? SEND_ALLOWED | (fastOpen ? FASTOPEN : 0)
+                : RECEIVE_ALLOWED | (errorQueue ? ERRQUEUE : 0);
             if ((value & ~(long) allowed) != 0) {
                 throw runner.failure(c.line(), c.name() + " flags " + text + " are not supported: "
                     + reason("", send, fastOpen));
@@ -57,6 +66,8 @@ final class MessageFlags {
                 case "MSG_NOSIGNAL" -> send ? NOSIGNAL : -1;
                 case "MSG_MORE" -> send ? MORE : -1;
                 case "MSG_FASTOPEN" -> fastOpen ? FASTOPEN : -1;
+                case "MSG_ZEROCOPY" -> send ? ZEROCOPY : -1;
+                case "MSG_ERRQUEUE" -> errorQueue ? ERRQUEUE : -1;
                 case "MSG_PEEK" -> send ? -1 : PEEK;
                 case "MSG_WAITALL" -> send ? -1 : WAITALL;
                 default -> -1;
@@ -74,19 +85,18 @@ final class MessageFlags {
         final String specific = send ? switch (name) {
             case "MSG_EOR" -> "Tern's send ring is a byte stream that keeps no record boundaries, so it cannot keep "
                 + "later data out of the segment that ends a record";
-            case "MSG_ZEROCOPY" -> "Tern's send copies into its send ring; completion notices on an error queue are "
-                + "not emulated";
             case "MSG_FASTOPEN" -> "a Fast Open connect goes with sendto or sendmsg on a TCP socket, not this call";
             case "MSG_CONFIRM", "MSG_DONTROUTE" -> "the runner has one route and no neighbour to confirm";
             case "MSG_OOB" -> "Tern does not implement urgent data";
             default -> null;
         } : switch (name) {
-            case "MSG_ERRQUEUE" -> "Tern has no error queue (no IP_RECVERR, timestamps or zero-copy completions)";
+            case "MSG_ERRQUEUE" -> "the error queue, with send completions' notices only, is read with recvmsg";
             case "MSG_TRUNC" -> "the runner's reads report no datagram's full length";
             case "MSG_OOB" -> "Tern does not implement urgent data";
             default -> null;
         };
-        return specific != null ? specific : send ? "send flags are MSG_DONTWAIT, MSG_NOSIGNAL and MSG_MORE"
+        return specific != null ? specific : send ? "send flags are MSG_DONTWAIT, MSG_NOSIGNAL, MSG_MORE and "
+            + "MSG_ZEROCOPY"
             + (fastOpen ? " (and MSG_FASTOPEN on TCP)" : "")
             : "receive flags are MSG_PEEK, MSG_DONTWAIT and MSG_WAITALL";
     }

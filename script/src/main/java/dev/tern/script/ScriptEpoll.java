@@ -23,11 +23,17 @@ final class ScriptEpoll implements TcpEvents {
     static final int EPOLLERR = 0x8;
     static final int EPOLLHUP = 0x10;
     static final int EPOLLET = 1 << 31;
+    /** Reported once, then the entry waits for EPOLL_CTL_MOD to arm it again (epoll_ctl(2)). */
+    static final int EPOLLONESHOT = 1 << 30;
+    /** Wake one of the instances waiting on the descriptor; the runner waits in one at a time, so it is all. */
+    static final int EPOLLEXCLUSIVE = 1 << 28;
 
     /** One socket in an epoll instance: what it waits for, and whether a wakeup is pending (for EPOLLET). */
     private static final class Entry {
         int events;
         boolean woken = true;
+        /** EPOLLONESHOT: reported since the last arming, so silent until EPOLL_CTL_MOD. */
+        boolean disarmed;
     }
 
     /** Each instance's entries, by the file descriptor watched, in the order added. */
@@ -55,6 +61,12 @@ final class ScriptEpoll implements TcpEvents {
         }
     }
 
+    /** Whether the descriptor's entry in {@code epfd} was added with EPOLLEXCLUSIVE (which MOD may not change). */
+    boolean exclusive(int epfd, int fd) {
+        final Entry entry = instances.get(epfd).get(fd);
+        return entry != null && (entry.events & EPOLLEXCLUSIVE) != 0;
+    }
+
     /** EPOLL_CTL_ADD, MOD or DEL; false when the entry is missing (DEL, MOD) or already there (ADD): ENOENT, EEXIST. */
     boolean control(int epfd, String operation, int fd, int events) {
         final Map<Integer, Entry> entries = instances.get(epfd);
@@ -73,6 +85,7 @@ final class ScriptEpoll implements TcpEvents {
                 if (entry != null) {
                     entry.events = events;
                     entry.woken = true;
+                    entry.disarmed = false;
                 }
                 yield entry != null;
             }
@@ -94,8 +107,10 @@ final class ScriptEpoll implements TcpEvents {
             final Entry entry = e.getValue();
             final boolean edge = (entry.events & EPOLLET) != 0;
             final int mask = revents.applyAsInt(e.getKey()) & (entry.events | EPOLLERR | EPOLLHUP);
-            if ((!edge || entry.woken) && mask != 0 && ready.size() < max) {
+            if ((!edge || entry.woken) && !entry.disarmed && mask != 0 && ready.size() < max) {
                 ready.add(new Ready(e.getKey(), mask));
+                // Linux clears a one-shot entry's events once it reported them, EPOLLERR included.
+                entry.disarmed = take && (entry.events & EPOLLONESHOT) != 0;
             }
             if (edge && take) {
                 entry.woken = false;
@@ -131,6 +146,11 @@ final class ScriptEpoll implements TcpEvents {
 
     @Override
     public void writable(int connection) {
+        wake(connection);
+    }
+
+    @Override
+    public void sendsCompleted(int connection) {
         wake(connection);
     }
 

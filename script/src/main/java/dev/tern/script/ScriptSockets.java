@@ -7,6 +7,7 @@ import dev.tern.stack.SelectableSocket;
 import dev.tern.stack.TernSocketException;
 import dev.tern.stack.UdpSocket;
 import dev.tern.tcp.FastOpenKeys;
+import dev.tern.tcp.SendCompletions;
 import dev.tern.tcp.TcpError;
 import dev.tern.tcp.TcpInfo;
 import dev.tern.tcp.TcpLayer;
@@ -74,6 +75,10 @@ final class ScriptSockets {
         FastOpenKeys fastOpenKeys;
         /** TCP_FASTOPEN_CONNECT: connect holds the SYN back for the first write when a cookie is cached. */
         boolean fastOpenConnect;
+        /** SO_ZEROCOPY: sends with MSG_ZEROCOPY are tracked for completion notices (SendCompletions). */
+        boolean zerocopy;
+        /** SO_MARK: kept for getsockopt; Tern has no policy routing or packet filter for it to select. */
+        long mark;
 
         Fd(int number) {
             this.number = number;
@@ -265,7 +270,7 @@ final class ScriptSockets {
         "SOL_SOCKET SO_KEEPALIVE", "IPPROTO_TCP TCP_KEEPIDLE", "IPPROTO_TCP TCP_KEEPINTVL", "IPPROTO_TCP TCP_KEEPCNT",
         "IPPROTO_TCP TCP_USER_TIMEOUT", "IPPROTO_TCP TCP_NOTSENT_LOWAT", "IPPROTO_TCP TCP_MAXSEG",
         "IPPROTO_TCP TCP_INQ", "IPPROTO_IP IP_MTU_DISCOVER", "IPPROTO_TCP TCP_CORK", "IPPROTO_TCP TCP_FASTOPEN",
-        "IPPROTO_TCP TCP_FASTOPEN_CONNECT", "IPPROTO_TCP TCP_SYNCNT");
+        "IPPROTO_TCP TCP_FASTOPEN_CONNECT", "IPPROTO_TCP TCP_SYNCNT", "SOL_SOCKET SO_ZEROCOPY", "SOL_SOCKET SO_MARK");
 
     /** "LEVEL NAME" of a setsockopt or getsockopt, with Linux's other names for the levels (SOL_TCP, SOL_IP). */
     private static String optionName(ScriptLine.Call c) {
@@ -284,8 +289,6 @@ final class ScriptSockets {
     /** Socket options Linux has that Tern cannot carry out, with the reason. */
     private static String unsupportedReason(String option) {
         return switch (option) {
-            case "SOL_SOCKET SO_ZEROCOPY" -> ": Tern's send copies into its send ring; MSG_ZEROCOPY's completion "
-                + "notices on an error queue are not emulated";
             case "SOL_SOCKET SO_TIMESTAMPING", "SOL_SOCKET SO_TIMESTAMP", "SOL_SOCKET SO_TIMESTAMPNS" -> ": Tern keeps "
                 + "no per-packet software or hardware timestamps and has no error queue to report them on";
             case "IPPROTO_TCP TCP_MD5SIG" -> ": Tern does not implement TCP MD5 signatures (RFC 2385)";
@@ -323,7 +326,7 @@ final class ScriptSockets {
                 : " (supported: SO_REUSEADDR, SO_REUSEPORT, SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, SO_LINGER, "
                 + "TCP_NODELAY, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_CONGESTION, TCP_USER_TIMEOUT, "
                 + "TCP_NOTSENT_LOWAT, TCP_MAXSEG, TCP_INQ, TCP_CORK, IP_MTU_DISCOVER, TCP_FASTOPEN, TCP_FASTOPEN_KEY, "
-                + "TCP_FASTOPEN_CONNECT, TCP_SYNCNT)"));
+                + "TCP_FASTOPEN_CONNECT, TCP_SYNCNT, SO_ZEROCOPY, SO_MARK)"));
         }
         if (option.equals("IPPROTO_IP IP_MTU_DISCOVER")) {
             return pmtuDiscovery(c);
@@ -411,6 +414,17 @@ final class ScriptSockets {
                 }
                 fd.fastOpenConnect = value != 0;
             }
+            case "SOL_SOCKET SO_ZEROCOPY" -> {
+                if (fd.udp != null) {
+                    throw runner.failure(c.line(), "SO_ZEROCOPY is supported on TCP sockets only (Tern's UDP has no "
+                        + "send completions)");
+                }
+                fd.zerocopy = value != 0;
+                if (fd.connection >= 0) {
+                    tcp.sendCompletions().enable(fd.connection, fd.zerocopy);
+                }
+            }
+            case "SOL_SOCKET SO_MARK" -> fd.mark = value & 0xFFFFFFFFL;
             default -> throw new IllegalStateException("not in NUMERIC_SOCKET_OPTIONS: " + option);
         }
         return ScriptRunner.Result.ok(0);
@@ -467,6 +481,9 @@ final class ScriptSockets {
             tcp.socketOptions().notsentLowat(fd.connection, (int) Math.min(fd.notsentLowat, Integer.MAX_VALUE));
             if (fd.synCount > 0) {
                 tcp.socketOptions().synCount(fd.connection, fd.synCount);
+            }
+            if (fd.zerocopy) {
+                tcp.sendCompletions().enable(fd.connection, true);
             }
         }
     }
@@ -588,6 +605,8 @@ final class ScriptSockets {
                 yield error == TcpError.NONE ? "0" : errno(error);
             }
             case "IPPROTO_TCP TCP_NODELAY" -> fd.noDelay ? "1" : "0";
+            case "SOL_SOCKET SO_ZEROCOPY" -> fd.zerocopy ? "1" : "0";
+            case "SOL_SOCKET SO_MARK" -> Long.toString(fd.mark);
             case "SOL_SOCKET SO_RCVBUF" -> Long.toString(SocketBufferSizes.reported(runner.dialect(),
                 fd.receiveBuffer > 0 ? fd.receiveBuffer : runner.reportedBuffer(true), peerMss(fd)));
             case "SOL_SOCKET SO_SNDBUF" -> Long.toString(SocketBufferSizes.reported(runner.dialect(),
@@ -794,6 +813,8 @@ final class ScriptSockets {
         accepted.cork = fd.cork;
         accepted.lingerNs = fd.lingerNs;
         accepted.abortOnClose = fd.abortOnClose;
+        accepted.zerocopy = fd.zerocopy;
+        accepted.mark = fd.mark;
         applyTcpSettings(accepted);
         if (fd.noDelay) {
             tcp.noDelay(connection, true, runner.nowNs());
@@ -917,8 +938,14 @@ final class ScriptSockets {
             return broken;
         }
         final boolean more = (flags & MessageFlags.MORE) != 0;
+        // MSG_ZEROCOPY without SO_ZEROCOPY is a plain send, as Linux ignores the flag then.
+        final boolean tracked = (flags & MessageFlags.ZEROCOPY) != 0 && fd.zerocopy;
+        if (tracked && tcp.sendCompletions().pending(connection) >= SendCompletions.MAX_PENDING) {
+            return ScriptRunner.Result.fail("ENOBUFS");
+        }
         if (fd.nonBlocking() || (flags & MessageFlags.DONTWAIT) != 0) {
             final int written = fill(connection, length, more);
+            track(tracked, connection, written);
             return written == 0 && length > 0 ? ScriptRunner.Result.fail("EAGAIN") : ScriptRunner.Result.ok(written);
         }
         // A blocking write returns when every byte is in the send buffer (or the connection failed), as Linux's.
@@ -931,9 +958,17 @@ final class ScriptSockets {
             return written[0] == length;
         };
         return runner.blockThen(c, done, "room in the send buffer for all " + length + " bytes", () -> {
+            track(tracked, connection, written[0]);
             final ScriptRunner.Result error = writeError(connection);
             return error != null && written[0] == 0 ? error : ScriptRunner.Result.ok(written[0]);
         });
+    }
+
+    /** A MSG_ZEROCOPY send that wrote bytes takes the next id; one that wrote none takes none, as Linux's. */
+    private void track(boolean tracked, int connection, int written) {
+        if (tracked && written > 0) {
+            tcp.sendCompletions().track(connection);
+        }
     }
 
     /**
@@ -1274,6 +1309,14 @@ final class ScriptSockets {
      */
     private ScriptRunner.Result recvmsg(ScriptLine.Call c) {
         arguments(c, 3);
+        if ((MessageFlags.receive(runner, c, 2) & MessageFlags.ERRQUEUE) != 0) {
+            final Fd fd = fd(c);
+            if (fd.udp != null) {
+                throw runner.failure(c.line(), "recvmsg MSG_ERRQUEUE is supported on TCP sockets only (their send "
+                    + "completions)");
+            }
+            return ScriptErrorQueue.receive(runner, c, tcp.sendCompletions(), fd.connection);
+        }
         final int length = messageLength(c, true);
         final Fd fd = fd(c);
         if (fd.udp != null) {
@@ -1417,6 +1460,14 @@ final class ScriptSockets {
             }
             events = epollBits(c, m.group(1));
         }
+        // Linux's epoll_ctl: EPOLLEXCLUSIVE only on ADD, with no bit beyond IN, OUT, ERR, HUP and ET; an exclusive
+        // entry cannot be modified.
+        final int exclusiveAllowed = ScriptEpoll.EPOLLEXCLUSIVE | ScriptEpoll.EPOLLIN | ScriptEpoll.EPOLLOUT
+            | ScriptEpoll.EPOLLERR | ScriptEpoll.EPOLLHUP | ScriptEpoll.EPOLLET;
+        if ((events & ScriptEpoll.EPOLLEXCLUSIVE) != 0 && (!operation.equals("EPOLL_CTL_ADD")
+            || (events & ~exclusiveAllowed) != 0) || operation.equals("EPOLL_CTL_MOD") && epoll.exclusive(epfd, target)) {
+            return ScriptRunner.Result.fail("EINVAL");
+        }
         return epoll.control(epfd, operation, target, events) ? ScriptRunner.Result.ok(0)
             : ScriptRunner.Result.fail(operation.equals("EPOLL_CTL_ADD") ? "EEXIST" : "ENOENT");
     }
@@ -1476,10 +1527,12 @@ final class ScriptSockets {
                 case "EPOLLERR" -> ScriptEpoll.EPOLLERR;
                 case "EPOLLHUP" -> ScriptEpoll.EPOLLHUP;
                 case "EPOLLET" -> ScriptEpoll.EPOLLET;
+                case "EPOLLONESHOT" -> ScriptEpoll.EPOLLONESHOT;
+                case "EPOLLEXCLUSIVE" -> ScriptEpoll.EPOLLEXCLUSIVE;
                 case "0" -> 0;
                 default -> throw runner.failure(c.line(), "epoll event '" + name.strip() + "' is not supported "
-                    + "(EPOLLIN, EPOLLOUT, EPOLLERR, EPOLLHUP, EPOLLET; Tern's epoll has no EPOLLONESHOT, "
-                    + "EPOLLEXCLUSIVE, EPOLLRDHUP or EPOLLPRI)");
+                    + "(EPOLLIN, EPOLLOUT, EPOLLERR, EPOLLHUP, EPOLLET, EPOLLONESHOT, EPOLLEXCLUSIVE; Tern's epoll has "
+                    + "no EPOLLRDHUP or EPOLLPRI)");
             };
         }
         return bits;
@@ -1652,6 +1705,10 @@ final class ScriptSockets {
         final int state = tcp.state(c);
         if (tcp.error(c) != TcpError.NONE) {
             bits |= POLLERR | POLLHUP | POLLIN | POLLOUT;
+        }
+        // A send completion notice waiting is an error-queue entry: POLLERR, as Linux's tcp_poll.
+        if (tcp.sendCompletions().ready(c)) {
+            bits |= POLLERR;
         }
         if (state != TcpState.SYN_SENT && readReady(c)) {
             bits |= POLLIN;

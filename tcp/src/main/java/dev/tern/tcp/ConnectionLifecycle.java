@@ -61,6 +61,7 @@ final class ConnectionLifecycle {
     private final TcpPath path;
     private final TimeWaitList timeWait;
     private final FastOpen fastOpen;
+    private final SendCompletions completions;
     private final int localAddress;
     private int ephemeralCounter;
     /** The ephemeral ports whose replies reach this layer's shard (all of them for a stack of its own). */
@@ -70,7 +71,8 @@ final class ConnectionLifecycle {
                         ConnectionTable connections, ReassemblyQueue reassembly, IsnGenerator isn, RttEstimator rtt,
                         PlugPointRegistry plugPoints, TcpListeners listeners, ConnectionBuffers buffers,
                         ReceiveHandlers handlers, EventQueue events, TcpTimers timers, TcpOutput output,
-                        TcpSender sender, TcpPath path, TimeWaitList timeWait, FastOpen fastOpen) {
+                        TcpSender sender, TcpPath path, TimeWaitList timeWait, FastOpen fastOpen,
+                        SendCompletions completions) {
         this.ipv4 = ipv4;
         this.tcb = tcb;
         this.settings = settings;
@@ -90,6 +92,7 @@ final class ConnectionLifecycle {
         this.path = path;
         this.timeWait = timeWait;
         this.fastOpen = fastOpen;
+        this.completions = completions;
         this.localAddress = ipv4.address().address();
     }
 
@@ -589,6 +592,7 @@ final class ConnectionLifecycle {
         timers.cancelAll(c);
         releaseOutOfOrder(c);
         removeFromTable(c);
+        completions.ended(c);
         final int state = tcb.state(c);
         transition(c, TcpState.CLOSED, nowNs);
         if (tcb.error(c) == TcpError.NONE) {
@@ -631,6 +635,7 @@ final class ConnectionLifecycle {
         events.owner(c, null);
         handlers.forget(c);
         sender.trace(c, null);
+        completions.forget(c);
         tcb.release(c);
     }
 

@@ -1,6 +1,7 @@
 package dev.tern.tcp;
 
 import static dev.tern.tcp.TcpControlBlocks.EV_CLOSED;
+import static dev.tern.tcp.TcpControlBlocks.EV_COMPLETED;
 import static dev.tern.tcp.TcpControlBlocks.EV_ESTABLISHED;
 import static dev.tern.tcp.TcpControlBlocks.EV_READABLE;
 import static dev.tern.tcp.TcpControlBlocks.EV_WRITABLE;
@@ -84,6 +85,10 @@ final class EventQueue {
         }
         if ((events & EV_WRITABLE) != 0 && tcb.ownedSlot(handle) == c) {
             owners[c].writable(handle);
+            delivered++;
+        }
+        if ((events & EV_COMPLETED) != 0 && tcb.ownedSlot(handle) == c) {
+            owners[c].sendsCompleted(handle);
             delivered++;
         }
         if ((events & EV_CLOSED) != 0 && tcb.ownedSlot(handle) == c) {

@@ -128,6 +128,8 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int EV_READABLE = 1 << 1;
     static final int EV_WRITABLE = 1 << 2;
     static final int EV_CLOSED = 1 << 3;
+    /** A send completion notice waits (SendCompletions). */
+    static final int EV_COMPLETED = 1 << 4;
 
     // ------------------------------------------------------------------------------------------ timers (T_*)
     /** The sender's timer: SYN, retransmission, persist, tail loss probe or reordering (senderTimerKind). */

@@ -57,6 +57,10 @@ final class TcpCounters {
     final AtomicCounter txSegments;
     final AtomicCounter txBytes;
     final AtomicCounter txRetransmits;
+    final AtomicCounter completionsTracked;
+    final AtomicCounter completionsDone;
+    final AtomicCounter completionNotices;
+    final AtomicCounter completionsRefused;
     final AtomicCounter txTimeoutRetransmits;
     final AtomicCounter txFastRetransmits;
     final AtomicCounter txResets;
@@ -165,6 +169,10 @@ final class TcpCounters {
         txSegments = counters.counter("tcp.tx.segments");
         txBytes = counters.counter("tcp.tx.bytes");
         txRetransmits = counters.counter("tcp.tx.retransmits");
+        completionsTracked = counters.counter("tcp.tx.completions.tracked");
+        completionsDone = counters.counter("tcp.tx.completions.done");
+        completionNotices = counters.counter("tcp.tx.completions.notices");
+        completionsRefused = counters.counter("tcp.tx.completions.refused");
         txTimeoutRetransmits = counters.counter("tcp.tx.retransmits.timeout");
         txFastRetransmits = counters.counter("tcp.tx.retransmits.fast");
         txResets = counters.counter("tcp.tx.resets");

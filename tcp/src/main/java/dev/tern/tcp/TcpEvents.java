@@ -25,6 +25,10 @@ public interface TcpEvents {
     default void writable(int connection) {
     }
 
+    /** Tracked sends completed: a notice waits in {@link SendCompletions} (Linux's EPOLLERR of MSG_ZEROCOPY). */
+    default void sendsCompleted(int connection) {
+    }
+
     /**
      * The connection can carry no more data either way: both sides closed ({@code error} {@link TcpError#NONE}), or it
      * was refused, reset or timed out. The owner still calls {@link TcpLayer#close} to release the handle.

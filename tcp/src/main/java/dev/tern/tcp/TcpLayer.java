@@ -69,6 +69,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     private final TcpMemoryPressure memoryPressure;
     private final TcpSocketOptions socketOptions;
     private final FastOpen fastOpen;
+    private final SendCompletions completions;
     private boolean dispatching;
 
     public TcpLayer(Ipv4Layer ipv4, Timers wheel, TcpConfig config, CountersFile countersFile) {
@@ -91,12 +92,14 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         this.buffers = new ConnectionBuffers(tcb, counters, config, memoryPressure);
         this.handlers = new ReceiveHandlers(tcb, counters, buffers, ipv4.ethernet().holds(), this::holdReleased);
         final TcpOutput output = new TcpOutput(tcb, ipv4, counters, buffers, outputQueue);
+        this.completions = new SendCompletions(tcb, buffers, events, counters);
         this.sender = new TcpSender(tcb, output, ipv4, counters, rtt, settings, timers, buffers, outputQueue, events,
-            plugPoints, path);
+            plugPoints, path, completions);
         this.timeWait = new TimeWaitList(tcb);
         this.fastOpen = new FastOpen(tcb, listeners, buffers, output, counters, settings);
         this.lifecycle = new ConnectionLifecycle(ipv4, tcb, settings, counters, connections, reassembly, isn, rtt,
-            plugPoints, listeners, buffers, handlers, events, timers, output, sender, path, timeWait, fastOpen);
+            plugPoints, listeners, buffers, handlers, events, timers, output, sender, path, timeWait, fastOpen,
+            completions);
         this.receiver = new TcpReceiver(tcb, output, reassembly, counters, settings, timers, buffers, handlers,
             outputQueue, events, memoryPressure, lifecycle, sender);
         output.receiver(receiver);
@@ -155,10 +158,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return settings.current();
     }
 
-    /**
-     * Takes {@code next} for connections opened from now on; open ones keep theirs ({@link ConnectionSettings}, which
-     * says what else follows it). IllegalArgumentException, nothing changed, for a change to a layer-wide field.
-     */
+    /** New settings for connections opened from now on; open ones keep theirs ({@link ConnectionSettings}). */
     public void reconfigure(TcpConfig next) {
         settings.reconfigure(next);
     }
@@ -166,6 +166,11 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     /** TCP_USER_TIMEOUT, TCP_NOTSENT_LOWAT and TCP_MAXSEG of open connections. */
     public TcpSocketOptions socketOptions() {
         return socketOptions;
+    }
+
+    /** Send completions (SO_ZEROCOPY, MSG_ZEROCOPY): which tracked sends the peer acknowledged. */
+    public SendCompletions sendCompletions() {
+        return completions;
     }
 
     /** TCP Fast Open (RFC 7413): listeners' queues and keys, what a connection's SYN carried. */
@@ -192,10 +197,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return fastOpen.opened(listeners.open(localPort, backlog, options, events), backlog);
     }
 
-    /**
-     * Takes the oldest established connection from the listener's accept queue; returns its handle or -1 when there is
-     * none. Data may already wait in its receive ring.
-     */
+    /** The oldest established connection of the listener's accept queue (data may wait in it), or -1 when none. */
     public int accept(int listener) {
         final int c = listeners.take(listener);
         if (c < 0) {
@@ -356,10 +358,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return 0;
     }
 
-    /**
-     * The owner of a receive handler can take more: offers it what waits in the receive ring (bytes it left before),
-     * and advertises the window that opened. Does nothing without a handler or from inside one.
-     */
+    /** A receive handler can take more: offers it what waits in the ring and advertises the window that opened. */
     public void deliverReceived(int connection, long nowNs) {
         final int c = tcb.ownedSlot(connection);
         if (c < 0 || handlers.inHandler() || !handlers.has(c) || !tcb.hasFlag(c, F_RINGS)) {

@@ -100,13 +100,14 @@ final class TcpSender {
     private final PlugPointRegistry plugPoints;
     private final TcpPath path;
     private final UserTimeout userTimeout;
+    private final SendCompletions completions;
     private final AckSample sample = new AckSample();
     /** Each connection's trace, or null (off). */
     private final TcpTrace[] traces;
 
     TcpSender(TcpControlBlocks tcb, TcpOutput output, Ipv4Layer ipv4, TcpCounters counters, RttEstimator rtt,
               ConnectionSettings settings, TcpTimers timers, ConnectionBuffers buffers, OutputQueue outputQueue,
-              EventQueue events, PlugPointRegistry plugPoints, TcpPath path) {
+              EventQueue events, PlugPointRegistry plugPoints, TcpPath path, SendCompletions completions) {
         this.tcb = tcb;
         this.output = output;
         this.ipv4 = ipv4;
@@ -120,6 +121,7 @@ final class TcpSender {
         this.plugPoints = plugPoints;
         this.path = path;
         this.userTimeout = new UserTimeout(tcb, counters);
+        this.completions = completions;
         this.traces = new TcpTrace[tcb.capacity()];
     }
 
@@ -345,6 +347,7 @@ final class TcpSender {
             buffers.sendRing(c).consume(dataAcked);
             tcb.bytesAcked(c, tcb.bytesAcked(c) + dataAcked);
             events.signal(c, TcpControlBlocks.EV_WRITABLE);
+            completions.acknowledged(c);
         }
         s.ackedBytes = ack - sndUna;
         tcb.sndUna(c, ack);
@@ -736,7 +739,7 @@ final class TcpSender {
                 // A TSO frame is one frame of its own segments.
                 final int frame = segmentSize > 0 ? (length + segmentSize - 1) / segmentSize : frame(c, mss);
                 final boolean lastBuffered = length == unsent && !tcb.hasSenderFlag(c, SenderState.S_UNPUSHED);
-                final boolean push = config.pushRule().push(lastBuffered,
+                final boolean push = settings.of(c).pushRule().push(lastBuffered,
                     endsBurst(c, length, unsent, room, outstanding, mss, finWanted, probe, probeSegments),
                     segmentSize > 0 ? frame - 1 : burst, frame);
                 final int flags = TcpFlags.ACK | (push ? TcpFlags.PSH : 0) | (fin ? TcpFlags.FIN : 0);
@@ -790,7 +793,7 @@ final class TcpSender {
 
     /** The segments of one frame {@link PushRule#LINUX} counts (1 for the other rule, which does not use it). */
     private int frame(int c, int mss) {
-        if (config.pushRule() != PushRule.LINUX) {
+        if (settings.of(c).pushRule() != PushRule.LINUX) {
             return 1;
         }
         return PushRule.frameSegments(tcb.cwnd(c), tcb.ssthresh(c), mss, tcb.srttUs(c), tcb.minRttUs(c));
