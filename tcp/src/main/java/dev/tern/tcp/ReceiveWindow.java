@@ -1,5 +1,6 @@
 package dev.tern.tcp;
 
+import static dev.tern.tcp.TcpControlBlocks.F_PASSIVE;
 import static dev.tern.tcp.TcpControlBlocks.F_RINGS;
 
 /**
@@ -90,15 +91,23 @@ final class ReceiveWindow {
      * The receive window a segment arriving now is checked and trimmed against (RCV.WND, RFC 9293 §3.10.7.4): what
      * remains of the window offered. Under {@link ReceivePolicy.WindowRule#FREE_SPACE}, the free room when that is
      * more, as FreeBSD's tcp_input takes its window from its buffer's space as the segment arrives; not in TIME-WAIT,
-     * where FreeBSD keeps only the window it last offered (its tcptw), nor under memory pressure, whose clamp holds
+     * where FreeBSD keeps only the window it last offered (its tcptw), nor in a passive open's SYN-RECEIVED, where
+     * FreeBSD's syncache checks against the window its SYN-ACK offered, nor under memory pressure, whose clamp holds
      * what is taken to what was offered.
      */
     int acceptance(int c) {
         final int remaining = remaining(c);
-        if (!freeSpace || memoryPressure.underPressure() || tcb.state(c) == TcpState.TIME_WAIT) {
+        if (!freeSpace || memoryPressure.underPressure() || offeredOnly(c)) {
             return remaining;
         }
         return Math.max(remaining, free(c, buffer(c)));
+    }
+
+    /** States whose acceptance window is the one offered alone: TIME-WAIT and a passive open's SYN-RECEIVED. */
+    private boolean offeredOnly(int c) {
+        final int state = tcb.state(c);
+        return state == TcpState.TIME_WAIT
+            || state == TcpState.SYN_RECEIVED && tcb.hasFlag(c, F_PASSIVE);
     }
 
     /**

@@ -169,6 +169,24 @@ class ReceivePolicyTest {
                 assertEquals(0, h.counter("tcp.rx.out_of_order"));
             }
         }
+        @Test
+        void aPassiveOpensSynReceivedChecksAResetAgainstTheWindowItsSynAckOffered() {
+            // The SYN-ACK offers 65535 and the buffer counts 65,700 bytes: a RST at the edge offered is outside the
+            // window (RFC 9293 3.10.7.4), dropped without a challenge ACK, and the handshake still completes.
+            final TcpConfig freeBsd = config(ReceivePolicy.FREEBSD.withBufferSpace(64 << 10), 128 << 10);
+            try (TcpHarness h = new TcpHarness(freeBsd)) {
+                h.localPort = TcpHarness.LISTEN_PORT;
+                h.remotePort = TcpHarness.PEER_CLIENT_PORT;
+                final int listener = h.tcp.listen(TcpHarness.LISTEN_PORT, 16, TcpOptions.DEFAULT, h.events);
+                h.send(Seg.SYN.seq(REMOTE_ISS).mss(1460));
+                h.expect(Seg.SYN_ACK.seq(LOCAL_ISS).ack(R).window(65535));
+                h.send(Seg.RST.seq(R + 65535));
+                h.expectNothing();
+                h.send(ACK.seq(R).ack(L));
+                h.conn = h.tcp.accept(listener);
+                h.assertState(TcpState.ESTABLISHED);
+            }
+        }
     }
 
     @Nested
