@@ -667,7 +667,8 @@ final class TcpSender {
             && nowNs - tcb.lastSendNs(c) > rtt.rtoNs(tcb, c)) {
             // RFC 5681 §4.1: after an idle period longer than the RTO, restart from the initial window (a SHOULD;
             // a configuration may keep the window, as Linux's tcp_slow_start_after_idle=0).
-            plugPoints.congestionControl(c).onIdleRestart(tcb, c, tcb.sndMss(c), settings.of(c).initialCwndSegments(), nowNs);
+            plugPoints.congestionControl(c).onIdleRestart(tcb, c, tcb.sndMss(c), settings.of(c).initialCwndSegments(),
+                nowNs);
             tcb.lastSendNs(c, nowNs);
         }
         while (true) {
@@ -736,12 +737,11 @@ final class TcpSender {
                     break;
                 }
                 final boolean fin = finWanted && length == unsent;
-                // A TSO frame is one frame of its own segments.
-                final int frame = segmentSize > 0 ? (length + segmentSize - 1) / segmentSize : frame(c, mss);
                 final boolean lastBuffered = length == unsent && !tcb.hasSenderFlag(c, SenderState.S_UNPUSHED);
-                final boolean push = settings.of(c).pushRule().push(lastBuffered,
-                    endsBurst(c, length, unsent, room, outstanding, mss, finWanted, probe, probeSegments),
-                    segmentSize > 0 ? frame - 1 : burst, frame);
+                // Only Linux's rule looks at frames and the burst's end; the default rule costs no more than before.
+                final boolean push = lastBuffered || settings.of(c).pushRule() == PushRule.LINUX
+                    && endsLinuxFrame(c, length, unsent, room, outstanding, mss, finWanted, probe, probeSegments,
+                    segmentSize, burst);
                 final int flags = TcpFlags.ACK | (push ? TcpFlags.PSH : 0) | (fin ? TcpFlags.FIN : 0);
                 final int result = output.send(c, sndMax, length, flags, nowNs, segmentSize);
                 if (result == TcpOutput.RETRY) {
@@ -791,12 +791,16 @@ final class TcpSender {
         return sentNew;
     }
 
-    /** The segments of one frame {@link PushRule#LINUX} counts (1 for the other rule, which does not use it). */
-    private int frame(int c, int mss) {
-        if (settings.of(c).pushRule() != PushRule.LINUX) {
-            return 1;
-        }
-        return PushRule.frameSegments(tcb.cwnd(c), tcb.ssthresh(c), mss, tcb.srttUs(c), tcb.minRttUs(c));
+    /**
+     * Whether the new-data segment about to go ends a frame {@link PushRule#LINUX} pushes: {@code burst} segments went
+     * before it in this pass; a TSO frame of {@code segmentSize} segments is one frame of its own.
+     */
+    private boolean endsLinuxFrame(int c, int length, int unsent, int room, int outstanding, int mss, boolean finWanted,
+                                   boolean probe, int probeSegments, int segmentSize, int burst) {
+        final int frame = segmentSize > 0 ? (length + segmentSize - 1) / segmentSize
+            : PushRule.frameSegments(tcb.cwnd(c), tcb.ssthresh(c), mss, tcb.srttUs(c), tcb.minRttUs(c));
+        return PushRule.LINUX.push(false, endsBurst(c, length, unsent, room, outstanding, mss, finWanted, probe,
+            probeSegments), segmentSize > 0 ? frame - 1 : burst, frame);
     }
 
     /**
