@@ -33,6 +33,15 @@ public interface CongestionControl {
      */
     void onCongestion(TcpControlBlocks tcb, int c, int flightSize, int mss, long nowNs);
 
+    /**
+     * An ECE answered (RFC 3168 §6.1.2): at most once per window of data, outside fast recovery. Sets ssthresh; the
+     * sender then lowers cwnd to it. By default the same response as to a loss ({@link #onCongestion}), which is what
+     * RFC 3168 asks of loss-based algorithms (CUBIC's beta, NewReno's half).
+     */
+    default void onEcn(TcpControlBlocks tcb, int c, int flightSize, int mss, long nowNs) {
+        onCongestion(tcb, c, flightSize, mss, nowNs);
+    }
+
     /** Fast recovery ended with a full acknowledgment; the recovery already set cwnd (to ssthresh with PRR). */
     default void onRecoveryExit(TcpControlBlocks tcb, int c, int mss, long nowNs) {
     }

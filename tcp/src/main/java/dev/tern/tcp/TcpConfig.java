@@ -82,6 +82,10 @@ import java.util.Objects;
  *                            ({@link SynSentText}); default {@link SynSentText#FAST_OPEN_ONLY}, Linux's
  * @param pushRule            which new-data segments carry PSH ({@link PushRule}); default
  *                            {@link PushRule#LAST_BUFFERED}, RFC 1122 §4.2.2.2's
+ * @param ecn                 when connections use ECN (RFC 3168, {@link EcnMode}); default {@link EcnMode#SERVER},
+ *                            Linux's: accept a peer's request, never ask
+ * @param ecnSynRetries       retransmissions of an active open's SYN that still ask for ECN (Linux: 0, the first
+ *                            retransmission goes plain; FreeBSD's ecn.maxretries: 1)
  */
 public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBufferSize, long mslNs, long delayedAckNs,
                         long rtoInitialNs, long rtoMinNs, long rtoMaxNs, int maxRetries, int retries1,
@@ -94,7 +98,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                         int maxTimeWait, boolean slowStartAfterIdle, int windowScaleBufferSize, int notsentLowat,
                         int fastOpen, FastOpenKeys fastOpenKeys,
                         SegmentChecks segmentChecks, ReceivePolicy receivePolicy, long fastOpenPathDisableNs,
-                        SynSentText synSentText, PushRule pushRule) {
+                        SynSentText synSentText, PushRule pushRule, EcnMode ecn, int ecnSynRetries) {
     public static final int MIN_BUFFER = 1024;
     public static final int MAX_BUFFER = 1 << 30;
     public static final int MAX_CONNECTIONS = 1 << 20;
@@ -145,6 +149,10 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         }
         Objects.requireNonNull(synSentText, "synSentText");
         Objects.requireNonNull(pushRule, "pushRule");
+        Objects.requireNonNull(ecn, "ecn");
+        if (ecnSynRetries < 0) {
+            throw new IllegalArgumentException("ecnSynRetries must not be negative");
+        }
         if (ephemeralFirst < 1 || ephemeralLast > 65535 || ephemeralLast < ephemeralFirst) {
             throw new IllegalArgumentException("bad ephemeral port range " + ephemeralFirst + ".." + ephemeralLast);
         }
@@ -229,6 +237,8 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         b.fastOpenPathDisableNs = fastOpenPathDisableNs;
         b.synSentText = synSentText;
         b.pushRule = pushRule;
+        b.ecn = ecn;
+        b.ecnSynRetries = ecnSynRetries;
         return b;
     }
 
@@ -284,6 +294,8 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         private long fastOpenPathDisableNs;
         private SynSentText synSentText = SynSentText.FAST_OPEN_ONLY;
         private PushRule pushRule = PushRule.LAST_BUFFERED;
+        private EcnMode ecn = EcnMode.SERVER;
+        private int ecnSynRetries;
 
         private Builder() {
             final SecureRandom random = new SecureRandom();
@@ -517,6 +529,18 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
             return this;
         }
 
+        /** When connections use ECN (default {@link EcnMode#SERVER}: accept a peer's request, never ask). */
+        public Builder ecn(EcnMode mode) {
+            ecn = mode;
+            return this;
+        }
+
+        /** Retransmissions of an active open's SYN that still ask for ECN (default 0, Linux's). */
+        public Builder ecnSynRetries(int retries) {
+            ecnSynRetries = retries;
+            return this;
+        }
+
         /** For tests only: every ISN this layer picks is {@code isn} (unsigned 32 bits). */
         public Builder fixedIsn(long isn) {
             fixedIsn = isn;
@@ -531,7 +555,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                 outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn, lossDetection, recovery,
                 memoryPressureBytes, memoryLimitBytes, maxTimeWait, slowStartAfterIdle, windowScaleBufferSize,
                 notsentLowat, fastOpen, fastOpenKeys, segmentChecks, receivePolicy, fastOpenPathDisableNs, synSentText,
-                pushRule);
+                pushRule, ecn, ecnSynRetries);
         }
     }
 }

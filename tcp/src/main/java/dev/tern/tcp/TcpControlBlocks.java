@@ -30,7 +30,7 @@ import java.lang.foreign.ValueLayout;
  *    +----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+
  *    |sSt |sTmK|sFlg|rEnd|rRtt|fack|mRtt|reoM|reoP|dsRd|tlpE|prrD|prrO|rcFS|hRxt|rRxt|  448   sender ints:
  *    |pCwn|pSst|unMk|unRt|ldId|rcId|cc2 |cc3 |cc4 |cc5 |uTsV|uHor|prbC|    | lossAt  |  512   recovery, RACK,
- *    |mxRt|tos |        (free)          |uMss| stallAt | zwndAt  |lDataRcv |uTmo|nsLw|  576   TLP, PRR, undo;
+ *    |mxRt|tos |ecnS|ecnH|   (free)     |uMss| stallAt | zwndAt  |lDataRcv |uTmo|nsLw|  576   TLP, PRR, undo;
  *                                                                                       owner's settings
  *    +----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+
  *    each cell 4 bytes; the field names are the accessors below, in this order
@@ -259,6 +259,9 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int LOSS_AT_OFFSET = 568;
     static final int MAX_RETRIES_OFFSET = 576;
     static final int TOS_OFFSET = 580;
+    // Explicit Congestion Notification (Ecn).
+    static final int ECN_STATE_OFFSET = 584;
+    static final int ECN_HIGH_OFFSET = 588;
     // The owner's socket options and what they time (TcpSocketOptions, UserTimeout).
     static final int USER_MSS_OFFSET = 604;
     static final int STALL_START_OFFSET = 608;
@@ -1438,6 +1441,24 @@ public final class TcpControlBlocks implements AutoCloseable {
 
     public void tos(int c, int value) {
         rows.set(INT, base(c) + TOS_OFFSET, value);
+    }
+
+    /** ECN's state bits ({@link Ecn}); 0 (no ECN) by default. */
+    int ecnState(int c) {
+        return rows.get(INT, base(c) + ECN_STATE_OFFSET);
+    }
+
+    void ecnState(int c, int value) {
+        rows.set(INT, base(c) + ECN_STATE_OFFSET, value);
+    }
+
+    /** SND.MAX when the window was last reduced: ECE is answered again only for an ACK beyond it (RFC 3168 §6.1.2). */
+    int ecnHigh(int c) {
+        return rows.get(INT, base(c) + ECN_HIGH_OFFSET);
+    }
+
+    void ecnHigh(int c, int value) {
+        rows.set(INT, base(c) + ECN_HIGH_OFFSET, value);
     }
 
     /** When the retransmission timer of the current timeout episode fired (F-RTO, RFC 5682). */

@@ -11,7 +11,8 @@ import dev.tern.core.net.Ipv4Address;
  * {@code backoff} the RTO's doublings, {@code probes} the zero-window or keepalive probes unanswered;
  * {@code lastDataReceiveNs}, {@code lastSendNs} (data) and {@code lastReceiveNs} (any segment) are times on the
  * stack's clock; {@code notsentBytes} are written and not yet sent; {@code synData} says the SYN's data was
- * acknowledged by Fast Open (RFC 7413), Linux's {@code TCPI_OPT_SYN_DATA}.
+ * acknowledged by Fast Open (RFC 7413), Linux's {@code TCPI_OPT_SYN_DATA}; {@code ecn} that ECN was negotiated
+ * (RFC 3168), Linux's {@code TCPI_OPT_ECN}.
  */
 public record TcpInfo(int state, int error, int localAddress, int localPort, int remoteAddress, int remotePort,
                       int sndUna, int sndNxt, int rcvNxt, int sndWnd, int rcvWnd, int sndMss, int advMss,
@@ -22,7 +23,7 @@ public record TcpInfo(int state, int error, int localAddress, int localPort, int
                       int rcvMss, int dupAcks, int unackedSegments, int sackedSegments, int lostSegments,
                       int retransmittingSegments, int retries, int backoff, int probes, long lastDataReceiveNs,
                       long lastSendNs, long lastReceiveNs, int notsentBytes, int userTimeoutMs,
-                      boolean synData) {
+                      boolean synData, boolean ecn) {
     /** Row {@code c} as a value, with its record of sent segments when it has rings. Allocates. */
     static TcpInfo of(TcpControlBlocks tcb, int c, RttEstimator rtt, PlugPointRegistry plugPoints,
                       ConnectionBuffers buffers) {
@@ -40,7 +41,8 @@ public record TcpInfo(int state, int error, int localAddress, int localPort, int
             sent == null ? 0 : sent.count(), count(sent, SentSegments.SACKED), count(sent, SentSegments.LOST),
             count(sent, SentSegments.RETRANS_IN_FLIGHT), tcb.retries(c), tcb.backoff(c), tcb.probes(c),
             tcb.lastDataReceiveNs(c), tcb.lastSendNs(c), tcb.lastReceiveNs(c), TcpSocketOptions.notsent(tcb, buffers, c),
-            tcb.userTimeoutMs(c), tcb.hasFlag(c, TcpControlBlocks.F_SYN_DATA));
+            tcb.userTimeoutMs(c), tcb.hasFlag(c, TcpControlBlocks.F_SYN_DATA),
+            (tcb.ecnState(c) & Ecn.NEGOTIATED) != 0);
     }
 
     /** Entries of the record of sent segments with {@code flag} set. */

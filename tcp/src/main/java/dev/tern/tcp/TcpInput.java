@@ -70,6 +70,7 @@ final class TcpInput {
     private final TcpPath path;
     private final OutputQueue outputQueue;
     private final SegmentChecks checks;
+    private final Ecn ecn;
     private final TcpHeader rx = new TcpHeader();
     private final TcpSegment seg = new TcpSegment();
     /** See {@link #receivePressure(boolean, boolean)}. */
@@ -82,8 +83,9 @@ final class TcpInput {
     TcpInput(Ipv4Layer ipv4, TcpControlBlocks tcb, TcpOutput output, TcpSender sender, TcpReceiver receiver,
              RttEstimator rtt, TcpCounters counters, ConnectionSettings settings, ConnectionTable connections,
              TcpListeners listeners, ConnectionLifecycle lifecycle, SynCookies cookies, FastOpen fastOpen,
-             ConnectionBuffers buffers, TcpPath path, OutputQueue outputQueue) {
+             ConnectionBuffers buffers, TcpPath path, OutputQueue outputQueue, Ecn ecn) {
         this.ipv4 = ipv4;
+        this.ecn = ecn;
         this.tcb = tcb;
         this.output = output;
         this.sender = sender;
@@ -148,7 +150,9 @@ final class TcpInput {
             counters.drop(TcpCounters.DROP_ZERO_PORT);
             return;
         }
-        if (!seg.read(rx, packet.source(), packet.destination(), segment, offset, length)) {
+        final boolean optionsRead = seg.read(rx, packet.source(), packet.destination(), segment, offset, length);
+        seg.ipEcn = packet.tos() & Ecn.IP_MASK;
+        if (!optionsRead) {
             // Deviation: RFC 9293 §3.1 suggests resetting on an illegal option length; like Linux, we stop parsing
             // options there and go on with the segment.
             counters.rxBadOptions.incrementRelease();
@@ -276,6 +280,7 @@ final class TcpInput {
         tcb.rcvNxt(c, seg.seq + 1);
         tcb.rcvAdv(c, seg.seq + 1);
         negotiate(c, nowNs);
+        ecn.onSyn(c, seg);
         // The window of a SYN is never scaled (RFC 7323 §2.2).
         tcb.sndWnd(c, seg.window);
         tcb.maxSndWnd(c, seg.window);
@@ -435,6 +440,7 @@ final class TcpInput {
         tcb.sndWl1(c, seg.seq);
         tcb.sndWl2(c, seg.ack);
         if (hasAck) {
+            ecn.onSynAck(c, seg);
             fastOpen.onSynAck(c, seg, nowNs);
             tcb.sndUna(c, seg.ack);
             if (tcb.hasFlag(c, F_RTT_TIMING) && SeqNum.ge(seg.ack, tcb.rttSeq(c))) {
@@ -459,7 +465,9 @@ final class TcpInput {
             outputQueue.ackNow(c);
             return;
         }
-        // Simultaneous open (RFC 9293 §3.5, figure 8): both SYNs crossed.
+        // Simultaneous open (RFC 9293 §3.5, figure 8): both SYNs crossed. ECN is settled as by a listener, from the
+        // peer's SYN alone (as FreeBSD).
+        ecn.onSyn(c, seg);
         lifecycle.transition(c, SYN_RECEIVED, nowNs);
         tcb.clearFlag(c, F_RTT_TIMING);
         tcb.retries(c, 0);
@@ -553,6 +561,9 @@ final class TcpInput {
         if (!seg.has(ACK)) {
             counters.drop(TcpCounters.DROP_NO_ACK);
             return;
+        }
+        if (ecn.onSegment(c, seg)) {
+            outputQueue.ackNow(c);
         }
         if (state == SYN_RECEIVED) {
             if (SeqNum.lt(tcb.sndUna(c), seg.ack) && SeqNum.le(seg.ack, tcb.sndMax(c))) {

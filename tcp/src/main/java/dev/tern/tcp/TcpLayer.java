@@ -91,10 +91,11 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         this.listeners = new TcpListeners(tcb, counters, settings);
         this.buffers = new ConnectionBuffers(tcb, counters, config, memoryPressure);
         this.handlers = new ReceiveHandlers(tcb, counters, buffers, ipv4.ethernet().holds(), this::holdReleased);
-        final TcpOutput output = new TcpOutput(tcb, ipv4, counters, buffers, outputQueue);
+        final Ecn ecn = new Ecn(tcb, counters, settings);
+        final TcpOutput output = new TcpOutput(tcb, ipv4, counters, buffers, outputQueue, ecn);
         this.completions = new SendCompletions(tcb, buffers, events, counters);
         this.sender = new TcpSender(tcb, output, ipv4, counters, rtt, settings, timers, buffers, outputQueue, events,
-            plugPoints, path, completions);
+            plugPoints, path, completions, ecn);
         this.timeWait = new TimeWaitList(tcb);
         this.fastOpen = new FastOpen(tcb, listeners, buffers, output, counters, settings);
         this.lifecycle = new ConnectionLifecycle(ipv4, tcb, settings, counters, connections, reassembly, isn, rtt,
@@ -104,7 +105,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
             outputQueue, events, memoryPressure, lifecycle, sender);
         output.receiver(receiver);
         this.input = new TcpInput(ipv4, tcb, output, sender, receiver, rtt, counters, settings, connections, listeners,
-            lifecycle, cookies, fastOpen, buffers, path, outputQueue);
+            lifecycle, cookies, fastOpen, buffers, path, outputQueue, ecn);
         this.timeouts = new TcpTimeouts(tcb, timers, receiver, sender, lifecycle, output, rtt, path, counters, settings);
         this.socketOptions = new TcpSocketOptions(tcb, buffers, settings, listeners, sender, handlers, outputQueue);
         ipv4.register(IpProtocol.TCP, this);

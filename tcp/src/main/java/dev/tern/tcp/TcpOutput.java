@@ -41,6 +41,7 @@ final class TcpOutput {
     private final TcpControlBlocks tcb;
     private final Ipv4Layer ipv4;
     private final TcpCounters counters;
+    private final Ecn ecn;
     private final TcpHeader tx = new TcpHeader();
     private final int[] sack = new int[2 * TcpOption.MAX_SACK_BLOCKS];
     private final boolean[] dsackFirst = new boolean[1];
@@ -58,8 +59,9 @@ final class TcpOutput {
     private final OutputQueue outputQueue;
 
     TcpOutput(TcpControlBlocks tcb, Ipv4Layer ipv4, TcpCounters counters, ConnectionBuffers buffers,
-              OutputQueue outputQueue) {
+              OutputQueue outputQueue, Ecn ecn) {
         this.tcb = tcb;
+        this.ecn = ecn;
         this.ipv4 = ipv4;
         this.counters = counters;
         this.buffers = buffers;
@@ -162,7 +164,9 @@ final class TcpOutput {
             + fastOpenSpace();
         final int data = synAck ? 0 : synData;
         final int remote = tcb.remoteAddress(c);
-        final int result = ipv4.begin(0, remote, IpProtocol.TCP, headerLength + data, 0, tcb.tos(c), true, nowNs);
+        // RFC 3168 §6.1.1: a SYN or SYN-ACK is never ECT.
+        final int result = ipv4.begin(0, remote, IpProtocol.TCP, headerLength + data, 0, tcb.tos(c) & ~Ecn.IP_MASK,
+            true, nowNs);
         if (result != Ipv4Layer.OK) {
             counters.txNoBuffer.incrementRelease();
         } else {
@@ -171,7 +175,8 @@ final class TcpOutput {
             final long at = ipv4.payloadOffset();
             final int rcvNxt = tcb.rcvNxt(c);
             tx.wrap(out, at, headerLength + data).write(tcb.localPort(c), tcb.remotePort(c), tcb.iss(c),
-                synAck ? rcvNxt : 0, headerLength, synAck ? TcpFlags.SYN | TcpFlags.ACK : TcpFlags.SYN, window);
+                synAck ? rcvNxt : 0, headerLength, (synAck ? TcpFlags.SYN | TcpFlags.ACK : TcpFlags.SYN)
+                | ecn.synFlags(c, synAck), window);
             final int written = writeOptions(tcb.advMss(c), scale, sackOk, timestamps, tsVal(c, nowNs),
                 synAck ? tcb.tsRecent(c) : 0, 0);
             if (synCookieLength >= 0) {
@@ -352,7 +357,8 @@ final class TcpOutput {
     /**
      * Builds and sends one segment with the options chosen by the last {@link #prepareOptions}: {@code length} data
      * bytes from the send ring starting at sequence number {@code seq}. With {@code segmentSize} above zero the link
-     * cuts it into segments of that size (TSO). Returns the data length sent, {@link #FAILED} or {@link #RETRY}.
+     * cuts it into segments of that size (TSO). {@code flags} may add {@link Ecn#PROBE} (a window probe, never ECT).
+     * Returns the data length sent, {@link #FAILED} or {@link #RETRY}.
      */
     int send(int c, int seq, int length, int flags, long nowNs, int segmentSize) {
         final boolean timestamps = tcb.hasFlag(c, F_TIMESTAMPS);
@@ -360,9 +366,10 @@ final class TcpOutput {
         final int headerLength = TcpHeader.MIN_LENGTH + optionsLength(false, -1, false, timestamps, sackBlocks);
         final int total = headerLength + length;
         final int remote = tcb.remoteAddress(c);
+        final int tos = ecn.tos(c, seq, length, flags);
         final int result = segmentSize > 0
-            ? ipv4.beginSegmented(remote, IpProtocol.TCP, total, 0, tcb.tos(c), segmentSize, nowNs)
-            : ipv4.begin(0, remote, IpProtocol.TCP, total, 0, tcb.tos(c), true, nowNs);
+            ? ipv4.beginSegmented(remote, IpProtocol.TCP, total, 0, tos, segmentSize, nowNs)
+            : ipv4.begin(0, remote, IpProtocol.TCP, total, 0, tos, true, nowNs);
         if (result != Ipv4Layer.OK) {
             return sendFailed(c, result, segmentSize, nowNs);
         }
@@ -370,8 +377,8 @@ final class TcpOutput {
         final long at = ipv4.payloadOffset();
         final int rcvNxt = tcb.rcvNxt(c);
         final int window = receiver.receiveWindow(c);
-        tx.wrap(out, at, total).write(tcb.localPort(c), tcb.remotePort(c), seq, rcvNxt, headerLength, flags,
-            window >>> tcb.rcvScale(c));
+        tx.wrap(out, at, total).write(tcb.localPort(c), tcb.remotePort(c), seq, rcvNxt, headerLength,
+            ecn.flags(c, seq, length, flags), window >>> tcb.rcvScale(c));
         writeOptions(-1, -1, false, timestamps, tsVal(c, nowNs), tcb.tsRecent(c), sackBlocks);
         long payloadSum = 0;
         if (length > 0) {

@@ -25,6 +25,8 @@ public final class TcpSegment {
     MemorySegment payloadSegment;
     long payloadOffset;
     int payloadLength;
+    /** The IP header's ECN field (RFC 3168 §5, {@link Ecn#CE} and the others). */
+    int ipEcn;
     final TcpOptionFields options = new TcpOptionFields();
 
     /** Fills the fields from a checked header; returns false when its options were malformed (the rest is usable). */

@@ -101,14 +101,16 @@ final class TcpSender {
     private final TcpPath path;
     private final UserTimeout userTimeout;
     private final SendCompletions completions;
+    private final Ecn ecn;
     private final AckSample sample = new AckSample();
     /** Each connection's trace, or null (off). */
     private final TcpTrace[] traces;
 
     TcpSender(TcpControlBlocks tcb, TcpOutput output, Ipv4Layer ipv4, TcpCounters counters, RttEstimator rtt,
               ConnectionSettings settings, TcpTimers timers, ConnectionBuffers buffers, OutputQueue outputQueue,
-              EventQueue events, PlugPointRegistry plugPoints, TcpPath path, SendCompletions completions) {
+              EventQueue events, PlugPointRegistry plugPoints, TcpPath path, SendCompletions completions, Ecn ecn) {
         this.tcb = tcb;
+        this.ecn = ecn;
         this.output = output;
         this.ipv4 = ipv4;
         this.counters = counters;
@@ -208,7 +210,15 @@ final class TcpSender {
             tcb.delivered(c, tcb.delivered(c) + s.deliveredBytes);
         }
         processProbeAck(c, seg, s);
+        final boolean echo = ecn.onEcho(c, seg);
+        if (echo) {
+            // As Linux: the ACK that brings the ECE does not grow the window it reduces.
+            s.windowLimited = false;
+        }
         afterAck(c, sent, seg, s);
+        if (echo) {
+            answerEcho(c, s);
+        }
         final TcpTrace trace = traces[c];
         if (trace != null) {
             trace.record(tcb, c, sent, rtt.rtoNs(tcb, c), nowNs);
@@ -495,6 +505,20 @@ final class TcpSender {
         }
     }
 
+    /**
+     * RFC 3168 §6.1.2: an ECE is answered as a loss would be, with nothing to send again: ssthresh from the congestion
+     * control, cwnd down to it at once (Linux instead lowers it over a round with PRR, its CWR state). In recovery or
+     * after a timeout (one this same ACK may have started) the window is already reduced; only CWR is owed.
+     */
+    private void answerEcho(int c, AckSample s) {
+        if (tcb.senderState(c) == OPEN) {
+            counters.ecnReductions.incrementRelease();
+            plugPoints.congestionControl(c).onEcn(tcb, c, s.priorInFlight, s.mss, s.nowNs);
+            tcb.cwnd(c, Math.max(Math.min(tcb.cwnd(c), tcb.ssthresh(c)), s.mss));
+        }
+        ecn.windowReduced(c);
+    }
+
     private void countMarks(LossDetection detection, AckSample s) {
         if (s.newlyLostSegments > 0) {
             (detection instanceof RackLossDetection ? counters.rackMarkedLost : counters.dupThreshMarkedLost)
@@ -528,6 +552,7 @@ final class TcpSender {
         tcb.highRxt(c, sndUna);
         tcb.clearSenderFlag(c, S_RESCUE_SENT);
         plugPoints.congestionControl(c).onCongestion(tcb, c, tcb.sndMax(c) - sndUna, s.mss, s.nowNs);
+        ecn.windowReduced(c);
         plugPoints.recovery(c).enter(tcb, c, sent, s);
         retransmitFirstLost(c, sent, s.nowNs);
     }
@@ -611,6 +636,7 @@ final class TcpSender {
                 startEpisode(c);
                 plugPoints.congestionControl(c).onCongestion(tcb, c, s.priorInFlight, s.mss, s.nowNs);
                 tcb.cwnd(c, Math.min(tcb.cwnd(c), tcb.ssthresh(c)));
+                ecn.windowReduced(c);
             }
         } else if (s.duplicate && s.deliveredBytes == 0) {
             tcb.clearSenderFlag(c, S_TLP_OUTSTANDING);
@@ -1158,6 +1184,7 @@ final class TcpSender {
         }
         final int sndUna = tcb.sndUna(c);
         plugPoints.congestionControl(c).onRetransmitTimeout(tcb, c, tcb.sndMax(c) - sndUna, tcb.sndMss(c), nowNs);
+        ecn.windowReduced(c);
         tcb.recover(c, tcb.sndMax(c));
         tcb.senderState(c, LOSS);
         tcb.highRxt(c, sndUna);
@@ -1291,7 +1318,7 @@ final class TcpSender {
         output.prepareOptions(c);
         if (sndMax != sndUna) {
             if (queued > 0) {
-                if (output.send(c, sndUna, 1, TcpFlags.ACK, nowNs, 0) >= 0) {
+                if (output.send(c, sndUna, 1, TcpFlags.ACK | Ecn.PROBE, nowNs, 0) >= 0) {
                     tcb.clearFlag(c, F_RTT_TIMING);
                     tcb.setFlag(c, F_RETRANSMITTED);
                     tcb.retransmitTsVal(c, output.tsVal(c, nowNs));
@@ -1300,7 +1327,7 @@ final class TcpSender {
                 output.send(c, sndUna, 0, TcpFlags.ACK | TcpFlags.FIN, nowNs, 0);
             }
         } else if (!sent.isFull() && queued > dataSent(c, sndMax)) {
-            if (output.send(c, sndMax, 1, TcpFlags.ACK, nowNs, 0) >= 0) {
+            if (output.send(c, sndMax, 1, TcpFlags.ACK | Ecn.PROBE, nowNs, 0) >= 0) {
                 recordNew(c, sent, sndMax, 1, 1, false, false, nowNs);
             }
         } else if (finWanted(c) && !sent.isFull()) {

@@ -253,6 +253,32 @@ class ZeroAllocationTest {
     }
 
     @Test
+    void bulkTransferWithEcnMarksAllocatesNothingPerSegment() {
+        // RFC 3168 on both ends: ECT(0) data, CE marks on 1 % of it, echoed and answered by reductions.
+        final TcpConfig ecn = TcpConfig.builder().ecn(EcnMode.ON).build();
+        try (Pair pair = new Pair(MemoryWire.builder().seed(11).ceMarking(0.01).delay(5_000, 0), ecn, ecn)) {
+            for (int i = 0; i < WARMUP / 4; i++) {
+                pair.bulkRound();
+            }
+            final Runnable millionSegments = () -> {
+                final long start = pair.segments();
+                while (pair.segments() - start < MIN_SEGMENTS) {
+                    pair.bulkRound();
+                }
+            };
+            final long allocated = Allocations.measure(0, 1, millionSegments);
+            System.out.printf("ECN bulk: %d bytes allocated; CE marked %d, reductions %d, retransmits %d; %s%n",
+                allocated, pair.wire.stats.ceMarked, pair.client.counter("tcp.ecn.reductions"),
+                pair.client.counter("tcp.tx.retransmits"), pair.client.tcp.info(pair.clientConnection));
+            assertEquals(0, allocated, "bytes allocated over the measured rounds");
+            assertTrue(pair.client.tcp.info(pair.clientConnection).ecn(), "negotiated");
+            assertTrue(pair.server.counter("tcp.ecn.ce_received") > 100, "marks arrived");
+            assertTrue(pair.client.counter("tcp.ecn.reductions") > 100, "marks were answered");
+            assertEquals(0, pair.client.counter("tcp.tx.retransmits"), "marks cause no retransmission");
+        }
+    }
+
+    @Test
     void requestResponseAllocatesNothingPerSegment() {
         try (Pair pair = new Pair()) {
             final long segmentsBefore = pair.segments();

@@ -19,7 +19,9 @@ import java.util.SplittableRandom;
 
 /**
  * An Ethernet segment in process memory joining any number of {@link MemoryLink}s, with seeded impairments: loss,
- * duplication, reordering, corruption, delay with jitter, and a bandwidth limit with a bounded bottleneck queue.
+ * duplication, reordering, corruption, delay with jitter, a bandwidth limit with a bounded bottleneck queue, and
+ * Congestion Experienced marks on ECN-capable IPv4 packets (RFC 3168 §5), as an AQM or nftables' {@code ip ecn set ce}
+ * would set them.
  *
  * <p>Every frame a port flushes is offered to every other port whose address filter accepts its destination (a
  * switch that floods, in front of NICs that filter). For each receiver the wire decides, from one seeded random
@@ -62,6 +64,7 @@ public final class MemoryWire implements AutoCloseable {
     static final long BURST_GAP_NS = 1_000_000L;
     private final double duplicateRate;
     private final double corruptRate;
+    private final double ceMarkRate;
     private final double reorderRate;
     private final long reorderDelayNs;
     private final long delayNs;
@@ -90,6 +93,7 @@ public final class MemoryWire implements AutoCloseable {
         this.burstEndRate = builder.burstEndRate;
         this.duplicateRate = builder.duplicateRate;
         this.corruptRate = builder.corruptRate;
+        this.ceMarkRate = builder.ceMarkRate;
         this.reorderRate = builder.reorderRate;
         this.reorderDelayNs = builder.reorderDelayNs;
         this.delayNs = builder.delayNs;
@@ -296,6 +300,9 @@ public final class MemoryWire implements AutoCloseable {
             BigEndian.u8(pool.slab(), at, BigEndian.u8(pool.slab(), at) ^ bit);
             flags = 0;
         }
+        if (ceMarkRate > 0 && random.nextDouble() < ceMarkRate && markCe(pool.offset(buffer), length)) {
+            stats.ceMarked++;
+        }
         if (!to.inbound.offer(arrivalNs, sequence++, buffer, length, flags)) {
             stats.queueDrops++;
             pool.release(buffer);
@@ -303,6 +310,37 @@ public final class MemoryWire implements AutoCloseable {
         }
         stats.delivered++;
     }
+
+    /**
+     * Sets CE on an IPv4 packet that is ECT(0) or ECT(1) (RFC 3168 §5: a router never marks Not-ECT, and CE stays CE)
+     * and mends the header checksum (RFC 1624's incremental update). Returns whether it marked.
+     */
+    private boolean markCe(long at, int length) {
+        final MemorySegment slab = pool.slab();
+        if (length < EthernetHeader.LENGTH + IPV4_MIN_HEADER
+            || BigEndian.u16(slab, at + ETHER_TYPE_OFFSET) != ETHERTYPE_IPV4) {
+            return false;
+        }
+        final long ip = at + EthernetHeader.LENGTH;
+        final int firstWord = BigEndian.u16(slab, ip);
+        final int ecn = firstWord & 0b11;
+        if (ecn == 0 || ecn == 0b11) {
+            return false;
+        }
+        final int marked = firstWord | 0b11;
+        BigEndian.u16(slab, ip, marked);
+        final int checksum = BigEndian.u16(slab, ip + IPV4_CHECKSUM_OFFSET);
+        int sum = (~checksum & 0xFFFF) + (~firstWord & 0xFFFF) + marked;
+        sum = (sum & 0xFFFF) + (sum >>> 16);
+        sum = (sum & 0xFFFF) + (sum >>> 16);
+        BigEndian.u16(slab, ip + IPV4_CHECKSUM_OFFSET, ~sum & 0xFFFF);
+        return true;
+    }
+
+    private static final int ETHER_TYPE_OFFSET = 12;
+    private static final int ETHERTYPE_IPV4 = 0x0800;
+    private static final int IPV4_MIN_HEADER = 20;
+    private static final int IPV4_CHECKSUM_OFFSET = 10;
 
     private int copyOf(int buffer, int length) {
         final int copy = pool.acquire();
@@ -368,6 +406,7 @@ public final class MemoryWire implements AutoCloseable {
         public long lost;
         public long duplicated;
         public long corrupted;
+        public long ceMarked;
         public long reordered;
         public long queueDrops;
         public long noBuffer;
@@ -377,6 +416,7 @@ public final class MemoryWire implements AutoCloseable {
         public String toString() {
             return "transmitted " + transmitted + ", delivered " + delivered + ", lost " + lost + ", duplicated "
                 + duplicated + ", corrupted " + corrupted + ", reordered " + reordered + ", queue drops " + queueDrops
+                + (ceMarked > 0 ? ", CE marked " + ceMarked : "")
                 + (noBuffer > 0 ? ", no buffer " + noBuffer : "") + (malformed > 0 ? ", malformed " + malformed : "");
         }
     }
@@ -418,6 +458,7 @@ public final class MemoryWire implements AutoCloseable {
         private double burstEndRate = 1;
         private double duplicateRate;
         private double corruptRate;
+        private double ceMarkRate;
         private double reorderRate;
         private long reorderDelayNs = 1_000_000;
         private long delayNs;
@@ -469,6 +510,12 @@ public final class MemoryWire implements AutoCloseable {
         }
 
         /** A fraction {@code rate} of frames is held back an extra {@code extraDelayNs}, so later frames overtake them. */
+        /** Marks this share of ECN-capable IPv4 packets Congestion Experienced (RFC 3168 §5). */
+        public Builder ceMarking(double rate) {
+            this.ceMarkRate = rate(rate, "CE marking");
+            return this;
+        }
+
         public Builder reordering(double rate, long extraDelayNs) {
             this.reorderRate = rate(rate, "reordering");
             this.reorderDelayNs = nonNegative(extraDelayNs, "reorder delay");

@@ -128,6 +128,44 @@ class MemoryWireTest {
     }
 
     @Test
+    void ceMarkingSetsCeOnEcnCapableIpv4PacketsAndMendsTheChecksum() {
+        try (MemoryWire wire = MemoryWire.builder().clock(clock).ceMarking(1.0).build()) {
+            final MemoryLink a = wire.attach("a", A);
+            final MemoryLink b = wire.attach("b", B);
+            // RFC 3168 §5: ECT(0) and ECT(1) become CE; Not-ECT is never marked; CE stays CE.
+            final int[] sent = {0b10, 0b01, 0b00, 0b11};
+            for (int ecn : sent) {
+                sendIpv4(a, B, ecn);
+            }
+            final List<Integer> seen = new ArrayList<>();
+            b.receive((segment, offset, length, flags) -> {
+                final long ip = offset + EthernetHeader.LENGTH;
+                seen.add(BigEndian.u8(segment, ip + 1) & 0b11);
+                assertEquals(0, dev.tern.core.checksum.InternetChecksum.compute(segment, ip, 20),
+                    "the IPv4 header checksum still verifies");
+            }, 10);
+            assertEquals(List.of(0b11, 0b11, 0b00, 0b11), seen);
+            assertEquals(2, wire.stats.ceMarked);
+        }
+    }
+
+    /** A 20-byte IPv4 header with TOS {@code tos} and a correct checksum, in a frame to {@code destination}. */
+    private void sendIpv4(MemoryLink from, long destination, int tos) {
+        assertTrue(from.claim(tx));
+        ethernet.wrap(tx.segment(), tx.offset(), 60).destination(destination).source(from.macAddress()).etherType(0x0800);
+        final long ip = tx.offset() + EthernetHeader.LENGTH;
+        BigEndian.zero(tx.segment(), ip, 46);
+        BigEndian.u16(tx.segment(), ip, 0x4500 | tos);
+        BigEndian.u16(tx.segment(), ip + 2, 20);
+        BigEndian.u8(tx.segment(), ip + 8, 64);
+        BigEndian.u8(tx.segment(), ip + 9, 17);
+        BigEndian.u16(tx.segment(), ip + 10, dev.tern.core.checksum.InternetChecksum.compute(tx.segment(), ip, 20));
+        tx.length(60);
+        from.commit(tx);
+        from.flush();
+    }
+
+    @Test
     void lossRateIsHonouredStatistically() {
         try (MemoryWire wire = MemoryWire.builder().clock(clock).seed(7).loss(0.1).build()) {
             final MemoryLink a = wire.attach("a", A);

@@ -40,6 +40,8 @@ public final class Seg implements FrameCheck {
     /** The Fast Open option's cookie (empty: a request); null: no option sent, not checked when expected. */
     byte[] fastOpenCookie;
     boolean fastOpenExperimental;
+    /** The IP header's ECN field (RFC 3168 §5: 0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE); null: 0 sent, not checked. */
+    Integer ipEcn;
 
     private Seg() {
     }
@@ -62,6 +64,7 @@ public final class Seg implements FrameCheck {
         s.payloadLength = payloadLength;
         s.fastOpenCookie = fastOpenCookie;
         s.fastOpenExperimental = fastOpenExperimental;
+        s.ipEcn = ipEcn;
         return s;
     }
 
@@ -154,6 +157,18 @@ public final class Seg implements FrameCheck {
         return payload(text.getBytes(StandardCharsets.US_ASCII));
     }
 
+    /** The IP ECN field to send (0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE), or to expect. */
+    public Seg ipEcn(int codepoint) {
+        final Seg s = copy();
+        s.ipEcn = codepoint;
+        return s;
+    }
+
+    /** The TOS byte the peer's IP header carries: its ECN field, if set. */
+    int tos() {
+        return ipEcn != null ? ipEcn : 0;
+    }
+
     /** Expect this many payload bytes, whatever they are. */
     public Seg len(int length) {
         final Seg s = copy();
@@ -230,6 +245,9 @@ public final class Seg implements FrameCheck {
             differences.add("payload length " + frame.payload().length + " (expected " + payloadLength + ")");
         } else if (payload != null && !Arrays.equals(frame.payload(), payload)) {
             differences.add("payload bytes differ");
+        }
+        if (ipEcn != null && (frame.ip().tos() & 3) != ipEcn) {
+            differences.add("IP ECN field " + (frame.ip().tos() & 3) + " (expected " + ipEcn + ")");
         }
         if (!frame.checksumOk()) {
             differences.add("bad checksum");

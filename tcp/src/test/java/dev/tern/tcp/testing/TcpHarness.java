@@ -240,25 +240,25 @@ public final class TcpHarness implements AutoCloseable {
 
     /** The peer sends {@code seg} (ports filled in); our stack processes it at once. */
     public void send(Seg seg) {
-        final TcpRepr repr = seg.toRepr(remotePort, localPort);
-        sendRaw(repr, seg.payloadOrEmpty(), true);
+        sendRawNoPoll(seg.toRepr(remotePort, localPort), seg.payloadOrEmpty(), true, seg.tos());
+        poll();
     }
 
     /** The peer sends all of {@code segs} at once: our stack receives them in one batch. */
     public void sendBurst(Seg... segs) {
         for (Seg seg : segs) {
-            sendRawNoPoll(seg.toRepr(remotePort, localPort), seg.payloadOrEmpty(), true);
+            sendRawNoPoll(seg.toRepr(remotePort, localPort), seg.payloadOrEmpty(), true, seg.tos());
         }
         poll();
     }
 
     /** Sends a TCP segment from the peer, with a correct checksum unless {@code goodChecksum} is false. */
     public void sendRaw(TcpRepr repr, byte[] payload, boolean goodChecksum) {
-        sendRawNoPoll(repr, payload, goodChecksum);
+        sendRawNoPoll(repr, payload, goodChecksum, 0);
         poll();
     }
 
-    private void sendRawNoPoll(TcpRepr repr, byte[] payload, boolean goodChecksum) {
+    private void sendRawNoPoll(TcpRepr repr, byte[] payload, boolean goodChecksum, int tos) {
         final int tcpLength = repr.headerLength() + payload.length;
         final byte[] segment = new byte[tcpLength];
         final MemorySegment memory = MemorySegment.ofArray(segment);
@@ -270,7 +270,7 @@ public final class TcpHarness implements AutoCloseable {
             segment[TcpHeader.CHECKSUM_OFFSET] ^= 0x01;
         }
         final byte[] packet = new byte[Ipv4Header.MIN_LENGTH + segment.length];
-        new Ipv4Repr(remoteAddress, US, IpProtocol.TCP, 64, 0, 0, 0x4000, segment.length)
+        new Ipv4Repr(remoteAddress, US, IpProtocol.TCP, 64, tos, 0, 0x4000, segment.length)
             .emit(new Ipv4Header().wrap(MemorySegment.ofArray(packet), 0, packet.length));
         System.arraycopy(segment, 0, packet, Ipv4Header.MIN_LENGTH, segment.length);
         inject(stack.link.macAddress(), EtherType.IPV4, packet);
