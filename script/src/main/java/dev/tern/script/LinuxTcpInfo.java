@@ -28,11 +28,12 @@ final class LinuxTcpInfo {
     static final long OPT_TIMESTAMPS = 1;
     static final long OPT_SACK = 2;
     static final long OPT_WSCALE = 4;
+    static final long OPT_ECN = 8;
     static final long OPT_SYN_DATA = 32;
 
     /**
-     * The names packetdrill defines for a Python block (its code.c) that mean something for these fields. The ECN bits
-     * of tcpi_options are never set (Tern does not negotiate ECN); TCPI_OPT_SYN_DATA says the SYN's data was
+     * The names packetdrill defines for a Python block (its code.c) that mean something for these fields. TCPI_OPT_ECN
+     * says ECN was negotiated (TCPI_OPT_ECN_SEEN, a CE seen, is never set); TCPI_OPT_SYN_DATA says the SYN's data was
      * acknowledged by Fast Open (RFC 7413).
      */
     static final Map<String, Long> CONSTANTS = Map.ofEntries(
@@ -44,7 +45,7 @@ final class LinuxTcpInfo {
         Map.entry("TCP_CA_Open", 0L), Map.entry("TCP_CA_Disorder", 1L), Map.entry("TCP_CA_CWR", 2L),
         Map.entry("TCP_CA_Recovery", 3L), Map.entry("TCP_CA_Loss", 4L),
         Map.entry("TCPI_OPT_TIMESTAMPS", OPT_TIMESTAMPS), Map.entry("TCPI_OPT_SACK", OPT_SACK),
-        Map.entry("TCPI_OPT_WSCALE", OPT_WSCALE), Map.entry("TCPI_OPT_ECN", 8L), Map.entry("TCPI_OPT_ECN_SEEN", 16L),
+        Map.entry("TCPI_OPT_WSCALE", OPT_WSCALE), Map.entry("TCPI_OPT_ECN", OPT_ECN), Map.entry("TCPI_OPT_ECN_SEEN", 16L),
         Map.entry("TCPI_OPT_SYN_DATA", OPT_SYN_DATA));
 
     /** The timestamp option Linux's segment size leaves out (TCPOLEN_TSTAMP_ALIGNED). */
@@ -72,7 +73,8 @@ final class LinuxTcpInfo {
             case "tcpi_probes" -> info.probes();
             case "tcpi_backoff" -> info.backoff();
             case "tcpi_options" -> (info.timestamps() ? OPT_TIMESTAMPS : 0) | (info.sack() ? OPT_SACK : 0)
-                | (info.windowScaling() ? OPT_WSCALE : 0) | (info.synData() ? OPT_SYN_DATA : 0);
+                | (info.windowScaling() ? OPT_WSCALE : 0) | (info.synData() ? OPT_SYN_DATA : 0)
+                | (info.ecn() ? OPT_ECN : 0);
             case "tcpi_snd_wscale" -> info.sndScale();
             case "tcpi_rcv_wscale" -> info.rcvScale();
             case "tcpi_rto" -> info.rtoNs() / 1000;
@@ -105,7 +107,8 @@ final class LinuxTcpInfo {
 
     /**
      * Linux's congestion state (tcp_set_ca_state): Loss after a timeout, Recovery in fast recovery, Disorder while
-     * open with SACKed segments or duplicate ACKs, else Open; CWR needs ECN, which Tern does not negotiate.
+     * open with SACKed segments or duplicate ACKs, else Open. Tern lowers the window for an ECE at once, so it
+     * has no CWR state to report.
      */
     private static long caState(TcpInfo info) {
         return switch (info.senderState()) {

@@ -73,12 +73,31 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagra
      * the sender's initial sequence number, ACK numbers and SACK blocks to the receiver's. {@code ack} and
      * {@code window} are -1 when not written; {@code options} is null when no option list was written.
      */
-    record Packet(int line, When when, boolean inbound, Ports ports, int flags, long seqStart, long seqEnd, long ack,
-                  int window, List<Option> options, String text) implements ScriptLine {
+    record Packet(int line, When when, boolean inbound, Ports ports, IpFields ip, int flags, long seqStart, long seqEnd,
+                  long ack, int window, List<Option> options, String text) implements ScriptLine {
         public int payloadLength() {
             return (int) (seqEnd - seqStart);
         }
     }
+
+    /**
+     * The IP header fields written before a packet, packetdrill's {@code [ect0]}, {@code [noecn]}, {@code [ce]},
+     * {@code [ect1]}, {@code [ect01]} (either ECT, Tern's packets only), {@code (tos 0x10)} and {@code (ttl 64)}:
+     * what {@code check} compares of the TOS byte (its ECN field, either ECT codepoint, the whole byte, or nothing),
+     * with {@code value}; {@code ttl} 0 when not written. An injected packet carries them (TOS 0 and TTL 64 when not
+     * written).
+     */
+    record IpFields(TosCheck check, int value, int ttl) {
+        static final IpFields NONE = new IpFields(TosCheck.NONE, 0, 0);
+
+        /** The TOS byte of an injected packet. */
+        int tos() {
+            return check == TosCheck.NONE ? 0 : value;
+        }
+    }
+
+    /** What a packet line says of the TOS byte. */
+    enum TosCheck { NONE, ECN, EITHER_ECT, TOS }
 
     /**
      * The ports written before a packet, {@code SOURCE>DESTINATION} in the packet's direction (Tern's extension of

@@ -20,6 +20,7 @@ public final class ScriptParser {
         "(\\*|\\+?(?:\\d+(?:\\.\\d*)?|\\.\\d+))(?:~(\\+?(?:\\d+(?:\\.\\d*)?|\\.\\d+)))?");
     private static final Pattern SEQ = Pattern.compile("(\\d+):(\\d+)\\((\\d+)\\)");
     /** {@code ...(LENGTH)}: any sequence number, this much data. */
+    private static final Pattern IGNORED_SEQ = Pattern.compile("(\\d+):(\\d+)\\((\\d+)\\)!");
     private static final Pattern ANY_SEQ = Pattern.compile("\\.\\.\\.\\((\\d{1,5})\\)");
     /** A {@code >} segment's sequence number when the line says any ({@code ...(N)}). */
     static final long ANY_SEQUENCE = -1;
@@ -61,7 +62,9 @@ public final class ScriptParser {
     private static final Pattern SPACED_DOTS = Pattern.compile("^(\\+?[0-9.]+)\\s*\\.\\.\\.\\s*(\\+?[0-9.]+)(?=\\s)");
     private static final Pattern PORTS = Pattern.compile("(\\d+)>(\\d+)(?=\\s)");
     private static final Pattern SPACED_PLUS = Pattern.compile("^\\+\\s+(?=[0-9.])");
-    private static final Pattern IP_ECN = Pattern.compile("\\[(noecn|ect0|ect1|ect01|ce)]");
+    /** Packetdrill's IP fields in parentheses or brackets: {@code (tos 0x10)}, {@code [ttl 64]}, {@code (ect0)}. */
+    private static final Pattern IP_FIELDS = Pattern.compile(
+        "[(\\[]\\s*(noecn|ect0|ect1|ect01|ce|tos\\s+0x[0-9a-fA-F]+|ttl\\s+\\d+)\\s*[)\\]]");
     private static final Pattern UDP = Pattern.compile("udp\\s*\\((\\d+)\\)");
 
     private final String file;
@@ -469,19 +472,16 @@ public final class ScriptParser {
         if (inbound && when.any()) {
             throw error(line, "'*' (any time) is only allowed for packets Tern sends (>)");
         }
-        final Matcher ecn = IP_ECN.matcher(text);
-        if (ecn.lookingAt()) {
-            // Packetdrill's IP ECN field: Tern has no ECN, so it sends and is sent Not-ECT only (RFC 3168 §5).
-            if (!ecn.group(1).equals("noecn")) {
-                throw error(line, "[" + ecn.group(1) + "] (an ECN-capable IP field) is not supported: Tern has no "
-                    + "ECN ([noecn] is taken)");
-            }
-            text = text.substring(ecn.end()).strip();
+        ScriptLine.IpFields ip = ScriptLine.IpFields.NONE;
+        final Matcher fields = IP_FIELDS.matcher(text);
+        if (fields.lookingAt()) {
+            ip = ipFields(line, inbound, fields.group(1));
+            text = text.substring(fields.end()).strip();
         }
         if (text.startsWith("(")) {
             throw error(line, "IP header fields on a packet ('" + text.substring(0, text.indexOf(')') < 0
-                ? text.length() : text.indexOf(')') + 1) + "') are not supported: Tern's runner writes and compares "
-                + "TCP, UDP and ICMP only");
+                ? text.length() : text.indexOf(')') + 1) + "') are not supported: the runner takes [noecn], [ect0], "
+                + "[ect1], [ce], [ect01], (tos 0xNN) and (ttl N)");
         }
         ScriptLine.Ports ports = null;
         final Matcher portText = PORTS.matcher(text);
@@ -490,6 +490,10 @@ public final class ScriptParser {
             final int destination = port(line, portText.group(2));
             ports = new ScriptLine.Ports(source, destination);
             text = text.substring(portText.end()).strip();
+        }
+        if (ip != ScriptLine.IpFields.NONE && (text.startsWith("udp") || text.startsWith("icmp")
+            || text.startsWith("["))) {
+            throw error(line, "IP header fields are compared on TCP segments only");
         }
         if (text.startsWith("udp")) {
             return new ScriptLine.Datagram(line, when, inbound, ports, datagramLength(line, text), whole);
@@ -504,7 +508,39 @@ public final class ScriptParser {
         if (text.startsWith("ip") || text.startsWith("gre") || text.startsWith("sctp") || text.startsWith("mpls")) {
             throw error(line, "only TCP, UDP and ICMP packets are supported, not '" + text.split("\\s+")[0] + "'");
         }
-        return segment(line, when, inbound, ports, text, whole);
+        return segment(line, when, inbound, ports, ip, text, whole);
+    }
+
+    /** One of packetdrill's IP fields (its parser.y ip_info): an ECN codepoint, a TOS byte or a TTL. */
+    private ScriptLine.IpFields ipFields(int line, boolean inbound, String field) {
+        if (field.startsWith("tos")) {
+            final long tos = Long.parseLong(field.substring(3).strip().substring(2), 16);
+            if (tos > 255) {
+                throw error(line, "tos " + field.substring(3).strip() + " is more than 8 bits");
+            }
+            return new ScriptLine.IpFields(ScriptLine.TosCheck.TOS, (int) tos, 0);
+        }
+        if (field.startsWith("ttl")) {
+            final long ttl = Long.parseLong(field.substring(3).strip());
+            if (ttl < 1 || ttl > 255) {
+                throw error(line, "ttl " + ttl + " is not 1..255");
+            }
+            return new ScriptLine.IpFields(ScriptLine.TosCheck.NONE, 0, (int) ttl);
+        }
+        if (field.equals("ect01")) {
+            if (inbound) {
+                throw error(line, "[ect01] can only be used with packets Tern sends (>)");
+            }
+            return new ScriptLine.IpFields(ScriptLine.TosCheck.EITHER_ECT, 0, 0);
+        }
+        // RFC 3168 §5: the ECN field's codepoints.
+        final int ecn = switch (field) {
+            case "ect1" -> 0b01;
+            case "ect0" -> 0b10;
+            case "ce" -> 0b11;
+            default -> 0;
+        };
+        return new ScriptLine.IpFields(ScriptLine.TosCheck.ECN, ecn, 0);
     }
 
     private int port(int line, String digits) {
@@ -617,7 +653,7 @@ public final class ScriptParser {
                 quoted = new ScriptLine.Datagram(line, when, !inbound, quotedPorts, datagramLength(line, inner), whole);
             } else {
                 final String segmentText = SEQ.matcher(inner).matches() ? "0 " + inner : inner;
-                quoted = segment(line, when, !inbound, quotedPorts, segmentText, whole);
+                quoted = segment(line, when, !inbound, quotedPorts, ScriptLine.IpFields.NONE, segmentText, whole);
                 if (((ScriptLine.Packet) quoted).seqStart() == ANY_SEQUENCE) {
                     throw error(line, "a quoted segment needs its sequence number, not '...'");
                 }
@@ -671,7 +707,7 @@ public final class ScriptParser {
         }
         if (inbound && isError && quoted == null) {
             // As packetdrill's grammar (opt_icmp_echoed): no quote is a TCP segment at relative sequence 0.
-            quoted = segment(line, when, false, null, "0 0:0(0)", whole);
+            quoted = segment(line, when, false, null, ScriptLine.IpFields.NONE, "0 0:0(0)", whole);
         }
         if (inbound && !isError && rawLength < 0) {
             rawLength = ICMP_DEFAULT_LENGTH;
@@ -701,7 +737,7 @@ public final class ScriptParser {
 
     /** A TCP segment: flags, sequence numbers, ack, window and options (a quoted segment's flags may be '0': none). */
     private ScriptLine.Packet segment(int line, ScriptLine.When when, boolean inbound, ScriptLine.Ports ports,
-                                     String text, String whole) {
+                                      ScriptLine.IpFields ip, String text, String whole) {
         final List<String> tokens = packetTokens(line, text);
         if (tokens.isEmpty()) {
             throw error(line, "a packet line needs flags and sequence numbers, like 'S 0:0(0)'");
@@ -734,15 +770,19 @@ public final class ScriptParser {
         if (i >= tokens.size()) {
             throw error(line, "missing sequence numbers after the flags: write start:end(length), like 1:1(0)");
         }
+        // The FreeBSD suite's "any sequence number", '...(N)' (for a SYN-ACK whose ISN the script cannot know), and
+        // its packetdrill's '!' after the numbers (not compared).
         final Matcher anySeq = ANY_SEQ.matcher(tokens.get(i));
-        if (anySeq.matches()) {
-            // The FreeBSD suite's "any sequence number" (for a SYN-ACK whose ISN the script cannot know).
+        final Matcher ignored = IGNORED_SEQ.matcher(tokens.get(i));
+        final boolean any = anySeq.matches();
+        if (any || ignored.matches()) {
             if (inbound) {
-                throw error(line, "'...(N)' (any sequence number) is only for packets Tern sends (>)");
+                throw error(line, (any ? "'...(N)' (any sequence number)" : "'!' (sequence number not compared)")
+                    + " is only for packets Tern sends (>)");
             }
             i++;
-            return segmentRest(line, when, inbound, ports, flags, ANY_SEQUENCE,
-                ANY_SEQUENCE + Long.parseLong(anySeq.group(1)), tokens, i, whole);
+            return segmentRest(line, when, inbound, ports, ip, flags, ANY_SEQUENCE,
+                ANY_SEQUENCE + Long.parseLong(any ? anySeq.group(1) : ignored.group(3)), tokens, i, whole);
         }
         final Matcher seq = SEQ.matcher(tokens.get(i++));
         if (!seq.matches()) {
@@ -758,12 +798,12 @@ public final class ScriptParser {
         if (length > 65535) {
             throw error(line, "a packet of " + length + " bytes is longer than TCP allows in one IPv4 datagram");
         }
-        return segmentRest(line, when, inbound, ports, flags, start, end, tokens, i, whole);
+        return segmentRest(line, when, inbound, ports, ip, flags, start, end, tokens, i, whole);
     }
 
     /** A segment's ack, window and options, from token {@code i} on. */
     private ScriptLine.Packet segmentRest(int line, ScriptLine.When when, boolean inbound, ScriptLine.Ports ports,
-                                          int flags, long start, long end, List<String> tokens, int i, String whole) {
+                                          ScriptLine.IpFields ip, int flags, long start, long end, List<String> tokens, int i, String whole) {
         long ack = -1;
         int window = -1;
         List<ScriptLine.Option> options = null;
@@ -800,7 +840,7 @@ public final class ScriptParser {
             // As packetdrill: an injected ACK without its number acknowledges relative sequence number 0.
             ack = 0;
         }
-        return new ScriptLine.Packet(line, when, inbound, ports, flags, start, end, ack, window, options, whole);
+        return new ScriptLine.Packet(line, when, inbound, ports, ip, flags, start, end, ack, window, options, whole);
     }
 
     /** Splits a packet on spaces, keeping an option list {@code <...>} as one token. */

@@ -137,13 +137,13 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
      * to receive, so that Tern (the smallest scale that covers the buffer) offers window scale 8 as Linux does there
      * (the smallest that covers tcp_rmem's maximum, 15 MiB), 256 KiB to send (tcp_wmem's default), and the window
      * kept over idle periods (tcp_slow_start_after_idle=0), Fast Open as it sets it (tcp_fastopen=0x70403 and its
-     * key); the symbols its {@code run_all.py} defines for IPv4 but {@code TFO_COOKIE}, which is the cookie Tern's
+     * key), ECN off (tcp_ecn=0); the symbols its {@code run_all.py} defines for IPv4 but {@code TFO_COOKIE}, which is the cookie Tern's
      * server gives the runner's remote under that key.
      */
     public static ScriptProfile gtests() {
         return packetdrill("gtests", "as linux, with the settings of packetdrill's Linux suite (window scale 8, "
                 + "no slow start after idle)", tern().bufferSizes(256 << 10, 8 << 20).slowStartAfterIdle(false)
-                .pushRule(PushRule.LINUX).fastOpen(GTESTS_FAST_OPEN).build(),
+                .pushRule(PushRule.LINUX).fastOpen(GTESTS_FAST_OPEN).ecn(dev.tern.tcp.EcnMode.OFF).build(),
             Map.of("CODE", "host_unreachable", "CMSG_LEVEL_IP", "SOL_IP",
                 "CMSG_TYPE_RECVERR", "IP_RECVERR"));
     }
@@ -157,7 +157,8 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
      * (net.inet.tcp.delacktime), an RTO of at most 64 s after 12 retransmissions (TCPTV_REXMTMAX, TCP_MAXRXTSHIFT),
      * keep-alive after 2 hours, every 75 s, 8 probes, a SYN with FIN to a listener answered (net.inet.tcp.drop_synfin=0),
      * Fast Open off for 900 s towards a server after a failed attempt (net.inet.tcp.fastopen.path_disable_time), a
-     * SYN-ACK's text taken by every connect; FreeBSD's names of TCP states and its SO_RCVBUF. The rest is Tern's
+     * SYN-ACK's text taken by every connect, ECN accepted and asked for on the first SYN retransmission too
+     * (net.inet.tcp.ecn.enable=2, ecn.maxretries=1); FreeBSD's names of TCP states and its SO_RCVBUF. The rest is Tern's
      * (docs/SCRIPTS.md lists what differs).
      */
     public static ScriptProfile freebsd() {
@@ -167,7 +168,7 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
             .rto(1_000 * MS, 200 * MS, 64_000 * MS).maxRetries(12)
             .keepalive(7_200_000 * MS, 75_000 * MS, 8)
             .segmentChecks(SegmentChecks.RFC_5961.withSynFin(SegmentChecks.SynFin.ANSWER))
-            .fastOpenPathDisableNs(900_000 * MS).synSentText(TcpConfig.SynSentText.ALWAYS).build();
+            .fastOpenPathDisableNs(900_000 * MS).synSentText(TcpConfig.SynSentText.ALWAYS).ecnSynRetries(1).build();
         return new ScriptProfile("freebsd", "FreeBSD 14's defaults (its receive window and ACKs, window 64 KiB, "
             + "scale 6, delayed ACK 100 ms), for the FreeBSD tcp-testsuite", tcp, 1500, 4 * MS,
             PACKETDRILL_TOLERANCE_PERCENT, 0, false, false, 0,

@@ -83,7 +83,9 @@ public final class ScriptRunner {
      * One packet Tern sent, as the remote saw it: a TCP segment (with the flow its ports name), a UDP datagram or an
      * ICMP message; the other two fields are null.
      */
-    private record Sent(long atNs, TcpRepr tcp, ScriptFlow flow, UdpSeen udp, IcmpSeen icmp, byte[] data) {
+    /** A packet Tern sent, with its IP header's TOS byte and TTL. */
+    private record Sent(long atNs, TcpRepr tcp, ScriptFlow flow, UdpSeen udp, IcmpSeen icmp, byte[] data, int tos,
+                        int ttl) {
     }
 
     /** A UDP datagram Tern sent: its ports and payload length. */
@@ -608,7 +610,8 @@ public final class ScriptRunner {
         }
         final TcpRepr tcp = TcpRepr.parse(header, tcpLength);
         final byte[] data = segment.asSlice(at + header.dataOffset(), tcp.payloadLength()).toArray(ValueLayout.JAVA_BYTE);
-        return new Sent(now(), tcp, flowOf(tcp.sourcePort(), tcp.destinationPort()), null, null, data);
+        return new Sent(now(), tcp, flowOf(tcp.sourcePort(), tcp.destinationPort()), null, null, data, ip.tos(),
+            ip.ttl());
     }
 
     private Sent udpSent(MemorySegment segment, long at, int udpLength, Ipv4Header ip) {
@@ -621,7 +624,8 @@ public final class ScriptRunner {
             throw new ScriptException(file, 0, "Tern sent a UDP datagram with a bad checksum (a bug in Tern)");
         }
         return new Sent(now(), null, null, new UdpSeen(BigEndian.u16(segment, at), BigEndian.u16(segment, at + 2),
-            udpLength - 8), null, segment.asSlice(at + 8, udpLength - 8).toArray(ValueLayout.JAVA_BYTE));
+            udpLength - 8), null, segment.asSlice(at + 8, udpLength - 8).toArray(ValueLayout.JAVA_BYTE), ip.tos(),
+            ip.ttl());
     }
 
     private Sent icmpSent(MemorySegment segment, long at, int icmpLength) {
@@ -655,7 +659,7 @@ public final class ScriptRunner {
         }
         return new Sent(now(), null, null, null, new IcmpSeen(type, code, mtu, BigEndian.u16(segment, at + 4),
             icmpLength, protocol, sourcePort, destinationPort, seq, udpLength),
-            segment.asSlice(quoted, icmpLength - IcmpHeader.LENGTH).toArray(ValueLayout.JAVA_BYTE));
+            segment.asSlice(quoted, icmpLength - IcmpHeader.LENGTH).toArray(ValueLayout.JAVA_BYTE), 0, 0);
     }
 
     /**
@@ -738,6 +742,10 @@ public final class ScriptRunner {
         if (header != null) {
             return header;
         }
+        final String ip = ipMismatch(p.ip(), s.tos, s.ttl);
+        if (ip != null) {
+            return ip;
+        }
         final long first = Integer.toUnsignedLong(s.tcp.seq()) + ((s.tcp.flags() & TcpFlags.SYN) != 0 ? 1 : 0);
         final MemorySegment data = MemorySegment.ofArray(s.data);
         final int wrong = ScriptPayload.firstDifference(data, 0, s.data.length, first, ScriptPayload::tern);
@@ -786,7 +794,7 @@ public final class ScriptRunner {
         final TcpRepr joined = new TcpRepr(l.sourcePort(), l.destinationPort(), first.tcp.seq(), l.ack(),
             (l.flags() & ~TcpFlags.CWR) | (first.tcp.flags() & TcpFlags.CWR), l.window(), l.mss(), l.windowScale(),
             l.sackPermitted(), l.timestamp(), l.tsVal(), l.tsEcr(), l.sackBlocks(), data.size());
-        return new Sent(last.atNs, joined, last.flow, null, null, data.toByteArray());
+        return new Sent(last.atNs, joined, last.flow, null, null, data.toByteArray(), first.tos, first.ttl);
     }
 
     private static String datagramMismatch(ScriptLine.Datagram d, Sent s) {
@@ -929,7 +937,7 @@ public final class ScriptRunner {
         final long first = seq + ((p.flags() & TcpFlags.SYN) != 0 ? 1 : 0);
         ScriptPayload.fill(MemorySegment.ofArray(segment), headerLength, length, first, ScriptPayload::remote);
         TcpRepr.fillChecksum(header, remoteAddress, ternAddress, tcpLength);
-        injectIp(p.line(), IpProtocol.TCP, segment);
+        injectIp(p.line(), IpProtocol.TCP, segment, p.ip());
     }
 
     /** A datagram from the remote: to the current UDP flow's ports, or those the line names; its bytes the pattern. */
@@ -1014,7 +1022,35 @@ public final class ScriptRunner {
         injectIp(i.line(), IpProtocol.ICMP, message);
     }
 
+    /** The IP fields a {@code >} line writes against Tern's packet, as packetdrill's verify_outbound_live_tos. */
+    private static String ipMismatch(ScriptLine.IpFields ip, int tos, int ttl) {
+        final int ecn = tos & 0b11;
+        final String wrong = switch (ip.check()) {
+            case NONE -> null;
+            case EITHER_ECT -> ecn == 0b01 || ecn == 0b10 ? null : "ECN field " + ecnName(ecn) + ", not ECT(0) or ECT(1)";
+            case ECN -> ecn == ip.value() ? null : "ECN field " + ecnName(ecn) + ", not " + ecnName(ip.value());
+            case TOS -> tos == ip.value() ? null : String.format("TOS 0x%02x, not 0x%02x", tos, ip.value());
+        };
+        if (wrong != null) {
+            return wrong;
+        }
+        return ip.ttl() == 0 || ip.ttl() == ttl ? null : "TTL " + ttl + ", not " + ip.ttl();
+    }
+
+    private static String ecnName(int ecn) {
+        return switch (ecn) {
+            case 0b01 -> "ECT(1)";
+            case 0b10 -> "ECT(0)";
+            case 0b11 -> "CE";
+            default -> "Not-ECT";
+        };
+    }
+
     private void injectIp(int line, int protocol, byte[] transport) {
+        injectIp(line, protocol, transport, ScriptLine.IpFields.NONE);
+    }
+
+    private void injectIp(int line, int protocol, byte[] transport, ScriptLine.IpFields ip) {
         final byte[] packet = new byte[Ipv4Header.MIN_LENGTH + transport.length];
         if (packet.length > wire.mtu()) {
             // The wire is sized for the script's largest packet (ScriptWire) unless the profile's MTU is below the
@@ -1022,8 +1058,8 @@ public final class ScriptRunner {
             throw failure(line, "the packet is " + packet.length + " bytes long with its IPv4 header, more than the "
                 + "link's MTU of " + wire.mtu() + ": send it as several segments");
         }
-        new Ipv4Repr(remoteAddress, ternAddress, protocol, 64, 0, 0, 0x4000, transport.length)
-            .emit(new Ipv4Header().wrap(MemorySegment.ofArray(packet), 0, packet.length));
+        new Ipv4Repr(remoteAddress, ternAddress, protocol, ip.ttl() == 0 ? 64 : ip.ttl(), ip.tos(), 0, 0x4000,
+            transport.length).emit(new Ipv4Header().wrap(MemorySegment.ofArray(packet), 0, packet.length));
         System.arraycopy(transport, 0, packet, Ipv4Header.MIN_LENGTH, transport.length);
         inject(TERN_MAC, EtherType.IPV4, packet);
         poll();

@@ -29,7 +29,7 @@ final class ScriptSettings {
     /** The Linux settings a script may make, each mapped onto {@link TcpConfig}. */
     static final List<String> LINUX = List.of("net.ipv4.tcp_syncookies", "net.ipv4.tcp_max_syn_backlog",
         "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_window_scaling", "net.ipv4.tcp_mem",
-        "net.ipv4.tcp_wmem", "net.ipv4.tcp_slow_start_after_idle", "net.ipv4.tcp_notsent_lowat",
+        "net.ipv4.tcp_wmem", "net.ipv4.tcp_slow_start_after_idle", "net.ipv4.tcp_notsent_lowat", "net.ipv4.tcp_ecn",
         ScriptParser.FAST_OPEN_SYSCTL, ScriptParser.FAST_OPEN_KEY_SYSCTL, ScriptParser.FAST_OPEN_BLACKHOLE_SYSCTL);
     /**
      * Linux settings of what Tern does not do, taken at any value as no change. Linux's TSO settings size the
@@ -47,17 +47,14 @@ final class ScriptSettings {
         "net.inet.tcp.keepcnt", "net.inet.tcp.syncookies", "net.inet.tcp.initcwnd_segments",
         "net.inet.tcp.hostcache.purgenow", "net.inet.tcp.fastopen.client_enable",
         "net.inet.tcp.fastopen.server_enable", "net.inet.tcp.insecure_rst", "net.inet.tcp.insecure_syn",
-        "net.inet.tcp.drop_synfin", "net.inet.tcp.delayed_ack", "net.inet.tcp.fastopen.path_disable_time");
+        "net.inet.tcp.drop_synfin", "net.inet.tcp.delayed_ack", "net.inet.tcp.fastopen.path_disable_time",
+        "net.inet.tcp.ecn.enable", "net.inet.tcp.ecn.maxretries");
     /**
      * FreeBSD settings Tern has no knob for, taken at the value that describes what Tern does (FreeBSD's default,
      * which the {@code freebsd} profile stands for), each with what Tern does; another value is rejected.
      */
     static final Map<String, Fixed> FREEBSD_FIXED = Map.ofEntries(
         Map.entry("net.inet.tcp.blackhole", new Fixed("Tern answers a segment to a closed port with a RST", 0)),
-        Map.entry("net.inet.tcp.ecn.enable", new Fixed("Tern has no ECN: it never asks for it (0, off, and 2, only "
-            + "answering, are taken; where FreeBSD would answer a peer's request, the script's lines show the "
-            + "difference)", 0, 2)),
-        Map.entry("net.inet.tcp.ecn.maxretries", new Fixed("Tern has no ECN", 1)),
         Map.entry("net.inet.tcp.rexmit_min", new Fixed("Tern's RTO has a floor of 200 ms (FreeBSD: 30 ms, plus "
             + "rexmit_slop)", 30)),
         Map.entry("net.inet.tcp.rexmit_slop", new Fixed("Tern's RTO has a floor of 200 ms and no slop added", 200)),
@@ -173,6 +170,18 @@ final class ScriptSettings {
             }
             case "net.ipv4.tcp_max_syn_backlog" -> tcp.synQueueSize((int) Math.clamp(v, 1, 1 << 20));
             case "net.ipv4.tcp_sack", "net.inet.tcp.sack.enable" -> tcp.sack(v != 0);
+            // RFC 3168 ECN: 0 off, 1 ask and accept, 2 accept only, the same on Linux and FreeBSD (dev.tern.tcp.EcnMode).
+            // Linux's 3 to 5 and FreeBSD's 3 and 4 are Accurate ECN, which Tern does not have.
+            case "net.ipv4.tcp_ecn", "net.inet.tcp.ecn.enable" -> {
+                final dev.tern.tcp.EcnMode mode = dev.tern.tcp.EcnMode.ofLinux(v);
+                if (mode == null) {
+                    throw new ScriptException(file, setting.line(), "sysctl " + name + "=" + v + " is not supported: "
+                        + "Tern has RFC 3168 ECN only (0 off, 1 ask and accept, 2 accept only), not Accurate ECN");
+                }
+                tcp.ecn(mode);
+            }
+            // FreeBSD's SYN retransmissions that still ask for ECN (Linux's first one goes plain).
+            case "net.inet.tcp.ecn.maxretries" -> tcp.ecnSynRetries((int) Math.clamp(v, 0, 255));
             case "net.ipv4.tcp_timestamps" -> tcp.timestamps(v != 0);
             case "net.ipv4.tcp_window_scaling" -> tcp.windowScaling(v != 0);
             // FreeBSD's rfc1323: 0 neither, 1 both window scaling and timestamps, 2 scaling only, 3 timestamps only.

@@ -96,8 +96,8 @@ class ScriptDialectsTest {
                 "t.pkt:1: shell command 'tc qdisc add dev tun0 root pfifo' is not supported");
             rejects("`sysctl -w net.inet.tcp.blackhole=1`\n", ScriptProfile.freebsd(),
                 "t.pkt:1: sysctl net.inet.tcp.blackhole=1 is not supported: Tern answers a segment to a closed port");
-            rejects("`sysctl -w net.inet.tcp.ecn.enable=1`\n", ScriptProfile.freebsd(),
-                "t.pkt:1: sysctl net.inet.tcp.ecn.enable=1 is not supported: Tern has no ECN");
+            rejects("`sysctl -w net.inet.tcp.ecn.enable=3`\n", ScriptProfile.freebsd(),
+                "t.pkt:1: sysctl net.inet.tcp.ecn.enable=3 is not supported: Tern has RFC 3168 ECN only");
             rejects("`set_sysctls.py net.ipv4.tcp_sack=0`\n", ScriptProfile.gtests(),
                 "t.pkt:1: shell command 'set_sysctls.py net.ipv4.tcp_sack=0' is not supported");
             rejects("`../common/set_sysctls.py tcp_sack=0`\n", ScriptProfile.gtests(),
@@ -319,8 +319,8 @@ class ScriptDialectsTest {
                 """, ScriptProfile.freebsd());
             rejects(LISTEN + "+0 < S ...(0) win 100\n", ScriptProfile.freebsd(),
                 "t.pkt:4: '...(N)' (any sequence number) is only for packets Tern sends (>)");
-            rejects(LISTEN + "+0 <[ect0] S 0:0(0) win 100\n", ScriptProfile.freebsd(),
-                "t.pkt:4: [ect0] (an ECN-capable IP field) is not supported: Tern has no ECN");
+            rejects(LISTEN + "+0 <[ect01] S 0:0(0) win 100\n", ScriptProfile.freebsd(),
+                "t.pkt:4: [ect01] can only be used with packets Tern sends (>)");
             // Flags split by spaces ("F ."), a space before a call's parenthesis: packetdrill's lexer drops it.
             passes(LISTEN.replace("listen(3, 1)", "listen (3, 1)") + """
                 +0    <[noecn] S 0:0(0) win 32767 <mss 1460,sackOK,eol,eol>
@@ -332,8 +332,12 @@ class ScriptDialectsTest {
                 """, ScriptProfile.freebsd());
             rejects(LISTEN + "+0 < F  .. 1:1(0) win 100\n", ScriptProfile.freebsd(),
                 "t.pkt:4: bad sequence numbers '..'");
-            rejects(LISTEN + "+0 < (tos 0x28) S 0:0(0) win 100\n", ScriptProfile.freebsd(),
-                "t.pkt:4: IP header fields on a packet ('(tos 0x28)') are not supported");
+            rejects(LISTEN + "+0 < (tos 0x28) udp (10)\n", ScriptProfile.freebsd(),
+                "t.pkt:4: IP header fields are compared on TCP segments only");
+            rejects(LISTEN + "+0 < (flowlabel 0x1) S 0:0(0) win 100\n", ScriptProfile.freebsd(),
+                "t.pkt:4: IP header fields on a packet ('(flowlabel 0x1)') are not supported");
+            rejects(LISTEN + "+0 < S 0:0(0)! win 100\n", ScriptProfile.freebsd(),
+                "t.pkt:4: '!' (sequence number not compared) is only for packets Tern sends (>)");
         }
 
         @Test

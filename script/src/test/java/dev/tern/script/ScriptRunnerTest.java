@@ -446,9 +446,30 @@ class ScriptRunnerTest {
         }
 
         @Test
+        void ecnFieldsAreWrittenOnInjectedSegmentsAndComparedOnTernsOwn() {
+            final String ecn = LISTEN + """
+                +0    < SEW 0:0(0) win 65535 <mss 1460>
+                +0    > SE. 0:0(0) ack 1 <mss 1460>
+                +.01  < . 1:1(0) ack 1 win 512
+                +0    accept(3, ..., ...) = 4
+                +0    write(4, ..., 100) = 100
+                +0    > [ect0] P. 1:101(100) ack 1
+                """;
+            // A CE on the peer's data is echoed at once, on a Not-ECT pure ACK with Tern's TTL.
+            passes(ecn + "+.01 < [ce] P. 1:101(100) ack 101 win 512\n+0 > [noecn] E. 101:101(0) ack 101\n");
+            passes(ecn + "+.01 < (tos 0x03) P. 1:101(100) ack 101 win 512\n+0 > (ttl 64) E. 101:101(0) ack 101\n");
+            that(failure(ecn.replace("> [ect0] P.", "> [noecn] P.")).getMessage())
+                .contains("ECN field ECT(0), not Not-ECT");
+            that(failure(ecn.replace("> [ect0] P.", "> (tos 0x00) P.")).getMessage())
+                .contains("TOS 0x02, not 0x00");
+            that(failure(ecn.replace("> [ect0] P.", "> (ttl 3) P.")).getMessage()).contains("TTL 64, not 3");
+            passes(ecn.replace("> [ect0] P.", "> [ect01] P."));
+        }
+
+        @Test
         void anUnknownOrLateSysctlIsRejected() {
-            that(failure("`sysctl -q net.ipv4.tcp_ecn=1`\n").getMessage())
-                .startsWith("t.pkt:1: sysctl net.ipv4.tcp_ecn is not supported");
+            that(failure("`sysctl -q net.ipv4.tcp_ecn_fallback=1`\n").getMessage())
+                .startsWith("t.pkt:1: sysctl net.ipv4.tcp_ecn_fallback is not supported");
             that(failure(LISTEN + "`sysctl -q net.ipv4.tcp_wmem=\"4096 50000 4194304\"`\n+0 close(3) = 0\n")
                 .getMessage()).startsWith("t.pkt:4: sysctl net.ipv4.tcp_wmem changes Tern's configuration after the "
                     + "script has started in what is fixed once the stack runs (sendBufferSize)");
@@ -1047,8 +1068,8 @@ class ScriptRunnerTest {
                     + "MSG_NOSIGNAL, MSG_MORE and MSG_ZEROCOPY");
             that(failure(PASSIVE_OPEN + "+0 setsockopt(4, SOL_SOCKET, SO_TIMESTAMPING, [SOF_TIMESTAMPING_SOFTWARE], 4) "
                 + "= 0\n").getMessage()).startsWith("t.pkt:8: setsockopt SOL_SOCKET SO_TIMESTAMPING is not supported");
-            that(failure("`sysctl -q net.ipv4.tcp_ecn=1`\n").getMessage())
-                .startsWith("t.pkt:1: sysctl net.ipv4.tcp_ecn is not supported");
+            that(failure("`sysctl -q net.ipv4.tcp_ecn=3`\n").getMessage())
+                .startsWith("t.pkt:1: sysctl net.ipv4.tcp_ecn=3 is not supported: Tern has RFC 3168 ECN only");
             that(failure("`sysctl -q net.ipv4.tcp_sack=on`\n").getMessage())
                 .isEqualTo("t.pkt:1: sysctl net.ipv4.tcp_sack takes numbers, not 'on'");
         }
