@@ -48,6 +48,9 @@ public final class PacketLoss implements AutoCloseable {
     private static final Pattern COUNTER = Pattern.compile("counter packets (\\d+) bytes (\\d+)");
 
     private final NetworkNamespace namespace;
+    private final String table;
+    /** The rule after the counter of every packet, for a threshold ({@link #DROP}, or {@link CeMarking}'s). */
+    private final java.util.function.IntFunction<String> rule;
     private final String nft;
     private final String toPeerHook;
     private final String toPeerDevice;
@@ -72,9 +75,16 @@ public final class PacketLoss implements AutoCloseable {
         }
     }
 
-    private PacketLoss(NetworkNamespace namespace, String nft, String toPeerHook, String toPeerDevice, String fromPeerHook,
-                       String fromPeerDevice) {
+    /** Drops the packets numgen picks: {@code numgen random mod 10000 < N counter drop}; 100 % drops every one. */
+    static final java.util.function.IntFunction<String> DROP = threshold ->
+        // numgen's values are 0..9999, so "< 10000" is refused: 100 % is a plain drop.
+        (threshold >= 10_000 ? "" : "numgen random mod 10000 < " + threshold + " ") + "counter drop";
+
+    private PacketLoss(NetworkNamespace namespace, String table, java.util.function.IntFunction<String> rule, String nft,
+                       String toPeerHook, String toPeerDevice, String fromPeerHook, String fromPeerDevice) {
         this.namespace = namespace;
+        this.table = table;
+        this.rule = rule;
         this.nft = nft;
         this.toPeerHook = toPeerHook;
         this.toPeerDevice = toPeerDevice;
@@ -88,11 +98,19 @@ public final class PacketLoss implements AutoCloseable {
      * nothing behind) if nft is missing or the kernel refuses the rules.
      */
     public static PacketLoss install(NetnsHarness net, double percent) {
+        return install(net, percent, TABLE, DROP);
+    }
+
+    /** As {@link #install(NetnsHarness, double)}, with table {@code table} and {@code rule} in place of the drop. */
+    static PacketLoss install(NetnsHarness net, double percent, String table,
+                              java.util.function.IntFunction<String> rule) {
         final String nft = Commands.require("nft", "nftables");
         final NetworkNamespace wire = net.wireNamespace();
         final PacketLoss loss = wire != null
-            ? new PacketLoss(wire, nft, "ingress", NetnsHarness.WIRE_TERN_PORT, "ingress", NetnsHarness.WIRE_PEER_PORT)
-            : new PacketLoss(net.peerNamespace(), nft, "ingress", NetnsHarness.PEER_INTERFACE, "egress", NetnsHarness.PEER_INTERFACE);
+            ? new PacketLoss(wire, table, rule, nft, "ingress", NetnsHarness.WIRE_TERN_PORT, "ingress",
+                NetnsHarness.WIRE_PEER_PORT)
+            : new PacketLoss(net.peerNamespace(), table, rule, nft, "ingress", NetnsHarness.PEER_INTERFACE, "egress",
+                NetnsHarness.PEER_INTERFACE);
         try {
             return loss.percent(percent);
         } catch (RuntimeException e) {
@@ -115,26 +133,29 @@ public final class PacketLoss implements AutoCloseable {
 
     /** The nft script that (re)creates the table in one transaction, counters at zero. */
     String script(int threshold) {
-        return script(threshold, toPeerHook, toPeerDevice, fromPeerHook, fromPeerDevice);
+        return script(table, rule.apply(threshold), toPeerHook, toPeerDevice, fromPeerHook, fromPeerDevice);
     }
 
     static String script(int threshold, String toPeerHook, String toPeerDevice, String fromPeerHook, String fromPeerDevice) {
+        return script(TABLE, DROP.apply(threshold), toPeerHook, toPeerDevice, fromPeerHook, fromPeerDevice);
+    }
+
+    private static String script(String table, String rule, String toPeerHook, String toPeerDevice, String fromPeerHook,
+                                 String fromPeerDevice) {
         final StringBuilder script = new StringBuilder();
         // Declaring the table first makes the delete succeed whether or not it existed: one atomic replacement.
-        script.append("table netdev ").append(TABLE).append('\n');
-        script.append("delete table netdev ").append(TABLE).append('\n');
-        script.append("table netdev ").append(TABLE).append(" {\n");
-        // numgen's values are 0..9999, so "< 10000" is refused: 100 % is a plain drop.
-        final String match = threshold >= 10_000 ? "" : "numgen random mod 10000 < " + threshold + " ";
+        script.append("table netdev ").append(table).append('\n');
+        script.append("delete table netdev ").append(table).append('\n');
+        script.append("table netdev ").append(table).append(" {\n");
         final String[][] chains = {{"to_peer", toPeerHook, toPeerDevice}, {"from_peer", fromPeerHook, fromPeerDevice}};
         for (String[] chain : chains) {
             script.append(String.format(Locale.ROOT, """
                   chain %1$s {
                     type filter hook %2$s device "%3$s" priority -500; policy accept;
                     counter
-                    %4$scounter drop
+                    %4$s
                   }
-                """, chain[0], chain[1], chain[2], match));
+                """, chain[0], chain[1], chain[2], rule));
         }
         return script.append("}\n").toString();
     }
@@ -184,7 +205,7 @@ public final class PacketLoss implements AutoCloseable {
 
     /** {every packet, dropped packets} of one chain. */
     private long[] chainCounters(String chain) {
-        final String listing = namespace.exec(COMMAND_TIMEOUT, nft, "list", "chain", "netdev", TABLE, chain).orThrow().stdout();
+        final String listing = namespace.exec(COMMAND_TIMEOUT, nft, "list", "chain", "netdev", table, chain).orThrow().stdout();
         final Matcher counter = COUNTER.matcher(listing);
         final long[] values = new long[2];
         for (int i = 0; i < 2; i++) {
@@ -203,8 +224,8 @@ public final class PacketLoss implements AutoCloseable {
             return;
         }
         closed = true;
-        if (namespace.exists() && namespace.exec(COMMAND_TIMEOUT, nft, "list", "table", "netdev", TABLE).exitCode() == 0) {
-            namespace.exec(COMMAND_TIMEOUT, nft, "delete", "table", "netdev", TABLE).orThrow();
+        if (namespace.exists() && namespace.exec(COMMAND_TIMEOUT, nft, "list", "table", "netdev", table).exitCode() == 0) {
+            namespace.exec(COMMAND_TIMEOUT, nft, "delete", "table", "netdev", table).orThrow();
         }
     }
 
