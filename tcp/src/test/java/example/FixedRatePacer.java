@@ -8,7 +8,7 @@ import dev.tern.tcp.TcpControlBlocks;
  * Sends at a fixed rate whatever the network does, with a window too large to hold it back: the worked example of
  * a congestion control from outside Tern (docs/TCP.md "Your own congestion control"). Not for a shared network.
  */
-public final class FixedRatePacer implements CongestionControl {
+public class FixedRatePacer implements CongestionControl {
     public static final String NAME = "fixedrate";
     /** 10 MB/s: the sender spaces segments by size / rate. */
     public static final long RATE = 10_000_000;

@@ -1,8 +1,7 @@
 package dev.tern.cli;
 
-import dev.tern.tcp.AckSample;
 import dev.tern.tcp.CongestionControl;
-import dev.tern.tcp.TcpControlBlocks;
+import example.FixedRatePacer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -20,38 +19,11 @@ import java.util.jar.JarOutputStream;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** {@code --cc} with a congestion control from outside Tern: a class name, or a name a jar on the class path offers. */
+/**
+ * {@code --cc} with a congestion control from outside Tern (docs/TCP.md's example, from tcp's test jar): a class name,
+ * or a name a jar on the class path offers. The trace's cwnd and pacing columns show nc's connection used it.
+ */
 class CongestionControlOptionTest {
-    /** A window that never moves: the trace's cwnd column shows whether nc's connection used it. */
-    public static final class FixedWindow implements CongestionControl {
-        static final int WINDOW = 100 * 1460;
-
-        @Override
-        public String name() {
-            return "fixed-window";
-        }
-
-        @Override
-        public void init(TcpControlBlocks tcb, int c, int mss, int initialSegments, long nowNs) {
-            tcb.cwnd(c, WINDOW);
-            tcb.ssthresh(c, WINDOW);
-        }
-
-        @Override
-        public void onAck(TcpControlBlocks tcb, int c, AckSample ack) {
-        }
-
-        @Override
-        public void onCongestion(TcpControlBlocks tcb, int c, int flightSize, int mss, long nowNs) {
-            tcb.ssthresh(c, WINDOW);
-        }
-
-        @Override
-        public void onRetransmitTimeout(TcpControlBlocks tcb, int c, int flightSize, int mss, long nowNs) {
-            tcb.cwnd(c, WINDOW);
-        }
-    }
-
     /** Runs nc with {@code loader} as the context class loader, as a jar on TERN_CLASSPATH would be seen. */
     private static TernCommandLineTest.Run ncWith(ClassLoader loader, byte[] input, String... args) {
         final Thread thread = Thread.currentThread();
@@ -64,24 +36,27 @@ class CongestionControlOptionTest {
         }
     }
 
-    /** A jar whose only entry offers {@link FixedWindow} as a service. */
+    /** A jar whose only entry offers {@link FixedRatePacer} as a service (its class is on the test class path). */
     private static URLClassLoader withServiceJar(Path directory) throws IOException {
-        final Path jar = directory.resolve("fixed-window.jar");
+        final Path jar = directory.resolve("pacer.jar");
         try (OutputStream file = Files.newOutputStream(jar); JarOutputStream out = new JarOutputStream(file)) {
             out.putNextEntry(new JarEntry("META-INF/services/" + CongestionControl.class.getName()));
-            out.write((FixedWindow.class.getName() + "\n").getBytes(StandardCharsets.UTF_8));
+            out.write((FixedRatePacer.class.getName() + "\n").getBytes(StandardCharsets.UTF_8));
         }
         return new URLClassLoader(new URL[] {jar.toUri().toURL()}, CongestionControlOptionTest.class.getClassLoader());
     }
 
-    private static void assertTheWindowStayedFixed(TernCommandLineTest.Run run, byte[] input, Path trace)
+    private static void assertThePacerRan(TernCommandLineTest.Run run, byte[] input, Path trace)
         throws IOException {
         assertEquals(0, run.status(), run.err());
         assertEquals(input.length, run.out().length());
-        final List<String> records = Files.readAllLines(trace).subList(1, Files.readAllLines(trace).size());
+        final List<String> lines = Files.readAllLines(trace);
+        final List<String> records = lines.subList(1, lines.size());
         assertTrue(records.size() > 20, "a record per ACK: " + records.size());
         for (String record : records) {
-            assertEquals(FixedWindow.WINDOW, Integer.parseInt(record.split(",")[3]), record);
+            final String[] columns = record.split(",");
+            assertEquals(FixedRatePacer.WINDOW, Integer.parseInt(columns[3]), "cwnd: " + record);
+            assertEquals(FixedRatePacer.RATE, Long.parseLong(columns[16]), "pacing_bps: " + record);
         }
     }
 
@@ -89,9 +64,9 @@ class CongestionControlOptionTest {
     void aClassNameSelectsTheClass(@TempDir Path directory) throws IOException {
         final byte[] input = new byte[1 << 20];
         final Path trace = directory.resolve("nc.csv");
-        final TernCommandLineTest.Run run = TernCommandLineTest.nc(input, "--cc", FixedWindow.class.getName(),
+        final TernCommandLineTest.Run run = TernCommandLineTest.nc(input, "--cc", FixedRatePacer.class.getName(),
             "--tcp-trace", trace.toString(), "198.18.0.1", "7");
-        assertTheWindowStayedFixed(run, input, trace);
+        assertThePacerRan(run, input, trace);
     }
 
     @Test
@@ -99,9 +74,9 @@ class CongestionControlOptionTest {
         final byte[] input = new byte[1 << 20];
         final Path trace = directory.resolve("nc.csv");
         try (URLClassLoader loader = withServiceJar(directory)) {
-            final TernCommandLineTest.Run run = ncWith(loader, input, "--cc", "fixed-window", "--tcp-trace",
+            final TernCommandLineTest.Run run = ncWith(loader, input, "--cc", FixedRatePacer.NAME, "--tcp-trace",
                 trace.toString(), "198.18.0.1", "7");
-            assertTheWindowStayedFixed(run, input, trace);
+            assertThePacerRan(run, input, trace);
         }
     }
 
@@ -114,7 +89,7 @@ class CongestionControlOptionTest {
             final TernCommandLineTest.Run run = TernCommandLineTest.tern("nc", "--cc", "vegas", "198.18.0.1", "7");
             assertEquals(2, run.status());
             assertEquals(List.of("tern: nc: unknown congestion control 'vegas' (valid: cubic, newreno, none, "
-                + "fixed-window, or a class name)"), run.err().lines().toList());
+                + "fixedrate, or a class name)"), run.err().lines().toList());
         } finally {
             thread.setContextClassLoader(before);
         }

@@ -107,6 +107,8 @@ class CongestionControlCatalogTest {
         throws IOException {
         try (URLClassLoader jarLoader = new URLClassLoader(new URL[] {pacerJar(directory).toUri().toURL()},
             testLoader); TcpHarness h = harnessWith(jarLoader, TcpHarness.config().build())) {
+            assertEquals(List.of("cubic", "newreno", "none", FixedRatePacer.NAME), h.tcp.congestionControlNames(),
+                "listed before anything names it (a script's TCP_CONGESTION checks the list)");
             establish(h, TcpOptions.DEFAULT);
             assertEquals("cubic", h.tcp.congestionControlName(h.conn));
             assertEquals(0, h.tcp.congestionControl(h.conn, FixedRatePacer.NAME, h.now()));
@@ -148,42 +150,22 @@ class CongestionControlCatalogTest {
         }
     }
 
-    /** Implements every method, so that each subclass below fails to load for one reason only. */
-    public abstract static class Stub implements CongestionControl {
-        @Override
-        public String name() {
-            return "stub";
-        }
-
-        @Override
-        public void init(TcpControlBlocks tcb, int c, int mss, int initialSegments, long nowNs) {
-        }
-
-        @Override
-        public void onAck(TcpControlBlocks tcb, int c, AckSample ack) {
-        }
-
-        @Override
-        public void onCongestion(TcpControlBlocks tcb, int c, int flightSize, int mss, long nowNs) {
-        }
-
-        @Override
-        public void onRetransmitTimeout(TcpControlBlocks tcb, int c, int flightSize, int mss, long nowNs) {
-        }
+    /** Variations of the example, each unusable for one reason. */
+    public abstract static class Abstract extends FixedRatePacer {
     }
 
-    public static final class NeedsAnArgument extends Stub {
+    public static final class NeedsAnArgument extends FixedRatePacer {
         public NeedsAnArgument(int rate) {
         }
     }
 
-    public static final class Throws extends Stub {
+    public static final class Throws extends FixedRatePacer {
         public Throws() {
             throw new IllegalStateException("no licence");
         }
     }
 
-    public static final class CallsItselfCubic extends Stub {
+    public static final class CallsItselfCubic extends FixedRatePacer {
         @Override
         public String name() {
             return "cubic";
@@ -201,8 +183,8 @@ class CongestionControlCatalogTest {
         assertEquals("congestion control class example.Missing: not found", errorFor("example.Missing"));
         assertEquals("congestion control class java.lang.String: not a dev.tern.tcp.CongestionControl",
             errorFor("java.lang.String"));
-        assertEquals("congestion control class " + nested + "Stub: not a public concrete class",
-            errorFor(nested + "Stub"));
+        assertEquals("congestion control class " + nested + "Abstract: not a public concrete class",
+            errorFor(nested + "Abstract"));
         assertEquals("congestion control class " + nested + "NeedsAnArgument: no public no-arg constructor",
             errorFor(nested + "NeedsAnArgument"));
         assertEquals("congestion control class " + nested + "Throws: constructor threw "
