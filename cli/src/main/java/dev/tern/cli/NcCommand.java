@@ -64,7 +64,8 @@ final class NcCommand {
                 + "SECONDS (one line on stderr, exit 1); a listener waits for its connection as long as it takes. "
                 + "UDP client: wait this long for replies after stdin ends", "TCP: no limit; UDP: 1"),
             StopOnSignal.LINGER_HELP,
-            CommandHelp.option("--cc NAME", "TCP congestion control: cubic, newreno or none", "cubic"),
+            CommandHelp.option("--cc NAME", "TCP congestion control: cubic, newreno, none, a name a jar "
+                + "on the class path offers (TERN_CLASSPATH), or a class name", "cubic"),
             CommandHelp.option("--tcp-trace FILE", "write the connection's sender trace as CSV (./tern plot draws it)",
                 "none")),
         true, java.util.List.of("echo hi | ./tern nc 198.18.0.1 7", "echo hi | ./tern nc -u -w 0.5 198.18.0.1 7",

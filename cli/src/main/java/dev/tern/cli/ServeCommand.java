@@ -44,7 +44,8 @@ final class ServeCommand {
             CommandHelp.option("--max-per-source N", "connections one source address may hold in each TCP service "
                 + "(echo, discard, HTTP), per shard; one more is reset as it is accepted (counted as "
                 + "serve.conn.source_limit); 1.." + dev.tern.tcp.TcpConfig.MAX_CONNECTIONS, "no limit"),
-            CommandHelp.option("--cc NAME", "congestion control of every accepted connection: cubic, newreno or none",
+            CommandHelp.option("--cc NAME", "congestion control of every accepted connection: cubic, "
+                + "newreno, none, a name a jar on the class path offers (TERN_CLASSPATH), or a class name",
                 "cubic"),
             CommandHelp.option("--tcp-trace FILE", "trace each accepted connection's sender to its own CSV file, "
                 + "numbered (trace.csv gives trace-1.csv, trace-2.csv, ...)", "none"),

@@ -1,6 +1,6 @@
 package dev.tern.cli;
 
-import dev.tern.tcp.TcpLayer;
+import dev.tern.tcp.CongestionControlCatalog;
 import dev.tern.tcp.TcpOptions;
 
 import java.nio.file.Path;
@@ -9,7 +9,8 @@ import java.util.Set;
 /**
  * The TCP flags {@code nc} and {@code serve} share: {@code --cc NAME} (the congestion control of every connection
  * the command opens or accepts) and {@code --tcp-trace FILE} (a CSV trace of each connection's sender, for
- * {@code tern plot}). An unknown name is one line naming the valid ones.
+ * {@code tern plot}). The name is a built-in one, one a jar on the class path offers, or a class named in full
+ * ({@link CongestionControlCatalog}); any other is one line naming the valid ones, or why the class cannot be used.
  */
 record TcpCommandOptions(String congestionControl, Path trace) {
     static final String USAGE = "[--cc NAME] [--tcp-trace FILE]";
@@ -17,9 +18,13 @@ record TcpCommandOptions(String congestionControl, Path trace) {
 
     static TcpCommandOptions from(String command, Arguments args) {
         final String cc = args.value("--cc", null);
-        if (cc != null && !TcpLayer.BUILT_IN_CONGESTION_CONTROLS.contains(cc)) {
-            throw new UsageException(command + ": unknown congestion control '" + cc + "' (valid: "
-                + String.join(", ", TcpLayer.BUILT_IN_CONGESTION_CONTROLS) + ")");
+        if (cc != null) {
+            try {
+                // Checked before the stack starts, so that a typo is a bad command line and not a failed connect.
+                CongestionControlCatalog.ofContext().resolve(cc);
+            } catch (IllegalArgumentException unusable) {
+                throw new UsageException(command + ": " + unusable.getMessage());
+            }
         }
         final String trace = args.value("--tcp-trace", null);
         return new TcpCommandOptions(cc, trace == null ? null : Path.of(trace));

@@ -58,8 +58,8 @@ class TernCommandLineTest {
         "plot t.csv -o                         | plot: -o needs a value",
         "plot t.csv -o t.png --width 9         | plot: unknown option --width",
         "plot a.csv b.csv -o t.png             | plot: too many operands",
-        "nc --cc reno 198.18.0.1 7             | nc: unknown congestion control 'reno' (valid: cubic, newreno, none)",
-        "serve --cc bbr --echo 7               | serve: unknown congestion control 'bbr' (valid: cubic, newreno, none)",
+        "nc --cc reno 198.18.0.1 7             | nc: unknown congestion control 'reno' (valid: cubic, newreno, none, or a class name)",
+        "serve --cc bbr --echo 7               | serve: unknown congestion control 'bbr' (valid: cubic, newreno, none, or a class name)",
         "serve --shards 0 --echo 7             | serve: --shards must be 1..255, got 0",
         "exec --shards 256 -- java -version     | exec: --shards must be 1..255, got 256",
         "exec --shards 2 --link afxdp:eth0 -- java -version | exec: --shards 2 needs --link afpacket:IFACE, rawqp:DEVICE or memory, without --pcap",
@@ -187,7 +187,7 @@ class TernCommandLineTest {
     }
 
     /** Runs {@code nc ARGS} with {@code input} as its stdin; returns what it printed and its status. */
-    private static Run nc(byte[] input, String... args) {
+    static Run nc(byte[] input, String... args) {
         final ByteArrayOutputStream out = new ByteArrayOutputStream();
         final ByteArrayOutputStream err = new ByteArrayOutputStream();
         try {
