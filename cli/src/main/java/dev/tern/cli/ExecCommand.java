@@ -32,10 +32,11 @@ import java.util.Set;
  */
 final class ExecCommand {
     static final String USAGE = "exec [--rules FILE] [--name NAME] [--idle backoff|spin] [--shards N] [--release-idle MS] "
-        + "[--shutdown-linger S] [--max-connections N] [--buffer-size B] [--memory-limit BYTES] " + NetworkOptions.USAGE
+        + "[--shutdown-linger S] [--max-connections N] [--buffer-size B] [--memory-limit BYTES] [--ecn MODE] "
+        + NetworkOptions.USAGE
         + " -- COMMAND...";
     static final CommandHelp HELP = new CommandHelp("exec", "[--rules FILE] [--name NAME] [--idle backoff|spin] "
-        + "[--shards N] [--release-idle MS] [--shutdown-linger S] [--max-connections N] [--buffer-size B] [--memory-limit BYTES] [link flags] "
+        + "[--shards N] [--release-idle MS] [--shutdown-linger S] [--max-connections N] [--buffer-size B] [--memory-limit BYTES] [--ecn MODE] [link flags] "
         + "-- COMMAND...", "run an unmodified JVM program on Tern (NIO through Tern's provider)",
         "Runs COMMAND (java ... or anything that starts a JDK 25 JVM) with Tern's NIO provider installed by an "
             + "agent, so its channels and classic sockets go through a Tern stack or, by the rules, the kernel. "
@@ -57,7 +58,8 @@ final class ExecCommand {
             CommandHelp.option("--buffer-size B", "send and receive buffer of every connection, in bytes: a power of "
                 + "two, " + dev.tern.tcp.TcpConfig.MIN_BUFFER + ".." + dev.tern.tcp.TcpConfig.MAX_BUFFER
                 + " (SO_SNDBUF and SO_RCVBUF set by the program still win)", "131072"),
-            NetworkOptions.MEMORY_LIMIT_HELP),
+            NetworkOptions.MEMORY_LIMIT_HELP,
+            NetworkOptions.ECN_HELP),
         true, List.of("./tern exec --link memory -- java -cp app.jar Main"));
 
     private final PrintStream err;
@@ -72,7 +74,7 @@ final class ExecCommand {
         }
         final Set<String> valueFlags = new HashSet<>(NetworkOptions.VALUE_FLAGS);
         valueFlags.addAll(Set.of("--rules", "--name", "--idle", "--shards", "--release-idle", "--shutdown-linger", "--max-connections",
-            "--buffer-size", "--memory-limit"));
+            "--buffer-size", "--memory-limit", "--ecn"));
         final Arguments args = Arguments.parse("exec", argv, valueFlags, Set.of());
         final List<String> command = args.operands();
         if (command.isEmpty()) {
@@ -107,6 +109,10 @@ final class ExecCommand {
         }
         if (args.has("--shutdown-linger")) {
             config.setProperty("tern.shutdownLinger", Long.toString(StopOnSignal.lingerNs(args) / 1_000_000_000L));
+        }
+        final dev.tern.tcp.EcnMode ecn = NetworkOptions.ecn("exec", args);
+        if (ecn != null) {
+            config.setProperty("tern.ecn", ecn.name().toLowerCase(java.util.Locale.ROOT));
         }
         final int maxConnections = NetworkOptions.maxConnections(args);
         if (maxConnections > 0) {

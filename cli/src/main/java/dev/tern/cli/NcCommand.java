@@ -48,9 +48,10 @@ import java.util.Set;
  * ring holds only what arrives while every block waits for stdout), and never waits on the terminal or the pipe.
  */
 final class NcCommand {
-    static final String USAGE = "nc [-u] [-l] [--join GROUP] [-w SECONDS] [--shutdown-linger S] " + TcpCommandOptions.USAGE + " "
+    static final String USAGE = "nc [-u] [-l] [--join GROUP] [-w SECONDS] [--shutdown-linger S] [--ecn MODE] "
+        + TcpCommandOptions.USAGE + " "
         + NetworkOptions.USAGE + " [HOST] PORT";
-    static final CommandHelp HELP = new CommandHelp("nc", "[-u] [-l] [--join GROUP] [-w SECONDS] [--cc NAME] "
+    static final CommandHelp HELP = new CommandHelp("nc", "[-u] [-l] [--join GROUP] [-w SECONDS] [--ecn MODE] [--cc NAME] "
         + "[--tcp-trace FILE] [link flags] [HOST] PORT", "netcat over Tern: stdin to the peer, the peer to stdout",
         "Netcat over a Tern stack, with OpenBSD netcat's habits: a client connects to HOST PORT, sends stdin, "
             + "half-closes when stdin ends and exits when the peer closes; a listener (-l PORT) accepts one "
@@ -64,6 +65,7 @@ final class NcCommand {
                 + "SECONDS (one line on stderr, exit 1); a listener waits for its connection as long as it takes. "
                 + "UDP client: wait this long for replies after stdin ends", "TCP: no limit; UDP: 1"),
             StopOnSignal.LINGER_HELP,
+            NetworkOptions.ECN_HELP,
             CommandHelp.option("--cc NAME", "TCP congestion control: cubic, newreno, none, a name a jar "
                 + "on the class path offers (TERN_CLASSPATH), or a class name", "cubic"),
             CommandHelp.option("--tcp-trace FILE", "write the connection's sender trace as CSV (./tern plot draws it)",
@@ -95,7 +97,7 @@ final class NcCommand {
 
     int run(String[] argv) throws IOException {
         final Set<String> valueFlags = new HashSet<>(NetworkOptions.VALUE_FLAGS);
-        valueFlags.addAll(Set.of("--join", "-w", "--shutdown-linger"));
+        valueFlags.addAll(Set.of("--join", "-w", "--shutdown-linger", "--ecn"));
         valueFlags.addAll(TcpCommandOptions.VALUE_FLAGS);
         final Arguments args = Arguments.parse("nc", argv, valueFlags, Set.of("-u", "-l"));
         final TcpCommandOptions tcp = TcpCommandOptions.from("nc", args);
@@ -111,7 +113,7 @@ final class NcCommand {
             throw new UsageException("nc: --join is for a listener (-l)");
         }
         final double waitSeconds = args.doubleValue("-w", 1.0, 0, 3600);
-        final NetworkOptions network = NetworkOptions.from(args);
+        final NetworkOptions network = NetworkOptions.from(args).ecn(NetworkOptions.ecn("nc", args));
         lingerNs = StopOnSignal.lingerNs(args);
         if (!args.has("-u")) {
             if (group != 0) {

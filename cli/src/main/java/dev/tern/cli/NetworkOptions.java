@@ -181,6 +181,24 @@ final class NetworkOptions {
     static final CommandHelp.Option MAX_CONNECTIONS_HELP = CommandHelp.option("--max-connections N", "connections each "
         + "shard holds, in every state (TIME-WAIT included), 1.." + dev.tern.tcp.TcpConfig.MAX_CONNECTIONS, "16384");
 
+    /** The help of {@code --ecn} (nc, serve, exec). */
+    static final CommandHelp.Option ECN_HELP = CommandHelp.option("--ecn off|on|server", "Explicit Congestion "
+        + "Notification (RFC 3168), as Linux's tcp_ecn: off; on: ask on every connect and accept; server: accept a "
+        + "peer's request, never ask", "server");
+
+    /** {@code --ecn off|on|server}; null when not given (the stack's default, server). */
+    static dev.tern.tcp.EcnMode ecn(String command, Arguments args) {
+        final String mode = args.value("--ecn", null);
+        if (mode == null) {
+            return null;
+        }
+        try {
+            return dev.tern.tcp.EcnMode.named(mode);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(command + ": --ecn: " + e.getMessage());
+        }
+    }
+
     /** The help of {@code --memory-limit} (serve, exec). */
     static final CommandHelp.Option MEMORY_LIMIT_HELP = CommandHelp.option("--memory-limit BYTES", "socket buffers "
         + "each shard lets connections reserve (pressure at half: new ones get a quarter); no new connection beyond it",
@@ -205,6 +223,15 @@ final class NetworkOptions {
     /** The socket buffer budget per stack (each shard's), {@code --memory-limit}; 0: the stack's default. */
     private long memoryLimit;
 
+    /** ECN's policy on every stack (each shard), {@code --ecn}; null: the stack's default. */
+    private dev.tern.tcp.EcnMode ecn;
+
+    /** Sets ECN's policy on every stack (each shard); null keeps the default; before {@link #open}. */
+    NetworkOptions ecn(dev.tern.tcp.EcnMode mode) {
+        this.ecn = mode;
+        return this;
+    }
+
     /** Sets each stack's (each shard's) socket buffer budget, the pressure mark at half; before {@link #open}. */
     NetworkOptions memoryLimit(long bytes) {
         this.memoryLimit = bytes;
@@ -218,8 +245,11 @@ final class NetworkOptions {
     }
 
     private void applyTcp(NetStack.Builder builder) {
-        if (maxConnections > 0 || memoryLimit > 0) {
+        if (maxConnections > 0 || memoryLimit > 0 || ecn != null) {
             final dev.tern.tcp.TcpConfig.Builder tcp = dev.tern.tcp.TcpConfig.builder();
+            if (ecn != null) {
+                tcp.ecn(ecn);
+            }
             if (maxConnections > 0) {
                 tcp.maxConnections(maxConnections);
             }

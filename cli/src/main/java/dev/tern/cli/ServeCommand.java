@@ -26,10 +26,10 @@ final class ServeCommand {
     private static final int MIN_BUFFER = dev.tern.tcp.TcpConfig.MIN_BUFFER;
     private static final int MAX_BUFFER = dev.tern.tcp.TcpConfig.MAX_BUFFER;
     static final String USAGE = "serve [--echo P] [--discard P] [--udp-echo P] [--http P DIR] [--keepalive-timeout S] "
-        + "[--shutdown-linger S] [--max-per-source N] "
+        + "[--shutdown-linger S] [--max-per-source N] [--ecn MODE] "
         + TcpCommandOptions.USAGE + " [--shards N] " + NetworkOptions.USAGE;
     static final CommandHelp HELP = new CommandHelp("serve", "[--echo P] [--discard P] [--udp-echo P] [--http P DIR] "
-        + "[--keepalive-timeout S] [--shutdown-linger S] [--max-per-source N] [--cc NAME] [--tcp-trace FILE] [--shards N] [link flags]", "a stack answering ARP, ping and the services asked for",
+        + "[--keepalive-timeout S] [--shutdown-linger S] [--max-per-source N] [--ecn MODE] [--cc NAME] [--tcp-trace FILE] [--shards N] [link flags]", "a stack answering ARP, ping and the services asked for",
         "Runs a Tern stack that answers ARP and ping, plus the services asked for, until interrupted (Ctrl-C).",
         java.util.List.of(
             CommandHelp.option("--echo P", "TCP echo (RFC 862) on port P", "off"),
@@ -44,6 +44,7 @@ final class ServeCommand {
             CommandHelp.option("--max-per-source N", "connections one source address may hold in each TCP service "
                 + "(echo, discard, HTTP), per shard; one more is reset as it is accepted (counted as "
                 + "serve.conn.source_limit); 1.." + dev.tern.tcp.TcpConfig.MAX_CONNECTIONS, "no limit"),
+            NetworkOptions.ECN_HELP,
             CommandHelp.option("--cc NAME", "congestion control of every accepted connection: cubic, "
                 + "newreno, none, a name a jar on the class path offers (TERN_CLASSPATH), or a class name",
                 "cubic"),
@@ -104,7 +105,7 @@ final class ServeCommand {
         }
         final Set<String> valueFlags = new HashSet<>(NetworkOptions.VALUE_FLAGS);
         valueFlags.addAll(Set.of("--echo", "--discard", "--udp-echo", "--shards", "--keepalive-timeout", "--shutdown-linger",
-            "--max-per-source", "--max-connections", "--buffer-size", "--memory-limit"));
+            "--max-per-source", "--max-connections", "--buffer-size", "--memory-limit", "--ecn"));
         valueFlags.addAll(TcpCommandOptions.VALUE_FLAGS);
         final Arguments args = Arguments.parse("serve", rest.toArray(String[]::new), valueFlags, Set.of());
         args.operands(0, 0, USAGE);
@@ -124,7 +125,7 @@ final class ServeCommand {
         }
         final int bufferSize = NetworkOptions.bufferSize("serve", args);
         final NetworkOptions network = NetworkOptions.from(args).maxConnections(NetworkOptions.maxConnections(args))
-            .memoryLimit(NetworkOptions.memoryLimit("serve", args));
+            .memoryLimit(NetworkOptions.memoryLimit("serve", args)).ecn(NetworkOptions.ecn("serve", args));
         final int shards = network.shards("serve", args);
         final StopOnSignal stop = new StopOnSignal(lingerNs, () -> stopping = true);
         try (Network net = network.open("serve", shards); ConnectionTraces traces = tcp.traces(true)) {

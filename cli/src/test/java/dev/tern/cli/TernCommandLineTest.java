@@ -61,6 +61,9 @@ class TernCommandLineTest {
         "nc --cc reno 198.18.0.1 7             | nc: unknown congestion control 'reno' (valid: cubic, newreno, none, or a class name)",
         "serve --cc bbr --echo 7               | serve: unknown congestion control 'bbr' (valid: cubic, newreno, none, or a class name)",
         "serve --shards 0 --echo 7             | serve: --shards must be 1..255, got 0",
+        "nc --ecn maybe 198.18.0.1 7           | nc: --ecn: unknown ECN mode 'maybe' (valid: off, on, server)",
+        "serve --ecn 1 --echo 7                | serve: --ecn: unknown ECN mode '1' (valid: off, on, server)",
+        "exec --ecn x -- java -version         | exec: --ecn: unknown ECN mode 'x' (valid: off, on, server)",
         "exec --shards 256 -- java -version     | exec: --shards must be 1..255, got 256",
         "exec --shards 2 --link afxdp:eth0 -- java -version | exec: --shards 2 needs --link afpacket:IFACE, rawqp:DEVICE or memory, without --pcap",
         "exec --shards 2 --pcap x.pcap -- java -version | exec: --shards 2 needs --link afpacket:IFACE, rawqp:DEVICE or memory, without --pcap",
@@ -121,6 +124,22 @@ class TernCommandLineTest {
             assertEquals(67_108_864L, config.memoryLimitBytes());
             assertEquals(33_554_432L, config.memoryPressureBytes(), "the pressure mark at half");
         }
+    }
+
+    /** {@code --ecn} (nc, serve, exec) sets the policy of the stack the command opens; ECN then works end to end. */
+    @Test
+    void ecnReachesTheStackAndNegotiatesWithTheMemoryPeer() {
+        final java.util.Set<String> valueFlags = new java.util.HashSet<>(NetworkOptions.VALUE_FLAGS);
+        valueFlags.add("--ecn");
+        final Arguments args = Arguments.parse("nc", new String[] {"--ecn", "ON"}, valueFlags, java.util.Set.of());
+        try (Network network = NetworkOptions.from(args).ecn(NetworkOptions.ecn("nc", args)).open("nc")) {
+            assertEquals(dev.tern.tcp.EcnMode.ON, network.stack.tcp().config().ecn());
+        }
+        final byte[] input = new byte[1 << 20];
+        new java.util.SplittableRandom(12).nextBytes(input);
+        final Run run = nc(input, "--ecn", "on", "198.18.0.1", "7");
+        assertEquals(0, run.status(), run.err());
+        assertEquals(input.length, run.out().length());
     }
 
     @Test

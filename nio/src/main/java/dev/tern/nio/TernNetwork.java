@@ -20,6 +20,7 @@ import dev.tern.rawqp.RawQpOptions;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.StackRunner;
 import dev.tern.stack.StackShards;
+import dev.tern.tcp.EcnMode;
 import dev.tern.tcp.TcpConfig;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
@@ -72,6 +73,8 @@ final class TernNetwork implements AutoCloseable {
     private final int bufferSize;
     /** The socket buffer budget of each stack (shard), pressure at half, {@code tern.memoryLimit}; 0: the default. */
     private final long memoryLimit;
+    /** ECN's policy on every stack (shard), {@code tern.ecn}: off, on or server; null: the default. */
+    private final EcnMode ecn;
     /**
      * How long the program's end waits for its connections to end after a FIN, {@code tern.shutdownLinger} seconds;
      * 0: every connection is reset at once.
@@ -93,8 +96,9 @@ final class TernNetwork implements AutoCloseable {
 
     private TernNetwork(String link, InterfaceAddress address, int gateway, long mac, int mtu, String name, boolean spin,
                         Path pcap, int shardCount, int maxConnections, int bufferSize, long memoryLimit,
-                        long shutdownLingerNs) {
+                        long shutdownLingerNs, EcnMode ecn) {
         this.shardCount = shardCount;
+        this.ecn = ecn;
         this.shutdownLingerNs = shutdownLingerNs;
         this.memoryLimit = memoryLimit;
         this.maxConnections = maxConnections;
@@ -149,8 +153,15 @@ final class TernNetwork implements AutoCloseable {
         final long memoryLimit = whole(properties, "tern.memoryLimit", TcpConfig.MIN_MEMORY_LIMIT,
             TcpConfig.MAX_MEMORY_LIMIT, " bytes");
         final long linger = whole(properties, "tern.shutdownLinger", 0, TernSelectorProvider.MAX_SHUTDOWN_LINGER_SECONDS, " seconds");
+        final String ecnText = properties.getProperty("tern.ecn");
+        final EcnMode ecn;
+        try {
+            ecn = ecnText == null ? null : EcnMode.named(ecnText.strip());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("tern.ecn: " + e.getMessage(), e);
+        }
         return new TernNetwork(link, address, gateway, mac, mtu, name, idle.equals("spin"), pcap == null ? null : Path.of(pcap),
-            shards, maxConnections, bufferSize, memoryLimit, linger * 1_000_000_000L);
+            shards, maxConnections, bufferSize, memoryLimit, linger * 1_000_000_000L, ecn);
     }
 
     /** A whole number setting within {@code min..max} (of {@code unit}, as " bytes", or ""); 0 when unset. */
@@ -178,8 +189,11 @@ final class TernNetwork implements AutoCloseable {
         if (gateway != 0) {
             builder.gateway(Ipv4Address.format(gateway));
         }
-        if (maxConnections > 0 || bufferSize > 0 || memoryLimit > 0) {
+        if (maxConnections > 0 || bufferSize > 0 || memoryLimit > 0 || ecn != null) {
             final TcpConfig.Builder tcp = TcpConfig.builder();
+            if (ecn != null) {
+                tcp.ecn(ecn);
+            }
             if (memoryLimit > 0) {
                 tcp.memoryLimits(memoryLimit / 2, memoryLimit);
             }

@@ -11,6 +11,16 @@ public enum EcnMode {
     /** Accept a peer's request but never ask ({@code tcp_ecn = 2}, Linux's default and Tern's). */
     SERVER;
 
+    /** The mode named {@code off}, {@code on} or {@code server} (any case), as {@code --ecn} takes it. */
+    public static EcnMode named(String name) {
+        for (EcnMode mode : values()) {
+            if (mode.name().equalsIgnoreCase(name)) {
+                return mode;
+            }
+        }
+        throw new IllegalArgumentException("unknown ECN mode '" + name + "' (valid: off, on, server)");
+    }
+
     /** The mode a Linux {@code tcp_ecn} value names (0, 1 or 2); null for any other. */
     public static EcnMode ofLinux(long value) {
         return value == 0 ? OFF : value == 1 ? ON : value == 2 ? SERVER : null;
