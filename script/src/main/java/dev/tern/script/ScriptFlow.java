@@ -21,6 +21,12 @@ final class ScriptFlow {
     final int remotePort;
     /** Tern's ISN, or -1 before Tern sent a SYN (numbers are then the wire's). */
     long ternIsn = -1;
+    /**
+     * The number the script wrote on Tern's first SYN (or SYN-ACK), 0 for most scripts. As packetdrill's (its
+     * socket.h, local_seq_script_to_live_offset), a SYN's sequence number and the ACK of an injected SYN count from
+     * it; every other number of Tern's counts from Tern's ISN as 0, as tcpdump's relative numbers do.
+     */
+    long ternScriptIsn;
     long tsOffset;
     boolean tsOffsetKnown;
 
@@ -48,8 +54,14 @@ final class ScriptFlow {
      */
     void restart() {
         ternIsn = -1;
+        ternScriptIsn = 0;
         tsOffsetKnown = false;
         remoteIsnKnown = false;
+    }
+
+    /** Whether a segment of this flow went either way since it (re)started. */
+    boolean used() {
+        return ternIsn >= 0 || remoteIsnKnown;
     }
 
     /** The script injects a SYN numbered {@code written}: the first fixes the remote's ISN. */
@@ -96,14 +108,16 @@ final class ScriptFlow {
         if (actual.flags() != p.flags()) {
             return "flags " + flags(actual.flags()) + ", not " + flags(p.flags());
         }
-        if ((actual.flags() & TcpFlags.SYN) != 0 && ternIsn < 0) {
-            ternIsn = (Integer.toUnsignedLong(actual.seq()) - Math.max(0, p.seqStart())) & 0xFFFF_FFFFL;
+        final boolean syn = (actual.flags() & TcpFlags.SYN) != 0;
+        if (syn && ternIsn < 0) {
+            ternIsn = Integer.toUnsignedLong(actual.seq());
+            ternScriptIsn = Math.max(0, p.seqStart());
         }
         if (p.ports() != null && (p.ports().source() != actual.sourcePort()
             || p.ports().destination() != actual.destinationPort())) {
             return "ports " + actual.sourcePort() + ">" + actual.destinationPort() + ", not " + p.ports();
         }
-        final long seq = relative(actual.seq(), ternIsn < 0 ? 0 : ternIsn);
+        final long seq = (relative(actual.seq(), ternIsn < 0 ? 0 : ternIsn) + (syn ? ternScriptIsn : 0)) & 0xFFFF_FFFFL;
         if (p.seqStart() != ScriptParser.ANY_SEQUENCE && seq != p.seqStart()) {
             return "sequence number " + seq + ", not " + p.seqStart();
         }
@@ -131,6 +145,11 @@ final class ScriptFlow {
     /** Tern's sequence number {@code relative} of this flow, on the wire (the ISN taken as 0 until it is known). */
     long ternSeq(long relative) {
         return ((ternIsn < 0 ? 0 : ternIsn) + relative) & 0xFFFF_FFFFL;
+    }
+
+    /** The ACK field of an injected segment with {@code flags} that acknowledges Tern's {@code relative}. */
+    long ternAck(long relative, int flags) {
+        return ternSeq(relative - ((flags & TcpFlags.SYN) != 0 ? ternScriptIsn : 0));
     }
 
     /**
@@ -288,7 +307,8 @@ final class ScriptFlow {
         // Before Tern's ISN is learned (a trace line printed as the SYN goes), a SYN counts from itself.
         final long isn = ternIsn >= 0 ? ternIsn
             : (r.flags() & TcpFlags.SYN) != 0 ? Integer.toUnsignedLong(r.seq()) : 0;
-        final long seq = relative(r.seq(), isn);
+        final long seq = (relative(r.seq(), isn) + ((r.flags() & TcpFlags.SYN) != 0 && ternIsn >= 0 ? ternScriptIsn : 0))
+            & 0xFFFF_FFFFL;
         final StringBuilder text = new StringBuilder("'").append(flags(r.flags())).append(' ').append(seq).append(':')
             .append(seq + r.payloadLength()).append('(').append(r.payloadLength()).append(')');
         if ((r.flags() & TcpFlags.ACK) != 0) {

@@ -157,6 +157,8 @@ public final class ScriptRunner {
      * without ACK is a new connection of a new socket under test, numbered afresh even on ports used before.
      */
     private boolean socketOpened;
+    /** The socket opened last connected: a SYN injected now crosses its SYN (a simultaneous open), as packetdrill's. */
+    private boolean connecting;
     /** The call now starting with a {@code START...END} time, if any. */
     private ScriptLine.Call spanning;
     /** Blocking calls that span time and have not returned yet, in the order they started. */
@@ -492,13 +494,34 @@ public final class ScriptRunner {
     void connected(int ternPort, int remotePort) {
         final ScriptFlow f = flowOf(ternPort, remotePort);
         f.ternIsn = -1;
+        f.ternScriptIsn = 0;
         f.tsOffsetKnown = false;
         current = f;
+        connecting = true;
+    }
+
+    /** The remote's next port that no flow to Tern's {@code ternPort} uses yet. */
+    private int freeRemotePort(int ternPort) {
+        int port = REMOTE_PORT + 1;
+        while (port < 65535 && hasFlow(ternPort, port)) {
+            port++;
+        }
+        return port;
+    }
+
+    private boolean hasFlow(int ternPort, int remotePort) {
+        return flows.stream().anyMatch(f -> f.is(ternPort, remotePort));
     }
 
     /** The script opened a TCP socket: packetdrill's new socket under test ({@link #socketOpened}). */
     void socketOpened() {
         socketOpened = true;
+        connecting = false;
+    }
+
+    /** Whether the profile follows packetdrill's socket under test (other stacks' suites). */
+    boolean followsSocketUnderTest() {
+        return profile.followsSocketUnderTest();
     }
 
     /** A UDP socket was bound, connected or sent from: its ports are the current UDP flow. */
@@ -889,9 +912,15 @@ public final class ScriptRunner {
     private void inject(ScriptLine.Packet p) {
         // Before Tern sent a SYN its ISN is unknown: ACK numbers and SACK blocks are then the wire's (a script
         // about segments to a closed port needs no more).
-        final ScriptFlow flow = inboundFlow(p);
+        ScriptFlow flow = inboundFlow(p);
         if ((p.flags() & (TcpFlags.SYN | TcpFlags.ACK)) == TcpFlags.SYN && socketOpened
             && profile.followsSocketUnderTest()) {
+            if (p.ports() == null && flow.used() && !connecting) {
+                // Packetdrill gives each new socket under test's connection a new ephemeral port of the remote's
+                // (run_packet.c, next_ephemeral_port): an earlier connection on the old ports may still be open.
+                flow = flowOf(flow.ternPort, freeRemotePort(flow.ternPort));
+                current = flow;
+            }
             flow.restart();
         }
         if ((p.flags() & TcpFlags.SYN) != 0) {
@@ -923,7 +952,7 @@ public final class ScriptRunner {
         final byte[] segment = new byte[tcpLength];
         final TcpHeader header = new TcpHeader().wrap(MemorySegment.ofArray(segment), 0, tcpLength);
         // An ack number without the ACK flag is written as it stands, as packetdrill writes it.
-        final long ack = p.ack() < 0 ? 0 : (p.flags() & TcpFlags.ACK) == 0 ? p.ack() : flow.ternSeq(p.ack());
+        final long ack = p.ack() < 0 ? 0 : (p.flags() & TcpFlags.ACK) == 0 ? p.ack() : flow.ternAck(p.ack(), p.flags());
         if ((p.flags() & TcpFlags.SYN) != 0) {
             flow.remoteSyn(p.seqStart());
         }

@@ -34,6 +34,9 @@ final class ScriptSockets {
     private static final int O_NONBLOCK = 0x800;
 
     /** A file descriptor of the script's application. */
+    /** Where a descriptor the script reused goes on living (open), above any number a script writes. */
+    private static final int HIDDEN = 1 << 20;
+
     private static final class Fd {
         final int number;
         int listener = -1;
@@ -234,6 +237,17 @@ final class ScriptSockets {
      * a Unix process gets.
      */
     private Fd open(ScriptLine.Call c) {
+        if (runner.followsSocketUnderTest() && c.errno() == null && c.result() >= 3 && c.result() < HIDDEN
+            && fds.containsKey((int) c.result())) {
+            // Packetdrill's descriptors are the script's numbers, mapped to the live ones: a script may give a new
+            // socket the number of one it never closed. The old socket stays open, out of the script's reach.
+            int hidden = HIDDEN;
+            while (fds.containsKey(hidden)) {
+                hidden++;
+            }
+            final Fd old = fds.remove((int) c.result());
+            fds.put(hidden, old);
+        }
         int number = 3;
         if (c.errno() == null && c.result() >= 0 && c.result() <= Integer.MAX_VALUE
             && !fds.containsKey((int) c.result())) {
@@ -1415,7 +1429,7 @@ final class ScriptSockets {
             tcp.closeListener(fd.listener, runner.nowNs());
         }
         epoll.close(fd.number);
-        fds.remove(fd.number);
+        fds.remove(fd.number, fd);
         return ScriptRunner.Result.ok(0);
     }
 
@@ -1551,7 +1565,7 @@ final class ScriptSockets {
     private ScriptRunner.Result lingeringClose(ScriptLine.Call c, Fd fd) {
         final int connection = fd.connection;
         tcp.shutdownOutput(connection, runner.nowNs());
-        fds.remove(fd.number);
+        fds.remove(fd.number, fd);
         final long deadline = runner.now() + fd.lingerNs;
         final BooleanSupplier done = () -> tcp.outputAcknowledged(connection) || tcp.state(connection) == TcpState.CLOSED
             || runner.now() >= deadline;

@@ -341,6 +341,24 @@ class ScriptDialectsTest {
         }
 
         @Test
+        void eachListenersConnectionIsANewSocketUnderTestAsPacketdrillNumbersIt() {
+            // Packetdrill: Tern's SYN-ACK numbered 1234 still acknowledges at 1; a SYN to a new listener comes from a
+            // new remote port though the first connection stays open; accept may hand out a number still in use.
+            final String connection = """
+                +0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+                +0 setsockopt(3, SOL_SOCKET, SO_REUSEADDR, [1], 4) = 0
+                +0 bind(3, ..., ...) = 0
+                +0 listen(3, 1) = 0
+                +0 < S 999000:999000(0) win 32792 <mss 1460>
+                +0 > S. 1234:1234(0) ack 999001 <mss 1460>
+                +0 < . 1:1(0) ack 1 win 100
+                +0 accept(3, ..., ...) = 4
+                +0 close(3) = 0
+                """;
+            passes("0 `sysctl -q net.ipv4.tcp_sack=1`\n" + connection + connection, ScriptProfile.linux());
+        }
+
+        @Test
         void aResultWithoutItsErrnoComparesTheResultOnly() {
             final String nonBlocking = LISTEN + "+0 fcntl(3, F_SETFL, O_RDWR | O_NONBLOCK) = 0\n";
             passes(nonBlocking + "+0 accept(3, ..., ...) = -1\n", ScriptProfile.linux());
