@@ -22,6 +22,7 @@ import java.util.Map;
  *   pipe       the sender's estimate of bytes in the network (RFC 6675 pipe), bytes     optional
  *   ssthresh   slow-start threshold, bytes; {@link #INFINITE_SSTHRESH} until a loss     optional
  *   state      open, recovery or loss                                                   optional
+ *   ecn_reductions  window reductions ECEs caused so far (RFC 3168)                     optional
  * </pre>
  * The contract's other columns (snd_una, snd_nxt, rttvar_us, rto_us, min_rtt_us, sacked, lost, retrans, delivered,
  * pacing_bps) are neither checked nor kept. A whole trace lives on the heap: eight bytes per kept value, about 56 MB
@@ -34,7 +35,8 @@ final class ConnectionTrace {
     /** The sender's loss-recovery state in a record. */
     enum State { OPEN, RECOVERY, LOSS }
 
-    private static final String[] COLUMNS = {"time_us", "cwnd", "in_flight", "srtt_us", "pipe", "ssthresh", "state"};
+    private static final String[] COLUMNS = {"time_us", "cwnd", "in_flight", "srtt_us", "pipe", "ssthresh", "state",
+        "ecn_reductions"};
     private static final int TIME = 0;
     private static final int CWND = 1;
     private static final int IN_FLIGHT = 2;
@@ -42,6 +44,7 @@ final class ConnectionTrace {
     private static final int PIPE = 4;
     private static final int SSTHRESH = 5;
     private static final int STATE = 6;
+    private static final int ECN_REDUCTIONS = 7;
     private static final int REQUIRED = 4;
     private static final State[] STATES = State.values();
     private static final String REQUIRED_NAMES = String.join(", ", Arrays.asList(COLUMNS).subList(0, REQUIRED));
@@ -214,6 +217,11 @@ final class ConnectionTrace {
     /** Null when the trace has no ssthresh column; {@link #INFINITE_SSTHRESH} before the first loss. */
     long[] ssthresh() {
         return columns[SSTHRESH];
+    }
+
+    /** The ECE reductions so far, one per record; null when the trace has no such column. */
+    long[] ecnReductions() {
+        return columns[ECN_REDUCTIONS];
     }
 
     boolean hasState() {

@@ -52,6 +52,7 @@ final class PlotCommand {
     private static final Color PIPE = new Color(0x17becf);
     private static final Color SSTHRESH = new Color(0x7f7f7f);
     private static final Color SRTT = new Color(0x9467bd);
+    private static final Color ECN = new Color(0xd62728);
     private static final Color RECOVERY = new Color(255, 187, 120, 110);
     private static final Color LOSS = new Color(214, 39, 40, 80);
 
@@ -137,7 +138,8 @@ final class PlotCommand {
             .xAxisTitle("time (s)").yAxisTitle("KiB").build();
         final XYStyler styler = chart.getStyler();
         styler.setLocale(Locale.ROOT);
-        styler.setMarkerSize(0);
+        // Lines and bands draw no markers (SeriesMarkers.NONE); the size is for the ECN reductions' scatter.
+        styler.setMarkerSize(7);
         styler.setLegendPosition(Styler.LegendPosition.OutsideS);
         styler.setLegendLayout(Styler.LegendLayout.Horizontal);
         styler.setYAxisGroupPosition(1, Styler.YAxisPosition.Right);
@@ -175,7 +177,38 @@ final class PlotCommand {
         }
         line(chart, "cwnd", seconds, cwnd, CWND, 0);
         line(chart, "smoothed RTT (right)", seconds, scaled(trace.srttUs(), 1000), SRTT, 1);
+        if (trace.ecnReductions() != null) {
+            ecnMarks(chart, seconds, cwnd, trace.ecnReductions());
+        }
         return chart;
+    }
+
+    /**
+     * A marker on the cwnd line at each record where an ECE reduced the window (RFC 3168 §6.1.2); nothing when none
+     * did. Markers are not thinned: at most one per reduction, and reductions come at most once per round trip.
+     */
+    private static void ecnMarks(XYChart chart, double[] seconds, double[] cwnd, long[] reductions) {
+        int count = 0;
+        for (int i = 1; i < reductions.length; i++) {
+            if (reductions[i] > reductions[i - 1]) {
+                count++;
+            }
+        }
+        if (count == 0) {
+            return;
+        }
+        final double[] x = new double[count];
+        final double[] y = new double[count];
+        for (int i = 1, n = 0; i < reductions.length; i++) {
+            if (reductions[i] > reductions[i - 1]) {
+                x[n] = seconds[i];
+                y[n++] = cwnd[i];
+            }
+        }
+        final XYSeries series = chart.addSeries("ECN reduction", x, y);
+        series.setXYSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Scatter);
+        series.setMarker(SeriesMarkers.DIAMOND);
+        series.setMarkerColor(ECN);
     }
 
     private static void line(XYChart chart, String name, double[] seconds, double[] values, Color color, int axis) {

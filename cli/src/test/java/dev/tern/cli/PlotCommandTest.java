@@ -90,6 +90,24 @@ class PlotCommandTest {
     }
 
     @Test
+    void eachEcnReductionIsAMarkerOnTheCwndLine() throws Exception {
+        final StringBuilder csv = new StringBuilder("time_us,cwnd,in_flight,srtt_us,ecn_reductions\n");
+        for (int i = 0; i < 100; i++) {
+            // Reductions at records 20, 50 and 51 (two in a row are two markers).
+            final int reductions = i < 20 ? 0 : i < 50 ? 1 : i < 51 ? 2 : 3;
+            csv.append(i * 1000).append(',').append(14600 + i).append(",1000,200,").append(reductions).append('\n');
+        }
+        final Path trace = Files.writeString(directory.resolve("ecn.csv"), csv);
+        final org.knowm.xchart.XYChart chart = PlotCommand.chart(ConnectionTrace.read(trace), "ecn");
+        final org.knowm.xchart.XYSeries marks = chart.getSeries("ECN reduction");
+        assertEquals(3, marks.getXData().length);
+        assertEquals(0.02, marks.getXData()[0], 1e-9, "at the record's time, in seconds");
+        assertEquals((14600 + 20) / 1024.0, marks.getYData()[0], 1e-9, "on the cwnd line, in KiB");
+        final Path plain = SyntheticTrace.write(directory.resolve("plain.csv"), 100);
+        assertEquals(null, PlotCommand.chart(ConnectionTrace.read(plain), "plain").getSeries("ECN reduction"));
+    }
+
+    @Test
     void aHeaderWithoutARequiredColumnFailsWithStatus1NamingTheColumn() throws Exception {
         final List<String> columns = new ArrayList<>(SyntheticTrace.CONTRACT);
         columns.remove("srtt_us");

@@ -229,7 +229,7 @@ class TernCommandLineTest {
         final java.util.List<String> lines = java.nio.file.Files.readAllLines(trace);
         assertEquals(dev.tern.tcp.TcpTrace.CSV_HEADER, lines.getFirst());
         assertTrue(lines.size() > 20, "a record per ACK: " + lines.size());
-        assertTrue(lines.stream().skip(1).allMatch(line -> line.split(",").length == 18), "18 columns each");
+        assertTrue(lines.stream().skip(1).allMatch(line -> line.split(",").length == 21), "21 columns each");
         final Path png = directory.resolve("nc.png");
         assertEquals(0, tern("plot", trace.toString(), "-o", png.toString()).status());
         assertTrue(java.nio.file.Files.size(png) > 1000);

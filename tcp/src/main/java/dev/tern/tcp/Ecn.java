@@ -35,6 +35,9 @@ final class Ecn {
     /** Sender: a reduction's window is open until SND.UNA passes {@code ecnHigh}; ECE within it is not answered. */
     static final int REDUCED = 1 << 4;
 
+    /** Bits 8 and up of {@code ecnState}: the window reductions ECEs caused on this connection (for traces). */
+    static final int REDUCTION_SHIFT = 8;
+
     /** A flag bit above the TCP header's for {@link TcpOutput#send}: the segment is a window probe, never ECT. */
     static final int PROBE = 1 << 16;
 
@@ -184,6 +187,19 @@ final class Ecn {
         }
         counters.ecnEceReceived.incrementRelease();
         return (state & REDUCED) == 0 || SeqNum.gt(seg.ack, tcb.ecnHigh(c));
+    }
+
+    /** An ECE reduced the window (counted for {@link TcpTrace}; saturates). */
+    void countReduction(int c) {
+        final int state = tcb.ecnState(c);
+        if (state >>> REDUCTION_SHIFT < (-1 >>> REDUCTION_SHIFT)) {
+            tcb.ecnState(c, state + (1 << REDUCTION_SHIFT));
+        }
+    }
+
+    /** The ECE reductions of connection {@code c} so far, from its state bits. */
+    static int reductions(int ecnState) {
+        return ecnState >>> REDUCTION_SHIFT;
     }
 
     /**

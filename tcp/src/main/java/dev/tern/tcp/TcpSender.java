@@ -513,6 +513,7 @@ final class TcpSender {
     private void answerEcho(int c, AckSample s) {
         if (tcb.senderState(c) == OPEN) {
             counters.ecnReductions.incrementRelease();
+            ecn.countReduction(c);
             plugPoints.congestionControl(c).onEcn(tcb, c, s.priorInFlight, s.mss, s.nowNs);
             tcb.cwnd(c, Math.max(Math.min(tcb.cwnd(c), tcb.ssthresh(c)), s.mss));
         }

@@ -11,14 +11,15 @@ import java.lang.foreign.ValueLayout;
  * A per-connection trace of the sender for research: one fixed-size record on every ACK and every retransmission
  * timeout (time, the send sequence space, cwnd, ssthresh, bytes in flight and pipe, SRTT, RTTVAR, RTO, the minimum
  * RTT, SACKed, lost and retransmitted bytes, bytes delivered, the recovery state, the pacing rate, the peer's
- * window), written by the
+ * window, and ECN: negotiated, the receiver echoing a CE, the window reductions ECEs caused), written by the
  * stack thread into an off-heap ring without allocating, and read by any one other thread ({@link #drainCsv}).
  * Enabled per connection with {@link TcpLayer#trace}.
  *
  * <pre>
- *  record (80 bytes), little-endian, in a ByteRing (single producer: the stack; single consumer: the reader)
+ *  record (88 bytes), little-endian, in a ByteRing (single producer: the stack; single consumer: the reader)
  *    0 timeNs     8 delivered   16 pacingRate  24 sndUna  28 sndMax  32 cwnd  36 ssthresh  40 pipe  44 srttUs
  *   48 rttvarUs  52 rtoUs      56 minRttUs    60 sacked  64 lost    68 retransmitted  72 state  76 sndWnd
+ *   80 ecnState  84 (zero)
  * </pre>
  *
  * <p>When the reader falls behind and the ring is full, new records are dropped and counted ({@link #dropped}), never
@@ -27,8 +28,8 @@ import java.lang.foreign.ValueLayout;
 public final class TcpTrace implements AutoCloseable {
     /** Columns of {@link #drainCsv}, in order. */
     public static final String CSV_HEADER = "time_us,snd_una,snd_nxt,cwnd,ssthresh,in_flight,pipe,srtt_us,rttvar_us,"
-        + "rto_us,min_rtt_us,sacked,lost,retrans,delivered,state,pacing_bps,snd_wnd";
-    public static final int RECORD_BYTES = 80;
+        + "rto_us,min_rtt_us,sacked,lost,retrans,delivered,state,pacing_bps,snd_wnd,ecn,ecn_echo,ecn_reductions";
+    public static final int RECORD_BYTES = 88;
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
 
@@ -76,6 +77,8 @@ public final class TcpTrace implements AutoCloseable {
         scratch.set(INT, 68, sent == null ? 0 : sent.retransmittedBytes());
         scratch.set(INT, 72, tcb.senderState(c));
         scratch.set(INT, 76, tcb.sndWnd(c));
+        scratch.set(INT, 80, tcb.ecnState(c));
+        scratch.set(INT, 84, 0);
         ring.write(scratch, 0, RECORD_BYTES);
     }
 
@@ -106,6 +109,7 @@ public final class TcpTrace implements AutoCloseable {
             final int sndUna = readScratch.get(INT, 24);
             final int sndMax = readScratch.get(INT, 28);
             final int state = readScratch.get(INT, 72);
+            final int ecn = readScratch.get(INT, 80);
             line.setLength(0);
             line.append((timeNs - originNs) / 1000).append(',')
                 .append(Integer.toUnsignedLong(sndUna)).append(',')
@@ -125,7 +129,10 @@ public final class TcpTrace implements AutoCloseable {
                 .append(state >= 0 && state < SenderState.STATE_NAMES.length ? SenderState.STATE_NAMES[state] : "open")
                 .append(',')
                 .append(readScratch.get(LONG, 16)).append(',')
-                .append(readScratch.get(INT, 76)).append('\n');
+                .append(readScratch.get(INT, 76)).append(',')
+                .append((ecn & Ecn.NEGOTIATED) != 0 ? "on" : "off").append(',')
+                .append((ecn & Ecn.ECHOING) != 0 ? 1 : 0).append(',')
+                .append(Ecn.reductions(ecn)).append('\n');
             out.append(line);
             count++;
         }

@@ -257,6 +257,21 @@ class EcnTest {
         }
 
         @Test
+        void theTraceShowsEcnAndCountsItsReductions() throws java.io.IOException {
+            try (TcpHarness h = negotiated(); TcpTrace trace = new TcpTrace(64)) {
+                h.tcp.trace(h.conn, trace);
+                tenInFlight(h);
+                h.send(ACK.seq(R).ack(L + MSS));
+                h.send(ACK.flags(dev.tern.tcp.wire.TcpFlags.ACK | ECE).seq(R).ack(L + 2 * MSS));
+                final StringBuilder csv = new StringBuilder();
+                trace.drainCsv(csv);
+                final String[] lines = csv.toString().split("\n");
+                assertTrue(lines[0].endsWith(",on,0,0"), "negotiated, no reduction yet: " + lines[0]);
+                assertTrue(lines[lines.length - 1].endsWith(",on,0,1"), "one ECE reduction: " + lines[lines.length - 1]);
+            }
+        }
+
+        @Test
         void newRenoHalvesTheWindow() {
             final TcpHarness h = new TcpHarness(TcpHarness.config().ecn(EcnMode.ON).build());
             try (h) {

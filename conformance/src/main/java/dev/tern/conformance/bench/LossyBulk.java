@@ -52,7 +52,15 @@ final class LossyBulk {
     private static final String TRACE_DIRECTORY = System.getenv("TERN_BENCH_TRACE");
     private String traceName;
 
+    /** Measures through CE marks instead of loss: levels are marking percents, keys {@code tcp_ce_*}. */
+    private final boolean marking;
+
     LossyBulk(VethBenchmark bench, LossyPairs pairs, List<Double> levels, double seconds, int rounds) {
+        this(bench, pairs, levels, seconds, rounds, false);
+    }
+
+    LossyBulk(VethBenchmark bench, LossyPairs pairs, List<Double> levels, double seconds, int rounds, boolean marking) {
+        this.marking = marking;
         this.bench = bench;
         this.pairs = pairs;
         this.levels = levels;
@@ -66,9 +74,14 @@ final class LossyBulk {
         final Map<String, long[]> counted = new LinkedHashMap<>();
         for (int round = 0; round < rounds; round++) {
             for (double level : levels) {
-                System.err.printf(Locale.ROOT, "TCP over loss %s, round %d of %d ...%n", LossyPairs.label(level), round + 1, rounds);
-                pairs.loss(level);
-                final String k = LossyPairs.key(level);
+                System.err.printf(Locale.ROOT, "TCP over %s %s, round %d of %d ...%n", marking ? "CE marks" : "loss",
+                    LossyPairs.label(level), round + 1, rounds);
+                if (marking) {
+                    pairs.marks(level);
+                } else {
+                    pairs.loss(level);
+                }
+                final String k = (marking ? "ce_" : "") + LossyPairs.key(level);
                 final double out = kernelWindow(pairs.kernels, false);
                 final double in = kernelWindow(pairs.kernels, true);
                 add(samples, "tcp_loss_gbps_kernel_" + k, out);
@@ -89,17 +102,28 @@ final class LossyBulk {
                     add(samples, "tcp_loss_gbps_kernel_to_tern_" + k, ternIn);
                     add(samples, "tcp_loss_ratio_kernel_to_tern_" + k, ternIn / in);
                 });
-                final PacketLoss.Counts counts = pairs.counts();
                 final long[] sum = counted.computeIfAbsent(k, x -> new long[2]);
-                sum[0] += counts.dropped();
-                sum[1] += counts.packets();
+                if (marking) {
+                    final long[] marks = pairs.markCounts();
+                    if (level > 0 && marks[0] == 0) {
+                        throw new IllegalStateException("no packet was marked at " + LossyPairs.label(level)
+                            + ": the rules mark ECT packets only, so ECN was not negotiated");
+                    }
+                    sum[0] += marks[0];
+                    sum[1] += marks[1];
+                } else {
+                    final PacketLoss.Counts counts = pairs.counts();
+                    sum[0] += counts.dropped();
+                    sum[1] += counts.packets();
+                }
             }
         }
         samples.forEach((key, values) -> {
             results.put(key, VethBenchmark.median(values));
             System.err.printf("  %-50s %s%n", key, values.stream().map(v -> String.format(Locale.ROOT, "%.3f", v)).toList());
         });
-        counted.forEach((k, sum) -> results.put("tcp_loss_dropped_pct_" + k, sum[1] == 0 ? Double.NaN : 100.0 * sum[0] / sum[1]));
+        counted.forEach((k, sum) -> results.put((marking ? "tcp_loss_marked_pct_" : "tcp_loss_dropped_pct_") + k,
+            sum[1] == 0 ? Double.NaN : 100.0 * sum[0] / sum[1]));
     }
 
     private static void writeTrace(TcpTrace trace, String name) {
@@ -113,6 +137,13 @@ final class LossyBulk {
             System.err.println("  trace " + file + " not written: " + e.getMessage());
         } finally {
             trace.close();
+        }
+    }
+
+    /** Under CE marks the measurement means nothing unless Tern's connection negotiated ECN with the kernel. */
+    private void requireEcn(TcpConnection connection) {
+        if (marking && !connection.info().ecn()) {
+            throw new IllegalStateException("Tern's connection with the kernel did not negotiate ECN: " + connection.info());
         }
     }
 
@@ -151,6 +182,7 @@ final class LossyBulk {
             final TcpConnection connection = stack.connect(NetnsHarness.PEER_IPV4, SINK_PORT, 0, VethBenchmark.BULK_BUFFERS);
             // Under loss the SYN or its answer may be lost; Tern's first retransmission comes after 1 s.
             connection.awaitConnected(15 * SECOND_NS);
+            requireEcn(connection);
             final TcpTrace trace = TRACE_DIRECTORY == null || traceName == null ? null : new TcpTrace(1 << 22);
             if (trace != null) {
                 connection.trace(trace);
@@ -188,6 +220,7 @@ final class LossyBulk {
                 if (connection == null) {
                     throw new IllegalStateException("the kernel's source did not connect: " + source.stdout() + source.stderr());
                 }
+                requireEcn(connection);
                 final double gbps = VethBenchmark.readFor(connection, arena, System.nanoTime() + (long) ((window + 40) * 1e9),
                     maxBytes, (long) (window * 1e9));
                 connection.close();

@@ -4,6 +4,7 @@ import dev.tern.testkit.netns.BackgroundCommand;
 import dev.tern.testkit.netns.EthtoolOffloads;
 import dev.tern.testkit.netns.NetnsHarness;
 import dev.tern.testkit.netns.NetworkNamespace;
+import dev.tern.testkit.netns.CeMarking;
 import dev.tern.testkit.netns.PacketLoss;
 
 import java.time.Duration;
@@ -42,6 +43,9 @@ final class LossyPairs implements AutoCloseable {
     final String congestionControl;
     private final PacketLoss ternLoss;
     private final PacketLoss kernelLoss;
+    /** CE marks on both pairs' wires once {@link #ecn()} turned ECN on; null before. */
+    private CeMarking ternMarks;
+    private CeMarking kernelMarks;
 
     private LossyPairs(NetnsHarness net, NetnsHarness kernels, String congestionControl, PacketLoss ternLoss,
                        PacketLoss kernelLoss) {
@@ -85,6 +89,39 @@ final class LossyPairs implements AutoCloseable {
     void loss(double percent) {
         ternLoss.percent(percent);
         kernelLoss.percent(percent);
+    }
+
+    /**
+     * Turns ECN on for every kernel end ({@code tcp_ecn=1}: ask and accept) and puts CE marking rules on both wires,
+     * marking nothing until {@link #marks}. (This machine's {@code ss} prints no TCP options, so negotiation shows only
+     * in the marks: the rules mark ECT packets only, and a sender without ECN sends none.)
+     */
+    void ecn() {
+        for (NetworkNamespace namespace : List.of(net.peerNamespace(), kernels.ternNamespace(), kernels.peerNamespace())) {
+            namespace.sysctl("net.ipv4.tcp_ecn", "1");
+        }
+        ternMarks = CeMarking.install(net, 0);
+        kernelMarks = CeMarking.install(kernels, 0);
+    }
+
+    /** Sets both pairs to mark {@code percent} of the ECN-capable packets CE each way; needs {@link #ecn()}. */
+    void marks(double percent) {
+        ternMarks.close();
+        kernelMarks.close();
+        ternMarks = CeMarking.install(net, percent);
+        kernelMarks = CeMarking.install(kernels, percent);
+    }
+
+    /** {marked, packets} of both pairs' marking rules since the last {@link #marks}. */
+    long[] markCounts() {
+        long marked = 0;
+        long packets = 0;
+        for (CeMarking marking : List.of(ternMarks, kernelMarks)) {
+            final CeMarking.Counts c = marking.counts();
+            marked += c.toPeerMarked() + c.fromPeerMarked();
+            packets += c.toPeerPackets() + c.fromPeerPackets();
+        }
+        return new long[] {marked, packets};
     }
 
     /** What both pairs' rules counted since the last {@link #loss}. */
@@ -158,7 +195,12 @@ final class LossyPairs implements AutoCloseable {
     @Override
     public void close() {
         RuntimeException failure = null;
-        for (AutoCloseable resource : List.<AutoCloseable>of(ternLoss, kernelLoss, net, kernels)) {
+        final List<AutoCloseable> resources = new java.util.ArrayList<>();
+        if (ternMarks != null) {
+            resources.addAll(List.of(ternMarks, kernelMarks));
+        }
+        resources.addAll(List.of(ternLoss, kernelLoss, net, kernels));
+        for (AutoCloseable resource : resources) {
             try {
                 resource.close();
             } catch (Exception e) {

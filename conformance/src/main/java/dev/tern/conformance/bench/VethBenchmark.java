@@ -13,6 +13,8 @@ import dev.tern.stack.TcpConnection;
 import dev.tern.stack.TcpListener;
 import dev.tern.stack.TernSocketException;
 import dev.tern.stack.UdpSocket;
+import dev.tern.tcp.EcnMode;
+import dev.tern.tcp.TcpConfig;
 import dev.tern.tcp.TcpOptions;
 import dev.tern.testkit.netns.BackgroundCommand;
 import dev.tern.testkit.netns.CommandResult;
@@ -107,6 +109,10 @@ public final class VethBenchmark {
     private final String only;
     /** Loss levels in percent for the lossy measurements. */
     private final List<Double> lossLevels;
+    /** CE marking levels in percent for {@code tcp-ce} (ECN on every end); empty: not measured. */
+    private List<Double> ceLevels = List.of();
+    /** Tern's TCP settings for the stacks {@link #withStack} builds; null: the defaults. */
+    private TcpConfig ternTcp;
     /** Bytes and window (seconds) of each {@code tern nc} transfer. */
     private final long ncBytes;
     private final double ncSeconds;
@@ -152,6 +158,7 @@ public final class VethBenchmark {
         String idle = "backoff";
         int rounds = 3;
         List<Double> lossLevels = List.of(0.0, 0.1, 1.0, 5.0);
+        List<Double> ceLevels = List.of();
         long ncBytes = 128L << 20;
         double ncSeconds = 20;
         int httpRequests = 40_000;
@@ -185,6 +192,7 @@ public final class VethBenchmark {
                 }
                 case "--rounds" -> rounds = Math.max(1, Integer.parseInt(args[++i]));
                 case "--loss" -> lossLevels = LossyPairs.parseLevels(args[++i]);
+                case "--ce-marks" -> ceLevels = LossyPairs.parseLevels(args[++i]);
                 case "--nc-mib" -> ncBytes = Math.max(1, Long.parseLong(args[++i])) << 20;
                 case "--nc-seconds" -> ncSeconds = Double.parseDouble(args[++i]);
                 case "--http-requests" -> httpRequests = Math.max(1, Integer.parseInt(args[++i]));
@@ -227,6 +235,10 @@ public final class VethBenchmark {
         if (benchmark.wants("tcp-loss") || benchmark.wants("nc") || benchmark.wants("http")) {
             benchmark.lossy();
         }
+        benchmark.ceLevels = ceLevels;
+        if (benchmark.wants("tcp-ce") && !ceLevels.isEmpty()) {
+            benchmark.marked();
+        }
         final Path root = Path.of(System.getProperty("tern.root", "")).toAbsolutePath();
         if (benchmark.wants("multicast")) {
             new MulticastBenchmark(benchmark.rounds, root).run(benchmark.results);
@@ -244,12 +256,12 @@ public final class VethBenchmark {
     }
 
     private static final List<String> ONLY = List.of("all", "tcp", "tcp-tern-to-kernel", "tcp-kernel-to-tern", "udp-rr",
-        "tcp-loss", "nc", "http", "multicast", "flood", "udp-rate", "syn-rate");
+        "tcp-loss", "tcp-ce", "nc", "http", "multicast", "flood", "udp-rate", "syn-rate");
 
     private static void usage() {
         System.err.println("usage: VethBenchmark [--seconds N] [--rounds N] [--round-trips N] [--offloads on|off|both]"
             + " [--rx-ring frame|block] [--only " + String.join("|", ONLY) + "]"
-            + " [--congestion-control NAME] [--idle backoff|spin|link] [--loss P,P,...] [--nc-mib N] [--nc-seconds N]"
+            + " [--congestion-control NAME] [--idle backoff|spin|link] [--loss P,P,...] [--ce-marks P,P,...] [--nc-mib N] [--nc-seconds N]"
             + " [--http-requests N] [--flood-rate N] [--flood-generator java|hping3] [--flood-link afpacket|afxdp] [--syn-rates N,N,...]");
         System.exit(2);
     }
@@ -275,6 +287,23 @@ public final class VethBenchmark {
                 } else {
                     System.err.println("HTTP: skipped, needs nginx and ab (Debian packages nginx, apache2-utils)");
                 }
+            }
+        }
+    }
+
+    /**
+     * TCP bulk through CE marks ({@link LossyBulk} on {@link LossyPairs} with ECN on every end, the kernel's
+     * {@code tcp_ecn=1} and Tern's {@code EcnMode.ON}), no loss: Tern against the kernel pair under the same marks.
+     */
+    private void marked() throws Exception {
+        lossCongestionControl = congestionControl != null ? congestionControl : "cubic";
+        try (LossyPairs pairs = LossyPairs.create(lossCongestionControl)) {
+            pairs.ecn();
+            ternTcp = TcpConfig.builder().ecn(EcnMode.ON).build();
+            try {
+                new LossyBulk(this, pairs, ceLevels, seconds, rounds, true).run(results);
+            } finally {
+                ternTcp = null;
             }
         }
     }
@@ -459,8 +488,12 @@ public final class VethBenchmark {
             ? net.ternNamespace().call(() -> AfXdpLink.open(NetnsHarness.TERN_INTERFACE,
                 AfXdpOptions.forAddress(NetnsHarness.TERN_IPV4).busyPollUs(busyPollUs)))
             : net.openTernLink(AfPacketLink::open, linkOptions(vnetHeader));
-        final NetStack stack = NetStack.builder().name("veth-bench").link(link)
-            .address(NetnsHarness.TERN_ADDRESS + "/24").countersInMemory().build();
+        final NetStack.Builder builder = NetStack.builder().name("veth-bench").link(link)
+            .address(NetnsHarness.TERN_ADDRESS + "/24").countersInMemory();
+        if (ternTcp != null) {
+            builder.tcp(ternTcp);
+        }
+        final NetStack stack = builder.build();
         final StackRunner runner = threading == Threading.OWN_THREAD ? null
             : StackRunner.start(stack, runnerIdle(stack));
         try {
