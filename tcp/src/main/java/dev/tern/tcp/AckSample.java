@@ -23,6 +23,7 @@ public final class AckSample {
     boolean windowLimited;
     boolean retransmittedAcked;
     boolean originalDelivered;
+    boolean ece;
     int senderState;
 
     AckSample reset(long nowNs, int mss) {
@@ -40,6 +41,7 @@ public final class AckSample {
         windowLimited = false;
         retransmittedAcked = false;
         originalDelivered = false;
+        ece = false;
         senderState = SenderState.OPEN;
         return this;
     }
@@ -96,6 +98,11 @@ public final class AckSample {
     /** Segments newly marked lost on this ACK. */
     public int newlyLostSegments() {
         return newlyLostSegments;
+    }
+
+    /** The ACK carried ECE on a connection that negotiated ECN (RFC 3168 §6.1.2; DCTCP counts its bytes). */
+    public boolean ece() {
+        return ece;
     }
 
     /** A duplicate ACK in RFC 5681 §2's sense. */

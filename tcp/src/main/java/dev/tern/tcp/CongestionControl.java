@@ -42,6 +42,15 @@ public interface CongestionControl {
         onCongestion(tcb, c, flightSize, mss, nowNs);
     }
 
+    /**
+     * Whether the algorithm needs ECN and the receiver's exact echo of each segment's CE mark (DCTCP, RFC 8257 §3.2):
+     * its connections then ask for ECN whatever {@link TcpConfig#ecn} says, and their receivers echo CE per segment
+     * instead of until CWR. Read when the connection negotiates ECN.
+     */
+    default boolean needsEcn() {
+        return false;
+    }
+
     /** Fast recovery ended with a full acknowledgment; the recovery already set cwnd (to ssthresh with PRR). */
     default void onRecoveryExit(TcpControlBlocks tcb, int c, int mss, long nowNs) {
     }

@@ -34,6 +34,11 @@ final class Ecn {
     static final int CWR_DUE = 1 << 3;
     /** Sender: a reduction's window is open until SND.UNA passes {@code ecnHigh}; ECE within it is not answered. */
     static final int REDUCED = 1 << 4;
+    /**
+     * Receiver: DCTCP's feedback (RFC 8257 §3.2), for a connection whose congestion control
+     * {@link CongestionControl#needsEcn}: {@link #ECHOING} is the CE state of the last data segment, not "until CWR".
+     */
+    static final int PER_SEGMENT = 1 << 5;
 
     /** Bits 8 and up of {@code ecnState}: the window reductions ECEs caused on this connection (for traces). */
     static final int REDUCTION_SHIFT = 8;
@@ -44,11 +49,19 @@ final class Ecn {
     private final TcpControlBlocks tcb;
     private final TcpCounters counters;
     private final ConnectionSettings settings;
+    private final PlugPointRegistry plugPoints;
 
-    Ecn(TcpControlBlocks tcb, TcpCounters counters, ConnectionSettings settings) {
+    Ecn(TcpControlBlocks tcb, TcpCounters counters, ConnectionSettings settings, PlugPointRegistry plugPoints) {
         this.tcb = tcb;
         this.counters = counters;
         this.settings = settings;
+        this.plugPoints = plugPoints;
+    }
+
+    /** Whether connection {@code c} uses ECN by its policy or because its congestion control needs it (DCTCP). */
+    private boolean wanted(int c, EcnMode atLeast) {
+        final EcnMode mode = settings.of(c).ecn();
+        return mode == EcnMode.ON || mode == atLeast || plugPoints.congestionControl(c).needsEcn();
     }
 
     boolean negotiated(int c) {
@@ -67,8 +80,7 @@ final class Ecn {
         if (synAck) {
             return (state & NEGOTIATED) != 0 ? TcpFlags.ECE : 0;
         }
-        final TcpConfig config = settings.of(c);
-        if (config.ecn() == EcnMode.ON && tcb.retries(c) <= config.ecnSynRetries()) {
+        if (wanted(c, EcnMode.ON) && tcb.retries(c) <= settings.of(c).ecnSynRetries()) {
             tcb.ecnState(c, state | REQUESTED);
             return TcpFlags.ECE | TcpFlags.CWR;
         }
@@ -87,7 +99,7 @@ final class Ecn {
             counters.ecnIgnored.incrementRelease();
             return;
         }
-        if (asks && settings.of(c).ecn() != EcnMode.OFF) {
+        if (asks && wanted(c, EcnMode.SERVER)) {
             negotiate(c);
         }
     }
@@ -102,7 +114,7 @@ final class Ecn {
     }
 
     private void negotiate(int c) {
-        tcb.ecnState(c, NEGOTIATED);
+        tcb.ecnState(c, NEGOTIATED | (plugPoints.congestionControl(c).needsEcn() ? PER_SEGMENT : 0));
         counters.ecnNegotiated.incrementRelease();
     }
 
@@ -122,6 +134,9 @@ final class Ecn {
             }
             return false;
         }
+        if ((state & PER_SEGMENT) != 0) {
+            return dctcpSegment(c, seg, state);
+        }
         int next = state;
         if (cwr) {
             counters.ecnCwrReceived.incrementRelease();
@@ -136,6 +151,31 @@ final class Ecn {
             tcb.ecnState(c, next);
         }
         return ce && (state & ECHOING) == 0;
+    }
+
+    /**
+     * RFC 8257 §3.2: DCTCP's receiver echoes the CE state of each data segment (CWR means nothing to it), and a change
+     * of state is acknowledged at once. Returns true on a change.
+     */
+    private boolean dctcpSegment(int c, TcpSegment seg, int state) {
+        final boolean ce = seg.ipEcn == CE;
+        if (ce) {
+            counters.ecnCeReceived.incrementRelease();
+        }
+        if (seg.payloadLength == 0 || ce == ((state & ECHOING) != 0)) {
+            return false;
+        }
+        tcb.ecnState(c, ce ? state | ECHOING : state & ~ECHOING);
+        return true;
+    }
+
+    /**
+     * Whether {@code seg} changes a DCTCP receiver's CE state (RFC 8257 §3.2): the data received before it is then
+     * acknowledged first, with the state it arrived in, so the sender counts the marked bytes exactly.
+     */
+    boolean changesCeState(int c, TcpSegment seg) {
+        final int state = tcb.ecnState(c);
+        return (state & PER_SEGMENT) != 0 && seg.payloadLength > 0 && (seg.ipEcn == CE) != ((state & ECHOING) != 0);
     }
 
     // ---------------------------------------------------------------------------------------------- sender

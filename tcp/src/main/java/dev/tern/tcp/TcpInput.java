@@ -562,6 +562,9 @@ final class TcpInput {
             counters.drop(TcpCounters.DROP_NO_ACK);
             return;
         }
+        if (ecn.changesCeState(c, seg) && tcb.lastAckSent(c) != tcb.rcvNxt(c)) {
+            output.sendAck(c, nowNs);
+        }
         if (ecn.onSegment(c, seg)) {
             outputQueue.ackNow(c);
         }

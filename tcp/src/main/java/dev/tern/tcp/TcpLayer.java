@@ -47,7 +47,7 @@ import static dev.tern.tcp.TcpControlBlocks.F_RINGS;
 public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     /** The congestion controls every layer knows by name (more may be registered, {@link #registerCongestionControl}). */
     public static final List<String> BUILT_IN_CONGESTION_CONTROLS = List.of(
-        CubicCongestionControl.NAME, NewRenoCongestionControl.NAME, NoCongestionControl.NAME);
+        CubicCongestionControl.NAME, NewRenoCongestionControl.NAME, NoCongestionControl.NAME, DctcpCongestionControl.NAME);
 
     private final ConnectionSettings settings;
     private final TcpControlBlocks tcb;
@@ -91,7 +91,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         this.listeners = new TcpListeners(tcb, counters, settings);
         this.buffers = new ConnectionBuffers(tcb, counters, config, memoryPressure);
         this.handlers = new ReceiveHandlers(tcb, counters, buffers, ipv4.ethernet().holds(), this::holdReleased);
-        final Ecn ecn = new Ecn(tcb, counters, settings);
+        final Ecn ecn = new Ecn(tcb, counters, settings, plugPoints);
         final TcpOutput output = new TcpOutput(tcb, ipv4, counters, buffers, outputQueue, ecn);
         this.completions = new SendCompletions(tcb, buffers, events, counters);
         this.sender = new TcpSender(tcb, output, ipv4, counters, rtt, settings, timers, buffers, outputQueue, events,

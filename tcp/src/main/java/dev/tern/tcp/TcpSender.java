@@ -210,6 +210,7 @@ final class TcpSender {
             tcb.delivered(c, tcb.delivered(c) + s.deliveredBytes);
         }
         processProbeAck(c, seg, s);
+        s.ece = (seg.flags & TcpFlags.ECE) != 0 && ecn.negotiated(c);
         final boolean echo = ecn.onEcho(c, seg);
         if (echo) {
             // As Linux: the ACK that brings the ECE does not grow the window it reduces.
