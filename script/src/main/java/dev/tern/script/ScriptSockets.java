@@ -612,7 +612,7 @@ final class ScriptSockets {
                 }
                 // As Linux: the connection's error, else its soft error (ICMP, or RFC 1122's R1 reached), which
                 // reading takes, as Linux's SO_ERROR takes sk_err_soft.
-                int error = fd.connection < 0 ? TcpError.NONE : tcp.error(fd.connection);
+                int error = fd.connection < 0 ? TcpError.NONE : takeError(fd.connection);
                 if (error == TcpError.NONE && fd.connection >= 0) {
                     error = tcp.takeSoftError(fd.connection);
                 }
@@ -853,7 +853,7 @@ final class ScriptSockets {
             if (state == TcpState.SYN_SENT) {
                 return ScriptRunner.Result.fail("EALREADY");
             }
-            final int error = tcp.error(fd.connection);
+            final int error = takeError(fd.connection);
             return error != TcpError.NONE ? ScriptRunner.Result.fail(errno(error)) : ScriptRunner.Result.fail("EISCONN");
         }
         final ScriptRunner.Result refused = open(fd, fd.fastOpenConnect);
@@ -869,7 +869,7 @@ final class ScriptSockets {
             return ScriptRunner.Result.fail("EINPROGRESS");
         }
         return runner.blockThen(c, () -> tcp.state(connection) != TcpState.SYN_SENT, "the handshake to complete", () -> {
-            final int error = tcp.error(connection);
+            final int error = takeError(connection);
             return error == TcpError.NONE ? ScriptRunner.Result.ok(0) : ScriptRunner.Result.fail(errno(error));
         });
     }
@@ -1030,8 +1030,21 @@ final class ScriptSockets {
         }
     }
 
-    private ScriptRunner.Result writeError(int connection) {
+    /**
+     * The connection's error if no call has reported it yet, which this call then does: as Linux's sock_error, an
+     * error is reported once (by a read, a write, connect or SO_ERROR); after it a read finds the end of the stream and
+     * a write EPIPE.
+     */
+    private int takeError(int connection) {
         final int error = tcp.error(connection);
+        return error == TcpError.NONE || !errorsTaken.add(connection) ? TcpError.NONE : error;
+    }
+
+    /** Connections whose error a call has reported ({@link #takeError}). */
+    private final java.util.Set<Integer> errorsTaken = new java.util.HashSet<>();
+
+    private ScriptRunner.Result writeError(int connection) {
+        final int error = takeError(connection);
         if (error != TcpError.NONE) {
             return ScriptRunner.Result.fail(errno(error));
         }
@@ -1088,7 +1101,7 @@ final class ScriptSockets {
         final ByteRing ring = tcp.receiveBuffer(connection);
         final int available = ring == null ? 0 : ring.available();
         if (available == 0) {
-            final int error = tcp.error(connection);
+            final int error = takeError(connection);
             if (error != TcpError.NONE) {
                 return ScriptRunner.Result.fail(errno(error));
             }
@@ -1718,7 +1731,8 @@ final class ScriptSockets {
         final int c = fd.connection;
         final int state = tcp.state(c);
         if (tcp.error(c) != TcpError.NONE) {
-            bits |= POLLERR | POLLHUP | POLLIN | POLLOUT;
+            // POLLERR while the error waits to be reported (Linux's sk_err); hung up and readable either way.
+            bits |= (errorsTaken.contains(c) ? 0 : POLLERR) | POLLHUP | POLLIN | POLLOUT;
         }
         // A send completion notice waiting is an error-queue entry: POLLERR, as Linux's tcp_poll.
         if (tcp.sendCompletions().ready(c)) {

@@ -467,6 +467,20 @@ class ScriptRunnerTest {
         }
 
         @Test
+        void aConnectionsErrorIsReportedOnceAsLinuxsSockError() {
+            // The reset's ECONNRESET goes to the first call that looks; then a read finds the end and a write EPIPE.
+            passes(PASSIVE_OPEN + """
+                +0    < R. 1:1(0) win 0
+                +0    write(4, ..., 100) = -1 ECONNRESET (Connection reset by peer)
+                +0    read(4, ..., 100) = 0
+                +0    write(4, ..., 100) = -1 EPIPE (Broken pipe)
+                +0    getsockopt(4, SOL_SOCKET, SO_ERROR, [0], [4]) = 0
+                """);
+            that(failure(PASSIVE_OPEN + "+0 < R. 1:1(0) win 0\n+0 getsockopt(4, SOL_SOCKET, SO_ERROR, [0], [4]) = 0\n")
+                .getMessage()).contains("ECONNRESET");
+        }
+
+        @Test
         void anUnknownOrLateSysctlIsRejected() {
             that(failure("`sysctl -q net.ipv4.tcp_ecn_fallback=1`\n").getMessage())
                 .startsWith("t.pkt:1: sysctl net.ipv4.tcp_ecn_fallback is not supported");
