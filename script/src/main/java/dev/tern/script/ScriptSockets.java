@@ -423,6 +423,9 @@ final class ScriptSockets {
                 applyFastOpen(fd);
             }
             case "IPPROTO_TCP TCP_FASTOPEN_CONNECT" -> {
+                if (!fastOpenClient()) {
+                    return ScriptRunner.Result.fail("EOPNOTSUPP");
+                }
                 if (fd.connection >= 0 || fd.listener >= 0) {
                     return ScriptRunner.Result.fail("EINVAL");
                 }
@@ -851,7 +854,9 @@ final class ScriptSockets {
         if (fd.connection >= 0) {
             final int state = tcp.state(fd.connection);
             if (state == TcpState.SYN_SENT) {
-                return ScriptRunner.Result.fail("EALREADY");
+                // Linux's __inet_stream_connect: a connect whose SYN waits for the first write (TCP_FASTOPEN_CONNECT
+                // with a cookie) counts as connected; one whose SYN is out, as under way.
+                return ScriptRunner.Result.fail(tcp.fastOpen().synDataRoom(fd.connection) >= 0 ? "EISCONN" : "EALREADY");
             }
             final int error = takeError(fd.connection);
             return error != TcpError.NONE ? ScriptRunner.Result.fail(errno(error)) : ScriptRunner.Result.fail("EISCONN");
@@ -892,6 +897,14 @@ final class ScriptSockets {
     }
 
     /**
+     * Whether the stack's settings now let a client use Fast Open (Linux's tcp_fastopen bit 0x1, checked when the
+     * call is made: TCP_FASTOPEN_CONNECT and MSG_FASTOPEN are EOPNOTSUPP without it).
+     */
+    private boolean fastOpenClient() {
+        return (tcp.config().fastOpen() & dev.tern.tcp.FastOpen.CLIENT) != 0;
+    }
+
+    /**
      * {@code sendto(fd, ..., N, MSG_FASTOPEN, ..., ...)} on a TCP socket, or a write on a TCP_FASTOPEN_CONNECT socket
      * whose SYN waits (RFC 7413 §4.2.1, as Linux): connects if the socket is not, then, with a cookie cached, puts as
      * much of the data in the SYN as it carries; without one the SYN asks for a cookie and no data goes. Non-blocking
@@ -904,6 +917,11 @@ final class ScriptSockets {
                 return refused;
             }
         } else if (tcp.fastOpen().synDataRoom(fd.connection) < 0) {
+            if ((flags & MessageFlags.FASTOPEN) != 0 && runner.dialect() == ScriptDialect.LINUX
+                && tcp.state(fd.connection) == TcpState.SYN_SENT) {
+                // Linux's tcp_sendmsg_fastopen connects again: EALREADY while the SYN is out.
+                return ScriptRunner.Result.fail("EALREADY");
+            }
             return write(c, fd, length, flags & ~MessageFlags.FASTOPEN);
         }
         final int connection = fd.connection;
@@ -958,6 +976,10 @@ final class ScriptSockets {
             return ScriptRunner.Result.fail("ENOBUFS");
         }
         if (fd.nonBlocking() || (flags & MessageFlags.DONTWAIT) != 0) {
+            if (runner.dialect() == ScriptDialect.LINUX && tcp.state(connection) == TcpState.SYN_SENT) {
+                // Linux's tcp_sendmsg waits for the connection (sk_stream_wait_connect): not at all when it may not.
+                return ScriptRunner.Result.fail("EAGAIN");
+            }
             final int written = fill(connection, length, more);
             track(tracked, connection, written);
             return written == 0 && length > 0 ? ScriptRunner.Result.fail("EAGAIN") : ScriptRunner.Result.ok(written);
@@ -1196,8 +1218,9 @@ final class ScriptSockets {
                 + address + "'");
         }
         if (fd.udp == null && (flags & MessageFlags.FASTOPEN) != 0) {
-            // Linux's tcp_sendmsg_fastopen refuses an AF_UNSPEC address: there is nothing to connect to.
-            return address.equals("AF_UNSPEC") ? ScriptRunner.Result.fail("EOPNOTSUPP")
+            // Linux's tcp_sendmsg_fastopen refuses an AF_UNSPEC address (nothing to connect to), and any while the
+            // client's Fast Open is off.
+            return address.equals("AF_UNSPEC") || !fastOpenClient() ? ScriptRunner.Result.fail("EOPNOTSUPP")
                 : fastOpenWrite(c, fd, (int) number(c, 2), flags);
         }
         if (fd.udp == null && flags == 0 && fd.fastOpenQueue > 0 && fd.listener < 0 && fd.connection < 0) {

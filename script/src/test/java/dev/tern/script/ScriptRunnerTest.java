@@ -481,6 +481,24 @@ class ScriptRunnerTest {
         }
 
         @Test
+        void fastOpenCallsAndAConnectingSocketAnswerAsLinuxs() {
+            // With the client's Fast Open off, TCP_FASTOPEN_CONNECT and MSG_FASTOPEN are EOPNOTSUPP; a non-blocking
+            // write while the SYN is out waits for nothing (EAGAIN), a second connect is EALREADY.
+            passes("""
+                0     `sysctl -q net.ipv4.tcp_fastopen=0`
+                +0    socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+                +0    setsockopt(3, SOL_TCP, TCP_FASTOPEN_CONNECT, [1], 4) = -1 EOPNOTSUPP (Operation not supported)
+                +0    sendto(3, ..., 100, MSG_FASTOPEN, ..., ...) = -1 EOPNOTSUPP (Operation not supported)
+                +0    fcntl(3, F_SETFL, O_RDWR|O_NONBLOCK) = 0
+                +0    connect(3, ..., ...) = -1 EINPROGRESS (Operation now in progress)
+                +0    > S 0:0(0)
+                +0    write(3, ..., 100) = -1 EAGAIN (Resource temporarily unavailable)
+                +0    connect(3, ..., ...) = -1 EALREADY (Operation already in progress)
+                +0    close(3) = 0
+                """);
+        }
+
+        @Test
         void anUnknownOrLateSysctlIsRejected() {
             that(failure("`sysctl -q net.ipv4.tcp_ecn_fallback=1`\n").getMessage())
                 .startsWith("t.pkt:1: sysctl net.ipv4.tcp_ecn_fallback is not supported");
