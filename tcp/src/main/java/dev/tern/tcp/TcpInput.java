@@ -591,6 +591,12 @@ final class TcpInput {
         if (!processAck(c, nowNs)) {
             return;
         }
+        if (state == TIME_WAIT && seg.payloadLength == 0 && !seg.has(FIN) && seg.seq != rcvNxt) {
+            // A bare ACK that is not at RCV.NXT in TIME-WAIT gets an ACK back, rate-limited, as Linux's
+            // tcp_timewait_state_process (TCP_TW_ACK) and FreeBSD's tcp_twcheck answer it.
+            duplicateAck(c, nowNs);
+            return;
+        }
         // Sixth step, URG: Deviation: the urgent pointer is ignored and urgent data is delivered in line, which is
         // what RFC 6093 §5 recommends applications assume.
         if (seg.payloadLength > 0 || seg.has(FIN)) {

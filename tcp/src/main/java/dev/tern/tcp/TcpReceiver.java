@@ -83,8 +83,9 @@ final class TcpReceiver {
         if (!TcpState.canReceive(state)) {
             // CLOSE-WAIT, CLOSING, LAST-ACK, TIME-WAIT: the peer's FIN came already; "Ignore the segment text". A
             // retransmission of what we have (its FIN, say: our ACK was lost) is acknowledged again, and in
-            // TIME-WAIT restarts the 2 MSL timeout.
-            if (SeqNum.lt(seg.seq, tcb.rcvNxt(c))) {
+            // TIME-WAIT restarts the 2 MSL timeout. In TIME-WAIT any text is answered with an ACK, as Linux's
+            // tcp_timewait_state_process and FreeBSD's tcp_twcheck answer all but a bare ACK at RCV.NXT.
+            if (SeqNum.lt(seg.seq, tcb.rcvNxt(c)) || state == TcpState.TIME_WAIT) {
                 if (state == TcpState.TIME_WAIT && seg.has(TcpFlags.FIN)) {
                     lifecycle.restartTimeWait(c, nowNs);
                 }

@@ -114,6 +114,23 @@ class ClosingTest {
         }
 
         @Test
+        void inTimeWaitAllButABareAckAtRcvNxtIsAnswered() {
+            // As Linux's tcp_timewait_state_process and FreeBSD's tcp_twcheck: an ACK beyond RCV.NXT, or a FIN at
+            // it, gets an ACK back; a bare ACK at RCV.NXT gets nothing.
+            try (TcpHarness h = Fixtures.TIME_WAIT.reach()) {
+                final Fixtures f = Fixtures.TIME_WAIT;
+                h.send(ACK.seq(f.peerNext).ack(f.ourNext));
+                h.expectNothing();
+                h.send(ACK.seq(f.peerNext + 1).ack(f.ourNext));
+                h.expect(ACK.seq(f.ourNext).ack(f.peerNext));
+                h.advance(SECOND);
+                h.send(FIN_ACK.seq(f.peerNext).ack(f.ourNext));
+                h.expect(ACK.seq(f.ourNext).ack(f.peerNext));
+                h.assertState(TcpState.TIME_WAIT);
+            }
+        }
+
+        @Test
         void anOrphanInFinWait2GivesUpAfterTheTimeout() {
             try (TcpHarness h = TcpHarness.established(TcpHarness.config().finWait2TimeoutNs(5 * SECOND).build(),
                 TcpOptions.DEFAULT)) {

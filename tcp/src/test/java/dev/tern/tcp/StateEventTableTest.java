@@ -63,14 +63,17 @@ class StateEventTableTest {
             case RST_IN_WINDOW, SYN_IN_WINDOW, SYN_OUT_OF_WINDOW, ACK_OF_UNSENT_DATA, ACK_TOO_OLD, OLD_DUPLICATE_DATA ->
                 new Outcome(ack, f.state, TcpError.NONE);
             case RST_OUT_OF_WINDOW, DATA_WITHOUT_ACK -> new Outcome(null, f.state, TcpError.NONE);
+            // TIME-WAIT answers all but a bare ACK at RCV.NXT, as Linux and FreeBSD (TCP.md): the FIN as RFC 9293's
+            // eighth step says, the ignored text too.
             case DATA_IN_WINDOW -> canReceive
                 ? new Outcome(ACK.seq(f.ourNext).ack(f.peerNext + 3).len(0), f.state, TcpError.NONE)
-                : new Outcome(null, f.state, TcpError.NONE);
+                : new Outcome(f == Fixtures.TIME_WAIT ? ack : null, f.state, TcpError.NONE);
             case FIN, RETRANSMITTED_FIN -> switch (f) {
                 case ESTABLISHED -> new Outcome(ACK.seq(f.ourNext).ack(f.peerNext + 1), TcpState.CLOSE_WAIT, 0);
                 case FIN_WAIT_1 -> new Outcome(ACK.seq(f.ourNext).ack(f.peerNext + 1), TcpState.CLOSING, 0);
                 case FIN_WAIT_2 -> new Outcome(ACK.seq(f.ourNext).ack(f.peerNext + 1), TcpState.TIME_WAIT, 0);
-                default -> e == Event.RETRANSMITTED_FIN ? new Outcome(ack, f.state, 0) : new Outcome(null, f.state, 0);
+                default -> e == Event.RETRANSMITTED_FIN || f == Fixtures.TIME_WAIT ? new Outcome(ack, f.state, 0)
+                    : new Outcome(null, f.state, 0);
             };
         };
     }
