@@ -1689,6 +1689,8 @@ final class ScriptSockets {
     private static final int POLLOUT = 0x4;
     private static final int POLLERR = 0x8;
     private static final int POLLHUP = 0x10;
+    /** Linux's POLLRDHUP: the peer shut its sending side (a FIN), or the connection is gone. */
+    private static final int POLLRDHUP = 0x2000;
 
     /** {@code poll([{fd=4, events=POLLIN, revents=POLLIN}], 1, 0)}: one descriptor, waiting up to the timeout. */
     private ScriptRunner.Result poll(ScriptLine.Call c) {
@@ -1755,7 +1757,11 @@ final class ScriptSockets {
         final int state = tcp.state(c);
         if (tcp.error(c) != TcpError.NONE) {
             // POLLERR while the error waits to be reported (Linux's sk_err); hung up and readable either way.
-            bits |= (errorsTaken.contains(c) ? 0 : POLLERR) | POLLHUP | POLLIN | POLLOUT;
+            bits |= (errorsTaken.contains(c) ? 0 : POLLERR) | POLLHUP | POLLIN | POLLOUT | POLLRDHUP;
+        }
+        if (tcp.receiveShutdown(c)) {
+            // As Linux's tcp_poll on RCV_SHUTDOWN: readable (the end of the stream) and read-hung-up.
+            bits |= POLLIN | POLLRDHUP;
         }
         // A send completion notice waiting is an error-queue entry: POLLERR, as Linux's tcp_poll.
         if (tcp.sendCompletions().ready(c)) {
@@ -1782,9 +1788,10 @@ final class ScriptSockets {
                 case "POLLOUT" -> POLLOUT;
                 case "POLLERR" -> POLLERR;
                 case "POLLHUP" -> POLLHUP;
+                case "POLLRDHUP" -> POLLRDHUP;
                 case "0" -> 0;
                 default -> throw runner.failure(c.line(), "poll event '" + name.strip() + "' is not supported (POLLIN, "
-                    + "POLLOUT, POLLERR, POLLHUP)");
+                    + "POLLOUT, POLLERR, POLLHUP, POLLRDHUP)");
             };
         }
         return bits;
@@ -1803,6 +1810,9 @@ final class ScriptSockets {
         }
         if ((bits & POLLHUP) != 0) {
             names.add("POLLHUP");
+        }
+        if ((bits & POLLRDHUP) != 0) {
+            names.add("POLLRDHUP");
         }
         return names.isEmpty() ? "0" : String.join("|", names);
     }

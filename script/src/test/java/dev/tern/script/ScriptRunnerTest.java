@@ -499,6 +499,16 @@ class ScriptRunnerTest {
         }
 
         @Test
+        void pollShowsThePeersFinAsPollrdhup() {
+            passes(PASSIVE_OPEN + """
+                +0    poll([{fd=4, events=POLLIN|POLLRDHUP, revents=0}], 1, 0) = 0
+                +.01  < F. 1:1(0) ack 1 win 512
+                +0    > . 1:1(0) ack 2
+                +0    poll([{fd=4, events=POLLIN|POLLRDHUP, revents=POLLIN|POLLRDHUP}], 1, 0) = 1
+                """);
+        }
+
+        @Test
         void anUnknownOrLateSysctlIsRejected() {
             that(failure("`sysctl -q net.ipv4.tcp_ecn_fallback=1`\n").getMessage())
                 .startsWith("t.pkt:1: sysctl net.ipv4.tcp_ecn_fallback is not supported");

@@ -426,6 +426,9 @@ public final class FastOpen {
         if (acked < sent) {
             tcb.sndNxt(c, seg.ack);
             tcb.sndMax(c, seg.ack);
+        } else if (SeqNum.lt(tcb.sndNxt(c), seg.ack)) {
+            // The data went in the first SYN and a retransmitted SYN without it was answered: the peer has it all.
+            tcb.sndNxt(c, seg.ack);
         }
     }
 

@@ -431,6 +431,15 @@ final class TcpInput {
             counters.drop(TcpCounters.DROP_BAD_STATE);
             return;
         }
+        if (hasAck && tcb.hasFlag(c, F_TIMESTAMPS) && seg.options.hasTimestamp() && seg.options.tsEcr() != 0
+            && SeqNum.gt(seg.options.tsEcr(), output.tsVal(c, nowNs))) {
+            // As Linux's tcp_rcv_synsent_state_process (PAWSActiveRejected): a SYN-ACK echoing a timestamp we have
+            // not sent yet answers no SYN of ours; it is reset and the connection waits on in SYN-SENT (RFC 7323 §3.2
+            // leaves the check to the implementation).
+            counters.drop(TcpCounters.DROP_PAWS);
+            output.sendReset(seg.sourceAddress, seg.destinationPort, seg.sourcePort, seg.ack, 0, RST, nowNs);
+            return;
+        }
         tcb.irs(c, seg.seq);
         tcb.rcvNxt(c, seg.seq + 1);
         tcb.rcvAdv(c, seg.seq + 1 + receiver.synWindow(c));
@@ -707,8 +716,10 @@ final class TcpInput {
                 lifecycle.terminate(c, TcpError.RESET, nowNs);
             }
             case CLOSING, LAST_ACK -> {
+                // Deviation: RFC 9293 §3.10.7.4 closes these without a signal; Linux (tcp_reset) and FreeBSD report
+                // ECONNRESET, so an owner still holding the handle learns that its FIN was never acknowledged.
                 counters.resetsReceived.incrementRelease();
-                lifecycle.terminate(c, TcpError.NONE, nowNs);
+                lifecycle.terminate(c, TcpError.RESET, nowNs);
             }
             default -> {
                 // Deviation: RFC 9293 closes TIME-WAIT on a reset; we keep it, as RFC 1337 recommends against

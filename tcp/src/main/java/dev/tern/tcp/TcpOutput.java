@@ -202,6 +202,7 @@ final class TcpOutput {
         synCookieLength = -1;   // sent or not, the option and data were for this SYN only
         synData = 0;
         final int iss = tcb.iss(c);
+        final boolean again = tcb.retries(c) != 0 || tcb.hasFlag(c, F_RETRANSMITTED);
         if (tcb.retries(c) == 0 && !tcb.hasFlag(c, F_RETRANSMITTED)) {
             tcb.setFlag(c, F_RTT_TIMING);
             tcb.rttSeq(c, iss + 1);
@@ -219,7 +220,9 @@ final class TcpOutput {
             return result;
         }
         tcb.sndNxt(c, iss + 1 + (result == Ipv4Layer.OK ? data : 0));
-        tcb.sndMax(c, tcb.sndNxt(c));
+        // SND.MAX never falls: a SYN sent again without the first one's Fast Open data (RFC 7413 §4.2.1) leaves that
+        // data sent, and a SYN-ACK that acknowledges it is acceptable (as Linux's).
+        tcb.sndMax(c, again && SeqNum.gt(tcb.sndMax(c), tcb.sndNxt(c)) ? tcb.sndMax(c) : tcb.sndNxt(c));
         return result;
     }
 

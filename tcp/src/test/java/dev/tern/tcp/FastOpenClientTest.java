@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 
 import static dev.tern.tcp.testing.Seg.ACK;
 import static dev.tern.tcp.testing.Seg.PSH_ACK;
+import static dev.tern.tcp.testing.Seg.RST;
 import static dev.tern.tcp.testing.Seg.RST_ACK;
 import static dev.tern.tcp.testing.Seg.SYN;
 import static dev.tern.tcp.testing.Seg.SYN_ACK;
@@ -59,6 +60,42 @@ class FastOpenClientTest {
             assertEquals(5, h.tcp.info(h.conn).bytesAcked());
             h.write("more");
             h.expect(PSH_ACK.seq(LOCAL_ISS + 6).payload("more"));
+        }
+    }
+
+    @Test
+    void aSynAckThatAcknowledgesTheFirstSynsDataAfterAPlainRetransmissionIsTaken() {
+        // The SYN with data timed out, the SYN went again without it (RFC 7413 §4.2.1), and the server's SYN-ACK
+        // acknowledges the data the first one carried: SND.MAX never fell, so the ACK is acceptable and the data done.
+        try (TcpHarness h = client(FastOpen.CLIENT)) {
+            learnCookie(h, COOKIE, 1460);
+            h.connect(FAST_OPEN);
+            h.write("hello");
+            h.expect(SYN.seq(LOCAL_ISS).payload("hello"));
+            h.advanceUntilSent(5 * TcpHarness.SECOND);
+            h.expect(SYN.seq(LOCAL_ISS).len(0));
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 6).mss(1460));
+            h.expect(ACK.seq(LOCAL_ISS + 6).ack(REMOTE_ISS + 1));
+            h.assertState(TcpState.ESTABLISHED);
+            assertEquals(5, h.tcp.info(h.conn).bytesAcked());
+            h.write("more");
+            h.expect(PSH_ACK.seq(LOCAL_ISS + 6).payload("more"));
+        }
+    }
+
+    @Test
+    void aSynAckEchoingATimestampNotYetSentIsResetAndTheConnectWaitsOn() {
+        // As Linux's PAWSActiveRejected: the echo answers no SYN of ours; a later SYN-ACK with a true echo opens.
+        try (TcpHarness h = client(FastOpen.CLIENT)) {
+            h.connect(TcpOptions.DEFAULT);
+            final Captured syn = h.expect(SYN.seq(LOCAL_ISS));
+            final int tsVal = syn.tcp().tsVal();
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 1).mss(1460).ts(7, tsVal + 100_000));
+            h.expect(RST.seq(LOCAL_ISS + 1));
+            h.assertState(TcpState.SYN_SENT);
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 1).mss(1460).ts(7, tsVal));
+            h.expect(ACK.seq(LOCAL_ISS + 1).ack(REMOTE_ISS + 1));
+            h.assertState(TcpState.ESTABLISHED);
         }
     }
 

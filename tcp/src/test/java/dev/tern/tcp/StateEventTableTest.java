@@ -57,7 +57,8 @@ class StateEventTableTest {
         return switch (e) {
             case RST_AT_RCV_NXT -> switch (f) {
                 case ESTABLISHED, FIN_WAIT_1, FIN_WAIT_2, CLOSE_WAIT -> new Outcome(null, TcpState.CLOSED, TcpError.RESET);
-                case CLOSING, LAST_ACK -> new Outcome(null, TcpState.CLOSED, TcpError.NONE);
+                // Linux's and FreeBSD's ECONNRESET, where RFC 9293 gives no signal (TCP.md).
+                case CLOSING, LAST_ACK -> new Outcome(null, TcpState.CLOSED, TcpError.RESET);
                 case TIME_WAIT -> new Outcome(null, TcpState.TIME_WAIT, TcpError.NONE); // RFC 1337
             };
             case RST_IN_WINDOW, SYN_IN_WINDOW, SYN_OUT_OF_WINDOW, ACK_OF_UNSENT_DATA, ACK_TOO_OLD, OLD_DUPLICATE_DATA ->
