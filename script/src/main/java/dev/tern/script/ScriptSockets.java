@@ -932,6 +932,11 @@ final class ScriptSockets {
         // delays that ACK while a write waits, tcp_rcv_synsent_state_process).
         final int queued = blocking ? fill(connection, length, false)
             : room < 0 ? 0 : fill(connection, Math.min(room, length), false);
+        // MSG_ZEROCOPY with the SYN's data: its completion comes with the SYN-ACK that acknowledges it.
+        final boolean tracked = (flags & MessageFlags.ZEROCOPY) != 0 && fd.zerocopy;
+        if (!blocking) {
+            track(tracked, connection, queued);
+        }
         if (room >= 0 && queued == 0) {
             tcp.sendable(connection, runner.nowNs());
         }
@@ -942,8 +947,12 @@ final class ScriptSockets {
         return runner.blockThen(c, () -> tcp.state(connection) != TcpState.SYN_SENT, "the handshake to complete",
             () -> {
                 final ScriptRunner.Result error = writeError(connection);
-                return error != null ? error
-                    : ScriptRunner.Result.ok(queued + fill(connection, length - queued, false));
+                if (error != null) {
+                    return error;
+                }
+                final int rest = fill(connection, length - queued, false);
+                track(tracked, connection, queued + rest);
+                return ScriptRunner.Result.ok(queued + rest);
             });
     }
 

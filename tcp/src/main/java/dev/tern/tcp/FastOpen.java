@@ -103,10 +103,12 @@ public final class FastOpen {
     /** Whether a failure turned Fast Open off towards the slot's address, and when. */
     private final boolean[] disabled = new boolean[CACHE_SLOTS];
     private final long[] disabledAtNs = new long[CACHE_SLOTS];
+    private final SendCompletions completions;
 
     FastOpen(TcpControlBlocks tcb, TcpListeners listeners, ConnectionBuffers buffers, TcpOutput output,
-             TcpCounters counters, ConnectionSettings settings) {
+             TcpCounters counters, ConnectionSettings settings, SendCompletions completions) {
         this.tcb = tcb;
+        this.completions = completions;
         this.listeners = listeners;
         this.buffers = buffers;
         this.output = output;
@@ -418,6 +420,8 @@ public final class FastOpen {
         if (acked > 0) {
             buffers.sendRing(c).consume(acked);
             tcb.bytesAcked(c, tcb.bytesAcked(c) + acked);
+            // A MSG_ZEROCOPY send that went in the SYN completes with the SYN-ACK that acknowledges it.
+            completions.acknowledged(c);
             tcb.setFlag(c, F_SYN_DATA);
             counters.fastOpenActive.incrementRelease();
         } else {

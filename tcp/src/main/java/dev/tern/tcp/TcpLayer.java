@@ -97,7 +97,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         this.sender = new TcpSender(tcb, output, ipv4, counters, rtt, settings, timers, buffers, outputQueue, events,
             plugPoints, path, completions, ecn);
         this.timeWait = new TimeWaitList(tcb);
-        this.fastOpen = new FastOpen(tcb, listeners, buffers, output, counters, settings);
+        this.fastOpen = new FastOpen(tcb, listeners, buffers, output, counters, settings, completions);
         this.lifecycle = new ConnectionLifecycle(ipv4, tcb, settings, counters, connections, reassembly, isn, rtt,
             plugPoints, listeners, buffers, handlers, events, timers, output, sender, path, timeWait, fastOpen,
             completions);

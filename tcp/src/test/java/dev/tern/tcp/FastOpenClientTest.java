@@ -84,6 +84,21 @@ class FastOpenClientTest {
     }
 
     @Test
+    void aTrackedSendInTheSynCompletesWithTheSynAckThatAcknowledgesIt() {
+        try (TcpHarness h = client(FastOpen.CLIENT)) {
+            learnCookie(h, COOKIE, 1460);
+            h.connect(FAST_OPEN);
+            h.tcp.sendCompletions().enable(h.conn, true);
+            h.write("hello");
+            h.tcp.sendCompletions().track(h.conn);
+            h.expect(SYN.seq(LOCAL_ISS).payload("hello"));
+            assertEquals(false, h.tcp.sendCompletions().ready(h.conn));
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 6).mss(1460));
+            assertTrue(h.tcp.sendCompletions().ready(h.conn), "MSG_ZEROCOPY's notice waits");
+        }
+    }
+
+    @Test
     void aSynAckEchoingATimestampNotYetSentIsResetAndTheConnectWaitsOn() {
         // As Linux's PAWSActiveRejected: the echo answers no SYN of ours; a later SYN-ACK with a true echo opens.
         try (TcpHarness h = client(FastOpen.CLIENT)) {
