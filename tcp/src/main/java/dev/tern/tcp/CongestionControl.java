@@ -63,4 +63,22 @@ public interface CongestionControl {
     default void onIdleRestart(TcpControlBlocks tcb, int c, int mss, int initialSegments, long nowNs) {
         tcb.cwnd(c, Math.min(tcb.cwnd(c), initialSegments * mss));
     }
+
+    /**
+     * Whether {@link #onAck} sees every ACK that delivered data or revealed a loss, in fast recovery and after a
+     * timeout too, after the recovery set its window: a model-based control (BBR) keeps its model and its window
+     * through recovery itself (draft-ietf-ccwg-bbr §4.6.4.4), where a loss-based one leaves that to the recovery.
+     */
+    default boolean seesEveryAck() {
+        return false;
+    }
+
+    /**
+     * The instance a layer of {@code connections} slots uses: this one when the state fits the row's cc cells; a
+     * control with per-connection state of its own returns a new instance with a table for that many connections.
+     * Cold path: called once as the layer registers the control.
+     */
+    default CongestionControl forLayer(int connections) {
+        return this;
+    }
 }

@@ -502,11 +502,17 @@ final class TcpSender {
             s.inFlight = sent.pipe(tcb.sndMax(c) - tcb.sndUna(c));
         } else {
             s.inFlight = sent.pipe(tcb.sndMax(c) - sndUna);
-            if (s.ackedBytes > 0) {
+            if (s.ackedBytes > 0 && !plugPoints.congestionControl(c).seesEveryAck()) {
                 // As Linux (tcp_may_raise_cwnd): the window grows, by everything delivered, only on forward progress of
                 // the cumulative acknowledgment, not on duplicate ACKs that only SACK.
                 plugPoints.congestionControl(c).onAck(tcb, c, s);
             }
+        }
+        final CongestionControl cc = plugPoints.congestionControl(c);
+        if (cc.seesEveryAck() && (s.deliveredBytes > 0 || s.newlyLostBytes > 0)) {
+            // A model-based control (BBR, as Linux's cong_control hook) sees every ACK, in recovery too, after the
+            // recovery set its window, and has the last word on it.
+            cc.onAck(tcb, c, s);
         }
     }
 
