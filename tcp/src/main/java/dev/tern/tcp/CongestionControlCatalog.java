@@ -35,7 +35,8 @@ public final class CongestionControlCatalog {
 
     /** New instances of the built-in controls, in {@link TcpLayer#BUILT_IN_CONGESTION_CONTROLS} order. */
     public static List<CongestionControl> builtIns() {
-        return List.of(new CubicCongestionControl(), new NewRenoCongestionControl(), new NoCongestionControl());
+        return List.of(new CubicCongestionControl(), new NewRenoCongestionControl(), new NoCongestionControl(),
+            new BbrCongestionControl());
     }
 
     /**
