@@ -265,6 +265,10 @@ public final class BbrCongestionControl implements CongestionControl {
             lossLowerBounds(c);
         }
         t.set(c, BbrState.F_LOSS_IN_ROUND, false);
+        if (t.state(c) != STARTUP) {
+            // Startup reads the round's ECE itself, after this (checkStartupDone), and clears it there.
+            t.set(c, BbrState.F_ECN_IN_ROUND, false);
+        }
         t.roundLost(c, 0);
         t.roundDelivered(c, 0);
     }

@@ -50,6 +50,15 @@ class BbrTest {
 
     /** An ACK {@code afterNs} after the last delivering {@code delivered} bytes, measured at {@code rate}. */
     private AckSample ack(long afterNs, int delivered, long rate, int rttUs, int inFlight, boolean newRound) {
+        return ack(afterNs, delivered, rate, rttUs, inFlight, newRound, 0, 0);
+    }
+
+    /**
+     * As above, revealing {@code lost} newly lost bytes, with {@code lostOfFlight} lost since the sample's segment
+     * was sent.
+     */
+    private AckSample ack(long afterNs, int delivered, long rate, int rttUs, int inFlight, boolean newRound, int lost,
+                          int lostOfFlight) {
         now += afterNs;
         ack.reset(now, MSS);
         ack.ackedBytes = delivered;
@@ -67,7 +76,9 @@ class BbrTest {
             ack.rateDelivered = delivered;
             ack.rateIntervalNs = RTT_US * 1000L;
             ack.txInFlight = inFlight + delivered;
+            ack.lostOfThatFlight = lostOfFlight;
         }
+        ack.newlyLostBytes = lost;
         bbr.onAck(tcb, c, ack);
         return ack;
     }
@@ -138,30 +149,12 @@ class BbrTest {
         round(BW / 16, 2 * BDP);
         round(BW / 8, 2 * BDP);
         for (int i = 0; i < BbrCongestionControl.FULL_LOSS_COUNT; i++) {
-            ack.reset(now, MSS);
-            final AckSample s = ack(MS, MSS, BW / 8, RTT_US, 2 * BDP, false);
+            // Six ACKs of one round, each revealing a loss.
+            ack(MS, MSS, BW / 8, RTT_US, 2 * BDP, false, MSS, 0);
             assertEquals(STARTUP, t.state(c));
-            s.newlyLostBytes = 0;
         }
-        // Each of those ACKs revealed a loss: mark them (they count as loss events) and end the loss round.
-        t.lossEventsInRound(c, BbrCongestionControl.FULL_LOSS_COUNT);
-        ack.reset(now, MSS);
-        now += MS;
-        ack.reset(now, MSS);
-        ack.ackedBytes = MSS;
-        ack.deliveredBytes = MSS;
-        ack.rttUs = RTT_US;
-        ack.inFlight = 2 * BDP;
-        ack.rateHasData = true;
-        ack.priorDelivered = tcb.delivered(c);
-        tcb.delivered(c, tcb.delivered(c) + MSS);
-        ack.hasRate = true;
-        ack.deliveryRate = BW / 8;
-        ack.rateDelivered = MSS;
-        ack.txInFlight = 2 * BDP;
-        ack.lostOfThatFlight = BDP / 10;
-        ack.newlyLostBytes = MSS;
-        bbr.onAck(tcb, c, ack);
+        // The loss round ends with a sample whose flight lost a tenth of what it carried.
+        ack(MS, MSS, BW / 8, RTT_US, 2 * BDP, true, MSS, BDP / 5);
         assertEquals(DRAIN, t.state(c), "the queue overflowed: Startup is over");
         assertTrue(t.inflightHi(c) >= 10 * MSS && t.inflightHi(c) < Integer.MAX_VALUE, "inflight_hi is set");
     }
@@ -169,20 +162,7 @@ class BbrTest {
     @Test
     void fewLossesDoNotEndStartup() {
         round(BW / 16, 2 * BDP);
-        ack.reset(now, MSS);
-        now += RTT_US * 1000L;
-        ack.reset(now, MSS);
-        ack.ackedBytes = 10 * MSS;
-        ack.deliveredBytes = 10 * MSS;
-        ack.rateHasData = true;
-        ack.priorDelivered = tcb.delivered(c);
-        tcb.delivered(c, tcb.delivered(c) + 10 * MSS);
-        ack.hasRate = true;
-        ack.deliveryRate = BW / 8;
-        ack.txInFlight = 2 * BDP;
-        ack.lostOfThatFlight = BDP / 10;
-        ack.newlyLostBytes = MSS;
-        bbr.onAck(tcb, c, ack);
+        ack(RTT_US * 1000L, 10 * MSS, BW / 8, RTT_US, 2 * BDP, true, MSS, BDP / 5);
         round(BW / 4, 2 * BDP);
         assertEquals(STARTUP, t.state(c), "one loss event is not a full queue");
     }
@@ -308,26 +288,39 @@ class BbrTest {
         round(BW, BDP);
         assertEquals(PROBE_BW_CRUISE, t.state(c));
         assertEquals(Long.MAX_VALUE, t.bwLo(c));
-        // A loss round at half the rate, with a loss in it.
+        // A loss round at half the rate, with a loss of a tenth of what it carried.
         round(BW / 2, BDP);
-        now += MS;
-        ack.reset(now, MSS);
-        ack.deliveredBytes = MSS;
-        ack.ackedBytes = MSS;
-        ack.inFlight = BDP;
-        ack.rateHasData = true;
-        ack.priorDelivered = t.nextRoundDelivered(c) - 1;
-        tcb.delivered(c, tcb.delivered(c) + MSS);
-        ack.hasRate = true;
-        ack.deliveryRate = BW / 2;
-        ack.rateDelivered = MSS;
-        ack.txInFlight = BDP;
-        ack.newlyLostBytes = MSS;
-        bbr.onAck(tcb, c, ack);
+        ack(MS, MSS, BW / 2, RTT_US, BDP, false, MSS, 0);
         assertEquals(Long.MAX_VALUE, t.bwLo(c), "answered when the loss round ends");
         round(BW / 2, BDP);
         assertEquals((long) (BbrCongestionControl.BETA * BW), t.bwLo(c), 1, "bw_lo: beta times max_bw");
         assertEquals((long) (BbrCongestionControl.BETA * BW * 0.99), tcb.pacingRate(c), 2, "paced at bw_lo");
         assertTrue(t.inflightLo(c) < Integer.MAX_VALUE, "inflight_lo is set too");
+    }
+
+    @Test
+    void aRoundWithLossUnderTheThresholdLeavesTheLowerBoundsAlone() {
+        fillThePipe();
+        round(BW, BDP);
+        round(BW / 2, BDP);
+        // One segment lost in a round that delivered a hundred: under BBRLossThresh, random loss, not congestion.
+        ack(MS, 100 * MSS, BW / 2, RTT_US, BDP, false, MSS, 0);
+        round(BW / 2, BDP);
+        assertEquals(Long.MAX_VALUE, t.bwLo(c), "no lower bound from light loss");
+    }
+
+    @Test
+    void anEceOutsideStartupLowersTheLowerBoundsOnceAtTheRoundsEnd() {
+        fillThePipe();
+        round(BW, BDP);
+        round(BW / 2, BDP);
+        bbr.onEcn(tcb, c, BDP, MSS, now);
+        assertEquals(PROBE_BW_CRUISE, t.state(c), "ECN does not end ProbeBW");
+        round(BW / 2, BDP);
+        assertEquals((long) (BbrCongestionControl.BETA * BW), t.bwLo(c), 1, "the ECE's round: beta times max_bw");
+        // The next round loses a little: the ECE was answered and is not counted again.
+        ack(MS, 100 * MSS, BW / 2, RTT_US, BDP, false, MSS, 0);
+        round(BW / 2, BDP);
+        assertEquals((long) (BbrCongestionControl.BETA * BW), t.bwLo(c), 1, "unchanged");
     }
 }
