@@ -1,5 +1,7 @@
 package dev.tern.tcp;
 
+import dev.tern.core.memory.PageMemory;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -10,9 +12,11 @@ import java.lang.foreign.ValueLayout;
  * written through accessors taking the slot, as the row is. Every field is aligned to its width; OffHeapLayoutsTest
  * checks the offsets against {@link #SLOT_BYTES}.
  *
- * <p>Allocated once, when a layer registers {@link BbrCongestionControl}; the automatic arena gives the memory back
- * when the layer's control is unreachable. A slot is written in full by {@link BbrCongestionControl#init}, so a
- * reused slot holds nothing stale. Owned by the shard thread; not thread-safe.
+ * <p>Mapped once, when a layer registers {@link BbrCongestionControl}, by the page and not allocated (as the
+ * control-block table): a page becomes resident only when a BBR connection first takes a slot in it, so a layer sized
+ * for a million connections that never uses BBR costs address space only. The automatic arena unmaps it when the
+ * layer's control is unreachable. A slot is cleared by {@link BbrCongestionControl#init}, so a reused slot holds
+ * nothing stale. Owned by the shard thread; not thread-safe.
  */
 final class BbrState {
     /** Bytes per slot: a whole number of cache lines. */
@@ -87,7 +91,9 @@ final class BbrState {
     /** A table for {@code capacity} connection slots. */
     BbrState(int capacity) {
         this.capacity = capacity;
-        this.memory = Arena.ofAuto().allocate((long) Math.max(1, capacity) * SLOT_BYTES, 64);
+        final long bytes = (long) Math.max(1, capacity) * SLOT_BYTES;
+        final long page = PageMemory.pageSize();
+        this.memory = PageMemory.map((bytes + page - 1) / page * page, Arena.ofAuto()).asSlice(0, bytes);
     }
 
     int capacity() {

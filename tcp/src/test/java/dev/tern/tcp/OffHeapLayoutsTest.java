@@ -31,6 +31,14 @@ class OffHeapLayoutsTest {
     }
 
     @Test
+    void bbrStateFieldsAreDisjointAlignedAndInsideTheSlot() {
+        final List<OffHeapLayout.Slot> fields = OffHeapLayout.fields(BbrState.class, name -> true);
+        assertEquals(40, fields.size(), fields::toString);
+        assertEquals(List.of(), OffHeapLayout.problems(fields, BbrState.SLOT_BYTES));
+        assertEquals(0, BbrState.SLOT_BYTES % 64, "slots stay on cache lines");
+    }
+
+    @Test
     void reassemblyBlockHeaderAndRangeFieldsAreDisjointAlignedAndInside() throws Exception {
         final List<OffHeapLayout.Slot> header = OffHeapLayout.fields(ReassemblyQueue.class, name -> !name.startsWith("RANGE_"));
         final List<OffHeapLayout.Slot> range = OffHeapLayout.fields(ReassemblyQueue.class, name -> name.startsWith("RANGE_"));
