@@ -4,9 +4,10 @@ package dev.tern.tcp;
  * A congestion control algorithm, chosen per connection by {@link #name()}: how large the congestion window is, how
  * fast the sender may pace, how far the window falls on loss and how it grows back.
  *
- * <p>An implementation is a stateless strategy shared by every connection of a layer: its state lives in the
- * connection's row of the {@link TcpControlBlocks} ({@code cwnd}, {@code ssthresh}, {@code pacingRate}, plus the
- * private fields {@code ccInt0..5} and {@code ccLong0..3}). Windows are in bytes, rates in bytes per second.
+ * <p>An implementation is a strategy shared by every connection of a layer: its state lives in the connection's row
+ * of the {@link TcpControlBlocks} ({@code cwnd}, {@code ssthresh}, {@code pacingRate}, plus the private fields
+ * {@code ccInt0..5} and {@code ccLong0..3}), or, when that is too little, in a table of its own that
+ * {@link #forLayer} makes for the layer (BBR). Windows are in bytes, rates in bytes per second.
  *
  * <p>The interface does not assume a loss-based algorithm: {@link #onAck} sees every ACK that delivered data outside
  * fast recovery with its RTT sample and the data in flight, and an algorithm may set {@code pacingRate} (the sender
