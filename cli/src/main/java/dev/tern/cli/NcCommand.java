@@ -66,7 +66,7 @@ final class NcCommand {
                 + "UDP client: wait this long for replies after stdin ends", "TCP: no limit; UDP: 1"),
             StopOnSignal.LINGER_HELP,
             NetworkOptions.ECN_HELP,
-            CommandHelp.option("--cc NAME", "TCP congestion control: cubic, newreno, none, dctcp (RFC 8257, ECN on), a name a jar "
+            CommandHelp.option("--cc NAME", "TCP congestion control: cubic, newreno, none, dctcp (RFC 8257, ECN on), bbr (BBRv3), a name a jar "
                 + "on the class path offers (TERN_CLASSPATH), or a class name", "cubic"),
             CommandHelp.option("--tcp-trace FILE", "write the connection's sender trace as CSV (./tern plot draws it)",
                 "none")),

@@ -46,7 +46,7 @@ final class ServeCommand {
                 + "serve.conn.source_limit); 1.." + dev.tern.tcp.TcpConfig.MAX_CONNECTIONS, "no limit"),
             NetworkOptions.ECN_HELP,
             CommandHelp.option("--cc NAME", "congestion control of every accepted connection: cubic, "
-                + "newreno, none, dctcp (RFC 8257, ECN on), a name a jar on the class path offers (TERN_CLASSPATH), or a class name",
+                + "newreno, none, dctcp (RFC 8257, ECN on), bbr (BBRv3), a name a jar on the class path offers (TERN_CLASSPATH), or a class name",
                 "cubic"),
             CommandHelp.option("--tcp-trace FILE", "trace each accepted connection's sender to its own CSV file, "
                 + "numbered (trace.csv gives trace-1.csv, trace-2.csv, ...)", "none"),

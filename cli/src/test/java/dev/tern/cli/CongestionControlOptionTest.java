@@ -88,7 +88,7 @@ class CongestionControlOptionTest {
             thread.setContextClassLoader(loader);
             final TernCommandLineTest.Run run = TernCommandLineTest.tern("nc", "--cc", "vegas", "198.18.0.1", "7");
             assertEquals(2, run.status());
-            assertEquals(List.of("tern: nc: unknown congestion control 'vegas' (valid: cubic, newreno, none, dctcp, "
+            assertEquals(List.of("tern: nc: unknown congestion control 'vegas' (valid: cubic, newreno, none, dctcp, bbr, "
                 + "fixedrate, or a class name)"), run.err().lines().toList());
         } finally {
             thread.setContextClassLoader(before);

@@ -553,7 +553,7 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
         return stack.call(() -> Math.max(0, tcp.socketOptions().maxSegment(handle)));
     }
 
-    /** Switches congestion control by name ("cubic", "newreno", "none"). */
+    /** Switches congestion control by name ("cubic", "newreno", "none", "bbr"). */
     public void congestionControl(String name) throws TernSocketException {
         check(stack.call(() -> tcp.congestionControl(handle, name, stack.clock().nanoTime())), "tcp congestion control " + name);
     }

@@ -25,6 +25,22 @@ public final class AckSample {
     boolean originalDelivered;
     boolean ece;
     int senderState;
+    // The delivery rate sample (DeliveryRateSampler): the newest segment this ACK delivered, and what it measured.
+    boolean rateHasData;
+    long rateSentNs;
+    int rateEnd;
+    long priorDelivered;
+    long priorNs;
+    long sendElapsedNs;
+    long ackElapsedNs;
+    boolean rateAppLimited;
+    int txInFlight;
+    int priorLost;
+    int lostOfThatFlight;
+    boolean hasRate;
+    long rateIntervalNs;
+    long rateDelivered;
+    long deliveryRate;
 
     AckSample reset(long nowNs, int mss) {
         this.nowNs = nowNs;
@@ -43,6 +59,21 @@ public final class AckSample {
         originalDelivered = false;
         ece = false;
         senderState = SenderState.OPEN;
+        rateHasData = false;
+        rateSentNs = 0;
+        rateEnd = 0;
+        priorDelivered = 0;
+        priorNs = 0;
+        sendElapsedNs = 0;
+        ackElapsedNs = 0;
+        rateAppLimited = false;
+        txInFlight = 0;
+        priorLost = 0;
+        lostOfThatFlight = 0;
+        hasRate = false;
+        rateIntervalNs = 0;
+        rateDelivered = 0;
+        deliveryRate = 0;
         return this;
     }
 
@@ -126,5 +157,53 @@ public final class AckSample {
     /** {@link SenderState#OPEN}, {@link SenderState#RECOVERY} or {@link SenderState#LOSS} when the ACK arrived. */
     public int senderState() {
         return senderState;
+    }
+
+    /**
+     * Whether this ACK gave a delivery rate sample (draft-cheng-iccrg-delivery-rate-estimation §3.3): it delivered a
+     * segment sent with the rate state recorded, over an interval no shorter than the minimum RTT.
+     */
+    public boolean hasRate() {
+        return hasRate;
+    }
+
+    /** rs.delivery_rate: bytes per second delivered over {@link #rateIntervalNs()}; 0 without a sample. */
+    public long deliveryRate() {
+        return deliveryRate;
+    }
+
+    /** rs.interval: the longer of the send and the ACK interval of the sample, in ns. */
+    public long rateIntervalNs() {
+        return rateIntervalNs;
+    }
+
+    /** rs.delivered: bytes delivered over the sample's interval. */
+    public long rateDelivered() {
+        return rateDelivered;
+    }
+
+    /** rs.prior_delivered: the connection's delivered count when the sample's segment was sent. */
+    public long priorDelivered() {
+        return priorDelivered;
+    }
+
+    /** rs.prior_time: the connection's delivered time when the sample's segment was sent. */
+    public long priorNs() {
+        return priorNs;
+    }
+
+    /** rs.is_app_limited: the sample's segment was sent while the application limited the sender. */
+    public boolean rateAppLimited() {
+        return rateAppLimited;
+    }
+
+    /** BBR's rs.tx_in_flight: bytes in flight when the sample's segment was sent, itself included. */
+    public int txInFlight() {
+        return txInFlight;
+    }
+
+    /** BBR's rs.lost: bytes marked lost between the sample's segment's send and this ACK. */
+    public int lostOfThatFlight() {
+        return lostOfThatFlight;
     }
 }

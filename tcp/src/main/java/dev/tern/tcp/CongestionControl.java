@@ -4,9 +4,10 @@ package dev.tern.tcp;
  * A congestion control algorithm, chosen per connection by {@link #name()}: how large the congestion window is, how
  * fast the sender may pace, how far the window falls on loss and how it grows back.
  *
- * <p>An implementation is a stateless strategy shared by every connection of a layer: its state lives in the
- * connection's row of the {@link TcpControlBlocks} ({@code cwnd}, {@code ssthresh}, {@code pacingRate}, plus the
- * private fields {@code ccInt0..5} and {@code ccLong0..3}). Windows are in bytes, rates in bytes per second.
+ * <p>An implementation is a strategy shared by every connection of a layer: its state lives in the connection's row
+ * of the {@link TcpControlBlocks} ({@code cwnd}, {@code ssthresh}, {@code pacingRate}, plus the private fields
+ * {@code ccInt0..5} and {@code ccLong0..3}), or, when that is too little, in a table of its own that
+ * {@link #forLayer} makes for the layer (BBR). Windows are in bytes, rates in bytes per second.
  *
  * <p>The interface does not assume a loss-based algorithm: {@link #onAck} sees every ACK that delivered data outside
  * fast recovery with its RTT sample and the data in flight, and an algorithm may set {@code pacingRate} (the sender
@@ -71,5 +72,23 @@ public interface CongestionControl {
     /** The connection was idle longer than an RTO (RFC 5681 §4.1): restart from at most the initial window. */
     default void onIdleRestart(TcpControlBlocks tcb, int c, int mss, int initialSegments, long nowNs) {
         tcb.cwnd(c, Math.min(tcb.cwnd(c), initialSegments * mss));
+    }
+
+    /**
+     * Whether {@link #onAck} sees every ACK that delivered data or revealed a loss, in fast recovery and after a
+     * timeout too, after the recovery set its window: a model-based control (BBR) keeps its model and its window
+     * through recovery itself (draft-ietf-ccwg-bbr §4.6.4.4), where a loss-based one leaves that to the recovery.
+     */
+    default boolean seesEveryAck() {
+        return false;
+    }
+
+    /**
+     * The instance a layer of {@code connections} slots uses: this one when the state fits the row's cc cells; a
+     * control with per-connection state of its own returns a new instance with a table for that many connections.
+     * Cold path: called once as the layer registers the control.
+     */
+    default CongestionControl forLayer(int connections) {
+        return this;
     }
 }

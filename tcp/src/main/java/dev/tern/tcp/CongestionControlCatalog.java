@@ -36,7 +36,7 @@ public final class CongestionControlCatalog {
     /** New instances of the built-in controls, in {@link TcpLayer#BUILT_IN_CONGESTION_CONTROLS} order. */
     public static List<CongestionControl> builtIns() {
         return List.of(new CubicCongestionControl(), new NewRenoCongestionControl(), new NoCongestionControl(),
-            new DctcpCongestionControl());
+            new DctcpCongestionControl(), new BbrCongestionControl());
     }
 
     /**

@@ -39,10 +39,10 @@ final class PlugPointRegistry {
         this.settings = settings;
         final TcpConfig config = settings.current();
         for (CongestionControl builtIn : CongestionControlCatalog.builtIns()) {
-            congestionControls.register(builtIn);
+            congestionControls.register(builtIn.forLayer(tcb.capacity()));
         }
         for (CongestionControl discovered : catalog.discovered()) {
-            congestionControls.register(discovered);
+            congestionControls.register(discovered.forLayer(tcb.capacity()));
         }
         lossDetections.register(new RackLossDetection());
         dupAckDetection = lossDetections.register(new DupAckLossDetection());
@@ -56,7 +56,7 @@ final class PlugPointRegistry {
     }
 
     void registerCongestionControl(CongestionControl congestionControl) {
-        congestionControls.register(congestionControl);
+        congestionControls.register(congestionControl.forLayer(tcb.capacity()));
     }
 
     void registerLossDetection(LossDetection lossDetection) {
@@ -129,7 +129,7 @@ final class PlugPointRegistry {
 
     /** Registers what {@code name} resolves to; a name that resolves to nothing says why, with the valid names. */
     private int loadCongestionControl(String name) {
-        final int id = congestionControls.register(catalog.resolve(name));
+        final int id = congestionControls.register(catalog.resolve(name).forLayer(tcb.capacity()));
         loadedCongestionControls.put(name, id);
         return id;
     }

@@ -5,8 +5,9 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * The record of one connection's sent and not yet acknowledged segments: the SACK scoreboard of RFC 6675, the
- * per-segment transmit times RACK needs (RFC 8985 §6.1, "xmit_ts"), and the retransmission marks that undo and
- * pipe (RFC 6675 §4, SetPipe) are computed from.
+ * per-segment transmit times RACK needs (RFC 8985 §6.1, "xmit_ts"), the retransmission marks that undo and
+ * pipe (RFC 6675 §4, SetPipe) are computed from, and the connection's delivery state at each send that a delivery
+ * rate sample starts from (draft-cheng-iccrg-delivery-rate-estimation §3.2, BBR's tx_in_flight and lost).
  *
  * <p>Entries cover the sequence space from SND.UNA to SND.MAX without gaps, in order: entry {@code i} covers
  * {@code [start(i), end(i))}, and {@code start(i + 1) == end(i)}. A segment is recorded as it is first sent, one entry
@@ -32,7 +33,7 @@ import java.lang.foreign.ValueLayout;
  * acknowledgments (counted). Nothing here allocates. Owned by the shard thread; not thread-safe.
  */
 public final class SentSegments {
-    public static final int ENTRY_BYTES = 32;
+    public static final int ENTRY_BYTES = 64;
     /** Delivered out of order, reported by a SACK block (RFC 2018). */
     public static final int SACKED = 1;
     /** Presumed lost by the loss detection (RFC 6675 IsLost, RFC 8985 RACK), not yet delivered. */
@@ -45,6 +46,8 @@ public final class SentSegments {
     public static final int FIN = 1 << 4;
     /** Was sent with PSH (it ended what the application had written), and is sent again so. */
     public static final int PUSH = 1 << 5;
+    /** Sent while the application, not the network, limited the sender (the delivery rate sample's P.is_app_limited). */
+    public static final int APP_LIMITED = 1 << 6;
 
     /**
      * How many segments a connection may have in flight: one per KiB of send buffer (a full-sized segment is 1.4 KiB,
@@ -63,6 +66,10 @@ public final class SentSegments {
     private static final int SENDS_OFFSET = 12;
     private static final int SENT_NS_OFFSET = 16;
     private static final int DELIVERED_OFFSET = 24;
+    private static final int DELIVERED_AT_OFFSET = 32;
+    private static final int FIRST_SENT_OFFSET = 40;
+    private static final int TX_IN_FLIGHT_OFFSET = 48;
+    private static final int LOST_OFFSET = 52;
 
     private final MemorySegment memory;
     private final int capacity;
@@ -183,6 +190,40 @@ public final class SentSegments {
         return memory.get(LONG, at(i) + DELIVERED_OFFSET);
     }
 
+    /** The connection's C.delivered_time when the segment was last sent. */
+    public long deliveredAtNs(int i) {
+        return memory.get(LONG, at(i) + DELIVERED_AT_OFFSET);
+    }
+
+    /** The connection's C.first_sent_time when the segment was last sent: the start of its send interval. */
+    public long firstSentNs(int i) {
+        return memory.get(LONG, at(i) + FIRST_SENT_OFFSET);
+    }
+
+    /** Bytes in flight just after the segment was last sent, itself included (BBR's tx_in_flight). */
+    public int txInFlight(int i) {
+        return memory.get(INT, at(i) + TX_IN_FLIGHT_OFFSET);
+    }
+
+    /** The connection's lost bytes (wrapping) when the segment was last sent. */
+    public int lostAtSend(int i) {
+        return memory.get(INT, at(i) + LOST_OFFSET);
+    }
+
+    /**
+     * Records the delivery state the segment {@code i} was (last) sent in, after {@link #append} or
+     * {@link #retransmitted}: what a rate sample measured from its acknowledgment starts from.
+     */
+    public void stampRate(int i, long deliveredAtNs, long firstSentNs, int txInFlight, int lost, boolean appLimited) {
+        final long a = at(i);
+        memory.set(LONG, a + DELIVERED_AT_OFFSET, deliveredAtNs);
+        memory.set(LONG, a + FIRST_SENT_OFFSET, firstSentNs);
+        memory.set(INT, a + TX_IN_FLIGHT_OFFSET, txInFlight);
+        memory.set(INT, a + LOST_OFFSET, lost);
+        final int flags = flags(i);
+        flags(i, appLimited ? flags | APP_LIMITED : flags & ~APP_LIMITED);
+    }
+
     /** The end of the last entry (SND.MAX once anything is recorded). */
     public int highEnd() {
         return end(count - 1);
@@ -197,6 +238,10 @@ public final class SentSegments {
         memory.set(INT, a + SENDS_OFFSET, 1);
         memory.set(LONG, a + SENT_NS_OFFSET, nowNs);
         memory.set(LONG, a + DELIVERED_OFFSET, delivered);
+        memory.set(LONG, a + DELIVERED_AT_OFFSET, 0);
+        memory.set(LONG, a + FIRST_SENT_OFFSET, 0);
+        memory.set(INT, a + TX_IN_FLIGHT_OFFSET, 0);
+        memory.set(INT, a + LOST_OFFSET, 0);
         count++;
     }
 

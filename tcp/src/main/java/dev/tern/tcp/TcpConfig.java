@@ -30,7 +30,7 @@ import java.util.Objects;
  * @param keepaliveIntervalNs default time between unanswered probes (Linux: 75 s)
  * @param keepaliveProbes     default unanswered probes before the connection times out (Linux: 9)
  * @param finWait2TimeoutNs   how long a connection closed by its owner waits in FIN-WAIT-2 (Linux tcp_fin_timeout: 60 s)
- * @param congestionControl   default congestion control by name ("cubic", "newreno", "none")
+ * @param congestionControl   default congestion control by name ("cubic", "newreno", "none", "bbr")
  * @param isnKey0             first half of the secret key for ISNs (RFC 6528), ephemeral ports (RFC 6056) and cookies
  * @param isnKey1             second half of the key
  * @param timestamps          offer timestamps (RFC 7323)

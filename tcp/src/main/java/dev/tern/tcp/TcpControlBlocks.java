@@ -24,13 +24,14 @@ import java.lang.foreign.ValueLayout;
  *    |stat|flag|evts|tmrs|lAdr|rAdr|lPrt|rPrt|iss |irs |sUna|sNxt|sMax|sWnd|sWl1|sWl2|  128   ints: state and
  *    |mxSW|rNxt|rAdv|sMss|rMss|aMss|sScl|rScl|tsRc|lAck|tsOf|srtt|rvar|rto |rtSq|bkof|  192   RFC 9293 variables
  *    |cwnd|ssth|dupA|recv|ccId|unAk|qAck|prob|err |sErr|lstn|gen |dsSt|dsEn|rFin|ooo |  256
- *    |kIdl|kInt|kPrb|fSeq|prev|next|cc0 |cc1 |rtry|sSml| lastOowAck|rtTs|  (free)     |  320
+ *    |kIdl|kInt|kPrb|fSeq|prev|next|cc0 |cc1 |rtry|sSml| lastOowAck|rtTs|appL| dlvrdAt |  320
  *    +---------+---------+---------+---------+---------+---------+---------+---------+
  *    | rackXmit| rtoExp  | pacRate | nextSend|delivered| minRttAt| ccLong2 | ccLong3 |  384   sender longs
  *    +----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+
  *    |sSt |sTmK|sFlg|rEnd|rRtt|fack|mRtt|reoM|reoP|dsRd|tlpE|prrD|prrO|rcFS|hRxt|rRxt|  448   sender ints:
- *    |pCwn|pSst|unMk|unRt|ldId|rcId|cc2 |cc3 |cc4 |cc5 |uTsV|uHor|prbC|    | lossAt  |  512   recovery, RACK,
- *    |mxRt|tos |ecnS|ecnH|   (free)     |uMss| stallAt | zwndAt  |lDataRcv |uTmo|nsLw|  576   TLP, PRR, undo;
+ *    |pCwn|pSst|unMk|unRt|ldId|rcId|cc2 |cc3 |cc4 |cc5 |uTsV|uHor|prbC|lost| lossAt  |  512   recovery, RACK,
+ *    |mxRt|tos |ecnS|ecnH|firstSnt |    |uMss| stallAt | zwndAt  |lDataRcv |uTmo|nsLw|  576   TLP, PRR, undo,
+ *                                                                                       rate samples;
  *                                                                                       owner's settings
  *    +----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+
  *    each cell 4 bytes; the field names are the accessors below, in this order
@@ -218,6 +219,9 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int SND_SML_OFFSET = 356;
     static final int LAST_OOW_ACK_OFFSET = 360;
     static final int RETRANSMIT_TS_VAL_OFFSET = 368;
+    // Delivery rate samples (DeliveryRateSampler).
+    static final int APP_LIMITED_OFFSET = 372;
+    static final int DELIVERED_AT_OFFSET = 376;
     // The sender (TcpSender and its plug points): RACK, TLP, recovery, PRR, undo, pacing.
     static final int RACK_XMIT_OFFSET = 384;
     static final int RTO_EXPIRY_OFFSET = 392;
@@ -256,12 +260,14 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int UNDO_TS_VAL_OFFSET = 552;
     static final int UNDO_HORIZON_OFFSET = 556;
     static final int PROBE_COUNT_OFFSET = 560;
+    static final int LOST_TOTAL_OFFSET = 564;
     static final int LOSS_AT_OFFSET = 568;
     static final int MAX_RETRIES_OFFSET = 576;
     static final int TOS_OFFSET = 580;
     // Explicit Congestion Notification (Ecn).
     static final int ECN_STATE_OFFSET = 584;
     static final int ECN_HIGH_OFFSET = 588;
+    static final int FIRST_SENT_OFFSET = 592;
     // The owner's socket options and what they time (TcpSocketOptions, UserTimeout).
     static final int USER_MSS_OFFSET = 604;
     static final int STALL_START_OFFSET = 608;
@@ -1162,6 +1168,45 @@ public final class TcpControlBlocks implements AutoCloseable {
 
     public void ccLong3(int c, long value) {
         rows.set(LONG, base(c) + CC_LONG3_OFFSET, value);
+    }
+
+    /**
+     * C.app_limited (draft-cheng-iccrg-delivery-rate-estimation §3.2): the delivered count, low 32 bits, at which the
+     * application-limited period ends; 0 when the sender is not application limited.
+     */
+    public int appLimited(int c) {
+        return rows.get(INT, base(c) + APP_LIMITED_OFFSET);
+    }
+
+    public void appLimited(int c, int value) {
+        rows.set(INT, base(c) + APP_LIMITED_OFFSET, value);
+    }
+
+    /** C.delivered_time: when {@link #delivered} last grew (or the flight started from empty). */
+    public long deliveredAtNs(int c) {
+        return rows.get(LONG, base(c) + DELIVERED_AT_OFFSET);
+    }
+
+    public void deliveredAtNs(int c, long value) {
+        rows.set(LONG, base(c) + DELIVERED_AT_OFFSET, value);
+    }
+
+    /** C.first_sent_time: the send time of the newest segment delivered so far (the start of a send interval). */
+    public long firstSentNs(int c) {
+        return rows.get(LONG, base(c) + FIRST_SENT_OFFSET);
+    }
+
+    public void firstSentNs(int c, long value) {
+        rows.set(LONG, base(c) + FIRST_SENT_OFFSET, value);
+    }
+
+    /** Bytes ever marked lost, wrapping at 32 bits (only differences are read: the loss of one flight). */
+    public int lostTotal(int c) {
+        return rows.get(INT, base(c) + LOST_TOTAL_OFFSET);
+    }
+
+    public void lostTotal(int c, int value) {
+        rows.set(INT, base(c) + LOST_TOTAL_OFFSET, value);
     }
 
     /** SenderState.OPEN, RECOVERY (fast recovery) or LOSS (after a retransmission timeout). */

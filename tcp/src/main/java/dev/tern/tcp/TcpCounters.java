@@ -65,6 +65,8 @@ final class TcpCounters {
     final AtomicCounter ecnCwrSent;
     final AtomicCounter ecnCwrReceived;
     final AtomicCounter ecnReductions;
+    /** Delivery rate samples discarded: no forward progress, or an interval empty or shorter than the minimum RTT. */
+    final AtomicCounter rateSamplesDiscarded;
     final AtomicCounter ecnIgnored;
     final AtomicCounter completionsDone;
     final AtomicCounter completionNotices;
@@ -185,6 +187,7 @@ final class TcpCounters {
         ecnCwrSent = counters.counter("tcp.ecn.cwr_sent");
         ecnCwrReceived = counters.counter("tcp.ecn.cwr_received");
         ecnReductions = counters.counter("tcp.ecn.reductions");
+        rateSamplesDiscarded = counters.counter("tcp.rate.samples_discarded");
         ecnIgnored = counters.counter("tcp.ecn.ignored");
         completionsDone = counters.counter("tcp.tx.completions.done");
         completionNotices = counters.counter("tcp.tx.completions.notices");

@@ -47,7 +47,8 @@ import static dev.tern.tcp.TcpControlBlocks.F_RINGS;
 public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     /** The congestion controls every layer knows by name (more may be registered, {@link #registerCongestionControl}). */
     public static final List<String> BUILT_IN_CONGESTION_CONTROLS = List.of(
-        CubicCongestionControl.NAME, NewRenoCongestionControl.NAME, NoCongestionControl.NAME, DctcpCongestionControl.NAME);
+        CubicCongestionControl.NAME, NewRenoCongestionControl.NAME, NoCongestionControl.NAME, DctcpCongestionControl.NAME,
+        BbrCongestionControl.NAME);
 
     private final ConnectionSettings settings;
     private final TcpControlBlocks tcb;

@@ -103,6 +103,7 @@ final class TcpSender {
     private final SendCompletions completions;
     private final Ecn ecn;
     private final AckSample sample = new AckSample();
+    private final DeliveryRateSampler rate;
     /** Each connection's trace, or null (off). */
     private final TcpTrace[] traces;
 
@@ -125,6 +126,7 @@ final class TcpSender {
         this.userTimeout = new UserTimeout(tcb, counters);
         this.completions = completions;
         this.traces = new TcpTrace[tcb.capacity()];
+        this.rate = new DeliveryRateSampler(tcb, counters);
     }
 
     /** Starts (or with null stops) tracing the connection: a record on every ACK and timeout. Returns 0. */
@@ -304,6 +306,7 @@ final class TcpSender {
         final int count = sent.count();
         for (; i < count && SeqNum.le(sent.end(i), right); i++) {
             if (sent.markSacked(i) > 0) {
+                rate.onDelivered(c, sent, i, s);
                 detection.onDelivered(tcb, c, sent, i, s);
                 noteOriginal(c, sent, i, s);
             }
@@ -389,6 +392,7 @@ final class TcpSender {
             while (!sent.isEmpty() && SeqNum.le(sent.end(0), ack)) {
                 final int flags = sent.flags(0);
                 if ((flags & SentSegments.SACKED) == 0) {
+                    rate.onDelivered(c, sent, 0, s);
                     detection.onDelivered(tcb, c, sent, 0, s);
                     noteOriginal(c, sent, 0, s);
                     if ((flags & SentSegments.RETRANSMITTED) == 0) {
@@ -485,6 +489,7 @@ final class TcpSender {
         final LossDetection detection = plugPoints.lossDetection(c);
         final long timeoutNs = detection.detectLosses(tcb, c, sent, s);
         countMarks(detection, s);
+        rate.generate(c, s);
         armReorderTimer(c, timeoutNs, s.nowNs);
         final int state = tcb.senderState(c);
         if (state == OPEN && s.newlyLostBytes > 0) {
@@ -498,11 +503,17 @@ final class TcpSender {
             s.inFlight = sent.pipe(tcb.sndMax(c) - tcb.sndUna(c));
         } else {
             s.inFlight = sent.pipe(tcb.sndMax(c) - sndUna);
-            if (s.ackedBytes > 0) {
+            if (s.ackedBytes > 0 && !plugPoints.congestionControl(c).seesEveryAck()) {
                 // As Linux (tcp_may_raise_cwnd): the window grows, by everything delivered, only on forward progress of
                 // the cumulative acknowledgment, not on duplicate ACKs that only SACK.
                 plugPoints.congestionControl(c).onAck(tcb, c, s);
             }
+        }
+        final CongestionControl cc = plugPoints.congestionControl(c);
+        if (cc.seesEveryAck() && (s.deliveredBytes > 0 || s.newlyLostBytes > 0)) {
+            // A model-based control (BBR, as Linux's cong_control hook) sees every ACK, in recovery too, after the
+            // recovery set its window, and has the last word on it.
+            cc.onAck(tcb, c, s);
         }
     }
 
@@ -813,6 +824,7 @@ final class TcpSender {
         if (!sentAnything && tcb.hasFlag(c, F_ACK_NOW)) {
             output.sendAck(c, nowNs);
         }
+        rate.checkAppLimited(c, sent, queuedData(c, ring) - dataSent(c, tcb.sndMax(c)), tcb.sndMss(c));
         if (!probe) {
             updateTimer(c, nowNs, false, sentNew);
         }
@@ -895,6 +907,7 @@ final class TcpSender {
             final int end = length == 0 ? at : Math.min(dataEnd, at + segment);
             final boolean last = end == dataEnd;
             sent.append(at, last && fin ? end + 1 : end, last && fin, last && push, nowNs, delivered);
+            rate.onSent(c, sent, sent.count() - 1, nowNs);
             at = end;
         } while (at != dataEnd);
         final int end = dataEnd + (fin ? 1 : 0);
@@ -947,6 +960,7 @@ final class TcpSender {
             at += length;
         } while (at != dataEnd);
         sent.retransmitted(i, nowNs, tcb.delivered(c));
+        rate.onSent(c, sent, i, nowNs);
         counters.txRetransmits.incrementRelease();
         switch (cause) {
             case TIMEOUT -> counters.txTimeoutRetransmits.incrementRelease();
@@ -1192,7 +1206,9 @@ final class TcpSender {
         tcb.highRxt(c, sndUna);
         tcb.dupAcks(c, 0);
         tcb.clearSenderFlag(c, S_TLP_OUTSTANDING | S_RESCUE_SENT);
+        final int lostBefore = sent.lostBytes();
         plugPoints.lossDetection(c).onRetransmitTimeout(tcb, c, sent, nowNs);
+        rate.lost(c, sent.lostBytes() - lostBefore);
         rtt.backOff(tcb, c);
         final int first = sent.firstLostNotRetransmitted();
         if (first >= 0) {
@@ -1270,6 +1286,7 @@ final class TcpSender {
         final LossDetection detection = plugPoints.lossDetection(c);
         final long timeoutNs = detection.onReorderTimeout(tcb, c, sent, s);
         countMarks(detection, s);
+        rate.lost(c, s.newlyLostBytes);
         s.inFlight = sent.pipe(outstanding);
         if (s.newlyLostBytes > 0) {
             counters.reorderTimeoutLosses.incrementRelease();

@@ -86,7 +86,7 @@ class CongestionControlCatalogTest {
             assertEquals(TcpLayer.BUILT_IN_CONGESTION_CONTROLS, new CongestionControlCatalog(testLoader).names(),
                 "the services entry is in the jar only");
             final CongestionControlCatalog catalog = new CongestionControlCatalog(jarLoader);
-            assertEquals(List.of("cubic", "newreno", "none", "dctcp", FixedRatePacer.NAME), catalog.names());
+            assertEquals(List.of("cubic", "newreno", "none", "dctcp", "bbr", FixedRatePacer.NAME), catalog.names());
             assertInstanceOf(FixedRatePacer.class, catalog.resolve(FixedRatePacer.NAME));
 
             try (TcpHarness h = harnessWith(jarLoader, TcpHarness.config().congestionControl(FixedRatePacer.NAME)
@@ -107,7 +107,7 @@ class CongestionControlCatalogTest {
         throws IOException {
         try (URLClassLoader jarLoader = new URLClassLoader(new URL[] {pacerJar(directory).toUri().toURL()},
             testLoader); TcpHarness h = harnessWith(jarLoader, TcpHarness.config().build())) {
-            assertEquals(List.of("cubic", "newreno", "none", "dctcp", FixedRatePacer.NAME), h.tcp.congestionControlNames(),
+            assertEquals(List.of("cubic", "newreno", "none", "dctcp", "bbr", FixedRatePacer.NAME), h.tcp.congestionControlNames(),
                 "listed before anything names it (a script's TCP_CONGESTION checks the list)");
             establish(h, TcpOptions.DEFAULT);
             assertEquals("cubic", h.tcp.congestionControlName(h.conn));
@@ -126,7 +126,7 @@ class CongestionControlCatalogTest {
         }
         final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
             () -> new TcpHarness(TcpHarness.config().congestionControl(FixedRatePacer.NAME).build()));
-        assertEquals("unknown congestion control 'fixedrate' (valid: cubic, newreno, none, dctcp, or a class name)",
+        assertEquals("unknown congestion control 'fixedrate' (valid: cubic, newreno, none, dctcp, bbr, or a class name)",
             e.getMessage());
     }
 
@@ -191,7 +191,7 @@ class CongestionControlCatalogTest {
             + "java.lang.IllegalStateException: no licence", errorFor(nested + "Throws"));
         assertEquals("congestion control class " + nested + "CallsItselfCubic is named 'cubic', which "
             + CubicCongestionControl.class.getName() + " already is", errorFor(nested + "CallsItselfCubic"));
-        assertEquals("unknown congestion control 'vegas' (valid: cubic, newreno, none, dctcp, or a class name)",
+        assertEquals("unknown congestion control 'vegas' (valid: cubic, newreno, none, dctcp, bbr, or a class name)",
             errorFor("vegas"));
     }
 

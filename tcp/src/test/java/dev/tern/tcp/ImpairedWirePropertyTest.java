@@ -74,7 +74,7 @@ class ImpairedWirePropertyTest {
         transfer(seed, clientBytes, serverBytes, lossPermille, false);
     }
 
-    private static final String[] CONGESTION_CONTROLS = {"cubic", "newreno", "none"};
+    private static final String[] CONGESTION_CONTROLS = {"cubic", "newreno", "none", "bbr"};
     private static final String[] LOSS_DETECTIONS = {"rack", "dupack"};
     private static final String[] RECOVERIES = {"prr", "rfc6675", "newreno"};
 

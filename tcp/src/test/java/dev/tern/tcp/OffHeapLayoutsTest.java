@@ -26,8 +26,16 @@ class OffHeapLayoutsTest {
     @Test
     void sentSegmentEntryFieldsAreDisjointAlignedAndInsideTheEntry() throws Exception {
         final List<OffHeapLayout.Slot> fields = OffHeapLayout.fields(SentSegments.class, name -> true);
-        assertEquals(6, fields.size(), fields::toString);
+        assertEquals(10, fields.size(), fields::toString);
         assertEquals(List.of(), OffHeapLayout.problems(fields, SentSegments.ENTRY_BYTES));
+    }
+
+    @Test
+    void bbrStateFieldsAreDisjointAlignedAndInsideTheSlot() {
+        final List<OffHeapLayout.Slot> fields = OffHeapLayout.fields(BbrState.class, name -> true);
+        assertEquals(40, fields.size(), fields::toString);
+        assertEquals(List.of(), OffHeapLayout.problems(fields, BbrState.SLOT_BYTES));
+        assertEquals(0, BbrState.SLOT_BYTES % 64, "slots stay on cache lines");
     }
 
     @Test

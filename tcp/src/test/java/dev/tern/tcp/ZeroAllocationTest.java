@@ -278,6 +278,34 @@ class ZeroAllocationTest {
         }
     }
 
+    /**
+     * BBR allocates nothing either: its table is allocated as the layer starts, and every ACK updates the model and
+     * the delivery rate sample in place. Over a lossy, delayed wire, so that recovery and the loss response run too.
+     */
+    @Test
+    void bulkTransferWithBbrAllocatesNothingPerSegment() {
+        final TcpConfig bbr = TcpConfig.builder().congestionControl(BbrCongestionControl.NAME).build();
+        try (Pair pair = new Pair(MemoryWire.builder().seed(13).loss(0.005).delay(50_000, 0), bbr, bbr)) {
+            for (int i = 0; i < WARMUP / 4; i++) {
+                pair.bulkRound();
+            }
+            final Runnable millionSegments = () -> {
+                final long start = pair.segments();
+                while (pair.segments() - start < MIN_SEGMENTS) {
+                    pair.bulkRound();
+                }
+            };
+            final long allocated = Allocations.measure(0, 1, millionSegments);
+            final TcpInfo info = pair.client.tcp.info(pair.clientConnection);
+            System.out.printf("BBR bulk: %d bytes allocated; retransmits %d; %s%n", allocated,
+                pair.client.counter("tcp.tx.retransmits"), info);
+            assertEquals(0, allocated, "bytes allocated over the measured rounds");
+            assertEquals(BbrCongestionControl.NAME, info.congestionControl());
+            assertTrue(info.pacingRate() > 0, "BBR paces");
+            assertTrue(pair.client.counter("tcp.tx.retransmits") > 100, "losses were recovered");
+        }
+    }
+
     @Test
     void requestResponseAllocatesNothingPerSegment() {
         try (Pair pair = new Pair()) {
