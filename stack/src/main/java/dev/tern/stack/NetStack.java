@@ -465,6 +465,10 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         if (isOwnerThread()) {
             return work.get();
         }
+        if (closed) {
+            // Before borrowing: a stack closed while its runner lent it out would otherwise run the call after all.
+            throw new IllegalStateException("the stack " + name + " is closed");
+        }
         if (borrow()) {
             try {
                 return work.get();
