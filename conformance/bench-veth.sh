@@ -6,9 +6,11 @@
 #
 #   conformance/bench-veth.sh [--seconds N] [--rounds N] [--round-trips N] [--offloads on|off|both]
 #       [--rx-ring frame|block] [--idle backoff|spin|link] [--congestion-control NAME]
-#       [--loss 0,0.1,1,5] [--nc-mib 128] [--nc-seconds 20] [--http-requests 40000]
+#       [--loss 0,0.1,1,5] [--ce-marks 0,1] [--tern-cc NAME] [--nc-mib 128] [--nc-seconds 20] [--http-requests 40000]
 #       [--flood-rate 0] [--flood-generator java|hping3] [--flood-link afpacket|afxdp] [--syn-rates 100000,200000,300000,0]
-#       [--only tcp|tcp-tern-to-kernel|tcp-kernel-to-tern|udp-rr|tcp-loss|nc|http|multicast|flood|udp-rate|syn-rate]
+#       [--only tcp|tcp-tern-to-kernel|tcp-kernel-to-tern|udp-rr|tcp-loss|tcp-ce|nc|http|multicast|flood|udp-rate|syn-rate]
+# --ce-marks: TCP bulk through CE marks (nftables' ip ecn set ce on the wire) with ECN on every end (--only tcp-ce);
+# --tern-cc: Tern's congestion control in the lossy and marked measurements (the kernel's is --congestion-control).
 #
 # The SYN floods (--only flood, --only syn-rate) and the UDP echo rate's datagram flood (--only udp-rate) come from
 # Java in the peer's namespace (FrameFloodGenerator: frames built once, sent through an AF_PACKET link on peer0 in

@@ -113,6 +113,8 @@ public final class VethBenchmark {
     private List<Double> ceLevels = List.of();
     /** Tern's TCP settings for the stacks {@link #withStack} builds; null: the defaults. */
     private TcpConfig ternTcp;
+    /** Tern's congestion control in the lossy and marked measurements ({@code --tern-cc}); null: Tern's default. */
+    private String ternCongestionControl;
     /** Bytes and window (seconds) of each {@code tern nc} transfer. */
     private final long ncBytes;
     private final double ncSeconds;
@@ -159,6 +161,7 @@ public final class VethBenchmark {
         int rounds = 3;
         List<Double> lossLevels = List.of(0.0, 0.1, 1.0, 5.0);
         List<Double> ceLevels = List.of();
+        String ternCc = null;
         long ncBytes = 128L << 20;
         double ncSeconds = 20;
         int httpRequests = 40_000;
@@ -193,6 +196,7 @@ public final class VethBenchmark {
                 case "--rounds" -> rounds = Math.max(1, Integer.parseInt(args[++i]));
                 case "--loss" -> lossLevels = LossyPairs.parseLevels(args[++i]);
                 case "--ce-marks" -> ceLevels = LossyPairs.parseLevels(args[++i]);
+                case "--tern-cc" -> ternCc = args[++i];
                 case "--nc-mib" -> ncBytes = Math.max(1, Long.parseLong(args[++i])) << 20;
                 case "--nc-seconds" -> ncSeconds = Double.parseDouble(args[++i]);
                 case "--http-requests" -> httpRequests = Math.max(1, Integer.parseInt(args[++i]));
@@ -232,10 +236,11 @@ public final class VethBenchmark {
         } else {
             settings.clear();
         }
+        benchmark.ceLevels = ceLevels;
+        benchmark.ternCongestionControl = ternCc;
         if (benchmark.wants("tcp-loss") || benchmark.wants("nc") || benchmark.wants("http")) {
             benchmark.lossy();
         }
-        benchmark.ceLevels = ceLevels;
         if (benchmark.wants("tcp-ce") && !ceLevels.isEmpty()) {
             benchmark.marked();
         }
@@ -261,7 +266,7 @@ public final class VethBenchmark {
     private static void usage() {
         System.err.println("usage: VethBenchmark [--seconds N] [--rounds N] [--round-trips N] [--offloads on|off|both]"
             + " [--rx-ring frame|block] [--only " + String.join("|", ONLY) + "]"
-            + " [--congestion-control NAME] [--idle backoff|spin|link] [--loss P,P,...] [--ce-marks P,P,...] [--nc-mib N] [--nc-seconds N]"
+            + " [--congestion-control NAME] [--idle backoff|spin|link] [--loss P,P,...] [--ce-marks P,P,...] [--tern-cc NAME] [--nc-mib N] [--nc-seconds N]"
             + " [--http-requests N] [--flood-rate N] [--flood-generator java|hping3] [--flood-link afpacket|afxdp] [--syn-rates N,N,...]");
         System.exit(2);
     }
@@ -275,7 +280,12 @@ public final class VethBenchmark {
         lossCongestionControl = congestionControl != null ? congestionControl : "cubic";
         try (LossyPairs pairs = LossyPairs.create(lossCongestionControl)) {
             if (wants("tcp-loss")) {
-                new LossyBulk(this, pairs, lossLevels, seconds, rounds).run(results);
+                ternTcp = ternConfig().build();
+                try {
+                    new LossyBulk(this, pairs, lossLevels, seconds, rounds).run(results);
+                } finally {
+                    ternTcp = null;
+                }
             }
             final Path root = Path.of(System.getProperty("tern.root", "")).toAbsolutePath();
             if (wants("nc")) {
@@ -299,13 +309,19 @@ public final class VethBenchmark {
         lossCongestionControl = congestionControl != null ? congestionControl : "cubic";
         try (LossyPairs pairs = LossyPairs.create(lossCongestionControl)) {
             pairs.ecn();
-            ternTcp = TcpConfig.builder().ecn(EcnMode.ON).build();
+            ternTcp = ternConfig().ecn(EcnMode.ON).build();
             try {
                 new LossyBulk(this, pairs, ceLevels, seconds, rounds, true).run(results);
             } finally {
                 ternTcp = null;
             }
         }
+    }
+
+    /** Tern's settings for the lossy and marked measurements: its default, or {@code --tern-cc}'s control. */
+    private TcpConfig.Builder ternConfig() {
+        final TcpConfig.Builder tcp = TcpConfig.builder();
+        return ternCongestionControl == null ? tcp : tcp.congestionControl(ternCongestionControl);
     }
 
     private void run(boolean offloads) throws Exception {
@@ -1311,7 +1327,9 @@ public final class VethBenchmark {
             .append(",\"runner_idle\":\"").append(idle).append('"');
         if (lossCongestionControl != null) {
             json.append(",\"loss_levels_pct\":").append(lossLevels)
-                .append(",\"loss_congestion_control\":\"").append(lossCongestionControl).append('"');
+                .append(",\"loss_congestion_control\":\"").append(lossCongestionControl).append('"')
+                .append(",\"tern_congestion_control\":\"").append(ternCongestionControl == null ? "cubic" : ternCongestionControl)
+                .append('"');
             if (wants("nc")) {
                 json.append(",\"nc_mib\":").append(ncBytes >> 20).append(",\"nc_seconds\":").append(ncSeconds);
             }
