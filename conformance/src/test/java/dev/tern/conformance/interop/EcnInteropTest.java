@@ -27,6 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * asking as a client and accepting as a server), the marks reach the receiver and are echoed, the sender answers with
  * reductions and CWR, and nothing is sent again: marking costs no retransmission. The transfer arrives whole (SHA-256
  * equal on both ends). 8 MiB each way, bounded by a 60 s deadline; a few seconds in all on the 2-core build machine.
+ * On the kernel's side a tail loss probe (a timing matter on a loaded machine) is allowed; a loss recovery is not.
  */
 class EcnInteropTest extends VethRigTest {
     private static final VethSetup SETUP = new VethSetup(1500, false, true);
@@ -120,7 +121,13 @@ class EcnInteropTest extends VethRigTest {
                 "every mark reached Tern and was counted");
             assertTrue(rig.counter("tcp.ecn.ece_sent") > 0, "Tern echoed them");
             assertTrue(rig.counter("tcp.ecn.cwr_received") > 0, "the kernel reduced and said so with CWR");
-            assertEquals(0, retransmitted, "marks cost the kernel no retransmission");
+            // A tail loss probe on a loaded machine is a retransmission marks did not cause; a recovery would be.
+            final long recoveries = KernelPeer.delta(before, after, "TcpExt.TCPSackRecovery")
+                + KernelPeer.delta(before, after, "TcpExt.TCPRenoRecovery");
+            final long probes = KernelPeer.delta(before, after, "TcpExt.TCPLossProbes");
+            assertEquals(0, recoveries, "marks started no loss recovery in the kernel");
+            assertTrue(retransmitted <= probes, "the kernel retransmitted " + retransmitted + " segments, "
+                + probes + " of them tail loss probes");
             assertEquals(0, rig.counter("stack.internal_errors"));
         }
     }
