@@ -1,15 +1,10 @@
 package dev.tern.tcp;
 
-import dev.tern.core.io.ByteRing;
-import dev.tern.core.time.VirtualClock;
 import dev.tern.ethernet.memory.MemoryWire;
 import dev.tern.tcp.testing.Captured;
 import dev.tern.tcp.testing.TcpHarness;
-import dev.tern.tcp.testing.TestStack;
+import dev.tern.tcp.wire.TcpFlags;
 import org.junit.jupiter.api.Test;
-
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 
 import static dev.tern.tcp.testing.Seg.ACK;
 import static dev.tern.tcp.testing.Seg.PSH_ACK;
@@ -24,10 +19,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** DCTCP (RFC 8257): alpha, the proportional reduction, the receiver's per-segment echo, and the gain over RFC 3168. */
 class DctcpTest {
     private static final int MSS = 1000;
-    private static final int ECE = dev.tern.tcp.wire.TcpFlags.ECE;
-    private static final int CWR = dev.tern.tcp.wire.TcpFlags.CWR;
-    private static final int SYN_FLAG = dev.tern.tcp.wire.TcpFlags.SYN;
-    private static final int ACK_FLAG = dev.tern.tcp.wire.TcpFlags.ACK;
+    private static final int ECE = TcpFlags.ECE;
+    private static final int CWR = TcpFlags.CWR;
+    private static final int SYN_FLAG = TcpFlags.SYN;
+    private static final int ACK_FLAG = TcpFlags.ACK;
     private static final int L = LOCAL_ISS + 1;
     private static final int R = REMOTE_ISS + 1;
     private static final DctcpCongestionControl DCTCP = new DctcpCongestionControl();
@@ -75,7 +70,7 @@ class DctcpTest {
             assertEquals(0, before.tcp().flags() & ECE, "the unmarked segment's ACK: " + before);
             h.expect(ACK.flags(ACK_FLAG | ECE).ack(R + 200));
             // CWR means nothing to DCTCP's receiver; the next unmarked segment ends the echo at once.
-            h.send(PSH_ACK.flags(dev.tern.tcp.wire.TcpFlags.PSH | ACK_FLAG | CWR).seq(R + 200).ack(L)
+            h.send(PSH_ACK.flags(TcpFlags.PSH | ACK_FLAG | CWR).seq(R + 200).ack(L)
                 .payload(bytes(100)).ipEcn(3));
             h.send(PSH_ACK.seq(R + 300).ack(L).payload(bytes(100)).ipEcn(2));
             h.advance(100 * TcpHarness.MS);
@@ -96,50 +91,22 @@ class DctcpTest {
         assertTrue(dctcp > 1.3 * cubic, "DCTCP " + dctcp + " bytes against CUBIC's " + cubic);
     }
 
-    /** Bytes one connection delivers in 5 s of virtual time under {@code congestionControl}, ECN on both ends. */
+    /**
+     * Bytes one connection delivers in 5 s of virtual time under {@code congestionControl}, ECN on both ends: the bulk
+     * rounds of {@link ZeroAllocationTest.Pair} through the wire above.
+     */
     private static long goodputBytes(String congestionControl) {
-        final VirtualClock clock = new VirtualClock(1_000_000_000L);
-        final TcpConfig config = TcpConfig.builder().ecn(EcnMode.ON).build();
-        try (MemoryWire wire = MemoryWire.builder().clock(clock).seed(5).ceMarking(0.02).delay(2_000_000, 0)
-                .bandwidth(100_000_000L, 250_000).frames(8192).build();
-             TestStack server = new TestStack("server", wire.attach("server", 0x0200_0000_0001L), "198.18.0.1/24",
-                 config, clock.nanoTime());
-             TestStack client = new TestStack("client", wire.attach("client", 0x0200_0000_0002L), "198.18.0.2/24",
-                 config, clock.nanoTime());
-             Arena arena = Arena.ofConfined()) {
-            final TcpOptions options = TcpOptions.DEFAULT.withCongestionControl(congestionControl)
-                .withBuffers(4 << 20, 4 << 20);
-            final int listener = server.tcp.listen(80, 4, options, TcpEvents.NONE);
-            final int sender = client.tcp.connect(server.address(), 80, 0, options, TcpEvents.NONE, clock.nanoTime());
-            int receiver = -1;
-            final MemorySegment data = arena.allocate(1 << 16);
-            final MemorySegment sink = arena.allocate(1 << 16);
-            long received = 0;
-            final long end = clock.nanoTime() + 5_000_000_000L;
-            while (clock.nanoTime() < end) {
-                client.poll(clock.nanoTime());
-                server.poll(clock.nanoTime());
-                if (receiver < 0) {
-                    receiver = server.tcp.accept(listener);
-                }
-                final ByteRing out = client.tcp.sendBuffer(sender);
-                if (out != null && out.freeSpace() > 0) {
-                    out.write(data, 0, Math.min(out.freeSpace(), (int) data.byteSize()));
-                    client.tcp.sendable(sender, clock.nanoTime());
-                }
-                if (receiver >= 0) {
-                    final ByteRing in = server.tcp.receiveBuffer(receiver);
-                    int available;
-                    while ((available = in.available()) > 0) {
-                        received += in.read(sink, 0, Math.min(available, (int) sink.byteSize()));
-                    }
-                    server.tcp.consumed(receiver, clock.nanoTime());
-                }
-                clock.advance(20_000);
+        final TcpConfig config = TcpConfig.builder().ecn(EcnMode.ON).congestionControl(congestionControl)
+            .bufferSizes(4 << 20, 4 << 20).build();
+        try (ZeroAllocationTest.Pair pair = new ZeroAllocationTest.Pair(MemoryWire.builder().seed(5).ceMarking(0.02)
+                .delay(2_000_000, 0).bandwidth(100_000_000L, 250_000), config, config)) {
+            final long start = pair.clock.nanoTime();
+            while (pair.clock.nanoTime() - start < 5_000_000_000L) {
+                pair.bulkRound();
             }
-            assertTrue(client.tcp.info(sender).ecn(), "negotiated");
-            assertTrue(wire.stats.ceMarked > 0, "the wire marked: " + wire.stats);
-            return received;
+            assertTrue(pair.client.tcp.info(pair.clientConnection).ecn(), "negotiated");
+            assertTrue(pair.wire.stats.ceMarked > 0, "the wire marked: " + pair.wire.stats);
+            return pair.server.tcp.bytesReceived(pair.serverConnection);
         }
     }
 }

@@ -3,6 +3,7 @@ package dev.tern.tcp;
 import dev.tern.tcp.testing.Captured;
 import dev.tern.tcp.testing.Seg;
 import dev.tern.tcp.testing.TcpHarness;
+import dev.tern.tcp.wire.TcpFlags;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
@@ -24,8 +25,8 @@ class EcnTest {
     static final int NOT_ECT = 0;
     static final int ECT0 = 2;
     static final int CE = 3;
-    static final int ECE = dev.tern.tcp.wire.TcpFlags.ECE;
-    static final int CWR = dev.tern.tcp.wire.TcpFlags.CWR;
+    static final int ECE = TcpFlags.ECE;
+    static final int CWR = TcpFlags.CWR;
     static final int L = LOCAL_ISS + 1;
     static final int R = REMOTE_ISS + 1;
     static final int MSS = 1000;
@@ -34,8 +35,8 @@ class EcnTest {
     static TcpHarness open(EcnMode mode, int synFlags, int synAckFlags) {
         final TcpHarness h = new TcpHarness(TcpHarness.config().ecn(mode).build());
         h.connect(TcpOptions.DEFAULT);
-        h.expect(SYN.flags(dev.tern.tcp.wire.TcpFlags.SYN | synFlags).seq(LOCAL_ISS).ipEcn(NOT_ECT));
-        h.send(SYN_ACK.flags(dev.tern.tcp.wire.TcpFlags.SYN | dev.tern.tcp.wire.TcpFlags.ACK | synAckFlags)
+        h.expect(SYN.flags(TcpFlags.SYN | synFlags).seq(LOCAL_ISS).ipEcn(NOT_ECT));
+        h.send(SYN_ACK.flags(TcpFlags.SYN | TcpFlags.ACK | synAckFlags)
             .mss(MSS).seq(REMOTE_ISS).ack(L));
         h.expect(ACK.seq(L).ack(R).len(0).ipEcn(NOT_ECT));
         h.assertState(TcpState.ESTABLISHED);
@@ -83,8 +84,8 @@ class EcnTest {
             final TcpHarness h = new TcpHarness(TcpHarness.config().build());
             try (h) {
                 listen(h);
-                h.send(SYN.flags(dev.tern.tcp.wire.TcpFlags.SYN | ECE | CWR).mss(MSS).seq(REMOTE_ISS));
-                h.expect(SYN_ACK.flags(dev.tern.tcp.wire.TcpFlags.SYN | dev.tern.tcp.wire.TcpFlags.ACK | ECE)
+                h.send(SYN.flags(TcpFlags.SYN | ECE | CWR).mss(MSS).seq(REMOTE_ISS));
+                h.expect(SYN_ACK.flags(TcpFlags.SYN | TcpFlags.ACK | ECE)
                     .seq(LOCAL_ISS).ack(R).ipEcn(NOT_ECT));
                 h.send(ACK.seq(R).ack(L));
                 h.conn = h.tcp.accept(h.listener);
@@ -99,7 +100,7 @@ class EcnTest {
             final TcpHarness h = new TcpHarness(TcpHarness.config().ecn(EcnMode.OFF).build());
             try (h) {
                 listen(h);
-                h.send(SYN.flags(dev.tern.tcp.wire.TcpFlags.SYN | ECE | CWR).mss(MSS).seq(REMOTE_ISS));
+                h.send(SYN.flags(TcpFlags.SYN | ECE | CWR).mss(MSS).seq(REMOTE_ISS));
                 h.expect(SYN_ACK.seq(LOCAL_ISS).ack(R));
                 assertEquals(0, h.counter("tcp.ecn.negotiated"));
             }
@@ -111,7 +112,7 @@ class EcnTest {
             final TcpHarness h = new TcpHarness(TcpHarness.config().build());
             try (h) {
                 listen(h);
-                h.send(SYN.flags(dev.tern.tcp.wire.TcpFlags.SYN | ECE | CWR).mss(MSS).seq(REMOTE_ISS).ipEcn(ECT0));
+                h.send(SYN.flags(TcpFlags.SYN | ECE | CWR).mss(MSS).seq(REMOTE_ISS).ipEcn(ECT0));
                 h.expect(SYN_ACK.seq(LOCAL_ISS).ack(R));
                 assertEquals(1, h.counter("tcp.ecn.ignored"));
                 assertEquals(0, h.counter("tcp.ecn.negotiated"));
@@ -123,20 +124,20 @@ class EcnTest {
             final TcpHarness linux = new TcpHarness(TcpHarness.config().ecn(EcnMode.ON).build());
             try (linux) {
                 linux.connect(TcpOptions.DEFAULT);
-                linux.expect(SYN.flags(dev.tern.tcp.wire.TcpFlags.SYN | ECE | CWR));
+                linux.expect(SYN.flags(TcpFlags.SYN | ECE | CWR));
                 linux.advanceUntilSent(5 * SECOND);
                 linux.expect(SYN.seq(LOCAL_ISS));
             }
             final TcpHarness freebsd = new TcpHarness(TcpHarness.config().ecn(EcnMode.ON).ecnSynRetries(1).build());
             try (freebsd) {
                 freebsd.connect(TcpOptions.DEFAULT);
-                freebsd.expect(SYN.flags(dev.tern.tcp.wire.TcpFlags.SYN | ECE | CWR));
+                freebsd.expect(SYN.flags(TcpFlags.SYN | ECE | CWR));
                 freebsd.advanceUntilSent(5 * SECOND);
-                freebsd.expect(SYN.flags(dev.tern.tcp.wire.TcpFlags.SYN | ECE | CWR));
+                freebsd.expect(SYN.flags(TcpFlags.SYN | ECE | CWR));
                 freebsd.advanceUntilSent(5 * SECOND);
                 freebsd.expect(SYN.seq(LOCAL_ISS));
                 // A plain SYN was answered: an ECE on the SYN-ACK no longer accepts.
-                freebsd.send(SYN_ACK.flags(dev.tern.tcp.wire.TcpFlags.SYN | dev.tern.tcp.wire.TcpFlags.ACK | ECE)
+                freebsd.send(SYN_ACK.flags(TcpFlags.SYN | TcpFlags.ACK | ECE)
                     .mss(MSS).seq(REMOTE_ISS).ack(L));
                 assertFalse(freebsd.tcp.info(freebsd.conn).ecn());
             }
@@ -156,17 +157,17 @@ class EcnTest {
             try (TcpHarness h = negotiated()) {
                 h.send(PSH_ACK.seq(R).ack(L).payload(bytes(100)).ipEcn(CE));
                 // The first CE is answered without the delayed-ACK wait.
-                h.expect(ACK.flags(dev.tern.tcp.wire.TcpFlags.ACK | ECE).seq(L).ack(R + 100).ipEcn(NOT_ECT));
+                h.expect(ACK.flags(TcpFlags.ACK | ECE).seq(L).ack(R + 100).ipEcn(NOT_ECT));
                 h.send(PSH_ACK.seq(R + 100).ack(L).payload(bytes(100)).ipEcn(ECT0));
                 h.send(PSH_ACK.seq(R + 200).ack(L).payload(bytes(100)).ipEcn(ECT0));
                 h.advance(100 * MS);
                 assertAcks(h, R + 300, true);
                 // Our data while echoing carries ECE too, and is ECT(0) itself.
                 h.write(bytes(10));
-                h.expect(PSH_ACK.flags(dev.tern.tcp.wire.TcpFlags.PSH | dev.tern.tcp.wire.TcpFlags.ACK | ECE)
+                h.expect(PSH_ACK.flags(TcpFlags.PSH | TcpFlags.ACK | ECE)
                     .seq(L).len(10).ipEcn(ECT0));
                 // The sender's CWR ends the echo.
-                h.send(PSH_ACK.flags(dev.tern.tcp.wire.TcpFlags.PSH | dev.tern.tcp.wire.TcpFlags.ACK | CWR)
+                h.send(PSH_ACK.flags(TcpFlags.PSH | TcpFlags.ACK | CWR)
                     .seq(R + 300).ack(L + 10).payload(bytes(100)).ipEcn(ECT0));
                 h.send(PSH_ACK.seq(R + 400).ack(L + 10).payload(bytes(100)).ipEcn(ECT0));
                 h.advance(100 * MS);
@@ -192,9 +193,9 @@ class EcnTest {
         void aCeOnTheCwrSegmentItselfKeepsTheEcho() {
             // RFC 3168 §6.1.3: CWR ends the echo of earlier marks, not of a mark on the same packet.
             try (TcpHarness h = negotiated()) {
-                h.send(PSH_ACK.flags(dev.tern.tcp.wire.TcpFlags.PSH | dev.tern.tcp.wire.TcpFlags.ACK | CWR)
+                h.send(PSH_ACK.flags(TcpFlags.PSH | TcpFlags.ACK | CWR)
                     .seq(R).ack(L).payload(bytes(100)).ipEcn(CE));
-                h.expect(ACK.flags(dev.tern.tcp.wire.TcpFlags.ACK | ECE).ack(R + 100));
+                h.expect(ACK.flags(TcpFlags.ACK | ECE).ack(R + 100));
             }
         }
 
@@ -204,7 +205,7 @@ class EcnTest {
                 h.send(PSH_ACK.seq(R).ack(L).payload(bytes(100)).ipEcn(CE));
                 h.advance(100 * MS);
                 h.expect(ACK.seq(L).ack(R + 100));
-                h.send(PSH_ACK.flags(dev.tern.tcp.wire.TcpFlags.PSH | dev.tern.tcp.wire.TcpFlags.ACK | CWR)
+                h.send(PSH_ACK.flags(TcpFlags.PSH | TcpFlags.ACK | CWR)
                     .seq(R + 100).ack(L).payload(bytes(100)));
                 assertEquals(2, h.counter("tcp.ecn.ignored"));
                 assertEquals(0, h.counter("tcp.ecn.ce_received"));
@@ -229,14 +230,14 @@ class EcnTest {
         void anEceReducesTheWindowOnceAndTheNextNewDataCarriesCwr() {
             try (TcpHarness h = negotiated()) {
                 final int before = tenInFlight(h);
-                h.send(ACK.flags(dev.tern.tcp.wire.TcpFlags.ACK | ECE).seq(R).ack(L + MSS));
+                h.send(ACK.flags(TcpFlags.ACK | ECE).seq(R).ack(L + MSS));
                 final TcpInfo reduced = h.tcp.info(h.conn);
                 assertEquals(reduced.ssthresh(), reduced.cwnd(), "cwnd falls to ssthresh at once");
                 assertEquals((int) (before * 0.7), reduced.ssthresh(), "CUBIC's beta (RFC 9438 §4.6)");
                 assertEquals(1, h.counter("tcp.ecn.reductions"));
                 // More ECEs for data sent before the reduction: the same window, no second reduction.
-                h.send(ACK.flags(dev.tern.tcp.wire.TcpFlags.ACK | ECE).seq(R).ack(L + 2 * MSS));
-                h.send(ACK.flags(dev.tern.tcp.wire.TcpFlags.ACK | ECE).seq(R).ack(L + 3 * MSS));
+                h.send(ACK.flags(TcpFlags.ACK | ECE).seq(R).ack(L + 2 * MSS));
+                h.send(ACK.flags(TcpFlags.ACK | ECE).seq(R).ack(L + 3 * MSS));
                 assertEquals(1, h.counter("tcp.ecn.reductions"));
                 assertEquals(0, h.counter("tcp.tx.retransmits"), "marking causes no retransmission");
                 // Room opens; new data: the first segment carries CWR, later ones do not.
@@ -251,7 +252,7 @@ class EcnTest {
                 assertEquals(1, h.counter("tcp.ecn.cwr_sent"));
                 h.clearReceived();
                 // An ECE for data sent after the reduction is a new window's congestion: answered again.
-                h.send(ACK.flags(dev.tern.tcp.wire.TcpFlags.ACK | ECE).seq(R).ack(L + 11 * MSS));
+                h.send(ACK.flags(TcpFlags.ACK | ECE).seq(R).ack(L + 11 * MSS));
                 assertEquals(2, h.counter("tcp.ecn.reductions"));
             }
         }
@@ -262,7 +263,7 @@ class EcnTest {
                 h.tcp.trace(h.conn, trace);
                 tenInFlight(h);
                 h.send(ACK.seq(R).ack(L + MSS));
-                h.send(ACK.flags(dev.tern.tcp.wire.TcpFlags.ACK | ECE).seq(R).ack(L + 2 * MSS));
+                h.send(ACK.flags(TcpFlags.ACK | ECE).seq(R).ack(L + 2 * MSS));
                 final StringBuilder csv = new StringBuilder();
                 trace.drainCsv(csv);
                 final String[] lines = csv.toString().split("\n");
@@ -276,12 +277,12 @@ class EcnTest {
             final TcpHarness h = new TcpHarness(TcpHarness.config().ecn(EcnMode.ON).build());
             try (h) {
                 h.connect(TcpOptions.DEFAULT.withCongestionControl("newreno"));
-                h.expect(SYN.flags(dev.tern.tcp.wire.TcpFlags.SYN | ECE | CWR));
-                h.send(SYN_ACK.flags(dev.tern.tcp.wire.TcpFlags.SYN | dev.tern.tcp.wire.TcpFlags.ACK | ECE)
+                h.expect(SYN.flags(TcpFlags.SYN | ECE | CWR));
+                h.send(SYN_ACK.flags(TcpFlags.SYN | TcpFlags.ACK | ECE)
                     .mss(MSS).seq(REMOTE_ISS).ack(L));
                 h.expect(ACK.seq(L).ack(R));
                 final int before = tenInFlight(h);
-                h.send(ACK.flags(dev.tern.tcp.wire.TcpFlags.ACK | ECE).seq(R).ack(L + MSS));
+                h.send(ACK.flags(TcpFlags.ACK | ECE).seq(R).ack(L + MSS));
                 // RFC 5681 §3.1 equation 4: half the flight before the ACK.
                 assertEquals(10 * MSS / 2, h.tcp.info(h.conn).ssthresh());
                 assertTrue(h.tcp.info(h.conn).cwnd() < before);
@@ -297,8 +298,8 @@ class EcnTest {
                 h.expect(PSH_ACK.seq(L).len(MSS).ipEcn(NOT_ECT));
                 h.send(ACK.seq(R).ack(L + MSS));
                 h.write(bytes(10));
-                final Captured next = h.expect(PSH_ACK.flags(dev.tern.tcp.wire.TcpFlags.PSH
-                    | dev.tern.tcp.wire.TcpFlags.ACK | CWR).seq(L + MSS).len(10).ipEcn(ECT0));
+                final Captured next = h.expect(PSH_ACK.flags(TcpFlags.PSH
+                    | TcpFlags.ACK | CWR).seq(L + MSS).len(10).ipEcn(ECT0));
                 assertEquals(CWR, next.tcp().flags() & CWR);
             }
         }
@@ -310,7 +311,7 @@ class EcnTest {
                 h.advance(1 * MS);
                 h.clearReceived();
                 final int cwnd = h.tcp.info(h.conn).cwnd();
-                h.send(ACK.flags(dev.tern.tcp.wire.TcpFlags.ACK | ECE).seq(R).ack(L + 1460));
+                h.send(ACK.flags(TcpFlags.ACK | ECE).seq(R).ack(L + 1460));
                 assertTrue(h.tcp.info(h.conn).cwnd() >= cwnd, "no reduction");
                 assertEquals(1, h.counter("tcp.ecn.ignored"));
                 assertEquals(0, h.counter("tcp.ecn.reductions"));

@@ -127,6 +127,22 @@ class ZeroAllocationTest {
             clock.advance(20_000);
         }
 
+        /**
+         * Warms up with a quarter of {@link #WARMUP} bulk rounds, then returns the bytes allocated over bulk rounds
+         * that carry at least {@link #MIN_SEGMENTS} segments.
+         */
+        long bulkAllocations() {
+            for (int i = 0; i < WARMUP / 4; i++) {
+                bulkRound();
+            }
+            return Allocations.measure(0, 1, () -> {
+                final long start = segments();
+                while (segments() - start < MIN_SEGMENTS) {
+                    bulkRound();
+                }
+            });
+        }
+
         /** One 64-byte request and its 64-byte response. */
         void requestResponseRound() {
             client.tcp.sendBuffer(clientConnection).write(data, 0, 64);
@@ -257,16 +273,7 @@ class ZeroAllocationTest {
         // RFC 3168 on both ends: ECT(0) data, CE marks on 1 % of it, echoed and answered by reductions.
         final TcpConfig ecn = TcpConfig.builder().ecn(EcnMode.ON).build();
         try (Pair pair = new Pair(MemoryWire.builder().seed(11).ceMarking(0.01).delay(5_000, 0), ecn, ecn)) {
-            for (int i = 0; i < WARMUP / 4; i++) {
-                pair.bulkRound();
-            }
-            final Runnable millionSegments = () -> {
-                final long start = pair.segments();
-                while (pair.segments() - start < MIN_SEGMENTS) {
-                    pair.bulkRound();
-                }
-            };
-            final long allocated = Allocations.measure(0, 1, millionSegments);
+            final long allocated = pair.bulkAllocations();
             System.out.printf("ECN bulk: %d bytes allocated; CE marked %d, reductions %d, retransmits %d; %s%n",
                 allocated, pair.wire.stats.ceMarked, pair.client.counter("tcp.ecn.reductions"),
                 pair.client.counter("tcp.tx.retransmits"), pair.client.tcp.info(pair.clientConnection));
@@ -286,16 +293,7 @@ class ZeroAllocationTest {
     void bulkTransferWithBbrAllocatesNothingPerSegment() {
         final TcpConfig bbr = TcpConfig.builder().congestionControl(BbrCongestionControl.NAME).build();
         try (Pair pair = new Pair(MemoryWire.builder().seed(13).loss(0.005).delay(50_000, 0), bbr, bbr)) {
-            for (int i = 0; i < WARMUP / 4; i++) {
-                pair.bulkRound();
-            }
-            final Runnable millionSegments = () -> {
-                final long start = pair.segments();
-                while (pair.segments() - start < MIN_SEGMENTS) {
-                    pair.bulkRound();
-                }
-            };
-            final long allocated = Allocations.measure(0, 1, millionSegments);
+            final long allocated = pair.bulkAllocations();
             final TcpInfo info = pair.client.tcp.info(pair.clientConnection);
             System.out.printf("BBR bulk: %d bytes allocated; retransmits %d; %s%n", allocated,
                 pair.client.counter("tcp.tx.retransmits"), info);
