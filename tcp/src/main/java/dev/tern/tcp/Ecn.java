@@ -58,10 +58,14 @@ final class Ecn {
         this.plugPoints = plugPoints;
     }
 
-    /** Whether connection {@code c} uses ECN by its policy or because its congestion control needs it (DCTCP). */
-    private boolean wanted(int c, EcnMode atLeast) {
-        final EcnMode mode = settings.of(c).ecn();
-        return mode == EcnMode.ON || mode == atLeast || plugPoints.congestionControl(c).needsEcn();
+    /** Whether connection {@code c}'s SYN asks for ECN: its policy is ON, or its congestion control needs ECN. */
+    private boolean asks(int c) {
+        return settings.of(c).ecn() == EcnMode.ON || plugPoints.congestionControl(c).needsEcn();
+    }
+
+    /** Whether connection {@code c} accepts a peer's request: its policy is not OFF, or its control needs ECN. */
+    private boolean accepts(int c) {
+        return settings.of(c).ecn() != EcnMode.OFF || plugPoints.congestionControl(c).needsEcn();
     }
 
     boolean negotiated(int c) {
@@ -80,7 +84,7 @@ final class Ecn {
         if (synAck) {
             return (state & NEGOTIATED) != 0 ? TcpFlags.ECE : 0;
         }
-        if (wanted(c, EcnMode.ON) && tcb.retries(c) <= settings.of(c).ecnSynRetries()) {
+        if (asks(c) && tcb.retries(c) <= settings.of(c).ecnSynRetries()) {
             tcb.ecnState(c, state | REQUESTED);
             return TcpFlags.ECE | TcpFlags.CWR;
         }
@@ -99,7 +103,7 @@ final class Ecn {
             counters.ecnIgnored.incrementRelease();
             return;
         }
-        if (asks && wanted(c, EcnMode.SERVER)) {
+        if (asks && accepts(c)) {
             negotiate(c);
         }
     }

@@ -711,13 +711,10 @@ final class TcpInput {
                     lifecycle.terminate(c, TcpError.REFUSED, nowNs);
                 }
             }
-            case ESTABLISHED, FIN_WAIT_1, FIN_WAIT_2, CLOSE_WAIT -> {
-                counters.resetsReceived.incrementRelease();
-                lifecycle.terminate(c, TcpError.RESET, nowNs);
-            }
-            case CLOSING, LAST_ACK -> {
-                // Deviation: RFC 9293 §3.10.7.4 closes these without a signal; Linux (tcp_reset) and FreeBSD report
-                // ECONNRESET, so an owner still holding the handle learns that its FIN was never acknowledged.
+            case ESTABLISHED, FIN_WAIT_1, FIN_WAIT_2, CLOSE_WAIT, CLOSING, LAST_ACK -> {
+                // Deviation for CLOSING and LAST-ACK: RFC 9293 §3.10.7.4 closes them without a signal; Linux
+                // (tcp_reset) and FreeBSD report ECONNRESET, so an owner still holding the handle learns that its FIN
+                // was never acknowledged.
                 counters.resetsReceived.incrementRelease();
                 lifecycle.terminate(c, TcpError.RESET, nowNs);
             }
