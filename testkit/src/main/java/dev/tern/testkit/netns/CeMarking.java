@@ -35,7 +35,7 @@ public final class CeMarking implements AutoCloseable {
 
     /** Marks {@code percent} (0 to 100) of the ECN-capable packets each way; fails, leaving nothing, without nft. */
     public static CeMarking install(NetnsHarness net, double percent) {
-        return new CeMarking(PacketLoss.install(net, percent, TABLE,
+        return new CeMarking(PacketLoss.install(net, percent, TABLE, "CE marks",
             threshold -> "ip ecn { ect0, ect1 } " + (threshold >= 10_000 ? "" : "numgen random mod 10000 < "
                 + threshold + " ") + "counter ip ecn set ce"));
     }
@@ -54,6 +54,6 @@ public final class CeMarking implements AutoCloseable {
 
     @Override
     public String toString() {
-        return rules.toString().replace("loss", "CE marks");
+        return rules.toString();
     }
 }

@@ -49,6 +49,8 @@ public final class PacketLoss implements AutoCloseable {
 
     private final NetworkNamespace namespace;
     private final String table;
+    /** What the rules do, for {@link #toString}: "loss", or {@link CeMarking}'s "CE marks". */
+    private final String what;
     /** The rule after the counter of every packet, for a threshold ({@link #DROP}, or {@link CeMarking}'s). */
     private final java.util.function.IntFunction<String> rule;
     private final String nft;
@@ -80,10 +82,11 @@ public final class PacketLoss implements AutoCloseable {
         // numgen's values are 0..9999, so "< 10000" is refused: 100 % is a plain drop.
         (threshold >= 10_000 ? "" : "numgen random mod 10000 < " + threshold + " ") + "counter drop";
 
-    private PacketLoss(NetworkNamespace namespace, String table, java.util.function.IntFunction<String> rule, String nft,
-                       String toPeerHook, String toPeerDevice, String fromPeerHook, String fromPeerDevice) {
+    private PacketLoss(NetworkNamespace namespace, String table, String what, java.util.function.IntFunction<String> rule,
+                       String nft, String toPeerHook, String toPeerDevice, String fromPeerHook, String fromPeerDevice) {
         this.namespace = namespace;
         this.table = table;
+        this.what = what;
         this.rule = rule;
         this.nft = nft;
         this.toPeerHook = toPeerHook;
@@ -98,19 +101,22 @@ public final class PacketLoss implements AutoCloseable {
      * nothing behind) if nft is missing or the kernel refuses the rules.
      */
     public static PacketLoss install(NetnsHarness net, double percent) {
-        return install(net, percent, TABLE, DROP);
+        return install(net, percent, TABLE, "loss", DROP);
     }
 
-    /** As {@link #install(NetnsHarness, double)}, with table {@code table} and {@code rule} in place of the drop. */
-    static PacketLoss install(NetnsHarness net, double percent, String table,
+    /**
+     * As {@link #install(NetnsHarness, double)}, with table {@code table} and {@code rule} in place of the drop;
+     * {@code what} names what the rule does.
+     */
+    static PacketLoss install(NetnsHarness net, double percent, String table, String what,
                               java.util.function.IntFunction<String> rule) {
         final String nft = Commands.require("nft", "nftables");
         final NetworkNamespace wire = net.wireNamespace();
         final PacketLoss loss = wire != null
-            ? new PacketLoss(wire, table, rule, nft, "ingress", NetnsHarness.WIRE_TERN_PORT, "ingress",
+            ? new PacketLoss(wire, table, what, rule, nft, "ingress", NetnsHarness.WIRE_TERN_PORT, "ingress",
                 NetnsHarness.WIRE_PEER_PORT)
-            : new PacketLoss(net.peerNamespace(), table, rule, nft, "ingress", NetnsHarness.PEER_INTERFACE, "egress",
-                NetnsHarness.PEER_INTERFACE);
+            : new PacketLoss(net.peerNamespace(), table, what, rule, nft, "ingress", NetnsHarness.PEER_INTERFACE,
+                "egress", NetnsHarness.PEER_INTERFACE);
         try {
             return loss.percent(percent);
         } catch (RuntimeException e) {
@@ -231,7 +237,7 @@ public final class PacketLoss implements AutoCloseable {
 
     @Override
     public String toString() {
-        return String.format(Locale.ROOT, "%.2f %% loss each way (%s %s, %s %s) in %s", percent, toPeerDevice, toPeerHook,
+        return String.format(Locale.ROOT, "%.2f %% %s each way (%s %s, %s %s) in %s", percent, what, toPeerDevice, toPeerHook,
             fromPeerDevice, fromPeerHook, namespace.name());
     }
 }
