@@ -105,12 +105,13 @@ final class LossyBulk {
                 final long[] sum = counted.computeIfAbsent(k, x -> new long[2]);
                 if (marking) {
                     final long[] marks = pairs.markCounts();
-                    if (level > 0 && marks[0] == 0) {
-                        throw new IllegalStateException("no packet was marked at " + LossyPairs.label(level)
-                            + ": the rules mark ECT packets only, so ECN was not negotiated");
+                    if (level > 0 && (marks[0] == 0 || marks[1] == 0)) {
+                        throw new IllegalStateException("no packet was marked at " + LossyPairs.label(level) + " on "
+                            + (marks[0] == 0 ? "Tern's pair" : "the kernel pair") + ": the rules mark ECT packets only, "
+                            + "so ECN was not negotiated there");
                     }
-                    sum[0] += marks[0];
-                    sum[1] += marks[1];
+                    sum[0] += marks[0] + marks[1];
+                    sum[1] += marks[2];
                 } else {
                     final PacketLoss.Counts counts = pairs.counts();
                     sum[0] += counts.dropped();

@@ -1,10 +1,10 @@
 package dev.tern.conformance.bench;
 
 import dev.tern.testkit.netns.BackgroundCommand;
+import dev.tern.testkit.netns.CeMarking;
 import dev.tern.testkit.netns.EthtoolOffloads;
 import dev.tern.testkit.netns.NetnsHarness;
 import dev.tern.testkit.netns.NetworkNamespace;
-import dev.tern.testkit.netns.CeMarking;
 import dev.tern.testkit.netns.PacketLoss;
 
 import java.time.Duration;
@@ -68,6 +68,10 @@ final class LossyPairs implements AutoCloseable {
                 NetnsHarness.TERN_INTERFACE).orThrow();
             net.kernelCongestionControl(congestionControl);
             kernels.kernelCongestionControl(congestionControl);
+            for (NetnsHarness harness : List.of(net, kernels)) {
+                requireOffloadsOff(harness.peerNamespace(), NetnsHarness.PEER_INTERFACE);
+                requireOffloadsOff(harness.ternNamespace(), NetnsHarness.TERN_INTERFACE);
+            }
             final PacketLoss ternLoss = PacketLoss.install(net, 0);
             final PacketLoss kernelLoss = PacketLoss.install(kernels, 0);
             return new LossyPairs(net, kernels, congestionControl, ternLoss, kernelLoss);
@@ -82,6 +86,21 @@ final class LossyPairs implements AutoCloseable {
                 }
             }
             throw e;
+        }
+    }
+
+    /**
+     * Checks with {@code ethtool -k} that the harness really turned segmentation and receive offloads off on
+     * {@code device}: the baseline must be what the measurement says it is.
+     */
+    private static void requireOffloadsOff(NetworkNamespace namespace, String device) {
+        final String features = namespace.exec(Duration.ofSeconds(10), "ethtool", "-k", device).orThrow().stdout();
+        for (String feature : List.of("tcp-segmentation-offload", "generic-segmentation-offload",
+            "generic-receive-offload")) {
+            if (!features.contains(feature + ": off")) {
+                throw new IllegalStateException(feature + " is not off on " + device + " in " + namespace.name() + ": "
+                    + features);
+            }
         }
     }
 
@@ -112,16 +131,15 @@ final class LossyPairs implements AutoCloseable {
         kernelMarks = CeMarking.install(kernels, percent);
     }
 
-    /** {marked, packets} of both pairs' marking rules since the last {@link #marks}. */
+    /**
+     * {packets marked on Tern's pair, on the kernel pair, packets on both} since the last {@link #marks}: each pair's
+     * own marks show that its ends negotiated ECN (only ECT packets are marked).
+     */
     long[] markCounts() {
-        long marked = 0;
-        long packets = 0;
-        for (CeMarking marking : List.of(ternMarks, kernelMarks)) {
-            final CeMarking.Counts c = marking.counts();
-            marked += c.toPeerMarked() + c.fromPeerMarked();
-            packets += c.toPeerPackets() + c.fromPeerPackets();
-        }
-        return new long[] {marked, packets};
+        final CeMarking.Counts tern = ternMarks.counts();
+        final CeMarking.Counts kernel = kernelMarks.counts();
+        return new long[] {tern.toPeerMarked() + tern.fromPeerMarked(), kernel.toPeerMarked() + kernel.fromPeerMarked(),
+            tern.toPeerPackets() + tern.fromPeerPackets() + kernel.toPeerPackets() + kernel.fromPeerPackets()};
     }
 
     /** What both pairs' rules counted since the last {@link #loss}. */
