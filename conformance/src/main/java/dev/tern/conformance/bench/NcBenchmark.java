@@ -52,9 +52,13 @@ final class NcBenchmark {
     private final long bytes;
     private final double window;
     private final Path tern;
+    /** {@code tern nc --cc}'s argument ({@code --tern-cc}); null: the command's default. */
+    private final String congestionControl;
     private Path file;
 
-    NcBenchmark(LossyPairs pairs, List<Double> levels, int rounds, long bytes, double window, Path root) {
+    NcBenchmark(LossyPairs pairs, List<Double> levels, int rounds, long bytes, double window, Path root,
+                String congestionControl) {
+        this.congestionControl = congestionControl;
         this.pairs = pairs;
         this.levels = levels;
         this.rounds = rounds;
@@ -130,18 +134,23 @@ final class NcBenchmark {
     /** {@code tern nc} sends FILE to socat in the peer namespace. */
     private double ncToKernel() {
         final NetnsHarness net = pairs.net;
-        final String nc = shell(tern.toString(), "nc", "--link", "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip",
-            NetnsHarness.TERN_ADDRESS + "/24", NetnsHarness.PEER_ADDRESS, Integer.toString(PORT)) + " < " + quote(file.toString());
+        final String nc = shell(tern.toString(), "nc", "--cc", ccName(), "--link", "afpacket:" + NetnsHarness.TERN_INTERFACE,
+            "--ip", NetnsHarness.TERN_ADDRESS + "/24", NetnsHarness.PEER_ADDRESS, Integer.toString(PORT)) + " < " + quote(file.toString());
         return transfer("tern nc -> socat", net::startInPeer, socatListener(), net.peerNamespace(), net::startInTern, nc, null);
     }
 
     /** socat in the peer namespace sends FILE to {@code tern nc -l}. */
     private double kernelToNc() {
         final NetnsHarness net = pairs.net;
-        final String nc = shell(tern.toString(), "nc", "-l", "--link", "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip",
-            NetnsHarness.TERN_ADDRESS + "/24", Integer.toString(PORT)) + " < /dev/null";
+        final String nc = shell(tern.toString(), "nc", "-l", "--cc", ccName(), "--link", "afpacket:" + NetnsHarness.TERN_INTERFACE,
+            "--ip", NetnsHarness.TERN_ADDRESS + "/24", Integer.toString(PORT)) + " < /dev/null";
         return transfer("socat -> tern nc -l", net::startInTern, nc, null, net::startInPeer,
             socatSender(NetnsHarness.TERN_ADDRESS), null);
+    }
+
+    /** {@code --cc}'s name: {@code --tern-cc}'s, else Tern's default written out, cubic. */
+    private String ccName() {
+        return congestionControl == null ? "cubic" : congestionControl;
     }
 
     private static String socatListener() {

@@ -289,7 +289,7 @@ public final class VethBenchmark {
             }
             final Path root = Path.of(System.getProperty("tern.root", "")).toAbsolutePath();
             if (wants("nc")) {
-                new NcBenchmark(pairs, lossLevels, rounds, ncBytes, ncSeconds, root).run(results);
+                new NcBenchmark(pairs, lossLevels, rounds, ncBytes, ncSeconds, root, ternCongestionControl).run(results);
             }
             if (wants("http")) {
                 if (Commands.find("nginx").isPresent() && Commands.find("ab").isPresent()) {
