@@ -56,9 +56,13 @@ final class NcBenchmark {
     private final String congestionControl;
     private Path file;
 
+    /** Through CE marks instead of loss ({@link LossyPairs#ecn}); {@code tern nc} then runs with {@code --ecn on}. */
+    private final boolean marking;
+
     NcBenchmark(LossyPairs pairs, List<Double> levels, int rounds, long bytes, double window, Path root,
-                String congestionControl) {
+                String congestionControl, boolean marking) {
         this.congestionControl = congestionControl;
+        this.marking = marking;
         this.pairs = pairs;
         this.levels = levels;
         this.rounds = rounds;
@@ -79,9 +83,14 @@ final class NcBenchmark {
             final Map<String, List<Double>> samples = new LinkedHashMap<>();
             for (int round = 0; round < rounds; round++) {
                 for (double level : levels) {
-                    System.err.printf(Locale.ROOT, "tern nc over loss %s, round %d of %d ...%n", LossyPairs.label(level), round + 1, rounds);
-                    pairs.loss(level);
-                    final String k = LossyPairs.key(level);
+                    System.err.printf(Locale.ROOT, "tern nc over %s %s, round %d of %d ...%n", marking ? "CE marks" : "loss",
+                        LossyPairs.label(level), round + 1, rounds);
+                    if (marking) {
+                        pairs.marks(level);
+                    } else {
+                        pairs.loss(level);
+                    }
+                    final String k = (marking ? "ce_" : "") + LossyPairs.key(level);
                     final double socatOut = socat(false);
                     final double ncOut = ncToKernel();
                     final double socatIn = socat(true);
@@ -92,9 +101,15 @@ final class NcBenchmark {
                     add(samples, "nc_gbps_socat_reverse_" + k, socatIn);
                     add(samples, "nc_gbps_kernel_to_tern_" + k, ncIn);
                     add(samples, "nc_ratio_kernel_to_tern_" + k, ncIn / socatIn);
-                    final PacketLoss.Counts counts = pairs.counts();
-                    System.err.printf(Locale.ROOT, "  the rules dropped %d of %d packets (%.3f %%)%n", counts.dropped(),
-                        counts.packets(), counts.droppedPercent());
+                    if (marking) {
+                        final long[] marks = pairs.markCounts();
+                        System.err.printf(Locale.ROOT, "  the rules marked %d packets on Tern's pair, %d on the kernel "
+                            + "pair, of %d%n", marks[0], marks[1], marks[2]);
+                    } else {
+                        final PacketLoss.Counts counts = pairs.counts();
+                        System.err.printf(Locale.ROOT, "  the rules dropped %d of %d packets (%.3f %%)%n", counts.dropped(),
+                            counts.packets(), counts.droppedPercent());
+                    }
                 }
             }
             samples.forEach((key, values) -> {
@@ -134,21 +149,28 @@ final class NcBenchmark {
     /** {@code tern nc} sends FILE to socat in the peer namespace. */
     private double ncToKernel() {
         final NetnsHarness net = pairs.net;
-        final String nc = shell(tern.toString(), "nc", "--cc", ccName(), "--link", "afpacket:" + NetnsHarness.TERN_INTERFACE,
-            "--ip", NetnsHarness.TERN_ADDRESS + "/24", NetnsHarness.PEER_ADDRESS, Integer.toString(PORT)) + " < " + quote(file.toString());
+        final String nc = shell(tern.toString(), "nc", "--cc", ccName(), "--ecn", ecnMode(), "--link",
+            "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip", NetnsHarness.TERN_ADDRESS + "/24", NetnsHarness.PEER_ADDRESS,
+            Integer.toString(PORT)) + " < " + quote(file.toString());
         return transfer("tern nc -> socat", net::startInPeer, socatListener(), net.peerNamespace(), net::startInTern, nc, null);
     }
 
     /** socat in the peer namespace sends FILE to {@code tern nc -l}. */
     private double kernelToNc() {
         final NetnsHarness net = pairs.net;
-        final String nc = shell(tern.toString(), "nc", "-l", "--cc", ccName(), "--link", "afpacket:" + NetnsHarness.TERN_INTERFACE,
-            "--ip", NetnsHarness.TERN_ADDRESS + "/24", Integer.toString(PORT)) + " < /dev/null";
+        final String nc = shell(tern.toString(), "nc", "-l", "--cc", ccName(), "--ecn", ecnMode(), "--link",
+            "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip", NetnsHarness.TERN_ADDRESS + "/24", Integer.toString(PORT))
+            + " < /dev/null";
         return transfer("socat -> tern nc -l", net::startInTern, nc, null, net::startInPeer,
             socatSender(NetnsHarness.TERN_ADDRESS), null);
     }
 
     /** {@code --cc}'s name: {@code --tern-cc}'s, else Tern's default written out, cubic. */
+    /** {@code --ecn}: on through CE marks, else Tern's default written out, server. */
+    private String ecnMode() {
+        return marking ? "on" : "server";
+    }
+
     private String ccName() {
         return congestionControl == null ? "cubic" : congestionControl;
     }

@@ -244,7 +244,7 @@ public final class VethBenchmark {
         if (benchmark.wants("tcp-ce") && !ceLevels.isEmpty()) {
             benchmark.marked();
         }
-        final Path root = Path.of(System.getProperty("tern.root", "")).toAbsolutePath();
+        final Path root = ternRoot();
         if (benchmark.wants("multicast")) {
             new MulticastBenchmark(benchmark.rounds, root).run(benchmark.results);
         }
@@ -287,9 +287,10 @@ public final class VethBenchmark {
                     ternTcp = null;
                 }
             }
-            final Path root = Path.of(System.getProperty("tern.root", "")).toAbsolutePath();
+            final Path root = ternRoot();
             if (wants("nc")) {
-                new NcBenchmark(pairs, lossLevels, rounds, ncBytes, ncSeconds, root, ternCongestionControl).run(results);
+                new NcBenchmark(pairs, lossLevels, rounds, ncBytes, ncSeconds, root, ternCongestionControl, false)
+                    .run(results);
             }
             if (wants("http")) {
                 if (Commands.find("nginx").isPresent() && Commands.find("ab").isPresent()) {
@@ -315,7 +316,17 @@ public final class VethBenchmark {
             } finally {
                 ternTcp = null;
             }
+            if (wants("nc") || only.equals("tcp-ce")) {
+                // tern nc --ecn on where users meet ECN, through the same marks.
+                new NcBenchmark(pairs, ceLevels, rounds, ncBytes, ncSeconds,
+                    ternRoot(), ternCongestionControl, true).run(results);
+            }
         }
+    }
+
+    /** The repository the benchmark runs from ({@code -Dtern.root}, set by bench-veth.sh): where ./tern is. */
+    private static Path ternRoot() {
+        return Path.of(System.getProperty("tern.root", "")).toAbsolutePath();
     }
 
     /** Tern's settings for the lossy and marked measurements: its default, or {@code --tern-cc}'s control. */
