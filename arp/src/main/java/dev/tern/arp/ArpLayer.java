@@ -4,8 +4,10 @@ import dev.tern.arp.wire.ArpPacket;
 import dev.tern.core.counters.CountersFile;
 import dev.tern.core.net.InterfaceAddress;
 import dev.tern.core.net.Ipv4Address;
+import dev.tern.core.time.EarliestTimer;
 import dev.tern.core.time.Timers;
 import dev.tern.ethernet.EthernetLayer;
+import dev.tern.ethernet.PendingPackets;
 import dev.tern.ethernet.wire.EtherType;
 import dev.tern.ethernet.wire.MacAddress;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -73,8 +75,7 @@ public final class ArpLayer implements EthernetLayer.Handler {
     private UnreachableHandler unreachable = (packet, offset, length, nowNs) -> { };
     private LearnedHandler learned;
     private FailedHandler failed = (neighbourIp, nowNs) -> { };
-    private long neighbourTimer = -1;
-    private long neighbourTimerDeadline = Long.MAX_VALUE;
+    private final EarliestTimer neighbourTimer;
     private int announcementsLeft;
     private boolean defended;
     private long lastDefenceNs;
@@ -117,6 +118,7 @@ public final class ArpLayer implements EthernetLayer.Handler {
             counters.counter("arp.pending.overflow"), counters.counter("arp.pending.no_buffer"),
             counters.counter("arp.cache_full"));
         this.timerOwner = timers.register(this::onTimer);
+        this.neighbourTimer = new EarliestTimer(timers, timerOwner, TIMER_NEIGHBOURS);
         ethernet.register(EtherType.ARP, this);
     }
 
@@ -279,29 +281,17 @@ public final class ArpLayer implements EthernetLayer.Handler {
 
     /** The neighbour answered: send everything that waited for it, oldest first. */
     void sendPending(int neighbourIp, long neighbourMac, NeighbourCache cache, int entry) {
-        int buffer;
-        while ((buffer = cache.pollPending(entry)) >= 0) {
-            final int length = cache.pendingLength(buffer);
-            if (ethernet.begin(neighbourMac, EtherType.IPV4)) {
-                MemorySegment.copy(cache.pendingSegment(), cache.pendingOffset(buffer), ethernet.frame().segment(),
-                    ethernet.payloadOffset(), length);
-                ethernet.send(length);
-                pendingSent.incrementRelease();
-            } else {
-                pendingLost.incrementRelease();
-            }
-            cache.releasePending(buffer);
-        }
+        cache.pending().transmit(entry, ethernet, neighbourMac, EtherType.IPV4, pendingSent, pendingLost);
     }
 
     /** Resolution gave up: every waiting packet is dropped, and its sender told the host is unreachable. */
     void resolutionFailed(int neighbourIp, NeighbourCache cache, int entry) {
         resolveFailed.incrementRelease();
+        final PendingPackets pending = cache.pending();
         int buffer;
-        while ((buffer = cache.pollPending(entry)) >= 0) {
-            unreachable.onUnreachable(cache.pendingSegment(), cache.pendingOffset(buffer), cache.pendingLength(buffer),
-                lastNowNs);
-            cache.releasePending(buffer);
+        while ((buffer = pending.poll(entry)) >= 0) {
+            unreachable.onUnreachable(pending.segment(), pending.offset(buffer), pending.length(buffer), lastNowNs);
+            pending.release(buffer);
         }
     }
 
@@ -312,14 +302,7 @@ public final class ArpLayer implements EthernetLayer.Handler {
 
     /** Keeps one wheel timer armed at the cache's earliest deadline. */
     void armTimer(long deadlineNs) {
-        if (neighbourTimer >= 0 && deadlineNs - neighbourTimerDeadline >= 0) {
-            return;
-        }
-        if (neighbourTimer >= 0) {
-            timers.cancel(neighbourTimer);
-        }
-        neighbourTimer = timers.schedule(timerOwner, deadlineNs, TIMER_NEIGHBOURS);
-        neighbourTimerDeadline = deadlineNs;
+        neighbourTimer.arm(deadlineNs);
     }
 
     private void onTimer(long value, long nowNs) {
@@ -331,8 +314,7 @@ public final class ArpLayer implements EthernetLayer.Handler {
             }
             return;
         }
-        neighbourTimer = -1;
-        neighbourTimerDeadline = Long.MAX_VALUE;
+        neighbourTimer.fired();
         final long next = neighbours.expire(nowNs);
         if (next != Long.MAX_VALUE) {
             armTimer(next);

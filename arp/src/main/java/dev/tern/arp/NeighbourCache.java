@@ -1,6 +1,6 @@
 package dev.tern.arp;
 
-import dev.tern.core.memory.FramePool;
+import dev.tern.ethernet.PendingPackets;
 import dev.tern.ethernet.wire.MacAddress;
 import org.agrona.collections.Int2IntHashMap;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -14,9 +14,9 @@ import java.lang.foreign.MemorySegment;
  * seconds for a confirmation to arrive), then PROBE (unicast requests confirm it or it is forgotten).
  *
  * <p>Entries are rows of parallel arrays addressed by index, found by address through Agrona's
- * {@link Int2IntHashMap}. Packets waiting for resolution are copied into a bounded {@link FramePool} and chained
- * per neighbour in FIFO order through {@code next[]}: a neighbour holds at most {@code pendingPerNeighbour}
- * (the oldest is dropped beyond that, as Linux does), all neighbours together at most {@code pendingTotal}.
+ * {@link Int2IntHashMap}. Packets waiting for resolution wait in {@link PendingPackets}: a neighbour holds at most
+ * {@code pendingPerNeighbour} (the oldest is dropped beyond that, as Linux does), all together at most
+ * {@code pendingTotal}.
  *
  * <p>Nothing here touches the wire: requests go out through the {@link ArpLayer} that owns this cache.
  *
@@ -42,18 +42,9 @@ public final class NeighbourCache {
     private final long[] deadlineNs;
     private final long[] lastUsedNs;
     private final int[] attempts;
-    private final int[] pendingHead;
-    private final int[] pendingTail;
-    private final int[] pendingCount;
     private final int[] freeEntries;
     private int freeCount;
-
-    private final FramePool pending;
-    private final int[] pendingNext;
-    private final int[] pendingLength;
-
-    private final AtomicCounter pendingOverflow;
-    private final AtomicCounter pendingNoBuffer;
+    private final PendingPackets pending;
     private final AtomicCounter cacheFull;
 
     NeighbourCache(ArpConfig config, ArpLayer arp, int maxPacketLength, AtomicCounter pendingOverflow,
@@ -68,19 +59,13 @@ public final class NeighbourCache {
         this.deadlineNs = new long[n];
         this.lastUsedNs = new long[n];
         this.attempts = new int[n];
-        this.pendingHead = new int[n];
-        this.pendingTail = new int[n];
-        this.pendingCount = new int[n];
         this.freeEntries = new int[n];
         for (int i = 0; i < n; i++) {
             freeEntries[i] = n - 1 - i;
         }
         this.freeCount = n;
-        this.pending = FramePool.allocate(config.pendingTotal(), maxPacketLength);
-        this.pendingNext = new int[config.pendingTotal()];
-        this.pendingLength = new int[config.pendingTotal()];
-        this.pendingOverflow = pendingOverflow;
-        this.pendingNoBuffer = pendingNoBuffer;
+        this.pending = new PendingPackets(n, config.pendingPerNeighbour(), config.pendingTotal(), maxPacketLength,
+            pendingOverflow, pendingNoBuffer);
         this.cacheFull = cacheFull;
     }
 
@@ -183,15 +168,11 @@ public final class NeighbourCache {
 
     /** A buffer to copy a waiting packet into (see {@link #pendingSegment()}), or -1 when every buffer is taken (counted). */
     public int queueBegin() {
-        final int buffer = pending.acquire();
-        if (buffer < 0) {
-            pendingNoBuffer.incrementRelease();
-        }
-        return buffer;
+        return pending.begin();
     }
 
     public MemorySegment pendingSegment() {
-        return pending.slab();
+        return pending.segment();
     }
 
     public long pendingOffset(int buffer) {
@@ -199,7 +180,7 @@ public final class NeighbourCache {
     }
 
     public int pendingCapacity() {
-        return pending.bufferSize();
+        return pending.capacity();
     }
 
     /** Queues the packet of {@code length} bytes written into {@code buffer} until {@code nextHop} resolves. */
@@ -207,31 +188,15 @@ public final class NeighbourCache {
         final int entry = index.get(nextHop);
         if (entry < 0 || state[entry] != INCOMPLETE) {
             // Resolved meanwhile (cannot happen within one poll) or no entry could be made: nothing to wait for.
-            pendingOverflow.incrementRelease();
-            pending.release(buffer);
+            pending.refuse(buffer);
             return;
         }
-        if (pendingCount[entry] == config.pendingPerNeighbour()) {
-            final int oldest = pendingHead[entry];
-            pendingHead[entry] = pendingNext[oldest];
-            pendingCount[entry]--;
-            pending.release(oldest);
-            pendingOverflow.incrementRelease();
-        }
-        pendingLength[buffer] = length;
-        pendingNext[buffer] = -1;
-        if (pendingCount[entry] == 0) {
-            pendingHead[entry] = buffer;
-        } else {
-            pendingNext[pendingTail[entry]] = buffer;
-        }
-        pendingTail[entry] = buffer;
-        pendingCount[entry]++;
+        pending.commit(entry, buffer, length);
     }
 
     /** Gives a buffer from {@link #queueBegin} back without queueing it. */
     public void queueAbort(int buffer) {
-        pending.release(buffer);
+        pending.abort(buffer);
     }
 
     /**
@@ -313,23 +278,9 @@ public final class NeighbourCache {
         return next;
     }
 
-    /** Takes the oldest waiting packet of {@code entry}: its buffer, or -1 when none is left. */
-    int pollPending(int entry) {
-        if (pendingCount[entry] == 0) {
-            return -1;
-        }
-        final int buffer = pendingHead[entry];
-        pendingHead[entry] = pendingNext[buffer];
-        pendingCount[entry]--;
-        return buffer;
-    }
-
-    int pendingLength(int buffer) {
-        return pendingLength[buffer];
-    }
-
-    void releasePending(int buffer) {
-        pending.release(buffer);
+    /** The packets waiting for resolution (ArpLayer sends them, or reports them unreachable). */
+    PendingPackets pending() {
+        return pending;
     }
 
     private int create(int address, long nowNs) {
@@ -342,7 +293,7 @@ public final class NeighbourCache {
         mac[entry] = 0;
         attempts[entry] = 0;
         lastUsedNs[entry] = nowNs;
-        pendingCount[entry] = 0;
+        pending.clear(entry);
         index.put(address, entry);
         return entry;
     }
@@ -364,10 +315,7 @@ public final class NeighbourCache {
     }
 
     private void remove(int entry) {
-        int buffer;
-        while ((buffer = pollPending(entry)) >= 0) {
-            pending.release(buffer);
-        }
+        pending.clear(entry);
         index.remove(ip[entry]);
         state[entry] = FREE;
         freeEntries[freeCount++] = entry;

@@ -3,6 +3,7 @@ package dev.tern.ipv4;
 import dev.tern.core.checksum.InternetChecksum;
 import dev.tern.core.counters.CountersFile;
 import dev.tern.core.net.Ipv4Address;
+import dev.tern.core.time.TokenBucket;
 import dev.tern.ipv4.wire.IcmpHeader;
 import dev.tern.ipv4.wire.IpProtocol;
 import dev.tern.ipv4.wire.Ipv4Header;
@@ -19,7 +20,7 @@ import java.lang.foreign.MemorySegment;
  * broadcast or multicast address, a non-first fragment, or a datagram whose source is not a unicast address; they
  * quote as much of the datagram as fits in 576 bytes (RFC 1812 §4.3.2.3) and are rate limited twice (RFC 1812
  * §4.3.2.8): first per peer ({@link IcmpPeerRateLimiter}, Linux's icmp_ratelimit), so that one peer cannot spend the
- * allowance of all, then globally ({@link IcmpRateLimiter}, Linux's icmp_msgs_per_sec). Each limit counts what it
+ * allowance of all, then globally ({@link TokenBucket}, Linux's icmp_msgs_per_sec). Each limit counts what it
  * suppressed under its own name. Every error type Tern sends (unreachable, time exceeded, parameter problem) is
  * limited, as Linux's default icmp_ratemask does; echo replies are not errors and are not limited.
  *
@@ -36,7 +37,7 @@ public final class IcmpLayer implements IpProtocolHandler {
     private final IcmpHeader rx = new IcmpHeader();
     private final IcmpHeader tx = new IcmpHeader();
     private final Ipv4Header quoted = new Ipv4Header();
-    private final IcmpRateLimiter errorLimiter;
+    private final TokenBucket errorLimiter;
     private final IcmpPeerRateLimiter peerLimiter;
     private EchoListener echoListener;
 
@@ -60,7 +61,7 @@ public final class IcmpLayer implements IpProtocolHandler {
     IcmpLayer(Ipv4Layer ipv4, Ipv4Config config, CountersFile counters) {
         this.ipv4 = ipv4;
         this.config = config;
-        this.errorLimiter = new IcmpRateLimiter(config.icmpErrorsPerSecond(), config.icmpErrorBurst());
+        this.errorLimiter = new TokenBucket(config.icmpErrorsPerSecond(), config.icmpErrorBurst());
         this.peerLimiter = new IcmpPeerRateLimiter(config.icmpPeerIntervalNs(), config.icmpPeerBurst(),
             config.icmpPeerEntries());
         this.rxMessages = counters.counter("icmp.rx.messages");

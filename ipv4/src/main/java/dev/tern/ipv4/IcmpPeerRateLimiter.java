@@ -2,7 +2,7 @@ package dev.tern.ipv4;
 
 /**
  * Token buckets limiting the ICMP errors we send to each peer (RFC 1812 §4.3.2.8: "the rate limiting parameters
- * SHOULD be settable"; RFC 1122 §3.2.2), beside the global {@link IcmpRateLimiter}: one peer provoking errors (a port
+ * SHOULD be settable"; RFC 1122 §3.2.2), beside the global {@link dev.tern.core.time.TokenBucket}: one peer provoking errors (a port
  * scan, a flood of bad datagrams) spends its own bucket, not the allowance every other peer shares. The numbers
  * follow Linux's per-destination limit (icmp_ratelimit 1000 ms, a burst of 6): a peer earns one error per
  * {@code intervalNs}, saving up to {@code burst}.

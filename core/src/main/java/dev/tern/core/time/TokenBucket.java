@@ -1,24 +1,25 @@
-package dev.tern.ipv4;
+package dev.tern.core.time;
 
 /**
- * Token bucket limiting the ICMP errors we send (RFC 1812 §4.3.2.8; RFC 1122 §3.2.2 asks for a limit too):
- * {@code perSecond} tokens a second, up to {@code burst} saved. Owned by the shard thread.
+ * A token bucket: {@code perSecond} tokens a second, up to {@code burst} saved (0 a second: only the burst, never
+ * refilled). It limits the ICMP and ICMPv6 errors a stack sends (RFC 1812 §4.3.2.8, RFC 4443 §2.4(f)). Owned by the
+ * shard thread.
  */
-final class IcmpRateLimiter {
+public final class TokenBucket {
     private final long nanosPerToken;
     private final long burst;
     private long tokens;
     private long lastRefillNs;
     private boolean started;
 
-    IcmpRateLimiter(int perSecond, int burst) {
+    public TokenBucket(int perSecond, int burst) {
         this.nanosPerToken = perSecond == 0 ? Long.MAX_VALUE : 1_000_000_000L / perSecond;
         this.burst = burst;
         this.tokens = burst;
     }
 
     /** Takes a token if one is available. */
-    boolean tryAcquire(long nowNs) {
+    public boolean tryAcquire(long nowNs) {
         if (!started) {
             started = true;
             lastRefillNs = nowNs;
