@@ -8,11 +8,13 @@ import dev.tern.afxdp.AfXdpOpenException;
 import dev.tern.afxdp.AfXdpOptions;
 import dev.tern.core.net.InterfaceAddress;
 import dev.tern.core.net.Ipv4Address;
+import dev.tern.core.net.Ipv6InterfaceAddress;
 import dev.tern.ethernet.link.Link;
 import dev.tern.ethernet.memory.MemoryWire;
 import dev.tern.ethernet.pcap.PcapTap;
 import dev.tern.ethernet.pcap.PcapWriter;
 import dev.tern.ethernet.wire.MacAddress;
+import dev.tern.ipv6.Ipv6Config;
 import dev.tern.rawqp.LinkUnavailableException;
 import dev.tern.rawqp.RawQpLinks;
 import dev.tern.rawqp.RawQpOptions;
@@ -33,9 +35,9 @@ import java.util.Set;
  * {@code tern serve}.
  */
 final class NetworkOptions {
-    static final Set<String> VALUE_FLAGS = Set.of("--link", "--ip", "--gw", "--mac", "--mtu", "--pcap");
-    static final String USAGE = "--link memory|afpacket:IFACE|afxdp:IFACE[:QUEUE]|rawqp:DEVICE[:PORT] --ip A.B.C.D/N [--gw A.B.C.D]... "
-        + "[--mac M] [--mtu N] [--pcap FILE]";
+    static final Set<String> VALUE_FLAGS = Set.of("--link", "--ip", "--ip6", "--gw", "--mac", "--mtu", "--pcap");
+    static final String USAGE = "--link memory|afpacket:IFACE|afxdp:IFACE[:QUEUE]|rawqp:DEVICE[:PORT] --ip A.B.C.D/N [--ip6 ADDR/N]... "
+        + "[--gw A.B.C.D]... [--mac M] [--mtu N] [--pcap FILE]";
     /** The link flags in every network command's help. */
     static final java.util.List<CommandHelp.Option> HELP = java.util.List.of(
         CommandHelp.option("--link KIND", "memory: an in-process peer stack at the subnet's first other address "
@@ -45,6 +47,9 @@ final class NetworkOptions {
             + "rdma-core's headers, never yet run on RDMA hardware)",
             "memory"),
         CommandHelp.option("--ip A.B.C.D/N", "this stack's address and prefix length", "198.18.0.2/24"),
+        CommandHelp.option("--ip6 ADDR/N", "turn IPv6 on with this address and on-link prefix (e.g. 2001:db8::2/64), "
+            + "besides the link-local one from the MAC; give it again for more. Neighbour discovery and ping only, "
+            + "so far: TCP and UDP stay IPv4 (docs/STATUS.md)", "none: IPv4 only"),
         CommandHelp.option("--gw A.B.C.D", "default gateway, on the subnet; give it again for more, in preference "
             + "order: when the one in use stops answering ARP, the next is used", "none: the subnet only"),
         CommandHelp.option("--mac M", "this stack's unicast MAC address",
@@ -57,6 +62,8 @@ final class NetworkOptions {
     final String linkTarget;
     final int linkPort;
     final InterfaceAddress address;
+    /** The static IPv6 addresses; IPv6 is on when there is one. */
+    final java.util.List<Ipv6InterfaceAddress> ipv6Addresses;
     /** Every default gateway, in preference order. */
     final int[] gateways;
     final long mac;
@@ -99,6 +106,14 @@ final class NetworkOptions {
             default -> throw badLink(args, link);
         }
         address = parse(args, "--ip", () -> InterfaceAddress.parse(args.value("--ip", "198.18.0.2/24")));
+        final java.util.List<Ipv6InterfaceAddress> v6 = new java.util.ArrayList<>();
+        for (String value : args.values("--ip6")) {
+            v6.add(parse(args, "--ip6", () -> Ipv6InterfaceAddress.parse(value)));
+        }
+        if (v6.size() > Ipv6Config.MAX_ADDRESSES) {
+            throw new UsageException(args.command() + ": at most " + Ipv6Config.MAX_ADDRESSES + " --ip6 addresses");
+        }
+        ipv6Addresses = java.util.List.copyOf(v6);
         // RFC 1122 §3.3.1.2, §3.3.1.5: --gw may be given more than once, the gateways in preference order.
         final java.util.List<String> gwValues = args.values("--gw");
         gateways = new int[gwValues.size()];
@@ -116,6 +131,13 @@ final class NetworkOptions {
         }
         mtu = args.intValue("--mtu", linkKind.equals("afpacket") ? 65535 : 1500, 576, 65535);
         pcap = args.has("--pcap") ? Path.of(args.value("--pcap", null)) : null;
+    }
+
+    /** IPv6 on, with the --ip6 addresses, when any was given (shard 0 answers for it). */
+    private void applyIpv6(NetStack.Builder builder) {
+        if (!ipv6Addresses.isEmpty()) {
+            builder.ipv6(Ipv6Config.withAddresses(ipv6Addresses));
+        }
     }
 
     static NetworkOptions from(Arguments args) {
@@ -302,6 +324,7 @@ final class NetworkOptions {
             final Link tapped = writer == null ? link : new PcapTap(link, writer, dev.tern.core.time.SystemClock.INSTANCE);
             final NetStack.Builder builder = NetStack.builder().name(name).link(tapped).address(address).mtu(mtu);
             applyTcp(builder);
+            applyIpv6(builder);
             for (int gw : gateways) {
                 builder.gateway(Ipv4Address.format(gw));
             }
@@ -376,6 +399,7 @@ final class NetworkOptions {
             final dev.tern.stack.StackShards built = dev.tern.stack.StackShards.build(shards, k -> links[k], builder -> {
                 builder.name(name).address(address).mtu(mtu);
                 applyTcp(builder);
+                applyIpv6(builder);
                 for (int gw : gateways) {
                     builder.gateway(Ipv4Address.format(gw));
                 }

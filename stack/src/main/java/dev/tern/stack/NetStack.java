@@ -17,6 +17,8 @@ import dev.tern.igmp.IgmpConfig;
 import dev.tern.igmp.IgmpLayer;
 import dev.tern.ipv4.Ipv4Config;
 import dev.tern.ipv4.Ipv4Layer;
+import dev.tern.ipv6.Ipv6Config;
+import dev.tern.ipv6.Ipv6Layer;
 import dev.tern.tcp.TcpConfig;
 import dev.tern.tcp.TcpLayer;
 import dev.tern.tcp.TcpOptions;
@@ -72,6 +74,8 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     private final ArpLayer arp;
     private final Ipv4Layer ipv4;
     private final IgmpLayer igmp;
+    /** Null unless IPv6 is enabled; on shard 0 only, where the links steer every frame that is not IPv4. */
+    private final Ipv6Layer ipv6;
     private final UdpLayer udp;
     private final TcpLayer tcp;
     private final TcpSockets tcpSockets;
@@ -151,6 +155,8 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         this.arp = new ArpLayer(ethernet, timers, builder.address, arpConfig, counters);
         this.ipv4 = new Ipv4Layer(ethernet, arp, timers, builder.ipv4Config, counters);
         this.igmp = new IgmpLayer(ipv4, timers, builder.igmpConfig, counters);
+        this.ipv6 = builder.ipv6Config.enabled() && shardIndex == 0
+            ? new Ipv6Layer(ethernet, timers, builder.ipv6Config, counters) : null;
         this.udp = new UdpLayer(ipv4, builder.udpConfig, counters);
         this.udpOutput = new ManyToOneConcurrentArrayQueue<>(builder.udpConfig.maxSockets());
         this.tcp = new TcpLayer(ipv4, timers, builder.tcpConfig, counters);
@@ -193,6 +199,9 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
             neighbourRelay = null;
         }
         arp.start(nowNs);
+        if (ipv6 != null) {
+            ipv6.start(nowNs);
+        }
     }
 
     private static ArpConfig withoutAnnouncements(ArpConfig c) {
@@ -633,6 +642,11 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         return igmp;
     }
 
+    /** The IPv6 layer, or null when IPv6 is not enabled ({@link Builder#ipv6}) or on a shard other than 0. */
+    public Ipv6Layer ipv6() {
+        return ipv6;
+    }
+
     public UdpLayer udp() {
         return udp;
     }
@@ -732,6 +746,9 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         shedding.close();
         link.close();
         ipv4.close();
+        if (ipv6 != null) {
+            ipv6.close();
+        }
         arp.close();
         if (pinger != null) {
             pinger.close();
@@ -751,6 +768,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         private int maxCounters = 512;
         private ArpConfig arpConfig = ArpConfig.DEFAULT;
         private Ipv4Config ipv4Config = Ipv4Config.DEFAULT;
+        private Ipv6Config ipv6Config = Ipv6Config.DISABLED;
         private IgmpConfig igmpConfig = IgmpConfig.DEFAULT;
         private UdpConfig udpConfig = UdpConfig.DEFAULT;
         private TcpConfig tcpConfig;
@@ -815,6 +833,12 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
 
         public Builder ipv4(Ipv4Config config) {
             this.ipv4Config = Objects.requireNonNull(config);
+            return this;
+        }
+
+        /** IPv6 settings; {@link Ipv6Config#DISABLED} (the default) keeps the stack IPv4 only. */
+        public Builder ipv6(Ipv6Config config) {
+            this.ipv6Config = Objects.requireNonNull(config);
             return this;
         }
 

@@ -63,26 +63,78 @@ class EchoAllocationTest {
             peer.commit(tx);
             peer.flush();
             stack.poll(clock.nanoTime());
-            final int[] replyFrames = {0};
-            final long[] requests = {0};
-            final FrameHandler swallow = (segment, offset, length, flags) -> replyFrames[0]++;
-            final Runnable roundTrip = () -> {
-                requests[0]++;
-                Frames.send(peer, tx, frames);
-                stack.poll(clock.nanoTime());
-                peer.receive(swallow, 64);
-            };
-            roundTrip.run();
-            roundTrip.run();
-            peer.receive(swallow, 64);
-            replyFrames[0] = 0;
-            requests[0] = 0;
             final int rounds = size > 1000 ? 300_000 : 1_000_000;
-            final long bytes = Allocations.measure(WARMUP, rounds, roundTrip);
-            assertEquals(0, bytes, "bytes allocated answering " + rounds + " echo requests of " + size + " bytes");
-            assertEquals(requests[0] * pieces, replyFrames[0], "every request answered");
+            final long[] requestsAndReplies = measureEchoes(clock, peer, stack, tx, frames, rounds,
+                "echo requests of " + size + " bytes");
+            assertEquals(requestsAndReplies[0] * pieces, requestsAndReplies[1], "every request answered");
             stack.close();
         }
+    }
+
+    /**
+     * IPv6 too: the peer's solicitation makes it known (RFC 4861 §7.2.3), then each echo request goes through the
+     * fixed header, the extension-header walk, the ICMPv6 checksum, the neighbour cache and output with nothing
+     * allocated.
+     */
+    @Test
+    void answeringAnIpv6EchoRequestAllocatesNothing() {
+        final VirtualClock clock = new VirtualClock();
+        try (MemoryWire wire = MemoryWire.builder().clock(clock).build(); Arena arena = Arena.ofConfined()) {
+            final MemoryLink peer = wire.attach("peer", PEER_MAC);
+            final dev.tern.core.net.Ipv6Address us = dev.tern.core.net.Ipv6Address.parse("2001:db8::2");
+            final dev.tern.core.net.Ipv6Address them = dev.tern.core.net.Ipv6Address.parse("2001:db8::1");
+            final NetStack stack = NetStack.builder().link(wire.attach("us", 0x0200_0000_0002L)).address("198.18.0.2/24")
+                .ipv6(dev.tern.ipv6.Ipv6Config.withAddresses(java.util.List.of(
+                    dev.tern.core.net.Ipv6InterfaceAddress.parse("2001:db8::2/64"))).withDadTransmits(0))
+                .clock(clock).countersInMemory().build();
+            final TxFrame tx = new TxFrame();
+            final byte[] solicitation = dev.tern.stack.testing.Ipv6Frames.frame(
+                dev.tern.core.net.Ipv6Address.multicastMac(us.solicitedNode().low()), PEER_MAC,
+                dev.tern.stack.testing.Ipv6Frames.icmpPacket(them, us.solicitedNode(), 255, 135, 0, 0,
+                    dev.tern.stack.testing.Ipv6Frames.ndBody(us, 1, PEER_MAC)));
+            final byte[] request = dev.tern.stack.testing.Ipv6Frames.frame(stack.macAddress(), PEER_MAC,
+                dev.tern.stack.testing.Ipv6Frames.icmpPacket(them, us, 64, 128, 0, 0x0001_0001, Frames.pattern(56, 1)));
+            final MemorySegment[] frames = {arena.allocate(request.length)};
+            MemorySegment.copy(request, 0, frames[0], ValueLayout.JAVA_BYTE, 0, request.length);
+            Frames.send(peer, tx, new MemorySegment[]{copy(arena, solicitation)});
+            stack.poll(clock.nanoTime());
+            final long[] requestsAndReplies = measureEchoes(clock, peer, stack, tx, frames, 1_000_000,
+                "IPv6 echo requests");
+            assertEquals(requestsAndReplies[0], requestsAndReplies[1], "every request answered");
+            assertEquals(requestsAndReplies[0] + 2, stack.counters().value("icmp6.tx.echo_replies"));
+            stack.close();
+        }
+    }
+
+    /**
+     * Sends {@code frames} (one request) and takes the replies, twice to settle, then {@code rounds} times measured:
+     * asserts nothing was allocated and returns the measured requests and reply frames.
+     */
+    private static long[] measureEchoes(VirtualClock clock, MemoryLink peer, NetStack stack, TxFrame tx,
+                                        MemorySegment[] frames, int rounds, String what) {
+        final int[] replyFrames = {0};
+        final long[] requests = {0};
+        final FrameHandler swallow = (segment, offset, length, flags) -> replyFrames[0]++;
+        final Runnable roundTrip = () -> {
+            requests[0]++;
+            Frames.send(peer, tx, frames);
+            stack.poll(clock.nanoTime());
+            peer.receive(swallow, 64);
+        };
+        roundTrip.run();
+        roundTrip.run();
+        peer.receive(swallow, 64);
+        replyFrames[0] = 0;
+        requests[0] = 0;
+        final long bytes = Allocations.measure(WARMUP, rounds, roundTrip);
+        assertEquals(0, bytes, "bytes allocated answering " + rounds + " " + what);
+        return new long[]{requests[0], replyFrames[0]};
+    }
+
+    private static MemorySegment copy(Arena arena, byte[] bytes) {
+        final MemorySegment segment = arena.allocate(bytes.length);
+        MemorySegment.copy(bytes, 0, segment, ValueLayout.JAVA_BYTE, 0, bytes.length);
+        return segment;
     }
 
     /**

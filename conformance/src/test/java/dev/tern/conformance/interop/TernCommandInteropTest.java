@@ -39,7 +39,7 @@ class TernCommandInteropTest extends VethRigTest {
     private static final Pattern REPLY = Pattern.compile("^8008 bytes from 198\\.18\\.0\\.1: icmp_seq=(\\d+) ttl=64 time=", Pattern.MULTILINE);
 
     /** {@code java ... dev.tern.cli.Tern ARGS}, with this JVM's class path and the flags the launcher passes. */
-    private static List<String> tern(Path countersDirectory, String... arguments) {
+    static List<String> tern(Path countersDirectory, String... arguments) {
         final List<String> command = new ArrayList<>(List.of("env", "TERN_COUNTERS_DIR=" + countersDirectory,
             ProcessHandle.current().info().command().orElse("java"), "--enable-native-access=ALL-UNNAMED",
             "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow",

@@ -14,6 +14,7 @@ import java.util.Set;
  *
  * <pre>
  *   core &lt;- ethernet &lt;- arp &lt;- ipv4 &lt;- {igmp, udp, tcp} &lt;- stack &lt;- {nio, script} &lt;- {cli, conformance}
+ *                ^-- ipv6 &lt;------------------------------------ stack
  *                ^-- {rawqp, afpacket, afxdp} (Links) &lt;---------------------------- nio
  *   ^-- testkit (the namespace harness) &lt;-- conformance; afpacket's tests (test scope only)
  * </pre>
@@ -38,7 +39,8 @@ public final class ModuleLadder {
         EDGES.put("rawqp", List.of("ethernet"));
         EDGES.put("afpacket", List.of("ethernet"));
         EDGES.put("afxdp", List.of("ethernet"));
-        EDGES.put("stack", List.of("igmp", "udp", "tcp"));
+        EDGES.put("ipv6", List.of("ethernet"));
+        EDGES.put("stack", List.of("igmp", "udp", "tcp", "ipv6"));
         EDGES.put("nio", List.of("stack", "afpacket", "afxdp", "rawqp"));
         EDGES.put("script", List.of("stack"));
         EDGES.put("cli", List.of("nio", "script"));

@@ -1,0 +1,150 @@
+package dev.tern.conformance.interop;
+
+import dev.tern.core.net.Ipv6Address;
+import dev.tern.core.net.Ipv6InterfaceAddress;
+import dev.tern.ethernet.wire.MacAddress;
+import dev.tern.ipv6.Ipv6Config;
+import dev.tern.testkit.netns.CommandResult;
+import dev.tern.testkit.netns.NetnsHarness;
+import dev.tern.testkit.netns.BackgroundCommand;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * IPv6 between Tern and the Linux kernel over veth: the kernel resolves Tern's addresses by neighbour discovery
+ * (RFC 4861) and pings them (RFC 4443 echo), global and link-local; Tern resolves the kernel in turn to send its
+ * replies. Only the kernel's end of the pair has IPv6 enabled: the kernel in Tern's namespace never answers for it.
+ */
+class Ipv6InteropTest extends VethRigTest {
+    private static final Duration TIMEOUT = Duration.ofSeconds(20);
+    private static final String TERN = "2001:db8::2";
+    private static final String PEER = "2001:db8::1";
+    private static final Pattern SUMMARY = Pattern.compile("(\\d+) packets transmitted, (\\d+) received");
+
+    /** The veth pair with IPv6 on the kernel's end only, 2001:db8::1/64 (no DAD: the test owns the link). */
+    private void createRig() {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        final NetnsHarness net = rig.net();
+        net.peerExec(TIMEOUT, "sysctl", "-qw", "net.ipv6.conf." + NetnsHarness.PEER_INTERFACE + ".disable_ipv6=0")
+            .orThrow();
+        net.peerExec(TIMEOUT, "ip", "-6", "address", "add", PEER + "/64", "dev", NetnsHarness.PEER_INTERFACE, "nodad")
+            .orThrow();
+    }
+
+    private void startTern() {
+        createRig();
+        rig.startTernRunner(b -> b.ipv6(Ipv6Config.withAddresses(List.of(Ipv6InterfaceAddress.parse(TERN + "/64")))));
+        final long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (rig.counter("nd.dad.completed") < 2 && System.nanoTime() - deadline < 0) {
+            Thread.onSpinWait();
+        }
+        assertEquals(2, rig.counter("nd.dad.completed"), "both of Tern's addresses passed DAD");
+        assertEquals(0, rig.counter("nd.dad.duplicates"));
+    }
+
+    private CommandResult ping6(String address, int count) {
+        return rig.net().peerExec(TIMEOUT, "ping", "-6", "-n", "-c", Integer.toString(count), "-i", "0.05", "-W", "2",
+            "-s", "100", address);
+    }
+
+    private static int[] sentAndReceived(CommandResult ping) {
+        final Matcher m = SUMMARY.matcher(ping.stdout());
+        assertTrue(m.find(), ping.stdout() + ping.stderr());
+        return new int[]{Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2))};
+    }
+
+    /** The kernel's IPv6 MIB counters ({@code /proc/net/snmp6}: one "name value" per line), read in its namespace. */
+    private Map<String, Long> snmp6() {
+        final String text = rig.net().peerNamespace().call(() -> {
+            try {
+                return Files.readString(Path.of("/proc/thread-self/net/snmp6"));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        });
+        final Map<String, Long> values = new HashMap<>();
+        text.lines().map(l -> l.trim().split("\\s+")).filter(w -> w.length == 2)
+            .forEach(w -> values.put(w[0], Long.parseLong(w[1])));
+        return values;
+    }
+
+    @Test
+    void kernelResolvesAndPingsTernsGlobalAddress() {
+        startTern();
+        final Map<String, Long> before = snmp6();
+        final CommandResult ping = ping6(TERN, 5);
+        final int[] counts = sentAndReceived(ping);
+        assertEquals(5, counts[0], ping.stdout());
+        assertEquals(5, counts[1], "every echo answered: " + ping.stdout());
+        assertTrue(!ping.stdout().contains("DUP!") && !ping.stdout().contains("wrong data"), ping.stdout());
+        final String neighbour = rig.net().peerExec(TIMEOUT, "ip", "-6", "neigh", "show", TERN, "dev",
+            NetnsHarness.PEER_INTERFACE).orThrow().stdout();
+        assertTrue(neighbour.contains("lladdr " + MacAddress.format(rig.ternMac())), neighbour);
+        final Map<String, Long> after = snmp6();
+        assertEquals(5, after.get("Icmp6InEchoReplies") - before.get("Icmp6InEchoReplies"));
+        assertEquals(0, after.get("Icmp6InErrors") - before.get("Icmp6InErrors"), "Tern's ICMPv6 checksums are right");
+        assertEquals(0, after.get("Ip6InHdrErrors") - before.get("Ip6InHdrErrors"));
+        assertTrue(after.get("Icmp6InNeighborAdvertisements") - before.get("Icmp6InNeighborAdvertisements") >= 1);
+        assertEquals(5, rig.counter("icmp6.rx.echo_requests"));
+        assertEquals(5, rig.counter("icmp6.tx.echo_replies"));
+        assertTrue(rig.counter("nd.tx.advertisements") >= 1);
+        assertEquals(0, rig.counter("icmp6.drop.bad_checksum"), "the kernel's checksums are right too");
+        assertEquals(0, rig.counter("nd.drop.invalid"));
+        assertEquals(0, rig.counter("stack.internal_errors"));
+    }
+
+    @Test
+    void kernelPingsTernsLinkLocalAddress() {
+        startTern();
+        final String linkLocal = Ipv6Address.linkLocal(rig.ternMac()) + "%" + NetnsHarness.PEER_INTERFACE;
+        final CommandResult ping = ping6(linkLocal, 3);
+        final int[] counts = sentAndReceived(ping);
+        assertEquals(3, counts[1], "every echo answered: " + ping.stdout());
+        assertEquals(3, rig.counter("icmp6.tx.echo_replies"));
+    }
+
+    @Test
+    void ternDoesNotAnswerForAnAddressItDoesNotHold() {
+        startTern();
+        final CommandResult ping = ping6("2001:db8::9", 2);
+        assertEquals(0, sentAndReceived(ping)[1], ping.stdout());
+        assertEquals(0, rig.counter("nd.tx.advertisements"));
+        assertEquals(0, rig.counter("icmp6.tx.echo_replies"));
+    }
+
+    /** The command a user runs: {@code tern serve --ip6} answers the kernel's ping over IPv6 and counts it. */
+    @Test
+    void ternServeWithIp6AnswersTheKernelsPing(@TempDir Path counters) {
+        createRig();
+        final BackgroundCommand serve = rig.net().startInTern(TernCommandInteropTest.tern(counters, "serve", "--link",
+            "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip", VethRig.TERN_CIDR, "--ip6", TERN + "/64")
+            .toArray(String[]::new));
+        serve.awaitOutput("answering ARP and ping", Duration.ofSeconds(30));
+        CommandResult ping = ping6(TERN, 3);
+        for (int attempt = 0; attempt < 10 && sentAndReceived(ping)[1] == 0; attempt++) {
+            ping = ping6(TERN, 3); // DAD holds the address back for a second after the command starts
+        }
+        assertTrue(sentAndReceived(ping)[1] >= 2, ping.stdout());
+        final CommandResult stat = rig.net().ternExec(Duration.ofSeconds(60), TernCommandInteropTest.tern(counters,
+            "stat").toArray(String[]::new));
+        assertTrue(stat.stdout().contains("icmp6.tx.echo_replies"), stat.stdout() + stat.stderr());
+        assertTrue(stat.stdout().contains("nd.dad.completed"), stat.stdout());
+        final int status = serve.stop();
+        assertTrue(status == 0 || status == 128 + 15, "serve ends on SIGTERM: " + status + serve.stderr());
+        assertTrue(!serve.stderr().contains("Exception"), serve.stderr());
+    }
+}

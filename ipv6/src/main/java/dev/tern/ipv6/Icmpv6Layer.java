@@ -1,0 +1,162 @@
+package dev.tern.ipv6;
+
+import dev.tern.core.checksum.InternetChecksum;
+import dev.tern.core.memory.BigEndian;
+import dev.tern.core.net.Ipv6Address;
+import dev.tern.core.time.TokenBucket;
+import dev.tern.ipv6.wire.Icmpv6Header;
+import dev.tern.ipv6.wire.Ipv6Header;
+import dev.tern.ipv6.wire.NextHeader;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * ICMPv6 (RFC 4443): answers echo requests, hands neighbour-discovery messages to {@link NeighbourDiscovery},
+ * counts the errors it receives, and sends errors for the IPv6 layer.
+ *
+ * <p>Errors we send follow §2.4: never about an ICMPv6 error or a redirect, a packet from the unspecified or a
+ * multicast address, or a packet sent to a multicast group (save a parameter problem for an option whose type asks
+ * for one even then, §2.4(e.3)); they quote as much of the packet as keeps the error within the minimum MTU, 1280
+ * bytes (§2.4(c)), and are rate limited by a token bucket (§2.4(f)).
+ *
+ * <p>Owned by the shard thread; not thread-safe.
+ */
+public final class Icmpv6Layer {
+    private final Ipv6Layer ipv6;
+    private final Ipv6Counters counters;
+    private final TokenBucket errorLimiter;
+    private final Icmpv6Header rx = new Icmpv6Header();
+    private final Icmpv6Header tx = new Icmpv6Header();
+    private NeighbourDiscovery discovery;
+
+    Icmpv6Layer(Ipv6Layer ipv6, Ipv6Config config, Ipv6Counters counters) {
+        this.ipv6 = ipv6;
+        this.counters = counters;
+        this.errorLimiter = new TokenBucket(config.errorsPerSecond(), config.errorBurst());
+    }
+
+    void discovery(NeighbourDiscovery discovery) {
+        this.discovery = discovery;
+    }
+
+    /** The sum of the pseudo-header (RFC 8200 §8.1) of a received packet and its ICMPv6 message. */
+    static long checksumOf(Ipv6Packet packet, MemorySegment segment, long offset, int length) {
+        long sum = InternetChecksum.add32(0, (int) (packet.sourceHigh >>> 32));
+        sum = InternetChecksum.add32(sum, (int) packet.sourceHigh);
+        sum = InternetChecksum.add32(sum, (int) (packet.sourceLow >>> 32));
+        sum = InternetChecksum.add32(sum, (int) packet.sourceLow);
+        sum = InternetChecksum.add32(sum, (int) (packet.destinationHigh >>> 32));
+        sum = InternetChecksum.add32(sum, (int) packet.destinationHigh);
+        sum = InternetChecksum.add32(sum, (int) (packet.destinationLow >>> 32));
+        sum = InternetChecksum.add32(sum, (int) packet.destinationLow);
+        sum = InternetChecksum.add32(sum, length);
+        sum = InternetChecksum.add32(sum, NextHeader.ICMPV6);
+        return InternetChecksum.add(sum, segment, offset, length);
+    }
+
+    /** An ICMPv6 message for us at {@code offset}; {@code ipOffset} and {@code packetLength} are its IPv6 packet's. */
+    void onPacket(Ipv6Packet packet, MemorySegment segment, long offset, int length, long ipOffset, int packetLength,
+                  long nowNs) {
+        counters.icmpRxMessages.incrementRelease();
+        rx.wrap(segment, offset, length);
+        if (!rx.complete()) {
+            counters.icmpDropTooShort.incrementRelease();
+            return;
+        }
+        if (!InternetChecksum.verifies(checksumOf(packet, segment, offset, length))) {
+            counters.icmpDropBadChecksum.incrementRelease();
+            return;
+        }
+        switch (rx.type()) {
+            case Icmpv6Header.ECHO_REQUEST -> echoRequest(packet, segment, offset, length, nowNs);
+            case Icmpv6Header.ECHO_REPLY -> counters.icmpRxEchoReplies.incrementRelease();
+            case Icmpv6Header.NEIGHBOR_SOLICITATION -> discovery.onSolicitation(packet, rx, segment, offset, length,
+                nowNs);
+            case Icmpv6Header.NEIGHBOR_ADVERTISEMENT -> discovery.onAdvertisement(packet, rx, segment, offset, length,
+                nowNs);
+            case Icmpv6Header.ROUTER_SOLICITATION, Icmpv6Header.ROUTER_ADVERTISEMENT ->
+                counters.ndRxRouterMessagesIgnored.incrementRelease(); // no SLAAC or default router yet
+            case Icmpv6Header.REDIRECT -> counters.ndRxRedirectsIgnored.incrementRelease();
+            default -> {
+                if (Icmpv6Header.isError(rx.type())) {
+                    counters.icmpRxErrors.incrementRelease(); // no transport above IPv6 yet to tell
+                } else {
+                    counters.icmpRxOther.incrementRelease(); // §2.4(b): unknown informational messages are dropped
+                }
+            }
+        }
+    }
+
+    /** §4.2: the reply carries the request's identifier, sequence and data, from the address it was sent to. */
+    private void echoRequest(Ipv6Packet packet, MemorySegment segment, long offset, int length, long nowNs) {
+        counters.icmpRxEchoRequests.incrementRelease();
+        if (packet.sourceHigh == 0 && packet.sourceLow == 0) {
+            return; // no one to answer
+        }
+        final int opened = packet.multicastDestination
+            ? ipv6.begin(packet.sourceHigh, packet.sourceLow, NextHeader.ICMPV6, length, ipv6.hopLimit(), 0, nowNs)
+            : ipv6.beginFrom(packet.destinationHigh, packet.destinationLow, packet.sourceHigh, packet.sourceLow,
+                NextHeader.ICMPV6, length, ipv6.hopLimit(), 0, nowNs);
+        if (opened != Ipv6Layer.OK) {
+            return;
+        }
+        final MemorySegment out = ipv6.segment();
+        final long at = ipv6.payloadOffset();
+        MemorySegment.copy(segment, offset, out, at, length);
+        tx.wrap(out, at, length).type(Icmpv6Header.ECHO_REPLY).code(0).checksum(0);
+        tx.checksum(InternetChecksum.finish(InternetChecksum.add(ipv6.pseudoHeaderSum(), out, at, length)));
+        ipv6.commit();
+        counters.icmpTxEchoReplies.incrementRelease();
+    }
+
+    /** A parameter problem (§3.4) about the packet at {@code ipOffset}, unless §2.4(e) forbids one. */
+    void parameterProblem(int code, int pointer, MemorySegment segment, long ipOffset, int packetLength,
+                          Ipv6Packet packet, long nowNs) {
+        if (packet.multicastDestination) {
+            counters.icmpTxErrorsSuppressed.incrementRelease();
+            return;
+        }
+        parameterProblemAlways(code, pointer, segment, ipOffset, packetLength, packet, nowNs);
+    }
+
+    /** A parameter problem even for a multicast destination (§2.4(e.3): an option type whose top bits are 10). */
+    void parameterProblemAlways(int code, int pointer, MemorySegment segment, long ipOffset, int packetLength,
+                                Ipv6Packet packet, long nowNs) {
+        sendError(Icmpv6Header.PARAMETER_PROBLEM, code, pointer, segment, ipOffset, packetLength, packet, nowNs);
+    }
+
+    private void sendError(int type, int code, int word, MemorySegment segment, long ipOffset, int packetLength,
+                           Ipv6Packet packet, long nowNs) {
+        if ((packet.sourceHigh == 0 && packet.sourceLow == 0) || Ipv6Address.isMulticast(packet.sourceHigh)
+            || quotesAnError(segment, ipOffset, packetLength)) {
+            counters.icmpTxErrorsSuppressed.incrementRelease();
+            return;
+        }
+        if (!errorLimiter.tryAcquire(nowNs)) {
+            counters.icmpTxErrorsRateLimited.incrementRelease();
+            return;
+        }
+        final int quoted = Math.min(packetLength, Ipv6Header.MIN_MTU - Ipv6Header.LENGTH - Icmpv6Header.LENGTH);
+        final int length = Icmpv6Header.LENGTH + quoted;
+        if (ipv6.begin(packet.sourceHigh, packet.sourceLow, NextHeader.ICMPV6, length, ipv6.hopLimit(), 0, nowNs)
+            != Ipv6Layer.OK) {
+            return;
+        }
+        final MemorySegment out = ipv6.segment();
+        final long at = ipv6.payloadOffset();
+        MemorySegment.copy(segment, ipOffset, out, at + Icmpv6Header.LENGTH, quoted);
+        tx.wrap(out, at, length).type(type).code(code).checksum(0).word(word);
+        tx.checksum(InternetChecksum.finish(InternetChecksum.add(ipv6.pseudoHeaderSum(), out, at, length)));
+        ipv6.commit();
+        counters.icmpTxErrors.incrementRelease();
+    }
+
+    /** §2.4(e.1), (e.2): the packet is itself an ICMPv6 error or a redirect (right after the fixed header). */
+    private static boolean quotesAnError(MemorySegment segment, long ipOffset, int packetLength) {
+        if (BigEndian.u8(segment, ipOffset + 6) != NextHeader.ICMPV6 || packetLength <= Ipv6Header.LENGTH) {
+            return false;
+        }
+        final int type = BigEndian.u8(segment, ipOffset + Ipv6Header.LENGTH);
+        return Icmpv6Header.isError(type) || type == Icmpv6Header.REDIRECT;
+    }
+}

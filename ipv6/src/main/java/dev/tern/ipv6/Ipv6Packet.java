@@ -1,0 +1,51 @@
+package dev.tern.ipv6;
+
+/**
+ * What the IPv6 layer knows of the packet being handed up: its addresses, hop limit and traffic class, and where
+ * its header starts (so an error can quote it). Valid only during the call; one instance per layer, refilled per
+ * packet.
+ */
+public final class Ipv6Packet {
+    long sourceHigh;
+    long sourceLow;
+    long destinationHigh;
+    long destinationLow;
+    int hopLimit;
+    int trafficClass;
+    int nextHeader;
+    boolean multicastDestination;
+
+    public long sourceHigh() {
+        return sourceHigh;
+    }
+
+    public long sourceLow() {
+        return sourceLow;
+    }
+
+    public long destinationHigh() {
+        return destinationHigh;
+    }
+
+    public long destinationLow() {
+        return destinationLow;
+    }
+
+    public int hopLimit() {
+        return hopLimit;
+    }
+
+    public int trafficClass() {
+        return trafficClass;
+    }
+
+    /** The upper-layer protocol (the last Next Header of the chain). */
+    public int nextHeader() {
+        return nextHeader;
+    }
+
+    /** Sent to a multicast group rather than to one of our addresses. */
+    public boolean multicastDestination() {
+        return multicastDestination;
+    }
+}

@@ -1,0 +1,385 @@
+package dev.tern.stack;
+
+import dev.tern.core.net.Ipv6Address;
+import dev.tern.core.net.Ipv6InterfaceAddress;
+import dev.tern.ethernet.wire.EtherType;
+import dev.tern.ethernet.wire.MacAddress;
+import dev.tern.ipv6.Ipv6Config;
+import dev.tern.stack.sim.Simulation;
+import dev.tern.stack.testing.Frames;
+import dev.tern.stack.testing.Ipv6Frames;
+import dev.tern.stack.testing.PeerPort;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.List;
+
+import static dev.tern.stack.testing.Ipv6Frames.ECHO_REPLY;
+import static dev.tern.stack.testing.Ipv6Frames.ECHO_REQUEST;
+import static dev.tern.stack.testing.Ipv6Frames.NA;
+import static dev.tern.stack.testing.Ipv6Frames.NS;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * IPv6, ICMPv6 and neighbour discovery as a peer played by the test sees them on the wire (RFC 8200, RFC 4443,
+ * RFC 4861, RFC 4862 §5.4): every frame the stack sends is decoded here, byte by byte.
+ */
+class Ipv6Test {
+    private static final long SECOND = 1_000_000_000L;
+    private static final long PEER_MAC = MacAddress.parse("0a:00:00:00:00:01");
+    private static final Ipv6Address US = Ipv6Address.parse("2001:db8::2");
+    private static final Ipv6Address PEER = Ipv6Address.parse("2001:db8::1");
+    private static final Ipv6Address SOLICITED_US = US.solicitedNode();
+    private static final int NA_SOLICITED_OVERRIDE = 0x6000_0000;
+
+    private Simulation sim;
+    private NetStack stack;
+    private PeerPort peer;
+    private Ipv6Address linkLocal;
+
+    @BeforeEach
+    void setUp() {
+        sim = new Simulation();
+        peer = new PeerPort(sim, "peer", PEER_MAC);
+        stack = sim.addStack("us", "198.18.0.2/24",
+            b -> b.ipv6(Ipv6Config.withAddresses(List.of(Ipv6InterfaceAddress.parse("2001:db8::2/64")))));
+        linkLocal = Ipv6Address.linkLocal(stack.macAddress());
+    }
+
+    @AfterEach
+    void tearDown() {
+        sim.close();
+    }
+
+    private long counter(String label) {
+        return stack.counters().value(label);
+    }
+
+    /** The IPv6 packets the peer received since the last call (Ethernet header stripped), with their MACs checked. */
+    private List<byte[]> ipv6Seen() {
+        final List<byte[]> packets = peer.drain(f -> f.etherType() == EtherType.IPV6).stream()
+            .map(f -> Arrays.copyOfRange(f.bytes(), 14, f.bytes().length)).toList();
+        peer.clear();
+        return packets;
+    }
+
+    private static Ipv6Address source(byte[] p) {
+        final ByteBuffer b = ByteBuffer.wrap(p);
+        return new Ipv6Address(b.getLong(8), b.getLong(16));
+    }
+
+    private static Ipv6Address destination(byte[] p) {
+        final ByteBuffer b = ByteBuffer.wrap(p);
+        return new Ipv6Address(b.getLong(24), b.getLong(32));
+    }
+
+    private static Ipv6Address target(byte[] p) {
+        final ByteBuffer b = ByteBuffer.wrap(p);
+        return new Ipv6Address(b.getLong(48), b.getLong(56));
+    }
+
+    private static int hopLimit(byte[] p) {
+        return p[7] & 0xff;
+    }
+
+    private static int icmpType(byte[] p) {
+        return p[6] == Ipv6Frames.ICMPV6 ? p[40] & 0xff : -1;
+    }
+
+    private static int word(byte[] p) {
+        return ByteBuffer.wrap(p).getInt(44);
+    }
+
+    /** Passes DAD (one solicitation per address, a second of silence) and forgets what was sent. */
+    private void upAndQuiet() {
+        sim.runFor(2 * SECOND);
+        peer.clear();
+    }
+
+    private void send(Ipv6Address from, Ipv6Address to, long dstMac, int hopLimit, int type, int code, int word,
+                      byte[] body) {
+        peer.send(Ipv6Frames.frame(dstMac, PEER_MAC, Ipv6Frames.icmpPacket(from, to, hopLimit, type, code, word, body)));
+    }
+
+    /** The peer makes itself known as a solicitation does (RFC 4861 §7.2.3), so replies need no resolution. */
+    private void introducePeer() {
+        send(PEER, SOLICITED_US, Ipv6Address.multicastMac(SOLICITED_US.low()), 255, NS, 0, 0,
+            Ipv6Frames.ndBody(US, 1, PEER_MAC));
+        sim.runFor(SECOND / 10);
+        peer.clear();
+    }
+
+    @Test
+    void checksEveryAddressForDuplicatesBeforeUsingIt() {
+        sim.runFor(SECOND / 2);
+        final List<byte[]> sent = ipv6Seen();
+        assertEquals(2, sent.size(), "one DAD solicitation per address");
+        for (byte[] p : sent) {
+            // RFC 4862 §5.4.2: from ::, to the solicited-node group of the target, hop limit 255, no source option.
+            assertEquals(Ipv6Address.UNSPECIFIED, source(p));
+            assertEquals(NS, icmpType(p));
+            assertEquals(255, hopLimit(p));
+            assertEquals(target(p).solicitedNode(), destination(p));
+            assertEquals(40 + 24, p.length, "no link-layer option from the unspecified address");
+            assertTrue(Ipv6Frames.checksumHolds(p));
+        }
+        assertEquals(List.of(linkLocal, US), sent.stream().map(Ipv6Test::target).toList());
+        assertEquals(0, counter("nd.dad.completed"));
+        // A solicitation for a tentative address is not answered (§5.4.3) ...
+        send(PEER, SOLICITED_US, Ipv6Address.multicastMac(SOLICITED_US.low()), 255, NS, 0, 0,
+            Ipv6Frames.ndBody(US, 1, PEER_MAC));
+        sim.runFor(SECOND / 10);
+        assertEquals(List.of(), ipv6Seen());
+        // ... and after a RetransTimer of silence both addresses are in use.
+        sim.runFor(SECOND);
+        assertEquals(2, counter("nd.dad.completed"));
+        assertEquals(List.of("fe80::ff:fe00:1/64 preferred", "2001:db8::2/64 preferred"),
+            stack.ipv6().addresses().describe());
+    }
+
+    @Test
+    void anAdvertisementForATentativeAddressMakesItADuplicateNeverUsed() {
+        sim.runFor(SECOND / 2);
+        peer.clear();
+        // Another node holds 2001:db8::2 and answers our DAD (RFC 4862 §5.4.4).
+        send(US, Ipv6Address.ALL_NODES, Ipv6Address.multicastMac(1), 255, NA, 0, 0x2000_0000,
+            Ipv6Frames.ndBody(US, 2, PEER_MAC));
+        sim.runFor(2 * SECOND);
+        assertEquals(1, counter("nd.dad.duplicates"));
+        assertEquals(1, counter("nd.dad.completed")); // the link-local one
+        assertEquals("2001:db8::2/64 duplicate", stack.ipv6().addresses().describe().get(1));
+        peer.clear();
+        send(PEER, US, stack.macAddress(), 64, ECHO_REQUEST, 0, 0x1234_0001, new byte[8]);
+        sim.runFor(SECOND);
+        assertEquals(List.of(), ipv6Seen(), "a duplicate address answers nothing");
+        assertEquals(1, counter("ipv6.drop.not_ours"));
+    }
+
+    @Test
+    void answersASolicitationWithAnExactAdvertisementAndLearnsTheSender() {
+        upAndQuiet();
+        send(PEER, SOLICITED_US, Ipv6Address.multicastMac(SOLICITED_US.low()), 255, NS, 0, 0,
+            Ipv6Frames.ndBody(US, 1, PEER_MAC));
+        sim.runFor(SECOND / 10);
+        final List<PeerPort.Received> frames = peer.drain(f -> f.etherType() == EtherType.IPV6);
+        assertEquals(1, frames.size());
+        // RFC 4861 §7.2.4: unicast to the solicitation's source, solicited and override, our MAC as the target's.
+        final byte[] expected = Ipv6Frames.frame(PEER_MAC, stack.macAddress(),
+            Ipv6Frames.icmpPacket(US, PEER, 255, NA, 0, NA_SOLICITED_OVERRIDE, Ipv6Frames.ndBody(US, 2,
+                stack.macAddress())));
+        assertArrayEquals(expected, frames.get(0).bytes());
+        peer.clear();
+        // Learnt STALE from the option (§7.2.3), then used at once for the answer: DELAY (§7.3.3), as Linux.
+        assertEquals("DELAY", stack.ipv6().neighbours().stateOf(PEER.high(), PEER.low()));
+        assertEquals(PEER_MAC, stack.ipv6().neighbours().peek(PEER.high(), PEER.low()));
+        // Unconfirmed after DELAY_FIRST_PROBE_TIME: unicast probes to the cached MAC (PROBE), then forgotten.
+        sim.runFor(5 * SECOND + SECOND / 2);
+        final List<PeerPort.Received> probes = peer.drain(f -> f.etherType() == EtherType.IPV6);
+        assertEquals(1, probes.size());
+        assertEquals(PEER_MAC, ByteBuffer.wrap(probes.get(0).bytes()).getLong(0) >>> 16, "unicast to the cached MAC");
+        assertEquals(NS, probes.get(0).bytes()[14 + 40] & 0xff);
+        assertEquals(PEER, destination(Arrays.copyOfRange(probes.get(0).bytes(), 14, probes.get(0).bytes().length)));
+        assertEquals("PROBE", stack.ipv6().neighbours().stateOf(PEER.high(), PEER.low()));
+        sim.runFor(3 * SECOND);
+        assertEquals("NONE", stack.ipv6().neighbours().stateOf(PEER.high(), PEER.low()));
+    }
+
+    @Test
+    void answersAnEchoRequestWithTheSameDataAfterResolvingThePeer() {
+        upAndQuiet();
+        final byte[] data = Frames.pattern(100, 7);
+        send(PEER, US, stack.macAddress(), 64, ECHO_REQUEST, 0, 0x4321_0005, data);
+        sim.runFor(SECOND / 10);
+        // No entry for the peer yet: a multicast solicitation with our MAC goes out first (RFC 4861 §7.2.2).
+        List<byte[]> sent = ipv6Seen();
+        assertEquals(1, sent.size());
+        assertEquals(NS, icmpType(sent.get(0)));
+        assertEquals(US, source(sent.get(0)));
+        assertEquals(PEER.solicitedNode(), destination(sent.get(0)));
+        assertEquals(PEER, target(sent.get(0)));
+        assertEquals(40 + 32, sent.get(0).length, "with a source link-layer option");
+        assertEquals(3, counter("nd.tx.solicitations"), "two for DAD, this one");
+        send(PEER, US, stack.macAddress(), 255, NA, 0, NA_SOLICITED_OVERRIDE, Ipv6Frames.ndBody(PEER, 2, PEER_MAC));
+        sim.runFor(SECOND / 10);
+        sent = ipv6Seen();
+        assertEquals(1, sent.size(), "the waiting reply leaves once the peer is known");
+        final byte[] reply = sent.get(0);
+        assertEquals(ECHO_REPLY, icmpType(reply));
+        assertEquals(US, source(reply));
+        assertEquals(PEER, destination(reply));
+        assertEquals(64, hopLimit(reply));
+        assertEquals(0x4321_0005, word(reply));
+        assertArrayEquals(data, Arrays.copyOfRange(reply, 48, reply.length));
+        assertTrue(Ipv6Frames.checksumHolds(reply));
+        assertEquals("REACHABLE", stack.ipv6().neighbours().stateOf(PEER.high(), PEER.low()));
+        assertEquals(1, counter("icmp6.tx.echo_replies"));
+        assertEquals(1, counter("nd.pending.sent"));
+    }
+
+    @Test
+    void aNeighbourThatNeverAnswersIsSolicitedThreeTimesThenForgotten() {
+        upAndQuiet();
+        send(PEER, US, stack.macAddress(), 64, ECHO_REQUEST, 0, 1, new byte[4]);
+        sim.runFor(5 * SECOND);
+        final List<byte[]> sent = ipv6Seen();
+        assertEquals(3, sent.size(), "MAX_MULTICAST_SOLICIT solicitations, RetransTimer apart");
+        sent.forEach(p -> assertEquals(NS, icmpType(p)));
+        assertEquals(1, counter("nd.resolve_failed"));
+        assertEquals("NONE", stack.ipv6().neighbours().stateOf(PEER.high(), PEER.low()));
+    }
+
+    @Test
+    void refusesNeighbourDiscoveryFromOffTheLinkAndMalformedMessages() {
+        upAndQuiet();
+        // RFC 4861 §7.1.1: a hop limit below 255 means a router forwarded it.
+        send(PEER, SOLICITED_US, Ipv6Address.multicastMac(SOLICITED_US.low()), 64, NS, 0, 0,
+            Ipv6Frames.ndBody(US, 1, PEER_MAC));
+        // A zero-length option.
+        final byte[] zeroOption = Ipv6Frames.ndBody(US, 1, PEER_MAC);
+        zeroOption[17] = 0;
+        send(PEER, SOLICITED_US, Ipv6Address.multicastMac(SOLICITED_US.low()), 255, NS, 0, 0, zeroOption);
+        // A multicast target.
+        send(PEER, SOLICITED_US, Ipv6Address.multicastMac(SOLICITED_US.low()), 255, NS, 0, 0,
+            Ipv6Frames.ndBody(Ipv6Address.ALL_NODES, 1, PEER_MAC));
+        // DAD's solicitation (from ::) with a source link-layer option.
+        send(Ipv6Address.UNSPECIFIED, SOLICITED_US, Ipv6Address.multicastMac(SOLICITED_US.low()), 255, NS, 0, 0,
+            Ipv6Frames.ndBody(US, 1, PEER_MAC));
+        // An advertisement to all nodes that claims to be solicited.
+        send(PEER, Ipv6Address.ALL_NODES, Ipv6Address.multicastMac(1), 255, NA, 0, NA_SOLICITED_OVERRIDE,
+            Ipv6Frames.ndBody(PEER, 2, PEER_MAC));
+        sim.runFor(SECOND);
+        assertEquals(List.of(), ipv6Seen());
+        assertEquals(1, counter("nd.drop.hop_limit"));
+        assertEquals(4, counter("nd.drop.invalid"));
+        assertEquals("NONE", stack.ipv6().neighbours().stateOf(PEER.high(), PEER.low()));
+    }
+
+    @Test
+    void answersDadOfAnAddressInUseToAllNodes() {
+        upAndQuiet();
+        send(Ipv6Address.UNSPECIFIED, SOLICITED_US, Ipv6Address.multicastMac(SOLICITED_US.low()), 255, NS, 0, 0,
+            Ipv6Frames.ndBody(US, 1, -1));
+        sim.runFor(SECOND / 10);
+        final List<byte[]> sent = ipv6Seen();
+        assertEquals(1, sent.size());
+        assertEquals(NA, icmpType(sent.get(0)));
+        assertEquals(Ipv6Address.ALL_NODES, destination(sent.get(0)));
+        assertEquals(0x2000_0000, word(sent.get(0)), "override, not solicited (RFC 4861 §7.2.4)");
+    }
+
+    @Test
+    void badPacketsAreCountedAndDroppedAndErrorsGoBackAsRfc4443Says() {
+        upAndQuiet();
+        introducePeer();
+        // A bad ICMPv6 checksum.
+        final byte[] bad = Ipv6Frames.icmpPacket(PEER, US, 64, ECHO_REQUEST, 0, 1, new byte[8]);
+        bad[42] ^= 1;
+        peer.send(Ipv6Frames.frame(stack.macAddress(), PEER_MAC, bad));
+        // To an address that is not ours, and from a multicast source.
+        send(PEER, Ipv6Address.parse("2001:db8::99"), stack.macAddress(), 64, ECHO_REQUEST, 0, 1, new byte[8]);
+        send(Ipv6Address.ALL_NODES, US, stack.macAddress(), 64, ECHO_REQUEST, 0, 1, new byte[8]);
+        // A payload length beyond the frame, and IP version 4 in an IPv6 frame.
+        final byte[] longer = Ipv6Frames.icmpPacket(PEER, US, 64, ECHO_REQUEST, 0, 1, new byte[8]);
+        longer[5] = (byte) 200;
+        peer.send(Ipv6Frames.frame(stack.macAddress(), PEER_MAC, longer));
+        final byte[] version = Ipv6Frames.icmpPacket(PEER, US, 64, ECHO_REQUEST, 0, 1, new byte[8]);
+        version[0] = 0x40;
+        peer.send(Ipv6Frames.frame(stack.macAddress(), PEER_MAC, version));
+        // A fragment (not reassembled yet).
+        peer.send(Ipv6Frames.frame(stack.macAddress(), PEER_MAC, Ipv6Frames.packet(PEER, US, 44, 64,
+            new byte[]{58, 0, 0, 1, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0})));
+        sim.runFor(SECOND / 10);
+        assertEquals(List.of(), ipv6Seen());
+        assertEquals(1, counter("icmp6.drop.bad_checksum"));
+        assertEquals(1, counter("ipv6.drop.not_ours"));
+        assertEquals(1, counter("ipv6.drop.bad_source"));
+        assertEquals(1, counter("ipv6.drop.bad_payload_length"));
+        assertEquals(1, counter("ipv6.drop.bad_version"));
+        assertEquals(1, counter("ipv6.drop.fragments"));
+
+        // An unknown next header: parameter problem, code 1, pointing at the Next Header field (RFC 8200 §4).
+        final byte[] unknown = Ipv6Frames.packet(PEER, US, 253, 64, new byte[8]);
+        peer.send(Ipv6Frames.frame(stack.macAddress(), PEER_MAC, unknown));
+        // A destination option of type 0xC2 (top bits 11: discard and report): code 2, pointing at the option.
+        final byte[] options = Ipv6Frames.packet(PEER, US, 60, 64, new byte[]{59, 0, (byte) 0xC2, 4, 0, 0, 0, 0});
+        peer.send(Ipv6Frames.frame(stack.macAddress(), PEER_MAC, options));
+        // A routing header with segments left: code 0, pointing at Segments Left... at the routing type (§4.4).
+        final byte[] routing = Ipv6Frames.packet(PEER, US, 43, 64, new byte[]{59, 0, 4, 1, 0, 0, 0, 0});
+        peer.send(Ipv6Frames.frame(stack.macAddress(), PEER_MAC, routing));
+        sim.runFor(SECOND / 10);
+        final List<byte[]> errors = ipv6Seen();
+        assertEquals(3, errors.size());
+        final byte[][] quoted = {unknown, options, routing};
+        final int[] codes = {1, 2, 0};
+        final int[] pointers = {6, 42, 42};
+        for (int i = 0; i < 3; i++) {
+            final byte[] e = errors.get(i);
+            assertEquals(4, icmpType(e), "parameter problem");
+            assertEquals(codes[i], e[41] & 0xff);
+            assertEquals(pointers[i], word(e));
+            assertEquals(US, source(e));
+            assertEquals(PEER, destination(e));
+            assertArrayEquals(quoted[i], Arrays.copyOfRange(e, 48, e.length), "the whole packet quoted");
+            assertTrue(Ipv6Frames.checksumHolds(e));
+        }
+        assertEquals(3, counter("icmp6.tx.errors"));
+        // Never an error about an error (RFC 4443 §2.4(e.1)).
+        final byte[] errorWithUnknownCode = Ipv6Frames.packet(PEER, US, 253, 64, new byte[8]);
+        peer.send(Ipv6Frames.frame(stack.macAddress(), PEER_MAC, Ipv6Frames.icmpPacket(PEER, US, 64, 1, 0, 0,
+            errorWithUnknownCode)));
+        sim.runFor(SECOND / 10);
+        assertEquals(List.of(), ipv6Seen());
+        assertEquals(1, counter("icmp6.rx.errors"));
+    }
+
+    @Test
+    void aStackWithoutIpv6SendsNoIpv6AndDropsIpv6Frames() {
+        try (Simulation plain = new Simulation()) {
+            final PeerPort watcher = new PeerPort(plain, "watcher", PEER_MAC);
+            final NetStack v4 = plain.addStack("v4", "198.18.0.5/24");
+            plain.runFor(3 * SECOND);
+            assertEquals(List.of(), watcher.drain(f -> f.etherType() == EtherType.IPV6));
+            watcher.send(Ipv6Frames.frame(v4.macAddress(), PEER_MAC,
+                Ipv6Frames.icmpPacket(PEER, US, 64, ECHO_REQUEST, 0, 1, new byte[8])));
+            plain.runFor(SECOND);
+            assertEquals(List.of(), watcher.drain(f -> f.etherType() == EtherType.IPV6));
+            assertEquals(1, v4.counters().value("ethernet.drop.unknown_type"));
+            assertEquals(null, v4.ipv6());
+        }
+    }
+
+    /** Any corruption of valid packets is counted and dropped or answered, never a fault (`stack.internal_errors`). */
+    @Test
+    void corruptedPacketsNeverBreakTheLayer() {
+        upAndQuiet();
+        introducePeer();
+        final byte[][] valid = {
+            Ipv6Frames.icmpPacket(PEER, US, 64, ECHO_REQUEST, 0, 1, new byte[40]),
+            Ipv6Frames.icmpPacket(PEER, SOLICITED_US, 255, NS, 0, 0, Ipv6Frames.ndBody(US, 1, PEER_MAC)),
+            Ipv6Frames.icmpPacket(PEER, US, 255, NA, 0, NA_SOLICITED_OVERRIDE, Ipv6Frames.ndBody(PEER, 2, PEER_MAC)),
+            Ipv6Frames.packet(PEER, US, 60, 64, new byte[]{58, 1, 1, 4, 0, 0, 0, 0, (byte) 0x80, 0, 0, 0, 0, 0, 0, 0}),
+        };
+        final java.util.SplittableRandom random = new java.util.SplittableRandom(6);
+        for (int i = 0; i < 20_000; i++) {
+            final byte[] packet = valid[random.nextInt(valid.length)].clone();
+            for (int flips = 1 + random.nextInt(4); flips > 0; flips--) {
+                packet[random.nextInt(packet.length)] = (byte) random.nextInt(256);
+            }
+            final byte[] cut = Arrays.copyOf(packet, 1 + random.nextInt(packet.length));
+            peer.send(Ipv6Frames.frame(random.nextBoolean() ? stack.macAddress() : Ipv6Address.multicastMac(1),
+                PEER_MAC, random.nextInt(8) == 0 ? cut : packet));
+            if (i % 64 == 0) {
+                sim.runFor(SECOND / 1000);
+                peer.clear();
+            }
+        }
+        sim.runFor(SECOND);
+        assertEquals(0, counter("stack.internal_errors"));
+        assertTrue(counter("ipv6.rx.packets") >= 20_000 - counter("ethernet.drop.too_short"));
+    }
+}
