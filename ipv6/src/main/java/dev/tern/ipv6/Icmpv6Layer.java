@@ -28,6 +28,7 @@ public final class Icmpv6Layer {
     private final Icmpv6Header rx = new Icmpv6Header();
     private final Icmpv6Header tx = new Icmpv6Header();
     private NeighbourDiscovery discovery;
+    private MldListener mld;
 
     Icmpv6Layer(Ipv6Layer ipv6, Ipv6Config config, Ipv6Counters counters) {
         this.ipv6 = ipv6;
@@ -35,8 +36,9 @@ public final class Icmpv6Layer {
         this.errorLimiter = new TokenBucket(config.errorsPerSecond(), config.errorBurst());
     }
 
-    void discovery(NeighbourDiscovery discovery) {
+    void discovery(NeighbourDiscovery discovery, MldListener mld) {
         this.discovery = discovery;
+        this.mld = mld;
     }
 
     /** The sum of the pseudo-header (RFC 8200 §8.1) of a received packet and its ICMPv6 message. */
@@ -77,6 +79,9 @@ public final class Icmpv6Layer {
             case Icmpv6Header.ROUTER_SOLICITATION, Icmpv6Header.ROUTER_ADVERTISEMENT ->
                 counters.ndRxRouterMessagesIgnored.incrementRelease(); // no SLAAC or default router yet
             case Icmpv6Header.REDIRECT -> counters.ndRxRedirectsIgnored.incrementRelease();
+            case MldListener.QUERY -> mld.onQuery(packet, segment, offset, length, nowNs);
+            case MldListener.V1_REPORT, MldListener.V2_REPORT, MldListener.V1_DONE ->
+                counters.mldRxReportsIgnored.incrementRelease(); // a host suppresses nothing in MLDv2 (§6.4)
             default -> {
                 if (Icmpv6Header.isError(rx.type())) {
                     counters.icmpRxErrors.incrementRelease(); // no transport above IPv6 yet to tell

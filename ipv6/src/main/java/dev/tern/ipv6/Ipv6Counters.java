@@ -50,6 +50,12 @@ final class Ipv6Counters {
     final AtomicCounter ndPendingLost;
     final AtomicCounter ndResolveFailed;
 
+    final AtomicCounter mldRxQueries;
+    final AtomicCounter mldRxV1Queries;
+    final AtomicCounter mldDropInvalid;
+    final AtomicCounter mldRxReportsIgnored;
+    final AtomicCounter mldTxReports;
+
     Ipv6Counters(CountersFile counters) {
         rxPackets = counters.counter("ipv6.rx.packets");
         headerDrops = counters.counters("ipv6.drop.", Ipv6Header.DROP_NAMES);
@@ -94,5 +100,11 @@ final class Ipv6Counters {
         ndPendingSent = counters.counter("nd.pending.sent");
         ndPendingLost = counters.counter("nd.pending.no_tx_buffer");
         ndResolveFailed = counters.counter("nd.resolve_failed");
+
+        mldRxQueries = counters.counter("mld.rx.queries");
+        mldRxV1Queries = counters.counter("mld.rx.v1_queries");
+        mldDropInvalid = counters.counter("mld.drop.invalid_queries");
+        mldRxReportsIgnored = counters.counter("mld.rx.reports_ignored");
+        mldTxReports = counters.counter("mld.tx.reports");
     }
 }

@@ -47,6 +47,7 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
     private final Ipv6NeighbourCache neighbours;
     private final NeighbourDiscovery discovery;
     private final Icmpv6Layer icmp;
+    private final MldListener mld;
     private final Ipv6Header rx = new Ipv6Header();
     private final Ipv6Header tx = new Ipv6Header();
     private final Ipv6Packet packet = new Ipv6Packet();
@@ -66,14 +67,18 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
         this.counters = new Ipv6Counters(counterFile);
         this.addresses = new Ipv6Addresses(ethernet.mac(), config.addresses(), config.dadTransmits());
         this.icmp = new Icmpv6Layer(this, config, counters);
-        this.discovery = new NeighbourDiscovery(this, ethernet, timers, config, addresses, counters);
+        this.mld = new MldListener(this, addresses, timers, ethernet.mac(), counters);
+        this.discovery = new NeighbourDiscovery(this, ethernet, timers, config, addresses, counters, mld);
         this.neighbours = discovery.neighbours();
-        icmp.discovery(discovery);
+        icmp.discovery(discovery, mld);
         ethernet.register(EtherType.IPV6, this);
         ethernet.onInternalError(this::abort);
     }
 
-    /** Joins the groups and starts duplicate address detection (RFC 4862 §5.4); call once the stack runs. */
+    /**
+     * Joins the groups, reports them (MLD) and starts duplicate address detection (RFC 4862 §5.4.2: the report
+     * first); call once the stack runs.
+     */
     public void start(long nowNs) {
         discovery.start(nowNs);
     }
@@ -325,9 +330,14 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
 
     /** The upper-layer checksum's pseudo-header sum of the open packet (RFC 8200 §8.1), not yet folded. */
     public long pseudoHeaderSum() {
+        return pseudoHeaderSum(outPayloadLength, BigEndian.u8(outSegment, outHeaderOffset + 6));
+    }
+
+    /** As {@link #pseudoHeaderSum()}, for an upper layer behind extension headers: its own length and protocol. */
+    public long pseudoHeaderSum(int upperLength, int upperProtocol) {
         long sum = InternetChecksum.add(0, outSegment, outHeaderOffset + Ipv6Header.SOURCE_OFFSET, 32);
-        sum = InternetChecksum.add32(sum, outPayloadLength);
-        return InternetChecksum.add32(sum, BigEndian.u8(outSegment, outHeaderOffset + 6));
+        sum = InternetChecksum.add32(sum, upperLength);
+        return InternetChecksum.add32(sum, upperProtocol);
     }
 
     /** The hop limit our packets carry. */

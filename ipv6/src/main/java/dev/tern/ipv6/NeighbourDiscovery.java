@@ -42,6 +42,7 @@ final class NeighbourDiscovery implements Ipv6NeighbourCache.Solicitor {
     private final Ipv6Addresses addresses;
     private final Ipv6Counters counters;
     private final Ipv6NeighbourCache neighbours;
+    private final MldListener mld;
     private final Icmpv6Header tx = new Icmpv6Header();
     private final EarliestTimer neighbourTimer;
     /** The link-layer address option of the message being validated, or -1. */
@@ -49,7 +50,8 @@ final class NeighbourDiscovery implements Ipv6NeighbourCache.Solicitor {
     private boolean optionPresent;
 
     NeighbourDiscovery(Ipv6Layer ipv6, EthernetLayer ethernet, Timers timers, Ipv6Config config,
-                       Ipv6Addresses addresses, Ipv6Counters counters) {
+                       Ipv6Addresses addresses, Ipv6Counters counters, MldListener mld) {
+        this.mld = mld;
         this.ipv6 = ipv6;
         this.ethernet = ethernet;
         this.timers = timers;
@@ -71,6 +73,7 @@ final class NeighbourDiscovery implements Ipv6NeighbourCache.Solicitor {
         for (int i = 0; i < addresses.count(); i++) {
             ethernet.addMulticast(Ipv6Address.multicastMac(Ipv6Address.solicitedNodeLow(addresses.low(i))));
         }
+        mld.start(nowNs);
         dadStep(nowNs);
     }
 
@@ -103,10 +106,11 @@ final class NeighbourDiscovery implements Ipv6NeighbourCache.Solicitor {
     }
 
     /** §5.4.5: another node holds a tentative address of ours: it is never used. */
-    private void duplicate(int address) {
+    private void duplicate(int address, long nowNs) {
         addresses.state(address, Ipv6Addresses.DUPLICATE);
         counters.ndDadDuplicates.incrementRelease();
         ethernet.removeMulticast(Ipv6Address.multicastMac(Ipv6Address.solicitedNodeLow(addresses.low(address))));
+        mld.addressLost(addresses.low(address), nowNs);
     }
 
     // ------------------------------------------------------------------------------------------- receive
@@ -130,7 +134,7 @@ final class NeighbourDiscovery implements Ipv6NeighbourCache.Solicitor {
         }
         if (addresses.state(target) == Ipv6Addresses.TENTATIVE) {
             if (unspecifiedSource) {
-                duplicate(target); // another node is checking the same address at the same time
+                duplicate(target, nowNs); // another node is checking the same address at the same time
             }
             return;
         }
@@ -167,7 +171,7 @@ final class NeighbourDiscovery implements Ipv6NeighbourCache.Solicitor {
         final int target = addresses.indexOf(th, tl);
         if (target >= 0) {
             if (addresses.state(target) == Ipv6Addresses.TENTATIVE) {
-                duplicate(target);
+                duplicate(target, nowNs);
             }
             return; // an advertisement for an address we use: a conflict; ours stands
         }

@@ -60,10 +60,20 @@ class Ipv6Test {
         return stack.counters().value(label);
     }
 
-    /** The IPv6 packets the peer received since the last call (Ethernet header stripped), with their MACs checked. */
+    /** The IPv6 packets the peer received since the last call (Ethernet header stripped), MLD's aside. */
     private List<byte[]> ipv6Seen() {
+        return seen(false);
+    }
+
+    /** Only the MLD messages (behind their hop-by-hop header) the peer received since the last call. */
+    private List<byte[]> mldSeen() {
+        return seen(true);
+    }
+
+    private List<byte[]> seen(boolean mld) {
         final List<byte[]> packets = peer.drain(f -> f.etherType() == EtherType.IPV6).stream()
-            .map(f -> Arrays.copyOfRange(f.bytes(), 14, f.bytes().length)).toList();
+            .map(f -> Arrays.copyOfRange(f.bytes(), 14, f.bytes().length))
+            .filter(p -> (p[6] == 0) == mld).toList();
         peer.clear();
         return packets;
     }
@@ -381,5 +391,92 @@ class Ipv6Test {
         sim.runFor(SECOND);
         assertEquals(0, counter("stack.internal_errors"));
         assertTrue(counter("ipv6.rx.packets") >= 20_000 - counter("ethernet.drop.too_short"));
+    }
+
+    // ------------------------------------------------------------------------------------------------- MLD
+
+    private static final Ipv6Address ROUTER = Ipv6Address.parse("fe80::1");
+    private static final Ipv6Address GROUP_LINK_LOCAL = Ipv6Address.parse("ff02::1:ff00:1");
+    private static final Ipv6Address GROUP_US = Ipv6Address.parse("ff02::1:ff00:2");
+
+    /** Checks an MLD packet's framing (RFC 3810 §5) and returns its message (after the hop-by-hop header). */
+    private static byte[] mldMessage(byte[] p, Ipv6Address expectedDestination) {
+        assertEquals(1, hopLimit(p), "hop limit 1");
+        assertEquals(expectedDestination, destination(p));
+        // Hop-by-hop: next header 58, length 0, Router Alert (5, 2, value 0 = MLD), PadN.
+        assertArrayEquals(new byte[]{58, 0, 5, 2, 0, 0, 1, 0}, Arrays.copyOfRange(p, 40, 48));
+        final byte[] message = Arrays.copyOfRange(p, 48, p.length);
+        final int stored = ((message[2] & 0xff) << 8) | (message[3] & 0xff);
+        final byte[] zeroed = message.clone();
+        zeroed[2] = 0;
+        zeroed[3] = 0;
+        assertEquals(Ipv6Frames.checksum(source(p), destination(p), 58, zeroed), stored, "ICMPv6 checksum");
+        return message;
+    }
+
+    /** The (record type, group) pairs of an MLDv2 report. */
+    private static List<String> records(byte[] report) {
+        assertEquals(143, report[0] & 0xff);
+        final ByteBuffer b = ByteBuffer.wrap(report);
+        final int count = b.getShort(6) & 0xffff;
+        final List<String> found = new java.util.ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            final int at = 8 + 20 * i;
+            assertEquals(0, b.getShort(at + 2), "no sources");
+            found.add((report[at] & 0xff) + " " + new Ipv6Address(b.getLong(at + 4), b.getLong(at + 12)));
+        }
+        return found;
+    }
+
+    @Test
+    void reportsItsSolicitedNodeGroupsTwiceOnStart() {
+        sim.runFor(3 * SECOND);
+        final List<byte[]> reports = mldSeen();
+        assertEquals(2, reports.size(), "Robustness Variable reports (RFC 3810 §6.1)");
+        for (byte[] p : reports) {
+            assertEquals(Ipv6Address.UNSPECIFIED, source(p), "before DAD the link-local address is tentative (§5.2.13)");
+            assertEquals(List.of("4 " + GROUP_LINK_LOCAL, "4 " + GROUP_US),
+                records(mldMessage(p, Ipv6Address.ALL_MLDV2_ROUTERS)), "CHANGE_TO_EXCLUDE_MODE {}, never ff02::1");
+        }
+        assertEquals(2, counter("mld.tx.reports"));
+    }
+
+    @Test
+    void answersAGeneralQueryWithEveryGroupWithinItsResponseDelay() {
+        upAndQuiet();
+        // MLDv2 general query: max response code 1000 ms, no group, QRV 2, QQIC 125.
+        final byte[] query = ByteBuffer.allocate(20).putLong(0).putLong(0).putInt(0x027d_0000).array();
+        send(ROUTER, Ipv6Address.ALL_NODES, Ipv6Address.multicastMac(1), 1, 130, 0, 1000 << 16, query);
+        sim.runFor(SECOND + SECOND / 10);
+        final List<byte[]> reports = mldSeen();
+        assertEquals(1, reports.size());
+        assertEquals(linkLocal, source(reports.get(0)));
+        assertEquals(List.of("2 " + GROUP_LINK_LOCAL, "2 " + GROUP_US),
+            records(mldMessage(reports.get(0), Ipv6Address.ALL_MLDV2_ROUTERS)), "MODE_IS_EXCLUDE {}");
+        // A query from a global address, or forwarded (hop limit above 1), is not an MLD query (§5.1.14).
+        send(PEER, Ipv6Address.ALL_NODES, Ipv6Address.multicastMac(1), 1, 130, 0, 1000 << 16, query);
+        send(ROUTER, Ipv6Address.ALL_NODES, Ipv6Address.multicastMac(1), 64, 130, 0, 1000 << 16, query);
+        sim.runFor(2 * SECOND);
+        assertEquals(List.of(), mldSeen());
+        assertEquals(2, counter("mld.drop.invalid_queries"));
+    }
+
+    @Test
+    void answersAnMldv1QueryWithV1ReportsToEachGroup() {
+        upAndQuiet();
+        send(ROUTER, Ipv6Address.ALL_NODES, Ipv6Address.multicastMac(1), 1, 130, 0, 500 << 16, new byte[16]);
+        sim.runFor(SECOND);
+        final List<byte[]> reports = mldSeen();
+        assertEquals(2, reports.size());
+        final List<Ipv6Address> groups = new java.util.ArrayList<>();
+        for (byte[] p : reports) {
+            final byte[] message = mldMessage(p, destination(p));
+            assertEquals(131, message[0] & 0xff, "an MLDv1 report (RFC 2710 §3)");
+            final Ipv6Address group = new Ipv6Address(ByteBuffer.wrap(message).getLong(8), ByteBuffer.wrap(message).getLong(16));
+            assertEquals(group, destination(p), "sent to the group itself");
+            groups.add(group);
+        }
+        assertEquals(java.util.Set.of(GROUP_LINK_LOCAL, GROUP_US), java.util.Set.copyOf(groups));
+        assertEquals(1, counter("mld.rx.v1_queries"));
     }
 }

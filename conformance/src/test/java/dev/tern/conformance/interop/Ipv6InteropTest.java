@@ -6,6 +6,7 @@ import dev.tern.ethernet.wire.MacAddress;
 import dev.tern.ipv6.Ipv6Config;
 import dev.tern.testkit.netns.CommandResult;
 import dev.tern.testkit.netns.NetnsHarness;
+import dev.tern.testkit.netns.NetworkNamespace;
 import dev.tern.testkit.netns.BackgroundCommand;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -19,6 +20,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
+import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -105,6 +107,27 @@ class Ipv6InteropTest extends VethRigTest {
         assertEquals(0, rig.counter("icmp6.drop.bad_checksum"), "the kernel's checksums are right too");
         assertEquals(0, rig.counter("nd.drop.invalid"));
         assertEquals(0, rig.counter("stack.internal_errors"));
+    }
+
+    /**
+     * A switch that snoops MLD learns Tern's solicited-node groups from its MLDv2 reports (RFC 3810, RFC 4541): the
+     * kernel's bridge between the two ends, snooping on, lists them on Tern's port, so solicitations for Tern's
+     * addresses will be forwarded to it.
+     */
+    @Test
+    void aSnoopingBridgeLearnsTernsGroupsFromItsMldReports() {
+        rig = VethRig.create(VethSetup.DEFAULT, true);
+        final NetworkNamespace wire = rig.net().wireNamespace();
+        wire.ip("link", "set", "br0", "type", "bridge", "mcast_snooping", "1").orThrow();
+        rig.startTernRunner(b -> b.ipv6(Ipv6Config.withAddresses(List.of(Ipv6InterfaceAddress.parse(TERN + "/64")))));
+        final long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        String mdb = "";
+        while (System.nanoTime() - deadline < 0 && !mdb.contains("grp ff02::1:ff00:2")) {
+            mdb = wire.exec(TIMEOUT, "bridge", "mdb", "show", "dev", "br0").orThrow().stdout();
+            LockSupport.parkNanos(50_000_000L);
+        }
+        assertTrue(mdb.contains("port " + NetnsHarness.WIRE_TERN_PORT + " grp ff02::1:ff00:2"), mdb);
+        assertTrue(rig.counter("mld.tx.reports") >= 1);
     }
 
     @Test
