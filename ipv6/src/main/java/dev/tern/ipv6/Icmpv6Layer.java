@@ -69,7 +69,12 @@ public final class Icmpv6Layer {
             counters.icmpDropBadChecksum.incrementRelease();
             return;
         }
-        switch (rx.type()) {
+        final int type = rx.type();
+        if (packet.fragmented && type >= Icmpv6Header.ROUTER_SOLICITATION && type <= Icmpv6Header.REDIRECT) {
+            counters.ndDropFragmented.incrementRelease(); // RFC 6980 §5: ND in fragments is an attack
+            return;
+        }
+        switch (type) {
             case Icmpv6Header.ECHO_REQUEST -> echoRequest(packet, segment, offset, length, nowNs);
             case Icmpv6Header.ECHO_REPLY -> counters.icmpRxEchoReplies.incrementRelease();
             case Icmpv6Header.NEIGHBOR_SOLICITATION -> discovery.onSolicitation(packet, rx, segment, offset, length,
@@ -128,6 +133,11 @@ public final class Icmpv6Layer {
     void parameterProblemAlways(int code, int pointer, MemorySegment segment, long ipOffset, int packetLength,
                                 Ipv6Packet packet, long nowNs) {
         sendError(Icmpv6Header.PARAMETER_PROBLEM, code, pointer, segment, ipOffset, packetLength, packet, nowNs);
+    }
+
+    /** A time exceeded (§3.3) about the packet at {@code ipOffset} (a reassembly that timed out). */
+    void timeExceeded(int code, MemorySegment segment, long ipOffset, int packetLength, Ipv6Packet packet, long nowNs) {
+        sendError(Icmpv6Header.TIME_EXCEEDED, code, 0, segment, ipOffset, packetLength, packet, nowNs);
     }
 
     private void sendError(int type, int code, int word, MemorySegment segment, long ipOffset, int packetLength,

@@ -19,7 +19,8 @@ import java.util.List;
  * @param maxMulticastSolicit  multicast solicitations before resolution fails (MAX_MULTICAST_SOLICIT)
  * @param maxUnicastSolicit    unicast probes before a neighbour is forgotten (MAX_UNICAST_SOLICIT)
  * @param neighbourCacheSize   entries of the neighbour cache
- * @param pendingPerNeighbour  packets held for one neighbour while it resolves (the oldest goes beyond that)
+ * @param pendingPerNeighbour  packets held for one neighbour while it resolves (the oldest goes beyond that): enough
+ *                             for the fragments of the largest packet at MTU 1500
  * @param pendingTotal         packets held for all neighbours together
  * @param errorsPerSecond      ICMPv6 errors we may send a second (RFC 4443 §2.4(f); Linux's icmp ratelimit)
  * @param errorBurst           ICMPv6 errors we may send at once
@@ -30,7 +31,7 @@ public record Ipv6Config(boolean enabled, List<Ipv6InterfaceAddress> addresses, 
                          int errorsPerSecond, int errorBurst) {
     /** IPv6 off: what a stack does unless asked. */
     public static final Ipv6Config DISABLED = new Ipv6Config(false, List.of(), 64, 1, 1_000_000_000L,
-        30_000_000_000L, 5_000_000_000L, 3, 3, 256, 3, 64, 1000, 50);
+        30_000_000_000L, 5_000_000_000L, 3, 3, 256, 64, 64, 1000, 50);
     /** Linux's most addresses on one interface would be far more; a host needs a few. */
     public static final int MAX_ADDRESSES = 15;
 

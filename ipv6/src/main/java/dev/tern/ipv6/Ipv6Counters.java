@@ -11,7 +11,9 @@ final class Ipv6Counters {
     final AtomicCounter dropBadSource;
     final AtomicCounter dropNotOurs;
     final AtomicCounter dropBadExtension;
-    final AtomicCounter dropFragment;
+    final AtomicCounter rxAtomicFragments;
+    final AtomicCounter dropIncompleteChain;
+    final AtomicCounter ndDropFragmented;
     final AtomicCounter dropUnknownNextHeader;
     final AtomicCounter dropOption;
     final AtomicCounter dropRoutingHeader;
@@ -20,6 +22,8 @@ final class Ipv6Counters {
     final AtomicCounter txNoRoute;
     final AtomicCounter txNoBuffer;
     final AtomicCounter txNoSource;
+    final AtomicCounter txFragmentedPackets;
+    final AtomicCounter txFragments;
 
     final AtomicCounter icmpRxMessages;
     final AtomicCounter icmpDropTooShort;
@@ -62,7 +66,9 @@ final class Ipv6Counters {
         dropBadSource = counters.counter("ipv6.drop.bad_source");
         dropNotOurs = counters.counter("ipv6.drop.not_ours");
         dropBadExtension = counters.counter("ipv6.drop.bad_extension_header");
-        dropFragment = counters.counter("ipv6.drop.fragments");
+        rxAtomicFragments = counters.counter("ipv6.rx.atomic_fragments");
+        dropIncompleteChain = counters.counter("ipv6.drop.incomplete_header_chain");
+        ndDropFragmented = counters.counter("nd.drop.fragmented");
         dropUnknownNextHeader = counters.counter("ipv6.drop.unknown_next_header");
         dropOption = counters.counter("ipv6.drop.unknown_option");
         dropRoutingHeader = counters.counter("ipv6.drop.routing_header");
@@ -71,6 +77,8 @@ final class Ipv6Counters {
         txNoRoute = counters.counter("ipv6.tx.no_route");
         txNoBuffer = counters.counter("ipv6.tx.no_buffer");
         txNoSource = counters.counter("ipv6.tx.no_source_address");
+        txFragmentedPackets = counters.counter("ipv6.tx.fragmented_packets");
+        txFragments = counters.counter("ipv6.tx.fragments");
 
         icmpRxMessages = counters.counter("icmp6.rx.messages");
         icmpDropTooShort = counters.counter("icmp6.drop.too_short");

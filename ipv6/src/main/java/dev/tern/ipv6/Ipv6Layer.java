@@ -21,8 +21,8 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>Extension headers (RFC 8200 §4): hop-by-hop options only first (§4.3), options processed by the action their
  * type's top bits ask for (§4.2); a routing header with segments left is refused with a parameter problem, as a
- * host that forwards nothing must (§4.4; RFC 5095 for type 0); fragments are counted and dropped, reassembly is not
- * built yet (docs/STATUS.md); an unknown next header gets a parameter problem pointing at it (§4).
+ * host that forwards nothing must (§4.4; RFC 5095 for type 0); fragments are reassembled ({@link Ipv6Reassembler});
+ * an unknown next header gets a parameter problem pointing at it (§4).
  *
  * <p>Owned by the shard thread; not thread-safe.
  */
@@ -36,6 +36,9 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
     private static final int MODE_NONE = 0;
     private static final int MODE_FRAME = 1;
     private static final int MODE_PENDING = 2;
+    /** Too long for the link: written into the staging buffer, sent as fragments on commit (RFC 8200 §4.5). */
+    private static final int MODE_STAGING = 3;
+    private static final int FRAGMENT_HEADER_LENGTH = 8;
     /** Option types (RFC 8200 §4.2). */
     private static final int OPTION_PAD1 = 0;
     private static final int OPTION_PADN = 1;
@@ -51,6 +54,8 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
     private final Ipv6Header rx = new Ipv6Header();
     private final Ipv6Header tx = new Ipv6Header();
     private final Ipv6Packet packet = new Ipv6Packet();
+    private final Ipv6Packet timedOut = new Ipv6Packet();
+    private final Ipv6Reassembler reassembler;
     private final Ipv6ProtocolHandler[] handlers = new Ipv6ProtocolHandler[256];
 
     private int mode = MODE_NONE;
@@ -60,6 +65,13 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
     private int outPendingBuffer;
     private long outNextHopHigh;
     private long outNextHopLow;
+    private long outMac;
+    private long outNowNs;
+    /** One packet of the largest size, for those sent in fragments. */
+    private final dev.tern.core.memory.FramePool staging;
+    private final long identificationKey0;
+    private final long identificationKey1;
+    private int identificationCounter;
 
     public Ipv6Layer(EthernetLayer ethernet, Timers timers, Ipv6Config config, CountersFile counterFile) {
         this.ethernet = ethernet;
@@ -67,6 +79,13 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
         this.counters = new Ipv6Counters(counterFile);
         this.addresses = new Ipv6Addresses(ethernet.mac(), config.addresses(), config.dadTransmits());
         this.icmp = new Icmpv6Layer(this, config, counters);
+        this.reassembler = new Ipv6Reassembler(timers, counterFile);
+        this.staging = dev.tern.core.memory.FramePool.allocate(1, Ipv6Header.LENGTH + 65535);
+        final java.security.SecureRandom random = new java.security.SecureRandom();
+        this.identificationKey0 = random.nextLong();
+        this.identificationKey1 = random.nextLong();
+        this.identificationCounter = random.nextInt();
+        reassembler.slots().onTimeout(this::reassemblyTimedOut);
         this.mld = new MldListener(this, addresses, timers, ethernet.mac(), counters);
         this.discovery = new NeighbourDiscovery(this, ethernet, timers, config, addresses, counters, mld);
         this.neighbours = discovery.neighbours();
@@ -138,6 +157,7 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
         packet.hopLimit = rx.hopLimit();
         packet.trafficClass = rx.trafficClass();
         packet.multicastDestination = multicast;
+        packet.fragmented = false;
         deliver(segment, offset, Ipv6Header.LENGTH + rx.payloadLength(), nowNs);
     }
 
@@ -178,7 +198,22 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
                         return;
                     }
                     if (next == NextHeader.FRAGMENT) {
-                        counters.dropFragment.incrementRelease();
+                        if (packet.fragmented) {
+                            counters.dropBadExtension.incrementRelease(); // a fragment header once only (§4.1)
+                            return;
+                        }
+                        final int field = BigEndian.u16(segment, at + 2);
+                        if ((field & 0xfff9) == 0) {
+                            // An atomic fragment (offset 0, no more): processed in isolation (RFC 6946, RFC 8200
+                            // §4.5), never reassembled with others.
+                            counters.rxAtomicFragments.incrementRelease();
+                            packet.fragmented = true;
+                            nextHeaderField = at;
+                            next = BigEndian.u8(segment, at);
+                            at += 8;
+                            continue;
+                        }
+                        fragment(segment, offset, packetLength, nextHeaderField, at, end, field, nowNs);
                         return;
                     }
                     if (next == NextHeader.ROUTING && BigEndian.u8(segment, at + 3) != 0) {
@@ -210,6 +245,56 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
                 }
             }
         }
+    }
+
+    /**
+     * A fragment (RFC 8200 §4.5): its length checked (parameter problems pointing at the payload length, or at the
+     * fragment offset, as §4.5 says), the first one's header chain checked (RFC 7112), then kept; the packet it
+     * completes is delivered as if it had come whole.
+     */
+    private void fragment(MemorySegment segment, long offset, int packetLength, long nextHeaderField, long at,
+                          long end, int field, long nowNs) {
+        final int start = field & 0xfff8;
+        final boolean more = (field & 1) != 0;
+        final int length = (int) (end - at - 8);
+        if (!reassembler.acceptable(start, length, more)) {
+            if (more && length > 0 && (length & 7) != 0) {
+                icmp.parameterProblem(Icmpv6Header.ERRONEOUS_HEADER_FIELD, 4, segment, offset, packetLength, packet,
+                    nowNs);
+            } else if (length > 0) {
+                icmp.parameterProblem(Icmpv6Header.ERRONEOUS_HEADER_FIELD, (int) (at + 2 - offset), segment, offset,
+                    packetLength, packet, nowNs);
+            }
+            return;
+        }
+        if (start == 0 && !Ipv6Reassembler.wholeChain(segment, BigEndian.u8(segment, at), at + 8, end)) {
+            counters.dropIncompleteChain.incrementRelease();
+            icmp.parameterProblem(Icmpv6Header.INCOMPLETE_HEADER_CHAIN, 0, segment, offset, packetLength, packet,
+                nowNs);
+            return;
+        }
+        final int slot = reassembler.accept(segment, offset, nextHeaderField, at, end, nowNs);
+        if (slot < 0) {
+            return;
+        }
+        packet.fragmented = true;
+        deliver(reassembler.segment(), reassembler.packetOffset(slot), reassembler.packetLength(slot), nowNs);
+        reassembler.release(slot);
+    }
+
+    /** RFC 8200 §4.5: time exceeded (code 1) for a packet whose first fragment came and that never completed. */
+    private void reassemblyTimedOut(int slot, long nowNs) {
+        final dev.tern.core.memory.Reassembly slots = reassembler.slots();
+        if (slots.headerLength(slot) == 0 || Ipv6Address.isMulticast(reassembler.destinationHigh(slot))) {
+            return;
+        }
+        timedOut.sourceHigh = reassembler.sourceHigh(slot);
+        timedOut.sourceLow = reassembler.sourceLow(slot);
+        timedOut.destinationHigh = reassembler.destinationHigh(slot);
+        timedOut.destinationLow = reassembler.destinationLow(slot);
+        timedOut.multicastDestination = false;
+        icmp.timeExceeded(Icmpv6Header.REASSEMBLY_TIME_EXCEEDED, slots.segment(), slots.datagramOffset(slot),
+            slots.headerLength(slot) + slots.contiguousFromStart(slot), timedOut, nowNs);
     }
 
     /**
@@ -279,7 +364,7 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
             throw new IllegalStateException("an IPv6 packet is already open");
         }
         final int total = Ipv6Header.LENGTH + payloadLength;
-        if (total > ethernet.mtu()) {
+        if (payloadLength > 65535) {
             return ERR_MESSAGE_TOO_LONG;
         }
         final long mac;
@@ -291,7 +376,15 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
             counters.txNoRoute.incrementRelease(); // no default router yet: only on-link destinations
             return ERR_NO_ROUTE;
         }
-        if (mac == Ipv6NeighbourCache.UNRESOLVED) {
+        if (total > ethernet.mtu()) {
+            mode = MODE_STAGING;
+            outMac = mac;
+            outNowNs = nowNs;
+            outNextHopHigh = dh;
+            outNextHopLow = dl;
+            outSegment = staging.slab();
+            outHeaderOffset = staging.offset(0);
+        } else if (mac == Ipv6NeighbourCache.UNRESOLVED) {
             final int buffer = neighbours.queueBegin();
             if (buffer < 0) {
                 counters.txNoBuffer.incrementRelease();
@@ -350,10 +443,69 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
             case MODE_FRAME -> ethernet.send(Ipv6Header.LENGTH + outPayloadLength);
             case MODE_PENDING -> neighbours.queueCommit(outNextHopHigh, outNextHopLow, outPendingBuffer,
                 Ipv6Header.LENGTH + outPayloadLength);
+            case MODE_STAGING -> sendFragments();
             default -> throw new IllegalStateException("no IPv6 packet open");
         }
         counters.txPackets.incrementRelease();
         mode = MODE_NONE;
+    }
+
+    /**
+     * Sends the staged packet as fragments (RFC 8200 §4.5): each the fixed header, a fragment header and a multiple
+     * of 8 bytes that fits the link, with one identification that no one can predict (RFC 7739: a keyed hash of the
+     * destination and a counter), through the neighbour cache like any packet.
+     */
+    private void sendFragments() {
+        final MemorySegment packet = staging.slab();
+        final long header = staging.offset(0);
+        final int payload = outPayloadLength;
+        final int chunk = (ethernet.mtu() - Ipv6Header.LENGTH - FRAGMENT_HEADER_LENGTH) & ~7;
+        final int nextHeader = BigEndian.u8(packet, header + 6);
+        final int identification = (int) dev.tern.core.hash.SipHash.hash(identificationKey0, identificationKey1,
+            outNextHopHigh ^ outNextHopLow, identificationCounter++);
+        counters.txFragmentedPackets.incrementRelease();
+        for (int at = 0; at < payload; at += chunk) {
+            final int length = Math.min(chunk, payload - at);
+            final int fragmentLength = Ipv6Header.LENGTH + FRAGMENT_HEADER_LENGTH + length;
+            final MemorySegment out;
+            final long to;
+            int buffer = -1;
+            long mac = outMac;
+            if (mac == Ipv6NeighbourCache.UNRESOLVED) {
+                mac = neighbours.peek(outNextHopHigh, outNextHopLow);
+            }
+            if (mac == Ipv6NeighbourCache.UNRESOLVED) {
+                buffer = neighbours.queueBegin();
+                if (buffer < 0) {
+                    counters.txNoBuffer.incrementRelease();
+                    continue;
+                }
+                out = neighbours.pendingSegment();
+                to = neighbours.pendingOffset(buffer);
+            } else {
+                if (!ethernet.begin(mac, EtherType.IPV6)) {
+                    counters.txNoBuffer.incrementRelease();
+                    continue;
+                }
+                out = ethernet.frame().segment();
+                to = ethernet.payloadOffset();
+            }
+            MemorySegment.copy(packet, header, out, to, Ipv6Header.LENGTH);
+            BigEndian.u16(out, to + 4, FRAGMENT_HEADER_LENGTH + length);
+            BigEndian.u8(out, to + 6, NextHeader.FRAGMENT);
+            final long fragment = to + Ipv6Header.LENGTH;
+            BigEndian.u8(out, fragment, nextHeader);
+            BigEndian.u8(out, fragment + 1, 0);
+            BigEndian.u16(out, fragment + 2, at | (at + length < payload ? 1 : 0));
+            BigEndian.i32(out, fragment + 4, identification);
+            MemorySegment.copy(packet, header + Ipv6Header.LENGTH + at, out, fragment + FRAGMENT_HEADER_LENGTH, length);
+            if (buffer >= 0) {
+                neighbours.queueCommit(outNextHopHigh, outNextHopLow, buffer, fragmentLength);
+            } else {
+                ethernet.send(fragmentLength);
+            }
+            counters.txFragments.incrementRelease();
+        }
     }
 
     public void abort() {
@@ -367,5 +519,7 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
 
     public void close() {
         neighbours.close();
+        reassembler.close();
+        staging.close();
     }
 }

@@ -14,6 +14,7 @@ public final class Ipv6Packet {
     int trafficClass;
     int nextHeader;
     boolean multicastDestination;
+    boolean fragmented;
 
     public long sourceHigh() {
         return sourceHigh;
@@ -42,6 +43,11 @@ public final class Ipv6Packet {
     /** The upper-layer protocol (the last Next Header of the chain). */
     public int nextHeader() {
         return nextHeader;
+    }
+
+    /** Came in fragments (an atomic fragment included): never neighbour discovery (RFC 6980). */
+    public boolean fragmented() {
+        return fragmented;
     }
 
     /** Sent to a multicast group rather than to one of our addresses. */

@@ -300,9 +300,6 @@ class Ipv6Test {
         final byte[] version = Ipv6Frames.icmpPacket(PEER, US, 64, ECHO_REQUEST, 0, 1, new byte[8]);
         version[0] = 0x40;
         peer.send(Ipv6Frames.frame(stack.macAddress(), PEER_MAC, version));
-        // A fragment (not reassembled yet).
-        peer.send(Ipv6Frames.frame(stack.macAddress(), PEER_MAC, Ipv6Frames.packet(PEER, US, 44, 64,
-            new byte[]{58, 0, 0, 1, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0})));
         sim.runFor(SECOND / 10);
         assertEquals(List.of(), ipv6Seen());
         assertEquals(1, counter("icmp6.drop.bad_checksum"));
@@ -310,7 +307,6 @@ class Ipv6Test {
         assertEquals(1, counter("ipv6.drop.bad_source"));
         assertEquals(1, counter("ipv6.drop.bad_payload_length"));
         assertEquals(1, counter("ipv6.drop.bad_version"));
-        assertEquals(1, counter("ipv6.drop.fragments"));
 
         // An unknown next header: parameter problem, code 1, pointing at the Next Header field (RFC 8200 §4).
         final byte[] unknown = Ipv6Frames.packet(PEER, US, 253, 64, new byte[8]);
@@ -478,5 +474,144 @@ class Ipv6Test {
         }
         assertEquals(java.util.Set.of(GROUP_LINK_LOCAL, GROUP_US), java.util.Set.copyOf(groups));
         assertEquals(1, counter("mld.rx.v1_queries"));
+    }
+
+    // ------------------------------------------------------------------------------------------- fragments
+
+    private void sendFragment(int offset, boolean more, int id, byte[] data) {
+        peer.send(Ipv6Frames.frame(stack.macAddress(), PEER_MAC,
+            Ipv6Frames.packet(PEER, US, 44, 64, Ipv6Frames.fragment(58, offset, more, id, data))));
+    }
+
+    @Test
+    void reassemblesAnEchoRequestSentInFragmentsOutOfOrder() {
+        upAndQuiet();
+        introducePeer();
+        final byte[] data = Frames.pattern(1000, 3);
+        final byte[] message = Ipv6Frames.icmp(PEER, US, ECHO_REQUEST, 0, 0x0007_0001, data);
+        sendFragment(512, false, 0x1234, Arrays.copyOfRange(message, 512, message.length));
+        sendFragment(256, true, 0x1234, Arrays.copyOfRange(message, 256, 512));
+        sendFragment(0, true, 0x1234, Arrays.copyOfRange(message, 0, 256));
+        sim.runFor(SECOND / 10);
+        final List<byte[]> sent = ipv6Seen();
+        assertEquals(1, sent.size());
+        assertEquals(ECHO_REPLY, icmpType(sent.get(0)));
+        assertArrayEquals(data, Arrays.copyOfRange(sent.get(0), 48, sent.get(0).length));
+        assertTrue(Ipv6Frames.checksumHolds(sent.get(0)));
+        assertEquals(3, counter("ipv6.reasm.fragments"));
+        assertEquals(1, counter("ipv6.reasm.ok"));
+    }
+
+    @Test
+    void anOverlappingFragmentDiscardsThePacket() {
+        upAndQuiet();
+        introducePeer();
+        final byte[] message = Ipv6Frames.icmp(PEER, US, ECHO_REQUEST, 0, 1, new byte[600]);
+        sendFragment(0, true, 9, Arrays.copyOfRange(message, 0, 304));
+        sendFragment(296, false, 9, Arrays.copyOfRange(message, 296, message.length)); // overlaps by 8 bytes
+        sim.runFor(SECOND / 10);
+        assertEquals(List.of(), ipv6Seen(), "RFC 5722: the whole packet is discarded silently");
+        assertEquals(1, counter("ipv6.reasm.overlap_discards"));
+        sendFragment(304, false, 9, Arrays.copyOfRange(message, 304, message.length));
+        sim.runFor(SECOND / 10);
+        assertEquals(List.of(), ipv6Seen(), "nothing of the first fragment was kept");
+    }
+
+    @Test
+    void fragmentsOfTheWrongLengthOrAnIncompleteChainGetParameterProblems() {
+        upAndQuiet();
+        introducePeer();
+        // More to come and not a multiple of 8 bytes: code 0, pointing at the payload length (RFC 8200 §4.5).
+        sendFragment(0, true, 1, new byte[13]);
+        // A first fragment whose destination options header runs past it: code 3 (RFC 7112 §5).
+        final byte[] options = new byte[16];
+        options[0] = 58;
+        options[1] = 3; // 32 bytes of header, 16 here
+        peer.send(Ipv6Frames.frame(stack.macAddress(), PEER_MAC,
+            Ipv6Frames.packet(PEER, US, 44, 64, Ipv6Frames.fragment(60, 0, true, 2, options))));
+        sim.runFor(SECOND / 10);
+        final List<byte[]> errors = ipv6Seen();
+        assertEquals(2, errors.size());
+        assertEquals(4, icmpType(errors.get(0)));
+        assertEquals(0, errors.get(0)[41]);
+        assertEquals(4, word(errors.get(0)));
+        assertEquals(4, icmpType(errors.get(1)));
+        assertEquals(3, errors.get(1)[41]);
+        assertEquals(1, counter("ipv6.drop.incomplete_header_chain"));
+    }
+
+    @Test
+    void aPacketThatNeverCompletesIsAnsweredWithTimeExceededAfterSixtySeconds() {
+        upAndQuiet();
+        introducePeer();
+        final byte[] message = Ipv6Frames.icmp(PEER, US, ECHO_REQUEST, 0, 1, new byte[600]);
+        sendFragment(0, true, 5, Arrays.copyOfRange(message, 0, 304));
+        sim.runFor(59 * SECOND);
+        assertEquals(List.of(), ipv6Seen().stream().filter(p -> icmpType(p) != NS).toList(), "only the probes of the peer");
+        introducePeer(); // its entry went with the unanswered probes
+        sim.runFor(2 * SECOND);
+        final List<byte[]> sent = ipv6Seen().stream().filter(p -> icmpType(p) != NS).toList();
+        assertEquals(1, sent.size());
+        assertEquals(3, icmpType(sent.get(0)), "time exceeded");
+        assertEquals(1, sent.get(0)[41], "fragment reassembly time exceeded");
+        assertEquals(PEER, destination(sent.get(0)));
+        assertEquals(1, counter("ipv6.reasm.timeouts"));
+    }
+
+    @Test
+    void neighbourDiscoveryInAFragmentIsRefusedAndAnAtomicFragmentIsProcessedAlone() {
+        upAndQuiet();
+        final byte[] ns = Ipv6Frames.icmp(PEER, SOLICITED_US, NS, 0, 0, Ipv6Frames.ndBody(US, 1, PEER_MAC));
+        peer.send(Ipv6Frames.frame(Ipv6Address.multicastMac(SOLICITED_US.low()), PEER_MAC,
+            Ipv6Frames.packet(PEER, SOLICITED_US, 44, 255, Ipv6Frames.fragment(58, 0, false, 3, ns))));
+        sim.runFor(SECOND / 10);
+        assertEquals(List.of(), ipv6Seen(), "RFC 6980: no advertisement");
+        assertEquals(1, counter("nd.drop.fragmented"));
+        introducePeer();
+        final byte[] echo = Ipv6Frames.icmp(PEER, US, ECHO_REQUEST, 0, 0x0003_0003, new byte[32]);
+        peer.send(Ipv6Frames.frame(stack.macAddress(), PEER_MAC,
+            Ipv6Frames.packet(PEER, US, 44, 64, Ipv6Frames.fragment(58, 0, false, 4, echo))));
+        sim.runFor(SECOND / 10);
+        final List<byte[]> sent = ipv6Seen();
+        assertEquals(1, sent.size());
+        assertEquals(ECHO_REPLY, icmpType(sent.get(0)));
+        assertEquals(2, counter("ipv6.rx.atomic_fragments"));
+        assertEquals(0, counter("ipv6.reasm.fragments"), "never through reassembly (RFC 6946)");
+    }
+
+    @Test
+    void answersALargeEchoInFragmentsThatReassembleToTheRequestsData() {
+        upAndQuiet();
+        introducePeer();
+        final byte[] data = Frames.pattern(3000, 9);
+        final byte[] message = Ipv6Frames.icmp(PEER, US, ECHO_REQUEST, 0, 0x0009_0001, data);
+        sendFragment(0, true, 77, Arrays.copyOfRange(message, 0, 1448));
+        sendFragment(1448, true, 77, Arrays.copyOfRange(message, 1448, 2896));
+        sendFragment(2896, false, 77, Arrays.copyOfRange(message, 2896, message.length));
+        sim.runFor(SECOND / 10);
+        final List<byte[]> fragments = ipv6Seen();
+        assertEquals(3, fragments.size(), "3008 bytes of ICMPv6 at MTU 1500: 1448 + 1448 + 112");
+        final java.io.ByteArrayOutputStream whole = new java.io.ByteArrayOutputStream();
+        final int id = ByteBuffer.wrap(fragments.get(0)).getInt(44);
+        for (int i = 0; i < 3; i++) {
+            final byte[] f = fragments.get(i);
+            assertEquals(44, f[6], "a fragment header");
+            assertTrue(f.length <= 1500);
+            final int field = ByteBuffer.wrap(f).getShort(42) & 0xffff;
+            assertEquals(whole.size(), field & 0xfff8, "in order, no gap");
+            assertEquals(i < 2 ? 1 : 0, field & 1, "M set on all but the last");
+            assertEquals(id, ByteBuffer.wrap(f).getInt(44), "one identification");
+            assertEquals(58, f[40]);
+            whole.write(f, 48, f.length - 48);
+        }
+        final byte[] reply = whole.toByteArray();
+        assertEquals(ECHO_REPLY, reply[0] & 0xff);
+        assertArrayEquals(data, Arrays.copyOfRange(reply, 8, reply.length));
+        final byte[] zeroed = reply.clone();
+        zeroed[2] = 0;
+        zeroed[3] = 0;
+        assertEquals(Ipv6Frames.checksum(US, PEER, 58, zeroed), ((reply[2] & 0xff) << 8) | (reply[3] & 0xff));
+        assertEquals(1, counter("ipv6.tx.fragmented_packets"));
+        assertEquals(3, counter("ipv6.tx.fragments"));
     }
 }

@@ -59,8 +59,12 @@ class Ipv6InteropTest extends VethRigTest {
     }
 
     private CommandResult ping6(String address, int count) {
+        return ping6(address, count, 100);
+    }
+
+    private CommandResult ping6(String address, int count, int size) {
         return rig.net().peerExec(TIMEOUT, "ping", "-6", "-n", "-c", Integer.toString(count), "-i", "0.05", "-W", "2",
-            "-s", "100", address);
+            "-s", Integer.toString(size), address);
     }
 
     private static int[] sentAndReceived(CommandResult ping) {
@@ -128,6 +132,25 @@ class Ipv6InteropTest extends VethRigTest {
         }
         assertTrue(mdb.contains("port " + NetnsHarness.WIRE_TERN_PORT + " grp ff02::1:ff00:2"), mdb);
         assertTrue(rig.counter("mld.tx.reports") >= 1);
+    }
+
+    /** Large echoes cross in fragments both ways: the kernel's reassembled by Tern, Tern's by the kernel. */
+    @Test
+    void largePingsCrossInFragmentsBothWays() {
+        startTern();
+        final Map<String, Long> before = snmp6();
+        for (int size : new int[]{1453, 3000, 20000}) {
+            final CommandResult ping = ping6(TERN, 3, size);
+            final int[] counts = sentAndReceived(ping);
+            assertEquals(3, counts[1], size + " bytes: " + ping.stdout());
+            assertTrue(!ping.stdout().contains("DUP!") && !ping.stdout().contains("wrong data"), ping.stdout());
+        }
+        final Map<String, Long> after = snmp6();
+        assertEquals(9, after.get("Ip6ReasmOKs") - before.get("Ip6ReasmOKs"), "the kernel reassembled every reply");
+        assertEquals(0, after.get("Ip6ReasmFails") - before.get("Ip6ReasmFails"));
+        assertEquals(9, rig.counter("ipv6.reasm.ok"), "Tern reassembled every request");
+        assertEquals(9, rig.counter("ipv6.tx.fragmented_packets"));
+        assertEquals(0, rig.counter("ipv6.reasm.bad_fragments"));
     }
 
     @Test

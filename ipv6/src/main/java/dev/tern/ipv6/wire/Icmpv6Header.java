@@ -39,6 +39,10 @@ public final class Icmpv6Header extends Flyweight {
     public static final int ERRONEOUS_HEADER_FIELD = 0;
     public static final int UNRECOGNIZED_NEXT_HEADER = 1;
     public static final int UNRECOGNIZED_OPTION = 2;
+    /** RFC 7112 §6: the first fragment has an incomplete header chain. */
+    public static final int INCOMPLETE_HEADER_CHAIN = 3;
+    /** Time exceeded codes (RFC 4443 §3.3). */
+    public static final int REASSEMBLY_TIME_EXCEEDED = 1;
 
     /** NS and NA: the 8-byte header, then the target address (RFC 4861 §4.3, §4.4). */
     public static final int ND_LENGTH = 24;

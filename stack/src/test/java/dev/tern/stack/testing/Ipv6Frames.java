@@ -60,6 +60,12 @@ public final class Ipv6Frames {
         return b.array();
     }
 
+    /** A fragment header (RFC 8200 §4.5) and the fragment's data. */
+    public static byte[] fragment(int nextHeader, int offset, boolean more, int identification, byte[] data) {
+        return ByteBuffer.allocate(8 + data.length).put((byte) nextHeader).put((byte) 0)
+            .putShort((short) (offset | (more ? 1 : 0))).putInt(identification).put(data).array();
+    }
+
     /** The ones'-complement checksum of the pseudo-header and {@code upper} (whose checksum field is zero). */
     public static int checksum(Ipv6Address source, Ipv6Address destination, int nextHeader, byte[] upper) {
         final ByteBuffer pseudo = ByteBuffer.allocate(40 + upper.length + 1);
