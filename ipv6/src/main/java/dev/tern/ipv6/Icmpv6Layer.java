@@ -29,6 +29,7 @@ public final class Icmpv6Layer {
     private final Icmpv6Header tx = new Icmpv6Header();
     private NeighbourDiscovery discovery;
     private MldListener mld;
+    private RouterDiscovery routers;
 
     Icmpv6Layer(Ipv6Layer ipv6, Ipv6Config config, Ipv6Counters counters) {
         this.ipv6 = ipv6;
@@ -36,9 +37,10 @@ public final class Icmpv6Layer {
         this.errorLimiter = new TokenBucket(config.errorsPerSecond(), config.errorBurst());
     }
 
-    void discovery(NeighbourDiscovery discovery, MldListener mld) {
+    void discovery(NeighbourDiscovery discovery, MldListener mld, RouterDiscovery routers) {
         this.discovery = discovery;
         this.mld = mld;
+        this.routers = routers;
     }
 
     /** The sum of the pseudo-header (RFC 8200 §8.1) of a received packet and its ICMPv6 message. */
@@ -81,8 +83,8 @@ public final class Icmpv6Layer {
                 nowNs);
             case Icmpv6Header.NEIGHBOR_ADVERTISEMENT -> discovery.onAdvertisement(packet, rx, segment, offset, length,
                 nowNs);
-            case Icmpv6Header.ROUTER_SOLICITATION, Icmpv6Header.ROUTER_ADVERTISEMENT ->
-                counters.ndRxRouterMessagesIgnored.incrementRelease(); // no SLAAC or default router yet
+            case Icmpv6Header.ROUTER_SOLICITATION -> counters.ndRxRouterMessagesIgnored.incrementRelease(); // a host
+            case Icmpv6Header.ROUTER_ADVERTISEMENT -> routers.onAdvertisement(packet, rx, segment, offset, length, nowNs);
             case Icmpv6Header.REDIRECT -> counters.ndRxRedirectsIgnored.incrementRelease();
             case MldListener.QUERY -> mld.onQuery(packet, segment, offset, length, nowNs);
             case MldListener.V1_REPORT, MldListener.V2_REPORT, MldListener.V1_DONE ->

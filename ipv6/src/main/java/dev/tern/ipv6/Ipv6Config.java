@@ -24,14 +24,16 @@ import java.util.List;
  * @param pendingTotal         packets held for all neighbours together
  * @param errorsPerSecond      ICMPv6 errors we may send a second (RFC 4443 §2.4(f); Linux's icmp ratelimit)
  * @param errorBurst           ICMPv6 errors we may send at once
+ * @param solicitRouters       send router solicitations when the stack starts (RFC 4861 §6.3.7); advertisements
+ *                             are heeded either way, as Linux's {@code accept_ra} 1
  */
 public record Ipv6Config(boolean enabled, List<Ipv6InterfaceAddress> addresses, int hopLimit, int dadTransmits,
                          long retransmitNs, long reachableTimeNs, long delayFirstProbeNs, int maxMulticastSolicit,
                          int maxUnicastSolicit, int neighbourCacheSize, int pendingPerNeighbour, int pendingTotal,
-                         int errorsPerSecond, int errorBurst) {
+                         int errorsPerSecond, int errorBurst, boolean solicitRouters) {
     /** IPv6 off: what a stack does unless asked. */
     public static final Ipv6Config DISABLED = new Ipv6Config(false, List.of(), 64, 1, 1_000_000_000L,
-        30_000_000_000L, 5_000_000_000L, 3, 3, 256, 64, 64, 1000, 50);
+        30_000_000_000L, 5_000_000_000L, 3, 3, 256, 64, 64, 1000, 50, true);
     /** Linux's most addresses on one interface would be far more; a host needs a few. */
     public static final int MAX_ADDRESSES = 15;
 
@@ -59,13 +61,13 @@ public record Ipv6Config(boolean enabled, List<Ipv6InterfaceAddress> addresses, 
     public Ipv6Config with(boolean on, List<Ipv6InterfaceAddress> list) {
         return new Ipv6Config(on, list, hopLimit, dadTransmits, retransmitNs, reachableTimeNs, delayFirstProbeNs,
             maxMulticastSolicit, maxUnicastSolicit, neighbourCacheSize, pendingPerNeighbour, pendingTotal,
-            errorsPerSecond, errorBurst);
+            errorsPerSecond, errorBurst, solicitRouters);
     }
 
     /** This configuration with {@code transmits} DAD solicitations per address. */
     public Ipv6Config withDadTransmits(int transmits) {
         return new Ipv6Config(enabled, addresses, hopLimit, transmits, retransmitNs, reachableTimeNs,
             delayFirstProbeNs, maxMulticastSolicit, maxUnicastSolicit, neighbourCacheSize, pendingPerNeighbour,
-            pendingTotal, errorsPerSecond, errorBurst);
+            pendingTotal, errorsPerSecond, errorBurst, solicitRouters);
     }
 }

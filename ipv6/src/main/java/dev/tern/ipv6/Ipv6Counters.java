@@ -44,6 +44,10 @@ final class Ipv6Counters {
     final AtomicCounter ndDropInvalid;
     final AtomicCounter ndDropHopLimit;
     final AtomicCounter ndRxRouterMessagesIgnored;
+    final AtomicCounter ndRxRouterAdvertisements;
+    final AtomicCounter ndTxRouterSolicitations;
+    final AtomicCounter ndRoutersFull;
+    final AtomicCounter ndPrefixesFull;
     final AtomicCounter ndRxRedirectsIgnored;
     final AtomicCounter ndDadCompleted;
     final AtomicCounter ndDadDuplicates;
@@ -98,7 +102,11 @@ final class Ipv6Counters {
         ndTxAdvertisements = counters.counter("nd.tx.advertisements");
         ndDropInvalid = counters.counter("nd.drop.invalid");
         ndDropHopLimit = counters.counter("nd.drop.hop_limit");
-        ndRxRouterMessagesIgnored = counters.counter("nd.rx.router_messages_ignored");
+        ndRxRouterMessagesIgnored = counters.counter("nd.rx.router_solicitations_ignored");
+        ndRxRouterAdvertisements = counters.counter("nd.rx.router_advertisements");
+        ndTxRouterSolicitations = counters.counter("nd.tx.router_solicitations");
+        ndRoutersFull = counters.counter("nd.default_routers_full");
+        ndPrefixesFull = counters.counter("nd.prefixes_full");
         ndRxRedirectsIgnored = counters.counter("nd.rx.redirects_ignored");
         ndDadCompleted = counters.counter("nd.dad.completed");
         ndDadDuplicates = counters.counter("nd.dad.duplicates");

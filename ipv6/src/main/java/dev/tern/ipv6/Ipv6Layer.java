@@ -51,6 +51,7 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
     private final NeighbourDiscovery discovery;
     private final Icmpv6Layer icmp;
     private final MldListener mld;
+    private final RouterDiscovery routers;
     private final Ipv6Header rx = new Ipv6Header();
     private final Ipv6Header tx = new Ipv6Header();
     private final Ipv6Packet packet = new Ipv6Packet();
@@ -89,7 +90,9 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
         this.mld = new MldListener(this, addresses, timers, ethernet.mac(), counters);
         this.discovery = new NeighbourDiscovery(this, ethernet, timers, config, addresses, counters, mld);
         this.neighbours = discovery.neighbours();
-        icmp.discovery(discovery, mld);
+        this.routers = new RouterDiscovery(this, addresses, neighbours, timers, ethernet.mac(),
+            config.solicitRouters(), ethernet.mtu(), counters);
+        icmp.discovery(discovery, mld, routers);
         ethernet.register(EtherType.IPV6, this);
         ethernet.onInternalError(this::abort);
     }
@@ -100,6 +103,7 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
      */
     public void start(long nowNs) {
         discovery.start(nowNs);
+        routers.start(nowNs);
     }
 
     public Ipv6Addresses addresses() {
@@ -368,20 +372,29 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
             return ERR_MESSAGE_TOO_LONG;
         }
         final long mac;
+        long hopHigh = dh;
+        long hopLow = dl;
         if (Ipv6Address.isMulticast(dh)) {
             mac = Ipv6Address.multicastMac(dl);
-        } else if (addresses.onLink(dh, dl)) {
+        } else if (addresses.onLink(dh, dl) || routers.onLink(dh, dl, nowNs)) {
             mac = neighbours.resolve(dh, dl, nowNs);
         } else {
-            counters.txNoRoute.incrementRelease(); // no default router yet: only on-link destinations
-            return ERR_NO_ROUTE;
+            // RFC 4861 §5.2: off link, through a default router.
+            final int router = routers.defaultRouter(nowNs);
+            if (router < 0) {
+                counters.txNoRoute.incrementRelease();
+                return ERR_NO_ROUTE;
+            }
+            hopHigh = routers.routerHigh(router);
+            hopLow = routers.routerLow(router);
+            mac = neighbours.resolve(hopHigh, hopLow, nowNs);
         }
-        if (total > ethernet.mtu()) {
+        if (total > routers.linkMtu()) {
             mode = MODE_STAGING;
             outMac = mac;
             outNowNs = nowNs;
-            outNextHopHigh = dh;
-            outNextHopLow = dl;
+            outNextHopHigh = hopHigh;
+            outNextHopLow = hopLow;
             outSegment = staging.slab();
             outHeaderOffset = staging.offset(0);
         } else if (mac == Ipv6NeighbourCache.UNRESOLVED) {
@@ -394,8 +407,8 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
             outPendingBuffer = buffer;
             outSegment = neighbours.pendingSegment();
             outHeaderOffset = neighbours.pendingOffset(buffer);
-            outNextHopHigh = dh;
-            outNextHopLow = dl;
+            outNextHopHigh = hopHigh;
+            outNextHopLow = hopLow;
         } else {
             if (!ethernet.begin(mac, EtherType.IPV6)) {
                 counters.txNoBuffer.incrementRelease();
@@ -459,7 +472,7 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
         final MemorySegment packet = staging.slab();
         final long header = staging.offset(0);
         final int payload = outPayloadLength;
-        final int chunk = (ethernet.mtu() - Ipv6Header.LENGTH - FRAGMENT_HEADER_LENGTH) & ~7;
+        final int chunk = (routers.linkMtu() - Ipv6Header.LENGTH - FRAGMENT_HEADER_LENGTH) & ~7;
         final int nextHeader = BigEndian.u8(packet, header + 6);
         final int identification = (int) dev.tern.core.hash.SipHash.hash(identificationKey0, identificationKey1,
             outNextHopHigh ^ outNextHopLow, identificationCounter++);

@@ -36,6 +36,8 @@ class Ipv6Test {
     private static final Ipv6Address PEER = Ipv6Address.parse("2001:db8::1");
     private static final Ipv6Address SOLICITED_US = US.solicitedNode();
     private static final int NA_SOLICITED_OVERRIDE = 0x6000_0000;
+    private static final int ROUTER_SOLICITATION = 133;
+    private static final int ROUTER_ADVERTISEMENT = 134;
 
     private Simulation sim;
     private NetStack stack;
@@ -73,7 +75,7 @@ class Ipv6Test {
     private List<byte[]> seen(boolean mld) {
         final List<byte[]> packets = peer.drain(f -> f.etherType() == EtherType.IPV6).stream()
             .map(f -> Arrays.copyOfRange(f.bytes(), 14, f.bytes().length))
-            .filter(p -> (p[6] == 0) == mld).toList();
+            .filter(p -> (p[6] == 0) == mld && (mld || icmpType(p) != ROUTER_SOLICITATION)).toList();
         peer.clear();
         return packets;
     }
@@ -189,7 +191,8 @@ class Ipv6Test {
         assertEquals(PEER_MAC, stack.ipv6().neighbours().peek(PEER.high(), PEER.low()));
         // Unconfirmed after DELAY_FIRST_PROBE_TIME: unicast probes to the cached MAC (PROBE), then forgotten.
         sim.runFor(5 * SECOND + SECOND / 2);
-        final List<PeerPort.Received> probes = peer.drain(f -> f.etherType() == EtherType.IPV6);
+        final List<PeerPort.Received> probes = peer.drain(f -> f.etherType() == EtherType.IPV6
+            && (f.bytes()[14 + 40] & 0xff) == NS);
         assertEquals(1, probes.size());
         assertEquals(PEER_MAC, ByteBuffer.wrap(probes.get(0).bytes()).getLong(0) >>> 16, "unicast to the cached MAC");
         assertEquals(NS, probes.get(0).bytes()[14 + 40] & 0xff);
@@ -613,5 +616,102 @@ class Ipv6Test {
         assertEquals(Ipv6Frames.checksum(US, PEER, 58, zeroed), ((reply[2] & 0xff) << 8) | (reply[3] & 0xff));
         assertEquals(1, counter("ipv6.tx.fragmented_packets"));
         assertEquals(3, counter("ipv6.tx.fragments"));
+    }
+
+    // -------------------------------------------------------------------------------------- router discovery
+
+    private static final long ROUTER_MAC = MacAddress.parse("0a:00:00:00:00:fe");
+
+    /** A router advertisement: lifetime, then options (RFC 4861 §4.2). */
+    private void advertise(Ipv6Address from, int hopLimit, int lifetimeSeconds, byte[] options) {
+        final byte[] body = ByteBuffer.allocate(8 + options.length).putInt(0).putInt(0).put(options).array();
+        send(from, Ipv6Address.ALL_NODES, Ipv6Address.multicastMac(1), hopLimit, ROUTER_ADVERTISEMENT, 0,
+            (64 << 24) | lifetimeSeconds, body);
+    }
+
+    private static byte[] prefixOption(Ipv6Address prefix, int length) {
+        return ByteBuffer.allocate(32).put((byte) 3).put((byte) 4).put((byte) length).put((byte) 0xC0)
+            .putInt(86400).putInt(14400).putInt(0).putLong(prefix.high()).putLong(prefix.low()).array();
+    }
+
+    private static byte[] mtuOption(int mtu) {
+        return ByteBuffer.allocate(8).put((byte) 5).put((byte) 1).putShort((short) 0).putInt(mtu).array();
+    }
+
+    private static byte[] linkLayerOption(long mac) {
+        return ByteBuffer.allocate(8).put((byte) 1).put((byte) 1).putShort((short) (mac >>> 32)).putInt((int) mac).array();
+    }
+
+    @Test
+    void solicitsRoutersThreeTimesFourSecondsApartUntilOneAdvertises() {
+        sim.runFor(15 * SECOND);
+        final List<PeerPort.Received> solicitations = peer.drain(f -> f.etherType() == EtherType.IPV6
+            && (f.bytes()[14 + 40] & 0xff) == ROUTER_SOLICITATION);
+        assertEquals(3, solicitations.size(), "MAX_RTR_SOLICITATIONS (RFC 4861 §10)");
+        assertEquals(4 * SECOND, solicitations.get(2).atNs() - solicitations.get(1).atNs());
+        assertTrue(solicitations.get(0).atNs() < SECOND, "after a random delay below a second");
+        final byte[] last = Arrays.copyOfRange(solicitations.get(2).bytes(), 14, solicitations.get(2).bytes().length);
+        assertEquals(Ipv6Address.ALL_ROUTERS, destination(last));
+        assertEquals(linkLocal, source(last));
+        assertEquals(255, hopLimit(last));
+        assertEquals(40 + 16, last.length, "with our MAC as a source link-layer option");
+        assertTrue(Ipv6Frames.checksumHolds(last));
+        assertEquals(3, counter("nd.tx.router_solicitations"));
+    }
+
+    @Test
+    void anOffLinkPeerIsReachedThroughTheAdvertisedRouterAndItsMtu() {
+        final Ipv6Address router = Ipv6Address.parse("fe80::1");
+        final Ipv6Address far = Ipv6Address.parse("2001:db8:99::5");
+        final PeerPort routerPort = new PeerPort(sim, "router", ROUTER_MAC);
+        upAndQuiet();
+        routerPort.clear();
+        // Without a router an off-link address cannot be answered.
+        routerPort.send(Ipv6Frames.frame(stack.macAddress(), ROUTER_MAC,
+            Ipv6Frames.icmpPacket(far, US, 63, ECHO_REQUEST, 0, 0x0005_0001, new byte[8])));
+        sim.runFor(SECOND / 10);
+        assertEquals(1, counter("ipv6.tx.no_route"));
+        // A router advertises itself (lifetime 1800 s), its MAC, an on-link prefix and an MTU of 1400.
+        final byte[] options = Frames.concat(linkLayerOption(ROUTER_MAC), mtuOption(1400),
+            prefixOption(Ipv6Address.parse("2001:db8:1::"), 64));
+        peer.send(Ipv6Frames.frame(Ipv6Address.multicastMac(1), ROUTER_MAC, Ipv6Frames.icmpPacket(router,
+            Ipv6Address.ALL_NODES, 255, ROUTER_ADVERTISEMENT, 0, (64 << 24) | 1800,
+            Frames.concat(new byte[8], options))));
+        sim.runFor(SECOND / 10);
+        assertEquals(1, counter("nd.rx.router_advertisements"));
+        routerPort.clear();
+        peer.clear();
+        final byte[] data = Frames.pattern(1380, 4); // 1428 bytes with its headers: over the advertised MTU
+        routerPort.send(Ipv6Frames.frame(stack.macAddress(), ROUTER_MAC,
+            Ipv6Frames.icmpPacket(far, US, 63, ECHO_REQUEST, 0, 0x0005_0002, data)));
+        sim.runFor(SECOND / 10);
+        final List<PeerPort.Received> toRouter = routerPort.drain(f -> f.etherType() == EtherType.IPV6
+            && ByteBuffer.wrap(f.bytes()).getLong(0) >>> 16 == ROUTER_MAC);
+        assertEquals(2, toRouter.size(), "the reply, in two fragments, to the router's MAC");
+        for (PeerPort.Received f : toRouter) {
+            final byte[] p = Arrays.copyOfRange(f.bytes(), 14, f.bytes().length);
+            assertEquals(far, destination(p));
+            assertTrue(p.length <= 1400, "within the advertised MTU: " + p.length);
+        }
+        // An address on the advertised prefix is on link: resolved directly, not through the router.
+        routerPort.clear();
+        routerPort.send(Ipv6Frames.frame(stack.macAddress(), ROUTER_MAC,
+            Ipv6Frames.icmpPacket(Ipv6Address.parse("2001:db8:1::7"), US, 64, ECHO_REQUEST, 0, 1, new byte[8])));
+        sim.runFor(SECOND / 10);
+        final List<byte[]> solicited = ipv6Seen().stream().filter(p -> icmpType(p) == NS).toList();
+        assertEquals(Ipv6Address.parse("2001:db8:1::7"), target(solicited.get(0)));
+    }
+
+    @Test
+    void anAdvertisementFromOffTheLinkOrAGlobalAddressIsIgnored() {
+        upAndQuiet();
+        advertise(PEER, 255, 1800, new byte[0]);
+        advertise(Ipv6Address.parse("fe80::1"), 64, 1800, new byte[0]);
+        sim.runFor(SECOND / 10);
+        assertEquals(1, counter("nd.drop.invalid"));
+        assertEquals(1, counter("nd.drop.hop_limit"));
+        send(Ipv6Address.parse("2001:db8:99::5"), US, stack.macAddress(), 63, ECHO_REQUEST, 0, 1, new byte[8]);
+        sim.runFor(SECOND / 10);
+        assertEquals(1, counter("ipv6.tx.no_route"), "no default router was learnt");
     }
 }
