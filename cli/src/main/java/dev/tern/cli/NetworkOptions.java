@@ -36,7 +36,7 @@ import java.util.Set;
  */
 final class NetworkOptions {
     static final Set<String> VALUE_FLAGS = Set.of("--link", "--ip", "--ip6", "--gw", "--mac", "--mtu", "--pcap");
-    static final String USAGE = "--link memory|afpacket:IFACE|afxdp:IFACE[:QUEUE]|rawqp:DEVICE[:PORT] --ip A.B.C.D/N [--ip6 ADDR/N]... "
+    static final String USAGE = "--link memory|afpacket:IFACE|afxdp:IFACE[:QUEUE]|rawqp:DEVICE[:PORT] --ip A.B.C.D/N [--ip6 ADDR/N|auto]... "
         + "[--gw A.B.C.D]... [--mac M] [--mtu N] [--pcap FILE]";
     /** The link flags in every network command's help. */
     static final java.util.List<CommandHelp.Option> HELP = java.util.List.of(
@@ -47,9 +47,10 @@ final class NetworkOptions {
             + "rdma-core's headers, never yet run on RDMA hardware)",
             "memory"),
         CommandHelp.option("--ip A.B.C.D/N", "this stack's address and prefix length", "198.18.0.2/24"),
-        CommandHelp.option("--ip6 ADDR/N", "turn IPv6 on with this address and on-link prefix (e.g. 2001:db8::2/64), "
-            + "besides the link-local one from the MAC; give it again for more. Neighbour discovery and ping only, "
-            + "so far: TCP and UDP stay IPv4 (docs/STATUS.md)", "none: IPv4 only"),
+        CommandHelp.option("--ip6 ADDR/N|auto", "turn IPv6 on with this address and on-link prefix (e.g. "
+            + "2001:db8::2/64), besides the link-local one from the MAC; give it again for more; auto: also form "
+            + "addresses from routers' advertised prefixes (SLAAC). Neighbour discovery and ping only, so far: TCP "
+            + "and UDP stay IPv4 (docs/STATUS.md)", "none: IPv4 only"),
         CommandHelp.option("--gw A.B.C.D", "default gateway, on the subnet; give it again for more, in preference "
             + "order: when the one in use stops answering ARP, the next is used", "none: the subnet only"),
         CommandHelp.option("--mac M", "this stack's unicast MAC address",
@@ -62,8 +63,10 @@ final class NetworkOptions {
     final String linkTarget;
     final int linkPort;
     final InterfaceAddress address;
-    /** The static IPv6 addresses; IPv6 is on when there is one. */
+    /** The static IPv6 addresses; IPv6 is on when there is one, or with SLAAC. */
     final java.util.List<Ipv6InterfaceAddress> ipv6Addresses;
+    /** {@code --ip6 auto}: addresses from router advertisements too. */
+    final boolean slaac;
     /** Every default gateway, in preference order. */
     final int[] gateways;
     final long mac;
@@ -107,9 +110,15 @@ final class NetworkOptions {
         }
         address = parse(args, "--ip", () -> InterfaceAddress.parse(args.value("--ip", "198.18.0.2/24")));
         final java.util.List<Ipv6InterfaceAddress> v6 = new java.util.ArrayList<>();
+        boolean auto = false;
         for (String value : args.values("--ip6")) {
-            v6.add(parse(args, "--ip6", () -> Ipv6InterfaceAddress.parse(value)));
+            if (value.equals("auto")) {
+                auto = true;
+            } else {
+                v6.add(parse(args, "--ip6", () -> Ipv6InterfaceAddress.parse(value)));
+            }
         }
+        slaac = auto;
         if (v6.size() > Ipv6Config.MAX_ADDRESSES) {
             throw new UsageException(args.command() + ": at most " + Ipv6Config.MAX_ADDRESSES + " --ip6 addresses");
         }
@@ -135,8 +144,8 @@ final class NetworkOptions {
 
     /** IPv6 on, with the --ip6 addresses, when any was given (shard 0 answers for it). */
     private void applyIpv6(NetStack.Builder builder) {
-        if (!ipv6Addresses.isEmpty()) {
-            builder.ipv6(Ipv6Config.withAddresses(ipv6Addresses));
+        if (!ipv6Addresses.isEmpty() || slaac) {
+            builder.ipv6(Ipv6Config.withAddresses(ipv6Addresses).withSlaac(slaac));
         }
     }
 

@@ -9,8 +9,10 @@ import java.util.List;
 /**
  * The interface's unicast addresses and the states RFC 4862 gives them: TENTATIVE while duplicate address
  * detection runs (§5.4: not yet used, packets to it discarded), PREFERRED once it passed, DUPLICATE when another
- * node holds it (§5.4.5: never used; the operator is told through a counter and {@link #describe}). Index 0 is the
- * link-local address formed from the MAC (§5.3), the rest are the configured ones.
+ * node holds it (§5.4.5: never used; the operator is told through a counter and {@link #describe}), EXPIRED when the
+ * valid lifetime of an address formed from a router's prefix ran out (§5.5.4). Index 0 is the link-local address
+ * formed from the MAC (§5.3), then the configured ones, then those formed by SLAAC (§5.5.3), at most
+ * {@link #AUTOCONFIGURED}; an expired row is reused.
  *
  * <p>Owned by the shard thread; not thread-safe.
  */
@@ -18,7 +20,10 @@ public final class Ipv6Addresses {
     static final int TENTATIVE = 0;
     static final int PREFERRED = 1;
     static final int DUPLICATE = 2;
-    private static final String[] STATE_NAMES = {"tentative", "preferred", "duplicate"};
+    static final int EXPIRED = 3;
+    private static final String[] STATE_NAMES = {"tentative", "preferred", "duplicate", "expired"};
+    /** Addresses SLAAC may add. */
+    static final int AUTOCONFIGURED = 4;
 
     private final long[] high;
     private final long[] low;
@@ -26,7 +31,9 @@ public final class Ipv6Addresses {
     private final int[] state;
     /** DAD solicitations still to send for each tentative address. */
     final int[] dadLeft;
-    private final int count;
+    /** Formed by SLAAC from a router's prefix, rather than configured. */
+    private final boolean[] autoconfigured;
+    private int count;
 
     Ipv6Addresses(long mac, List<Ipv6InterfaceAddress> configured, int dadTransmits) {
         final List<Ipv6InterfaceAddress> all = new ArrayList<>();
@@ -37,11 +44,13 @@ public final class Ipv6Addresses {
             }
         }
         count = all.size();
-        high = new long[count];
-        low = new long[count];
-        prefixLength = new int[count];
-        state = new int[count];
-        dadLeft = new int[count];
+        final int capacity = count + AUTOCONFIGURED;
+        high = new long[capacity];
+        low = new long[capacity];
+        prefixLength = new int[capacity];
+        state = new int[capacity];
+        dadLeft = new int[capacity];
+        autoconfigured = new boolean[capacity];
         for (int i = 0; i < count; i++) {
             high[i] = all.get(i).address().high();
             low[i] = all.get(i).address().low();
@@ -53,6 +62,11 @@ public final class Ipv6Addresses {
 
     public int count() {
         return count;
+    }
+
+    /** Rows there may be, SLAAC's included. */
+    int capacity() {
+        return high.length;
     }
 
     public long high(int i) {
@@ -70,6 +84,37 @@ public final class Ipv6Addresses {
 
     int state(int i) {
         return state[i];
+    }
+
+    boolean autoconfigured(int i) {
+        return autoconfigured[i];
+    }
+
+    /**
+     * Adds an address formed by SLAAC, TENTATIVE with {@code dadTransmits} solicitations to send (PREFERRED at once
+     * without DAD); its index, or -1 when there is no room (an expired row is reused first).
+     */
+    int addAutoconfigured(long h, long l, int prefix, int dadTransmits) {
+        int row = -1;
+        for (int i = 0; i < count; i++) {
+            if (state[i] == EXPIRED && autoconfigured[i]) {
+                row = i;
+                break;
+            }
+        }
+        if (row < 0) {
+            if (count == high.length) {
+                return -1;
+            }
+            row = count++;
+        }
+        high[row] = h;
+        low[row] = l;
+        prefixLength[row] = prefix;
+        state[row] = dadTransmits == 0 ? PREFERRED : TENTATIVE;
+        dadLeft[row] = dadTransmits;
+        autoconfigured[row] = true;
+        return row;
     }
 
     void state(int i, int newState) {
@@ -101,7 +146,7 @@ public final class Ipv6Addresses {
             return true;
         }
         for (int i = 0; i < count; i++) {
-            if (state[i] != DUPLICATE && Ipv6Address.solicitedNodeLow(low[i]) == l) {
+            if (state[i] != DUPLICATE && state[i] != EXPIRED && Ipv6Address.solicitedNodeLow(low[i]) == l) {
                 return true;
             }
         }
@@ -114,7 +159,7 @@ public final class Ipv6Addresses {
             return true;
         }
         for (int i = 1; i < count; i++) {
-            if (Ipv6Address.samePrefix(high[i], low[i], h, l, prefixLength[i])) {
+            if (state[i] != EXPIRED && Ipv6Address.samePrefix(high[i], low[i], h, l, prefixLength[i])) {
                 return true;
             }
         }
@@ -151,11 +196,16 @@ public final class Ipv6Addresses {
         return best;
     }
 
+    /** The address at {@code i} is no longer valid (§5.5.4): never used or answered again. */
+    void expire(int i) {
+        state[i] = EXPIRED;
+    }
+
     /** One line per address, for {@code tern stat} and errors: {@code fe80::1/64 preferred}. */
     public List<String> describe() {
         final List<String> lines = new ArrayList<>();
         for (int i = 0; i < count; i++) {
-            lines.add(address(i) + " " + STATE_NAMES[state[i]]);
+            lines.add(address(i) + " " + STATE_NAMES[state[i]] + (autoconfigured[i] ? " autoconfigured" : ""));
         }
         return lines;
     }

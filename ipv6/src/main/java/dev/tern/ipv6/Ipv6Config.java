@@ -26,14 +26,16 @@ import java.util.List;
  * @param errorBurst           ICMPv6 errors we may send at once
  * @param solicitRouters       send router solicitations when the stack starts (RFC 4861 §6.3.7); advertisements
  *                             are heeded either way, as Linux's {@code accept_ra} 1
+ * @param slaac                form addresses from advertised prefixes (RFC 4862 §5.5.3; Linux's {@code autoconf});
+ *                             off unless asked, so that a stack's addresses are the ones it was given
  */
 public record Ipv6Config(boolean enabled, List<Ipv6InterfaceAddress> addresses, int hopLimit, int dadTransmits,
                          long retransmitNs, long reachableTimeNs, long delayFirstProbeNs, int maxMulticastSolicit,
                          int maxUnicastSolicit, int neighbourCacheSize, int pendingPerNeighbour, int pendingTotal,
-                         int errorsPerSecond, int errorBurst, boolean solicitRouters) {
+                         int errorsPerSecond, int errorBurst, boolean solicitRouters, boolean slaac) {
     /** IPv6 off: what a stack does unless asked. */
     public static final Ipv6Config DISABLED = new Ipv6Config(false, List.of(), 64, 1, 1_000_000_000L,
-        30_000_000_000L, 5_000_000_000L, 3, 3, 256, 64, 64, 1000, 50, true);
+        30_000_000_000L, 5_000_000_000L, 3, 3, 256, 64, 64, 1000, 50, true, false);
     /** Linux's most addresses on one interface would be far more; a host needs a few. */
     public static final int MAX_ADDRESSES = 15;
 
@@ -61,13 +63,20 @@ public record Ipv6Config(boolean enabled, List<Ipv6InterfaceAddress> addresses, 
     public Ipv6Config with(boolean on, List<Ipv6InterfaceAddress> list) {
         return new Ipv6Config(on, list, hopLimit, dadTransmits, retransmitNs, reachableTimeNs, delayFirstProbeNs,
             maxMulticastSolicit, maxUnicastSolicit, neighbourCacheSize, pendingPerNeighbour, pendingTotal,
-            errorsPerSecond, errorBurst, solicitRouters);
+            errorsPerSecond, errorBurst, solicitRouters, slaac);
+    }
+
+    /** This configuration forming addresses from advertised prefixes, or not (SLAAC). */
+    public Ipv6Config withSlaac(boolean on) {
+        return new Ipv6Config(enabled, addresses, hopLimit, dadTransmits, retransmitNs, reachableTimeNs,
+            delayFirstProbeNs, maxMulticastSolicit, maxUnicastSolicit, neighbourCacheSize, pendingPerNeighbour,
+            pendingTotal, errorsPerSecond, errorBurst, solicitRouters, on);
     }
 
     /** This configuration with {@code transmits} DAD solicitations per address. */
     public Ipv6Config withDadTransmits(int transmits) {
         return new Ipv6Config(enabled, addresses, hopLimit, transmits, retransmitNs, reachableTimeNs,
             delayFirstProbeNs, maxMulticastSolicit, maxUnicastSolicit, neighbourCacheSize, pendingPerNeighbour,
-            pendingTotal, errorsPerSecond, errorBurst, solicitRouters);
+            pendingTotal, errorsPerSecond, errorBurst, solicitRouters, slaac);
     }
 }

@@ -48,6 +48,8 @@ final class Ipv6Counters {
     final AtomicCounter ndTxRouterSolicitations;
     final AtomicCounter ndRoutersFull;
     final AtomicCounter ndPrefixesFull;
+    final AtomicCounter ndSlaacAddresses;
+    final AtomicCounter ndSlaacFull;
     final AtomicCounter ndRxRedirectsIgnored;
     final AtomicCounter ndDadCompleted;
     final AtomicCounter ndDadDuplicates;
@@ -107,6 +109,8 @@ final class Ipv6Counters {
         ndTxRouterSolicitations = counters.counter("nd.tx.router_solicitations");
         ndRoutersFull = counters.counter("nd.default_routers_full");
         ndPrefixesFull = counters.counter("nd.prefixes_full");
+        ndSlaacAddresses = counters.counter("nd.slaac.addresses");
+        ndSlaacFull = counters.counter("nd.slaac.full");
         ndRxRedirectsIgnored = counters.counter("nd.rx.redirects_ignored");
         ndDadCompleted = counters.counter("nd.dad.completed");
         ndDadDuplicates = counters.counter("nd.dad.duplicates");

@@ -90,8 +90,8 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
         this.mld = new MldListener(this, addresses, timers, ethernet.mac(), counters);
         this.discovery = new NeighbourDiscovery(this, ethernet, timers, config, addresses, counters, mld);
         this.neighbours = discovery.neighbours();
-        this.routers = new RouterDiscovery(this, addresses, neighbours, timers, ethernet.mac(),
-            config.solicitRouters(), ethernet.mtu(), counters);
+        this.routers = new RouterDiscovery(this, addresses, neighbours, discovery, timers, ethernet.mac(), config,
+            ethernet.mtu(), counters);
         icmp.discovery(discovery, mld, routers);
         ethernet.register(EtherType.IPV6, this);
         ethernet.onInternalError(this::abort);

@@ -56,8 +56,9 @@ final class MldListener {
     private final Timers timers;
     private final int timerOwner;
     private final SplittableRandom random;
-    /** The groups' low words (their high word is ff02::), deduplicated. */
+    /** The groups' low words (their high word is ff02::), deduplicated; {@code groupCount} in use. */
     private final long[] groups;
+    private int groupCount;
     private final boolean[] joined;
     /** State-change reports of each group still to send, and when the next is due. */
     private final int[] changesLeft;
@@ -81,19 +82,14 @@ final class MldListener {
         this.timers = timers;
         this.timerOwner = timers.register(this::onTimer);
         this.random = new SplittableRandom(mac * 0x9E37_79B9_7F4A_7C15L);
-        final long[] found = new long[addresses.count()];
-        int n = 0;
+        final int n = addresses.capacity();
+        this.groups = new long[n];
         for (int i = 0; i < addresses.count(); i++) {
             final long group = Ipv6Address.solicitedNodeLow(addresses.low(i));
-            boolean seen = false;
-            for (int j = 0; j < n; j++) {
-                seen |= found[j] == group;
-            }
-            if (!seen) {
-                found[n++] = group;
+            if (find(group) < 0) {
+                groups[groupCount++] = group;
             }
         }
-        this.groups = java.util.Arrays.copyOf(found, n);
         this.joined = new boolean[n];
         this.changesLeft = new int[n];
         this.changeDueNs = new long[n];
@@ -105,8 +101,37 @@ final class MldListener {
     }
 
     /** Joins every group: the first report goes at once (§6.1), the rest at random within a second. */
+    private int find(long group) {
+        for (int g = 0; g < groupCount; g++) {
+            if (groups[g] == group) {
+                return g;
+            }
+        }
+        return -1;
+    }
+
+    /** A new address's group: joined and announced as on start, unless we listen to it already. */
+    void addressAdded(long low, long nowNs) {
+        final long group = Ipv6Address.solicitedNodeLow(low);
+        int g = find(group);
+        if (g >= 0 && joined[g]) {
+            return;
+        }
+        if (g < 0) {
+            if (groupCount == groups.length) {
+                return;
+            }
+            g = groupCount++;
+            groups[g] = group;
+        }
+        joined[g] = true;
+        changesLeft[g] = ROBUSTNESS;
+        changeDueNs[g] = nowNs;
+        run(nowNs);
+    }
+
     void start(long nowNs) {
-        for (int g = 0; g < groups.length; g++) {
+        for (int g = 0; g < groupCount; g++) {
             joined[g] = true;
             changesLeft[g] = ROBUSTNESS;
             changeDueNs[g] = nowNs;
@@ -120,7 +145,7 @@ final class MldListener {
         if (addresses.listensTo(Ipv6Address.LINK_SCOPE_MULTICAST_HIGH, group)) {
             return;
         }
-        for (int g = 0; g < groups.length; g++) {
+        for (int g = 0; g < groupCount; g++) {
             if (groups[g] == group && joined[g]) {
                 joined[g] = false;
                 changesLeft[g] = ROBUSTNESS;
@@ -153,7 +178,7 @@ final class MldListener {
         final long dueNs = nowNs + (maxDelayNs <= 1 ? 0 : random.nextLong(maxDelayNs));
         if (groupHigh == 0 && groupLow == 0) {
             if (v1) {
-                for (int g = 0; g < groups.length; g++) {
+                for (int g = 0; g < groupCount; g++) {
                     if (joined[g]) {
                         answerDueNs[g] = Math.min(answerDueNs[g], dueNs);
                     }
@@ -162,7 +187,7 @@ final class MldListener {
                 generalAnswerDueNs = Math.min(generalAnswerDueNs, dueNs);
             }
         } else if (groupHigh == Ipv6Address.LINK_SCOPE_MULTICAST_HIGH) {
-            for (int g = 0; g < groups.length; g++) {
+            for (int g = 0; g < groupCount; g++) {
                 if (groups[g] == groupLow && joined[g]) {
                     answerDueNs[g] = Math.min(answerDueNs[g], dueNs);
                 }
@@ -191,7 +216,7 @@ final class MldListener {
         final boolean v1 = v1Querier && nowNs - v1UntilNs < 0;
         boolean anyChange = false;
         boolean anyAnswer = false;
-        for (int g = 0; g < groups.length; g++) {
+        for (int g = 0; g < groupCount; g++) {
             changing[g] = changeDueNs[g] - nowNs <= 0 && changesLeft[g] > 0;
             answering[g] = answerDueNs[g] - nowNs <= 0 && joined[g];
             if (answerDueNs[g] - nowNs <= 0) {
@@ -201,7 +226,7 @@ final class MldListener {
             anyAnswer |= answering[g];
         }
         if (anyChange) {
-            for (int g = 0; g < groups.length; g++) {
+            for (int g = 0; g < groupCount; g++) {
                 if (changing[g] && v1) {
                     sendV1(joined[g] ? V1_REPORT : V1_DONE, g, nowNs);
                 }
@@ -211,7 +236,7 @@ final class MldListener {
             }
             // One retransmission time for the report's records together, so that they go in one report again.
             final long again = nowNs + 1 + random.nextLong(UNSOLICITED_INTERVAL_NS);
-            for (int g = 0; g < groups.length; g++) {
+            for (int g = 0; g < groupCount; g++) {
                 if (changing[g]) {
                     changesLeft[g]--;
                     changeDueNs[g] = changesLeft[g] > 0 ? again : Long.MAX_VALUE;
@@ -220,11 +245,11 @@ final class MldListener {
         }
         if (generalAnswerDueNs - nowNs <= 0) {
             generalAnswerDueNs = Long.MAX_VALUE;
-            System.arraycopy(joined, 0, answering, 0, groups.length);
+            System.arraycopy(joined, 0, answering, 0, groupCount);
             anyAnswer = true;
         }
         if (anyAnswer) {
-            for (int g = 0; g < groups.length; g++) {
+            for (int g = 0; g < groupCount; g++) {
                 if (answering[g] && v1) {
                     sendV1(V1_REPORT, g, nowNs);
                 }
@@ -238,7 +263,7 @@ final class MldListener {
 
     private void schedule(long nowNs) {
         long next = generalAnswerDueNs;
-        for (int g = 0; g < groups.length; g++) {
+        for (int g = 0; g < groupCount; g++) {
             next = Math.min(next, Math.min(changeDueNs[g], answerDueNs[g]));
         }
         if (timer >= 0) {
@@ -256,7 +281,7 @@ final class MldListener {
      */
     private void sendV2(boolean[] selected, boolean change, long nowNs) {
         int records = 0;
-        for (int g = 0; g < groups.length; g++) {
+        for (int g = 0; g < groupCount; g++) {
             records += selected[g] ? 1 : 0;
         }
         if (records == 0) {
@@ -270,7 +295,7 @@ final class MldListener {
         final long at = ipv6.payloadOffset() + HOP_BY_HOP_LENGTH;
         tx.wrap(out, at, mldLength).type(V2_REPORT).code(0).checksum(0).word(records);
         long record = at + 8;
-        for (int g = 0; g < groups.length; g++) {
+        for (int g = 0; g < groupCount; g++) {
             if (selected[g]) {
                 final int type = !change ? MODE_IS_EXCLUDE : joined[g] ? CHANGE_TO_EXCLUDE : CHANGE_TO_INCLUDE;
                 BigEndian.i32(out, record, type << 24); // aux data length 0, no sources

@@ -43,6 +43,7 @@ final class NeighbourDiscovery implements Ipv6NeighbourCache.Solicitor {
     private final Ipv6Counters counters;
     private final Ipv6NeighbourCache neighbours;
     private final MldListener mld;
+    private boolean dadTimerArmed;
     private final Icmpv6Header tx = new Icmpv6Header();
     private final EarliestTimer neighbourTimer;
     /** The link-layer address option of the message being validated, or -1. */
@@ -85,6 +86,7 @@ final class NeighbourDiscovery implements Ipv6NeighbourCache.Solicitor {
      * are all out and went a RetransTimer unanswered is ours (§5.4.5's converse).
      */
     private void dadStep(long nowNs) {
+        dadTimerArmed = false;
         boolean waiting = false;
         for (int i = 0; i < addresses.count(); i++) {
             if (addresses.state(i) != Ipv6Addresses.TENTATIVE) {
@@ -102,6 +104,40 @@ final class NeighbourDiscovery implements Ipv6NeighbourCache.Solicitor {
         }
         if (waiting) {
             timers.schedule(timerOwner, nowNs + config.retransmitNs(), TIMER_DAD);
+            dadTimerArmed = true;
+        }
+    }
+
+    /**
+     * A new address (SLAAC's, RFC 4862 §5.5.3): its solicited-node group joined and reported, and DAD for it begun at
+     * once, its first solicitation now and the rest with the others' (§5.4.2).
+     */
+    void addressAdded(int address, long nowNs) {
+        ethernet.addMulticast(Ipv6Address.multicastMac(Ipv6Address.solicitedNodeLow(addresses.low(address))));
+        mld.addressAdded(addresses.low(address), nowNs);
+        if (addresses.state(address) != Ipv6Addresses.TENTATIVE) {
+            return;
+        }
+        addresses.dadLeft[address]--;
+        sendSolicitation(0, 0, Ipv6Address.LINK_SCOPE_MULTICAST_HIGH,
+            Ipv6Address.solicitedNodeLow(addresses.low(address)), addresses.high(address), addresses.low(address),
+            false, nowNs);
+        if (!dadTimerArmed) {
+            timers.schedule(timerOwner, nowNs + config.retransmitNs(), TIMER_DAD);
+            dadTimerArmed = true;
+        }
+    }
+
+    /** An address whose valid lifetime ran out (RFC 4862 §5.5.4): its group left. */
+    void addressExpired(int address, long nowNs) {
+        if (addresses.state(address) == Ipv6Addresses.EXPIRED) {
+            return;
+        }
+        final boolean listened = addresses.state(address) != Ipv6Addresses.DUPLICATE;
+        addresses.expire(address);
+        if (listened) {
+            ethernet.removeMulticast(Ipv6Address.multicastMac(Ipv6Address.solicitedNodeLow(addresses.low(address))));
+            mld.addressLost(addresses.low(address), nowNs);
         }
     }
 
@@ -138,7 +174,7 @@ final class NeighbourDiscovery implements Ipv6NeighbourCache.Solicitor {
             }
             return;
         }
-        if (addresses.state(target) == Ipv6Addresses.DUPLICATE) {
+        if (addresses.state(target) == Ipv6Addresses.DUPLICATE || addresses.state(target) == Ipv6Addresses.EXPIRED) {
             return;
         }
         if (unspecifiedSource) {

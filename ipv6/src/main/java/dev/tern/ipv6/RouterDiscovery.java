@@ -17,9 +17,11 @@ import java.util.SplittableRandom;
  * goes to the first default router whose lifetime runs; without one it is not sent (counted).
  *
  * <p>An advertisement is validated as §6.1.2 requires: from a link-local address, hop limit 255, code 0, at least
- * 16 bytes, options of non-zero length. Addresses are not configured from its prefixes (SLAAC, RFC 4862 §5.5): the
- * static and link-local ones only, so far. Solicitations (§6.3.7): up to 3, 4 s apart, after a random delay of up to
- * 1 s, stopped by the first valid advertisement.
+ * 16 bytes, options of non-zero length. When asked ({@link Ipv6Config#slaac()}), an address is formed from each
+ * prefix with the autonomous flag and a length of 64 (RFC 4862 §5.5.3: the prefix and the modified EUI-64
+ * identifier), checked by DAD before use, and kept for its valid lifetime, which an unauthenticated advertisement
+ * may not cut below two hours (§5.5.3 e); preferred lifetimes are not told apart. Solicitations (§6.3.7): up to 3,
+ * 4 s apart, after a random delay of up to 1 s, stopped by the first valid advertisement.
  *
  * <p>Owned by the shard thread; not thread-safe.
  */
@@ -33,6 +35,9 @@ final class RouterDiscovery {
     private static final int OPTION_PREFIX = 3;
     private static final int OPTION_MTU = 5;
     private static final int FLAG_ON_LINK = 0x80;
+    private static final int FLAG_AUTONOMOUS = 0x40;
+    /** RFC 4862 §5.5.3 e): two hours. */
+    private static final long TWO_HOURS_NS = 7_200_000_000_000L;
     private static final long INFINITE = 0xffff_ffffL;
     /** An infinite lifetime, as a span that deadline arithmetic cannot overflow. */
     private static final long FOREVER_NS = 1L << 62;
@@ -46,6 +51,12 @@ final class RouterDiscovery {
     private final SplittableRandom random;
     private final long mac;
     private final Icmpv6Header tx = new Icmpv6Header();
+    private final NeighbourDiscovery discovery;
+    private final boolean slaac;
+    private final int dadTransmits;
+    /** Per address row: when a SLAAC address stops being valid, and its timer. */
+    private final long[] validUntilNs;
+    private final long[] expiryTimer;
 
     private final long[] routerHigh = new long[MAX_ROUTERS];
     private final long[] routerLow = new long[MAX_ROUTERS];
@@ -59,8 +70,15 @@ final class RouterDiscovery {
     private int solicitationsLeft;
     private int linkMtu;
 
-    RouterDiscovery(Ipv6Layer ipv6, Ipv6Addresses addresses, Ipv6NeighbourCache neighbours, Timers timers, long mac,
-                    boolean solicit, int mtu, Ipv6Counters counters) {
+    RouterDiscovery(Ipv6Layer ipv6, Ipv6Addresses addresses, Ipv6NeighbourCache neighbours, NeighbourDiscovery discovery,
+                    Timers timers, long mac, Ipv6Config config, int mtu, Ipv6Counters counters) {
+        this.discovery = discovery;
+        this.slaac = config.slaac();
+        this.dadTransmits = config.dadTransmits();
+        this.validUntilNs = new long[addresses.capacity()];
+        this.expiryTimer = new long[addresses.capacity()];
+        java.util.Arrays.fill(expiryTimer, -1);
+        final boolean solicit = config.solicitRouters();
         this.ipv6 = ipv6;
         this.addresses = addresses;
         this.neighbours = neighbours;
@@ -199,8 +217,15 @@ final class RouterDiscovery {
         final long valid = BigEndian.i32(segment, at + 4) & 0xffff_ffffL;
         final long h = BigEndian.i64(segment, at + 16);
         final long l = BigEndian.i64(segment, at + 24);
-        if ((flags & FLAG_ON_LINK) == 0 || length > 128 || Ipv6Address.isLinkLocal(h)) {
+        if (length > 128 || Ipv6Address.isLinkLocal(h)) {
             return; // §6.3.4: the link-local prefix is ignored
+        }
+        final long preferred = BigEndian.i32(segment, at + 8) & 0xffff_ffffL;
+        if (slaac && (flags & FLAG_AUTONOMOUS) != 0 && length == 64 && preferred <= valid) {
+            autoconfigure(h, valid, nowNs);
+        }
+        if ((flags & FLAG_ON_LINK) == 0) {
+            return;
         }
         final long expires = nowNs + (valid == INFINITE ? FOREVER_NS : valid * 1_000_000_000L);
         for (int i = 0; i < prefixCount; i++) {
@@ -223,7 +248,48 @@ final class RouterDiscovery {
         prefixCount++;
     }
 
+    /** RFC 4862 §5.5.3 d), e): a new address from the prefix, or the valid lifetime of the one we have. */
+    private void autoconfigure(long prefixHigh, long valid, long nowNs) {
+        final long identifier = Ipv6Address.interfaceIdentifier(mac);
+        int row = addresses.indexOf(prefixHigh, identifier);
+        final long validNs = valid == INFINITE ? FOREVER_NS : valid * 1_000_000_000L;
+        if (row >= 0 && addresses.autoconfigured(row) && addresses.state(row) != Ipv6Addresses.EXPIRED) {
+            final long remainingNs = validUntilNs[row] - nowNs;
+            if (validNs > TWO_HOURS_NS || validNs > remainingNs) {
+                lifetime(row, validNs, nowNs);
+            } else if (remainingNs > TWO_HOURS_NS) {
+                lifetime(row, TWO_HOURS_NS, nowNs);
+            }
+            return;
+        }
+        if (row >= 0 && addresses.state(row) != Ipv6Addresses.EXPIRED || valid == 0) {
+            return; // configured statically already, or nothing to keep
+        }
+        row = addresses.addAutoconfigured(prefixHigh, identifier, 64, dadTransmits);
+        if (row < 0) {
+            counters.ndSlaacFull.incrementRelease();
+            return;
+        }
+        counters.ndSlaacAddresses.incrementRelease();
+        lifetime(row, validNs, nowNs);
+        discovery.addressAdded(row, nowNs);
+    }
+
+    private void lifetime(int row, long validNs, long nowNs) {
+        validUntilNs[row] = nowNs + validNs;
+        if (expiryTimer[row] >= 0) {
+            timers.cancel(expiryTimer[row]);
+        }
+        expiryTimer[row] = validNs == FOREVER_NS ? -1 : timers.schedule(timerOwner, validUntilNs[row], 1 + row);
+    }
+
     private void onTimer(long value, long nowNs) {
+        if (value > 0) {
+            final int row = (int) value - 1;
+            expiryTimer[row] = -1;
+            discovery.addressExpired(row, nowNs);
+            return;
+        }
         if (solicitationsLeft == 0) {
             return;
         }

@@ -714,4 +714,91 @@ class Ipv6Test {
         sim.runFor(SECOND / 10);
         assertEquals(1, counter("ipv6.tx.no_route"), "no default router was learnt");
     }
+
+    // ------------------------------------------------------------------------------------------------ SLAAC
+
+    private static byte[] prefixOption(Ipv6Address prefix, int flags, long valid, long preferred) {
+        return ByteBuffer.allocate(32).put((byte) 3).put((byte) 4).put((byte) 64).put((byte) flags)
+            .putInt((int) valid).putInt((int) preferred).putInt(0).putLong(prefix.high()).putLong(prefix.low()).array();
+    }
+
+    private void advertisePrefix(PeerPort router, long valid) {
+        router.send(Ipv6Frames.frame(Ipv6Address.multicastMac(1), ROUTER_MAC, Ipv6Frames.icmpPacket(
+            Ipv6Address.parse("fe80::1"), Ipv6Address.ALL_NODES, 255, ROUTER_ADVERTISEMENT, 0, (64 << 24) | 1800,
+            Frames.concat(new byte[8], linkLayerOption(ROUTER_MAC),
+                prefixOption(Ipv6Address.parse("2001:db8:5::"), 0xC0, valid, Math.min(valid, 3600))))));
+    }
+
+    @Test
+    void slaacFormsAnAddressFromAnAdvertisedPrefixChecksItAndUsesIt() {
+        try (Simulation own = new Simulation()) {
+            final PeerPort watcher = new PeerPort(own, "watcher", PEER_MAC);
+            final PeerPort router = new PeerPort(own, "router", ROUTER_MAC);
+            final NetStack auto = own.addStack("auto", "198.18.0.5/24",
+                b -> b.ipv6(Ipv6Config.withAddresses(List.of()).withSlaac(true)));
+            own.runFor(2 * SECOND);
+            watcher.clear();
+            advertisePrefix(router, 86400);
+            own.runFor(SECOND / 10);
+            // RFC 4862 §5.5.3 d): the prefix and the modified EUI-64 identifier, then DAD (§5.4) before use.
+            final Ipv6Address formed = new Ipv6Address(Ipv6Address.parse("2001:db8:5::").high(),
+                Ipv6Address.interfaceIdentifier(auto.macAddress()));
+            final List<byte[]> dad = watcher.drain(f -> f.etherType() == EtherType.IPV6).stream()
+                .map(f -> Arrays.copyOfRange(f.bytes(), 14, f.bytes().length)).filter(p -> icmpType(p) == NS).toList();
+            assertEquals(1, dad.size());
+            assertEquals(formed, target(dad.get(0)));
+            assertEquals(Ipv6Address.UNSPECIFIED, source(dad.get(0)));
+            assertEquals(1, auto.counters().value("nd.slaac.addresses"));
+            assertEquals(formed + "/64 tentative autoconfigured", auto.ipv6().addresses().describe().get(1));
+            own.runFor(SECOND + SECOND / 10);
+            assertEquals(formed + "/64 preferred autoconfigured", auto.ipv6().addresses().describe().get(1));
+            watcher.clear();
+            // The peer is on the advertised (on-link) prefix: it pings the new address and is answered.
+            final Ipv6Address peer6 = Ipv6Address.parse("2001:db8:5::1");
+            watcher.send(Ipv6Frames.frame(Ipv6Address.multicastMac(formed.solicitedNode().low()), PEER_MAC,
+                Ipv6Frames.icmpPacket(peer6, formed.solicitedNode(), 255, NS, 0, 0, Ipv6Frames.ndBody(formed, 1, PEER_MAC))));
+            watcher.send(Ipv6Frames.frame(auto.macAddress(), PEER_MAC,
+                Ipv6Frames.icmpPacket(peer6, formed, 64, ECHO_REQUEST, 0, 0x0001_0001, new byte[16])));
+            own.runFor(SECOND / 10);
+            final List<byte[]> answers = watcher.drain(f -> f.etherType() == EtherType.IPV6).stream()
+                .map(f -> Arrays.copyOfRange(f.bytes(), 14, f.bytes().length)).toList();
+            assertTrue(answers.stream().anyMatch(p -> icmpType(p) == NA && target(p).equals(formed)), "answers ND for it");
+            assertTrue(answers.stream().anyMatch(p -> icmpType(p) == ECHO_REPLY && source(p).equals(formed)), "and ping");
+        }
+    }
+
+    @Test
+    void anAutoconfiguredAddressExpiresWithItsValidLifetimeAndTheTwoHourRuleHolds() {
+        try (Simulation own = new Simulation()) {
+            final PeerPort router = new PeerPort(own, "router", ROUTER_MAC);
+            final NetStack auto = own.addStack("auto", "198.18.0.5/24",
+                b -> b.ipv6(Ipv6Config.withAddresses(List.of()).withSlaac(true)));
+            own.runFor(2 * SECOND);
+            advertisePrefix(router, 30);
+            own.runFor(2 * SECOND);
+            assertTrue(auto.ipv6().addresses().describe().get(1).endsWith("preferred autoconfigured"));
+            own.runFor(29 * SECOND);
+            assertTrue(auto.ipv6().addresses().describe().get(1).endsWith("expired autoconfigured"),
+                auto.ipv6().addresses().describe().toString());
+            // A long lifetime, then a short one: RFC 4862 §5.5.3 e) keeps two hours, not 60 s.
+            advertisePrefix(router, 86400);
+            own.runFor(2 * SECOND);
+            advertisePrefix(router, 60);
+            own.runFor(120 * SECOND);
+            assertTrue(auto.ipv6().addresses().describe().get(1).endsWith("preferred autoconfigured"),
+                auto.ipv6().addresses().describe().toString());
+            assertEquals(1, auto.ipv6().addresses().describe().stream().filter(l -> l.contains("2001:db8:5")).count(),
+                "the expired row was reused");
+        }
+    }
+
+    @Test
+    void withoutSlaacNoAddressIsFormed() {
+        final PeerPort router = new PeerPort(sim, "router", ROUTER_MAC);
+        upAndQuiet();
+        advertisePrefix(router, 86400);
+        sim.runFor(2 * SECOND);
+        assertEquals(0, counter("nd.slaac.addresses"));
+        assertEquals(2, stack.ipv6().addresses().describe().size());
+    }
 }
