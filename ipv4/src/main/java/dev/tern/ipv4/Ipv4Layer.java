@@ -6,6 +6,7 @@ import dev.tern.core.counters.CountersFile;
 import dev.tern.core.memory.FramePool;
 import dev.tern.core.net.InterfaceAddress;
 import dev.tern.core.net.Ipv4Address;
+import dev.tern.core.net.PathMtuCache;
 import dev.tern.core.time.Timers;
 import dev.tern.ethernet.EthernetLayer;
 import dev.tern.ethernet.link.Offloads;

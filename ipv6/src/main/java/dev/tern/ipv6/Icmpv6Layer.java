@@ -89,6 +89,7 @@ public final class Icmpv6Layer {
             case MldListener.QUERY -> mld.onQuery(packet, segment, offset, length, nowNs);
             case MldListener.V1_REPORT, MldListener.V2_REPORT, MldListener.V1_DONE ->
                 counters.mldRxReportsIgnored.incrementRelease(); // a host suppresses nothing in MLDv2 (§6.4)
+            case Icmpv6Header.PACKET_TOO_BIG -> packetTooBig(segment, offset, length, nowNs);
             default -> {
                 if (Icmpv6Header.isError(rx.type())) {
                     counters.icmpRxErrors.incrementRelease(); // no transport above IPv6 yet to tell
@@ -97,6 +98,26 @@ public final class Icmpv6Layer {
                 }
             }
         }
+    }
+
+    /**
+     * A packet too big (§3.2) about a packet of ours: the path MTU towards its destination falls to the MTU given,
+     * never below 1280 (RFC 8201 §4), for the next packets and their fragments. One that quotes a packet not from
+     * an address of ours is ignored (counted).
+     */
+    private void packetTooBig(MemorySegment segment, long offset, int length, long nowNs) {
+        counters.icmpRxPacketTooBig.incrementRelease();
+        final long quoted = offset + Icmpv6Header.LENGTH;
+        if (length < Icmpv6Header.LENGTH + Ipv6Header.LENGTH
+            || !ipv6.addresses().isOurs(BigEndian.i64(segment, quoted + Ipv6Header.SOURCE_OFFSET),
+                BigEndian.i64(segment, quoted + Ipv6Header.SOURCE_OFFSET + 8))) {
+            counters.icmpDropErrorNotOurs.incrementRelease();
+            return;
+        }
+        final long mtu = rx.word() & 0xffff_ffffL;
+        ipv6.pathMtuDecreased(BigEndian.i64(segment, quoted + Ipv6Header.DESTINATION_OFFSET),
+            BigEndian.i64(segment, quoted + Ipv6Header.DESTINATION_OFFSET + 8),
+            (int) Math.max(Ipv6Header.MIN_MTU, Math.min(mtu, 65535)), nowNs);
     }
 
     /** §4.2: the reply carries the request's identifier, sequence and data, from the address it was sent to. */

@@ -32,6 +32,9 @@ final class Ipv6Counters {
     final AtomicCounter icmpRxEchoReplies;
     final AtomicCounter icmpRxErrors;
     final AtomicCounter icmpRxOther;
+    final AtomicCounter icmpRxPacketTooBig;
+    final AtomicCounter icmpDropErrorNotOurs;
+    final AtomicCounter pathMtuUpdates;
     final AtomicCounter icmpTxEchoReplies;
     final AtomicCounter icmpTxErrors;
     final AtomicCounter icmpTxErrorsRateLimited;
@@ -93,6 +96,9 @@ final class Ipv6Counters {
         icmpRxEchoReplies = counters.counter("icmp6.rx.echo_replies");
         icmpRxErrors = counters.counter("icmp6.rx.errors");
         icmpRxOther = counters.counter("icmp6.rx.other_types");
+        icmpRxPacketTooBig = counters.counter("icmp6.rx.packet_too_big");
+        icmpDropErrorNotOurs = counters.counter("icmp6.drop.error_not_ours");
+        pathMtuUpdates = counters.counter("icmp6.rx.path_mtu_updates");
         icmpTxEchoReplies = counters.counter("icmp6.tx.echo_replies");
         icmpTxErrors = counters.counter("icmp6.tx.errors");
         icmpTxErrorsRateLimited = counters.counter("icmp6.tx.errors_rate_limited");

@@ -39,6 +39,8 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
     /** Too long for the link: written into the staging buffer, sent as fragments on commit (RFC 8200 §4.5). */
     private static final int MODE_STAGING = 3;
     private static final int FRAGMENT_HEADER_LENGTH = 8;
+    /** RFC 8201 §4: a learnt path MTU is tried again upwards after at least 5 minutes; Linux waits 10. */
+    private static final long PATH_MTU_TIMEOUT_NS = 600_000_000_000L;
     /** Option types (RFC 8200 §4.2). */
     private static final int OPTION_PAD1 = 0;
     private static final int OPTION_PADN = 1;
@@ -73,6 +75,9 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
     private final long identificationKey0;
     private final long identificationKey1;
     private int identificationCounter;
+    /** Path MTUs from packet-too-big messages (RFC 8201), keyed by a keyed hash of the destination. */
+    private final dev.tern.core.net.PathMtuCache pathMtus = new dev.tern.core.net.PathMtuCache(256, PATH_MTU_TIMEOUT_NS);
+    private int outMtu;
 
     public Ipv6Layer(EthernetLayer ethernet, Timers timers, Ipv6Config config, CountersFile counterFile) {
         this.ethernet = ethernet;
@@ -389,7 +394,8 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
             hopLow = routers.routerLow(router);
             mac = neighbours.resolve(hopHigh, hopLow, nowNs);
         }
-        if (total > routers.linkMtu()) {
+        outMtu = pathMtu(dh, dl, nowNs);
+        if (total > outMtu) {
             mode = MODE_STAGING;
             outMac = mac;
             outNowNs = nowNs;
@@ -422,6 +428,23 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
         tx.wrap(outSegment, outHeaderOffset, Ipv6Header.LENGTH)
             .write(trafficClass, 0, payloadLength, nextHeader, hopLimit, sh, sl, dh, dl);
         return OK;
+    }
+
+    private long destinationKey(long h, long l) {
+        return dev.tern.core.hash.SipHash.hash(identificationKey1, identificationKey0, h, l);
+    }
+
+    /** A packet too big told us the path to ({@code h}, {@code l}) carries at most {@code mtu} bytes (RFC 8201 §4). */
+    void pathMtuDecreased(long h, long l, int mtu, long nowNs) {
+        if (mtu < routers.linkMtu()) {
+            pathMtus.reduce(destinationKey(h, l), mtu, nowNs);
+            counters.pathMtuUpdates.incrementRelease();
+        }
+    }
+
+    /** The MTU towards ({@code h}, {@code l}): the link's, or less as a packet too big said (what TCP's MSS follows). */
+    public int pathMtu(long h, long l, long nowNs) {
+        return pathMtus.size() == 0 ? routers.linkMtu() : pathMtus.mtu(destinationKey(h, l), routers.linkMtu(), nowNs);
     }
 
     /** Memory of the open packet. */
@@ -472,7 +495,7 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
         final MemorySegment packet = staging.slab();
         final long header = staging.offset(0);
         final int payload = outPayloadLength;
-        final int chunk = (routers.linkMtu() - Ipv6Header.LENGTH - FRAGMENT_HEADER_LENGTH) & ~7;
+        final int chunk = (outMtu - Ipv6Header.LENGTH - FRAGMENT_HEADER_LENGTH) & ~7;
         final int nextHeader = BigEndian.u8(packet, header + 6);
         final int identification = (int) dev.tern.core.hash.SipHash.hash(identificationKey0, identificationKey1,
             outNextHopHigh ^ outNextHopLow, identificationCounter++);

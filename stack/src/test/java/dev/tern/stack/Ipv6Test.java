@@ -801,4 +801,45 @@ class Ipv6Test {
         assertEquals(0, counter("nd.slaac.addresses"));
         assertEquals(2, stack.ipv6().addresses().describe().size());
     }
+
+    // --------------------------------------------------------------------------------------------- path MTU
+
+    /** A packet too big from a router on the path, quoting a packet of ours (RFC 4443 §3.2). */
+    private void packetTooBig(Ipv6Address quotedSource, int mtu) {
+        final byte[] quoted = Ipv6Frames.packet(quotedSource, PEER, 58, 64, new byte[64]);
+        send(Ipv6Address.parse("2001:db8::fe"), US, stack.macAddress(), 64, 2, 0, mtu, quoted);
+    }
+
+    private List<Integer> echoReplySizes(int dataLength, int sequence) {
+        send(PEER, US, stack.macAddress(), 64, ECHO_REQUEST, 0, 0x0001_0000 | sequence, new byte[dataLength]);
+        sim.runFor(SECOND / 10);
+        return ipv6Seen().stream().filter(p -> icmpType(p) == ECHO_REPLY || p[6] == 44).map(p -> p.length).toList();
+    }
+
+    @Test
+    void aPacketTooBigLowersThePathMtuNeverBelow1280() {
+        upAndQuiet();
+        introducePeer();
+        assertEquals(List.of(1448), echoReplySizes(1400, 1), "one packet at the link's 1500");
+        packetTooBig(US, 1300);
+        sim.runFor(SECOND / 10);
+        assertEquals(1, counter("icmp6.rx.path_mtu_updates"));
+        assertEquals(1300, stack.ipv6().pathMtu(PEER.high(), PEER.low(), sim.nowNs()));
+        final List<Integer> fragments = echoReplySizes(1400, 2);
+        assertEquals(2, fragments.size(), "now in fragments");
+        assertTrue(fragments.stream().allMatch(n -> n <= 1300), fragments.toString());
+        // Below the IPv6 minimum: 1280 (RFC 8201 §4); quoting a packet not ours: ignored.
+        packetTooBig(US, 600);
+        packetTooBig(Ipv6Address.parse("2001:db8::77"), 1280);
+        sim.runFor(SECOND / 10);
+        assertEquals(1280, stack.ipv6().pathMtu(PEER.high(), PEER.low(), sim.nowNs()));
+        assertEquals(1, counter("icmp6.drop.error_not_ours"));
+        // A larger MTU is not believed.
+        packetTooBig(US, 1400);
+        sim.runFor(SECOND / 10);
+        assertEquals(1280, stack.ipv6().pathMtu(PEER.high(), PEER.low(), sim.nowNs()));
+        // After ten minutes the link's MTU is tried again.
+        sim.runFor(601 * SECOND);
+        assertEquals(1500, stack.ipv6().pathMtu(PEER.high(), PEER.low(), sim.nowNs()));
+    }
 }

@@ -1,18 +1,20 @@
-package dev.tern.ipv4;
+package dev.tern.core.net;
 
-import org.agrona.collections.Int2IntHashMap;
+import org.agrona.collections.Long2LongHashMap;
 
 /**
- * Path MTUs learned from ICMP "fragmentation needed" (RFC 1191), per destination, each valid for a while
- * (RFC 1191 §6.3: at least 10 minutes, then the path is tried at the interface MTU again).
+ * Path MTUs learned from ICMP "fragmentation needed" (RFC 1191) or ICMPv6 "packet too big" (RFC 8201), per
+ * destination, each valid for a while (RFC 1191 §6.3, RFC 8201 §4: at least 10 minutes, then the path is tried at
+ * the interface MTU again). A destination is a {@code long} key: an IPv4 address as it is, an IPv6 address as a
+ * keyed hash of its two words (its family's choice).
  *
  * <p>Bounded: when full, the entry closest to expiry makes room. Lookups and updates allocate nothing.
  *
  * <p>Owned by the shard thread; not thread-safe.
  */
 public final class PathMtuCache {
-    private final Int2IntHashMap index;
-    private final int[] destination;
+    private final Long2LongHashMap index;
+    private final long[] destination;
     private final int[] mtu;
     private final long[] expiresNs;
     private final int[] free;
@@ -20,8 +22,8 @@ public final class PathMtuCache {
     private final long timeoutNs;
 
     public PathMtuCache(int capacity, long timeoutNs) {
-        this.index = new Int2IntHashMap(capacity * 2, 0.5f, -1);
-        this.destination = new int[capacity];
+        this.index = new Long2LongHashMap(capacity * 2, 0.5f, -1);
+        this.destination = new long[capacity];
         this.mtu = new int[capacity];
         this.expiresNs = new long[capacity];
         this.free = new int[capacity];
@@ -33,11 +35,11 @@ public final class PathMtuCache {
     }
 
     /** The MTU to use towards {@code address}: the learned path MTU if one holds, else {@code interfaceMtu}. */
-    public int mtu(int address, int interfaceMtu, long nowNs) {
+    public int mtu(long address, int interfaceMtu, long nowNs) {
         if (index.isEmpty()) {
             return interfaceMtu;
         }
-        final int entry = index.get(address);
+        final int entry = (int) index.get(address);
         if (entry < 0) {
             return interfaceMtu;
         }
@@ -49,8 +51,8 @@ public final class PathMtuCache {
     }
 
     /** Records a smaller path MTU towards {@code address}; a larger value than what is known is ignored (RFC 1191 §6.3). */
-    public void reduce(int address, int pathMtu, long nowNs) {
-        int entry = index.get(address);
+    public void reduce(long address, int pathMtu, long nowNs) {
+        int entry = (int) index.get(address);
         if (entry >= 0) {
             if (pathMtu >= mtu[entry] && expiresNs[entry] - nowNs > 0) {
                 return;
