@@ -297,6 +297,23 @@ final class NetworkOptions {
         return first == address.address() ? first + 1 : first;
     }
 
+    /**
+     * The memory-wire peer's IPv6 address: on the prefix of our first --ip6 address, its first host that is not us
+     * (::1, else ::2); none but the link-local one with --ip6 auto alone.
+     */
+    java.util.List<Ipv6InterfaceAddress> memoryPeerIpv6() {
+        if (ipv6Addresses.isEmpty()) {
+            return java.util.List.of();
+        }
+        final Ipv6InterfaceAddress ours = ipv6Addresses.getFirst();
+        final int length = ours.prefixLength();
+        final long high = ours.address().high();
+        final long low = length >= 64 ? ours.address().low() & (length == 128 ? -1L : ~(-1L >>> (length - 64))) : 0;
+        final long first = low + 1 == ours.address().low() && high == ours.address().high() ? low + 2 : low + 1;
+        return java.util.List.of(new Ipv6InterfaceAddress(new dev.tern.core.net.Ipv6Address(
+            length < 64 ? high & ~(-1L >>> length) : high, first), length));
+    }
+
     /** Opens the link and builds the command's stack (and, on the memory wire, its peer). */
     Network open(String name) {
         final List<AutoCloseable> resources = new ArrayList<>();
@@ -314,8 +331,12 @@ final class NetworkOptions {
                     resources.add(wire);
                     link = wire.attach(name, mac == -1 ? 0x0200_0000_0002L : mac);
                     final InterfaceAddress peerAddress = new InterfaceAddress(memoryPeerAddress(), address.prefixLength());
-                    peer = NetStack.builder().name(name + "-peer").link(wire.attach("peer", 0x0200_0000_0001L))
-                        .address(peerAddress).build();
+                    final NetStack.Builder peerBuilder = NetStack.builder().name(name + "-peer")
+                        .link(wire.attach("peer", 0x0200_0000_0001L)).address(peerAddress);
+                    if (!ipv6Addresses.isEmpty() || slaac) {
+                        peerBuilder.ipv6(Ipv6Config.withAddresses(memoryPeerIpv6()));
+                    }
+                    peer = peerBuilder.build();
                 }
                 case "afpacket" -> {
                     link = openAfPacket();

@@ -1,8 +1,10 @@
 package dev.tern.cli;
 
 import dev.tern.core.net.Ipv4Address;
+import dev.tern.core.net.Ipv6Address;
 import dev.tern.ipv4.Ipv4Layer;
 import dev.tern.ipv4.wire.IcmpHeader;
+import dev.tern.ipv6.Ipv6Layer;
 import dev.tern.stack.Pinger;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
@@ -22,7 +24,7 @@ final class PingCommand {
     static final String USAGE = "ping [-c COUNT] [-s SIZE] [-i SECONDS] [-W SECONDS] " + NetworkOptions.USAGE + " HOST";
     static final CommandHelp HELP = new CommandHelp("ping", "[-c COUNT] [-s SIZE] [-i SECONDS] [-W SECONDS] "
         + "[link flags] HOST", "ICMP echo to HOST, printed as ping(8) prints it",
-        "Sends ICMP echo requests to HOST (an IPv4 address; names are not resolved) and prints each reply and the "
+        "Sends ICMP echo requests to HOST (an IPv4 address, or an IPv6 one with --ip6; names are not resolved) and prints each reply and the "
             + "statistics as ping(8) does; Ctrl-C stops it early. Exit status as ping(8): 0 when at least one reply "
             + "came back, 1 when none did, 2 on any other error.",
         java.util.List.of(
@@ -41,14 +43,27 @@ final class PingCommand {
         this.err = err;
     }
 
+    /** IPv6's send results in the IPv4 layer's terms the loop reports on. */
+    private static int ipv4Status(int ipv6Result) {
+        return switch (ipv6Result) {
+            case Ipv6Layer.OK -> Ipv4Layer.OK;
+            case Ipv6Layer.ERR_NO_ROUTE, Ipv6Layer.ERR_NO_SOURCE -> Ipv4Layer.ERR_NO_ROUTE;
+            case Ipv6Layer.ERR_MESSAGE_TOO_LONG -> Ipv4Layer.ERR_MESSAGE_TOO_LONG;
+            default -> Ipv4Layer.ERR_NO_BUFFER;
+        };
+    }
+
     int run(String[] argv) {
         final Set<String> valueFlags = new HashSet<>(NetworkOptions.VALUE_FLAGS);
         valueFlags.addAll(Set.of("-c", "-s", "-i", "-W"));
         final Arguments args = Arguments.parse("ping", argv, valueFlags, Set.of());
         final String host = args.operands(1, 1, USAGE).getFirst();
+        final boolean v6 = host.indexOf(':') >= 0;
         final int destination;
+        final Ipv6Address destination6;
         try {
-            destination = Ipv4Address.parse(host);
+            destination = v6 ? 0 : Ipv4Address.parse(host);
+            destination6 = v6 ? Ipv6Address.parse(host) : null;
         } catch (IllegalArgumentException e) {
             throw new UsageException("ping: " + e.getMessage() + " (host names are not resolved; give an address)");
         }
@@ -57,6 +72,10 @@ final class PingCommand {
         final long intervalNs = (long) (args.doubleValue("-i", 1.0, 0.001, 3600) * 1e9);
         final long lingerNs = (long) (args.doubleValue("-W", 10.0, 0.001, 3600) * 1e9);
         final NetworkOptions network = NetworkOptions.from(args);
+        if (v6 && network.ipv6Addresses.isEmpty() && !network.slaac) {
+            throw new UsageException("ping: " + host + " is an IPv6 address: give this stack IPv6 with --ip6 ADDR/N "
+                + "(or --ip6 auto)");
+        }
 
         try (Network net = network.forDatagrams().open("ping")) {
             final Pinger pinger = net.stack.pinger();
@@ -76,12 +95,36 @@ final class PingCommand {
                 }
 
                 @Override
+                public void onReply6(long sourceHigh, long sourceLow, int sequence, int dataLength, int hopLimit,
+                                     long roundTripNs, boolean intact) {
+                    final boolean duplicate = stats.seen.get(sequence);
+                    stats.seen.set(sequence);
+                    stats.reply(roundTripNs, duplicate);
+                    out.printf("%d bytes from %s: icmp_seq=%d ttl=%d time=%s ms%s%s%n", dataLength + IcmpHeader.LENGTH,
+                        Ipv6Address.format(sourceHigh, sourceLow), sequence, hopLimit, millis(roundTripNs),
+                        duplicate ? " (DUP!)" : "", intact ? "" : " (wrong data)");
+                    if (!intact) {
+                        stats.corrupted++;
+                    }
+                }
+
+                @Override
                 public void onError(int reporter, int type, int code, int sequence) {
                     stats.errors++;
                     out.printf("From %s icmp_seq=%d %s%n", Ipv4Address.format(reporter), sequence, describe(type, code));
                 }
             });
-            out.printf("PING %s (%s) %d(%d) bytes of data.%n", host, host, size, size + 28);
+            if (v6) {
+                // Linux's ping for IPv6 prints no total size, and waits, as it, for the address to leave DAD.
+                out.printf("PING %s (%s) %d data bytes%n", host, destination6, size);
+                final long settleBy = System.nanoTime() + 3_000_000_000L;
+                while (!net.stack.ipv6().addresses().settled() && System.nanoTime() - settleBy < 0) {
+                    net.poll();
+                    Thread.onSpinWait();
+                }
+            } else {
+                out.printf("PING %s (%s) %d(%d) bytes of data.%n", host, host, size, size + 28);
+            }
             final CountDownLatch finished = new CountDownLatch(1);
             final Thread hook = new Thread(() -> {
                 interrupted = true;
@@ -104,7 +147,8 @@ final class PingCommand {
                 while (!interrupted) {
                     final long now = System.nanoTime();
                     if (sent < count && now - nextSendNs >= 0) {
-                        final int result = pinger.send(destination, sent + 1, size, now);
+                        final int result = v6 ? ipv4Status(pinger.send6(destination6.high(), destination6.low(), sent + 1,
+                            size, now)) : pinger.send(destination, sent + 1, size, now);
                         sent++;
                         lastSendNs = now;
                         nextSendNs += intervalNs;

@@ -189,6 +189,28 @@ class TernCommandLineTest {
         assertTrue(run.out().contains("rtt min/avg/max/mdev = "), run.out());
     }
 
+    /** IPv6 on the memory wire: the peer gets 2001:db8::1, and large echoes cross in fragments both ways. */
+    @Test
+    void pingOverIpv6OnTheMemoryWire() {
+        final Run run = tern("ping", "-c", "3", "-i", "0.05", "-s", "3000", "--ip6", "2001:db8::2/64", "2001:db8::1");
+        assertEquals(0, run.status(), run.out() + run.err());
+        assertTrue(run.out().startsWith("PING 2001:db8::1 (2001:db8::1) 3000 data bytes"), run.out());
+        assertEquals(3, run.out().lines().filter(l -> l.matches("3008 bytes from 2001:db8::1: icmp_seq=\\d ttl=64 time=[0-9.]+ ms")).count(), run.out());
+        assertTrue(run.out().contains("3 packets transmitted, 3 received, 0% packet loss"), run.out());
+    }
+
+    @Test
+    void pingOfAnIpv6AddressWithoutIpv6IsOneLineAndExit2() {
+        final Run run = tern("ping", "-c", "1", "2001:db8::1");
+        assertEquals(2, run.status());
+        assertEquals("tern: ping: 2001:db8::1 is an IPv6 address: give this stack IPv6 with --ip6 ADDR/N (or --ip6 auto)",
+            run.err().strip());
+        final Run bad = tern("ping", "-c", "1", "--ip6", "2001:db8::2/200", "2001:db8::1");
+        assertEquals(2, bad.status());
+        assertEquals(1, bad.err().strip().lines().count(), bad.err());
+        assertTrue(bad.err().contains("--ip6"), bad.err());
+    }
+
     @Test
     void ncOverTcpEchoesStdinThroughTheMemoryPeer() {
         final java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();

@@ -22,6 +22,13 @@ import java.lang.foreign.MemorySegment;
  * <p>Owned by the shard thread; not thread-safe.
  */
 public final class Icmpv6Layer {
+    /** Who receives echo replies (a pinger). */
+    @FunctionalInterface
+    public interface EchoListener {
+        void onEchoReply(long sourceHigh, long sourceLow, int identifier, int sequence, int hopLimit, MemorySegment data,
+                         long offset, int length, long nowNs);
+    }
+
     private final Ipv6Layer ipv6;
     private final Ipv6Counters counters;
     private final TokenBucket errorLimiter;
@@ -30,6 +37,7 @@ public final class Icmpv6Layer {
     private NeighbourDiscovery discovery;
     private MldListener mld;
     private RouterDiscovery routers;
+    private EchoListener echoListener;
 
     Icmpv6Layer(Ipv6Layer ipv6, Ipv6Config config, Ipv6Counters counters) {
         this.ipv6 = ipv6;
@@ -41,6 +49,32 @@ public final class Icmpv6Layer {
         this.discovery = discovery;
         this.mld = mld;
         this.routers = routers;
+    }
+
+    public void echoListener(EchoListener listener) {
+        this.echoListener = listener;
+    }
+
+    /**
+     * Sends an echo request (RFC 4443 §4.1) with {@code length} bytes of {@code data}, fragmented if need be; returns
+     * {@link Ipv6Layer#OK} or the layer's error.
+     */
+    public int sendEchoRequest(long dh, long dl, int identifier, int sequence, MemorySegment data, long offset,
+                               int length, long nowNs) {
+        final int total = Icmpv6Header.LENGTH + length;
+        final int opened = ipv6.begin(dh, dl, NextHeader.ICMPV6, total, ipv6.hopLimit(), 0, nowNs);
+        if (opened != Ipv6Layer.OK) {
+            return opened;
+        }
+        final MemorySegment out = ipv6.segment();
+        final long at = ipv6.payloadOffset();
+        MemorySegment.copy(data, offset, out, at + Icmpv6Header.LENGTH, length);
+        tx.wrap(out, at, total).type(Icmpv6Header.ECHO_REQUEST).code(0).checksum(0)
+            .word((identifier << 16) | (sequence & 0xffff));
+        tx.checksum(InternetChecksum.finish(InternetChecksum.add(ipv6.pseudoHeaderSum(), out, at, total)));
+        ipv6.commit();
+        counters.icmpTxEchoRequests.incrementRelease();
+        return Ipv6Layer.OK;
     }
 
     /** The sum of the pseudo-header (RFC 8200 §8.1) of a received packet and its ICMPv6 message. */
@@ -78,7 +112,13 @@ public final class Icmpv6Layer {
         }
         switch (type) {
             case Icmpv6Header.ECHO_REQUEST -> echoRequest(packet, segment, offset, length, nowNs);
-            case Icmpv6Header.ECHO_REPLY -> counters.icmpRxEchoReplies.incrementRelease();
+            case Icmpv6Header.ECHO_REPLY -> {
+                counters.icmpRxEchoReplies.incrementRelease();
+                if (echoListener != null) {
+                    echoListener.onEchoReply(packet.sourceHigh, packet.sourceLow, rx.identifier(), rx.sequence(),
+                        packet.hopLimit, segment, offset + Icmpv6Header.LENGTH, length - Icmpv6Header.LENGTH, nowNs);
+                }
+            }
             case Icmpv6Header.NEIGHBOR_SOLICITATION -> discovery.onSolicitation(packet, rx, segment, offset, length,
                 nowNs);
             case Icmpv6Header.NEIGHBOR_ADVERTISEMENT -> discovery.onAdvertisement(packet, rx, segment, offset, length,

@@ -196,6 +196,16 @@ public final class Ipv6Addresses {
         return best;
     }
 
+    /** True when no address is waiting for duplicate address detection to end (what a first send may wait for). */
+    public boolean settled() {
+        for (int i = 0; i < count; i++) {
+            if (state[i] == TENTATIVE) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** The address at {@code i} is no longer valid (§5.5.4): never used or answered again. */
     void expire(int i) {
         state[i] = EXPIRED;

@@ -36,6 +36,7 @@ final class Ipv6Counters {
     final AtomicCounter icmpDropErrorNotOurs;
     final AtomicCounter pathMtuUpdates;
     final AtomicCounter icmpTxEchoReplies;
+    final AtomicCounter icmpTxEchoRequests;
     final AtomicCounter icmpTxErrors;
     final AtomicCounter icmpTxErrorsRateLimited;
     final AtomicCounter icmpTxErrorsSuppressed;
@@ -100,6 +101,7 @@ final class Ipv6Counters {
         icmpDropErrorNotOurs = counters.counter("icmp6.drop.error_not_ours");
         pathMtuUpdates = counters.counter("icmp6.rx.path_mtu_updates");
         icmpTxEchoReplies = counters.counter("icmp6.tx.echo_replies");
+        icmpTxEchoRequests = counters.counter("icmp6.tx.echo_requests");
         icmpTxErrors = counters.counter("icmp6.tx.errors");
         icmpTxErrorsRateLimited = counters.counter("icmp6.tx.errors_rate_limited");
         icmpTxErrorsSuppressed = counters.counter("icmp6.tx.errors_suppressed");
