@@ -81,6 +81,11 @@ final class ExecCommand {
             throw new UsageException("exec: missing the program after --; usage: tern " + USAGE);
         }
         final NetworkOptions network = NetworkOptions.from(args);
+        if (!network.ipv6Addresses.isEmpty() || network.slaac) {
+            // The provider hands every IPv6 channel to the kernel (docs/NIO.md): an IPv6 address here would serve none.
+            throw new UsageException("exec: --ip6 is not supported under exec yet: the program's IPv6 channels go to "
+                + "the kernel (docs/NIO.md)");
+        }
         final Properties config = new Properties();
         config.setProperty("tern.link", network.linkSpec());
         config.setProperty("tern.ip", network.address.toString());
