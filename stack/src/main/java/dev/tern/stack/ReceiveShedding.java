@@ -34,8 +34,8 @@ import org.agrona.concurrent.status.AtomicCounter;
  *
  * <p>A run is judged only once the table of sources holds enough SYNs to say who sends them: a stack short of
  * processor time handles few SYNs per poll, and the table's window halves them, so its first judgement could find
- * "no few sources" for a single-source flood and shed every client's SYNs at random. It waits for more, at most
- * {@link #UNDECIDED_MAX_NS}.
+ * "no few sources" for a single-source flood and shed every client's SYNs at random. It waits for more, while the
+ * run brings fewer than {@link #UNDECIDED_MAX_SYNS}.
  *
  * <p>The heaviest sources go first. {@link SynSources} counts SYNs by source; when a few sources (at most eight,
  * each with an eighth of the SYNs, three quarters together) carry the flood, the link is asked to drop every SYN
@@ -66,10 +66,11 @@ final class ReceiveShedding {
      */
     static final long SUSTAIN_NS = 1_000_000L;
     /**
-     * How long a SYN flood may go unjudged because the table holds too few SYNs to name sources or call them spread
-     * (a stack short of processor time handles few, and the window halves them): then the link sheds at random.
+     * How many SYNs a run may bring unjudged because the table holds too few to name sources or call them spread (a
+     * stack short of processor time handles few, and the window halves them): then the link sheds at random. Counted
+     * in SYNs, not time: a stack that was not polled for a while has learnt nothing in that time.
      */
-    static final long UNDECIDED_MAX_NS = SynSources.WINDOW_NS;
+    static final int UNDECIDED_MAX_SYNS = 8 * SynSources.MIN_SYNS;
 
     private final Link link;
     private final TcpLayer tcp;
@@ -161,7 +162,7 @@ final class ReceiveShedding {
             }
             if (!linkCannotShed && !linkShedsAtRandom && nowNs - pressureSinceNs >= SUSTAIN_NS) {
                 if (synFloodRun()) {
-                    if (undecided(nowNs)) {
+                    if (undecided()) {
                         return; // judged again at the next poll, with the SYNs it brings
                     }
                     if (linkSheds) {
@@ -193,12 +194,11 @@ final class ReceiveShedding {
     }
 
     /**
-     * Whether the table holds too few SYNs to say whether a few sources carry the flood (its window halved them), for
-     * at most {@link #UNDECIDED_MAX_NS} of the run: filtering at random then would hold every client back.
+     * Whether the table holds too few SYNs to say whether a few sources carry the flood (its window halved them),
+     * until the run brought {@link #UNDECIDED_MAX_SYNS}: filtering at random then would hold every client back.
      */
-    private boolean undecided(long nowNs) {
-        return bySource && heavyCount == 0 && sources.total() < SynSources.MIN_SYNS
-            && nowNs - pressureSinceNs < UNDECIDED_MAX_NS;
+    private boolean undecided() {
+        return bySource && heavyCount == 0 && sources.total() < SynSources.MIN_SYNS && runSyns < UNDECIDED_MAX_SYNS;
     }
 
     private void newRun(long nowNs) {

@@ -418,6 +418,27 @@ class ReceiveSheddingTest {
         }
     }
 
+    /**
+     * A stack that handled one batch of a single source's flood and then was not polled for longer than four windows
+     * (its thread busy or descheduled): the window halves its table to a few SYNs while the run's SYNs say "flood". It
+     * waits for the SYNs that follow and lists the source; judged by time, it shed every client's SYNs at random.
+     */
+    @Test
+    void aStackNotPolledForAWhileStillBlamesTheSingleSource() throws Exception {
+        final PeerPort port = listenUnderPressure();
+        for (int i = 0; i < 64; i++) {
+            port.send(Frames.ethernet(link.macAddress(), port.mac(), EtherType.IPV4,
+                Frames.ipv4(FLOOD_SOURCE, US, TCP, i, 0, 64, syn(FLOOD_SOURCE, 2048 + i, US, 80))));
+        }
+        sim.pollAll();
+        sim.clock().advance(450 * MS);
+        flood(port, TCP, () -> FLOOD_SOURCE, 8, 5 * MS);
+        assertEquals(List.of(), link.shedRequests, "no random filter");
+        assertEquals(1, link.sourceRequests.size());
+        assertArrayEquals(new int[] {FLOOD_SOURCE}, link.sourceRequests.get(0));
+        assertEquals(0, counter(us, "tcp.drop.syn_pressure"));
+    }
+
     /** A SYN flood from addresses spread over a /16: no few sources stand out, so the link sheds at random. */
     @Test
     void aFloodFromSpreadSourcesIsShedAtRandom() throws Exception {
