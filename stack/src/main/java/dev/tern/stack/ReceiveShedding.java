@@ -8,9 +8,9 @@ import org.agrona.concurrent.status.AtomicCounter;
 /**
  * What a stack does when it falls behind its link (the rule: a SYN flood at the link's full rate must not
  * starve established connections). Once per poll, before the frames are handled, it asks the link whether half its
- * receive ring or more is waiting ({@link Link#receivePressure()}). Under pressure TCP drops SYNs to listeners and
- * leaves segments for no connection unanswered ({@code tcp.drop.syn_pressure}, {@code tcp.rx.unanswered_pressure}),
- * and the link is asked to drop connection-opening SYNs itself, before its ring ({@link Link#shedUnsolicitedSyns}),
+ * receive ring or more is waiting ({@link Link#receivePressure()}). Under pressure TCP leaves segments for no
+ * connection unanswered ({@code tcp.rx.unanswered_pressure}), and drops SYNs to listeners
+ * ({@code tcp.drop.syn_pressure}) only during a SYN flood no few sources carry (below); and the link is asked to drop connection-opening SYNs itself, before its ring ({@link Link#shedUnsolicitedSyns}),
  * so that a flood costs neither ring slots nor cycles, once the pressure has lasted {@link #SUSTAIN_NS} (every poll
  * in that time under pressure): a thread that lost its processor for a few milliseconds finds half its ring waiting
  * at one poll and drains it at the next, and filtering on that alone cut a listener that was keeping up with 100,000
@@ -29,7 +29,13 @@ import org.agrona.concurrent.status.AtomicCounter;
  * bulk transfer's ACKs) would not drain by filtering SYNs: the filter would refuse clients and leave the pressure;
  * while a SYN flood that is half of what comes in is enough to keep the ring full by itself. A run that lasts
  * {@link #SUSTAIN_NS} without that is counted once ({@code stack.shed.pressure_without_syn_flood}) and filters
- * nothing. A poll that handled no frame is no evidence either way.
+ * nothing. A run needs {@link SynSources#MIN_SYNS} SYNs to be judged a SYN flood: a poll that handled no frame is no
+ * evidence either way.
+ *
+ * <p>A run is judged only once the table of sources holds enough SYNs to say who sends them: a stack short of
+ * processor time handles few SYNs per poll, and the table's window halves them, so its first judgement could find
+ * "no few sources" for a single-source flood and shed every client's SYNs at random. It waits for more, while the
+ * run brings fewer than {@link #UNDECIDED_MAX_SYNS}.
  *
  * <p>The heaviest sources go first. {@link SynSources} counts SYNs by source; when a few sources (at most eight,
  * each with an eighth of the SYNs, three quarters together) carry the flood, the link is asked to drop every SYN
@@ -38,8 +44,9 @@ import org.agrona.concurrent.status.AtomicCounter;
  * eight for everyone held it back for seconds (its retries at 1, 3, 7 s). Pressure that lasts again while the
  * link drops by source adds the new heavy sources to its list, or, when no few sources stand out or the list would
  * grow past eight, turns the random filter on as well. When no few sources stand out (a flood from spread or
- * random sources) the link drops seven in eight SYNs for all ({@link Link#shedUnsolicitedSyns}) and TCP drops SYNs
- * to listeners, as the only choice left; a link that cannot filter by source gets the random filter.
+ * random sources, at least {@link SynSources#MIN_SYNS} in the table) the link drops seven in eight SYNs for all
+ * ({@link Link#shedUnsolicitedSyns}) and TCP drops SYNs to listeners, as the only choice left; a link that cannot
+ * filter by source gets the random filter.
  *
  * <p>Counters: {@code stack.shed.pressure_polls} (polls that began under pressure), {@code stack.shed.episodes}
  * (times the link's filter went on), {@code stack.shed.active} (1 while it is on),
@@ -58,6 +65,12 @@ final class ReceiveShedding {
      * signals pressure; a flood of a million frames a second may overflow the ring once before the filter is on.
      */
     static final long SUSTAIN_NS = 1_000_000L;
+    /**
+     * How many SYNs a run may bring unjudged because the table holds too few to name sources or call them spread (a
+     * stack short of processor time handles few, and the window halves them): then the link sheds at random. Counted
+     * in SYNs, not time: a stack that was not polled for a while has learnt nothing in that time.
+     */
+    static final int UNDECIDED_MAX_SYNS = 8 * SynSources.MIN_SYNS;
 
     private final Link link;
     private final TcpLayer tcp;
@@ -91,6 +104,8 @@ final class ReceiveShedding {
     private final int[] released = new int[SynSources.MAX_HEAVY];
     private int releasedCount;
     private boolean pressureNow;
+    /** This poll is under a SYN flood that no few sources carry: TCP drops SYNs to listeners. */
+    private boolean spreadFlood;
     private int synsThisPoll;
     /** Frames and SYNs handled in the polls of the current run under pressure. */
     private long runFrames;
@@ -124,15 +139,20 @@ final class ReceiveShedding {
         final boolean pressure = link.receivePressure();
         pressureNow = pressure;
         heavyCount = pressure && bySource ? sources.heavy(heavy) : 0;
-        if (heavyCount == 0 && pressure && releasedCount > 0 && nowNs - releasedNs < 2 * holdNs) {
+        if (heavyCount == 0 && pressure && listed == 0 && releasedCount > 0 && nowNs - releasedNs < 2 * holdNs) {
             // The flood outlived the hold and is back, and the table forgot its sources when they were listed: blame
             // them again at once rather than have TCP drop every SYN to a listener, other clients' too, while the
             // table relearns them.
             System.arraycopy(released, 0, heavy, 0, releasedCount);
             heavyCount = releasedCount;
         }
-        // TCP drops every SYN to a listener under pressure only when no few sources can be blamed.
-        tcp.receivePressure(pressure, heavyCount == 0 && (listed == 0 || linkShedsAtRandom));
+        // TCP drops every SYN to a listener only for a SYN flood that no few sources can be blamed for: the link sheds
+        // at random, or this run's SYNs are spread. Pressure alone is no such evidence: frames of another kind fill
+        // the ring as well, and a flood's first SYNs, before the table holds enough to name its sources, would take
+        // other clients' with them (their retry comes a second later).
+        spreadFlood = pressure && heavyCount == 0 && (linkShedsAtRandom
+            || listed == 0 && synFloodRun() && sources.total() >= SynSources.MIN_SYNS);
+        tcp.receivePressure(pressure, spreadFlood);
         if (pressure) {
             pressurePolls.incrementRelease();
             lastPressureNs = nowNs;
@@ -141,14 +161,17 @@ final class ReceiveShedding {
                 runCounted = false;
             }
             if (!linkCannotShed && !linkShedsAtRandom && nowNs - pressureSinceNs >= SUSTAIN_NS) {
-                if (2 * runSyns >= runFrames) {
+                if (synFloodRun()) {
+                    if (undecided()) {
+                        return; // judged again at the next poll, with the SYNs it brings
+                    }
                     if (linkSheds) {
                         tighten();
                     } else {
                         turnOn(nowNs);
                     }
                     newRun(nowNs); // the next step, if any, after another run of pressure
-                } else if (!linkSheds && !runCounted) {
+                } else if (2 * runSyns < runFrames && !linkSheds && !runCounted) {
                     runCounted = true;
                     pressureWithoutSynFlood.incrementRelease();
                 }
@@ -160,6 +183,22 @@ final class ReceiveShedding {
             turnOff();
             releasedNs = nowNs;
         }
+    }
+
+    /**
+     * Whether the run so far is a SYN flood: SYNs at least half of the frames handled, and enough of them to tell
+     * (a poll that handled no frame is no evidence either way).
+     */
+    private boolean synFloodRun() {
+        return runSyns >= SynSources.MIN_SYNS && 2 * runSyns >= runFrames;
+    }
+
+    /**
+     * Whether the table holds too few SYNs to say whether a few sources carry the flood (its window halved them),
+     * until the run brought {@link #UNDECIDED_MAX_SYNS}: filtering at random then would hold every client back.
+     */
+    private boolean undecided() {
+        return bySource && heavyCount == 0 && sources.total() < SynSources.MIN_SYNS && runSyns < UNDECIDED_MAX_SYNS;
     }
 
     private void newRun(long nowNs) {
@@ -291,9 +330,11 @@ final class ReceiveShedding {
         if (linkSheds) {
             return lastPressureNs + holdNs;
         }
-        // A run already judged no SYN flood waits for frames, which wake the poll anyway.
-        return pressureSinceNs != NO_PRESSURE && !linkCannotShed && !runCounted ? pressureSinceNs + SUSTAIN_NS
-            : Long.MAX_VALUE;
+        // A run already judged no SYN flood, or one past its first millisecond and still to be judged, waits for
+        // frames, which wake the poll anyway.
+        final long judgeAtNs = pressureSinceNs + SUSTAIN_NS;
+        return pressureSinceNs != NO_PRESSURE && !linkCannotShed && !runCounted && judgeAtNs > lastPressureNs
+            ? judgeAtNs : Long.MAX_VALUE;
     }
 
     /** Takes the link's filter off (the stack closes). */

@@ -94,10 +94,12 @@ class SynFloodInteropTest extends VethRigTest {
         }
         listener.close();
         final String out = client.stdout();
-        System.out.printf("single-source flood: %d SYNs seen by the stack, %d dropped by source, %d source lists, %d"
-                + " random filters, %d episodes; second client:%n%s%s", synsSeen(),
-            rig.counter("stack.shed.syn_source_drops"), rig.counter("stack.shed.source_filters"),
-            rig.counter("stack.shed.random_filters"), rig.counter("stack.shed.episodes"), out, client.stderr());
+        System.out.printf("single-source flood: %d SYNs seen by the stack, %d dropped by source, %d by TCP under"
+                + " pressure, %d source lists, %d random filters, %d episodes, link drops %s; second client:%n%s%s",
+            synsSeen(), rig.counter("stack.shed.syn_source_drops"), rig.counter("tcp.drop.syn_pressure"),
+            rig.counter("stack.shed.source_filters"), rig.counter("stack.shed.random_filters"),
+            rig.counter("stack.shed.episodes"), rig.countersContaining("rx.kernel_drops") + "" + rig.countersContaining("ring_full"),
+            out, client.stderr());
         if (!bySource) {
             return;
         }
