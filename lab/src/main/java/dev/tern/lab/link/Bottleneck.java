@@ -88,6 +88,11 @@ public final class Bottleneck {
         }
     }
 
+    /** The instant the frame {@link #depart} last returned finished on the link. */
+    public long lastDepartureNs() {
+        return freeAtNs;
+    }
+
     /** The sojourn time of the frame that last went onto the link. */
     public long lastSojournNs() {
         return lastSojournNs;
