@@ -86,7 +86,7 @@ public final class Dumbbell {
             long nextProgressNs = 10_000_000_000L;
             while (clock.nanoTime() < spec.durationNs()) {
                 loop.step(spec.durationNs());
-                if (progress != null && clock.nanoTime() >= nextProgressNs) {
+                if (progress != null && clock.nanoTime() >= nextProgressNs && nextProgressNs < spec.durationNs()) {
                     progress.accept(String.format("%s: %d of %d s simulated", spec.name(), nextProgressNs / 1_000_000_000L,
                         spec.durationNs() / 1_000_000_000L));
                     nextProgressNs += 10_000_000_000L;
@@ -103,7 +103,7 @@ public final class Dumbbell {
         }
     }
 
-    /** Socket buffers that never limit a flow below the path: twice the bandwidth-delay product plus the queue. */
+    /** Socket buffers that never limit a flow below the path: twice the bandwidth-delay product plus the queue, as a power of two. */
     private static int bufferBytes(ScenarioSpec spec, LinkRate rate) {
         long maxAccess = 0;
         for (FlowSpec flow : spec.flows()) {
@@ -113,7 +113,8 @@ public final class Dumbbell {
         final long bps = rate.isTrace() ? rate.capacityBytes(0, 1_000_000_000L) * 8 : rate.bitsPerSecond();
         final long bdp = bps / 8 * rttNs / 1_000_000_000L;
         final long queue = spec.queue().bytes() > 0 ? spec.queue().bytes() : (long) spec.queue().packets() * MTU;
-        return (int) Math.clamp(2 * bdp + queue, 256 * 1024, 32 * 1024 * 1024);
+        final long wanted = Math.clamp(2 * bdp + queue, 256 * 1024, 32 * 1024 * 1024);
+        return (int) Long.highestOneBit(wanted * 2 - 1);
     }
 
     private static NetStack stack(MemoryWire wire, String name, long mac, String cidr, VirtualClock clock,

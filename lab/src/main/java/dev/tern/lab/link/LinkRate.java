@@ -81,6 +81,11 @@ public final class LinkRate {
         return trace(java.util.Arrays.copyOf(ms, count));
     }
 
+    /** The same rate, starting afresh (a trace from its first opportunity): one per run. */
+    public LinkRate fresh() {
+        return new LinkRate(bitsPerSecond, opportunitiesNs, periodNs);
+    }
+
     public boolean isTrace() {
         return opportunitiesNs != null;
     }
