@@ -33,7 +33,7 @@ public final class Tern {
     /** Every command, in the order {@code tern help} lists them. */
     static final List<CommandHelp> COMMANDS = List.of(DemoCommand.HELP, TEST_HELP, PingCommand.HELP, NcCommand.HELP,
         ServeCommand.HELP, StatCommand.HELP, DevicesCommand.HELP, BenchCommand.HELP, PlotCommand.HELP, ScriptCommand.HELP,
-        ExecCommand.HELP);
+        LabCommand.HELP, ExecCommand.HELP);
 
     private Tern() {
     }
@@ -65,6 +65,7 @@ public final class Tern {
                 case "bench" -> new BenchCommand(out).run(rest);
                 case "plot" -> new PlotCommand(out).run(rest);
                 case "script" -> new ScriptCommand(out, err).run(rest);
+                case "lab" -> new LabCommand(out, err).run(rest);
                 case "exec" -> new ExecCommand(err).run(rest);
                 case "test" -> throw new UsageException("test: run it through the launcher, ./tern test (it runs Maven)");
                 default -> throw new UsageException("unknown command '" + args[0] + "' (./tern help lists them)");

@@ -47,6 +47,13 @@ public final class TimerWheel {
     private Handler handler;
     /** No pending deadline is earlier than this (it may be lower than the true earliest; see the class comment). */
     private long earliestBoundNs = Long.MAX_VALUE;
+    /**
+     * Whether {@link #earliestBoundNs} is the exact earliest deadline: true after a scan, kept by scheduling (the
+     * minimum of the exact earliest and a new deadline is exact), lost by cancelling and by firing. A simulation asks
+     * {@link #earliestDeadline} of every stack between events; without this each ask read the spokes again, and
+     * when every timer was a wheel's turn away, every timer.
+     */
+    private boolean boundExact = true;
     /** Above every slot index a timer id ever had: the slots of a spoke that may hold a timer. */
     private int spokeSlots;
     /** Slots looked at by {@link #scanEarliest} so far (for tests: the cost of keeping the bound exact). */
@@ -73,6 +80,7 @@ public final class TimerWheel {
         if (payloads.remove(timerId) == NO_PAYLOAD) {
             return false;
         }
+        keepExactUnlessEarliest(wheel.deadline(timerId));
         return wheel.cancelTimer(timerId);
     }
 
@@ -82,6 +90,7 @@ public final class TimerWheel {
         if (payload == NO_PAYLOAD) {
             return -1;
         }
+        keepExactUnlessEarliest(wheel.deadline(timerId));
         wheel.cancelTimer(timerId);
         final long newId = wheel.scheduleTimer(deadlineNs);
         payloads.put(newId, payload);
@@ -125,12 +134,24 @@ public final class TimerWheel {
         if (wheel.timerCount() == 0) {
             rebaseWhenIdle(nowNs);
             earliestBoundNs = Long.MAX_VALUE;
+            boundExact = true;
         } else if (fired == limit) {
             earliestBoundNs = nowNs; // more may be due: the next poll must look
+            boundExact = false;
         } else if (boundReached) {
             earliestBoundNs = scanEarliest();
+            boundExact = true;
+        } else if (fired > 0) {
+            boundExact = false;
         }
         return fired;
+    }
+
+    /** Removing a timer later than the exact earliest leaves it exact; removing the earliest may not. */
+    private void keepExactUnlessEarliest(long removedDeadlineNs) {
+        if (removedDeadlineNs <= earliestBoundNs) {
+            boundExact = false;
+        }
     }
 
     private void lowerBound(long deadlineNs) {
@@ -145,7 +166,10 @@ public final class TimerWheel {
      * not for the per-packet path.
      */
     public long earliestDeadline() {
-        earliestBoundNs = scanEarliest();
+        if (!boundExact) {
+            earliestBoundNs = scanEarliest();
+            boundExact = true;
+        }
         return earliestBoundNs;
     }
 

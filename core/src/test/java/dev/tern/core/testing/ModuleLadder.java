@@ -15,12 +15,13 @@ import java.util.Set;
  * <pre>
  *   core &lt;- ethernet &lt;- arp &lt;- ipv4 &lt;- {igmp, udp, tcp} &lt;- stack &lt;- {nio, script} &lt;- {cli, conformance}
  *                ^-- ipv6 &lt;------------------------------------ stack
+ *                                                               stack &lt;- lab &lt;- cli
  *                ^-- {rawqp, afpacket, afxdp} (Links) &lt;---------------------------- nio
  *   ^-- testkit (the namespace harness) &lt;-- conformance; afpacket's tests (test scope only)
  * </pre>
  *
  * <p>A module may use a module it reaches by following the edges below down (the closure), nothing else: never a
- * higher rung, never a sibling (udp and tcp, rawqp, afpacket and afxdp, nio and script, cli and conformance), and
+ * higher rung, never a sibling (udp and tcp, rawqp, afpacket and afxdp, nio, script and lab, cli and conformance), and
  * testkit never in main code of a module that has it only for its tests ({@code TEST_ONLY}).
  */
 public final class ModuleLadder {
@@ -43,7 +44,8 @@ public final class ModuleLadder {
         EDGES.put("stack", List.of("igmp", "udp", "tcp", "ipv6"));
         EDGES.put("nio", List.of("stack", "afpacket", "afxdp", "rawqp"));
         EDGES.put("script", List.of("stack"));
-        EDGES.put("cli", List.of("nio", "script"));
+        EDGES.put("lab", List.of("stack"));
+        EDGES.put("cli", List.of("nio", "script", "lab"));
         EDGES.put("conformance", List.of("nio", "script", "testkit"));
     }
 

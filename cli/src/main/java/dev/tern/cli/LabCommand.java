@@ -1,0 +1,80 @@
+package dev.tern.cli;
+
+import dev.tern.lab.Dumbbell;
+import dev.tern.lab.LabMatrix;
+import dev.tern.lab.LabReport;
+import dev.tern.lab.ScenarioFile;
+import dev.tern.lab.ScenarioResult;
+import dev.tern.lab.ScenarioSpec;
+import dev.tern.lab.link.LabInputException;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/** {@code tern lab}: the congestion-control lab on virtual time (docs/LAB.md). */
+final class LabCommand {
+    static final String USAGE = "lab [--csv | --json] [FILE.lab...]";
+    static final CommandHelp HELP = new CommandHelp("lab", "[--csv | --json] [FILE.lab...]",
+        "run congestion-control scenarios through a simulated bottleneck",
+        "Runs each scenario file (or, with none, the shipped matrix: coexistence, random loss, shallow buffer, "
+            + "bufferbloat, ECN with CoDel and with DCTCP's step marking, many flows, RTT fairness, a cellular trace) "
+            + "on a dumbbell of real Tern stacks through one bottleneck link on virtual time, and prints per flow "
+            + "goodput, share, retransmits, CE marks and RTT quantiles, per scenario utilisation, Jain's index, queue "
+            + "delay quantiles, drops and marks by cause, and a fingerprint line that is the same for the same "
+            + "scenario and seed. A bad scenario file is one line FILE:LINE: reason and exit 2, with nothing run. "
+            + "docs/LAB.md gives the file format.",
+        List.of(
+            CommandHelp.option("--csv", "one CSV row per flow instead of the text report", "off"),
+            CommandHelp.option("--json", "one JSON array of scenarios instead of the text report", "off")),
+        false, List.of("./tern lab", "./tern lab --csv my-scenario.lab"));
+
+    private final PrintStream out;
+    private final PrintStream err;
+
+    LabCommand(PrintStream out, PrintStream err) {
+        this.out = out;
+        this.err = err;
+    }
+
+    int run(String[] argv) {
+        final Arguments args = Arguments.parse("lab", argv, Set.of(), Set.of("--csv", "--json"));
+        final List<String> files = args.operands(0, Integer.MAX_VALUE, USAGE);
+        final boolean csv = args.has("--csv");
+        final boolean json = args.has("--json");
+        if (csv && json) {
+            throw new UsageException("lab: --csv and --json exclude each other");
+        }
+        final List<ScenarioSpec> specs = new ArrayList<>();
+        try {
+            if (files.isEmpty()) {
+                specs.addAll(LabMatrix.shipped());
+            }
+            for (String file : files) {
+                specs.add(ScenarioFile.read(Path.of(file)));
+            }
+        } catch (LabInputException e) {
+            throw new UsageException(e.getMessage());
+        }
+        if (csv) {
+            out.println(LabReport.CSV_HEADER);
+        }
+        final List<ScenarioResult> results = new ArrayList<>();
+        for (ScenarioSpec spec : specs) {
+            final ScenarioResult result = Dumbbell.run(spec, line -> err.println("tern: lab: " + line));
+            results.add(result);
+            if (csv) {
+                out.print(LabReport.csv(result));
+            } else if (!json) {
+                out.print(LabReport.text(spec, result));
+            }
+            out.flush();
+        }
+        if (json) {
+            out.print(LabReport.json(results));
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,45 @@
+package dev.tern.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static dev.tern.cli.TernCommandLineTest.tern;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class LabCommandTest {
+    private static final String SMALL = "duration = 1s\nrate = 5mbit\ndelay = 5ms\nqueue = 30p\n[flow]\ncc = cubic\n";
+
+    @Test
+    void aScenarioFilePrintsItsFingerprintTheSameTwice(@TempDir Path dir) throws Exception {
+        final Path file = dir.resolve("small.lab");
+        Files.writeString(file, SMALL);
+        final TernCommandLineTest.Run first = tern("lab", file.toString());
+        assertEquals(0, first.status(), first.err());
+        final String fingerprint = first.out().lines().filter(l -> l.startsWith("fingerprint small ")).findFirst()
+            .orElseThrow(() -> new AssertionError(first.out()));
+        assertTrue(fingerprint.matches("fingerprint small [0-9a-f]{16}"), fingerprint);
+        assertTrue(tern("lab", file.toString()).out().contains(fingerprint), "same scenario, same fingerprint");
+        final TernCommandLineTest.Run csv = tern("lab", "--csv", file.toString());
+        assertEquals(2, csv.out().lines().count(), csv.out());
+        assertTrue(csv.out().lines().skip(1).findFirst().orElseThrow().startsWith("small,1,0,cubic,"), csv.out());
+        assertTrue(tern("lab", "--json", file.toString()).out().contains("\"scenario\": \"small\""));
+    }
+
+    @Test
+    void aBadScenarioIsOneLineFileLineReasonAndStatus2WithNothingRun(@TempDir Path dir) throws Exception {
+        final Path good = dir.resolve("good.lab");
+        Files.writeString(good, SMALL);
+        final Path bad = dir.resolve("bad.lab");
+        Files.writeString(bad, "rate = 5mbit\nqueue = 10b\n[flow]\ncc = cubic\n");
+        final TernCommandLineTest.Run run = tern("lab", good.toString(), bad.toString());
+        assertEquals(2, run.status(), run.err());
+        assertEquals("tern: " + bad + ":2: queue 10b is smaller than one frame (1514 bytes)", run.err().strip());
+        assertEquals("", run.out(), "nothing ran");
+        assertEquals(2, tern("lab", "--frob").status());
+        assertEquals(2, tern("lab", "--csv", "--json").status());
+    }
+}

@@ -1,0 +1,74 @@
+package dev.tern.lab;
+
+import dev.tern.lab.link.LabInputException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ScenarioFileTest {
+    private static final List<String> GOOD = List.of(
+        "# a comment", "name = t", "seed = 3", "duration = 2s", "rate = 10mbit", "forward_delay = 5ms",
+        "reverse_delay = 15ms", "queue = 50p", "discipline = codel", "ecn = on", "target = 2ms", "interval = 50ms",
+        "loss = 1%", "outage = 1s 100ms", "", "[flow]", "cc = cubic", "count = 2", "access_delay = 3ms",
+        "[flow]", "cc = bbr", "start = 500ms", "bytes = 64kib", "ecn = on");
+
+    @Test
+    void readsEveryKey() {
+        final ScenarioSpec spec = ScenarioFile.parse("t.lab", null, GOOD);
+        assertEquals("t", spec.name());
+        assertEquals(3, spec.seed());
+        assertEquals(2_000_000_000L, spec.durationNs());
+        assertEquals(10_000_000, spec.rate().get().bitsPerSecond());
+        assertEquals(5_000_000, spec.forwardDelayNs());
+        assertEquals(15_000_000, spec.reverseDelayNs());
+        assertEquals(50, spec.queue().packets());
+        assertEquals(new DisciplineSpec("codel", 2_000_000, 50_000_000, true, null), spec.discipline());
+        assertEquals(0.01, spec.loss().get().meanLoss(), 1e-12);
+        assertEquals(1, spec.outages().get().count());
+        assertEquals(List.of(new FlowSpec("cubic", false, 0, 0, 0, 3_000_000), new FlowSpec("cubic", false, 0, 0, 0,
+            3_000_000), new FlowSpec("bbr", true, 500_000_000, 65536, 0, 0)), spec.flows());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "frob = 1|2|unknown key 'frob'",
+        "rate = -5mbit|5|rate must not be negative, got -5mbit",
+        "delay = -1ms|6|delay must not be negative, got -1ms",
+        "queue = 1000b|8|queue 1000b is smaller than one frame (1514 bytes)",
+        "discipline = red|9|unknown discipline 'red' (valid: droptail, codel",
+        "cc = vegas|17|unknown congestion control 'vegas'",
+        "loss = 2|13|loss must be between 0 and 1",
+        "duration = 5 parsecs|4|duration: expected a duration such as 10s, 5ms or 250us, got '5 parsecs'",
+        "[flows]|16|unknown section [flows]"})
+    void aBadLineIsNamedByFileAndLine(String replacement, int lineNumber, String reason) {
+        final List<String> lines = new ArrayList<>(GOOD);
+        lines.set(lineNumber - 1, replacement);
+        final LabInputException e = assertThrows(LabInputException.class, () -> ScenarioFile.parse("bad.lab", null, lines));
+        assertTrue(e.getMessage().startsWith("bad.lab:" + lineNumber + ": " + reason), e.getMessage());
+    }
+
+    @Test
+    void aScenarioWithoutRateOrFlowsIsRejected() {
+        assertEquals("x.lab:2: no rate = or trace = for the bottleneck", assertThrows(LabInputException.class,
+            () -> ScenarioFile.parse("x.lab", null, List.of("[flow]", "cc = cubic"))).getMessage());
+        assertEquals("x.lab:1: no [flow] section", assertThrows(LabInputException.class,
+            () -> ScenarioFile.parse("x.lab", null, List.of("rate = 1mbit"))).getMessage());
+    }
+
+    @Test
+    void theShippedMatrixParsesAndCoversTheCanonicalCases() {
+        final List<String> names = LabMatrix.shipped().stream().map(ScenarioSpec::name).toList();
+        assertTrue(names.size() >= 8, names.toString());
+        for (String wanted : List.of("coexistence-cubic-bbr", "coexistence-reno-cubic", "random-loss-1pct",
+            "shallow-buffer", "bufferbloat", "ecn-codel", "ecn-dctcp-step", "many-flows", "rtt-fairness", "cellular")) {
+            assertTrue(names.contains(wanted), wanted + " in " + names);
+        }
+    }
+}

@@ -1,0 +1,90 @@
+package dev.tern.lab;
+
+import dev.tern.lab.link.QueueLimit;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static dev.tern.lab.Specs.MS;
+import static dev.tern.lab.Specs.S;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Outcomes the literature predicts, pinned with tolerances wide enough for a short run and narrow enough to fail
+ * when a congestion control or a discipline goes wrong.
+ */
+class TextbookOutcomesTest {
+    private static final DisciplineSpec CODEL = new DisciplineSpec("codel", 5 * MS, 100 * MS, false, null);
+
+    /**
+     * Mathis et al. / RFC 9438 §5.2: under random loss p with a link that never limits, CUBIC in its Reno-friendly
+     * region sends about (MSS / RTT) * 1.22 / sqrt(p); at 1 % and 20 ms that is about 7 Mbit/s.
+     */
+    @Test
+    void cubicUnderRandomLossFollowsTheMathisResponseFunction() {
+        final ScenarioResult r = Dumbbell.run(Specs.dumbbell("mathis", 200_000_000, 20 * MS, QueueLimit.ofBytes(2_000_000),
+            DisciplineSpec.dropTail(), 0.01, 10 * S, Specs.bulk(1, "cubic", false)), null);
+        final double mathis = 1448 * 8 / 0.020 * 1.22 / Math.sqrt(0.01);
+        final double goodput = r.flows().getFirst().goodputBps();
+        assertTrue(goodput > 0.5 * mathis && goodput < 2.0 * mathis, "goodput " + goodput + " vs Mathis " + mathis);
+    }
+
+    /**
+     * BBR's model is not built on loss: under random loss it keeps more of the link than CUBIC, whose response
+     * function caps it. Tern's BBR is version 3, whose BBRLossThresh is 2 % (draft-ietf-ccwg-bbr §4.5.10), so the
+     * textbook outcome of version 1 (most of the link at 5 %) is not expected; docs/LAB.md records what it reaches.
+     */
+    @Test
+    void bbrKeepsMoreOfTheLinkUnderRandomLossThanCubic() {
+        final double bbr = utilisation("bbr", 0.01);
+        final double cubic = utilisation("cubic", 0.01);
+        assertTrue(bbr > 1.5 * cubic, "BBR utilisation " + bbr + ", CUBIC " + cubic);
+        assertTrue(cubic < 0.3, "CUBIC utilisation " + cubic);
+    }
+
+    private static double utilisation(String cc, double loss) {
+        return Dumbbell.run(Specs.dumbbell("loss-" + cc, 50_000_000, 20 * MS, QueueLimit.ofBytes(250_000),
+            DisciplineSpec.dropTail(), loss, 6 * S, Specs.bulk(1, cc, false)), null).utilisation();
+    }
+
+    /** CoDel (RFC 8289) holds a standing queue's delay near its 5 ms target where drop-tail lets it fill the buffer. */
+    @Test
+    void codelHoldsQueueDelayNearItsTarget() {
+        final ScenarioResult codel = Dumbbell.run(Specs.dumbbell("codel", 20_000_000, 20 * MS,
+            QueueLimit.ofBytes(1_000_000), CODEL, 0, 8 * S, Specs.bulk(4, "cubic", false)), null);
+        final ScenarioResult tail = Dumbbell.run(Specs.dumbbell("tail", 20_000_000, 20 * MS,
+            QueueLimit.ofBytes(1_000_000), DisciplineSpec.dropTail(), 0, 8 * S, Specs.bulk(4, "cubic", false)), null);
+        assertTrue(codel.queueP50Us() >= 1_000 && codel.queueP50Us() <= 15_000, "CoDel median " + codel.queueP50Us());
+        assertTrue(tail.queueP50Us() > 100_000, "drop-tail median " + tail.queueP50Us());
+        assertTrue(codel.aqmDrops() > 0 && codel.overflowDrops() == 0, "CoDel drops, the buffer never overflows");
+        assertTrue(codel.utilisation() > 0.9, "utilisation " + codel.utilisation());
+    }
+
+    /** Two CUBIC flows with the same RTT, started apart, converge to fair shares. */
+    @Test
+    void twoEqualRttCubicFlowsConvergeToFairShares() {
+        final ScenarioResult r = Dumbbell.run(Specs.dumbbell("fair", 20_000_000, 20 * MS, QueueLimit.ofBytes(100_000),
+            DisciplineSpec.dropTail(), 0, 15 * S, List.of(new FlowSpec("cubic", false, 0, 0, 0, 0),
+                new FlowSpec("cubic", false, 1 * S, 0, 0, 0))), null);
+        assertTrue(r.jainIndex() > 0.95, "Jain " + r.jainIndex() + " " + r.flows());
+        assertTrue(r.utilisation() > 0.9, "utilisation " + r.utilisation());
+    }
+
+    /** DCTCP (RFC 8257) behind step marking keeps the queue near the threshold with marks and no drops. */
+    @Test
+    void dctcpKeepsTheQueueShortWithMarksAndNoDrops() {
+        final ScenarioResult r = Dumbbell.run(Specs.dumbbell("dctcp", 20_000_000, 10 * MS, QueueLimit.ofPackets(200),
+            new DisciplineSpec("droptail", 5 * MS, 100 * MS, false, QueueLimit.ofPackets(20)), 0, 5 * S,
+            Specs.bulk(2, "dctcp", true)), null);
+        assertEquals(0, r.overflowDrops() + r.aqmDrops());
+        assertTrue(r.thresholdMarks() > 100, "marks " + r.thresholdMarks());
+        for (FlowResult flow : r.flows()) {
+            assertEquals(0, flow.retransmits(), flow.toString());
+            assertTrue(flow.ceMarks() > 0, flow.toString());
+        }
+        // 20 packets of 1514 bytes at 20 Mbit/s are 12 ms; the queue stays within about twice that.
+        assertTrue(r.queueP99Us() < 25_000, "queue p99 " + r.queueP99Us());
+        assertTrue(r.utilisation() > 0.9, "utilisation " + r.utilisation());
+    }
+}
