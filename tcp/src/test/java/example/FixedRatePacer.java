@@ -48,4 +48,9 @@ public class FixedRatePacer implements CongestionControl {
     public void onIdleRestart(TcpControlBlocks tcb, int c, int mss, int initialSegments, long nowNs) {
         // The rate, not the window, limits a burst after idle.
     }
+
+    @Override
+    public boolean pacesItself() {
+        return true; // the rate above, never Linux's from cwnd
+    }
 }

@@ -105,6 +105,11 @@ public final class BbrCongestionControl implements CongestionControl {
     }
 
     @Override
+    public boolean pacesItself() {
+        return true;
+    }
+
+    @Override
     public CongestionControl forLayer(int connections) {
         return new BbrCongestionControl(connections);
     }

@@ -84,6 +84,15 @@ public interface CongestionControl {
     }
 
     /**
+     * Whether the algorithm sets the pacing rate itself (BBR). One that does not (the default) is paced, when the
+     * connection's settings ask for pacing ({@link TcpConfig#pacing}) or its owner caps the rate, at Linux's rate
+     * from cwnd and the smoothed RTT, which then replaces whatever it set.
+     */
+    default boolean pacesItself() {
+        return false;
+    }
+
+    /**
      * The instance a layer of {@code connections} slots uses: this one when the state fits the row's cc cells; a
      * control with per-connection state of its own returns a new instance with a table for that many connections.
      * Cold path: called once as the layer registers the control.

@@ -86,6 +86,9 @@ import java.util.Objects;
  *                            Linux's: accept a peer's request, never ask
  * @param ecnSynRetries       retransmissions of an active open's SYN that still ask for ECN (Linux: 0, the first
  *                            retransmission goes plain; FreeBSD's ecn.maxretries: 1)
+ * @param pacing              whether a congestion control that does not pace itself (CUBIC, NewReno) is paced at
+ *                            Linux's rate ({@link Pacer}): cwnd per smoothed RTT, twice that in slow start's first
+ *                            half, 1.2 times it after, as Linux with the fq qdisc; off by default, Linux's without fq
  */
 public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBufferSize, long mslNs, long delayedAckNs,
                         long rtoInitialNs, long rtoMinNs, long rtoMaxNs, int maxRetries, int retries1,
@@ -98,7 +101,8 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                         int maxTimeWait, boolean slowStartAfterIdle, int windowScaleBufferSize, int notsentLowat,
                         int fastOpen, FastOpenKeys fastOpenKeys,
                         SegmentChecks segmentChecks, ReceivePolicy receivePolicy, long fastOpenPathDisableNs,
-                        SynSentText synSentText, PushRule pushRule, EcnMode ecn, int ecnSynRetries) {
+                        SynSentText synSentText, PushRule pushRule, EcnMode ecn, int ecnSynRetries,
+                        boolean pacing) {
     public static final int MIN_BUFFER = 1024;
     public static final int MAX_BUFFER = 1 << 30;
     public static final int MAX_CONNECTIONS = 1 << 20;
@@ -239,6 +243,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         b.pushRule = pushRule;
         b.ecn = ecn;
         b.ecnSynRetries = ecnSynRetries;
+        b.pacing = pacing;
         return b;
     }
 
@@ -296,6 +301,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         private PushRule pushRule = PushRule.LAST_BUFFERED;
         private EcnMode ecn = EcnMode.SERVER;
         private int ecnSynRetries;
+        private boolean pacing;
 
         private Builder() {
             final SecureRandom random = new SecureRandom();
@@ -541,6 +547,11 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
             return this;
         }
 
+        public Builder pacing(boolean value) {
+            pacing = value;
+            return this;
+        }
+
         /** For tests only: every ISN this layer picks is {@code isn} (unsigned 32 bits). */
         public Builder fixedIsn(long isn) {
             fixedIsn = isn;
@@ -555,7 +566,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                 outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn, lossDetection, recovery,
                 memoryPressureBytes, memoryLimitBytes, maxTimeWait, slowStartAfterIdle, windowScaleBufferSize,
                 notsentLowat, fastOpen, fastOpenKeys, segmentChecks, receivePolicy, fastOpenPathDisableNs, synSentText,
-                pushRule, ecn, ecnSynRetries);
+                pushRule, ecn, ecnSynRetries, pacing);
         }
     }
 }

@@ -12,7 +12,11 @@ import dev.tern.core.net.Ipv4Address;
  * {@code lastDataReceiveNs}, {@code lastSendNs} (data) and {@code lastReceiveNs} (any segment) are times on the
  * stack's clock; {@code notsentBytes} are written and not yet sent; {@code synData} says the SYN's data was
  * acknowledged by Fast Open (RFC 7413), Linux's {@code TCPI_OPT_SYN_DATA}; {@code ecn} that ECN was negotiated
- * (RFC 3168), Linux's {@code TCPI_OPT_ECN}.
+ * (RFC 3168), Linux's {@code TCPI_OPT_ECN}. {@code busyTimeUs}, {@code rwndLimitedUs} and {@code sndbufLimitedUs}
+ * are Linux's {@code tcpi_busy_time}, {@code tcpi_rwnd_limited} and {@code tcpi_sndbuf_limited} ({@link SendChrono}):
+ * microseconds with data queued or in flight (all of it, the limited spells included, as Linux sums it), of that
+ * the time the peer's window kept data back, and the time the send buffer was full; the running spell counts up to
+ * the connection's last segment sent or received.
  */
 public record TcpInfo(int state, int error, int localAddress, int localPort, int remoteAddress, int remotePort,
                       int sndUna, int sndNxt, int rcvNxt, int sndWnd, int rcvWnd, int sndMss, int advMss,
@@ -23,11 +27,14 @@ public record TcpInfo(int state, int error, int localAddress, int localPort, int
                       int rcvMss, int dupAcks, int unackedSegments, int sackedSegments, int lostSegments,
                       int retransmittingSegments, int retries, int backoff, int probes, long lastDataReceiveNs,
                       long lastSendNs, long lastReceiveNs, int notsentBytes, int userTimeoutMs,
-                      boolean synData, boolean ecn) {
+                      boolean synData, boolean ecn, long busyTimeUs, long rwndLimitedUs, long sndbufLimitedUs) {
     /** Row {@code c} as a value, with its record of sent segments when it has rings. Allocates. */
     static TcpInfo of(TcpControlBlocks tcb, int c, RttEstimator rtt, PlugPointRegistry plugPoints,
-                      ConnectionBuffers buffers) {
+                      ConnectionBuffers buffers, SendChrono chrono) {
         final SentSegments sent = buffers.sent(c);
+        final long lastNs = Math.max(tcb.lastSendNs(c), tcb.lastReceiveNs(c));
+        final long rwndUs = chrono.totalUs(c, SendChrono.RWND_LIMITED, lastNs);
+        final long sndbufUs = chrono.totalUs(c, SendChrono.SNDBUF_LIMITED, lastNs);
         return new TcpInfo(tcb.state(c), tcb.error(c), tcb.localAddress(c), tcb.localPort(c), tcb.remoteAddress(c),
             tcb.remotePort(c), tcb.sndUna(c), tcb.sndNxt(c), tcb.rcvNxt(c), tcb.sndWnd(c),
             Math.max(0, tcb.rcvAdv(c) - tcb.rcvNxt(c)), tcb.sndMss(c), tcb.advMss(c), tcb.sndScale(c), tcb.rcvScale(c),
@@ -42,7 +49,8 @@ public record TcpInfo(int state, int error, int localAddress, int localPort, int
             count(sent, SentSegments.RETRANS_IN_FLIGHT), tcb.retries(c), tcb.backoff(c), tcb.probes(c),
             tcb.lastDataReceiveNs(c), tcb.lastSendNs(c), tcb.lastReceiveNs(c), TcpSocketOptions.notsent(tcb, buffers, c),
             tcb.userTimeoutMs(c), tcb.hasFlag(c, TcpControlBlocks.F_SYN_DATA),
-            (tcb.ecnState(c) & Ecn.NEGOTIATED) != 0);
+            (tcb.ecnState(c) & Ecn.NEGOTIATED) != 0, chrono.totalUs(c, SendChrono.BUSY, lastNs) + rwndUs + sndbufUs,
+            rwndUs, sndbufUs);
     }
 
     /** Entries of the record of sent segments with {@code flag} set. */

@@ -671,7 +671,7 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     /** Everything about one connection as a value (for tools: {@code tern stat}, tests); allocates. */
     public TcpInfo info(int connection) {
         final int c = tcb.ownedSlot(connection);
-        return c < 0 ? null : TcpInfo.of(tcb, c, rtt, plugPoints, buffers);
+        return c < 0 ? null : TcpInfo.of(tcb, c, rtt, plugPoints, buffers, sender.chrono());
     }
 
     // ------------------------------------------------------------------------------------------ layer-wide

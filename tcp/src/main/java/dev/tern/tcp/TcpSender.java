@@ -104,6 +104,8 @@ final class TcpSender {
     private final Ecn ecn;
     private final AckSample sample = new AckSample();
     private final DeliveryRateSampler rate;
+    private final Pacer pacer;
+    private final SendChrono chrono;
     /** Each connection's trace, or null (off). */
     private final TcpTrace[] traces;
 
@@ -127,6 +129,18 @@ final class TcpSender {
         this.completions = completions;
         this.traces = new TcpTrace[tcb.capacity()];
         this.rate = new DeliveryRateSampler(tcb, counters);
+        this.pacer = new Pacer(tcb, settings, plugPoints);
+        this.chrono = new SendChrono(tcb.capacity());
+    }
+
+    /** The pacer (the owner's SO_MAX_PACING_RATE). */
+    Pacer pacer() {
+        return pacer;
+    }
+
+    /** What has held each sender (TCP_INFO's busy and limited times). */
+    SendChrono chrono() {
+        return chrono;
     }
 
     /** Starts (or with null stops) tracing the connection: a record on every ACK and timeout. Returns 0. */
@@ -148,6 +162,8 @@ final class TcpSender {
         tcb.senderState(c, OPEN);
         tcb.senderFlags(c, 0);
         tcb.reoWndMult(c, 1);
+        pacer.clear(c);
+        chrono.clear(c);
     }
 
     /** The handshake completed: the initial window (the congestion control), the minimum RTT from the handshake. */
@@ -159,6 +175,7 @@ final class TcpSender {
             tcb.minRttAtNs(c, nowNs);
         }
         plugPoints.congestionControl(c).init(tcb, c, tcb.sndMss(c), settings.of(c).initialCwndSegments(), nowNs);
+        pacer.updateRate(c, 0);
     }
 
     // ------------------------------------------------------------------------------------------ ACK arrival
@@ -222,6 +239,7 @@ final class TcpSender {
         if (echo) {
             answerEcho(c, s);
         }
+        pacer.updateRate(c, s.inFlight);
         final TcpTrace trace = traces[c];
         if (trace != null) {
             trace.record(tcb, c, sent, rtt.rtoNs(tcb, c), nowNs);
@@ -701,6 +719,7 @@ final class TcpSender {
         int burst = 0;
         // With TSO the link cuts large frames; a refusal (loopback, next hop not resolved) falls back for this call.
         boolean tso = ipv4.segmentationOffload();
+        boolean rwndLimited = false;
         tcb.clearFlag(c, F_CWND_LIMITED);
         if (settings.of(c).slowStartAfterIdle() && tcb.sndUna(c) == tcb.sndMax(c) && queuedData(c, ring) > 0
             && nowNs - tcb.lastSendNs(c) > rtt.rtoNs(tcb, c)) {
@@ -741,6 +760,8 @@ final class TcpSender {
                     length = Math.min(length, mss);
                 }
                 final int wanted = Math.min(unsent, mss);
+                // As Linux's tcp_write_xmit: the peer's window, not cwnd, keeps the next segment back.
+                rwndLimited |= room >= wanted && tcb.sndWnd(c) - outstanding < wanted;
                 if (room < wanted && cwnd <= tcb.sndWnd(c)) {
                     // The congestion window, not the application or the peer, keeps the next segment back (a sliver
                     // of window smaller than a segment counts): RFC 7661 lets the window grow.
@@ -762,7 +783,8 @@ final class TcpSender {
                 if (length > mss) {
                     if (tso && output.sackBlocksPrepared() == 0) {
                         // One TSO frame of whole segments; the tail of the queue may ride as a short last one.
-                        final int max = Math.min(TSO_MAX_PAYLOAD - optionSpace, free * mss);
+                        // A paced sender's frame is sized by its rate (Linux's tcp_tso_autosize).
+                        final int max = pacer.frameBytes(c, mss, Math.min(TSO_MAX_PAYLOAD - optionSpace, free * mss));
                         if (length > max || length < unsent) {
                             length = Math.min(length, max);
                             length -= length % mss;
@@ -825,6 +847,7 @@ final class TcpSender {
             output.sendAck(c, nowNs);
         }
         rate.checkAppLimited(c, sent, queuedData(c, ring) - dataSent(c, tcb.sndMax(c)), tcb.sndMss(c));
+        chrono.update(c, queuedData(c, ring) > 0 || finWanted(c), rwndLimited, ring.freeSpace() == 0, nowNs);
         if (!probe) {
             updateTimer(c, nowNs, false, sentNew);
         }
@@ -1061,7 +1084,7 @@ final class TcpSender {
 
     /** True when the congestion control paces and the next segment is not due yet (the pacing timer is armed). */
     private boolean paced(int c, long nowNs) {
-        if (tcb.pacingRate(c) <= 0 || tcb.nextSendNs(c) - nowNs <= 0) {
+        if (!pacer.holds(c, nowNs)) {
             return false;
         }
         if (!timers.armed(c, T_PACE)) {
@@ -1070,13 +1093,9 @@ final class TcpSender {
         return true;
     }
 
-    /** The next segment may leave {@code bytes} / rate after this one. */
+    /** The next segment may leave {@code bytes} / rate after this one ({@link Pacer#sent}). */
     private void paceAfter(int c, int bytes, long nowNs) {
-        final long rate = tcb.pacingRate(c);
-        if (rate > 0) {
-            final long next = Math.max(tcb.nextSendNs(c), nowNs);
-            tcb.nextSendNs(c, next + bytes * 1_000_000_000L / rate);
-        }
+        pacer.sent(c, bytes, nowNs);
     }
 
     // ----------------------------------------------------------------------------------------------- timers

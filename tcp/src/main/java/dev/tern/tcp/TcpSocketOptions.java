@@ -177,6 +177,34 @@ public final class TcpSocketOptions {
         return c < 0 ? -TcpError.INVALID : settings.synRetries(c);
     }
 
+    /**
+     * SO_MAX_PACING_RATE in bytes per second: the connection is paced at no more than this from now on, and, as in
+     * Linux, setting a cap turns pacing on for a congestion control that does not pace itself (at Linux's rate from
+     * cwnd and the RTT, {@link Pacer}). 0 removes the cap; such a control is then paced only if its settings ask
+     * ({@link TcpConfig#pacing}). Returns 0 or {@code -INVALID} (also for a negative rate).
+     */
+    public int maxPacingRate(int connection, long bytesPerSecond) {
+        final int c = tcb.ownedSlot(connection);
+        if (c < 0 || bytesPerSecond < 0) {
+            return -TcpError.INVALID;
+        }
+        final Pacer pacer = sender.pacer();
+        pacer.maxRate(c, bytesPerSecond);
+        if (bytesPerSecond == 0 && !settings.of(c).pacing()) {
+            pacer.stopCwndPacing(c);
+        }
+        if (TcpState.isSynchronized(tcb.state(c))) {
+            pacer.updateRate(c, tcb.sndMax(c) - tcb.sndUna(c));
+        }
+        return 0;
+    }
+
+    /** The connection's SO_MAX_PACING_RATE in bytes per second (0: none), or {@code -INVALID}. */
+    public long maxPacingRate(int connection) {
+        final int c = tcb.ownedSlot(connection);
+        return c < 0 ? -TcpError.INVALID : sender.pacer().maxRate(c);
+    }
+
     /** Bytes written into the send ring and not sent yet (Linux's write_seq - snd_nxt); 0 for a bad handle. */
     public int notsentBytes(int connection) {
         final int c = tcb.ownedSlot(connection);

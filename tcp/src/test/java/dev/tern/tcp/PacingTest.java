@@ -46,6 +46,11 @@ class PacingTest {
         @Override
         public void onRetransmitTimeout(TcpControlBlocks tcb, int c, int flightSize, int mss, long nowNs) {
         }
+
+        @Override
+        public boolean pacesItself() {
+            return true;
+        }
     }
 
     @Test
