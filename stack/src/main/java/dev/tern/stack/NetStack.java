@@ -471,12 +471,14 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
      * that is closed, or closes while the call waits, it throws IllegalStateException: the work would never run.
      */
     public <T> T call(Supplier<T> work) {
+        if (closed) {
+            // First, even on the owner thread: a thread that last borrowed the stack from its runner still reads as
+            // its owner after the runner closed it, and would run the call on a closed stack; and before borrowing,
+            // for a stack closed while its runner lent it out.
+            throw new IllegalStateException("the stack " + name + " is closed");
+        }
         if (isOwnerThread()) {
             return work.get();
-        }
-        if (closed) {
-            // Before borrowing: a stack closed while its runner lent it out would otherwise run the call after all.
-            throw new IllegalStateException("the stack " + name + " is closed");
         }
         if (borrow()) {
             try {
