@@ -77,21 +77,6 @@ public final class Icmpv6Layer {
         return Ipv6Layer.OK;
     }
 
-    /** The sum of the pseudo-header (RFC 8200 §8.1) of a received packet and its ICMPv6 message. */
-    static long checksumOf(Ipv6Packet packet, MemorySegment segment, long offset, int length) {
-        long sum = InternetChecksum.add32(0, (int) (packet.sourceHigh >>> 32));
-        sum = InternetChecksum.add32(sum, (int) packet.sourceHigh);
-        sum = InternetChecksum.add32(sum, (int) (packet.sourceLow >>> 32));
-        sum = InternetChecksum.add32(sum, (int) packet.sourceLow);
-        sum = InternetChecksum.add32(sum, (int) (packet.destinationHigh >>> 32));
-        sum = InternetChecksum.add32(sum, (int) packet.destinationHigh);
-        sum = InternetChecksum.add32(sum, (int) (packet.destinationLow >>> 32));
-        sum = InternetChecksum.add32(sum, (int) packet.destinationLow);
-        sum = InternetChecksum.add32(sum, length);
-        sum = InternetChecksum.add32(sum, NextHeader.ICMPV6);
-        return InternetChecksum.add(sum, segment, offset, length);
-    }
-
     /** An ICMPv6 message for us at {@code offset}; {@code ipOffset} and {@code packetLength} are its IPv6 packet's. */
     void onPacket(Ipv6Packet packet, MemorySegment segment, long offset, int length, long ipOffset, int packetLength,
                   long nowNs) {
@@ -101,7 +86,8 @@ public final class Icmpv6Layer {
             counters.icmpDropTooShort.incrementRelease();
             return;
         }
-        if (!InternetChecksum.verifies(checksumOf(packet, segment, offset, length))) {
+        if (!InternetChecksum.verifies(InternetChecksum.add(
+            Ipv6Header.pseudoHeaderSum(segment, ipOffset, length, NextHeader.ICMPV6), segment, offset, length))) {
             counters.icmpDropBadChecksum.incrementRelease();
             return;
         }

@@ -464,9 +464,7 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
 
     /** As {@link #pseudoHeaderSum()}, for an upper layer behind extension headers: its own length and protocol. */
     public long pseudoHeaderSum(int upperLength, int upperProtocol) {
-        long sum = InternetChecksum.add(0, outSegment, outHeaderOffset + Ipv6Header.SOURCE_OFFSET, 32);
-        sum = InternetChecksum.add32(sum, upperLength);
-        return InternetChecksum.add32(sum, upperProtocol);
+        return Ipv6Header.pseudoHeaderSum(outSegment, outHeaderOffset, upperLength, upperProtocol);
     }
 
     /** The hop limit our packets carry. */

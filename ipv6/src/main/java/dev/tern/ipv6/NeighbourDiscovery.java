@@ -242,22 +242,13 @@ final class NeighbourDiscovery implements Ipv6NeighbourCache.Solicitor {
         if (rx.code() != 0 || length < Icmpv6Header.ND_LENGTH || Ipv6Address.isMulticast(rx.targetHigh())) {
             return false;
         }
-        long at = offset + Icmpv6Header.ND_OPTIONS_OFFSET;
-        final long end = offset + length;
-        while (at < end) {
-            if (end - at < 2) {
-                return false;
-            }
-            final int units = BigEndian.u8(segment, at + 1);
-            if (units == 0 || at + units * 8L > end) {
-                return false; // §4.6: a zero length would loop for ever
-            }
-            if (BigEndian.u8(segment, at) == linkOption && units == 1) {
-                optionPresent = true;
-                optionMac = BigEndian.u48(segment, at + 2);
-            }
-            at += units * 8L;
+        final long mac = NdOptions.linkLayerAddress(segment, offset + Icmpv6Header.ND_OPTIONS_OFFSET, offset + length,
+            linkOption);
+        if (mac == NdOptions.INVALID) {
+            return false;
         }
+        optionPresent = mac != NdOptions.ABSENT;
+        optionMac = mac;
         return true;
     }
 

@@ -140,7 +140,8 @@ final class RouterDiscovery {
             return;
         }
         if (!Ipv6Address.isLinkLocal(packet.sourceHigh) || rx.code() != 0 || length < RA_LENGTH
-            || !optionsValid(segment, offset + RA_LENGTH, offset + length)) {
+            || NdOptions.linkLayerAddress(segment, offset + RA_LENGTH, offset + length,
+                Icmpv6Header.OPTION_SOURCE_LINK_LAYER) == NdOptions.INVALID) {
             counters.ndDropInvalid.incrementRelease();
             return;
         }
@@ -165,20 +166,6 @@ final class RouterDiscovery {
             }
             at += units * 8L;
         }
-    }
-
-    private static boolean optionsValid(MemorySegment segment, long at, long end) {
-        while (at < end) {
-            if (end - at < 2) {
-                return false;
-            }
-            final int units = BigEndian.u8(segment, at + 1);
-            if (units == 0 || at + units * 8L > end) {
-                return false;
-            }
-            at += units * 8L;
-        }
-        return true;
     }
 
     /** §6.3.4: a router with a lifetime is (re)entered, one with 0 is removed. */

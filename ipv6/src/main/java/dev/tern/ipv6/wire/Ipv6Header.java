@@ -1,5 +1,6 @@
 package dev.tern.ipv6.wire;
 
+import dev.tern.core.checksum.InternetChecksum;
 import dev.tern.core.memory.BigEndian;
 import dev.tern.core.memory.Flyweight;
 
@@ -99,6 +100,16 @@ public final class Ipv6Header extends Flyweight {
 
     public long destinationLow() {
         return BigEndian.i64(segment, base + DESTINATION_OFFSET + 8);
+    }
+
+    /**
+     * The upper-layer checksum's pseudo-header sum (RFC 8200 §8.1), not yet folded, from the addresses of the fixed
+     * header at {@code header}: the same for a packet received and one being written.
+     */
+    public static long pseudoHeaderSum(MemorySegment segment, long header, int upperLength, int upperProtocol) {
+        long sum = InternetChecksum.add(0, segment, header + SOURCE_OFFSET, 32);
+        sum = InternetChecksum.add32(sum, upperLength);
+        return InternetChecksum.add32(sum, upperProtocol);
     }
 
     /** Writes the whole fixed header. */
