@@ -20,9 +20,9 @@ import java.util.Set;
 /**
  * {@code tern exec [link flags] [--rules FILE] [--name NAME] [--idle backoff|spin] [--shards N] -- COMMAND...}: runs an unmodified
  * JVM program on a Tern stack. COMMAND is {@code java ...} or anything that starts a JDK 25 JVM. A {@code java}
- * launcher gets Tern's agent ({@code dev.tern.nio.agent.TernAgent}) as its first options; anything else inherits it in
- * {@code JAVA_TOOL_OPTIONS}. The agent makes Tern's {@code SelectorProvider} the JVM's before the program starts. The
- * link is opened and closed once before the program starts, so that a missing interface or privilege is one line
+ * launcher or a JDK tool gets Tern's agent ({@code dev.tern.nio.agent.TernAgent}) on its command line; anything else
+ * inherits it in {@code JAVA_TOOL_OPTIONS} ({@link ProgramLauncher}). The agent makes Tern's {@code SelectorProvider}
+ * the JVM's before the program starts. The link is opened and closed once before the program starts, so that a missing interface or privilege is one line
  * from this command (exit 1). The program's NIO channels then go through Tern or,
  * by the rules, the kernel; its stack publishes counters under the program's name ({@code tern stat}). With
  * {@code --shards N} (one per core by default on AF_PACKET, as {@code tern serve}) the stack is N shards sharing the
@@ -138,7 +138,7 @@ final class ExecCommand {
         } catch (IllegalArgumentException e) {
             throw new UsageException("exec: " + e.getMessage());
         }
-        final List<String> program = programWithJava(command);
+        final ProgramLauncher program = ProgramLauncher.of(command, err);
         network.checkLinkOpens();
         final List<String> jars = ternJars();
         config.setProperty("tern.classpath", String.join(File.pathSeparator, jars));
@@ -150,15 +150,9 @@ final class ExecCommand {
                 config.store(out, "tern exec: read by dev.tern.nio.agent.TernAgent at JVM start");
             }
             final List<String> ternOptions = ternOptions(agentJar(jars), file);
-            final ProcessBuilder builder;
-            if (isJavaLauncher(program.getFirst())) {
-                // The options go on java's own command line: the JVM prints no "Picked up JAVA_TOOL_OPTIONS" line.
-                final List<String> withAgent = new ArrayList<>(program);
-                withAgent.addAll(1, ternOptions);
-                builder = new ProcessBuilder(withAgent).inheritIO();
-            } else {
-                // A JDK tool or a script ending in a JVM: only the variable reaches the JVM it starts.
-                builder = new ProcessBuilder(program).inheritIO();
+            final ProcessBuilder builder = new ProcessBuilder(program.command(ternOptions)).inheritIO();
+            if (program.needsToolOptions()) {
+                // A script ending in a JVM: only the variable reaches the JVM it starts.
                 final String inherited = System.getenv().getOrDefault("JAVA_TOOL_OPTIONS", "");
                 builder.environment().put("JAVA_TOOL_OPTIONS", (inherited + " " + javaToolOptions(ternOptions)).strip());
             }
@@ -176,78 +170,6 @@ final class ExecCommand {
         } finally {
             Files.deleteIfExists(file);
         }
-    }
-
-    /** The JDK feature release Tern's agent and provider are compiled for. */
-    static final int MIN_JAVA = 25;
-
-    private static boolean isJavaLauncher(String program) {
-        final Path name = Path.of(program).getFileName();
-        return name != null && name.toString().equals("java");
-    }
-
-    /**
-     * The program's command line as it will run. A {@code java} older than {@link #MIN_JAVA} cannot load Tern's agent
-     * (its class files, and the flags it needs, are 25's): found on PATH, it is replaced by the JDK this command runs
-     * on, said in one line; named by its path, it is refused in one line naming both versions. Anything that is not
-     * a {@code java} launcher runs as given.
-     */
-    List<String> programWithJava(List<String> command) {
-        final String first = command.getFirst();
-        if (!isJavaLauncher(first)) {
-            return command;
-        }
-        final Path launcher = first.contains(File.separator) ? Path.of(first) : onPath(first);
-        if (launcher == null) {
-            return command; // not found: starting it says so
-        }
-        final int version = javaVersion(launcher);
-        if (version <= 0 || version >= MIN_JAVA) {
-            return command;
-        }
-        final Path own = Path.of(System.getProperty("java.home"), "bin", "java");
-        final int ownVersion = Runtime.version().feature();
-        if (first.contains(File.separator)) {
-            throw new CommandFailure("exec: " + first + " is Java " + version + "; Tern needs " + MIN_JAVA
-                + " or newer (this tern runs on Java " + ownVersion + ": " + own + ")");
-        }
-        err.println("tern: exec: java on PATH (" + launcher + ") is Java " + version + ", older than " + MIN_JAVA
-            + "; running " + own + " (Java " + ownVersion + ") instead");
-        final List<String> replaced = new ArrayList<>(command);
-        replaced.set(0, own.toString());
-        return replaced;
-    }
-
-    private static Path onPath(String name) {
-        for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
-            if (!dir.isEmpty()) {
-                final Path candidate = Path.of(dir, name);
-                if (Files.isExecutable(candidate) && !Files.isDirectory(candidate)) {
-                    return candidate;
-                }
-            }
-        }
-        return null;
-    }
-
-    /**
-     * The feature release of the JDK a {@code java} launcher belongs to, from the {@code release} file of its home
-     * ({@code JAVA_VERSION="17.0.15"}), the launcher's links followed; 0 when it cannot be told.
-     */
-    static int javaVersion(Path launcher) {
-        try {
-            final Path home = launcher.toRealPath().getParent().getParent();
-            for (String line : Files.readAllLines(home.resolve("release"))) {
-                if (line.startsWith("JAVA_VERSION=")) {
-                    final String value = line.substring("JAVA_VERSION=".length()).replace("\"", "");
-                    final String feature = value.split("[.+-]")[0];
-                    return Integer.parseInt(feature.equals("1") ? value.split("\\.")[1] : feature);
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            return 0;
-        }
-        return 0;
     }
 
     /**

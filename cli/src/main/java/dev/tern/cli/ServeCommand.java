@@ -26,10 +26,10 @@ final class ServeCommand {
     private static final int MIN_BUFFER = dev.tern.tcp.TcpConfig.MIN_BUFFER;
     private static final int MAX_BUFFER = dev.tern.tcp.TcpConfig.MAX_BUFFER;
     static final String USAGE = "serve [--echo P] [--discard P] [--udp-echo P] [--http P DIR] [--keepalive-timeout S] "
-        + "[--shutdown-linger S] [--max-per-source N] [--ecn MODE] "
+        + "[--request-timeout S] [--shutdown-linger S] [--max-per-source N] [--ecn MODE] "
         + TcpCommandOptions.USAGE + " [--shards N] " + NetworkOptions.USAGE;
     static final CommandHelp HELP = new CommandHelp("serve", "[--echo P] [--discard P] [--udp-echo P] [--http P DIR] "
-        + "[--keepalive-timeout S] [--shutdown-linger S] [--max-per-source N] [--ecn MODE] [--cc NAME] [--tcp-trace FILE] [--shards N] [link flags]", "a stack answering ARP, ping and the services asked for",
+        + "[--keepalive-timeout S] [--request-timeout S] [--shutdown-linger S] [--max-per-source N] [--ecn MODE] [--cc NAME] [--tcp-trace FILE] [--shards N] [link flags]", "a stack answering ARP, ping and the services asked for",
         "Runs a Tern stack that answers ARP and ping, plus the services asked for, until interrupted (Ctrl-C).",
         java.util.List.of(
             CommandHelp.option("--echo P", "TCP echo (RFC 862) on port P", "off"),
@@ -40,6 +40,10 @@ final class ServeCommand {
             CommandHelp.option("--keepalive-timeout S", "close an HTTP connection that waits S seconds for a request, "
                 + "with a FIN (counted as http.conn.idle_timeouts); 0: close after each response; 0.."
                 + MAX_KEEPALIVE_SECONDS, HttpFileService.DEFAULT_KEEPALIVE_SECONDS + " (as nginx)"),
+            CommandHelp.option("--request-timeout S", "an HTTP request's head must be whole S seconds after its first "
+                + "byte, and its body S seconds after the head, however the bytes trickle in; else 408 and close "
+                + "(counted as http.conn.header_timeouts, http.conn.body_timeouts); 1.." + MAX_KEEPALIVE_SECONDS,
+                HttpFileService.HEADER_TIMEOUT_SECONDS + " (as nginx's client_header_timeout)"),
             StopOnSignal.LINGER_HELP,
             CommandHelp.option("--max-per-source N", "connections one source address may hold in each TCP service "
                 + "(echo, discard, HTTP), per shard; one more is reset as it is accepted (counted as "
@@ -104,7 +108,8 @@ final class ServeCommand {
             rest.subList(http, http + 3).clear();
         }
         final Set<String> valueFlags = new HashSet<>(NetworkOptions.VALUE_FLAGS);
-        valueFlags.addAll(Set.of("--echo", "--discard", "--udp-echo", "--shards", "--keepalive-timeout", "--shutdown-linger",
+        valueFlags.addAll(Set.of("--echo", "--discard", "--udp-echo", "--shards", "--keepalive-timeout", "--request-timeout",
+            "--shutdown-linger",
             "--max-per-source", "--max-connections", "--buffer-size", "--memory-limit", "--ecn"));
         valueFlags.addAll(TcpCommandOptions.VALUE_FLAGS);
         final Arguments args = Arguments.parse("serve", rest.toArray(String[]::new), valueFlags, Set.of());
@@ -117,6 +122,11 @@ final class ServeCommand {
             MAX_KEEPALIVE_SECONDS);
         if (args.has("--keepalive-timeout") && httpPort == 0) {
             throw new UsageException("serve: --keepalive-timeout is for --http, which is not given");
+        }
+        final int requestSeconds = args.intValue("--request-timeout", HttpFileService.HEADER_TIMEOUT_SECONDS, 1,
+            MAX_KEEPALIVE_SECONDS);
+        if (args.has("--request-timeout") && httpPort == 0) {
+            throw new UsageException("serve: --request-timeout is for --http, which is not given");
         }
         final long lingerNs = StopOnSignal.lingerNs(args);
         final int maxPerSource = args.intValue("--max-per-source", 0, 1, dev.tern.tcp.TcpConfig.MAX_CONNECTIONS);
@@ -151,8 +161,8 @@ final class ServeCommand {
             if (httpPort != 0) {
                 final java.nio.file.Path root = httpRoot;
                 final int port = httpPort;
-                net.serveOnEveryShard(shard -> limited(new HttpFileService(shard, port, root, keepAliveSeconds, options, traces),
-                    maxPerSource));
+                net.serveOnEveryShard(shard -> limited(new HttpFileService(shard, port, root, keepAliveSeconds,
+                    requestSeconds, options, traces), maxPerSource));
                 services.append(", HTTP on port ").append(httpPort).append(" from ").append(httpRoot)
                     .append(keepAliveSeconds > 0 ? " (idle connections closed after " + keepAliveSeconds + " s)"
                         : " (a connection per request)");

@@ -87,11 +87,16 @@ class HttpKeepAliveTimeoutTest {
     }
 
     private void start(int keepAliveSeconds) throws Exception {
+        start(keepAliveSeconds, HttpFileService.HEADER_TIMEOUT_SECONDS);
+    }
+
+    /** With {@code requestSeconds} as {@code serve --request-timeout} gives it. */
+    private void start(int keepAliveSeconds, int requestSeconds) throws Exception {
         Files.writeString(files.resolve("a.txt"), "alpha\n");
         sim = new Simulation();
         server = sim.addStack("server", "198.18.0.1/24", link -> sent = new SegmentRecorder(link), builder -> { });
         client = sim.addStack("client", "198.18.0.2/24");
-        http = new HttpFileService(server, 80, files, keepAliveSeconds, TcpOptions.DEFAULT,
+        http = new HttpFileService(server, 80, files, keepAliveSeconds, requestSeconds, TcpOptions.DEFAULT,
             new ConnectionTraces(null, true));
         sim.onPoll(http::poll);
     }
@@ -266,6 +271,30 @@ class HttpKeepAliveTimeoutTest {
         assertEquals(0, server.counters().value("http.conn.body_timeouts"));
         assertEquals(0, idleTimeouts());
         connection.close();
+    }
+
+    /**
+     * {@code --request-timeout 10}: the same trickle, a byte every 2 s, gets its 408 and FIN 10 s after its first
+     * byte, and a head whole in 8 s on the next connection is still served.
+     */
+    @Test
+    void aShorterRequestTimeoutBoundsTheTrickledHeadByItsOwnSeconds() throws Exception {
+        start(75, 10);
+        final TcpConnection connection = connect();
+        final long firstByteNs = sim.nowNs();
+        final String received = trickle(connection, REQUEST, 2 * SECOND);
+        assertTrue(received.startsWith("HTTP/1.1 408 Request Timeout\r\n") && received.endsWith("EOF"), received);
+        final long closedAfterNs = sent.with(TcpFlags.FIN).getFirst().atNs() - firstByteNs;
+        assertTrue(closedAfterNs >= 10 * SECOND && closedAfterNs <= 11 * SECOND + SECOND / 10,
+            "closed " + closedAfterNs + " ns after the first byte");
+        assertEquals(1, server.counters().value("http.conn.header_timeouts"));
+        connection.close();
+        final TcpConnection second = connect();
+        final String slow = "GET /a.txt HTTP/1.1\r\n\r\n";
+        final String served = trickle(second, slow, 8 * SECOND / slow.length());
+        assertTrue(served.startsWith("HTTP/1.1 200 OK\r\n") && served.endsWith("alpha\n"), served);
+        assertEquals(1, server.counters().value("http.conn.header_timeouts"), "the whole head is not counted");
+        second.close();
     }
 
     /** A body trickled likewise: the request is answered when its head is whole, then 408 when the body is late. */
