@@ -118,7 +118,8 @@ public final class Icmpv6Layer {
             case Icmpv6Header.PACKET_TOO_BIG -> packetTooBig(segment, offset, length, nowNs);
             default -> {
                 if (Icmpv6Header.isError(rx.type())) {
-                    counters.icmpRxErrors.incrementRelease(); // no transport above IPv6 yet to tell
+                    counters.icmpRxErrors.incrementRelease();
+                    tellTransport(type, rx.code(), segment, offset, length, nowNs);
                 } else {
                     counters.icmpRxOther.incrementRelease(); // §2.4(b): unknown informational messages are dropped
                 }
@@ -144,6 +145,39 @@ public final class Icmpv6Layer {
         ipv6.pathMtuDecreased(BigEndian.i64(segment, quoted + Ipv6Header.DESTINATION_OFFSET),
             BigEndian.i64(segment, quoted + Ipv6Header.DESTINATION_OFFSET + 8),
             (int) Math.max(Ipv6Header.MIN_MTU, Math.min(mtu, 65535)), nowNs);
+    }
+
+    /**
+     * Hands an error about a packet of ours to the transport that sent it (§2.4(d)), when the quoted packet's fixed
+     * header names that transport directly; one quoting extension headers is only counted.
+     */
+    private void tellTransport(int type, int code, MemorySegment segment, long offset, int length, long nowNs) {
+        final long quoted = offset + Icmpv6Header.LENGTH;
+        final int quotedLength = length - Icmpv6Header.LENGTH - Ipv6Header.LENGTH;
+        if (quotedLength < 8 || !ipv6.addresses().isOurs(BigEndian.i64(segment, quoted + Ipv6Header.SOURCE_OFFSET),
+            BigEndian.i64(segment, quoted + Ipv6Header.SOURCE_OFFSET + 8))) {
+            counters.icmpDropErrorNotOurs.incrementRelease();
+            return;
+        }
+        final Ipv6ProtocolHandler handler = ipv6.handler(BigEndian.u8(segment, quoted + 6));
+        if (handler != null) {
+            handler.onIcmpError(type, code, BigEndian.i64(segment, quoted + Ipv6Header.DESTINATION_OFFSET),
+                BigEndian.i64(segment, quoted + Ipv6Header.DESTINATION_OFFSET + 8), segment,
+                quoted + Ipv6Header.LENGTH, quotedLength, nowNs);
+        }
+    }
+
+    /**
+     * A port unreachable (§3.1, code 4) about the packet being handed up, which no socket takes; never for a packet
+     * sent to a group (§2.4(e.3)).
+     */
+    public void portUnreachable(Ipv6Packet packet, MemorySegment segment, long nowNs) {
+        if (packet.multicastDestination) {
+            counters.icmpTxErrorsSuppressed.incrementRelease();
+            return;
+        }
+        sendError(Icmpv6Header.DESTINATION_UNREACHABLE, Icmpv6Header.PORT_UNREACHABLE, 0, segment,
+            packet.headerOffset, packet.packetLength, packet, nowNs);
     }
 
     /** §4.2: the reply carries the request's identifier, sequence and data, from the address it was sent to. */

@@ -132,6 +132,11 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
         handlers[nextHeader] = handler;
     }
 
+    /** The protocol registered for {@code nextHeader}, or null. */
+    Ipv6ProtocolHandler handler(int nextHeader) {
+        return handlers[nextHeader & 0xff];
+    }
+
     // ---------------------------------------------------------------------------------------------- receive
 
     @Override
@@ -167,11 +172,14 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
         packet.trafficClass = rx.trafficClass();
         packet.multicastDestination = multicast;
         packet.fragmented = false;
+        packet.rxFlags = rxFlags;
         deliver(segment, offset, Ipv6Header.LENGTH + rx.payloadLength(), nowNs);
     }
 
     /** Walks the extension headers from the fixed header at {@code offset} and hands the payload up. */
     private void deliver(MemorySegment segment, long offset, int packetLength, long nowNs) {
+        packet.headerOffset = offset;
+        packet.packetLength = packetLength;
         final long end = offset + packetLength;
         long at = offset + Ipv6Header.LENGTH;
         long nextHeaderField = offset + 6; // where the Next Header that names the header at `at` is
@@ -217,6 +225,7 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
                             // §4.5), never reassembled with others.
                             counters.rxAtomicFragments.incrementRelease();
                             packet.fragmented = true;
+                            packet.rxFlags = 0; // a fragment's upper layer is checked here, never by the link
                             nextHeaderField = at;
                             next = BigEndian.u8(segment, at);
                             at += 8;
@@ -287,6 +296,7 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
             return;
         }
         packet.fragmented = true;
+        packet.rxFlags = 0; // a fragment's upper layer is checked here, never by the link
         deliver(reassembler.segment(), reassembler.packetOffset(slot), reassembler.packetLength(slot), nowNs);
         reassembler.release(slot);
     }

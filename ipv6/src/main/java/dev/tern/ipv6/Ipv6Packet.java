@@ -15,6 +15,9 @@ public final class Ipv6Packet {
     int nextHeader;
     boolean multicastDestination;
     boolean fragmented;
+    int rxFlags;
+    long headerOffset;
+    int packetLength;
 
     public long sourceHigh() {
         return sourceHigh;
@@ -48,6 +51,24 @@ public final class Ipv6Packet {
     /** Came in fragments (an atomic fragment included): never neighbour discovery (RFC 6980). */
     public boolean fragmented() {
         return fragmented;
+    }
+
+    /**
+     * The link's receive flags ({@code Offloads.RX_CHECKSUM_OK}, ...) of the frame; 0 for a packet reassembled from
+     * fragments, whose upper-layer checksum no link has checked.
+     */
+    public int rxFlags() {
+        return rxFlags;
+    }
+
+    /** Where the packet's fixed header starts in the segment handed up (for an error to quote). */
+    public long headerOffset() {
+        return headerOffset;
+    }
+
+    /** The packet's length from its fixed header to its end. */
+    public int packetLength() {
+        return packetLength;
     }
 
     /** Sent to a multicast group rather than to one of our addresses. */

@@ -12,4 +12,13 @@ public interface Ipv6ProtocolHandler {
      * @param length upper-layer header plus data
      */
     void onPacket(Ipv6Packet packet, MemorySegment segment, long offset, int length, long nowNs);
+
+    /**
+     * An ICMPv6 error (RFC 4443) about a packet this protocol sent to ({@code destinationHigh},
+     * {@code destinationLow}); {@code offset} is where the quoted upper-layer header starts, {@code length} how much
+     * of it the error quotes (at least 8 bytes). Valid only during the call. Ignored unless overridden.
+     */
+    default void onIcmpError(int type, int code, long destinationHigh, long destinationLow, MemorySegment segment,
+                             long offset, int length, long nowNs) {
+    }
 }

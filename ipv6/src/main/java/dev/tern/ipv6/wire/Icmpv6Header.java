@@ -33,6 +33,7 @@ public final class Icmpv6Header extends Flyweight {
     public static final int REDIRECT = 137;
 
     /** Destination unreachable codes (RFC 4443 §3.1). */
+    public static final int NO_ROUTE = 0;
     public static final int ADDRESS_UNREACHABLE = 3;
     public static final int PORT_UNREACHABLE = 4;
     /** Parameter problem codes (RFC 4443 §3.4). */
