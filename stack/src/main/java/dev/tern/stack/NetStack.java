@@ -157,7 +157,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         this.igmp = new IgmpLayer(ipv4, timers, builder.igmpConfig, counters);
         this.ipv6 = builder.ipv6Config.enabled() && shardIndex == 0
             ? new Ipv6Layer(ethernet, timers, builder.ipv6Config, counters) : null;
-        this.udp = new UdpLayer(ipv4, builder.udpConfig, counters);
+        this.udp = new UdpLayer(ipv4, ipv6, builder.udpConfig, counters);
         this.udpOutput = new ManyToOneConcurrentArrayQueue<>(builder.udpConfig.maxSockets());
         this.tcp = new TcpLayer(ipv4, timers, builder.tcpConfig, counters);
         ethernet.holds().waker(this::wakeIfAsleep); // a release from another thread wakes a sleeping stack
@@ -541,6 +541,11 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     /** Opens a UDP socket. */
     public UdpSocket openUdp() throws TernSocketException {
         return UdpSocket.open(this);
+    }
+
+    /** Opens an IPv6 UDP socket; the stack must have IPv6 ({@link Builder#ipv6}). */
+    public UdpSocket openUdp6() throws TernSocketException {
+        return UdpSocket.open6(this);
     }
 
     /** {@link Agent} entry: one turn of the loop at the clock's current time. */

@@ -3,6 +3,7 @@ package dev.tern.stack;
 import dev.tern.core.io.ByteRing;
 import dev.tern.core.io.SocketError;
 import dev.tern.core.net.Ipv4Address;
+import dev.tern.core.net.Ipv6Address;
 import dev.tern.ethernet.link.UdpPortOwners;
 import dev.tern.igmp.IgmpLayer;
 import dev.tern.udp.DatagramRecords;
@@ -48,6 +49,8 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
     }
 
     private final UdpLayer udp;
+    /** An IPv6 socket ({@link NetStack#openUdp6}): 128-bit addresses, IPv6 datagrams only. */
+    private final boolean ipv6;
     private final int handle;
     private final ByteRing receiveRing;
     private final ByteRing sendRing;
@@ -59,6 +62,8 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
     private volatile boolean multicastLoop = true;
     private volatile int multicastTtl = 1;
     private int lastSourceAddress;
+    private long lastSourceHigh;
+    private long lastSourceLow;
     private int lastSourcePort;
     private int lastKind;
     private int lastLength;
@@ -86,35 +91,53 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
     }
 
     /** Runs on the stack thread: opens the protocol socket with this object as its event sink. */
-    private UdpSocket(NetStack stack) {
+    private UdpSocket(NetStack stack, boolean ipv6) {
         super(stack);
         this.udp = stack.udp();
-        this.handle = udp.open(this);
+        this.ipv6 = ipv6;
+        this.handle = ipv6 ? udp.open6(this) : udp.open(this);
         this.receiveRing = handle >= 0 ? udp.receiveRing(handle) : null;
         this.sendRing = handle >= 0 ? udp.sendRing(handle) : null;
     }
 
     /** Opens an unbound socket on {@code stack}. */
     static UdpSocket open(NetStack stack) throws TernSocketException {
-        final UdpSocket socket = stack.call(() -> new UdpSocket(stack));
+        final UdpSocket socket = stack.call(() -> new UdpSocket(stack, false));
         if (socket.handle < 0) {
             throw TernSocketException.of(-socket.handle, "udp open");
         }
         return socket;
     }
 
+    /** Opens an unbound IPv6 socket on {@code stack}, which must have IPv6 ({@link NetStack.Builder#ipv6}). */
+    static UdpSocket open6(NetStack stack) throws TernSocketException {
+        if (!stack.udp().hasIpv6()) {
+            throw new TernSocketException(SocketError.ADDRESS_NOT_AVAILABLE,
+                "udp open: this stack has no IPv6 (NetStack.Builder.ipv6, or --ip6 on the command line)");
+        }
+        final UdpSocket socket = stack.call(() -> new UdpSocket(stack, true));
+        if (socket.handle < 0) {
+            throw TernSocketException.of(-socket.handle, "udp open");
+        }
+        return socket;
+    }
+
+    /** Whether this is an IPv6 socket. */
+    public boolean ipv6() {
+        return ipv6;
+    }
+
     // ------------------------------------------------------------------------------------------ control
 
     /** Binds to {@code port} on any of our addresses (0: an ephemeral port); returns the port. */
     public int bind(int port) throws TernSocketException {
-        return bind(0, port);
+        return ipv6 ? bind(Ipv6Address.UNSPECIFIED, port) : bind(0, port);
     }
 
     /** Binds to {@code address} (ours, a multicast group, a broadcast address, or 0 for any) and {@code port}. */
     public int bind(int address, int port) throws TernSocketException {
-        if (port < 0 || port > 65535) {
-            throw new IllegalArgumentException("port must be 0..65535, got " + port);
-        }
+        checkPort(port);
+        requireFamily(false, "bind");
         final int result = stack.call(() -> udp.bind(handle, address, port));
         if (result < 0) {
             throw TernSocketException.of(-result, "udp bind " + Ipv4Address.format(address) + ":" + port);
@@ -122,8 +145,43 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
         return result;
     }
 
+    /** Binds an IPv6 socket to {@code address} (one of ours, or {@link Ipv6Address#UNSPECIFIED} for any). */
+    public int bind(Ipv6Address address, int port) throws TernSocketException {
+        checkPort(port);
+        requireFamily(true, "bind");
+        final int result = stack.call(() -> udp.bind6(handle, address.high(), address.low(), port));
+        if (result < 0) {
+            throw TernSocketException.of(-result, "udp bind [" + address + "]:" + port);
+        }
+        return result;
+    }
+
+    /** An IPv6 socket sends to and receives from {@code address}, port {@code port}, only. */
+    public void connect(Ipv6Address address, int port) throws TernSocketException {
+        requireFamily(true, "connect");
+        final int result = stack.call(() -> udp.connect6(handle, address.high(), address.low(), port));
+        if (result != SocketError.NONE) {
+            throw TernSocketException.of(-result, "udp connect [" + address + "]:" + port);
+        }
+    }
+
+    private static void checkPort(int port) {
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("port must be 0..65535, got " + port);
+        }
+    }
+
+    /** A call for one family's addresses on a socket of the other is the caller's mistake. */
+    private void requireFamily(boolean wantIpv6, String what) {
+        if (ipv6 != wantIpv6) {
+            throw new IllegalArgumentException("udp " + what + ": an " + (ipv6 ? "IPv6" : "IPv4") + " socket takes "
+                + (ipv6 ? "an Ipv6Address" : "an IPv4 address"));
+        }
+    }
+
     /** Sends to and receives from {@code address:port} only. */
     public void connect(int address, int port) throws TernSocketException {
+        requireFamily(false, "connect");
         final int result = stack.call(() -> udp.connect(handle, address, port));
         if (result != SocketError.NONE) {
             throw TernSocketException.of(-result, "udp connect " + Ipv4Address.format(address) + ":" + port);
@@ -182,6 +240,7 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
     }
 
     private void joinFiltered(int group, int mode, int[] sources) {
+        requireFamily(false, "join");
         if (!Ipv4Address.isMulticast(group)) {
             throw new IllegalArgumentException(Ipv4Address.format(group) + " is not a multicast group");
         }
@@ -194,6 +253,7 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
 
     /** Leaves {@code group} (IP_DROP_MEMBERSHIP). */
     public void leave(int group) {
+        requireFamily(false, "leave");
         stack.call(() -> {
             if (udp.leave(handle, group)) {
                 stack.igmp().leave(handle, group, stack.clock().nanoTime());
@@ -236,7 +296,38 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
 
     /** Queues a datagram to the connected peer; false when the send ring is full now. */
     public boolean send(MemorySegment data, long offset, int length) throws TernSocketException {
-        return sendTo(0, 0, data, offset, length);
+        return ipv6 ? sendTo6(0, 0, 0, data, offset, length) : sendTo(0, 0, data, offset, length);
+    }
+
+    /** {@link #sendTo(int, int, MemorySegment, long, int)} for an IPv6 socket. */
+    public boolean sendTo(Ipv6Address address, int port, MemorySegment data, long offset, int length)
+        throws TernSocketException {
+        return sendTo6(address.high(), address.low(), port, data, offset, length);
+    }
+
+    /**
+     * Queues a datagram from an IPv6 socket to ({@code high}, {@code low}), port {@code port} (all 0: the connected
+     * peer), without an address object; false when the send ring has no room now.
+     */
+    public boolean sendTo6(long high, long low, int port, MemorySegment data, long offset, int length)
+        throws TernSocketException {
+        requireFamily(true, "send");
+        throwPendingError("udp send");
+        checkLength(length);
+        if (high == 0 && low == 0 && udp.remotePort(handle) == 0) {
+            throw new TernSocketException(SocketError.INVALID, "udp send: not connected, give an address");
+        }
+        if (!records.offer6(sendRing, high, low, port, 0, multicastTtl, data, offset, length)) {
+            return false;
+        }
+        requestOutput();
+        return true;
+    }
+
+    private void checkLength(int length) throws TernSocketException {
+        if (length > (ipv6 ? UdpHeader.MAX_PAYLOAD_IPV6 : UdpHeader.MAX_PAYLOAD) || length < 0) {
+            throw TernSocketException.of(SocketError.MESSAGE_TOO_LONG, "udp send of " + length + " bytes");
+        }
     }
 
     /**
@@ -244,10 +335,9 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
      * no room now. Throws for a pending error, a datagram over 65507 bytes, or broadcast without the option.
      */
     public boolean sendTo(int address, int port, MemorySegment data, long offset, int length) throws TernSocketException {
+        requireFamily(false, "send");
         throwPendingError("udp send");
-        if (length > UdpHeader.MAX_PAYLOAD || length < 0) {
-            throw TernSocketException.of(SocketError.MESSAGE_TOO_LONG, "udp send of " + length + " bytes");
-        }
+        checkLength(length);
         if ((address == Ipv4Address.LIMITED_BROADCAST || address == stack.address().broadcast())
             && !broadcastEnabled) {
             throw TernSocketException.of(SocketError.BROADCAST_NOT_ENABLED, "udp send to " + Ipv4Address.format(address));
@@ -297,8 +387,10 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
             return -1;
         }
         lastSourceAddress = records.address();
+        lastSourceHigh = records.ipv6() ? records.addressHigh() : 0;
+        lastSourceLow = records.ipv6() ? records.addressLow() : 0;
         lastSourcePort = records.port();
-        lastKind = records.flags();
+        lastKind = records.kind();
         lastLength = records.length();
         final int copied = records.copyPayload(receiveRing, destination, offset, capacity);
         if (take) {
@@ -399,6 +491,32 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
 
     public int lastSourceAddress() {
         return lastSourceAddress;
+    }
+
+    /** An IPv6 socket's last source, high 64 bits ({@link #lastSourceAddress} is 0 there). */
+    public long lastSourceHigh() {
+        return lastSourceHigh;
+    }
+
+    public long lastSourceLow() {
+        return lastSourceLow;
+    }
+
+    /** An IPv6 socket's last source as an address (allocates: for cold paths). */
+    public Ipv6Address lastSource6() {
+        return new Ipv6Address(lastSourceHigh, lastSourceLow);
+    }
+
+    /**
+     * Inside the {@link ReceiveHandler} of an IPv6 socket (which gets 0 as its {@code sourceAddress}), the source of
+     * the datagram offered, high 64 bits.
+     */
+    public long offeredSourceHigh() {
+        return udp.offeredSourceHigh();
+    }
+
+    public long offeredSourceLow() {
+        return udp.offeredSourceLow();
     }
 
     public int lastSourcePort() {

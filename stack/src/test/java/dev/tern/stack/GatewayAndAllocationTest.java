@@ -11,6 +11,8 @@ import dev.tern.ipv4.Ipv4Layer;
 import dev.tern.stack.sim.Simulation;
 import dev.tern.stack.testing.PeerPort;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -43,15 +45,21 @@ class GatewayAndAllocationTest {
         }
     }
 
-    @Test
-    void sendingAndReceivingDatagramsThroughSocketsAllocatesNothing() throws Exception {
+    /** Over IPv4 and over IPv6 (the pseudo-header sum, the neighbour cache and the records' wider header too). */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void sendingAndReceivingDatagramsThroughSocketsAllocatesNothing(boolean ipv6) throws Exception {
         try (Simulation sim = new Simulation(); Arena arena = Arena.ofConfined()) {
-            final NetStack a = sim.addStack("a", "198.18.0.1/24");
-            final NetStack b = sim.addStack("b", "198.18.0.2/24");
-            final UdpSocket receiver = b.openUdp();
+            final NetStack a = sim.addStack("a", "198.18.0.1/24", builder -> withIpv6(builder, ipv6, "2001:db8::1/64"));
+            final NetStack b = sim.addStack("b", "198.18.0.2/24", builder -> withIpv6(builder, ipv6, "2001:db8::2/64"));
+            final UdpSocket receiver = ipv6 ? b.openUdp6() : b.openUdp();
             receiver.bind(9000);
-            final UdpSocket sender = a.openUdp();
-            sender.connect(Ipv4Address.parse("198.18.0.2"), 9000);
+            final UdpSocket sender = ipv6 ? a.openUdp6() : a.openUdp();
+            if (ipv6) {
+                sender.connect(dev.tern.core.net.Ipv6Address.parse("2001:db8::2"), 9000);
+            } else {
+                sender.connect(Ipv4Address.parse("198.18.0.2"), 9000);
+            }
             final MemorySegment message = arena.allocate(200);
             final MemorySegment buffer = arena.allocate(2000);
             final long[] received = {0};
@@ -69,11 +77,18 @@ class GatewayAndAllocationTest {
             };
             for (int i = 0; i < 10; i++) {
                 exchange.run();
-                sim.runFor(SECOND / 100); // ARP first
+                sim.runFor(SECOND / 100); // ARP or neighbour discovery first
             }
             final long bytes = Allocations.measure(200_000, 1_000_000, exchange);
-            assertEquals(0, bytes, "bytes allocated sending and receiving 1M datagrams");
+            assertEquals(0, bytes, "bytes allocated sending and receiving 1M datagrams" + (ipv6 ? " over IPv6" : ""));
             assertTrue(received[0] > 1_000_000);
+        }
+    }
+
+    private static void withIpv6(NetStack.Builder builder, boolean ipv6, String address) {
+        if (ipv6) {
+            builder.ipv6(dev.tern.ipv6.Ipv6Config.withAddresses(
+                java.util.List.of(dev.tern.core.net.Ipv6InterfaceAddress.parse(address))).withDadTransmits(0));
         }
     }
 }

@@ -281,7 +281,7 @@ class ZeroCopyReceiveTest {
                 assertArrayEquals(datagram(sequence, length), bytesOf(data, offset, length), "datagram " + sequence);
                 taken.add(sequence);
                 // Where the view lies: the ring's memory, the joining buffer (64 KiB and a little), or a frame.
-                kinds[data.byteSize() == ring ? 1 : data.byteSize() == UdpHeader.MAX_PAYLOAD + 8 ? 2 : 0]++;
+                kinds[data.byteSize() == ring ? 1 : data.byteSize() == UdpHeader.MAX_PAYLOAD_IPV6 + 8 ? 2 : 0]++;
                 return true;
             });
             for (int i = 0; i < count; i++) {

@@ -5,6 +5,7 @@ import dev.tern.core.counters.CountersFile;
 import dev.tern.core.io.ByteRing;
 import dev.tern.core.io.SocketError;
 import dev.tern.core.net.Ipv4Address;
+import dev.tern.core.net.Ipv6Address;
 import dev.tern.ethernet.link.FrameHolds;
 import dev.tern.ethernet.link.Offloads;
 import dev.tern.ethernet.link.ShardPorts;
@@ -13,6 +14,12 @@ import dev.tern.ipv4.Ipv4Layer;
 import dev.tern.ipv4.Ipv4Packet;
 import dev.tern.ipv4.wire.IcmpHeader;
 import dev.tern.ipv4.wire.IpProtocol;
+import dev.tern.ipv6.Ipv6Layer;
+import dev.tern.ipv6.Ipv6Packet;
+import dev.tern.ipv6.Ipv6ProtocolHandler;
+import dev.tern.ipv6.wire.Icmpv6Header;
+import dev.tern.ipv6.wire.Ipv6Header;
+import dev.tern.ipv6.wire.NextHeader;
 import dev.tern.udp.wire.UdpHeader;
 import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.status.AtomicCounter;
@@ -41,16 +48,28 @@ import java.util.Arrays;
  * in force when it was queued (broadcast allowed, multicast TTL and loopback). With multicast loopback, local
  * members of the group get a copy too.
  *
+ * <h2>IPv6</h2>
+ * With an {@link Ipv6Layer}, a socket opened by {@link #open6} is an IPv6 socket (RFC 8200 §8): it binds, connects,
+ * sends and receives with 128-bit addresses, its records carry them ({@link DatagramRecords#IPV6}), and it sees IPv6
+ * datagrams only, as a Linux socket with {@code IPV6_V6ONLY} set; so an IPv4 and an IPv6 socket may bind one port.
+ * The checksum is mandatory (§8.1): one of zero is dropped ({@code udp.drop.zero_checksum_ipv6}) and a computed zero
+ * goes as all ones. A unicast datagram for a port nobody has gets ICMPv6 port unreachable (RFC 4443 §3.1); one to a
+ * group gets nothing, and no socket receives it (applications cannot join IPv6 groups yet).
+ *
  * <p>Owned by the shard thread, except the rings' application ends.
  */
-public final class UdpLayer implements IpProtocolHandler {
+public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
     private static final int FREE = 0;
     private static final int OPEN = 1;
     /** Socket flags. */
     private static final int REUSE_ADDRESS = 1;
+    /** Socket flag: an IPv6 socket ({@link #open6}). */
+    private static final int IPV6 = 2;
     private static final int[] NO_SOCKETS = new int[0];
 
     private final Ipv4Layer ipv4;
+    /** Null when the stack has no IPv6. */
+    private final Ipv6Layer ipv6;
     private final UdpConfig config;
     private final UdpHeader rx = new UdpHeader();
     private final UdpHeader tx = new UdpHeader();
@@ -63,14 +82,22 @@ public final class UdpLayer implements IpProtocolHandler {
     private final Arena scratchArena = Arena.ofShared();
     private final MemorySegment scratch = scratchArena.allocate(UdpHeader.MAX_PAYLOAD + 8, 8);
     /** A queued datagram that wraps around its ring's end is joined here for its handler. */
-    private final MemorySegment joined = scratchArena.allocate(UdpHeader.MAX_PAYLOAD + 8, 8);
+    private final MemorySegment joined = scratchArena.allocate(UdpHeader.MAX_PAYLOAD_IPV6 + 8, 8);
 
     private final int[] state;
     private final int[] localAddress;
     private final int[] localPort;
     private final int[] remoteAddress;
     private final int[] remotePort;
+    /** An IPv6 socket's local and remote addresses (all zero: any, and not connected). */
+    private final long[] local6High;
+    private final long[] local6Low;
+    private final long[] remote6High;
+    private final long[] remote6Low;
     private final int[] flags;
+    /** The IPv6 source of the datagram a receive handler is being offered. */
+    private long offeredSourceHigh;
+    private long offeredSourceLow;
     /** Written by the stack thread, read and cleared by the application's: atomic. */
     private final java.util.concurrent.atomic.AtomicIntegerArray pendingError;
     private final long[] receiveDrops;
@@ -106,13 +133,22 @@ public final class UdpLayer implements IpProtocolHandler {
     private final AtomicCounter rxZeroCopyDatagrams;
     private final AtomicCounter rxHandlerRingDatagrams;
     private final AtomicCounter rxHandlerErrors;
+    private final AtomicCounter rxIpv6Datagrams;
+    private final AtomicCounter txIpv6Datagrams;
+    private final AtomicCounter dropZeroChecksumIpv6;
 
     /** Multicast filter modes of a socket's membership (RFC 3678 / RFC 3376 §3.1). */
     public static final int INCLUDE = 1;
     public static final int EXCLUDE = 2;
 
     public UdpLayer(Ipv4Layer ipv4, UdpConfig config, CountersFile counters) {
+        this(ipv4, null, config, counters);
+    }
+
+    /** A layer for both families: {@code ipv6} may be null (IPv4 only). */
+    public UdpLayer(Ipv4Layer ipv4, Ipv6Layer ipv6, UdpConfig config, CountersFile counters) {
         this.ipv4 = ipv4;
+        this.ipv6 = ipv6;
         this.config = config;
         this.holds = ipv4.ethernet().holds();
         final int n = config.maxSockets();
@@ -121,6 +157,10 @@ public final class UdpLayer implements IpProtocolHandler {
         this.localPort = new int[n];
         this.remoteAddress = new int[n];
         this.remotePort = new int[n];
+        this.local6High = new long[n];
+        this.local6Low = new long[n];
+        this.remote6High = new long[n];
+        this.remote6Low = new long[n];
         this.flags = new int[n];
         this.pendingError = new java.util.concurrent.atomic.AtomicIntegerArray(n);
         this.receiveDrops = new long[n];
@@ -148,7 +188,13 @@ public final class UdpLayer implements IpProtocolHandler {
         this.rxHeldDatagrams = counters.counter("udp.rx.held_datagrams");
         this.rxHandlerRingDatagrams = counters.counter("udp.rx.handler_ring_datagrams");
         this.rxHandlerErrors = counters.counter("udp.rx.handler_errors");
+        this.rxIpv6Datagrams = counters.counter("udp.rx.ipv6_datagrams");
+        this.txIpv6Datagrams = counters.counter("udp.tx.ipv6_datagrams");
+        this.dropZeroChecksumIpv6 = counters.counter("udp.drop.zero_checksum_ipv6");
         ipv4.register(IpProtocol.UDP, this);
+        if (ipv6 != null) {
+            ipv6.register(NextHeader.UDP, this);
+        }
     }
 
     /** The configuration this layer was built with (socket ring sizes, ephemeral ports). */
@@ -158,8 +204,25 @@ public final class UdpLayer implements IpProtocolHandler {
 
     // ------------------------------------------------------------------------------------ socket management (cold)
 
-    /** Opens an unbound socket; returns its handle, or -{@link SocketError#TOO_MANY_SOCKETS}. */
+    /** Opens an unbound IPv4 socket; returns its handle, or -{@link SocketError#TOO_MANY_SOCKETS}. */
     public int open(UdpEvents socketEvents) {
+        return open(socketEvents, 0);
+    }
+
+    /**
+     * Opens an unbound IPv6 socket; returns its handle, -{@link SocketError#TOO_MANY_SOCKETS}, or
+     * -{@link SocketError#ADDRESS_NOT_AVAILABLE} when the stack has no IPv6.
+     */
+    public int open6(UdpEvents socketEvents) {
+        return ipv6 == null ? -SocketError.ADDRESS_NOT_AVAILABLE : open(socketEvents, IPV6);
+    }
+
+    /** Whether the stack has IPv6, so that {@link #open6} can succeed. */
+    public boolean hasIpv6() {
+        return ipv6 != null;
+    }
+
+    private int open(UdpEvents socketEvents, int family) {
         for (int s = 0; s < state.length; s++) {
             if (state[s] == FREE) {
                 final Arena arena = Arena.ofShared();
@@ -171,7 +234,11 @@ public final class UdpLayer implements IpProtocolHandler {
                 localPort[s] = 0;
                 remoteAddress[s] = 0;
                 remotePort[s] = 0;
-                flags[s] = 0;
+                local6High[s] = 0;
+                local6Low[s] = 0;
+                remote6High[s] = 0;
+                remote6Low[s] = 0;
+                flags[s] = family;
                 pendingError.set(s, SocketError.NONE);
                 receiveDrops[s] = 0;
                 events[s] = socketEvents;
@@ -198,13 +265,37 @@ public final class UdpLayer implements IpProtocolHandler {
      */
     private int bind(int socket, int address, int port, int remoteAddress, int remotePort) {
         checkOpen(socket);
-        if (localPort[socket] != 0) {
+        if (localPort[socket] != 0 || isIpv6(socket)) {
             return -SocketError.INVALID;
         }
         if (address != 0 && address != ipv4.address().address() && !Ipv4Address.isMulticast(address)
             && address != ipv4.address().broadcast() && address != Ipv4Address.LIMITED_BROADCAST) {
             return -SocketError.ADDRESS_NOT_AVAILABLE;
         }
+        localAddress[socket] = address;
+        return bindPort(socket, port, remoteAddress, remotePort);
+    }
+
+    /**
+     * Binds an IPv6 socket to ({@code high}, {@code low}) (both 0: any of ours) and {@code port} (0: an ephemeral
+     * one); returns the port, or a negated {@link SocketError}. Sharing a port follows {@link #bind}, among IPv6
+     * sockets only.
+     */
+    public int bind6(int socket, long high, long low, int port) {
+        checkOpen(socket);
+        if (localPort[socket] != 0 || !isIpv6(socket)) {
+            return -SocketError.INVALID;
+        }
+        if ((high != 0 || low != 0) && !ipv6.addresses().isOurs(high, low)) {
+            return -SocketError.ADDRESS_NOT_AVAILABLE;
+        }
+        local6High[socket] = high;
+        local6Low[socket] = low;
+        return bindPort(socket, port, 0, 0);
+    }
+
+    /** The port half of a bind, the local address already set; a failed bind leaves the socket unbound. */
+    private int bindPort(int socket, int port, int remoteAddress, int remotePort) {
         if (port == 0) {
             port = ephemeralPort(remoteAddress, remotePort);
             if (port == 0) {
@@ -213,19 +304,39 @@ public final class UdpLayer implements IpProtocolHandler {
         } else {
             for (int other : byPort.getOrDefault(port, NO_SOCKETS)) {
                 final boolean shared = (flags[socket] & REUSE_ADDRESS) != 0 && (flags[other] & REUSE_ADDRESS) != 0;
-                final boolean overlap = localAddress[other] == 0 || address == 0 || localAddress[other] == address;
-                if (overlap && !shared) {
+                if (localAddressesOverlap(socket, other) && !shared) {
                     return -SocketError.ADDRESS_IN_USE;
                 }
             }
         }
-        localAddress[socket] = address;
         localPort[socket] = port;
         final int[] bound = byPort.getOrDefault(port, NO_SOCKETS);
         final int[] more = Arrays.copyOf(bound, bound.length + 1);
         more[bound.length] = socket;
         byPort.put(port, more);
         return port;
+    }
+
+    /** Two sockets of one family whose local addresses are the same or either is any (IPV6_V6ONLY: never across). */
+    private boolean localAddressesOverlap(int a, int b) {
+        if (isIpv6(a) != isIpv6(b)) {
+            return false;
+        }
+        if (isIpv6(a)) {
+            return (local6High[a] == 0 && local6Low[a] == 0) || (local6High[b] == 0 && local6Low[b] == 0)
+                || (local6High[a] == local6High[b] && local6Low[a] == local6Low[b]);
+        }
+        return localAddress[a] == 0 || localAddress[b] == 0 || localAddress[a] == localAddress[b];
+    }
+
+    private boolean isIpv6(int socket) {
+        return (flags[socket] & IPV6) != 0;
+    }
+
+    /** Whether the socket is an IPv6 one ({@link #open6}). */
+    public boolean ipv6(int socket) {
+        checkOpen(socket);
+        return isIpv6(socket);
     }
 
     /**
@@ -257,7 +368,7 @@ public final class UdpLayer implements IpProtocolHandler {
     /** Sets the default peer; datagrams from others are no longer received (binds an ephemeral port if needed). */
     public int connect(int socket, int address, int port) {
         checkOpen(socket);
-        if (address == 0 || port == 0 || port > 65535) {
+        if (address == 0 || port == 0 || port > 65535 || isIpv6(socket)) {
             return -SocketError.INVALID;
         }
         if (localPort[socket] == 0) {
@@ -272,10 +383,31 @@ public final class UdpLayer implements IpProtocolHandler {
         return SocketError.NONE;
     }
 
+    /** {@link #connect} for an IPv6 socket. */
+    public int connect6(int socket, long high, long low, int port) {
+        checkOpen(socket);
+        if ((high == 0 && low == 0) || port == 0 || port > 65535 || !isIpv6(socket)) {
+            return -SocketError.INVALID;
+        }
+        if (localPort[socket] == 0) {
+            final int bound = bind6(socket, local6High[socket], local6Low[socket], 0);
+            if (bound < 0) {
+                return bound;
+            }
+        }
+        remote6High[socket] = high;
+        remote6Low[socket] = low;
+        remotePort[socket] = port;
+        pendingError.set(socket, SocketError.NONE);
+        return SocketError.NONE;
+    }
+
     public void disconnect(int socket) {
         checkOpen(socket);
         remoteAddress[socket] = 0;
         remotePort[socket] = 0;
+        remote6High[socket] = 0;
+        remote6Low[socket] = 0;
     }
 
     public void reuseAddress(int socket, boolean enabled) {
@@ -384,6 +516,36 @@ public final class UdpLayer implements IpProtocolHandler {
         return remotePort[socket];
     }
 
+    /** An IPv6 socket's local address, high 64 bits (0 with the low half: any). */
+    public long localAddressHigh(int socket) {
+        return local6High[socket];
+    }
+
+    public long localAddressLow(int socket) {
+        return local6Low[socket];
+    }
+
+    /** A connected IPv6 socket's peer, high 64 bits (0 with the low half: not connected). */
+    public long remoteAddressHigh(int socket) {
+        return remote6High[socket];
+    }
+
+    public long remoteAddressLow(int socket) {
+        return remote6Low[socket];
+    }
+
+    /**
+     * Inside a receive handler's call for an IPv6 socket (which gets 0 as the IPv4 source), the datagram's source
+     * address, high 64 bits.
+     */
+    public long offeredSourceHigh() {
+        return offeredSourceHigh;
+    }
+
+    public long offeredSourceLow() {
+        return offeredSourceLow;
+    }
+
     /** Datagrams dropped because this socket's receive ring was full. */
     public long receiveDrops(int socket) {
         return receiveDrops[socket];
@@ -432,14 +594,15 @@ public final class UdpLayer implements IpProtocolHandler {
                 ipv4.icmp().sendError(IcmpHeader.DESTINATION_UNREACHABLE, IcmpHeader.PORT_UNREACHABLE, packet, nowNs);
                 return;
             }
-            deliver(socket, packet.source(), sourcePort, Ipv4Packet.UNICAST, segment, payload, payloadLength);
+            deliver(socket, packet.source(), 0, 0, sourcePort, Ipv4Packet.UNICAST, segment, payload, payloadLength);
             return;
         }
         int delivered = 0;
         if (bound != null) {
             for (int socket : bound) {
                 if (acceptsGroupDatagram(socket, packet, sourcePort)) {
-                    deliver(socket, packet.source(), sourcePort, packet.kind(), segment, payload, payloadLength);
+                    deliver(socket, packet.source(), 0, 0, sourcePort, packet.kind(), segment, payload,
+                        payloadLength);
                     delivered++;
                 }
             }
@@ -453,7 +616,7 @@ public final class UdpLayer implements IpProtocolHandler {
     private int unicastOwner(int[] bound, int destination, int source, int sourcePort) {
         int owner = -1;
         for (int socket : bound) {
-            if (localAddress[socket] != 0 && localAddress[socket] != destination) {
+            if (isIpv6(socket) || (localAddress[socket] != 0 && localAddress[socket] != destination)) {
                 continue;
             }
             if (remotePort[socket] != 0) {
@@ -469,7 +632,7 @@ public final class UdpLayer implements IpProtocolHandler {
 
     private boolean acceptsGroupDatagram(int socket, Ipv4Packet packet, int sourcePort) {
         final int destination = packet.destination();
-        if (localAddress[socket] != 0 && localAddress[socket] != destination) {
+        if (isIpv6(socket) || (localAddress[socket] != 0 && localAddress[socket] != destination)) {
             return false;
         }
         if (remotePort[socket] != 0 && (remoteAddress[socket] != packet.source() || remotePort[socket] != sourcePort)) {
@@ -508,10 +671,73 @@ public final class UdpLayer implements IpProtocolHandler {
         return -1;
     }
 
-    private void deliver(int socket, int source, int sourcePort, int kind, MemorySegment segment, long payload,
-                         int payloadLength) {
+    // ------------------------------------------------------------------------------------------------ input, IPv6
+
+    @Override
+    public void onPacket(Ipv6Packet packet, MemorySegment segment, long offset, int length, long nowNs) {
+        rxDatagrams.incrementRelease();
+        rxIpv6Datagrams.incrementRelease();
+        rx.wrap(segment, offset, length);
+        final int reason = rx.check();
+        if (reason != UdpHeader.OK) {
+            (reason == UdpHeader.DROP_TOO_SHORT ? dropTooShort : dropBadLength).incrementRelease();
+            return;
+        }
+        final int udpLength = rx.length();
+        if (rx.checksum() == 0) {
+            dropZeroChecksumIpv6.incrementRelease(); // RFC 8200 §8.1: mandatory over IPv6
+            return;
+        }
+        if ((packet.rxFlags() & (Offloads.RX_CHECKSUM_OK | Offloads.RX_CHECKSUM_PARTIAL)) == 0
+            && !InternetChecksum.verifies(InternetChecksum.add(Ipv6Header.pseudoHeaderSum(segment,
+            packet.headerOffset(), udpLength, NextHeader.UDP), segment, offset, udpLength))) {
+            dropBadChecksum.incrementRelease();
+            return;
+        }
+        final int sourcePort = rx.sourcePort();
+        final int[] bound = byPort.get(rx.destinationPort());
+        final int socket = bound == null || packet.multicastDestination() ? -1
+            : unicastOwner6(bound, packet, sourcePort);
+        if (socket < 0) {
+            dropNoSocket.incrementRelease();
+            ipv6.icmp().portUnreachable(packet, segment, nowNs); // says nothing to a group (RFC 4443 §2.4(e.3))
+            return;
+        }
+        deliver(socket, 0, packet.sourceHigh(), packet.sourceLow(), sourcePort, Ipv4Packet.UNICAST, segment,
+            offset + UdpHeader.LENGTH, udpLength - UdpHeader.LENGTH);
+    }
+
+    /** {@link #unicastOwner} among the IPv6 sockets. */
+    private int unicastOwner6(int[] bound, Ipv6Packet packet, int sourcePort) {
+        int owner = -1;
+        for (int socket : bound) {
+            if (!isIpv6(socket) || ((local6High[socket] != 0 || local6Low[socket] != 0)
+                && (local6High[socket] != packet.destinationHigh() || local6Low[socket] != packet.destinationLow()))) {
+                continue;
+            }
+            if (remotePort[socket] != 0) {
+                if (remote6High[socket] == packet.sourceHigh() && remote6Low[socket] == packet.sourceLow()
+                    && remotePort[socket] == sourcePort) {
+                    return socket;
+                }
+            } else {
+                owner = socket;
+            }
+        }
+        return owner;
+    }
+
+    /**
+     * Hands a datagram to its socket: to its handler in place, or into its receive ring. {@code source} is an IPv4
+     * socket's source; an IPv6 socket's is ({@code sourceHigh}, {@code sourceLow}).
+     */
+    private void deliver(int socket, int source, long sourceHigh, long sourceLow, int sourcePort, int kind,
+                         MemorySegment segment, long payload, int payloadLength) {
+        final boolean v6 = isIpv6(socket);
         if (receiveHandlers[socket] != null && deliverQueuedTo(socket)) {
             holds.beginOffer(HELD_DATAGRAMS, socket, segment, payload, payloadLength);
+            offeredSourceHigh = sourceHigh;
+            offeredSourceLow = sourceLow;
             boolean taken;
             boolean held;
             try {
@@ -530,7 +756,11 @@ public final class UdpLayer implements IpProtocolHandler {
                 return;
             }
         }
-        if (!inbound.offer(receiveRings[socket], source, sourcePort, kind, segment, payload, payloadLength)) {
+        final boolean queued = v6
+            ? inbound.offer6(receiveRings[socket], sourceHigh, sourceLow, sourcePort, kind, 0, segment, payload,
+                payloadLength)
+            : inbound.offer(receiveRings[socket], source, sourcePort, kind, segment, payload, payloadLength);
+        if (!queued) {
             receiveDrops[socket]++;
             dropReceiveQueueFull.incrementRelease();
             return;
@@ -581,7 +811,7 @@ public final class UdpLayer implements IpProtocolHandler {
         final ByteRing ring = receiveRings[socket];
         while (queued.peek(ring)) {
             final int length = queued.length();
-            final long position = ring.consumerPosition() + DatagramRecords.HEADER;
+            final long position = ring.consumerPosition() + queued.headerLength();
             final MemorySegment data;
             final long offset;
             if (length <= ring.contiguous(position)) {
@@ -592,7 +822,9 @@ public final class UdpLayer implements IpProtocolHandler {
                 data = joined;
                 offset = 0;
             }
-            if (!callHandler(socket, queued.address(), queued.port(), queued.flags(), data, offset, length)) {
+            offeredSourceHigh = queued.addressHigh();
+            offeredSourceLow = queued.addressLow();
+            if (!callHandler(socket, queued.address(), queued.port(), queued.kind(), data, offset, length)) {
                 return false;
             }
             queued.consume(ring);
@@ -636,12 +868,49 @@ public final class UdpLayer implements IpProtocolHandler {
         final int error = errorFor(type, code);
         for (int socket : bound) {
             // Like Linux without IP_RECVERR: only a connected socket learns of errors, on its next call.
-            if (remoteAddress[socket] == originalDestination && remotePort[socket] == rx.destinationPort()
-                && error != SocketError.NONE) {
+            if (!isIpv6(socket) && remoteAddress[socket] == originalDestination
+                && remotePort[socket] == rx.destinationPort() && error != SocketError.NONE) {
                 pendingError.set(socket, error);
                 events[socket].readable(socket);
             }
         }
+    }
+
+    @Override
+    public void onIcmpError(int type, int code, long destinationHigh, long destinationLow, MemorySegment segment,
+                            long offset, int length, long nowNs) {
+        if (length < UdpHeader.LENGTH) {
+            return;
+        }
+        icmpErrors.incrementRelease();
+        rx.wrap(segment, offset, length);
+        final int[] bound = byPort.get(rx.sourcePort());
+        final int error = errorFor6(type, code);
+        if (bound == null || error == SocketError.NONE) {
+            return;
+        }
+        for (int socket : bound) {
+            // As for IPv4: only a connected socket learns of errors.
+            if (isIpv6(socket) && remote6High[socket] == destinationHigh && remote6Low[socket] == destinationLow
+                && remotePort[socket] == rx.destinationPort()) {
+                pendingError.set(socket, error);
+                events[socket].readable(socket);
+            }
+        }
+    }
+
+    /** ICMPv6 errors as Linux's {@code icmpv6_err_convert} maps them (RFC 4443 §3). */
+    private static int errorFor6(int type, int code) {
+        return switch (type) {
+            case Icmpv6Header.DESTINATION_UNREACHABLE -> switch (code) {
+                case Icmpv6Header.PORT_UNREACHABLE -> SocketError.CONNECTION_REFUSED;
+                case Icmpv6Header.NO_ROUTE -> SocketError.NET_UNREACHABLE;
+                default -> SocketError.HOST_UNREACHABLE;
+            };
+            case Icmpv6Header.PARAMETER_PROBLEM -> SocketError.PROTOCOL_ERROR;
+            case Icmpv6Header.TIME_EXCEEDED -> SocketError.HOST_UNREACHABLE;
+            default -> SocketError.NONE; // packet too big: the path MTU cache learned it, and IPv6 fragments
+        };
     }
 
     private static int errorFor(int type, int code) {
@@ -671,9 +940,18 @@ public final class UdpLayer implements IpProtocolHandler {
         int sent = 0;
         while (outbound.peek(ring)) {
             final int length = outbound.length();
-            final int destination = outbound.address() != 0 ? outbound.address() : remoteAddress[socket];
             final int port = outbound.port() != 0 ? outbound.port() : remotePort[socket];
-            final int error = send(socket, ring, destination, port, length, outbound.flags(), outbound.ttl(), nowNs);
+            final int error;
+            if (isIpv6(socket) != outbound.ipv6()) {
+                error = SocketError.INVALID; // a record of the other family
+            } else if (outbound.ipv6()) {
+                final boolean connected = outbound.addressHigh() == 0 && outbound.addressLow() == 0;
+                error = send6(socket, ring, connected ? remote6High[socket] : outbound.addressHigh(),
+                    connected ? remote6Low[socket] : outbound.addressLow(), port, length, outbound.ttl(), nowNs);
+            } else {
+                final int destination = outbound.address() != 0 ? outbound.address() : remoteAddress[socket];
+                error = send(socket, ring, destination, port, length, outbound.flags(), outbound.ttl(), nowNs);
+            }
             if (error == SocketError.NO_BUFFER) {
                 break;
             }
@@ -740,6 +1018,45 @@ public final class UdpLayer implements IpProtocolHandler {
         return SocketError.NONE;
     }
 
+    /**
+     * Sends one IPv6 datagram: from the bound address, or the one RFC 6724 picks; to a group with the record's hop
+     * limit (1 when it gives none, as {@code IPV6_MULTICAST_HOPS}), else the stack's. The checksum is always computed
+     * (RFC 8200 §8.1).
+     */
+    private int send6(int socket, ByteRing ring, long high, long low, int port, int length, int hops, long nowNs) {
+        if ((high == 0 && low == 0) || port == 0) {
+            return SocketError.INVALID;
+        }
+        if (localPort[socket] == 0 && bind6(socket, local6High[socket], local6Low[socket], 0) < 0) {
+            return SocketError.ADDRESS_NOT_AVAILABLE;
+        }
+        final int udpLength = UdpHeader.LENGTH + length;
+        final int hopLimit = Ipv6Address.isMulticast(high) ? (hops != 0 ? hops : 1) : ipv6.hopLimit();
+        final boolean anySource = local6High[socket] == 0 && local6Low[socket] == 0;
+        final int result = anySource
+            ? ipv6.begin(high, low, NextHeader.UDP, udpLength, hopLimit, 0, nowNs)
+            : ipv6.beginFrom(local6High[socket], local6Low[socket], high, low, NextHeader.UDP, udpLength, hopLimit, 0,
+                nowNs);
+        if (result != Ipv6Layer.OK) {
+            return switch (result) {
+                case Ipv6Layer.ERR_NO_BUFFER -> SocketError.NO_BUFFER;
+                case Ipv6Layer.ERR_NO_ROUTE -> SocketError.NET_UNREACHABLE;
+                case Ipv6Layer.ERR_MESSAGE_TOO_LONG -> SocketError.MESSAGE_TOO_LONG;
+                default -> SocketError.ADDRESS_NOT_AVAILABLE;
+            };
+        }
+        final MemorySegment out = ipv6.segment();
+        final long at = ipv6.payloadOffset();
+        outbound.copyPayload(ring, out, at + UdpHeader.LENGTH, length);
+        tx.wrap(out, at, udpLength).sourcePort(localPort[socket]).destinationPort(port).length(udpLength).checksum(0);
+        final int checksum = InternetChecksum.finish(InternetChecksum.add(ipv6.pseudoHeaderSum(), out, at, udpLength));
+        tx.checksum(checksum == 0 ? 0xFFFF : checksum); // zero would mean none, which IPv6 forbids
+        ipv6.commit();
+        txDatagrams.incrementRelease();
+        txIpv6Datagrams.incrementRelease();
+        return SocketError.NONE;
+    }
+
     /** Gives local members of {@code group} a copy of our own multicast datagram (IP_MULTICAST_LOOP). */
     private void loopMulticast(ByteRing ring, int group, int sourcePort, int port, int length) {
         final int[] bound = byPort.get(port);
@@ -749,12 +1066,13 @@ public final class UdpLayer implements IpProtocolHandler {
         final int source = ipv4.address().address();
         boolean copied = false;
         for (int socket : bound) {
-            if ((localAddress[socket] == 0 || localAddress[socket] == group) && sourceAllowed(socket, group, source)) {
+            if (!isIpv6(socket) && (localAddress[socket] == 0 || localAddress[socket] == group)
+                && sourceAllowed(socket, group, source)) {
                 if (!copied) {
                     outbound.copyPayload(ring, scratch, 0, length);
                     copied = true;
                 }
-                deliver(socket, source, sourcePort, 2, scratch, 0, length);
+                deliver(socket, source, 0, 0, sourcePort, 2, scratch, 0, length);
             }
         }
     }

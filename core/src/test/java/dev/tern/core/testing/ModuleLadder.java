@@ -35,7 +35,7 @@ public final class ModuleLadder {
         EDGES.put("arp", List.of("ethernet"));
         EDGES.put("ipv4", List.of("arp"));
         EDGES.put("igmp", List.of("ipv4"));
-        EDGES.put("udp", List.of("ipv4"));
+        EDGES.put("udp", List.of("ipv4", "ipv6"));
         EDGES.put("tcp", List.of("ipv4"));
         EDGES.put("rawqp", List.of("ethernet"));
         EDGES.put("afpacket", List.of("ethernet"));

@@ -19,6 +19,8 @@ public final class UdpHeader extends Flyweight {
     public static final int LENGTH = 8;
     /** The largest UDP payload in one IPv4 datagram: 65535 - 20 - 8. */
     public static final int MAX_PAYLOAD = 65507;
+    /** The largest UDP payload over IPv6 without a jumbogram: 65535 - 8, the payload length less this header. */
+    public static final int MAX_PAYLOAD_IPV6 = 65527;
     static final int SOURCE_PORT_OFFSET = 0;
     static final int DESTINATION_PORT_OFFSET = 2;
     static final int LENGTH_OFFSET = 4;
