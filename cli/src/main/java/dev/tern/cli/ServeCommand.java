@@ -148,7 +148,8 @@ final class ServeCommand {
             final StringBuilder services = new StringBuilder("ARP and ping");
             if (udpEcho != 0) {
                 net.serveUdpEcho(udpEcho);
-                services.append(", UDP echo on port ").append(udpEcho);
+                services.append(", UDP echo on port ").append(udpEcho)
+                    .append(net.stack.ipv6() != null ? " (IPv4 and IPv6)" : "");
             }
             if (echo != 0) {
                 net.serveOnEveryShard(shard -> limited(new TcpService.Echo(shard, echo, bulk, traces), maxPerSource));

@@ -1,6 +1,9 @@
 package dev.tern.cli;
 
 import dev.tern.core.net.Ipv4Address;
+import dev.tern.core.net.Ipv6Address;
+import dev.tern.core.net.Ipv6InterfaceAddress;
+import dev.tern.ipv6.Ipv6Config;
 import dev.tern.stack.NetStack;
 import dev.tern.stack.UdpSocket;
 import dev.tern.stack.sim.Simulation;
@@ -8,6 +11,7 @@ import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -44,5 +48,35 @@ class UdpEchoServiceTest {
                 socket.close();
             }
         }
+    }
+
+    @Test
+    void onAStackWithIpv6TheSamePortEchoesIpv6DatagramsToTheirSender() throws Exception {
+        try (Simulation sim = new Simulation(); Arena arena = Arena.ofConfined()) {
+            final NetStack client = sim.addStack("client", "198.18.0.1/24", b -> ipv6(b, "2001:db8::1/64"));
+            final NetStack server = sim.addStack("server", "198.18.0.2/24", b -> ipv6(b, "2001:db8::2/64"));
+            try (UdpEchoService echo = new UdpEchoService(server, 7)) {
+                final UdpSocket four = client.openUdp();
+                final UdpSocket six = client.openUdp6();
+                final MemorySegment data = arena.allocate(1000);
+                data.fill((byte) 6);
+                final MemorySegment back = arena.allocate(2000);
+                six.sendTo(Ipv6Address.parse("2001:db8::2"), 7, data, 0, 1000);
+                four.sendTo(SERVER, 7, data, 0, 10);
+                sim.runUntil(() -> echo.poll() > 0, SECOND);
+                sim.runFor(SECOND / 10);
+                echo.poll();
+                sim.runFor(SECOND / 10);
+                assertEquals(1000, six.receive(back, 0, 2000));
+                assertEquals(Ipv6Address.parse("2001:db8::2"), six.lastSource6());
+                assertEquals(-1L, back.asSlice(0, 1000).mismatch(data.asSlice(0, 1000)));
+                assertEquals(10, four.receive(back, 0, 2000));
+                assertEquals(2, echo.echoed());
+            }
+        }
+    }
+
+    private static void ipv6(NetStack.Builder builder, String address) {
+        builder.ipv6(Ipv6Config.withAddresses(List.of(Ipv6InterfaceAddress.parse(address))).withDadTransmits(0));
     }
 }

@@ -193,4 +193,93 @@ class Ipv6InteropTest extends VethRigTest {
         assertTrue(status == 0 || status == 128 + 15, "serve ends on SIGTERM: " + status + serve.stderr());
         assertTrue(!serve.stderr().contains("Exception"), serve.stderr());
     }
+
+    // ------------------------------------------------------------------------------------------------------ UDP
+
+    /** Datagram sizes: one frame, the largest in one frame at MTU 1500 (1500 - 40 - 8), fragments, the maximum. */
+    private static final int[] UDP_SIZES = {1, 1452, 1453, 3000, 20000, 65527};
+    private static final int FRAGMENTED = 4;
+    private static final long SECOND_NS = 1_000_000_000L;
+
+    /** {@code tern serve --ip6 --udp-echo}: the kernel's IPv6 client gets every datagram back, whole and checked. */
+    @Test
+    void ternServeEchoesTheKernelsIpv6DatagramsWholeWithChecksumsItAccepts(@TempDir Path counters) {
+        createRig();
+        final BackgroundCommand serve = rig.net().startInTern(TernCommandInteropTest.tern(counters, "serve", "--link",
+            "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip", VethRig.TERN_CIDR, "--ip6", TERN + "/64",
+            "--udp-echo", "7").toArray(String[]::new));
+        serve.awaitOutput("UDP echo on port 7 (IPv4 and IPv6)", Duration.ofSeconds(30));
+        CommandResult ping = ping6(TERN, 1);
+        for (int attempt = 0; attempt < 10 && sentAndReceived(ping)[1] == 0; attempt++) {
+            ping = ping6(TERN, 1); // DAD holds the address back for a second after the command starts
+        }
+        final Map<String, Long> before = snmp6();
+        final List<String> arguments = new java.util.ArrayList<>(List.of("udp-client", TERN, "7", "3"));
+        java.util.stream.IntStream.of(UDP_SIZES).forEach(size -> arguments.add(Integer.toString(size)));
+        final CommandResult client = rig.kernel().runPeerPy(Duration.ofSeconds(40), arguments.toArray(String[]::new));
+        final Map<String, Long> after = snmp6();
+        assertEquals(java.util.stream.IntStream.of(UDP_SIZES).mapToObj(size -> size + " ok").toList(),
+            client.stdout().lines().toList(), client.stderr());
+        assertEquals(UDP_SIZES.length, after.get("Udp6InDatagrams") - before.get("Udp6InDatagrams"));
+        assertEquals(0, after.get("Udp6InCsumErrors") - before.get("Udp6InCsumErrors"), "Tern's checksums are right");
+        assertEquals(FRAGMENTED, after.get("Ip6ReasmOKs") - before.get("Ip6ReasmOKs"), "the kernel reassembled Tern's");
+        final CommandResult stat = rig.net().ternExec(Duration.ofSeconds(60), TernCommandInteropTest.tern(counters,
+            "stat").toArray(String[]::new));
+        assertTrue(Pattern.compile("udp\\.rx\\.ipv6_datagrams\\s+" + UDP_SIZES.length + "\\b").matcher(stat.stdout()).find(),
+            stat.stdout() + stat.stderr());
+        assertTrue(Pattern.compile("ipv6\\.reasm\\.ok\\s+" + FRAGMENTED + "\\b").matcher(stat.stdout()).find(),
+            stat.stdout());
+        final int status = serve.stop();
+        assertTrue(status == 0 || status == 128 + 15, "serve ends on SIGTERM: " + status + serve.stderr());
+    }
+
+    /** Tern's IPv6 socket against the kernel's echo server, then against a closed port of the kernel's and back. */
+    @Test
+    void ternsIpv6DatagramsComeBackFromTheKernelAndClosedPortsAreRefusedBothWays() throws Exception {
+        createRig();
+        final dev.tern.stack.NetStack stack = rig.startTernHere(b -> b.ipv6(
+            Ipv6Config.withAddresses(List.of(Ipv6InterfaceAddress.parse(TERN + "/64")))));
+        assertTrue(rig.pollUntil(() -> rig.counter("nd.dad.completed") >= 2, Duration.ofSeconds(5)), "DAD done");
+        final BackgroundCommand echo = rig.kernel().startPeerPyPolling(rig, "udp-echo", "7", "30", "::");
+        final Map<String, Long> before = snmp6();
+        try (dev.tern.stack.UdpSocket socket = stack.openUdp6();
+             java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            socket.connect(Ipv6Address.parse(PEER), 7);
+            final java.lang.foreign.MemorySegment buffer = arena.allocate(65536);
+            for (int i = 0; i < UDP_SIZES.length; i++) {
+                final byte[] payload = new byte[UDP_SIZES[i]];
+                for (int k = 0; k < payload.length; k++) {
+                    payload[k] = (byte) (k * 7 + i);
+                }
+                assertTrue(socket.send(java.lang.foreign.MemorySegment.ofArray(payload), 0, payload.length));
+                final int length = socket.receive(buffer, 0, 65536, 3 * SECOND_NS);
+                assertEquals(UDP_SIZES[i], length, "the echo of the " + UDP_SIZES[i] + "-byte datagram came back whole");
+                assertEquals(-1L, buffer.asSlice(0, length).mismatch(java.lang.foreign.MemorySegment.ofArray(payload)));
+                assertEquals(Ipv6Address.parse(PEER), socket.lastSource6());
+            }
+        }
+        echo.stop();
+        final Map<String, Long> after = snmp6();
+        assertEquals(0, after.get("Udp6InCsumErrors") - before.get("Udp6InCsumErrors"));
+        assertEquals(FRAGMENTED, after.get("Ip6ReasmOKs") - before.get("Ip6ReasmOKs"));
+        assertEquals(FRAGMENTED, rig.counter("ipv6.reasm.ok"), "Tern reassembled the kernel's echoes");
+
+        try (dev.tern.stack.UdpSocket socket = stack.openUdp6();
+             java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            socket.connect(Ipv6Address.parse(PEER), 9);
+            assertTrue(socket.send(java.lang.foreign.MemorySegment.ofArray(new byte[100]), 0, 100));
+            final java.lang.foreign.MemorySegment buffer = arena.allocate(2048);
+            org.junit.jupiter.api.Assertions.assertThrows(dev.tern.stack.TernSocketException.ConnectionRefusedException.class,
+                () -> socket.receive(buffer, 0, 2048, 3 * SECOND_NS), "the kernel's port unreachable, as ECONNREFUSED");
+        }
+        final BackgroundCommand refused = rig.kernel().launchPeerPy("udp-client", TERN, "9", "2", "100");
+        assertTrue(rig.pollUntil(() -> !refused.isAlive(), Duration.ofSeconds(20)), "the kernel's client finished");
+        assertEquals(List.of("100 refused"), refused.stdout().lines().toList(), refused.stderr());
+        assertEquals(1, rig.counter("udp.drop.no_socket"));
+        assertEquals(1, rig.counter("udp.rx.icmp_errors"));
+        final Map<String, Long> last = snmp6();
+        assertEquals(1, last.get("Icmp6InDestUnreachs") - after.get("Icmp6InDestUnreachs"), "one port unreachable");
+        assertEquals(0, last.get("Icmp6InErrors") - after.get("Icmp6InErrors"), "and a well-formed one");
+        assertEquals(0, rig.counter("udp.drop.bad_checksum") + rig.counter("udp.drop.zero_checksum_ipv6"));
+    }
 }

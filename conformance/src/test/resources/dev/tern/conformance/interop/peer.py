@@ -2,11 +2,12 @@
 """The kernel's side of the UDP, multicast and TCP interop tests, run by them inside a network namespace they made.
 
 Standard library only. Every subcommand is bounded in time (its TIMEOUT, in seconds) and, where it moves data, in
-bytes; it talks only to the addresses it is given (the tests give 198.18.0.0/15 addresses only). Results go to
+bytes; it talks only to the addresses it is given (the tests give 198.18.0.0/15 and 2001:db8::/32 addresses only). Results go to
 stdout, one line each, for the test to parse; "ready" means the socket is bound (and joined) and listening.
 
-  udp-echo PORT TIMEOUT                     echo every datagram back to its sender until TIMEOUT
-  udp-client HOST PORT TIMEOUT SIZE...      connected socket: send one datagram of each SIZE, wait for its echo;
+  udp-echo PORT TIMEOUT [BIND]              echo every datagram back to its sender until TIMEOUT (BIND "::": IPv6)
+  udp-client HOST PORT TIMEOUT SIZE...      connected socket (IPv6 when HOST has a colon): send one datagram of
+                                            each SIZE, wait for its echo;
                                             prints "SIZE ok|mismatch|timeout|refused"
   udp-recv PORT COUNT TIMEOUT [GROUP [SOURCE...]]
                                             receive up to COUNT datagrams (joining GROUP on 198.18.0.1, for
@@ -72,9 +73,13 @@ def error_name(e):
     return "ETIMEDOUT" if isinstance(e, TimeoutError) else type(e).__name__
 
 
-def udp_echo(port, timeout):
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sock.bind(("0.0.0.0", port))
+def family(address):
+    return socket.AF_INET6 if ":" in address else socket.AF_INET
+
+
+def udp_echo(port, timeout, bind="0.0.0.0"):
+    sock = socket.socket(family(bind), socket.SOCK_DGRAM)
+    sock.bind((bind, port))
     say("ready")
     deadline = time.monotonic() + timeout
     echoed = 0
@@ -94,7 +99,7 @@ def udp_echo(port, timeout):
 
 
 def udp_client(host, port, timeout, sizes):
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock = socket.socket(family(host), socket.SOCK_DGRAM)
     sock.connect((host, port))
     for n, size in enumerate(sizes):
         payload = datagram(size, n)
@@ -323,7 +328,7 @@ def main(argv):
     command, args = argv[1], argv[2:]
     try:
         if command == "udp-echo":
-            udp_echo(int(args[0]), float(args[1]))
+            udp_echo(int(args[0]), float(args[1]), *args[2:3])
         elif command == "udp-client":
             udp_client(args[0], int(args[1]), float(args[2]), [int(s) for s in args[3:]])
         elif command == "udp-recv":
