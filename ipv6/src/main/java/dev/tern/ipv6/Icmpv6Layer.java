@@ -145,6 +145,8 @@ public final class Icmpv6Layer {
         ipv6.pathMtuDecreased(BigEndian.i64(segment, quoted + Ipv6Header.DESTINATION_OFFSET),
             BigEndian.i64(segment, quoted + Ipv6Header.DESTINATION_OFFSET + 8),
             (int) Math.max(Ipv6Header.MIN_MTU, Math.min(mtu, 65535)), nowNs);
+        // TCP sizes its segments again from the lowered path MTU (RFC 8201 §5.2: packetization layers are told).
+        tellTransport(Icmpv6Header.PACKET_TOO_BIG, 0, segment, offset, length, nowNs);
     }
 
     /**

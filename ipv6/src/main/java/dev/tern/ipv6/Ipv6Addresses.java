@@ -172,7 +172,7 @@ public final class Ipv6Addresses {
      * scope), else the preferred address whose prefix matches most bits (rule 8), else any preferred global one,
      * else the link-local one. -1 when no address is usable yet (all tentative).
      */
-    int sourceFor(long h, long l) {
+    public int sourceFor(long h, long l) {
         final boolean linkScope = Ipv6Address.isLinkLocal(h)
             || (Ipv6Address.isMulticast(h) && ((h >>> 48) & 0xf) <= 2);
         int best = -1;

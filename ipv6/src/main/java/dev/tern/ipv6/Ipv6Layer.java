@@ -440,6 +440,14 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
         return OK;
     }
 
+    /**
+     * Whether a packet to ({@code h}, {@code l}) could leave: on-link, or off-link with a default router (what a TCP
+     * listener asks before it keeps state for a SYN).
+     */
+    public boolean routable(long h, long l, long nowNs) {
+        return addresses.onLink(h, l) || routers.onLink(h, l, nowNs) || routers.defaultRouter(nowNs) >= 0;
+    }
+
     private long destinationKey(long h, long l) {
         return dev.tern.core.hash.SipHash.hash(identificationKey1, identificationKey0, h, l);
     }

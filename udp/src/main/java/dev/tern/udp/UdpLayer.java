@@ -882,11 +882,14 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
         if (length < UdpHeader.LENGTH) {
             return;
         }
+        final int error = errorFor6(type, code);
+        if (error == SocketError.NONE) {
+            return;
+        }
         icmpErrors.incrementRelease();
         rx.wrap(segment, offset, length);
         final int[] bound = byPort.get(rx.sourcePort());
-        final int error = errorFor6(type, code);
-        if (bound == null || error == SocketError.NONE) {
+        if (bound == null) {
             return;
         }
         for (int socket : bound) {
