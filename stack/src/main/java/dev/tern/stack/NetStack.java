@@ -6,6 +6,7 @@ import dev.tern.arp.NeighbourCache;
 import dev.tern.core.counters.CountersFile;
 import dev.tern.core.net.InterfaceAddress;
 import dev.tern.core.net.Ipv4Address;
+import dev.tern.core.net.Ipv6Address;
 import dev.tern.core.time.Clock;
 import dev.tern.core.time.Pollable;
 import dev.tern.core.time.SystemClock;
@@ -159,7 +160,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
             ? new Ipv6Layer(ethernet, timers, builder.ipv6Config, counters) : null;
         this.udp = new UdpLayer(ipv4, ipv6, builder.udpConfig, counters);
         this.udpOutput = new ManyToOneConcurrentArrayQueue<>(builder.udpConfig.maxSockets());
-        this.tcp = new TcpLayer(ipv4, timers, builder.tcpConfig, counters);
+        this.tcp = new TcpLayer(ipv4, ipv6, timers, builder.tcpConfig, counters);
         ethernet.holds().waker(this::wakeIfAsleep); // a release from another thread wakes a sleeping stack
         if (shardCount > 1) {
             // Ephemeral ports, TCP's and UDP's alike, are ones whose replies the link steers back to this shard.
@@ -527,6 +528,17 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
      */
     public TcpConnection connect(int address, int port, int localPort, TcpOptions options) throws TernSocketException {
         return TcpConnection.open(this, address, port, localPort, options);
+    }
+
+    /** Opens a TCP connection to an IPv6 peer; the stack must have IPv6 ({@link Builder#ipv6}) on this shard. */
+    public TcpConnection connect(Ipv6Address address, int port) throws TernSocketException {
+        return connect(address, port, 0, TcpOptions.DEFAULT);
+    }
+
+    /** {@link #connect(int, int, int, TcpOptions)} to an IPv6 peer, from the source address RFC 6724 picks. */
+    public TcpConnection connect(Ipv6Address address, int port, int localPort, TcpOptions options)
+        throws TernSocketException {
+        return TcpConnection.open6(this, address, port, localPort, options);
     }
 
     /** Listens for TCP connections on {@code port}. */

@@ -3,6 +3,7 @@ package dev.tern.stack;
 import dev.tern.core.io.ByteRing;
 import dev.tern.core.io.SocketError;
 import dev.tern.core.net.Ipv4Address;
+import dev.tern.core.net.Ipv6Address;
 import dev.tern.tcp.TcpError;
 import dev.tern.tcp.TcpInfo;
 import dev.tern.tcp.TcpLayer;
@@ -118,6 +119,24 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
         });
         if (result instanceof Integer failure) {
             throw TernSocketException.of(TcpSockets.socketError(failure), "tcp connect " + Ipv4Address.format(address) + ":" + port);
+        }
+        return (TcpConnection) result;
+    }
+
+    /** Stack thread: opens a connection to an IPv6 peer; the SYN leaves at once. */
+    static TcpConnection open6(NetStack stack, Ipv6Address address, int port, int localPort, TcpOptions options)
+        throws TernSocketException {
+        if (stack.ipv6() == null) {
+            throw new TernSocketException(SocketError.ADDRESS_NOT_AVAILABLE, "tcp connect [" + address + "]:" + port
+                + ": this stack has no IPv6 (NetStack.Builder.ipv6, or --ip6 on the command line)");
+        }
+        final Object result = stack.call(() -> {
+            final int handle = stack.tcp().connect6(address.high(), address.low(), port, localPort, options,
+                stack.tcpSockets(), stack.clock().nanoTime());
+            return handle < 0 ? (Object) Integer.valueOf(-handle) : new TcpConnection(stack, handle, false);
+        });
+        if (result instanceof Integer failure) {
+            throw TernSocketException.of(TcpSockets.socketError(failure), "tcp connect [" + address + "]:" + port);
         }
         return (TcpConnection) result;
     }
@@ -596,8 +615,32 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
         return stack.call(() -> tcp.localPort(handle));
     }
 
+    /** The peer's IPv4 address; over IPv6 a 32-bit fold of its address (see {@link #remoteAddress6}). */
     public int remoteAddress() {
         return stack.call(() -> tcp.remoteAddress(handle));
+    }
+
+    /** Whether the connection runs over IPv6. */
+    public boolean ipv6() {
+        return stack.call(() -> tcp.ipv6(handle));
+    }
+
+    /** The peer's IPv6 address, or null for an IPv4 connection. */
+    public Ipv6Address remoteAddress6() {
+        return stack.call(() -> tcp.ipv6(handle)
+            ? new Ipv6Address(tcp.remoteAddressHigh(handle), tcp.remoteAddressLow(handle)) : null);
+    }
+
+    /** Our IPv6 address on the connection, or null for an IPv4 connection. */
+    public Ipv6Address localAddress6() {
+        return stack.call(() -> tcp.ipv6(handle)
+            ? new Ipv6Address(tcp.localAddressHigh(handle), tcp.localAddressLow(handle)) : null);
+    }
+
+    /** The peer as text: {@code a.b.c.d:port} or {@code [v6]:port}. */
+    public String describeRemote() {
+        final Ipv6Address six = remoteAddress6();
+        return (six != null ? "[" + six + "]" : Ipv4Address.format(remoteAddress())) + ":" + remotePort();
     }
 
     public int remotePort() {
@@ -622,7 +665,7 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
     }
 
     private String describePeer() {
-        return closed ? "peer" : Ipv4Address.format(remoteAddress()) + ":" + remotePort();
+        return closed ? "peer" : describeRemote();
     }
 
     // ------------------------------------------------------------------------------------------ readiness

@@ -200,25 +200,7 @@ class TcpSocketTest {
             final TcpConnection server = accepted(sim, listener);
             final byte[] data = new byte[4 << 20];
             new SplittableRandom(7).nextBytes(data);
-            final MessageDigest sent = MessageDigest.getInstance("SHA-256");
-            sent.update(data);
-            final MessageDigest received = MessageDigest.getInstance("SHA-256");
-            int written = 0;
-            long got = 0;
-            while (got < data.length) {
-                if (written < data.length) {
-                    written += client.write(MemorySegment.ofArray(data), written, Math.min(65536, data.length - written));
-                }
-                final int n = server.read(buffer, 0, (int) buffer.byteSize());
-                if (n > 0) {
-                    received.update(buffer.asSlice(0, n).toArray(ValueLayout.JAVA_BYTE));
-                    got += n;
-                } else {
-                    sim.step();
-                }
-                assertTrue(sim.nowNs() < 600 * SECOND, "transfer stalled at " + got);
-            }
-            assertArrayEquals(sent.digest(), received.digest(), "sha-256 of what was sent and what arrived");
+            SimulatedSockets.transfer(sim, client, server, data, buffer);
             assertTrue(a.counters().value("tcp.tx.retransmits") > 0, "2% loss must have cost retransmissions");
         }
     }

@@ -3,11 +3,9 @@ package dev.tern.stack;
 import dev.tern.core.io.SocketError;
 import dev.tern.core.net.Ipv4Address;
 import dev.tern.core.net.Ipv6Address;
-import dev.tern.core.net.Ipv6InterfaceAddress;
 import dev.tern.ethernet.memory.MemoryWire;
 import dev.tern.ethernet.wire.EtherType;
 import dev.tern.ethernet.wire.MacAddress;
-import dev.tern.ipv6.Ipv6Config;
 import dev.tern.stack.sim.Simulation;
 import dev.tern.stack.testing.Ipv6Frames;
 import dev.tern.stack.testing.PeerPort;
@@ -64,8 +62,7 @@ class Udp6Test {
     }
 
     private static NetStack addStack(Simulation on, String name, String ipv4, String ipv6) {
-        return on.addStack(name, ipv4, builder -> builder.ipv6(
-            Ipv6Config.withAddresses(List.of(Ipv6InterfaceAddress.parse(ipv6))).withDadTransmits(0)));
+        return dev.tern.stack.testing.SimulatedSockets.addDualStack(on, name, ipv4, ipv6);
     }
 
     private static MemorySegment bytes(byte[] data) {

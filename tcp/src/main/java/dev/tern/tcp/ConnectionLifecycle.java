@@ -3,6 +3,8 @@ package dev.tern.tcp;
 import dev.tern.core.net.Ipv4Address;
 import dev.tern.ethernet.link.ShardPorts;
 import dev.tern.ipv4.Ipv4Layer;
+import dev.tern.ipv6.Ipv6Layer;
+import dev.tern.core.net.Ipv6Address;
 
 import java.util.Objects;
 
@@ -43,6 +45,8 @@ final class ConnectionLifecycle {
     static final int NO_MEMORY = -2;
 
     private final Ipv4Layer ipv4;
+    /** Null when the stack has no IPv6. */
+    private final Ipv6Layer ipv6;
     private final TcpControlBlocks tcb;
     private final ConnectionSettings settings;
     private final TcpCounters counters;
@@ -67,13 +71,15 @@ final class ConnectionLifecycle {
     /** The ephemeral ports whose replies reach this layer's shard (all of them for a stack of its own). */
     private ShardPorts shardPorts = ShardPorts.ALONE;
 
-    ConnectionLifecycle(Ipv4Layer ipv4, TcpControlBlocks tcb, ConnectionSettings settings, TcpCounters counters,
+    ConnectionLifecycle(Ipv4Layer ipv4, Ipv6Layer ipv6, TcpControlBlocks tcb, ConnectionSettings settings,
+                        TcpCounters counters,
                         ConnectionTable connections, ReassemblyQueue reassembly, IsnGenerator isn, RttEstimator rtt,
                         PlugPointRegistry plugPoints, TcpListeners listeners, ConnectionBuffers buffers,
                         ReceiveHandlers handlers, EventQueue events, TcpTimers timers, TcpOutput output,
                         TcpSender sender, TcpPath path, TimeWaitList timeWait, FastOpen fastOpen,
                         SendCompletions completions) {
         this.ipv4 = ipv4;
+        this.ipv6 = ipv6;
         this.tcb = tcb;
         this.settings = settings;
         this.counters = counters;
@@ -114,12 +120,40 @@ final class ConnectionLifecycle {
             // address is an error, not a SYN sent to every host. Linux's tcp_v4_connect answers ENETUNREACH.
             return -TcpError.NET_UNREACHABLE;
         }
+        return open(localAddress, remoteAddress, remotePort, localPort, options, owner, nowNs, false, 0, 0, 0, 0);
+    }
+
+    /**
+     * Active OPEN over IPv6 to ({@code remoteHigh}, {@code remoteLow}), from the source address RFC 6724 picks for it.
+     * Returns the row or a negated {@link TcpError}.
+     */
+    int connect6(long remoteHigh, long remoteLow, int remotePort, int localPort, TcpOptions options, TcpEvents owner,
+                 long nowNs) {
+        if (ipv6 == null) {
+            return -TcpError.ADDRESS_NOT_AVAILABLE;
+        }
+        if (Ipv6Address.isMulticast(remoteHigh)) {
+            return -TcpError.NET_UNREACHABLE; // unicast only, as over IPv4
+        }
+        final int source = ipv6.addresses().sourceFor(remoteHigh, remoteLow);
+        if (source < 0) {
+            return -TcpError.ADDRESS_NOT_AVAILABLE; // every address still tentative (RFC 4862 §5.4)
+        }
+        final long localHigh = ipv6.addresses().high(source);
+        final long localLow = ipv6.addresses().low(source);
+        return open(isn.fold(localHigh, localLow), isn.fold(remoteHigh, remoteLow), remotePort, localPort, options,
+            owner, nowNs, true, localHigh, localLow, remoteHigh, remoteLow);
+    }
+
+    /** Active OPEN of either family; the addresses as {@link #newConnection} takes them. */
+    private int open(int local, int remoteAddress, int remotePort, int localPort, TcpOptions options, TcpEvents owner,
+                     long nowNs, boolean overIpv6, long localHigh, long localLow, long remoteHigh, long remoteLow) {
         if (!plugPoints.knows(options)) {
             return -TcpError.INVALID;
         }
         int port = localPort;
         if (port == 0) {
-            port = ephemeralPort(remoteAddress, remotePort);
+            port = ephemeralPort(local, remoteAddress, remotePort);
             if (port < 0) {
                 return -TcpError.ADDRESS_NOT_AVAILABLE;
             }
@@ -128,7 +162,8 @@ final class ConnectionLifecycle {
             // As Linux's bind(): a port a listener holds, or the same 4-tuple, is taken.
             return -TcpError.ADDRESS_IN_USE;
         }
-        final int c = newConnection(remoteAddress, remotePort, port, options, owner, nowNs);
+        final int c = newConnection(local, remoteAddress, remotePort, port, options, owner, nowNs, overIpv6, localHigh,
+            localLow, remoteHigh, remoteLow);
         if (c == NO_MEMORY) {
             counters.drop(TcpCounters.DROP_MEMORY_LIMIT);
             return -TcpError.NO_BUFFER;
@@ -157,7 +192,7 @@ final class ConnectionLifecycle {
      * RFC 6056 algorithm 3: a keyed start per destination, then the first port whose 4-tuple is free and, on a shard
      * of several, whose replies reach this shard (about one port in the shard count).
      */
-    private int ephemeralPort(int remoteAddress, int remotePort) {
+    private int ephemeralPort(int localAddress, int remoteAddress, int remotePort) {
         final int first = settings.current().ephemeralFirst();
         final int range = settings.current().ephemeralLast() - first + 1;
         final int offset = isn.portOffset(localAddress, remoteAddress, remotePort);
@@ -174,10 +209,17 @@ final class ConnectionLifecycle {
 
     /**
      * A row for a new connection, in the table, with options applied; not yet in any state. Returns -1 when the
-     * table is full, {@link #NO_MEMORY} when its buffers would take socket memory beyond the configured limit.
+     * table is full (or, over IPv6, the key is another connection's), {@link #NO_MEMORY} when its buffers would take
+     * socket memory beyond the configured limit. Over IPv6 ({@code overIpv6}) {@code local} and {@code remoteAddress}
+     * are the folds of the whole addresses that follow.
      */
-    private int newConnection(int remoteAddress, int remotePort, int localPort, TcpOptions options, TcpEvents owner,
-                              long nowNs) {
+    private int newConnection(int local, int remoteAddress, int remotePort, int localPort, TcpOptions options,
+                              TcpEvents owner, long nowNs, boolean overIpv6, long localHigh, long localLow,
+                              long remoteHigh, long remoteLow) {
+        final long key = ConnectionTable.key(remoteAddress, remotePort, localPort);
+        if (connections.get(key) >= 0) {
+            return -1;
+        }
         final long sizes = buffers.sizesFor(options);
         if (sizes < 0) {
             return NO_MEMORY;
@@ -191,12 +233,15 @@ final class ConnectionLifecycle {
         }
         settings.opened(c);
         final TcpConfig config = settings.of(c);
-        tcb.localAddress(c, localAddress);
+        tcb.localAddress(c, local);
         tcb.remoteAddress(c, remoteAddress);
+        if (overIpv6) {
+            tcb.ipv6(c, localHigh, localLow, remoteHigh, remoteLow);
+        }
         tcb.localPort(c, localPort);
         tcb.remotePort(c, remotePort);
-        tcb.iss(c, isn.isn(localAddress, localPort, remoteAddress, remotePort, nowNs));
-        tcb.tsOffset(c, isn.timestampOffset(localAddress, localPort, remoteAddress, remotePort));
+        tcb.iss(c, isn.isn(local, localPort, remoteAddress, remotePort, nowNs));
+        tcb.tsOffset(c, isn.timestampOffset(local, localPort, remoteAddress, remotePort));
         buffers.sizes(c, sizes);
         int flags = tcb.flags(c) | F_IN_TABLE;
         if (options.noDelay()) {
@@ -230,7 +275,7 @@ final class ConnectionLifecycle {
         tcb.keepProbes(c, options.keepaliveProbes() == 0 ? config.keepaliveProbes() : options.keepaliveProbes());
         plugPoints.choose(c, options);
         tcb.userMss(c, options.maxSegment());
-        tcb.advMss(c, TcpSocketOptions.clampMss(tcb, c, path.mss(remoteAddress, nowNs)));
+        tcb.advMss(c, TcpSocketOptions.clampMss(tcb, c, path.mssOf(c, nowNs)));
         tcb.sndMss(c, TcpOutput.DEFAULT_MSS);
         tcb.rcvMss(c, Math.min(TcpOutput.DEFAULT_MSS, tcb.advMss(c)));
         tcb.finPosition(c, -1);
@@ -240,14 +285,18 @@ final class ConnectionLifecycle {
         rtt.init(tcb, c);
         events.owner(c, owner);
         path.opened(c, nowNs);
-        connections.put(ConnectionTable.key(remoteAddress, remotePort, localPort), c);
+        connections.put(key, c);
         return c;
     }
 
-    /** A connection made by a listener for a SYN (or a cookie): SYN-RECEIVED's row, counted in the SYN queue. */
-    int newPassive(int l, int remoteAddress, int remotePort, int localPort, long nowNs) {
-        final int c = newConnection(remoteAddress, remotePort, localPort, listeners.options(l), listeners.events(l),
-            nowNs);
+    /**
+     * A connection made by a listener for the SYN (or cookie) {@code seg}, over its family: SYN-RECEIVED's row,
+     * counted in the SYN queue. A listener takes both families, as a Linux socket bound to {@code [::]} does.
+     */
+    int newPassive(int l, TcpSegment seg, long nowNs) {
+        final int c = newConnection(seg.ipv6 ? seg.destinationAddress : localAddress, seg.sourceAddress,
+            seg.sourcePort, seg.destinationPort, listeners.options(l), listeners.events(l), nowNs, seg.ipv6,
+            seg.destinationHigh, seg.destinationLow, seg.sourceHigh, seg.sourceLow);
         if (c < 0) {
             return c;
         }
@@ -283,7 +332,7 @@ final class ConnectionLifecycle {
      * with the MSS the path now allows, as Linux's tcp_simple_retransmit; the data follows the handshake.
      */
     void resendSynWithoutData(int c, long nowNs) {
-        final int pathMss = TcpSocketOptions.clampMss(tcb, c, path.mss(tcb.remoteAddress(c), nowNs));
+        final int pathMss = TcpSocketOptions.clampMss(tcb, c, path.mssOf(c, nowNs));
         tcb.advMss(c, Math.min(tcb.advMss(c), pathMss));
         tcb.sndNxt(c, tcb.iss(c) + 1);
         tcb.sndMax(c, tcb.iss(c) + 1);

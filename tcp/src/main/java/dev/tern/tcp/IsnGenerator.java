@@ -11,6 +11,10 @@ import dev.tern.core.hash.SipHash;
  * <p>The same key, with separate domains, also gives each connection its timestamp offset (RFC 7323 §5.4: "a random
  * offset per connection") and the ephemeral port search start (RFC 6056 algorithm 3).
  *
+ * <p>An IPv6 address enters all of these, the connection table and SYN cookies as its {@link #fold}: a keyed SipHash
+ * of the whole 128 bits to 32. F then still depends on every bit of the 4-tuple and on the secret (RFC 6528 §3 asks
+ * no more), and no peer can aim its address at another's fold without the key.
+ *
  * <p>Stateless apart from the key; owned by the shard thread.
  */
 final class IsnGenerator {
@@ -26,6 +30,11 @@ final class IsnGenerator {
         this.key0 = key0;
         this.key1 = key1;
         this.fixedIsn = fixedIsn;
+    }
+
+    /** An IPv6 address as 32 bits, under the key (the keys swapped: a domain of its own). */
+    int fold(long high, long low) {
+        return (int) SipHash.hash(key1, key0, high, low);
     }
 
     private static long tuple(int localAddress, int remoteAddress) {

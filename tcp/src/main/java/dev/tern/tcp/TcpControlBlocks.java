@@ -46,7 +46,7 @@ import java.lang.foreign.ValueLayout;
  * <p>Owned by the shard thread; not thread-safe. The table lives until {@link #close}.
  */
 public final class TcpControlBlocks implements AutoCloseable {
-    public static final int ROW_BYTES = 640;
+    public static final int ROW_BYTES = 704;
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG;
 
@@ -275,6 +275,13 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int LAST_DATA_RECEIVE_OFFSET = 624;
     static final int USER_TIMEOUT_MS_OFFSET = 632;
     static final int NOTSENT_LOWAT_OFFSET = 636;
+    // IPv6 (RFC 8200): the family, and both addresses whole; LOCAL_ADDRESS and REMOTE_ADDRESS then hold their keyed
+    // folds (IsnGenerator.fold), which the connection table, ISNs and cookies use as they use IPv4 addresses.
+    static final int IPV6_OFFSET = 640;
+    static final int LOCAL6_HIGH_OFFSET = 648;
+    static final int LOCAL6_LOW_OFFSET = 656;
+    static final int REMOTE6_HIGH_OFFSET = 664;
+    static final int REMOTE6_LOW_OFFSET = 672;
 
     private final Arena arena;
     private final MemorySegment rows;
@@ -575,6 +582,61 @@ public final class TcpControlBlocks implements AutoCloseable {
 
     public void remoteAddress(int c, int value) {
         rows.set(INT, base(c) + REMOTE_ADDRESS_OFFSET, value);
+    }
+
+    /** Whether the connection runs over IPv6. */
+    public boolean ipv6(int c) {
+        return rows.get(INT, base(c) + IPV6_OFFSET) != 0;
+    }
+
+    /** Makes the connection an IPv6 one between the given addresses (the folds are set apart, as for IPv4). */
+    void ipv6(int c, long localHigh, long localLow, long remoteHigh, long remoteLow) {
+        rows.set(INT, base(c) + IPV6_OFFSET, 1);
+        localAddressHigh(c, localHigh);
+        localAddressLow(c, localLow);
+        remoteAddressHigh(c, remoteHigh);
+        remoteAddressLow(c, remoteLow);
+    }
+
+    void localAddressHigh(int c, long value) {
+        rows.set(LONG, base(c) + LOCAL6_HIGH_OFFSET, value);
+    }
+
+    void localAddressLow(int c, long value) {
+        rows.set(LONG, base(c) + LOCAL6_LOW_OFFSET, value);
+    }
+
+    void remoteAddressHigh(int c, long value) {
+        rows.set(LONG, base(c) + REMOTE6_HIGH_OFFSET, value);
+    }
+
+    void remoteAddressLow(int c, long value) {
+        rows.set(LONG, base(c) + REMOTE6_LOW_OFFSET, value);
+    }
+
+    public long localAddressHigh(int c) {
+        return rows.get(LONG, base(c) + LOCAL6_HIGH_OFFSET);
+    }
+
+    public long localAddressLow(int c) {
+        return rows.get(LONG, base(c) + LOCAL6_LOW_OFFSET);
+    }
+
+    public long remoteAddressHigh(int c) {
+        return rows.get(LONG, base(c) + REMOTE6_HIGH_OFFSET);
+    }
+
+    public long remoteAddressLow(int c) {
+        return rows.get(LONG, base(c) + REMOTE6_LOW_OFFSET);
+    }
+
+    /** Whether the connection is the one {@code seg} belongs to by family and whole addresses (its key matched). */
+    boolean sameAddresses(int c, TcpSegment seg) {
+        if (!seg.ipv6) {
+            return !ipv6(c);
+        }
+        return ipv6(c) && remoteAddressHigh(c) == seg.sourceHigh && remoteAddressLow(c) == seg.sourceLow
+            && localAddressHigh(c) == seg.destinationHigh && localAddressLow(c) == seg.destinationLow;
     }
 
     public int localPort(int c) {

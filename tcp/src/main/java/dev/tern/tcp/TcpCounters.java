@@ -36,11 +36,13 @@ final class TcpCounters {
     static final int DROP_OUT_OF_ORDER_MEMORY = 23;
     /** A SYN from a source Tern has no route back to (Linux's OutNoRoutes): no state is kept for it. */
     static final int DROP_NO_ROUTE = 24;
+    /** A segment whose connection key is another connection's (the other family, or a colliding IPv6 fold). */
+    static final int DROP_KEY_COLLISION = 25;
     static final String[] DROP_NAMES = {null, "too_short", "bad_data_offset", "bad_checksum", "not_unicast",
         "no_socket", "out_of_window", "rst_ignored", "bad_ack", "paws", "no_ack", "out_of_order_full",
         "listen_overflow", "syn_queue_full", "no_connection_slot", "bad_cookie", "data_after_close", "bad_state",
         "syn_data", "zero_port", "syn_fin", "memory_limit", "syn_pressure", "out_of_order_memory",
-        "no_route"};
+        "no_route", "key_collision"};
 
     final AtomicCounter[] drops;
     final AtomicCounter rxSegments;

@@ -5,6 +5,11 @@ import dev.tern.ethernet.link.Offloads;
 import dev.tern.ipv4.Ipv4Layer;
 import dev.tern.ipv4.Ipv4Packet;
 import dev.tern.ipv4.wire.IcmpHeader;
+import dev.tern.ipv6.Ipv6Packet;
+import dev.tern.ipv6.wire.Icmpv6Header;
+import dev.tern.ipv6.wire.Ipv6Header;
+import dev.tern.ipv6.wire.NextHeader;
+import dev.tern.core.checksum.InternetChecksum;
 import dev.tern.tcp.wire.TcpHeader;
 import dev.tern.tcp.wire.TcpOptionFields;
 
@@ -65,6 +70,7 @@ final class TcpInput {
     private final TcpListeners listeners;
     private final ConnectionLifecycle lifecycle;
     private final SynCookies cookies;
+    private final IsnGenerator isn;
     private final FastOpen fastOpen;
     private final ConnectionBuffers buffers;
     private final TcpPath path;
@@ -82,8 +88,8 @@ final class TcpInput {
 
     TcpInput(Ipv4Layer ipv4, TcpControlBlocks tcb, TcpOutput output, TcpSender sender, TcpReceiver receiver,
              RttEstimator rtt, TcpCounters counters, ConnectionSettings settings, ConnectionTable connections,
-             TcpListeners listeners, ConnectionLifecycle lifecycle, SynCookies cookies, FastOpen fastOpen,
-             ConnectionBuffers buffers, TcpPath path, OutputQueue outputQueue, Ecn ecn) {
+             TcpListeners listeners, ConnectionLifecycle lifecycle, SynCookies cookies, IsnGenerator isn,
+             FastOpen fastOpen, ConnectionBuffers buffers, TcpPath path, OutputQueue outputQueue, Ecn ecn) {
         this.ipv4 = ipv4;
         this.ecn = ecn;
         this.tcb = tcb;
@@ -97,6 +103,7 @@ final class TcpInput {
         this.listeners = listeners;
         this.lifecycle = lifecycle;
         this.cookies = cookies;
+        this.isn = isn;
         this.fastOpen = fastOpen;
         this.buffers = buffers;
         this.path = path;
@@ -126,12 +133,7 @@ final class TcpInput {
     // ------------------------------------------------------------------------------------------------ entry
 
     void onPacket(Ipv4Packet packet, MemorySegment segment, long offset, int length, long nowNs) {
-        counters.rxSegments.incrementRelease();
-        rx.wrap(segment, offset, length);
-        final int reason = rx.check();
-        if (reason != TcpHeader.OK) {
-            counters.drop(reason == TcpHeader.DROP_TOO_SHORT ? TcpCounters.DROP_TOO_SHORT
-                : TcpCounters.DROP_BAD_DATA_OFFSET);
+        if (!headerAccepted(segment, offset, length)) {
             return;
         }
         if ((packet.rxFlags() & (Offloads.RX_CHECKSUM_OK | Offloads.RX_CHECKSUM_PARTIAL)) == 0
@@ -144,14 +146,65 @@ final class TcpInput {
             counters.drop(TcpCounters.DROP_NOT_UNICAST);
             return;
         }
+        if (portsAccepted()) {
+            process(seg.read(rx, packet.source(), packet.destination(), segment, offset, length),
+                packet.tos() & Ecn.IP_MASK, nowNs);
+        }
+    }
+
+    /**
+     * A segment over IPv6 (RFC 8200 §8): the checksum over its pseudo-header, never to a group; its addresses enter
+     * the rest of TCP as their folds, and the connection's row is checked against them whole.
+     */
+    void onPacket(Ipv6Packet packet, MemorySegment segment, long offset, int length, long nowNs) {
+        if (!headerAccepted(segment, offset, length)) {
+            return;
+        }
+        if ((packet.rxFlags() & (Offloads.RX_CHECKSUM_OK | Offloads.RX_CHECKSUM_PARTIAL)) == 0
+            && !InternetChecksum.verifies(InternetChecksum.add(Ipv6Header.pseudoHeaderSum(segment,
+            packet.headerOffset(), length, NextHeader.TCP), segment, offset, length))) {
+            counters.drop(TcpCounters.DROP_BAD_CHECKSUM);
+            return;
+        }
+        if (packet.multicastDestination()) {
+            counters.drop(TcpCounters.DROP_NOT_UNICAST);
+            return;
+        }
+        if (portsAccepted()) {
+            final long sh = packet.sourceHigh();
+            final long sl = packet.sourceLow();
+            final long dh = packet.destinationHigh();
+            final long dl = packet.destinationLow();
+            process(seg.read6(rx, sh, sl, dh, dl, isn.fold(sh, sl), isn.fold(dh, dl), segment, offset, length),
+                packet.trafficClass() & Ecn.IP_MASK, nowNs);
+        }
+    }
+
+    private boolean headerAccepted(MemorySegment segment, long offset, int length) {
+        counters.rxSegments.incrementRelease();
+        rx.wrap(segment, offset, length);
+        final int reason = rx.check();
+        if (reason != TcpHeader.OK) {
+            counters.drop(reason == TcpHeader.DROP_TOO_SHORT ? TcpCounters.DROP_TOO_SHORT
+                : TcpCounters.DROP_BAD_DATA_OFFSET);
+            return false;
+        }
+        return true;
+    }
+
+    private boolean portsAccepted() {
         if (rx.sourcePort() == 0 || rx.destinationPort() == 0) {
             // Port 0 names no socket on either side (RFC 6335 §6: reserved); nothing may answer it, not even a
             // reset, or a forged segment turns us into a reflector aimed at port 0.
             counters.drop(TcpCounters.DROP_ZERO_PORT);
-            return;
+            return false;
         }
-        final boolean optionsRead = seg.read(rx, packet.source(), packet.destination(), segment, offset, length);
-        seg.ipEcn = packet.tos() & Ecn.IP_MASK;
+        return true;
+    }
+
+    /** The segment just read, of either family: to its connection, its listener, or CLOSED's answer. */
+    private void process(boolean optionsRead, int ipEcn, long nowNs) {
+        seg.ipEcn = ipEcn;
         if (!optionsRead) {
             // Deviation: RFC 9293 §3.1 suggests resetting on an illegal option length; like Linux, we stop parsing
             // options there and go on with the segment.
@@ -162,8 +215,13 @@ final class TcpInput {
             counters.drop(TcpCounters.DROP_SYN_FIN);
             return;
         }
-        final int c = connections.get(ConnectionTable.key(seg.sourceAddress, seg.sourcePort,
-            seg.destinationPort));
+        final int c = connections.get(ConnectionTable.key(seg.sourceAddress, seg.sourcePort, seg.destinationPort));
+        if (c >= 0 && !tcb.sameAddresses(c, seg)) {
+            // The key is another connection's: of the other family, or of an IPv6 peer whose fold is this one's (a
+            // chance of one in 2^32 a pair, at the same ports). No row can be made for this segment, nor answered.
+            counters.drop(TcpCounters.DROP_KEY_COLLISION);
+            return;
+        }
         if (c >= 0) {
             switch (tcb.state(c)) {
                 case SYN_SENT -> synSent(c, nowNs);
@@ -196,9 +254,9 @@ final class TcpInput {
             return;
         }
         if (seg.has(ACK)) {
-            output.sendReset(seg.sourceAddress, seg.destinationPort, seg.sourcePort, seg.ack, 0, RST, nowNs);
+            output.sendReset(seg, seg.ack, 0, RST, nowNs);
         } else {
-            output.sendReset(seg.sourceAddress, seg.destinationPort, seg.sourcePort, 0,
+            output.sendReset(seg, 0,
                 seg.seq + seg.sequenceLength(), RST | ACK, nowNs);
         }
     }
@@ -218,7 +276,7 @@ final class TcpInput {
                 return;
             }
             counters.drop(TcpCounters.DROP_NO_SOCKET);
-            output.sendReset(seg.sourceAddress, seg.destinationPort, seg.sourcePort, seg.ack, 0, RST, nowNs);
+            output.sendReset(seg, seg.ack, 0, RST, nowNs);
             return;
         }
         if (!seg.has(SYN)) {
@@ -240,7 +298,7 @@ final class TcpInput {
             counters.drop(TcpCounters.DROP_SYN_PRESSURE);
             return;
         }
-        if (!path.routable(seg.sourceAddress)) {
+        if (!path.routable(seg, nowNs)) {
             // No route back (a spoofed flood's off-subnet sources with no gateway): a SYN-ACK could not leave, and a
             // half-open row would live through its retransmissions, taking the queue from real clients.
             counters.drop(TcpCounters.DROP_NO_ROUTE);
@@ -265,7 +323,7 @@ final class TcpInput {
             // the handshake, as Linux does.
             counters.drop(TcpCounters.DROP_SYN_DATA);
         }
-        final int c = lifecycle.newPassive(listener, seg.sourceAddress, seg.sourcePort, seg.destinationPort, nowNs);
+        final int c = lifecycle.newPassive(listener, seg, nowNs);
         if (c < 0) {
             // As Linux under tcp_mem's limit: the SYN is dropped, the peer retries.
             listeners.drop(c == ConnectionLifecycle.NO_MEMORY ? TcpCounters.DROP_MEMORY_LIMIT
@@ -299,12 +357,12 @@ final class TcpInput {
     private void sendCookie(int listener, long nowNs) {
         final TcpOptionFields options = seg.options;
         final int peerMss = peerMss(options);
-        final int mssIndex = SynCookies.mssIndex(Math.min(peerMss, path.mss(seg.sourceAddress, nowNs)));
+        final int mssIndex = SynCookies.mssIndex(Math.min(peerMss, path.mss(seg, nowNs)));
         final int iss = cookies.encode(seg.sourceAddress, seg.sourcePort, seg.destinationPort, seg.seq, mssIndex,
             nowNs);
         listeners.cookieSent(listener, nowNs);
-        output.sendCookieSynAck(seg.sourceAddress, seg.destinationPort, seg.sourcePort, iss, seg.seq + 1,
-            SynCookies.MSS_TABLE[mssIndex], listeners.receiveSize(listener), nowNs);
+        output.sendCookieSynAck(seg, iss, seg.seq + 1, SynCookies.MSS_TABLE[mssIndex], listeners.receiveSize(listener),
+            nowNs);
     }
 
     /** The ACK completing a cookie handshake: rebuild the connection, established, and process the segment. */
@@ -321,7 +379,7 @@ final class TcpInput {
             listeners.overflow();
             return true;
         }
-        final int c = lifecycle.newPassive(listener, seg.sourceAddress, seg.sourcePort, seg.destinationPort, nowNs);
+        final int c = lifecycle.newPassive(listener, seg, nowNs);
         if (c < 0) {
             listeners.drop(c == ConnectionLifecycle.NO_MEMORY ? TcpCounters.DROP_MEMORY_LIMIT
                 : TcpCounters.DROP_NO_CONNECTION_SLOT);
@@ -342,7 +400,7 @@ final class TcpInput {
         tcb.sndScale(c, 0);
         tcb.rcvScale(c, 0);
         tcb.sndMss(c, TcpSocketOptions.clampMss(tcb, c,
-            Math.min(SynCookies.MSS_TABLE[mssIndex], path.mss(seg.sourceAddress, nowNs))));
+            Math.min(SynCookies.MSS_TABLE[mssIndex], path.mss(seg, nowNs))));
         tcb.sndWnd(c, seg.window);
         tcb.maxSndWnd(c, seg.window);
         tcb.sndWl1(c, seg.seq);
@@ -386,7 +444,7 @@ final class TcpInput {
     private void negotiate(int c, long nowNs) {
         final TcpOptionFields options = seg.options;
         tcb.sndMss(c, TcpSocketOptions.clampMss(tcb, c,
-            Math.min(peerMss(options), path.mss(seg.sourceAddress, nowNs))));
+            Math.min(peerMss(options), path.mss(seg, nowNs))));
         if (tcb.hasFlag(c, F_WINDOW_SCALING) && options.windowScale() != TcpOptionFields.ABSENT) {
             tcb.sndScale(c, options.windowScale());
         } else {
@@ -413,7 +471,7 @@ final class TcpInput {
         if (hasAck && (SeqNum.le(seg.ack, tcb.iss(c)) || SeqNum.gt(seg.ack, tcb.sndMax(c)))) {
             counters.drop(TcpCounters.DROP_BAD_ACK);
             if (!seg.has(RST)) {
-                output.sendReset(seg.sourceAddress, seg.destinationPort, seg.sourcePort, seg.ack, 0, RST, nowNs);
+                output.sendReset(seg, seg.ack, 0, RST, nowNs);
             }
             return;
         }
@@ -437,7 +495,7 @@ final class TcpInput {
             // not sent yet answers no SYN of ours; it is reset and the connection waits on in SYN-SENT (RFC 7323 §3.2
             // leaves the check to the implementation).
             counters.drop(TcpCounters.DROP_PAWS);
-            output.sendReset(seg.sourceAddress, seg.destinationPort, seg.sourcePort, seg.ack, 0, RST, nowNs);
+            output.sendReset(seg, seg.ack, 0, RST, nowNs);
             return;
         }
         tcb.irs(c, seg.seq);
@@ -593,7 +651,7 @@ final class TcpInput {
                 tcb.sndWl2(c, seg.ack);
             } else {
                 counters.drop(TcpCounters.DROP_BAD_ACK);
-                output.sendReset(seg.sourceAddress, seg.destinationPort, seg.sourcePort, seg.ack, 0, RST, nowNs);
+                output.sendReset(seg, seg.ack, 0, RST, nowNs);
                 return;
             }
         }
@@ -797,18 +855,9 @@ final class TcpInput {
         if (length < 8) {
             return;
         }
-        final int localPort = BigEndian.u16(segment, offset);
-        final int remotePort = BigEndian.u16(segment, offset + 2);
-        final int seq = BigEndian.i32(segment, offset + 4);
-        final int c = connections.get(ConnectionTable.key(originalDestination, remotePort, localPort));
-        if (c < 0) {
-            return;
-        }
-        final int state = tcb.state(c);
-        final int sndUna = tcb.sndUna(c);
-        if (!SeqNum.inWindow(seq, sndUna, tcb.sndMax(c) - sndUna) || state == TIME_WAIT) {
-            // RFC 5927 §4.1: SND.UNA =< SEG.SEQ < SND.NXT, a number sent and not yet acknowledged. Linux takes
-            // SND.NXT itself too, where only our pure ACKs start: nothing in flight an error could be about.
+        final int c = connections.get(ConnectionTable.key(originalDestination, BigEndian.u16(segment, offset + 2),
+            BigEndian.u16(segment, offset)));
+        if (c < 0 || tcb.ipv6(c) || !aboutSegmentInFlight(c, BigEndian.i32(segment, offset + 4))) {
             return;
         }
         counters.icmpErrors.incrementRelease();
@@ -816,18 +865,7 @@ final class TcpInput {
             if (nextHopMtu > 0) {
                 // Only now, with the quoted segment found in flight, does the path learn the MTU (RFC 5927 §7.3).
                 ipv4.icmp().learnPathMtu(originalDestination, nextHopMtu, nowNs);
-            }
-            final int mss = nextHopMtu - 40;
-            if (state == SYN_SENT && nextHopMtu > 0 && SeqNum.gt(tcb.sndMax(c), tcb.iss(c) + 1)) {
-                lifecycle.resendSynWithoutData(c, nowNs);
-                return;
-            }
-            if (nextHopMtu > 0 && mss >= 64 && mss < tcb.sndMss(c)) {
-                tcb.sndMss(c, mss);
-                counters.pmtuUpdates.incrementRelease();
-                if (state >= ESTABLISHED) {
-                    sender.onPathMtuDrop(c);
-                }
+                pathMtuDropped(c, nextHopMtu - 40, nowNs);
             }
             return;
         }
@@ -841,6 +879,71 @@ final class TcpInput {
         } else {
             error = TcpError.HOST_UNREACHABLE;
         }
+        unreachable(c, error, nowNs);
+    }
+
+    /**
+     * An ICMPv6 error about a segment we sent (RFC 4443 §2.4(d)), checked as over IPv4. A packet too big has already
+     * lowered the path MTU (RFC 8201): the MSS follows it. Unreachables map as Linux's icmpv6_err_convert: no route
+     * to the network unreachable, port unreachable to refused, the rest (and time exceeded, parameter problems) to
+     * host unreachable.
+     */
+    void onIcmpError6(int type, int code, long destinationHigh, long destinationLow, MemorySegment segment,
+                      long offset, int length, long nowNs) {
+        if (length < 8) {
+            return;
+        }
+        final int c = connections.get(ConnectionTable.key(isn.fold(destinationHigh, destinationLow),
+            BigEndian.u16(segment, offset + 2), BigEndian.u16(segment, offset)));
+        if (c < 0 || !tcb.ipv6(c) || tcb.remoteAddressHigh(c) != destinationHigh
+            || tcb.remoteAddressLow(c) != destinationLow || !aboutSegmentInFlight(c, BigEndian.i32(segment, offset + 4))) {
+            return;
+        }
+        counters.icmpErrors.incrementRelease();
+        if (type == Icmpv6Header.PACKET_TOO_BIG) {
+            pathMtuDropped(c, path.mssOf(c, nowNs), nowNs);
+            return;
+        }
+        final int error = type != Icmpv6Header.DESTINATION_UNREACHABLE ? TcpError.HOST_UNREACHABLE : switch (code) {
+            case Icmpv6Header.NO_ROUTE -> TcpError.NET_UNREACHABLE;
+            case Icmpv6Header.PORT_UNREACHABLE -> TcpError.REFUSED;
+            default -> TcpError.HOST_UNREACHABLE;
+        };
+        unreachable(c, error, nowNs);
+    }
+
+    /**
+     * RFC 5927 §4.1: the quoted sequence number lies in SND.UNA =< SEG.SEQ < SND.NXT, a number sent and not yet
+     * acknowledged. Linux takes SND.NXT itself too, where only our pure ACKs start: nothing in flight an error could be
+     * about.
+     */
+    private boolean aboutSegmentInFlight(int c, int seq) {
+        final int sndUna = tcb.sndUna(c);
+        return SeqNum.inWindow(seq, sndUna, tcb.sndMax(c) - sndUna) && tcb.state(c) != TIME_WAIT;
+    }
+
+    /** The path now carries segments of {@code mss} at most (RFC 1191, RFC 8201). */
+    private void pathMtuDropped(int c, int mss, long nowNs) {
+        final int state = tcb.state(c);
+        if (state == SYN_SENT && SeqNum.gt(tcb.sndMax(c), tcb.iss(c) + 1)) {
+            lifecycle.resendSynWithoutData(c, nowNs);
+            return;
+        }
+        if (mss >= 64 && mss < tcb.sndMss(c)) {
+            tcb.sndMss(c, mss);
+            counters.pmtuUpdates.incrementRelease();
+            if (state >= ESTABLISHED) {
+                sender.onPathMtuDrop(c);
+            }
+        }
+    }
+
+    /**
+     * While connecting, unreachable errors end the attempt (as Linux does); on a synchronized connection they are
+     * soft errors (RFC 5461), reported only if it later times out.
+     */
+    private void unreachable(int c, int error, long nowNs) {
+        final int state = tcb.state(c);
         if (state == SYN_SENT) {
             if (error == TcpError.REFUSED) {
                 counters.refused.incrementRelease();

@@ -9,6 +9,10 @@ import dev.tern.ipv4.IpProtocolHandler;
 import dev.tern.ipv4.Ipv4Layer;
 import dev.tern.ipv4.Ipv4Packet;
 import dev.tern.ipv4.wire.IpProtocol;
+import dev.tern.ipv6.Ipv6Layer;
+import dev.tern.ipv6.Ipv6Packet;
+import dev.tern.ipv6.Ipv6ProtocolHandler;
+import dev.tern.ipv6.wire.NextHeader;
 
 import java.lang.foreign.MemorySegment;
 import java.util.List;
@@ -19,6 +23,13 @@ import static dev.tern.tcp.TcpControlBlocks.F_RINGS;
 
 /**
  * TCP for one stack shard (RFC 9293): connections, listeners and the handle-based core API the socket layer wraps.
+ *
+ * <h2>Families</h2>
+ * With an {@link Ipv6Layer} TCP runs over IPv6 too (RFC 8200 §8): {@link #connect6} opens a connection to an IPv6
+ * peer, and every listener takes SYNs of both families, as a Linux socket bound to {@code [::]} without
+ * {@code IPV6_V6ONLY}. Inside, an IPv6 address is its keyed 32-bit fold ({@link IsnGenerator#fold}) wherever IPv4's
+ * address goes (the connection table, ISNs, cookies, Fast Open), and the row keeps both addresses whole, checked
+ * on every lookup; only {@link IpOutput} and {@link TcpPath} tell the families apart.
  *
  * <h2>Handles</h2>
  * A connection handle is {@code generation << 20 | slot} (a non-negative int): the slot is the connection's row in
@@ -32,7 +43,7 @@ import static dev.tern.tcp.TcpControlBlocks.F_RINGS;
  * may be used from another thread (that is their purpose); every method of this class runs on the stack thread.
  *
  * <h2>The poll loop</h2>
- * Segments arrive through {@link #onPacket} (IPv4 input), timers through the shard's {@link Timers}. Connections that
+ * Segments arrive through {@link #onPacket} (IPv4 or IPv6 input), timers through the shard's {@link Timers}. Connections that
  * need to send after input are queued, and so are events; {@link #poll} delivers the events (so an application's
  * reply can carry the ACK), then serves the output queue, one pass per connection, however many segments arrived.
  * The stack calls it once per turn after receiving and firing timers, and before flushing the link:
@@ -44,7 +55,7 @@ import static dev.tern.tcp.TcpControlBlocks.F_RINGS;
  * TcpArchitectureTest}). An in-order segment enters here twice: at {@link #onPacket} and at {@link #poll}.
  * Owned by the shard thread; not thread-safe. Nothing here allocates per segment.
  */
-public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
+public final class TcpLayer implements IpProtocolHandler, Ipv6ProtocolHandler, AutoCloseable {
     /** The congestion controls every layer knows by name (more may be registered, {@link #registerCongestionControl}). */
     public static final List<String> BUILT_IN_CONGESTION_CONTROLS = List.of(
         CubicCongestionControl.NAME, NewRenoCongestionControl.NAME, NoCongestionControl.NAME, DctcpCongestionControl.NAME,
@@ -74,6 +85,11 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     private boolean dispatching;
 
     public TcpLayer(Ipv4Layer ipv4, Timers wheel, TcpConfig config, CountersFile countersFile) {
+        this(ipv4, null, wheel, config, countersFile);
+    }
+
+    /** TCP over IPv4 and, when {@code ipv6} is not null, IPv6. */
+    public TcpLayer(Ipv4Layer ipv4, Ipv6Layer ipv6, Timers wheel, TcpConfig config, CountersFile countersFile) {
         final TcpCounters counters = new TcpCounters(countersFile);
         final int capacity = config.maxConnections();
         this.settings = new ConnectionSettings(config, capacity);
@@ -84,7 +100,8 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         final SynCookies cookies = new SynCookies(config.isnKey0(), config.isnKey1());
         this.rtt = new RttEstimator(config);
         this.plugPoints = new PlugPointRegistry(tcb, settings);
-        final TcpPath path = new TcpPath(ipv4, tcb, counters, settings);
+        final TcpPath path = new TcpPath(ipv4, ipv6, tcb, counters, settings);
+        final IpOutput ip = new IpOutput(ipv4, ipv6, tcb);
         this.memoryPressure = new TcpMemoryPressure(tcb, counters, config);
         final TcpTimers timers = new TcpTimers(tcb, wheel, wheel.register(this::timerFired));
         this.outputQueue = new OutputQueue(tcb);
@@ -93,23 +110,26 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         this.buffers = new ConnectionBuffers(tcb, counters, config, memoryPressure);
         this.handlers = new ReceiveHandlers(tcb, counters, buffers, ipv4.ethernet().holds(), this::holdReleased);
         final Ecn ecn = new Ecn(tcb, counters, settings, plugPoints);
-        final TcpOutput output = new TcpOutput(tcb, ipv4, counters, buffers, outputQueue, ecn);
+        final TcpOutput output = new TcpOutput(tcb, ip, path, counters, buffers, outputQueue, ecn);
         this.completions = new SendCompletions(tcb, buffers, events, counters);
-        this.sender = new TcpSender(tcb, output, ipv4, counters, rtt, settings, timers, buffers, outputQueue, events,
+        this.sender = new TcpSender(tcb, output, ip, counters, rtt, settings, timers, buffers, outputQueue, events,
             plugPoints, path, completions, ecn);
         this.timeWait = new TimeWaitList(tcb);
         this.fastOpen = new FastOpen(tcb, listeners, buffers, output, counters, settings, completions);
-        this.lifecycle = new ConnectionLifecycle(ipv4, tcb, settings, counters, connections, reassembly, isn, rtt,
+        this.lifecycle = new ConnectionLifecycle(ipv4, ipv6, tcb, settings, counters, connections, reassembly, isn, rtt,
             plugPoints, listeners, buffers, handlers, events, timers, output, sender, path, timeWait, fastOpen,
             completions);
         this.receiver = new TcpReceiver(tcb, output, reassembly, counters, settings, timers, buffers, handlers,
             outputQueue, events, memoryPressure, lifecycle, sender);
         output.receiver(receiver);
         this.input = new TcpInput(ipv4, tcb, output, sender, receiver, rtt, counters, settings, connections, listeners,
-            lifecycle, cookies, fastOpen, buffers, path, outputQueue, ecn);
+            lifecycle, cookies, isn, fastOpen, buffers, path, outputQueue, ecn);
         this.timeouts = new TcpTimeouts(tcb, timers, receiver, sender, lifecycle, output, rtt, path, counters, settings);
         this.socketOptions = new TcpSocketOptions(tcb, buffers, settings, listeners, sender, handlers, outputQueue);
         ipv4.register(IpProtocol.TCP, this);
+        if (ipv6 != null) {
+            ipv6.register(NextHeader.TCP, this);
+        }
     }
 
     /** The wheel's callback: what came due is {@link TcpTimeouts}' business. */
@@ -246,6 +266,20 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
         return c < 0 ? c : tcb.handle(c);
     }
 
+    /**
+     * {@link #connect} to an IPv6 peer ({@code remoteHigh}, {@code remoteLow}), from the source address RFC 6724 picks;
+     * {@code ADDRESS_NOT_AVAILABLE} when the stack has no IPv6 or no usable address yet (duplicate address detection).
+     */
+    public int connect6(long remoteHigh, long remoteLow, int remotePort, int localPort, TcpOptions options,
+                        TcpEvents events, long nowNs) {
+        if (remotePort < 1 || remotePort > 65535 || localPort < 0 || localPort > 65535 || events == null
+            || options == null || (remoteHigh == 0 && remoteLow == 0)) {
+            return -TcpError.INVALID;
+        }
+        final int c = lifecycle.connect6(remoteHigh, remoteLow, remotePort, localPort, options, events, nowNs);
+        return c < 0 ? c : tcb.handle(c);
+    }
+
     /** On a shard of a sharded stack, an active open's ephemeral port is one of {@code ports}. Cold path. */
     public void shardPorts(ShardPorts ports) {
         lifecycle.shardPorts(ports);
@@ -293,6 +327,17 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     @Override
     public void onPacket(Ipv4Packet packet, MemorySegment segment, long offset, int length, long nowNs) {
         input.onPacket(packet, segment, offset, length, nowNs);
+    }
+
+    @Override
+    public void onPacket(Ipv6Packet packet, MemorySegment segment, long offset, int length, long nowNs) {
+        input.onPacket(packet, segment, offset, length, nowNs);
+    }
+
+    @Override
+    public void onIcmpError(int type, int code, long destinationHigh, long destinationLow, MemorySegment segment,
+                            long offset, int length, long nowNs) {
+        input.onIcmpError6(type, code, destinationHigh, destinationLow, segment, offset, length, nowNs);
     }
 
     @Override
@@ -608,6 +653,35 @@ public final class TcpLayer implements IpProtocolHandler, AutoCloseable {
     public int remotePort(int connection) {
         final int c = tcb.ownedSlot(connection);
         return c < 0 ? 0 : tcb.remotePort(c);
+    }
+
+    /**
+     * Whether the connection runs over IPv6; then {@link #localAddress} and {@link #remoteAddress} are folds, and its
+     * addresses are {@link #localAddressHigh}/{@code Low} and {@link #remoteAddressHigh}/{@code Low}.
+     */
+    public boolean ipv6(int connection) {
+        final int c = tcb.ownedSlot(connection);
+        return c >= 0 && tcb.ipv6(c);
+    }
+
+    public long localAddressHigh(int connection) {
+        final int c = tcb.ownedSlot(connection);
+        return c < 0 ? 0 : tcb.localAddressHigh(c);
+    }
+
+    public long localAddressLow(int connection) {
+        final int c = tcb.ownedSlot(connection);
+        return c < 0 ? 0 : tcb.localAddressLow(c);
+    }
+
+    public long remoteAddressHigh(int connection) {
+        final int c = tcb.ownedSlot(connection);
+        return c < 0 ? 0 : tcb.remoteAddressHigh(c);
+    }
+
+    public long remoteAddressLow(int connection) {
+        final int c = tcb.ownedSlot(connection);
+        return c < 0 ? 0 : tcb.remoteAddressLow(c);
     }
 
     /** Segments retransmitted on this connection. */

@@ -3,7 +3,6 @@ package dev.tern.tcp;
 import dev.tern.core.checksum.InternetChecksum;
 import dev.tern.core.io.ByteRing;
 import dev.tern.ipv4.Ipv4Layer;
-import dev.tern.ipv4.wire.IpProtocol;
 import dev.tern.tcp.wire.TcpFlags;
 import dev.tern.tcp.wire.TcpHeader;
 import dev.tern.tcp.wire.TcpOption;
@@ -39,7 +38,8 @@ final class TcpOutput {
     static final int DEFAULT_MSS = 536;
 
     private final TcpControlBlocks tcb;
-    private final Ipv4Layer ipv4;
+    private final IpOutput ip;
+    private final TcpPath path;
     private final TcpCounters counters;
     private final Ecn ecn;
     private final TcpHeader tx = new TcpHeader();
@@ -58,11 +58,12 @@ final class TcpOutput {
     private final ConnectionBuffers buffers;
     private final OutputQueue outputQueue;
 
-    TcpOutput(TcpControlBlocks tcb, Ipv4Layer ipv4, TcpCounters counters, ConnectionBuffers buffers,
+    TcpOutput(TcpControlBlocks tcb, IpOutput ip, TcpPath path, TcpCounters counters, ConnectionBuffers buffers,
               OutputQueue outputQueue, Ecn ecn) {
         this.tcb = tcb;
         this.ecn = ecn;
-        this.ipv4 = ipv4;
+        this.ip = ip;
+        this.path = path;
         this.counters = counters;
         this.buffers = buffers;
         this.outputQueue = outputQueue;
@@ -163,16 +164,14 @@ final class TcpOutput {
         final int headerLength = TcpHeader.MIN_LENGTH + optionsLength(true, scale, sackOk, timestamps, 0)
             + fastOpenSpace();
         final int data = synAck ? 0 : synData;
-        final int remote = tcb.remoteAddress(c);
         // RFC 3168 §6.1.1: a SYN or SYN-ACK is never ECT.
-        final int result = ipv4.begin(0, remote, IpProtocol.TCP, headerLength + data, 0, tcb.tos(c) & ~Ecn.IP_MASK,
-            true, nowNs);
+        final int result = ip.open(c, headerLength + data, tcb.tos(c) & ~Ecn.IP_MASK, nowNs);
         if (result != Ipv4Layer.OK) {
             counters.txNoBuffer.incrementRelease();
         } else {
             final int window = receiver.synWindow(c);
-            final MemorySegment out = ipv4.segment();
-            final long at = ipv4.payloadOffset();
+            final MemorySegment out = ip.segment();
+            final long at = ip.payloadOffset();
             final int rcvNxt = tcb.rcvNxt(c);
             tx.wrap(out, at, headerLength + data).write(tcb.localPort(c), tcb.remotePort(c), tcb.iss(c),
                 synAck ? rcvNxt : 0, headerLength, (synAck ? TcpFlags.SYN | TcpFlags.ACK : TcpFlags.SYN)
@@ -193,7 +192,7 @@ final class TcpOutput {
                 }
                 counters.txBytes.getAndAddRelease(data);
             }
-            finish(remote, out, at, headerLength, data, payloadSum, 0);
+            finish(out, at, headerLength, data, payloadSum, 0);
             if (synAck) {
                 tcb.rcvAdv(c, rcvNxt + window);
                 tcb.lastAckSent(c, rcvNxt);
@@ -226,19 +225,22 @@ final class TcpOutput {
         return result;
     }
 
-    /** A SYN-ACK carrying a SYN cookie (RFC 4987): no state behind it, only the MSS option (see {@link SynCookies}). */
-    void sendCookieSynAck(int remote, int localPort, int remotePort, int iss, int ack, int mss, int window, long nowNs) {
+    /**
+     * A SYN-ACK carrying a SYN cookie (RFC 4987) in answer to {@code syn}: no state behind it, only the MSS option
+     * (see {@link SynCookies}).
+     */
+    void sendCookieSynAck(TcpSegment syn, int iss, int ack, int mss, int window, long nowNs) {
         final int headerLength = TcpHeader.MIN_LENGTH + optionsLength(true, -1, false, false, 0);
-        if (ipv4.begin(0, remote, IpProtocol.TCP, headerLength, 0, 0, true, nowNs) != Ipv4Layer.OK) {
+        if (ip.openAnswer(syn, headerLength, nowNs) != Ipv4Layer.OK) {
             counters.txNoBuffer.incrementRelease();
             return;
         }
-        final MemorySegment out = ipv4.segment();
-        final long at = ipv4.payloadOffset();
-        tx.wrap(out, at, headerLength).write(localPort, remotePort, iss, ack, headerLength,
+        final MemorySegment out = ip.segment();
+        final long at = ip.payloadOffset();
+        tx.wrap(out, at, headerLength).write(syn.destinationPort, syn.sourcePort, iss, ack, headerLength,
             TcpFlags.SYN | TcpFlags.ACK, Math.min(window, 65535));
         writeOptions(mss, -1, false, false, 0, 0, 0);
-        finish(remote, out, at, headerLength);
+        finish(out, at, headerLength);
         counters.cookiesSent.incrementRelease();
     }
 
@@ -309,9 +311,17 @@ final class TcpOutput {
         return i;
     }
 
-    /** A reset with no connection behind it (RFC 9293 §3.10.7.1): <SEQ=seq><ACK=ack><CTL=flags>. */
-    void sendReset(int remote, int localPort, int remotePort, int seq, int ack, int flags, long nowNs) {
-        sendReset(remote, localPort, remotePort, seq, ack, flags, false, 0, 0, nowNs);
+    /**
+     * A reset with no connection behind it (RFC 9293 §3.10.7.1) in answer to {@code seg}, from the address and port it
+     * was sent to: <SEQ=seq><ACK=ack><CTL=flags>.
+     */
+    void sendReset(TcpSegment seg, int seq, int ack, int flags, long nowNs) {
+        final int headerLength = TcpHeader.MIN_LENGTH;
+        if (ip.openAnswer(seg, headerLength, nowNs) != Ipv4Layer.OK) {
+            counters.txNoBuffer.incrementRelease();
+            return;
+        }
+        writeReset(seg.destinationPort, seg.sourcePort, seq, ack, flags, headerLength, false, 0, 0);
     }
 
     /**
@@ -320,22 +330,24 @@ final class TcpOutput {
      * connection's clock and TSecr its TS.Recent, as Linux's active reset.
      */
     void sendReset(int c, long nowNs) {
-        sendReset(tcb.remoteAddress(c), tcb.localPort(c), tcb.remotePort(c), acceptableSeq(c), tcb.rcvNxt(c),
-            TcpFlags.RST | TcpFlags.ACK, tcb.hasFlag(c, F_TIMESTAMPS), tsVal(c, nowNs), tcb.tsRecent(c), nowNs);
-    }
-
-    private void sendReset(int remote, int localPort, int remotePort, int seq, int ack, int flags, boolean timestamps,
-                           int tsVal, int tsEcr, long nowNs) {
+        final boolean timestamps = tcb.hasFlag(c, F_TIMESTAMPS);
         final int headerLength = TcpHeader.MIN_LENGTH + optionsLength(false, -1, false, timestamps, 0);
-        if (ipv4.begin(0, remote, IpProtocol.TCP, headerLength, 0, 0, true, nowNs) != Ipv4Layer.OK) {
+        if (ip.open(c, headerLength, 0, nowNs) != Ipv4Layer.OK) {
             counters.txNoBuffer.incrementRelease();
             return;
         }
-        final MemorySegment out = ipv4.segment();
-        final long at = ipv4.payloadOffset();
+        writeReset(tcb.localPort(c), tcb.remotePort(c), acceptableSeq(c), tcb.rcvNxt(c), TcpFlags.RST | TcpFlags.ACK,
+            headerLength, timestamps, tsVal(c, nowNs), tcb.tsRecent(c));
+    }
+
+    /** The reset's header and options into the open packet, and the commit. */
+    private void writeReset(int localPort, int remotePort, int seq, int ack, int flags, int headerLength,
+                            boolean timestamps, int tsVal, int tsEcr) {
+        final MemorySegment out = ip.segment();
+        final long at = ip.payloadOffset();
         tx.wrap(out, at, headerLength).write(localPort, remotePort, seq, ack, headerLength, flags, 0);
         writeOptions(-1, -1, false, timestamps, tsVal, tsEcr, 0);
-        finish(remote, out, at, headerLength);
+        finish(out, at, headerLength);
         counters.txResets.incrementRelease();
     }
 
@@ -368,16 +380,14 @@ final class TcpOutput {
         final int sackBlocks = sackCount;
         final int headerLength = TcpHeader.MIN_LENGTH + optionsLength(false, -1, false, timestamps, sackBlocks);
         final int total = headerLength + length;
-        final int remote = tcb.remoteAddress(c);
         final int tos = ecn.tos(c, seq, length, flags);
-        final int result = segmentSize > 0
-            ? ipv4.beginSegmented(remote, IpProtocol.TCP, total, 0, tos, segmentSize, nowNs)
-            : ipv4.begin(0, remote, IpProtocol.TCP, total, 0, tos, true, nowNs);
+        final int result = segmentSize > 0 ? ip.openSegmented(c, total, tos, segmentSize, nowNs)
+            : ip.open(c, total, tos, nowNs);
         if (result != Ipv4Layer.OK) {
             return sendFailed(c, result, segmentSize, nowNs);
         }
-        final MemorySegment out = ipv4.segment();
-        final long at = ipv4.payloadOffset();
+        final MemorySegment out = ip.segment();
+        final long at = ip.payloadOffset();
         final int rcvNxt = tcb.rcvNxt(c);
         final int window = receiver.receiveWindow(c);
         tx.wrap(out, at, total).write(tcb.localPort(c), tcb.remotePort(c), seq, rcvNxt, headerLength,
@@ -397,7 +407,7 @@ final class TcpOutput {
                 payloadSum = ring.peekAndAdd(0, position, out, at + headerLength, length);
             }
         }
-        finish(remote, out, at, headerLength, length, payloadSum, segmentSize);
+        finish(out, at, headerLength, length, payloadSum, segmentSize);
         counters.txBytes.getAndAddRelease(length);
         // Every segment carries the ACK.
         receiver.onAckSent(c, rcvNxt, window, sackBlocks > 0 && dsackFirst[0]);
@@ -416,7 +426,7 @@ final class TcpOutput {
                 return RETRY;
             }
             // The path MTU dropped below our segment size since we last looked (RFC 1191): use the smaller size.
-            final int mss = ipv4.pathMtus().mtu(tcb.remoteAddress(c), ipv4.mtu(), nowNs) - 40;
+            final int mss = path.mssOf(c, nowNs);
             if (mss < tcb.sndMss(c) && mss >= 64) {
                 tcb.sndMss(c, mss);
                 counters.pmtuUpdates.incrementRelease();
@@ -431,9 +441,9 @@ final class TcpOutput {
         return FAILED;
     }
 
-    /** {@link #finish(int, MemorySegment, long, int, int, long, int)} for a segment without data (SYN, RST). */
-    private void finish(int remote, MemorySegment out, long at, int headerLength) {
-        finish(remote, out, at, headerLength, 0, 0, 0);
+    /** {@link #finish(MemorySegment, long, int, int, long, int)} for a segment without data (SYN, RST). */
+    private void finish(MemorySegment out, long at, int headerLength) {
+        finish(out, at, headerLength, 0, 0, 0);
     }
 
     /**
@@ -441,24 +451,23 @@ final class TcpOutput {
      * Where the checksum is ours, {@code payloadSum} is the unfolded sum of the {@code payloadLength} data bytes,
      * taken as they were copied in; only the header is summed here.
      */
-    private void finish(int remote, MemorySegment out, long at, int headerLength, int payloadLength, long payloadSum,
+    private void finish(MemorySegment out, long at, int headerLength, int payloadLength, long payloadSum,
                         int segmentSize) {
-        final long pseudo = InternetChecksum.pseudoHeader(ipv4.address().address(), remote, IpProtocol.TCP,
-            headerLength + payloadLength);
+        final long pseudo = ip.pseudoHeaderSum(headerLength + payloadLength);
         if (checksumOffloaded(segmentSize)) {
             // As Linux (CHECKSUM_PARTIAL, and GSO: the link adjusts the length for each segment it cuts).
             tx.checksum(InternetChecksum.fold(pseudo));
-            ipv4.requestL4Checksum(TcpHeader.CHECKSUM_OFFSET);
+            ip.requestChecksum(TcpHeader.CHECKSUM_OFFSET);
         } else {
             tx.checksum(InternetChecksum.finish(InternetChecksum.add(pseudo + payloadSum, out, at, headerLength)));
         }
-        ipv4.commit();
+        ip.commit();
         counters.txSegments.incrementRelease();
     }
 
     /** True when the link completes the checksum of the open frame: always with TSO, else if it offers to. */
     private boolean checksumOffloaded(int segmentSize) {
-        return segmentSize > 0 || ipv4.l4ChecksumOffload();
+        return segmentSize > 0 || ip.checksumOffload();
     }
 
     /** Our TSval (RFC 7323 §5.4): a millisecond clock plus the connection's random offset. */

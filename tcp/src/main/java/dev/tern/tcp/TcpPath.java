@@ -1,11 +1,13 @@
 package dev.tern.tcp;
 
 import dev.tern.ipv4.Ipv4Layer;
+import dev.tern.ipv6.Ipv6Layer;
 
 /**
  * What TCP learns of and tells IP about the path to each peer: the MSS the path carries (RFC 9293 §3.7.1 with the
  * path MTU of RFC 1191), forward progress as reachability of the next hop (RFC 4861 §7.3.1, at most once a second per
- * connection), and negative advice when a segment was retransmitted R1 times (RFC 1122 §4.2.3.5).
+ * connection), and negative advice when a segment was retransmitted R1 times (RFC 1122 §4.2.3.5). Over IPv6 the
+ * headers take 60 bytes, not 40 (RFC 8200 §8.3), and the path MTU is IPv6's (RFC 8201).
  *
  * <p>Owned by the shard thread; not thread-safe.
  */
@@ -13,6 +15,8 @@ final class TcpPath {
     private static final long NEIGHBOUR_CONFIRM_NS = 1_000_000_000L;
 
     private final Ipv4Layer ipv4;
+    /** Null when the stack has no IPv6. */
+    private final Ipv6Layer ipv6;
     private final TcpControlBlocks tcb;
     private final TcpCounters counters;
     private final ConnectionSettings settings;
@@ -24,12 +28,14 @@ final class TcpPath {
      * Whether a datagram to {@code address} has a route: on-link or through a gateway. A SYN from a source without one
      * could never be answered, so the listener keeps nothing for it (Linux looks the route up in tcp_conn_request).
      */
-    boolean routable(int address) {
-        return ipv4.routes().lookup(address) != dev.tern.ipv4.RoutingTable.NO_ROUTE;
+    boolean routable(TcpSegment seg, long nowNs) {
+        return seg.ipv6 ? ipv6.routable(seg.sourceHigh, seg.sourceLow, nowNs)
+            : ipv4.routes().lookup(seg.sourceAddress) != dev.tern.ipv4.RoutingTable.NO_ROUTE;
     }
 
-    TcpPath(Ipv4Layer ipv4, TcpControlBlocks tcb, TcpCounters counters, ConnectionSettings settings) {
+    TcpPath(Ipv4Layer ipv4, Ipv6Layer ipv6, TcpControlBlocks tcb, TcpCounters counters, ConnectionSettings settings) {
         this.ipv4 = ipv4;
+        this.ipv6 = ipv6;
         this.tcb = tcb;
         this.counters = counters;
         this.settings = settings;
@@ -51,6 +57,22 @@ final class TcpPath {
         return Math.max(64, mtu - 40);
     }
 
+    /** {@link #mss(int, long)} towards an IPv6 peer: its path MTU less 60 bytes of headers. */
+    int mss6(long high, long low, long nowNs) {
+        return Math.max(64, ipv6.pathMtu(high, low, nowNs) - 60);
+    }
+
+    /** The MSS towards the sender of {@code seg}. */
+    int mss(TcpSegment seg, long nowNs) {
+        return seg.ipv6 ? mss6(seg.sourceHigh, seg.sourceLow, nowNs) : mss(seg.sourceAddress, nowNs);
+    }
+
+    /** The MSS towards connection {@code c}'s peer. */
+    int mssOf(int c, long nowNs) {
+        return tcb.ipv6(c) ? mss6(tcb.remoteAddressHigh(c), tcb.remoteAddressLow(c), nowNs)
+            : mss(tcb.remoteAddress(c), nowNs);
+    }
+
     /**
      * An ACK showed forward progress: the next hop toward the peer (its gateway, or the peer on-link) is reachable
      * (RFC 4861 §7.3.1), at most once a second.
@@ -58,7 +80,11 @@ final class TcpPath {
     void confirmNeighbour(int c, long nowNs) {
         if (nowNs - lastConfirmNs[c] >= NEIGHBOUR_CONFIRM_NS) {
             lastConfirmNs[c] = nowNs;
-            ipv4.confirmNextHop(tcb.remoteAddress(c), nowNs);
+            if (tcb.ipv6(c)) {
+                ipv6.neighbours().confirm(tcb.remoteAddressHigh(c), tcb.remoteAddressLow(c), nowNs);
+            } else {
+                ipv4.confirmNextHop(tcb.remoteAddress(c), nowNs);
+            }
         }
     }
 
@@ -75,7 +101,9 @@ final class TcpPath {
             return;
         }
         counters.r1Advice.incrementRelease();
-        ipv4.negativeAdvice(tcb.remoteAddress(c), nowNs);
+        if (!tcb.ipv6(c)) {
+            ipv4.negativeAdvice(tcb.remoteAddress(c), nowNs); // IPv6's neighbour cache probes by its own timers
+        }
         if (tcb.softError(c) == TcpError.NONE) {
             tcb.softError(c, TcpError.TIMED_OUT);
         }

@@ -14,8 +14,15 @@ import java.lang.foreign.MemorySegment;
  * <p>Owned by the shard thread; not thread-safe.
  */
 public final class TcpSegment {
+    /** IPv4 addresses, or over IPv6 the keyed folds of the whole addresses below (IsnGenerator.fold). */
     int sourceAddress;
     int destinationAddress;
+    /** Whether the segment came over IPv6; then its addresses whole. */
+    boolean ipv6;
+    long sourceHigh;
+    long sourceLow;
+    long destinationHigh;
+    long destinationLow;
     int sourcePort;
     int destinationPort;
     int seq;
@@ -31,6 +38,7 @@ public final class TcpSegment {
 
     /** Fills the fields from a checked header; returns false when its options were malformed (the rest is usable). */
     boolean read(TcpHeader header, int source, int destination, MemorySegment segment, long offset, int length) {
+        ipv6 = false;
         sourceAddress = source;
         destinationAddress = destination;
         sourcePort = header.sourcePort();
@@ -48,6 +56,18 @@ public final class TcpSegment {
             return true;
         }
         return options.parse(header);
+    }
+
+    /** As {@link #read}, for a segment that came over IPv6 between the given addresses (folded into the ints). */
+    boolean read6(TcpHeader header, long sh, long sl, long dh, long dl, int sourceFold, int destinationFold,
+                  MemorySegment segment, long offset, int length) {
+        final boolean optionsRead = read(header, sourceFold, destinationFold, segment, offset, length);
+        ipv6 = true;
+        sourceHigh = sh;
+        sourceLow = sl;
+        destinationHigh = dh;
+        destinationLow = dl;
+        return optionsRead;
     }
 
     boolean has(int flag) {

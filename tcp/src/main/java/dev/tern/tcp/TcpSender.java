@@ -1,7 +1,6 @@
 package dev.tern.tcp;
 
 import dev.tern.core.io.ByteRing;
-import dev.tern.ipv4.Ipv4Layer;
 import dev.tern.tcp.wire.TcpFlags;
 
 import static dev.tern.tcp.SenderState.LOSS;
@@ -89,7 +88,7 @@ final class TcpSender {
 
     private final TcpControlBlocks tcb;
     private final TcpOutput output;
-    private final Ipv4Layer ipv4;
+    private final IpOutput ip;
     private final TcpCounters counters;
     private final RttEstimator rtt;
     private final ConnectionSettings settings;
@@ -109,13 +108,13 @@ final class TcpSender {
     /** Each connection's trace, or null (off). */
     private final TcpTrace[] traces;
 
-    TcpSender(TcpControlBlocks tcb, TcpOutput output, Ipv4Layer ipv4, TcpCounters counters, RttEstimator rtt,
+    TcpSender(TcpControlBlocks tcb, TcpOutput output, IpOutput ip, TcpCounters counters, RttEstimator rtt,
               ConnectionSettings settings, TcpTimers timers, ConnectionBuffers buffers, OutputQueue outputQueue,
               EventQueue events, PlugPointRegistry plugPoints, TcpPath path, SendCompletions completions, Ecn ecn) {
         this.tcb = tcb;
         this.ecn = ecn;
         this.output = output;
-        this.ipv4 = ipv4;
+        this.ip = ip;
         this.counters = counters;
         this.rtt = rtt;
         this.settings = settings;
@@ -718,7 +717,7 @@ final class TcpSender {
         int probeSegments = 0;
         int burst = 0;
         // With TSO the link cuts large frames; a refusal (loopback, next hop not resolved) falls back for this call.
-        boolean tso = ipv4.segmentationOffload();
+        boolean tso = ip.segmentationOffload(c);
         boolean rwndLimited = false;
         tcb.clearFlag(c, F_CWND_LIMITED);
         if (settings.of(c).slowStartAfterIdle() && tcb.sndUna(c) == tcb.sndMax(c) && queuedData(c, ring) > 0

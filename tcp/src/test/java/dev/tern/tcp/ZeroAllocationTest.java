@@ -1,14 +1,22 @@
 package dev.tern.tcp;
 
 import dev.tern.core.io.ByteRing;
+import dev.tern.core.net.Ipv6Address;
+import dev.tern.core.net.Ipv6InterfaceAddress;
 import dev.tern.core.testing.Allocations;
 import dev.tern.core.time.VirtualClock;
 import dev.tern.ethernet.memory.MemoryWire;
+import dev.tern.ipv4.Ipv4Config;
+import dev.tern.ipv6.Ipv6Config;
 import dev.tern.tcp.testing.TestStack;
+
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -43,14 +51,26 @@ class ZeroAllocationTest {
         }
 
         Pair(MemoryWire.Builder wireBuilder, TcpConfig serverConfig, TcpConfig clientConfig) {
+            this(wireBuilder, serverConfig, clientConfig, false);
+        }
+
+        /** With {@code ipv6}, the connection runs over IPv6 (2001:db8::1 and ::2, no DAD). */
+        Pair(MemoryWire.Builder wireBuilder, TcpConfig serverConfig, TcpConfig clientConfig, boolean ipv6) {
             wire = wireBuilder.clock(clock).frames(8192).build();
             server = new TestStack("server", wire.attach("server", 0x0200_0000_0001L), "198.18.0.1/24",
-                serverConfig, clock.nanoTime());
+                serverConfig, Ipv4Config.DEFAULT, ipv6 ? ipv6Config("2001:db8::1/64") : Ipv6Config.DISABLED,
+                clock.nanoTime(), 64);
             client = new TestStack("client", wire.attach("client", 0x0200_0000_0002L), "198.18.0.2/24",
-                clientConfig, clock.nanoTime());
+                clientConfig, Ipv4Config.DEFAULT, ipv6 ? ipv6Config("2001:db8::2/64") : Ipv6Config.DISABLED,
+                clock.nanoTime(), 64);
             final int listener = server.tcp.listen(80, 4, TcpOptions.DEFAULT.withNoDelay(true), TcpEvents.NONE);
-            clientConnection = client.tcp.connect(server.address(), 80, 0, TcpOptions.DEFAULT.withNoDelay(true),
-                TcpEvents.NONE, clock.nanoTime());
+            final Ipv6Address serverAddress = Ipv6Address.parse("2001:db8::1");
+            clientConnection = ipv6
+                ? client.tcp.connect6(serverAddress.high(), serverAddress.low(), 80, 0,
+                    TcpOptions.DEFAULT.withNoDelay(true), TcpEvents.NONE, clock.nanoTime())
+                : client.tcp.connect(server.address(), 80, 0, TcpOptions.DEFAULT.withNoDelay(true),
+                    TcpEvents.NONE, clock.nanoTime());
+            assertTrue(clientConnection >= 0, "connect: " + clientConnection);
             for (int i = 0; i < 10_000 && serverConnection < 0; i++) {
                 poll();
                 clock.advance(1_000_000);
@@ -169,9 +189,16 @@ class ZeroAllocationTest {
         }
     }
 
-    @Test
-    void bulkTransferAllocatesNothingPerSegment() {
-        try (Pair pair = new Pair()) {
+    private static Ipv6Config ipv6Config(String address) {
+        return Ipv6Config.withAddresses(List.of(Ipv6InterfaceAddress.parse(address))).withDadTransmits(0);
+    }
+
+    /** Over IPv6 as well: the fold, the row's address check, IPv6 output and its checksum allocate nothing. */
+    @ParameterizedTest(name = "ipv6 {0}")
+    @ValueSource(booleans = {false, true})
+    void bulkTransferAllocatesNothingPerSegment(boolean ipv6) {
+        try (Pair pair = new Pair(MemoryWire.builder(), TcpConfig.defaults(), TcpConfig.defaults(), ipv6)) {
+            assertEquals(ipv6, pair.client.tcp.ipv6(pair.clientConnection));
             final long segmentsBefore = pair.segments();
             final long receivedBefore = pair.server.tcp.bytesReceived(pair.serverConnection);
             // About 48 segments per round (64 KiB written, 1460-byte segments): 25,000 rounds are over 1M segments.

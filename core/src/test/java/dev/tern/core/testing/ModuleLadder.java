@@ -14,7 +14,7 @@ import java.util.Set;
  *
  * <pre>
  *   core &lt;- ethernet &lt;- arp &lt;- ipv4 &lt;- {igmp, udp, tcp} &lt;- stack &lt;- {nio, script} &lt;- {cli, conformance}
- *                ^-- ipv6 &lt;------------------------------------ stack
+ *                ^-- ipv6 &lt;----------------- {udp, tcp} &lt;---------- stack
  *                                                               stack &lt;- lab &lt;- cli
  *                ^-- {rawqp, afpacket, afxdp} (Links) &lt;---------------------------- nio
  *   ^-- testkit (the namespace harness) &lt;-- conformance; afpacket's tests (test scope only)
@@ -36,7 +36,7 @@ public final class ModuleLadder {
         EDGES.put("ipv4", List.of("arp"));
         EDGES.put("igmp", List.of("ipv4"));
         EDGES.put("udp", List.of("ipv4", "ipv6"));
-        EDGES.put("tcp", List.of("ipv4"));
+        EDGES.put("tcp", List.of("ipv4", "ipv6"));
         EDGES.put("rawqp", List.of("ethernet"));
         EDGES.put("afpacket", List.of("ethernet"));
         EDGES.put("afxdp", List.of("ethernet"));

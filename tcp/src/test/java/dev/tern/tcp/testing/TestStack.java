@@ -10,6 +10,8 @@ import dev.tern.ethernet.EthernetLayer;
 import dev.tern.ethernet.link.Link;
 import dev.tern.ipv4.Ipv4Config;
 import dev.tern.ipv4.Ipv4Layer;
+import dev.tern.ipv6.Ipv6Config;
+import dev.tern.ipv6.Ipv6Layer;
 import dev.tern.tcp.TcpConfig;
 import dev.tern.tcp.TcpLayer;
 
@@ -27,6 +29,8 @@ public final class TestStack implements Pollable, AutoCloseable {
     public final ArpLayer arp;
     public final Ipv4Layer ipv4;
     public final TcpLayer tcp;
+    /** Null unless made with an {@link Ipv6Config}. */
+    public final Ipv6Layer ipv6;
     private final int receiveBatch;
 
     public TestStack(String name, Link link, String cidr, TcpConfig config, long nowNs) {
@@ -39,6 +43,12 @@ public final class TestStack implements Pollable, AutoCloseable {
 
     public TestStack(String name, Link link, String cidr, TcpConfig config, Ipv4Config ipv4Config, long nowNs,
                      int receiveBatch) {
+        this(name, link, cidr, config, ipv4Config, Ipv6Config.DISABLED, nowNs, receiveBatch);
+    }
+
+    /** A stack with IPv6 too when {@code ipv6Config} is enabled. */
+    public TestStack(String name, Link link, String cidr, TcpConfig config, Ipv4Config ipv4Config,
+                     Ipv6Config ipv6Config, long nowNs, int receiveBatch) {
         this.name = name;
         this.link = link;
         this.receiveBatch = receiveBatch;
@@ -47,8 +57,12 @@ public final class TestStack implements Pollable, AutoCloseable {
         this.ethernet = new EthernetLayer(link, link.macAddress(), counters);
         this.arp = new ArpLayer(ethernet, timers, InterfaceAddress.parse(cidr), ArpConfig.DEFAULT, counters);
         this.ipv4 = new Ipv4Layer(ethernet, arp, timers, ipv4Config, counters);
-        this.tcp = new TcpLayer(ipv4, timers, config, counters);
+        this.ipv6 = ipv6Config.enabled() ? new Ipv6Layer(ethernet, timers, ipv6Config, counters) : null;
+        this.tcp = new TcpLayer(ipv4, ipv6, timers, config, counters);
         arp.start(nowNs);
+        if (ipv6 != null) {
+            ipv6.start(nowNs);
+        }
     }
 
     public int address() {
@@ -81,6 +95,9 @@ public final class TestStack implements Pollable, AutoCloseable {
     public void close() {
         link.close();
         tcp.close();
+        if (ipv6 != null) {
+            ipv6.close();
+        }
         ipv4.close();
         arp.close();
         counters.close();
