@@ -55,7 +55,8 @@ final class NcCommand {
         + "[--tcp-trace FILE] [link flags] [HOST] PORT", "netcat over Tern: stdin to the peer, the peer to stdout",
         "Netcat over a Tern stack, with OpenBSD netcat's habits: a client connects to HOST PORT, sends stdin, "
             + "half-closes when stdin ends and exits when the peer closes; a listener (-l PORT) accepts one "
-            + "connection. With -u each read of stdin is one UDP datagram.",
+            + "connection, of either family when the stack has IPv6 (--ip6). HOST may be an IPv6 address (TCP, "
+            + "with --ip6). With -u each read of stdin is one UDP datagram.",
         java.util.List.of(
             CommandHelp.option("-u", "UDP instead of TCP", "TCP"),
             CommandHelp.option("-l", "listen on PORT (TCP: for one connection; UDP: until interrupted)",
@@ -104,7 +105,9 @@ final class NcCommand {
         final boolean listen = args.has("-l");
         final java.util.List<String> operands = listen ? args.operands(1, 1, USAGE) : args.operands(2, 2, USAGE);
         final int port = parsePort(operands.getLast());
-        final int host = listen ? 0 : parseAddress(operands.getFirst(), "HOST");
+        final dev.tern.core.net.Ipv6Address host6 = listen || !operands.getFirst().contains(":") ? null
+            : parseIpv6(operands.getFirst());
+        final int host = listen || host6 != null ? 0 : parseAddress(operands.getFirst(), "HOST");
         final int group = args.has("--join") ? parseAddress(args.value("--join", null), "--join") : 0;
         if (group != 0 && !Ipv4Address.isMulticast(group)) {
             throw new UsageException("nc: --join wants a multicast group (224.0.0.0/4), got " + Ipv4Address.format(group));
@@ -114,6 +117,13 @@ final class NcCommand {
         }
         final double waitSeconds = args.doubleValue("-w", 1.0, 0, 3600);
         final NetworkOptions network = NetworkOptions.from(args).ecn(NetworkOptions.ecn("nc", args));
+        if (host6 != null && network.ipv6Addresses.isEmpty() && !network.slaac) {
+            throw new UsageException("nc: " + host6 + " is an IPv6 address: give this stack IPv6 with --ip6 ADDR/N "
+                + "(or --ip6 auto)");
+        }
+        if (host6 != null && args.has("-u")) {
+            throw new UsageException("nc: UDP to an IPv6 HOST is not in nc yet; TCP (without -u) is");
+        }
         lingerNs = StopOnSignal.lingerNs(args);
         if (!args.has("-u")) {
             if (group != 0) {
@@ -121,7 +131,7 @@ final class NcCommand {
             }
             final StopOnSignal stop = new StopOnSignal(lingerNs, () -> interrupted = true);
             try {
-                return runTcp(network, tcp, listen, host, port, args.has("-w") ? waitSeconds : 0);
+                return runTcp(network, tcp, listen, host, host6, port, args.has("-w") ? waitSeconds : 0);
             } finally {
                 stop.stopped();
             }
@@ -269,12 +279,17 @@ final class NcCommand {
      * {@code waitSeconds} &gt; 0 bounds a client's connect and the time the connection may pass without a byte moving
      * either way (-w).
      */
-    private int runTcp(NetworkOptions network, TcpCommandOptions tcp, boolean listen, int host, int port,
-                       double waitSeconds) throws IOException {
+    private int runTcp(NetworkOptions network, TcpCommandOptions tcp, boolean listen, int host,
+                       dev.tern.core.net.Ipv6Address host6, int port, double waitSeconds) throws IOException {
+        final String hostText = host6 != null ? host6.toString() : Ipv4Address.format(host);
         try (Network net = network.open("nc"); ConnectionTraces traces = tcp.traces(false)) {
             final TcpOptions options = tcp.apply(TCP_BUFFERS);
             final TcpListener listener = listen ? net.stack.listen(port, 1, options) : null;
-            TcpConnection connection = listen ? null : net.stack.connect(host, port, 0, options);
+            if (host6 != null) {
+                awaitIpv6Addresses(net);
+            }
+            TcpConnection connection = listen ? null : host6 != null ? net.stack.connect(host6, port, 0, options)
+                : net.stack.connect(host, port, 0, options);
             if (connection != null) {
                 traces.attach(connection);
             }
@@ -301,14 +316,14 @@ final class NcCommand {
                         traces.attach(connection);
                     }
                     if (connection.isEnded() && connection.error() != SocketError.NONE) {
-                        err.println("tern: nc: " + (listen ? "connection" : "connect to " + Ipv4Address.format(host)
+                        err.println("tern: nc: " + (listen ? "connection" : "connect to " + hostText
                             + " port " + port) + ": " + SocketError.describe(connection.error()));
                         status = 1;
                         break;
                     }
                     if (!connection.isConnected() && !connection.isEnded()) {
                         if (!listen && waitNs > 0 && System.nanoTime() - connectDeadlineNs > 0) {
-                            err.println("tern: nc: connect to " + Ipv4Address.format(host) + " port " + port
+                            err.println("tern: nc: connect to " + hostText + " port " + port
                                 + ": timed out after " + seconds(waitSeconds) + " s (-w)");
                             status = 1;
                             break;
@@ -517,6 +532,26 @@ final class NcCommand {
             // reported below
         }
         throw new UsageException("nc: PORT must be 1..65535, got '" + text + "'");
+    }
+
+    private static dev.tern.core.net.Ipv6Address parseIpv6(String text) {
+        try {
+            return dev.tern.core.net.Ipv6Address.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("nc: HOST: " + e.getMessage());
+        }
+    }
+
+    /**
+     * Duplicate address detection holds a new address back for about a second (RFC 4862 §5.4): a connect before it
+     * ends would have no source. Polls the stack until every address is settled, 5 s at most.
+     */
+    private void awaitIpv6Addresses(Network net) {
+        final long deadline = System.nanoTime() + 5_000_000_000L;
+        final IdleStrategy idle = idleStrategy();
+        while (!interrupted && !net.stack.ipv6().addresses().settled() && System.nanoTime() - deadline < 0) {
+            idle.idle(net.poll());
+        }
     }
 
     private static int parseAddress(String text, String what) {

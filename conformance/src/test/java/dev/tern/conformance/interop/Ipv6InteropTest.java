@@ -39,7 +39,11 @@ class Ipv6InteropTest extends VethRigTest {
 
     /** The veth pair with IPv6 on the kernel's end only, 2001:db8::1/64 (no DAD: the test owns the link). */
     private void createRig() {
-        rig = VethRig.create(VethSetup.DEFAULT);
+        createRig(VethSetup.DEFAULT);
+    }
+
+    private void createRig(VethSetup setup) {
+        rig = VethRig.create(setup);
         final NetnsHarness net = rig.net();
         net.peerExec(TIMEOUT, "sysctl", "-qw", "net.ipv6.conf." + NetnsHarness.PEER_INTERFACE + ".disable_ipv6=0")
             .orThrow();
@@ -281,5 +285,99 @@ class Ipv6InteropTest extends VethRigTest {
         assertEquals(1, last.get("Icmp6InDestUnreachs") - after.get("Icmp6InDestUnreachs"), "one port unreachable");
         assertEquals(0, last.get("Icmp6InErrors") - after.get("Icmp6InErrors"), "and a well-formed one");
         assertEquals(0, rig.counter("udp.drop.bad_checksum") + rig.counter("udp.drop.zero_checksum_ipv6"));
+    }
+
+    // ------------------------------------------------------------------------------------------------------ TCP
+
+    private static final long BULK = 256L << 20;
+    private static final dev.tern.tcp.TcpOptions LARGE_BUFFERS =
+        dev.tern.tcp.TcpOptions.DEFAULT.withBuffers(4 << 20, 4 << 20);
+
+    /** MTU 1500 and 9000, offloads off and on. */
+    static java.util.stream.Stream<VethSetup> tcpSetups() {
+        return VethSetup.all();
+    }
+
+    /** Tern's stack on a runner, its addresses past DAD. */
+    private dev.tern.stack.NetStack startTernRunner(VethSetup setup) {
+        createRig(setup);
+        final dev.tern.stack.NetStack stack = rig.startTernRunner(b -> b.ipv6(
+            Ipv6Config.withAddresses(List.of(Ipv6InterfaceAddress.parse(TERN + "/64")))));
+        final long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (rig.counter("nd.dad.completed") < 2 && System.nanoTime() - deadline < 0) {
+            LockSupport.parkNanos(1_000_000);
+        }
+        assertEquals(2, rig.counter("nd.dad.completed"), "both of Tern's addresses passed DAD");
+        return stack;
+    }
+
+    /** 256 MiB from Tern to the kernel's sink over IPv6, sha-256 on both ends; MSS from the link less 60. */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.MethodSource("tcpSetups")
+    void ternSends256MiBToTheKernelOverIpv6Intact(VethSetup setup) throws Exception {
+        final dev.tern.stack.NetStack stack = startTernRunner(setup);
+        final BackgroundCommand sink = rig.kernel().startPeerPy("tcp-sink", "5001", "60", "0", "::");
+        final long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        final dev.tern.stack.TcpConnection connection = stack.connect(Ipv6Address.parse(PEER), 5001, 0,
+            LARGE_BUFFERS);
+        connection.awaitConnected(5 * SECOND_NS);
+        assertTrue(connection.ipv6());
+        assertEquals(setup.mtu() - 60, connection.info().sndMss(), "the kernel's MSS: its MTU less 60");
+        final TcpStreams.Result sent = TcpStreams.send(connection, BULK, deadline);
+        connection.shutdownOutput();
+        final TcpStreams.Result back = TcpStreams.receive(connection, 0, deadline);
+        connection.close();
+        final long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (sink.isAlive() && System.nanoTime() - end < 0) {
+            LockSupport.parkNanos(5_000_000);
+        }
+        System.out.printf("IPv6 %s: Tern -> kernel %d bytes in %.2f s, %.2f Gbit/s, %d retransmits%n", setup,
+            sent.bytes(), sent.nanos() / 1e9, sent.gbitPerSecond(), rig.counter("tcp.tx.retransmits"));
+        assertEquals(0, back.bytes());
+        assertEquals("received " + BULK + " " + sent.sha256(), KernelPeer.line(sink.stdout(), "received"),
+            "the kernel received every byte, in order: " + sink.stdout() + sink.stderr());
+        assertEquals(0, rig.counter("stack.internal_errors"));
+    }
+
+    /** 256 MiB from the kernel to a Tern listener over IPv6, with offloads on in GRO frames. */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.MethodSource("tcpSetups")
+    void kernelSends256MiBToTernOverIpv6Intact(VethSetup setup) throws Exception {
+        final dev.tern.stack.NetStack stack = startTernRunner(setup);
+        final dev.tern.stack.TcpListener listener = stack.listen(5001, 4, LARGE_BUFFERS);
+        final long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        final BackgroundCommand source = rig.kernel().launchPeerPy("tcp-source", TERN, "5001", Long.toString(BULK),
+            "60");
+        final dev.tern.stack.TcpConnection connection = listener.accept(10 * SECOND_NS);
+        assertTrue(connection != null, "the kernel connected: " + source.stdout() + source.stderr());
+        assertEquals(Ipv6Address.parse(PEER), connection.remoteAddress6());
+        final TcpStreams.Result received = TcpStreams.receive(connection, BULK, deadline);
+        connection.shutdownOutput();
+        final long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (source.isAlive() && System.nanoTime() - end < 0) {
+            LockSupport.parkNanos(5_000_000);
+        }
+        connection.close();
+        listener.close();
+        System.out.printf("IPv6 %s: kernel -> Tern %d bytes in %.2f s, %.2f Gbit/s, %d segments%n", setup,
+            received.bytes(), received.nanos() / 1e9, received.gbitPerSecond(), rig.counter("tcp.rx.segments"));
+        assertEquals("sent " + BULK + " " + received.sha256(), KernelPeer.line(source.stdout(), "sent"),
+            "Tern received every byte the kernel sent, in order: " + source.stdout() + source.stderr());
+        assertEquals(0, rig.counter("tcp.drop.bad_checksum"));
+        assertEquals(0, rig.counter("stack.internal_errors"));
+    }
+
+    /** The kernel's connect to a closed Tern port is refused by Tern's reset over IPv6, and Tern's by the kernel's. */
+    @Test
+    void closedPortsRefuseTcpOverIpv6BothWays() throws Exception {
+        final dev.tern.stack.NetStack stack = startTernRunner(VethSetup.DEFAULT);
+        final CommandResult refused = rig.kernel().runPeerPy(Duration.ofSeconds(10), "tcp-connect", TERN, "9", "3");
+        assertTrue(refused.stdout().contains("error ECONNREFUSED"), refused.stdout() + refused.stderr());
+        assertEquals(1, rig.counter("tcp.drop.no_socket"));
+        final dev.tern.stack.TcpConnection connection = stack.connect(Ipv6Address.parse(PEER), 9);
+        final dev.tern.stack.TernSocketException e = org.junit.jupiter.api.Assertions.assertThrows(
+            dev.tern.stack.TernSocketException.class, () -> connection.awaitConnected(5 * SECOND_NS));
+        assertEquals(dev.tern.core.io.SocketError.CONNECTION_REFUSED, e.error(), e.getMessage());
+        connection.close();
     }
 }

@@ -15,7 +15,8 @@ stdout, one line each, for the test to parse; "ready" means the socket is bound 
   udp-send FROM HOST PORT COUNT INTERVAL TEXT
                                             send COUNT datagrams "TEXT-N" from address FROM (multicast leaves
                                             through FROM's interface, TTL 1)
-  tcp-sink PORT TIMEOUT REPLY_BYTES         accept one connection, read to its end: "received N SHA256"; then
+  tcp-sink PORT TIMEOUT REPLY_BYTES [BIND]  accept one connection (BIND "::": over IPv6), read to its end:
+                                            "received N SHA256"; then
                                             send REPLY_BYTES and shut down output: "sent N SHA256"; read to the end
   tcp-source HOST PORT BYTES TIMEOUT        connect, send BYTES, shut down output: "sent N SHA256"; meanwhile read
                                             to the end: "received N SHA256"
@@ -189,11 +190,11 @@ def send_bytes(sock, length, deadline):
     return sent, digest.hexdigest()
 
 
-def tcp_sink(port, timeout, reply):
+def tcp_sink(port, timeout, reply, bind="0.0.0.0"):
     deadline = time.monotonic() + timeout
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener = socket.socket(family(bind), socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("0.0.0.0", port))
+    listener.bind((bind, port))
     listener.listen(1)
     say("ready")
     listener.settimeout(timeout)
@@ -336,7 +337,7 @@ def main(argv):
         elif command == "udp-send":
             udp_send(args[0], args[1], int(args[2]), int(args[3]), float(args[4]), args[5])
         elif command == "tcp-sink":
-            tcp_sink(int(args[0]), float(args[1]), int(args[2]))
+            tcp_sink(int(args[0]), float(args[1]), int(args[2]), *args[3:4])
         elif command == "tcp-source":
             tcp_source(args[0], int(args[1]), int(args[2]), float(args[3]))
         elif command == "tcp-half-close":
