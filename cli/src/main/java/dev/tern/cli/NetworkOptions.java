@@ -302,16 +302,7 @@ final class NetworkOptions {
      * (::1, else ::2); none but the link-local one with --ip6 auto alone.
      */
     java.util.List<Ipv6InterfaceAddress> memoryPeerIpv6() {
-        if (ipv6Addresses.isEmpty()) {
-            return java.util.List.of();
-        }
-        final Ipv6InterfaceAddress ours = ipv6Addresses.getFirst();
-        final int length = ours.prefixLength();
-        final long high = ours.address().high();
-        final long low = length >= 64 ? ours.address().low() & (length == 128 ? -1L : ~(-1L >>> (length - 64))) : 0;
-        final long first = low + 1 == ours.address().low() && high == ours.address().high() ? low + 2 : low + 1;
-        return java.util.List.of(new Ipv6InterfaceAddress(new dev.tern.core.net.Ipv6Address(
-            length < 64 ? high & ~(-1L >>> length) : high, first), length));
+        return ipv6Addresses.isEmpty() ? java.util.List.of() : java.util.List.of(ipv6Addresses.getFirst().firstOtherHost());
     }
 
     /** Opens the link and builds the command's stack (and, on the memory wire, its peer). */

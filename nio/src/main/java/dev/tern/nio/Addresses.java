@@ -1,6 +1,8 @@
 package dev.tern.nio;
 
 import dev.tern.core.net.Ipv4Address;
+import dev.tern.core.net.Ipv6Address;
+import dev.tern.stack.TcpConnection;
 
 import java.net.Inet4Address;
 import java.net.InetAddress;
@@ -31,6 +33,28 @@ final class Addresses {
 
     static InetSocketAddress socket(int address, int port) {
         return new InetSocketAddress(inet(address), port);
+    }
+
+    /** An IPv6 socket address (the JDK makes an {@code Inet6Address} of it). */
+    static InetSocketAddress socket6(Ipv6Address address, int port) {
+        try {
+            return new InetSocketAddress(InetAddress.getByAddress(address.toBytes()), port);
+        } catch (UnknownHostException e) {
+            throw new IllegalStateException(e); // sixteen bytes are always a valid address
+        }
+    }
+
+    /** The remote end of a Tern connection as the JDK reports it: an IPv4 peer as an {@code Inet4Address}. */
+    static InetSocketAddress remote(TcpConnection connection) {
+        final Ipv6Address six = connection.remoteAddress6();
+        return six != null ? socket6(six, connection.remotePort())
+            : socket(connection.remoteAddress(), connection.remotePort());
+    }
+
+    /** The local end of a Tern connection: over IPv6 its IPv6 address, else the stack's IPv4 address. */
+    static InetSocketAddress local(TcpConnection connection, int ipv4Address) {
+        final Ipv6Address six = connection.localAddress6();
+        return six != null ? socket6(six, connection.localPort()) : socket(ipv4Address, connection.localPort());
     }
 
     /**

@@ -32,8 +32,13 @@ final class MemoryPeer implements AutoCloseable {
         this.thread = Thread.ofPlatform().name("tern-" + stack.name()).daemon().unstarted(this::run);
     }
 
-    static MemoryPeer start(String name, Link link, InterfaceAddress address) {
-        final NetStack stack = NetStack.builder().name(name).link(link).address(address).countersInMemory().build();
+    /** A peer at {@code address} and, when {@code ipv6} is not null, that IPv6 address too (no DAD: the wire is ours). */
+    static MemoryPeer start(String name, Link link, InterfaceAddress address, dev.tern.core.net.Ipv6InterfaceAddress ipv6) {
+        final NetStack.Builder builder = NetStack.builder().name(name).link(link).address(address).countersInMemory();
+        if (ipv6 != null) {
+            builder.ipv6(dev.tern.ipv6.Ipv6Config.withAddresses(java.util.List.of(ipv6)).withDadTransmits(0));
+        }
+        final NetStack stack = builder.build();
         final MemoryPeer peer = new MemoryPeer(stack);
         peer.thread.start();
         return peer;

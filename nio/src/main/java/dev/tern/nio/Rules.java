@@ -2,10 +2,13 @@ package dev.tern.nio;
 
 import dev.tern.core.net.InterfaceAddress;
 import dev.tern.core.net.Ipv4Address;
+import dev.tern.core.net.Ipv6Address;
+import dev.tern.core.net.Ipv6InterfaceAddress;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.Inet4Address;
+import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
@@ -34,10 +37,13 @@ import java.util.Locale;
  * connect or of a datagram's first send), {@code listen} (the local address of a bind: a listener, or a datagram
  * channel bound before it sends), or {@code join}; {@code *} is any address.
  *
- * <p>What never goes to Tern, whatever the rules: loopback (127/8 is the host kernel's, not Tern's), IPv6 (Tern is
- * IPv4 only), UNIX-domain sockets, pipes, and binds to a specific address that is not Tern's. After the rules, the
- * defaults: a destination on Tern's subnet goes to Tern, any other to the kernel; a bind to the wildcard address or
- * to Tern's address goes to Tern; a group join goes to Tern.
+ * <p>An IPv6 address is written as {@code 2001:db8::/32}, or in brackets before a port: {@code [2001:db8::9]:5432}.
+ *
+ * <p>What never goes to Tern, whatever the rules: loopback (127/8 and ::1 are the host kernel's, not Tern's), IPv6
+ * when Tern's stack has none ({@code tern.ip6}), IPv6 datagrams (Tern's datagram channels are IPv4 only), UNIX-domain
+ * sockets, pipes, and binds to a specific address that is not Tern's. After the rules, the defaults: a destination on
+ * Tern's subnet or one of its IPv6 prefixes goes to Tern, any other to the kernel; a bind to the wildcard address or
+ * to one of Tern's addresses goes to Tern; a group join goes to Tern.
  *
  * <p>Immutable; thread-safe.
  */
@@ -53,27 +59,50 @@ public final class Rules {
 
     /** One parsed rule; {@code transport} null for both. */
     record Rule(Side side, Operation operation, int address, int prefixLength, int firstPort, int lastPort,
-                Transport transport) {
+                Transport transport, Ipv6Address ipv6) {
+        /** An IPv4 rule (or {@code *}, which matches both families) for an IPv4 destination. */
         boolean matches(Operation what, Transport how, int destination, int port) {
-            if (what != operation || (transport != null && transport != how)) {
-                return false;
-            }
-            if (port < firstPort || port > lastPort) {
+            if (ipv6 != null || !applies(what, how, port)) {
                 return false;
             }
             final int mask = prefixLength == 0 ? 0 : -1 << (32 - prefixLength);
             return (destination & mask) == (address & mask);
+        }
+
+        /** An IPv6 rule (or {@code *}) for an IPv6 destination. */
+        boolean matches6(Operation what, Transport how, Ipv6Address destination, int port) {
+            if (!applies(what, how, port)) {
+                return false;
+            }
+            return ipv6 == null ? prefixLength == 0 : ipv6.samePrefix(destination.high(), destination.low(), prefixLength);
+        }
+
+        private boolean applies(Operation what, Transport how, int port) {
+            return what == operation && (transport == null || transport == how) && port >= firstPort && port <= lastPort;
         }
     }
 
     private final List<Rule> rules;
     private final boolean kernelOnLinkFailure;
     private final InterfaceAddress ternAddress;
+    /** Tern's IPv6 addresses and prefixes; empty when its stack has no IPv6 (then IPv6 is the kernel's). */
+    private final List<Ipv6InterfaceAddress> ternIpv6;
 
-    private Rules(List<Rule> rules, boolean kernelOnLinkFailure, InterfaceAddress ternAddress) {
+    private Rules(List<Rule> rules, boolean kernelOnLinkFailure, InterfaceAddress ternAddress,
+                  List<Ipv6InterfaceAddress> ternIpv6) {
         this.rules = List.copyOf(rules);
         this.kernelOnLinkFailure = kernelOnLinkFailure;
         this.ternAddress = ternAddress;
+        this.ternIpv6 = List.copyOf(ternIpv6);
+    }
+
+    private Rules(List<Rule> rules, boolean kernelOnLinkFailure, InterfaceAddress ternAddress) {
+        this(rules, kernelOnLinkFailure, ternAddress, List.of());
+    }
+
+    /** These rules for a stack that also has the IPv6 addresses {@code addresses} (with their on-link prefixes). */
+    public Rules withIpv6(List<Ipv6InterfaceAddress> addresses) {
+        return new Rules(rules, kernelOnLinkFailure, ternAddress, addresses);
     }
 
     /** Only the built-in rules and the defaults, for a stack at {@code ternAddress}. */
@@ -141,7 +170,7 @@ public final class Rules {
     public Rules then(Rules more) {
         final List<Rule> all = new ArrayList<>(rules);
         all.addAll(more.rules);
-        return new Rules(all, kernelOnLinkFailure || more.kernelOnLinkFailure, ternAddress);
+        return new Rules(all, kernelOnLinkFailure || more.kernelOnLinkFailure, ternAddress, ternIpv6);
     }
 
     private static Rule parseRule(String[] words, String where) {
@@ -171,16 +200,31 @@ public final class Rules {
         String target = words[2];
         int firstPort = 0;
         int lastPort = 65535;
-        final int colon = target.lastIndexOf(':');
+        final boolean bracketed = target.startsWith("[");
+        final int close = target.indexOf(']');
+        if (bracketed && close < 0) {
+            throw new RulesException(where + "no ']' in '" + target + "'");
+        }
+        final int colon = bracketed ? (close + 1 < target.length() && target.charAt(close + 1) == ':' ? close + 1 : -1)
+            : target.indexOf(':') == target.lastIndexOf(':') ? target.indexOf(':') : -1;
+        if (bracketed && colon < 0 && close + 1 != target.length()) {
+            throw new RulesException(where + "want ':PORT' after ']' in '" + target + "'");
+        }
         if (colon >= 0) {
             final String ports = target.substring(colon + 1);
-            target = target.substring(0, colon);
+            target = target.substring(bracketed ? 1 : 0, bracketed ? close : colon);
             final int dash = ports.indexOf('-');
             firstPort = port(dash < 0 ? ports : ports.substring(0, dash), where);
             lastPort = dash < 0 ? firstPort : port(ports.substring(dash + 1), where);
             if (lastPort < firstPort) {
                 throw new RulesException(where + "port range " + ports + " is empty");
             }
+        }
+        if (bracketed && colon < 0) {
+            target = target.substring(1, close);
+        }
+        if (target.contains(":")) {
+            return parseIpv6Rule(side, operation, target, firstPort, lastPort, transport, where);
         }
         int address = 0;
         int prefix = 0;
@@ -203,7 +247,30 @@ public final class Rules {
                 }
             }
         }
-        return new Rule(side, operation, address, prefix, firstPort, lastPort, transport);
+        return new Rule(side, operation, address, prefix, firstPort, lastPort, transport, null);
+    }
+
+    private static Rule parseIpv6Rule(Side side, Operation operation, String target, int firstPort, int lastPort,
+                                      Transport transport, String where) {
+        final int slash = target.indexOf('/');
+        final Ipv6Address address;
+        try {
+            address = Ipv6Address.parse(slash < 0 ? target : target.substring(0, slash));
+        } catch (IllegalArgumentException e) {
+            throw new RulesException(where + "bad IPv6 address '" + target + "' (" + e.getMessage() + ")");
+        }
+        int prefix = 128;
+        if (slash >= 0) {
+            try {
+                prefix = Integer.parseInt(target.substring(slash + 1));
+            } catch (NumberFormatException e) {
+                prefix = -1;
+            }
+            if (prefix < 0 || prefix > 128) {
+                throw new RulesException(where + "bad prefix length in '" + target + "' (want 0..128)");
+            }
+        }
+        return new Rule(side, operation, 0, prefix, firstPort, lastPort, transport, address);
     }
 
     private static int port(String text, String where) {
@@ -230,6 +297,9 @@ public final class Rules {
 
     /** The side for a channel connecting (or first sending) to {@code remote}. */
     public Side connect(Transport transport, SocketAddress remote) {
+        if (ipv6Address(remote) instanceof Inet6Address six) {
+            return connect6(transport, six, ((InetSocketAddress) remote).getPort());
+        }
         final int address = ipv4(remote);
         if (address == NOT_IPV4 || isLoopback(address)) {
             return Side.KERNEL;
@@ -243,8 +313,33 @@ public final class Rules {
         return ternAddress.contains(address) ? Side.TERN : Side.KERNEL;
     }
 
+    /**
+     * IPv6 destinations (TCP only; Tern's datagram channels are IPv4's): the rules, then Tern for a destination on one
+     * of Tern's IPv6 prefixes. Loopback, and everything when Tern's stack has no IPv6, is the kernel's.
+     */
+    private Side connect6(Transport transport, Inet6Address remote, int port) {
+        if (transport == Transport.UDP || ternIpv6.isEmpty() || remote.isLoopbackAddress()) {
+            return Side.KERNEL;
+        }
+        final Ipv6Address destination = Ipv6Address.of(remote.getAddress());
+        for (Rule rule : rules) {
+            if (rule.matches6(Operation.CONNECT, transport, destination, port)) {
+                return rule.side();
+            }
+        }
+        for (Ipv6InterfaceAddress ours : ternIpv6) {
+            if (ours.onLink(destination.high(), destination.low())) {
+                return Side.TERN;
+            }
+        }
+        return Side.KERNEL;
+    }
+
     /** The side for a channel bound to {@code local} (null: the wildcard address and an ephemeral port). */
     public Side listen(Transport transport, SocketAddress local) {
+        if (local != null && ipv6Address(local) instanceof Inet6Address six) {
+            return listen6(transport, six, ((InetSocketAddress) local).getPort());
+        }
         final int address = local == null ? 0 : ipv4(local);
         if (address == NOT_IPV4 || isLoopback(address)) {
             return Side.KERNEL;
@@ -260,6 +355,29 @@ public final class Rules {
             }
         }
         return Side.TERN;
+    }
+
+    /** A bind to one of Tern's IPv6 addresses (TCP): the rules, then Tern; any other IPv6 address is the kernel's. */
+    private Side listen6(Transport transport, Inet6Address local, int port) {
+        final Ipv6Address address = Ipv6Address.of(local.getAddress());
+        if (transport == Transport.UDP || ternIpv6.stream().noneMatch(ours -> ours.address().equals(address))) {
+            return Side.KERNEL;
+        }
+        for (Rule rule : rules) {
+            if (rule.matches6(Operation.LISTEN, transport, address, port)) {
+                return rule.side();
+            }
+        }
+        return Side.TERN;
+    }
+
+    /** The IPv6 address (not the wildcard) of a resolved socket address, or null. */
+    private static InetAddress ipv6Address(SocketAddress socketAddress) {
+        if (socketAddress instanceof InetSocketAddress inet && inet.getAddress() instanceof Inet6Address six
+            && !six.isAnyLocalAddress()) {
+            return six;
+        }
+        return null;
     }
 
     /** The side for a datagram channel, not yet bound, that joins {@code group}. */

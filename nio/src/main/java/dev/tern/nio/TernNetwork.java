@@ -75,6 +75,8 @@ final class TernNetwork implements AutoCloseable {
     private final long memoryLimit;
     /** ECN's policy on every stack (shard), {@code tern.ecn}: off, on or server; null: the default. */
     private final EcnMode ecn;
+    /** IPv6 addresses of the stack (shard 0), {@code tern.ip6} (comma-separated ADDR/N); empty: no IPv6. */
+    private final java.util.List<dev.tern.core.net.Ipv6InterfaceAddress> ipv6Addresses;
     /**
      * How long the program's end waits for its connections to end after a FIN, {@code tern.shutdownLinger} seconds;
      * 0: every connection is reset at once.
@@ -96,7 +98,9 @@ final class TernNetwork implements AutoCloseable {
 
     private TernNetwork(String link, InterfaceAddress address, int gateway, long mac, int mtu, String name, boolean spin,
                         Path pcap, int shardCount, int maxConnections, int bufferSize, long memoryLimit,
-                        long shutdownLingerNs, EcnMode ecn) {
+                        long shutdownLingerNs, EcnMode ecn,
+                        java.util.List<dev.tern.core.net.Ipv6InterfaceAddress> ipv6Addresses) {
+        this.ipv6Addresses = java.util.List.copyOf(ipv6Addresses);
         this.shardCount = shardCount;
         this.ecn = ecn;
         this.shutdownLingerNs = shutdownLingerNs;
@@ -161,7 +165,28 @@ final class TernNetwork implements AutoCloseable {
             throw new IllegalArgumentException("tern.ecn: " + e.getMessage(), e);
         }
         return new TernNetwork(link, address, gateway, mac, mtu, name, idle.equals("spin"), pcap == null ? null : Path.of(pcap),
-            shards, maxConnections, bufferSize, memoryLimit, linger * 1_000_000_000L, ecn);
+            shards, maxConnections, bufferSize, memoryLimit, linger * 1_000_000_000L, ecn,
+            ipv6Addresses(properties.getProperty("tern.ip6", "")));
+    }
+
+    /** {@code tern.ip6}: IPv6 addresses with their prefixes, comma-separated (a bare address is a /64). */
+    private static java.util.List<dev.tern.core.net.Ipv6InterfaceAddress> ipv6Addresses(String text) {
+        final java.util.List<dev.tern.core.net.Ipv6InterfaceAddress> addresses = new java.util.ArrayList<>();
+        for (String one : text.split(",")) {
+            if (!one.isBlank()) {
+                try {
+                    addresses.add(dev.tern.core.net.Ipv6InterfaceAddress.parse(one.strip()));
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("tern.ip6: " + e.getMessage(), e);
+                }
+            }
+        }
+        return addresses;
+    }
+
+    /** The stack's IPv6 addresses (empty without IPv6). */
+    java.util.List<dev.tern.core.net.Ipv6InterfaceAddress> ipv6Addresses() {
+        return ipv6Addresses;
     }
 
     /** A whole number setting within {@code min..max} (of {@code unit}, as " bytes", or ""); 0 when unset. */
@@ -186,6 +211,9 @@ final class TernNetwork implements AutoCloseable {
     /** What every stack (or shard) of this network is: name, address, MTU, gateway and the TCP settings. */
     private void describe(NetStack.Builder builder) {
         builder.name(name).address(address).mtu(mtu);
+        if (!ipv6Addresses.isEmpty()) {
+            builder.ipv6(dev.tern.ipv6.Ipv6Config.withAddresses(ipv6Addresses));
+        }
         if (gateway != 0) {
             builder.gateway(Ipv4Address.format(gateway));
         }
@@ -300,7 +328,8 @@ final class TernNetwork implements AutoCloseable {
         if (link.equals("memory")) {
             pipe = MemoryPipe.create(mac == -1 ? 0x0200_0000_0002L : mac, 0x0200_0000_0001L, mtu, 1 << 22, false);
             opened = pipe.first();
-            peer = MemoryPeer.start(name + "-peer", pipe.second(), new InterfaceAddress(memoryPeerAddress(), address.prefixLength()));
+            peer = MemoryPeer.start(name + "-peer", pipe.second(), new InterfaceAddress(memoryPeerAddress(), address.prefixLength()),
+                ipv6Addresses.isEmpty() ? null : ipv6Addresses.getFirst().firstOtherHost());
         } else if (link.startsWith("afpacket:")) {
             opened = openAfPacket(1)[0];
         } else if (link.startsWith("afxdp:")) {
@@ -336,7 +365,8 @@ final class TernNetwork implements AutoCloseable {
             wire = MemoryWire.builder().mtu(mtu).concurrent(true).build();
             links = wire.attachShards(name, mac == -1 ? 0x0200_0000_0002L : mac, shardCount);
             peer = MemoryPeer.start(name + "-peer", wire.attach("peer", 0x0200_0000_0001L),
-                new InterfaceAddress(memoryPeerAddress(), address.prefixLength()));
+                new InterfaceAddress(memoryPeerAddress(), address.prefixLength()),
+                ipv6Addresses.isEmpty() ? null : ipv6Addresses.getFirst().firstOtherHost());
         } else if (link.startsWith("afpacket:")) {
             links = openAfPacket(shardCount);
         } else {

@@ -100,7 +100,8 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
         this.fixedStack = null;
         this.fixedSharded = null;
         this.ownedRunner = null;
-        this.rules = rulesFrom(properties, network.address());
+        this.rules = rulesFrom(properties, network.address()).withIpv6(ipv6Channels() ? network.ipv6Addresses()
+            : java.util.List.of());
         this.idleReleaseNs = idleReleaseFrom(properties) * 1_000_000L;
         Runtime.getRuntime().addShutdownHook(new Thread(this::close, "tern-provider-shutdown"));
     }
@@ -119,7 +120,20 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
      * nothing else may poll from now on; {@link #close()} stops it and closes the stack.
      */
     public static TernSelectorProvider open(NetStack stack) {
-        return open(stack, Rules.defaults(stack.address()));
+        return open(stack, Rules.defaults(stack.address()).withIpv6(ipv6Addresses(stack)));
+    }
+
+    /** The IPv6 addresses of {@code stack} with their prefixes (none without IPv6, or with preferIPv4Stack). */
+    static java.util.List<dev.tern.core.net.Ipv6InterfaceAddress> ipv6Addresses(NetStack stack) {
+        if (stack.ipv6() == null || !ipv6Channels()) {
+            return java.util.List.of();
+        }
+        final java.util.List<dev.tern.core.net.Ipv6InterfaceAddress> addresses = new java.util.ArrayList<>();
+        final dev.tern.ipv6.Ipv6Addresses configured = stack.ipv6().addresses();
+        for (int i = 0; i < configured.count(); i++) {
+            addresses.add(configured.address(i));
+        }
+        return addresses;
     }
 
     /** {@link #open(NetStack)} with {@code rules}. */
@@ -349,10 +363,19 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
     @Override
     public ServerSocketChannel openServerSocketChannel(ProtocolFamily family) throws IOException {
         Objects.requireNonNull(family, "family");
-        if (family == StandardProtocolFamily.INET) {
+        if (family == StandardProtocolFamily.INET || (family == StandardProtocolFamily.INET6 && ipv6Channels())) {
             return new TernServerSocketChannel(this, null);
         }
         return TernServerSocketChannel.kernel(this, kernel().openServerSocketChannel(family));
+    }
+
+    /**
+     * Whether INET6 stream channels are Tern's: as the JDK's, they are dual-stack (the rules still send an IPv6 peer
+     * to the kernel when Tern's stack has no IPv6). With {@code java.net.preferIPv4Stack} the JDK has no INET6
+     * channels at all; the kernel's provider then answers as the JDK does.
+     */
+    private static boolean ipv6Channels() {
+        return !Boolean.getBoolean("java.net.preferIPv4Stack");
     }
 
     @Override
@@ -363,7 +386,7 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
     @Override
     public SocketChannel openSocketChannel(ProtocolFamily family) throws IOException {
         Objects.requireNonNull(family, "family");
-        if (family == StandardProtocolFamily.INET) {
+        if (family == StandardProtocolFamily.INET || (family == StandardProtocolFamily.INET6 && ipv6Channels())) {
             return new TernSocketChannel(this);
         }
         return TernSocketChannel.kernel(this, kernel().openSocketChannel(family));

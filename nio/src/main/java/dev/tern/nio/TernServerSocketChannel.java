@@ -196,11 +196,12 @@ final class TernServerSocketChannel extends ServerSocketChannel implements TernC
             if (accepted == null) {
                 return null;
             }
-            final InetSocketAddress remote = Addresses.socket(accepted.remoteAddress(), accepted.remotePort());
+            // A dual-stack listener, as the JDK's on [::]: IPv4 peers come as Inet4Addresses, IPv6 ones as Inet6.
+            final InetSocketAddress remote = Addresses.remote(accepted);
             final InetSocketAddress local;
             final int buffer;
             synchronized (lock) {
-                local = localAddress;
+                local = accepted.ipv6() ? Addresses.local(accepted, 0) : localAddress;
                 buffer = receiveBuffer;
             }
             return new TernSocketChannel(ternProvider, accepted, local, remote, buffer);

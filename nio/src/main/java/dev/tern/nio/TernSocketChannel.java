@@ -361,24 +361,60 @@ final class TernSocketChannel extends SocketChannel implements TernChannel {
     }
 
     private TcpConnection openConnection(InetSocketAddress remote) throws IOException {
+        final int port = remote.getPort();
+        if (remote.getAddress() instanceof java.net.Inet6Address six && !six.isAnyLocalAddress()) {
+            // The rules sent an IPv6 peer here: Tern's stack has IPv6, on shard 0.
+            final dev.tern.core.net.Ipv6Address address = dev.tern.core.net.Ipv6Address.of(six.getAddress());
+            final NetStack stack = ternProvider.stack();
+            awaitIpv6Addresses(stack);
+            return opened(stack, remote, () -> stack.connect(address, port, boundPort, options()));
+        }
         int address = Addresses.ipv4(remote);
         if (address == 0) {
             address = ternProvider.stack().address().address(); // as the JDK: the wildcard address means this host
         }
-        final NetStack stack = ternProvider.stackForConnect(address, remote.getPort(), boundPort);
+        final int ipv4 = address;
+        final NetStack stack = ternProvider.stackForConnect(ipv4, port, boundPort);
+        return opened(stack, remote, () -> stack.connect(ipv4, port, boundPort, options()));
+    }
+
+    /** How a connection is opened on the stack (the family's call). */
+    private interface Connect {
+        TcpConnection open() throws TernSocketException;
+    }
+
+    /** Opens the connection and makes it this channel's, PENDING; closes the channel if the open failed. */
+    private TcpConnection opened(NetStack stack, InetSocketAddress remote, Connect connect) throws IOException {
         final TcpConnection opened;
         try {
-            opened = stack.connect(address, remote.getPort(), boundPort, options());
+            opened = connect.open();
         } catch (TernSocketException e) {
             close();
             throw Errors.translate(e);
         }
         adopt(opened);
         remoteAddress = remote;
-        localAddress = Addresses.socket(stack.address().address(), opened.localPort());
+        localAddress = Addresses.local(opened, stack.address().address());
         bound = true;
         state = PENDING;
         return opened;
+    }
+
+    /**
+     * A program may connect as soon as it starts, while duplicate address detection still holds the stack's new IPv6
+     * addresses back (about a second, RFC 4862 §5.4): the connect waits for it, 3 s at most, rather than fail.
+     */
+    private static void awaitIpv6Addresses(NetStack stack) throws IOException {
+        final long deadline = System.nanoTime() + 3_000_000_000L;
+        while (!stack.call(() -> stack.ipv6() == null || stack.ipv6().addresses().settled())
+            && System.nanoTime() - deadline < 0) {
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new java.io.InterruptedIOException("interrupted waiting for IPv6 duplicate address detection");
+            }
+        }
     }
 
     /** True (and connected) if the handshake is done; throws (and closes) if it failed; false while it goes on. */

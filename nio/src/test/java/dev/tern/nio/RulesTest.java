@@ -107,4 +107,58 @@ class RulesTest {
             () -> Rules.parse("# first line is fine\n" + line.strip() + "\n", "rules.conf", TERN_ADDRESS));
         assertEquals(message.strip(), e.getMessage());
     }
+
+    // ---------------------------------------------------------------------------------------------------- IPv6
+
+    private static final java.util.List<dev.tern.core.net.Ipv6InterfaceAddress> TERN_IPV6 =
+        java.util.List.of(dev.tern.core.net.Ipv6InterfaceAddress.parse("2001:db8::2/64"));
+
+    @Test
+    void withIpv6ADestinationOnTernsIpv6PrefixGoesToTernOverTcpOnly() {
+        final Rules rules = Rules.defaults(TERN_ADDRESS).withIpv6(TERN_IPV6);
+        assertEquals(TERN, rules.connect(TCP, at("2001:db8::1", 80)));
+        assertEquals(KERNEL, rules.connect(TCP, at("2001:db8:1::1", 80)), "off Tern's /64");
+        assertEquals(KERNEL, rules.connect(UDP, at("2001:db8::1", 53)), "Tern's datagram channels are IPv4's");
+        assertEquals(KERNEL, rules.connect(TCP, at("::1", 80)));
+        assertEquals(TERN, rules.connect(TCP, at("198.18.0.1", 80)), "IPv4 as before");
+        assertEquals(KERNEL, Rules.defaults(TERN_ADDRESS).connect(TCP, at("2001:db8::1", 80)),
+            "a stack without IPv6 serves none");
+    }
+
+    @Test
+    void aBindToTernsIpv6AddressOrTheWildcardIsTernsAndToAnotherIpv6AddressTheKernels() {
+        final Rules rules = Rules.defaults(TERN_ADDRESS).withIpv6(TERN_IPV6);
+        assertEquals(TERN, rules.listen(TCP, at("2001:db8::2", 8080)));
+        assertEquals(TERN, rules.listen(TCP, at("::", 8080)));
+        assertEquals(KERNEL, rules.listen(TCP, at("2001:db8::7", 8080)), "an address of the host's, not Tern's");
+        assertEquals(KERNEL, rules.listen(UDP, at("2001:db8::2", 53)));
+    }
+
+    @Test
+    void ipv6RulesTakePrefixesAndBracketedPortsAndMatchOnlyIpv6() {
+        final Rules rules = Rules.parse("""
+            kernel connect [2001:db8::9]:5432 tcp
+            tern   connect 2001:db8:ff00::/40
+            kernel connect [2001:db8::/32]:1000-2000
+            kernel connect 198.18.0.0/15:80
+            """, "rules.conf", TERN_ADDRESS).withIpv6(TERN_IPV6);
+        assertEquals(KERNEL, rules.connect(TCP, at("2001:db8::9", 5432)));
+        assertEquals(TERN, rules.connect(TCP, at("2001:db8::9", 5433)), "on Tern's prefix by default");
+        assertEquals(TERN, rules.connect(TCP, at("2001:db8:ff12::1", 80)), "off link, sent to Tern by a rule");
+        assertEquals(KERNEL, rules.connect(TCP, at("2001:db8::1", 1500)));
+        assertEquals(TERN, rules.connect(TCP, at("2001:db8::1", 80)), "an IPv4 rule does not match IPv6");
+        assertEquals(KERNEL, rules.connect(TCP, at("198.18.0.1", 80)));
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "tern connect 2001:db8::/129|bad prefix length in '2001:db8::/129' (want 0..128)",
+        "tern connect [2001:db8::1:80|no ']' in '[2001:db8::1:80'",
+        "tern connect [2001:db8::1]80|want ':PORT' after ']' in '[2001:db8::1]80'",
+        "tern connect 2001:zz::1|bad IPv6 address '2001:zz::1'"})
+    void aBadIpv6RuleIsOneLineNamingTheFileAndLine(String line, String reason) {
+        final Rules.RulesException e = assertThrows(Rules.RulesException.class,
+            () -> Rules.parse(line, "rules.conf", TERN_ADDRESS));
+        assertTrue(e.getMessage().startsWith("rules.conf:1: " + reason), e.getMessage());
+    }
 }

@@ -115,6 +115,21 @@ public record Ipv6Address(long high, long low) {
         return new Ipv6Address(BigEndian.i64(segment, offset), BigEndian.i64(segment, offset + 8));
     }
 
+    /** The address in 16 network-order bytes ({@code java.net.Inet6Address.getAddress()}'s form). */
+    public static Ipv6Address of(byte[] bytes) {
+        if (bytes.length != 16) {
+            throw new IllegalArgumentException("an IPv6 address is 16 bytes, got " + bytes.length);
+        }
+        return read(MemorySegment.ofArray(bytes), 0);
+    }
+
+    /** This address as 16 network-order bytes. */
+    public byte[] toBytes() {
+        final byte[] bytes = new byte[16];
+        write(MemorySegment.ofArray(bytes), 0);
+        return bytes;
+    }
+
     /** Writes this address to 16 bytes at {@code offset}. */
     public void write(MemorySegment segment, long offset) {
         BigEndian.i64(segment, offset, high);

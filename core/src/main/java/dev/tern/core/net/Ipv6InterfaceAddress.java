@@ -40,6 +40,19 @@ public record Ipv6InterfaceAddress(Ipv6Address address, int prefixLength) {
         return address.samePrefix(high, low, prefixLength);
     }
 
+    /**
+     * The first host of the prefix that is not this address (::1, else ::2), with the same prefix: the peer a test
+     * wire gives this interface.
+     */
+    public Ipv6InterfaceAddress firstOtherHost() {
+        final long high = address.high();
+        final long low = prefixLength >= 64
+            ? address.low() & (prefixLength == 128 ? -1L : ~(-1L >>> (prefixLength - 64))) : 0;
+        final long networkHigh = prefixLength < 64 ? high & ~(-1L >>> prefixLength) : high;
+        final long first = networkHigh == high && low + 1 == address.low() ? low + 2 : low + 1;
+        return new Ipv6InterfaceAddress(new Ipv6Address(networkHigh, first), prefixLength);
+    }
+
     @Override
     public String toString() {
         return address + "/" + prefixLength;
