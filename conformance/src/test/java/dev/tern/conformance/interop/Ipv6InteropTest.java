@@ -33,8 +33,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class Ipv6InteropTest extends VethRigTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(20);
-    private static final String TERN = "2001:db8::2";
-    private static final String PEER = "2001:db8::1";
+    static final String TERN = "2001:db8::2";
+    static final String PEER = "2001:db8::1";
     private static final Pattern SUMMARY = Pattern.compile("(\\d+) packets transmitted, (\\d+) received");
 
     /** The veth pair with IPv6 on the kernel's end only, 2001:db8::1/64 (no DAD: the test owns the link). */
@@ -44,6 +44,11 @@ class Ipv6InteropTest extends VethRigTest {
 
     private void createRig(VethSetup setup) {
         rig = VethRig.create(setup);
+        enablePeerIpv6(rig);
+    }
+
+    /** IPv6 on the kernel's end of {@code rig}'s pair only: {@link #PEER}/64, without DAD (the test owns the link). */
+    static void enablePeerIpv6(VethRig rig) {
         final NetnsHarness net = rig.net();
         net.peerExec(TIMEOUT, "sysctl", "-qw", "net.ipv6.conf." + NetnsHarness.PEER_INTERFACE + ".disable_ipv6=0")
             .orThrow();

@@ -162,14 +162,58 @@ class NioInteropTest extends VethRigTest {
 
     /** {@code ... Tern exec --link afpacket:tern0 --ip 198.18.0.2/24 -- java -XX:TieredStopAtLevel=1 JAVA_ARGUMENTS}. */
     private static List<String> ternExecJava(Path counters, String... javaArguments) {
+        return ternExecJava(counters, List.of(), javaArguments);
+    }
+
+    /** {@link #ternExecJava(Path, String...)} with more of tern exec's options ({@code ternOptions}) before the --. */
+    private static List<String> ternExecJava(Path counters, List<String> ternOptions, String... javaArguments) {
         final List<String> command = new ArrayList<>(List.of("env", "TERN_COUNTERS_DIR=" + counters, JAVA,
             "-Djava.io.tmpdir=" + counters, // where tern exec writes the program's configuration file
             "--enable-native-access=ALL-UNNAMED", "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
             "--sun-misc-unsafe-memory-access=allow", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-            "dev.tern.cli.Tern", "exec", "--link", "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip", VethRig.TERN_CIDR,
-            "--", JAVA, "-XX:TieredStopAtLevel=1"));
+            "dev.tern.cli.Tern", "exec", "--link", "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip", VethRig.TERN_CIDR));
+        command.addAll(ternOptions);
+        command.addAll(List.of("--", JAVA, "-XX:TieredStopAtLevel=1"));
         command.addAll(List.of(javaArguments));
         return command;
+    }
+
+    /**
+     * The JDK's dual-stack server, unmodified: {@code new ServerSocket(PORT)} (the classic socket on the wildcard) and
+     * Netty with no family set, under {@code tern exec --ip6}, serve a Linux client over IPv4 and another over IPv6,
+     * both through Tern, each echoed intact.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"classic", "netty"})
+    void aDualStackServerUnderTernExecServesAnIpv4AndAnIpv6KernelClient(String server, @TempDir Path counters)
+        throws Exception {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        Ipv6InteropTest.enablePeerIpv6(rig);
+        final List<String> ip6 = List.of("--ip6", Ipv6InteropTest.TERN + "/64");
+        final List<String> program = server.equals("classic")
+            ? ternExecJava(counters, ip6, "-cp", classpathOf("conformance/target/test-classes"),
+                "dev.tern.conformance.interop.programs.ClassicEchoServer", "7011")
+            : ternExecJava(counters, ip6, "-cp", classpathOf("tern-nio", "nio/target/test-classes", "netty-"),
+                "dev.tern.nio.examples.NettyEchoServer", "7011");
+        final BackgroundCommand running = rig.net().startInTern(program.toArray(String[]::new))
+            .awaitOutput(server.equals("classic") ? "listening on 7011" : "via TernSelectorProvider", Duration.ofSeconds(60));
+        final CommandResult four = rig.kernel().runPeerPy(Duration.ofSeconds(60), "tcp-source",
+            NetnsHarness.TERN_ADDRESS, "7011", Integer.toString(1 << 20), "45");
+        assertEchoedIntact(four, 1 << 20);
+        CommandResult six = rig.kernel().runPeerPy(Duration.ofSeconds(60), "tcp-source", Ipv6InteropTest.TERN, "7011",
+            Integer.toString(1 << 20), "45");
+        assertEchoedIntact(six, 1 << 20);
+        long passiveOpens = 0;
+        long ipv6Packets = 0;
+        for (CountersSnapshot shard : CountersSnapshot.readAll(counters)) {
+            if (shard.alive()) {
+                passiveOpens += shard.counters().getOrDefault("tcp.conn.passive_opens", 0L);
+                ipv6Packets += shard.counters().getOrDefault("ipv6.rx.packets", 0L);
+            }
+        }
+        assertEquals(2, passiveOpens, "both clients were Tern's connections, none the kernel's");
+        assertTrue(ipv6Packets > (1 << 20) / 1440, "the IPv6 client's megabyte came through Tern: " + ipv6Packets);
+        running.stop();
     }
 
     /**
