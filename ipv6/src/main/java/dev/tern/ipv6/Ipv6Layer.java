@@ -6,6 +6,8 @@ import dev.tern.core.memory.BigEndian;
 import dev.tern.core.net.Ipv6Address;
 import dev.tern.core.time.Timers;
 import dev.tern.ethernet.EthernetLayer;
+import dev.tern.ethernet.link.Offloads;
+import dev.tern.ethernet.wire.EthernetHeader;
 import dev.tern.ethernet.wire.EtherType;
 import dev.tern.ipv6.wire.Icmpv6Header;
 import dev.tern.ipv6.wire.Ipv6Header;
@@ -438,6 +440,75 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
         tx.wrap(outSegment, outHeaderOffset, Ipv6Header.LENGTH)
             .write(trafficClass, 0, payloadLength, nextHeader, hopLimit, sh, sl, dh, dl);
         return OK;
+    }
+
+    /**
+     * True when the link splits large TCP segments itself (TSO/GSO, its TCPv6 kind) and completes their checksums: a
+     * transport may then send up to 64 KiB at once with {@link #beginSegmentedFrom}.
+     */
+    public boolean segmentationOffload() {
+        final int needed = Offloads.TX_TCP_SEGMENTATION | Offloads.TX_L4_CHECKSUM;
+        return (ethernet.link().offloads() & needed) == needed;
+    }
+
+    /**
+     * Opens a packet larger than the path MTU that the link cuts into segments of {@code segmentSize} payload bytes
+     * (TSO), as IPv4's {@code beginSegmented}: straight into a link frame only. When the link cannot segment, the
+     * destination is a group, its next hop is not resolved or the frame would not fit, returns
+     * {@link #ERR_MESSAGE_TOO_LONG} and the transport sends MSS-sized packets instead. The transport must ask for the
+     * checksum ({@link #requestL4Checksum}).
+     */
+    public int beginSegmentedFrom(long sh, long sl, long dh, long dl, int nextHeader, int payloadLength, int hopLimit,
+                                  int trafficClass, int segmentSize, long nowNs) {
+        if (mode != MODE_NONE) {
+            throw new IllegalStateException("an IPv6 packet is already open");
+        }
+        if (!segmentationOffload() || payloadLength > 65535 || Ipv6Address.isMulticast(dh)) {
+            return ERR_MESSAGE_TOO_LONG;
+        }
+        final long mac;
+        if (addresses.onLink(dh, dl) || routers.onLink(dh, dl, nowNs)) {
+            mac = neighbours.resolve(dh, dl, nowNs);
+        } else {
+            final int router = routers.defaultRouter(nowNs);
+            if (router < 0) {
+                counters.txNoRoute.incrementRelease();
+                return ERR_NO_ROUTE;
+            }
+            mac = neighbours.resolve(routers.routerHigh(router), routers.routerLow(router), nowNs);
+        }
+        if (mac == Ipv6NeighbourCache.UNRESOLVED) {
+            return ERR_MESSAGE_TOO_LONG;
+        }
+        if (!ethernet.begin(mac, EtherType.IPV6)) {
+            counters.txNoBuffer.incrementRelease();
+            return ERR_NO_BUFFER;
+        }
+        if (ethernet.payloadCapacity() < Ipv6Header.LENGTH + payloadLength) {
+            ethernet.abort();
+            return ERR_MESSAGE_TOO_LONG;
+        }
+        mode = MODE_FRAME;
+        outSegment = ethernet.frame().segment();
+        outHeaderOffset = ethernet.payloadOffset();
+        outPayloadLength = payloadLength;
+        ethernet.frame().requestSegmentation(segmentSize);
+        tx.wrap(outSegment, outHeaderOffset, Ipv6Header.LENGTH)
+            .write(trafficClass, 0, payloadLength, nextHeader, hopLimit, sh, sl, dh, dl);
+        return OK;
+    }
+
+    /**
+     * True when the open packet goes straight into a link frame whose link completes upper-layer checksums: the
+     * transport then writes only the pseudo-header sum and calls {@link #requestL4Checksum}.
+     */
+    public boolean l4ChecksumOffload() {
+        return mode == MODE_FRAME && (ethernet.link().offloads() & Offloads.TX_L4_CHECKSUM) != 0;
+    }
+
+    /** Asks the link to complete the checksum at {@code fieldOffset} within the upper-layer header (no extensions). */
+    public void requestL4Checksum(int fieldOffset) {
+        ethernet.frame().requestL4Checksum(EthernetHeader.LENGTH + Ipv6Header.LENGTH, fieldOffset);
     }
 
     /**

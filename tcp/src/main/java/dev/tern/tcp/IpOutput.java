@@ -13,9 +13,9 @@ import java.lang.foreign.MemorySegment;
  * back to the sender of the segment being processed, then written at {@link #payloadOffset()}, summed with
  * {@link #pseudoHeaderSum} and committed. The rest of TCP is the same for both families.
  *
- * <p>Over IPv6 (RFC 8200 §8.1) the checksum is Tern's own (the links offload it for IPv4 only), segments are never
- * cut by the link (TSO is IPv4's), the hop limit is the interface's and the flow label 0 (RFC 6437 allows it).
- * The result codes are IPv4's: IPv6's have the same values.
+ * <p>Both families use the link's checksum offload and TSO where it has them (AF_PACKET's vnet header cuts TCPv6
+ * as it cuts TCPv4). Over IPv6 (RFC 8200 §8.1) the hop limit is the interface's and the flow label 0 (RFC 6437
+ * allows it). The result codes are IPv4's: IPv6's have the same values.
  *
  * <p>Owned by the shard thread; one packet open at a time.
  */
@@ -45,8 +45,13 @@ final class IpOutput {
         return ipv4.begin(0, openRemote, IpProtocol.TCP, length, 0, tos, true, nowNs);
     }
 
-    /** Opens a frame the link cuts into {@code segmentSize} segments (TSO; IPv4 connections only). */
+    /** Opens a frame the link cuts into {@code segmentSize} segments (TSO). */
     int openSegmented(int c, int length, int tos, int segmentSize, long nowNs) {
+        if (tcb.ipv6(c)) {
+            openIpv6 = true;
+            return ipv6.beginSegmentedFrom(tcb.localAddressHigh(c), tcb.localAddressLow(c), tcb.remoteAddressHigh(c),
+                tcb.remoteAddressLow(c), NextHeader.TCP, length, ipv6.hopLimit(), tos, segmentSize, nowNs);
+        }
         openIpv6 = false;
         openRemote = tcb.remoteAddress(c);
         return ipv4.beginSegmented(openRemote, IpProtocol.TCP, length, 0, tos, segmentSize, nowNs);
@@ -66,7 +71,7 @@ final class IpOutput {
 
     /** Whether the link on this connection's family segments TCP itself. */
     boolean segmentationOffload(int c) {
-        return !tcb.ipv6(c) && ipv4.segmentationOffload();
+        return tcb.ipv6(c) ? ipv6.segmentationOffload() : ipv4.segmentationOffload();
     }
 
     MemorySegment segment() {
@@ -85,11 +90,15 @@ final class IpOutput {
 
     /** Whether the link completes the open packet's checksum when asked ({@link #requestChecksum}). */
     boolean checksumOffload() {
-        return !openIpv6 && ipv4.l4ChecksumOffload();
+        return openIpv6 ? ipv6.l4ChecksumOffload() : ipv4.l4ChecksumOffload();
     }
 
     void requestChecksum(int offset) {
-        ipv4.requestL4Checksum(offset);
+        if (openIpv6) {
+            ipv6.requestL4Checksum(offset);
+        } else {
+            ipv4.requestL4Checksum(offset);
+        }
     }
 
     void commit() {

@@ -341,6 +341,9 @@ class Ipv6InteropTest extends VethRigTest {
         assertEquals(0, back.bytes());
         assertEquals("received " + BULK + " " + sent.sha256(), KernelPeer.line(sink.stdout(), "received"),
             "the kernel received every byte, in order: " + sink.stdout() + sink.stderr());
+        if (setup.vnetHeader()) {
+            assertTrue(rig.counter("tcp.tx.tso_segments") > 0, "TSO frames (GSO_TCPV6) through the vnet header");
+        }
         assertEquals(0, rig.counter("stack.internal_errors"));
     }
 
