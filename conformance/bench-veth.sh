@@ -8,7 +8,9 @@
 #       [--rx-ring frame|block] [--idle backoff|spin|link] [--congestion-control NAME]
 #       [--loss 0,0.1,1,5] [--ce-marks 0,1] [--tern-cc NAME] [--nc-mib 128] [--nc-seconds 20] [--http-requests 40000]
 #       [--flood-rate 0] [--flood-generator java|hping3] [--flood-link afpacket|afxdp] [--syn-rates 100000,200000,300000,0]
-#       [--only tcp|tcp-tern-to-kernel|tcp-kernel-to-tern|udp-rr|tcp-loss|tcp-ce|nc|http|multicast|flood|udp-rate|syn-rate]
+#       [--only tcp|tcp-tern-to-kernel|tcp-kernel-to-tern|udp-rr|tcp-loss|tcp-ce|nc|http|multicast|flood|udp-rate|syn-rate|ipv6]
+# --only ipv6: TCP over IPv6 against TCP over IPv4, Tern against the kernel on one pair in the same run (bulk each way,
+# 64-byte round trips), with and without the vnet header (Ipv6Benchmark).
 # --ce-marks: TCP bulk through CE marks (nftables' ip ecn set ce on the wire) with ECN on every end (--only tcp-ce);
 # --tern-cc: Tern's congestion control in the lossy and marked measurements (the kernel's is --congestion-control).
 #

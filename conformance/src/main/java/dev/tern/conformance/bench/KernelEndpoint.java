@@ -32,6 +32,8 @@ import java.util.Locale;
  *   stdin-meter MAX_BYTES WINDOW TIMEOUT   read standard input (a pipe from socat or tern nc) for WINDOW seconds
  *                                          from its first byte, to its end, or MAX_BYTES: bytes= seconds= gbps=
  *                                          ended=window|eof|bytes ("ready" first, once it reads)
+ *   tcp-echo PORT SECONDS                  accept one connection (either family), send back what it reads until its
+ *                                          end or SECONDS pass: echoed=
  *   udp-echo PORT SECONDS                  send every datagram back to its sender until SECONDS pass: echoed=
  *   udp-rr HOST PORT WARMUP COUNT SIZE     ping-pong SIZE-byte datagrams: p50_us= p99_us= p999_us= lost=
  * </pre>
@@ -51,12 +53,37 @@ public final class KernelEndpoint {
             case "tcp-source" -> tcpSource(args[1], Integer.parseInt(args[2]), Double.parseDouble(args[3]),
                 args.length > 4 ? Long.parseLong(args[4]) : Long.MAX_VALUE);
             case "stdin-meter" -> stdinMeter(Long.parseLong(args[1]), Double.parseDouble(args[2]), Double.parseDouble(args[3]));
+            case "tcp-echo" -> tcpEcho(Integer.parseInt(args[1]), Double.parseDouble(args[2]));
             case "udp-echo" -> udpEcho(Integer.parseInt(args[1]), Double.parseDouble(args[2]));
             case "udp-rr" -> udpRoundTrips(args[1], Integer.parseInt(args[2]), Integer.parseInt(args[3]),
                 Integer.parseInt(args[4]), Integer.parseInt(args[5]));
             default -> {
                 System.err.println("usage: KernelEndpoint tcp-sink|tcp-window-sink|tcp-source|stdin-meter|udp-echo|udp-rr ...");
                 System.exit(2);
+            }
+        }
+    }
+
+    private static void tcpEcho(int port, double seconds) throws IOException {
+        try (ServerSocketChannel server = ServerSocketChannel.open()) {
+            server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            server.bind(new InetSocketAddress(port));
+            System.out.println("ready");
+            System.out.flush();
+            watchdog(seconds);
+            try (SocketChannel channel = server.accept()) {
+                channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                final ByteBuffer buffer = ByteBuffer.allocateDirect(BUFFER);
+                long echoed = 0;
+                int n;
+                while ((n = channel.read(buffer.clear())) >= 0) {
+                    buffer.flip();
+                    while (buffer.hasRemaining()) {
+                        channel.write(buffer);
+                    }
+                    echoed += n;
+                }
+                System.out.printf(Locale.ROOT, "echoed=%d%n", echoed);
             }
         }
     }

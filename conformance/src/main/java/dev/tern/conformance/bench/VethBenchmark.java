@@ -257,11 +257,14 @@ public final class VethBenchmark {
         if (benchmark.wants("syn-rate")) {
             new SynRateBenchmark(benchmark.seconds, benchmark.synRates, root).run(benchmark.results);
         }
+        if (benchmark.wants("ipv6")) {
+            new Ipv6Benchmark(benchmark.seconds, benchmark.rounds).run(benchmark.results);
+        }
         benchmark.print(settings);
     }
 
     private static final List<String> ONLY = List.of("all", "tcp", "tcp-tern-to-kernel", "tcp-kernel-to-tern", "udp-rr",
-        "tcp-loss", "tcp-ce", "nc", "http", "multicast", "flood", "udp-rate", "syn-rate");
+        "tcp-loss", "tcp-ce", "nc", "http", "multicast", "flood", "udp-rate", "syn-rate", "ipv6");
 
     private static void usage() {
         System.err.println("usage: VethBenchmark [--seconds N] [--rounds N] [--round-trips N] [--offloads on|off|both]"
@@ -1242,6 +1245,21 @@ public final class VethBenchmark {
                         get("nc_gbps_socat" + baseline + "_" + k), get("nc_ratio_" + way + "_" + k));
                 }
                 row(table, lossFormat, l, "share of packets the rules dropped, %", get("tcp_loss_dropped_pct_" + k), Double.NaN, Double.NaN);
+            }
+        }
+        if (results.containsKey("ipv6_ratio_tern_to_kernel_vnet")) {
+            final String v6Format = "%-8s %-46s %9s %9s %7s%n";
+            table.append(String.format(Locale.ROOT, v6Format, "", "TCP against the kernel, offloads off", "IPv6",
+                "IPv4", "ratio"));
+            for (String mode : List.of("vnet", "no_vnet")) {
+                final String m = mode.equals("vnet") ? "vnet" : "no vnet";
+                for (String way : List.of("tern_to_kernel", "kernel_to_tern")) {
+                    row(table, v6Format, m, "bulk Gbit/s " + way.replace("_to_", "->").replace("tern", "Tern"),
+                        get("ipv6_bulk_gbps_ipv6_" + way + "_" + mode), get("ipv6_bulk_gbps_ipv4_" + way + "_" + mode),
+                        get("ipv6_ratio_" + way + "_" + mode));
+                }
+                row(table, v6Format, m, "64 B round trip p50 us (ratio: IPv4's over IPv6's)",
+                    get("ipv6_rr_p50_us_ipv6_" + mode), get("ipv6_rr_p50_us_ipv4_" + mode), get("ipv6_ratio_rr_p50_" + mode));
             }
         }
         if (results.containsKey("mcast_ratio_64_full")) {
