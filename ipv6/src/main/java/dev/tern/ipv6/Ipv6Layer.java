@@ -381,6 +381,12 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
     /** Like {@link #begin}, from the given source (the unspecified address for DAD, RFC 4862 §5.4.2). */
     public int beginFrom(long sh, long sl, long dh, long dl, int nextHeader, int payloadLength, int hopLimit,
                          int trafficClass, long nowNs) {
+        return beginFrom(sh, sl, dh, dl, nextHeader, payloadLength, hopLimit, trafficClass, 0, nowNs);
+    }
+
+    /** {@link #beginFrom}, the packet carrying {@code flowLabel} (RFC 6437: 20 bits a flow keeps; 0 for none). */
+    public int beginFrom(long sh, long sl, long dh, long dl, int nextHeader, int payloadLength, int hopLimit,
+                         int trafficClass, int flowLabel, long nowNs) {
         if (mode != MODE_NONE) {
             throw new IllegalStateException("an IPv6 packet is already open");
         }
@@ -438,7 +444,7 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
         }
         outPayloadLength = payloadLength;
         tx.wrap(outSegment, outHeaderOffset, Ipv6Header.LENGTH)
-            .write(trafficClass, 0, payloadLength, nextHeader, hopLimit, sh, sl, dh, dl);
+            .write(trafficClass, flowLabel, payloadLength, nextHeader, hopLimit, sh, sl, dh, dl);
         return OK;
     }
 
@@ -459,7 +465,7 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
      * checksum ({@link #requestL4Checksum}).
      */
     public int beginSegmentedFrom(long sh, long sl, long dh, long dl, int nextHeader, int payloadLength, int hopLimit,
-                                  int trafficClass, int segmentSize, long nowNs) {
+                                  int trafficClass, int flowLabel, int segmentSize, long nowNs) {
         if (mode != MODE_NONE) {
             throw new IllegalStateException("an IPv6 packet is already open");
         }
@@ -494,7 +500,7 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
         outPayloadLength = payloadLength;
         ethernet.frame().requestSegmentation(segmentSize);
         tx.wrap(outSegment, outHeaderOffset, Ipv6Header.LENGTH)
-            .write(trafficClass, 0, payloadLength, nextHeader, hopLimit, sh, sl, dh, dl);
+            .write(trafficClass, flowLabel, payloadLength, nextHeader, hopLimit, sh, sl, dh, dl);
         return OK;
     }
 

@@ -212,6 +212,8 @@ class Tcp6Test {
             assertEquals(1001, w.getInt(40 + 8), "acknowledges the SYN");
             assertEquals(2, p[60] & 0xff, "the MSS option first");
             assertEquals(1440, w.getShort(62) & 0xffff, "1500 - 40 - 20 (RFC 8200 §8.3)");
+            final int label = w.getInt(0) & 0xF_FFFF;
+            assertTrue(label != 0, "a flow label (RFC 6437)");
 
             send(sim, peer, b, segment(40001, 81, 5000, 0, 0x02, new byte[0], new byte[0]));
             final List<byte[]> reset = tcpSeen(peer);
@@ -238,7 +240,9 @@ class Tcp6Test {
             final TcpListener listener = b.listen(80, 4);
             final byte[] mss1440 = {2, 4, 0x05, (byte) 0xa0};
             send(sim, peer, b, segment(40000, 80, 1000, 0, 0x02, mss1440, new byte[0]));
-            final int iss = ByteBuffer.wrap(tcpSeen(peer).getFirst()).getInt(40 + 4);
+            final byte[] synAck = tcpSeen(peer).getFirst();
+            final int iss = ByteBuffer.wrap(synAck).getInt(40 + 4);
+            final int label = ByteBuffer.wrap(synAck).getInt(0) & 0xF_FFFF;
             send(sim, peer, b, segment(40000, 80, 1001, iss + 1, 0x10, new byte[0], new byte[0]));
             final TcpConnection server = SimulatedSockets.accepted(sim, listener);
             server.write(MemorySegment.ofArray(new byte[1400]), 0, 1400);
@@ -260,6 +264,8 @@ class Tcp6Test {
             assertTrue(after.stream().allMatch(q -> q.length <= 1280 && q[6] == TCP),
                 "every segment fits 1280 bytes, none in fragments: " + after.stream().map(q -> q.length).toList());
             assertTrue(after.stream().anyMatch(q -> q.length == 1280), "segments of 1220 bytes: 1280 - 60");
+            assertTrue(after.stream().allMatch(q -> (ByteBuffer.wrap(q).getInt(0) & 0xF_FFFF) == label),
+                "every packet of the connection carries its flow label");
         }
     }
 }

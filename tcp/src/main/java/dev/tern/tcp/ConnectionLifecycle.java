@@ -237,6 +237,7 @@ final class ConnectionLifecycle {
         tcb.remoteAddress(c, remoteAddress);
         if (overIpv6) {
             tcb.ipv6(c, localHigh, localLow, remoteHigh, remoteLow);
+            tcb.flowLabel(c, isn.flowLabel(local, localPort, remoteAddress, remotePort));
         }
         tcb.localPort(c, localPort);
         tcb.remotePort(c, remotePort);

@@ -14,8 +14,9 @@ import java.lang.foreign.MemorySegment;
  * {@link #pseudoHeaderSum} and committed. The rest of TCP is the same for both families.
  *
  * <p>Both families use the link's checksum offload and TSO where it has them (AF_PACKET's vnet header cuts TCPv6
- * as it cuts TCPv4). Over IPv6 (RFC 8200 §8.1) the hop limit is the interface's and the flow label 0 (RFC 6437
- * allows it). The result codes are IPv4's: IPv6's have the same values.
+ * as it cuts TCPv4). Over IPv6 (RFC 8200 §8.1) the hop limit is the interface's and a connection's packets carry its
+ * flow label (RFC 6437, keyed per connection); stateless answers carry none. The result codes are IPv4's: IPv6's
+ * have the same values.
  *
  * <p>Owned by the shard thread; one packet open at a time.
  */
@@ -38,7 +39,7 @@ final class IpOutput {
         if (tcb.ipv6(c)) {
             openIpv6 = true;
             return ipv6.beginFrom(tcb.localAddressHigh(c), tcb.localAddressLow(c), tcb.remoteAddressHigh(c),
-                tcb.remoteAddressLow(c), NextHeader.TCP, length, ipv6.hopLimit(), tos, nowNs);
+                tcb.remoteAddressLow(c), NextHeader.TCP, length, ipv6.hopLimit(), tos, tcb.flowLabel(c), nowNs);
         }
         openIpv6 = false;
         openRemote = tcb.remoteAddress(c);
@@ -50,7 +51,8 @@ final class IpOutput {
         if (tcb.ipv6(c)) {
             openIpv6 = true;
             return ipv6.beginSegmentedFrom(tcb.localAddressHigh(c), tcb.localAddressLow(c), tcb.remoteAddressHigh(c),
-                tcb.remoteAddressLow(c), NextHeader.TCP, length, ipv6.hopLimit(), tos, segmentSize, nowNs);
+                tcb.remoteAddressLow(c), NextHeader.TCP, length, ipv6.hopLimit(), tos, tcb.flowLabel(c), segmentSize,
+                nowNs);
         }
         openIpv6 = false;
         openRemote = tcb.remoteAddress(c);

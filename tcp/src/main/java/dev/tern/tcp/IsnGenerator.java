@@ -21,6 +21,7 @@ final class IsnGenerator {
     private static final long DOMAIN_ISN = 0x1;
     private static final long DOMAIN_TIMESTAMP = 0x2;
     private static final long DOMAIN_PORT = 0x3;
+    private static final long DOMAIN_FLOW_LABEL = 0x4;
 
     private final long key0;
     private final long key1;
@@ -57,6 +58,16 @@ final class IsnGenerator {
     int timestampOffset(int localAddress, int localPort, int remoteAddress, int remotePort) {
         return (int) SipHash.hash(key0, key1, tuple(localAddress, remoteAddress),
             ports(localPort, remotePort, DOMAIN_TIMESTAMP));
+    }
+
+    /**
+     * An IPv6 connection's flow label (RFC 6437 §3): 20 bits no one can predict, the same for every packet of the
+     * flow, never 0 (which says "no label").
+     */
+    int flowLabel(int localAddress, int localPort, int remoteAddress, int remotePort) {
+        final int label = (int) SipHash.hash(key0, key1, tuple(localAddress, remoteAddress),
+            ports(localPort, remotePort, DOMAIN_FLOW_LABEL)) & 0xF_FFFF;
+        return label == 0 ? 1 : label;
     }
 
     /** Where to start searching the ephemeral range for a connection to this destination (RFC 6056 §3.3.3). */

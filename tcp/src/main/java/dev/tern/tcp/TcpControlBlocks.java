@@ -282,6 +282,8 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int LOCAL6_LOW_OFFSET = 656;
     static final int REMOTE6_HIGH_OFFSET = 664;
     static final int REMOTE6_LOW_OFFSET = 672;
+    /** The IPv6 flow label the connection's packets carry (RFC 6437). */
+    static final int FLOW_LABEL_OFFSET = 680;
 
     private final Arena arena;
     private final MemorySegment rows;
@@ -596,6 +598,14 @@ public final class TcpControlBlocks implements AutoCloseable {
         localAddressLow(c, localLow);
         remoteAddressHigh(c, remoteHigh);
         remoteAddressLow(c, remoteLow);
+    }
+
+    public int flowLabel(int c) {
+        return rows.get(INT, base(c) + FLOW_LABEL_OFFSET);
+    }
+
+    void flowLabel(int c, int value) {
+        rows.set(INT, base(c) + FLOW_LABEL_OFFSET, value);
     }
 
     void localAddressHigh(int c, long value) {
