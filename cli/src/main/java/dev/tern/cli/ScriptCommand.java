@@ -1,6 +1,7 @@
 package dev.tern.cli;
 
 import dev.tern.script.ScriptException;
+import dev.tern.script.ScriptIpVersion;
 import dev.tern.script.ScriptProfile;
 import dev.tern.script.ScriptRunner;
 
@@ -22,9 +23,9 @@ import java.util.stream.Collectors;
  * command line.
  */
 final class ScriptCommand {
-    static final String USAGE = "script [--profile NAME] [--define NAME[=VALUE]]... [--verbose] FILE.pkt...";
+    static final String USAGE = "script [--profile NAME] [--define NAME[=VALUE]]... [--ip-version V] [--verbose] FILE.pkt...";
     static final CommandHelp HELP = new CommandHelp("script",
-        "[--profile NAME] [--define NAME[=VALUE]]... [--verbose] FILE.pkt...",
+        "[--profile NAME] [--define NAME[=VALUE]]... [--ip-version V] [--verbose] FILE.pkt...",
         "run packetdrill-format scripts against Tern on virtual time",
         "Runs each script against a fresh Tern stack on virtual time: the script plays the remote host (< injects a "
             + "TCP segment, UDP datagram or ICMP error, > expects one from Tern) and the application (socket calls). "
@@ -35,6 +36,8 @@ final class ScriptCommand {
                 + ScriptProfile.all().stream().map(ScriptProfile::name).collect(Collectors.joining(" or ")), "linux"),
             CommandHelp.option("--define NAME[=VALUE], -D NAME[=VALUE]", "define a symbol for #ifdef and, with a "
                 + "value, for the scripts' words, as packetdrill's --define; may be repeated", "none"),
+            CommandHelp.option("--ip-version V", "ipv4, ipv6 (TCP over IPv6, Tern 2001:db8::2, the remote ::1) or "
+                + "ipv4-mapped-ipv6, as packetdrill's --ip_version; a script's own --ip_version line wins", "ipv4"),
             CommandHelp.option("--verbose", "print each packet Tern sends, with its time, as the script runs",
                 "off")),
         false, List.of("./tern script conformance/scripts/*.pkt",
@@ -54,8 +57,14 @@ final class ScriptCommand {
         for (int i = 0; i < normalized.length && !normalized[i].equals("--"); i++) {
             normalized[i] = normalized[i].equals("-D") ? "--define" : normalized[i];
         }
-        final Arguments args = Arguments.parse("script", normalized, Set.of("--profile", "--define"),
+        final Arguments args = Arguments.parse("script", normalized, Set.of("--profile", "--define", "--ip-version"),
             Set.of("--verbose"));
+        final String versionName = args.value("--ip-version", "ipv4");
+        final ScriptIpVersion ipVersion = ScriptIpVersion.named(versionName);
+        if (ipVersion == null) {
+            throw new UsageException("script: --ip-version takes ipv4, ipv6 or ipv4-mapped-ipv6, got '" + versionName
+                + "'");
+        }
         final List<String> files = args.operands(1, Integer.MAX_VALUE, USAGE);
         final String name = args.value("--profile", "linux");
         final ScriptProfile named = ScriptProfile.named(name).orElseThrow(() -> new UsageException(
@@ -79,7 +88,7 @@ final class ScriptCommand {
                 continue;
             }
             try {
-                ScriptRunner.run(file, text, profile, verbose ? out : null);
+                ScriptRunner.run(file, text, profile, verbose ? out : null, ipVersion);
                 out.println("pass " + file);
             } catch (ScriptException e) {
                 out.flush();

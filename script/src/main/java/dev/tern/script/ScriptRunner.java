@@ -4,6 +4,7 @@ import dev.tern.arp.wire.ArpPacket;
 import dev.tern.core.checksum.InternetChecksum;
 import dev.tern.core.memory.BigEndian;
 import dev.tern.core.net.Ipv4Address;
+import dev.tern.core.net.Ipv6Address;
 import dev.tern.core.time.VirtualClock;
 import dev.tern.ethernet.link.TxFrame;
 import dev.tern.ethernet.memory.MemoryLink;
@@ -15,6 +16,10 @@ import dev.tern.ipv4.wire.IcmpHeader;
 import dev.tern.ipv4.wire.IpProtocol;
 import dev.tern.ipv4.wire.Ipv4Header;
 import dev.tern.ipv4.wire.Ipv4Repr;
+import dev.tern.ipv6.Ipv6Config;
+import dev.tern.ipv6.wire.Ipv6Header;
+import dev.tern.ipv6.wire.NextHeader;
+import dev.tern.core.net.Ipv6InterfaceAddress;
 import dev.tern.stack.NetStack;
 import dev.tern.tcp.FastOpenKeys;
 import dev.tern.tcp.wire.TcpFlags;
@@ -167,8 +172,15 @@ public final class ScriptRunner {
     /** What the application writes at each TCP sequence number: {@link ScriptPayload#tern}, unless a test says. */
     private final LongToIntFunction applicationBytes;
 
+    /** The IP version the run's TCP goes over (docs/SCRIPTS.md, "IPv6"). */
+    private final ScriptIpVersion ipVersion;
+    /** Whether the wire carries IPv6 ({@link ScriptIpVersion#IPV6}). */
+    private final boolean ipv6;
+
     private ScriptRunner(String file, ScriptProfile profile, ScriptAddresses addresses, int wireMtu,
-                         LongToIntFunction applicationBytes) {
+                         LongToIntFunction applicationBytes, ScriptIpVersion ipVersion) {
+        this.ipVersion = ipVersion;
+        this.ipv6 = ipVersion == ScriptIpVersion.IPV6;
         this.file = file;
         this.profile = profile;
         this.applicationBytes = applicationBytes;
@@ -182,6 +194,10 @@ public final class ScriptRunner {
         if (addresses.gateway() != 0) {
             builder.gateway(Ipv4Address.format(addresses.gateway()));
         }
+        if (ipv6) {
+            builder.ipv6(Ipv6Config.withAddresses(List.of(new Ipv6InterfaceAddress(ScriptIpVersion.TERN_IPV6, 64)))
+                .withDadTransmits(0));
+        }
         stack = (wireMtu > profile.mtu() ? builder.mtu(profile.mtu()) : builder).build();
         sockets = new ScriptSockets(this, stack);
         // The remote asks for Tern's address first, so Tern knows its MAC and sends segments without ARP.
@@ -189,8 +205,39 @@ public final class ScriptRunner {
         new ArpPacket().wrap(MemorySegment.ofArray(arp), 0, arp.length).write(1, REMOTE_MAC, remoteAddress, 0,
             ternAddress);
         inject(MacAddress.BROADCAST, EtherType.ARP, arp);
+        if (ipv6) {
+            // Over IPv6 the same by a neighbour solicitation from the remote (RFC 4861 §7.2.3).
+            final Ipv6Address solicited = ScriptIpVersion.TERN_IPV6.solicitedNode();
+            injectIcmpv6(Ipv6Address.multicastMac(solicited.low()), ScriptIpVersion.REMOTE_IPV6, solicited,
+                NEIGHBOR_SOLICITATION, ScriptIpVersion.TERN_IPV6, SOURCE_LINK_LAYER);
+        }
         poll();
         sent.clear();
+    }
+
+    private static final int NEIGHBOR_SOLICITATION = 135;
+    private static final int NEIGHBOR_ADVERTISEMENT = 136;
+    private static final int SOURCE_LINK_LAYER = 1;
+    private static final int TARGET_LINK_LAYER = 2;
+
+    /**
+     * A neighbour solicitation or advertisement from the remote (hop limit 255, RFC 4861 §7.1) about {@code target},
+     * with the remote's MAC in an option of {@code optionType}; an advertisement solicited and overriding.
+     */
+    private void injectIcmpv6(long destinationMac, Ipv6Address source, Ipv6Address destination, int type,
+                              Ipv6Address target, int optionType) {
+        final byte[] packet = new byte[Ipv6Header.LENGTH + 32];
+        final java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(packet);
+        b.putInt(6 << 28).putShort((short) 32).put((byte) NextHeader.ICMPV6).put((byte) 255);
+        b.putLong(source.high()).putLong(source.low()).putLong(destination.high()).putLong(destination.low());
+        b.put((byte) type).put((byte) 0).putShort((short) 0).putInt(type == NEIGHBOR_ADVERTISEMENT ? 0x6000_0000 : 0);
+        b.putLong(target.high()).putLong(target.low());
+        b.put((byte) optionType).put((byte) 1).putShort((short) (REMOTE_MAC >>> 32)).putInt((int) REMOTE_MAC);
+        final MemorySegment segment = MemorySegment.ofArray(packet);
+        final int checksum = InternetChecksum.finish(InternetChecksum.add(
+            Ipv6Header.pseudoHeaderSum(segment, 0, 32, NextHeader.ICMPV6), segment, Ipv6Header.LENGTH, 32));
+        b.putShort(Ipv6Header.LENGTH + 2, (short) checksum);
+        inject(destinationMac, EtherType.IPV6, packet);
     }
 
     /** Runs a script file; throws {@link ScriptException} on the first error or failure. */
@@ -218,10 +265,39 @@ public final class ScriptRunner {
      */
     static void run(String file, String text, ScriptProfile profile, java.io.PrintStream trace,
                     LongToIntFunction applicationBytes) {
+        run(file, text, profile, trace, applicationBytes, ScriptIpVersion.IPV4);
+    }
+
+    /**
+     * As {@link #run(String, String, ScriptProfile, java.io.PrintStream)}, over {@code ipVersion} unless the script's
+     * own {@code --ip_version} line says otherwise (packetdrill's {@code --ip_version} on its command line).
+     */
+    public static void run(String file, String text, ScriptProfile profile, java.io.PrintStream trace,
+                           ScriptIpVersion ipVersion) {
+        run(file, text, profile, trace, ScriptPayload::tern, ipVersion);
+    }
+
+    private static void run(String file, String text, ScriptProfile profile, java.io.PrintStream trace,
+                            LongToIntFunction applicationBytes, ScriptIpVersion ipVersion) {
         final List<ScriptLine> lines = ScriptParser.parse(file, text, profile);
         final ScriptSettings.Applied applied = ScriptSettings.apply(file, lines, profile);
-        final ScriptRunner runner = new ScriptRunner(file, applied.profile(), ScriptAddresses.of(file, lines),
-            ScriptWire.mtu(lines, applied.profile()), applicationBytes);
+        ScriptIpVersion version = ipVersion;
+        boolean mtuGiven = false;
+        for (ScriptLine line : lines) {
+            if (line instanceof ScriptLine.Sysctl s && s.name().equals(ScriptParser.IP_VERSION_OPTION)) {
+                version = ScriptIpVersion.values()[(int) s.value()];
+            }
+            mtuGiven |= line instanceof ScriptLine.Sysctl s && s.name().equals(ScriptParser.MTU_OPTION);
+        }
+        ScriptProfile runProfile = applied.profile();
+        if (version == ScriptIpVersion.IPV6 && !mtuGiven) {
+            // As packetdrill's run_all.py runs the IPv6 variant (--mtu=1520): 20 bytes more for IPv6's larger header,
+            // so that the MSS, and every segment a script writes, stays what it is over IPv4.
+            runProfile = runProfile.withOptions(runProfile.mtu() + 20, runProfile.toleranceNs(),
+                runProfile.tolerancePercent(), runProfile.tsTickUs(), runProfile.strictSegments(), runProfile.gsoMss());
+        }
+        final ScriptRunner runner = new ScriptRunner(file, runProfile, ScriptAddresses.of(file, lines),
+            ScriptWire.mtu(lines, runProfile), applicationBytes, version);
         runner.liveSettings = applied.live();
         runner.trace = trace;
         try {
@@ -457,7 +533,25 @@ public final class ScriptRunner {
      * the cookie is made of the client's address).
      */
     private long runCookie() {
+        if (ipv6) {
+            // Tern's server makes an IPv6 client's cookie of the addresses' folds (docs/TCP.md, "Families").
+            return profile.tcp().fastOpenKeys().cookie(
+                stack.tcp().addressFold(ScriptIpVersion.REMOTE_IPV6.high(), ScriptIpVersion.REMOTE_IPV6.low()),
+                stack.tcp().addressFold(ScriptIpVersion.TERN_IPV6.high(), ScriptIpVersion.TERN_IPV6.low()));
+        }
         return profile.tcp().fastOpenKeys().cookie(remoteAddress, ternAddress);
+    }
+
+    /** The run's IP version. */
+    ScriptIpVersion ipVersion() {
+        return ipVersion;
+    }
+
+    /** Over IPv6 the runner scripts TCP only, so far: anything else fails at its line, saying so. */
+    void requireIpv4(int line, String what) {
+        if (ipv6) {
+            throw failure(line, what + " are not supported with --ip_version=ipv6 yet (TCP is)");
+        }
     }
 
     /** The remote's address on this run's wire. */
@@ -573,6 +667,7 @@ public final class ScriptRunner {
     private int collect() {
         final int[] count = {0};
         final List<byte[]> arpReplies = new ArrayList<>();
+        final List<Ipv6Address> neighbourReplies = new ArrayList<>();
         remote.receive((segment, offset, length, flags) -> {
             if (length < EthernetHeader.LENGTH) {
                 return;
@@ -589,6 +684,10 @@ public final class ScriptRunner {
                         .write(2, REMOTE_MAC, arp.targetIp(), arp.senderMac(), arp.senderIp());
                     arpReplies.add(reply);
                 }
+                return;
+            }
+            if (etherType == EtherType.IPV6 && ipv6 && length >= EthernetHeader.LENGTH + Ipv6Header.LENGTH) {
+                collect6(segment, offset + EthernetHeader.LENGTH, length - EthernetHeader.LENGTH, neighbourReplies);
                 return;
             }
             if (etherType != EtherType.IPV4 || length < EthernetHeader.LENGTH + Ipv4Header.MIN_LENGTH) {
@@ -619,7 +718,54 @@ public final class ScriptRunner {
         for (byte[] reply : arpReplies) {
             inject(TERN_MAC, EtherType.ARP, reply);
         }
+        for (Ipv6Address target : neighbourReplies) {
+            injectIcmpv6(TERN_MAC, target, ScriptIpVersion.TERN_IPV6, NEIGHBOR_ADVERTISEMENT, target, TARGET_LINK_LAYER);
+        }
         return count[0];
+    }
+
+    /**
+     * An IPv6 packet Tern sent: a TCP segment to the remote is scripted, as over IPv4; a neighbour solicitation for
+     * the remote is answered (it stands for the path, as with ARP); MLD reports, router solicitations and the rest
+     * are not scripted.
+     */
+    private void collect6(MemorySegment segment, long at, int length, List<Ipv6Address> neighbourReplies) {
+        final int payloadLength = BigEndian.u16(segment, at + 4);
+        final int nextHeader = BigEndian.u8(segment, at + 6);
+        if (Ipv6Header.LENGTH + payloadLength > length) {
+            throw new ScriptException(file, 0, "Tern sent an IPv6 packet longer than its frame (a bug in Tern)");
+        }
+        final long upper = at + Ipv6Header.LENGTH;
+        if (nextHeader == NextHeader.ICMPV6 && payloadLength >= 24
+            && BigEndian.u8(segment, upper) == NEIGHBOR_SOLICITATION) {
+            final Ipv6Address target = Ipv6Address.read(segment, upper + 8);
+            if (!target.equals(ScriptIpVersion.TERN_IPV6)) {
+                neighbourReplies.add(target);
+            }
+            return;
+        }
+        final Ipv6Address destination = Ipv6Address.read(segment, at + 24);
+        if (nextHeader != NextHeader.TCP || !destination.equals(ScriptIpVersion.REMOTE_IPV6)) {
+            return;
+        }
+        final TcpHeader header = new TcpHeader().wrap(segment, upper, payloadLength);
+        if (header.check() != TcpHeader.OK) {
+            throw new ScriptException(file, 0, "Tern sent a malformed TCP header (a bug in Tern)");
+        }
+        if (!InternetChecksum.verifies(InternetChecksum.add(Ipv6Header.pseudoHeaderSum(segment, at, payloadLength,
+            NextHeader.TCP), segment, upper, payloadLength))) {
+            throw new ScriptException(file, 0, "Tern sent a TCP segment with a bad IPv6 checksum (a bug in Tern)");
+        }
+        final TcpRepr tcp = TcpRepr.parse(header, payloadLength);
+        final byte[] data = segment.asSlice(upper + header.dataOffset(), tcp.payloadLength())
+            .toArray(ValueLayout.JAVA_BYTE);
+        final int trafficClass = (BigEndian.i32(segment, at) >>> 20) & 0xFF;
+        final Sent s = new Sent(now(), tcp, flowOf(tcp.sourcePort(), tcp.destinationPort()), null, null, data,
+            trafficClass, BigEndian.u8(segment, at + 7));
+        sent.add(s);
+        if (trace != null) {
+            trace.println(seconds(s.atNs) + " > " + describe(s));
+        }
     }
 
     private Sent tcpSent(MemorySegment segment, long at, int tcpLength, Ipv4Header ip) {
@@ -965,12 +1111,17 @@ public final class ScriptRunner {
         // The data is the remote's pattern at each byte's sequence number, which read checks (ScriptPayload).
         final long first = seq + ((p.flags() & TcpFlags.SYN) != 0 ? 1 : 0);
         ScriptPayload.fill(MemorySegment.ofArray(segment), headerLength, length, first, ScriptPayload::remote);
+        if (ipv6) {
+            injectIp6(p.line(), segment, p.ip());
+            return;
+        }
         TcpRepr.fillChecksum(header, remoteAddress, ternAddress, tcpLength);
         injectIp(p.line(), IpProtocol.TCP, segment, p.ip());
     }
 
     /** A datagram from the remote: to the current UDP flow's ports, or those the line names; its bytes the pattern. */
     private void inject(ScriptLine.Datagram d) {
+        requireIpv4(d.line(), "UDP lines");
         final int source = d.ports() != null ? d.ports().source() : udpRemotePort;
         final int destination = d.ports() != null ? d.ports().destination() : udpTernPort;
         final byte[] datagram = new byte[8 + d.length()];
@@ -990,6 +1141,7 @@ public final class ScriptRunner {
      * RFC 1812 §4.3.2.3.
      */
     private void inject(ScriptLine.Icmp i) {
+        requireIpv4(i.line(), "ICMP lines");
         if (!IcmpHeader.isError(i.type())) {
             injectIcmpQuery(i);
             return;
@@ -1073,6 +1225,29 @@ public final class ScriptRunner {
             case 0b11 -> "CE";
             default -> "Not-ECT";
         };
+    }
+
+    /**
+     * A TCP segment from the remote over IPv6: the fixed header (the line's tos as the traffic class, its ttl as the
+     * hop limit, 64 by default) and the checksum over the IPv6 pseudo-header (RFC 8200 §8.1).
+     */
+    private void injectIp6(int line, byte[] tcp, ScriptLine.IpFields ip) {
+        final byte[] packet = new byte[Ipv6Header.LENGTH + tcp.length];
+        if (packet.length > wire.mtu()) {
+            throw failure(line, "the packet is " + packet.length + " bytes long with its IPv6 header, more than the "
+                + "link's MTU of " + wire.mtu() + ": send it as several segments");
+        }
+        final MemorySegment out = MemorySegment.ofArray(packet);
+        new Ipv6Header().wrap(out, 0, Ipv6Header.LENGTH).write(ip.tos(), 0, tcp.length, NextHeader.TCP,
+            ip.ttl() == 0 ? 64 : ip.ttl(), ScriptIpVersion.REMOTE_IPV6.high(), ScriptIpVersion.REMOTE_IPV6.low(),
+            ScriptIpVersion.TERN_IPV6.high(), ScriptIpVersion.TERN_IPV6.low());
+        System.arraycopy(tcp, 0, packet, Ipv6Header.LENGTH, tcp.length);
+        BigEndian.u16(out, Ipv6Header.LENGTH + TcpHeader.CHECKSUM_OFFSET, 0);
+        final int checksum = InternetChecksum.finish(InternetChecksum.add(
+            Ipv6Header.pseudoHeaderSum(out, 0, tcp.length, NextHeader.TCP), out, Ipv6Header.LENGTH, tcp.length));
+        BigEndian.u16(out, Ipv6Header.LENGTH + TcpHeader.CHECKSUM_OFFSET, checksum);
+        inject(TERN_MAC, EtherType.IPV6, packet);
+        poll();
     }
 
     private void injectIp(int line, int protocol, byte[] transport) {

@@ -306,7 +306,7 @@ final class ScriptSettings {
                 p.strictSegments(), (int) v);
             // The wire's addresses, not the stack's configuration: ScriptAddresses reads them.
             case ScriptAddresses.LOCAL_OPTION, ScriptAddresses.REMOTE_OPTION, ScriptAddresses.GATEWAY_OPTION,
-                 ScriptAddresses.NETMASK_OPTION -> p;
+                 ScriptAddresses.NETMASK_OPTION, ScriptParser.IP_VERSION_OPTION -> p;
             default -> throw new IllegalStateException("the parser lets only known options through: " + option.name());
         };
     }

@@ -210,8 +210,14 @@ final class ScriptSockets {
             throw runner.failure(c.line(), "only TCP and UDP sockets are supported: socket(..., SOCK_STREAM, "
                 + "IPPROTO_TCP) or socket(..., SOCK_DGRAM, IPPROTO_UDP)");
         }
-        if (!c.args().getFirst().equals("...") && !c.args().getFirst().equals("AF_INET")) {
-            throw runner.failure(c.line(), "only AF_INET (or ...) sockets are supported");
+        final String family = c.args().getFirst();
+        if (!family.equals("...") && !family.equals("AF_INET")
+            && !(family.equals("AF_INET6") && runner.ipVersion() != ScriptIpVersion.IPV4)) {
+            throw runner.failure(c.line(), "only AF_INET (or ...) sockets are supported"
+                + (family.equals("AF_INET6") ? ", and AF_INET6 with --ip_version=ipv6 or ipv4-mapped-ipv6" : ""));
+        }
+        if (datagram) {
+            runner.requireIpv4(c.line(), "UDP sockets");
         }
         final UdpSocket udp;
         try {
@@ -884,8 +890,11 @@ final class ScriptSockets {
      * or the errno it failed with.
      */
     private ScriptRunner.Result open(Fd fd, boolean fastOpen) {
-        final int connection = tcp.connect(runner.remoteAddress(), ScriptRunner.SCRIPT_PORT, 0,
-            options(fd).withFastOpen(fastOpen), epoll, runner.nowNs());
+        final int connection = runner.ipVersion() == ScriptIpVersion.IPV6
+            ? tcp.connect6(ScriptIpVersion.REMOTE_IPV6.high(), ScriptIpVersion.REMOTE_IPV6.low(),
+                ScriptRunner.SCRIPT_PORT, 0, options(fd).withFastOpen(fastOpen), epoll, runner.nowNs())
+            : tcp.connect(runner.remoteAddress(), ScriptRunner.SCRIPT_PORT, 0, options(fd).withFastOpen(fastOpen),
+                epoll, runner.nowNs());
         if (connection < 0) {
             return ScriptRunner.Result.fail(errno(-connection));
         }

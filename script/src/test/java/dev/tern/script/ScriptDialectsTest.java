@@ -147,8 +147,7 @@ class ScriptDialectsTest {
         void optionsAreReadOrRejectedWithTheReason() {
             passes("--ip_version=ipv4\n--local_ip=192.168.0.1\n--remote_ip=192.0.2.1\n--gateway_ip=192.168.0.2\n"
                 + "--netmask_ip=255.255.0.0\n" + LISTEN, ScriptProfile.corpus());
-            assertEquals("t.pkt:1: --ip_version=ipv4-mapped-ipv6 needs IPv6, which Tern's runner does not have "
-                + "(--ip_version=ipv4 is taken)", failure("--ip_version=ipv4-mapped-ipv6\n", ScriptProfile.corpus()));
+            passes("--ip_version=ipv4-mapped-ipv6\n" + LISTEN, ScriptProfile.corpus());
             rejects("--udp_encapsulation=sctp\n", ScriptProfile.freebsd(), "t.pkt:1: command-line option "
                 + "'--udp_encapsulation' is not supported: it runs TCP over UDP");
             assertEquals("t.pkt:1: --mtu=60 is below IPv4's minimum of 68 (RFC 791)",

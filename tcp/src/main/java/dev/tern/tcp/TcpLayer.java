@@ -80,6 +80,7 @@ public final class TcpLayer implements IpProtocolHandler, Ipv6ProtocolHandler, A
     private final TcpTimeouts timeouts;
     private final TcpMemoryPressure memoryPressure;
     private final TcpSocketOptions socketOptions;
+    private final IsnGenerator isn;
     private final FastOpen fastOpen;
     private final SendCompletions completions;
     private boolean dispatching;
@@ -97,6 +98,7 @@ public final class TcpLayer implements IpProtocolHandler, Ipv6ProtocolHandler, A
         this.connections = new ConnectionTable(capacity, config.isnKey0() ^ Long.rotateLeft(config.isnKey1(), 17));
         this.reassembly = new ReassemblyQueue(Math.min(config.outOfOrderBlocks(), capacity), config.outOfOrderRanges());
         final IsnGenerator isn = new IsnGenerator(config.isnKey0(), config.isnKey1(), config.fixedIsn());
+        this.isn = isn;
         final SynCookies cookies = new SynCookies(config.isnKey0(), config.isnKey1());
         this.rtt = new RttEstimator(config);
         this.plugPoints = new PlugPointRegistry(tcb, settings);
@@ -278,6 +280,14 @@ public final class TcpLayer implements IpProtocolHandler, Ipv6ProtocolHandler, A
         }
         final int c = lifecycle.connect6(remoteHigh, remoteLow, remotePort, localPort, options, events, nowNs);
         return c < 0 ? c : tcb.handle(c);
+    }
+
+    /**
+     * The keyed 32-bit fold this layer gives an IPv6 address (where an IPv4 address stands: Fast Open's cookies, the
+     * connection key); for tools that must compute what the layer computes, such as a Fast Open cookie.
+     */
+    public int addressFold(long high, long low) {
+        return isn.fold(high, low);
     }
 
     /** On a shard of a sharded stack, an active open's ephemeral port is one of {@code ports}. Cold path. */
