@@ -48,9 +48,10 @@ options:
                           allow it (defaults.sh's sysctl then fails with EPERM); default: leave the kernel's default
   --freebsd-profile NAME  Tern's profile for the FreeBSD suite (default linux)
   --classified FILE       list the non-passing gtests scripts FILE's table lacks (docs/SUITES.md)
-  --ip-version V          ipv4 (default) or ipv6: Tern's column runs run_all.py's scripts for V (ipv6: every file
-                          not ending in v4.pkt, as `tern script --ip-version ipv6`); the kernel's IPv6 column is not
-                          run yet, so ipv6 needs --skip-linux; the FreeBSD suite stays IPv4
+  --ip-version V          ipv4 (default) or ipv6: both columns run run_all.py's scripts for V (ipv6: every file not
+                          ending in v4.pkt; the kernel's packetdrill with run_all.py's IPv6 arguments on
+                          2001:db8:: addresses, Tern's `tern script --ip-version ipv6`); the FreeBSD suite stays
+                          IPv4
   SCRIPT...               only these gtests scripts (paths relative to gtests/net/tcp)
 
 The stripped copy changes only the suite's wrappers: the defaults.sh call and the closing sysctl_restore call are
@@ -103,9 +104,7 @@ PD_BIN="$PACKETDRILL/gtests/net/packetdrill/packetdrill"
 case "$TERN_INPUT" in stripped|as-is|auto) ;; *) die "--tern-input takes stripped, as-is or auto, not '$TERN_INPUT'" ;; esac
 case "$LINUX_CC" in route|default) ;; *) die "--linux-cc takes route or default, not '$LINUX_CC'" ;; esac
 case "$IP_VERSION" in ipv4|ipv6) ;; *) die "--ip-version takes ipv4 or ipv6, not '$IP_VERSION'" ;; esac
-if [[ "$IP_VERSION" == ipv6 && ( $RUN_LINUX -eq 1 || -n "$LINUX_FROM" ) ]]; then
-  die "--ip-version ipv6 runs Tern's column only (the kernel's IPv6 run is not written yet): add --skip-linux"
-fi
+
 if [[ -n "$TESTSUITE" && ! -d "$TESTSUITE" ]]; then die "$TESTSUITE: no such directory"; fi
 if [[ -n "$CLASSIFIED" && ! -f "$CLASSIFIED" ]]; then die "$CLASSIFIED: no such file"; fi
 if [[ -n "$LINUX_FROM" && ! -f "$LINUX_FROM" ]]; then die "$LINUX_FROM: no such file"; fi
@@ -195,7 +194,7 @@ prepare_linux_copy() {
     # adds `congctl cubic` to that one command (a route's congestion control needs no permission in a namespace).
     cat >"$WORK/bin/ip" <<EOF
 #!/bin/sh
-if [ "\$1" = "-4" ] && [ "\$2" = "route" ] && [ "\$3" = "add" ]; then exec $(command -v ip) "\$@" congctl cubic; fi
+if { [ "\$1" = "-4" ] || [ "\$1" = "-6" ]; } && [ "\$2" = "route" ] && [ "\$3" = "add" ]; then exec $(command -v ip) "\$@" congctl cubic; fi
 exec $(command -v ip) "\$@"
 EOF
     chmod +x "$WORK/bin/ip"
@@ -207,6 +206,14 @@ RUN_ALL_COOKIE=3021b9d889017eeb
 PD_ARGS=(--send_omit_free --ip_version=ipv4 --local_ip="$LOCAL_IP" --gateway_ip="$LOCAL_IP"
   --netmask_ip="$NETMASK" --remote_ip="$REMOTE_IP" -D CODE=host_unreachable -D CMSG_LEVEL_IP=SOL_IP
   -D CMSG_TYPE_RECVERR=IP_RECVERR)
+if [[ "$IP_VERSION" == ipv6 ]]; then
+  # run_all.py's IPv6 arguments, its fd3d:: addresses moved into 2001:db8::/32 (RFC 3849), the same shape: the
+  # gateway on the local /64's neighbour prefix, the remote off-link. Its cookie is for its own addresses.
+  RUN_ALL_COOKIE=c1d1e9742a47a9bc
+  PD_ARGS=(--send_omit_free --ip_version=ipv6 --mtu=1520 --local_ip=2001:db8:a0b:17d6::1
+    --gateway_ip=2001:db8:a0b:17d6:8888::1 --remote_ip=2001:db8:fa7b:d17d::1 -D CMSG_LEVEL_IP=SOL_IPV6
+    -D CMSG_TYPE_RECVERR=IPV6_RECVERR)
+fi
 
 # Runs packetdrill on one file (relative to $WORK/linux/tcp) in a fresh namespace; sets RC to its exit status.
 run_packetdrill() {

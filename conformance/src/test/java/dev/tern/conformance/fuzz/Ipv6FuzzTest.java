@@ -23,9 +23,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Jazzer harnesses for IPv6 input: packets (fixed header first, extension headers, fragments, ICMPv6, neighbour and
  * router discovery, MLD) from a peer that the stack already knows, fed to a fresh stack with IPv6 and SLAAC on, as
- * a sequence of {@link FuzzInput} records. The invariants: nothing escapes the poll loop,
+ * a sequence of {@link FuzzInput} records; and TCP and UDP over IPv6 ({@link #ipv6Transport}). The invariants: nothing escapes the poll loop,
  * {@code stack.internal_errors} stays 0, and every IPv6 frame the stack sends is well formed (version 6, a payload
- * length that matches the frame, within the MTU, an ICMPv6 checksum that verifies).
+ * length that matches the frame, within the MTU, an ICMPv6, TCP or UDP checksum that verifies).
  *
  * <p>In every build each harness runs once per seed in {@code Ipv6FuzzTestInputs/<method>/}; to fuzz:
  * {@code JAZZER_FUZZ=1 mvn ... -Dtest='dev.tern.conformance.fuzz.Ipv6FuzzTest#ipv6Packets'} (conformance/README.md).
@@ -56,6 +56,87 @@ class Ipv6FuzzTest {
     @FuzzTest(maxDuration = "10m")
     void ipv6Fragments(byte[] data) {
         run(data, true);
+    }
+
+    /**
+     * TCP segments and UDP datagrams over IPv6, to a listener on port 80 (whose connections are accepted and read) and
+     * a UDP echo on port 7: each record's bytes are the transport header and data (option A: UDP, else TCP), in a valid
+     * IPv6 packet from the peer to us, the checksum computed over the pseudo-header unless option B (then the
+     * fuzzer's). Reaches TCP's and UDP's IPv6 input, the connection key's folds and the row's address check, and
+     * what both answer over IPv6 (resets, SYN-ACKs, cookies, echoes, port unreachables).
+     */
+    @FuzzTest(maxDuration = "10m")
+    void ipv6Transport(byte[] data) {
+        final VirtualClock clock = new VirtualClock();
+        try (MemoryWire wire = MemoryWire.builder().clock(clock).build();
+             java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            final MemoryLink peer = wire.attach("peer", PEER_MAC);
+            final NetStack stack = NetStack.builder().link(wire.attach("us", MAC)).address("198.18.0.2/24")
+                .ipv6(Ipv6Config.withAddresses(List.of(Ipv6InterfaceAddress.parse("2001:db8::2/64")))
+                    .withDadTransmits(0))
+                .clock(clock).countersInMemory().build();
+            final TxFrame tx = new TxFrame();
+            final int[] sent = {0};
+            final dev.tern.stack.TcpListener listener = stack.listen(80, 16);
+            final dev.tern.stack.UdpSocket echo = stack.openUdp6();
+            echo.bind(7);
+            final List<dev.tern.stack.TcpConnection> accepted = new java.util.ArrayList<>();
+            final MemorySegment buffer = arena.allocate(65536);
+            final Runnable application = () -> {
+                try {
+                    dev.tern.stack.TcpConnection c;
+                    while ((c = listener.accept()) != null) {
+                        accepted.add(c);
+                    }
+                    for (dev.tern.stack.TcpConnection connection : accepted) {
+                        if (!connection.isEnded()) {
+                            connection.read(buffer, 0, (int) buffer.byteSize());
+                        }
+                    }
+                    int n;
+                    while ((n = echo.receive(buffer, 0, (int) buffer.byteSize())) >= 0) {
+                        echo.sendTo6(echo.lastSourceHigh(), echo.lastSourceLow(), echo.lastSourcePort(), buffer, 0, n);
+                    }
+                } catch (dev.tern.stack.TernSocketException e) {
+                    // a connection's error (a reset) or an ICMP error: what the application sees, not a finding
+                }
+            };
+            send(peer, tx, Frames.ethernet(Ipv6Address.multicastMac(US.solicitedNode().low()), PEER_MAC,
+                ETHERTYPE_IPV6, icmp(PEER, US.solicitedNode(), 255, neighbourSolicitation())));
+            step(stack, clock, peer, sent, 0);
+            for (FuzzInput.Record record : FuzzInput.parse(data).records()) {
+                final int nextHeader = record.has(FuzzInput.OPTION_A) ? 17 : 6;
+                final byte[] packet = raw(PEER, US, nextHeader, 64, record.bytes());
+                if (!record.has(FuzzInput.OPTION_B)) {
+                    fillChecksum(packet, nextHeader);
+                }
+                send(peer, tx, Frames.ethernet(MAC, PEER_MAC, ETHERTYPE_IPV6, packet));
+                step(stack, clock, peer, sent, record.delayNs());
+                application.run();
+                step(stack, clock, peer, sent, 0);
+            }
+            step(stack, clock, peer, sent, 61_000_000_000L);
+            assertEquals(0, stack.counters().value("stack.internal_errors"),
+                "a layer threw: " + stack.ethernet().firstInternalError());
+            stack.close();
+        } catch (dev.tern.stack.TernSocketException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** The checksum field of the TCP (6) or UDP (17) header after a fixed header, if there is room for it. */
+    private static void fillChecksum(byte[] packet, int nextHeader) {
+        final int field = 40 + (nextHeader == 6 ? 16 : 6);
+        if (packet.length < field + 2) {
+            return;
+        }
+        final MemorySegment p = MemorySegment.ofArray(packet);
+        BigEndian.u16(p, field, 0);
+        long sum = InternetChecksum.add(0, p, 8, 32);
+        sum = InternetChecksum.add32(sum, packet.length - 40);
+        sum = InternetChecksum.add32(sum, nextHeader);
+        final int checksum = InternetChecksum.finish(InternetChecksum.add(sum, p, 40, packet.length - 40));
+        BigEndian.u16(p, field, nextHeader == 17 && checksum == 0 ? 0xFFFF : checksum);
     }
 
     private static void run(byte[] data, boolean fragments) {
@@ -129,13 +210,13 @@ class Ipv6FuzzTest {
             next = BigEndian.u8(segment, at);
             at += (BigEndian.u8(segment, at + 1) + 1) * 8L;
         }
-        if (next == 58) {
+        if (next == 58 || next == 6 || next == 17) {
             final int upper = (int) (ip + 40 + payload - at);
             long sum = InternetChecksum.add(0, segment, ip + 8, 32);
             sum = InternetChecksum.add32(sum, upper);
-            sum = InternetChecksum.add32(sum, 58);
+            sum = InternetChecksum.add32(sum, next);
             sum = InternetChecksum.add(sum, segment, at, upper);
-            assertTrue(InternetChecksum.verifies(sum), "ICMPv6 checksum");
+            assertTrue(InternetChecksum.verifies(sum), "ICMPv6, TCP or UDP checksum (next header " + next + ")");
         }
     }
 
