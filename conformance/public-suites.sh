@@ -215,6 +215,12 @@ if [[ "$IP_VERSION" == ipv6 ]]; then
     -D CMSG_TYPE_RECVERR=IPV6_RECVERR)
 fi
 
+# The value of packetdrill's --NAME= argument in PD_ARGS.
+pd_arg() {
+  local a
+  for a in "${PD_ARGS[@]}"; do [[ "$a" == --$1=* ]] && { printf '%s' "${a#--$1=}"; return; }; done
+}
+
 # Runs packetdrill on one file (relative to $WORK/linux/tcp) in a fresh namespace; sets RC to its exit status.
 run_packetdrill() {
   local rel="$1" log="$2"
@@ -294,7 +300,7 @@ run_linux() {
   cc=$(probe_congestion_control)
   {
     echo "kernel $(uname -r); packetdrill $(git -C "$PACKETDRILL" rev-parse HEAD 2>/dev/null || echo unknown)"
-    echo "TFO_COOKIE for $REMOTE_IP -> $LOCAL_IP: $cookie (replaces $RUN_ALL_COOKIE in the scripts too)"
+    echo "TFO_COOKIE for $(pd_arg remote_ip) -> $(pd_arg local_ip): $cookie (replaces $RUN_ALL_COOKIE in the scripts too)"
     echo "congestion control (--linux-cc $LINUX_CC): $cc"
   } | tee "$OUT/linux-setup.txt" >&2
   mkdir -p "$OUT/linux-logs"
