@@ -210,6 +210,38 @@ class Ipv6InteropTest extends VethRigTest {
     private static final int FRAGMENTED = 4;
     private static final long SECOND_NS = 1_000_000_000L;
 
+    /**
+     * {@code tern serve --ip6 --echo 7 --discard 9} as a user runs it: the kernel's IPv6 client and its IPv4 client both
+     * get their bytes back from the one listener (a dual-stack server), and the discard service takes 16 MiB.
+     */
+    @Test
+    void ternServeEchoesTheKernelsTcpClientsOverIpv6AndIpv4(@TempDir Path counters) {
+        createRig();
+        final BackgroundCommand serve = rig.net().startInTern(TernCommandInteropTest.tern(counters, "serve", "--link",
+            "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip", VethRig.TERN_CIDR, "--ip6", TERN + "/64",
+            "--echo", "7", "--discard", "9").toArray(String[]::new));
+        serve.awaitOutput("TCP discard on port 9", Duration.ofSeconds(30));
+        CommandResult ping = ping6(TERN, 1);
+        for (int attempt = 0; attempt < 10 && sentAndReceived(ping)[1] == 0; attempt++) {
+            ping = ping6(TERN, 1); // DAD holds the address back for a second after the command starts
+        }
+        for (String host : List.of(TERN, NetnsHarness.TERN_ADDRESS)) {
+            final CommandResult client = rig.kernel().runPeerPy(Duration.ofSeconds(60), "tcp-source", host, "7",
+                Integer.toString(4 << 20), "45");
+            final String sent = KernelPeer.line(client.stdout(), "sent");
+            assertTrue(sent.startsWith("sent " + (4 << 20) + " "), host + ": " + client.stdout() + client.stderr());
+            assertEquals(sent.replace("sent", "received"), KernelPeer.line(client.stdout(), "received"),
+                host + ": echoed intact");
+        }
+        final CommandResult discard = rig.kernel().runPeerPy(Duration.ofSeconds(60), "tcp-source", TERN, "9",
+            Integer.toString(16 << 20), "45");
+        assertTrue(KernelPeer.line(discard.stdout(), "sent").startsWith("sent " + (16 << 20) + " "),
+            discard.stdout() + discard.stderr());
+        final int status = serve.stop();
+        assertTrue(status == 0 || status == 128 + 15, "serve ends on SIGTERM: " + status + serve.stderr());
+        assertTrue(!serve.stderr().contains("Exception"), serve.stderr());
+    }
+
     /** {@code tern serve --ip6 --udp-echo}: the kernel's IPv6 client gets every datagram back, whole and checked. */
     @Test
     void ternServeEchoesTheKernelsIpv6DatagramsWholeWithChecksumsItAccepts(@TempDir Path counters) {
