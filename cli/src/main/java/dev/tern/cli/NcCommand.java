@@ -55,8 +55,8 @@ final class NcCommand {
         + "[--tcp-trace FILE] [link flags] [HOST] PORT", "netcat over Tern: stdin to the peer, the peer to stdout",
         "Netcat over a Tern stack, with OpenBSD netcat's habits: a client connects to HOST PORT, sends stdin, "
             + "half-closes when stdin ends and exits when the peer closes; a listener (-l PORT) accepts one "
-            + "connection, of either family when the stack has IPv6 (--ip6). HOST may be an IPv6 address (TCP, "
-            + "with --ip6). With -u each read of stdin is one UDP datagram.",
+            + "connection, of either family when the stack has IPv6 (--ip6). HOST may be an IPv6 address (TCP or UDP, "
+            + "with --ip6; a UDP listener is IPv4's). With -u each read of stdin is one UDP datagram.",
         java.util.List.of(
             CommandHelp.option("-u", "UDP instead of TCP", "TCP"),
             CommandHelp.option("-l", "listen on PORT (TCP: for one connection; UDP: until interrupted)",
@@ -121,9 +121,7 @@ final class NcCommand {
             throw new UsageException("nc: " + host6 + " is an IPv6 address: give this stack IPv6 with --ip6 ADDR/N "
                 + "(or --ip6 auto)");
         }
-        if (host6 != null && args.has("-u")) {
-            throw new UsageException("nc: UDP to an IPv6 HOST is not in nc yet; TCP (without -u) is");
-        }
+
         lingerNs = StopOnSignal.lingerNs(args);
         if (!args.has("-u")) {
             if (group != 0) {
@@ -144,7 +142,7 @@ final class NcCommand {
         }
         final StopOnSignal stop = new StopOnSignal(0, () -> interrupted = true);
         try {
-            return runUdp(network, listen, host, port, group, (long) (waitSeconds * 1e9));
+            return runUdp(network, listen, host, host6, port, group, (long) (waitSeconds * 1e9));
         } finally {
             stop.stopped();
         }
@@ -154,10 +152,16 @@ final class NcCommand {
      * UDP: every read of stdin is one datagram (to HOST:PORT, or as a listener to whoever sent last); every datagram
      * received goes to stdout whole.
      */
-    private int runUdp(NetworkOptions network, boolean listen, int host, int port, int group, long lingerNs) throws IOException {
+    private int runUdp(NetworkOptions network, boolean listen, int host, dev.tern.core.net.Ipv6Address host6, int port,
+                       int group, long lingerNs) throws IOException {
         try (Network net = network.forDatagrams().open("nc")) {
-            final UdpSocket socket = net.stack.openUdp();
-            if (listen) {
+            if (host6 != null) {
+                awaitIpv6Addresses(net);
+            }
+            final UdpSocket socket = host6 != null ? net.stack.openUdp6() : net.stack.openUdp();
+            if (host6 != null) {
+                socket.connect(host6, port);
+            } else if (listen) {
                 socket.reuseAddress(true);
                 socket.bind(port);
                 if (group != 0) {

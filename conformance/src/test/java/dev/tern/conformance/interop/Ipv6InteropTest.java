@@ -242,6 +242,39 @@ class Ipv6InteropTest extends VethRigTest {
         assertTrue(!serve.stderr().contains("Exception"), serve.stderr());
     }
 
+    /**
+     * {@code tern nc --ip6 HOST PORT} to the kernel over IPv6 as a user runs it: a 2 MB file to its TCP sink (sha-256
+     * on the kernel's side), then, with {@code -u}, a line to its UDP echo, which comes back on stdout.
+     */
+    @Test
+    void ternNcSendsAFileOverTcpAndALineOverUdpToTheKernelOverIpv6(@TempDir Path counters, @TempDir Path files)
+        throws Exception {
+        createRig();
+        final byte[] content = new byte[2_000_000];
+        new java.util.SplittableRandom(9).nextBytes(content);
+        final Path input = Files.write(files.resolve("input.bin"), content);
+        final BackgroundCommand sink = rig.kernel().startPeerPy("tcp-sink", "5001", "30", "0", "::");
+        final List<String> nc = TernCommandInteropTest.tern(counters, "nc", "-w", "2", "--link",
+            "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip", VethRig.TERN_CIDR, "--ip6", TERN + "/64", PEER, "5001");
+        final CommandResult result = rig.net().ternExec(Duration.ofSeconds(60), "sh", "-c", "exec "
+            + String.join(" ", nc.stream().map(TernCommandInteropTest::quoted).toList()) + " < "
+            + TernCommandInteropTest.quoted(input.toString()));
+        assertEquals(0, result.exitCode(), result.stdout() + result.stderr());
+        assertEquals(0, sink.awaitExit(Duration.ofSeconds(10)));
+        assertEquals("received " + content.length + " " + TernCommandInteropTest.sha256(content),
+            KernelPeer.line(sink.stdout(), "received"), sink.stdout() + sink.stderr());
+
+        final BackgroundCommand echo = rig.kernel().startPeerPy("udp-echo", "7", "30", "::");
+        final List<String> udp = TernCommandInteropTest.tern(counters, "nc", "-u", "-w", "2", "--link",
+            "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip", VethRig.TERN_CIDR, "--ip6", TERN + "/64", PEER, "7");
+        final CommandResult line = rig.net().ternExec(Duration.ofSeconds(60), "sh", "-c", "printf 'over six\\n' | exec "
+            + String.join(" ", udp.stream().map(TernCommandInteropTest::quoted).toList()));
+        assertEquals(0, line.exitCode(), line.stdout() + line.stderr());
+        assertEquals("over six", line.stdout().strip(), line.stderr());
+        echo.stop();
+        assertTrue(echo.stdout().contains("echoed 1"), echo.stdout() + echo.stderr());
+    }
+
     /** {@code tern serve --ip6 --udp-echo}: the kernel's IPv6 client gets every datagram back, whole and checked. */
     @Test
     void ternServeEchoesTheKernelsIpv6DatagramsWholeWithChecksumsItAccepts(@TempDir Path counters) {

@@ -246,11 +246,11 @@ class TernCommandInteropTest extends VethRigTest {
         assertStoppedCleanly(nc);
     }
 
-    private static String quoted(String word) {
+    static String quoted(String word) {
         return "'" + word.replace("'", "'\\''") + "'";
     }
 
-    private static String sha256(byte[] bytes) {
+    static String sha256(byte[] bytes) {
         return HexFormat.of().formatHex(TcpStreams.sha256().digest(bytes));
     }
 
