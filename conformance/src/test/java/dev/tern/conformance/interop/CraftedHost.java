@@ -59,6 +59,11 @@ final class CraftedHost {
         return address >= FIRST_ADDRESS && address <= LAST_ADDRESS;
     }
 
+    /** Sends one IPv6 packet to {@code destinationMac}. */
+    void sendIpv6(long destinationMac, byte[] packet) {
+        send(Frames.ethernet(destinationMac, MAC, EtherType.IPV6, packet));
+    }
+
     /** Sends one IPv4 datagram to {@code destinationMac}. */
     void sendIpv4(long destinationMac, byte[] datagram) {
         send(Frames.ethernet(destinationMac, MAC, EtherType.IPV4, datagram));

@@ -143,22 +143,60 @@ class Ipv6InteropTest extends VethRigTest {
         assertTrue(rig.counter("mld.tx.reports") >= 1);
     }
 
+    /**
+     * SLAAC from a router advertisement on the wire (RFC 4862 §5.5.3): a router that exists only as frames on the
+     * kernel's end advertises 2001:db8:1::/64 (autonomous, on-link); Tern forms the address from the prefix and its
+     * modified EUI-64, checks it by DAD, and the kernel, on the same prefix, reaches it by neighbour discovery and ping.
+     */
+    @Test
+    void slaacFormsAnAddressFromAWireRoutersAdvertisementThatTheKernelThenPings() {
+        createRig();
+        rig.net().peerExec(TIMEOUT, "ip", "-6", "address", "add", "2001:db8:1::1/64", "dev",
+            NetnsHarness.PEER_INTERFACE, "nodad").orThrow();
+        final dev.tern.stack.NetStack stack = rig.startTernRunner(b -> b.ipv6(Ipv6Config.withAddresses(
+            List.of(Ipv6InterfaceAddress.parse(TERN + "/64"))).withSlaac(true)));
+        final long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (rig.counter("nd.dad.completed") < 2 && System.nanoTime() - deadline < 0) {
+            LockSupport.parkNanos(10_000_000L);
+        }
+        final Ipv6Address routerAddress = Ipv6Address.linkLocal(CraftedHost.MAC);
+        final Ipv6Address prefix = Ipv6Address.parse("2001:db8:1::");
+        final java.nio.ByteBuffer options = java.nio.ByteBuffer.allocate(8 + 32 + 8);
+        options.putInt(0).putInt(0); // reachable time and retransmission timer: unspecified
+        options.put((byte) 3).put((byte) 4).put((byte) 64).put((byte) 0xC0).putInt(86_400).putInt(14_400).putInt(0)
+            .putLong(prefix.high()).putLong(prefix.low()); // prefix information: on-link, autonomous
+        options.put((byte) 1).put((byte) 1).putShort((short) (CraftedHost.MAC >>> 32)).putInt((int) CraftedHost.MAC);
+        final CraftedHost router = CraftedHost.onPeerEnd(rig.net());
+        // Hop limit 64 for its own packets, no flags, router lifetime 0: a prefix, not a default router.
+        router.sendIpv6(Ipv6Address.multicastMac(Ipv6Address.ALL_NODES.low()), dev.tern.stack.testing.Ipv6Frames
+            .icmpPacket(routerAddress, Ipv6Address.ALL_NODES, 255, 134, 0, 64 << 24, options.array()));
+        final Ipv6Address formed = new Ipv6Address(prefix.high(), Ipv6Address.linkLocal(stack.macAddress()).low());
+        final long formedBy = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (rig.counter("nd.dad.completed") < 3 && System.nanoTime() - formedBy < 0) {
+            LockSupport.parkNanos(10_000_000L);
+        }
+        assertEquals(1, rig.counter("nd.slaac.addresses"), "one address formed from the prefix");
+        assertEquals(3, rig.counter("nd.dad.completed"), "and checked by DAD");
+        final CommandResult ping = ping6(formed.toString(), 3);
+        assertEquals(3, sentAndReceived(ping)[1], formed + ": " + ping.stdout() + ping.stderr());
+    }
+
     /** Large echoes cross in fragments both ways: the kernel's reassembled by Tern, Tern's by the kernel. */
     @Test
     void largePingsCrossInFragmentsBothWays() {
         startTern();
         final Map<String, Long> before = snmp6();
-        for (int size : new int[]{1453, 3000, 20000}) {
+        for (int size : new int[]{1453, 3000, 20000, 65000}) {
             final CommandResult ping = ping6(TERN, 3, size);
             final int[] counts = sentAndReceived(ping);
             assertEquals(3, counts[1], size + " bytes: " + ping.stdout());
             assertTrue(!ping.stdout().contains("DUP!") && !ping.stdout().contains("wrong data"), ping.stdout());
         }
         final Map<String, Long> after = snmp6();
-        assertEquals(9, after.get("Ip6ReasmOKs") - before.get("Ip6ReasmOKs"), "the kernel reassembled every reply");
+        assertEquals(12, after.get("Ip6ReasmOKs") - before.get("Ip6ReasmOKs"), "the kernel reassembled every reply");
         assertEquals(0, after.get("Ip6ReasmFails") - before.get("Ip6ReasmFails"));
-        assertEquals(9, rig.counter("ipv6.reasm.ok"), "Tern reassembled every request");
-        assertEquals(9, rig.counter("ipv6.tx.fragmented_packets"));
+        assertEquals(12, rig.counter("ipv6.reasm.ok"), "Tern reassembled every request");
+        assertEquals(12, rig.counter("ipv6.tx.fragmented_packets"));
         assertEquals(0, rig.counter("ipv6.reasm.bad_fragments"));
     }
 
