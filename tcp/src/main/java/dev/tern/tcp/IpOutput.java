@@ -4,6 +4,7 @@ import dev.tern.core.checksum.InternetChecksum;
 import dev.tern.ipv4.Ipv4Layer;
 import dev.tern.ipv4.wire.IpProtocol;
 import dev.tern.ipv6.Ipv6Layer;
+import dev.tern.ipv6.wire.Ipv6Header;
 import dev.tern.ipv6.wire.NextHeader;
 
 import java.lang.foreign.MemorySegment;
@@ -37,6 +38,11 @@ final class IpOutput {
     /** Opens a packet of {@code length} bytes to connection {@code c}'s peer with IP ECN/DSCP bits {@code tos}. */
     int open(int c, int length, int tos, long nowNs) {
         if (tcb.ipv6(c)) {
+            if (Ipv6Header.LENGTH + length > ipv6.pathMtu(tcb.remoteAddressHigh(c), tcb.remoteAddressLow(c), nowNs)) {
+                // TCP never leaves in fragments (RFC 8201 §5.2): the path MTU fell, by a packet too big whose quote
+                // TCP did not take (already acknowledged) or another flow's; the sender sizes the segment again.
+                return Ipv4Layer.ERR_MESSAGE_TOO_LONG;
+            }
             openIpv6 = true;
             return ipv6.beginFrom(tcb.localAddressHigh(c), tcb.localAddressLow(c), tcb.remoteAddressHigh(c),
                 tcb.remoteAddressLow(c), NextHeader.TCP, length, ipv6.hopLimit(), tos, tcb.flowLabel(c), nowNs);

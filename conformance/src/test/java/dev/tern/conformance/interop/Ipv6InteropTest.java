@@ -478,6 +478,54 @@ class Ipv6InteropTest extends VethRigTest {
         assertEquals(0, rig.counter("stack.internal_errors"));
     }
 
+    /**
+     * Path MTU from a packet too big (RFC 8201): mid-transfer to the kernel, a router made of frames on the kernel's end
+     * quotes one of Tern's full-sized segments and says 1280 fit. Tern lowers the path MTU and the connection's MSS:
+     * its segments then fill 1280 bytes exactly, none leaves in fragments, and the kernel receives every byte, in order.
+     */
+    @Test
+    void aPacketTooBigMidTransferLowersTernsSegmentsAndTheKernelGetsEveryByte() throws Exception {
+        final dev.tern.stack.NetStack stack = startTernRunner(VethSetup.DEFAULT);
+        final CraftedHost router = CraftedHost.onPeerEnd(rig.net());
+        final BackgroundCommand sink = rig.kernel().startPeerPy("tcp-sink", "5001", "60", "0", "::");
+        final dev.tern.stack.TcpConnection connection = stack.connect(Ipv6Address.parse(PEER), 5001, 0,
+            LARGE_BUFFERS);
+        connection.awaitConnected(5 * SECOND_NS);
+        final long total = 32L << 20;
+        final java.util.concurrent.CompletableFuture<TcpStreams.Result> sending =
+            java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    final TcpStreams.Result sent = TcpStreams.send(connection, total,
+                        System.nanoTime() + Duration.ofSeconds(60).toNanos());
+                    connection.shutdownOutput();
+                    return sent;
+                } catch (dev.tern.stack.TernSocketException e) {
+                    throw new java.util.concurrent.CompletionException(e);
+                }
+            });
+        final java.util.function.Predicate<dev.tern.conformance.replay.CapturedFrame> ternsFullSegment = frame ->
+            frame.etherType() == 0x86DD && frame.bytes().length > 14 + 1280 && (frame.bytes()[14 + 6] & 0xff) == 6;
+        final byte[] big = router.receiveThrough(ternsFullSegment, Duration.ofSeconds(10), "a full-sized segment of Tern's")
+            .getLast().bytes();
+        final byte[] quoted = java.util.Arrays.copyOfRange(big, 14, 14 + 1280 - 48);
+        router.sendIpv6(stack.macAddress(), dev.tern.stack.testing.Ipv6Frames.icmpPacket(
+            Ipv6Address.linkLocal(CraftedHost.MAC), Ipv6Address.parse(TERN), 64, 2, 0, 1280, quoted));
+        // Tern's segments now fill the smaller path: 1280 bytes of IPv6, 1220 of them data (a frame of 1294).
+        router.receiveThrough(frame -> frame.etherType() == 0x86DD && (frame.bytes()[14 + 6] & 0xff) == 6
+            && frame.bytes().length == 14 + 1280, Duration.ofSeconds(10), "a segment of Tern's sized for 1280 bytes");
+        final TcpStreams.Result sent = sending.get(60, java.util.concurrent.TimeUnit.SECONDS);
+        final long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (sink.isAlive() && System.nanoTime() - end < 0) {
+            LockSupport.parkNanos(5_000_000);
+        }
+        connection.close();
+        assertEquals("received " + total + " " + sent.sha256(), KernelPeer.line(sink.stdout(), "received"),
+            "the kernel received every byte, in order: " + sink.stdout() + sink.stderr());
+        assertEquals(1, rig.counter("icmp6.rx.path_mtu_updates"));
+        assertTrue(rig.counter("tcp.pmtu_updates") >= 1, "the connection's MSS followed");
+        assertEquals(0, rig.counter("ipv6.tx.fragmented_packets"), "no segment left in fragments");
+    }
+
     /** The kernel's connect to a closed Tern port is refused by Tern's reset over IPv6, and Tern's by the kernel's. */
     @Test
     void closedPortsRefuseTcpOverIpv6BothWays() throws Exception {
