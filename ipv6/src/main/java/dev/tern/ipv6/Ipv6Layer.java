@@ -399,17 +399,12 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
         long hopLow = dl;
         if (Ipv6Address.isMulticast(dh)) {
             mac = Ipv6Address.multicastMac(dl);
-        } else if (addresses.onLink(dh, dl) || routers.onLink(dh, dl, nowNs)) {
-            mac = neighbours.resolve(dh, dl, nowNs);
         } else {
-            // RFC 4861 §5.2: off link, through a default router.
-            final int router = routers.defaultRouter(nowNs);
-            if (router < 0) {
-                counters.txNoRoute.incrementRelease();
+            if (!nextHop(dh, dl, nowNs)) {
                 return ERR_NO_ROUTE;
             }
-            hopHigh = routers.routerHigh(router);
-            hopLow = routers.routerLow(router);
+            hopHigh = nextHopHigh;
+            hopLow = nextHopLow;
             mac = neighbours.resolve(hopHigh, hopLow, nowNs);
         }
         outMtu = pathMtu(dh, dl, nowNs);
@@ -448,6 +443,30 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
         return OK;
     }
 
+    /** The next hop {@link #nextHop} chose: the destination itself on link, else a default router. */
+    private long nextHopHigh;
+    private long nextHopLow;
+
+    /**
+     * The next hop towards unicast ({@code dh}, {@code dl}) into {@link #nextHopHigh}/{@link #nextHopLow}: the
+     * destination on link, else a default router (RFC 4861 §5.2); false, counted, when there is none.
+     */
+    private boolean nextHop(long dh, long dl, long nowNs) {
+        if (addresses.onLink(dh, dl) || routers.onLink(dh, dl, nowNs)) {
+            nextHopHigh = dh;
+            nextHopLow = dl;
+            return true;
+        }
+        final int router = routers.defaultRouter(nowNs);
+        if (router < 0) {
+            counters.txNoRoute.incrementRelease();
+            return false;
+        }
+        nextHopHigh = routers.routerHigh(router);
+        nextHopLow = routers.routerLow(router);
+        return true;
+    }
+
     /**
      * True when the link splits large TCP segments itself (TSO/GSO, its TCPv6 kind) and completes their checksums: a
      * transport may then send up to 64 KiB at once with {@link #beginSegmentedFrom}.
@@ -472,17 +491,10 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
         if (!segmentationOffload() || payloadLength > 65535 || Ipv6Address.isMulticast(dh)) {
             return ERR_MESSAGE_TOO_LONG;
         }
-        final long mac;
-        if (addresses.onLink(dh, dl) || routers.onLink(dh, dl, nowNs)) {
-            mac = neighbours.resolve(dh, dl, nowNs);
-        } else {
-            final int router = routers.defaultRouter(nowNs);
-            if (router < 0) {
-                counters.txNoRoute.incrementRelease();
-                return ERR_NO_ROUTE;
-            }
-            mac = neighbours.resolve(routers.routerHigh(router), routers.routerLow(router), nowNs);
+        if (!nextHop(dh, dl, nowNs)) {
+            return ERR_NO_ROUTE;
         }
+        final long mac = neighbours.resolve(nextHopHigh, nextHopLow, nowNs);
         if (mac == Ipv6NeighbourCache.UNRESOLVED) {
             return ERR_MESSAGE_TOO_LONG;
         }

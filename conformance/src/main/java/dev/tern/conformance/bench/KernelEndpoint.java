@@ -65,12 +65,7 @@ public final class KernelEndpoint {
     }
 
     private static void tcpEcho(int port, double seconds) throws IOException {
-        try (ServerSocketChannel server = ServerSocketChannel.open()) {
-            server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
-            server.bind(new InetSocketAddress(port));
-            System.out.println("ready");
-            System.out.flush();
-            watchdog(seconds);
+        try (ServerSocketChannel server = listening(port, seconds)) {
             try (SocketChannel channel = server.accept()) {
                 channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 final ByteBuffer buffer = ByteBuffer.allocateDirect(BUFFER);
@@ -89,12 +84,7 @@ public final class KernelEndpoint {
     }
 
     private static void tcpSink(int port, double seconds) throws IOException {
-        try (ServerSocketChannel server = ServerSocketChannel.open()) {
-            server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
-            server.bind(new InetSocketAddress(port));
-            System.out.println("ready");
-            System.out.flush();
-            watchdog(seconds);
+        try (ServerSocketChannel server = listening(port, seconds)) {
             try (SocketChannel channel = server.accept()) {
                 final ByteBuffer buffer = ByteBuffer.allocateDirect(BUFFER);
                 long bytes = 0;
@@ -122,12 +112,7 @@ public final class KernelEndpoint {
      * time, whatever the sender still has queued (under loss a sender's tail can take longer than its run).
      */
     private static void tcpWindowSink(int port, double window, long maxBytes, double timeout) throws IOException {
-        try (ServerSocketChannel server = ServerSocketChannel.open()) {
-            server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
-            server.bind(new InetSocketAddress(port));
-            System.out.println("ready");
-            System.out.flush();
-            watchdog(timeout);
+        try (ServerSocketChannel server = listening(port, timeout)) {
             try (SocketChannel channel = server.accept()) {
                 report(meter(channel, ByteBuffer.allocateDirect(BUFFER), maxBytes, window));
             }
@@ -246,6 +231,22 @@ public final class KernelEndpoint {
     }
 
     /** Ends the process after {@code seconds} whatever it is doing: every run is bounded in time. */
+    /** A listener on {@code port} (either family), "ready" printed, the process ended after {@code seconds}. */
+    private static ServerSocketChannel listening(int port, double seconds) throws IOException {
+        final ServerSocketChannel server = ServerSocketChannel.open();
+        try {
+            server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            server.bind(new InetSocketAddress(port));
+        } catch (IOException e) {
+            server.close();
+            throw e;
+        }
+        System.out.println("ready");
+        System.out.flush();
+        watchdog(seconds);
+        return server;
+    }
+
     private static void watchdog(double seconds) {
         Thread.ofPlatform().daemon().start(() -> {
             try {
