@@ -277,6 +277,14 @@ final class VethRig implements AutoCloseable {
      * up to 1 ms on the link when a turn found nothing; false on timeout.
      */
     static boolean pollUntil(NetStack stack, BooleanSupplier done, Duration timeout) {
+        return pollUntil(stack, done, timeout, 0);
+    }
+
+    /**
+     * As {@link #pollUntil(NetStack, BooleanSupplier, Duration)}, as an application busy between its turns would
+     * poll: after a turn that did work the thread is away for {@code pauseAfterWorkNs}.
+     */
+    static boolean pollUntil(NetStack stack, BooleanSupplier done, Duration timeout, long pauseAfterWorkNs) {
         final long deadline = System.nanoTime() + timeout.toNanos();
         while (!done.getAsBoolean()) {
             if (System.nanoTime() - deadline > 0) {
@@ -284,6 +292,8 @@ final class VethRig implements AutoCloseable {
             }
             if (stack.doWork() == 0) {
                 stack.link().awaitFrames(1);
+            } else if (pauseAfterWorkNs > 0) {
+                java.util.concurrent.locks.LockSupport.parkNanos(pauseAfterWorkNs);
             }
         }
         return true;
