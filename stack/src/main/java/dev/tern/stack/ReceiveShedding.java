@@ -27,7 +27,10 @@ import org.agrona.concurrent.status.AtomicCounter;
  * the frames it handled and the connection-opening SYNs among them ({@link SynTap}), and asks the link to filter only
  * when SYNs are at least half of those frames. Half, because a ring that fills with something else (ARP, UDP, a
  * bulk transfer's ACKs) would not drain by filtering SYNs: the filter would refuse clients and leave the pressure;
- * while a SYN flood that is half of what comes in is enough to keep the ring full by itself. A run that lasts
+ * while a SYN flood that is half of what comes in is enough to keep the ring full by itself. A reset counts with the
+ * SYNs, up to one for each: a flood whose SYNs are answered (cookies) brings a reset back for each SYN-ACK from a
+ * sender that has no such connection (hping3's kernel does), so a flood the stack nearly keeps up with is half SYNs
+ * and half resets, and those resets end with the SYNs. A run that lasts
  * {@link #SUSTAIN_NS} without that is counted once ({@code stack.shed.pressure_without_syn_flood}) and filters
  * nothing. A run needs {@link SynSources#MIN_SYNS} SYNs to be judged a SYN flood: a poll that handled no frame is no
  * evidence either way.
@@ -107,9 +110,11 @@ final class ReceiveShedding {
     /** This poll is under a SYN flood that no few sources carry: TCP drops SYNs to listeners. */
     private boolean spreadFlood;
     private int synsThisPoll;
-    /** Frames and SYNs handled in the polls of the current run under pressure. */
+    private int resetsThisPoll;
+    /** Frames, SYNs and resets handled in the polls of the current run under pressure. */
     private long runFrames;
     private long runSyns;
+    private long runResets;
     private boolean runCounted;
     private long lastPressureNs;
     /** When the current run of polls under pressure began; {@link #NO_PRESSURE} when the last poll had none. */
@@ -171,7 +176,7 @@ final class ReceiveShedding {
                         turnOn(nowNs);
                     }
                     newRun(nowNs); // the next step, if any, after another run of pressure
-                } else if (2 * runSyns < runFrames && !linkSheds && !runCounted) {
+                } else if (!synsDominate() && !linkSheds && !runCounted) {
                     runCounted = true;
                     pressureWithoutSynFlood.incrementRelease();
                 }
@@ -186,11 +191,17 @@ final class ReceiveShedding {
     }
 
     /**
-     * Whether the run so far is a SYN flood: SYNs at least half of the frames handled, and enough of them to tell
+     * Whether the run so far is a SYN flood: SYNs at least half of the frames handled other than the resets that
+     * answer them, and enough of them to tell
      * (a poll that handled no frame is no evidence either way).
      */
     private boolean synFloodRun() {
-        return runSyns >= SynSources.MIN_SYNS && 2 * runSyns >= runFrames;
+        return runSyns >= SynSources.MIN_SYNS && synsDominate();
+    }
+
+    /** SYNs are at least half of the run's frames, the resets that answer them (one each at most) left out. */
+    private boolean synsDominate() {
+        return 2 * runSyns >= runFrames - Math.min(runResets, runSyns);
     }
 
     /**
@@ -205,6 +216,7 @@ final class ReceiveShedding {
         pressureSinceNs = nowNs;
         runFrames = 0;
         runSyns = 0;
+        runResets = 0;
     }
 
     /** After the poll's frames: {@code frames} were handled. */
@@ -212,8 +224,15 @@ final class ReceiveShedding {
         if (pressureNow) {
             runFrames += frames;
             runSyns += synsThisPoll;
+            runResets += resetsThisPoll;
         }
         synsThisPoll = 0;
+        resetsThisPoll = 0;
+    }
+
+    /** A TCP segment with RST set (per segment, from {@link SynTap}). */
+    void resetArrives() {
+        resetsThisPoll++;
     }
 
     /**

@@ -11,7 +11,8 @@ import java.lang.foreign.ValueLayout;
  * Stands in front of TCP's input and tells {@link ReceiveShedding} of every connection-opening SYN (SYN without ACK
  * or RST, what a SYN flood is made of) and its source, so that pressure on the receive ring can be put down to a
  * SYN flood or not, and the heaviest sources found; under pressure it drops those sources' SYNs before TCP sees
- * them. Everything else, and ICMP errors, go to TCP unchanged. Per segment: one byte read, no allocation.
+ * them. It tells of resets too: a flood's SYNs answered with SYN-ACKs come back as resets from a sender that has no
+ * such connection, and those belong to the flood. Everything else, and ICMP errors, go to TCP unchanged. Per segment: one byte read, no allocation.
  */
 final class SynTap implements IpProtocolHandler {
     /** Where the flags are in a TCP header (RFC 9293 §3.1). */
@@ -30,10 +31,14 @@ final class SynTap implements IpProtocolHandler {
 
     @Override
     public void onPacket(Ipv4Packet packet, MemorySegment segment, long offset, int length, long nowNs) {
-        if (length >= MIN_HEADER
-            && (segment.get(ValueLayout.JAVA_BYTE, offset + FLAGS_OFFSET) & OPENING_MASK) == TcpFlags.SYN
-            && shedding.synArrives(packet.source())) {
-            return;
+        if (length >= MIN_HEADER) {
+            final int flags = segment.get(ValueLayout.JAVA_BYTE, offset + FLAGS_OFFSET);
+            if ((flags & OPENING_MASK) == TcpFlags.SYN && shedding.synArrives(packet.source())) {
+                return;
+            }
+            if ((flags & TcpFlags.RST) != 0) {
+                shedding.resetArrives();
+            }
         }
         tcp.onPacket(packet, segment, offset, length, nowNs);
     }
