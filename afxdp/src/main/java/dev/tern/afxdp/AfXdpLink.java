@@ -5,6 +5,7 @@ import dev.tern.afxdp.sys.SysException;
 import dev.tern.afxdp.sys.XdpAbi;
 import dev.tern.core.memory.BigEndian;
 import dev.tern.core.sys.EventCounterWake;
+import dev.tern.core.net.Ipv6Address;
 import dev.tern.core.sys.Libc;
 import dev.tern.ethernet.link.FrameHandler;
 import dev.tern.ethernet.link.FrameHolds;
@@ -685,6 +686,33 @@ public final class AfXdpLink implements Link {
     public void removeMulticast(long groupMac) {
         requireMulticast(groupMac);
         resources.steering.removeGroup(groupMac);
+    }
+
+    /**
+     * Steers frames for the IPv6 address to Tern (the steering program's address map), and the neighbour
+     * solicitations and advertisements about it that go to multicast groups; the kernel keeps its own addresses and
+     * the rest of IPv6 multicast (router advertisements, MLD queries).
+     *
+     * @throws IllegalStateException when the kernel refuses (more than {@value XdpSteering#MAX_ADDRESSES6} addresses)
+     */
+    @Override
+    public void addIpv6Address(long high, long low) {
+        final int errno = resources.steering.addAddress6(high, low);
+        if (errno != 0) {
+            throw new IllegalStateException("afxdp: cannot steer " + new Ipv6Address(high, low) + " to Tern: "
+                + Libc.errnoName(errno));
+        }
+    }
+
+    @Override
+    public void removeIpv6Address(long high, long low) {
+        resources.steering.removeAddress6(high, low);
+    }
+
+    /** True: the kernel keeps the interface, its MAC and its addresses; the program hands Tern only its own frames. */
+    @Override
+    public boolean sharesInterfaceWithKernel() {
+        return true;
     }
 
     private static void requireMulticast(long groupMac) {

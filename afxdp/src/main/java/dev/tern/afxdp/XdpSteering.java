@@ -16,6 +16,12 @@ import java.nio.charset.StandardCharsets;
  * <p>The program, in pseudo-C (the instructions are {@link #program}):
  * <pre>
  *   if (frame shorter than 14 bytes) return XDP_PASS;
+ *   if (dst MAC is 33:33:xx:xx:xx:xx) {                                   // IPv6 multicast
+ *       if (ethertype == 0x86dd &amp;&amp; frame &gt;= 78 &amp;&amp; next header == 58            // ICMPv6, no extension header
+ *           &amp;&amp; (type == 135 || type == 136) &amp;&amp; lookup(&amp;addresses6, target)) // ND about one of Tern's addresses
+ *           goto redirect;
+ *       return XDP_PASS;
+ *   }
  *   if (dst MAC is 01:00:xx:xx:xx:xx but not 01:00:5e:00:00:01)          // a multicast group
  *       return lookup(&amp;groups, dst MAC bytes 2..5) ? redirect : XDP_PASS;
  *   if (dst MAC != Tern's MAC &amp;&amp; dst MAC != ff:ff:ff:ff:ff:ff) return XDP_PASS;
@@ -33,6 +39,7 @@ import java.nio.charset.StandardCharsets;
  *       return XDP_DROP;
  *   }
  *   if (ethertype == 0x0806 &amp;&amp; frame &gt;= 42 bytes &amp;&amp; ARP target IP == Tern's address) goto redirect;
+ *   if (ethertype == 0x86dd &amp;&amp; frame &gt;= 54 bytes &amp;&amp; lookup(&amp;addresses6, IPv6 dst)) goto redirect;
  *   return XDP_PASS;
  * redirect:
  *   return bpf_redirect_map(&amp;xsks, ctx-&gt;rx_queue_index, XDP_PASS);   // no socket on that queue: the kernel's
@@ -41,6 +48,15 @@ import java.nio.charset.StandardCharsets;
  * the kernel keeps every frame for its own addresses. Multicast: frames for a group MAC Tern joined
  * ({@link #addGroup}, a hash map the program looks up) go to Tern, and no longer to the kernel on this interface; the
  * all-systems group (224.0.0.1, whose IGMP queries the kernel needs) always stays the kernel's.
+ *
+ * <p>IPv6: a hash map of Tern's addresses ({@link #addAddress6}, 16-byte keys in wire order, the link-local one
+ * among them, tentative ones too, since duplicate address detection needs their solicitations and advertisements)
+ * decides, looked up with the key read in place from the frame. Unicast to one of them goes to Tern. Of IPv6
+ * multicast, only neighbour solicitations and advertisements whose target is one of them do (RFC 4861 §4.3, §4.4:
+ * resolution of Tern's addresses, and DAD's probes and defences, sent to solicited-node groups and all-nodes that
+ * the kernel's addresses share); everything else multicast (router advertisements, MLD queries, the kernel's own
+ * ND) stays the kernel's, as all-systems does for IPv4. An ND message after an extension header is not looked at:
+ * RFC 6980 forbids fragmented ND, and nothing else puts one there.
  *
  * <p>Load shedding (a SYN flood at the link's full rate must not starve established connections; {@link AfXdpLink#shedUnsolicitedSyns}): while the link sets the flag
  * ({@link #shedSyns}, one {@code BPF_MAP_UPDATE_ELEM} per change), seven in eight connection-opening SYNs for Tern are
@@ -72,12 +88,14 @@ final class XdpSteering implements AutoCloseable {
     private int shedFd = -1;
     private int shedCountFd = -1;
     private int shedSourcesFd = -1;
+    private int addresses6Fd = -1;
     /** The shedding flag's bits now ({@link #AT_RANDOM}, {@link #BY_SOURCE}). */
     private int shedFlags;
     /** The sources in the map now, as their map keys. */
     private final int[] shedSourceKeys = new int[MAX_SHED_SOURCES];
     private int shedSourceCount;
     private MemorySegment mapKey;
+    private MemorySegment mapKey6;
     private MemorySegment mapValue;
     private MemorySegment mapAttr;
     private int programFd = -1;
@@ -102,14 +120,18 @@ final class XdpSteering implements AutoCloseable {
         final XdpSteering steering = new XdpSteering(callState);
         try {
             steering.mapKey = arena.allocate(ValueLayout.JAVA_INT);
+            steering.mapKey6 = arena.allocate(16, 8);
             steering.mapValue = arena.allocate(ValueLayout.JAVA_LONG);
             steering.mapAttr = arena.allocate(XdpAbi.BPF_ATTR_SIZE, 8);
-            steering.mapFd = steering.createMap(arena, XdpAbi.BPF_MAP_TYPE_XSKMAP, 4, queue + 1, "tern_xsks", "XSKMAP");
-            steering.groupsFd = steering.createMap(arena, XdpAbi.BPF_MAP_TYPE_HASH, 4, MAX_GROUPS, "tern_groups", "HASH");
-            steering.shedFd = steering.createMap(arena, XdpAbi.BPF_MAP_TYPE_ARRAY, 4, 1, "tern_shed", "ARRAY");
-            steering.shedCountFd = steering.createMap(arena, XdpAbi.BPF_MAP_TYPE_ARRAY, 8, 1, "tern_shed_count", "ARRAY");
-            steering.shedSourcesFd = steering.createMap(arena, XdpAbi.BPF_MAP_TYPE_HASH, 4, MAX_SHED_SOURCES, "tern_shed_src",
-                "HASH");
+            steering.mapFd = steering.createMap(arena, XdpAbi.BPF_MAP_TYPE_XSKMAP, 4, 4, queue + 1, "tern_xsks", "XSKMAP");
+            steering.groupsFd = steering.createMap(arena, XdpAbi.BPF_MAP_TYPE_HASH, 4, 4, MAX_GROUPS, "tern_groups", "HASH");
+            steering.shedFd = steering.createMap(arena, XdpAbi.BPF_MAP_TYPE_ARRAY, 4, 4, 1, "tern_shed", "ARRAY");
+            steering.shedCountFd = steering.createMap(arena, XdpAbi.BPF_MAP_TYPE_ARRAY, 4, 8, 1, "tern_shed_count",
+                "ARRAY");
+            steering.shedSourcesFd = steering.createMap(arena, XdpAbi.BPF_MAP_TYPE_HASH, 4, 4, MAX_SHED_SOURCES,
+                "tern_shed_src", "HASH");
+            steering.addresses6Fd = steering.createMap(arena, XdpAbi.BPF_MAP_TYPE_HASH, 16, 4, MAX_ADDRESSES6,
+                "tern_addr6", "HASH");
             steering.load(arena, mac, ipv4, frags);
             steering.insert(queue, socketFd);
             steering.attachTo(arena, interfaceName, ifindex, forceGeneric);
@@ -125,14 +147,15 @@ final class XdpSteering implements AutoCloseable {
     }
 
     /**
-     * A map with u32 keys (the XSKMAP: the socket per queue; a hash map: the multicast groups steered to Tern, keyed by
-     * bytes 2..5 of the group MAC, and one of the sources whose SYNs are shed; one-entry arrays: the shedding flag and
-     * count); returns its descriptor.
+     * A map (the XSKMAP: the socket per queue; hash maps with u32 keys: the multicast groups steered to Tern, keyed by
+     * bytes 2..5 of the group MAC, and the sources whose SYNs are shed; one with 16-byte keys: Tern's IPv6 addresses;
+     * one-entry arrays: the shedding flag and count); returns its descriptor.
      */
-    private int createMap(Arena arena, int type, int valueSize, int entries, String name, String typeName) {
+    private int createMap(Arena arena, int type, int keySize, int valueSize, int entries, String name,
+                          String typeName) {
         final MemorySegment attr = arena.allocate(XdpAbi.BPF_ATTR_SIZE, 8);
         attr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_CREATE_TYPE, type);
-        attr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_CREATE_KEY_SIZE, 4);
+        attr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_CREATE_KEY_SIZE, keySize);
         attr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_CREATE_VALUE_SIZE, valueSize);
         attr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_CREATE_MAX_ENTRIES, entries);
         name(attr, XdpAbi.MAP_CREATE_NAME, name);
@@ -161,6 +184,33 @@ final class XdpSteering implements AutoCloseable {
     int removeGroup(long groupMac) {
         return mapCommand(XdpAbi.BPF_MAP_DELETE_ELEM, groupsFd, groupKey(groupMac));
     }
+
+    /** The most IPv6 addresses steered to Tern: the link-local one, the configured ones and SLAAC's, with room. */
+    static final int MAX_ADDRESSES6 = 32;
+
+    /**
+     * Steers frames for the IPv6 address ({@code high}, {@code low}) to Tern, and neighbour discovery about it;
+     * returns 0 or the errno of the refusal (map full). Cold path: one system call.
+     */
+    int addAddress6(long high, long low) {
+        mapValue.set(ValueLayout.JAVA_INT, 0, 1);
+        return address6Command(XdpAbi.BPF_MAP_UPDATE_ELEM, high, low);
+    }
+
+    /** Gives frames for the IPv6 address back to the kernel; 0 or the errno (ENOENT: it was not steered). */
+    int removeAddress6(long high, long low) {
+        return address6Command(XdpAbi.BPF_MAP_DELETE_ELEM, high, low);
+    }
+
+    private int address6Command(int command, long high, long low) {
+        mapKey6.set(BIG_ENDIAN_LONG, 0, high);                                // wire order, as the program reads it
+        mapKey6.set(BIG_ENDIAN_LONG, 8, low);
+        mapAttributes(command, addresses6Fd, mapKey6);
+        return Sys.bpf(callState, command, mapAttr, XdpAbi.BPF_ATTR_SIZE) < 0 ? Libc.errno(callState) : 0;
+    }
+
+    private static final ValueLayout.OfLong BIG_ENDIAN_LONG =
+        ValueLayout.JAVA_LONG.withOrder(java.nio.ByteOrder.BIG_ENDIAN);
 
     /** The most sources whose SYNs the program sheds at once ({@link #shedSynsFrom}). */
     static final int MAX_SHED_SOURCES = 64;
@@ -259,16 +309,20 @@ final class XdpSteering implements AutoCloseable {
 
     private void mapAttributes(int command, int fd, int key) {
         mapKey.set(ValueLayout.JAVA_INT, 0, key);
+        mapAttributes(command, fd, mapKey);
+    }
+
+    private void mapAttributes(int command, int fd, MemorySegment key) {
         mapAttr.fill((byte) 0);
         mapAttr.set(ValueLayout.JAVA_INT, XdpAbi.MAP_UPDATE_FD, fd);
-        mapAttr.set(ValueLayout.JAVA_LONG, XdpAbi.MAP_UPDATE_KEY, mapKey.address());
+        mapAttr.set(ValueLayout.JAVA_LONG, XdpAbi.MAP_UPDATE_KEY, key.address());
         if (command != XdpAbi.BPF_MAP_DELETE_ELEM) {
             mapAttr.set(ValueLayout.JAVA_LONG, XdpAbi.MAP_UPDATE_VALUE, mapValue.address());
         }
     }
 
     private void load(Arena arena, long mac, int ipv4, boolean frags) {
-        final long[] instructions = program(new Maps(mapFd, groupsFd, shedFd, shedCountFd, shedSourcesFd), mac, ipv4);
+        final long[] instructions = program(new Maps(mapFd, groupsFd, shedFd, shedCountFd, shedSourcesFd, addresses6Fd), mac, ipv4);
         final MemorySegment insns = arena.allocate(8L * instructions.length, 8);
         for (int i = 0; i < instructions.length; i++) {
             insns.set(ValueLayout.JAVA_LONG, 8L * i, instructions[i]);
@@ -356,6 +410,7 @@ final class XdpSteering implements AutoCloseable {
             shedFd = closeIfOpen(state, shedFd);
             shedCountFd = closeIfOpen(state, shedCountFd);
             shedSourcesFd = closeIfOpen(state, shedSourcesFd);
+            addresses6Fd = closeIfOpen(state, addresses6Fd);
         }
     }
 
@@ -386,9 +441,19 @@ final class XdpSteering implements AutoCloseable {
     /** TCP's SYN, RST and ACK flags (RFC 9293 §3.1); a connection opens with SYN alone. */
     private static final int SYN_RST_ACK = 0x16;
     private static final int SYN = 0x02;
+    /** Ethertype IPv6 (0x86dd) as a little-endian u16 load sees it. */
+    private static final int IPV6_LE = 0xDD86;
+    /** Where an IPv6 header's next header, destination, an ICMPv6 type and an ND message's target lie in a frame. */
+    private static final int IPV6_NEXT_HEADER = 14 + 6;
+    private static final int IPV6_DESTINATION = 14 + 24;
+    private static final int ICMPV6_TYPE = 14 + 40;
+    private static final int ND_TARGET = ICMPV6_TYPE + 8;
+    private static final int ICMPV6 = 58;
+    private static final int NEIGHBOUR_SOLICITATION = 135;
+    private static final int NEIGHBOUR_ADVERTISEMENT = 136;
 
     /** The descriptors of the program's maps. */
-    record Maps(int xsks, int groups, int shedFlag, int shedCount, int shedSources) {
+    record Maps(int xsks, int groups, int shedFlag, int shedCount, int shedSources, int addresses6) {
     }
 
     /**
@@ -412,11 +477,23 @@ final class XdpSteering implements AutoCloseable {
         a.ldxW(R5, R2, 0).jne32K(R5, -1, "multicast");
         a.ldxH(R5, R2, 4).jne32K(R5, 0xFFFF, "pass").ja("ethertype");
         a.label("multicast");
-        a.ldxH(R5, R2, 0).jne32K(R5, 0x0001, "pass");                   // 01:00:..
+        a.ldxH(R5, R2, 0).jeq32K(R5, 0x3333, "ipv6 multicast");         // 33:33:..
+        a.jne32K(R5, 0x0001, "pass");                                    // 01:00:..
         a.ldxW(R5, R2, 2).jeq32K(R5, ALL_SYSTEMS_KEY, "pass");
         a.stxW(R10, R5, -4);
         a.movX(R2, R10).addK(R2, -4);
         a.ldMapFd(R1, maps.groups());
+        a.call(XdpAbi.BPF_FUNC_MAP_LOOKUP_ELEM);
+        a.jeqK(R0, 0, "pass").ja("redirect");
+        a.label("ipv6 multicast");
+        a.ldxH(R5, R2, 12).jne32K(R5, IPV6_LE, "pass");
+        a.movX(R4, R2).addK(R4, ND_TARGET + 16).jgtX(R4, R3, "pass");
+        a.ldxB(R5, R2, IPV6_NEXT_HEADER).jne32K(R5, ICMPV6, "pass");
+        a.ldxB(R5, R2, ICMPV6_TYPE).jeq32K(R5, NEIGHBOUR_SOLICITATION, "nd target");
+        a.jne32K(R5, NEIGHBOUR_ADVERTISEMENT, "pass");
+        a.label("nd target");
+        a.addK(R2, ND_TARGET);                                           // the key, read in place from the frame
+        a.ldMapFd(R1, maps.addresses6());
         a.call(XdpAbi.BPF_FUNC_MAP_LOOKUP_ELEM);
         a.jeqK(R0, 0, "pass").ja("redirect");
         a.label("ethertype");
@@ -448,9 +525,16 @@ final class XdpSteering implements AutoCloseable {
         a.movK(R2, 1).atomicAddDw(R1, R2, 0);
         a.movK(R0, XdpAbi.XDP_DROP).exit();
         a.label("arp");
-        a.jne32K(R5, 0x0608, "pass");                                    // 0x0806 on the wire
+        a.jne32K(R5, 0x0608, "ipv6");                                    // 0x0806 on the wire
         a.movX(R4, R2).addK(R4, 42).jgtX(R4, R3, "pass");
-        a.ldxW(R5, R2, 38).jne32K(R5, addressLe, "pass");                // ARP target protocol address
+        a.ldxW(R5, R2, 38).jne32K(R5, addressLe, "pass").ja("redirect"); // ARP target protocol address
+        a.label("ipv6");
+        a.jne32K(R5, IPV6_LE, "pass");
+        a.movX(R4, R2).addK(R4, IPV6_DESTINATION + 16).jgtX(R4, R3, "pass");
+        a.addK(R2, IPV6_DESTINATION);
+        a.ldMapFd(R1, maps.addresses6());
+        a.call(XdpAbi.BPF_FUNC_MAP_LOOKUP_ELEM);
+        a.jeqK(R0, 0, "pass");
         a.label("redirect");
         a.ldxW(R2, R6, XdpAbi.XDP_MD_RX_QUEUE_INDEX);
         a.ldMapFd(R1, maps.xsks());

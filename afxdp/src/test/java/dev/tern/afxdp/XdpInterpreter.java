@@ -38,6 +38,9 @@ final class XdpInterpreter {
     /** The keys in the map of sources whose SYNs are shed ({@link XdpSteering#sourceKey}). */
     Set<Integer> shedSources = Set.of();
     int sourceLookups;
+    /** The keys in the map of Tern's IPv6 addresses: 16 bytes in wire order, as hex. */
+    Set<String> addresses6 = Set.of();
+    int address6Lookups;
 
     XdpInterpreter(XdpSteering.Maps maps, long[] program, Set<Integer> groups, IntSupplier random) {
         this.maps = maps;
@@ -94,7 +97,7 @@ final class XdpInterpreter {
                 case 0x56 -> pc += (int) r[dst] != immediate ? offset : 0;
                 case 0x45 -> pc += (r[dst] & immediate) != 0 ? offset : 0;
                 case 0x85 -> {
-                    r[0] = call(immediate, r, stack);
+                    r[0] = call(immediate, r, frame, stack);
                     for (int i = 1; i <= 5; i++) {
                         r[i] = 0xDEAD_0000L + i;                         // clobbered by the call
                     }
@@ -108,9 +111,18 @@ final class XdpInterpreter {
         throw new IllegalStateException("no exit after 10,000 steps");
     }
 
-    private long call(int helper, long[] r, byte[] stack) {
+    private long call(int helper, long[] r, byte[] frame, byte[] stack) {
         return switch (helper) {
             case XdpAbi.BPF_FUNC_MAP_LOOKUP_ELEM -> {
+                if (r[1] == MAP_DESCRIPTOR + maps.addresses6()) {
+                    // A 16-byte key, which the verifier lets the program pass as a pointer into the frame.
+                    final StringBuilder key = new StringBuilder();
+                    for (int i = 0; i < 16; i++) {
+                        key.append(String.format("%02x", load(r[2] + i, 1, frame, stack)));
+                    }
+                    address6Lookups++;
+                    yield addresses6.contains(key.toString()) ? STACK : 0;
+                }
                 final int key = (int) load(r[2], 4, new byte[0], stack);
                 if (r[1] == MAP_DESCRIPTOR + maps.groups()) {
                     yield groups.contains(key) ? STACK : 0;                   // any non-null pointer

@@ -20,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class XdpSteeringProgramTest {
     private static final long MAC = 0x02_11_22_33_44_55L;
     private static final int ADDRESS = 0xC612_0002;     // 198.18.0.2
-    private static final XdpSteering.Maps MAPS = new XdpSteering.Maps(7, 9, 11, 13, 15);
+    private static final XdpSteering.Maps MAPS = new XdpSteering.Maps(7, 9, 11, 13, 15, 17);
 
     private static int code(long insn) {
         return (int) (insn & 0xFF);
@@ -265,6 +265,11 @@ class XdpSteeringProgramTest {
             return XdpAbi.XDP_PASS;
         }
         final long destination = u(f, 0, 6);
+        if (u(f, 0, 2) == 0x3333) {
+            final boolean nd = u(f, 12, 2) == 0x86DD && f.length >= 78 && (f[20] & 0xFF) == 58
+                && ((f[54] & 0xFF) == 135 || (f[54] & 0xFF) == 136);
+            return nd && ADDRESSES6.contains(hex(f, 62)) ? REDIRECT : XdpAbi.XDP_PASS;
+        }
         if (destination != MAC && destination != 0xFF_FF_FF_FF_FF_FFL) {
             if (u(f, 0, 2) != 0x0100 || u(f, 2, 4) == 0x5E00_0001L) {
                 return XdpAbi.XDP_PASS;
@@ -294,8 +299,23 @@ class XdpSteeringProgramTest {
         if (ethertype == 0x0806 && f.length >= 42 && u(f, 38, 4) == Integer.toUnsignedLong(ADDRESS)) {
             return REDIRECT;
         }
+        if (ethertype == 0x86DD && f.length >= 54 && ADDRESSES6.contains(hex(f, 38))) {
+            return REDIRECT;
+        }
         return XdpAbi.XDP_PASS;
     }
+
+    /** 16 bytes of {@code f} from {@code offset}, as hex: a key of the IPv6 address map. */
+    private static String hex(byte[] f, int offset) {
+        return java.util.HexFormat.of().formatHex(f, offset, offset + 16);
+    }
+
+    /** Tern's IPv6 addresses in the program's map: a global one and a link-local one. */
+    private static final byte[] GLOBAL6 = java.util.HexFormat.of().parseHex("20010db8000000000000000000000002");
+    private static final byte[] LINK_LOCAL6 = java.util.HexFormat.of().parseHex("fe80000000000000a1b2c3d4e5f60718");
+    private static final Set<String> ADDRESSES6 = Set.of(hex(GLOBAL6, 0), hex(LINK_LOCAL6, 0));
+    /** An address on the same link that is the kernel's, not Tern's. */
+    private static final byte[] KERNEL6 = java.util.HexFormat.of().parseHex("20010db8000000000000000000000003");
 
     private static long u(byte[] f, int offset, int bytes) {
         long value = 0;
@@ -338,6 +358,22 @@ class XdpSteeringProgramTest {
                     f[14] = (byte) (0x40 | 5 + rng.nextInt(3));              // mostly headers the frame holds
                 }
             }
+            if (f.length >= 14 && rng.nextInt(4) == 0) {                      // IPv6: unicast or ND to a group
+                final boolean multicast = rng.nextBoolean();
+                put(f, 0, multicast ? (rng.nextBoolean() ? 0x33_33_FF_00_00_02L : 0x33_33_00_00_00_01L) : MAC, 6);
+                put(f, 12, rng.nextInt(8) > 0 ? 0x86DD : 0x0800, 2);
+                final byte[][] choices = {GLOBAL6, LINK_LOCAL6, KERNEL6};
+                if (f.length >= 54 && rng.nextInt(4) > 0) {
+                    System.arraycopy(choices[rng.nextInt(3)], 0, f, 38, 16);
+                }
+                if (f.length >= 55 && rng.nextInt(4) > 0) {
+                    f[20] = (byte) (rng.nextInt(8) > 0 ? 58 : 0);
+                    f[54] = (byte) (rng.nextInt(8) > 0 ? 135 + rng.nextInt(2) : 134);
+                }
+                if (f.length >= 78 && rng.nextInt(4) > 0) {
+                    System.arraycopy(choices[rng.nextInt(3)], 0, f, 62, 16);
+                }
+            }
             final int tcp = f.length > 14 ? 14 + 4 * (f[14] & 0x0F) : 0;
             if (f.length > tcp + 13 && tcp > 0 && rng.nextBoolean()) {
                 f[tcp + 13] = (byte) (rng.nextBoolean() ? SYN : f[tcp + 13]);
@@ -351,6 +387,7 @@ class XdpSteeringProgramTest {
             final XdpInterpreter program = new XdpInterpreter(MAPS, XdpSteering.program(MAPS, MAC, ADDRESS), groups, () -> random);
             program.shedFlag = shedding;
             program.shedSources = sources;
+            program.addresses6 = ADDRESSES6;
             final int verdict;
             try {
                 verdict = program.run(f);
@@ -366,6 +403,65 @@ class XdpSteeringProgramTest {
         System.out.printf("steering program on 20,000 arbitrary frames: %d dropped, %d redirected, the rest passed%n",
             dropped, redirected);
         assertTrue(dropped > 100, "the drop path was exercised: " + dropped + " (seed " + seed + ")");
+    }
+
+    /** An IPv6 frame to {@code mac}: next header {@code nextHeader} to {@code destination}, then an ICMPv6 {@code type} about {@code target}. */
+    private static byte[] ipv6(long mac, byte[] destination, int nextHeader, int type, byte[] target) {
+        final byte[] frame = new byte[14 + 40 + 24];
+        put(frame, 0, mac, 6);
+        put(frame, 6, 0x02_00_00_00_00_01L, 6);
+        put(frame, 12, 0x86DD, 2);
+        frame[14] = 0x60;
+        put(frame, 18, 24, 2);
+        frame[20] = (byte) nextHeader;
+        frame[21] = (byte) 255;
+        System.arraycopy(destination, 0, frame, 38, 16);
+        frame[54] = (byte) type;
+        System.arraycopy(target, 0, frame, 62, 16);
+        return frame;
+    }
+
+    private static int steer(byte[] frame) {
+        final XdpInterpreter program = new XdpInterpreter(MAPS, XdpSteering.program(MAPS, MAC, ADDRESS), Set.of(), () -> 0);
+        program.addresses6 = ADDRESSES6;
+        return program.run(frame);
+    }
+
+    /**
+     * IPv6 on an interface the kernel shares: unicast to Tern's addresses (global and link-local) goes to Tern, to
+     * the kernel's stays; of multicast, only solicitations and advertisements whose target is Tern's (resolution and
+     * DAD for its addresses) go to Tern, and router advertisements, MLD queries and ND about the kernel's addresses
+     * stay the kernel's, as does ND behind an extension header.
+     */
+    @Test
+    void ipv6GoesToTernForItsAddressesAndNdAboutThemAndEverythingElseToTheKernel() {
+        final long solicitedNode = 0x33_33_FF_00_00_02L;
+        final long allNodes = 0x33_33_00_00_00_01L;
+        final byte[] solicitedNodeGroup = java.util.HexFormat.of().parseHex("ff0200000000000000000001ff000002");
+        final byte[] allNodesGroup = java.util.HexFormat.of().parseHex("ff020000000000000000000000000001");
+        assertEquals(REDIRECT, steer(ipv6(MAC, GLOBAL6, 58, 128, KERNEL6)), "an echo request to Tern's address");
+        assertEquals(REDIRECT, steer(ipv6(MAC, LINK_LOCAL6, 6, 0, KERNEL6)), "TCP to Tern's link-local address");
+        assertEquals(XdpAbi.XDP_PASS, steer(ipv6(MAC, KERNEL6, 58, 128, GLOBAL6)), "an echo request to the kernel's");
+        assertEquals(REDIRECT, steer(ipv6(solicitedNode, solicitedNodeGroup, 58, 135, GLOBAL6)),
+            "a solicitation for Tern's address");
+        assertEquals(XdpAbi.XDP_PASS, steer(ipv6(solicitedNode, solicitedNodeGroup, 58, 135, KERNEL6)),
+            "a solicitation for the kernel's address, in a group both share");
+        assertEquals(REDIRECT, steer(ipv6(allNodes, allNodesGroup, 58, 136, GLOBAL6)),
+            "an advertisement defending Tern's tentative address (DAD)");
+        assertEquals(XdpAbi.XDP_PASS, steer(ipv6(allNodes, allNodesGroup, 58, 134, GLOBAL6)), "a router advertisement");
+        assertEquals(XdpAbi.XDP_PASS, steer(ipv6(allNodes, allNodesGroup, 58, 130, GLOBAL6)), "an MLD query");
+        assertEquals(XdpAbi.XDP_PASS, steer(ipv6(solicitedNode, solicitedNodeGroup, 0, 135, GLOBAL6)),
+            "ND behind a hop-by-hop header");
+        final byte[] solicitation = ipv6(solicitedNode, solicitedNodeGroup, 58, 135, GLOBAL6);
+        for (int length = 14; length < solicitation.length; length++) {
+            assertEquals(XdpAbi.XDP_PASS, steer(java.util.Arrays.copyOf(solicitation, length)),
+                "cut to " + length + " bytes: the target is not all there");
+        }
+        final byte[] unicast = ipv6(MAC, GLOBAL6, 58, 128, KERNEL6);
+        for (int length = 14; length < 54; length++) {
+            assertEquals(XdpAbi.XDP_PASS, steer(java.util.Arrays.copyOf(unicast, length)), "cut to " + length);
+        }
+        assertEquals(REDIRECT, steer(java.util.Arrays.copyOf(unicast, 54)), "a bare header: the stack counts it");
     }
 
     @Test

@@ -119,6 +119,12 @@ final class NetworkOptions {
             }
         }
         slaac = auto;
+        if (auto && linkKind.equals("afxdp")) {
+            // The stack refuses it too (Ipv6Layer); said here before any device is opened.
+            throw new UsageException(args.command() + ": --ip6 auto needs router advertisements, which go to all nodes,"
+                + " and on afxdp those stay the kernel's (a frame goes to Tern or to the kernel, not both); give"
+                + " --ip6 ADDR/N or use --link afpacket:" + linkTarget);
+        }
         if (v6.size() > Ipv6Config.MAX_ADDRESSES) {
             throw new UsageException(args.command() + ": at most " + Ipv6Config.MAX_ADDRESSES + " --ip6 addresses");
         }

@@ -216,6 +216,11 @@ class TernCommandLineTest {
         assertEquals(2, nc.status());
         assertEquals("tern: nc: 2001:db8::1 is an IPv6 address: give this stack IPv6 with --ip6 ADDR/N (or --ip6 auto)",
             nc.err().strip());
+        final Run xdp = tern("ping", "-c", "1", "--link", "afxdp:nosuch0", "--ip6", "auto", "2001:db8::1");
+        assertEquals(2, xdp.status());
+        assertEquals("tern: ping: --ip6 auto needs router advertisements, which go to all nodes, and on afxdp those"
+            + " stay the kernel's (a frame goes to Tern or to the kernel, not both); give --ip6 ADDR/N or use --link"
+            + " afpacket:nosuch0", xdp.err().strip());
         final Run bad = tern("ping", "-c", "1", "--ip6", "2001:db8::2/200", "2001:db8::1");
         assertEquals(2, bad.status());
         assertEquals(1, bad.err().strip().lines().count(), bad.err());

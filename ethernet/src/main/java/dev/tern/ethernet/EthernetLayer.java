@@ -203,6 +203,16 @@ public final class EthernetLayer implements FrameHandler {
         }
     }
 
+    /** Starts receiving frames for an IPv6 address of ours where the link filters by address ({@link Link#addIpv6Address}). */
+    public void addIpv6Address(long high, long low) {
+        link.addIpv6Address(high, low);
+    }
+
+    /** Stops receiving frames for an IPv6 address of ours ({@link Link#removeIpv6Address}). */
+    public void removeIpv6Address(long high, long low) {
+        link.removeIpv6Address(high, low);
+    }
+
     /** Drops one reference to a multicast MAC; the link stops receiving it with the last. */
     public void removeMulticast(long groupMac) {
         if (multicast.remove(groupMac)) {

@@ -11,7 +11,7 @@ import java.util.List;
  * detection runs (§5.4: not yet used, packets to it discarded), PREFERRED once it passed, DUPLICATE when another
  * node holds it (§5.4.5: never used; the operator is told through a counter and {@link #describe}), EXPIRED when the
  * valid lifetime of an address formed from a router's prefix ran out (§5.5.4). Index 0 is the link-local address
- * formed from the MAC (§5.3), then the configured ones, then those formed by SLAAC (§5.5.3), at most
+ * (§5.3), then the configured ones, then those formed by SLAAC (§5.5.3), at most
  * {@link #AUTOCONFIGURED}; an expired row is reused.
  *
  * <p>Owned by the shard thread; not thread-safe.
@@ -35,9 +35,10 @@ public final class Ipv6Addresses {
     private final boolean[] autoconfigured;
     private int count;
 
-    Ipv6Addresses(long mac, List<Ipv6InterfaceAddress> configured, int dadTransmits) {
+    /** The link-local address gets {@code linkLocalIdentifier}: from the MAC by EUI-64, or opaque (RFC 7217). */
+    Ipv6Addresses(long linkLocalIdentifier, List<Ipv6InterfaceAddress> configured, int dadTransmits) {
         final List<Ipv6InterfaceAddress> all = new ArrayList<>();
-        all.add(new Ipv6InterfaceAddress(Ipv6Address.linkLocal(mac), 64));
+        all.add(new Ipv6InterfaceAddress(new Ipv6Address(Ipv6Address.LINK_LOCAL_HIGH, linkLocalIdentifier), 64));
         for (Ipv6InterfaceAddress a : configured) {
             if (all.stream().noneMatch(b -> b.address().equals(a.address()))) {
                 all.add(a);

@@ -81,11 +81,46 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
     private final dev.tern.core.net.PathMtuCache pathMtus = new dev.tern.core.net.PathMtuCache(256, PATH_MTU_TIMEOUT_NS);
     private int outMtu;
 
+    /**
+     * The secret key of opaque interface identifiers (RFC 7217 §5): the host's {@code /etc/machine-id}, set once at
+     * installation as §5 asks, so the address is the same at every start; 16 random bytes where it cannot be read
+     * (the address then changes from one start to the next).
+     */
+    private static byte[] secretKey() {
+        try {
+            final byte[] id = java.nio.file.Files.readAllBytes(java.nio.file.Path.of("/etc/machine-id"));
+            if (id.length >= 16) {
+                return id;
+            }
+        } catch (java.io.IOException | SecurityException e) {
+            // falls back to a random key below
+        }
+        final byte[] key = new byte[16];
+        new java.security.SecureRandom().nextBytes(key);
+        return key;
+    }
+
+    /**
+     * IPv6 on {@code ethernet}'s link. Its link-local address is formed from the MAC (EUI-64), or, where the link
+     * shares its interface with the kernel ({@link dev.tern.ethernet.link.Link#sharesInterfaceWithKernel}), is
+     * opaque (RFC 7217), since the kernel forms the EUI-64 one for itself.
+     *
+     * @throws IllegalArgumentException for SLAAC on a link that shares its interface with the kernel
+     */
     public Ipv6Layer(EthernetLayer ethernet, Timers timers, Ipv6Config config, CountersFile counterFile) {
         this.ethernet = ethernet;
         this.config = config;
         this.counters = new Ipv6Counters(counterFile);
-        this.addresses = new Ipv6Addresses(ethernet.mac(), config.addresses(), config.dadTransmits());
+        final boolean sharedInterface = ethernet.link().sharesInterfaceWithKernel();
+        if (sharedInterface && config.slaac()) {
+            throw new IllegalArgumentException("IPv6 address autoconfiguration (--ip6 auto) needs router advertisements,"
+                + " which go to all nodes, and " + ethernet.link().name() + " shares its interface with the kernel:"
+                + " a frame goes to Tern or to the kernel, not both; give static addresses (--ip6 ADDR/N) or use"
+                + " afpacket");
+        }
+        this.addresses = new Ipv6Addresses(sharedInterface
+            ? Ipv6Address.opaqueInterfaceIdentifier(Ipv6Address.LINK_LOCAL_HIGH, ethernet.mac(), 0, secretKey())
+            : Ipv6Address.interfaceIdentifier(ethernet.mac()), config.addresses(), config.dadTransmits());
         this.icmp = new Icmpv6Layer(this, config, counters);
         this.reassembler = new Ipv6Reassembler(timers, counterFile);
         this.staging = dev.tern.core.memory.FramePool.allocate(1, Ipv6Header.LENGTH + 65535);

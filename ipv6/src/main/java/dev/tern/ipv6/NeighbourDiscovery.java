@@ -68,10 +68,14 @@ final class NeighbourDiscovery implements Ipv6NeighbourCache.Solicitor {
         return neighbours;
     }
 
-    /** Listens to all-nodes and each address's solicited-node group (RFC 4861 §7.2.1), and starts DAD. */
+    /**
+     * Listens to all-nodes and each address's solicited-node group (RFC 4861 §7.2.1), has the link take each address
+     * (one that chooses frames by address), and starts DAD.
+     */
     void start(long nowNs) {
         ethernet.addMulticast(Ipv6Address.multicastMac(Ipv6Address.ALL_NODES.low()));
         for (int i = 0; i < addresses.count(); i++) {
+            ethernet.addIpv6Address(addresses.high(i), addresses.low(i));
             ethernet.addMulticast(Ipv6Address.multicastMac(Ipv6Address.solicitedNodeLow(addresses.low(i))));
         }
         mld.start(nowNs);
@@ -113,6 +117,7 @@ final class NeighbourDiscovery implements Ipv6NeighbourCache.Solicitor {
      * once, its first solicitation now and the rest with the others' (§5.4.2).
      */
     void addressAdded(int address, long nowNs) {
+        ethernet.addIpv6Address(addresses.high(address), addresses.low(address));
         ethernet.addMulticast(Ipv6Address.multicastMac(Ipv6Address.solicitedNodeLow(addresses.low(address))));
         mld.addressAdded(addresses.low(address), nowNs);
         if (addresses.state(address) != Ipv6Addresses.TENTATIVE) {
@@ -136,6 +141,7 @@ final class NeighbourDiscovery implements Ipv6NeighbourCache.Solicitor {
         final boolean listened = addresses.state(address) != Ipv6Addresses.DUPLICATE;
         addresses.expire(address);
         if (listened) {
+            ethernet.removeIpv6Address(addresses.high(address), addresses.low(address));
             ethernet.removeMulticast(Ipv6Address.multicastMac(Ipv6Address.solicitedNodeLow(addresses.low(address))));
             mld.addressLost(addresses.low(address), nowNs);
         }
@@ -145,6 +151,7 @@ final class NeighbourDiscovery implements Ipv6NeighbourCache.Solicitor {
     private void duplicate(int address, long nowNs) {
         addresses.state(address, Ipv6Addresses.DUPLICATE);
         counters.ndDadDuplicates.incrementRelease();
+        ethernet.removeIpv6Address(addresses.high(address), addresses.low(address));
         ethernet.removeMulticast(Ipv6Address.multicastMac(Ipv6Address.solicitedNodeLow(addresses.low(address))));
         mld.addressLost(addresses.low(address), nowNs);
     }

@@ -729,6 +729,68 @@ class Ipv6Test {
                 prefixOption(Ipv6Address.parse("2001:db8:5::"), 0xC0, valid, Math.min(valid, 3600))))));
     }
 
+    /** A link that shares its interface with the kernel (as AF_XDP's does), recording the addresses it is given. */
+    static final class SharedInterfaceLink extends dev.tern.ethernet.link.ForwardingLink {
+        final List<Ipv6Address> taken = new java.util.ArrayList<>();
+
+        SharedInterfaceLink(dev.tern.ethernet.link.Link link) {
+            super(link);
+        }
+
+        @Override
+        public void addIpv6Address(long high, long low) {
+            taken.add(new Ipv6Address(high, low));
+        }
+
+        @Override
+        public void removeIpv6Address(long high, long low) {
+            taken.remove(new Ipv6Address(high, low));
+        }
+
+        @Override
+        public boolean sharesInterfaceWithKernel() {
+            return true;
+        }
+    }
+
+    /**
+     * On an interface the kernel shares (AF_XDP), the kernel forms the EUI-64 link-local address from the MAC for
+     * itself, so Tern's is opaque (RFC 7217) instead; the link is given each address to steer, from before DAD
+     * (tentative addresses need their ND), and loses one that turns out duplicate. SLAAC is refused there, with the
+     * reason: router advertisements go to all nodes, which stay the kernel's.
+     */
+    @Test
+    void onAnInterfaceSharedWithTheKernelTheLinkLocalAddressIsOpaqueAndTheLinkSteersEachAddress() {
+        try (Simulation own = new Simulation()) {
+            final SharedInterfaceLink[] link = new SharedInterfaceLink[1];
+            final PeerPort defender = new PeerPort(own, "defender", PEER_MAC);
+            final Ipv6Address taken = Ipv6Address.parse("2001:db8::7");
+            final NetStack shared = own.addStack("shared", "198.18.0.6/24", wire -> link[0] = new SharedInterfaceLink(wire),
+                b -> b.ipv6(Ipv6Config.withAddresses(List.of(Ipv6InterfaceAddress.parse("2001:db8::6/64"),
+                    Ipv6InterfaceAddress.parse(taken + "/64")))));
+            final Ipv6Address own6 = shared.ipv6().addresses().address(0).address();
+            assertTrue(Ipv6Address.isLinkLocal(own6.high()), own6.toString());
+            assertTrue(!own6.equals(Ipv6Address.linkLocal(shared.macAddress())), "not the kernel's EUI-64 one");
+            own.runFor(SECOND / 100);
+            assertEquals(List.of(own6, Ipv6Address.parse("2001:db8::6"), taken), link[0].taken,
+                "every address steered, tentative ones too");
+            // Another node defends 2001:db8::7 (RFC 4862 §5.4.5): the link no longer steers it.
+            defender.send(Ipv6Frames.frame(Ipv6Address.multicastMac(Ipv6Address.ALL_NODES.low()), PEER_MAC,
+                Ipv6Frames.icmpPacket(PEER, Ipv6Address.ALL_NODES, 255, NA, 0, 0x2000_0000,
+                    Ipv6Frames.ndBody(taken, 2, PEER_MAC))));
+            own.runFor(2 * SECOND);
+            assertEquals(1, shared.counters().value("nd.dad.duplicates"));
+            assertEquals(List.of(own6, Ipv6Address.parse("2001:db8::6")), link[0].taken);
+        }
+        try (Simulation own = new Simulation()) {
+            final IllegalArgumentException refused = org.junit.jupiter.api.Assertions.assertThrows(
+                IllegalArgumentException.class, () -> own.addStack("auto", "198.18.0.5/24", SharedInterfaceLink::new,
+                    b -> b.ipv6(Ipv6Config.withAddresses(List.of()).withSlaac(true))));
+            assertTrue(refused.getMessage().contains("--ip6 auto") && refused.getMessage().contains("all nodes"),
+                refused.getMessage());
+        }
+    }
+
     @Test
     void slaacFormsAnAddressFromAnAdvertisedPrefixChecksItAndUsesIt() {
         try (Simulation own = new Simulation()) {

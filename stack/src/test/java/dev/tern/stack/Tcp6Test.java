@@ -232,19 +232,28 @@ class Tcp6Test {
         }
     }
 
+    /** The SYN-ACK Tern sent and the connection it accepted. */
+    private record Accepted(byte[] synAck, TcpConnection server) {
+    }
+
+    /** A listener on port 80 of {@code b}, a SYN from the peer with {@code synOptions}, the SYN-ACK, the last ACK. */
+    private static Accepted handshake(Simulation sim, PeerPort peer, NetStack b, byte[] synOptions) throws Exception {
+        final TcpListener listener = b.listen(80, 4);
+        send(sim, peer, b, segment(40000, 80, 1000, 0, 0x02, synOptions, new byte[0]));
+        final byte[] synAck = tcpSeen(peer).getFirst();
+        final int iss = ByteBuffer.wrap(synAck).getInt(40 + 4);
+        send(sim, peer, b, segment(40000, 80, 1001, iss + 1, 0x10, new byte[0], new byte[0]));
+        return new Accepted(synAck, SimulatedSockets.accepted(sim, listener));
+    }
+
     @Test
     void aPacketTooBigForAnEstablishedConnectionLowersItsSegmentsTo1220Bytes() throws Exception {
         try (Simulation sim = new Simulation()) {
             final NetStack b = addStack(sim, "b", "198.18.0.2/24", "2001:db8::2/64");
             final PeerPort peer = peer(sim);
-            final TcpListener listener = b.listen(80, 4);
-            final byte[] mss1440 = {2, 4, 0x05, (byte) 0xa0};
-            send(sim, peer, b, segment(40000, 80, 1000, 0, 0x02, mss1440, new byte[0]));
-            final byte[] synAck = tcpSeen(peer).getFirst();
-            final int iss = ByteBuffer.wrap(synAck).getInt(40 + 4);
-            final int label = ByteBuffer.wrap(synAck).getInt(0) & 0xF_FFFF;
-            send(sim, peer, b, segment(40000, 80, 1001, iss + 1, 0x10, new byte[0], new byte[0]));
-            final TcpConnection server = SimulatedSockets.accepted(sim, listener);
+            final Accepted accepted = handshake(sim, peer, b, new byte[] {2, 4, 0x05, (byte) 0xa0}); // MSS 1440
+            final int label = ByteBuffer.wrap(accepted.synAck()).getInt(0) & 0xF_FFFF;
+            final TcpConnection server = accepted.server();
             server.write(MemorySegment.ofArray(new byte[1400]), 0, 1400);
             sim.runFor(SECOND / 100);
             final List<byte[]> full = tcpSeen(peer);
@@ -266,6 +275,24 @@ class Tcp6Test {
             assertTrue(after.stream().anyMatch(q -> q.length == 1280), "segments of 1220 bytes: 1280 - 60");
             assertTrue(after.stream().allMatch(q -> (ByteBuffer.wrap(q).getInt(0) & 0xF_FFFF) == label),
                 "every packet of the connection carries its flow label");
+        }
+    }
+
+    /**
+     * RFC 9293 §3.7.1 (MUST-15): a SYN without an MSS option means 1220 over IPv6 (1280 less the headers), where
+     * IPv4's is 536: Tern's segments to that peer then carry 1220 bytes each.
+     */
+    @Test
+    void withoutAnMssOptionTheSendMssOverIpv6Is1220() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack b = addStack(sim, "b", "198.18.0.2/24", "2001:db8::2/64");
+            final PeerPort peer = peer(sim);
+            final TcpConnection server = handshake(sim, peer, b, new byte[0]).server();
+            assertEquals(1220, server.info().sndMss());
+            server.write(MemorySegment.ofArray(new byte[3000]), 0, 3000);
+            sim.runFor(SECOND / 100);
+            final List<Integer> lengths = tcpSeen(peer).stream().map(q -> q.length - 40 - 20).toList();
+            assertEquals(1220, lengths.getFirst(), "segments of 1220 bytes: " + lengths);
         }
     }
 }

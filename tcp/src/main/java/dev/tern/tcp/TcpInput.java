@@ -416,19 +416,21 @@ final class TcpInput {
     }
 
     /**
-     * The peer's MSS from its SYN's options. Absent: 536 (RFC 9293 §3.7.1, RFC 1122 §4.2.2.6). An option of 0 means
+     * The peer's MSS from its SYN's options. Absent: 536 over IPv4, 1220 over IPv6 (RFC 9293 §3.7.1 MUST-15, RFC
+     * 1122 §4.2.2.6; RFC 8200's smallest MTU, 1280, less the headers). An option of 0 means
      * nothing and counts as absent, as Linux takes it; a value below {@link #MIN_PEER_MSS} is raised to it (Linux's
      * tcp_min_snd_mss), so a peer cannot make Tern cut its data into segments of a few bytes each (CVE-2019-11479).
      * Both are counted as bad options.
      */
     private int peerMss(TcpOptionFields options) {
         final int mss = options.mss();
+        final int absent = seg.ipv6 ? TcpOutput.DEFAULT_MSS6 : TcpOutput.DEFAULT_MSS;
         if (mss == TcpOptionFields.ABSENT) {
-            return TcpOutput.DEFAULT_MSS;
+            return absent;
         }
         if (mss == 0) {
             counters.rxBadOptions.incrementRelease();
-            return TcpOutput.DEFAULT_MSS;
+            return absent;
         }
         if (mss < MIN_PEER_MSS) {
             counters.rxBadOptions.incrementRelease();

@@ -36,6 +36,8 @@ final class TcpOutput {
     private static final int TIMESTAMP_SPACE = 12;
     /** RFC 9293 §3.7.1: the MSS to assume when the peer sent none. */
     static final int DEFAULT_MSS = 536;
+    /** The send MSS over IPv6 until the peer's SYN says otherwise (RFC 9293 §3.7.1: 1280 - 60). */
+    static final int DEFAULT_MSS6 = 1220;
 
     private final TcpControlBlocks tcb;
     private final IpOutput ip;

@@ -210,6 +210,54 @@ class Ipv6InteropTest extends VethRigTest {
         assertEquals(3, rig.counter("icmp6.tx.echo_replies"));
     }
 
+    /** The kernel's own IPv6 address on Tern's interface, in the AF_XDP case. */
+    private static final String KERNEL_ON_TERNS_INTERFACE = "2001:db8::3";
+
+    /**
+     * AF_XDP on an interface whose kernel keeps IPv6 of its own (the same MAC, its EUI-64 link-local address and
+     * 2001:db8::3): the steering program hands Tern its own addresses and the ND about them, and the kernel the rest.
+     * The peer resolves and pings all four addresses, each answered by its owner once; Tern's link-local address is
+     * opaque (RFC 7217), not the kernel's; and 32 MiB go from the peer's kernel to Tern over TCP, intact.
+     */
+    @Test
+    void overAfXdpTernAndTheKernelEachKeepTheirOwnIpv6AddressesOnOneInterface() throws Exception {
+        createRig(VethSetup.afXdp(1500, false));
+        final NetnsHarness net = rig.net();
+        final String device = NetnsHarness.TERN_INTERFACE;
+        net.ternExec(TIMEOUT, "sysctl", "-qw", "net.ipv6.conf." + device + ".accept_dad=0").orThrow();
+        net.ternExec(TIMEOUT, "sysctl", "-qw", "net.ipv6.conf." + device + ".disable_ipv6=0").orThrow();
+        net.ternExec(TIMEOUT, "ip", "-6", "address", "add", KERNEL_ON_TERNS_INTERFACE + "/64", "dev", device,
+            "nodad").orThrow();
+        final dev.tern.stack.NetStack stack = startTernRunnerOnRig();
+        assertEquals(0, rig.counter("nd.dad.duplicates"));
+
+        // Row 0 is written when the stack is built, before its thread starts, and never changes.
+        final Ipv6Address ternLinkLocal = stack.ipv6().addresses().address(0).address();
+        final Ipv6Address kernelLinkLocal = Ipv6Address.linkLocal(rig.ternMac());
+        final String kernelAddresses = net.ternExec(TIMEOUT, "ip", "-6", "-o", "address", "show", "dev", device)
+            .orThrow().stdout();
+        assertTrue(kernelAddresses.contains(kernelLinkLocal + "/64"), "the kernel's EUI-64 link-local: "
+            + kernelAddresses);
+        assertTrue(!ternLinkLocal.equals(kernelLinkLocal) && Ipv6Address.isLinkLocal(ternLinkLocal.high()),
+            "Tern's link-local address is its own: " + ternLinkLocal);
+
+        final String scope = "%" + NetnsHarness.PEER_INTERFACE;
+        for (String address : List.of(TERN, ternLinkLocal + scope, KERNEL_ON_TERNS_INTERFACE,
+            kernelLinkLocal + scope)) {
+            final CommandResult ping = ping6(address, 3);
+            assertEquals(3, sentAndReceived(ping)[1], address + ": " + ping.stdout() + ping.stderr());
+            assertTrue(!ping.stdout().contains("DUP!"), "answered once: " + ping.stdout());
+        }
+        assertEquals(6, rig.counter("icmp6.tx.echo_replies"), "Tern answered its own two addresses only");
+        final String neighbours = net.peerExec(TIMEOUT, "ip", "-6", "neigh", "show", "dev",
+            NetnsHarness.PEER_INTERFACE).orThrow().stdout();
+        assertTrue(neighbours.contains(TERN + " lladdr") && neighbours.contains(KERNEL_ON_TERNS_INTERFACE + " lladdr"),
+            "the peer resolved both: " + neighbours);
+
+        kernelSendsToTern(stack, 32L << 20);
+        assertEquals(0, rig.counter("stack.internal_errors"));
+    }
+
     @Test
     void ternDoesNotAnswerForAnAddressItDoesNotHold() {
         startTern();
@@ -409,6 +457,11 @@ class Ipv6InteropTest extends VethRigTest {
     /** Tern's stack on a runner, its addresses past DAD. */
     private dev.tern.stack.NetStack startTernRunner(VethSetup setup) {
         createRig(setup);
+        return startTernRunnerOnRig();
+    }
+
+    /** Tern's stack on a runner on the rig made already, {@link #TERN}/64, its addresses past DAD. */
+    private dev.tern.stack.NetStack startTernRunnerOnRig() {
         final dev.tern.stack.NetStack stack = rig.startTernRunner(b -> b.ipv6(
             Ipv6Config.withAddresses(List.of(Ipv6InterfaceAddress.parse(TERN + "/64")))));
         final long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
@@ -454,15 +507,26 @@ class Ipv6InteropTest extends VethRigTest {
     @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
     @org.junit.jupiter.params.provider.MethodSource("tcpSetups")
     void kernelSends256MiBToTernOverIpv6Intact(VethSetup setup) throws Exception {
-        final dev.tern.stack.NetStack stack = startTernRunner(setup);
+        final TcpStreams.Result received = kernelSendsToTern(startTernRunner(setup), BULK);
+        System.out.printf("IPv6 %s: kernel -> Tern %d bytes in %.2f s, %.2f Gbit/s, %d segments%n", setup,
+            received.bytes(), received.nanos() / 1e9, received.gbitPerSecond(), rig.counter("tcp.rx.segments"));
+        assertEquals(0, rig.counter("tcp.drop.bad_checksum"));
+        assertEquals(0, rig.counter("stack.internal_errors"));
+    }
+
+    /**
+     * {@code bytes} from the kernel's tcp-source to a Tern listener on port 5001 over IPv6, checked: the kernel
+     * connected from its address, and its sha-256 of what it sent is Tern's of what it received.
+     */
+    private TcpStreams.Result kernelSendsToTern(dev.tern.stack.NetStack stack, long bytes) throws Exception {
         final dev.tern.stack.TcpListener listener = stack.listen(5001, 4, LARGE_BUFFERS);
         final long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        final BackgroundCommand source = rig.kernel().launchPeerPy("tcp-source", TERN, "5001", Long.toString(BULK),
+        final BackgroundCommand source = rig.kernel().launchPeerPy("tcp-source", TERN, "5001", Long.toString(bytes),
             "60");
         final dev.tern.stack.TcpConnection connection = listener.accept(10 * SECOND_NS);
         assertTrue(connection != null, "the kernel connected: " + source.stdout() + source.stderr());
         assertEquals(Ipv6Address.parse(PEER), connection.remoteAddress6());
-        final TcpStreams.Result received = TcpStreams.receive(connection, BULK, deadline);
+        final TcpStreams.Result received = TcpStreams.receive(connection, bytes, deadline);
         connection.shutdownOutput();
         final long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         while (source.isAlive() && System.nanoTime() - end < 0) {
@@ -470,12 +534,9 @@ class Ipv6InteropTest extends VethRigTest {
         }
         connection.close();
         listener.close();
-        System.out.printf("IPv6 %s: kernel -> Tern %d bytes in %.2f s, %.2f Gbit/s, %d segments%n", setup,
-            received.bytes(), received.nanos() / 1e9, received.gbitPerSecond(), rig.counter("tcp.rx.segments"));
-        assertEquals("sent " + BULK + " " + received.sha256(), KernelPeer.line(source.stdout(), "sent"),
+        assertEquals("sent " + bytes + " " + received.sha256(), KernelPeer.line(source.stdout(), "sent"),
             "Tern received every byte the kernel sent, in order: " + source.stdout() + source.stderr());
-        assertEquals(0, rig.counter("tcp.drop.bad_checksum"));
-        assertEquals(0, rig.counter("stack.internal_errors"));
+        return received;
     }
 
     /**

@@ -192,6 +192,30 @@ public record Ipv6Address(long high, long low) {
         return new Ipv6Address(LINK_LOCAL_HIGH, interfaceIdentifier(mac));
     }
 
+    /**
+     * A stable, opaque interface identifier (RFC 7217 §5): the first 64 bits of SHA-256 over the prefix's high word,
+     * the interface (its MAC), the DAD counter and a secret key, so that it is stable for one host and interface and
+     * says nothing of the MAC. One that RFC 5453 reserves (the subnet-router anycast identifier 0, the subnet
+     * anycast range fdff:ffff:ffff:ff80 and above) is formed again with the next counter (§5). Cold path.
+     */
+    public static long opaqueInterfaceIdentifier(long prefixHigh, long mac, int dadCounter, byte[] secretKey) {
+        final java.security.MessageDigest sha256;
+        try {
+            sha256 = java.security.MessageDigest.getInstance("SHA-256");
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JDK has SHA-256", e);
+        }
+        for (int counter = dadCounter; ; counter++) {
+            final java.nio.ByteBuffer input = java.nio.ByteBuffer.allocate(8 + 8 + 4);
+            input.putLong(prefixHigh).putLong(mac).putInt(counter);
+            sha256.update(input.array());
+            final long identifier = java.nio.ByteBuffer.wrap(sha256.digest(secretKey)).getLong();
+            if (identifier != 0 && Long.compareUnsigned(identifier, 0xfdff_ffff_ffff_ff80L) < 0) {
+                return identifier;
+            }
+        }
+    }
+
     /** The modified EUI-64 interface identifier of {@code mac}. */
     public static long interfaceIdentifier(long mac) {
         final long upper = (mac >>> 24) & 0xff_ffffL;

@@ -115,4 +115,25 @@ class Ipv6AddressTest {
             () -> Ipv6InterfaceAddress.parse(text));
         assertTrue(error.getMessage().contains("IPv6"), error.getMessage());
     }
+
+    /**
+     * RFC 7217's identifier is a function of its inputs alone (stable across starts with one key), changes with each
+     * of them, and is not the EUI-64 one (it says nothing of the MAC).
+     */
+    @Test
+    void anOpaqueInterfaceIdentifierIsStableAndChangesWithEachInput() {
+        final long mac = 0x02_11_22_33_44_55L;
+        final byte[] key = "0123456789abcdef0123456789abcdef".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        final byte[] otherKey = "fedcba9876543210fedcba9876543210".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        final long identifier = Ipv6Address.opaqueInterfaceIdentifier(Ipv6Address.LINK_LOCAL_HIGH, mac, 0, key);
+        assertEquals(identifier, Ipv6Address.opaqueInterfaceIdentifier(Ipv6Address.LINK_LOCAL_HIGH, mac, 0, key.clone()));
+        final java.util.Set<Long> others = java.util.Set.of(
+            Ipv6Address.opaqueInterfaceIdentifier(Ipv6Address.LINK_LOCAL_HIGH, mac, 0, otherKey),
+            Ipv6Address.opaqueInterfaceIdentifier(Ipv6Address.LINK_LOCAL_HIGH, mac, 1, key),
+            Ipv6Address.opaqueInterfaceIdentifier(Ipv6Address.LINK_LOCAL_HIGH, mac + 1, 0, key),
+            Ipv6Address.opaqueInterfaceIdentifier(0x2001_0db8_0000_0000L, mac, 0, key),
+            Ipv6Address.interfaceIdentifier(mac));
+        assertEquals(5, others.size());
+        org.junit.jupiter.api.Assertions.assertFalse(others.contains(identifier));
+    }
 }

@@ -109,6 +109,21 @@ public abstract class ForwardingLink implements Link {
     }
 
     @Override
+    public void addIpv6Address(long high, long low) {
+        link.addIpv6Address(high, low);
+    }
+
+    @Override
+    public void removeIpv6Address(long high, long low) {
+        link.removeIpv6Address(high, low);
+    }
+
+    @Override
+    public boolean sharesInterfaceWithKernel() {
+        return link.sharesInterfaceWithKernel();
+    }
+
+    @Override
     public int lendFrame(java.lang.foreign.MemorySegment segment, long offset) {
         return link.lendFrame(segment, offset);
     }

@@ -60,6 +60,30 @@ public interface Link extends AutoCloseable {
     void removeMulticast(long mac);
 
     /**
+     * Starts accepting frames for one of our IPv6 unicast addresses (tentative ones too), and the neighbour discovery
+     * messages about it that go to multicast groups (RFC 4861 §4.3, §4.4), where the link chooses frames by address
+     * rather than MAC (AF_XDP's program shares the interface with the kernel); a link that hands up every frame for
+     * our MAC and its multicast groups does nothing. Cold path.
+     *
+     * @throws IllegalStateException when the link cannot take one more address
+     */
+    default void addIpv6Address(long high, long low) {
+    }
+
+    /** Stops accepting frames for an IPv6 address of ours ({@link #addIpv6Address}). Cold path. */
+    default void removeIpv6Address(long high, long low) {
+    }
+
+    /**
+     * True when the interface is the kernel's as well, with the same MAC: the kernel keeps its own addresses and the
+     * frames the link does not take (AF_XDP). The stack then forms its IPv6 link-local address so that it is not the
+     * one the kernel forms from that MAC.
+     */
+    default boolean sharesInterfaceWithKernel() {
+        return false;
+    }
+
+    /**
      * True when the frames waiting to be received fill at least half of what the link can hold for the stack (its
      * receive ring): the stack is falling behind, and what comes next may be dropped by the link. The stack then
      * sheds work that is not for an existing connection (a SYN flood, scans) so established traffic keeps its place.
