@@ -18,9 +18,10 @@ import java.nio.charset.StandardCharsets;
  *   if (frame shorter than 14 bytes) return XDP_PASS;
  *   if (dst MAC is 33:33:xx:xx:xx:xx) {                                   // IPv6 multicast
  *       if (ethertype == 0x86dd &amp;&amp; frame &gt;= 78 &amp;&amp; next header == 58            // ICMPv6, no extension header
- *           &amp;&amp; (type == 135 || type == 136) &amp;&amp; lookup(&amp;addresses6, target)) // ND about one of Tern's addresses
- *           goto redirect;
- *       return XDP_PASS;
+ *           &amp;&amp; (type == 135 || type == 136))                                  // ND: Tern's if about its address
+ *           return lookup(&amp;addresses6, target) ? redirect : XDP_PASS;
+ *       if (dst MAC is 33:33:ff:xx:xx:xx or 33:33:00:00:00:01) return XDP_PASS;  // solicited-node, all-nodes
+ *       return lookup(&amp;groups, dst MAC bytes 2..5) ? redirect : XDP_PASS;      // a group Tern joined
  *   }
  *   if (dst MAC is 01:00:xx:xx:xx:xx but not 01:00:5e:00:00:01)          // a multicast group
  *       return lookup(&amp;groups, dst MAC bytes 2..5) ? redirect : XDP_PASS;
@@ -55,7 +56,9 @@ import java.nio.charset.StandardCharsets;
  * multicast, only neighbour solicitations and advertisements whose target is one of them do (RFC 4861 §4.3, §4.4:
  * resolution of Tern's addresses, and DAD's probes and defences, sent to solicited-node groups and all-nodes that
  * the kernel's addresses share); everything else multicast (router advertisements, MLD queries, the kernel's own
- * ND) stays the kernel's, as all-systems does for IPv4. An ND message after an extension header is not looked at:
+ * ND) stays the kernel's, as all-systems does for IPv4, except the groups Tern joined for its applications, in the
+ * group map as IPv4's are (keyed alike by MAC bytes 2..5: an IPv6 group whose MAC ends like that of an IPv4 group
+ * Tern joined, 33:33:5e:..., comes to Tern as well, which drops it). An ND message after an extension header is not looked at:
  * RFC 6980 forbids fragmented ND, and nothing else puts one there.
  *
  * <p>Load shedding (a SYN flood at the link's full rate must not starve established connections; {@link AfXdpLink#shedUnsolicitedSyns}): while the link sets the flag
@@ -434,6 +437,8 @@ final class XdpSteering implements AutoCloseable {
     private static final int R10 = 10;
     /** Bytes 2..5 of 01:00:5e:00:00:01 (all systems, 224.0.0.1), as the program loads them. */
     private static final int ALL_SYSTEMS_KEY = Integer.reverseBytes(0x5E00_0001);
+    /** Bytes 2..5 of 33:33:00:00:00:01 (all nodes, ff02::1), as the program loads them. */
+    private static final int ALL_NODES_KEY = Integer.reverseBytes(0x0000_0001);
     /** While shedding, a SYN goes on to Tern when the random u32's low bits are all zero: one in eight, as on AF_PACKET. */
     static final int SHED_SAMPLE_MASK = 7;
     /** The 13 fragment-offset bits of IPv4 bytes 20..21 as a little-endian u16 load sees them. */
@@ -477,23 +482,28 @@ final class XdpSteering implements AutoCloseable {
         a.ldxW(R5, R2, 0).jne32K(R5, -1, "multicast");
         a.ldxH(R5, R2, 4).jne32K(R5, 0xFFFF, "pass").ja("ethertype");
         a.label("multicast");
-        a.ldxH(R5, R2, 0).jeq32K(R5, 0x3333, "ipv6 multicast");         // 33:33:..
-        a.jne32K(R5, 0x0001, "pass");                                    // 01:00:..
-        a.ldxW(R5, R2, 2).jeq32K(R5, ALL_SYSTEMS_KEY, "pass");
-        a.stxW(R10, R5, -4);
-        a.movX(R2, R10).addK(R2, -4);
-        a.ldMapFd(R1, maps.groups());
-        a.call(XdpAbi.BPF_FUNC_MAP_LOOKUP_ELEM);
-        a.jeqK(R0, 0, "pass").ja("redirect");
-        a.label("ipv6 multicast");
-        a.ldxH(R5, R2, 12).jne32K(R5, IPV6_LE, "pass");
-        a.movX(R4, R2).addK(R4, ND_TARGET + 16).jgtX(R4, R3, "pass");
-        a.ldxB(R5, R2, IPV6_NEXT_HEADER).jne32K(R5, ICMPV6, "pass");
+        a.ldxH(R5, R2, 0).jne32K(R5, 0x3333, "ipv4 multicast");         // 33:33:.. is IPv6's
+        a.ldxH(R5, R2, 12).jne32K(R5, IPV6_LE, "ipv6 group");
+        a.movX(R4, R2).addK(R4, ND_TARGET + 16).jgtX(R4, R3, "ipv6 group");
+        a.ldxB(R5, R2, IPV6_NEXT_HEADER).jne32K(R5, ICMPV6, "ipv6 group");
         a.ldxB(R5, R2, ICMPV6_TYPE).jeq32K(R5, NEIGHBOUR_SOLICITATION, "nd target");
-        a.jne32K(R5, NEIGHBOUR_ADVERTISEMENT, "pass");
+        a.jne32K(R5, NEIGHBOUR_ADVERTISEMENT, "ipv6 group");
         a.label("nd target");
         a.addK(R2, ND_TARGET);                                           // the key, read in place from the frame
         a.ldMapFd(R1, maps.addresses6());
+        a.call(XdpAbi.BPF_FUNC_MAP_LOOKUP_ELEM);
+        a.jeqK(R0, 0, "pass").ja("redirect");
+        a.label("ipv6 group");
+        a.ldxB(R5, R2, 2).jeq32K(R5, 0xFF, "pass");                     // 33:33:ff: solicited-node groups
+        a.ldxW(R5, R2, 2).jeq32K(R5, ALL_NODES_KEY, "pass");
+        a.ja("group");
+        a.label("ipv4 multicast");
+        a.jne32K(R5, 0x0001, "pass");                                    // 01:00:..
+        a.ldxW(R5, R2, 2).jeq32K(R5, ALL_SYSTEMS_KEY, "pass");
+        a.label("group");                                                // r5: MAC bytes 2..5, the map's key
+        a.stxW(R10, R5, -4);
+        a.movX(R2, R10).addK(R2, -4);
+        a.ldMapFd(R1, maps.groups());
         a.call(XdpAbi.BPF_FUNC_MAP_LOOKUP_ELEM);
         a.jeqK(R0, 0, "pass").ja("redirect");
         a.label("ethertype");

@@ -268,7 +268,13 @@ class XdpSteeringProgramTest {
         if (u(f, 0, 2) == 0x3333) {
             final boolean nd = u(f, 12, 2) == 0x86DD && f.length >= 78 && (f[20] & 0xFF) == 58
                 && ((f[54] & 0xFF) == 135 || (f[54] & 0xFF) == 136);
-            return nd && ADDRESSES6.contains(hex(f, 62)) ? REDIRECT : XdpAbi.XDP_PASS;
+            if (nd) {
+                return ADDRESSES6.contains(hex(f, 62)) ? REDIRECT : XdpAbi.XDP_PASS;
+            }
+            if ((f[2] & 0xFF) == 0xFF || u(f, 2, 4) == 1) {
+                return XdpAbi.XDP_PASS;
+            }
+            return groups.contains(Integer.reverseBytes((int) u(f, 2, 4))) ? REDIRECT : XdpAbi.XDP_PASS;
         }
         if (destination != MAC && destination != 0xFF_FF_FF_FF_FF_FFL) {
             if (u(f, 0, 2) != 0x0100 || u(f, 2, 4) == 0x5E00_0001L) {
@@ -329,7 +335,9 @@ class XdpSteeringProgramTest {
     void onArbitraryFramesTheProgramAgreesWithTheModelAndReadsOnlyInsideTheFrame() {
         final long seed = System.nanoTime();
         final Random rng = new Random(seed);
-        final Set<Integer> groups = Set.of(XdpSteering.groupKey(0x01_00_5E_01_02_03L));
+        final Set<Integer> groups = Set.of(XdpSteering.groupKey(0x01_00_5E_01_02_03L),
+            XdpSteering.groupKey(0x33_33_00_01_00_02L), XdpSteering.groupKey(0x33_33_FF_00_00_02L),
+            XdpSteering.groupKey(0x33_33_00_00_00_01L));
         int dropped = 0;
         int redirected = 0;
         for (int i = 0; i < 20_000; i++) {
@@ -360,7 +368,9 @@ class XdpSteeringProgramTest {
             }
             if (f.length >= 14 && rng.nextInt(4) == 0) {                      // IPv6: unicast or ND to a group
                 final boolean multicast = rng.nextBoolean();
-                put(f, 0, multicast ? (rng.nextBoolean() ? 0x33_33_FF_00_00_02L : 0x33_33_00_00_00_01L) : MAC, 6);
+                final long[] groupMacs = {0x33_33_FF_00_00_02L, 0x33_33_00_00_00_01L, 0x33_33_00_01_00_02L,
+                    0x33_33_00_01_00_03L};
+                put(f, 0, multicast ? groupMacs[rng.nextInt(groupMacs.length)] : MAC, 6);
                 put(f, 12, rng.nextInt(8) > 0 ? 0x86DD : 0x0800, 2);
                 final byte[][] choices = {GLOBAL6, LINK_LOCAL6, KERNEL6};
                 if (f.length >= 54 && rng.nextInt(4) > 0) {
@@ -421,8 +431,13 @@ class XdpSteeringProgramTest {
         return frame;
     }
 
+    /** The group map as the stack fills it: all-nodes and a solicited-node group (ND's), and ff0e::1:2 (an application's). */
+    private static final Set<Integer> IPV6_GROUPS = Set.of(XdpSteering.groupKey(0x33_33_00_00_00_01L),
+        XdpSteering.groupKey(0x33_33_FF_00_00_02L), XdpSteering.groupKey(0x33_33_00_01_00_02L));
+
     private static int steer(byte[] frame) {
-        final XdpInterpreter program = new XdpInterpreter(MAPS, XdpSteering.program(MAPS, MAC, ADDRESS), Set.of(), () -> 0);
+        final XdpInterpreter program = new XdpInterpreter(MAPS, XdpSteering.program(MAPS, MAC, ADDRESS), IPV6_GROUPS,
+            () -> 0);
         program.addresses6 = ADDRESSES6;
         return program.run(frame);
     }
@@ -431,7 +446,8 @@ class XdpSteeringProgramTest {
      * IPv6 on an interface the kernel shares: unicast to Tern's addresses (global and link-local) goes to Tern, to
      * the kernel's stays; of multicast, only solicitations and advertisements whose target is Tern's (resolution and
      * DAD for its addresses) go to Tern, and router advertisements, MLD queries and ND about the kernel's addresses
-     * stay the kernel's, as does ND behind an extension header.
+     * stay the kernel's, as does ND behind an extension header; a group an application joined is Tern's, while
+     * all-nodes and the solicited-node groups, which ND puts in the group map too, stay shared.
      */
     @Test
     void ipv6GoesToTernForItsAddressesAndNdAboutThemAndEverythingElseToTheKernel() {
@@ -452,6 +468,15 @@ class XdpSteeringProgramTest {
         assertEquals(XdpAbi.XDP_PASS, steer(ipv6(allNodes, allNodesGroup, 58, 130, GLOBAL6)), "an MLD query");
         assertEquals(XdpAbi.XDP_PASS, steer(ipv6(solicitedNode, solicitedNodeGroup, 0, 135, GLOBAL6)),
             "ND behind a hop-by-hop header");
+        final byte[] applicationGroup = java.util.HexFormat.of().parseHex("ff0e0000000000000000000000010002");
+        assertEquals(REDIRECT, steer(ipv6(0x33_33_00_01_00_02L, applicationGroup, 17, 0, KERNEL6)),
+            "a datagram to a group Tern joined");
+        assertEquals(XdpAbi.XDP_PASS, steer(ipv6(0x33_33_00_01_00_03L, applicationGroup, 17, 0, KERNEL6)),
+            "a group Tern did not join");
+        assertEquals(XdpAbi.XDP_PASS, steer(ipv6(solicitedNode, solicitedNodeGroup, 17, 0, KERNEL6)),
+            "not ND, to a solicited-node group in the map: shared with the kernel");
+        assertEquals(XdpAbi.XDP_PASS, steer(ipv6(allNodes, allNodesGroup, 17, 0, KERNEL6)),
+            "not ND, to all nodes in the map");
         final byte[] solicitation = ipv6(solicitedNode, solicitedNodeGroup, 58, 135, GLOBAL6);
         for (int length = 14; length < solicitation.length; length++) {
             assertEquals(XdpAbi.XDP_PASS, steer(java.util.Arrays.copyOf(solicitation, length)),

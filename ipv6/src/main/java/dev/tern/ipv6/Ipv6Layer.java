@@ -148,6 +148,33 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
         routers.start(nowNs);
     }
 
+    /**
+     * An application joins the multicast group ({@code high}, {@code low}) for any source: the link hears its MAC
+     * (RFC 2464 §7) and MLD reports it (RFC 3810 §6.1). Reference-counted with {@link #leaveGroup}. False when
+     * {@value MldListener#MAX_APPLICATION_GROUPS} groups are joined already. Cold path.
+     *
+     * @throws IllegalArgumentException when the address is not multicast
+     */
+    public boolean joinGroup(long high, long low, long nowNs) {
+        if (!Ipv6Address.isMulticast(high)) {
+            throw new IllegalArgumentException(new Ipv6Address(high, low) + " is not a multicast group");
+        }
+        if (!mld.join(high, low, nowNs)) {
+            return false;
+        }
+        ethernet.addMulticast(Ipv6Address.multicastMac(low));
+        return true;
+    }
+
+    /** One membership of the group ended ({@link #joinGroup}); MLD reports it left with the last. Cold path. */
+    public void leaveGroup(long high, long low, long nowNs) {
+        if (!mld.member(high, low)) {
+            return;
+        }
+        mld.leave(high, low, nowNs);
+        ethernet.removeMulticast(Ipv6Address.multicastMac(low));
+    }
+
     public Ipv6Addresses addresses() {
         return addresses;
     }
@@ -197,7 +224,7 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
             return;
         }
         final boolean multicast = Ipv6Address.isMulticast(dh);
-        if (multicast ? !addresses.listensTo(dh, dl) : !addresses.isOurs(dh, dl)) {
+        if (multicast ? !addresses.listensTo(dh, dl) && !mld.member(dh, dl) : !addresses.isOurs(dh, dl)) {
             counters.dropNotOurs.incrementRelease();
             return;
         }

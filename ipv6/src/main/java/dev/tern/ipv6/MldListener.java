@@ -13,7 +13,10 @@ import java.util.SplittableRandom;
 /**
  * The multicast listener side of MLDv2 (RFC 3810) with MLDv1 compatibility (RFC 2710, RFC 3810 §8), for the groups
  * the stack itself listens to: the solicited-node group of each address (all-nodes, ff02::1, is never reported,
- * §6). Without reports a switch that snoops MLD would not forward the solicitations for our addresses to us.
+ * §6), and the groups applications join ({@link #join}, {@link #leave}: any source, reference-counted, at most
+ * {@link #MAX_APPLICATION_GROUPS}; interface-local ones, ff01::/16, are listened to but never reported, §6). Without
+ * reports a switch that snoops MLD would not forward the solicitations for our addresses, or a group's datagrams,
+ * to us.
  *
  * <ul>
  *   <li>On start each group is announced by a state-change report (CHANGE_TO_EXCLUDE_MODE with no sources: every
@@ -49,6 +52,8 @@ final class MldListener {
     private static final int HOP_BY_HOP_LENGTH = 8;
     private static final int RECORD_LENGTH = 20;
     private static final int V1_LENGTH = 24;
+    /** Groups applications may join at once (Linux's net.ipv6.mld_max_msf is per socket; this is per stack). */
+    static final int MAX_APPLICATION_GROUPS = 64;
 
     private final Ipv6Layer ipv6;
     private final Ipv6Addresses addresses;
@@ -56,9 +61,12 @@ final class MldListener {
     private final Timers timers;
     private final int timerOwner;
     private final SplittableRandom random;
-    /** The groups' low words (their high word is ff02::), deduplicated; {@code groupCount} in use. */
+    /** The groups, deduplicated; {@code groupCount} in use. Solicited-node groups' high word is ff02::. */
+    private final long[] groupHighs;
     private final long[] groups;
     private int groupCount;
+    /** Applications' memberships of each group (0 for a solicited-node group). */
+    private final int[] members;
     private final boolean[] joined;
     /** State-change reports of each group still to send, and when the next is due. */
     private final int[] changesLeft;
@@ -82,11 +90,14 @@ final class MldListener {
         this.timers = timers;
         this.timerOwner = timers.register(this::onTimer);
         this.random = new SplittableRandom(mac * 0x9E37_79B9_7F4A_7C15L);
-        final int n = addresses.capacity();
+        final int n = addresses.capacity() + MAX_APPLICATION_GROUPS;
+        this.groupHighs = new long[n];
         this.groups = new long[n];
+        this.members = new int[n];
         for (int i = 0; i < addresses.count(); i++) {
             final long group = Ipv6Address.solicitedNodeLow(addresses.low(i));
-            if (find(group) < 0) {
+            if (find(Ipv6Address.LINK_SCOPE_MULTICAST_HIGH, group) < 0) {
+                groupHighs[groupCount] = Ipv6Address.LINK_SCOPE_MULTICAST_HIGH;
                 groups[groupCount++] = group;
             }
         }
@@ -100,28 +111,98 @@ final class MldListener {
         java.util.Arrays.fill(answerDueNs, Long.MAX_VALUE);
     }
 
-    /** Joins every group: the first report goes at once (§6.1), the rest at random within a second. */
-    private int find(long group) {
+    private int find(long high, long low) {
         for (int g = 0; g < groupCount; g++) {
-            if (groups[g] == group) {
+            if (groups[g] == low && groupHighs[g] == high) {
                 return g;
             }
         }
         return -1;
     }
 
+    /** A free row for a group: one neither joined nor with reports left to send, else a new one; -1 when full. */
+    private int freeRow() {
+        for (int g = 0; g < groupCount; g++) {
+            if (!joined[g] && changesLeft[g] == 0 && members[g] == 0) {
+                return g;
+            }
+        }
+        return groupCount < groups.length ? groupCount++ : -1;
+    }
+
+    /** §6: interface-local groups and all-nodes are never reported. */
+    private static boolean reported(long high, long low) {
+        final int scope = (int) (high >>> 48) & 0xf;
+        return scope > 1 && !(high == Ipv6Address.LINK_SCOPE_MULTICAST_HIGH && low == Ipv6Address.ALL_NODES.low());
+    }
+
+    /**
+     * An application joins the group ({@code high}, {@code low}) for any source (RFC 3810 §6.1: a state-change
+     * report, CHANGE_TO_EXCLUDE {}, at once and again within a second). Returns false when
+     * {@link #MAX_APPLICATION_GROUPS} groups are joined already. Reference-counted: the report goes with the first.
+     */
+    boolean join(long high, long low, long nowNs) {
+        int g = find(high, low);
+        if (g < 0) {
+            if (applicationGroups() >= MAX_APPLICATION_GROUPS || (g = freeRow()) < 0) {
+                return false;
+            }
+            groupHighs[g] = high;
+            groups[g] = low;
+        }
+        members[g]++;
+        if (joined[g]) {
+            return true;
+        }
+        joined[g] = true;
+        changesLeft[g] = reported(high, low) ? ROBUSTNESS : 0;
+        changeDueNs[g] = changesLeft[g] > 0 ? nowNs : Long.MAX_VALUE;
+        run(nowNs);
+        return true;
+    }
+
+    /** An application leaves the group; with the last member it is reported left (CHANGE_TO_INCLUDE {}). */
+    void leave(long high, long low, long nowNs) {
+        final int g = find(high, low);
+        if (g < 0 || members[g] == 0 || --members[g] > 0) {
+            return;
+        }
+        if (high == Ipv6Address.LINK_SCOPE_MULTICAST_HIGH && addresses.listensTo(high, low)) {
+            return; // the solicited-node group of one of our addresses: still ours
+        }
+        joined[g] = false;
+        changesLeft[g] = reported(high, low) ? ROBUSTNESS : 0;
+        changeDueNs[g] = changesLeft[g] > 0 ? nowNs : Long.MAX_VALUE;
+        answerDueNs[g] = Long.MAX_VALUE;
+        run(nowNs);
+    }
+
+    /** Whether an application joined the group (a datagram to it is then accepted). */
+    boolean member(long high, long low) {
+        final int g = find(high, low);
+        return g >= 0 && members[g] > 0;
+    }
+
+    private int applicationGroups() {
+        int n = 0;
+        for (int g = 0; g < groupCount; g++) {
+            n += members[g] > 0 ? 1 : 0;
+        }
+        return n;
+    }
+
     /** A new address's group: joined and announced as on start, unless we listen to it already. */
     void addressAdded(long low, long nowNs) {
         final long group = Ipv6Address.solicitedNodeLow(low);
-        int g = find(group);
+        int g = find(Ipv6Address.LINK_SCOPE_MULTICAST_HIGH, group);
         if (g >= 0 && joined[g]) {
             return;
         }
         if (g < 0) {
-            if (groupCount == groups.length) {
+            if ((g = freeRow()) < 0) {
                 return;
             }
-            g = groupCount++;
+            groupHighs[g] = Ipv6Address.LINK_SCOPE_MULTICAST_HIGH;
             groups[g] = group;
         }
         joined[g] = true;
@@ -146,7 +227,8 @@ final class MldListener {
             return;
         }
         for (int g = 0; g < groupCount; g++) {
-            if (groups[g] == group && joined[g]) {
+            if (groups[g] == group && groupHighs[g] == Ipv6Address.LINK_SCOPE_MULTICAST_HIGH && joined[g]
+                && members[g] == 0) {
                 joined[g] = false;
                 changesLeft[g] = ROBUSTNESS;
                 changeDueNs[g] = nowNs;
@@ -179,16 +261,16 @@ final class MldListener {
         if (groupHigh == 0 && groupLow == 0) {
             if (v1) {
                 for (int g = 0; g < groupCount; g++) {
-                    if (joined[g]) {
+                    if (joined[g] && reported(groupHighs[g], groups[g])) {
                         answerDueNs[g] = Math.min(answerDueNs[g], dueNs);
                     }
                 }
             } else {
                 generalAnswerDueNs = Math.min(generalAnswerDueNs, dueNs);
             }
-        } else if (groupHigh == Ipv6Address.LINK_SCOPE_MULTICAST_HIGH) {
+        } else {
             for (int g = 0; g < groupCount; g++) {
-                if (groups[g] == groupLow && joined[g]) {
+                if (groups[g] == groupLow && groupHighs[g] == groupHigh && joined[g] && reported(groupHigh, groupLow)) {
                     answerDueNs[g] = Math.min(answerDueNs[g], dueNs);
                 }
             }
@@ -245,7 +327,9 @@ final class MldListener {
         }
         if (generalAnswerDueNs - nowNs <= 0) {
             generalAnswerDueNs = Long.MAX_VALUE;
-            System.arraycopy(joined, 0, answering, 0, groupCount);
+            for (int g = 0; g < groupCount; g++) {
+                answering[g] = joined[g] && reported(groupHighs[g], groups[g]);
+            }
             anyAnswer = true;
         }
         if (anyAnswer) {
@@ -299,7 +383,7 @@ final class MldListener {
             if (selected[g]) {
                 final int type = !change ? MODE_IS_EXCLUDE : joined[g] ? CHANGE_TO_EXCLUDE : CHANGE_TO_INCLUDE;
                 BigEndian.i32(out, record, type << 24); // aux data length 0, no sources
-                BigEndian.i64(out, record + 4, Ipv6Address.LINK_SCOPE_MULTICAST_HIGH);
+                BigEndian.i64(out, record + 4, groupHighs[g]);
                 BigEndian.i64(out, record + 12, groups[g]);
                 record += RECORD_LENGTH;
             }
@@ -309,7 +393,7 @@ final class MldListener {
 
     /** An MLDv1 report or done (RFC 2710 §3): a report to the group, a done to all routers. */
     private void sendV1(int type, int g, long nowNs) {
-        final long dh = Ipv6Address.LINK_SCOPE_MULTICAST_HIGH;
+        final long dh = type == V1_DONE ? Ipv6Address.LINK_SCOPE_MULTICAST_HIGH : groupHighs[g];
         final long dl = type == V1_DONE ? Ipv6Address.ALL_ROUTERS.low() : groups[g];
         if (!open(dh, dl, V1_LENGTH, nowNs)) {
             return;
@@ -317,7 +401,7 @@ final class MldListener {
         final MemorySegment out = ipv6.segment();
         final long at = ipv6.payloadOffset() + HOP_BY_HOP_LENGTH;
         tx.wrap(out, at, V1_LENGTH).type(type).code(0).checksum(0).word(0);
-        BigEndian.i64(out, at + 8, Ipv6Address.LINK_SCOPE_MULTICAST_HIGH);
+        BigEndian.i64(out, at + 8, groupHighs[g]);
         BigEndian.i64(out, at + 16, groups[g]);
         finish(at, V1_LENGTH);
     }

@@ -251,6 +251,39 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
         });
     }
 
+    /**
+     * Joins the IPv6 {@code group} for any source (IPV6_JOIN_GROUP): its datagrams to this socket's port reach it,
+     * and MLDv2 reports the membership (RFC 3810). An IPv6 socket only.
+     *
+     * @throws IllegalArgumentException when {@code group} is not multicast
+     * @throws IllegalStateException    when the stack has joined as many groups as it can
+     */
+    public void join(Ipv6Address group) {
+        requireFamily(true, "join an IPv6 group");
+        if (!Ipv6Address.isMulticast(group.high())) {
+            throw new IllegalArgumentException(group + " is not a multicast group");
+        }
+        stack.call(() -> {
+            if (udp.join6(handle, group.high(), group.low())
+                && !stack.ipv6().joinGroup(group.high(), group.low(), stack.clock().nanoTime())) {
+                udp.leave6(handle, group.high(), group.low());
+                throw new IllegalStateException("the stack has joined as many IPv6 groups as it can");
+            }
+            return 0;
+        });
+    }
+
+    /** Leaves the IPv6 {@code group} (IPV6_LEAVE_GROUP); MLD reports it left with the stack's last member. */
+    public void leave(Ipv6Address group) {
+        requireFamily(true, "leave an IPv6 group");
+        stack.call(() -> {
+            if (udp.leave6(handle, group.high(), group.low())) {
+                stack.ipv6().leaveGroup(group.high(), group.low(), stack.clock().nanoTime());
+            }
+            return 0;
+        });
+    }
+
     /** Leaves {@code group} (IP_DROP_MEMBERSHIP). */
     public void leave(int group) {
         requireFamily(false, "leave");
@@ -613,6 +646,11 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
             for (int group : udp.groups(handle)) {
                 udp.leave(handle, group);
                 stack.igmp().leave(handle, group, stack.clock().nanoTime());
+            }
+            final long[] groups6 = udp.groups6(handle);
+            for (int i = 0; i < groups6.length; i += 2) {
+                udp.leave6(handle, groups6[i], groups6[i + 1]);
+                stack.ipv6().leaveGroup(groups6[i], groups6[i + 1], stack.clock().nanoTime());
             }
             closed = true;
             udp.close(handle);

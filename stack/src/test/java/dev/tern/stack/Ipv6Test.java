@@ -460,6 +460,63 @@ class Ipv6Test {
         assertEquals(2, counter("mld.drop.invalid_queries"));
     }
 
+    /** A UDP datagram from the peer's port 7000 to ({@code to}, 5000) carrying {@code payload}, its checksum right. */
+    private void sendDatagram(Ipv6Address to, byte[] payload) {
+        final byte[] udp = ByteBuffer.allocate(8 + payload.length).putShort((short) 7000).putShort((short) 5000)
+            .putShort((short) (8 + payload.length)).putShort((short) 0).put(payload).array();
+        final int sum = Ipv6Frames.checksum(PEER, to, 17, udp);
+        udp[6] = (byte) (sum >>> 8);
+        udp[7] = (byte) sum;
+        peer.send(Ipv6Frames.frame(Ipv6Address.multicastMac(to.low()), PEER_MAC,
+            Ipv6Frames.packet(PEER, to, 17, 64, udp)));
+    }
+
+    /**
+     * A group an application joins (IPV6_JOIN_GROUP) is reported by MLDv2 as CHANGE_TO_EXCLUDE {} twice (RFC 3810
+     * §6.1), its datagrams reach the socket, a general query's answer lists it with the solicited-node groups (§6.2),
+     * and on leave it is reported as CHANGE_TO_INCLUDE {} twice and its datagrams are no longer taken.
+     */
+    @Test
+    void anApplicationsGroupIsReportedJoinedAndLeftAndItsDatagramsReachTheSocketMeanwhile() throws Exception {
+        upAndQuiet();
+        final Ipv6Address group = Ipv6Address.parse("ff0e::1:2");
+        final UdpSocket socket = stack.openUdp6();
+        socket.bind(Ipv6Address.UNSPECIFIED, 5000);
+        socket.join(group);
+        sim.runFor(2 * SECOND);
+        final List<byte[]> joins = mldSeen();
+        assertEquals(2, joins.size(), "Robustness Variable state-change reports");
+        for (byte[] p : joins) {
+            assertEquals(List.of("4 " + group), records(mldMessage(p, Ipv6Address.ALL_MLDV2_ROUTERS)));
+        }
+        sendDatagram(group, new byte[] {1, 2, 3});
+        sim.runFor(SECOND / 100);
+        final java.lang.foreign.MemorySegment received = java.lang.foreign.Arena.ofAuto().allocate(64);
+        assertEquals(3, socket.receive(received, 0, 64), "the group's datagram reached the socket");
+        assertEquals(1, counter("udp.rx.ipv6_multicast_datagrams"));
+
+        final byte[] query = ByteBuffer.allocate(20).putLong(0).putLong(0).putInt(0x027d_0000).array();
+        send(ROUTER, Ipv6Address.ALL_NODES, Ipv6Address.multicastMac(1), 1, 130, 0, 1000 << 16, query);
+        sim.runFor(SECOND + SECOND / 10);
+        final List<byte[]> answers = mldSeen();
+        assertEquals(1, answers.size());
+        assertEquals(List.of("2 " + GROUP_LINK_LOCAL, "2 " + GROUP_US, "2 " + group),
+            records(mldMessage(answers.get(0), Ipv6Address.ALL_MLDV2_ROUTERS)));
+
+        socket.leave(group);
+        sim.runFor(2 * SECOND);
+        final List<byte[]> leaves = mldSeen();
+        assertEquals(2, leaves.size());
+        for (byte[] p : leaves) {
+            assertEquals(List.of("3 " + group), records(mldMessage(p, Ipv6Address.ALL_MLDV2_ROUTERS)));
+        }
+        sendDatagram(group, new byte[] {4, 5, 6});
+        sim.runFor(SECOND / 100);
+        assertEquals(-1, socket.receive(received, 0, 64), "no longer a member");
+        assertEquals(1, counter("udp.rx.ipv6_multicast_datagrams"));
+        socket.close();
+    }
+
     @Test
     void answersAnMldv1QueryWithV1ReportsToEachGroup() {
         upAndQuiet();

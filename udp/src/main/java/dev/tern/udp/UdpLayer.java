@@ -113,6 +113,8 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
     private final FrameHolds holds;
     private final AtomicCounter rxHeldDatagrams;
     private final int[][] groups;
+    /** The IPv6 groups each IPv6 socket joined (any source): their high and low words, side by side. */
+    private final long[][] groups6;
     private final int[][] groupModes;
     private final int[][][] groupSources;
     private int nextEphemeral;
@@ -133,6 +135,8 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
     private final AtomicCounter rxZeroCopyDatagrams;
     private final AtomicCounter rxHandlerRingDatagrams;
     private final AtomicCounter rxHandlerErrors;
+    /** IPv6 datagrams to a group that reached at least one member. */
+    private final AtomicCounter rxIpv6MulticastDatagrams;
     private final AtomicCounter rxIpv6Datagrams;
     private final AtomicCounter txIpv6Datagrams;
     private final AtomicCounter dropZeroChecksumIpv6;
@@ -170,6 +174,7 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
         this.events = new UdpEvents[n];
         this.receiveHandlers = new UdpReceiveHandler[n];
         this.groups = new int[n][];
+        this.groups6 = new long[n][];
         this.groupModes = new int[n][];
         this.groupSources = new int[n][][];
         this.nextEphemeral = config.ephemeralFirst();
@@ -189,6 +194,7 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
         this.rxHandlerRingDatagrams = counters.counter("udp.rx.handler_ring_datagrams");
         this.rxHandlerErrors = counters.counter("udp.rx.handler_errors");
         this.rxIpv6Datagrams = counters.counter("udp.rx.ipv6_datagrams");
+        this.rxIpv6MulticastDatagrams = counters.counter("udp.rx.ipv6_multicast_datagrams");
         this.txIpv6Datagrams = counters.counter("udp.tx.ipv6_datagrams");
         this.dropZeroChecksumIpv6 = counters.counter("udp.drop.zero_checksum_ipv6");
         ipv4.register(IpProtocol.UDP, this);
@@ -243,6 +249,7 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
                 receiveDrops[s] = 0;
                 events[s] = socketEvents;
                 groups[s] = new int[0];
+                groups6[s] = new long[0];
                 groupModes[s] = new int[0];
                 groupSources[s] = new int[0][];
                 return s;
@@ -456,6 +463,55 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
         groupModes[socket] = Arrays.copyOf(groupModes[socket], last);
         groupSources[socket] = Arrays.copyOf(groupSources[socket], last);
         return true;
+    }
+
+    /**
+     * Records that the IPv6 {@code socket} receives the group ({@code high}, {@code low}) from any source; returns
+     * false when it had joined it already. The interface-level membership (MLD) is the caller's. Cold path.
+     */
+    public boolean join6(int socket, long high, long low) {
+        checkOpen(socket);
+        if (!isIpv6(socket)) {
+            throw new IllegalArgumentException("an IPv4 socket joins IPv4 groups");
+        }
+        if (group6Index(socket, high, low) >= 0) {
+            return false;
+        }
+        final int n = groups6[socket].length;
+        groups6[socket] = Arrays.copyOf(groups6[socket], n + 2);
+        groups6[socket][n] = high;
+        groups6[socket][n + 1] = low;
+        return true;
+    }
+
+    /** Forgets the socket's membership of the IPv6 group; returns whether it had one. Cold path. */
+    public boolean leave6(int socket, long high, long low) {
+        checkOpen(socket);
+        final int at = group6Index(socket, high, low);
+        if (at < 0) {
+            return false;
+        }
+        final long[] joined = groups6[socket];
+        joined[at] = joined[joined.length - 2];
+        joined[at + 1] = joined[joined.length - 1];
+        groups6[socket] = Arrays.copyOf(joined, joined.length - 2);
+        return true;
+    }
+
+    /** The IPv6 groups the socket joined, high and low words side by side (for leaving them all on close). */
+    public long[] groups6(int socket) {
+        checkOpen(socket);
+        return groups6[socket].clone();
+    }
+
+    private int group6Index(int socket, long high, long low) {
+        final long[] joined = groups6[socket];
+        for (int i = 0; i < joined.length; i += 2) {
+            if (joined[i] == high && joined[i + 1] == low) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     /** Groups the socket joined (for leaving them all on close). */
@@ -696,8 +752,11 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
         }
         final int sourcePort = rx.sourcePort();
         final int[] bound = byPort.get(rx.destinationPort());
-        final int socket = bound == null || packet.multicastDestination() ? -1
-            : unicastOwner6(bound, packet, sourcePort);
+        if (packet.multicastDestination()) {
+            deliverToMembers6(bound, packet, sourcePort, segment, offset, udpLength);
+            return;
+        }
+        final int socket = bound == null ? -1 : unicastOwner6(bound, packet, sourcePort);
         if (socket < 0) {
             dropNoSocket.incrementRelease();
             ipv6.icmp().portUnreachable(packet, segment, nowNs); // says nothing to a group (RFC 4443 §2.4(e.3))
@@ -705,6 +764,36 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
         }
         deliver(socket, 0, packet.sourceHigh(), packet.sourceLow(), sourcePort, Ipv4Packet.UNICAST, segment,
             offset + UdpHeader.LENGTH, udpLength - UdpHeader.LENGTH);
+    }
+
+    /**
+     * A datagram to an IPv6 group: to every IPv6 socket on the port that joined it (bound to the wildcard or to the
+     * group, connected to its source or not), each its copy; none, and it is counted as for no socket, without an
+     * ICMPv6 error (RFC 4443 §2.4(e.3)).
+     */
+    private void deliverToMembers6(int[] bound, Ipv6Packet packet, int sourcePort, MemorySegment segment, long offset,
+                                   int udpLength) {
+        boolean delivered = false;
+        if (bound != null) {
+            final long high = packet.destinationHigh();
+            final long low = packet.destinationLow();
+            for (int socket : bound) {
+                if (isIpv6(socket) && group6Index(socket, high, low) >= 0
+                    && (local6High[socket] == 0 && local6Low[socket] == 0
+                        || local6High[socket] == high && local6Low[socket] == low)
+                    && (remotePort[socket] == 0 || remotePort[socket] == sourcePort
+                        && remote6High[socket] == packet.sourceHigh() && remote6Low[socket] == packet.sourceLow())) {
+                    deliver(socket, 0, packet.sourceHigh(), packet.sourceLow(), sourcePort, Ipv4Packet.MULTICAST,
+                        segment, offset + UdpHeader.LENGTH, udpLength - UdpHeader.LENGTH);
+                    delivered = true;
+                }
+            }
+        }
+        if (delivered) {
+            rxIpv6MulticastDatagrams.incrementRelease();
+        } else {
+            dropNoSocket.incrementRelease();
+        }
     }
 
     /** {@link #unicastOwner} among the IPv6 sockets. */

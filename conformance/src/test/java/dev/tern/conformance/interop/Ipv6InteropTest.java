@@ -143,6 +143,70 @@ class Ipv6InteropTest extends VethRigTest {
         assertTrue(rig.counter("mld.tx.reports") >= 1);
     }
 
+    static java.util.stream.Stream<VethSetup> multicastLinks() {
+        return java.util.stream.Stream.of(VethSetup.DEFAULT, VethSetup.afXdp(1500, false));
+    }
+
+    /** Sends {@code count} datagrams "n" to [group]:port from the peer's kernel, out of its interface, hop limit 1. */
+    private static final String MULTICAST_SENDER = String.join("\n",
+        "import socket, sys",
+        "s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)",
+        "s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF, socket.if_nametoindex(sys.argv[3]))",
+        "s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, 1)",
+        "for i in range(int(sys.argv[4])):",
+        "    s.sendto(b'datagram %d' % i, (sys.argv[1], int(sys.argv[2])))");
+
+    /** The bridge's multicast database on its port to Tern's end, polled until it does or does not list the group. */
+    private boolean bridgeListsGroup(NetworkNamespace wire, String group, boolean listed) {
+        final long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (System.nanoTime() - deadline < 0) {
+            final String mdb = wire.exec(TIMEOUT, "bridge", "mdb", "show", "dev", "br0").orThrow().stdout();
+            if (mdb.contains("port " + NetnsHarness.WIRE_TERN_PORT + " grp " + group) == listed) {
+                return true;
+            }
+            LockSupport.parkNanos(50_000_000L);
+        }
+        return false;
+    }
+
+    /**
+     * An application's group over MLDv2 as the kernel sees it: a Tern UDP socket joins ff0e::1:2 (IPV6_JOIN_GROUP)
+     * and the kernel's snooping bridge lists the group on Tern's port; the peer's kernel sends datagrams to the group,
+     * and the socket receives each; on leave the bridge (fast leave on that port) removes the group. On AF_PACKET and
+     * on AF_XDP, whose program hands Tern the group's frames from its group map.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.MethodSource("multicastLinks")
+    void aGroupTernJoinsAndLeavesIsSeenByTheKernelsSnoopingBridgeAndItsDatagramsArrive(VethSetup setup)
+        throws Exception {
+        rig = VethRig.create(setup, true);
+        enablePeerIpv6(rig);
+        final NetworkNamespace wire = rig.net().wireNamespace();
+        wire.ip("link", "set", "br0", "type", "bridge", "mcast_snooping", "1").orThrow();
+        wire.exec(TIMEOUT, "bridge", "link", "set", "dev", NetnsHarness.WIRE_TERN_PORT, "fastleave", "on").orThrow();
+        final dev.tern.stack.NetStack stack = startTernRunnerOnRig();
+        final String group = "ff0e::1:2";
+        final dev.tern.stack.UdpSocket socket = stack.openUdp6();
+        socket.bind(Ipv6Address.UNSPECIFIED, 5000);
+        socket.join(Ipv6Address.parse(group));
+        assertTrue(bridgeListsGroup(wire, group, true), "the bridge learnt Tern's join from its MLDv2 report");
+
+        rig.net().peerExec(TIMEOUT, "python3", "-c", MULTICAST_SENDER, group, "5000", NetnsHarness.PEER_INTERFACE, "5")
+            .orThrow();
+        final java.lang.foreign.MemorySegment buffer = java.lang.foreign.Arena.ofAuto().allocate(64);
+        for (int i = 0; i < 5; i++) {
+            final int length = socket.receive(buffer, 0, 64, 2 * SECOND_NS);
+            assertEquals("datagram " + i, new String(buffer.asSlice(0, Math.max(length, 0))
+                .toArray(java.lang.foreign.ValueLayout.JAVA_BYTE), java.nio.charset.StandardCharsets.US_ASCII));
+        }
+        assertEquals(5, rig.counter("udp.rx.ipv6_multicast_datagrams"));
+
+        socket.leave(Ipv6Address.parse(group));
+        assertTrue(bridgeListsGroup(wire, group, false), "the bridge dropped the group on Tern's leave");
+        socket.close();
+        assertEquals(0, rig.counter("stack.internal_errors"));
+    }
+
     /**
      * SLAAC from a router advertisement on the wire (RFC 4862 §5.5.3): a router that exists only as frames on the
      * kernel's end advertises 2001:db8:1::/64 (autonomous, on-link); Tern forms the address from the prefix and its
