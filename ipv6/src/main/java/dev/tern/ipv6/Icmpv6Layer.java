@@ -163,7 +163,9 @@ public final class Icmpv6Layer {
         }
         final Ipv6ProtocolHandler handler = ipv6.handler(BigEndian.u8(segment, quoted + 6));
         if (handler != null) {
-            handler.onIcmpError(type, code, BigEndian.i64(segment, quoted + Ipv6Header.DESTINATION_OFFSET),
+            handler.onIcmpError(type, code, BigEndian.i64(segment, quoted + Ipv6Header.SOURCE_OFFSET),
+                BigEndian.i64(segment, quoted + Ipv6Header.SOURCE_OFFSET + 8),
+                BigEndian.i64(segment, quoted + Ipv6Header.DESTINATION_OFFSET),
                 BigEndian.i64(segment, quoted + Ipv6Header.DESTINATION_OFFSET + 8), segment,
                 quoted + Ipv6Header.LENGTH, quotedLength, nowNs);
         }

@@ -14,11 +14,12 @@ public interface Ipv6ProtocolHandler {
     void onPacket(Ipv6Packet packet, MemorySegment segment, long offset, int length, long nowNs);
 
     /**
-     * An ICMPv6 error (RFC 4443) about a packet this protocol sent to ({@code destinationHigh},
-     * {@code destinationLow}); {@code offset} is where the quoted upper-layer header starts, {@code length} how much
-     * of it the error quotes (at least 8 bytes). Valid only during the call. Ignored unless overridden.
+     * An ICMPv6 error (RFC 4443) about a packet this protocol sent from our ({@code sourceHigh}, {@code sourceLow})
+     * to ({@code destinationHigh}, {@code destinationLow}); {@code offset} is where the quoted upper-layer header
+     * starts, {@code length} how much of it the error quotes (at least 8 bytes). Valid only during the call. Ignored
+     * unless overridden.
      */
-    default void onIcmpError(int type, int code, long destinationHigh, long destinationLow, MemorySegment segment,
-                             long offset, int length, long nowNs) {
+    default void onIcmpError(int type, int code, long sourceHigh, long sourceLow, long destinationHigh,
+                             long destinationLow, MemorySegment segment, long offset, int length, long nowNs) {
     }
 }

@@ -535,9 +535,11 @@ public final class ScriptRunner {
     private long runCookie() {
         if (ipv6) {
             // Tern's server makes an IPv6 client's cookie of the addresses' folds (docs/TCP.md, "Families").
+            final Ipv6Address remote = ScriptIpVersion.REMOTE_IPV6;
+            final Ipv6Address tern = ScriptIpVersion.TERN_IPV6;
             return profile.tcp().fastOpenKeys().cookie(
-                stack.tcp().addressFold(ScriptIpVersion.REMOTE_IPV6.high(), ScriptIpVersion.REMOTE_IPV6.low()),
-                stack.tcp().addressFold(ScriptIpVersion.TERN_IPV6.high(), ScriptIpVersion.TERN_IPV6.low()));
+                stack.tcp().remoteAddressFold(remote.high(), remote.low(), tern.high(), tern.low()),
+                stack.tcp().addressFold(tern.high(), tern.low()));
         }
         return profile.tcp().fastOpenKeys().cookie(remoteAddress, ternAddress);
     }

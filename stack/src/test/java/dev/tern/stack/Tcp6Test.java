@@ -3,6 +3,9 @@ package dev.tern.stack;
 import dev.tern.core.io.SocketError;
 import dev.tern.core.net.Ipv4Address;
 import dev.tern.core.net.Ipv6Address;
+import dev.tern.core.net.Ipv6InterfaceAddress;
+import dev.tern.ipv6.Ipv6Config;
+import dev.tern.tcp.TcpOptions;
 import dev.tern.ethernet.memory.MemoryWire;
 import dev.tern.ethernet.wire.EtherType;
 import dev.tern.ethernet.wire.MacAddress;
@@ -293,6 +296,35 @@ class Tcp6Test {
             sim.runFor(SECOND / 100);
             final List<Integer> lengths = tcpSeen(peer).stream().map(q -> q.length - 40 - 20).toList();
             assertEquals(1220, lengths.getFirst(), "segments of 1220 bytes: " + lengths);
+        }
+    }
+
+    /**
+     * One peer reaches two of our addresses from one port to one port: two connections, each with its own bytes. The
+     * connection key holds no local address, so the peer's fold is bound to the address of ours it talks to
+     * (docs/TCP.md, "Families"); before, the second SYN was dropped as a key collision.
+     */
+    @Test
+    void onePeerReachesTwoOfOurAddressesFromOnePortToOnePortAsTwoConnections() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final Ipv6Address second = Ipv6Address.parse("2001:db8::3");
+            final NetStack a = addStack(sim, "a", "198.18.0.1/24", "2001:db8::1/64");
+            final NetStack b = sim.addStack("b", "198.18.0.2/24", builder -> builder.ipv6(Ipv6Config.withAddresses(
+                List.of(Ipv6InterfaceAddress.parse(B + "/64"), Ipv6InterfaceAddress.parse(second + "/64")))
+                .withDadTransmits(0)));
+            final TcpListener listener = b.listen(80, 4);
+            final TcpConnection toFirst = a.connect(B, 80, 40000, TcpOptions.DEFAULT);
+            final TcpConnection atFirst = SimulatedSockets.accepted(sim, listener);
+            final TcpConnection toSecond = a.connect(second, 80, 40000, TcpOptions.DEFAULT);
+            final TcpConnection atSecond = SimulatedSockets.accepted(sim, listener);
+            assertEquals(B, atFirst.localAddress6());
+            assertEquals(second, atSecond.localAddress6());
+            assertEquals(40000, atFirst.remotePort());
+            assertEquals(40000, atSecond.remotePort());
+            transfer(sim, toFirst, atFirst, "to the first address".getBytes());
+            transfer(sim, toSecond, atSecond, "to the second address, another stream".getBytes());
+            transfer(sim, atSecond, toSecond, "back from the second".getBytes());
+            assertEquals(0, b.counters().value("tcp.drop.key_collision"));
         }
     }
 }

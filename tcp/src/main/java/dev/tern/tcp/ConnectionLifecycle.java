@@ -141,7 +141,8 @@ final class ConnectionLifecycle {
         }
         final long localHigh = ipv6.addresses().high(source);
         final long localLow = ipv6.addresses().low(source);
-        return open(isn.fold(localHigh, localLow), isn.fold(remoteHigh, remoteLow), remotePort, localPort, options,
+        return open(isn.fold(localHigh, localLow), isn.remoteFold(remoteHigh, remoteLow, localHigh, localLow), remotePort,
+            localPort, options,
             owner, nowNs, true, localHigh, localLow, remoteHigh, remoteLow);
     }
 

@@ -11,17 +11,20 @@ import dev.tern.core.hash.SipHash;
  * <p>The same key, with separate domains, also gives each connection its timestamp offset (RFC 7323 §5.4: "a random
  * offset per connection") and the ephemeral port search start (RFC 6056 algorithm 3).
  *
- * <p>An IPv6 address enters all of these, the connection table and SYN cookies as its {@link #fold}: a keyed SipHash
- * of the whole 128 bits to 32. F then still depends on every bit of the 4-tuple and on the secret (RFC 6528 §3 asks
- * no more), and no peer can aim its address at another's fold without the key.
+ * <p>An IPv6 address enters all of these, the connection table and SYN cookies as a fold: a keyed SipHash of the
+ * whole 128 bits to 32, our address's by {@link #fold}, the peer's by {@link #remoteFold} of both addresses (an IPv6
+ * host has several addresses, and the connection key holds no local address: one peer reaching two of ours from one
+ * port to one port is two connections). F then still depends on every bit of the 4-tuple and on the secret (RFC
+ * 6528 §3 asks no more), and no peer can aim its address at another's fold without the key.
  *
- * <p>Stateless apart from the key; owned by the shard thread.
+ * <p>Stateless apart from the key and a one-entry memo of {@link #fold}; owned by the shard thread.
  */
 final class IsnGenerator {
     private static final long DOMAIN_ISN = 0x1;
     private static final long DOMAIN_TIMESTAMP = 0x2;
     private static final long DOMAIN_PORT = 0x3;
     private static final long DOMAIN_FLOW_LABEL = 0x4;
+    private static final long DOMAIN_REMOTE = 0x5;
 
     private final long key0;
     private final long key1;
@@ -33,9 +36,30 @@ final class IsnGenerator {
         this.fixedIsn = fixedIsn;
     }
 
-    /** An IPv6 address as 32 bits, under the key (the keys swapped: a domain of its own). */
+    /** An IPv6 address of ours as 32 bits, under the key (the keys swapped: a domain of its own). */
     int fold(long high, long low) {
-        return (int) SipHash.hash(key1, key0, high, low);
+        if (high != memoHigh || low != memoLow || !memoSet) {
+            memoHigh = high;
+            memoLow = low;
+            memoFold = (int) SipHash.hash(key1, key0, high, low);
+            memoSet = true;
+        }
+        return memoFold;
+    }
+
+    // fold's memo: a host has few addresses of its own, and every segment names one.
+    private long memoHigh;
+    private long memoLow;
+    private int memoFold;
+    private boolean memoSet;
+
+    /**
+     * A peer's IPv6 address as 32 bits, where IPv4's remote address stands, bound to the address of ours it talks
+     * to: the keyed hash of the peer's address, then of that with ours, under the key (its own domain).
+     */
+    int remoteFold(long remoteHigh, long remoteLow, long localHigh, long localLow) {
+        final long remote = SipHash.hash(key1, key0 ^ DOMAIN_REMOTE, remoteHigh, remoteLow);
+        return (int) SipHash.hash(key1, key0 ^ DOMAIN_REMOTE, remote ^ localHigh, localLow);
     }
 
     private static long tuple(int localAddress, int remoteAddress) {

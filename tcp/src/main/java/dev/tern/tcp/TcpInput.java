@@ -175,7 +175,7 @@ final class TcpInput {
             final long sl = packet.sourceLow();
             final long dh = packet.destinationHigh();
             final long dl = packet.destinationLow();
-            process(seg.read6(rx, sh, sl, dh, dl, isn.fold(sh, sl), isn.fold(dh, dl), segment, offset, length),
+            process(seg.read6(rx, sh, sl, dh, dl, isn.remoteFold(sh, sl, dh, dl), isn.fold(dh, dl), segment, offset, length),
                 packet.trafficClass() & Ecn.IP_MASK, nowNs);
         }
     }
@@ -890,12 +890,13 @@ final class TcpInput {
      * to the network unreachable, port unreachable to refused, the rest (and time exceeded, parameter problems) to
      * host unreachable.
      */
-    void onIcmpError6(int type, int code, long destinationHigh, long destinationLow, MemorySegment segment,
-                      long offset, int length, long nowNs) {
+    void onIcmpError6(int type, int code, long sourceHigh, long sourceLow, long destinationHigh, long destinationLow,
+                      MemorySegment segment, long offset, int length, long nowNs) {
         if (length < 8) {
             return;
         }
-        final int c = connections.get(ConnectionTable.key(isn.fold(destinationHigh, destinationLow),
+        final int c = connections.get(ConnectionTable.key(isn.remoteFold(destinationHigh, destinationLow, sourceHigh,
+                sourceLow),
             BigEndian.u16(segment, offset + 2), BigEndian.u16(segment, offset)));
         if (c < 0 || !tcb.ipv6(c) || tcb.remoteAddressHigh(c) != destinationHigh
             || tcb.remoteAddressLow(c) != destinationLow || !aboutSegmentInFlight(c, BigEndian.i32(segment, offset + 4))) {

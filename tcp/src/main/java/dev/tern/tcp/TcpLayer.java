@@ -283,11 +283,16 @@ public final class TcpLayer implements IpProtocolHandler, Ipv6ProtocolHandler, A
     }
 
     /**
-     * The keyed 32-bit fold this layer gives an IPv6 address (where an IPv4 address stands: Fast Open's cookies, the
-     * connection key); for tools that must compute what the layer computes, such as a Fast Open cookie.
+     * The keyed 32-bit fold this layer gives an IPv6 address of ours (where an IPv4 address stands: Fast Open's
+     * cookies, the ISN); for tools that must compute what the layer computes, such as a Fast Open cookie.
      */
     public int addressFold(long high, long low) {
         return isn.fold(high, low);
+    }
+
+    /** The fold of a peer's IPv6 address talking to one of ours ({@link #addressFold}'s counterpart, the key's). */
+    public int remoteAddressFold(long remoteHigh, long remoteLow, long localHigh, long localLow) {
+        return isn.remoteFold(remoteHigh, remoteLow, localHigh, localLow);
     }
 
     /** On a shard of a sharded stack, an active open's ephemeral port is one of {@code ports}. Cold path. */
@@ -345,9 +350,10 @@ public final class TcpLayer implements IpProtocolHandler, Ipv6ProtocolHandler, A
     }
 
     @Override
-    public void onIcmpError(int type, int code, long destinationHigh, long destinationLow, MemorySegment segment,
-                            long offset, int length, long nowNs) {
-        input.onIcmpError6(type, code, destinationHigh, destinationLow, segment, offset, length, nowNs);
+    public void onIcmpError(int type, int code, long sourceHigh, long sourceLow, long destinationHigh,
+                            long destinationLow, MemorySegment segment, long offset, int length, long nowNs) {
+        input.onIcmpError6(type, code, sourceHigh, sourceLow, destinationHigh, destinationLow, segment, offset, length,
+            nowNs);
     }
 
     @Override

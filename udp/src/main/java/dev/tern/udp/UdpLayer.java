@@ -966,8 +966,8 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
     }
 
     @Override
-    public void onIcmpError(int type, int code, long destinationHigh, long destinationLow, MemorySegment segment,
-                            long offset, int length, long nowNs) {
+    public void onIcmpError(int type, int code, long sourceHigh, long sourceLow, long destinationHigh,
+                            long destinationLow, MemorySegment segment, long offset, int length, long nowNs) {
         if (length < UdpHeader.LENGTH) {
             return;
         }
