@@ -56,12 +56,14 @@ final class NcCommand {
         "Netcat over a Tern stack, with OpenBSD netcat's habits: a client connects to HOST PORT, sends stdin, "
             + "half-closes when stdin ends and exits when the peer closes; a listener (-l PORT) accepts one "
             + "connection, of either family when the stack has IPv6 (--ip6). HOST may be an IPv6 address (TCP or UDP, "
-            + "with --ip6; a UDP listener is IPv4's). With -u each read of stdin is one UDP datagram.",
+            + "with --ip6); a UDP listener (-u -l) takes both families with --ip6 and answers whoever sent last. "
+            + "With -u each read of stdin is one UDP datagram.",
         java.util.List.of(
             CommandHelp.option("-u", "UDP instead of TCP", "TCP"),
             CommandHelp.option("-l", "listen on PORT (TCP: for one connection; UDP: until interrupted)",
                 "connect to HOST PORT"),
-            CommandHelp.option("--join GROUP", "with -u -l: also receive from this multicast group", "none"),
+            CommandHelp.option("--join GROUP", "with -u -l: also receive from this multicast group (IPv4, or IPv6 "
+                + "with --ip6: reported by MLDv2)", "none"),
             CommandHelp.option("-w SECONDS", "TCP: give up a connect, and close a connection idle both ways, after "
                 + "SECONDS (one line on stderr, exit 1); a listener waits for its connection as long as it takes. "
                 + "UDP client: wait this long for replies after stdin ends", "TCP: no limit; UDP: 1"),
@@ -108,23 +110,30 @@ final class NcCommand {
         final dev.tern.core.net.Ipv6Address host6 = listen || !operands.getFirst().contains(":") ? null
             : parseIpv6(operands.getFirst());
         final int host = listen || host6 != null ? 0 : parseAddress(operands.getFirst(), "HOST");
-        final int group = args.has("--join") ? parseAddress(args.value("--join", null), "--join") : 0;
+        final String joinText = args.has("--join") ? args.value("--join", null) : null;
+        final dev.tern.core.net.Ipv6Address group6 = joinText != null && joinText.contains(":") ? parseIpv6(joinText)
+            : null;
+        final int group = joinText != null && group6 == null ? parseAddress(joinText, "--join") : 0;
         if (group != 0 && !Ipv4Address.isMulticast(group)) {
             throw new UsageException("nc: --join wants a multicast group (224.0.0.0/4), got " + Ipv4Address.format(group));
         }
-        if (group != 0 && !listen) {
+        if (group6 != null && !dev.tern.core.net.Ipv6Address.isMulticast(group6.high())) {
+            throw new UsageException("nc: --join wants a multicast group (ff00::/8), got " + group6);
+        }
+        if (joinText != null && !listen) {
             throw new UsageException("nc: --join is for a listener (-l)");
         }
         final double waitSeconds = args.doubleValue("-w", 1.0, 0, 3600);
         final NetworkOptions network = NetworkOptions.from(args).ecn(NetworkOptions.ecn("nc", args));
-        if (host6 != null && network.ipv6Addresses.isEmpty() && !network.slaac) {
-            throw new UsageException("nc: " + host6 + " is an IPv6 address: give this stack IPv6 with --ip6 ADDR/N "
-                + "(or --ip6 auto)");
+        final boolean stackIpv6 = !network.ipv6Addresses.isEmpty() || network.slaac;
+        if ((host6 != null || group6 != null) && !stackIpv6) {
+            throw new UsageException("nc: " + (host6 != null ? host6 : group6) + " is an IPv6 address: give this stack"
+                + " IPv6 with --ip6 ADDR/N (or --ip6 auto)");
         }
 
         lingerNs = StopOnSignal.lingerNs(args);
         if (!args.has("-u")) {
-            if (group != 0) {
+            if (joinText != null) {
                 throw new UsageException("nc: --join needs UDP (-u)");
             }
             final StopOnSignal stop = new StopOnSignal(lingerNs, () -> interrupted = true);
@@ -142,7 +151,8 @@ final class NcCommand {
         }
         final StopOnSignal stop = new StopOnSignal(0, () -> interrupted = true);
         try {
-            return runUdp(network, listen, host, host6, port, group, (long) (waitSeconds * 1e9));
+            return runUdp(network, listen, host, host6, port, group, group6, stackIpv6,
+                (long) (waitSeconds * 1e9));
         } finally {
             stop.stopped();
         }
@@ -150,15 +160,18 @@ final class NcCommand {
 
     /**
      * UDP: every read of stdin is one datagram (to HOST:PORT, or as a listener to whoever sent last); every datagram
-     * received goes to stdout whole.
+     * received goes to stdout whole. A listener on a stack with IPv6 has a socket per family on the port (Tern's UDP
+     * sockets are of one family, as Linux's with IPV6_V6ONLY), and answers on the last sender's.
      */
     private int runUdp(NetworkOptions network, boolean listen, int host, dev.tern.core.net.Ipv6Address host6, int port,
-                       int group, long lingerNs) throws IOException {
+                       int group, dev.tern.core.net.Ipv6Address group6, boolean stackIpv6, long lingerNs)
+        throws IOException {
         try (Network net = network.forDatagrams().open("nc")) {
-            if (host6 != null) {
+            if (host6 != null || listen && stackIpv6) {
                 awaitIpv6Addresses(net);
             }
             final UdpSocket socket = host6 != null ? net.stack.openUdp6() : net.stack.openUdp();
+            final UdpSocket socket6 = listen && stackIpv6 ? net.stack.openUdp6() : null;
             if (host6 != null) {
                 socket.connect(host6, port);
             } else if (listen) {
@@ -166,6 +179,13 @@ final class NcCommand {
                 socket.bind(port);
                 if (group != 0) {
                     socket.join(group);
+                }
+                if (socket6 != null) {
+                    socket6.reuseAddress(true);
+                    socket6.bind(dev.tern.core.net.Ipv6Address.UNSPECIFIED, port);
+                    if (group6 != null) {
+                        socket6.join(group6);
+                    }
                 }
             } else {
                 socket.connect(host, port);
@@ -175,6 +195,9 @@ final class NcCommand {
             // Zero-copy receive: each datagram goes from the link's frame straight into the stdout block.
             final DatagramSink receiving = new DatagramSink(output);
             socket.receiveHandler(receiving);
+            if (socket6 != null) {
+                socket6.receiveHandler(receiving);
+            }
             final IdleStrategy idle = idleStrategy();
             int replyAddress = 0;
             int replyPort = 0;
@@ -186,9 +209,11 @@ final class NcCommand {
                     StreamPump.Block chunk;
                     while ((chunk = input.next()) != null) {
                         final ByteBuffer b = chunk.buffer;
-                        final boolean queued = listen
-                            ? replyPort == 0 || socket.sendTo(replyAddress, replyPort, chunk.segment, b.position(), b.remaining())
-                            : socket.send(chunk.segment, b.position(), b.remaining());
+                        final boolean queued = !listen ? socket.send(chunk.segment, b.position(), b.remaining())
+                            : replyPort == 0 || (receiving.lastIpv6
+                                ? socket6.sendTo6(receiving.lastHigh, receiving.lastLow, replyPort, chunk.segment,
+                                    b.position(), b.remaining())
+                                : socket.sendTo(replyAddress, replyPort, chunk.segment, b.position(), b.remaining()));
                         if (!queued) {
                             break;
                         }
@@ -205,6 +230,9 @@ final class NcCommand {
                         if (receiving.stalled && output.hasFreeBlock()) {
                             receiving.stalled = false;
                             socket.resumeReceive();
+                            if (socket6 != null) {
+                                socket6.resumeReceive();
+                            }
                             work++;
                         }
                         if (receiving.takeMoved()) {
@@ -215,6 +243,9 @@ final class NcCommand {
                             receiving.handOver();
                         }
                         socket.checkError();
+                        if (socket6 != null) {
+                            socket6.checkError();
+                        }
                     } catch (TernSocketException e) {
                         err.println("tern: nc: " + e.getMessage());
                         if (!listen) {
@@ -234,6 +265,9 @@ final class NcCommand {
                 }
             } finally {
                 socket.close();
+                if (socket6 != null) {
+                    socket6.close();
+                }
                 receiving.handOver();
                 finish(output);
             }
@@ -250,6 +284,10 @@ final class NcCommand {
     private static final class DatagramSink extends StdoutBlocks implements UdpSocket.ReceiveHandler {
         int lastAddress;
         int lastPort;
+        /** The last datagram came to the IPv6 socket, from ({@link #lastHigh}, {@link #lastLow}). */
+        boolean lastIpv6;
+        long lastHigh;
+        long lastLow;
 
         DatagramSink(StreamPump output) {
             super(output);
@@ -272,6 +310,11 @@ final class NcCommand {
             b.position(b.position() + n);
             lastAddress = sourceAddress;
             lastPort = sourcePort;
+            lastIpv6 = socket.ipv6();
+            if (lastIpv6) {
+                lastHigh = socket.offeredSourceHigh();
+                lastLow = socket.offeredSourceLow();
+            }
             moved = true;
             return true;
         }

@@ -216,6 +216,13 @@ class TernCommandLineTest {
         assertEquals(2, nc.status());
         assertEquals("tern: nc: 2001:db8::1 is an IPv6 address: give this stack IPv6 with --ip6 ADDR/N (or --ip6 auto)",
             nc.err().strip());
+        final Run join6 = tern("nc", "-u", "-l", "--join", "ff0e::1:2", "5000");
+        assertEquals(2, join6.status());
+        assertEquals("tern: nc: ff0e::1:2 is an IPv6 address: give this stack IPv6 with --ip6 ADDR/N (or --ip6 auto)",
+            join6.err().strip());
+        final Run notGroup = tern("nc", "-u", "-l", "--ip6", "2001:db8::2/64", "--join", "2001:db8::7", "5000");
+        assertEquals(2, notGroup.status());
+        assertEquals("tern: nc: --join wants a multicast group (ff00::/8), got 2001:db8::7", notGroup.err().strip());
         final Run xdp = tern("ping", "-c", "1", "--link", "afxdp:nosuch0", "--ip6", "auto", "2001:db8::1");
         assertEquals(2, xdp.status());
         assertEquals("tern: ping: --ip6 auto needs router advertisements, which go to all nodes, and on afxdp those"

@@ -425,6 +425,53 @@ class Ipv6InteropTest extends VethRigTest {
         assertTrue(echo.stdout().contains("echoed 1"), echo.stdout() + echo.stderr());
     }
 
+    /**
+     * The peer's three datagrams to a UDP listener: IPv4 to Tern's address, IPv6 to the group Tern joined, IPv6 to
+     * Tern's address from a socket that then waits for the answer; prints the answer.
+     */
+    private static final String THREE_SENDERS = String.join("\n",
+        "import socket, sys, time",
+        "v4 = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)",
+        "v4.sendto(b'four\\n', (sys.argv[1], 5000))",
+        "g = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)",
+        "g.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF, socket.if_nametoindex(sys.argv[4]))",
+        "g.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, 1)",
+        "g.sendto(b'group\\n', (sys.argv[3], 5000))",
+        "time.sleep(0.2)",
+        "s6 = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)",
+        "s6.settimeout(20)",
+        "s6.sendto(b'six\\n', (sys.argv[2], 5000))",
+        "print(s6.recvfrom(100)[0].decode().strip(), flush=True)");
+
+    /**
+     * {@code tern nc -u -l} with {@code --ip6} and an IPv6 {@code --join}: one listener takes the kernel's IPv4
+     * datagram, its datagram to the group and its IPv6 datagram, prints each, and answers the last sender, over IPv6,
+     * with its standard input.
+     */
+    @Test
+    void ternNcUdpListenerTakesBothFamiliesAndAGroupAndAnswersTheLastSenderOverIpv6(@TempDir Path counters)
+        throws Exception {
+        createRig();
+        final String group = "ff0e::1:2";
+        final List<String> nc = TernCommandInteropTest.tern(counters, "nc", "-u", "-l", "--link",
+            "afpacket:" + NetnsHarness.TERN_INTERFACE, "--ip", VethRig.TERN_CIDR, "--ip6", TERN + "/64", "--join", group,
+            "5000");
+        final BackgroundCommand listener = rig.net().startInTern("sh", "-c", "(sleep 10; printf 'back\\n'; sleep 20) | exec "
+            + String.join(" ", nc.stream().map(TernCommandInteropTest::quoted).toList()));
+        CommandResult ping = ping6(TERN, 1);
+        for (int attempt = 0; attempt < 40 && sentAndReceived(ping)[1] == 0; attempt++) {
+            ping = ping6(TERN, 1); // the command starts, and DAD holds the address back for a second
+        }
+        assertEquals(1, sentAndReceived(ping)[1], "Tern's address answers: " + listener.stderr());
+        final CommandResult peer = rig.net().peerExec(Duration.ofSeconds(30), "python3", "-c", THREE_SENDERS,
+            NetnsHarness.TERN_ADDRESS, TERN, group, NetnsHarness.PEER_INTERFACE);
+        assertEquals(0, peer.exitCode(), peer.stdout() + peer.stderr() + listener.stderr());
+        assertEquals("back", peer.stdout().strip(), "the listener answered the last sender over IPv6");
+        listener.stop();
+        // The IPv4 datagram waits for the peer's ARP, so it may come after the group's.
+        assertEquals(List.of("four", "group", "six"), listener.stdout().lines().sorted().toList(), listener.stderr());
+    }
+
     /** {@code tern serve --ip6 --udp-echo}: the kernel's IPv6 client gets every datagram back, whole and checked. */
     @Test
     void ternServeEchoesTheKernelsIpv6DatagramsWholeWithChecksumsItAccepts(@TempDir Path counters) {
