@@ -11,6 +11,9 @@
  *       then mlx5dv_get_cqe_owner, mlx5dv_get_cqe_opcode, mlx5dv_get_cqe_format of it.
  *   flow MAC_HEX IPV4_HEX PORT TCP(1)|UDP(0) IBV_PORT
  *       struct ibv_flow_attr + eth + ipv4 + tcp/udp specs matching dst MAC, dst IP and dst port; prints the bytes.
+ *   flow6 MAC_HEX IPV6_HEX DONT_TRAP(1|0) IBV_PORT
+ *       struct ibv_flow_attr + eth + ipv6 specs matching dst MAC and dst IPv6 address, IBV_FLOW_ATTR_FLAGS_DONT_TRAP
+ *       when asked; prints the bytes.
  *
  * All numbers are decimal except *_HEX. Written for rawqp's tests; not part of Tern's runtime.
  */
@@ -107,6 +110,17 @@ static void cqe(void)
 	printf(" %u %u %u\n", mlx5dv_get_cqe_owner(&entry.cqe), mlx5dv_get_cqe_opcode(&entry.cqe), mlx5dv_get_cqe_format(&entry.cqe));
 }
 
+/* The Ethernet spec every rule starts with: the destination MAC and the EtherType, both matched exactly. */
+static void eth_spec(struct ibv_flow_spec_eth *eth, const char *mac_hex, uint16_t ether_type)
+{
+	eth->type = IBV_FLOW_SPEC_ETH;
+	eth->size = sizeof(*eth);
+	parse_hex(mac_hex, eth->val.dst_mac, 6);
+	memset(eth->mask.dst_mac, 0xff, 6);
+	eth->val.ether_type = htons(ether_type);
+	eth->mask.ether_type = 0xffff;
+}
+
 static void flow(void)
 {
 	char mac_hex[32];
@@ -129,12 +143,7 @@ static void flow(void)
 	rule.attr.priority = 0;
 	rule.attr.num_of_specs = 3;
 	rule.attr.port = (uint8_t) ibv_port;
-	rule.eth.type = IBV_FLOW_SPEC_ETH;
-	rule.eth.size = sizeof(rule.eth);
-	parse_hex(mac_hex, rule.eth.val.dst_mac, 6);
-	memset(rule.eth.mask.dst_mac, 0xff, 6);
-	rule.eth.val.ether_type = htons(0x0800);
-	rule.eth.mask.ether_type = 0xffff;
+	eth_spec(&rule.eth, mac_hex, 0x0800);
 	rule.ipv4.type = IBV_FLOW_SPEC_IPV4;
 	rule.ipv4.size = sizeof(rule.ipv4);
 	rule.ipv4.val.dst_ip = htonl(ip);
@@ -143,6 +152,36 @@ static void flow(void)
 	rule.l4.size = sizeof(rule.l4);
 	rule.l4.val.dst_port = htons((uint16_t) port);
 	rule.l4.mask.dst_port = 0xffff;
+	print_hex((const uint8_t *) &rule, sizeof(rule));
+	printf("\n");
+}
+
+static void flow6(void)
+{
+	char mac_hex[32], ip_hex[64];
+	unsigned int dont_trap, ibv_port;
+	if (scanf("%31s %63s %u %u", mac_hex, ip_hex, &dont_trap, &ibv_port) != 4) {
+		fprintf(stderr, "bad flow6 line\n");
+		exit(2);
+	}
+	struct {
+		struct ibv_flow_attr attr;
+		struct ibv_flow_spec_eth eth;
+		struct ibv_flow_spec_ipv6 ipv6;
+	} rule;
+	_Static_assert(sizeof(rule) == sizeof(struct ibv_flow_attr) + sizeof(struct ibv_flow_spec_eth) + sizeof(struct ibv_flow_spec_ipv6),
+		       "specs follow the attribute without padding");
+	memset(&rule, 0, sizeof(rule));
+	rule.attr.type = IBV_FLOW_ATTR_NORMAL;
+	rule.attr.size = sizeof(rule);
+	rule.attr.num_of_specs = 2;
+	rule.attr.port = (uint8_t) ibv_port;
+	rule.attr.flags = dont_trap ? IBV_FLOW_ATTR_FLAGS_DONT_TRAP : 0;
+	eth_spec(&rule.eth, mac_hex, 0x86dd);
+	rule.ipv6.type = IBV_FLOW_SPEC_IPV6;
+	rule.ipv6.size = sizeof(rule.ipv6);
+	parse_hex(ip_hex, rule.ipv6.val.dst_ip, 16);
+	memset(rule.ipv6.mask.dst_ip, 0xff, 16);
 	print_hex((const uint8_t *) &rule, sizeof(rule));
 	printf("\n");
 }
@@ -157,6 +196,8 @@ int main(void)
 			cqe();
 		else if (strcmp(kind, "flow") == 0)
 			flow();
+		else if (strcmp(kind, "flow6") == 0)
+			flow6();
 		else {
 			fprintf(stderr, "unknown request %s\n", kind);
 			return 2;

@@ -113,10 +113,10 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
         this.counters = new Ipv6Counters(counterFile);
         final boolean sharedInterface = ethernet.link().sharesInterfaceWithKernel();
         if (sharedInterface && config.slaac()) {
-            throw new IllegalArgumentException("IPv6 address autoconfiguration (--ip6 auto) needs router advertisements,"
-                + " which go to all nodes, and " + ethernet.link().name() + " shares its interface with the kernel:"
-                + " a frame goes to Tern or to the kernel, not both; give static addresses (--ip6 ADDR/N) or use"
-                + " afpacket");
+            throw new IllegalArgumentException("IPv6 address autoconfiguration (--ip6 auto) is not offered on "
+                + ethernet.link().name() + ", which shares its interface and MAC with the kernel: the kernel keeps the"
+                + " router advertisements (AF_XDP) and forms its own addresses from that MAC; give static addresses"
+                + " (--ip6 ADDR/N) or use afpacket");
         }
         this.addresses = new Ipv6Addresses(sharedInterface
             ? Ipv6Address.opaqueInterfaceIdentifier(Ipv6Address.LINK_LOCAL_HIGH, ethernet.mac(), 0, secretKey())

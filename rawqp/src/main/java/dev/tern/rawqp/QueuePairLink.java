@@ -206,9 +206,29 @@ abstract class QueuePairLink implements Link {
         flows.removeMulticast(groupMac);
     }
 
+    /**
+     * On a link that steers by address (the default with an IPv4 address: the kernel keeps the MAC), a flow rule for
+     * the IPv6 address; otherwise nothing, since every frame to our MAC is ours already.
+     */
+    @Override
+    public final void addIpv6Address(long high, long low) {
+        flows.addIpv6Address(macAddress(), high, low);
+    }
+
+    @Override
+    public final void removeIpv6Address(long high, long low) {
+        flows.removeIpv6Address(high, low);
+    }
+
+    /** True on a link that steers by address: the kernel keeps the MAC and whatever the rules leave it. */
+    @Override
+    public final boolean sharesInterfaceWithKernel() {
+        return flows.steersByAddress();
+    }
+
     /** The flow rules in force (for tools and tests). */
     public final List<FlowRule> flowRules() {
-        return flows.rules();
+        return flows.rules(macAddress());
     }
 
     /**

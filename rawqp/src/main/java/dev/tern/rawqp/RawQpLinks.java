@@ -373,7 +373,7 @@ public final class RawQpLinks {
                 public void remove(long handle) {
                     verbs.destroyFlow(MemorySegment.ofAddress(handle));
                 }
-            }, options.steeringFor(mac));
+            }, options.steeringFor(mac), options.steersByAddress());
         }
 
         private LinkUnavailableException unavailable(String reason) {

@@ -19,9 +19,11 @@ import java.util.List;
  * @param tcpSegmentationOffload accept TCP frames up to 64 KiB and let the NIC cut them (mlx5 direct verbs only,
  *                               when the device reports TSO for raw-packet QPs); makes every slab buffer 64 KiB
  * @param ipv4Address            the stack's IPv4 address, or 0: with an address and no explicit {@code steering},
- *                               the link steers IPv4 to that address, ARP to our MAC and broadcast, and leaves
- *                               other traffic to our MAC (IPv6, LLDP) to the kernel; without one, everything to
- *                               our MAC and broadcast
+ *                               the link steers by address ({@link #steersByAddress}): IPv4 to that address, ARP to
+ *                               our MAC and broadcast, IPv6 to each IPv6 address the stack adds, and leaves other
+ *                               traffic to our MAC (the kernel's IPv6, LLDP) to the kernel; IPv6 groups' rules then
+ *                               let the kernel have their frames too. Without one, everything to our MAC and
+ *                               broadcast
  * @param steering               explicit flow rules, replacing the defaults above. Shards of one stack sharing a
  *                               MAC pass disjoint rules (see {@link FlowRule#sourcePortShard}). Multicast MACs are
  *                               added by {@code Link.addMulticast} either way.
@@ -74,6 +76,14 @@ public record RawQpOptions(Mode mode, int sendQueueSize, int receiveQueueSize, i
             return List.of(FlowRule.ipv4(mac, ipv4Address), FlowRule.etherType(mac, ETHER_TYPE_ARP), FlowRule.destinationMac(MacAddress.BROADCAST));
         }
         return List.of(FlowRule.destinationMac(mac), FlowRule.destinationMac(MacAddress.BROADCAST));
+    }
+
+    /**
+     * Whether the default rules steer by address ({@link #ipv4Address()} given, no explicit steering): the kernel keeps
+     * the MAC and what the rules leave it, so IPv6 addresses of ours get rules of their own as the stack adds them.
+     */
+    public boolean steersByAddress() {
+        return steering.isEmpty() && ipv4Address != 0;
     }
 
     /** AUTO mode, 1024-entry queues, 1024 transmit buffers, a send completion every 32 frames, checksum offload on, no TSO. */

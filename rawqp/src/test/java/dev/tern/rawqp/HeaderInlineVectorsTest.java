@@ -176,4 +176,29 @@ class HeaderInlineVectorsTest {
             }
         }
     }
+
+    /** IPv6 rules (eth and ipv6 specs), trapping or not, byte for byte as gcc lays out the structs. */
+    @Test
+    void ipv6FlowRulesEncodeAsTheVerbsStructsLaidOutByGcc() {
+        final Random random = new Random(SEED + 3);
+        final List<FlowRule> rules = new ArrayList<>();
+        final List<String> requests = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            final long mac = random.nextLong() & 0xFEFF_FFFF_FFFFL;
+            final long high = random.nextLong() | 1;
+            final long low = random.nextLong();
+            final boolean dontTrap = random.nextBoolean();
+            final FlowRule rule = FlowRule.ipv6(mac, high, low);
+            rules.add(dontTrap ? rule.withoutTrapping() : rule);
+            requests.add(String.format("flow6 %012x %016x%016x %d 1", mac, high, low, dontTrap ? 1 : 0));
+        }
+        final List<String> answers = runHelper(requests);
+        try (Arena arena = Arena.ofConfined()) {
+            for (int i = 0; i < rules.size(); i++) {
+                final MemorySegment encoded = rules.get(i).encode(arena, 1);
+                assertEquals(148, encoded.byteSize());
+                assertEquals(answers.get(i), HEX.formatHex(encoded.toArray(ValueLayout.JAVA_BYTE)), requests.get(i));
+            }
+        }
+    }
 }

@@ -91,6 +91,11 @@ public final class VerbsConstants {
     public static final int IBV_FLOW_SPEC_ETH = 0x20;
     @CAbi("IBV_FLOW_SPEC_IPV4")
     public static final int IBV_FLOW_SPEC_IPV4 = 0x30;
+    @CAbi("IBV_FLOW_SPEC_IPV6")
+    public static final int IBV_FLOW_SPEC_IPV6 = 0x31;
+    /** {@code ibv_flow_attr.flags}: a matching packet also goes on to lower-priority rules and the kernel. */
+    @CAbi("IBV_FLOW_ATTR_FLAGS_DONT_TRAP")
+    public static final int IBV_FLOW_ATTR_FLAGS_DONT_TRAP = 1 << 1;
     @CAbi("IBV_FLOW_SPEC_TCP")
     public static final int IBV_FLOW_SPEC_TCP = 0x40;
     @CAbi("IBV_FLOW_SPEC_UDP")

@@ -401,6 +401,35 @@ public final class VerbsLayouts {
         }
     }
 
+    /**
+     * {@code struct ibv_flow_spec_ipv6} (88 bytes): {@code val} and {@code mask} are {@code struct
+     * ibv_flow_ipv6_filter} (40 bytes: the addresses, the flow label, next header, traffic class and hop limit, then
+     * padding to 4); addresses in network byte order.
+     */
+    public static final class IbvFlowSpecIpv6 {
+        @CAbi("sizeof(struct ibv_flow_spec_ipv6)")
+        public static final int SIZE = 88;
+        @CAbi(value = "offsetof(struct ibv_flow_spec_ipv6, type)", width = 4)
+        public static final int TYPE_OFFSET = 0;
+        @CAbi(value = "offsetof(struct ibv_flow_spec_ipv6, size)", width = 2)
+        public static final int SIZE_OFFSET = 4;
+        @CAbi("offsetof(struct ibv_flow_spec_ipv6, val)")
+        public static final int VAL_OFFSET = 8;
+        @CAbi("offsetof(struct ibv_flow_spec_ipv6, mask)")
+        public static final int MASK_OFFSET = 48;
+        @CAbi(value = "offsetof(struct ibv_flow_ipv6_filter, src_ip)", width = 16)
+        public static final int FILTER_SRC_IP_OFFSET = 0;
+        @CAbi(value = "offsetof(struct ibv_flow_ipv6_filter, dst_ip)", width = 16)
+        public static final int FILTER_DST_IP_OFFSET = 16;
+        @CAbi(value = "offsetof(struct ibv_flow_ipv6_filter, flow_label)", width = 4)
+        public static final int FILTER_FLOW_LABEL_OFFSET = 32;
+        @CAbi("sizeof(struct ibv_flow_ipv6_filter)")
+        public static final int FILTER_SIZE = 40;
+
+        private IbvFlowSpecIpv6() {
+        }
+    }
+
     /** {@code struct ibv_flow_spec_tcp_udp} (16 bytes); ports in network byte order, {@code val} at 6. */
     public static final class IbvFlowSpecTcpUdp {
         @CAbi("sizeof(struct ibv_flow_spec_tcp_udp)")
