@@ -81,16 +81,15 @@ final class ExecCommand {
             throw new UsageException("exec: missing the program after --; usage: tern " + USAGE);
         }
         final NetworkOptions network = NetworkOptions.from(args);
-        if (network.slaac) {
-            // The provider's rules take Tern's IPv6 prefixes when the program starts; SLAAC's come later.
-            throw new UsageException("exec: --ip6 auto is not supported under exec yet: give the addresses (--ip6 ADDR/N)");
-        }
         final Properties config = new Properties();
         config.setProperty("tern.link", network.linkSpec());
         config.setProperty("tern.ip", network.address.toString());
-        if (!network.ipv6Addresses.isEmpty()) {
-            config.setProperty("tern.ip6", String.join(",",
-                network.ipv6Addresses.stream().map(Object::toString).toList()));
+        if (!network.ipv6Addresses.isEmpty() || network.slaac) {
+            final List<String> ip6 = new java.util.ArrayList<>(network.ipv6Addresses.stream().map(Object::toString).toList());
+            if (network.slaac) {
+                ip6.add("auto");
+            }
+            config.setProperty("tern.ip6", String.join(",", ip6));
         }
         if (network.gateway() != 0) {
             config.setProperty("tern.gw", Ipv4Address.format(network.gateway()));

@@ -208,10 +208,6 @@ class TernCommandLineTest {
         assertEquals(2, run.status());
         assertEquals("tern: ping: 2001:db8::1 is an IPv6 address: give this stack IPv6 with --ip6 ADDR/N (or --ip6 auto)",
             run.err().strip());
-        final Run exec = tern("exec", "--ip6", "auto", "--", "true");
-        assertEquals(2, exec.status());
-        assertEquals("tern: exec: --ip6 auto is not supported under exec yet: give the addresses (--ip6 ADDR/N)",
-            exec.err().strip());
         final Run nc = tern("nc", "2001:db8::1", "7");
         assertEquals(2, nc.status());
         assertEquals("tern: nc: 2001:db8::1 is an IPv6 address: give this stack IPv6 with --ip6 ADDR/N (or --ip6 auto)",

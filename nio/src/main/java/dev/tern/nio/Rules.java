@@ -85,23 +85,32 @@ public final class Rules {
     private final List<Rule> rules;
     private final boolean kernelOnLinkFailure;
     private final InterfaceAddress ternAddress;
-    /** Tern's IPv6 addresses and prefixes; empty when its stack has no IPv6 (then IPv6 is the kernel's). */
-    private final List<Ipv6InterfaceAddress> ternIpv6;
+    /**
+     * Tern's IPv6 addresses and prefixes as of the call (SLAAC adds some while the program runs); empty when its
+     * stack has no IPv6 (then IPv6 is the kernel's). Asked on connect and bind only.
+     */
+    private final java.util.function.Supplier<List<Ipv6InterfaceAddress>> ternIpv6;
 
     private Rules(List<Rule> rules, boolean kernelOnLinkFailure, InterfaceAddress ternAddress,
-                  List<Ipv6InterfaceAddress> ternIpv6) {
+                  java.util.function.Supplier<List<Ipv6InterfaceAddress>> ternIpv6) {
         this.rules = List.copyOf(rules);
         this.kernelOnLinkFailure = kernelOnLinkFailure;
         this.ternAddress = ternAddress;
-        this.ternIpv6 = List.copyOf(ternIpv6);
+        this.ternIpv6 = ternIpv6;
     }
 
     private Rules(List<Rule> rules, boolean kernelOnLinkFailure, InterfaceAddress ternAddress) {
-        this(rules, kernelOnLinkFailure, ternAddress, List.of());
+        this(rules, kernelOnLinkFailure, ternAddress, List::of);
     }
 
     /** These rules for a stack that also has the IPv6 addresses {@code addresses} (with their on-link prefixes). */
     public Rules withIpv6(List<Ipv6InterfaceAddress> addresses) {
+        final List<Ipv6InterfaceAddress> fixed = List.copyOf(addresses);
+        return new Rules(rules, kernelOnLinkFailure, ternAddress, () -> fixed);
+    }
+
+    /** These rules for a stack whose IPv6 addresses change while it runs: {@code addresses} says what they are now. */
+    public Rules withIpv6(java.util.function.Supplier<List<Ipv6InterfaceAddress>> addresses) {
         return new Rules(rules, kernelOnLinkFailure, ternAddress, addresses);
     }
 
@@ -318,6 +327,7 @@ public final class Rules {
      * of Tern's IPv6 prefixes. Loopback, and everything when Tern's stack has no IPv6, is the kernel's.
      */
     private Side connect6(Transport transport, Inet6Address remote, int port) {
+        final List<Ipv6InterfaceAddress> ternIpv6 = this.ternIpv6.get();
         if (transport == Transport.UDP || ternIpv6.isEmpty() || remote.isLoopbackAddress()) {
             return Side.KERNEL;
         }
@@ -360,7 +370,7 @@ public final class Rules {
     /** A bind to one of Tern's IPv6 addresses (TCP): the rules, then Tern; any other IPv6 address is the kernel's. */
     private Side listen6(Transport transport, Inet6Address local, int port) {
         final Ipv6Address address = Ipv6Address.of(local.getAddress());
-        if (transport == Transport.UDP || ternIpv6.stream().noneMatch(ours -> ours.address().equals(address))) {
+        if (transport == Transport.UDP || ternIpv6.get().stream().noneMatch(ours -> ours.address().equals(address))) {
             return Side.KERNEL;
         }
         for (Rule rule : rules) {

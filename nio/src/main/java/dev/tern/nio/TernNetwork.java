@@ -77,6 +77,7 @@ final class TernNetwork implements AutoCloseable {
     private final EcnMode ecn;
     /** IPv6 addresses of the stack (shard 0), {@code tern.ip6} (comma-separated ADDR/N); empty: no IPv6. */
     private final java.util.List<dev.tern.core.net.Ipv6InterfaceAddress> ipv6Addresses;
+    private final boolean slaac;
     /**
      * How long the program's end waits for its connections to end after a FIN, {@code tern.shutdownLinger} seconds;
      * 0: every connection is reset at once.
@@ -99,8 +100,9 @@ final class TernNetwork implements AutoCloseable {
     private TernNetwork(String link, InterfaceAddress address, int gateway, long mac, int mtu, String name, boolean spin,
                         Path pcap, int shardCount, int maxConnections, int bufferSize, long memoryLimit,
                         long shutdownLingerNs, EcnMode ecn,
-                        java.util.List<dev.tern.core.net.Ipv6InterfaceAddress> ipv6Addresses) {
+                        java.util.List<dev.tern.core.net.Ipv6InterfaceAddress> ipv6Addresses, boolean slaac) {
         this.ipv6Addresses = java.util.List.copyOf(ipv6Addresses);
+        this.slaac = slaac;
         this.shardCount = shardCount;
         this.ecn = ecn;
         this.shutdownLingerNs = shutdownLingerNs;
@@ -166,14 +168,19 @@ final class TernNetwork implements AutoCloseable {
         }
         return new TernNetwork(link, address, gateway, mac, mtu, name, idle.equals("spin"), pcap == null ? null : Path.of(pcap),
             shards, maxConnections, bufferSize, memoryLimit, linger * 1_000_000_000L, ecn,
-            ipv6Addresses(properties.getProperty("tern.ip6", "")));
+            ipv6Addresses(properties.getProperty("tern.ip6", "")),
+            java.util.Arrays.stream(properties.getProperty("tern.ip6", "").split(",")).anyMatch(
+                one -> one.strip().equals("auto")));
     }
 
-    /** {@code tern.ip6}: IPv6 addresses with their prefixes, comma-separated (a bare address is a /64). */
+    /**
+     * {@code tern.ip6}: IPv6 addresses with their prefixes, comma-separated (a bare address is a /64); {@code auto}
+     * among them forms more from routers' advertisements (SLAAC).
+     */
     private static java.util.List<dev.tern.core.net.Ipv6InterfaceAddress> ipv6Addresses(String text) {
         final java.util.List<dev.tern.core.net.Ipv6InterfaceAddress> addresses = new java.util.ArrayList<>();
         for (String one : text.split(",")) {
-            if (!one.isBlank()) {
+            if (!one.isBlank() && !one.strip().equals("auto")) {
                 try {
                     addresses.add(dev.tern.core.net.Ipv6InterfaceAddress.parse(one.strip()));
                 } catch (IllegalArgumentException e) {
@@ -184,9 +191,19 @@ final class TernNetwork implements AutoCloseable {
         return addresses;
     }
 
-    /** The stack's IPv6 addresses (empty without IPv6). */
+    /** The stack's configured IPv6 addresses (empty without IPv6, or with SLAAC's only). */
     java.util.List<dev.tern.core.net.Ipv6InterfaceAddress> ipv6Addresses() {
         return ipv6Addresses;
+    }
+
+    /** Whether the stack has IPv6: configured addresses, or SLAAC ({@code tern.ip6=auto}). */
+    boolean ipv6() {
+        return !ipv6Addresses.isEmpty() || slaac;
+    }
+
+    /** Whether the stack forms addresses from routers' advertisements ({@code auto} in {@code tern.ip6}). */
+    boolean slaac() {
+        return slaac;
     }
 
     /** A whole number setting within {@code min..max} (of {@code unit}, as " bytes", or ""); 0 when unset. */
@@ -211,8 +228,8 @@ final class TernNetwork implements AutoCloseable {
     /** What every stack (or shard) of this network is: name, address, MTU, gateway and the TCP settings. */
     private void describe(NetStack.Builder builder) {
         builder.name(name).address(address).mtu(mtu);
-        if (!ipv6Addresses.isEmpty()) {
-            builder.ipv6(dev.tern.ipv6.Ipv6Config.withAddresses(ipv6Addresses));
+        if (ipv6()) {
+            builder.ipv6(dev.tern.ipv6.Ipv6Config.withAddresses(ipv6Addresses).withSlaac(slaac));
         }
         if (gateway != 0) {
             builder.gateway(Ipv4Address.format(gateway));

@@ -100,8 +100,9 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
         this.fixedStack = null;
         this.fixedSharded = null;
         this.ownedRunner = null;
-        this.rules = rulesFrom(properties, network.address()).withIpv6(ipv6Channels() ? network.ipv6Addresses()
-            : java.util.List.of());
+        final Rules configured = rulesFrom(properties, network.address());
+        this.rules = !ipv6Channels() ? configured : network.slaac()
+            ? configured.withIpv6(this::currentIpv6Addresses) : configured.withIpv6(network.ipv6Addresses());
         this.idleReleaseNs = idleReleaseFrom(properties) * 1_000_000L;
         Runtime.getRuntime().addShutdownHook(new Thread(this::close, "tern-provider-shutdown"));
     }
@@ -134,6 +135,21 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
             addresses.add(configured.address(i));
         }
         return addresses;
+    }
+
+    /**
+     * With SLAAC ({@code tern.ip6=auto}) the stack's IPv6 addresses now, those formed from routers' prefixes
+     * included, read on its thread; the configured ones while the stack cannot be opened. Cold path: a connect or a
+     * bind to an IPv6 address asks.
+     */
+    private java.util.List<dev.tern.core.net.Ipv6InterfaceAddress> currentIpv6Addresses() {
+        final NetStack stack;
+        try {
+            stack = stack();
+        } catch (IOException e) {
+            return network.ipv6Addresses();
+        }
+        return stack.call(() -> ipv6Addresses(stack));
     }
 
     /** {@link #open(NetStack)} with {@code rules}. */

@@ -208,6 +208,23 @@ class Ipv6InteropTest extends VethRigTest {
     }
 
     /**
+     * A router that exists only as frames on the kernel's end of {@code rig} advertises {@code prefix}/64 to all
+     * nodes: on-link and autonomous, valid a day; router lifetime 0 (a prefix, not a default router).
+     */
+    static void advertisePrefix(VethRig rig, Ipv6Address prefix) {
+        final Ipv6Address routerAddress = Ipv6Address.linkLocal(CraftedHost.MAC);
+        final java.nio.ByteBuffer options = java.nio.ByteBuffer.allocate(8 + 32 + 8);
+        options.putInt(0).putInt(0); // reachable time and retransmission timer: unspecified
+        options.put((byte) 3).put((byte) 4).put((byte) 64).put((byte) 0xC0).putInt(86_400).putInt(14_400).putInt(0)
+            .putLong(prefix.high()).putLong(prefix.low()); // prefix information: on-link, autonomous
+        options.put((byte) 1).put((byte) 1).putShort((short) (CraftedHost.MAC >>> 32)).putInt((int) CraftedHost.MAC);
+        final CraftedHost router = CraftedHost.onPeerEnd(rig.net());
+        // Hop limit 64 for its own packets, no flags, router lifetime 0.
+        router.sendIpv6(Ipv6Address.multicastMac(Ipv6Address.ALL_NODES.low()), dev.tern.stack.testing.Ipv6Frames
+            .icmpPacket(routerAddress, Ipv6Address.ALL_NODES, 255, 134, 0, 64 << 24, options.array()));
+    }
+
+    /**
      * SLAAC from a router advertisement on the wire (RFC 4862 §5.5.3): a router that exists only as frames on the
      * kernel's end advertises 2001:db8:1::/64 (autonomous, on-link); Tern forms the address from the prefix and its
      * modified EUI-64, checks it by DAD, and the kernel, on the same prefix, reaches it by neighbour discovery and ping.
@@ -223,17 +240,8 @@ class Ipv6InteropTest extends VethRigTest {
         while (rig.counter("nd.dad.completed") < 2 && System.nanoTime() - deadline < 0) {
             LockSupport.parkNanos(10_000_000L);
         }
-        final Ipv6Address routerAddress = Ipv6Address.linkLocal(CraftedHost.MAC);
         final Ipv6Address prefix = Ipv6Address.parse("2001:db8:1::");
-        final java.nio.ByteBuffer options = java.nio.ByteBuffer.allocate(8 + 32 + 8);
-        options.putInt(0).putInt(0); // reachable time and retransmission timer: unspecified
-        options.put((byte) 3).put((byte) 4).put((byte) 64).put((byte) 0xC0).putInt(86_400).putInt(14_400).putInt(0)
-            .putLong(prefix.high()).putLong(prefix.low()); // prefix information: on-link, autonomous
-        options.put((byte) 1).put((byte) 1).putShort((short) (CraftedHost.MAC >>> 32)).putInt((int) CraftedHost.MAC);
-        final CraftedHost router = CraftedHost.onPeerEnd(rig.net());
-        // Hop limit 64 for its own packets, no flags, router lifetime 0: a prefix, not a default router.
-        router.sendIpv6(Ipv6Address.multicastMac(Ipv6Address.ALL_NODES.low()), dev.tern.stack.testing.Ipv6Frames
-            .icmpPacket(routerAddress, Ipv6Address.ALL_NODES, 255, 134, 0, 64 << 24, options.array()));
+        advertisePrefix(rig, prefix);
         final Ipv6Address formed = new Ipv6Address(prefix.high(), Ipv6Address.linkLocal(stack.macAddress()).low());
         final long formedBy = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         while (rig.counter("nd.dad.completed") < 3 && System.nanoTime() - formedBy < 0) {

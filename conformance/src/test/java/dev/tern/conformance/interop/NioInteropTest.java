@@ -53,6 +53,17 @@ class NioInteropTest extends VethRigTest {
         return TernSelectorProvider.open(stack);
     }
 
+    /** A counter summed over the live stacks whose counters are in {@code counters} (a program's shards). */
+    private static long liveCounter(Path counters, String label) throws IOException {
+        long sum = 0;
+        for (CountersSnapshot shard : CountersSnapshot.readAll(counters)) {
+            if (shard.alive()) {
+                sum += shard.counters().getOrDefault(label, 0L);
+            }
+        }
+        return sum;
+    }
+
     private static void assertEchoedIntact(CommandResult client, int bytes) {
         final String sent = KernelPeer.line(client.stdout(), "sent");
         assertTrue(sent.startsWith("sent " + bytes + " "), client.stdout() + client.stderr());
@@ -203,16 +214,47 @@ class NioInteropTest extends VethRigTest {
         CommandResult six = rig.kernel().runPeerPy(Duration.ofSeconds(60), "tcp-source", Ipv6InteropTest.TERN, "7011",
             Integer.toString(1 << 20), "45");
         assertEchoedIntact(six, 1 << 20);
-        long passiveOpens = 0;
-        long ipv6Packets = 0;
-        for (CountersSnapshot shard : CountersSnapshot.readAll(counters)) {
-            if (shard.alive()) {
-                passiveOpens += shard.counters().getOrDefault("tcp.conn.passive_opens", 0L);
-                ipv6Packets += shard.counters().getOrDefault("ipv6.rx.packets", 0L);
-            }
-        }
-        assertEquals(2, passiveOpens, "both clients were Tern's connections, none the kernel's");
+        final long ipv6Packets = liveCounter(counters, "ipv6.rx.packets");
+        assertEquals(2, liveCounter(counters, "tcp.conn.passive_opens"), "both clients were Tern's connections, none the kernel's");
         assertTrue(ipv6Packets > (1 << 20) / 1440, "the IPv6 client's megabyte came through Tern: " + ipv6Packets);
+        running.stop();
+    }
+
+    /**
+     * {@code tern exec --ip6 auto}: the JDK's dual-stack {@code new ServerSocket(PORT)}, unmodified, on a stack whose
+     * only global IPv6 address is the one SLAAC forms once a router (frames on the kernel's end) advertises
+     * 2001:db8:1::/64; the kernel's client reaches it there, and over IPv4, both through Tern, each echoed intact.
+     */
+    @Test
+    void underTernExecWithSlaacADualStackServerServesAKernelClientAtTheFormedAddress(@TempDir Path counters)
+        throws Exception {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        Ipv6InteropTest.enablePeerIpv6(rig);
+        rig.net().peerExec(Duration.ofSeconds(20), "ip", "-6", "address", "add", "2001:db8:1::1/64", "dev",
+            NetnsHarness.PEER_INTERFACE, "nodad").orThrow();
+        final List<String> program = ternExecJava(counters, List.of("--ip6", "auto"), "-cp",
+            classpathOf("conformance/target/test-classes"), "dev.tern.conformance.interop.programs.ClassicEchoServer",
+            "7011");
+        final BackgroundCommand running = rig.net().startInTern(program.toArray(String[]::new))
+            .awaitOutput("listening on 7011", Duration.ofSeconds(60));
+        final dev.tern.core.net.Ipv6Address prefix = dev.tern.core.net.Ipv6Address.parse("2001:db8:1::");
+        final String formed = new dev.tern.core.net.Ipv6Address(prefix.high(),
+            dev.tern.core.net.Ipv6Address.interfaceIdentifier(rig.net().ternMac())).toString();
+        boolean answers = false;
+        for (int attempt = 0; attempt < 40 && !answers; attempt++) {
+            Ipv6InteropTest.advertisePrefix(rig, prefix); // again until heard: the program may still be starting
+            answers = rig.net().peerExec(Duration.ofSeconds(10), "ping", "-6", "-n", "-c", "1", "-W", "1", formed)
+                .exitCode() == 0;
+        }
+        assertTrue(answers, "Tern formed " + formed + " and answers there: " + running.stderr());
+        final CommandResult six = rig.kernel().runPeerPy(Duration.ofSeconds(60), "tcp-source", formed, "7011",
+            Integer.toString(1 << 20), "45");
+        assertEchoedIntact(six, 1 << 20);
+        final CommandResult four = rig.kernel().runPeerPy(Duration.ofSeconds(60), "tcp-source",
+            NetnsHarness.TERN_ADDRESS, "7011", Integer.toString(1 << 20), "45");
+        assertEchoedIntact(four, 1 << 20);
+        assertEquals(2, liveCounter(counters, "tcp.conn.passive_opens"), "both clients were Tern's connections, none the kernel's");
+        assertEquals(1, liveCounter(counters, "nd.slaac.addresses"), "one address formed from the prefix");
         running.stop();
     }
 
