@@ -34,9 +34,14 @@ import java.util.Map;
  * vnet header (IPv4's segments then leave as TSO frames; IPv6 has no TSO in Tern) and, as a second mode, without it
  * (both families cut and checksum every segment in Java). Offloads off on both ends, MTU 1500.
  *
+ * <p>A control in every round: the kernel sending to the kernel over the same pair and families (the Tern end's
+ * namespace given the same addresses while Tern is not on it), so that what IPv6 costs the receiving kernel, which
+ * is in Tern's ratio too, is seen apart from what it costs Tern.
+ *
  * <p>Keys: {@code ipv6_{bulk_gbps,rr_p50_us}_{ipv4,ipv6}_{tern_to_kernel,kernel_to_tern,rr}_MODE} and
  * {@code ipv6_ratio_{tern_to_kernel,kernel_to_tern,rr_p50}_MODE} (IPv6 over IPv4; for the round trip IPv4's time
- * over IPv6's, so above 1 is better for both).
+ * over IPv6's, so above 1 is better for both); {@code ipv6_bulk_gbps_{ipv4,ipv6}_kernel_to_kernel} and
+ * {@code ipv6_ratio_kernel_to_kernel} for the control.
  */
 final class Ipv6Benchmark {
     private static final String TERN_IPV6 = "2001:db8::2";
@@ -64,12 +69,19 @@ final class Ipv6Benchmark {
             net.peerExec(Duration.ofSeconds(10), "ip", "-6", "address", "add", PEER_IPV6 + "/64", "dev",
                 NetnsHarness.PEER_INTERFACE, "nodad").orThrow();
             final Map<String, List<Double>> samples = new LinkedHashMap<>();
+            final boolean[] ternWarmedUp = {false};
             for (int round = 0; round < rounds; round++) {
+                System.err.printf("the kernel to the kernel, round %d of %d ...%n", round + 1, rounds);
+                final double[] control = kernelToKernel(net, round == 0);
+                add(samples, "ipv6_bulk_gbps_ipv4_kernel_to_kernel", control[0]);
+                add(samples, "ipv6_bulk_gbps_ipv6_kernel_to_kernel", control[1]);
+                add(samples, "ipv6_ratio_kernel_to_kernel", control[1] / control[0]);
                 for (boolean vnetHeader : new boolean[] {true, false}) {
                     final String mode = vnetHeader ? "vnet" : "no_vnet";
                     System.err.printf("IPv6 against IPv4, %s, round %d of %d ...%n", mode, round + 1, rounds);
                     withStack(net, vnetHeader, stack -> {
-                        final boolean warmUp = samples.isEmpty() || round(samples) == 0;
+                        final boolean warmUp = !ternWarmedUp[0]; // Tern's first measurement warms the JIT up
+                        ternWarmedUp[0] = true;
                         final double[] four = measure(net, stack, false, warmUp);
                         final double[] six = measure(net, stack, true, warmUp);
                         add(samples, "ipv6_bulk_gbps_ipv4_tern_to_kernel_" + mode, four[0]);
@@ -92,8 +104,36 @@ final class Ipv6Benchmark {
         }
     }
 
-    private static int round(Map<String, List<Double>> samples) {
-        return samples.values().iterator().next().size();
+    /**
+     * The control: bulk from the kernel in the Tern end's namespace (given Tern's addresses for the run, IPv6 without
+     * DAD) to the same sink, IPv4 then IPv6 (Gbit/s each); the addresses are removed after, also on failure.
+     */
+    private double[] kernelToKernel(NetnsHarness net, boolean warmUp) throws Exception {
+        final Duration timeout = Duration.ofSeconds(10);
+        final String device = NetnsHarness.TERN_INTERFACE;
+        net.ternExec(timeout, "sysctl", "-qw", "net.ipv6.conf." + device + ".disable_ipv6=0").orThrow();
+        net.ternExec(timeout, "ip", "address", "add", NetnsHarness.TERN_ADDRESS + "/24", "dev", device).orThrow();
+        try {
+            net.ternExec(timeout, "ip", "-6", "address", "add", TERN_IPV6 + "/64", "dev", device, "nodad").orThrow();
+            if (warmUp) {
+                kernelSends(net, false, Math.max(2, seconds));
+            }
+            return new double[] {kernelSends(net, false, seconds), kernelSends(net, true, seconds)};
+        } finally {
+            net.ternExec(timeout, "ip", "address", "flush", "dev", device);
+            net.ternExec(timeout, "sysctl", "-qw", "net.ipv6.conf." + device + ".disable_ipv6=1");
+        }
+    }
+
+    /** The kernel in the Tern end's namespace sending to the peer's sink for {@code duration}: Gbit/s. */
+    private static double kernelSends(NetnsHarness net, boolean ipv6, double duration) {
+        final BackgroundCommand sink = inPeer(net, duration, "tcp-sink", Integer.toString(SINK_PORT));
+        final BackgroundCommand source = net.startInTern(VethBenchmark.endpoint("tcp-source",
+            ipv6 ? PEER_IPV6 : NetnsHarness.PEER_ADDRESS, Integer.toString(SINK_PORT), Double.toString(duration)));
+        if (source.awaitExit(Duration.ofSeconds((long) duration + 30)) != 0 || sink.awaitExit(Duration.ofSeconds(30)) != 0) {
+            throw new IllegalStateException("the kernel's source or sink failed: " + source.stderr() + sink.stderr());
+        }
+        return VethBenchmark.value(VethBenchmark.GBPS, sink.stdout(), "kernel sink");
     }
 
     private static void add(Map<String, List<Double>> samples, String key, double value) {

@@ -1261,6 +1261,9 @@ public final class VethBenchmark {
                 row(table, v6Format, m, "64 B round trip p50 us (ratio: IPv4's over IPv6's)",
                     get("ipv6_rr_p50_us_ipv6_" + mode), get("ipv6_rr_p50_us_ipv4_" + mode), get("ipv6_ratio_rr_p50_" + mode));
             }
+            row(table, v6Format, "control", "bulk Gbit/s kernel->kernel, same pair",
+                get("ipv6_bulk_gbps_ipv6_kernel_to_kernel"), get("ipv6_bulk_gbps_ipv4_kernel_to_kernel"),
+                get("ipv6_ratio_kernel_to_kernel"));
         }
         if (results.containsKey("mcast_ratio_64_full")) {
             final String mcastFormat = "%-6s %-48s %9s %9s %7s%n";
