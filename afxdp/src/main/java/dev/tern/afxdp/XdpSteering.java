@@ -208,8 +208,7 @@ final class XdpSteering implements AutoCloseable {
     private int address6Command(int command, long high, long low) {
         mapKey6.set(BIG_ENDIAN_LONG, 0, high);                                // wire order, as the program reads it
         mapKey6.set(BIG_ENDIAN_LONG, 8, low);
-        mapAttributes(command, addresses6Fd, mapKey6);
-        return Sys.bpf(callState, command, mapAttr, XdpAbi.BPF_ATTR_SIZE) < 0 ? Libc.errno(callState) : 0;
+        return mapCommand(command, addresses6Fd, mapKey6);
     }
 
     private static final ValueLayout.OfLong BIG_ENDIAN_LONG =
@@ -306,6 +305,12 @@ final class XdpSteering implements AutoCloseable {
      * written there (lookup). Returns 0 or the errno. Owned by the link's thread, like the scratch segments it uses.
      */
     private int mapCommand(int command, int fd, int key) {
+        mapKey.set(ValueLayout.JAVA_INT, 0, key);
+        return mapCommand(command, fd, mapKey);
+    }
+
+    /** {@link #mapCommand(int, int, int)} with the key already written in {@code key}. */
+    private int mapCommand(int command, int fd, MemorySegment key) {
         mapAttributes(command, fd, key);
         return Sys.bpf(callState, command, mapAttr, XdpAbi.BPF_ATTR_SIZE) < 0 ? Libc.errno(callState) : 0;
     }

@@ -84,7 +84,7 @@ final class ExecCommand {
         final Properties config = new Properties();
         config.setProperty("tern.link", network.linkSpec());
         config.setProperty("tern.ip", network.address.toString());
-        if (!network.ipv6Addresses.isEmpty() || network.slaac) {
+        if (network.ipv6()) {
             final List<String> ip6 = new java.util.ArrayList<>(network.ipv6Addresses.stream().map(Object::toString).toList());
             if (network.slaac) {
                 ip6.add("auto");

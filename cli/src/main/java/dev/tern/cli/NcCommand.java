@@ -125,7 +125,7 @@ final class NcCommand {
         }
         final double waitSeconds = args.doubleValue("-w", 1.0, 0, 3600);
         final NetworkOptions network = NetworkOptions.from(args).ecn(NetworkOptions.ecn("nc", args));
-        final boolean stackIpv6 = !network.ipv6Addresses.isEmpty() || network.slaac;
+        final boolean stackIpv6 = network.ipv6();
         if ((host6 != null || group6 != null) && !stackIpv6) {
             throw new UsageException("nc: " + (host6 != null ? host6 : group6) + " is an IPv6 address: give this stack"
                 + " IPv6 with --ip6 ADDR/N (or --ip6 auto)");

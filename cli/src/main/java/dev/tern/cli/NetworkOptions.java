@@ -148,9 +148,14 @@ final class NetworkOptions {
         pcap = args.has("--pcap") ? Path.of(args.value("--pcap", null)) : null;
     }
 
+    /** Whether the stack has IPv6: --ip6 addresses, or auto. */
+    boolean ipv6() {
+        return !ipv6Addresses.isEmpty() || slaac;
+    }
+
     /** IPv6 on, with the --ip6 addresses, when any was given (shard 0 answers for it). */
     private void applyIpv6(NetStack.Builder builder) {
-        if (!ipv6Addresses.isEmpty() || slaac) {
+        if (ipv6()) {
             builder.ipv6(Ipv6Config.withAddresses(ipv6Addresses).withSlaac(slaac));
         }
     }

@@ -166,11 +166,10 @@ final class TernNetwork implements AutoCloseable {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("tern.ecn: " + e.getMessage(), e);
         }
+        final String ip6 = properties.getProperty("tern.ip6", "");
         return new TernNetwork(link, address, gateway, mac, mtu, name, idle.equals("spin"), pcap == null ? null : Path.of(pcap),
             shards, maxConnections, bufferSize, memoryLimit, linger * 1_000_000_000L, ecn,
-            ipv6Addresses(properties.getProperty("tern.ip6", "")),
-            java.util.Arrays.stream(properties.getProperty("tern.ip6", "").split(",")).anyMatch(
-                one -> one.strip().equals("auto")));
+            ipv6Addresses(ip6), java.util.Arrays.stream(ip6.split(",")).anyMatch(one -> one.strip().equals("auto")));
     }
 
     /**

@@ -28,7 +28,7 @@ final class FlowTable implements AutoCloseable {
     private final Map<FlowRule, Long> fixed = new LinkedHashMap<>();
     private final Map<Long, Long> multicastHandles = new LinkedHashMap<>();
     private final Map<Long, Integer> multicastRefs = new LinkedHashMap<>();
-    private final Map<dev.tern.core.net.Ipv6Address, Long> ipv6Handles = new LinkedHashMap<>();
+    private final Map<FlowRule, Long> ipv6Handles = new LinkedHashMap<>();
     private final boolean steersByAddress;
     private boolean closed;
 
@@ -84,28 +84,26 @@ final class FlowTable implements AutoCloseable {
 
     /** Steers IPv6 frames to {@code mac} and the address ours (only where the link steers by address). */
     void addIpv6Address(long mac, long high, long low) {
-        final dev.tern.core.net.Ipv6Address address = new dev.tern.core.net.Ipv6Address(high, low);
-        if (steersByAddress && !ipv6Handles.containsKey(address)) {
-            ipv6Handles.put(address, installer.install(FlowRule.ipv6(mac, high, low)));
+        final FlowRule rule = FlowRule.ipv6(mac, high, low);
+        if (steersByAddress && !ipv6Handles.containsKey(rule)) {
+            ipv6Handles.put(rule, installer.install(rule));
         }
     }
 
-    void removeIpv6Address(long high, long low) {
-        final Long handle = ipv6Handles.remove(new dev.tern.core.net.Ipv6Address(high, low));
+    void removeIpv6Address(long mac, long high, long low) {
+        final Long handle = ipv6Handles.remove(FlowRule.ipv6(mac, high, low));
         if (handle != null) {
             installer.remove(handle);
         }
     }
 
     /** The rules in force now: fixed rules first, then one per joined multicast MAC, then one per IPv6 address. */
-    List<FlowRule> rules(long mac) {
+    List<FlowRule> rules() {
         final List<FlowRule> rules = new ArrayList<>(fixed.keySet());
         for (long group : multicastHandles.keySet()) {
             rules.add(multicastRule(group));
         }
-        for (dev.tern.core.net.Ipv6Address address : ipv6Handles.keySet()) {
-            rules.add(FlowRule.ipv6(mac, address.high(), address.low()));
-        }
+        rules.addAll(ipv6Handles.keySet());
         return rules;
     }
 

@@ -217,7 +217,7 @@ abstract class QueuePairLink implements Link {
 
     @Override
     public final void removeIpv6Address(long high, long low) {
-        flows.removeIpv6Address(high, low);
+        flows.removeIpv6Address(macAddress(), high, low);
     }
 
     /** True on a link that steers by address: the kernel keeps the MAC and whatever the rules leave it. */
@@ -228,7 +228,7 @@ abstract class QueuePairLink implements Link {
 
     /** The flow rules in force (for tools and tests). */
     public final List<FlowRule> flowRules() {
-        return flows.rules(macAddress());
+        return flows.rules();
     }
 
     /**

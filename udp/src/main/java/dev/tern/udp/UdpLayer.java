@@ -778,11 +778,8 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
             final long high = packet.destinationHigh();
             final long low = packet.destinationLow();
             for (int socket : bound) {
-                if (isIpv6(socket) && group6Index(socket, high, low) >= 0
-                    && (local6High[socket] == 0 && local6Low[socket] == 0
-                        || local6High[socket] == high && local6Low[socket] == low)
-                    && (remotePort[socket] == 0 || remotePort[socket] == sourcePort
-                        && remote6High[socket] == packet.sourceHigh() && remote6Low[socket] == packet.sourceLow())) {
+                if (boundTo6(socket, packet) && group6Index(socket, high, low) >= 0
+                    && (remotePort[socket] == 0 || connectedTo6(socket, packet, sourcePort))) {
                     deliver(socket, 0, packet.sourceHigh(), packet.sourceLow(), sourcePort, Ipv4Packet.MULTICAST,
                         segment, offset + UdpHeader.LENGTH, udpLength - UdpHeader.LENGTH);
                     delivered = true;
@@ -800,13 +797,11 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
     private int unicastOwner6(int[] bound, Ipv6Packet packet, int sourcePort) {
         int owner = -1;
         for (int socket : bound) {
-            if (!isIpv6(socket) || ((local6High[socket] != 0 || local6Low[socket] != 0)
-                && (local6High[socket] != packet.destinationHigh() || local6Low[socket] != packet.destinationLow()))) {
+            if (!boundTo6(socket, packet)) {
                 continue;
             }
             if (remotePort[socket] != 0) {
-                if (remote6High[socket] == packet.sourceHigh() && remote6Low[socket] == packet.sourceLow()
-                    && remotePort[socket] == sourcePort) {
+                if (connectedTo6(socket, packet, sourcePort)) {
                     return socket;
                 }
             } else {
@@ -814,6 +809,18 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
             }
         }
         return owner;
+    }
+
+    /** An IPv6 socket bound to the wildcard or to the packet's destination (ours, or a group). */
+    private boolean boundTo6(int socket, Ipv6Packet packet) {
+        return isIpv6(socket) && (local6High[socket] == 0 && local6Low[socket] == 0
+            || local6High[socket] == packet.destinationHigh() && local6Low[socket] == packet.destinationLow());
+    }
+
+    /** A connected IPv6 socket whose peer is the packet's source and port. */
+    private boolean connectedTo6(int socket, Ipv6Packet packet, int sourcePort) {
+        return remotePort[socket] == sourcePort && remote6High[socket] == packet.sourceHigh()
+            && remote6Low[socket] == packet.sourceLow();
     }
 
     /**
