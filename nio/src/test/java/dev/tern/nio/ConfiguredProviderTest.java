@@ -150,10 +150,15 @@ class ConfiguredProviderTest {
         }
     }
 
-    /** TCP segments from Tern (198.18.0.2) in a pcap file: how many carry FIN, how many RST. */
+    /**
+     * TCP segments from Tern (198.18.0.2) in a pcap file: on how many connections (Tern's ports) one carries FIN, on
+     * how many one carries RST. A FIN sent again (its timer fired before the peer's ACK, as on a loaded machine) is
+     * the same connection's FIN.
+     */
     private static int[] finsAndResetsFromTern(Path pcap) throws IOException {
         final ByteBuffer file = ByteBuffer.wrap(Files.readAllBytes(pcap)).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-        final int[] counts = new int[2];
+        final java.util.Set<Integer> finned = new java.util.HashSet<>();
+        final java.util.Set<Integer> reset = new java.util.HashSet<>();
         int at = 24;
         while (at + 16 <= file.limit()) {
             final int length = file.getInt(at + 8);
@@ -162,13 +167,18 @@ class ConfiguredProviderTest {
             if (file.getShort(frame + 12) == (short) 0x0008 && file.get(frame + 23) == 6
                 && file.order(java.nio.ByteOrder.BIG_ENDIAN).getInt(frame + 26) == 0xC6120002) {
                 final int flags = file.get(frame + 14 + ihl + 13);
-                counts[0] += (flags & 0x01) != 0 ? 1 : 0;
-                counts[1] += (flags & 0x04) != 0 ? 1 : 0;
+                final int port = file.getShort(frame + 14 + ihl) & 0xFFFF;
+                if ((flags & 0x01) != 0) {
+                    finned.add(port);
+                }
+                if ((flags & 0x04) != 0) {
+                    reset.add(port);
+                }
             }
             file.order(java.nio.ByteOrder.LITTLE_ENDIAN);
             at = frame + length;
         }
-        return counts;
+        return new int[] {finned.size(), reset.size()};
     }
 
     @Test
