@@ -153,7 +153,7 @@ final class NetworkOptions {
         return !ipv6Addresses.isEmpty() || slaac;
     }
 
-    /** IPv6 on, with the --ip6 addresses, when any was given (shard 0 answers for it). */
+    /** IPv6 on, with the --ip6 addresses, when any was given (on every shard; shard 0 speaks for them). */
     private void applyIpv6(NetStack.Builder builder) {
         if (ipv6()) {
             builder.ipv6(Ipv6Config.withAddresses(ipv6Addresses).withSlaac(slaac));

@@ -108,6 +108,19 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
      * @throws IllegalArgumentException for SLAAC on a link that shares its interface with the kernel
      */
     public Ipv6Layer(EthernetLayer ethernet, Timers timers, Ipv6Config config, CountersFile counterFile) {
+        this(ethernet, timers, config, counterFile, false);
+    }
+
+    /**
+     * As {@link #Ipv6Layer(EthernetLayer, Timers, Ipv6Config, CountersFile)}; with {@code speaksThroughAnother} the layer
+     * shares its addresses and MAC with another stack on the link that speaks for them (shard 0 of a sharded stack):
+     * it sends no duplicate address detection, answers no solicitation, reports no MLD group and solicits no router,
+     * and learns neighbours and routers from the messages that stack passes on. It still resolves its own neighbours
+     * (the advertisements come back through the other stack) and runs DAD's timers, so its addresses become usable
+     * when the other's do and fail as the other's fail, both seeing the same messages (docs/DESIGN.md, "Shards").
+     */
+    public Ipv6Layer(EthernetLayer ethernet, Timers timers, Ipv6Config config, CountersFile counterFile,
+                     boolean speaksThroughAnother) {
         this.ethernet = ethernet;
         this.config = config;
         this.counters = new Ipv6Counters(counterFile);
@@ -129,11 +142,12 @@ public final class Ipv6Layer implements EthernetLayer.Handler {
         this.identificationKey1 = random.nextLong();
         this.identificationCounter = random.nextInt();
         reassembler.slots().onTimeout(this::reassemblyTimedOut);
-        this.mld = new MldListener(this, addresses, timers, ethernet.mac(), counters);
-        this.discovery = new NeighbourDiscovery(this, ethernet, timers, config, addresses, counters, mld);
+        this.mld = new MldListener(this, addresses, timers, ethernet.mac(), counters, speaksThroughAnother);
+        this.discovery = new NeighbourDiscovery(this, ethernet, timers, config, addresses, counters, mld,
+            speaksThroughAnother);
         this.neighbours = discovery.neighbours();
         this.routers = new RouterDiscovery(this, addresses, neighbours, discovery, timers, ethernet.mac(), config,
-            ethernet.mtu(), counters);
+            ethernet.mtu(), counters, !speaksThroughAnother && config.solicitRouters());
         icmp.discovery(discovery, mld, routers);
         ethernet.register(EtherType.IPV6, this);
         ethernet.onInternalError(this::abort);

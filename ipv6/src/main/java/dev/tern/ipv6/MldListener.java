@@ -56,6 +56,8 @@ final class MldListener {
     static final int MAX_APPLICATION_GROUPS = 64;
 
     private final Ipv6Layer ipv6;
+    /** Another stack on the link reports our groups (Ipv6Layer's constructor): the state runs, nothing is sent. */
+    private final boolean silent;
     private final Ipv6Addresses addresses;
     private final Ipv6Counters counters;
     private final Timers timers;
@@ -83,7 +85,9 @@ final class MldListener {
     private final Icmpv6Header tx = new Icmpv6Header();
     private long timer = -1;
 
-    MldListener(Ipv6Layer ipv6, Ipv6Addresses addresses, Timers timers, long mac, Ipv6Counters counters) {
+    MldListener(Ipv6Layer ipv6, Ipv6Addresses addresses, Timers timers, long mac, Ipv6Counters counters,
+                boolean silent) {
+        this.silent = silent;
         this.ipv6 = ipv6;
         this.addresses = addresses;
         this.counters = counters;
@@ -407,6 +411,9 @@ final class MldListener {
     }
 
     private boolean open(long dh, long dl, int mldLength, long nowNs) {
+        if (silent) {
+            return false;
+        }
         final boolean linkLocalReady = addresses.state(0) == Ipv6Addresses.PREFERRED;
         final int opened = ipv6.beginFrom(linkLocalReady ? addresses.high(0) : 0, linkLocalReady ? addresses.low(0) : 0,
             dh, dl, NextHeader.HOP_BY_HOP, HOP_BY_HOP_LENGTH + mldLength, 1, 0, nowNs);

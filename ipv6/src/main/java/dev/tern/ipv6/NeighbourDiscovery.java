@@ -43,6 +43,8 @@ final class NeighbourDiscovery implements Ipv6NeighbourCache.Solicitor {
     private final Ipv6Counters counters;
     private final Ipv6NeighbourCache neighbours;
     private final MldListener mld;
+    /** Another stack on the link speaks for our addresses (Ipv6Layer's constructor): DAD and answers are its own. */
+    private final boolean silent;
     private boolean dadTimerArmed;
     private final Icmpv6Header tx = new Icmpv6Header();
     private final EarliestTimer neighbourTimer;
@@ -51,8 +53,9 @@ final class NeighbourDiscovery implements Ipv6NeighbourCache.Solicitor {
     private boolean optionPresent;
 
     NeighbourDiscovery(Ipv6Layer ipv6, EthernetLayer ethernet, Timers timers, Ipv6Config config,
-                       Ipv6Addresses addresses, Ipv6Counters counters, MldListener mld) {
+                       Ipv6Addresses addresses, Ipv6Counters counters, MldListener mld, boolean silent) {
         this.mld = mld;
+        this.silent = silent;
         this.ipv6 = ipv6;
         this.ethernet = ethernet;
         this.timers = timers;
@@ -102,8 +105,7 @@ final class NeighbourDiscovery implements Ipv6NeighbourCache.Solicitor {
                 continue;
             }
             addresses.dadLeft[i]--;
-            sendSolicitation(0, 0, Ipv6Address.LINK_SCOPE_MULTICAST_HIGH,
-                Ipv6Address.solicitedNodeLow(addresses.low(i)), addresses.high(i), addresses.low(i), false, nowNs);
+            sendDadSolicitation(i, nowNs);
             waiting = true;
         }
         if (waiting) {
@@ -124,12 +126,22 @@ final class NeighbourDiscovery implements Ipv6NeighbourCache.Solicitor {
             return;
         }
         addresses.dadLeft[address]--;
-        sendSolicitation(0, 0, Ipv6Address.LINK_SCOPE_MULTICAST_HIGH,
-            Ipv6Address.solicitedNodeLow(addresses.low(address)), addresses.high(address), addresses.low(address),
-            false, nowNs);
+        sendDadSolicitation(address, nowNs);
         if (!dadTimerArmed) {
             timers.schedule(timerOwner, nowNs + config.retransmitNs(), TIMER_DAD);
             dadTimerArmed = true;
+        }
+    }
+
+    /**
+     * A DAD solicitation for {@code address} (§5.4.2: from the unspecified address, to its solicited-node group, no
+     * link-layer option); none when another stack speaks for our addresses, whose own solicitation is on the wire.
+     */
+    private void sendDadSolicitation(int address, long nowNs) {
+        if (!silent) {
+            sendSolicitation(0, 0, Ipv6Address.LINK_SCOPE_MULTICAST_HIGH,
+                Ipv6Address.solicitedNodeLow(addresses.low(address)), addresses.high(address), addresses.low(address),
+                false, nowNs);
         }
     }
 
@@ -185,6 +197,9 @@ final class NeighbourDiscovery implements Ipv6NeighbourCache.Solicitor {
             return;
         }
         if (unspecifiedSource) {
+            if (silent) {
+                return; // the stack that speaks for the address answers
+            }
             // §7.2.4: answer DAD to all nodes, not solicited, overriding.
             sendAdvertisement(Ipv6Address.LINK_SCOPE_MULTICAST_HIGH, Ipv6Address.ALL_NODES.low(),
                 addresses.high(target), addresses.low(target), Icmpv6Header.FLAG_OVERRIDE, nowNs);
@@ -192,6 +207,9 @@ final class NeighbourDiscovery implements Ipv6NeighbourCache.Solicitor {
         }
         if (optionPresent) {
             neighbours.learnFromSolicitation(packet.sourceHigh, packet.sourceLow, optionMac, nowNs);
+        }
+        if (silent) {
+            return;
         }
         sendAdvertisement(packet.sourceHigh, packet.sourceLow, addresses.high(target), addresses.low(target),
             Icmpv6Header.FLAG_SOLICITED | Icmpv6Header.FLAG_OVERRIDE, nowNs);

@@ -71,14 +71,13 @@ final class RouterDiscovery {
     private int linkMtu;
 
     RouterDiscovery(Ipv6Layer ipv6, Ipv6Addresses addresses, Ipv6NeighbourCache neighbours, NeighbourDiscovery discovery,
-                    Timers timers, long mac, Ipv6Config config, int mtu, Ipv6Counters counters) {
+                    Timers timers, long mac, Ipv6Config config, int mtu, Ipv6Counters counters, boolean solicit) {
         this.discovery = discovery;
         this.slaac = config.slaac();
         this.dadTransmits = config.dadTransmits();
         this.validUntilNs = new long[addresses.capacity()];
         this.expiryTimer = new long[addresses.capacity()];
         java.util.Arrays.fill(expiryTimer, -1);
-        final boolean solicit = config.solicitRouters();
         this.ipv6 = ipv6;
         this.addresses = addresses;
         this.neighbours = neighbours;

@@ -297,15 +297,47 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
      */
     NetStack stackForConnect(int remoteAddress, int remotePort, int localPort) throws IOException {
         final StackShards sharded = sharded();
-        if (sharded == null) {
-            return stack();
-        }
-        if (localPort == 0) {
-            return sharded.nextShard();
+        final NetStack unplaced = unplacedConnect(sharded, localPort);
+        if (unplaced != null) {
+            return unplaced;
         }
         final NetStack first = sharded.shard(0);
         return sharded.shard(first.shardRule().shardOf(remoteAddress, first.address().address(), remotePort, localPort,
             sharded.count()));
+    }
+
+    /**
+     * {@link #stackForConnect} to an IPv6 peer: with a local port, the shard the link steers the replies to, from the
+     * source address the stack would pick (RFC 6724); the next shard in turn for an ephemeral port.
+     */
+    NetStack stackForConnect6(dev.tern.core.net.Ipv6Address remote, int remotePort, int localPort) throws IOException {
+        final StackShards sharded = sharded();
+        final NetStack unplaced = unplacedConnect(sharded, localPort);
+        if (unplaced != null) {
+            return unplaced;
+        }
+        final NetStack first = sharded.shard(0);
+        final long[] source = first.call(() -> {
+            final int index = first.ipv6().addresses().sourceFor(remote.high(), remote.low());
+            return index < 0 ? null
+                : new long[] {first.ipv6().addresses().high(index), first.ipv6().addresses().low(index)};
+        });
+        if (source == null) {
+            return first; // no usable source yet: the connect fails there as it would on any shard
+        }
+        return sharded.shard(dev.tern.ethernet.link.ShardSteering.shardOf6(first.shardRule(), remote.high(), remote.low(),
+            source[0], source[1], remotePort, localPort, sharded.count()));
+    }
+
+    /**
+     * The stack of a connect that no 4-tuple places: the one stack when not sharded, the next shard in turn for an
+     * ephemeral port (each shard picks one whose replies reach it); null when the bound port decides the shard.
+     */
+    private NetStack unplacedConnect(StackShards sharded, int localPort) throws IOException {
+        if (sharded == null) {
+            return stack();
+        }
+        return localPort == 0 ? sharded.nextShard() : null;
     }
 
     /** The counters of the stack's nio channels (opened, closed, sent to the kernel); null before the stack opens. */

@@ -363,9 +363,10 @@ final class TernSocketChannel extends SocketChannel implements TernChannel {
     private TcpConnection openConnection(InetSocketAddress remote) throws IOException {
         final int port = remote.getPort();
         if (remote.getAddress() instanceof java.net.Inet6Address six && !six.isAnyLocalAddress()) {
-            // The rules sent an IPv6 peer here: Tern's stack has IPv6, on shard 0.
+            // The rules sent an IPv6 peer here: Tern's stack has IPv6, on every shard.
             final dev.tern.core.net.Ipv6Address address = dev.tern.core.net.Ipv6Address.of(six.getAddress());
-            final NetStack stack = ternProvider.stack();
+            awaitIpv6Addresses(ternProvider.stack());
+            final NetStack stack = ternProvider.stackForConnect6(address, port, boundPort);
             awaitIpv6Addresses(stack);
             return opened(stack, remote, () -> stack.connect(address, port, boundPort, options()));
         }

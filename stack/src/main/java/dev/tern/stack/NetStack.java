@@ -75,7 +75,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     private final ArpLayer arp;
     private final Ipv4Layer ipv4;
     private final IgmpLayer igmp;
-    /** Null unless IPv6 is enabled; on shard 0 only, where the links steer every frame that is not IPv4. */
+    /** Null unless IPv6 is enabled; on every shard, shard 0 speaking for the addresses. */
     private final Ipv6Layer ipv6;
     private final UdpLayer udp;
     private final TcpLayer tcp;
@@ -156,8 +156,10 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         this.arp = new ArpLayer(ethernet, timers, builder.address, arpConfig, counters);
         this.ipv4 = new Ipv4Layer(ethernet, arp, timers, builder.ipv4Config, counters);
         this.igmp = new IgmpLayer(ipv4, timers, builder.igmpConfig, counters);
-        this.ipv6 = builder.ipv6Config.enabled() && shardIndex == 0
-            ? new Ipv6Layer(ethernet, timers, builder.ipv6Config, counters) : null;
+        // Every shard has IPv6; shard 0 speaks for the addresses (DAD, answers, MLD, router solicitations) and passes
+        // on the neighbour discovery it receives (ShardFilterLink), the others learn from that (docs/DESIGN.md, "Shards").
+        this.ipv6 = builder.ipv6Config.enabled()
+            ? new Ipv6Layer(ethernet, timers, builder.ipv6Config, counters, shardIndex > 0) : null;
         this.udp = new UdpLayer(ipv4, ipv6, builder.udpConfig, counters);
         this.udpOutput = new ManyToOneConcurrentArrayQueue<>(builder.udpConfig.maxSockets());
         this.tcp = new TcpLayer(ipv4, ipv6, timers, builder.tcpConfig, counters);
@@ -180,6 +182,10 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
                 udpPortOwners);
             ipv4.register(dev.tern.ipv4.wire.IpProtocol.TCP, reassembled.guard(synTap));
             ipv4.register(dev.tern.ipv4.wire.IpProtocol.UDP, reassembled.guard(udp));
+            if (ipv6 != null) {
+                ipv6.register(dev.tern.ipv6.wire.NextHeader.TCP, reassembled.guard6(tcp));
+                ipv6.register(dev.tern.ipv6.wire.NextHeader.UDP, reassembled.guard6(udp));
+            }
         }
         if (!builder.gateways.isEmpty()) {
             final int[] gateways = new int[builder.gateways.size()];
@@ -661,7 +667,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         return igmp;
     }
 
-    /** The IPv6 layer, or null when IPv6 is not enabled ({@link Builder#ipv6}) or on a shard other than 0. */
+    /** The IPv6 layer, or null when IPv6 is not enabled ({@link Builder#ipv6}). */
     public Ipv6Layer ipv6() {
         return ipv6;
     }

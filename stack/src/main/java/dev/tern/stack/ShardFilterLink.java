@@ -23,7 +23,8 @@ import java.lang.foreign.MemorySegment;
  * shard. Handed-over frames are counted as {@code shard.tx.handed_over} by the giver and {@code shard.rx.handed_in}
  * by the owner, which delivers them at its next receive; a full inbox drops the frame ({@code shard.handoff_full}).
  * A unicast UDP datagram to a port another shard claimed ({@link UdpPortOwners}) is handed to that shard the same
- * way, counted as {@code shard.rx.udp_port_claimed} instead of as wrong.
+ * way, counted as {@code shard.rx.udp_port_claimed} instead of as wrong. Shard 0 also passes a copy of each IPv6
+ * neighbour discovery message it receives to the others (their neighbour caches and routers are their own).
  *
  * <p>Owned by the shard's thread; not thread-safe (the inboxes are). Allocates nothing: one handler object per shard,
  * re-pointed at the stack's handler on each receive.
@@ -37,6 +38,7 @@ final class ShardFilterLink extends ForwardingLink implements FrameHandler {
     private final AtomicCounter handOffFull;
     private final AtomicCounter claimedPort;
     private final AtomicCounter wokeOwner;
+    private final AtomicCounter ndPassedOn;
     /** UDP ports the shards claimed ({@link UdpSocket#steerPortHere}), shared by all of them; null when alone. */
     private final UdpPortOwners udpOwners;
     /** How the link steers flows (and so how this filter checks them). */
@@ -54,6 +56,7 @@ final class ShardFilterLink extends ForwardingLink implements FrameHandler {
         this.rule = link.shardRule();
         this.claimedPort = counters.counter("shard.rx.udp_port_claimed");
         this.wokeOwner = counters.counter("shard.tx.woke_owner");
+        this.ndPassedOn = counters.counter("shard.tx.nd_passed_on");
         this.sample = sample;
         this.shard = shard;
         this.shards = shards;
@@ -100,6 +103,9 @@ final class ShardFilterLink extends ForwardingLink implements FrameHandler {
         if (owner == shard) {
             final int icmpOwner = shard == 0 ? ShardSteering.icmpShardOf(segment, offset, length, shards, rule, udpOwners) : 0;
             if (icmpOwner == 0) {
+                if (shard == 0 && ShardSteering.isNeighbourDiscovery(segment, offset, length)) {
+                    passOnNeighbourDiscovery(segment, offset, length, flags);
+                }
                 handler.onFrame(segment, offset, length, flags);
             } else {
                 handOver(icmpOwner, segment, offset, length, flags);
@@ -113,6 +119,27 @@ final class ShardFilterLink extends ForwardingLink implements FrameHandler {
             sample.record(segment, offset, length);
         }
         handOver(owner, segment, offset, length, flags);
+    }
+
+    /**
+     * On shard 0: a copy of a neighbour discovery message to every other shard, each of which keeps its own neighbour
+     * cache and routers from it (its IPv6 layer answers nothing, shard 0 does). Counted as
+     * {@code shard.tx.nd_passed_on}; a full inbox drops the copy ({@code shard.handoff_full}), and that shard then
+     * resolves again by its own solicitations.
+     */
+    private void passOnNeighbourDiscovery(MemorySegment segment, long offset, int length, int flags) {
+        final ShardInbox[] all = inboxes;
+        if (all == null) {
+            return;
+        }
+        for (int k = 1; k < all.length; k++) {
+            if (all[k].post(segment, offset, length, flags)) {
+                ndPassedOn.incrementRelease();
+                all[k].wakeOwnerIfAsleep();
+            } else {
+                handOffFull.incrementRelease();
+            }
+        }
     }
 
     /**

@@ -10,6 +10,10 @@ import dev.tern.ethernet.wire.EthernetHeader;
 import dev.tern.ipv4.IpProtocolHandler;
 import dev.tern.ipv4.Ipv4Packet;
 import dev.tern.ipv4.wire.Ipv4Header;
+import dev.tern.ipv6.Ipv6Packet;
+import dev.tern.ipv6.Ipv6ProtocolHandler;
+import dev.tern.ipv6.wire.Ipv6Header;
+import dev.tern.ipv6.wire.NextHeader;
 import org.agrona.concurrent.status.AtomicCounter;
 
 import java.lang.foreign.Arena;
@@ -27,9 +31,14 @@ import java.lang.foreign.MemorySegment;
  * {@code shard.tx.handed_over}. The owner's IPv4 layer checks it again as any frame, and its transport verifies the
  * checksum (the receive flags claim nothing verified).
  *
- * <p>{@link #guard} puts the rule in front of a transport's input; ICMP errors pass through unchanged (shard 0's link
- * hands those on itself). Owned by the shard's thread. Allocates nothing per datagram: one frame buffer of the
- * largest datagram per shard, made once.
+ * <p>Over IPv6 the same holds for a packet with extension headers, which the link's program does not walk and so
+ * gives to shard 0 ({@code ShardSteering}): a TCP segment or UDP datagram that came in fragments or behind extension
+ * headers and is another shard's goes to it as a plain IPv6 frame (the fixed header naming the transport directly,
+ * the extension headers this shard has already processed left out, the flow label 0), counted the same way.
+ *
+ * <p>{@link #guard} and {@link #guard6} put the rule in front of a transport's input; ICMP errors pass through
+ * unchanged (shard 0's link hands those on itself). Owned by the shard's thread. Allocates nothing per datagram: one
+ * frame buffer of the largest datagram per shard, made once.
  */
 final class ShardReassembledHandOver {
     /** The source MAC of a handed-over frame: not the wire's (reassembly keeps none) and never ours. */
@@ -42,9 +51,11 @@ final class ShardReassembledHandOver {
     private final AtomicCounter handedOver;
     private final UdpPortOwners udpOwners;
     private final ShardRule rule;
-    private final MemorySegment frame = Arena.ofAuto().allocate(EthernetHeader.LENGTH + Ipv4Header.MAX_TOTAL_LENGTH, 8);
+    /** The largest frame handed on: an IPv6 fixed header and 64 KiB of payload (IPv4's largest datagram is smaller). */
+    private final MemorySegment frame = Arena.ofAuto().allocate(EthernetHeader.LENGTH + Ipv6Header.LENGTH + 0xFFFF, 8);
     private final EthernetHeader ethernet = new EthernetHeader();
     private final Ipv4Header ipv4 = new Ipv4Header();
+    private final Ipv6Header ipv6 = new Ipv6Header();
 
     ShardReassembledHandOver(int shard, int shards, long mac, ShardFilterLink link, AtomicCounter handedOver,
                              UdpPortOwners udpOwners) {
@@ -91,6 +102,61 @@ final class ShardReassembledHandOver {
             handedOver.incrementRelease();
         }
         return true;
+    }
+
+    /** {@code transport}'s IPv6 input behind the rule. */
+    Ipv6ProtocolHandler guard6(Ipv6ProtocolHandler transport) {
+        return new Guard6(transport);
+    }
+
+    /**
+     * Hands the packet to its owner and returns true if it came in fragments or behind extension headers (what the
+     * link could not steer) and is another shard's flow; false for this shard's. Too short for its ports: the
+     * transport's to count.
+     */
+    private boolean handedToOwner6(Ipv6Packet packet, MemorySegment segment, long offset, int length) {
+        if (!packet.fragmented() && offset == packet.headerOffset() + Ipv6Header.LENGTH || length < 4) {
+            return false; // steered by the link itself, and so checked by this shard's filter already
+        }
+        final int destinationPort = BigEndian.u16(segment, offset + 2);
+        final int hashed = ShardSteering.shardOf6(rule, packet.sourceHigh(), packet.sourceLow(),
+            packet.destinationHigh(), packet.destinationLow(), BigEndian.u16(segment, offset), destinationPort, shards);
+        final int owner = packet.nextHeader() == NextHeader.UDP
+            ? ShardSteering.udpOwner(udpOwners, 0, destinationPort, hashed) : hashed;
+        if (owner == shard) {
+            return false;
+        }
+        ethernet.wrap(frame, 0, EthernetHeader.LENGTH).destination(mac).source(NO_MAC).etherType(EtherType.IPV6);
+        ipv6.wrap(frame, EthernetHeader.LENGTH, Ipv6Header.LENGTH).write(packet.trafficClass(), 0, length,
+            packet.nextHeader(), packet.hopLimit(), packet.sourceHigh(), packet.sourceLow(), packet.destinationHigh(),
+            packet.destinationLow());
+        MemorySegment.copy(segment, offset, frame, EthernetHeader.LENGTH + Ipv6Header.LENGTH, length);
+        if (link.handOver(owner, frame, 0, EthernetHeader.LENGTH + Ipv6Header.LENGTH + length, 0)) {
+            handedOver.incrementRelease();
+        }
+        return true;
+    }
+
+    private final class Guard6 implements Ipv6ProtocolHandler {
+        private final Ipv6ProtocolHandler transport;
+
+        Guard6(Ipv6ProtocolHandler transport) {
+            this.transport = transport;
+        }
+
+        @Override
+        public void onPacket(Ipv6Packet packet, MemorySegment segment, long offset, int length, long nowNs) {
+            if (!handedToOwner6(packet, segment, offset, length)) {
+                transport.onPacket(packet, segment, offset, length, nowNs);
+            }
+        }
+
+        @Override
+        public void onIcmpError(int type, int code, long sourceHigh, long sourceLow, long destinationHigh,
+                                long destinationLow, MemorySegment segment, long offset, int length, long nowNs) {
+            transport.onIcmpError(type, code, sourceHigh, sourceLow, destinationHigh, destinationLow, segment, offset,
+                length, nowNs);
+        }
     }
 
     private final class Guard implements IpProtocolHandler {

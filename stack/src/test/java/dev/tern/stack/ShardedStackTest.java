@@ -250,11 +250,66 @@ class ShardedStackTest {
             try {
                 int n;
                 while ((n = socket.receive(buffer, 0, (int) buffer.byteSize())) >= 0) {
-                    assertTrue(socket.sendTo(socket.lastSourceAddress(), socket.lastSourcePort(), buffer, 0, n));
+                    assertTrue(socket.ipv6()
+                        ? socket.sendTo(socket.lastSource6(), socket.lastSourcePort(), buffer, 0, n)
+                        : socket.sendTo(socket.lastSourceAddress(), socket.lastSourcePort(), buffer, 0, n));
                 }
             } catch (TernSocketException e) {
                 throw new AssertionError(e);
             }
+        }
+    }
+
+    /** What the ephemeral-port test does with a family's sockets. */
+    private interface UdpFamily {
+        UdpSocket open(NetStack shard) throws TernSocketException;
+
+        void connect(UdpSocket socket) throws TernSocketException;
+
+        boolean sendTo(UdpSocket socket, byte[] data) throws TernSocketException;
+
+        /** The shard the peer's reply to our {@code localPort} steers to. */
+        int shardOfReply(int localPort);
+    }
+
+    /**
+     * On each of {@code tern}'s three shards, four connected sockets (bound at connect) and four that only send (bound
+     * at the first datagram) each get the peer's echo, on a port whose reply steers to that shard (by chance one in
+     * three would).
+     */
+    private static void assertEphemeralSocketsGetTheirRepliesOnTheirShard(Simulation sim, StackShards tern,
+                                                                         UdpFamily family) throws Exception {
+        final MemorySegment buffer = Arena.ofAuto().allocate(2048);
+        for (int k = 0; k < 3; k++) {
+            final NetStack shard = tern.shard(k);
+            for (int n = 0; n < 8; n++) {
+                final UdpSocket socket = family.open(shard);
+                final byte[] hello = ("shard " + k + " socket " + n).getBytes();
+                if (n < 4) {
+                    family.connect(socket);
+                    assertTrue(socket.send(MemorySegment.ofArray(hello), 0, hello.length));
+                } else {
+                    assertTrue(family.sendTo(socket, hello));
+                }
+                final int[] got = {-1};
+                assertTrue(sim.runUntil(() -> {
+                    try {
+                        got[0] = socket.receive(buffer, 0, (int) buffer.byteSize());
+                    } catch (TernSocketException e) {
+                        throw new AssertionError(e);
+                    }
+                    return got[0] >= 0;
+                }, SECOND), "shard " + k + " socket " + n + " got its reply");
+                assertArrayEquals(hello, buffer.asSlice(0, got[0]).toArray(ValueLayout.JAVA_BYTE));
+                assertEquals(k, family.shardOfReply(socket.localPort()),
+                    "shard " + k + " socket " + n + ": port " + socket.localPort());
+            }
+        }
+        for (int k = 0; k < 3; k++) {
+            final NetStack shard = tern.shard(k);
+            assertEquals(8, shard.counters().value("udp.rx.datagrams"), "shard " + k + " received its own replies");
+            assertEquals(0, shard.counters().value("udp.drop.no_socket"), "shard " + k);
+            assertEquals(0, shard.counters().value("shard.rx.wrong_shard"), "shard " + k);
         }
     }
 
@@ -266,43 +321,23 @@ class ShardedStackTest {
             final UdpSocket echoSocket = peer.openUdp();
             echoSocket.bind(ECHO_PORT);
             sim.onPoll(new UdpEcho(echoSocket));
-            final MemorySegment buffer = Arena.ofAuto().allocate(2048);
-            int sockets = 0;
-            for (int k = 0; k < 3; k++) {
-                final NetStack shard = tern.shard(k);
-                // Four connected sockets (bound at connect) and four that only send (bound at the first datagram):
-                // each port chosen so that the peer's reply steers to this shard; by chance one in three would.
-                for (int n = 0; n < 8; n++) {
-                    final UdpSocket socket = shard.openUdp();
-                    final byte[] hello = ("shard " + k + " socket " + n).getBytes();
-                    if (n < 4) {
-                        socket.connect(CLIENT, ECHO_PORT);
-                        assertTrue(socket.send(MemorySegment.ofArray(hello), 0, hello.length));
-                    } else {
-                        assertTrue(socket.sendTo(CLIENT, ECHO_PORT, MemorySegment.ofArray(hello), 0, hello.length));
-                    }
-                    final int[] got = {-1};
-                    assertTrue(sim.runUntil(() -> {
-                        try {
-                            got[0] = socket.receive(buffer, 0, (int) buffer.byteSize());
-                        } catch (TernSocketException e) {
-                            throw new AssertionError(e);
-                        }
-                        return got[0] >= 0;
-                    }, SECOND), "shard " + k + " socket " + n + " got its reply");
-                    assertArrayEquals(hello, buffer.asSlice(0, got[0]).toArray(ValueLayout.JAVA_BYTE));
-                    assertEquals(k, ShardSteering.shardOf(CLIENT, SERVER, ECHO_PORT, socket.localPort(), 3),
-                        "shard " + k + " socket " + n + ": port " + socket.localPort());
-                    sockets++;
+            assertEphemeralSocketsGetTheirRepliesOnTheirShard(sim, tern, new UdpFamily() {
+                public UdpSocket open(NetStack shard) throws TernSocketException {
+                    return shard.openUdp();
                 }
-            }
-            assertEquals(24, sockets);
-            for (int k = 0; k < 3; k++) {
-                final NetStack shard = tern.shard(k);
-                assertEquals(8, shard.counters().value("udp.rx.datagrams"), "shard " + k + " received its own replies");
-                assertEquals(0, shard.counters().value("udp.drop.no_socket"), "shard " + k);
-                assertEquals(0, shard.counters().value("shard.rx.wrong_shard"), "shard " + k);
-            }
+
+                public void connect(UdpSocket socket) throws TernSocketException {
+                    socket.connect(CLIENT, ECHO_PORT);
+                }
+
+                public boolean sendTo(UdpSocket socket, byte[] data) throws TernSocketException {
+                    return socket.sendTo(CLIENT, ECHO_PORT, MemorySegment.ofArray(data), 0, data.length);
+                }
+
+                public int shardOfReply(int localPort) {
+                    return ShardSteering.shardOf(CLIENT, SERVER, ECHO_PORT, localPort, 3);
+                }
+            });
             // A datagram to a group names no one peer: any free port is taken, as before.
             final UdpSocket toGroup = tern.shard(1).openUdp();
             assertTrue(toGroup.sendTo(Ipv4Address.parse("239.1.2.3"), ECHO_PORT, MemorySegment.ofArray(new byte[8]), 0, 8));
@@ -656,5 +691,273 @@ class ShardedStackTest {
             assertTrue(sim.runUntil(connection::isConnected, 5 * SECOND));
             assertEquals(1, server.shard(0).counters().value("tcp.conn.passive_opens"));
         }
+    }
+
+    // ------------------------------------------------------------------------------------------------ IPv6
+
+    private static final dev.tern.core.net.Ipv6Address CLIENT6 = dev.tern.core.net.Ipv6Address.parse("2001:db8::1");
+    private static final dev.tern.core.net.Ipv6Address SERVER6 = dev.tern.core.net.Ipv6Address.parse("2001:db8::2");
+
+    private static StackShards shardedDualStack(Simulation sim, String name, int shards, dev.tern.ipv6.Ipv6Config ipv6) {
+        return sim.addShardedStack(name, "198.18.0.2/24", shards, b -> b.ipv6(ipv6));
+    }
+
+    private static int shardOf6(dev.tern.core.net.Ipv6Address source, dev.tern.core.net.Ipv6Address destination,
+                                int sourcePort, int destinationPort, int shards) {
+        return ShardSteering.shardOf6(ShardRule.FLOW_HASH, source.high(), source.low(), destination.high(),
+            destination.low(), sourcePort, destinationPort, shards);
+    }
+
+    /**
+     * IPv6 on every shard: connections to the shared IPv6 address spread over the shards the steering names, each
+     * shard answering its own; shard 0 answers the client's solicitation and passes it on, so the others know the
+     * client's MAC without a solicitation of their own, and never answer one.
+     */
+    @Test
+    void ipv6ConnectionsSpreadOverTheShardsAndOnlyShardZeroAnswersNeighbourDiscovery() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack client = dev.tern.stack.testing.SimulatedSockets.addDualStack(sim, "client",
+                "198.18.0.1/24", "2001:db8::1/64");
+            final StackShards server = shardedDualStack(sim, "server", 3,
+                dev.tern.stack.testing.SimulatedSockets.ipv6Now("2001:db8::2/64"));
+            final EchoService echo = new EchoService(server.listen(ECHO_PORT, 64, TcpOptions.DEFAULT));
+            sim.onPoll(echo);
+            final List<TcpConnection> clients = new ArrayList<>();
+            for (int i = 0; i < 24; i++) {
+                clients.add(client.connect(SERVER6, ECHO_PORT));
+            }
+            assertTrue(sim.runUntil(() -> clients.stream().allMatch(TcpConnection::isConnected), 5 * SECOND));
+            final byte[] hello = "hello over IPv6".getBytes();
+            final MemorySegment buffer = Arena.ofAuto().allocate(1024);
+            for (TcpConnection connection : clients) {
+                assertEchoed(sim, connection, hello, buffer);
+            }
+            final int[] perShard = new int[3];
+            for (int i = 0; i < echo.accepted.size(); i++) {
+                final TcpConnection accepted = echo.accepted.get(i);
+                assertTrue(accepted.ipv6());
+                final int shard = echo.acceptedOnShard.get(i);
+                assertEquals(shardOf6(CLIENT6, SERVER6, accepted.remotePort(), ECHO_PORT, 3), shard,
+                    "the shard the steering names accepted port " + accepted.remotePort());
+                perShard[shard]++;
+            }
+            assertTrue(perShard[0] > 0 && perShard[1] > 0 && perShard[2] > 0, "every shard accepted: "
+                + Arrays.toString(perShard));
+            for (int k = 0; k < 3; k++) {
+                final NetStack shard = server.shard(k);
+                assertEquals(0, shard.counters().value("shard.rx.wrong_shard"), "shard " + k);
+                assertEquals(0, shard.counters().value("tcp.tx.resets"), "shard " + k);
+                if (k > 0) {
+                    assertEquals(0, shard.counters().value("nd.tx.advertisements"), "shard " + k + " answers nothing");
+                    assertEquals(0, shard.counters().value("nd.tx.solicitations"),
+                        "shard " + k + " knew the client from shard 0's copy of its solicitation");
+                    assertTrue(shard.counters().value("nd.rx.solicitations") > 0, "shard " + k + " got the copy");
+                }
+            }
+            assertEquals(1, server.shard(0).counters().value("nd.tx.advertisements"), "one answer, shard 0's");
+            assertEquals(2, server.shard(0).counters().value("shard.tx.nd_passed_on"));
+            assertEquals(List.of(), server.failures());
+        }
+    }
+
+    /**
+     * An active open over IPv6 from any shard takes a port whose replies the link steers back to it; the shard
+     * resolves the peer by its own solicitation, whose answer reaches shard 0 and comes back as its copy.
+     */
+    @Test
+    void eachShardsIpv6ActiveOpenGetsItsRepliesOnItsOwnShard() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack peer = dev.tern.stack.testing.SimulatedSockets.addDualStack(sim, "peer",
+                "198.18.0.1/24", "2001:db8::1/64");
+            final StackShards tern = shardedDualStack(sim, "tern", 3,
+                dev.tern.stack.testing.SimulatedSockets.ipv6Now("2001:db8::2/64"));
+            final EchoService echo = new EchoService(List.of(peer.listen(ECHO_PORT, 16)));
+            sim.onPoll(echo);
+            final byte[] hello = "hello from a shard over IPv6".getBytes();
+            final MemorySegment buffer = Arena.ofAuto().allocate(1024);
+            for (int k = 0; k < 3; k++) {
+                final NetStack shard = tern.shard(k);
+                for (int n = 0; n < 4; n++) {
+                    final TcpConnection connection = shard.connect(CLIENT6, ECHO_PORT, 0, TcpOptions.DEFAULT);
+                    assertEquals(k, shardOf6(CLIENT6, SERVER6, ECHO_PORT, connection.localPort(), 3),
+                        "shard " + k + " picked a port whose replies come back to it");
+                    assertTrue(sim.runUntil(connection::isConnected, 5 * SECOND), "shard " + k + " connected");
+                    assertEchoed(sim, connection, hello, buffer);
+                }
+                assertEquals(0, shard.counters().value("shard.rx.wrong_shard"));
+                assertEquals(0, shard.counters().value("tcp.tx.resets"));
+                if (k > 0) {
+                    assertEquals(0, shard.counters().value("nd.tx.advertisements"), "shard " + k + " answers nothing");
+                    assertTrue(shard.counters().value("nd.rx.advertisements") > 0, "shard " + k + " got the copy");
+                }
+            }
+            assertEquals(12, peer.counters().value("tcp.conn.passive_opens"));
+        }
+    }
+
+    /**
+     * Duplicate address detection is shard 0's: one solicitation per address on the wire, and every shard's address
+     * usable when shard 0's is. A duplicate found fails the address on every shard, each seeing the same answer.
+     */
+    @Test
+    void duplicateAddressDetectionIsShardZerosAndItsOutcomeHoldsOnEveryShard() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack peer = dev.tern.stack.testing.SimulatedSockets.addDualStack(sim, "peer",
+                "198.18.0.1/24", "2001:db8::1/64");
+            final StackShards tern = shardedDualStack(sim, "tern", 2, dev.tern.ipv6.Ipv6Config.withAddresses(List.of(
+                dev.tern.core.net.Ipv6InterfaceAddress.parse("2001:db8::2/64"),
+                dev.tern.core.net.Ipv6InterfaceAddress.parse("2001:db8::1/64")))); // the peer's own address
+            sim.runFor(3 * SECOND);
+            // The link-local address and 2001:db8::2: solicited by shard 0 only.
+            assertEquals(0, tern.shard(1).counters().value("nd.tx.solicitations"));
+            assertEquals(3, tern.shard(0).counters().value("nd.tx.solicitations"), "one per address");
+            for (int k = 0; k < 2; k++) {
+                final dev.tern.ipv6.Ipv6Addresses addresses = tern.shard(k).ipv6().addresses();
+                assertEquals(2, tern.shard(k).counters().value("nd.dad.completed"), "shard " + k);
+                assertEquals(1, tern.shard(k).counters().value("nd.dad.duplicates"), "shard " + k + " saw the answer");
+                assertTrue(addresses.isOurs(SERVER6.high(), SERVER6.low()), "shard " + k);
+                assertTrue(!addresses.isOurs(CLIENT6.high(), CLIENT6.low()), "shard " + k + ": the duplicate is not used");
+            }
+            assertEquals(0, tern.shard(1).counters().value("mld.tx.reports"), "shard 0 reports the groups");
+            assertTrue(tern.shard(0).counters().value("mld.tx.reports") > 0);
+        }
+    }
+
+    /** As over IPv4: each shard's IPv6 UDP socket on an ephemeral port gets its peer's replies on its own shard. */
+    @Test
+    void eachShardsIpv6UdpSocketOnAnEphemeralPortGetsItsRepliesOnItsOwnShard() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack peer = dev.tern.stack.testing.SimulatedSockets.addDualStack(sim, "peer",
+                "198.18.0.1/24", "2001:db8::1/64");
+            final StackShards tern = shardedDualStack(sim, "tern", 3,
+                dev.tern.stack.testing.SimulatedSockets.ipv6Now("2001:db8::2/64"));
+            final UdpSocket echoSocket = peer.openUdp6();
+            echoSocket.bind(dev.tern.core.net.Ipv6Address.UNSPECIFIED, ECHO_PORT);
+            sim.onPoll(new UdpEcho(echoSocket));
+            assertEphemeralSocketsGetTheirRepliesOnTheirShard(sim, tern, new UdpFamily() {
+                public UdpSocket open(NetStack shard) throws TernSocketException {
+                    return shard.openUdp6();
+                }
+
+                public void connect(UdpSocket socket) throws TernSocketException {
+                    socket.connect(CLIENT6, ECHO_PORT);
+                }
+
+                public boolean sendTo(UdpSocket socket, byte[] data) throws TernSocketException {
+                    return socket.sendTo(CLIENT6, ECHO_PORT, MemorySegment.ofArray(data), 0, data.length);
+                }
+
+                public int shardOfReply(int localPort) {
+                    return shardOf6(CLIENT6, SERVER6, ECHO_PORT, localPort, 3);
+                }
+            });
+        }
+    }
+
+    /**
+     * A UDP datagram over IPv6 that arrives in fragments reaches shard 0, which reassembles it and hands it to the
+     * shard its ports name, as over IPv4.
+     */
+    @Test
+    void aFragmentedIpv6UdpDatagramIsReceivedByTheShardItsPortsNameIntact() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack client = dev.tern.stack.testing.SimulatedSockets.addDualStack(sim, "client",
+                "198.18.0.1/24", "2001:db8::1/64");
+            final StackShards server = shardedDualStack(sim, "server", 2,
+                dev.tern.stack.testing.SimulatedSockets.ipv6Now("2001:db8::2/64"));
+            final UdpSocket[] sockets = {server.shard(0).openUdp6(), server.shard(1).openUdp6()};
+            for (UdpSocket socket : sockets) {
+                socket.bind(dev.tern.core.net.Ipv6Address.UNSPECIFIED, 9999);
+            }
+            final int[] perShard = new int[2];
+            final MemorySegment buffer = Arena.ofAuto().allocate(8192);
+            for (int n = 0; n < 8; n++) {
+                final UdpSocket sender = client.openUdp6();
+                final byte[] datagram = new byte[4000];
+                new SplittableRandom(n).nextBytes(datagram);
+                assertTrue(sender.sendTo(SERVER6, 9999, MemorySegment.ofArray(datagram), 0, datagram.length));
+                sim.runFor(SECOND / 10);
+                final int owner = shardOf6(CLIENT6, SERVER6, sender.localPort(), 9999, 2);
+                assertEquals(datagram.length, sockets[owner].receive(buffer, 0, 8192), "datagram " + n + " on shard " + owner);
+                assertArrayEquals(datagram, buffer.asSlice(0, datagram.length).toArray(ValueLayout.JAVA_BYTE));
+                assertEquals(CLIENT6, sockets[owner].lastSource6());
+                assertEquals(-1, sockets[1 - owner].receive(buffer, 0, 8192), "nothing on the other shard");
+                perShard[owner]++;
+                sender.close();
+            }
+            assertTrue(perShard[0] > 0 && perShard[1] > 0, "both shards owned some: " + Arrays.toString(perShard));
+            assertEquals(perShard[1], server.shard(0).counters().value("shard.tx.reassembled_handed_over"));
+            assertEquals(perShard[0], server.shard(0).counters().value("udp.rx.datagrams"));
+            assertEquals(perShard[1], server.shard(1).counters().value("udp.rx.datagrams"));
+            assertEquals(0, server.shard(0).counters().value("icmp6.tx.errors"), "shard 0 answered nothing of shard 1's");
+        }
+    }
+
+    /**
+     * A packet too big about a TCP flow of shard 1 reaches shard 0 (every ICMPv6 message does) and is handed to shard
+     * 1, whose connection lowers its segments to the reported MTU.
+     */
+    @Test
+    void aPacketTooBigAboutAnotherShardsConnectionReachesThatShard() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack peer = dev.tern.stack.testing.SimulatedSockets.addDualStack(sim, "peer",
+                "198.18.0.1/24", "2001:db8::1/64");
+            final StackShards tern = shardedDualStack(sim, "tern", 2,
+                dev.tern.stack.testing.SimulatedSockets.ipv6Now("2001:db8::2/64"));
+            final EchoService echo = new EchoService(List.of(peer.listen(ECHO_PORT, 16)));
+            sim.onPoll(echo);
+            final NetStack shard = tern.shard(1);
+            final TcpConnection connection = shard.connect(CLIENT6, ECHO_PORT, 0, TcpOptions.DEFAULT);
+            assertTrue(sim.runUntil(connection::isConnected, 5 * SECOND));
+            final PeerPort router = new PeerPort(sim, "router", 0x0200_0000_0099L);
+            // Packet too big (RFC 4443 §3.2), MTU 1280, quoting the start of a segment shard 1 sent.
+            final byte[] quotedTcp = new byte[20];
+            quotedTcp[0] = (byte) (connection.localPort() >> 8);
+            quotedTcp[1] = (byte) connection.localPort();
+            quotedTcp[3] = ECHO_PORT;
+            final byte[] quoted = ipv6Packet(SERVER6, CLIENT6, 6, 64, quotedTcp);
+            final byte[] icmp = new byte[8 + quoted.length];
+            icmp[0] = 2;
+            icmp[6] = 1280 >> 8;
+            System.arraycopy(quoted, 0, icmp, 8, quoted.length);
+            final dev.tern.core.net.Ipv6Address routerAddress = dev.tern.core.net.Ipv6Address.parse("2001:db8::99");
+            withIcmpv6Checksum(routerAddress, SERVER6, icmp);
+            router.send(Frames.ethernet(shard.macAddress(), router.mac(), EtherType.IPV6,
+                ipv6Packet(routerAddress, SERVER6, 58, 64, icmp)));
+            sim.runFor(SECOND / 10);
+            assertEquals(1, tern.shard(0).counters().value("shard.tx.handed_over"));
+            assertEquals(1, shard.counters().value("icmp6.rx.path_mtu_updates"), "shard 1 learnt the path MTU");
+            assertEquals(0, tern.shard(0).counters().value("icmp6.rx.path_mtu_updates"));
+            assertEquals(1280, shard.ipv6().pathMtu(CLIENT6.high(), CLIENT6.low(), sim.clock().nanoTime()));
+        }
+    }
+
+    /** An IPv6 packet: the fixed header (no flow label) and {@code payload}. */
+    private static byte[] ipv6Packet(dev.tern.core.net.Ipv6Address source, dev.tern.core.net.Ipv6Address destination,
+                                     int nextHeader, int hopLimit, byte[] payload) {
+        final java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(40 + payload.length);
+        b.putInt(0x6000_0000).putShort((short) payload.length).put((byte) nextHeader).put((byte) hopLimit)
+            .putLong(source.high()).putLong(source.low()).putLong(destination.high()).putLong(destination.low())
+            .put(payload);
+        return b.array();
+    }
+
+    /** Fills an ICMPv6 message's checksum (RFC 4443 §2.3: over the pseudo-header of RFC 8200 §8.1 and the message). */
+    private static void withIcmpv6Checksum(dev.tern.core.net.Ipv6Address source,
+                                           dev.tern.core.net.Ipv6Address destination, byte[] message) {
+        final java.nio.ByteBuffer pseudo = java.nio.ByteBuffer.allocate(40 + message.length + 1);
+        pseudo.putLong(source.high()).putLong(source.low()).putLong(destination.high()).putLong(destination.low())
+            .putInt(message.length).putInt(58).put(message);
+        final byte[] all = pseudo.array();
+        long sum = 0;
+        for (int i = 0; i + 1 < all.length; i += 2) {
+            sum += (all[i] & 0xFF) << 8 | all[i + 1] & 0xFF;
+        }
+        while (sum >>> 16 != 0) {
+            sum = (sum & 0xFFFF) + (sum >>> 16);
+        }
+        final int checksum = (int) ~sum & 0xFFFF;
+        message[2] = (byte) (checksum >> 8);
+        message[3] = (byte) checksum;
     }
 }

@@ -154,7 +154,7 @@ final class ConnectionLifecycle {
         }
         int port = localPort;
         if (port == 0) {
-            port = ephemeralPort(local, remoteAddress, remotePort);
+            port = ephemeralPort(local, remoteAddress, remotePort, overIpv6, localHigh, localLow, remoteHigh, remoteLow);
             if (port < 0) {
                 return -TcpError.ADDRESS_NOT_AVAILABLE;
             }
@@ -191,15 +191,20 @@ final class ConnectionLifecycle {
 
     /**
      * RFC 6056 algorithm 3: a keyed start per destination, then the first port whose 4-tuple is free and, on a shard
-     * of several, whose replies reach this shard (about one port in the shard count).
+     * of several, whose replies reach this shard (about one port in the shard count). Over IPv6 the addresses are
+     * folds for the key and whole for the steering, which hashes them as the link does.
      */
-    private int ephemeralPort(int localAddress, int remoteAddress, int remotePort) {
+    private int ephemeralPort(int localAddress, int remoteAddress, int remotePort, boolean overIpv6, long localHigh,
+                              long localLow, long remoteHigh, long remoteLow) {
         final int first = settings.current().ephemeralFirst();
         final int range = settings.current().ephemeralLast() - first + 1;
         final int offset = isn.portOffset(localAddress, remoteAddress, remotePort);
         for (int i = 0; i < range; i++) {
             final int port = first + (int) (((long) offset + ephemeralCounter + i) % range);
-            if (shardPorts.repliesReach(localAddress, port, remoteAddress, remotePort) && listeners.on(port) < 0
+            final boolean reachesUs = overIpv6
+                ? shardPorts.repliesReach6(localHigh, localLow, port, remoteHigh, remoteLow, remotePort)
+                : shardPorts.repliesReach(localAddress, port, remoteAddress, remotePort);
+            if (reachesUs && listeners.on(port) < 0
                 && connections.get(ConnectionTable.key(remoteAddress, remotePort, port)) < 0) {
                 ephemeralCounter += i + 1;
                 return port;

@@ -289,6 +289,17 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
      * sockets only.
      */
     public int bind6(int socket, long high, long low, int port) {
+        final int refused = bind6Refused(socket, high, low);
+        if (refused != 0) {
+            return refused;
+        }
+        local6High[socket] = high;
+        local6Low[socket] = low;
+        return bindPort(socket, port, 0, 0);
+    }
+
+    /** Why {@code socket} cannot be bound to ({@code high}, {@code low}) now, a negated {@link SocketError}; 0: it can. */
+    private int bind6Refused(int socket, long high, long low) {
         checkOpen(socket);
         if (localPort[socket] != 0 || !isIpv6(socket)) {
             return -SocketError.INVALID;
@@ -296,9 +307,31 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
         if ((high != 0 || low != 0) && !ipv6.addresses().isOurs(high, low)) {
             return -SocketError.ADDRESS_NOT_AVAILABLE;
         }
-        local6High[socket] = high;
-        local6Low[socket] = low;
-        return bindPort(socket, port, 0, 0);
+        return 0;
+    }
+
+    /**
+     * The bind of an IPv6 socket's first send or connect, to ({@code remoteHigh}, {@code remoteLow}) port
+     * {@code remotePort}: an ephemeral port whose replies from that peer reach this shard, for the source address
+     * the stack picks (RFC 6724) unless the socket is bound to one; any free port to a group, as over IPv4.
+     */
+    private int bind6To(int socket, long remoteHigh, long remoteLow, int remotePort) {
+        final int refused = bind6Refused(socket, local6High[socket], local6Low[socket]);
+        if (refused != 0) {
+            return refused;
+        }
+        long sourceHigh = local6High[socket];
+        long sourceLow = local6Low[socket];
+        if (sourceHigh == 0 && sourceLow == 0) {
+            final int source = ipv6.addresses().sourceFor(remoteHigh, remoteLow);
+            if (source >= 0) {
+                sourceHigh = ipv6.addresses().high(source);
+                sourceLow = ipv6.addresses().low(source);
+            }
+        }
+        final int port = Ipv6Address.isMulticast(remoteHigh)
+            ? ephemeralPort(0, 0) : ephemeralPort6(sourceHigh, sourceLow, remoteHigh, remoteLow, remotePort);
+        return port == 0 ? -SocketError.ADDRESS_NOT_AVAILABLE : bindPort(socket, port, 0, 0);
     }
 
     /** The port half of a bind, the local address already set; a failed bind leaves the socket unbound. */
@@ -372,6 +405,20 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
         return 0;
     }
 
+    /** {@link #ephemeralPort} for an IPv6 peer, steered as the link steers its replies to ({@code localHigh}, ...). */
+    private int ephemeralPort6(long localHigh, long localLow, long remoteHigh, long remoteLow, int remotePort) {
+        final int range = config.ephemeralLast() - config.ephemeralFirst() + 1;
+        for (int tries = 0; tries < range; tries++) {
+            final int port = nextEphemeral;
+            nextEphemeral = port == config.ephemeralLast() ? config.ephemeralFirst() : port + 1;
+            if (!byPort.containsKey(port)
+                && shardPorts.repliesReach6(localHigh, localLow, port, remoteHigh, remoteLow, remotePort)) {
+                return port;
+            }
+        }
+        return 0;
+    }
+
     /** Sets the default peer; datagrams from others are no longer received (binds an ephemeral port if needed). */
     public int connect(int socket, int address, int port) {
         checkOpen(socket);
@@ -397,7 +444,7 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
             return -SocketError.INVALID;
         }
         if (localPort[socket] == 0) {
-            final int bound = bind6(socket, local6High[socket], local6Low[socket], 0);
+            final int bound = bind6To(socket, high, low, port);
             if (bound < 0) {
                 return bound;
             }
@@ -1126,7 +1173,7 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
         if ((high == 0 && low == 0) || port == 0) {
             return SocketError.INVALID;
         }
-        if (localPort[socket] == 0 && bind6(socket, local6High[socket], local6Low[socket], 0) < 0) {
+        if (localPort[socket] == 0 && bind6To(socket, high, low, port) < 0) {
             return SocketError.ADDRESS_NOT_AVAILABLE;
         }
         final int udpLength = UdpHeader.LENGTH + length;

@@ -139,18 +139,9 @@ class ShardedStackVethTest extends VethRigTest {
             // Each shard's active open: the SYN-ACK must come back to the shard that sent the SYN.
             for (int k = 0; k < SHARDS; k++) {
                 final int port = 5001 + k;
-                final BackgroundCommand sink = rig.kernel().startPeerPy("tcp-sink", Integer.toString(port), "30", "0");
-                final TcpConnection connection = shards.shard(k).connect(PEER_IPV4, port, 0, TcpOptions.DEFAULT);
-                connection.awaitConnected(5 * SECOND_NS);
-                final long deadline = System.nanoTime() + 30 * SECOND_NS;
-                final TcpStreams.Result sent = TcpStreams.send(connection, 1 << 20, deadline);
-                connection.shutdownOutput();
-                TcpStreams.receive(connection, 0, deadline);
-                connection.close();
-                assertEquals(0, sink.awaitExit(Duration.ofSeconds(10)), "the kernel's sink finished: " + sink.stderr());
-                assertEquals("received " + (1 << 20) + " " + sent.sha256(), KernelPeer.line(sink.stdout(), "received"),
-                    "shard " + k + "'s bytes reached the kernel: " + sink.stdout() + sink.stderr());
-                assertEquals(0, shards.shard(k).counters().value("shard.rx.wrong_shard"), shards.shard(k).wrongShardSample());
+                final NetStack shard = shards.shard(k);
+                sendToKernelSink(k, port, "0.0.0.0", () -> shard.connect(PEER_IPV4, port, 0, TcpOptions.DEFAULT));
+                assertEquals(0, shard.counters().value("shard.rx.wrong_shard"), shard.wrongShardSample());
             }
 
             // Each shard's UDP sockets on ephemeral ports, connected and send-only: the kernel's echoes come back to
@@ -193,5 +184,89 @@ class ShardedStackVethTest extends VethRigTest {
             }
             assertEquals(List.of(), shards.failures());
         }
+    }
+
+    /**
+     * The same over IPv6: the fanout program steers each IPv6 flow by its folded 4-tuple, the kernel's 32 clients
+     * are served by the shard the Java function names, and each shard's own active open to the kernel gets its
+     * replies there; shard 0 alone answers neighbour discovery and passes it on, so each shard knows the kernel's MAC.
+     */
+    @Test
+    void kernelClientsOverIpv6AreServedByTheShardTheSteeringNames() throws Exception {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        Ipv6InteropTest.enablePeerIpv6(rig);
+        final dev.tern.core.net.Ipv6Address tern6 = dev.tern.core.net.Ipv6Address.parse(Ipv6InteropTest.TERN);
+        final dev.tern.core.net.Ipv6Address peer6 = dev.tern.core.net.Ipv6Address.parse(Ipv6InteropTest.PEER);
+        final int group = (int) (ProcessHandle.current().pid() & 0xFFFF) ^ 0x5A5A;
+        try (StackShards shards = StackShards.build(SHARDS,
+            k -> rig.net().openTernLink(AfPacketLink::open, VethSetup.DEFAULT.linkOptions().fanoutSteering(group, SHARDS)),
+            builder -> builder.name("sharded6").address(VethRig.TERN_CIDR).countersInMemory()
+                .ipv6(dev.tern.ipv6.Ipv6Config.withAddresses(List.of(
+                    dev.tern.core.net.Ipv6InterfaceAddress.parse(Ipv6InteropTest.TERN + "/64")))))) {
+            shards.start(k -> new LinkIdleStrategy(shards.shard(k)));
+            final long settled = System.nanoTime() + 5 * SECOND_NS;
+            while (!(dadDone(shards.shard(0)) && dadDone(shards.shard(1))) && System.nanoTime() - settled < 0) {
+                LockSupport.parkNanos(10_000_000);
+            }
+            assertTrue(dadDone(shards.shard(0)) && dadDone(shards.shard(1)), "both shards' addresses settled");
+            try (EchoApplication echo = new EchoApplication(shards.listen(ECHO_PORT, 64, TcpOptions.DEFAULT))) {
+                final CommandResult clients = rig.kernel().runPeerPy(Duration.ofSeconds(90), "tcp-echo-clients",
+                    Ipv6InteropTest.TERN, Integer.toString(ECHO_PORT), Integer.toString(CONNECTIONS),
+                    Integer.toString(BYTES), "60");
+                final String out = clients.stdout();
+                assertEquals("clients " + CONNECTIONS + " ok " + CONNECTIONS, KernelPeer.line(out, "clients"),
+                    "every connection echoed intact: " + out + clients.stderr());
+                assertEquals(null, echo.failure, "the echo application");
+                final int[] perShard = new int[SHARDS];
+                echo.shardOfPeerPort.forEach((peerPort, shard) -> {
+                    perShard[shard]++;
+                    assertEquals(ShardSteering.shardOf6(dev.tern.ethernet.link.ShardRule.FLOW_HASH, peer6.high(),
+                        peer6.low(), tern6.high(), tern6.low(), peerPort, ECHO_PORT, SHARDS), shard,
+                        "the kernel's program steered port " + peerPort + " where the Java function says");
+                });
+                System.out.printf("IPv6 connections per shard: %d / %d%n", perShard[0], perShard[1]);
+                for (int k = 0; k < SHARDS; k++) {
+                    assertTrue(perShard[k] > 0, "shard " + k + " served connections: " + perShard[0] + " / " + perShard[1]);
+                    assertEquals(0, shards.shard(k).counters().value("shard.rx.wrong_shard"),
+                        "shard " + k + ", last: " + shards.shard(k).wrongShardSample());
+                }
+            }
+            for (int k = 0; k < SHARDS; k++) {
+                final int port = 5201 + k;
+                final NetStack shard = shards.shard(k);
+                sendToKernelSink(k, port, "::", () -> shard.connect(peer6, port, 0, TcpOptions.DEFAULT));
+            }
+            assertEquals(0, shards.shard(1).counters().value("nd.tx.advertisements"), "shard 1 answers no solicitation");
+            assertTrue(shards.shard(0).counters().value("shard.tx.nd_passed_on") > 0);
+            for (int k = 0; k < SHARDS; k++) {
+                assertEquals(0, shards.shard(k).counters().value("shard.rx.wrong_shard"), shards.shard(k).wrongShardSample());
+            }
+            assertEquals(List.of(), shards.failures());
+        }
+    }
+
+    /** Opens a connection from shard {@code k} to a kernel sink on {@code port} ({@code bind}) and sends it 1 MiB. */
+    private void sendToKernelSink(int k, int port, String bind, ConnectCall connect) throws Exception {
+        final BackgroundCommand sink = rig.kernel().startPeerPy("tcp-sink", Integer.toString(port), "30", "0", bind);
+        final TcpConnection connection = connect.open();
+        connection.awaitConnected(5 * SECOND_NS);
+        final long deadline = System.nanoTime() + 30 * SECOND_NS;
+        final TcpStreams.Result sent = TcpStreams.send(connection, 1 << 20, deadline);
+        connection.shutdownOutput();
+        TcpStreams.receive(connection, 0, deadline);
+        connection.close();
+        assertEquals(0, sink.awaitExit(Duration.ofSeconds(10)), "the kernel's sink finished: " + sink.stderr());
+        assertEquals("received " + (1 << 20) + " " + sent.sha256(), KernelPeer.line(sink.stdout(), "received"),
+            "shard " + k + "'s bytes reached the kernel: " + sink.stdout() + sink.stderr());
+    }
+
+    @FunctionalInterface
+    private interface ConnectCall {
+        TcpConnection open() throws TernSocketException;
+    }
+
+    /** The shard's link-local and global addresses passed (or, on shard 1, timed) duplicate address detection. */
+    private static boolean dadDone(NetStack shard) {
+        return shard.counters().value("nd.dad.completed") >= 2;
     }
 }

@@ -41,6 +41,16 @@ public final class ShardPorts {
         return rule.shardOf(remoteAddress, localAddress, remotePort, localPort, shards) == shard;
     }
 
+    /**
+     * {@link #repliesReach} for a flow over IPv6, addresses whole: the replies' 4-tuple steered as
+     * {@link ShardSteering#shardOf6} steers it. Allocates nothing.
+     */
+    public boolean repliesReach6(long localHigh, long localLow, int localPort, long remoteHigh, long remoteLow,
+                                 int remotePort) {
+        return ShardSteering.shardOf6(rule, remoteHigh, remoteLow, localHigh, localLow, remotePort, localPort, shards)
+            == shard;
+    }
+
     @Override
     public String toString() {
         return "shard " + shard + " of " + shards + (rule == ShardRule.FLOW_HASH ? "" : " by " + rule);

@@ -25,11 +25,24 @@ public enum ShardRule {
      * a multicast or broadcast destination. Allocates nothing.
      */
     public int shardOf(int sourceAddress, int destinationAddress, int sourcePort, int destinationPort, int shards) {
-        if (this == FLOW_HASH) {
-            return ShardSteering.shardOf(sourceAddress, destinationAddress, sourcePort, destinationPort, shards);
-        }
         if (shards <= 1 || Integer.compareUnsigned(destinationAddress, ShardSteering.FIRST_MULTICAST) >= 0) {
             return 0;
+        }
+        return unicastShardOf(sourceAddress, destinationAddress, sourcePort, destinationPort, shards);
+    }
+
+    /**
+     * The shard of a datagram known to be unicast, its addresses as 32-bit values (IPv4's, or IPv6's
+     * {@link ShardSteering#fold}s, which may take any value). Allocates nothing.
+     */
+    public int unicastShardOf(int sourceAddress, int destinationAddress, int sourcePort, int destinationPort,
+                              int shards) {
+        if (shards <= 1) {
+            return 0;
+        }
+        if (this == FLOW_HASH) {
+            return Integer.remainderUnsigned(ShardSteering.hash(sourceAddress, destinationAddress, sourcePort,
+                destinationPort), shards);
         }
         return (sourcePort ^ destinationPort) & (shards - 1);
     }

@@ -18,15 +18,19 @@ import java.util.List;
  *   <li>IPv4 (EtherType 0x0800) carrying TCP or UDP, unicast (destination below 224.0.0.0), and not a fragment
  *       (neither MF nor a fragment offset): {@code remainderUnsigned(hash(source, destination, sourcePort,
  *       destinationPort), shards)};</li>
- *   <li>everything else (ARP, ICMP, IGMP, multicast and broadcast, every fragment, VLAN-tagged frames, frames too
- *       short to hold the ports): shard 0.</li>
+ *   <li>IPv6 (EtherType 0x86DD) whose fixed header's next header is TCP or UDP, to a unicast destination (not
+ *       ff00::/8): the same, with each address folded to 32 bits ({@link #fold}: the XOR of its four words);</li>
+ *   <li>everything else (ARP, ICMP, ICMPv6, IGMP, multicast and broadcast, every fragment, IPv6 with an extension
+ *       header, VLAN-tagged frames, frames too short to hold the ports): shard 0.</li>
  * </ul>
  * A frame too short for the IPv4 header or for the ports goes to shard 0 too: the kernel's program stops with 0 when
  * a load falls outside the packet, and the Java side mirrors that.
  *
  * <p>The hash is over the frame as received (source = the peer). Every fragment goes to shard 0, the first one
  * included (only it carries the ports), so that one shard reassembles the whole datagram and hands it to the shard
- * this function names for its ports when that is another (docs/DESIGN.md, "Shards").
+ * this function names for its ports when that is another (docs/DESIGN.md, "Shards"). IPv6 with extension headers
+ * goes to shard 0 for the same reason: the kernel's program does not walk the header chain, so shard 0 walks it and
+ * hands the datagram on.
  *
  * <p>Stateless and thread-safe.
  */
@@ -46,6 +50,14 @@ public final class ShardSteering {
     private static final int UDP = 17;
     /** 224.0.0.0: multicast, class E and the limited broadcast are at or above it. */
     static final int FIRST_MULTICAST = 0xE000_0000;
+    private static final int IPV6_NEXT_HEADER_OFFSET = 6;
+    private static final int IPV6_HOP_LIMIT_OFFSET = 7;
+    private static final int IPV6_SOURCE_OFFSET = 8;
+    private static final int IPV6_DESTINATION_OFFSET = 24;
+    private static final int IPV6_HEADER_LENGTH = 40;
+    /** ff00::/8's first byte: an IPv6 destination starting with it is multicast (RFC 4291 §2.7). */
+    private static final int IPV6_MULTICAST_BYTE = 0xFF;
+    private static final int ICMPV6 = 58;
 
     private ShardSteering() {
     }
@@ -60,14 +72,20 @@ public final class ShardSteering {
     }
 
     /**
+     * An IPv6 address folded into the 32 bits the flow hash takes: the XOR of its four words, which classic BPF can
+     * compute with eight loads. Used in place of an IPv4 address everywhere the rule takes one.
+     */
+    public static int fold(long high, long low) {
+        final long x = high ^ low;
+        return (int) (x >>> 32) ^ (int) x;
+    }
+
+    /**
      * The shard of a whole TCP or UDP datagram (unfragmented, or reassembled) as received from the peer: the rule's
      * hash for a unicast destination, shard 0 for a multicast or broadcast one.
      */
     public static int shardOf(int sourceAddress, int destinationAddress, int sourcePort, int destinationPort, int shards) {
-        if (shards <= 1 || Integer.compareUnsigned(destinationAddress, FIRST_MULTICAST) >= 0) {
-            return 0;
-        }
-        return Integer.remainderUnsigned(hash(sourceAddress, destinationAddress, sourcePort, destinationPort), shards);
+        return ShardRule.FLOW_HASH.shardOf(sourceAddress, destinationAddress, sourcePort, destinationPort, shards);
     }
 
     /**
@@ -84,8 +102,14 @@ public final class ShardSteering {
      */
     public static int shardOf(MemorySegment frame, long offset, int length, int shards, ShardRule rule,
                               UdpPortOwners udpOwners) {
-        if (shards <= 1 || length < IPV4_OFFSET + 20
-            || BigEndian.u16(frame, offset + ETHERTYPE_OFFSET) != EtherType.IPV4) {
+        if (shards <= 1 || length < IPV4_OFFSET + 20) {
+            return 0;
+        }
+        final int etherType = BigEndian.u16(frame, offset + ETHERTYPE_OFFSET);
+        if (etherType == EtherType.IPV6) {
+            return ipv6ShardOf(frame, offset, length, shards, rule, udpOwners);
+        }
+        if (etherType != EtherType.IPV4) {
             return 0;
         }
         final long ip = offset + IPV4_OFFSET;
@@ -103,6 +127,59 @@ public final class ShardSteering {
         final int hashed = rule.shardOf(BigEndian.i32(frame, ip + SOURCE_OFFSET), destination, ports >>> 16,
             ports & 0xFFFF, shards);
         return protocol == UDP ? udpOwner(udpOwners, destination, ports & 0xFFFF, hashed) : hashed;
+    }
+
+    /** The IPv6 part of {@link #shardOf(MemorySegment, long, int, int, ShardRule, UdpPortOwners)}. */
+    private static int ipv6ShardOf(MemorySegment frame, long offset, int length, int shards, ShardRule rule,
+                                   UdpPortOwners udpOwners) {
+        final long ip = offset + IPV4_OFFSET;
+        final int protocol = BigEndian.u8(frame, ip + IPV6_NEXT_HEADER_OFFSET);
+        if (protocol != TCP && protocol != UDP || IPV4_OFFSET + IPV6_HEADER_LENGTH + 4 > length
+            || BigEndian.u8(frame, ip + IPV6_DESTINATION_OFFSET) == IPV6_MULTICAST_BYTE) {
+            return 0;
+        }
+        final int ports = BigEndian.i32(frame, ip + IPV6_HEADER_LENGTH);
+        final int hashed = rule.unicastShardOf(foldAt(frame, ip + IPV6_SOURCE_OFFSET),
+            foldAt(frame, ip + IPV6_DESTINATION_OFFSET), ports >>> 16, ports & 0xFFFF, shards);
+        return protocol == UDP ? udpOwner(udpOwners, 0, ports & 0xFFFF, hashed) : hashed;
+    }
+
+    /** {@link #fold} of the IPv6 address at {@code at}. */
+    private static int foldAt(MemorySegment frame, long at) {
+        return fold(BigEndian.i64(frame, at), BigEndian.i64(frame, at + 8));
+    }
+
+    /**
+     * The shard of a unicast TCP or UDP datagram over IPv6 as received from the peer, addresses whole: the rule over
+     * their {@link #fold}s, shard 0 for a multicast destination.
+     */
+    public static int shardOf6(ShardRule rule, long sourceHigh, long sourceLow, long destinationHigh,
+                               long destinationLow, int sourcePort, int destinationPort, int shards) {
+        if (shards <= 1 || destinationHigh >>> 56 == IPV6_MULTICAST_BYTE) {
+            return 0;
+        }
+        return rule.unicastShardOf(fold(sourceHigh, sourceLow), fold(destinationHigh, destinationLow), sourcePort,
+            destinationPort, shards);
+    }
+
+    /**
+     * Whether the frame is a neighbour discovery message that shard 0 passes on to the other shards as well (RFC 4861:
+     * a router advertisement, a neighbour solicitation or advertisement, with the hop limit of 255 that only a
+     * neighbour can send, and no extension header, which ND messages never need): each shard keeps its own neighbour
+     * cache and routers from them, as if it had received them itself. Allocates nothing.
+     */
+    public static boolean isNeighbourDiscovery(MemorySegment frame, long offset, int length) {
+        if (length < IPV4_OFFSET + IPV6_HEADER_LENGTH + 4
+            || BigEndian.u16(frame, offset + ETHERTYPE_OFFSET) != EtherType.IPV6) {
+            return false;
+        }
+        final long ip = offset + IPV4_OFFSET;
+        if (BigEndian.u8(frame, ip + IPV6_NEXT_HEADER_OFFSET) != ICMPV6
+            || BigEndian.u8(frame, ip + IPV6_HOP_LIMIT_OFFSET) != 255) {
+            return false;
+        }
+        final int type = BigEndian.u8(frame, ip + IPV6_HEADER_LENGTH);
+        return type >= ICMPV6_ROUTER_ADVERTISEMENT && type <= ICMPV6_NEIGHBOUR_ADVERTISEMENT;
     }
 
     /**
@@ -149,8 +226,14 @@ public final class ShardSteering {
      */
     public static int icmpShardOf(MemorySegment frame, long offset, int length, int shards, ShardRule rule,
                                   UdpPortOwners udpOwners) {
-        if (shards <= 1 || length < IPV4_OFFSET + 20
-            || BigEndian.u16(frame, offset + ETHERTYPE_OFFSET) != EtherType.IPV4) {
+        if (shards <= 1 || length < IPV4_OFFSET + 20) {
+            return 0;
+        }
+        final int etherType = BigEndian.u16(frame, offset + ETHERTYPE_OFFSET);
+        if (etherType == EtherType.IPV6) {
+            return icmpv6ShardOf(frame, offset, length, shards, rule, udpOwners);
+        }
+        if (etherType != EtherType.IPV4) {
             return 0;
         }
         final long ip = offset + IPV4_OFFSET;
@@ -187,6 +270,45 @@ public final class ShardSteering {
         final int hashed = rule.shardOf(BigEndian.i32(frame, quoted + DESTINATION_OFFSET), quotedSource, ports & 0xFFFF,
             ports >>> 16, shards);
         return quotedProtocol == UDP ? udpOwner(udpOwners, quotedSource, ports >>> 16, hashed) : hashed;
+    }
+
+    private static final int ICMPV6_DESTINATION_UNREACHABLE = 1;
+    private static final int ICMPV6_PARAMETER_PROBLEM = 4;
+    private static final int ICMPV6_ECHO_REPLY = 129;
+    private static final int ICMPV6_ROUTER_ADVERTISEMENT = 134;
+    private static final int ICMPV6_NEIGHBOUR_ADVERTISEMENT = 136;
+
+    /**
+     * {@link #icmpShardOf} for ICMPv6 (RFC 4443) carried directly in the fixed header: an error (destination
+     * unreachable, packet too big, time exceeded, parameter problem) quoting a TCP or UDP packet of ours whose fixed
+     * header names it goes to the quoted flow's shard; an echo reply to the shard its identifier names; the rest to 0.
+     */
+    private static int icmpv6ShardOf(MemorySegment frame, long offset, int length, int shards, ShardRule rule,
+                                     UdpPortOwners udpOwners) {
+        final long ip = offset + IPV4_OFFSET;
+        final long end = offset + length;
+        final long icmp = ip + IPV6_HEADER_LENGTH;
+        if (icmp + ICMP_HEADER_LENGTH > end || BigEndian.u8(frame, ip + IPV6_NEXT_HEADER_OFFSET) != ICMPV6) {
+            return 0;
+        }
+        final int type = BigEndian.u8(frame, icmp);
+        if (type == ICMPV6_ECHO_REPLY) {
+            return Integer.remainderUnsigned(BigEndian.u16(frame, icmp + 4), shards);
+        }
+        final long quoted = icmp + ICMP_HEADER_LENGTH;
+        if (type < ICMPV6_DESTINATION_UNREACHABLE || type > ICMPV6_PARAMETER_PROBLEM
+            || quoted + IPV6_HEADER_LENGTH + 4 > end) {
+            return 0;
+        }
+        final int quotedProtocol = BigEndian.u8(frame, quoted + IPV6_NEXT_HEADER_OFFSET);
+        if (quotedProtocol != TCP && quotedProtocol != UDP
+            || BigEndian.u8(frame, quoted + IPV6_DESTINATION_OFFSET) == IPV6_MULTICAST_BYTE) {
+            return 0;
+        }
+        final int ports = BigEndian.i32(frame, quoted + IPV6_HEADER_LENGTH);
+        final int hashed = rule.unicastShardOf(foldAt(frame, quoted + IPV6_DESTINATION_OFFSET),
+            foldAt(frame, quoted + IPV6_SOURCE_OFFSET), ports & 0xFFFF, ports >>> 16, shards);
+        return quotedProtocol == UDP ? udpOwner(udpOwners, 0, ports >>> 16, hashed) : hashed;
     }
 
     /**
@@ -240,6 +362,8 @@ public final class ShardSteering {
     public static final int BPF_RSH = 0x70;
     public static final int BPF_MOD = 0x90;
     public static final int BPF_XOR = 0xA0;
+    /** {@code ja k}: an unconditional jump forward by {@code k}. */
+    public static final int BPF_JA = 0x00;
     public static final int BPF_JEQ = 0x10;
     public static final int BPF_JGE = 0x30;
     public static final int BPF_JSET = 0x40;
@@ -256,7 +380,7 @@ public final class ShardSteering {
     public static final int SKF_AD_RANDOM = 56;
 
     /**
-     * The fanout program for {@code shards} sockets (PACKET_FANOUT_CBPF): it returns {@link #shardOf} of each packet,
+     * The fanout program for {@code shards} sockets (PACKET_FANOUT_CBPF), IPv4 and IPv6: it returns {@link #shardOf} of each packet,
      * and the kernel hands the packet to the group's socket of that index (sockets are indexed in the order they
      * joined). Loads are relative to the network header ({@code SKF_NET_OFF}), because the kernel runs fanout
      * programs on received packets whose data starts there, and on outgoing ones whose data starts at the MAC header.
@@ -267,10 +391,14 @@ public final class ShardSteering {
         }
         final List<Instruction> p = new ArrayList<>();
         final int net = SKF_NET_OFF;
-        // Jump offsets to the final "ret #0" are filled in once the program's length is known.
+        // Jump offsets are filled in once the targets' places are known.
         p.add(new Instruction(BPF_LD | BPF_H | BPF_ABS, 0, 0, SKF_AD_OFF + SKF_AD_PROTOCOL));
-        final int checkEtherType = p.size();
-        p.add(null); // jeq #0x0800, next, shard0
+        final int checkIpv4 = p.size();
+        p.add(null); // jeq #0x0800, ipv4, next
+        final int checkIpv6 = p.size();
+        p.add(null); // jeq #0x86dd, ipv6, shard0
+        // IPv4: M[0] = source ^ destination, A = the ports word after the header and its options.
+        final int ipv4 = p.size();
         p.add(new Instruction(BPF_LD | BPF_B | BPF_ABS, 0, 0, net + PROTOCOL_OFFSET));
         final int checkTcp = p.size();
         p.add(null); // jeq #6, fragments, next
@@ -291,6 +419,28 @@ public final class ShardSteering {
         p.add(new Instruction(BPF_ALU | BPF_LSH | BPF_K, 0, 0, 2));
         p.add(new Instruction(BPF_MISC | BPF_TAX, 0, 0, 0));                       // X = header length
         p.add(new Instruction(BPF_LD | BPF_W | BPF_IND, 0, 0, net));               // A = ports word
+        final int toHash = p.size();
+        p.add(null); // ja hash
+        // IPv6: M[0] = the XOR of both addresses' eight words (fold(source) ^ fold(destination)), A = the ports word.
+        final int ipv6 = p.size();
+        p.add(new Instruction(BPF_LD | BPF_B | BPF_ABS, 0, 0, net + IPV6_NEXT_HEADER_OFFSET));
+        final int checkTcp6 = p.size();
+        p.add(null); // jeq #6, unicast6, next
+        final int checkUdp6 = p.size();
+        p.add(null); // jeq #17, next, shard0
+        p.add(new Instruction(BPF_LD | BPF_B | BPF_ABS, 0, 0, net + IPV6_DESTINATION_OFFSET));
+        final int checkMulticast6 = p.size();
+        p.add(null); // jeq #0xff, shard0, next
+        p.add(new Instruction(BPF_LD | BPF_W | BPF_ABS, 0, 0, net + IPV6_SOURCE_OFFSET));
+        for (int word = 1; word < 8; word++) {
+            p.add(new Instruction(BPF_MISC | BPF_TAX, 0, 0, 0));
+            p.add(new Instruction(BPF_LD | BPF_W | BPF_ABS, 0, 0, net + IPV6_SOURCE_OFFSET + 4 * word));
+            p.add(new Instruction(BPF_ALU | BPF_XOR | BPF_X, 0, 0, 0));
+        }
+        p.add(new Instruction(BPF_ST, 0, 0, 0));                                   // M[0] = A
+        p.add(new Instruction(BPF_LD | BPF_W | BPF_ABS, 0, 0, net + IPV6_HEADER_LENGTH)); // A = ports word
+        // Both families: h = M[0] ^ ports, mixed, modulo the shards.
+        final int hash = p.size();
         p.add(new Instruction(BPF_LDX | BPF_W | BPF_MEM, 0, 0, 0));                // X = M[0]
         p.add(new Instruction(BPF_ALU | BPF_XOR | BPF_X, 0, 0, 0));               // h
         p.add(new Instruction(BPF_MISC | BPF_TAX, 0, 0, 0));
@@ -304,11 +454,16 @@ public final class ShardSteering {
         p.add(new Instruction(BPF_RET | BPF_A, 0, 0, 0));
         final int shard0 = p.size();
         p.add(new Instruction(BPF_RET | BPF_K, 0, 0, 0));
-        p.set(checkEtherType, jump(BPF_JEQ, EtherType.IPV4, checkEtherType, checkEtherType + 1, shard0));
+        p.set(checkIpv4, jump(BPF_JEQ, EtherType.IPV4, checkIpv4, ipv4, checkIpv6));
+        p.set(checkIpv6, jump(BPF_JEQ, EtherType.IPV6, checkIpv6, ipv6, shard0));
         p.set(checkTcp, jump(BPF_JEQ, TCP, checkTcp, checkFragment - 1, checkUdp));
         p.set(checkUdp, jump(BPF_JEQ, UDP, checkUdp, checkUdp + 1, shard0));
         p.set(checkFragment, jump(BPF_JSET, FRAGMENT_MASK, checkFragment, shard0, checkFragment + 1));
         p.set(checkMulticast, jump(BPF_JGE, FIRST_MULTICAST, checkMulticast, shard0, checkMulticast + 1));
+        p.set(toHash, new Instruction(BPF_JMP | BPF_JA, 0, 0, hash - toHash - 1));
+        p.set(checkTcp6, jump(BPF_JEQ, TCP, checkTcp6, checkMulticast6 - 1, checkUdp6));
+        p.set(checkUdp6, jump(BPF_JEQ, UDP, checkUdp6, checkUdp6 + 1, shard0));
+        p.set(checkMulticast6, jump(BPF_JEQ, IPV6_MULTICAST_BYTE, checkMulticast6, shard0, checkMulticast6 + 1));
         return List.copyOf(p);
     }
 

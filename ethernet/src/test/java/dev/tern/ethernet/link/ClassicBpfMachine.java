@@ -76,6 +76,10 @@ final class ClassicBpfMachine {
                     };
                 }
                 case BPF_JMP -> {
+                    if ((code & 0xF0) == BPF_JA) {
+                        pc += i.k();
+                        break;
+                    }
                     final boolean taken = switch (code & 0xF0) {
                         case BPF_JEQ -> a == i.k();
                         case BPF_JGE -> Integer.compareUnsigned(a, i.k()) >= 0;
