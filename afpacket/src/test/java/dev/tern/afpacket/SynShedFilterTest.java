@@ -39,7 +39,7 @@ class SynShedFilterTest {
     /** The header of a program with one source and the random part: its accept is at 15. */
     private static final List<Instruction> HEADER = List.of(
         new Instruction(BPF_LD | BPF_H | BPF_ABS, 0, 0, 12),
-        new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 0, 13, 0x0800),
+        new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 0, 15, 0x0800),
         new Instruction(BPF_LD | BPF_B | BPF_ABS, 0, 0, 23),
         new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 0, 11, 6),
         new Instruction(BPF_LD | BPF_H | BPF_ABS, 0, 0, 20),
@@ -53,7 +53,7 @@ class SynShedFilterTest {
     void theRandomProgramIsTheOneAttachedBefore() {
         assertEquals(List.of(
             new Instruction(BPF_LD | BPF_H | BPF_ABS, 0, 0, 12),
-            new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 0, 11, 0x0800),
+            new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 0, 13, 0x0800),
             new Instruction(BPF_LD | BPF_B | BPF_ABS, 0, 0, 23),
             new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 0, 9, 6),
             new Instruction(BPF_LD | BPF_H | BPF_ABS, 0, 0, 20),
@@ -66,7 +66,59 @@ class SynShedFilterTest {
             new Instruction(BPF_ALU | BPF_AND | BPF_K, 0, 0, SynShedFilter.SAMPLE_MASK),
             new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
             new Instruction(BPF_RET | BPF_K, 0, 0, ACCEPT),
+            new Instruction(BPF_RET | BPF_K, 0, 0, 0),
+            new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 0, 8, 0x86dd),
+            new Instruction(BPF_LD | BPF_B | BPF_ABS, 0, 0, 20),
+            new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 0, 6, 6),
+            new Instruction(BPF_LD | BPF_B | BPF_ABS, 0, 0, 67),
+            new Instruction(BPF_ALU | BPF_AND | BPF_K, 0, 0, 0x16),
+            new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 0, 3, 0x02),
+            new Instruction(BPF_LD | BPF_W | BPF_ABS, 0, 0, SKF_AD_OFF + SKF_AD_RANDOM),
+            new Instruction(BPF_ALU | BPF_AND | BPF_K, 0, 0, SynShedFilter.SAMPLE_MASK),
+            new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
+            new Instruction(BPF_RET | BPF_K, 0, 0, ACCEPT),
             new Instruction(BPF_RET | BPF_K, 0, 0, 0)), SynShedFilter.PROGRAM);
+    }
+
+    /**
+     * IPv6: with the random part, seven in eight SYNs with TCP in the fixed header go, whatever the source list says;
+     * SYN-ACKs, resets, SYNs behind an extension header and other protocols pass; by-source shedding alone passes them
+     * all (the list holds IPv4 sources).
+     */
+    @Test
+    void ipv6SynsAreShedAtRandomOnly() {
+        final List<Instruction> random = SynShedFilter.program(new int[] {A}, 1, true);
+        final List<Instruction> bySource = SynShedFilter.program(new int[] {A}, 1, false);
+        int passed = 0;
+        for (int draw = 0; draw < 64; draw++) {
+            passed += run(random, frame6(6, 0x02), draw) == ACCEPT ? 1 : 0;
+            assertEquals(ACCEPT, run(random, frame6(6, 0x12), draw), "a SYN-ACK");
+            assertEquals(ACCEPT, run(random, frame6(6, 0x04), draw), "a reset");
+            assertEquals(ACCEPT, run(random, frame6(60, 0x02), draw), "behind destination options");
+            assertEquals(ACCEPT, run(random, frame6(17, 0x02), draw), "UDP");
+            assertEquals(ACCEPT, run(bySource, frame6(6, 0x02), draw), "by source only");
+            assertEquals(ACCEPT, run(SynShedFilter.PROGRAM, withEtherType(frame6(6, 0x02), 0x0806), draw), "ARP");
+        }
+        assertEquals(8, passed, "one in eight of 64 draws");
+        assertEquals(12, SynShedFilter.program(new int[0], 0, false).size(), "no IPv6 part without the random one");
+    }
+
+    /** An Ethernet frame with an IPv6 header whose next header is {@code nextHeader}, then TCP flags at 14 + 40 + 13. */
+    private static byte[] frame6(int nextHeader, int flags) {
+        final byte[] f = new byte[14 + 40 + 20];
+        f[12] = (byte) 0x86;
+        f[13] = (byte) 0xdd;
+        f[14] = 0x60;
+        f[20] = (byte) nextHeader;
+        f[14 + 40 + 13] = (byte) flags;
+        return f;
+    }
+
+    private static byte[] withEtherType(byte[] frame, int etherType) {
+        final byte[] copy = frame.clone();
+        copy[12] = (byte) (etherType >>> 8);
+        copy[13] = (byte) etherType;
+        return copy;
     }
 
     @Test
@@ -88,7 +140,7 @@ class SynShedFilterTest {
         final List<Instruction> program = SynShedFilter.program(new int[] {A}, 1, true);
         assertEquals(HEADER, program.subList(0, 10));
         assertEquals(new Instruction(BPF_JMP | BPF_JEQ | BPF_K, 4, 0, A), program.get(11));
-        assertEquals(17, program.size());
+        assertEquals(17 + 11, program.size());
     }
 
     @Test

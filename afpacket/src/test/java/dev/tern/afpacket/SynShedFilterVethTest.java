@@ -79,6 +79,43 @@ class SynShedFilterVethTest {
         }
     }
 
+    /**
+     * IPv6 SYNs (TCP in the fixed header) are shed at random as IPv4's are, and IPv6 ACKs all arrive; shedding by source
+     * alone keeps none out (the list holds IPv4 sources). The peer's frames come from a packet socket.
+     */
+    @Test
+    void whileSheddingAtRandomMostIpv6SynsStayOut() {
+        net = NetnsTesting.harness();
+        try (AfPacketLink link = net.openTernLink(AfPacketLink::open, AfPacketOptions.defaults().rxFrameRing(2048))) {
+            final Receiver receiver = new Receiver(link);
+            final byte[] tern = java.util.HexFormat.of().parseHex("20010db8000000000000000000000002");
+            final byte[] peer = java.util.HexFormat.of().parseHex("20010db8000000000000000000000001");
+            final byte[] syn = dev.tern.testkit.netns.Ipv6Segments.frame(link.macAddress(), net.peerMac(), tern, peer,
+                40000, 80, 0x02);
+            final byte[] ack = dev.tern.testkit.netns.Ipv6Segments.frame(link.macAddress(), net.peerMac(), tern, peer,
+                40000, 80, 0x10);
+            final Predicate<Receiver.Frame> ipv6Tcp = f -> f.length() > 14 + 40 + 13
+                && Packets.u8(f.bytes(), 12) == 0x86 && Packets.u8(f.bytes(), 13) == 0xDD
+                && Packets.u8(f.bytes(), 14 + 6) == 6;
+            final Predicate<Receiver.Frame> synOnly = ipv6Tcp.and(f -> Packets.u8(f.bytes(), 14 + 40 + 13) == 0x02);
+            final Predicate<Receiver.Frame> ackOnly = ipv6Tcp.and(f -> Packets.u8(f.bytes(), 14 + 40 + 13) == 0x10);
+
+            assertTrue(link.shedUnsolicitedSyns(true));
+            net.peerSendFrames(syn, 400, 1000);
+            net.peerSendFrames(ack, 50, 1000);
+            List<Receiver.Frame> seen = receiver.collect(f -> true, SETTLE);
+            final long syns = seen.stream().filter(synOnly).count();
+            assertTrue(syns >= 17 && syns <= 83, "IPv6 SYNs let through while shedding: " + syns + " of 400");
+            assertEquals(50, seen.stream().filter(ackOnly).count(), "every IPv6 ACK arrives");
+
+            assertTrue(link.shedUnsolicitedSyns(false));
+            assertTrue(link.shedSynsFrom(new int[] {Ipv4Address.parse(NetnsHarness.PEER_ADDRESS)}, 1));
+            net.peerSendFrames(syn, 100, 1000);
+            assertEquals(100, receiver.collect(synOnly, SETTLE).size(), "by IPv4 source only: every IPv6 SYN arrives");
+            assertTrue(link.shedSynsFrom(new int[0], 0));
+        }
+    }
+
     /** hping3 SYNs to Tern's address from {@code source} (the peer's own, or one it claims: same veth). */
     private void hpingSynsFrom(String hping3, String source, int count) {
         net.peerExec(Duration.ofSeconds(30), hping3, "-q", "-S", "-a", source, "-p", "80", "-c", Integer.toString(count),

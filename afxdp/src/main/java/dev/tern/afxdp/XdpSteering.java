@@ -40,7 +40,13 @@ import java.nio.charset.StandardCharsets;
  *       return XDP_DROP;
  *   }
  *   if (ethertype == 0x0806 &amp;&amp; frame &gt;= 42 bytes &amp;&amp; ARP target IP == Tern's address) goto redirect;
- *   if (ethertype == 0x86dd &amp;&amp; frame &gt;= 54 bytes &amp;&amp; lookup(&amp;addresses6, IPv6 dst)) goto redirect;
+ *   if (ethertype == 0x86dd &amp;&amp; frame &gt;= 54 bytes &amp;&amp; lookup(&amp;addresses6, IPv6 dst)) {
+ *       if (!(shed_flags &amp; AT_RANDOM)) goto redirect;                   // IPv6 sources are never in the map
+ *       if (frame &lt; 68 bytes || next header != TCP) goto redirect;      // an extension header: not looked at
+ *       if ((tcp flags &amp; (SYN|RST|ACK)) != SYN) goto redirect;
+ *       if ((bpf_get_prandom_u32() &amp; 7) == 0) goto redirect;
+ *       goto drop;
+ *   }
  *   return XDP_PASS;
  * redirect:
  *   return bpf_redirect_map(&amp;xsks, ctx-&gt;rx_queue_index, XDP_PASS);   // no socket on that queue: the kernel's
@@ -72,6 +78,8 @@ import java.nio.charset.StandardCharsets;
  * When a few sources carry the flood ({@link AfXdpLink#shedSynsFrom}) their addresses go in a hash map and the flag
  * gets its {@link #BY_SOURCE} bit: their SYNs are all dropped, and other sources' SYNs pass unless the random bit
  * ({@link #AT_RANDOM}) is on as well, as AF_PACKET's filter does it. The map lookup is paid only while that bit is on.
+ * IPv6 SYNs to Tern's addresses (TCP in the fixed header) are shed by the random bit alone, seven in eight: the
+ * source map and the stack's list of heavy sources are IPv4's.
  * The count is added to atomically, which keeps it exact whatever CPUs run the program; it is touched only by the
  * SYNs dropped, and in native mode one queue's frames are handled in its NAPI context on one CPU at a time, so the
  * cache line stays where it is. A per-CPU array would need a lookup call per drop and a sum over CPUs to read.
@@ -457,6 +465,8 @@ final class XdpSteering implements AutoCloseable {
     private static final int IPV6_NEXT_HEADER = 14 + 6;
     private static final int IPV6_DESTINATION = 14 + 24;
     private static final int ICMPV6_TYPE = 14 + 40;
+    /** Where the TCP header of an IPv6 packet without extension headers starts. */
+    private static final int IPV6_TCP = 14 + 40;
     private static final int ND_TARGET = ICMPV6_TYPE + 8;
     private static final int ICMPV6 = 58;
     private static final int NEIGHBOUR_SOLICITATION = 135;
@@ -534,11 +544,7 @@ final class XdpSteering implements AutoCloseable {
         a.label("random");
         a.movX(R5, R7).andK(R5, AT_RANDOM).jeqK(R5, 0, "redirect");
         a.call(XdpAbi.BPF_FUNC_GET_PRANDOM_U32);
-        a.andK(R0, SHED_SAMPLE_MASK).jeq32K(R0, 0, "redirect");
-        a.label("drop");
-        a.ldMapValue(R1, maps.shedCount());
-        a.movK(R2, 1).atomicAddDw(R1, R2, 0);
-        a.movK(R0, XdpAbi.XDP_DROP).exit();
+        a.andK(R0, SHED_SAMPLE_MASK).jeq32K(R0, 0, "redirect").ja("drop");
         a.label("arp");
         a.jne32K(R5, 0x0608, "ipv6");                                    // 0x0806 on the wire
         a.movX(R4, R2).addK(R4, 42).jgtX(R4, R3, "pass");
@@ -550,6 +556,21 @@ final class XdpSteering implements AutoCloseable {
         a.ldMapFd(R1, maps.addresses6());
         a.call(XdpAbi.BPF_FUNC_MAP_LOOKUP_ELEM);
         a.jeqK(R0, 0, "pass");
+        // IPv6 SYNs are shed at random only: the source map holds IPv4 addresses. The call took r2 and r3, so the
+        // frame's bounds are read again from the context.
+        a.ldMapValue(R4, maps.shedFlag());
+        a.ldxW(R5, R4, 0).andK(R5, AT_RANDOM).jeqK(R5, 0, "redirect");
+        a.ldxW(R2, R6, XdpAbi.XDP_MD_DATA);
+        a.ldxW(R3, R6, XdpAbi.XDP_MD_DATA_END);
+        a.movX(R4, R2).addK(R4, IPV6_TCP + 14).jgtX(R4, R3, "redirect");
+        a.ldxB(R5, R2, IPV6_NEXT_HEADER).jne32K(R5, 6, "redirect");    // TCP in the fixed header
+        a.ldxB(R5, R2, IPV6_TCP + 13).andK(R5, SYN_RST_ACK).jne32K(R5, SYN, "redirect");
+        a.call(XdpAbi.BPF_FUNC_GET_PRANDOM_U32);
+        a.andK(R0, SHED_SAMPLE_MASK).jeq32K(R0, 0, "redirect");
+        a.label("drop");
+        a.ldMapValue(R1, maps.shedCount());
+        a.movK(R2, 1).atomicAddDw(R1, R2, 0);
+        a.movK(R0, XdpAbi.XDP_DROP).exit();
         a.label("redirect");
         a.ldxW(R2, R6, XdpAbi.XDP_MD_RX_QUEUE_INDEX);
         a.ldMapFd(R1, maps.xsks());

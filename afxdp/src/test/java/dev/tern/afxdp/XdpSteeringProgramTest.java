@@ -306,7 +306,11 @@ class XdpSteeringProgramTest {
             return REDIRECT;
         }
         if (ethertype == 0x86DD && f.length >= 54 && ADDRESSES6.contains(hex(f, 38))) {
-            return REDIRECT;
+            if ((shedFlags & XdpSteering.AT_RANDOM) == 0 || f.length < 68 || f[20] != 6 || (f[67] & 0x16) != SYN
+                || (random & 7) == 0) {
+                return REDIRECT;
+            }
+            return XdpAbi.XDP_DROP;
         }
         return XdpAbi.XDP_PASS;
     }
@@ -379,6 +383,9 @@ class XdpSteeringProgramTest {
                 if (f.length >= 55 && rng.nextInt(4) > 0) {
                     f[20] = (byte) (rng.nextInt(8) > 0 ? 58 : 0);
                     f[54] = (byte) (rng.nextInt(8) > 0 ? 135 + rng.nextInt(2) : 134);
+                } else if (f.length >= 68 && rng.nextBoolean()) {
+                    f[20] = 6; // TCP, often a connection-opening SYN
+                    f[67] = (byte) (rng.nextBoolean() ? SYN : f[67]);
                 }
                 if (f.length >= 78 && rng.nextInt(4) > 0) {
                     System.arraycopy(choices[rng.nextInt(3)], 0, f, 62, 16);
@@ -487,6 +494,51 @@ class XdpSteeringProgramTest {
             assertEquals(XdpAbi.XDP_PASS, steer(java.util.Arrays.copyOf(unicast, length)), "cut to " + length);
         }
         assertEquals(REDIRECT, steer(java.util.Arrays.copyOf(unicast, 54)), "a bare header: the stack counts it");
+    }
+
+    /**
+     * While the random filter is on, seven in eight IPv6 SYNs to Tern's addresses are dropped and counted; by-source
+     * shedding alone drops none (its map holds IPv4 sources); a SYN behind an extension header, a SYN-ACK, a reset and
+     * a SYN to the kernel's address pass as always.
+     */
+    @Test
+    void ipv6SynsToTernAreShedAtRandomOnly() {
+        final byte[] syn = ipv6(MAC, GLOBAL6, 6, 0, KERNEL6);
+        syn[14 + 40 + 13] = SYN;
+        for (int random = 0; random < 16; random++) {
+            final XdpInterpreter program = new XdpInterpreter(MAPS, XdpSteering.program(MAPS, MAC, ADDRESS), Set.of(),
+                () -> 0);
+            final int draw = random;
+            final XdpInterpreter drawn = new XdpInterpreter(MAPS, XdpSteering.program(MAPS, MAC, ADDRESS), Set.of(),
+                () -> draw);
+            drawn.addresses6 = ADDRESSES6;
+            drawn.shedFlag = XdpSteering.AT_RANDOM;
+            assertEquals((random & 7) == 0 ? REDIRECT : XdpAbi.XDP_DROP, drawn.run(syn), "draw " + random);
+            assertEquals((random & 7) == 0 ? 0 : 1, drawn.shedCount);
+            program.addresses6 = ADDRESSES6;
+            program.shedFlag = XdpSteering.BY_SOURCE;
+            program.shedSources = Set.of(XdpSteering.sourceKey(0xC612_0001));
+            assertEquals(REDIRECT, program.run(syn), "by source only: IPv6 SYNs pass");
+        }
+        final XdpInterpreter shedding = new XdpInterpreter(MAPS, XdpSteering.program(MAPS, MAC, ADDRESS), Set.of(),
+            () -> 1);
+        shedding.addresses6 = ADDRESSES6;
+        shedding.shedFlag = XdpSteering.AT_RANDOM;
+        final byte[] synAck = syn.clone();
+        synAck[14 + 40 + 13] = SYN | ACK;
+        final byte[] reset = syn.clone();
+        reset[14 + 40 + 13] = RST;
+        final byte[] behindOptions = syn.clone();
+        behindOptions[20] = 60;
+        final byte[] toTheKernel = ipv6(MAC, KERNEL6, 6, 0, KERNEL6);
+        toTheKernel[14 + 40 + 13] = SYN;
+        assertEquals(REDIRECT, shedding.run(synAck), "a SYN-ACK");
+        assertEquals(REDIRECT, shedding.run(reset), "a reset");
+        assertEquals(REDIRECT, shedding.run(behindOptions), "behind a destination options header");
+        assertEquals(XdpAbi.XDP_PASS, shedding.run(toTheKernel), "the kernel's");
+        assertEquals(REDIRECT, shedding.run(java.util.Arrays.copyOf(syn, 14 + 40 + 13)), "flags cut off");
+        assertEquals(XdpAbi.XDP_DROP, shedding.run(syn));
+        assertEquals(1, shedding.shedCount);
     }
 
     @Test

@@ -174,6 +174,9 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
         this.shedding = new ReceiveShedding(link, tcp, counters);
         final SynTap synTap = new SynTap(tcp, shedding); // SYNs by source, for shedding; in front of TCP
         ipv4.register(dev.tern.ipv4.wire.IpProtocol.TCP, synTap);
+        if (ipv6 != null) {
+            ipv6.register(dev.tern.ipv6.wire.NextHeader.TCP, synTap);
+        }
         this.tcpSockets = new TcpSockets(Math.min(builder.tcpConfig.maxConnections(), 1 << 16));
         if (shardCount > 1) {
             // A datagram reassembled here that belongs to another shard's flow goes to that shard.
@@ -183,7 +186,7 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
             ipv4.register(dev.tern.ipv4.wire.IpProtocol.TCP, reassembled.guard(synTap));
             ipv4.register(dev.tern.ipv4.wire.IpProtocol.UDP, reassembled.guard(udp));
             if (ipv6 != null) {
-                ipv6.register(dev.tern.ipv6.wire.NextHeader.TCP, reassembled.guard6(tcp));
+                ipv6.register(dev.tern.ipv6.wire.NextHeader.TCP, reassembled.guard6(synTap));
                 ipv6.register(dev.tern.ipv6.wire.NextHeader.UDP, reassembled.guard6(udp));
             }
         }

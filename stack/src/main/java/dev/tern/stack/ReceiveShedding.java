@@ -236,6 +236,14 @@ final class ReceiveShedding {
     }
 
     /**
+     * A connection-opening SYN whose source the table cannot hold (IPv6's): evidence of a flood, never of who sends it,
+     * so such a flood is shed at random once the run has brought {@link #UNDECIDED_MAX_SYNS} SYNs.
+     */
+    void synArrivesUnnamed() {
+        synsThisPoll++;
+    }
+
+    /**
      * A connection-opening SYN from {@code source} (per SYN, from {@link SynTap}); returns whether the stack drops it
      * here: under pressure, when its source is one of the heavy ones.
      */

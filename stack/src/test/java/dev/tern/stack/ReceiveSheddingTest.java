@@ -499,4 +499,62 @@ class ReceiveSheddingTest {
         assertEquals(List.of(), link.shedRequests);
         assertEquals(2, counter(us, "stack.shed.sources"));
     }
+
+    /**
+     * An IPv6 SYN flood is seen as a SYN flood (its SYNs counted by the tap in front of TCP's IPv6 input) and, its
+     * sources being none the table or the links' filters hold, shed at random: before, IPv6 SYNs went uncounted and
+     * the run was taken for pressure without a SYN flood, so nothing was shed at all.
+     */
+    @Test
+    void anIpv6SynFloodIsShedAtRandom() throws Exception {
+        final PressureLink[] six = new PressureLink[1];
+        final NetStack stack = sim.addStack("six", "198.18.0.5/24", wire -> six[0] = new PressureLink(wire, sim),
+            builder -> builder.ipv6(dev.tern.stack.testing.SimulatedSockets.ipv6Now("2001:db8::5/64")));
+        stack.listen(80, 64);
+        final PeerPort port = new PeerPort(sim, "flood6", MacAddress.parse("0a:00:00:00:00:67"));
+        sim.runFor(10 * MS);
+        six[0].pressure = true;
+        final dev.tern.core.net.Ipv6Address to = dev.tern.core.net.Ipv6Address.parse("2001:db8::5");
+        final dev.tern.core.net.Ipv6Address from = dev.tern.core.net.Ipv6Address.parse("2001:db8::66");
+        final long end = sim.nowNs() + 30 * MS;
+        int n = 0;
+        while (sim.nowNs() < end) {
+            for (int i = 0; i < 8; i++, n++) {
+                port.send(Frames.ethernet(six[0].macAddress(), port.mac(), EtherType.IPV6,
+                    ipv6Syn(from, to, 1024 + (n & 0x7fff), 80)));
+            }
+            sim.step(sim.nowNs() + 100_000);
+        }
+        assertEquals(List.of(true), six[0].shedRequests, "the random filter");
+        assertEquals(List.of(), six[0].sourceRequests, "no IPv4 source to name");
+        assertEquals(1, counter(stack, "stack.shed.random_filters"));
+        assertEquals(0, counter(stack, "stack.shed.pressure_without_syn_flood"));
+        assertTrue(counter(stack, "tcp.drop.syn_pressure") > 100, "TCP drops IPv6 SYNs under the flood too");
+    }
+
+    /** An IPv6 packet carrying a SYN from {@code source} to {@code destination}, its checksum right. */
+    private static byte[] ipv6Syn(dev.tern.core.net.Ipv6Address source, dev.tern.core.net.Ipv6Address destination,
+                                  int sourcePort, int destinationPort) {
+        final java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(40 + 20);
+        b.putInt(0x6000_0000).putShort((short) 20).put((byte) TCP).put((byte) 64)
+            .putLong(source.high()).putLong(source.low()).putLong(destination.high()).putLong(destination.low());
+        b.putShort((short) sourcePort).putShort((short) destinationPort).putInt(sourcePort * 7919).putInt(0)
+            .put((byte) 0x50).put((byte) 0x02).putShort((short) 65535).putInt(0);
+        final byte[] packet = b.array();
+        long sum = 0;
+        for (int i = 8; i < 40; i += 2) {
+            sum += (packet[i] & 0xFF) << 8 | packet[i + 1] & 0xFF; // the addresses, RFC 8200 §8.1
+        }
+        sum += 20 + TCP;
+        for (int i = 40; i < 60; i += 2) {
+            sum += (packet[i] & 0xFF) << 8 | packet[i + 1] & 0xFF;
+        }
+        while (sum >>> 16 != 0) {
+            sum = (sum & 0xFFFF) + (sum >>> 16);
+        }
+        final int checksum = (int) ~sum & 0xFFFF;
+        packet[40 + 16] = (byte) (checksum >> 8);
+        packet[40 + 17] = (byte) checksum;
+        return packet;
+    }
 }

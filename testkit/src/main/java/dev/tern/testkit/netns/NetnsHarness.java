@@ -335,6 +335,24 @@ public final class NetnsHarness implements AutoCloseable {
         return track(peer.start(command));
     }
 
+    /**
+     * Sends {@code frame} (a whole Ethernet frame) {@code count} times from the peer's end, {@code gapMicros} apart,
+     * through a packet socket (Python's, as the tests' peer scripts use): for frames no tool here writes, such as IPv6
+     * SYNs (hping3 has no IPv6). Waits until all are sent.
+     */
+    public void peerSendFrames(byte[] frame, int count, int gapMicros) {
+        final String script = "import socket, sys, time\n"
+            + "s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)\n"
+            + "s.bind((sys.argv[1], 0))\n"
+            + "frame = bytes.fromhex(sys.argv[2])\n"
+            + "gap = int(sys.argv[4]) / 1e6\n"
+            + "for _ in range(int(sys.argv[3])):\n"
+            + "    s.send(frame)\n"
+            + "    time.sleep(gap)\n";
+        peer.exec(Duration.ofSeconds(60), "/usr/bin/python3", "-c", script, PEER_INTERFACE,
+            java.util.HexFormat.of().formatHex(frame), Integer.toString(count), Integer.toString(gapMicros)).orThrow();
+    }
+
     /** Runs a program in the Tern namespace (e.g. {@code ip maddr}) and waits for it. */
     public CommandResult ternExec(Duration timeout, String... command) {
         return tern.exec(timeout, command);
