@@ -85,10 +85,17 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagra
      * {@code [ect1]}, {@code [ect01]} (either ECT, Tern's packets only), {@code (tos 0x10)} and {@code (ttl 64)}:
      * what {@code check} compares of the TOS byte (its ECN field, either ECT codepoint, the whole byte, or nothing),
      * with {@code value}; {@code ttl} 0 when not written. An injected packet carries them (TOS 0 and TTL 64 when not
-     * written).
+     * written). {@code flowLabel} is packetdrill's {@code (flowlabel 0xN)} of an IPv6 packet, alone or after the TOS
+     * field ({@code (tos 0x10, flowlabel 0x1)}); 0 when not written. On a {@code >} line it is a name for Tern's
+     * label, as packetdrill's: the same name the same label on the connection, another name another label.
      */
-    record IpFields(TosCheck check, int value, int ttl) {
-        static final IpFields NONE = new IpFields(TosCheck.NONE, 0, 0);
+    record IpFields(TosCheck check, int value, int ttl, int flowLabel) {
+        static final IpFields NONE = new IpFields(TosCheck.NONE, 0, 0, 0);
+
+        /** The fields with {@code flowLabel} as the flow label. */
+        IpFields withFlowLabel(int label) {
+            return new IpFields(check, value, ttl, label);
+        }
 
         /** The TOS byte of an injected packet. */
         int tos() {

@@ -333,8 +333,8 @@ class ScriptDialectsTest {
                 "t.pkt:4: bad sequence numbers '..'");
             rejects(LISTEN + "+0 < (tos 0x28) udp (10)\n", ScriptProfile.freebsd(),
                 "t.pkt:4: IP header fields are compared on TCP segments only");
-            rejects(LISTEN + "+0 < (flowlabel 0x1) S 0:0(0) win 100\n", ScriptProfile.freebsd(),
-                "t.pkt:4: IP header fields on a packet ('(flowlabel 0x1)') are not supported");
+            rejects(LISTEN + "+0 < (id 7) S 0:0(0) win 100\n", ScriptProfile.freebsd(),
+                "t.pkt:4: IP header fields on a packet ('(id 7)') are not supported");
             rejects(LISTEN + "+0 < S 0:0(0)! win 100\n", ScriptProfile.freebsd(),
                 "t.pkt:4: '!' (sequence number not compared) is only for packets Tern sends (>)");
         }
