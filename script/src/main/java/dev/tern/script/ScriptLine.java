@@ -118,8 +118,12 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagra
         }
     }
 
-    /** A UDP datagram, {@code udp (LENGTH)}: its payload is zeros when injected, compared by length when expected. */
-    record Datagram(int line, When when, boolean inbound, Ports ports, int length, String text) implements ScriptLine {
+    /**
+     * A UDP datagram, {@code udp (LENGTH)}: its payload is the remote's pattern when injected, compared by length and
+     * bytes when expected; with the IP header fields written before it ({@link IpFields}, no ECN codepoint).
+     */
+    record Datagram(int line, When when, boolean inbound, Ports ports, IpFields ip, int length, String text)
+        implements ScriptLine {
     }
 
     /**
@@ -127,9 +131,10 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagra
      * is about (a TCP segment {@code [START:END(LENGTH)]} or a datagram {@code [udp (LENGTH)]}, of the current flow
      * unless it names its ports, {@code [8080>48001 1:1461(1460)]}); null when the line quotes none. Another type
      * (echo) has {@code rawLength}, the message's length with its header ({@code [raw (N)]}). {@code mtu},
-     * {@code id} and {@code rawLength} are -1 when not written.
+     * {@code id} and {@code rawLength} are -1 when not written. {@code ip} holds the IP header fields written before
+     * it ({@link IpFields}).
      */
-    record Icmp(int line, When when, boolean inbound, int type, int code, int mtu, int id, int rawLength,
+    record Icmp(int line, When when, boolean inbound, IpFields ip, int type, int code, int mtu, int id, int rawLength,
                 ScriptLine quoted, String text) implements ScriptLine {
     }
 

@@ -521,19 +521,23 @@ public final class ScriptParser {
             ports = new ScriptLine.Ports(source, destination);
             text = text.substring(portText.end()).strip();
         }
-        if (ip != ScriptLine.IpFields.NONE && (text.startsWith("udp") || text.startsWith("icmp")
-            || text.startsWith("["))) {
-            throw error(line, "IP header fields are compared on TCP segments only");
+        final boolean datagram = text.startsWith("udp");
+        if (datagram && ip.check() == ScriptLine.TosCheck.ECN) {
+            throw error(line, "an ECN codepoint ([noecn], [ect0], [ect1], [ce]) is for TCP segments only, as "
+                + "packetdrill's: write (tos 0xNN) on a datagram");
         }
-        if (text.startsWith("udp")) {
-            return new ScriptLine.Datagram(line, when, inbound, ports, datagramLength(line, text), whole);
+        if (!inbound && ip.flowLabel() != 0 && (datagram || text.startsWith("icmp") || text.startsWith("["))) {
+            throw error(line, "a flow label is compared on TCP segments only (it names a connection's label)");
+        }
+        if (datagram) {
+            return new ScriptLine.Datagram(line, when, inbound, ports, ip, datagramLength(line, text), whole);
         }
         if (text.startsWith("icmp") || text.startsWith("[")) {
             if (ports != null) {
                 throw error(line, "an ICMP line takes no ports of its own: write them in the quoted packet, like "
                     + "[8080>48001 1:1461(1460)]");
             }
-            return icmp(line, when, inbound, text, whole);
+            return icmp(line, when, inbound, ip, text, whole);
         }
         if (text.startsWith("ip") || text.startsWith("gre") || text.startsWith("sctp") || text.startsWith("mpls")) {
             throw error(line, "only TCP, UDP and ICMP packets are supported, not '" + text.split("\\s+")[0] + "'");
@@ -662,7 +666,8 @@ public final class ScriptParser {
      * time exceeded, parameter problem, source quench, redirect) quotes a TCP segment or a UDP datagram that went the
      * other way; any other type takes {@code [raw (N)]}, the ICMP message's length with its header, as packetdrill.
      */
-    private ScriptLine.Icmp icmp(int line, ScriptLine.When when, boolean inbound, String text, String whole) {
+    private ScriptLine.Icmp icmp(int line, ScriptLine.When when, boolean inbound, ScriptLine.IpFields ip, String text,
+                                 String whole) {
         ScriptLine quoted = null;
         int rawLength = -1;
         final int open = text.indexOf('[');
@@ -689,7 +694,8 @@ public final class ScriptParser {
                 }
                 rawLength = (int) value;
             } else if (inner.startsWith("udp")) {
-                quoted = new ScriptLine.Datagram(line, when, !inbound, quotedPorts, datagramLength(line, inner), whole);
+                quoted = new ScriptLine.Datagram(line, when, !inbound, quotedPorts, ScriptLine.IpFields.NONE,
+                    datagramLength(line, inner), whole);
             } else {
                 final String segmentText = SEQ.matcher(inner).matches() ? "0 " + inner : inner;
                 quoted = segment(line, when, !inbound, quotedPorts, ScriptLine.IpFields.NONE, segmentText, whole);
@@ -767,7 +773,7 @@ public final class ScriptParser {
         if (inbound && !isError && rawLength < 0) {
             rawLength = ipv6Wire ? ScriptIcmp6.DEFAULT_LENGTH : ICMP_DEFAULT_LENGTH;
         }
-        return new ScriptLine.Icmp(line, when, inbound, type, code, mtu, id, rawLength, quoted, whole);
+        return new ScriptLine.Icmp(line, when, inbound, ip, type, code, mtu, id, rawLength, quoted, whole);
     }
 
     /** A type or code: a name of {@code names}, or {@code PREFIX}N (0..255). */

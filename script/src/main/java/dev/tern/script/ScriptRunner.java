@@ -710,7 +710,7 @@ public final class ScriptRunner {
             final Sent s = switch (ip.protocol()) {
                 case IpProtocol.TCP -> tcpSent(segment, at, transportLength, pseudo, ip.tos(), ip.ttl(), 0);
                 case IpProtocol.UDP -> udpSent(segment, at, transportLength, pseudo, ip.tos(), ip.ttl(), false);
-                case IpProtocol.ICMP -> icmpSent(segment, at, transportLength, 0, false);
+                case IpProtocol.ICMP -> icmpSent(segment, at, transportLength, 0, ip.tos(), ip.ttl(), false);
                 default -> null;
             };
             if (s == null) {
@@ -764,7 +764,7 @@ public final class ScriptRunner {
             case NextHeader.UDP -> udpSent(segment, upper, payloadLength, pseudo, trafficClass, hopLimit, true);
             // Of ICMPv6 the script sees errors and echoes; neighbour discovery and MLD stand for the path.
             case NextHeader.ICMPV6 -> payloadLength >= 1 && scripted6(BigEndian.u8(segment, upper))
-                ? icmpSent(segment, upper, payloadLength, pseudo, true) : null;
+                ? icmpSent(segment, upper, payloadLength, pseudo, trafficClass, hopLimit, true) : null;
             default -> null;
         };
         if (s == null) {
@@ -816,7 +816,7 @@ public final class ScriptRunner {
      * An ICMP message Tern sent (ICMPv6 when {@code v6}, checked with {@code pseudo}, IPv6's pseudo-header: RFC 4443
      * §2.3; ICMP's checksum covers the message alone) and the ports of what an error quotes.
      */
-    private Sent icmpSent(MemorySegment segment, long at, int icmpLength, long pseudo, boolean v6) {
+    private Sent icmpSent(MemorySegment segment, long at, int icmpLength, long pseudo, int tos, int ttl, boolean v6) {
         if (icmpLength < IcmpHeader.LENGTH || !InternetChecksum.verifies(InternetChecksum.add(pseudo, segment, at,
             icmpLength))) {
             throw new ScriptException(file, 0,
@@ -850,7 +850,7 @@ public final class ScriptRunner {
         }
         return new Sent(now(), null, null, null, new IcmpSeen(type, code, mtu, BigEndian.u16(segment, at + 4),
             icmpLength, protocol, sourcePort, destinationPort, seq, udpLength),
-            segment.asSlice(quoted, icmpLength - IcmpHeader.LENGTH).toArray(ValueLayout.JAVA_BYTE), 0, 0, 0);
+            segment.asSlice(quoted, icmpLength - IcmpHeader.LENGTH).toArray(ValueLayout.JAVA_BYTE), tos, ttl, 0);
     }
 
     /**
@@ -906,7 +906,8 @@ public final class ScriptRunner {
             case ScriptLine.Packet p -> s.tcp == null ? "not a TCP segment"
                 : segmentMismatch(p, s, profile, tolerance(s.atNs, 0), ipv6);
             case ScriptLine.Datagram d -> s.udp == null ? "not a UDP datagram" : datagramMismatch(d, s);
-            case ScriptLine.Icmp i -> s.icmp == null ? "not an ICMP message" : icmpMismatch(i, s);
+            case ScriptLine.Icmp i -> s.icmp == null ? "not an ICMP message" : orElse(icmpMismatch(i, s),
+                ipMismatch(i.ip(), s.tos, s.ttl));
             case ScriptLine.Call c -> throw new IllegalStateException("a call is not a packet");
             case ScriptLine.Sysctl c -> throw new IllegalStateException("a sysctl is not a packet");
             case ScriptLine.TcpInfoAsserts b -> throw new IllegalStateException("a Python block is not a packet");
@@ -1004,6 +1005,10 @@ public final class ScriptRunner {
         if (actual.length != d.length()) {
             return actual.length + " bytes, not " + d.length();
         }
+        final String ip = ipMismatch(d.ip(), s.tos, s.ttl);
+        if (ip != null) {
+            return ip;
+        }
         final MemorySegment data = MemorySegment.ofArray(s.data);
         final int wrong = ScriptPayload.firstDifference(data, 0, s.data.length, 0, ScriptPayload::ternDatagram);
         return wrong < 0 ? null : "byte " + wrong + " of the datagram "
@@ -1062,6 +1067,11 @@ public final class ScriptRunner {
             default -> throw new IllegalStateException("an ICMP line quotes a packet");
         }
         return null;
+    }
+
+    /** The first difference, else the second (null when neither). */
+    private static String orElse(String first, String second) {
+        return first != null ? first : second;
     }
 
     private String timeText(long lo, long hi) {
@@ -1159,13 +1169,13 @@ public final class ScriptRunner {
         b.putShort((short) source).putShort((short) destination).putShort((short) datagram.length).putShort((short) 0);
         ScriptPayload.fill(MemorySegment.ofArray(datagram), 8, d.length(), 0, ScriptPayload::remoteDatagram);
         if (ipv6) {
-            injectIp6(d.line(), NextHeader.UDP, datagram, UDP_CHECKSUM_OFFSET, ScriptLine.IpFields.NONE);
+            injectIp6(d.line(), NextHeader.UDP, datagram, UDP_CHECKSUM_OFFSET, d.ip());
             return;
         }
         final int checksum = InternetChecksum.finish(InternetChecksum.add(InternetChecksum.pseudoHeader(remoteAddress,
             ternAddress, IpProtocol.UDP, datagram.length), MemorySegment.ofArray(datagram), 0, datagram.length));
         b.putShort(6, (short) (checksum == 0 ? 0xFFFF : checksum));
-        injectIp(d.line(), IpProtocol.UDP, datagram);
+        injectIp(d.line(), IpProtocol.UDP, datagram, d.ip());
     }
 
     /**
@@ -1233,7 +1243,7 @@ public final class ScriptRunner {
         b.put(quotedIp).put(quote.header);
         b.putShort(ICMP_CHECKSUM_OFFSET, (short) InternetChecksum.compute(MemorySegment.ofArray(message), 0,
             message.length));
-        injectIp(i.line(), IpProtocol.ICMP, message);
+        injectIp(i.line(), IpProtocol.ICMP, message, i.ip());
     }
 
     /**
@@ -1249,7 +1259,7 @@ public final class ScriptRunner {
             quote.protocol, 64, ScriptIpVersion.TERN_IPV6.high(), ScriptIpVersion.TERN_IPV6.low(),
             ScriptIpVersion.REMOTE_IPV6.high(), ScriptIpVersion.REMOTE_IPV6.low());
         System.arraycopy(quote.header, 0, message, Icmpv6Header.LENGTH + Ipv6Header.LENGTH, quote.header.length);
-        injectIp6(i.line(), NextHeader.ICMPV6, message, ICMP_CHECKSUM_OFFSET, ScriptLine.IpFields.NONE);
+        injectIp6(i.line(), NextHeader.ICMPV6, message, ICMP_CHECKSUM_OFFSET, i.ip());
     }
 
     /**
@@ -1264,12 +1274,12 @@ public final class ScriptRunner {
         ScriptPayload.fill(MemorySegment.ofArray(message), IcmpHeader.LENGTH, message.length - IcmpHeader.LENGTH, 0,
             ScriptPayload::remoteDatagram);
         if (ipv6) {
-            injectIp6(i.line(), NextHeader.ICMPV6, message, ICMP_CHECKSUM_OFFSET, ScriptLine.IpFields.NONE);
+            injectIp6(i.line(), NextHeader.ICMPV6, message, ICMP_CHECKSUM_OFFSET, i.ip());
             return;
         }
         b.putShort(ICMP_CHECKSUM_OFFSET, (short) InternetChecksum.compute(MemorySegment.ofArray(message), 0,
             message.length));
-        injectIp(i.line(), IpProtocol.ICMP, message);
+        injectIp(i.line(), IpProtocol.ICMP, message, i.ip());
     }
 
     /** The IP fields a {@code >} line writes against Tern's packet, as packetdrill's verify_outbound_live_tos. */

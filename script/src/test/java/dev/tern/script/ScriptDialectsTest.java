@@ -331,8 +331,8 @@ class ScriptDialectsTest {
                 """, ScriptProfile.freebsd());
             rejects(LISTEN + "+0 < F  .. 1:1(0) win 100\n", ScriptProfile.freebsd(),
                 "t.pkt:4: bad sequence numbers '..'");
-            rejects(LISTEN + "+0 < (tos 0x28) udp (10)\n", ScriptProfile.freebsd(),
-                "t.pkt:4: IP header fields are compared on TCP segments only");
+            rejects(LISTEN + "+0 < [ect0] udp (10)\n", ScriptProfile.freebsd(),
+                "t.pkt:4: an ECN codepoint ([noecn], [ect0], [ect1], [ce]) is for TCP segments only");
             rejects(LISTEN + "+0 < (id 7) S 0:0(0) win 100\n", ScriptProfile.freebsd(),
                 "t.pkt:4: IP header fields on a packet ('(id 7)') are not supported");
             rejects(LISTEN + "+0 < S 0:0(0)! win 100\n", ScriptProfile.freebsd(),

@@ -63,6 +63,21 @@ class ScriptOverIpv6Test {
         }
 
         @Test
+        void ipHeaderFieldsOnDatagramsAreWrittenAndComparedOverEitherVersion() {
+            final String fields = script("udp-bound-socket.pkt").replace("< 48001>8080 udp (10)",
+                "< (tos 0x28) 48001>8080 udp (10)").replace("> 8080>48001 udp (20)", "> (tos 0x0) 8080>48001 udp (20)")
+                + "+0    sendto(3, ..., 20, 0, ..., ...) = 20\n+0    > (ttl 64) udp (20)\n";
+            passes6(fields);
+            passes(fields.replace("AF_INET6", "AF_INET"), ScriptIpVersion.IPV4);
+            assertEquals("t.pkt:10: expected '(ttl 63) udp (20)'; Tern sent '8080>48001 udp (20)' at 0.000000 s: "
+                + "TTL 64, not 63", failure6(fields.replace("(ttl 64)", "(ttl 63)")));
+            assertEquals("t.pkt:8: expected '(tos 0x10) 8080>48001 udp (20)'; Tern sent '8080>48001 udp (20)' at "
+                + "0.000000 s: TOS 0x00, not 0x10", failure6(fields.replace("(tos 0x0)", "(tos 0x10)")));
+            assertEquals("t.pkt:1: a flow label is compared on TCP segments only (it names a connection's label)",
+                failure6("0 > (flowlabel 0x1) udp (20)\n"));
+        }
+
+        @Test
         void portUnreachableRefusesAConnectedSocketOverIpv6AndOverIpv4MappedAddresses() {
             passes6(script("udp-connected-refused.pkt"));
             // ipv4-mapped-ipv6: the AF_INET6 socket's peer is an IPv4 address and the wire IPv4, ICMP's names IPv4's.
@@ -105,6 +120,17 @@ class ScriptOverIpv6Test {
             startsWith("t.pkt:13: expected Tern to send '. 1:1221(1220) ack 1' at 0.010000 s, but Tern sent nothing",
                 failure6(script("packet-too-big.pkt")
                 .replace("[1:1461(1460)]", "[5000:5001(1)]")));
+        }
+
+        @Test
+        void ipHeaderFieldsOnIcmpLinesAreWrittenAndCompared() {
+            final String fields = script("echo.pkt").replace("< icmp echo_request id 7", "< (ttl 1) icmp echo_request id 7")
+                .replace("> icmp echo_reply id 7", "> (tos 0x0) icmp echo_reply id 7");
+            passes6(fields);
+            // Over IPv4 an echo request without [raw (N)] has room for an IPv4 header and 8 bytes, not IPv6's.
+            passes(fields.replace("[raw (56)]", "[raw (36)]"), ScriptIpVersion.IPV4);
+            assertEquals("t.pkt:3: expected '(ttl 2) icmp echo_reply id 7 [raw (64)]'; Tern sent 'icmp echo_reply id 7 "
+                + "[raw (64)]' at 0.000000 s: TTL 64, not 2", failure6(fields.replace("(tos 0x0)", "(ttl 2)")));
         }
 
         @Test
