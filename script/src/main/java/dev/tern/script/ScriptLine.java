@@ -180,10 +180,11 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagra
      * {@code `sockstat -4 -P tcp -s [-p PORT] | [grep packetdril |] grep -c STATE | grep N`}: {@code state} is
      * sockstat's name ({@code TIME_WAIT}, {@code SYN_RCVD}, ...), {@code port} the one {@code -p} names (-1: any);
      * {@code applicationOnly} when {@code grep packetdril} keeps the process's own sockets only, without the
-     * sockets of no process (a listener's half-open connections, which FreeBSD lists as SYN_RCVD).
+     * sockets of no process (a listener's half-open connections, which FreeBSD lists as SYN_RCVD); {@code ipv6} for
+     * {@code sockstat -6}, which lists IPv6 sockets only (FreeBSD's AF_INET6 sockets are IPv6-only by default).
      */
-    record SocketCount(int line, When when, String state, int port, boolean applicationOnly, int count, String text)
-        implements ScriptLine {
+    record SocketCount(int line, When when, String state, int port, boolean applicationOnly, boolean ipv6, int count,
+                       String text) implements ScriptLine {
     }
 
     /**

@@ -67,10 +67,11 @@ public final class ScriptParser {
     private static final Pattern SPACED_PLUS = Pattern.compile("^\\+\\s+(?=[0-9.])");
     /**
      * Packetdrill's IP fields in parentheses or brackets: {@code (tos 0x10)}, {@code [ttl 64]}, {@code (ect0)}, an
-     * IPv6 flow label alone or after the first ({@code (flowlabel 0x1)}, {@code [ect0, flowlabel 0x2]}).
+     * IPv6 flow label alone or after the first ({@code (flowlabel 0x1)}, {@code [ect0, flowlabel 0x2]}); FreeBSD's
+     * packetdrill names IPv6's two {@code (class 0x28)} and {@code (hlim 64)}.
      */
     private static final Pattern IP_FIELDS = Pattern.compile(
-        "[(\\[]\\s*(?:(noecn|ect0|ect1|ect01|ce|tos\\s+0x[0-9a-fA-F]+|ttl\\s+\\d+)"
+        "[(\\[]\\s*(?:(noecn|ect0|ect1|ect01|ce|(?:tos|class)\\s+0x[0-9a-fA-F]+|(?:ttl|hlim)\\s+\\d+)"
             + "(?:\\s*,\\s*flowlabel\\s+0x([0-9a-fA-F]+))?|flowlabel\\s+0x([0-9a-fA-F]+))\\s*[)\\]]");
     private static final Pattern UDP = Pattern.compile("udp\\s*\\((\\d+)\\)");
 
@@ -236,7 +237,7 @@ public final class ScriptParser {
                 profile)) {
                 if (shell instanceof ScriptLine.SocketCount c) {
                     settings.add(new ScriptLine.SocketCount(line, when, c.state(), c.port(), c.applicationOnly(),
-                        c.count(), c.text()));
+                        c.ipv6(), c.count(), c.text()));
                     continue;
                 }
                 if (shell instanceof ScriptLine.SocketDrop d) {
@@ -511,7 +512,7 @@ public final class ScriptParser {
         if (text.startsWith("(")) {
             throw error(line, "IP header fields on a packet ('" + text.substring(0, text.indexOf(')') < 0
                 ? text.length() : text.indexOf(')') + 1) + "') are not supported: the runner takes [noecn], [ect0], "
-                + "[ect1], [ce], [ect01], (tos 0xNN), (ttl N) and (flowlabel 0xN)");
+                + "[ect1], [ce], [ect01], (tos 0xNN) or (class 0xNN), (ttl N) or (hlim N), and (flowlabel 0xN)");
         }
         ScriptLine.Ports ports = null;
         final Matcher portText = PORTS.matcher(text);
@@ -545,19 +546,24 @@ public final class ScriptParser {
         return segment(line, when, inbound, ports, ip, text, whole);
     }
 
-    /** One of packetdrill's IP fields (its parser.y ip_info): an ECN codepoint, a TOS byte or a TTL. */
+    /**
+     * One of packetdrill's IP fields (its parser.y ip_info): an ECN codepoint, a TOS byte (traffic class) or a TTL
+     * (hop limit).
+     */
     private ScriptLine.IpFields ipFields(int line, boolean inbound, String field) {
-        if (field.startsWith("tos")) {
-            final long tos = Long.parseLong(field.substring(3).strip().substring(2), 16);
+        final String name = field.split("\\s+")[0];
+        final String value = field.substring(name.length()).strip();
+        if (name.equals("tos") || name.equals("class")) {
+            final long tos = value.length() > 17 ? 256 : Long.parseLong(value.substring(2), 16);
             if (tos > 255) {
-                throw error(line, "tos " + field.substring(3).strip() + " is more than 8 bits");
+                throw error(line, name + " " + value + " is more than 8 bits");
             }
             return new ScriptLine.IpFields(ScriptLine.TosCheck.TOS, (int) tos, 0, 0);
         }
-        if (field.startsWith("ttl")) {
-            final long ttl = Long.parseLong(field.substring(3).strip());
+        if (name.equals("ttl") || name.equals("hlim")) {
+            final long ttl = value.length() > 18 ? 256 : Long.parseLong(value);
             if (ttl < 1 || ttl > 255) {
-                throw error(line, "ttl " + ttl + " is not 1..255");
+                throw error(line, name + " " + value + " is not 1..255");
             }
             return new ScriptLine.IpFields(ScriptLine.TosCheck.NONE, 0, (int) ttl, 0);
         }

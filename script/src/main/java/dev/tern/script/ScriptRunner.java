@@ -292,9 +292,10 @@ public final class ScriptRunner {
             mtuGiven |= line instanceof ScriptLine.Sysctl s && s.name().equals(ScriptParser.MTU_OPTION);
         }
         ScriptProfile runProfile = applied.profile();
-        if (version == ScriptIpVersion.IPV6 && !mtuGiven) {
+        if (version == ScriptIpVersion.IPV6 && !mtuGiven && runProfile.dialect() != ScriptDialect.FREEBSD) {
             // As packetdrill's run_all.py runs the IPv6 variant (--mtu=1520): 20 bytes more for IPv6's larger header,
-            // so that the MSS, and every segment a script writes, stays what it is over IPv4.
+            // so that the MSS, and every segment a script writes, stays what it is over IPv4. FreeBSD's suite runs its
+            // IPv6 scripts at packetdrill's own MTU of 1500 and writes the MSS of it (1440).
             runProfile = runProfile.withOptions(runProfile.mtu() + 20, runProfile.toleranceNs(),
                 runProfile.tolerancePercent(), runProfile.tsTickUs(), runProfile.strictSegments(), runProfile.gsoMss());
         }

@@ -103,7 +103,9 @@ class ScriptDialectsTest {
             rejects("`../common/set_sysctls.py tcp_sack=0`\n", ScriptProfile.gtests(),
                 "t.pkt:1: set_sysctls.py takes /proc/sys/NAME=VALUE, not 'tcp_sack=0'");
             startsWith(failure("`sockstat -6 -P tcp -s | grep packetdril | grep -c TIME_WAIT | grep 1`\n",
-                ScriptProfile.freebsd()), "t.pkt:1: sockstat -6 needs IPv6");
+                ScriptProfile.freebsd()), "t.pkt:1: `sockstat -6 -P tcp -s | grep packetdril | grep -c TIME_WAIT | "
+                + "grep 1`: 0 TCP sockets of the application are in TIME_WAIT, not 1 (sockstat -6 lists none of this "
+                + "run's IPv4 sockets)");
             rejects("`sysctl -q net.ipv4.tcp_mem=\"1 2\"`\n", ScriptProfile.linux(),
                 "t.pkt:1: sysctl net.ipv4.tcp_mem takes 3 numbers between quotes, got 2");
         }

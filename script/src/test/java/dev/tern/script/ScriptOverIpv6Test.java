@@ -164,6 +164,51 @@ class ScriptOverIpv6Test {
         }
     }
 
+    /** FreeBSD's suite over IPv6: its scripts carry their own --ip_version=ipv6 line and run at an MTU of 1500. */
+    @Nested
+    class FreeBsdSuite {
+        private static final String OPEN = """
+            --ip_version=ipv6
+            0.000 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+            +0    fcntl(3, F_SETFL, O_RDWR|O_NONBLOCK) = 0
+            +0    connect(3, ..., ...) = -1 EINPROGRESS (Operation now in progress)
+            +0    > S 0:0(0) win 65535 <mss 1440,nop,wscale 6,sackOK,TS val 100 ecr 0>
+            +.1   < S. 0:0(0) ack 1 win 65535 <mss 1440,sackOK,eol,eol>
+            +0    > . 1:1(0) ack 1 win 65535
+            +0    `sockstat -6 -P tcp -s | grep packetdril | grep -c ESTABLISHED | grep 1`
+            +0    `sockstat -4 -P tcp -s | grep packetdril | grep -c ESTABLISHED | grep 0`
+            """;
+
+        @Test
+        void anActiveOpenOffersTheMssOfAnMtuOf1500AndSockstatListsItsSocketUnderIpv6() {
+            ScriptRunner.run("t.pkt", OPEN, ScriptProfile.freebsd());
+            assertEquals("t.pkt:9: `sockstat -4 -P tcp -s | grep packetdril | grep -c ESTABLISHED | grep 1`: 0 TCP "
+                + "sockets of the application are in ESTABLISHED, not 1 (sockstat -4 lists none of this run's IPv6 "
+                + "sockets)", assertThrows(ScriptException.class, () -> ScriptRunner.run("t.pkt",
+                OPEN.replace("ESTABLISHED | grep 0", "ESTABLISHED | grep 1"), ScriptProfile.freebsd())).getMessage());
+        }
+    }
+
+    /** FreeBSD's packetdrill names IPv6's fields by their own names: (class 0xNN) and (hlim N). */
+    @Test
+    void trafficClassAndHopLimitAreTosAndTtlByIpv6sNames() {
+        final String passive = """
+            0     socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
+            +0    bind(3, ..., ...) = 0
+            +0    listen(3, 1) = 0
+            +0    < (hlim 3) S 0:0(0) win 65535 <mss 1460>
+            +0    > (class 0x0) S. 0:0(0) ack 1 <mss 1460>
+            +0    < (class 0x28) . 1:1(0) ack 1 win 65535
+            +0    accept(3, ..., ...) = 4
+            +0    write(4, ..., 100) = 100
+            +0    > (hlim 64) P. 1:101(100) ack 1
+            """;
+        passes6(passive);
+        assertEquals("t.pkt:9: expected '(hlim 4) P. 1:101(100) ack 1'; Tern sent 'P. 1:101(100) ack 1 win 65535' at "
+            + "0.000000 s: TTL 64, not 4", failure6(passive.replace("(hlim 64)", "(hlim 4)")));
+        assertEquals("t.pkt:1: class 0x100 is more than 8 bits", failure6("0 < (class 0x100) S 0:0(0)\n"));
+    }
+
     @Nested
     class FlowLabels {
         @Test
