@@ -69,6 +69,18 @@ final class ScriptFlow {
         remoteIsnKnown = false;
     }
 
+    /**
+     * Tern connects anew on the flow's ports: its numbering, the timestamp offset and its flow label are learned
+     * again (the remote's numbering comes with its SYN-ACK).
+     */
+    void ternConnects() {
+        ternIsn = -1;
+        ternScriptIsn = 0;
+        tsOffsetKnown = false;
+        scriptFlowLabel = 0;
+        ternFlowLabel = 0;
+    }
+
     /** Whether a segment of this flow went either way since it (re)started. */
     boolean used() {
         return ternIsn >= 0 || remoteIsnKnown;

@@ -590,9 +590,7 @@ public final class ScriptRunner {
     /** A connect opened a connection from {@code ternPort} to the remote's {@code remotePort}: the new current flow. */
     void connected(int ternPort, int remotePort) {
         final ScriptFlow f = flowOf(ternPort, remotePort);
-        f.ternIsn = -1;
-        f.ternScriptIsn = 0;
-        f.tsOffsetKnown = false;
+        f.ternConnects();
         current = f;
         connecting = true;
     }
