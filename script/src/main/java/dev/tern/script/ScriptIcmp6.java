@@ -24,6 +24,11 @@ final class ScriptIcmp6 {
         "net_unreachable", Icmpv6Header.NO_ROUTE, "no_route", Icmpv6Header.NO_ROUTE,
         "admin_prohibited", 1, "not_neighbour", 2,
         "address_unreachable", Icmpv6Header.ADDRESS_UNREACHABLE, "port_unreachable", Icmpv6Header.PORT_UNREACHABLE);
+    /** Destination Unreachable's codes by Tern's short names too, as over IPv4 ({@code net}, {@code port}). */
+    private static final Map<String, Integer> UNREACHABLE_NAMES = Map.of(
+        "net_unreachable", Icmpv6Header.NO_ROUTE, "no_route", Icmpv6Header.NO_ROUTE, "net", Icmpv6Header.NO_ROUTE,
+        "admin_prohibited", 1, "not_neighbour", 2, "address_unreachable", Icmpv6Header.ADDRESS_UNREACHABLE,
+        "port_unreachable", Icmpv6Header.PORT_UNREACHABLE, "port", Icmpv6Header.PORT_UNREACHABLE);
     /** Time Exceeded's codes (RFC 4443 §3.3). */
     static final Map<String, Integer> TIME_EXCEEDED_CODES = Map.of(
         "exceeded_hop_limit", 0, "exceeded_frag_time", Icmpv6Header.REASSEMBLY_TIME_EXCEEDED);
@@ -38,7 +43,12 @@ final class ScriptIcmp6 {
     private ScriptIcmp6() {
     }
 
-    /** The codes of {@code type} by name; none for a type without named codes. */
+    /** The codes of {@code type} a line may write: packetdrill's names, and Tern's short ones of unreachable. */
+    static Map<String, Integer> codeNames(int type) {
+        return type == Icmpv6Header.DESTINATION_UNREACHABLE ? UNREACHABLE_NAMES : codes(type);
+    }
+
+    /** The codes of {@code type} by packetdrill's names; none for a type without named codes. */
     static Map<String, Integer> codes(int type) {
         return switch (type) {
             case Icmpv6Header.DESTINATION_UNREACHABLE -> UNREACHABLE_CODES;

@@ -725,7 +725,7 @@ public final class ScriptParser {
                 throw error(line, "unreachable " + words[i] + " is IPv4's: over IPv6 the path's MTU comes in "
                     + "icmp packet_too_big mtu N (RFC 4443 §3.2)");
             }
-            code = icmpNumber(line, words[i++], "code_", ipv6Wire ? ScriptIcmp6.codes(type)
+            code = icmpNumber(line, words[i++], "code_", ipv6Wire ? ScriptIcmp6.codeNames(type)
                     : type == IcmpHeader.DESTINATION_UNREACHABLE ? UNREACHABLE_CODES
                     : type == IcmpHeader.TIME_EXCEEDED ? TIME_EXCEEDED_CODES : java.util.Map.of(),
                 family + (ipv6Wire ? ScriptIcmp6.typeName(type) : icmpTypeName(type)) + " code");

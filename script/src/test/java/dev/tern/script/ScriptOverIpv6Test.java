@@ -155,6 +155,8 @@ class ScriptOverIpv6Test {
                 + "packet_too_big mtu N (RFC 4443 §3.2)", failure6("0 < icmp unreachable frag_needed mtu 1200\n"));
             startsWith("t.pkt:1: unknown ICMPv6 unreachable code 'host_unreachable' (write code_N for one by number; "
                 + "known: address_unreachable, admin_prohibited, ", failure6("0 < icmp unreachable host_unreachable\n"));
+            // Tern's short names of unreachable's codes, port and net, are ICMPv6's codes 4 and 0 over IPv6.
+            passes6(script("port-unreachable.pkt").replace("port_unreachable [", "port ["));
             startsWith("t.pkt:1: unknown ICMPv6 type 'source_quench'", failure6("0 < icmp source_quench\n"));
             assertEquals("t.pkt:1: 'mtu N' belongs to packet_too_big only over IPv6",
                 failure6("0 < icmp unreachable port_unreachable mtu 1200\n"));
