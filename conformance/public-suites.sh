@@ -9,7 +9,8 @@
 #   - on the kernel: packetdrill with run_all.py's IPv4 arguments, addresses from 198.18.0.0/15, in a network
 #     namespace of its own that is deleted after it (and on any exit), bounded by --timeout;
 #   - on Tern: `tern script --profile gtests`, from this worktree's cli build.
-# The FreeBSD suite (IPv4: every file not naming ipv6) has no kernel here: Tern's column only.
+# The FreeBSD suite (IPv4: every file not naming ipv6; with --ip-version ipv6 the files naming it) has no kernel
+# here: Tern's column only.
 #
 # Output (under --out, default /tmp/tern-suites): gtests.tsv and freebsd.tsv, one row per script with the columns
 # script, linux, tern, linux_error, tern_error, agree (results pass, fail, timeout or skipped, the IPv6 scripts
@@ -50,8 +51,9 @@ options:
   --classified FILE       list the non-passing gtests scripts FILE's table lacks (docs/SUITES.md)
   --ip-version V          ipv4 (default) or ipv6: both columns run run_all.py's scripts for V (ipv6: every file not
                           ending in v4.pkt; the kernel's packetdrill with run_all.py's IPv6 arguments on
-                          2001:db8:: addresses, Tern's `tern script --ip-version ipv6`); the FreeBSD suite stays
-                          IPv4
+                          2001:db8:: addresses, Tern's `tern script --ip-version ipv6`); the FreeBSD suite's
+                          column runs its IPv6 scripts instead (every file naming ipv6; each has its own
+                          --ip_version=ipv6 line)
   SCRIPT...               only these gtests scripts (paths relative to gtests/net/tcp)
 
 The stripped copy changes only the suite's wrappers: the defaults.sh call and the closing sysctl_restore call are
@@ -441,7 +443,9 @@ run_tern() {
   run_tern_batch "$WORK/tern/tcp" gtests "" "$OUT/tern-gtests.log" "${IPV4[@]}"
   if [[ -n "$TESTSUITE" ]]; then
     local files
-    mapfile -t files < <(cd "$TESTSUITE" && find . -name '*.pkt' ! -iname '*ipv6*' | sed 's#^\./##' | LC_ALL=C sort)
+    local family=(! -iname '*ipv6*')
+    [[ "$IP_VERSION" == ipv6 ]] && family=(-iname '*ipv6*')
+    mapfile -t files < <(cd "$TESTSUITE" && find . -name '*.pkt' "${family[@]}" | sed 's#^\./##' | LC_ALL=C sort)
     run_tern_batch "$TESTSUITE" "$FREEBSD_PROFILE" "freebsd:" "$OUT/tern-freebsd.log" "${files[@]}"
     FREEBSD=("${files[@]}")
   fi
@@ -516,7 +520,7 @@ if [[ ${#FREEBSD[@]} -gt 0 ]]; then
     printf '%-60s | %-7s | %-7s | %s\n' "freebsd:$rel" - "$t" -
     [[ "$t" == pass ]] && fb_pass=$((fb_pass + 1))
   done
-  echo "tcp-testsuite (IPv4, profile $FREEBSD_PROFILE): ${#FREEBSD[@]} scripts; Tern passes $fb_pass"
+  echo "tcp-testsuite (${IP_VERSION/ipv/IPv}, profile $FREEBSD_PROFILE): ${#FREEBSD[@]} scripts; Tern passes $fb_pass"
 fi
 
 if [[ -n "$CLASSIFIED" ]]; then

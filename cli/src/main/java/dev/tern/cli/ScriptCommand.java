@@ -36,7 +36,7 @@ final class ScriptCommand {
                 + ScriptProfile.all().stream().map(ScriptProfile::name).collect(Collectors.joining(" or ")), "linux"),
             CommandHelp.option("--define NAME[=VALUE], -D NAME[=VALUE]", "define a symbol for #ifdef and, with a "
                 + "value, for the scripts' words, as packetdrill's --define; may be repeated", "none"),
-            CommandHelp.option("--ip-version V", "ipv4, ipv6 (TCP over IPv6, Tern 2001:db8::2, the remote ::1) or "
+            CommandHelp.option("--ip-version V", "ipv4, ipv6 (TCP, UDP and ICMPv6 over IPv6, Tern 2001:db8::2, the remote ::1) or "
                 + "ipv4-mapped-ipv6, as packetdrill's --ip_version; a script's own --ip_version line wins", "ipv4"),
             CommandHelp.option("--verbose", "print each packet Tern sends, with its time, as the script runs",
                 "off")),

@@ -39,6 +39,14 @@ final class ScriptFlow {
     private long remoteIsn = ScriptRunner.REMOTE_ISN;
     private boolean remoteIsnKnown;
 
+    /**
+     * The flow label a {@code >} line last named and Tern's label it then stood for (0 and 0 before a line named
+     * one): packetdrill's per-socket map, since Tern picks its labels (RFC 6437 §3) and a script can only say which
+     * segments share one.
+     */
+    private int scriptFlowLabel;
+    private int ternFlowLabel;
+
     /** The cookie {@code TFO_COOKIE} stands for: Tern's server's for the remote (its 8 bytes, the first on top). */
     private final long fastOpenCookie;
 
@@ -53,10 +61,24 @@ final class ScriptFlow {
      * timestamp offset are learned again.
      */
     void restart() {
+        scriptFlowLabel = 0;
+        ternFlowLabel = 0;
         ternIsn = -1;
         ternScriptIsn = 0;
         tsOffsetKnown = false;
         remoteIsnKnown = false;
+    }
+
+    /**
+     * Tern connects anew on the flow's ports: its numbering, the timestamp offset and its flow label are learned
+     * again (the remote's numbering comes with its SYN-ACK).
+     */
+    void ternConnects() {
+        ternIsn = -1;
+        ternScriptIsn = 0;
+        tsOffsetKnown = false;
+        scriptFlowLabel = 0;
+        ternFlowLabel = 0;
     }
 
     /** Whether a segment of this flow went either way since it (re)started. */
@@ -140,6 +162,32 @@ final class ScriptFlow {
             return "win " + actual.window() + ", not " + p.window();
         }
         return p.options() == null ? null : optionsMismatch(p.options(), actual, tsTickUs, toleranceNs);
+    }
+
+    /**
+     * Whether Tern's {@code actual} flow label fits the line's {@code written} one, as packetdrill's
+     * verify_outbound_live_ipv6_flowlabel: a line without a label checks none; the first label names Tern's; the same
+     * name again must be the same label, another name a label other than the last. Null when it fits.
+     */
+    String flowLabelMismatch(int written, int actual) {
+        if (written == 0) {
+            return null;
+        }
+        if (actual == 0) {
+            return "no flow label (0), where the line has flowlabel 0x" + Integer.toHexString(written);
+        }
+        if (scriptFlowLabel != 0 && written == scriptFlowLabel && actual != ternFlowLabel) {
+            return "flow label 0x" + Integer.toHexString(actual) + ", not the 0x" + Integer.toHexString(ternFlowLabel)
+                + " that flowlabel 0x" + Integer.toHexString(written) + " stood for before";
+        }
+        if (scriptFlowLabel != 0 && written != scriptFlowLabel && actual == ternFlowLabel) {
+            return "the same flow label 0x" + Integer.toHexString(actual) + " as before, where the line's flowlabel 0x"
+                + Integer.toHexString(written) + " asks for another than flowlabel 0x"
+                + Integer.toHexString(scriptFlowLabel) + "'s";
+        }
+        scriptFlowLabel = written;
+        ternFlowLabel = actual;
+        return null;
     }
 
     /** Tern's sequence number {@code relative} of this flow, on the wire (the ISN taken as 0 until it is known). */

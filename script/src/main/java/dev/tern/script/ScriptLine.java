@@ -85,10 +85,17 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagra
      * {@code [ect1]}, {@code [ect01]} (either ECT, Tern's packets only), {@code (tos 0x10)} and {@code (ttl 64)}:
      * what {@code check} compares of the TOS byte (its ECN field, either ECT codepoint, the whole byte, or nothing),
      * with {@code value}; {@code ttl} 0 when not written. An injected packet carries them (TOS 0 and TTL 64 when not
-     * written).
+     * written). {@code flowLabel} is packetdrill's {@code (flowlabel 0xN)} of an IPv6 packet, alone or after the TOS
+     * field ({@code (tos 0x10, flowlabel 0x1)}); 0 when not written. On a {@code >} line it is a name for Tern's
+     * label, as packetdrill's: the same name the same label on the connection, another name another label.
      */
-    record IpFields(TosCheck check, int value, int ttl) {
-        static final IpFields NONE = new IpFields(TosCheck.NONE, 0, 0);
+    record IpFields(TosCheck check, int value, int ttl, int flowLabel) {
+        static final IpFields NONE = new IpFields(TosCheck.NONE, 0, 0, 0);
+
+        /** The fields with {@code flowLabel} as the flow label. */
+        IpFields withFlowLabel(int label) {
+            return new IpFields(check, value, ttl, label);
+        }
 
         /** The TOS byte of an injected packet. */
         int tos() {
@@ -111,8 +118,12 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagra
         }
     }
 
-    /** A UDP datagram, {@code udp (LENGTH)}: its payload is zeros when injected, compared by length when expected. */
-    record Datagram(int line, When when, boolean inbound, Ports ports, int length, String text) implements ScriptLine {
+    /**
+     * A UDP datagram, {@code udp (LENGTH)}: its payload is the remote's pattern when injected, compared by length and
+     * bytes when expected; with the IP header fields written before it ({@link IpFields}, no ECN codepoint).
+     */
+    record Datagram(int line, When when, boolean inbound, Ports ports, IpFields ip, int length, String text)
+        implements ScriptLine {
     }
 
     /**
@@ -120,9 +131,10 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagra
      * is about (a TCP segment {@code [START:END(LENGTH)]} or a datagram {@code [udp (LENGTH)]}, of the current flow
      * unless it names its ports, {@code [8080>48001 1:1461(1460)]}); null when the line quotes none. Another type
      * (echo) has {@code rawLength}, the message's length with its header ({@code [raw (N)]}). {@code mtu},
-     * {@code id} and {@code rawLength} are -1 when not written.
+     * {@code id} and {@code rawLength} are -1 when not written. {@code ip} holds the IP header fields written before
+     * it ({@link IpFields}).
      */
-    record Icmp(int line, When when, boolean inbound, int type, int code, int mtu, int id, int rawLength,
+    record Icmp(int line, When when, boolean inbound, IpFields ip, int type, int code, int mtu, int id, int rawLength,
                 ScriptLine quoted, String text) implements ScriptLine {
     }
 
@@ -168,10 +180,11 @@ public sealed interface ScriptLine permits ScriptLine.Packet, ScriptLine.Datagra
      * {@code `sockstat -4 -P tcp -s [-p PORT] | [grep packetdril |] grep -c STATE | grep N`}: {@code state} is
      * sockstat's name ({@code TIME_WAIT}, {@code SYN_RCVD}, ...), {@code port} the one {@code -p} names (-1: any);
      * {@code applicationOnly} when {@code grep packetdril} keeps the process's own sockets only, without the
-     * sockets of no process (a listener's half-open connections, which FreeBSD lists as SYN_RCVD).
+     * sockets of no process (a listener's half-open connections, which FreeBSD lists as SYN_RCVD); {@code ipv6} for
+     * {@code sockstat -6}, which lists IPv6 sockets only (FreeBSD's AF_INET6 sockets are IPv6-only by default).
      */
-    record SocketCount(int line, When when, String state, int port, boolean applicationOnly, int count, String text)
-        implements ScriptLine {
+    record SocketCount(int line, When when, String state, int port, boolean applicationOnly, boolean ipv6, int count,
+                       String text) implements ScriptLine {
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.tern.script;
 
 import dev.tern.ipv4.wire.IcmpHeader;
+import dev.tern.ipv6.wire.Icmpv6Header;
 import dev.tern.tcp.wire.TcpFlags;
 
 import java.util.ArrayList;
@@ -64,17 +65,28 @@ public final class ScriptParser {
     private static final Pattern SPACED_DOTS = Pattern.compile("^(\\+?[0-9.]+)\\s*\\.\\.\\.\\s*(\\+?[0-9.]+)(?=\\s)");
     private static final Pattern PORTS = Pattern.compile("(\\d+)>(\\d+)(?=\\s)");
     private static final Pattern SPACED_PLUS = Pattern.compile("^\\+\\s+(?=[0-9.])");
-    /** Packetdrill's IP fields in parentheses or brackets: {@code (tos 0x10)}, {@code [ttl 64]}, {@code (ect0)}. */
+    /**
+     * Packetdrill's IP fields in parentheses or brackets: {@code (tos 0x10)}, {@code [ttl 64]}, {@code (ect0)}, an
+     * IPv6 flow label alone or after the first ({@code (flowlabel 0x1)}, {@code [ect0, flowlabel 0x2]}); FreeBSD's
+     * packetdrill names IPv6's two {@code (class 0x28)} and {@code (hlim 64)}.
+     */
     private static final Pattern IP_FIELDS = Pattern.compile(
-        "[(\\[]\\s*(noecn|ect0|ect1|ect01|ce|tos\\s+0x[0-9a-fA-F]+|ttl\\s+\\d+)\\s*[)\\]]");
+        "[(\\[]\\s*(?:(noecn|ect0|ect1|ect01|ce|(?:tos|class)\\s+0x[0-9a-fA-F]+|(?:ttl|hlim)\\s+\\d+)"
+            + "(?:\\s*,\\s*flowlabel\\s+0x([0-9a-fA-F]+))?|flowlabel\\s+0x([0-9a-fA-F]+))\\s*[)\\]]");
     private static final Pattern UDP = Pattern.compile("udp\\s*\\((\\d+)\\)");
 
     private final String file;
     private final ScriptProfile profile;
+    /**
+     * Whether the wire carries IPv6, which names ICMP lines by ICMPv6's table ({@link ScriptIcmp6}): the run's IP
+     * version until the script's own {@code --ip_version} line, as packetdrill reads a script for its wire's family.
+     */
+    private boolean ipv6Wire;
 
-    private ScriptParser(String file, ScriptProfile profile) {
+    private ScriptParser(String file, ScriptProfile profile, ScriptIpVersion version) {
         this.file = file;
         this.profile = profile;
+        this.ipv6Wire = version == ScriptIpVersion.IPV6;
     }
 
     /**
@@ -82,7 +94,12 @@ public final class ScriptParser {
      * names it in messages.
      */
     public static List<ScriptLine> parse(String file, String text, ScriptProfile profile) {
-        return new ScriptParser(file, profile).parseAll(ScriptPreprocessor.apply(file, text, profile));
+        return parse(file, text, profile, ScriptIpVersion.IPV4);
+    }
+
+    /** As {@link #parse(String, String, ScriptProfile)}, for a run over {@code version} unless the script says. */
+    static List<ScriptLine> parse(String file, String text, ScriptProfile profile, ScriptIpVersion version) {
+        return new ScriptParser(file, profile, version).parseAll(ScriptPreprocessor.apply(file, text, profile));
     }
 
     private List<ScriptLine> parseAll(String text) {
@@ -220,7 +237,7 @@ public final class ScriptParser {
                 profile)) {
                 if (shell instanceof ScriptLine.SocketCount c) {
                     settings.add(new ScriptLine.SocketCount(line, when, c.state(), c.port(), c.applicationOnly(),
-                        c.count(), c.text()));
+                        c.ipv6(), c.count(), c.text()));
                     continue;
                 }
                 if (shell instanceof ScriptLine.SocketDrop d) {
@@ -374,6 +391,7 @@ public final class ScriptParser {
                 if (version == null) {
                     throw error(line, "--ip_version takes ipv4, ipv6 or ipv4-mapped-ipv6, got '" + value + "'");
                 }
+                ipv6Wire = version == ScriptIpVersion.IPV6;
                 yield version.ordinal();
             }
             default -> {
@@ -484,13 +502,17 @@ public final class ScriptParser {
         ScriptLine.IpFields ip = ScriptLine.IpFields.NONE;
         final Matcher fields = IP_FIELDS.matcher(text);
         if (fields.lookingAt()) {
-            ip = ipFields(line, inbound, fields.group(1));
+            ip = fields.group(1) == null ? ScriptLine.IpFields.NONE : ipFields(line, inbound, fields.group(1));
+            final String label = fields.group(2) != null ? fields.group(2) : fields.group(3);
+            if (label != null) {
+                ip = ip.withFlowLabel(flowLabel(line, label));
+            }
             text = text.substring(fields.end()).strip();
         }
         if (text.startsWith("(")) {
             throw error(line, "IP header fields on a packet ('" + text.substring(0, text.indexOf(')') < 0
                 ? text.length() : text.indexOf(')') + 1) + "') are not supported: the runner takes [noecn], [ect0], "
-                + "[ect1], [ce], [ect01], (tos 0xNN) and (ttl N)");
+                + "[ect1], [ce], [ect01], (tos 0xNN) or (class 0xNN), (ttl N) or (hlim N), and (flowlabel 0xN)");
         }
         ScriptLine.Ports ports = null;
         final Matcher portText = PORTS.matcher(text);
@@ -500,19 +522,23 @@ public final class ScriptParser {
             ports = new ScriptLine.Ports(source, destination);
             text = text.substring(portText.end()).strip();
         }
-        if (ip != ScriptLine.IpFields.NONE && (text.startsWith("udp") || text.startsWith("icmp")
-            || text.startsWith("["))) {
-            throw error(line, "IP header fields are compared on TCP segments only");
+        final boolean datagram = text.startsWith("udp");
+        if (datagram && ip.check() == ScriptLine.TosCheck.ECN) {
+            throw error(line, "an ECN codepoint ([noecn], [ect0], [ect1], [ce]) is for TCP segments only, as "
+                + "packetdrill's: write (tos 0xNN) on a datagram");
         }
-        if (text.startsWith("udp")) {
-            return new ScriptLine.Datagram(line, when, inbound, ports, datagramLength(line, text), whole);
+        if (!inbound && ip.flowLabel() != 0 && (datagram || text.startsWith("icmp") || text.startsWith("["))) {
+            throw error(line, "a flow label is compared on TCP segments only (it names a connection's label)");
+        }
+        if (datagram) {
+            return new ScriptLine.Datagram(line, when, inbound, ports, ip, datagramLength(line, text), whole);
         }
         if (text.startsWith("icmp") || text.startsWith("[")) {
             if (ports != null) {
                 throw error(line, "an ICMP line takes no ports of its own: write them in the quoted packet, like "
                     + "[8080>48001 1:1461(1460)]");
             }
-            return icmp(line, when, inbound, text, whole);
+            return icmp(line, when, inbound, ip, text, whole);
         }
         if (text.startsWith("ip") || text.startsWith("gre") || text.startsWith("sctp") || text.startsWith("mpls")) {
             throw error(line, "only TCP, UDP and ICMP packets are supported, not '" + text.split("\\s+")[0] + "'");
@@ -520,27 +546,32 @@ public final class ScriptParser {
         return segment(line, when, inbound, ports, ip, text, whole);
     }
 
-    /** One of packetdrill's IP fields (its parser.y ip_info): an ECN codepoint, a TOS byte or a TTL. */
+    /**
+     * One of packetdrill's IP fields (its parser.y ip_info): an ECN codepoint, a TOS byte (traffic class) or a TTL
+     * (hop limit).
+     */
     private ScriptLine.IpFields ipFields(int line, boolean inbound, String field) {
-        if (field.startsWith("tos")) {
-            final long tos = Long.parseLong(field.substring(3).strip().substring(2), 16);
+        final String name = field.split("\\s+")[0];
+        final String value = field.substring(name.length()).strip();
+        if (name.equals("tos") || name.equals("class")) {
+            final long tos = value.length() > 17 ? 256 : Long.parseLong(value.substring(2), 16);
             if (tos > 255) {
-                throw error(line, "tos " + field.substring(3).strip() + " is more than 8 bits");
+                throw error(line, name + " " + value + " is more than 8 bits");
             }
-            return new ScriptLine.IpFields(ScriptLine.TosCheck.TOS, (int) tos, 0);
+            return new ScriptLine.IpFields(ScriptLine.TosCheck.TOS, (int) tos, 0, 0);
         }
-        if (field.startsWith("ttl")) {
-            final long ttl = Long.parseLong(field.substring(3).strip());
+        if (name.equals("ttl") || name.equals("hlim")) {
+            final long ttl = value.length() > 18 ? 256 : Long.parseLong(value);
             if (ttl < 1 || ttl > 255) {
-                throw error(line, "ttl " + ttl + " is not 1..255");
+                throw error(line, name + " " + value + " is not 1..255");
             }
-            return new ScriptLine.IpFields(ScriptLine.TosCheck.NONE, 0, (int) ttl);
+            return new ScriptLine.IpFields(ScriptLine.TosCheck.NONE, 0, (int) ttl, 0);
         }
         if (field.equals("ect01")) {
             if (inbound) {
                 throw error(line, "[ect01] can only be used with packets Tern sends (>)");
             }
-            return new ScriptLine.IpFields(ScriptLine.TosCheck.EITHER_ECT, 0, 0);
+            return new ScriptLine.IpFields(ScriptLine.TosCheck.EITHER_ECT, 0, 0, 0);
         }
         // RFC 3168 §5: the ECN field's codepoints.
         final int ecn = switch (field) {
@@ -549,7 +580,16 @@ public final class ScriptParser {
             case "ce" -> 0b11;
             default -> 0;
         };
-        return new ScriptLine.IpFields(ScriptLine.TosCheck.ECN, ecn, 0);
+        return new ScriptLine.IpFields(ScriptLine.TosCheck.ECN, ecn, 0, 0);
+    }
+
+    /** A flow label in hexadecimal, 20 bits (RFC 6437 §2; 0 is no label, and a {@code >} line then checks none). */
+    private int flowLabel(int line, String hex) {
+        final long label = hex.length() > 6 ? -1 : Long.parseLong(hex, 16);
+        if (label < 0 || label > 0xF_FFFF) {
+            throw error(line, "flowlabel 0x" + hex + " is more than 20 bits");
+        }
+        return (int) label;
     }
 
     private int port(int line, String digits) {
@@ -632,7 +672,8 @@ public final class ScriptParser {
      * time exceeded, parameter problem, source quench, redirect) quotes a TCP segment or a UDP datagram that went the
      * other way; any other type takes {@code [raw (N)]}, the ICMP message's length with its header, as packetdrill.
      */
-    private ScriptLine.Icmp icmp(int line, ScriptLine.When when, boolean inbound, String text, String whole) {
+    private ScriptLine.Icmp icmp(int line, ScriptLine.When when, boolean inbound, ScriptLine.IpFields ip, String text,
+                                 String whole) {
         ScriptLine quoted = null;
         int rawLength = -1;
         final int open = text.indexOf('[');
@@ -659,7 +700,8 @@ public final class ScriptParser {
                 }
                 rawLength = (int) value;
             } else if (inner.startsWith("udp")) {
-                quoted = new ScriptLine.Datagram(line, when, !inbound, quotedPorts, datagramLength(line, inner), whole);
+                quoted = new ScriptLine.Datagram(line, when, !inbound, quotedPorts, ScriptLine.IpFields.NONE,
+                    datagramLength(line, inner), whole);
             } else {
                 final String segmentText = SEQ.matcher(inner).matches() ? "0 " + inner : inner;
                 quoted = segment(line, when, !inbound, quotedPorts, ScriptLine.IpFields.NONE, segmentText, whole);
@@ -673,14 +715,20 @@ public final class ScriptParser {
             throw error(line, "bad ICMP packet '" + text + "': write icmp TYPE [CODE] [mtu N] [id N] [QUOTED], like "
                 + "icmp unreachable frag_needed mtu 1200 [1:1461(1460)]");
         }
-        final int type = icmpNumber(line, words[1], "type_", ICMP_TYPES, "type");
+        final String family = ipv6Wire ? "ICMPv6 " : "ICMP ";
+        final int type = icmpNumber(line, words[1], "type_", ipv6Wire ? ScriptIcmp6.TYPES : ICMP_TYPES,
+            family + "type");
         int i = 2;
         int code = 0;
         if (i < words.length && !words[i].equals("mtu") && !words[i].equals("id")) {
-            code = icmpNumber(line, words[i++], "code_",
-                type == IcmpHeader.DESTINATION_UNREACHABLE ? UNREACHABLE_CODES
+            if (ipv6Wire && type == Icmpv6Header.DESTINATION_UNREACHABLE && words[i].startsWith("frag")) {
+                throw error(line, "unreachable " + words[i] + " is IPv4's: over IPv6 the path's MTU comes in "
+                    + "icmp packet_too_big mtu N (RFC 4443 §3.2)");
+            }
+            code = icmpNumber(line, words[i++], "code_", ipv6Wire ? ScriptIcmp6.codeNames(type)
+                    : type == IcmpHeader.DESTINATION_UNREACHABLE ? UNREACHABLE_CODES
                     : type == IcmpHeader.TIME_EXCEEDED ? TIME_EXCEEDED_CODES : java.util.Map.of(),
-                icmpTypeName(type) + " code");
+                family + (ipv6Wire ? ScriptIcmp6.typeName(type) : icmpTypeName(type)) + " code");
         }
         int mtu = -1;
         int id = -1;
@@ -691,6 +739,11 @@ public final class ScriptParser {
                     words.length)) + "' in an ICMP packet: after the type and code only 'mtu N' and 'id N' may follow");
             }
             final long value = unsigned32(line, words[i++]);
+            if (ipv6Wire && word.equals("mtu")) {
+                // Packet Too Big's MTU takes the whole 32-bit word (RFC 4443 §3.2); the record keeps it as an int.
+                mtu = (int) value;
+                continue;
+            }
             if (value > 65535) {
                 throw error(line, word + " " + value + " does not fit its 16-bit field");
             }
@@ -700,28 +753,33 @@ public final class ScriptParser {
                 id = (int) value;
             }
         }
-        if (mtu >= 0 && (type != IcmpHeader.DESTINATION_UNREACHABLE || code != IcmpHeader.FRAGMENTATION_NEEDED)) {
+        if (ipv6Wire && mtu != -1 && (type != Icmpv6Header.PACKET_TOO_BIG || code != 0)) {
+            throw error(line, "'mtu N' belongs to packet_too_big only over IPv6");
+        }
+        if (!ipv6Wire && mtu >= 0
+            && (type != IcmpHeader.DESTINATION_UNREACHABLE || code != IcmpHeader.FRAGMENTATION_NEEDED)) {
             throw error(line, "'mtu N' belongs to unreachable frag_needed only");
         }
-        if (id >= 0 && type != IcmpHeader.ECHO_REQUEST && type != IcmpHeader.ECHO_REPLY) {
+        if (id >= 0 && (ipv6Wire ? !ScriptIcmp6.isEcho(type)
+            : type != IcmpHeader.ECHO_REQUEST && type != IcmpHeader.ECHO_REPLY)) {
             throw error(line, "'id N' belongs to echo_request and echo_reply only (their identifier field)");
         }
-        final boolean isError = IcmpHeader.isError(type);
+        final boolean isError = ipv6Wire ? ScriptIcmp6.isError(type) : IcmpHeader.isError(type);
         if (isError && rawLength >= 0) {
             throw error(line, "an ICMP error quotes a packet, [START:END(LENGTH)] or [udp (LENGTH)], not raw bytes");
         }
         if (!isError && quoted != null) {
-            throw error(line, "only an ICMP error quotes a packet; " + icmpTypeName(type) + " takes [raw (N)], its "
-                + "length");
+            throw error(line, "only an ICMP error quotes a packet; " + (ipv6Wire ? ScriptIcmp6.typeName(type)
+                : icmpTypeName(type)) + " takes [raw (N)], its length");
         }
         if (inbound && isError && quoted == null) {
             // As packetdrill's grammar (opt_icmp_echoed): no quote is a TCP segment at relative sequence 0.
             quoted = segment(line, when, false, null, ScriptLine.IpFields.NONE, "0 0:0(0)", whole);
         }
         if (inbound && !isError && rawLength < 0) {
-            rawLength = ICMP_DEFAULT_LENGTH;
+            rawLength = ipv6Wire ? ScriptIcmp6.DEFAULT_LENGTH : ICMP_DEFAULT_LENGTH;
         }
-        return new ScriptLine.Icmp(line, when, inbound, type, code, mtu, id, rawLength, quoted, whole);
+        return new ScriptLine.Icmp(line, when, inbound, ip, type, code, mtu, id, rawLength, quoted, whole);
     }
 
     /** A type or code: a name of {@code names}, or {@code PREFIX}N (0..255). */
@@ -740,7 +798,7 @@ public final class ScriptParser {
                 // Falls through to the error below.
             }
         }
-        throw error(line, "unknown ICMP " + what + " '" + word + "' (write " + prefix + "N for one by number"
+        throw error(line, "unknown " + what + " '" + word + "' (write " + prefix + "N for one by number"
             + (names.isEmpty() ? "" : "; known: " + String.join(", ", new java.util.TreeSet<>(names.keySet()))) + ")");
     }
 

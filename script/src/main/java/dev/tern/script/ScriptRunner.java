@@ -17,6 +17,7 @@ import dev.tern.ipv4.wire.IpProtocol;
 import dev.tern.ipv4.wire.Ipv4Header;
 import dev.tern.ipv4.wire.Ipv4Repr;
 import dev.tern.ipv6.Ipv6Config;
+import dev.tern.ipv6.wire.Icmpv6Header;
 import dev.tern.ipv6.wire.Ipv6Header;
 import dev.tern.ipv6.wire.NextHeader;
 import dev.tern.core.net.Ipv6InterfaceAddress;
@@ -88,9 +89,9 @@ public final class ScriptRunner {
      * One packet Tern sent, as the remote saw it: a TCP segment (with the flow its ports name), a UDP datagram or an
      * ICMP message; the other two fields are null.
      */
-    /** A packet Tern sent, with its IP header's TOS byte and TTL. */
+    /** A packet Tern sent, with its IP header's TOS byte (IPv6's traffic class), TTL (hop limit) and flow label. */
     private record Sent(long atNs, TcpRepr tcp, ScriptFlow flow, UdpSeen udp, IcmpSeen icmp, byte[] data, int tos,
-                        int ttl) {
+                        int ttl, int flowLabel) {
     }
 
     /** A UDP datagram Tern sent: its ports and payload length. */
@@ -99,10 +100,11 @@ public final class ScriptRunner {
 
     /**
      * An ICMP message Tern sent: its type, code, next-hop MTU and identifier fields (the last two as the wire has
-     * them, whatever the type), its length with the header, and what it quotes: the quoted packet's protocol, ports,
-     * TCP sequence number (on the wire) and UDP payload length (-1 where they do not apply or were not quoted).
+     * them, whatever the type; over IPv6 the MTU is the second word, Packet Too Big's), its length with the header,
+     * and what it quotes: the quoted packet's protocol, ports, TCP sequence number (on the wire) and UDP payload
+     * length (-1 where they do not apply or were not quoted).
      */
-    private record IcmpSeen(int type, int code, int mtu, int identifier, int length, int quotedProtocol,
+    private record IcmpSeen(int type, int code, long mtu, int identifier, int length, int quotedProtocol,
                             int quotedSourcePort, int quotedDestinationPort, long quotedSeq, int quotedUdpLength) {
     }
 
@@ -279,7 +281,7 @@ public final class ScriptRunner {
 
     private static void run(String file, String text, ScriptProfile profile, java.io.PrintStream trace,
                             LongToIntFunction applicationBytes, ScriptIpVersion ipVersion) {
-        final List<ScriptLine> lines = ScriptParser.parse(file, text, profile);
+        final List<ScriptLine> lines = ScriptParser.parse(file, text, profile, ipVersion);
         final ScriptSettings.Applied applied = ScriptSettings.apply(file, lines, profile);
         ScriptIpVersion version = ipVersion;
         boolean mtuGiven = false;
@@ -290,14 +292,15 @@ public final class ScriptRunner {
             mtuGiven |= line instanceof ScriptLine.Sysctl s && s.name().equals(ScriptParser.MTU_OPTION);
         }
         ScriptProfile runProfile = applied.profile();
-        if (version == ScriptIpVersion.IPV6 && !mtuGiven) {
+        if (version == ScriptIpVersion.IPV6 && !mtuGiven && runProfile.dialect() != ScriptDialect.FREEBSD) {
             // As packetdrill's run_all.py runs the IPv6 variant (--mtu=1520): 20 bytes more for IPv6's larger header,
-            // so that the MSS, and every segment a script writes, stays what it is over IPv4.
+            // so that the MSS, and every segment a script writes, stays what it is over IPv4. FreeBSD's suite runs its
+            // IPv6 scripts at packetdrill's own MTU of 1500 and writes the MSS of it (1440).
             runProfile = runProfile.withOptions(runProfile.mtu() + 20, runProfile.toleranceNs(),
                 runProfile.tolerancePercent(), runProfile.tsTickUs(), runProfile.strictSegments(), runProfile.gsoMss());
         }
         final ScriptRunner runner = new ScriptRunner(file, runProfile, ScriptAddresses.of(file, lines),
-            ScriptWire.mtu(lines, runProfile), applicationBytes, version);
+            ScriptWire.mtu(lines, runProfile, version == ScriptIpVersion.IPV6), applicationBytes, version);
         runner.liveSettings = applied.live();
         runner.trace = trace;
         try {
@@ -549,11 +552,9 @@ public final class ScriptRunner {
         return ipVersion;
     }
 
-    /** Over IPv6 the runner scripts TCP only, so far: anything else fails at its line, saying so. */
-    void requireIpv4(int line, String what) {
-        if (ipv6) {
-            throw failure(line, what + " are not supported with --ip_version=ipv6 yet (TCP is)");
-        }
+    /** Whether the run's wire carries IPv6: the sockets then talk to {@link ScriptIpVersion#REMOTE_IPV6}. */
+    boolean ipv6() {
+        return ipv6;
     }
 
     /** The remote's address on this run's wire. */
@@ -589,9 +590,7 @@ public final class ScriptRunner {
     /** A connect opened a connection from {@code ternPort} to the remote's {@code remotePort}: the new current flow. */
     void connected(int ternPort, int remotePort) {
         final ScriptFlow f = flowOf(ternPort, remotePort);
-        f.ternIsn = -1;
-        f.ternScriptIsn = 0;
-        f.tsOffsetKnown = false;
+        f.ternConnects();
         current = f;
         connecting = true;
     }
@@ -645,7 +644,9 @@ public final class ScriptRunner {
         } else if (i.quotedProtocol >= 0) {
             text.append("[").append(IpProtocol.name(i.quotedProtocol)).append("] ");
         }
-        if (!IcmpHeader.isError(i.type)) {
+        if (ipv6) {
+            text.append(ScriptIcmp6.describe(i.type, i.code, i.mtu, i.identifier, i.length));
+        } else if (!IcmpHeader.isError(i.type)) {
             text.append("icmp ").append(ScriptParser.icmpTypeName(i.type)).append(i.code == 0 ? "" : " code_" + i.code)
                 .append(i.type == IcmpHeader.ECHO_REPLY || i.type == IcmpHeader.ECHO_REQUEST ? " id " + i.identifier
                     : "").append(" [raw (").append(i.length).append(")]");
@@ -703,10 +704,12 @@ public final class ScriptRunner {
             }
             final int transportLength = ip.totalLength() - ip.headerLength();
             final long at = offset + EthernetHeader.LENGTH + ip.headerLength();
+            final long pseudo = InternetChecksum.pseudoHeader(ip.source(), ip.destination(), ip.protocol(),
+                transportLength);
             final Sent s = switch (ip.protocol()) {
-                case IpProtocol.TCP -> tcpSent(segment, at, transportLength, ip);
-                case IpProtocol.UDP -> udpSent(segment, at, transportLength, ip);
-                case IpProtocol.ICMP -> icmpSent(segment, at, transportLength);
+                case IpProtocol.TCP -> tcpSent(segment, at, transportLength, pseudo, ip.tos(), ip.ttl(), 0);
+                case IpProtocol.UDP -> udpSent(segment, at, transportLength, pseudo, ip.tos(), ip.ttl(), false);
+                case IpProtocol.ICMP -> icmpSent(segment, at, transportLength, 0, ip.tos(), ip.ttl(), false);
                 default -> null;
             };
             if (s == null) {
@@ -727,9 +730,9 @@ public final class ScriptRunner {
     }
 
     /**
-     * An IPv6 packet Tern sent: a TCP segment to the remote is scripted, as over IPv4; a neighbour solicitation for
-     * the remote is answered (it stands for the path, as with ARP); MLD reports, router solicitations and the rest
-     * are not scripted.
+     * An IPv6 packet Tern sent: a TCP segment, a UDP datagram, an ICMPv6 error or echo to the remote is scripted, as
+     * over IPv4; a neighbour solicitation for the remote is answered (it stands for the path, as with ARP); MLD
+     * reports, router solicitations and the rest are not scripted.
      */
     private void collect6(MemorySegment segment, long at, int length, List<Ipv6Address> neighbourReplies) {
         final int payloadLength = BigEndian.u16(segment, at + 4);
@@ -747,77 +750,93 @@ public final class ScriptRunner {
             return;
         }
         final Ipv6Address destination = Ipv6Address.read(segment, at + 24);
-        if (nextHeader != NextHeader.TCP || !destination.equals(ScriptIpVersion.REMOTE_IPV6)) {
+        if (!destination.equals(ScriptIpVersion.REMOTE_IPV6)) {
             return;
         }
-        final TcpHeader header = new TcpHeader().wrap(segment, upper, payloadLength);
-        if (header.check() != TcpHeader.OK) {
-            throw new ScriptException(file, 0, "Tern sent a malformed TCP header (a bug in Tern)");
+        final long pseudo = Ipv6Header.pseudoHeaderSum(segment, at, payloadLength, nextHeader);
+        final int word = BigEndian.i32(segment, at);
+        final int trafficClass = (word >>> 20) & 0xFF;
+        final int hopLimit = BigEndian.u8(segment, at + 7);
+        final Sent s = switch (nextHeader) {
+            case NextHeader.TCP -> tcpSent(segment, upper, payloadLength, pseudo, trafficClass, hopLimit,
+                word & 0xF_FFFF);
+            case NextHeader.UDP -> udpSent(segment, upper, payloadLength, pseudo, trafficClass, hopLimit, true);
+            // Of ICMPv6 the script sees errors and echoes; neighbour discovery and MLD stand for the path.
+            case NextHeader.ICMPV6 -> payloadLength >= 1 && scripted6(BigEndian.u8(segment, upper))
+                ? icmpSent(segment, upper, payloadLength, pseudo, trafficClass, hopLimit, true) : null;
+            default -> null;
+        };
+        if (s == null) {
+            return;
         }
-        if (!InternetChecksum.verifies(InternetChecksum.add(Ipv6Header.pseudoHeaderSum(segment, at, payloadLength,
-            NextHeader.TCP), segment, upper, payloadLength))) {
-            throw new ScriptException(file, 0, "Tern sent a TCP segment with a bad IPv6 checksum (a bug in Tern)");
-        }
-        final TcpRepr tcp = TcpRepr.parse(header, payloadLength);
-        final byte[] data = segment.asSlice(upper + header.dataOffset(), tcp.payloadLength())
-            .toArray(ValueLayout.JAVA_BYTE);
-        final int trafficClass = (BigEndian.i32(segment, at) >>> 20) & 0xFF;
-        final Sent s = new Sent(now(), tcp, flowOf(tcp.sourcePort(), tcp.destinationPort()), null, null, data,
-            trafficClass, BigEndian.u8(segment, at + 7));
         sent.add(s);
         if (trace != null) {
             trace.println(seconds(s.atNs) + " > " + describe(s));
         }
     }
 
-    private Sent tcpSent(MemorySegment segment, long at, int tcpLength, Ipv4Header ip) {
+    /** The ICMPv6 types a script writes: the errors and the echoes (RFC 4443 §3, §4). */
+    private static boolean scripted6(int type) {
+        return ScriptIcmp6.isError(type) || ScriptIcmp6.isEcho(type);
+    }
+
+    /**
+     * A TCP segment Tern sent, checked against {@code pseudo}, the sum of its IP version's pseudo-header; with the IP
+     * header's TOS byte (traffic class), TTL (hop limit) and flow label (0 over IPv4).
+     */
+    private Sent tcpSent(MemorySegment segment, long at, int tcpLength, long pseudo, int tos, int ttl, int flowLabel) {
         final TcpHeader header = new TcpHeader().wrap(segment, at, tcpLength);
         if (header.check() != TcpHeader.OK) {
             throw new ScriptException(file, 0, "Tern sent a malformed TCP header (a bug in Tern)");
         }
-        if (!InternetChecksum.verifies(InternetChecksum.add(InternetChecksum.pseudoHeader(ip.source(),
-            ip.destination(), IpProtocol.TCP, tcpLength), segment, at, tcpLength))) {
+        if (!InternetChecksum.verifies(InternetChecksum.add(pseudo, segment, at, tcpLength))) {
             throw new ScriptException(file, 0, "Tern sent a TCP segment with a bad checksum (a bug in Tern)");
         }
         final TcpRepr tcp = TcpRepr.parse(header, tcpLength);
         final byte[] data = segment.asSlice(at + header.dataOffset(), tcp.payloadLength()).toArray(ValueLayout.JAVA_BYTE);
-        return new Sent(now(), tcp, flowOf(tcp.sourcePort(), tcp.destinationPort()), null, null, data, ip.tos(),
-            ip.ttl());
+        return new Sent(now(), tcp, flowOf(tcp.sourcePort(), tcp.destinationPort()), null, null, data, tos, ttl,
+            flowLabel);
     }
 
-    private Sent udpSent(MemorySegment segment, long at, int udpLength, Ipv4Header ip) {
+    /** A UDP datagram Tern sent; over IPv6 its checksum may not be 0 (RFC 8200 §8.1), over IPv4 0 is none. */
+    private Sent udpSent(MemorySegment segment, long at, int udpLength, long pseudo, int tos, int ttl, boolean v6) {
         if (udpLength < 8 || BigEndian.u16(segment, at + 4) != udpLength) {
             throw new ScriptException(file, 0, "Tern sent a UDP datagram whose length field is wrong (a bug in Tern)");
         }
-        if (BigEndian.u16(segment, at + 6) != 0 && !InternetChecksum.verifies(InternetChecksum.add(
-            InternetChecksum.pseudoHeader(ip.source(), ip.destination(), IpProtocol.UDP, udpLength), segment, at,
-            udpLength))) {
+        final boolean unchecked = BigEndian.u16(segment, at + 6) == 0;
+        if (unchecked ? v6 : !InternetChecksum.verifies(InternetChecksum.add(pseudo, segment, at, udpLength))) {
             throw new ScriptException(file, 0, "Tern sent a UDP datagram with a bad checksum (a bug in Tern)");
         }
         return new Sent(now(), null, null, new UdpSeen(BigEndian.u16(segment, at), BigEndian.u16(segment, at + 2),
-            udpLength - 8), null, segment.asSlice(at + 8, udpLength - 8).toArray(ValueLayout.JAVA_BYTE), ip.tos(),
-            ip.ttl());
+            udpLength - 8), null, segment.asSlice(at + 8, udpLength - 8).toArray(ValueLayout.JAVA_BYTE), tos, ttl, 0);
     }
 
-    private Sent icmpSent(MemorySegment segment, long at, int icmpLength) {
-        if (icmpLength < IcmpHeader.LENGTH || !InternetChecksum.verifies(InternetChecksum.add(0, segment, at,
+    /**
+     * An ICMP message Tern sent (ICMPv6 when {@code v6}, checked with {@code pseudo}, IPv6's pseudo-header: RFC 4443
+     * §2.3; ICMP's checksum covers the message alone) and the ports of what an error quotes.
+     */
+    private Sent icmpSent(MemorySegment segment, long at, int icmpLength, long pseudo, int tos, int ttl, boolean v6) {
+        if (icmpLength < IcmpHeader.LENGTH || !InternetChecksum.verifies(InternetChecksum.add(pseudo, segment, at,
             icmpLength))) {
             throw new ScriptException(file, 0,
                 "Tern sent a short ICMP message or one with a bad checksum (a bug in Tern)");
         }
         final int type = BigEndian.u16(segment, at) >>> 8;
         final int code = BigEndian.u16(segment, at) & 0xFF;
-        final int mtu = BigEndian.u16(segment, at + 6);
+        final long mtu = v6 ? Integer.toUnsignedLong(BigEndian.i32(segment, at + 4)) : BigEndian.u16(segment, at + 6);
         int protocol = -1;
         int sourcePort = -1;
         int destinationPort = -1;
         long seq = -1;
         int udpLength = -1;
         final long quoted = at + IcmpHeader.LENGTH;
-        if (IcmpHeader.isError(type) && icmpLength >= IcmpHeader.LENGTH + Ipv4Header.MIN_LENGTH + 8) {
-            final int ihl = (BigEndian.u16(segment, quoted) >>> 8 & 0xF) * 4;
-            protocol = BigEndian.u16(segment, quoted + 8) & 0xFF;
-            final int quotedTotal = BigEndian.u16(segment, quoted + 2);
+        final int ipHeader = v6 ? Ipv6Header.LENGTH : Ipv4Header.MIN_LENGTH;
+        if ((v6 ? ScriptIcmp6.isError(type) : IcmpHeader.isError(type))
+            && icmpLength >= IcmpHeader.LENGTH + ipHeader + 8) {
+            final int ihl = v6 ? Ipv6Header.LENGTH : (BigEndian.u16(segment, quoted) >>> 8 & 0xF) * 4;
+            protocol = v6 ? BigEndian.u8(segment, quoted + 6) : BigEndian.u16(segment, quoted + 8) & 0xFF;
+            final int quotedTotal = v6 ? Ipv6Header.LENGTH + BigEndian.u16(segment, quoted + 4)
+                : BigEndian.u16(segment, quoted + 2);
             if (icmpLength >= IcmpHeader.LENGTH + ihl + 8) {
                 sourcePort = BigEndian.u16(segment, quoted + ihl);
                 destinationPort = BigEndian.u16(segment, quoted + ihl + 2);
@@ -830,7 +849,7 @@ public final class ScriptRunner {
         }
         return new Sent(now(), null, null, null, new IcmpSeen(type, code, mtu, BigEndian.u16(segment, at + 4),
             icmpLength, protocol, sourcePort, destinationPort, seq, udpLength),
-            segment.asSlice(quoted, icmpLength - IcmpHeader.LENGTH).toArray(ValueLayout.JAVA_BYTE), 0, 0);
+            segment.asSlice(quoted, icmpLength - IcmpHeader.LENGTH).toArray(ValueLayout.JAVA_BYTE), tos, ttl, 0);
     }
 
     /**
@@ -884,9 +903,10 @@ public final class ScriptRunner {
         final String mismatch = switch (line) {
             // The TS val's tolerance grows with the time since the script's start, as packetdrill's.
             case ScriptLine.Packet p -> s.tcp == null ? "not a TCP segment"
-                : segmentMismatch(p, s, profile, tolerance(s.atNs, 0));
+                : segmentMismatch(p, s, profile, tolerance(s.atNs, 0), ipv6);
             case ScriptLine.Datagram d -> s.udp == null ? "not a UDP datagram" : datagramMismatch(d, s);
-            case ScriptLine.Icmp i -> s.icmp == null ? "not an ICMP message" : icmpMismatch(i, s);
+            case ScriptLine.Icmp i -> s.icmp == null ? "not an ICMP message" : orElse(icmpMismatch(i, s),
+                ipMismatch(i.ip(), s.tos, s.ttl));
             case ScriptLine.Call c -> throw new IllegalStateException("a call is not a packet");
             case ScriptLine.Sysctl c -> throw new IllegalStateException("a sysctl is not a packet");
             case ScriptLine.TcpInfoAsserts b -> throw new IllegalStateException("a Python block is not a packet");
@@ -908,7 +928,8 @@ public final class ScriptRunner {
      * The flow's comparison of the header, then every byte of the data against what the application wrote at its
      * sequence number ({@link ScriptPayload#tern}; data on a SYN would start after it).
      */
-    private static String segmentMismatch(ScriptLine.Packet p, Sent s, ScriptProfile profile, long tsToleranceNs) {
+    private static String segmentMismatch(ScriptLine.Packet p, Sent s, ScriptProfile profile, long tsToleranceNs,
+                                          boolean ipv6) {
         final String header = s.flow.mismatch(p, s.tcp, profile.tsTickUs(), tsToleranceNs);
         if (header != null) {
             return header;
@@ -916,6 +937,11 @@ public final class ScriptRunner {
         final String ip = ipMismatch(p.ip(), s.tos, s.ttl);
         if (ip != null) {
             return ip;
+        }
+        // As packetdrill, a flow label is an IPv6 field: over IPv4 a line's is not compared.
+        final String label = ipv6 ? s.flow.flowLabelMismatch(p.ip().flowLabel(), s.flowLabel) : null;
+        if (label != null) {
+            return label;
         }
         final long first = Integer.toUnsignedLong(s.tcp.seq()) + ((s.tcp.flags() & TcpFlags.SYN) != 0 ? 1 : 0);
         final MemorySegment data = MemorySegment.ofArray(s.data);
@@ -965,7 +991,8 @@ public final class ScriptRunner {
         final TcpRepr joined = new TcpRepr(l.sourcePort(), l.destinationPort(), first.tcp.seq(), l.ack(),
             (l.flags() & ~TcpFlags.CWR) | (first.tcp.flags() & TcpFlags.CWR), l.window(), l.mss(), l.windowScale(),
             l.sackPermitted(), l.timestamp(), l.tsVal(), l.tsEcr(), l.sackBlocks(), data.size());
-        return new Sent(last.atNs, joined, last.flow, null, null, data.toByteArray(), first.tos, first.ttl);
+        return new Sent(last.atNs, joined, last.flow, null, null, data.toByteArray(), first.tos, first.ttl,
+            first.flowLabel);
     }
 
     private static String datagramMismatch(ScriptLine.Datagram d, Sent s) {
@@ -976,6 +1003,10 @@ public final class ScriptRunner {
         }
         if (actual.length != d.length()) {
             return actual.length + " bytes, not " + d.length();
+        }
+        final String ip = ipMismatch(d.ip(), s.tos, s.ttl);
+        if (ip != null) {
+            return ip;
         }
         final MemorySegment data = MemorySegment.ofArray(s.data);
         final int wrong = ScriptPayload.firstDifference(data, 0, s.data.length, 0, ScriptPayload::ternDatagram);
@@ -988,8 +1019,10 @@ public final class ScriptRunner {
         if (actual.type != i.type() || actual.code != i.code()) {
             return "type " + actual.type + " code " + actual.code + ", not type " + i.type() + " code " + i.code();
         }
-        if (i.mtu() >= 0 && actual.mtu != i.mtu()) {
-            return "mtu " + actual.mtu + ", not " + i.mtu();
+        // Over IPv6 the line's MTU is Packet Too Big's 32 bits (ScriptParser), -1 when not written.
+        final long mtu = ipv6 ? (i.mtu() == -1 ? -1 : Integer.toUnsignedLong(i.mtu())) : i.mtu();
+        if (mtu >= 0 && actual.mtu != mtu) {
+            return "mtu " + actual.mtu + ", not " + mtu;
         }
         if (i.id() >= 0 && actual.identifier != i.id()) {
             return "id " + actual.identifier + ", not " + i.id();
@@ -997,7 +1030,7 @@ public final class ScriptRunner {
         if (i.rawLength() >= 0 && actual.length != i.rawLength()) {
             return "raw (" + actual.length + "), not raw (" + i.rawLength() + ")";
         }
-        if (actual.type == IcmpHeader.ECHO_REPLY) {
+        if (actual.type == (ipv6 ? Icmpv6Header.ECHO_REPLY : IcmpHeader.ECHO_REPLY)) {
             // RFC 792: the data of the echo request returns in the reply, the remote's pattern as it was sent.
             final MemorySegment data = MemorySegment.ofArray(s.data);
             final int wrong = ScriptPayload.firstDifference(data, 0, s.data.length, 0, ScriptPayload::remoteDatagram);
@@ -1033,6 +1066,11 @@ public final class ScriptRunner {
             default -> throw new IllegalStateException("an ICMP line quotes a packet");
         }
         return null;
+    }
+
+    /** The first difference, else the second (null when neither). */
+    private static String orElse(String first, String second) {
+        return first != null ? first : second;
     }
 
     private String timeText(long lo, long hi) {
@@ -1114,7 +1152,7 @@ public final class ScriptRunner {
         final long first = seq + ((p.flags() & TcpFlags.SYN) != 0 ? 1 : 0);
         ScriptPayload.fill(MemorySegment.ofArray(segment), headerLength, length, first, ScriptPayload::remote);
         if (ipv6) {
-            injectIp6(p.line(), segment, p.ip());
+            injectIp6(p.line(), NextHeader.TCP, segment, TcpHeader.CHECKSUM_OFFSET, p.ip());
             return;
         }
         TcpRepr.fillChecksum(header, remoteAddress, ternAddress, tcpLength);
@@ -1123,34 +1161,35 @@ public final class ScriptRunner {
 
     /** A datagram from the remote: to the current UDP flow's ports, or those the line names; its bytes the pattern. */
     private void inject(ScriptLine.Datagram d) {
-        requireIpv4(d.line(), "UDP lines");
         final int source = d.ports() != null ? d.ports().source() : udpRemotePort;
         final int destination = d.ports() != null ? d.ports().destination() : udpTernPort;
         final byte[] datagram = new byte[8 + d.length()];
         final java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(datagram);
         b.putShort((short) source).putShort((short) destination).putShort((short) datagram.length).putShort((short) 0);
         ScriptPayload.fill(MemorySegment.ofArray(datagram), 8, d.length(), 0, ScriptPayload::remoteDatagram);
+        if (ipv6) {
+            injectIp6(d.line(), NextHeader.UDP, datagram, UDP_CHECKSUM_OFFSET, d.ip());
+            return;
+        }
         final int checksum = InternetChecksum.finish(InternetChecksum.add(InternetChecksum.pseudoHeader(remoteAddress,
             ternAddress, IpProtocol.UDP, datagram.length), MemorySegment.ofArray(datagram), 0, datagram.length));
         b.putShort(6, (short) (checksum == 0 ? 0xFFFF : checksum));
-        injectIp(d.line(), IpProtocol.UDP, datagram);
+        injectIp(d.line(), IpProtocol.UDP, datagram, d.ip());
     }
 
     /**
-     * An ICMP error from the remote quoting a packet Tern sent: the IPv4 header Tern wrote and the first 20 bytes of
-     * its TCP header (a segment of the current TCP flow, or of the flow the quote's ports name) or its UDP header (of
-     * the current UDP flow, or the quote's ports), more than the 8 bytes RFC 792 asks for, as routers send since
-     * RFC 1812 §4.3.2.3.
+     * What an ICMP error from the remote quotes of a packet Tern sent: its transport header, the protocol and the
+     * transport's length as the packet had it.
      */
-    private void inject(ScriptLine.Icmp i) {
-        requireIpv4(i.line(), "ICMP lines");
-        if (!IcmpHeader.isError(i.type())) {
-            injectIcmpQuery(i);
-            return;
-        }
-        final byte[] inner;
-        final int protocol;
-        final int quotedTotal;
+    private record Quote(byte[] header, int protocol, int transportLength) {
+    }
+
+    /**
+     * The first 20 bytes of the TCP header of a segment Tern sent (of the current TCP flow, or of the flow the quote's
+     * ports name) or its UDP header (of the current UDP flow, or the quote's ports): more than the 8 bytes RFC 792
+     * asks for, as routers send since RFC 1812 §4.3.2.3; ICMPv6 quotes as much as fits (RFC 4443 §3.1).
+     */
+    private Quote quote(ScriptLine.Icmp i) {
         switch (i.quoted()) {
             case ScriptLine.Packet p -> {
                 final ScriptFlow flow = p.ports() != null ? flowOf(p.ports().source(), p.ports().destination())
@@ -1159,35 +1198,67 @@ public final class ScriptRunner {
                     throw failure(i.line(),
                         "the ICMP error quotes a TCP segment, but the script has no connection yet");
                 }
-                inner = new byte[TcpHeader.MIN_LENGTH];
+                final byte[] inner = new byte[TcpHeader.MIN_LENGTH];
                 final TcpHeader header = new TcpHeader().wrap(MemorySegment.ofArray(inner), 0, inner.length);
                 header.write(flow.ternPort, flow.remotePort, (int) flow.ternSeq(p.seqStart()),
                     p.ack() < 0 ? 0 : (int) (flow.remoteBase(p.flags()) + p.ack()), TcpHeader.MIN_LENGTH,
                     p.flags() == 0 ? dev.tern.tcp.wire.TcpFlags.ACK : p.flags(), p.window() < 0 ? 65535 : p.window());
-                protocol = IpProtocol.TCP;
-                quotedTotal = Ipv4Header.MIN_LENGTH + TcpHeader.MIN_LENGTH + p.payloadLength();
+                return new Quote(inner, IpProtocol.TCP, TcpHeader.MIN_LENGTH + p.payloadLength());
             }
             case ScriptLine.Datagram d -> {
-                inner = new byte[8];
+                final byte[] inner = new byte[UDP_HEADER];
                 final int source = d.ports() != null ? d.ports().source() : udpTernPort;
                 final int destination = d.ports() != null ? d.ports().destination() : udpRemotePort;
                 java.nio.ByteBuffer.wrap(inner).putShort((short) source).putShort((short) destination)
-                    .putShort((short) (8 + d.length())).putShort((short) 0);
-                protocol = IpProtocol.UDP;
-                quotedTotal = Ipv4Header.MIN_LENGTH + 8 + d.length();
+                    .putShort((short) (UDP_HEADER + d.length())).putShort((short) 0);
+                return new Quote(inner, IpProtocol.UDP, UDP_HEADER + d.length());
             }
             default -> throw failure(i.line(), "an ICMP error Tern receives must quote a TCP segment or a datagram");
         }
-        final byte[] message = new byte[IcmpHeader.LENGTH + Ipv4Header.MIN_LENGTH + inner.length];
+    }
+
+    private static final int UDP_HEADER = 8;
+    private static final int UDP_CHECKSUM_OFFSET = 6;
+    private static final int ICMP_CHECKSUM_OFFSET = 2;
+
+    /** An ICMP error from the remote, over the run's IP version, quoting the IP header Tern wrote and {@link #quote}. */
+    private void inject(ScriptLine.Icmp i) {
+        if (ipv6 ? !ScriptIcmp6.isError(i.type()) : !IcmpHeader.isError(i.type())) {
+            injectIcmpQuery(i);
+            return;
+        }
+        final Quote quote = quote(i);
+        if (ipv6) {
+            injectIcmp6Error(i, quote);
+            return;
+        }
+        final byte[] message = new byte[IcmpHeader.LENGTH + Ipv4Header.MIN_LENGTH + quote.header.length];
         final java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(message);
         b.put((byte) i.type()).put((byte) i.code()).putShort((short) 0).putShort((short) 0)
             .putShort((short) Math.max(0, i.mtu()));
         final byte[] quotedIp = new byte[Ipv4Header.MIN_LENGTH];
-        new Ipv4Repr(ternAddress, remoteAddress, protocol, 64, 0, 0, 0x4000, quotedTotal - Ipv4Header.MIN_LENGTH)
+        new Ipv4Repr(ternAddress, remoteAddress, quote.protocol, 64, 0, 0, 0x4000, quote.transportLength)
             .emit(new Ipv4Header().wrap(MemorySegment.ofArray(quotedIp), 0, quotedIp.length));
-        b.put(quotedIp).put(inner);
-        b.putShort(2, (short) InternetChecksum.compute(MemorySegment.ofArray(message), 0, message.length));
-        injectIp(i.line(), IpProtocol.ICMP, message);
+        b.put(quotedIp).put(quote.header);
+        b.putShort(ICMP_CHECKSUM_OFFSET, (short) InternetChecksum.compute(MemorySegment.ofArray(message), 0,
+            message.length));
+        injectIp(i.line(), IpProtocol.ICMP, message, i.ip());
+    }
+
+    /**
+     * An ICMPv6 error (RFC 4443 §3): the second word is Packet Too Big's MTU (0 for the other errors: unused, or a
+     * parameter problem's pointer at the start), then Tern's IPv6 header as it went and the quote.
+     */
+    private void injectIcmp6Error(ScriptLine.Icmp i, Quote quote) {
+        final byte[] message = new byte[Icmpv6Header.LENGTH + Ipv6Header.LENGTH + quote.header.length];
+        final MemorySegment out = MemorySegment.ofArray(message);
+        java.nio.ByteBuffer.wrap(message).put((byte) i.type()).put((byte) i.code()).putShort((short) 0)
+            .putInt(i.mtu() == -1 ? 0 : i.mtu());
+        new Ipv6Header().wrap(out, Icmpv6Header.LENGTH, Ipv6Header.LENGTH).write(0, 0, quote.transportLength,
+            quote.protocol, 64, ScriptIpVersion.TERN_IPV6.high(), ScriptIpVersion.TERN_IPV6.low(),
+            ScriptIpVersion.REMOTE_IPV6.high(), ScriptIpVersion.REMOTE_IPV6.low());
+        System.arraycopy(quote.header, 0, message, Icmpv6Header.LENGTH + Ipv6Header.LENGTH, quote.header.length);
+        injectIp6(i.line(), NextHeader.ICMPV6, message, ICMP_CHECKSUM_OFFSET, i.ip());
     }
 
     /**
@@ -1201,8 +1272,13 @@ public final class ScriptRunner {
             .putShort((short) 0);
         ScriptPayload.fill(MemorySegment.ofArray(message), IcmpHeader.LENGTH, message.length - IcmpHeader.LENGTH, 0,
             ScriptPayload::remoteDatagram);
-        b.putShort(2, (short) InternetChecksum.compute(MemorySegment.ofArray(message), 0, message.length));
-        injectIp(i.line(), IpProtocol.ICMP, message);
+        if (ipv6) {
+            injectIp6(i.line(), NextHeader.ICMPV6, message, ICMP_CHECKSUM_OFFSET, i.ip());
+            return;
+        }
+        b.putShort(ICMP_CHECKSUM_OFFSET, (short) InternetChecksum.compute(MemorySegment.ofArray(message), 0,
+            message.length));
+        injectIp(i.line(), IpProtocol.ICMP, message, i.ip());
     }
 
     /** The IP fields a {@code >} line writes against Tern's packet, as packetdrill's verify_outbound_live_tos. */
@@ -1230,24 +1306,28 @@ public final class ScriptRunner {
     }
 
     /**
-     * A TCP segment from the remote over IPv6: the fixed header (the line's tos as the traffic class, its ttl as the
-     * hop limit, 64 by default) and the checksum over the IPv6 pseudo-header (RFC 8200 §8.1).
+     * A TCP segment, UDP datagram or ICMPv6 message from the remote over IPv6: the fixed header (the line's tos as
+     * the traffic class, its ttl as the hop limit, 64 by default, its flow label) and the checksum at
+     * {@code checksumOffset} over the IPv6 pseudo-header (RFC 8200 §8.1; a UDP sum of 0 is sent as all ones, since
+     * 0 is no checksum, which IPv6 does not allow).
      */
-    private void injectIp6(int line, byte[] tcp, ScriptLine.IpFields ip) {
-        final byte[] packet = new byte[Ipv6Header.LENGTH + tcp.length];
+    private void injectIp6(int line, int nextHeader, byte[] transport, int checksumOffset, ScriptLine.IpFields ip) {
+        final byte[] packet = new byte[Ipv6Header.LENGTH + transport.length];
         if (packet.length > wire.mtu()) {
             throw failure(line, "the packet is " + packet.length + " bytes long with its IPv6 header, more than the "
                 + "link's MTU of " + wire.mtu() + ": send it as several segments");
         }
         final MemorySegment out = MemorySegment.ofArray(packet);
-        new Ipv6Header().wrap(out, 0, Ipv6Header.LENGTH).write(ip.tos(), 0, tcp.length, NextHeader.TCP,
+        new Ipv6Header().wrap(out, 0, Ipv6Header.LENGTH).write(ip.tos(), ip.flowLabel(), transport.length, nextHeader,
             ip.ttl() == 0 ? 64 : ip.ttl(), ScriptIpVersion.REMOTE_IPV6.high(), ScriptIpVersion.REMOTE_IPV6.low(),
             ScriptIpVersion.TERN_IPV6.high(), ScriptIpVersion.TERN_IPV6.low());
-        System.arraycopy(tcp, 0, packet, Ipv6Header.LENGTH, tcp.length);
-        BigEndian.u16(out, Ipv6Header.LENGTH + TcpHeader.CHECKSUM_OFFSET, 0);
+        System.arraycopy(transport, 0, packet, Ipv6Header.LENGTH, transport.length);
+        BigEndian.u16(out, Ipv6Header.LENGTH + checksumOffset, 0);
         final int checksum = InternetChecksum.finish(InternetChecksum.add(
-            Ipv6Header.pseudoHeaderSum(out, 0, tcp.length, NextHeader.TCP), out, Ipv6Header.LENGTH, tcp.length));
-        BigEndian.u16(out, Ipv6Header.LENGTH + TcpHeader.CHECKSUM_OFFSET, checksum);
+            Ipv6Header.pseudoHeaderSum(out, 0, transport.length, nextHeader), out, Ipv6Header.LENGTH,
+            transport.length));
+        BigEndian.u16(out, Ipv6Header.LENGTH + checksumOffset,
+            checksum == 0 && nextHeader == NextHeader.UDP ? 0xFFFF : checksum);
         inject(TERN_MAC, EtherType.IPV6, packet);
         poll();
     }

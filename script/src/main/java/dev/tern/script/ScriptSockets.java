@@ -216,12 +216,10 @@ final class ScriptSockets {
             throw runner.failure(c.line(), "only AF_INET (or ...) sockets are supported"
                 + (family.equals("AF_INET6") ? ", and AF_INET6 with --ip_version=ipv6 or ipv4-mapped-ipv6" : ""));
         }
-        if (datagram) {
-            runner.requireIpv4(c.line(), "UDP sockets");
-        }
         final UdpSocket udp;
         try {
-            udp = datagram ? stack.openUdp() : null;
+            // Over IPv6 an IPv6 socket; ipv4-mapped-ipv6's peer is an IPv4 address, which an IPv4 socket reaches.
+            udp = !datagram ? null : runner.ipv6() ? stack.openUdp6() : stack.openUdp();
         } catch (TernSocketException e) {
             return ScriptRunner.Result.fail(socketErrno(e.error()));
         }
@@ -850,7 +848,11 @@ final class ScriptSockets {
         final Fd fd = fd(c);
         if (fd.udp != null) {
             try {
-                fd.udp.connect(runner.remoteAddress(), ScriptRunner.SCRIPT_PORT);
+                if (fd.udp.ipv6()) {
+                    fd.udp.connect(ScriptIpVersion.REMOTE_IPV6, ScriptRunner.SCRIPT_PORT);
+                } else {
+                    fd.udp.connect(runner.remoteAddress(), ScriptRunner.SCRIPT_PORT);
+                }
             } catch (TernSocketException e) {
                 return ScriptRunner.Result.fail(socketErrno(e.error()));
             }
@@ -1287,9 +1289,9 @@ final class ScriptSockets {
             // Filled at each try: a pending call on another descriptor may have used the scratch meanwhile.
             ScriptPayload.fill(scratch, 0, length, 0, ScriptPayload::ternDatagram);
             try {
-                final boolean queued = addressed
-                    ? udp.sendTo(runner.remoteAddress(), port, scratch, 0, length)
-                    : udp.send(scratch, 0, length);
+                final boolean queued = !addressed ? udp.send(scratch, 0, length)
+                    : udp.ipv6() ? udp.sendTo(ScriptIpVersion.REMOTE_IPV6, port, scratch, 0, length)
+                    : udp.sendTo(runner.remoteAddress(), port, scratch, 0, length);
                 if (queued) {
                     outcome[0] = ScriptRunner.Result.ok(length);
                 }

@@ -3,6 +3,7 @@ package dev.tern.script;
 import dev.tern.core.time.Clock;
 import dev.tern.ethernet.memory.MemoryWire;
 import dev.tern.ipv4.wire.Ipv4Header;
+import dev.tern.ipv6.wire.Ipv6Header;
 
 import java.util.List;
 
@@ -25,14 +26,18 @@ final class ScriptWire {
     private ScriptWire() {
     }
 
-    /** The wire's MTU: the profile's, or the largest packet the script injects when that is larger. */
-    static int mtu(List<ScriptLine> lines, ScriptProfile profile) {
+    /**
+     * The wire's MTU: the profile's, or the largest packet the script injects when that is larger, with an IPv6
+     * header when {@code ipv6}.
+     */
+    static int mtu(List<ScriptLine> lines, ScriptProfile profile, boolean ipv6) {
         if (profile.mtu() < STACK_MIN_MTU) {
             return profile.mtu();
         }
         int largest = profile.mtu();
+        final int ipHeader = ipv6 ? Ipv6Header.LENGTH : Ipv4Header.MIN_LENGTH;
         for (ScriptLine line : lines) {
-            largest = Math.max(largest, injectedLength(line, profile.gsoMss()));
+            largest = Math.max(largest, ipHeader + injectedLength(line, profile.gsoMss()));
         }
         return Math.min(largest, 65535);
     }
@@ -44,15 +49,15 @@ final class ScriptWire {
     }
 
     /**
-     * At most how long the IPv4 packet a line injects is (TCP options counted as long as they may be; an ICMP error's
-     * quote is short); 0 for a line that injects nothing.
+     * At most how long the transport part of the packet a line injects is (TCP options counted as long as they may
+     * be; an ICMP error's quote is short, within an IPv6 header and a TCP one); 0 for a line that injects nothing.
      */
     private static int injectedLength(ScriptLine line, int gsoMss) {
         return switch (line) {
-            case ScriptLine.Packet p when p.inbound() -> Ipv4Header.MIN_LENGTH + TCP_MAX_HEADER
+            case ScriptLine.Packet p when p.inbound() -> TCP_MAX_HEADER
                 + (gsoMss > 0 ? Math.min(gsoMss, p.payloadLength()) : p.payloadLength());
-            case ScriptLine.Datagram d when d.inbound() -> Ipv4Header.MIN_LENGTH + UDP_HEADER + d.length();
-            case ScriptLine.Icmp i when i.inbound() -> Ipv4Header.MIN_LENGTH + i.rawLength();
+            case ScriptLine.Datagram d when d.inbound() -> UDP_HEADER + d.length();
+            case ScriptLine.Icmp i when i.inbound() -> i.rawLength();
             default -> 0;
         };
     }

@@ -103,7 +103,9 @@ class ScriptDialectsTest {
             rejects("`../common/set_sysctls.py tcp_sack=0`\n", ScriptProfile.gtests(),
                 "t.pkt:1: set_sysctls.py takes /proc/sys/NAME=VALUE, not 'tcp_sack=0'");
             startsWith(failure("`sockstat -6 -P tcp -s | grep packetdril | grep -c TIME_WAIT | grep 1`\n",
-                ScriptProfile.freebsd()), "t.pkt:1: sockstat -6 needs IPv6");
+                ScriptProfile.freebsd()), "t.pkt:1: `sockstat -6 -P tcp -s | grep packetdril | grep -c TIME_WAIT | "
+                + "grep 1`: 0 TCP sockets of the application are in TIME_WAIT, not 1 (sockstat -6 lists none of this "
+                + "run's IPv4 sockets)");
             rejects("`sysctl -q net.ipv4.tcp_mem=\"1 2\"`\n", ScriptProfile.linux(),
                 "t.pkt:1: sysctl net.ipv4.tcp_mem takes 3 numbers between quotes, got 2");
         }
@@ -331,10 +333,10 @@ class ScriptDialectsTest {
                 """, ScriptProfile.freebsd());
             rejects(LISTEN + "+0 < F  .. 1:1(0) win 100\n", ScriptProfile.freebsd(),
                 "t.pkt:4: bad sequence numbers '..'");
-            rejects(LISTEN + "+0 < (tos 0x28) udp (10)\n", ScriptProfile.freebsd(),
-                "t.pkt:4: IP header fields are compared on TCP segments only");
-            rejects(LISTEN + "+0 < (flowlabel 0x1) S 0:0(0) win 100\n", ScriptProfile.freebsd(),
-                "t.pkt:4: IP header fields on a packet ('(flowlabel 0x1)') are not supported");
+            rejects(LISTEN + "+0 < [ect0] udp (10)\n", ScriptProfile.freebsd(),
+                "t.pkt:4: an ECN codepoint ([noecn], [ect0], [ect1], [ce]) is for TCP segments only");
+            rejects(LISTEN + "+0 < (id 7) S 0:0(0) win 100\n", ScriptProfile.freebsd(),
+                "t.pkt:4: IP header fields on a packet ('(id 7)') are not supported");
             rejects(LISTEN + "+0 < S 0:0(0)! win 100\n", ScriptProfile.freebsd(),
                 "t.pkt:4: '!' (sequence number not compared) is only for packets Tern sends (>)");
         }
