@@ -55,10 +55,13 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
     }
 
     private final UdpLayer udp;
-    /** An IPv6 socket ({@link NetStack#openUdp6}): 128-bit addresses, IPv6 datagrams only. */
-    private final boolean ipv6;
+    /**
+     * An IPv6 socket ({@link NetStack#openUdp6}): 128-bit addresses, IPv6 datagrams only. Both flags fall when a
+     * dual-stack socket binds an IPv4 address.
+     */
+    private volatile boolean ipv6;
     /** An IPv6 socket that takes IPv4 too ({@link NetStack#openUdpDualStack}). */
-    private final boolean dualStack;
+    private volatile boolean dualStack;
     private final int handle;
     private final ByteRing receiveRing;
     private final ByteRing sendRing;
@@ -137,7 +140,7 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
         return ipv6;
     }
 
-    /** Whether this socket was opened dual-stack ({@link NetStack#openUdpDualStack}). */
+    /** Whether this is a dual-stack socket ({@link NetStack#openUdpDualStack}) not bound to an IPv4 address. */
     public boolean dualStack() {
         return dualStack;
     }
@@ -149,13 +152,20 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
         return ipv6 ? bind(Ipv6Address.UNSPECIFIED, port) : bind(0, port);
     }
 
-    /** Binds to {@code address} (ours, a multicast group, a broadcast address, or 0 for any) and {@code port}. */
+    /**
+     * Binds to {@code address} (ours, a multicast group, a broadcast address, or 0 for any) and {@code port}; a
+     * dual-stack socket is an IPv4 one after it.
+     */
     public int bind(int address, int port) throws TernSocketException {
         checkPort(port);
         requireFamily(false, "bind");
         final int result = stack.call(() -> udp.bind(handle, address, port));
         if (result < 0) {
             throw TernSocketException.of(-result, "udp bind " + Ipv4Address.format(address) + ":" + port);
+        }
+        if (dualStack) {
+            dualStack = false; // bound to an IPv4 address: an IPv4 socket now
+            ipv6 = false;
         }
         return result;
     }

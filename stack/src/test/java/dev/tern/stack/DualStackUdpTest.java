@@ -146,6 +146,17 @@ class DualStackUdpTest {
     }
 
     @Test
+    void boundToAnIpv4AddressItIsAnIpv4SocketFromThenOn() throws Exception {
+        final UdpSocket dual = b.openUdpDualStack();
+        assertEquals(6100, dual.bind(B4, 6100));
+        assertFalse(dual.ipv6() || dual.dualStack(), "::ffff:198.18.0.2 is IPv4's, as on Linux");
+        assertEquals(6100, b.openUdp6().bind(6100), "the port's IPv6 side is free");
+        a.openUdp().sendTo(B4, 6100, bytes("four"), 0, 4);
+        sim.runFor(SECOND / 10);
+        assertEquals("four", receiveOne(dual));
+    }
+
+    @Test
     void anIpv4DatagramLeavesAsIpv4WhetherGivenAsIpv4OrAsAnIpv4MappedAddress() throws Exception {
         final PeerPort peer = ipv4Peer();
         final UdpSocket dual = b.openUdpDualStack();

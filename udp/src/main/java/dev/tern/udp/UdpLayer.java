@@ -291,15 +291,23 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
      */
     private int bind(int socket, int address, int port, int remoteAddress, int remotePort) {
         checkOpen(socket);
-        if (localPort[socket] != 0 || isIpv6(socket)) {
+        if (localPort[socket] != 0 || !takesIpv4(socket)) {
             return -SocketError.INVALID;
         }
         if (address != 0 && address != ipv4.address().address() && !Ipv4Address.isMulticast(address)
             && address != ipv4.address().broadcast() && address != Ipv4Address.LIMITED_BROADCAST) {
             return -SocketError.ADDRESS_NOT_AVAILABLE;
         }
+        final int before = flags[socket];
+        // A dual-stack socket bound to an IPv4 address (::ffff:a.b.c.d) is an IPv4 socket from then on, as on Linux.
+        flags[socket] &= ~(IPV6 | DUAL_STACK);
         localAddress[socket] = address;
-        return bindPort(socket, port, remoteAddress, remotePort);
+        final int bound = bindPort(socket, port, remoteAddress, remotePort);
+        if (bound < 0) {
+            flags[socket] = before;
+            localAddress[socket] = 0;
+        }
+        return bound;
     }
 
     /**
