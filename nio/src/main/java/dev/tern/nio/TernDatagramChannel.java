@@ -71,6 +71,8 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
     private volatile DatagramChannel kernel;
     private volatile UdpSocket socket;
     private InetSocketAddress localAddress;
+    /** The local address is the source a connect chose, on a socket bound to the wildcard: disconnect undoes it. */
+    private boolean localFromConnect;
     private volatile InetSocketAddress remoteAddress;
     private Closer closer;
     private Cleaner.Cleanable cleanable;
@@ -320,8 +322,12 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
                                 throw Errors.translate(e);
                             }
                             if (localAddress == null) {
-                                localAddress = connectedFrom;
                                 s.steerPortHere();
+                            }
+                            if (localAddress == null || localAddress.getAddress().isAnyLocalAddress()) {
+                                // As the JDK's: a connected socket on the wildcard reports the source it sends from.
+                                localAddress = connectedFrom;
+                                localFromConnect = true;
                             }
                             remoteAddress = inet;
                             keys.decided();
@@ -355,6 +361,10 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
                     }
                     socket.disconnect();
                     remoteAddress = null;
+                    if (localFromConnect) {
+                        localAddress = DatagramAddressing.implicitLocal(socket, socket.localPort(), ternProvider.stack());
+                        localFromConnect = false;
+                    }
                 }
             }
         }

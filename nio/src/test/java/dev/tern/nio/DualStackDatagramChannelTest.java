@@ -193,6 +193,9 @@ class DualStackDatagramChannelTest {
         final ByteBuffer reply = ByteBuffer.allocate(16);
         assertEquals(4, six.read(reply));
         assertEquals("pong", new String(reply.array(), 0, 4, StandardCharsets.US_ASCII));
+        six.disconnect();
+        assertEquals(new InetSocketAddress(address("::"), local.getPort()), six.getLocalAddress(),
+            "back on the wildcard, as the JDK's");
     }
 
     @Test
