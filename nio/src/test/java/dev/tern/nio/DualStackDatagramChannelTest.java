@@ -255,6 +255,31 @@ class DualStackDatagramChannelTest {
         assertTrue(!deliveredWithin(sender, member, to, from), "dropped: no more");
     }
 
+    @Test
+    void aDualStackChannelJoinsAnIpv4GroupToo() throws IOException {
+        final DatagramChannel member = closing(server.openDatagramChannel());
+        member.bind(new InetSocketAddress(9400));
+        member.configureBlocking(false);
+        final MembershipKey key = member.join(address("239.7.7.8"), loopback());
+        final DatagramChannel sender = closing(client.openDatagramChannel(StandardProtocolFamily.INET));
+        sender.bind(new InetSocketAddress(address("198.18.0.2"), 0));
+        final SocketAddress[] from = new SocketAddress[1];
+        assertTrue(deliveredWithin(sender, member, new InetSocketAddress(address("239.7.7.8"), 9400), from),
+            "as Linux lets an IPv6 socket join an IPv4 group");
+        assertInstanceOf(Inet4Address.class, ((InetSocketAddress) from[0]).getAddress());
+        key.block(address("198.18.0.2"));
+        try {
+            Thread.sleep(50); // what was on its way before the block
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        while (member.receive(ByteBuffer.allocate(64)) != null) {
+            Thread.onSpinWait();
+        }
+        assertTrue(!deliveredWithin(sender, member, new InetSocketAddress(address("239.7.7.8"), 9400), from),
+            "IPv4 source filters hold on a dual-stack socket");
+    }
+
     /** Sends to {@code to} until {@code member} has a datagram (a join takes a moment), half a second at most. */
     private static boolean deliveredWithin(DatagramChannel sender, DatagramChannel member, InetSocketAddress to,
                                            SocketAddress[] from) throws IOException {
