@@ -26,8 +26,6 @@ import java.nio.channels.MembershipKey;
 import java.nio.channels.NotYetConnectedException;
 import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 
@@ -67,7 +65,7 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
     private final Object stateLock = new Object();
     private final Buffers readBuffers = new Buffers();
     private final Buffers writeBuffers = new Buffers();
-    private final List<TernMembershipKey> memberships = new ArrayList<>();
+    private final DatagramMemberships memberships = new DatagramMemberships();
     private volatile DatagramChannel kernel;
     private volatile UdpSocket socket;
     private InetSocketAddress localAddress;
@@ -740,40 +738,7 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
             }
             k = kernel;
             if (k == null) {
-                if (source != null && (source.isAnyLocalAddress() || source.isMulticastAddress()
-                    || source.getClass() != group.getClass())) {
-                    throw new IllegalArgumentException("Source address is a wildcard, multicast or not of the group's type");
-                }
-                final boolean six = group instanceof java.net.Inet6Address;
-                if (six && !socket.ipv6()) {
-                    throw new IllegalArgumentException("an IPv6 group on a channel whose Tern socket is IPv4 (bound to an"
-                        + " IPv4 address, or a stack without IPv6)");
-                }
-                if (six && source != null) {
-                    // As the JDK where the system has no source filtering: MLDv2 reports any-source joins only here.
-                    throw new UnsupportedOperationException("Tern has no source filters for IPv6 groups yet: join "
-                        + group.getHostAddress() + " for any source");
-                }
-                for (TernMembershipKey existing : memberships) {
-                    if (existing.group().equals(group)) {
-                        if (existing.sourceAddress() == null && source == null) {
-                            return existing;
-                        }
-                        if (existing.sourceAddress() == null) {
-                            throw new IllegalStateException("Already a member to receive all packets");
-                        }
-                        if (source == null) {
-                            throw new IllegalStateException("Already have source-specific membership");
-                        }
-                        if (existing.sourceAddress().equals(source)) {
-                            return existing;
-                        }
-                    }
-                }
-                final TernMembershipKey key = new TernMembershipKey(this, group, networkInterface, source);
-                memberships.add(key);
-                applyMemberships(group);
-                return key;
+                return memberships.join(this, socket, group, networkInterface, source);
             }
         }
         return source == null ? k.join(group, networkInterface) : k.join(group, networkInterface, source);
@@ -781,82 +746,19 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
 
     void drop(TernMembershipKey key) {
         synchronized (stateLock) {
-            if (!key.isValid()) {
-                return;
-            }
-            key.invalidate();
-            memberships.remove(key);
-            if (isOpen()) {
-                applyMemberships(key.group());
-            }
+            memberships.drop(isOpen() ? socket : null, key);
         }
     }
 
-    void block(TernMembershipKey key, InetAddress source) throws IOException {
+    void block(TernMembershipKey key, InetAddress source) {
         synchronized (stateLock) {
-            if (!key.isValid()) {
-                throw new IllegalStateException("key is no longer valid");
-            }
-            if (key.group() instanceof java.net.Inet6Address) {
-                throw new UnsupportedOperationException("Tern has no source filters for IPv6 groups yet");
-            }
-            if (!key.blocked().contains(source)) {
-                key.blocked().add(source);
-                applyMemberships(key.group());
-            }
+            memberships.block(socket, key, source);
         }
     }
 
     void unblock(TernMembershipKey key, InetAddress source) {
         synchronized (stateLock) {
-            if (!key.isValid()) {
-                throw new IllegalStateException("key is no longer valid");
-            }
-            if (!key.blocked().remove(source)) {
-                throw new IllegalStateException("not blocked");
-            }
-            applyMemberships(key.group());
-        }
-    }
-
-    /**
-     * Sets the socket's filter for {@code group} from the channel's keys: an any-source key gives EXCLUDE {its
-     * blocked sources}; source-specific keys give INCLUDE {their sources}; none leaves the group. Caller holds
-     * stateLock.
-     */
-    void applyMemberships(InetAddress group) {
-        if (group instanceof java.net.Inet6Address) {
-            applyIpv6Membership(group);
-            return;
-        }
-        final int address = Addresses.ipv4(group);
-        final List<Integer> sources = new ArrayList<>();
-        TernMembershipKey anySource = null;
-        for (TernMembershipKey key : memberships) {
-            if (key.group().equals(group)) {
-                if (key.sourceAddress() == null) {
-                    anySource = key;
-                } else {
-                    sources.add(Addresses.ipv4(key.sourceAddress()));
-                }
-            }
-        }
-        if (anySource != null) {
-            socket.joinExcluding(address, anySource.blocked().stream().mapToInt(Addresses::ipv4).toArray());
-        } else if (!sources.isEmpty()) {
-            socket.joinSources(address, sources.stream().mapToInt(Integer::intValue).toArray());
-        } else {
-            socket.leave(address);
-        }
-    }
-
-    /** An IPv6 group has any-source keys only: one keeps the socket joined, none leaves. Caller holds stateLock. */
-    private void applyIpv6Membership(InetAddress group) {
-        final dev.tern.core.net.Ipv6Address address = DatagramAddressing.ipv6(group);
-        if (memberships.stream().anyMatch(key -> key.group().equals(group))) {
-            socket.join(address);
-        } else {
-            socket.leave(address);
+            memberships.unblock(socket, key, source);
         }
     }
 
@@ -968,10 +870,7 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
             k.close();
         }
         synchronized (stateLock) {
-            for (TernMembershipKey key : memberships) {
-                key.invalidate();
-            }
-            memberships.clear();
+            memberships.invalidateAll();
             if (cleanable != null) {
                 closer.explicit = true;
                 cleanable.clean();
