@@ -224,6 +224,25 @@ class DualStackDatagramChannelTest {
     }
 
     @Test
+    void withPreferIpv4StackOpenIsAnInetChannelAndInet6TheKernelProvidersAnswer() throws IOException {
+        final String before = System.getProperty("java.net.preferIPv4Stack");
+        System.setProperty("java.net.preferIPv4Stack", "true");
+        try {
+            final DatagramChannel four = closing(server.openDatagramChannel());
+            assertThrows(UnsupportedAddressTypeException.class, () -> four.bind(new InetSocketAddress(address("::"), 0)),
+                "an INET channel, as the JDK's open() then");
+            final DatagramChannel six = closing(server.openDatagramChannel(StandardProtocolFamily.INET6));
+            assertTrue(((TernDatagramChannel) six).kernelChannel() != null, "the kernel's provider answers for INET6");
+        } finally {
+            if (before == null) {
+                System.clearProperty("java.net.preferIPv4Stack");
+            } else {
+                System.setProperty("java.net.preferIPv4Stack", before);
+            }
+        }
+    }
+
+    @Test
     void anInetChannelRefusesIpv6AddressesAsTheJdksDoes() throws IOException {
         final DatagramChannel four = closing(server.openDatagramChannel(StandardProtocolFamily.INET));
         assertThrows(UnsupportedAddressTypeException.class, () -> four.bind(new InetSocketAddress(address("::"), 0)));
