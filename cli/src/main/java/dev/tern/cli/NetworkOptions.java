@@ -49,8 +49,8 @@ final class NetworkOptions {
         CommandHelp.option("--ip A.B.C.D/N", "this stack's address and prefix length", "198.18.0.2/24"),
         CommandHelp.option("--ip6 ADDR/N|auto", "turn IPv6 on with this address and on-link prefix (e.g. "
             + "2001:db8::2/64), besides the link-local one from the MAC; give it again for more; auto: also form "
-            + "addresses from routers' advertised prefixes (SLAAC). Neighbour discovery and ping only, so far: TCP "
-            + "and UDP stay IPv4 (docs/STATUS.md)", "none: IPv4 only"),
+            + "addresses from routers' advertised prefixes (SLAAC). Neighbour discovery, ping, TCP and UDP, and "
+            + "dual-stack channels under exec (what is not done: docs/STATUS.md)", "none: IPv4 only"),
         CommandHelp.option("--gw A.B.C.D", "default gateway, on the subnet; give it again for more, in preference "
             + "order: when the one in use stops answering ARP, the next is used", "none: the subnet only"),
         CommandHelp.option("--mac M", "this stack's unicast MAC address",

@@ -40,10 +40,10 @@ import java.util.Locale;
  * <p>An IPv6 address is written as {@code 2001:db8::/32}, or in brackets before a port: {@code [2001:db8::9]:5432}.
  *
  * <p>What never goes to Tern, whatever the rules: loopback (127/8 and ::1 are the host kernel's, not Tern's), IPv6
- * when Tern's stack has none ({@code tern.ip6}), IPv6 datagrams (Tern's datagram channels are IPv4 only), UNIX-domain
- * sockets, pipes, and binds to a specific address that is not Tern's. After the rules, the defaults: a destination on
- * Tern's subnet or one of its IPv6 prefixes goes to Tern, any other to the kernel; a bind to the wildcard address or
- * to one of Tern's addresses goes to Tern; a group join goes to Tern.
+ * when Tern's stack has none ({@code tern.ip6}), UNIX-domain sockets, pipes, and binds to a specific address that is
+ * not Tern's. After the rules, the defaults: a destination on Tern's subnet or one of its IPv6 prefixes goes to Tern,
+ * any other to the kernel; a bind to the wildcard address or to one of Tern's addresses goes to Tern; a group join
+ * goes to Tern (an IPv6 group when Tern's stack has IPv6).
  *
  * <p>Immutable; thread-safe.
  */
@@ -323,12 +323,12 @@ public final class Rules {
     }
 
     /**
-     * IPv6 destinations (TCP only; Tern's datagram channels are IPv4's): the rules, then Tern for a destination on one
-     * of Tern's IPv6 prefixes. Loopback, and everything when Tern's stack has no IPv6, is the kernel's.
+     * IPv6 destinations: the rules, then Tern for a destination on one of Tern's IPv6 prefixes. Loopback, and
+     * everything when Tern's stack has no IPv6, is the kernel's.
      */
     private Side connect6(Transport transport, Inet6Address remote, int port) {
         final List<Ipv6InterfaceAddress> ternIpv6 = this.ternIpv6.get();
-        if (transport == Transport.UDP || ternIpv6.isEmpty() || remote.isLoopbackAddress()) {
+        if (ternIpv6.isEmpty() || remote.isLoopbackAddress()) {
             return Side.KERNEL;
         }
         final Ipv6Address destination = Ipv6Address.of(remote.getAddress());
@@ -367,10 +367,10 @@ public final class Rules {
         return Side.TERN;
     }
 
-    /** A bind to one of Tern's IPv6 addresses (TCP): the rules, then Tern; any other IPv6 address is the kernel's. */
+    /** A bind to one of Tern's IPv6 addresses: the rules, then Tern; any other IPv6 address is the kernel's. */
     private Side listen6(Transport transport, Inet6Address local, int port) {
         final Ipv6Address address = Ipv6Address.of(local.getAddress());
-        if (transport == Transport.UDP || ternIpv6.get().stream().noneMatch(ours -> ours.address().equals(address))) {
+        if (ternIpv6.get().stream().noneMatch(ours -> ours.address().equals(address))) {
             return Side.KERNEL;
         }
         for (Rule rule : rules) {
@@ -392,12 +392,29 @@ public final class Rules {
 
     /** The side for a datagram channel, not yet bound, that joins {@code group}. */
     public Side join(InetAddress group) {
+        if (group instanceof Inet6Address six) {
+            return join6(six);
+        }
         if (!(group instanceof Inet4Address)) {
             return Side.KERNEL;
         }
         final int address = Addresses.ipv4(group);
         for (Rule rule : rules) {
             if (rule.matches(Operation.JOIN, Transport.UDP, address, 0)) {
+                return rule.side();
+            }
+        }
+        return Side.TERN;
+    }
+
+    /** An IPv6 group: the rules, then Tern when its stack has IPv6. */
+    private Side join6(Inet6Address group) {
+        if (ternIpv6.get().isEmpty()) {
+            return Side.KERNEL;
+        }
+        final Ipv6Address address = Ipv6Address.of(group.getAddress());
+        for (Rule rule : rules) {
+            if (rule.matches6(Operation.JOIN, Transport.UDP, address, 0)) {
                 return rule.side();
             }
         }

@@ -10,7 +10,6 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.Cleaner;
 import java.net.DatagramSocket;
-import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
@@ -27,8 +26,6 @@ import java.nio.channels.MembershipKey;
 import java.nio.channels.NotYetConnectedException;
 import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 
@@ -44,7 +41,11 @@ import java.util.Set;
  * and the socket's datagram rings without allocating; the source address {@link #receive} returns is the same
  * object while datagrams keep coming from the same source, and a {@link #send} to the target it was last given
  * decodes nothing (the JDK's own channel caches its last sender the same way). Multicast: {@link #join} with and
- * without a source, {@link MembershipKey#block}/{@code unblock}/{@code drop} (IGMPv3 filters on the wire).
+ * without a source, {@link MembershipKey#block}/{@code unblock}/{@code drop} (IGMPv3 filters on the wire); an IPv6
+ * group for any source (MLDv2), source filters for IPv6 groups being refused as the JDK refuses what its system lacks.
+ *
+ * <p>An {@code INET6} channel (also {@code DatagramChannel.open()}, as the JDK's) is dual-stack: its family's
+ * addressing is {@link DatagramAddressing}'s.
  *
  * <p>Thread-safe as the JDK's: one reader and one writer at a time. Deviations (docs/NIO.md): the
  * {@link NetworkInterface} given to {@code join} or {@code IP_MULTICAST_IF} is recorded, not used (a Tern stack has
@@ -64,23 +65,18 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
     private final Object stateLock = new Object();
     private final Buffers readBuffers = new Buffers();
     private final Buffers writeBuffers = new Buffers();
-    private final List<TernMembershipKey> memberships = new ArrayList<>();
+    private final DatagramMemberships memberships = new DatagramMemberships();
     private volatile DatagramChannel kernel;
     private volatile UdpSocket socket;
     private InetSocketAddress localAddress;
+    /** The local address is the source a connect chose, on a socket bound to the wildcard: disconnect undoes it. */
+    private boolean localFromConnect;
     private volatile InetSocketAddress remoteAddress;
     private Closer closer;
     private Cleaner.Cleanable cleanable;
     private DatagramSocketAdaptor adaptor;
     private byte[] scratch;
-
-    // Reader's cache: the last source, so that datagrams from one peer make no new address objects.
-    private int lastSourceAddress;
-    private int lastSourcePort;
-    private InetSocketAddress lastSource;
-    // Writer's cache: the last target, decoded once.
-    private InetSocketAddress lastTarget;
-    private int lastTargetAddress;
+    private final DatagramAddressing addressing;
 
     // Options, recorded until a side serves the channel (guarded by stateLock).
     private boolean reuseAddress;
@@ -94,6 +90,7 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
     TernDatagramChannel(TernSelectorProvider provider, ProtocolFamily family) {
         super(provider);
         this.ternProvider = provider;
+        this.addressing = new DatagramAddressing(family == java.net.StandardProtocolFamily.INET6);
     }
 
     static TernDatagramChannel kernel(TernSelectorProvider provider, DatagramChannel kernelChannel) {
@@ -149,13 +146,16 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
 
     // ------------------------------------------------------------------------------------------ side
 
-    /** The side is decided: {@code side} serves the channel from now on. Caller holds stateLock. */
-    private void decide(Rules.Side side) throws IOException {
+    /**
+     * The side is decided: {@code side} serves the channel from now on; {@code bindTo} is the address of the bind that
+     * decided it (null for any other call). Caller holds stateLock.
+     */
+    private void decide(Rules.Side side, InetSocketAddress bindTo) throws IOException {
         if (side == Rules.Side.TERN && ternProvider.ternOrFallback() == Rules.Side.TERN) {
             final NetStack stack = ternProvider.stack();
             final UdpSocket opened;
             try {
-                opened = stack.openUdp();
+                opened = addressing.open(stack, bindTo);
             } catch (TernSocketException e) {
                 throw Errors.translate(e);
             }
@@ -172,7 +172,8 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
             socket = opened;
             return;
         }
-        final DatagramChannel made = ternProvider.kernel().openDatagramChannel(java.net.StandardProtocolFamily.INET);
+        final DatagramChannel made = ternProvider.kernel().openDatagramChannel(addressing.inet6()
+            ? java.net.StandardProtocolFamily.INET6 : java.net.StandardProtocolFamily.INET);
         try {
             made.setOption(StandardSocketOptions.SO_REUSEADDR, reuseAddress);
             made.setOption(StandardSocketOptions.SO_BROADCAST, broadcast);
@@ -225,7 +226,7 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
         if (localAddress == null) {
             try {
                 final int port = s.bind(0);
-                localAddress = Addresses.socket(ternProvider.stack().address().address(), port);
+                localAddress = DatagramAddressing.implicitLocal(s, port, ternProvider.stack());
                 s.steerPortHere();
             } catch (TernSocketException e) {
                 throw Errors.translate(e);
@@ -263,18 +264,16 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
                         if (localAddress != null) {
                             throw new AlreadyBoundException();
                         }
-                        final InetSocketAddress address = local == null ? new InetSocketAddress(0) : Addresses.checked(local);
+                        final InetSocketAddress address = local == null ? new InetSocketAddress(0)
+                            : addressing.checkFamily(Addresses.checked(local));
                         if (socket == null) {
-                            decide(ternProvider.rules().listen(Rules.Transport.UDP, address));
+                            decide(ternProvider.rules().listen(Rules.Transport.UDP, address), address);
                             k = kernel;
                         }
                         if (k == null) {
                             final UdpSocket s = socket;
                             try {
-                                final int port = s.bind(Addresses.ipv4(address), address.getPort());
-                                final int boundAddress = Addresses.ipv4(address);
-                                localAddress = Addresses.socket(boundAddress == 0 ? ternProvider.stack().address().address()
-                                    : boundAddress, port);
+                                localAddress = DatagramAddressing.bind(s, address, ternProvider.stack());
                                 s.steerPortHere();
                             } catch (TernSocketException e) {
                                 throw Errors.translate(e);
@@ -307,25 +306,26 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
                         if (remoteAddress != null) {
                             throw new AlreadyConnectedException();
                         }
-                        final InetSocketAddress inet = Addresses.checked(remote);
+                        final InetSocketAddress inet = addressing.checkFamily(Addresses.checked(remote));
                         if (socket == null) {
-                            decide(ternProvider.rules().connect(Rules.Transport.UDP, inet));
+                            decide(ternProvider.rules().connect(Rules.Transport.UDP, inet), null);
                             k = kernel;
                         }
                         if (k == null) {
                             final UdpSocket s = socket;
-                            int address = Addresses.ipv4(inet);
-                            if (address == 0) {
-                                address = ternProvider.stack().address().address();
-                            }
+                            final InetSocketAddress connectedFrom;
                             try {
-                                s.connect(address, inet.getPort());
+                                connectedFrom = DatagramAddressing.connect(s, inet, ternProvider.stack());
                             } catch (TernSocketException e) {
                                 throw Errors.translate(e);
                             }
                             if (localAddress == null) {
-                                localAddress = Addresses.socket(ternProvider.stack().address().address(), s.localPort());
                                 s.steerPortHere();
+                            }
+                            if (localAddress == null || localAddress.getAddress().isAnyLocalAddress()) {
+                                // As the JDK's: a connected socket on the wildcard reports the source it sends from.
+                                localAddress = connectedFrom;
+                                localFromConnect = true;
                             }
                             remoteAddress = inet;
                             keys.decided();
@@ -359,6 +359,10 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
                     }
                     socket.disconnect();
                     remoteAddress = null;
+                    if (localFromConnect) {
+                        localAddress = DatagramAddressing.implicitLocal(socket, socket.localPort(), ternProvider.stack());
+                        localFromConnect = false;
+                    }
                 }
             }
         }
@@ -400,7 +404,7 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
         synchronized (stateLock) {
             ensureOpen();
             if (kernel == null && socket == null) {
-                decide(ternProvider.rules().listen(Rules.Transport.UDP, null));
+                decide(ternProvider.rules().listen(Rules.Transport.UDP, null), null);
                 if (kernel == null) {
                     keys.decided();
                 }
@@ -499,14 +503,7 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
 
     /** The last datagram's source, made again only when it differs from the one before. */
     private InetSocketAddress source(UdpSocket s) {
-        final int address = s.lastSourceAddress();
-        final int port = s.lastSourcePort();
-        if (lastSource == null || address != lastSourceAddress || port != lastSourcePort) {
-            lastSource = Addresses.socket(address, port);
-            lastSourceAddress = address;
-            lastSourcePort = port;
-        }
-        return lastSource;
+        return addressing.source(s);
     }
 
     private UdpSocket connectedTern() throws ClosedChannelException {
@@ -581,7 +578,8 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
             synchronized (stateLock) {
                 ensureOpen();
                 if (kernel == null && socket == null) {
-                    decide(ternProvider.rules().connect(Rules.Transport.UDP, Addresses.checked(target)));
+                    decide(ternProvider.rules().connect(Rules.Transport.UDP,
+                        addressing.checkFamily(Addresses.checked(target))), null);
                     if (kernel == null) {
                         keys.decided();
                     }
@@ -598,33 +596,27 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
                     throw kernelFailed(e);
                 }
             }
-            final int address;
-            final int port;
-            if (target == lastTarget) {
-                address = lastTargetAddress;
-                port = lastTarget.getPort();
-            } else {
-                final InetSocketAddress inet = Addresses.checked(target);
+            if (!addressing.isLastTarget(target)) {
+                final InetSocketAddress inet = addressing.checkFamily(Addresses.checked(target));
                 final InetSocketAddress connected = remoteAddress;
                 if (connected != null && !connected.equals(inet)) {
                     throw new AlreadyConnectedException();
                 }
-                address = Addresses.ipv4(inet) == 0 ? ternProvider.stack().address().address() : Addresses.ipv4(inet);
-                port = inet.getPort();
-                lastTarget = inet;
-                lastTargetAddress = address;
+                addressing.target(s, inet, ternProvider.stack());
             }
-            return isBlocking() ? sendBlocking(s, address, port, source) : sendOnce(s, address, port, source);
+            return isBlocking() ? sendBlocking(s, true, source) : sendOnce(s, true, source);
         }
     }
 
-    private int sendOnce(UdpSocket s, int address, int port, ByteBuffer source) throws IOException {
+    /** One try: to the target {@link #send} decoded ({@code toTarget}), or to the connected peer. */
+    private int sendOnce(UdpSocket s, boolean toTarget, ByteBuffer source) throws IOException {
         final int position = source.position();
         final int length = source.limit() - position;
         final MemorySegment segment = writeBuffers.segment(source);
         final boolean sent;
         try {
-            sent = s.sendTo(address, port, segment, Buffers.offset(source), length);
+            sent = toTarget ? addressing.sendToTarget(s, segment, Buffers.offset(source), length)
+                : s.send(segment, Buffers.offset(source), length);
         } catch (TernSocketException e) {
             throw Errors.translateDatagram(e);
         }
@@ -635,11 +627,11 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
         return length;
     }
 
-    private int sendBlocking(UdpSocket s, int address, int port, ByteBuffer source) throws IOException {
+    private int sendBlocking(UdpSocket s, boolean toTarget, ByteBuffer source) throws IOException {
         int n = 0;
         try {
             begin();
-            while ((n = sendOnce(s, address, port, source)) == 0 && source.hasRemaining() && isOpen()) {
+            while ((n = sendOnce(s, toTarget, source)) == 0 && source.hasRemaining() && isOpen()) {
                 s.awaitReady(SelectableSocket.WRITE, Channels.sliceDeadline());
             }
             return n;
@@ -661,7 +653,7 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
         }
         synchronized (writeLock) {
             final UdpSocket s = connectedTern();
-            return isBlocking() ? sendBlocking(s, 0, 0, source) : sendOnce(s, 0, 0, source);
+            return isBlocking() ? sendBlocking(s, false, source) : sendOnce(s, false, source);
         }
     }
 
@@ -682,7 +674,7 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
                 whole.put(sources[i].duplicate());
             }
             whole.flip();
-            final int n = isBlocking() ? sendBlocking(s, 0, 0, whole) : sendOnce(s, 0, 0, whole);
+            final int n = isBlocking() ? sendBlocking(s, false, whole) : sendOnce(s, false, whole);
             if (n > 0) {
                 for (int i = offset; i < offset + length; i++) {
                     sources[i].position(sources[i].limit());
@@ -714,7 +706,7 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
         synchronized (stateLock) {
             ensureOpen();
             if (kernel == null && socket == null) {
-                decide(ternProvider.rules().join(group));
+                decide(ternProvider.rules().join(group), null);
                 if (kernel == null) {
                     keys.decided();
                 }
@@ -732,44 +724,21 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
         if (!group.isMulticastAddress()) {
             throw new IllegalArgumentException("Group not a multicast address");
         }
+        if (group instanceof java.net.Inet6Address && !addressing.inet6()) {
+            throw new IllegalArgumentException("Only IPv6 sockets can join IPv6 multicast group");
+        }
         final DatagramChannel k;
         synchronized (stateLock) {
             ensureOpen();
             if (kernel == null && socket == null) {
-                decide(ternProvider.rules().join(group));
+                decide(ternProvider.rules().join(group), null);
                 if (kernel == null) {
                     keys.decided();
                 }
             }
             k = kernel;
             if (k == null) {
-                if (!(group instanceof Inet4Address)) {
-                    throw new IllegalArgumentException("Tern joins IPv4 groups only");
-                }
-                if (source != null && (source.isAnyLocalAddress() || source.isMulticastAddress()
-                    || !(source instanceof Inet4Address))) {
-                    throw new IllegalArgumentException("Source address is a wildcard, multicast or not IPv4");
-                }
-                for (TernMembershipKey existing : memberships) {
-                    if (existing.group().equals(group)) {
-                        if (existing.sourceAddress() == null && source == null) {
-                            return existing;
-                        }
-                        if (existing.sourceAddress() == null) {
-                            throw new IllegalStateException("Already a member to receive all packets");
-                        }
-                        if (source == null) {
-                            throw new IllegalStateException("Already have source-specific membership");
-                        }
-                        if (existing.sourceAddress().equals(source)) {
-                            return existing;
-                        }
-                    }
-                }
-                final TernMembershipKey key = new TernMembershipKey(this, group, networkInterface, source);
-                memberships.add(key);
-                applyMemberships(group);
-                return key;
+                return memberships.join(this, socket, group, networkInterface, source);
             }
         }
         return source == null ? k.join(group, networkInterface) : k.join(group, networkInterface, source);
@@ -777,65 +746,19 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
 
     void drop(TernMembershipKey key) {
         synchronized (stateLock) {
-            if (!key.isValid()) {
-                return;
-            }
-            key.invalidate();
-            memberships.remove(key);
-            if (isOpen()) {
-                applyMemberships(key.group());
-            }
+            memberships.drop(isOpen() ? socket : null, key);
         }
     }
 
-    void block(TernMembershipKey key, InetAddress source) throws IOException {
+    void block(TernMembershipKey key, InetAddress source) {
         synchronized (stateLock) {
-            if (!key.isValid()) {
-                throw new IllegalStateException("key is no longer valid");
-            }
-            if (!key.blocked().contains(source)) {
-                key.blocked().add(source);
-                applyMemberships(key.group());
-            }
+            memberships.block(socket, key, source);
         }
     }
 
     void unblock(TernMembershipKey key, InetAddress source) {
         synchronized (stateLock) {
-            if (!key.isValid()) {
-                throw new IllegalStateException("key is no longer valid");
-            }
-            if (!key.blocked().remove(source)) {
-                throw new IllegalStateException("not blocked");
-            }
-            applyMemberships(key.group());
-        }
-    }
-
-    /**
-     * Sets the socket's filter for {@code group} from the channel's keys: an any-source key gives EXCLUDE {its
-     * blocked sources}; source-specific keys give INCLUDE {their sources}; none leaves the group. Caller holds
-     * stateLock.
-     */
-    void applyMemberships(InetAddress group) {
-        final int address = Addresses.ipv4(group);
-        final List<Integer> sources = new ArrayList<>();
-        TernMembershipKey anySource = null;
-        for (TernMembershipKey key : memberships) {
-            if (key.group().equals(group)) {
-                if (key.sourceAddress() == null) {
-                    anySource = key;
-                } else {
-                    sources.add(Addresses.ipv4(key.sourceAddress()));
-                }
-            }
-        }
-        if (anySource != null) {
-            socket.joinExcluding(address, anySource.blocked().stream().mapToInt(Addresses::ipv4).toArray());
-        } else if (!sources.isEmpty()) {
-            socket.joinSources(address, sources.stream().mapToInt(Integer::intValue).toArray());
-        } else {
-            socket.leave(address);
+            memberships.unblock(socket, key, source);
         }
     }
 
@@ -947,10 +870,7 @@ final class TernDatagramChannel extends DatagramChannel implements TernChannel {
             k.close();
         }
         synchronized (stateLock) {
-            for (TernMembershipKey key : memberships) {
-                key.invalidate();
-            }
-            memberships.clear();
+            memberships.invalidateAll();
             if (cleanable != null) {
                 closer.explicit = true;
                 cleanable.clean();

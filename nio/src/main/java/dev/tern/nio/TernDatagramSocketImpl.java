@@ -11,7 +11,6 @@ import java.net.SocketAddress;
 import java.net.SocketException;
 import java.net.SocketOption;
 import java.net.SocketOptions;
-import java.net.StandardProtocolFamily;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.MembershipKey;
@@ -42,7 +41,8 @@ final class TernDatagramSocketImpl extends DatagramSocketImpl {
     @Override
     protected void create() throws SocketException {
         try {
-            channel = (TernDatagramChannel) provider.openDatagramChannel(StandardProtocolFamily.INET);
+            // No family, as the JDK's DatagramSocket: dual-stack unless java.net.preferIPv4Stack.
+            channel = (TernDatagramChannel) provider.openDatagramChannel();
         } catch (IOException e) {
             throw new SocketException(e.getMessage());
         }

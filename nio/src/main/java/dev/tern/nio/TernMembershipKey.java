@@ -13,7 +13,7 @@ import java.util.Objects;
  * A Tern datagram channel's membership of a multicast group: for every source, or ({@link #sourceAddress()} not
  * null) for one source. Blocking a source of an any-source membership turns the socket's filter for the group into
  * EXCLUDE {blocked} (IGMPv3 tells the network); the channel recomputes the group's filter from all its keys on every
- * change ({@link TernDatagramChannel#applyMemberships}).
+ * change ({@link DatagramMemberships}).
  *
  * <p>Thread-safe; changes are serialised on the channel's membership lock.
  */

@@ -376,15 +376,16 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
         return KernelProvider.get();
     }
 
+    /** As the JDK's: an {@code INET6} channel, dual-stack, unless {@code java.net.preferIPv4Stack} leaves only IPv4. */
     @Override
     public DatagramChannel openDatagramChannel() throws IOException {
-        return new TernDatagramChannel(this, null);
+        return new TernDatagramChannel(this, ipv6Channels() ? StandardProtocolFamily.INET6 : StandardProtocolFamily.INET);
     }
 
     @Override
     public DatagramChannel openDatagramChannel(ProtocolFamily family) throws IOException {
         Objects.requireNonNull(family, "family");
-        if (family == StandardProtocolFamily.INET) {
+        if (family == StandardProtocolFamily.INET || (family == StandardProtocolFamily.INET6 && ipv6Channels())) {
             return new TernDatagramChannel(this, family);
         }
         if (family == StandardProtocolFamily.INET6) {
@@ -418,8 +419,8 @@ public final class TernSelectorProvider extends SelectorProvider implements Auto
     }
 
     /**
-     * Whether INET6 stream channels are Tern's: as the JDK's, they are dual-stack (the rules still send an IPv6 peer
-     * to the kernel when Tern's stack has no IPv6). With {@code java.net.preferIPv4Stack} the JDK has no INET6
+     * Whether INET6 channels are Tern's: as the JDK's, they are dual-stack (the rules still send an IPv6 peer to the
+     * kernel when Tern's stack has no IPv6). With {@code java.net.preferIPv4Stack} the JDK has no INET6
      * channels at all; the kernel's provider then answers as the JDK does.
      */
     private static boolean ipv6Channels() {

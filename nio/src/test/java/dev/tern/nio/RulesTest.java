@@ -114,11 +114,12 @@ class RulesTest {
         java.util.List.of(dev.tern.core.net.Ipv6InterfaceAddress.parse("2001:db8::2/64"));
 
     @Test
-    void withIpv6ADestinationOnTernsIpv6PrefixGoesToTernOverTcpOnly() {
+    void withIpv6ADestinationOnTernsIpv6PrefixGoesToTernOverTcpAndUdp() {
         final Rules rules = Rules.defaults(TERN_ADDRESS).withIpv6(TERN_IPV6);
         assertEquals(TERN, rules.connect(TCP, at("2001:db8::1", 80)));
         assertEquals(KERNEL, rules.connect(TCP, at("2001:db8:1::1", 80)), "off Tern's /64");
-        assertEquals(KERNEL, rules.connect(UDP, at("2001:db8::1", 53)), "Tern's datagram channels are IPv4's");
+        assertEquals(TERN, rules.connect(UDP, at("2001:db8::1", 53)), "Tern's datagram channels are dual-stack");
+        assertEquals(KERNEL, rules.connect(UDP, at("2001:db8:1::1", 53)));
         assertEquals(KERNEL, rules.connect(TCP, at("::1", 80)));
         assertEquals(TERN, rules.connect(TCP, at("198.18.0.1", 80)), "IPv4 as before");
         assertEquals(KERNEL, Rules.defaults(TERN_ADDRESS).connect(TCP, at("2001:db8::1", 80)),
@@ -131,7 +132,17 @@ class RulesTest {
         assertEquals(TERN, rules.listen(TCP, at("2001:db8::2", 8080)));
         assertEquals(TERN, rules.listen(TCP, at("::", 8080)));
         assertEquals(KERNEL, rules.listen(TCP, at("2001:db8::7", 8080)), "an address of the host's, not Tern's");
-        assertEquals(KERNEL, rules.listen(UDP, at("2001:db8::2", 53)));
+        assertEquals(TERN, rules.listen(UDP, at("2001:db8::2", 53)));
+        assertEquals(KERNEL, rules.listen(UDP, at("2001:db8::7", 53)));
+    }
+
+    @Test
+    void anIpv6GroupIsTernsWhenItsStackHasIpv6AndARuleMaySendItToTheKernel() throws Exception {
+        final java.net.InetAddress group = java.net.InetAddress.getByName("ff02::1:3");
+        assertEquals(KERNEL, Rules.defaults(TERN_ADDRESS).join(group), "a stack without IPv6 joins none");
+        assertEquals(TERN, Rules.defaults(TERN_ADDRESS).withIpv6(TERN_IPV6).join(group));
+        assertEquals(KERNEL, Rules.parse("kernel join ff02::/16", "rules.conf", TERN_ADDRESS).withIpv6(TERN_IPV6)
+            .join(group));
     }
 
     @Test

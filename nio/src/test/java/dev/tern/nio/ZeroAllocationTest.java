@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.StandardProtocolFamily;
@@ -89,14 +90,22 @@ class ZeroAllocationTest {
         }
     }
 
-    @Test
-    void udpSendAndReceiveWithDirectBuffersAllocateNothing() throws Exception {
-        try (World world = World.tern();
-             DatagramChannel echoSide = world.server().openDatagramChannel(StandardProtocolFamily.INET);
-             DatagramChannel client = world.client().openDatagramChannel(StandardProtocolFamily.INET)) {
-            echoSide.bind(new InetSocketAddress(world.serverAddress(), 0));
-            client.bind(new InetSocketAddress(world.clientAddress(), 0));
-            final SocketAddress target = echoSide.getLocalAddress();
+    /** IPv4 channels; and an IPv4 and an IPv6 client of a dual-stack echo side ({@code DatagramChannel.open()}). */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"IPv4", "IPv4 to dual-stack", "IPv6 to dual-stack"})
+    void udpSendAndReceiveWithDirectBuffersAllocateNothing(String path) throws Exception {
+        final boolean dualStack = path.endsWith("dual-stack");
+        final boolean ipv6 = path.startsWith("IPv6");
+        try (World world = dualStack ? World.ternDualStack() : World.tern();
+             DatagramChannel echoSide = dualStack ? world.server().openDatagramChannel()
+                 : world.server().openDatagramChannel(StandardProtocolFamily.INET);
+             DatagramChannel client = world.client().openDatagramChannel(ipv6 ? StandardProtocolFamily.INET6
+                 : StandardProtocolFamily.INET)) {
+            final InetAddress serverAddress = ipv6 ? InetAddress.getByName("2001:db8::1") : world.serverAddress();
+            echoSide.bind(dualStack ? new InetSocketAddress(0) : new InetSocketAddress(world.serverAddress(), 0));
+            client.bind(new InetSocketAddress(ipv6 ? InetAddress.getByName("2001:db8::2") : world.clientAddress(), 0));
+            final SocketAddress target = new InetSocketAddress(serverAddress,
+                ((InetSocketAddress) echoSide.getLocalAddress()).getPort());
             final var echoThread = Executors.newSingleThreadExecutor();
             final CompletableFuture<Void> echo = CompletableFuture.runAsync(() -> {
                 final ByteBuffer buffer = ByteBuffer.allocateDirect(64);
@@ -119,7 +128,7 @@ class ZeroAllocationTest {
                 in.clear();
                 client.receive(in);
             });
-            assertEquals(0, allocated, "bytes allocated by " + WINDOW + " UDP round trips of 64 bytes");
+            assertEquals(0, allocated, "bytes allocated by " + WINDOW + " UDP round trips of 64 bytes, " + path);
             echoSide.close();
             echo.get(10, TimeUnit.SECONDS);
             echoThread.shutdown();

@@ -566,7 +566,15 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
 
     /** Opens an IPv6 UDP socket; the stack must have IPv6 ({@link Builder#ipv6}). */
     public UdpSocket openUdp6() throws TernSocketException {
-        return UdpSocket.open6(this);
+        return UdpSocket.open6(this, false);
+    }
+
+    /**
+     * Opens a dual-stack UDP socket, as the JDK's ({@code IPV6_V6ONLY} off): an IPv6 socket that, bound to the IPv6
+     * wildcard, also sends and receives IPv4 and claims its port in both families. The stack must have IPv6.
+     */
+    public UdpSocket openUdpDualStack() throws TernSocketException {
+        return UdpSocket.open6(this, true);
     }
 
     /** {@link Agent} entry: one turn of the loop at the clock's current time. */

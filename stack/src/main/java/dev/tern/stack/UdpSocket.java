@@ -34,6 +34,12 @@ import java.lang.invoke.VarHandle;
  * on the stack's thread, in place in the link's frame when nothing older is queued; one it declines is queued and
  * offered again, first, before the next datagram or when the application calls {@link #resumeReceive()}.
  * {@link #receive} is then refused. See docs/DESIGN.md, "Zero-copy receive".
+ *
+ * <p>Dual stack ({@link NetStack#openUdpDualStack}): an IPv6 socket that, bound to the IPv6 wildcard, also takes the
+ * IPv4 calls ({@link #sendTo(int, int, MemorySegment, long, int)}, {@link #connect(int, int)}, {@link #join(int)})
+ * and receives IPv4 datagrams, each with its IPv4 source ({@link #lastSourceIpv6()} false). An IPv4-mapped address
+ * ({@code ::ffff:a.b.c.d}) given to it is IPv4. As the JDK's sockets, which are dual-stack unless bound to an
+ * address (docs/NIO.md, "IPv6 and the JDK's dual stack").
  */
 public final class UdpSocket extends SelectableSocket implements UdpEvents, AutoCloseable {
     private static final VarHandle OUTPUT_QUEUED;
@@ -49,8 +55,13 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
     }
 
     private final UdpLayer udp;
-    /** An IPv6 socket ({@link NetStack#openUdp6}): 128-bit addresses, IPv6 datagrams only. */
-    private final boolean ipv6;
+    /**
+     * An IPv6 socket ({@link NetStack#openUdp6}): 128-bit addresses, IPv6 datagrams only. Both flags fall when a
+     * dual-stack socket binds an IPv4 address.
+     */
+    private volatile boolean ipv6;
+    /** An IPv6 socket that takes IPv4 too ({@link NetStack#openUdpDualStack}). */
+    private volatile boolean dualStack;
     private final int handle;
     private final ByteRing receiveRing;
     private final ByteRing sendRing;
@@ -65,6 +76,7 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
     private long lastSourceHigh;
     private long lastSourceLow;
     private int lastSourcePort;
+    private boolean lastSourceIpv6;
     private int lastKind;
     private int lastLength;
     private volatile ReceiveHandler receiveHandler;
@@ -91,18 +103,19 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
     }
 
     /** Runs on the stack thread: opens the protocol socket with this object as its event sink. */
-    private UdpSocket(NetStack stack, boolean ipv6) {
+    private UdpSocket(NetStack stack, boolean ipv6, boolean dualStack) {
         super(stack);
         this.udp = stack.udp();
         this.ipv6 = ipv6;
-        this.handle = ipv6 ? udp.open6(this) : udp.open(this);
+        this.dualStack = dualStack;
+        this.handle = dualStack ? udp.openDualStack(this) : ipv6 ? udp.open6(this) : udp.open(this);
         this.receiveRing = handle >= 0 ? udp.receiveRing(handle) : null;
         this.sendRing = handle >= 0 ? udp.sendRing(handle) : null;
     }
 
     /** Opens an unbound socket on {@code stack}. */
     static UdpSocket open(NetStack stack) throws TernSocketException {
-        final UdpSocket socket = stack.call(() -> new UdpSocket(stack, false));
+        final UdpSocket socket = stack.call(() -> new UdpSocket(stack, false, false));
         if (socket.handle < 0) {
             throw TernSocketException.of(-socket.handle, "udp open");
         }
@@ -110,21 +123,26 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
     }
 
     /** Opens an unbound IPv6 socket on {@code stack}, which must have IPv6 ({@link NetStack.Builder#ipv6}). */
-    static UdpSocket open6(NetStack stack) throws TernSocketException {
+    static UdpSocket open6(NetStack stack, boolean dualStack) throws TernSocketException {
         if (!stack.udp().hasIpv6()) {
             throw new TernSocketException(SocketError.ADDRESS_NOT_AVAILABLE,
                 "udp open: this stack has no IPv6 (NetStack.Builder.ipv6, or --ip6 on the command line)");
         }
-        final UdpSocket socket = stack.call(() -> new UdpSocket(stack, true));
+        final UdpSocket socket = stack.call(() -> new UdpSocket(stack, true, dualStack));
         if (socket.handle < 0) {
             throw TernSocketException.of(-socket.handle, "udp open");
         }
         return socket;
     }
 
-    /** Whether this is an IPv6 socket. */
+    /** Whether this is an IPv6 socket (a dual-stack one is). */
     public boolean ipv6() {
         return ipv6;
+    }
+
+    /** Whether this is a dual-stack socket ({@link NetStack#openUdpDualStack}) not bound to an IPv4 address. */
+    public boolean dualStack() {
+        return dualStack;
     }
 
     // ------------------------------------------------------------------------------------------ control
@@ -134,13 +152,20 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
         return ipv6 ? bind(Ipv6Address.UNSPECIFIED, port) : bind(0, port);
     }
 
-    /** Binds to {@code address} (ours, a multicast group, a broadcast address, or 0 for any) and {@code port}. */
+    /**
+     * Binds to {@code address} (ours, a multicast group, a broadcast address, or 0 for any) and {@code port}; a
+     * dual-stack socket is an IPv4 one after it.
+     */
     public int bind(int address, int port) throws TernSocketException {
         checkPort(port);
         requireFamily(false, "bind");
         final int result = stack.call(() -> udp.bind(handle, address, port));
         if (result < 0) {
             throw TernSocketException.of(-result, "udp bind " + Ipv4Address.format(address) + ":" + port);
+        }
+        if (dualStack) {
+            dualStack = false; // bound to an IPv4 address: an IPv4 socket now
+            ipv6 = false;
         }
         return result;
     }
@@ -159,6 +184,10 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
     /** An IPv6 socket sends to and receives from {@code address}, port {@code port}, only. */
     public void connect(Ipv6Address address, int port) throws TernSocketException {
         requireFamily(true, "connect");
+        if (dualStack && Ipv6Address.isIpv4Mapped(address.high(), address.low())) {
+            connect((int) address.low(), port);
+            return;
+        }
         final int result = stack.call(() -> udp.connect6(handle, address.high(), address.low(), port));
         if (result != SocketError.NONE) {
             throw TernSocketException.of(-result, "udp connect [" + address + "]:" + port);
@@ -171,9 +200,9 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
         }
     }
 
-    /** A call for one family's addresses on a socket of the other is the caller's mistake. */
+    /** A call for one family's addresses on a socket of the other is the caller's mistake (dual-stack takes both). */
     private void requireFamily(boolean wantIpv6, String what) {
-        if (ipv6 != wantIpv6) {
+        if (wantIpv6 ? !ipv6 : ipv6 && !dualStack) {
             throw new IllegalArgumentException("udp " + what + ": an " + (ipv6 ? "IPv6" : "IPv4") + " socket takes "
                 + (ipv6 ? "an Ipv6Address" : "an IPv4 address"));
         }
@@ -329,7 +358,8 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
 
     /** Queues a datagram to the connected peer; false when the send ring is full now. */
     public boolean send(MemorySegment data, long offset, int length) throws TernSocketException {
-        return ipv6 ? sendTo6(0, 0, 0, data, offset, length) : sendTo(0, 0, data, offset, length);
+        return ipv6 && udp.remoteAddress(handle) == 0 ? sendTo6(0, 0, 0, data, offset, length)
+            : sendTo(0, 0, data, offset, length);
     }
 
     /** {@link #sendTo(int, int, MemorySegment, long, int)} for an IPv6 socket. */
@@ -345,8 +375,11 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
     public boolean sendTo6(long high, long low, int port, MemorySegment data, long offset, int length)
         throws TernSocketException {
         requireFamily(true, "send");
+        if (dualStack && Ipv6Address.isIpv4Mapped(high, low)) {
+            return sendTo((int) low, port, data, offset, length); // RFC 4038 §4.2: goes out as IPv4
+        }
         throwPendingError("udp send");
-        checkLength(length);
+        checkLength(length, true);
         if (high == 0 && low == 0 && udp.remotePort(handle) == 0) {
             throw new TernSocketException(SocketError.INVALID, "udp send: not connected, give an address");
         }
@@ -357,8 +390,8 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
         return true;
     }
 
-    private void checkLength(int length) throws TernSocketException {
-        if (length > (ipv6 ? UdpHeader.MAX_PAYLOAD_IPV6 : UdpHeader.MAX_PAYLOAD) || length < 0) {
+    private static void checkLength(int length, boolean overIpv6) throws TernSocketException {
+        if (length > (overIpv6 ? UdpHeader.MAX_PAYLOAD_IPV6 : UdpHeader.MAX_PAYLOAD) || length < 0) {
             throw TernSocketException.of(SocketError.MESSAGE_TOO_LONG, "udp send of " + length + " bytes");
         }
     }
@@ -369,8 +402,13 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
      */
     public boolean sendTo(int address, int port, MemorySegment data, long offset, int length) throws TernSocketException {
         requireFamily(false, "send");
+        if (dualStack && !udp.takesIpv4Datagrams(handle)) {
+            // As Linux: a dual-stack socket bound to an IPv6 address has no IPv4 path.
+            throw new TernSocketException(SocketError.NET_UNREACHABLE,
+                "udp send to an IPv4 address from a socket bound to an IPv6 one");
+        }
         throwPendingError("udp send");
-        checkLength(length);
+        checkLength(length, false);
         if ((address == Ipv4Address.LIMITED_BROADCAST || address == stack.address().broadcast())
             && !broadcastEnabled) {
             throw TernSocketException.of(SocketError.BROADCAST_NOT_ENABLED, "udp send to " + Ipv4Address.format(address));
@@ -420,6 +458,7 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
             return -1;
         }
         lastSourceAddress = records.address();
+        lastSourceIpv6 = records.ipv6();
         lastSourceHigh = records.ipv6() ? records.addressHigh() : 0;
         lastSourceLow = records.ipv6() ? records.addressLow() : 0;
         lastSourcePort = records.port();
@@ -524,6 +563,14 @@ public final class UdpSocket extends SelectableSocket implements UdpEvents, Auto
 
     public int lastSourceAddress() {
         return lastSourceAddress;
+    }
+
+    /**
+     * Whether the last datagram received came over IPv6 ({@link #lastSourceHigh}, {@link #lastSourceLow}) rather
+     * than IPv4 ({@link #lastSourceAddress}): on a dual-stack socket, either.
+     */
+    public boolean lastSourceIpv6() {
+        return lastSourceIpv6;
     }
 
     /** An IPv6 socket's last source, high 64 bits ({@link #lastSourceAddress} is 0 there). */

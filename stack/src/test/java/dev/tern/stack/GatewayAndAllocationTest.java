@@ -45,14 +45,21 @@ class GatewayAndAllocationTest {
         }
     }
 
-    /** Over IPv4 and over IPv6 (the pseudo-header sum, the neighbour cache and the records' wider header too). */
-    @ParameterizedTest
-    @ValueSource(booleans = {false, true})
-    void sendingAndReceivingDatagramsThroughSocketsAllocatesNothing(boolean ipv6) throws Exception {
+    /**
+     * Over IPv4 and over IPv6 (the pseudo-header sum, the neighbour cache and the records' wider header too), and
+     * either family to a dual-stack socket, which answers in it.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"IPv4", "IPv6", "IPv4 to a dual-stack socket", "IPv6 to a dual-stack socket"})
+    void sendingAndReceivingDatagramsThroughSocketsAllocatesNothing(String path) throws Exception {
+        final boolean ipv6 = path.startsWith("IPv6");
+        final boolean dualStack = path.endsWith("dual-stack socket");
         try (Simulation sim = new Simulation(); Arena arena = Arena.ofConfined()) {
-            final NetStack a = sim.addStack("a", "198.18.0.1/24", builder -> withIpv6(builder, ipv6, "2001:db8::1/64"));
-            final NetStack b = sim.addStack("b", "198.18.0.2/24", builder -> withIpv6(builder, ipv6, "2001:db8::2/64"));
-            final UdpSocket receiver = ipv6 ? b.openUdp6() : b.openUdp();
+            final NetStack a = sim.addStack("a", "198.18.0.1/24",
+                builder -> withIpv6(builder, ipv6 || dualStack, "2001:db8::1/64"));
+            final NetStack b = sim.addStack("b", "198.18.0.2/24",
+                builder -> withIpv6(builder, ipv6 || dualStack, "2001:db8::2/64"));
+            final UdpSocket receiver = dualStack ? b.openUdpDualStack() : ipv6 ? b.openUdp6() : b.openUdp();
             receiver.bind(9000);
             final UdpSocket sender = ipv6 ? a.openUdp6() : a.openUdp();
             if (ipv6) {
@@ -70,6 +77,12 @@ class GatewayAndAllocationTest {
                     b.poll(sim.nowNs());
                     if (receiver.receive(buffer, 0, 2000) == 200) {
                         received[0]++;
+                        if (dualStack) {
+                            answer(receiver, buffer);
+                            b.poll(sim.nowNs());
+                            a.poll(sim.nowNs());
+                            sender.receive(buffer, 0, 2000);
+                        }
                     }
                 } catch (TernSocketException e) {
                     throw new IllegalStateException(e);
@@ -80,8 +93,21 @@ class GatewayAndAllocationTest {
                 sim.runFor(SECOND / 100); // ARP or neighbour discovery first
             }
             final long bytes = Allocations.measure(200_000, 1_000_000, exchange);
-            assertEquals(0, bytes, "bytes allocated sending and receiving 1M datagrams" + (ipv6 ? " over IPv6" : ""));
+            assertEquals(0, bytes, "bytes allocated sending and receiving 1M datagrams, " + path);
             assertTrue(received[0] > 1_000_000);
+            if (dualStack) {
+                assertEquals(ipv6 ? 0 : received[0], b.counters().value("udp.tx.datagrams")
+                    - b.counters().value("udp.tx.ipv6_datagrams"), "the answers went in the client's family");
+            }
+        }
+    }
+
+    /** A dual-stack socket answers the source of the datagram it just took, in that source's family. */
+    private static void answer(UdpSocket socket, MemorySegment data) throws TernSocketException {
+        if (socket.lastSourceIpv6()) {
+            socket.sendTo6(socket.lastSourceHigh(), socket.lastSourceLow(), socket.lastSourcePort(), data, 0, 200);
+        } else {
+            socket.sendTo(socket.lastSourceAddress(), socket.lastSourcePort(), data, 0, 200);
         }
     }
 

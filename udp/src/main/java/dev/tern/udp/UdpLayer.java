@@ -54,7 +54,15 @@ import java.util.Arrays;
  * datagrams only, as a Linux socket with {@code IPV6_V6ONLY} set; so an IPv4 and an IPv6 socket may bind one port.
  * The checksum is mandatory (§8.1): one of zero is dropped ({@code udp.drop.zero_checksum_ipv6}) and a computed zero
  * goes as all ones. A unicast datagram for a port nobody has gets ICMPv6 port unreachable (RFC 4443 §3.1); one to a
- * group gets nothing, and no socket receives it (applications cannot join IPv6 groups yet).
+ * group reaches the IPv6 sockets on the port that joined it ({@link #join6}), and none gets nothing back.
+ *
+ * <h2>Dual stack</h2>
+ * A socket opened by {@link #openDualStack} is an IPv6 socket with {@code IPV6_V6ONLY} off, as the JDK's sockets are
+ * (RFC 4038 §4.2): bound to the IPv6 wildcard it takes IPv4 datagrams too, each queued as an IPv4 record (the
+ * application sees an IPv4 source, never {@code ::ffff:a.b.c.d}), and it sends IPv4 records as IPv4. It is one
+ * socket in the one port table, so its port is claimed for both families at once or not at all: it collides with an
+ * IPv4 socket on the port as with an IPv6 one. Bound to one of our IPv6 addresses it is an IPv6 socket only, as on
+ * Linux.
  *
  * <p>Owned by the shard thread, except the rings' application ends.
  */
@@ -65,6 +73,8 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
     private static final int REUSE_ADDRESS = 1;
     /** Socket flag: an IPv6 socket ({@link #open6}). */
     private static final int IPV6 = 2;
+    /** Socket flag, with {@link #IPV6}: it takes and sends IPv4 too ({@link #openDualStack}, IPV6_V6ONLY off). */
+    private static final int DUAL_STACK = 4;
     private static final int[] NO_SOCKETS = new int[0];
 
     private final Ipv4Layer ipv4;
@@ -223,6 +233,15 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
         return ipv6 == null ? -SocketError.ADDRESS_NOT_AVAILABLE : open(socketEvents, IPV6);
     }
 
+    /**
+     * Opens an unbound dual-stack socket: an IPv6 socket that takes and sends IPv4 too while it is bound to the
+     * wildcard; its handle, -{@link SocketError#TOO_MANY_SOCKETS}, or -{@link SocketError#ADDRESS_NOT_AVAILABLE}
+     * when the stack has no IPv6.
+     */
+    public int openDualStack(UdpEvents socketEvents) {
+        return ipv6 == null ? -SocketError.ADDRESS_NOT_AVAILABLE : open(socketEvents, IPV6 | DUAL_STACK);
+    }
+
     /** Whether the stack has IPv6, so that {@link #open6} can succeed. */
     public boolean hasIpv6() {
         return ipv6 != null;
@@ -272,15 +291,23 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
      */
     private int bind(int socket, int address, int port, int remoteAddress, int remotePort) {
         checkOpen(socket);
-        if (localPort[socket] != 0 || isIpv6(socket)) {
+        if (localPort[socket] != 0 || !takesIpv4(socket)) {
             return -SocketError.INVALID;
         }
         if (address != 0 && address != ipv4.address().address() && !Ipv4Address.isMulticast(address)
             && address != ipv4.address().broadcast() && address != Ipv4Address.LIMITED_BROADCAST) {
             return -SocketError.ADDRESS_NOT_AVAILABLE;
         }
+        final int before = flags[socket];
+        // A dual-stack socket bound to an IPv4 address (::ffff:a.b.c.d) is an IPv4 socket from then on, as on Linux.
+        flags[socket] &= ~(IPV6 | DUAL_STACK);
         localAddress[socket] = address;
-        return bindPort(socket, port, remoteAddress, remotePort);
+        final int bound = bindPort(socket, port, remoteAddress, remotePort);
+        if (bound < 0) {
+            flags[socket] = before;
+            localAddress[socket] = 0;
+        }
+        return bound;
     }
 
     /**
@@ -293,9 +320,19 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
         if (refused != 0) {
             return refused;
         }
+        final int before = flags[socket];
         local6High[socket] = high;
         local6Low[socket] = low;
-        return bindPort(socket, port, 0, 0);
+        if (high != 0 || low != 0) {
+            flags[socket] &= ~DUAL_STACK; // bound to an IPv6 address: IPv4 cannot reach it (Linux's rule)
+        }
+        final int bound = bindPort(socket, port, 0, 0);
+        if (bound < 0) {
+            flags[socket] = before;
+            local6High[socket] = 0;
+            local6Low[socket] = 0;
+        }
+        return bound;
     }
 
     /** Why {@code socket} cannot be bound to ({@code high}, {@code low}) now, a negated {@link SocketError}; 0: it can. */
@@ -357,20 +394,33 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
         return port;
     }
 
-    /** Two sockets of one family whose local addresses are the same or either is any (IPV6_V6ONLY: never across). */
+    /**
+     * Two sockets that take one family and whose local addresses in it are the same or either is any: an IPv4 and an
+     * IPv6-only socket never collide, a dual-stack one collides with both (its IPv4 address is any).
+     */
     private boolean localAddressesOverlap(int a, int b) {
-        if (isIpv6(a) != isIpv6(b)) {
-            return false;
+        if (isIpv6(a) && isIpv6(b)
+            && ((local6High[a] == 0 && local6Low[a] == 0) || (local6High[b] == 0 && local6Low[b] == 0)
+            || (local6High[a] == local6High[b] && local6Low[a] == local6Low[b]))) {
+            return true;
         }
-        if (isIpv6(a)) {
-            return (local6High[a] == 0 && local6Low[a] == 0) || (local6High[b] == 0 && local6Low[b] == 0)
-                || (local6High[a] == local6High[b] && local6Low[a] == local6Low[b]);
-        }
-        return localAddress[a] == 0 || localAddress[b] == 0 || localAddress[a] == localAddress[b];
+        return takesIpv4(a) && takesIpv4(b)
+            && (localAddress[a] == 0 || localAddress[b] == 0 || localAddress[a] == localAddress[b]);
     }
 
     private boolean isIpv6(int socket) {
         return (flags[socket] & IPV6) != 0;
+    }
+
+    /** An IPv4 socket, or a dual-stack one still bound to the IPv6 wildcard. */
+    private boolean takesIpv4(int socket) {
+        return (flags[socket] & (IPV6 | DUAL_STACK)) != IPV6;
+    }
+
+    /** Whether the socket takes IPv4 datagrams and sends IPv4 records: an IPv4 one, or dual-stack on the wildcard. */
+    public boolean takesIpv4Datagrams(int socket) {
+        checkOpen(socket);
+        return takesIpv4(socket);
     }
 
     /** Whether the socket is an IPv6 one ({@link #open6}). */
@@ -422,16 +472,18 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
     /** Sets the default peer; datagrams from others are no longer received (binds an ephemeral port if needed). */
     public int connect(int socket, int address, int port) {
         checkOpen(socket);
-        if (address == 0 || port == 0 || port > 65535 || isIpv6(socket)) {
+        if (address == 0 || port == 0 || port > 65535 || !takesIpv4(socket)) {
             return -SocketError.INVALID;
         }
         if (localPort[socket] == 0) {
-            final int bound = bind(socket, 0, 0, address, port);
+            final int bound = bindAny(socket, address, port);
             if (bound < 0) {
                 return bound;
             }
         }
         remoteAddress[socket] = address;
+        remote6High[socket] = 0;
+        remote6Low[socket] = 0;
         remotePort[socket] = port;
         pendingError.set(socket, SocketError.NONE);
         return SocketError.NONE;
@@ -449,11 +501,25 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
                 return bound;
             }
         }
+        remoteAddress[socket] = 0;
         remote6High[socket] = high;
         remote6Low[socket] = low;
         remotePort[socket] = port;
         pendingError.set(socket, SocketError.NONE);
         return SocketError.NONE;
+    }
+
+    /**
+     * Binds an unbound socket to the wildcard of its family and an ephemeral port, before its first send or its
+     * connect; the first peer ({@code remoteAddress} 0: none or IPv6) steers the port on a shard of several.
+     */
+    private int bindAny(int socket, int remoteAddress, int remotePort) {
+        if (!isIpv6(socket)) {
+            return bind(socket, 0, 0, remoteAddress, remotePort);
+        }
+        // A dual-stack socket's first IPv4 peer steers its port as an IPv4 socket's would.
+        final int refused = bind6Refused(socket, local6High[socket], local6Low[socket]);
+        return refused != 0 ? refused : bindPort(socket, 0, remoteAddress, remotePort);
     }
 
     public void disconnect(int socket) {
@@ -697,14 +763,15 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
                 ipv4.icmp().sendError(IcmpHeader.DESTINATION_UNREACHABLE, IcmpHeader.PORT_UNREACHABLE, packet, nowNs);
                 return;
             }
-            deliver(socket, packet.source(), 0, 0, sourcePort, Ipv4Packet.UNICAST, segment, payload, payloadLength);
+            deliver(socket, false, packet.source(), 0, 0, sourcePort, Ipv4Packet.UNICAST, segment, payload,
+                payloadLength);
             return;
         }
         int delivered = 0;
         if (bound != null) {
             for (int socket : bound) {
                 if (acceptsGroupDatagram(socket, packet, sourcePort)) {
-                    deliver(socket, packet.source(), 0, 0, sourcePort, packet.kind(), segment, payload,
+                    deliver(socket, false, packet.source(), 0, 0, sourcePort, packet.kind(), segment, payload,
                         payloadLength);
                     delivered++;
                 }
@@ -719,7 +786,7 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
     private int unicastOwner(int[] bound, int destination, int source, int sourcePort) {
         int owner = -1;
         for (int socket : bound) {
-            if (isIpv6(socket) || (localAddress[socket] != 0 && localAddress[socket] != destination)) {
+            if (!takesIpv4(socket) || (localAddress[socket] != 0 && localAddress[socket] != destination)) {
                 continue;
             }
             if (remotePort[socket] != 0) {
@@ -735,7 +802,7 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
 
     private boolean acceptsGroupDatagram(int socket, Ipv4Packet packet, int sourcePort) {
         final int destination = packet.destination();
-        if (isIpv6(socket) || (localAddress[socket] != 0 && localAddress[socket] != destination)) {
+        if (!takesIpv4(socket) || (localAddress[socket] != 0 && localAddress[socket] != destination)) {
             return false;
         }
         if (remotePort[socket] != 0 && (remoteAddress[socket] != packet.source() || remotePort[socket] != sourcePort)) {
@@ -809,7 +876,7 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
             ipv6.icmp().portUnreachable(packet, segment, nowNs); // says nothing to a group (RFC 4443 §2.4(e.3))
             return;
         }
-        deliver(socket, 0, packet.sourceHigh(), packet.sourceLow(), sourcePort, Ipv4Packet.UNICAST, segment,
+        deliver(socket, true, 0, packet.sourceHigh(), packet.sourceLow(), sourcePort, Ipv4Packet.UNICAST, segment,
             offset + UdpHeader.LENGTH, udpLength - UdpHeader.LENGTH);
     }
 
@@ -827,7 +894,7 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
             for (int socket : bound) {
                 if (boundTo6(socket, packet) && group6Index(socket, high, low) >= 0
                     && (remotePort[socket] == 0 || connectedTo6(socket, packet, sourcePort))) {
-                    deliver(socket, 0, packet.sourceHigh(), packet.sourceLow(), sourcePort, Ipv4Packet.MULTICAST,
+                    deliver(socket, true, 0, packet.sourceHigh(), packet.sourceLow(), sourcePort, Ipv4Packet.MULTICAST,
                         segment, offset + UdpHeader.LENGTH, udpLength - UdpHeader.LENGTH);
                     delivered = true;
                 }
@@ -872,11 +939,11 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
 
     /**
      * Hands a datagram to its socket: to its handler in place, or into its receive ring. {@code source} is an IPv4
-     * socket's source; an IPv6 socket's is ({@code sourceHigh}, {@code sourceLow}).
+     * datagram's source; an IPv6 one's ({@code v6}) is ({@code sourceHigh}, {@code sourceLow}). A dual-stack socket
+     * queues each in its own family's record.
      */
-    private void deliver(int socket, int source, long sourceHigh, long sourceLow, int sourcePort, int kind,
+    private void deliver(int socket, boolean v6, int source, long sourceHigh, long sourceLow, int sourcePort, int kind,
                          MemorySegment segment, long payload, int payloadLength) {
-        final boolean v6 = isIpv6(socket);
         if (receiveHandlers[socket] != null && deliverQueuedTo(socket)) {
             holds.beginOffer(HELD_DATAGRAMS, socket, segment, payload, payloadLength);
             offeredSourceHigh = sourceHigh;
@@ -1011,7 +1078,7 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
         final int error = errorFor(type, code);
         for (int socket : bound) {
             // Like Linux without IP_RECVERR: only a connected socket learns of errors, on its next call.
-            if (!isIpv6(socket) && remoteAddress[socket] == originalDestination
+            if (takesIpv4(socket) && remoteAddress[socket] == originalDestination
                 && remotePort[socket] == rx.destinationPort() && error != SocketError.NONE) {
                 pendingError.set(socket, error);
                 events[socket].readable(socket);
@@ -1088,14 +1155,18 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
             final int length = outbound.length();
             final int port = outbound.port() != 0 ? outbound.port() : remotePort[socket];
             final int error;
-            if (isIpv6(socket) != outbound.ipv6()) {
-                error = SocketError.INVALID; // a record of the other family
-            } else if (outbound.ipv6()) {
-                final boolean connected = outbound.addressHigh() == 0 && outbound.addressLow() == 0;
-                error = send6(socket, ring, connected ? remote6High[socket] : outbound.addressHigh(),
-                    connected ? remote6Low[socket] : outbound.addressLow(), port, length, outbound.ttl(), nowNs);
+            final boolean toPeer = outbound.ipv6() ? outbound.addressHigh() == 0 && outbound.addressLow() == 0
+                : outbound.address() == 0;
+            // A record for the connected peer goes in the peer's family (a dual-stack socket may be connected to
+            // either); any other in its own, which the socket must take.
+            final boolean ipv4Out = toPeer ? remoteAddress[socket] != 0 : !outbound.ipv6();
+            if (ipv4Out ? !takesIpv4(socket) : !isIpv6(socket)) {
+                error = SocketError.INVALID;
+            } else if (!ipv4Out) {
+                error = send6(socket, ring, toPeer ? remote6High[socket] : outbound.addressHigh(),
+                    toPeer ? remote6Low[socket] : outbound.addressLow(), port, length, outbound.ttl(), nowNs);
             } else {
-                final int destination = outbound.address() != 0 ? outbound.address() : remoteAddress[socket];
+                final int destination = toPeer ? remoteAddress[socket] : outbound.address();
                 error = send(socket, ring, destination, port, length, outbound.flags(), outbound.ttl(), nowNs);
             }
             if (error == SocketError.NO_BUFFER) {
@@ -1129,7 +1200,7 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
         // A group or broadcast destination names no one peer whose replies could be steered: any port will do.
         final boolean onePeer = !multicast && destination != Ipv4Address.LIMITED_BROADCAST
             && destination != ipv4.address().broadcast();
-        if (localPort[socket] == 0 && bind(socket, 0, 0, onePeer ? destination : 0, port) < 0) {
+        if (localPort[socket] == 0 && bindAny(socket, onePeer ? destination : 0, port) < 0) {
             return SocketError.ADDRESS_NOT_AVAILABLE;
         }
         final int udpLength = UdpHeader.LENGTH + length;
@@ -1212,13 +1283,13 @@ public final class UdpLayer implements IpProtocolHandler, Ipv6ProtocolHandler {
         final int source = ipv4.address().address();
         boolean copied = false;
         for (int socket : bound) {
-            if (!isIpv6(socket) && (localAddress[socket] == 0 || localAddress[socket] == group)
+            if (takesIpv4(socket) && (localAddress[socket] == 0 || localAddress[socket] == group)
                 && sourceAllowed(socket, group, source)) {
                 if (!copied) {
                     outbound.copyPayload(ring, scratch, 0, length);
                     copied = true;
                 }
-                deliver(socket, source, 0, 0, sourcePort, 2, scratch, 0, length);
+                deliver(socket, false, source, 0, 0, sourcePort, 2, scratch, 0, length);
             }
         }
     }

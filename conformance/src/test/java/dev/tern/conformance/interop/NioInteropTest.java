@@ -198,16 +198,12 @@ class NioInteropTest extends VethRigTest {
     @org.junit.jupiter.params.provider.ValueSource(strings = {"classic", "netty"})
     void aDualStackServerUnderTernExecServesAnIpv4AndAnIpv6KernelClient(String server, @TempDir Path counters)
         throws Exception {
-        rig = VethRig.create(VethSetup.DEFAULT);
-        Ipv6InteropTest.enablePeerIpv6(rig);
-        final List<String> ip6 = List.of("--ip6", Ipv6InteropTest.TERN + "/64");
-        final List<String> program = server.equals("classic")
-            ? ternExecJava(counters, ip6, "-cp", classpathOf("conformance/target/test-classes"),
+        final BackgroundCommand running = server.equals("classic")
+            ? startDualStack(counters, "listening on 7011", "-cp", classpathOf("conformance/target/test-classes"),
                 "dev.tern.conformance.interop.programs.ClassicEchoServer", "7011")
-            : ternExecJava(counters, ip6, "-cp", classpathOf("tern-nio", "nio/target/test-classes", "netty-"),
-                "dev.tern.nio.examples.NettyEchoServer", "7011");
-        final BackgroundCommand running = rig.net().startInTern(program.toArray(String[]::new))
-            .awaitOutput(server.equals("classic") ? "listening on 7011" : "via TernSelectorProvider", Duration.ofSeconds(60));
+            : startDualStack(counters, "via TernSelectorProvider", "-cp",
+                classpathOf("tern-nio", "nio/target/test-classes", "netty-"), "dev.tern.nio.examples.NettyEchoServer",
+                "7011");
         final CommandResult four = rig.kernel().runPeerPy(Duration.ofSeconds(60), "tcp-source",
             NetnsHarness.TERN_ADDRESS, "7011", Integer.toString(1 << 20), "45");
         assertEchoedIntact(four, 1 << 20);
@@ -217,6 +213,54 @@ class NioInteropTest extends VethRigTest {
         final long ipv6Packets = liveCounter(counters, "ipv6.rx.packets");
         assertEquals(2, liveCounter(counters, "tcp.conn.passive_opens"), "both clients were Tern's connections, none the kernel's");
         assertTrue(ipv6Packets > (1 << 20) / 1440, "the IPv6 client's megabyte came through Tern: " + ipv6Packets);
+        running.stop();
+    }
+
+    /**
+     * A rig whose kernel end has IPv6 too, and a program started under {@code tern exec --ip6} with the rig's IPv6
+     * address, once it printed {@code awaited}.
+     */
+    private BackgroundCommand startDualStack(Path counters, String awaited, String... javaArguments) {
+        rig = VethRig.create(VethSetup.DEFAULT);
+        Ipv6InteropTest.enablePeerIpv6(rig);
+        final List<String> program = ternExecJava(counters, List.of("--ip6", Ipv6InteropTest.TERN + "/64"),
+            javaArguments);
+        return rig.net().startInTern(program.toArray(String[]::new)).awaitOutput(awaited, Duration.ofSeconds(60));
+    }
+
+    /**
+     * The JDK's dual-stack datagram server, unmodified: {@code DatagramChannel.open()} bound to the wildcard and the
+     * classic {@code new DatagramSocket(PORT)}, under {@code tern exec --ip6}, echo a Linux client over IPv4 and another
+     * over IPv6 on one port, both through Tern (none of the program's channels went to the kernel), each datagram
+     * intact, up to one that IPv4 and IPv6 both carry in fragments; the program sees the IPv4 peer as an IPv4 address.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"channel", "classic"})
+    void aDualStackDatagramServerUnderTernExecEchoesAnIpv4AndAnIpv6KernelClient(String api, @TempDir Path counters)
+        throws Exception {
+        final BackgroundCommand running = startDualStack(counters, "listening on 7012", "-cp",
+            classpathOf("conformance/target/test-classes"), "dev.tern.conformance.interop.programs.UdpEchoServer", api,
+            "7012");
+        boolean answers = false;
+        for (int attempt = 0; attempt < 20 && !answers; attempt++) { // duplicate address detection first
+            answers = rig.net().peerExec(Duration.ofSeconds(10), "ping", "-6", "-n", "-c", "1", "-W", "1",
+                Ipv6InteropTest.TERN).exitCode() == 0;
+        }
+        assertTrue(answers, "Tern answers at " + Ipv6InteropTest.TERN + ": " + running.stderr());
+        final List<String> sizes = List.of("64", "1400", "8000");
+        for (String server : List.of(NetnsHarness.TERN_ADDRESS, Ipv6InteropTest.TERN)) {
+            final List<String> arguments = new ArrayList<>(List.of("udp-client", server, "7012", "3"));
+            arguments.addAll(sizes);
+            final CommandResult client = rig.kernel().runPeerPy(Duration.ofSeconds(30), arguments.toArray(String[]::new));
+            assertEquals(sizes.stream().map(size -> size + " ok").toList(), client.stdout().lines().toList(),
+                "echoed intact from " + server + ": " + client.stderr() + running.stderr());
+        }
+        assertTrue(running.stdout().lines().toList().containsAll(List.of("from " + NetnsHarness.PEER_ADDRESS,
+            "from " + InetAddress.getByName(Ipv6InteropTest.PEER).getHostAddress())),
+            "the IPv4 peer as the JDK reports it, not as ::ffff:198.18.0.1: " + running.stdout());
+        assertEquals(3, liveCounter(counters, "udp.rx.ipv6_datagrams"), "the IPv6 client's datagrams came through Tern");
+        assertEquals(6, liveCounter(counters, "udp.tx.datagrams"), "every answer went out through Tern");
+        assertEquals(0, liveCounter(counters, "nio.kernel.channels"), "no channel went to the kernel");
         running.stop();
     }
 

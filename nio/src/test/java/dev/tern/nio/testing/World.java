@@ -78,18 +78,38 @@ public interface World extends AutoCloseable {
 
     /** Two Tern stacks, server 198.18.0.1 and client 198.18.0.2, on a memory pipe with 4 MiB rings. */
     static World tern() {
+        return ternPair("tern", null, null);
+    }
+
+    /**
+     * Two Tern stacks with IPv6 besides, as {@link #tern()}: server 198.18.0.1 and 2001:db8::1, client 198.18.0.2 and
+     * 2001:db8::2 (no duplicate address detection, so the addresses serve at once).
+     */
+    static World ternDualStack() {
+        return ternPair("tern, dual-stack", "2001:db8::1/64", "2001:db8::2/64");
+    }
+
+    /** Server 198.18.0.1 and client 198.18.0.2 on a memory pipe, each with the IPv6 address given (null: none). */
+    private static World ternPair(String name, String serverIpv6, String clientIpv6) {
         final MemoryPipe pipe = MemoryPipe.create(0x0200_0000_0001L, 0x0200_0000_0002L, 9000, 1 << 22, true);
-        final NetStack serverStack = NetStack.builder().name("server").link(pipe.first()).address("198.18.0.1/24")
-            .countersInMemory().build();
-        final NetStack clientStack = NetStack.builder().name("client").link(pipe.second()).address("198.18.0.2/24")
-            .countersInMemory().build();
-        final TernSelectorProvider server = TernSelectorProvider.open(serverStack);
-        final TernSelectorProvider client = TernSelectorProvider.open(clientStack);
-        return ternWorld(server, client, "tern", () -> {
+        final TernSelectorProvider server = TernSelectorProvider.open(stack("server", pipe.first(), "198.18.0.1/24",
+            serverIpv6));
+        final TernSelectorProvider client = TernSelectorProvider.open(stack("client", pipe.second(), "198.18.0.2/24",
+            clientIpv6));
+        return ternWorld(server, client, name, () -> {
             client.close();
             server.close();
             pipe.close();
         });
+    }
+
+    private static NetStack stack(String name, dev.tern.ethernet.link.Link link, String ipv4, String ipv6) {
+        final NetStack.Builder builder = NetStack.builder().name(name).link(link).address(ipv4).countersInMemory();
+        if (ipv6 != null) {
+            builder.ipv6(dev.tern.ipv6.Ipv6Config.withAddresses(
+                java.util.List.of(dev.tern.core.net.Ipv6InterfaceAddress.parse(ipv6))).withDadTransmits(0));
+        }
+        return builder.build();
     }
 
     /**
