@@ -56,7 +56,7 @@ public final class Dumbbell {
              Arena arena = Arena.ofConfined()) {
             final BottleneckStats stats = new BottleneckStats();
             final Bottleneck bottleneck = new Bottleneck(slots, rate,
-                spec.discipline().create(slots, spec.queue(), MTU + 14, stats), spec.loss().get(),
+                spec.discipline().create(slots, spec.queue(), MTU + 14, spec.seed(), stats), spec.loss().get(),
                 spec.outages().get(), stats);
             final long[] access = new long[n];
             for (int i = 0; i < n; i++) {
