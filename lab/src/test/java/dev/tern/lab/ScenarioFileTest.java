@@ -104,7 +104,8 @@ class ScenarioFileTest {
         final List<String> names = LabMatrix.shipped().stream().map(ScenarioSpec::name).toList();
         assertTrue(names.size() >= 8, names.toString());
         for (String wanted : List.of("coexistence-cubic-bbr", "coexistence-reno-cubic", "random-loss-1pct",
-            "shallow-buffer", "bufferbloat", "ecn-codel", "ecn-dctcp-step", "many-flows", "rtt-fairness", "cellular")) {
+            "shallow-buffer", "bufferbloat", "ecn-codel", "ecn-dctcp-step", "many-flows", "rtt-fairness", "cellular",
+            "ecn-fq-codel", "ecn-pie", "ecn-dualpi2", "l4s-dctcp-cubic")) {
             assertTrue(names.contains(wanted), wanted + " in " + names);
         }
     }
