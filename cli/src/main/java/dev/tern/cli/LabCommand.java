@@ -20,7 +20,8 @@ final class LabCommand {
     static final CommandHelp HELP = new CommandHelp("lab", "[--csv | --json] [FILE.lab...]",
         "run congestion-control scenarios through a simulated bottleneck",
         "Runs each scenario file (or, with none, the shipped matrix: coexistence, random loss, shallow buffer, "
-            + "bufferbloat, ECN with CoDel and with DCTCP's step marking, many flows, RTT fairness, a cellular trace) "
+            + "bufferbloat, ECN with CoDel, FQ-CoDel, PIE, DualPI2 and DCTCP's step marking, DCTCP in DualPI2's L4S "
+            + "queue against CUBIC, many flows, RTT fairness, a cellular trace) "
             + "on a dumbbell of real Tern stacks through one bottleneck link on virtual time, and prints per flow "
             + "goodput, share, retransmits, CE marks and RTT quantiles, per scenario utilisation, Jain's index, queue "
             + "delay quantiles, drops and marks by cause, and a fingerprint line that is the same for the same "
