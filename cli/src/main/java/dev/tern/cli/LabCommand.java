@@ -9,6 +9,7 @@ import dev.tern.lab.ScenarioSpec;
 import dev.tern.lab.link.LabInputException;
 
 import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,8 +17,8 @@ import java.util.Set;
 
 /** {@code tern lab}: the congestion-control lab on virtual time (docs/LAB.md). */
 final class LabCommand {
-    static final String USAGE = "lab [--csv | --json] [FILE.lab...]";
-    static final CommandHelp HELP = new CommandHelp("lab", "[--csv | --json] [FILE.lab...]",
+    static final String USAGE = "lab [--csv | --json] [--pcap DIR] [FILE.lab...]";
+    static final CommandHelp HELP = new CommandHelp("lab", "[--csv | --json] [--pcap DIR] [FILE.lab...]",
         "run congestion-control scenarios through a simulated bottleneck",
         "Runs each scenario file (or, with none, the shipped matrix: coexistence, random loss, shallow buffer, "
             + "bufferbloat, ECN with CoDel, FQ-CoDel, PIE, DualPI2 and DCTCP's step marking, DCTCP in DualPI2's L4S "
@@ -29,7 +30,9 @@ final class LabCommand {
             + "docs/LAB.md gives the file format.",
         List.of(
             CommandHelp.option("--csv", "one CSV row per flow instead of the text report", "off"),
-            CommandHelp.option("--json", "one JSON array of scenarios instead of the text report", "off")),
+            CommandHelp.option("--json", "one JSON array of scenarios instead of the text report", "off"),
+            CommandHelp.option("--pcap DIR", "write each flow's frames at the router to DIR/NAME-flowN.pcap: data as "
+                + "it leaves the bottleneck, ACKs as they go back to the sender, in virtual time from 0", "off")),
         false, List.of("./tern lab", "./tern lab --csv my-scenario.lab"));
 
     private final PrintStream out;
@@ -41,12 +44,17 @@ final class LabCommand {
     }
 
     int run(String[] argv) {
-        final Arguments args = Arguments.parse("lab", argv, Set.of(), Set.of("--csv", "--json"));
+        final Arguments args = Arguments.parse("lab", argv, Set.of("--pcap"), Set.of("--csv", "--json"));
         final List<String> files = args.operands(0, Integer.MAX_VALUE, USAGE);
         final boolean csv = args.has("--csv");
         final boolean json = args.has("--json");
         if (csv && json) {
             throw new UsageException("lab: --csv and --json exclude each other");
+        }
+        final String pcapText = args.value("--pcap", null);
+        final Path pcap = pcapText == null ? null : Path.of(pcapText);
+        if (pcap != null && !Files.isDirectory(pcap)) {
+            throw new UsageException("lab: --pcap " + pcap + ": not a directory");
         }
         final List<ScenarioSpec> specs = new ArrayList<>();
         try {
@@ -64,7 +72,7 @@ final class LabCommand {
         }
         final List<ScenarioResult> results = new ArrayList<>();
         for (ScenarioSpec spec : specs) {
-            final ScenarioResult result = Dumbbell.run(spec, line -> err.println("tern: lab: " + line));
+            final ScenarioResult result = Dumbbell.run(spec, line -> err.println("tern: lab: " + line), pcap);
             results.add(result);
             if (csv) {
                 out.print(LabReport.csv(result));

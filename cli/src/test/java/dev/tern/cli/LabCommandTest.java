@@ -42,4 +42,17 @@ class LabCommandTest {
         assertEquals(2, tern("lab", "--frob").status());
         assertEquals(2, tern("lab", "--csv", "--json").status());
     }
+
+    @Test
+    void pcapWritesOneFilePerFlowIntoAnExistingDirectory(@TempDir Path dir) throws Exception {
+        final Path file = dir.resolve("small.lab");
+        Files.writeString(file, SMALL);
+        final Path out = Files.createDirectory(dir.resolve("pcap"));
+        final TernCommandLineTest.Run run = tern("lab", "--pcap", out.toString(), file.toString());
+        assertEquals(0, run.status(), run.err());
+        assertTrue(Files.size(out.resolve("small-flow0.pcap")) > 10_000, "frames written");
+        final TernCommandLineTest.Run missing = tern("lab", "--pcap", dir.resolve("nowhere").toString(), file.toString());
+        assertEquals(2, missing.status());
+        assertTrue(missing.err().contains("not a directory"), missing.err());
+    }
 }

@@ -20,6 +20,7 @@ import dev.tern.tcp.TcpConfig;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
@@ -43,6 +44,14 @@ public final class Dumbbell {
 
     /** Runs {@code spec}; {@code progress} (may be null) hears the simulated second now and then. */
     public static ScenarioResult run(ScenarioSpec spec, Consumer<String> progress) {
+        return run(spec, progress, null);
+    }
+
+    /**
+     * Runs {@code spec}, and with {@code pcapDirectory} (may be null) writes one pcap file per flow there,
+     * {@code NAME-flowN.pcap} ({@link FlowCapture}); the capture changes nothing in the run.
+     */
+    public static ScenarioResult run(ScenarioSpec spec, Consumer<String> progress, Path pcapDirectory) {
         final long wallStart = System.nanoTime();
         final int n = spec.flows().size();
         final VirtualClock clock = new VirtualClock();
@@ -53,7 +62,8 @@ public final class Dumbbell {
              MemoryWire rightWire = MemoryWire.builder().clock(clock).frames(Math.min(wireFrames, 32768)).build();
              FrameSlots slots = new FrameSlots(Math.min(1 << 17,
                  spec.queue().maxFrames(MTU) + 2 * n * bufferBytes / MTU + 4096));
-             Arena arena = Arena.ofConfined()) {
+             Arena arena = Arena.ofConfined();
+             FlowCapture capture = pcapDirectory == null ? null : new FlowCapture(pcapDirectory, spec.name(), n)) {
             final BottleneckStats stats = new BottleneckStats();
             final Bottleneck bottleneck = new Bottleneck(slots, rate,
                 spec.discipline().create(slots, spec.queue(), MTU + 14, spec.seed(), stats), spec.loss().get(),
@@ -64,6 +74,7 @@ public final class Dumbbell {
             }
             final DumbbellRouter router = new DumbbellRouter(slots, bottleneck, leftWire, rightWire, SENDER_MAC_BASE,
                 spec.forwardDelayNs(), spec.reverseDelayNs(), access);
+            router.capture(capture);
             final VirtualTimeLoop loop = new VirtualTimeLoop(clock, leftWire);
             final List<NetStack> stacks = new ArrayList<>();
             final Flows flows = new Flows(spec, arena, clock);
