@@ -17,8 +17,8 @@ import java.util.Set;
 
 /** {@code tern lab}: the congestion-control lab on virtual time (docs/LAB.md). */
 final class LabCommand {
-    static final String USAGE = "lab [--csv | --json] [--pcap DIR] [FILE.lab...]";
-    static final CommandHelp HELP = new CommandHelp("lab", "[--csv | --json] [--pcap DIR] [FILE.lab...]",
+    static final String USAGE = "lab [--csv | --json] [--pcap DIR] [--plot DIR] [FILE.lab...]";
+    static final CommandHelp HELP = new CommandHelp("lab", "[--csv | --json] [--pcap DIR] [--plot DIR] [FILE.lab...]",
         "run congestion-control scenarios through a simulated bottleneck",
         "Runs each scenario file (or, with none, the shipped matrix: coexistence, random loss, shallow buffer, "
             + "bufferbloat, ECN with CoDel, FQ-CoDel, PIE, DualPI2 and DCTCP's step marking, DCTCP in DualPI2's L4S "
@@ -32,7 +32,9 @@ final class LabCommand {
             CommandHelp.option("--csv", "one CSV row per flow instead of the text report", "off"),
             CommandHelp.option("--json", "one JSON array of scenarios instead of the text report", "off"),
             CommandHelp.option("--pcap DIR", "write each flow's frames at the router to DIR/NAME-flowN.pcap: data as "
-                + "it leaves the bottleneck, ACKs as they go back to the sender, in virtual time from 0", "off")),
+                + "it leaves the bottleneck, ACKs as they go back to the sender, in virtual time from 0", "off"),
+            CommandHelp.option("--plot DIR", "write DIR/NAME.svg (each flow's goodput and the mean queue delay over "
+                + "simulated time, every 100 ms) and DIR/NAME.csv (the same numbers) for each scenario", "off")),
         false, List.of("./tern lab", "./tern lab --csv my-scenario.lab"));
 
     private final PrintStream out;
@@ -44,18 +46,15 @@ final class LabCommand {
     }
 
     int run(String[] argv) {
-        final Arguments args = Arguments.parse("lab", argv, Set.of("--pcap"), Set.of("--csv", "--json"));
+        final Arguments args = Arguments.parse("lab", argv, Set.of("--pcap", "--plot"), Set.of("--csv", "--json"));
         final List<String> files = args.operands(0, Integer.MAX_VALUE, USAGE);
         final boolean csv = args.has("--csv");
         final boolean json = args.has("--json");
         if (csv && json) {
             throw new UsageException("lab: --csv and --json exclude each other");
         }
-        final String pcapText = args.value("--pcap", null);
-        final Path pcap = pcapText == null ? null : Path.of(pcapText);
-        if (pcap != null && !Files.isDirectory(pcap)) {
-            throw new UsageException("lab: --pcap " + pcap + ": not a directory");
-        }
+        final Path pcap = directory(args, "--pcap");
+        final Path plot = directory(args, "--plot");
         final List<ScenarioSpec> specs = new ArrayList<>();
         try {
             if (files.isEmpty()) {
@@ -79,11 +78,27 @@ final class LabCommand {
             } else if (!json) {
                 out.print(LabReport.text(spec, result));
             }
+            if (plot != null) {
+                err.println("tern: lab: wrote " + LabPlot.write(plot, result));
+            }
             out.flush();
         }
         if (json) {
             out.print(LabReport.json(results));
         }
         return 0;
+    }
+
+    /** The existing directory a flag names, or null when the flag is absent. */
+    private static Path directory(Arguments args, String flag) {
+        final String text = args.value(flag, null);
+        if (text == null) {
+            return null;
+        }
+        final Path path = Path.of(text);
+        if (!Files.isDirectory(path)) {
+            throw new UsageException("lab: " + flag + " " + path + ": not a directory");
+        }
+        return path;
     }
 }

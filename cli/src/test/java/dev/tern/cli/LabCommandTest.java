@@ -1,10 +1,14 @@
 package dev.tern.cli;
 
+import dev.tern.lab.Dumbbell;
+import dev.tern.lab.ScenarioFile;
+import dev.tern.lab.ScenarioResult;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 import static dev.tern.cli.TernCommandLineTest.tern;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -46,13 +50,36 @@ class LabCommandTest {
     @Test
     void pcapWritesOneFilePerFlowIntoAnExistingDirectory(@TempDir Path dir) throws Exception {
         final Path file = dir.resolve("small.lab");
-        Files.writeString(file, SMALL);
-        final Path out = Files.createDirectory(dir.resolve("pcap"));
-        final TernCommandLineTest.Run run = tern("lab", "--pcap", out.toString(), file.toString());
-        assertEquals(0, run.status(), run.err());
+        final Path out = runSmallInto(dir, "--pcap");
         assertTrue(Files.size(out.resolve("small-flow0.pcap")) > 10_000, "frames written");
         final TernCommandLineTest.Run missing = tern("lab", "--pcap", dir.resolve("nowhere").toString(), file.toString());
         assertEquals(2, missing.status());
         assertTrue(missing.err().contains("not a directory"), missing.err());
+    }
+
+    @Test
+    void plotWritesAChartAndItsNumbersForEachScenario(@TempDir Path dir) throws Exception {
+        final Path out = runSmallInto(dir, "--plot");
+        assertTrue(Files.readString(out.resolve("small.svg")).contains("<svg"), "an SVG image");
+        final ScenarioResult result = Dumbbell.run(ScenarioFile.parse("small.lab", null, SMALL.lines().toList()), null);
+        final org.knowm.xchart.XYChart chart = LabPlot.chart(result);
+        assertEquals(result.series().points(), chart.getSeries("flow 0 cubic").getYData().length);
+        assertEquals(1, chart.getSeries("queue delay (right)").getYAxisGroup());
+        final List<String> csv = Files.readAllLines(out.resolve("small.csv"));
+        assertEquals("time_s,queue_delay_ms,flow0_bps", csv.getFirst());
+        // One second in points of 100 ms; the flow carries most of the 5 Mbit/s link once it has started.
+        assertTrue(csv.size() >= 9 && csv.size() <= 11, csv.toString());
+        final String[] late = csv.get(csv.size() - 1).split(",");
+        assertTrue(Double.parseDouble(late[2]) > 3e6, csv.toString());
+    }
+
+    /** Runs the small scenario with {@code flag} naming a fresh directory under {@code dir}, and returns it. */
+    private static Path runSmallInto(Path dir, String flag) throws Exception {
+        final Path file = dir.resolve("small.lab");
+        Files.writeString(file, SMALL);
+        final Path out = Files.createDirectory(dir.resolve(flag.substring(2)));
+        final TernCommandLineTest.Run run = tern("lab", flag, out.toString(), file.toString());
+        assertEquals(0, run.status(), run.err());
+        return out;
     }
 }

@@ -77,7 +77,7 @@ public final class Dumbbell {
             router.capture(capture);
             final VirtualTimeLoop loop = new VirtualTimeLoop(clock, leftWire);
             final List<NetStack> stacks = new ArrayList<>();
-            final Flows flows = new Flows(spec, arena, clock);
+            final Flows flows = new Flows(spec, arena, clock, bottleneck);
             for (int i = 0; i < n; i++) {
                 final FlowSpec flow = spec.flows().get(i);
                 final NetStack sender = stack(leftWire, "s" + i, SENDER_MAC_BASE + i, "198.18." + (1 + i / 250) + "."
@@ -152,10 +152,20 @@ public final class Dumbbell {
         private final long[] lastByteNs;
         private final DelayHistogram[] rtt;
         private long nextSampleNs;
+        private final Bottleneck bottleneck;
+        private final LabSeries series;
+        private final long[] readAtPoint;
+        private long pointStartNs;
+        private long nextPointNs = LabSeries.INTERVAL_NS;
+        private long sojournNsAtPoint;
+        private long sojournFramesAtPoint;
 
-        Flows(ScenarioSpec spec, Arena arena, VirtualClock clock) {
+        Flows(ScenarioSpec spec, Arena arena, VirtualClock clock, Bottleneck bottleneck) {
             this.spec = spec;
             this.clock = clock;
+            this.bottleneck = bottleneck;
+            this.series = new LabSeries(spec.flows().size(), spec.durationNs());
+            this.readAtPoint = new long[spec.flows().size()];
             final int n = spec.flows().size();
             this.chunk = arena.allocate(1 << 16);
             this.sink = arena.allocate(1 << 16);
@@ -196,6 +206,9 @@ public final class Dumbbell {
             }
             if (sample) {
                 nextSampleNs = nowNs + RTT_SAMPLE_NS;
+                if (nowNs >= nextPointNs && series.hasRoom()) {
+                    point(nowNs);
+                }
             }
             return work;
         }
@@ -240,6 +253,22 @@ public final class Dumbbell {
                 }
             }
             return work;
+        }
+
+        /** One point of the time series, at a sampling instant, so that it adds no wake-up to the run. */
+        private void point(long nowNs) {
+            final long frames = bottleneck.sojournFrames() - sojournFramesAtPoint;
+            final long sojournNs = bottleneck.sojournTotalNs() - sojournNsAtPoint;
+            series.point(nowNs, frames == 0 ? 0 : sojournNs / 1e6 / frames);
+            final double seconds = (nowNs - pointStartNs) / 1e9;
+            for (int i = 0; i < read.length; i++) {
+                series.goodput(i, (read[i] - readAtPoint[i]) * 8 / seconds);
+                readAtPoint[i] = read[i];
+            }
+            sojournFramesAtPoint = bottleneck.sojournFrames();
+            sojournNsAtPoint = bottleneck.sojournTotalNs();
+            pointStartNs = nowNs;
+            nextPointNs += LabSeries.INTERVAL_NS;
         }
 
         @Override
@@ -291,7 +320,7 @@ public final class Dumbbell {
                 Math.min(1.0, (double) stats.departedBytes / capacity), ScenarioResult.jain(goodput),
                 queue.quantileUs(0.5), queue.quantileUs(0.95), queue.quantileUs(0.99), stats.randomLoss,
                 stats.overflowDrops, stats.aqmDrops, stats.aqmMarks, stats.thresholdMarks, stats.noBuffer,
-                fingerprint.hex());
+                fingerprint.hex(), series);
         }
 
         @Override
