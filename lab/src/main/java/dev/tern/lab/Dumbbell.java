@@ -92,6 +92,11 @@ public final class Dumbbell {
                 loop.add(receiver);
                 flows.add(i, sender, receiver);
             }
+            final CrossTraffic cross = spec.udp().isEmpty() ? null
+                : new CrossTraffic(spec.udp(), slots, bottleneck, n, spec.durationNs(), arena);
+            if (cross != null) {
+                loop.add(cross);
+            }
             loop.add(router);
             loop.add(flows);
             long nextProgressNs = 10_000_000_000L;
@@ -104,7 +109,7 @@ public final class Dumbbell {
                 }
             }
             loop.pollAll();
-            final ScenarioResult result = flows.result(spec, bottleneck, router, rate,
+            final ScenarioResult result = flows.result(spec, bottleneck, router, cross, rate,
                 (System.nanoTime() - wallStart) / 1e9);
             flows.close();
             for (NetStack stack : stacks) {
@@ -284,8 +289,8 @@ public final class Dumbbell {
             return next;
         }
 
-        ScenarioResult result(ScenarioSpec spec, Bottleneck bottleneck, DumbbellRouter router, LinkRate rate,
-                              double wallSeconds) {
+        ScenarioResult result(ScenarioSpec spec, Bottleneck bottleneck, DumbbellRouter router, CrossTraffic cross,
+                              LinkRate rate, double wallSeconds) {
             final int n = senders.length;
             final double[] goodput = new double[n];
             double total = 0;
@@ -308,6 +313,13 @@ public final class Dumbbell {
                 fingerprint.add(read[i]);
                 fingerprint.add(retransmits);
             }
+            UdpResult udp = null;
+            if (cross != null) {
+                final double seconds = spec.durationNs() / 1e9;
+                udp = new UdpResult(cross.sentFrames, router.crossDelivered, cross.sentBytes * 8 / seconds,
+                    router.crossDeliveredBytes * 8 / seconds, router.ceMarks[n]);
+                fingerprint.add(router.crossDelivered);
+            }
             final BottleneckStats stats = bottleneck.stats();
             fingerprint.add(stats.randomLoss);
             fingerprint.add(stats.overflowDrops);
@@ -320,7 +332,7 @@ public final class Dumbbell {
                 Math.min(1.0, (double) stats.departedBytes / capacity), ScenarioResult.jain(goodput),
                 queue.quantileUs(0.5), queue.quantileUs(0.95), queue.quantileUs(0.99), stats.randomLoss,
                 stats.overflowDrops, stats.aqmDrops, stats.aqmMarks, stats.thresholdMarks, stats.noBuffer,
-                fingerprint.hex(), series);
+                fingerprint.hex(), series, udp);
         }
 
         @Override

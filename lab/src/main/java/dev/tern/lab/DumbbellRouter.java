@@ -38,6 +38,9 @@ final class DumbbellRouter implements Pollable {
     /** Per flow: frames that left the bottleneck carrying CE. */
     final long[] ceMarks;
     long reverseDrops;
+    /** Cross traffic (frames of no flow from the senders' side) that left the link, and its bytes. */
+    long crossDelivered;
+    long crossDeliveredBytes;
     /** Null unless the run writes a pcap file per flow. */
     private FlowCapture capture;
     private long nowNs;
@@ -77,6 +80,14 @@ final class DumbbellRouter implements Pollable {
             if (capture != null) {
                 capture.frame(slots.flow(slot), slots.slab(), slots.offset(slot), slots.length(slot),
                     bottleneck.lastDepartureNs());
+            }
+            if (slots.flow(slot) == flows) {
+                // Cross traffic has no receiver: it ends where it leaves the link.
+                crossDelivered++;
+                crossDeliveredBytes += slots.length(slot);
+                slots.release(slot);
+                work++;
+                continue;
             }
             if (!forward.push(slot, bottleneck.lastDepartureNs())) {
                 slots.release(slot);

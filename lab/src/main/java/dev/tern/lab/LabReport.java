@@ -18,6 +18,11 @@ public final class LabReport {
                     + "  rtt p50/95/99 %.1f/%.1f/%.1f ms%n", f.index(), f.congestionControl(), f.goodputBps() / 1e6,
                 f.share(), f.retransmits(), f.ceMarks(), f.rttP50Us() / 1e3, f.rttP95Us() / 1e3, f.rttP99Us() / 1e3));
         }
+        if (r.udp() != null) {
+            out.append(String.format(Locale.ROOT, "  udp          offered %8.3f Mbit/s  delivered %8.3f Mbit/s"
+                + "  frames %d of %d  ce %6d%n", r.udp().offeredBps() / 1e6, r.udp().deliveredBps() / 1e6, r.udp().deliveredFrames(),
+                r.udp().sentFrames(), r.udp().ceMarks()));
+        }
         out.append(String.format(Locale.ROOT, "  utilisation %.3f  jain %.3f  queue delay p50/95/99 %.1f/%.1f/%.1f ms%n",
             r.utilisation(), r.jainIndex(), r.queueP50Us() / 1e3, r.queueP95Us() / 1e3, r.queueP99Us() / 1e3));
         out.append(String.format(Locale.ROOT, "  drops: random %d, overflow %d, aqm %d, no buffer %d; marks: aqm %d,"

@@ -42,6 +42,7 @@ public final class ScenarioFile {
         Map.entry("mark_threshold", List.of("droptail")));
     private static final Set<String> FLOW_KEYS = Set.of("cc", "count", "ecn", "start", "bytes", "duration",
         "access_delay");
+    private static final Set<String> UDP_KEYS = Set.of("rate", "size", "start", "duration", "ecn");
 
     private final String file;
     private final Path directory;
@@ -68,6 +69,14 @@ public final class ScenarioFile {
     private String lossText = "none";
     private final List<long[]> outages = new ArrayList<>();
     private final List<FlowSpec> flows = new ArrayList<>();
+    private final List<UdpSpec> udp = new ArrayList<>();
+    /** The [udp] section being read: its line, and its values (rate 0 until set). */
+    private int udpLine;
+    private long udpRate;
+    private int udpSize;
+    private long udpStart;
+    private long udpDuration;
+    private int udpEcn;
 
     private ScenarioFile(String file, Path directory) {
         this.file = file;
@@ -99,6 +108,7 @@ public final class ScenarioFile {
         long duration = 0;
         long access = 0;
         boolean inFlow = false;
+        boolean inUdp = false;
         int flowLine = 0;
         for (int i = 0; i <= lines.size(); i++) {
             line = i + 1;
@@ -118,11 +128,20 @@ public final class ScenarioFile {
                     }
                     line = at;
                 }
+                if (inUdp) {
+                    endUdp();
+                }
                 if (text.equals("[end]") && i == lines.size()) {
                     break;
                 }
+                inFlow = false;
+                inUdp = text.equals("[udp]");
+                if (inUdp) {
+                    startUdp();
+                    continue;
+                }
                 if (!text.equals("[flow]")) {
-                    throw error("unknown section " + text + " (valid: [flow])");
+                    throw error("unknown section " + text + " (valid: [flow], [udp])");
                 }
                 inFlow = true;
                 flowLine = line;
@@ -143,6 +162,10 @@ public final class ScenarioFile {
             final String value = text.substring(eq + 1).strip();
             if (value.isEmpty()) {
                 throw error(key + " has no value");
+            }
+            if (inUdp) {
+                udpKey(key, value);
+                continue;
             }
             if (inFlow) {
                 if (!FLOW_KEYS.contains(key)) {
@@ -184,7 +207,46 @@ public final class ScenarioFile {
         final DisciplineSpec spec = discipline();
         final String scenarioName = name != null ? name : Path.of(file).getFileName().toString().replaceFirst("\\.lab$", "");
         return new ScenarioSpec(scenarioName, seed, durationNs, rate, rateText, forwardDelayNs, reverseDelayNs, queue,
-            spec, loss, lossText, () -> new Outages(starts, lengths), flows);
+            spec, loss, lossText, () -> new Outages(starts, lengths), flows, udp);
+    }
+
+    private void startUdp() {
+        udpLine = line;
+        udpRate = 0;
+        udpSize = UdpSpec.MAX_FRAME;
+        udpStart = 0;
+        udpDuration = 0;
+        udpEcn = 0;
+    }
+
+    private void udpKey(String key, String value) {
+        if (!UDP_KEYS.contains(key)) {
+            throw error("unknown key '" + key + "' in [udp] (valid: " + String.join(", ", sorted(UDP_KEYS)) + ")");
+        }
+        switch (key) {
+            case "rate" -> udpRate = bitsPerSecond(key, value);
+            case "size" -> udpSize = (int) within(key, value.chars().allMatch(Character::isDigit) ? number(key, value)
+                : bytes(key, value), UdpSpec.MIN_FRAME, UdpSpec.MAX_FRAME);
+            case "start" -> udpStart = durationNs(key, value);
+            case "duration" -> udpDuration = durationNs(key, value);
+            default -> udpEcn = switch (value) {
+                case "off", "not-ect" -> 0;
+                case "ect1" -> 1;
+                case "ect0" -> 2;
+                default -> throw error("ecn in [udp] is not-ect, ect0 or ect1, got '" + value + "'");
+            };
+        }
+    }
+
+    private void endUdp() {
+        if (udpRate == 0) {
+            final int at = line;
+            line = udpLine;
+            final LabInputException missing = error("[udp] needs rate =");
+            line = at;
+            throw missing;
+        }
+        udp.add(new UdpSpec(udpRate, udpSize, udpStart, udpDuration, udpEcn));
     }
 
     /** The discipline with its defaults and the tuning keys set, each checked against the discipline chosen. */

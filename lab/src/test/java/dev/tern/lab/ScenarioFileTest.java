@@ -92,6 +92,24 @@ class ScenarioFileTest {
     }
 
     @Test
+    void udpSectionsAddCrossTraffic() {
+        final ScenarioSpec spec = ScenarioFile.parse("u.lab", null, List.of("rate = 10mbit", "[udp]", "rate = 2mbit",
+            "size = 1000b", "start = 1s", "ecn = ect1", "[flow]", "cc = cubic", "[udp]", "rate = 500kbit"));
+        assertEquals(List.of(new UdpSpec(2_000_000, 1000, 1_000_000_000L, 0, 1), new UdpSpec(500_000, 1514, 0, 0, 0)),
+            spec.udp());
+        assertEquals(1, spec.flows().size());
+        assertEquals("u.lab:2: [udp] needs rate =", assertThrows(LabInputException.class, () -> ScenarioFile.parse(
+            "u.lab", null, List.of("rate = 10mbit", "[udp]", "size = 100b", "[flow]", "cc = cubic"))).getMessage());
+        assertTrue(assertThrows(LabInputException.class, () -> ScenarioFile.parse("u.lab", null, List.of(
+            "rate = 1mbit", "[udp]", "rate = 1mbit", "cc = cubic"))).getMessage().startsWith(
+            "u.lab:4: unknown key 'cc' in [udp] (valid: duration, ecn, rate, size, start)"));
+        assertEquals("u.lab:3: ecn in [udp] is not-ect, ect0 or ect1, got 'ce'", assertThrows(LabInputException.class,
+            () -> ScenarioFile.parse("u.lab", null, List.of("rate = 1mbit", "[udp]", "ecn = ce"))).getMessage());
+        assertEquals("u.lab:3: size must be between 42 and 1514, got 2000", assertThrows(LabInputException.class,
+            () -> ScenarioFile.parse("u.lab", null, List.of("rate = 1mbit", "[udp]", "size = 2000"))).getMessage());
+    }
+
+    @Test
     void aScenarioWithoutRateOrFlowsIsRejected() {
         assertEquals("x.lab:2: no rate = or trace = for the bottleneck", assertThrows(LabInputException.class,
             () -> ScenarioFile.parse("x.lab", null, List.of("[flow]", "cc = cubic"))).getMessage());

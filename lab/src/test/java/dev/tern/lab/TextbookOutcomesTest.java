@@ -139,6 +139,27 @@ class TextbookOutcomesTest {
         assertTrue(r.utilisation() > 0.8, "utilisation " + r.utilisation());
     }
 
+    /**
+     * Flow isolation (RFC 8290 §1): 15 Mbit/s of unresponsive UDP beside one CUBIC flow on 20 Mbit/s. Drop-tail lets
+     * the UDP stream keep its rate and CUBIC the rest; FQ-CoDel serves the two queues in turn, so CUBIC gets about
+     * half the link and the UDP stream loses what it sends above that.
+     */
+    @Test
+    void fqCodelProtectsTcpFromUnresponsiveUdp() {
+        final List<UdpSpec> udp = List.of(new UdpSpec(15_000_000, 1514, 0, 0, 0));
+        final ScenarioResult tail = Dumbbell.run(Specs.withUdp(Specs.dumbbell("udp-tail", 20_000_000, 20 * MS,
+            QueueLimit.ofBytes(200_000), DisciplineSpec.dropTail(), 0, 8 * S, Specs.bulk(1, "cubic", false)), udp), null);
+        final ScenarioResult fq = Dumbbell.run(Specs.withUdp(Specs.dumbbell("udp-fq", 20_000_000, 20 * MS,
+            QueueLimit.ofBytes(200_000), new DisciplineSpec("fq_codel", 5 * MS, 100 * MS, false, null), 0, 8 * S,
+            Specs.bulk(1, "cubic", false)), udp), null);
+        final double tcpTail = tail.flows().getFirst().goodputBps();
+        final double tcpFq = fq.flows().getFirst().goodputBps();
+        assertTrue(tcpTail < 7e6, "drop-tail: CUBIC " + tcpTail + ", UDP " + tail.udp());
+        assertTrue(tcpFq > 8e6, "FQ-CoDel: CUBIC " + tcpFq + ", UDP " + fq.udp());
+        assertEquals(10e6, fq.udp().deliveredBps(), 1.5e6, "FQ-CoDel: UDP " + fq.udp());
+        assertEquals(15e6, tail.udp().offeredBps(), 0.1e6);
+    }
+
     private static DisciplineSpec.Tuning anyEct(DisciplineSpec.Tuning t) {
         return new DisciplineSpec.Tuning(t.flows(), t.quantum(), t.updateNs(), t.alpha(), t.beta(), t.maxBurstNs(),
             t.markProbability(), t.coupling(), t.l4sThresholdNs(), t.l4sRangeNs(), t.l4sMinPackets(), t.tShiftNs(),
