@@ -10,7 +10,7 @@ import java.util.SplittableRandom;
  * classic queue drops, or marks ECT packets, with p' squared; the L4S queue marks with the larger of the coupled
  * probability {@code k * p'} and its own native ramp on its sojourn time, from {@code minTh} over {@code range}
  * (a step when the range is 0), never while it holds no more than {@code thLen} frames. A time-shifted FIFO
- * schedules the two: the L4S head goes first unless the classic head has waited {@code tShift} longer (§4.2.1).
+ * schedules the two: the L4S head goes first unless the classic head has waited {@code tShift} longer (§4.2.2).
  * Overload (Appendix A.2): once the coupled probability saturates, L4S frames are also dropped with p' squared, and
  * once the classic probability reaches its maximum (1 / k squared) classic frames are dropped, not marked.
  * Updates fall due on virtual time and are caught up at the next arrival or departure.

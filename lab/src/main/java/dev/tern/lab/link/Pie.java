@@ -7,7 +7,7 @@ import java.util.SplittableRandom;
  * with a probability it updates every {@code tUpdate} from the queue delay, {@code alpha} times its distance from
  * {@code target} plus {@code beta} times its change since the last update, both scaled down while the probability
  * is small (§4.2's auto-tuning). The queue delay is the sojourn time of the frame last dequeued, by timestamps
- * (§5.3 allows them in place of the departure-rate estimate), and zero when the queue is empty. A burst allowance
+ * (§4.3 allows them in place of §5.2's departure-rate estimate), and zero when the queue is empty. A burst allowance
  * lets a fresh burst through untouched (§4.4). An ECN-capable frame is marked instead of dropped while the
  * probability is at most {@code markThreshold} (§5.1). Updates fall due on virtual time and are caught up at the
  * next arrival or departure, since no timer runs between them.
@@ -118,13 +118,13 @@ public final class Pie implements QueueDiscipline {
         }
     }
 
-    /** §4.2 and §4.3: one update of the drop probability from the queue delay, and of the burst allowance. */
+    /** §4.2 and §4.4: one update of the drop probability from the queue delay, and of the burst allowance. */
     private void update() {
         final double qdelay = qdelayNs / 1e9;
         final double qdelayOld = qdelayOldNs / 1e9;
         double p = alpha * (qdelay - targetNs / 1e9) + beta * (qdelay - qdelayOld);
         p *= scale(dropProb);
-        // §4.2: above 10 % the probability climbs at most 2 % an update, so one burst cannot push it to drop all.
+        // §5.5: above 10 % the probability climbs at most 2 % an update, so one burst cannot push it to drop all.
         if (dropProb >= 0.1 && p > 0.02) {
             p = 0.02;
         }
