@@ -70,7 +70,12 @@ final class LabCommand {
             out.println(LabReport.CSV_HEADER);
         }
         final List<ScenarioResult> results = new ArrayList<>();
+        // On a terminal, a line per scenario says how far a matrix has come; logs and pipes do not get it.
+        final boolean counting = specs.size() > 1 && System.console() != null && System.console().isTerminal();
         for (ScenarioSpec spec : specs) {
+            if (counting) {
+                err.printf("tern: lab: scenario %d of %d: %s%n", results.size() + 1, specs.size(), spec.name());
+            }
             final ScenarioResult result = Dumbbell.run(spec, line -> err.println("tern: lab: " + line), pcap);
             results.add(result);
             if (csv) {
