@@ -31,6 +31,17 @@ class LabCommandTest {
         assertEquals(2, csv.out().lines().count(), csv.out());
         assertTrue(csv.out().lines().skip(1).findFirst().orElseThrow().startsWith("small,1,0,cubic,"), csv.out());
         assertTrue(tern("lab", "--json", file.toString()).out().contains("\"scenario\": \"small\""));
+        Files.writeString(file, SMALL + "[udp]\nrate = 1mbit\n");
+        final String json = tern("lab", "--json", file.toString()).out();
+        assertTrue(json.contains("\"udp\": {\"sent_frames\": "), json);
+        final String row = tern("lab", "--csv", file.toString()).out().lines().skip(1).findFirst().orElseThrow();
+        final String[] columns = row.split(",");
+        // UDP offered and delivered come just before the fingerprint: about 1 Mbit/s offered, part of it lost in
+        // the queue CUBIC fills.
+        final double offered = Double.parseDouble(columns[columns.length - 3]);
+        final double delivered = Double.parseDouble(columns[columns.length - 2]);
+        assertEquals(1e6, offered, 0.02e6, row);
+        assertTrue(delivered > 0.3e6 && delivered <= offered, row);
     }
 
     @Test
