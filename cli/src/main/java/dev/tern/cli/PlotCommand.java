@@ -56,7 +56,7 @@ final class PlotCommand {
     private static final Color RECOVERY = new Color(255, 187, 120, 110);
     private static final Color LOSS = new Color(214, 39, 40, 80);
 
-    private enum Format { SVG, PNG }
+    enum Format { SVG, PNG }
 
     private final PrintStream out;
 
@@ -116,7 +116,7 @@ final class PlotCommand {
     }
 
     /** The encoded image, drawn in memory so that a failed drawing leaves no half-written file. */
-    private static byte[] draw(XYChart chart, Format format) {
+    static byte[] draw(XYChart chart, Format format) {
         final ByteArrayOutputStream image = new ByteArrayOutputStream(256 * 1024);
         try {
             switch (format) {
@@ -134,20 +134,11 @@ final class PlotCommand {
 
     /** The chart of {@code trace}, each series thinned to at most {@code 2 * BUCKETS} points. */
     static XYChart chart(ConnectionTrace trace, String title) {
-        final XYChart chart = new XYChartBuilder().width(WIDTH).height(HEIGHT).title(title)
-            .xAxisTitle("time (s)").yAxisTitle("KiB").build();
-        final XYStyler styler = chart.getStyler();
-        styler.setLocale(Locale.ROOT);
+        final XYChart chart = twoAxisChart(title, "time (s)", "KiB", "smoothed RTT (ms)");
         // Lines and bands draw no markers (SeriesMarkers.NONE); the size is for the ECN reductions' scatter.
-        styler.setMarkerSize(7);
-        styler.setLegendPosition(Styler.LegendPosition.OutsideS);
-        styler.setLegendLayout(Styler.LegendLayout.Horizontal);
-        styler.setYAxisGroupPosition(1, Styler.YAxisPosition.Right);
-        styler.setYAxisMin(0, 0.0);
-        styler.setYAxisMin(1, 0.0);
-        styler.setXAxisDecimalPattern("0.######");
-        styler.setYAxisDecimalPattern("#,##0.###");
-        chart.setYAxisGroupTitle(1, "smoothed RTT (ms)");
+        chart.getStyler().setMarkerSize(7);
+        chart.getStyler().setXAxisDecimalPattern("0.######");
+        chart.getStyler().setYAxisDecimalPattern("#,##0.###");
 
         final double[] seconds = scaled(trace.timeUs(), 1e6);
         final double[] cwnd = scaled(trace.cwnd(), KIB);
@@ -183,6 +174,21 @@ final class PlotCommand {
         return chart;
     }
 
+    /** A chart with a time axis, a left axis and a right one (group 1), both from 0, and the legend below. */
+    static XYChart twoAxisChart(String title, String xTitle, String leftTitle, String rightTitle) {
+        final XYChart chart = new XYChartBuilder().width(WIDTH).height(HEIGHT).title(title).xAxisTitle(xTitle)
+            .yAxisTitle(leftTitle).build();
+        final XYStyler styler = chart.getStyler();
+        styler.setLocale(Locale.ROOT);
+        styler.setLegendPosition(Styler.LegendPosition.OutsideS);
+        styler.setLegendLayout(Styler.LegendLayout.Horizontal);
+        styler.setYAxisGroupPosition(1, Styler.YAxisPosition.Right);
+        styler.setYAxisMin(0, 0.0);
+        styler.setYAxisMin(1, 0.0);
+        chart.setYAxisGroupTitle(1, rightTitle);
+        return chart;
+    }
+
     /**
      * A marker on the cwnd line at each record where an ECE reduced the window (RFC 3168 §6.1.2); nothing when none
      * did. Markers are not thinned: at most one per reduction, and reductions come at most once per round trip.
@@ -211,7 +217,7 @@ final class PlotCommand {
         series.setMarkerColor(ECN);
     }
 
-    private static void line(XYChart chart, String name, double[] seconds, double[] values, Color color, int axis) {
+    static void line(XYChart chart, String name, double[] seconds, double[] values, Color color, int axis) {
         final MinMaxDecimation.Points points = MinMaxDecimation.reduce(seconds, values, BUCKETS);
         final XYSeries series = chart.addSeries(name, points.x(), points.y());
         series.setXYSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Line);

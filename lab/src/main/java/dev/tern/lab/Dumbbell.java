@@ -20,6 +20,7 @@ import dev.tern.tcp.TcpConfig;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
@@ -43,6 +44,14 @@ public final class Dumbbell {
 
     /** Runs {@code spec}; {@code progress} (may be null) hears the simulated second now and then. */
     public static ScenarioResult run(ScenarioSpec spec, Consumer<String> progress) {
+        return run(spec, progress, null);
+    }
+
+    /**
+     * Runs {@code spec}, and with {@code pcapDirectory} (may be null) writes one pcap file per flow there,
+     * {@code NAME-flowN.pcap} ({@link FlowCapture}); the capture changes nothing in the run.
+     */
+    public static ScenarioResult run(ScenarioSpec spec, Consumer<String> progress, Path pcapDirectory) {
         final long wallStart = System.nanoTime();
         final int n = spec.flows().size();
         final VirtualClock clock = new VirtualClock();
@@ -53,10 +62,11 @@ public final class Dumbbell {
              MemoryWire rightWire = MemoryWire.builder().clock(clock).frames(Math.min(wireFrames, 32768)).build();
              FrameSlots slots = new FrameSlots(Math.min(1 << 17,
                  spec.queue().maxFrames(MTU) + 2 * n * bufferBytes / MTU + 4096));
-             Arena arena = Arena.ofConfined()) {
+             Arena arena = Arena.ofConfined();
+             FlowCapture capture = pcapDirectory == null ? null : new FlowCapture(pcapDirectory, spec.name(), n)) {
             final BottleneckStats stats = new BottleneckStats();
             final Bottleneck bottleneck = new Bottleneck(slots, rate,
-                spec.discipline().create(slots, spec.queue(), MTU + 14, stats), spec.loss().get(),
+                spec.discipline().create(slots, spec.queue(), MTU + 14, spec.seed(), stats), spec.loss().get(),
                 spec.outages().get(), stats);
             final long[] access = new long[n];
             for (int i = 0; i < n; i++) {
@@ -64,9 +74,10 @@ public final class Dumbbell {
             }
             final DumbbellRouter router = new DumbbellRouter(slots, bottleneck, leftWire, rightWire, SENDER_MAC_BASE,
                 spec.forwardDelayNs(), spec.reverseDelayNs(), access);
+            router.capture(capture);
             final VirtualTimeLoop loop = new VirtualTimeLoop(clock, leftWire);
             final List<NetStack> stacks = new ArrayList<>();
-            final Flows flows = new Flows(spec, arena, clock);
+            final Flows flows = new Flows(spec, arena, clock, bottleneck);
             for (int i = 0; i < n; i++) {
                 final FlowSpec flow = spec.flows().get(i);
                 final NetStack sender = stack(leftWire, "s" + i, SENDER_MAC_BASE + i, "198.18." + (1 + i / 250) + "."
@@ -81,6 +92,11 @@ public final class Dumbbell {
                 loop.add(receiver);
                 flows.add(i, sender, receiver);
             }
+            final CrossTraffic cross = spec.udp().isEmpty() ? null
+                : new CrossTraffic(spec.udp(), slots, bottleneck, n, spec.durationNs(), arena);
+            if (cross != null) {
+                loop.add(cross);
+            }
             loop.add(router);
             loop.add(flows);
             long nextProgressNs = 10_000_000_000L;
@@ -93,7 +109,7 @@ public final class Dumbbell {
                 }
             }
             loop.pollAll();
-            final ScenarioResult result = flows.result(spec, bottleneck, router, rate,
+            final ScenarioResult result = flows.result(spec, bottleneck, router, cross, rate,
                 (System.nanoTime() - wallStart) / 1e9);
             flows.close();
             for (NetStack stack : stacks) {
@@ -141,10 +157,20 @@ public final class Dumbbell {
         private final long[] lastByteNs;
         private final DelayHistogram[] rtt;
         private long nextSampleNs;
+        private final Bottleneck bottleneck;
+        private final LabSeries series;
+        private final long[] readAtPoint;
+        private long pointStartNs;
+        private long nextPointNs = LabSeries.INTERVAL_NS;
+        private long sojournNsAtPoint;
+        private long sojournFramesAtPoint;
 
-        Flows(ScenarioSpec spec, Arena arena, VirtualClock clock) {
+        Flows(ScenarioSpec spec, Arena arena, VirtualClock clock, Bottleneck bottleneck) {
             this.spec = spec;
             this.clock = clock;
+            this.bottleneck = bottleneck;
+            this.series = new LabSeries(spec.flows().size(), spec.durationNs());
+            this.readAtPoint = new long[spec.flows().size()];
             final int n = spec.flows().size();
             this.chunk = arena.allocate(1 << 16);
             this.sink = arena.allocate(1 << 16);
@@ -185,6 +211,9 @@ public final class Dumbbell {
             }
             if (sample) {
                 nextSampleNs = nowNs + RTT_SAMPLE_NS;
+                if (nowNs >= nextPointNs && series.hasRoom()) {
+                    point(nowNs);
+                }
             }
             return work;
         }
@@ -231,6 +260,22 @@ public final class Dumbbell {
             return work;
         }
 
+        /** One point of the time series, at a sampling instant, so that it adds no wake-up to the run. */
+        private void point(long nowNs) {
+            final long frames = bottleneck.sojournFrames() - sojournFramesAtPoint;
+            final long sojournNs = bottleneck.sojournTotalNs() - sojournNsAtPoint;
+            series.point(nowNs, frames == 0 ? 0 : sojournNs / 1e6 / frames);
+            final double seconds = (nowNs - pointStartNs) / 1e9;
+            for (int i = 0; i < read.length; i++) {
+                series.goodput(i, (read[i] - readAtPoint[i]) * 8 / seconds);
+                readAtPoint[i] = read[i];
+            }
+            sojournFramesAtPoint = bottleneck.sojournFrames();
+            sojournNsAtPoint = bottleneck.sojournTotalNs();
+            pointStartNs = nowNs;
+            nextPointNs += LabSeries.INTERVAL_NS;
+        }
+
         @Override
         public long pollAt() {
             long next = nextSampleNs;
@@ -244,8 +289,8 @@ public final class Dumbbell {
             return next;
         }
 
-        ScenarioResult result(ScenarioSpec spec, Bottleneck bottleneck, DumbbellRouter router, LinkRate rate,
-                              double wallSeconds) {
+        ScenarioResult result(ScenarioSpec spec, Bottleneck bottleneck, DumbbellRouter router, CrossTraffic cross,
+                              LinkRate rate, double wallSeconds) {
             final int n = senders.length;
             final double[] goodput = new double[n];
             double total = 0;
@@ -268,6 +313,13 @@ public final class Dumbbell {
                 fingerprint.add(read[i]);
                 fingerprint.add(retransmits);
             }
+            UdpResult udp = null;
+            if (cross != null) {
+                final double seconds = spec.durationNs() / 1e9;
+                udp = new UdpResult(cross.sentFrames, router.crossDelivered, cross.sentBytes * 8 / seconds,
+                    router.crossDeliveredBytes * 8 / seconds, router.ceMarks[n]);
+                fingerprint.add(router.crossDelivered);
+            }
             final BottleneckStats stats = bottleneck.stats();
             fingerprint.add(stats.randomLoss);
             fingerprint.add(stats.overflowDrops);
@@ -280,7 +332,7 @@ public final class Dumbbell {
                 Math.min(1.0, (double) stats.departedBytes / capacity), ScenarioResult.jain(goodput),
                 queue.quantileUs(0.5), queue.quantileUs(0.95), queue.quantileUs(0.99), stats.randomLoss,
                 stats.overflowDrops, stats.aqmDrops, stats.aqmMarks, stats.thresholdMarks, stats.noBuffer,
-                fingerprint.hex());
+                fingerprint.hex(), series, udp);
         }
 
         @Override

@@ -38,6 +38,11 @@ final class DumbbellRouter implements Pollable {
     /** Per flow: frames that left the bottleneck carrying CE. */
     final long[] ceMarks;
     long reverseDrops;
+    /** Cross traffic (frames of no flow from the senders' side) that left the link, and its bytes. */
+    long crossDelivered;
+    long crossDeliveredBytes;
+    /** Null unless the run writes a pcap file per flow. */
+    private FlowCapture capture;
     private long nowNs;
     private final FrameHandler fromSenders = this::fromSenders;
     private final FrameHandler fromReceivers = this::fromReceivers;
@@ -72,6 +77,18 @@ final class DumbbellRouter implements Pollable {
             if (EcnField.codepoint(slots.slab(), slots.offset(slot), slots.length(slot)) == EcnField.CE) {
                 ceMarks[slots.flow(slot)]++;
             }
+            if (capture != null) {
+                capture.frame(slots.flow(slot), slots.slab(), slots.offset(slot), slots.length(slot),
+                    bottleneck.lastDepartureNs());
+            }
+            if (slots.flow(slot) == flows) {
+                // Cross traffic has no receiver: it ends where it leaves the link.
+                crossDelivered++;
+                crossDeliveredBytes += slots.length(slot);
+                slots.release(slot);
+                work++;
+                continue;
+            }
             if (!forward.push(slot, bottleneck.lastDepartureNs())) {
                 slots.release(slot);
             }
@@ -83,7 +100,11 @@ final class DumbbellRouter implements Pollable {
         }
         for (DelayLine line : reverse) {
             while (line.headDueNs() - now <= 0) {
-                send(left, line.pop());
+                final int back = line.pop();
+                if (capture != null) {
+                    capture.frame(slots.flow(back), slots.slab(), slots.offset(back), slots.length(back), now);
+                }
+                send(left, back);
                 work++;
             }
         }
@@ -146,6 +167,10 @@ final class DumbbellRouter implements Pollable {
 
     private static long destinationMac(MemorySegment segment, long offset) {
         return dev.tern.core.memory.BigEndian.u48(segment, offset);
+    }
+
+    void capture(FlowCapture flowCapture) {
+        this.capture = flowCapture;
     }
 
     MemoryWire leftWire() {

@@ -18,6 +18,11 @@ public final class LabReport {
                     + "  rtt p50/95/99 %.1f/%.1f/%.1f ms%n", f.index(), f.congestionControl(), f.goodputBps() / 1e6,
                 f.share(), f.retransmits(), f.ceMarks(), f.rttP50Us() / 1e3, f.rttP95Us() / 1e3, f.rttP99Us() / 1e3));
         }
+        if (r.udp() != null) {
+            out.append(String.format(Locale.ROOT, "  udp          offered %8.3f Mbit/s  delivered %8.3f Mbit/s"
+                + "  frames %d of %d  ce %6d%n", r.udp().offeredBps() / 1e6, r.udp().deliveredBps() / 1e6,
+                r.udp().deliveredFrames(), r.udp().sentFrames(), r.udp().ceMarks()));
+        }
         out.append(String.format(Locale.ROOT, "  utilisation %.3f  jain %.3f  queue delay p50/95/99 %.1f/%.1f/%.1f ms%n",
             r.utilisation(), r.jainIndex(), r.queueP50Us() / 1e3, r.queueP95Us() / 1e3, r.queueP99Us() / 1e3));
         out.append(String.format(Locale.ROOT, "  drops: random %d, overflow %d, aqm %d, no buffer %d; marks: aqm %d,"
@@ -29,17 +34,19 @@ public final class LabReport {
 
     public static final String CSV_HEADER = "scenario,seed,flow,cc,bytes,goodput_bps,share,retransmits,ce_marks,"
         + "rtt_p50_us,rtt_p95_us,rtt_p99_us,utilisation,jain,queue_p50_us,queue_p95_us,queue_p99_us,random_loss,"
-        + "overflow_drops,aqm_drops,aqm_marks,threshold_marks,fingerprint";
+        + "overflow_drops,aqm_drops,aqm_marks,threshold_marks,udp_offered_bps,udp_delivered_bps,fingerprint";
 
     /** One CSV row per flow; the scenario's columns repeat on each. */
     public static String csv(ScenarioResult r) {
         final StringBuilder out = new StringBuilder();
         for (FlowResult f : r.flows()) {
-            out.append(String.format(Locale.ROOT, "%s,%d,%d,%s,%d,%.0f,%.4f,%d,%d,%d,%d,%d,%.4f,%.4f,%d,%d,%d,%d,%d,%d,%d,%d,%s%n",
+            out.append(String.format(Locale.ROOT, "%s,%d,%d,%s,%d,%.0f,%.4f,%d,%d,%d,%d,%d,%.4f,%.4f,%d,%d,%d,%d,%d,%d,%d,%d,"
+                    + "%.0f,%.0f,%s%n",
                 r.name(), r.seed(), f.index(), f.congestionControl(), f.bytes(), f.goodputBps(), f.share(),
                 f.retransmits(), f.ceMarks(), f.rttP50Us(), f.rttP95Us(), f.rttP99Us(), r.utilisation(), r.jainIndex(),
                 r.queueP50Us(), r.queueP95Us(), r.queueP99Us(), r.randomLoss(), r.overflowDrops(), r.aqmDrops(),
-                r.aqmMarks(), r.thresholdMarks(), r.fingerprint()));
+                r.aqmMarks(), r.thresholdMarks(), r.udp() == null ? 0 : r.udp().offeredBps(),
+                r.udp() == null ? 0 : r.udp().deliveredBps(), r.fingerprint()));
         }
         return out.toString();
     }
@@ -52,9 +59,10 @@ public final class LabReport {
             out.append(String.format(Locale.ROOT, "  {\"scenario\": \"%s\", \"seed\": %d, \"fingerprint\": \"%s\","
                     + " \"utilisation\": %.4f, \"jain\": %.4f, \"queue_delay_us\": {\"p50\": %d, \"p95\": %d, \"p99\": %d},"
                     + " \"drops\": {\"random\": %d, \"overflow\": %d, \"aqm\": %d, \"no_buffer\": %d},"
-                    + " \"marks\": {\"aqm\": %d, \"threshold\": %d}, \"flows\": [", escape(r.name()), r.seed(),
+                    + " \"marks\": {\"aqm\": %d, \"threshold\": %d}, \"udp\": %s, \"flows\": [", escape(r.name()), r.seed(),
                 r.fingerprint(), r.utilisation(), r.jainIndex(), r.queueP50Us(), r.queueP95Us(), r.queueP99Us(),
-                r.randomLoss(), r.overflowDrops(), r.aqmDrops(), r.noBuffer(), r.aqmMarks(), r.thresholdMarks()));
+                r.randomLoss(), r.overflowDrops(), r.aqmDrops(), r.noBuffer(), r.aqmMarks(), r.thresholdMarks(),
+                udpJson(r.udp())));
             for (int k = 0; k < r.flows().size(); k++) {
                 final FlowResult f = r.flows().get(k);
                 out.append(String.format(Locale.ROOT, "%s{\"flow\": %d, \"cc\": \"%s\", \"bytes\": %d, \"goodput_bps\": %.0f,"
@@ -65,6 +73,12 @@ public final class LabReport {
             out.append("]}").append(i + 1 < results.size() ? ",\n" : "\n");
         }
         return out.append("]\n").toString();
+    }
+
+    private static String udpJson(UdpResult udp) {
+        return udp == null ? "null" : String.format(Locale.ROOT, "{\"sent_frames\": %d, \"delivered_frames\": %d,"
+            + " \"offered_bps\": %.0f, \"delivered_bps\": %.0f, \"ce_marks\": %d}", udp.sentFrames(),
+            udp.deliveredFrames(), udp.offeredBps(), udp.deliveredBps(), udp.ceMarks());
     }
 
     private static String ms(long ns) {

@@ -11,8 +11,10 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
 
@@ -25,9 +27,22 @@ public final class ScenarioFile {
     static final int MIN_QUEUE_BYTES = 1514;
     private static final Set<String> SCENARIO_KEYS = Set.of("name", "seed", "duration", "rate", "trace", "delay",
         "forward_delay", "reverse_delay", "queue", "discipline", "ecn", "mark_threshold", "target", "interval", "loss",
-        "gilbert", "outage");
+        "gilbert", "outage", "flows", "quantum", "tupdate", "alpha", "beta", "max_burst", "mark_probability",
+        "coupling", "l4s_threshold", "l4s_range", "l4s_min_packets", "tshift", "classify");
+    /** The disciplines each tuning key applies to; a key set for another discipline is an error at its line. */
+    private static final Map<String, List<String>> TUNING_KEYS = Map.ofEntries(
+        Map.entry("interval", List.of("codel", "fq_codel")), Map.entry("flows", List.of("fq_codel")),
+        Map.entry("quantum", List.of("fq_codel")), Map.entry("tupdate", List.of("pie", "dualpi2")),
+        Map.entry("alpha", List.of("pie", "dualpi2")), Map.entry("beta", List.of("pie", "dualpi2")),
+        Map.entry("max_burst", List.of("pie")), Map.entry("mark_probability", List.of("pie")),
+        Map.entry("coupling", List.of("dualpi2")), Map.entry("l4s_threshold", List.of("dualpi2")),
+        Map.entry("l4s_range", List.of("dualpi2")), Map.entry("l4s_min_packets", List.of("dualpi2")),
+        Map.entry("tshift", List.of("dualpi2")), Map.entry("classify", List.of("dualpi2")),
+        Map.entry("target", List.of("codel", "fq_codel", "pie", "dualpi2")),
+        Map.entry("mark_threshold", List.of("droptail")));
     private static final Set<String> FLOW_KEYS = Set.of("cc", "count", "ecn", "start", "bytes", "duration",
         "access_delay");
+    private static final Set<String> UDP_KEYS = Set.of("rate", "size", "start", "duration", "ecn");
 
     private final String file;
     private final Path directory;
@@ -44,12 +59,24 @@ public final class ScenarioFile {
     private String discipline = "droptail";
     private boolean aqmEcn;
     private QueueLimit markThreshold;
-    private long targetNs = 5_000_000L;
+    private Long targetNs;
     private long intervalNs = 100_000_000L;
+    /** The tuning keys set, each with its line, and their values (cold path: boxed). */
+    private final Map<String, Integer> tuningLines = new HashMap<>();
+    private final Map<String, Object> tuning = new HashMap<>();
+    private int ecnLine;
     private Supplier<LossModel> loss = LossModel::none;
     private String lossText = "none";
     private final List<long[]> outages = new ArrayList<>();
     private final List<FlowSpec> flows = new ArrayList<>();
+    private final List<UdpSpec> udp = new ArrayList<>();
+    /** The [udp] section being read: its line, and its values (rate 0 until set). */
+    private int udpLine;
+    private long udpRate;
+    private int udpSize;
+    private long udpStart;
+    private long udpDuration;
+    private int udpEcn;
 
     private ScenarioFile(String file, Path directory) {
         this.file = file;
@@ -81,6 +108,7 @@ public final class ScenarioFile {
         long duration = 0;
         long access = 0;
         boolean inFlow = false;
+        boolean inUdp = false;
         int flowLine = 0;
         for (int i = 0; i <= lines.size(); i++) {
             line = i + 1;
@@ -100,11 +128,20 @@ public final class ScenarioFile {
                     }
                     line = at;
                 }
+                if (inUdp) {
+                    endUdp();
+                }
                 if (text.equals("[end]") && i == lines.size()) {
                     break;
                 }
+                inFlow = false;
+                inUdp = text.equals("[udp]");
+                if (inUdp) {
+                    startUdp();
+                    continue;
+                }
                 if (!text.equals("[flow]")) {
-                    throw error("unknown section " + text + " (valid: [flow])");
+                    throw error("unknown section " + text + " (valid: [flow], [udp])");
                 }
                 inFlow = true;
                 flowLine = line;
@@ -126,6 +163,10 @@ public final class ScenarioFile {
             if (value.isEmpty()) {
                 throw error(key + " has no value");
             }
+            if (inUdp) {
+                udpKey(key, value);
+                continue;
+            }
             if (inFlow) {
                 if (!FLOW_KEYS.contains(key)) {
                     throw error("unknown key '" + key + "' in [flow] (valid: " + String.join(", ", sorted(FLOW_KEYS)) + ")");
@@ -145,6 +186,9 @@ public final class ScenarioFile {
                 throw error("unknown key '" + key + "' (valid: " + String.join(", ", sorted(SCENARIO_KEYS)) + ", or a [flow])");
             }
             scenarioKey(key, value);
+            if (TUNING_KEYS.containsKey(key)) {
+                tuningLines.put(key, line);
+            }
         }
         if (rate == null) {
             line = Math.max(1, lines.size());
@@ -160,10 +204,78 @@ public final class ScenarioFile {
             starts[i] = outages.get(i)[0];
             lengths[i] = outages.get(i)[1];
         }
-        final DisciplineSpec spec = new DisciplineSpec(discipline, targetNs, intervalNs, aqmEcn, markThreshold);
+        final DisciplineSpec spec = discipline();
         final String scenarioName = name != null ? name : Path.of(file).getFileName().toString().replaceFirst("\\.lab$", "");
         return new ScenarioSpec(scenarioName, seed, durationNs, rate, rateText, forwardDelayNs, reverseDelayNs, queue,
-            spec, loss, lossText, () -> new Outages(starts, lengths), flows);
+            spec, loss, lossText, () -> new Outages(starts, lengths), flows, udp);
+    }
+
+    private void startUdp() {
+        udpLine = line;
+        udpRate = 0;
+        udpSize = UdpSpec.MAX_FRAME;
+        udpStart = 0;
+        udpDuration = 0;
+        udpEcn = 0;
+    }
+
+    private void udpKey(String key, String value) {
+        if (!UDP_KEYS.contains(key)) {
+            throw error("unknown key '" + key + "' in [udp] (valid: " + String.join(", ", sorted(UDP_KEYS)) + ")");
+        }
+        switch (key) {
+            case "rate" -> udpRate = bitsPerSecond(key, value);
+            case "size" -> udpSize = (int) within(key, value.chars().allMatch(Character::isDigit) ? number(key, value)
+                : bytes(key, value), UdpSpec.MIN_FRAME, UdpSpec.MAX_FRAME);
+            case "start" -> udpStart = durationNs(key, value);
+            case "duration" -> udpDuration = durationNs(key, value);
+            default -> udpEcn = switch (value) {
+                case "off", "not-ect" -> 0;
+                case "ect1" -> 1;
+                case "ect0" -> 2;
+                default -> throw error("ecn in [udp] is not-ect, ect0 or ect1, got '" + value + "'");
+            };
+        }
+    }
+
+    private void endUdp() {
+        if (udpRate == 0) {
+            final int at = line;
+            line = udpLine;
+            final LabInputException missing = error("[udp] needs rate =");
+            line = at;
+            throw missing;
+        }
+        udp.add(new UdpSpec(udpRate, udpSize, udpStart, udpDuration, udpEcn));
+    }
+
+    /** The discipline with its defaults and the tuning keys set, each checked against the discipline chosen. */
+    private DisciplineSpec discipline() {
+        for (Map.Entry<String, Integer> set : tuningLines.entrySet()) {
+            final List<String> applies = TUNING_KEYS.get(set.getKey());
+            if (!applies.contains(discipline)) {
+                line = set.getValue();
+                throw error(set.getKey() + " applies to " + String.join(", ", applies) + ", not to " + discipline);
+            }
+        }
+        if (aqmEcn && discipline.equals("dualpi2")) {
+            line = ecnLine;
+            throw error("ecn does not apply to dualpi2, which marks ECN-capable packets always");
+        }
+        final long target = targetNs != null ? targetNs : DisciplineSpec.defaultTargetNs(discipline);
+        final DisciplineSpec.Tuning d = DisciplineSpec.Tuning.defaults(discipline, target);
+        final DisciplineSpec.Tuning t = new DisciplineSpec.Tuning((int) tuned("flows", d.flows()),
+            (int) tuned("quantum", d.quantum()), (long) tuned("tupdate", d.updateNs()), (double) tuned("alpha", d.alpha()),
+            (double) tuned("beta", d.beta()), (long) tuned("max_burst", d.maxBurstNs()),
+            (double) tuned("mark_probability", d.markProbability()), (double) tuned("coupling", d.coupling()),
+            (long) tuned("l4s_threshold", d.l4sThresholdNs()), (long) tuned("l4s_range", d.l4sRangeNs()),
+            (int) tuned("l4s_min_packets", d.l4sMinPackets()), (long) tuned("tshift", d.tShiftNs()),
+            (boolean) tuned("classify", d.anyEct()));
+        return new DisciplineSpec(discipline, target, intervalNs, aqmEcn, markThreshold, t);
+    }
+
+    private Object tuned(String key, Object fallback) {
+        return tuning.getOrDefault(key, fallback);
     }
 
     private void scenarioKey(String key, String value) {
@@ -210,10 +322,27 @@ public final class ScenarioFile {
                 }
                 discipline = value;
             }
-            case "ecn" -> aqmEcn = onOff(key, value);
+            case "ecn" -> {
+                aqmEcn = onOff(key, value);
+                ecnLine = line;
+            }
             case "mark_threshold" -> markThreshold = limit(key, value);
             case "target" -> targetNs = positive(key, durationNs(key, value));
             case "interval" -> intervalNs = positive(key, durationNs(key, value));
+            case "flows" -> tuning.put(key, (int) within(key, number(key, value), 1, 65536));
+            case "quantum" -> tuning.put(key, (int) within(key, value.chars().allMatch(Character::isDigit)
+                ? number(key, value) : bytes(key, value), 1, 1 << 20));
+            case "tupdate" -> tuning.put(key, positive(key, durationNs(key, value)));
+            case "max_burst", "l4s_threshold", "l4s_range", "tshift" -> tuning.put(key, durationNs(key, value));
+            case "alpha", "beta" -> tuning.put(key, decimal(key, value, false));
+            case "coupling" -> tuning.put(key, decimal(key, value, true));
+            case "mark_probability" -> tuning.put(key, probability(key, value));
+            case "l4s_min_packets" -> tuning.put(key, (int) within(key, number(key, value), 0, 1 << 20));
+            case "classify" -> tuning.put(key, switch (value) {
+                case "ect1" -> false;
+                case "any_ect" -> true;
+                default -> throw error("classify is ect1 or any_ect, got '" + value + "'");
+            });
             case "loss" -> {
                 final double p = probability(key, value);
                 
@@ -267,6 +396,27 @@ public final class ScenarioFile {
         } catch (NumberFormatException e) {
             throw error(key + ": not a number: '" + value + "'");
         }
+    }
+
+    private long within(String key, long value, long min, long max) {
+        if (value < min || value > max) {
+            throw error(key + " must be between " + min + " and " + max + ", got " + value);
+        }
+        return value;
+    }
+
+    /** A plain decimal number such as 0.125; {@code positive}: above zero, else at least zero. */
+    private double decimal(String key, String value, boolean positive) {
+        final double d;
+        try {
+            d = Double.parseDouble(value);
+        } catch (NumberFormatException e) {
+            throw error(key + ": not a number: '" + value + "'");
+        }
+        if (!Double.isFinite(d) || (positive ? d <= 0 : d < 0)) {
+            throw error(key + " must be " + (positive ? "positive" : "at least 0") + ", got " + value);
+        }
+        return d;
     }
 
     private long positive(String key, long value) {

@@ -2,11 +2,16 @@ package dev.tern.lab;
 
 import java.util.List;
 
-/** What one scenario run gave: per flow and for the bottleneck, and the fingerprint of the run. */
+/**
+ * What one scenario run gave: per flow and for the bottleneck, the fingerprint of the run, the UDP cross traffic
+ * ({@code udp}, null when there was none), and its time series
+ * (compared by identity: two runs are alike when their fingerprints are).
+ */
 public record ScenarioResult(String name, long seed, double simulatedSeconds, double wallSeconds,
                              List<FlowResult> flows, double utilisation, double jainIndex, long queueP50Us,
                              long queueP95Us, long queueP99Us, long randomLoss, long overflowDrops, long aqmDrops,
-                             long aqmMarks, long thresholdMarks, long noBuffer, String fingerprint) {
+                             long aqmMarks, long thresholdMarks, long noBuffer, String fingerprint,
+                             LabSeries series, UdpResult udp) {
 
     /** Jain's fairness index over the flows' goodputs: 1 when all are equal, 1/n when one takes everything. */
     static double jain(double[] values) {

@@ -23,6 +23,13 @@ final class Specs {
             "bernoulli " + loss, Outages::none, flows);
     }
 
+    /** {@code spec} with UDP cross traffic beside its flows. */
+    static ScenarioSpec withUdp(ScenarioSpec spec, List<UdpSpec> udp) {
+        return new ScenarioSpec(spec.name(), spec.seed(), spec.durationNs(), spec.rate(), spec.rateText(),
+            spec.forwardDelayNs(), spec.reverseDelayNs(), spec.queue(), spec.discipline(), spec.loss(), spec.lossText(),
+            spec.outages(), spec.flows(), udp);
+    }
+
     static List<FlowSpec> bulk(int count, String cc, boolean ecn) {
         final List<FlowSpec> flows = new ArrayList<>();
         for (int i = 0; i < count; i++) {

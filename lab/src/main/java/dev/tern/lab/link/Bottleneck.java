@@ -21,6 +21,8 @@ public final class Bottleneck {
     private long finishNs;
     private long freeAtNs = Long.MIN_VALUE / 4;
     private long lastSojournNs;
+    private long sojournTotalNs;
+    private long sojournFrames;
 
     public Bottleneck(FrameSlots slots, LinkRate rate, QueueDiscipline discipline, LossModel loss, Outages outages,
                       BottleneckStats stats) {
@@ -83,6 +85,8 @@ public final class Bottleneck {
             }
             lastSojournNs = nowNs - slots.enqueuedNs(slot);
             queueDelay.recordNs(lastSojournNs);
+            sojournTotalNs += lastSojournNs;
+            sojournFrames++;
             inService = slot;
             finishNs = rate.finishNs(nowNs, slots.length(slot));
         }
@@ -96,6 +100,16 @@ public final class Bottleneck {
     /** The sojourn time of the frame that last went onto the link. */
     public long lastSojournNs() {
         return lastSojournNs;
+    }
+
+    /** The sum of the sojourn times of every frame that went onto the link, for means over an interval. */
+    public long sojournTotalNs() {
+        return sojournTotalNs;
+    }
+
+    /** How many frames went onto the link. */
+    public long sojournFrames() {
+        return sojournFrames;
     }
 
     public int queuedPackets() {

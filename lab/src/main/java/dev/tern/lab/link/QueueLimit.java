@@ -25,6 +25,11 @@ public record QueueLimit(long bytes, int packets) {
         return packets > 0 ? queuedPackets + 1 <= packets : queuedBytes + length <= bytes;
     }
 
+    /** Whether a queue holding the given amount holds more than this bound. */
+    public boolean exceeded(int queuedPackets, long queuedBytes) {
+        return packets > 0 ? queuedPackets > packets : queuedBytes > bytes;
+    }
+
     /** Whether a queue holding the given amount has reached this bound (a marking threshold). */
     public boolean reached(int queuedPackets, long queuedBytes) {
         return packets > 0 ? queuedPackets >= packets : queuedBytes >= bytes;

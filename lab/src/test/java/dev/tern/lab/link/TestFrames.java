@@ -26,6 +26,23 @@ final class TestFrames {
         return slot;
     }
 
+    /** A TCP/IPv4 frame from 198.18.0.1 port {@code sourcePort} to 198.19.0.1 port 5001, for flow hashing. */
+    static int tcp(FrameSlots slots, int length, int ecn, int sourcePort) {
+        final int slot = ipv4(slots, length, ecn);
+        final MemorySegment slab = slots.slab();
+        final long ip = slots.offset(slot) + 14;
+        BigEndian.i32(slab, ip + 12, 0xC612_0001);
+        BigEndian.i32(slab, ip + 16, 0xC613_0001);
+        BigEndian.u16(slab, ip + 10, checksum(slab, ip));
+        BigEndian.u16(slab, ip + 20, sourcePort);
+        BigEndian.u16(slab, ip + 22, 5001);
+        return slot;
+    }
+
+    static int port(FrameSlots slots, int slot) {
+        return BigEndian.u16(slots.slab(), slots.offset(slot) + 34);
+    }
+
     static int checksum(MemorySegment slab, long ip) {
         int sum = 0;
         for (int i = 0; i < 20; i += 2) {
