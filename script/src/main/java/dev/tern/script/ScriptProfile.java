@@ -158,7 +158,8 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
      * keep-alive after 2 hours, every 75 s, 8 probes, a SYN with FIN to a listener answered (net.inet.tcp.drop_synfin=0),
      * Fast Open off for 900 s towards a server after a failed attempt (net.inet.tcp.fastopen.path_disable_time), a
      * SYN-ACK's text taken by every connect, ECN accepted and asked for on the first SYN retransmission too
-     * (net.inet.tcp.ecn.enable=2, ecn.maxretries=1); FreeBSD's names of TCP states and its SO_RCVBUF. The rest is Tern's
+     * (net.inet.tcp.ecn.enable=2, ecn.maxretries=1), a connection attempt ended 75 s after its first SYN
+     * (net.inet.tcp.keepinit); FreeBSD's names of TCP states and its SO_RCVBUF. The rest is Tern's
      * (docs/SCRIPTS.md lists what differs).
      */
     public static ScriptProfile freebsd() {
@@ -168,7 +169,8 @@ public record ScriptProfile(String name, String description, TcpConfig tcp, int 
             .rto(1_000 * MS, 200 * MS, 64_000 * MS).maxRetries(12)
             .keepalive(7_200_000 * MS, 75_000 * MS, 8)
             .segmentChecks(SegmentChecks.RFC_5961.withSynFin(SegmentChecks.SynFin.ANSWER))
-            .fastOpenPathDisableNs(900_000 * MS).synSentText(TcpConfig.SynSentText.ALWAYS).ecnSynRetries(1).build();
+            .fastOpenPathDisableNs(900_000 * MS).synSentText(TcpConfig.SynSentText.ALWAYS).ecnSynRetries(1)
+            .connectTimeoutNs(75_000 * MS).synRetries(10).build();
         return new ScriptProfile("freebsd", "FreeBSD 14's defaults (its receive window and ACKs, window 64 KiB, "
             + "scale 6, delayed ACK 100 ms), for the FreeBSD tcp-testsuite", tcp, 1500, 4 * MS,
             PACKETDRILL_TOLERANCE_PERCENT, 0, false, false, 0,

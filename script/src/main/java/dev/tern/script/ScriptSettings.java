@@ -48,7 +48,7 @@ final class ScriptSettings {
         "net.inet.tcp.hostcache.purgenow", "net.inet.tcp.fastopen.client_enable",
         "net.inet.tcp.fastopen.server_enable", "net.inet.tcp.insecure_rst", "net.inet.tcp.insecure_syn",
         "net.inet.tcp.drop_synfin", "net.inet.tcp.delayed_ack", "net.inet.tcp.fastopen.path_disable_time",
-        "net.inet.tcp.ecn.enable", "net.inet.tcp.ecn.maxretries");
+        "net.inet.tcp.ecn.enable", "net.inet.tcp.ecn.maxretries", "net.inet.tcp.keepinit");
     /**
      * FreeBSD settings Tern has no knob for, taken at the value that describes what Tern does (FreeBSD's default,
      * which the {@code freebsd} profile stands for), each with what Tern does; another value is rejected.
@@ -60,8 +60,6 @@ final class ScriptSettings {
         Map.entry("net.inet.tcp.rexmit_slop", new Fixed("Tern's RTO has a floor of 200 ms and no slop added", 200)),
         Map.entry("net.inet.tcp.rexmit_drop_options", new Fixed("Tern keeps its options in a retransmitted SYN", 0)),
         Map.entry("net.inet.tcp.syncookies_only", new Fixed("Tern sends cookies only when the SYN queue is full", 0)),
-        Map.entry("net.inet.tcp.keepinit", new Fixed("Tern ends a connection attempt after its SYN retransmissions "
-            + "(TcpConfig.synRetries), not after a time", 75000)),
         Map.entry("net.inet.tcp.icmp_may_rst", new Fixed("Tern ends a connection attempt on an ICMP error about it",
             1)),
         Map.entry("net.inet.tcp.udp_tunneling_port", new Fixed("Tern has no TCP over UDP (FreeBSD's "
@@ -249,6 +247,8 @@ final class ScriptSettings {
             case "net.inet.tcp.rexmit_initial" -> tcp.rto(Math.max(before.rtoMinNs(),
                 milliseconds(file, setting, 1, 120_000) * MS), before.rtoMinNs(), before.rtoMaxNs());
             case "net.inet.tcp.msl" -> tcp.mslNs(milliseconds(file, setting, 0, 600_000) * MS);
+            // The connection-attempt timeout new connects take (TcpConfig.connectTimeoutNs; TCP_KEEPINIT per socket).
+            case "net.inet.tcp.keepinit" -> tcp.connectTimeoutNs(milliseconds(file, setting, 1, Integer.MAX_VALUE) * MS);
             case "net.inet.tcp.keepidle" -> tcp.keepalive(milliseconds(file, setting, 1, Integer.MAX_VALUE) * MS,
                 before.keepaliveIntervalNs(), before.keepaliveProbes());
             case "net.inet.tcp.keepintvl" -> tcp.keepalive(before.keepaliveIdleNs(),

@@ -68,6 +68,10 @@ final class ScriptSockets {
         int maxSegment;
         /** TCP_SYNCNT: SYN retransmissions before the attempt times out; 0 for not set (the stack's). */
         int synCount;
+        /** FreeBSD's TCP_NOOPT: the connect's SYN offers no option. */
+        boolean noOptions;
+        /** FreeBSD's TCP_KEEPINIT in seconds: the attempt's time limit; 0 for not set (the settings'). */
+        int keepInitSeconds;
         /** TCP_INQ: recvmsg returns a TCP_CM_INQ control message with the bytes left to read. */
         boolean inq;
         /** TCP_CORK: short segments wait until it is taken off. */
@@ -279,6 +283,12 @@ final class ScriptSockets {
         if (fd.maxSegment > 0) {
             options = options.withMaxSegment(fd.maxSegment);
         }
+        if (fd.noOptions) {
+            options = options.withNoOptions(true);
+        }
+        if (fd.keepInitSeconds > 0) {
+            options = options.withConnectTimeout(fd.keepInitSeconds * 1000);
+        }
         return options;
     }
 
@@ -288,7 +298,8 @@ final class ScriptSockets {
         "SOL_SOCKET SO_KEEPALIVE", "IPPROTO_TCP TCP_KEEPIDLE", "IPPROTO_TCP TCP_KEEPINTVL", "IPPROTO_TCP TCP_KEEPCNT",
         "IPPROTO_TCP TCP_USER_TIMEOUT", "IPPROTO_TCP TCP_NOTSENT_LOWAT", "IPPROTO_TCP TCP_MAXSEG",
         "IPPROTO_TCP TCP_INQ", "IPPROTO_IP IP_MTU_DISCOVER", "IPPROTO_TCP TCP_CORK", "IPPROTO_TCP TCP_FASTOPEN",
-        "IPPROTO_TCP TCP_FASTOPEN_CONNECT", "IPPROTO_TCP TCP_SYNCNT", "SOL_SOCKET SO_ZEROCOPY", "SOL_SOCKET SO_MARK");
+        "IPPROTO_TCP TCP_FASTOPEN_CONNECT", "IPPROTO_TCP TCP_SYNCNT", "SOL_SOCKET SO_ZEROCOPY", "SOL_SOCKET SO_MARK",
+        "IPPROTO_TCP TCP_NOOPT", "IPPROTO_TCP TCP_KEEPINIT");
 
     /** "LEVEL NAME" of a setsockopt or getsockopt, with Linux's other names for the levels (SOL_TCP, SOL_IP). */
     private static String optionName(ScriptLine.Call c) {
@@ -344,7 +355,7 @@ final class ScriptSockets {
                 : " (supported: SO_REUSEADDR, SO_REUSEPORT, SO_SNDBUF, SO_RCVBUF, SO_KEEPALIVE, SO_LINGER, "
                 + "TCP_NODELAY, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_CONGESTION, TCP_USER_TIMEOUT, "
                 + "TCP_NOTSENT_LOWAT, TCP_MAXSEG, TCP_INQ, TCP_CORK, IP_MTU_DISCOVER, TCP_FASTOPEN, TCP_FASTOPEN_KEY, "
-                + "TCP_FASTOPEN_CONNECT, TCP_SYNCNT, SO_ZEROCOPY, SO_MARK)"));
+                + "TCP_FASTOPEN_CONNECT, TCP_SYNCNT, SO_ZEROCOPY, SO_MARK, TCP_NOOPT, TCP_KEEPINIT)"));
         }
         if (option.equals("IPPROTO_IP IP_MTU_DISCOVER")) {
             return pmtuDiscovery(c);
@@ -364,6 +375,14 @@ final class ScriptSockets {
             case "IPPROTO_TCP TCP_NOTSENT_LOWAT" -> {
                 fd.notsentLowat = value & 0xFFFF_FFFFL;
                 applyTcpSettings(fd);
+            }
+            // FreeBSD's: taken at the connect, whose SYN they shape and time.
+            case "IPPROTO_TCP TCP_NOOPT" -> fd.noOptions = value != 0;
+            case "IPPROTO_TCP TCP_KEEPINIT" -> {
+                if (value < 0 || value > Integer.MAX_VALUE / 1000) {
+                    return ScriptRunner.Result.fail("EINVAL");
+                }
+                fd.keepInitSeconds = (int) value;
             }
             case "IPPROTO_TCP TCP_SYNCNT" -> {
                 if (value < 1 || value > TcpSocketOptions.MAX_SYN_COUNT) {
@@ -642,6 +661,10 @@ final class ScriptSockets {
             case "IPPROTO_TCP TCP_KEEPCNT" -> Integer.toString(fd.keepProbes > 0 ? fd.keepProbes
                 : tcp.config().keepaliveProbes());
             case "IPPROTO_TCP TCP_USER_TIMEOUT" -> Integer.toString(fd.userTimeoutMs);
+            case "IPPROTO_TCP TCP_NOOPT" -> fd.noOptions ? "1" : "0";
+            // FreeBSD gives the socket's own, else the sysctl's in effect now, in seconds.
+            case "IPPROTO_TCP TCP_KEEPINIT" -> Long.toString(fd.keepInitSeconds > 0 ? fd.keepInitSeconds
+                : tcp.config().connectTimeoutNs() / 1_000_000_000L);
             // Linux gives the socket's own count, else the sysctl's in effect now.
             case "IPPROTO_TCP TCP_SYNCNT" -> Integer.toString(fd.connection >= 0
                 ? tcp.socketOptions().synCount(fd.connection) : fd.synCount > 0 ? fd.synCount

@@ -263,7 +263,14 @@ final class ConnectionLifecycle {
         if (config.sack()) {
             flags |= F_SACK;
         }
-        if (config.windowScaling()) {
+        if (options.noOptions()) {
+            // FreeBSD's TCP_NOOPT: nothing offered, so nothing negotiated (RFC 7323 §1.3, RFC 2018 §2 need both SYNs).
+            flags &= ~(F_TIMESTAMPS | F_SACK);
+            settings.noOptions(c, true);
+        }
+        settings.connectTimeoutMs(c, options.connectTimeoutMs() > 0 ? options.connectTimeoutMs()
+            : (int) Math.min(Integer.MAX_VALUE, config.connectTimeoutNs() / 1_000_000L));
+        if (config.windowScaling() && !options.noOptions()) {
             flags |= F_WINDOW_SCALING;
             int scale = 0;
             // FreeBSD scales for the largest buffer a socket may grow to (TcpConfig.windowScaleBufferSize).
@@ -320,6 +327,11 @@ final class ConnectionLifecycle {
      */
     int sendSyn(int c, long nowNs) {
         fastOpen.beforeSyn(c);
+        if (tcb.retries(c) == 0 && !tcb.hasFlag(c, TcpControlBlocks.F_RETRANSMITTED)
+            && settings.connectTimeoutMs(c) > 0 && !tcb.hasFlag(c, TcpControlBlocks.F_PASSIVE)) {
+            // TCP_KEEPINIT: the attempt's deadline from its first SYN, whatever retries remain (TcpTimeouts).
+            timers.arm(c, TimerKind.STATE, nowNs + settings.connectTimeoutMs(c) * 1_000_000L);
+        }
         final int result = output.sendSyn(c, nowNs);
         tcb.senderTimerKind(c, TcpSender.TIMER_RTO);
         if (result == Ipv4Layer.ERR_NO_BUFFER) {
@@ -450,6 +462,9 @@ final class ConnectionLifecycle {
                 + TcpState.name(state) + " (row " + c + ")");
         }
         tcb.state(c, state);
+        if (state == TcpState.ESTABLISHED && settings.connectTimeoutMs(c) > 0) {
+            timers.disarm(c, TcpControlBlocks.T_STATE); // TCP_KEEPINIT's deadline: the handshake completed in time
+        }
         if (state == TcpState.FIN_WAIT_2 && tcb.hasFlag(c, F_RELEASED)) {
             timers.arm(c, TimerKind.STATE, nowNs + settings.of(c).finWait2TimeoutNs());
         } else if (state == TcpState.TIME_WAIT) {

@@ -28,12 +28,18 @@ public final class ConnectionSettings {
     private final TcpConfig[] bySlot;
     /** TCP_SYNCNT per connection; 0: the connection's settings' {@link TcpConfig#synRetries}. */
     private final int[] synRetries;
+    /** TCP_NOOPT per connection: its SYN offers no option at all (TcpOptions#noOptions). */
+    private final boolean[] noOptions;
+    /** TCP_KEEPINIT per connection in milliseconds; 0: none (TcpOptions#connectTimeoutMs). */
+    private final int[] connectTimeoutMs;
     private TcpConfig current;
 
     ConnectionSettings(TcpConfig config, int capacity) {
         this.current = Objects.requireNonNull(config);
         this.bySlot = new TcpConfig[capacity];
         this.synRetries = new int[capacity];
+        this.noOptions = new boolean[capacity];
+        this.connectTimeoutMs = new int[capacity];
     }
 
     /** The settings a connection or listener opened now gets. */
@@ -50,6 +56,24 @@ public final class ConnectionSettings {
     void opened(int c) {
         bySlot[c] = current;
         synRetries[c] = 0;
+        noOptions[c] = false;
+        connectTimeoutMs[c] = 0;
+    }
+
+    boolean noOptions(int c) {
+        return noOptions[c];
+    }
+
+    void noOptions(int c, boolean value) {
+        noOptions[c] = value;
+    }
+
+    int connectTimeoutMs(int c) {
+        return connectTimeoutMs[c];
+    }
+
+    void connectTimeoutMs(int c, int value) {
+        connectTimeoutMs[c] = value;
     }
 
     /** TCP_SYNCNT of slot {@code c}: its own limit if set, else its settings'. */

@@ -89,6 +89,10 @@ import java.util.Objects;
  * @param pacing              whether a congestion control that does not pace itself (CUBIC, NewReno) is paced at
  *                            Linux's rate ({@link Pacer}): cwnd per smoothed RTT, twice that in slow start's first
  *                            half, 1.2 times it after, as Linux with the fq qdisc; off by default, Linux's without fq
+ * @param connectTimeoutNs    an active open's default limit from its first SYN to the handshake's end, whatever SYN
+ *                            retries remain (FreeBSD's {@code net.inet.tcp.keepinit}, 75 s there); 0: none, the SYN
+ *                            retries alone end it, as on Linux (the default). {@link TcpOptions#connectTimeoutMs}
+ *                            sets one connection's
  */
 public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBufferSize, long mslNs, long delayedAckNs,
                         long rtoInitialNs, long rtoMinNs, long rtoMaxNs, int maxRetries, int retries1,
@@ -102,7 +106,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                         int fastOpen, FastOpenKeys fastOpenKeys,
                         SegmentChecks segmentChecks, ReceivePolicy receivePolicy, long fastOpenPathDisableNs,
                         SynSentText synSentText, PushRule pushRule, EcnMode ecn, int ecnSynRetries,
-                        boolean pacing) {
+                        boolean pacing, long connectTimeoutNs) {
     public static final int MIN_BUFFER = 1024;
     public static final int MAX_BUFFER = 1 << 30;
     public static final int MAX_CONNECTIONS = 1 << 20;
@@ -244,6 +248,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         b.ecn = ecn;
         b.ecnSynRetries = ecnSynRetries;
         b.pacing = pacing;
+        b.connectTimeoutNs = connectTimeoutNs;
         return b;
     }
 
@@ -302,6 +307,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
         private EcnMode ecn = EcnMode.SERVER;
         private int ecnSynRetries;
         private boolean pacing;
+        private long connectTimeoutNs;
 
         private Builder() {
             final SecureRandom random = new SecureRandom();
@@ -552,6 +558,15 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
             return this;
         }
 
+        /** {@link TcpConfig#connectTimeoutNs}: 0 for none, else at least a millisecond. */
+        public Builder connectTimeoutNs(long value) {
+            if (value < 0 || value > 0 && value < MS) {
+                throw new IllegalArgumentException("a connect timeout is 0 (none) or at least 1 ms, got " + value + " ns");
+            }
+            connectTimeoutNs = value;
+            return this;
+        }
+
         /** For tests only: every ISN this layer picks is {@code isn} (unsigned 32 bits). */
         public Builder fixedIsn(long isn) {
             fixedIsn = isn;
@@ -566,7 +581,7 @@ public record TcpConfig(int maxConnections, int sendBufferSize, int receiveBuffe
                 outOfOrderRanges, outOfOrderBlocks, challengeAckLimit, fixedIsn, lossDetection, recovery,
                 memoryPressureBytes, memoryLimitBytes, maxTimeWait, slowStartAfterIdle, windowScaleBufferSize,
                 notsentLowat, fastOpen, fastOpenKeys, segmentChecks, receivePolicy, fastOpenPathDisableNs, synSentText,
-                pushRule, ecn, ecnSynRetries, pacing);
+                pushRule, ecn, ecnSynRetries, pacing, connectTimeoutNs);
         }
     }
 }

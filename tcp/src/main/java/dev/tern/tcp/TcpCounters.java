@@ -113,6 +113,7 @@ final class TcpCounters {
     /** Connections that skipped TIME-WAIT because maxTimeWait were in it (Linux TCPTimeWaitOverflow). */
     final AtomicCounter timeWaitOverflows;
     final AtomicCounter halfOpenExpired;
+    final AtomicCounter connectTimeouts;
     /** Half-open passive connections ended by the peer's reset (Linux EmbryonicRsts): a SYN flood's usual end. */
     final AtomicCounter halfOpenResets;
     /** Connections reset for a SYN in their window (RFC 793's rule, {@link SegmentChecks#inWindowSyns}). */
@@ -232,6 +233,7 @@ final class TcpCounters {
         timeWaitRecycled = counters.counter("tcp.conn.time_wait_recycled");
         timeWaitOverflows = counters.counter("tcp.conn.time_wait_overflows");
         halfOpenExpired = counters.counter("tcp.conn.half_open_expired");
+        connectTimeouts = counters.counter("tcp.conn.connect_timeouts");
         halfOpenResets = counters.counter("tcp.conn.half_open_resets");
         synResets = counters.counter("tcp.conn.syn_resets");
         memoryPressureOpens = counters.counter("tcp.memory.pressure_opens");

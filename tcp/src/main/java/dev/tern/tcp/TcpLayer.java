@@ -112,7 +112,7 @@ public final class TcpLayer implements IpProtocolHandler, Ipv6ProtocolHandler, A
         this.buffers = new ConnectionBuffers(tcb, counters, config, memoryPressure);
         this.handlers = new ReceiveHandlers(tcb, counters, buffers, ipv4.ethernet().holds(), this::holdReleased);
         final Ecn ecn = new Ecn(tcb, counters, settings, plugPoints);
-        final TcpOutput output = new TcpOutput(tcb, ip, path, counters, buffers, outputQueue, ecn);
+        final TcpOutput output = new TcpOutput(tcb, ip, path, counters, buffers, outputQueue, ecn, settings);
         this.completions = new SendCompletions(tcb, buffers, events, counters);
         this.sender = new TcpSender(tcb, output, ip, counters, rtt, settings, timers, buffers, outputQueue, events,
             plugPoints, path, completions, ecn);

@@ -61,7 +61,8 @@ final class TcpOutput {
     private final OutputQueue outputQueue;
 
     TcpOutput(TcpControlBlocks tcb, IpOutput ip, TcpPath path, TcpCounters counters, ConnectionBuffers buffers,
-              OutputQueue outputQueue, Ecn ecn) {
+              OutputQueue outputQueue, Ecn ecn, ConnectionSettings settings) {
+        this.settings = settings;
         this.tcb = tcb;
         this.ecn = ecn;
         this.ip = ip;
@@ -70,6 +71,9 @@ final class TcpOutput {
         this.buffers = buffers;
         this.outputQueue = outputQueue;
     }
+
+    /** Per-connection settings: whether a connection's SYN offers no option (TCP_NOOPT). */
+    private final ConnectionSettings settings;
 
     void receiver(TcpReceiver receiver) {
         this.receiver = receiver;
@@ -163,7 +167,8 @@ final class TcpOutput {
         final boolean timestamps = tcb.hasFlag(c, F_TIMESTAMPS);
         final boolean sackOk = tcb.hasFlag(c, F_SACK);
         final int scale = tcb.hasFlag(c, F_WINDOW_SCALING) ? tcb.rcvScale(c) : -1;
-        final int headerLength = TcpHeader.MIN_LENGTH + optionsLength(true, scale, sackOk, timestamps, 0)
+        final boolean mss = !settings.noOptions(c); // TCP_NOOPT: not even the MSS (RFC 9293 §3.7.1's 536 then holds)
+        final int headerLength = TcpHeader.MIN_LENGTH + optionsLength(mss, scale, sackOk, timestamps, 0)
             + fastOpenSpace();
         final int data = synAck ? 0 : synData;
         // RFC 3168 §6.1.1: a SYN or SYN-ACK is never ECT.
@@ -178,7 +183,7 @@ final class TcpOutput {
             tx.wrap(out, at, headerLength + data).write(tcb.localPort(c), tcb.remotePort(c), tcb.iss(c),
                 synAck ? rcvNxt : 0, headerLength, (synAck ? TcpFlags.SYN | TcpFlags.ACK : TcpFlags.SYN)
                 | ecn.synFlags(c, synAck), window);
-            final int written = writeOptions(tcb.advMss(c), scale, sackOk, timestamps, tsVal(c, nowNs),
+            final int written = writeOptions(mss ? tcb.advMss(c) : -1, scale, sackOk, timestamps, tsVal(c, nowNs),
                 synAck ? tcb.tsRecent(c) : 0, 0);
             if (synCookieLength >= 0) {
                 writeFastOpen(written);

@@ -184,6 +184,10 @@ final class TcpTimeouts {
         final int state = tcb.state(c);
         if (state == TcpState.TIME_WAIT || state == TcpState.FIN_WAIT_2) {
             lifecycle.terminate(c, TcpError.NONE, nowNs);
+        } else if ((state == TcpState.SYN_SENT || state == TcpState.SYN_RECEIVED) && !tcb.hasFlag(c, F_PASSIVE)) {
+            // TCP_KEEPINIT ran out before the handshake completed (an active open, or its simultaneous open).
+            counters.connectTimeouts.incrementRelease();
+            lifecycle.terminate(c, tcb.softError(c) != TcpError.NONE ? tcb.softError(c) : TcpError.TIMED_OUT, nowNs);
         }
     }
 }

@@ -99,9 +99,33 @@ final class TcpTimers {
                 return;
             }
         }
-        tcb.timerId(c, timers.schedule(owner, deadlineNs, ((long) tcb.generation(c) << 20) | c));
-        tcb.timerAtNs(c, deadlineNs);
+        // Not armed (inside the fired timer's handlers, say): the wheel timer goes at the earliest deadline of every
+        // kind armed, not this one's, or a kind armed before with an earlier deadline would wait for this one.
+        final long at = earliest(c, bits, deadlineNs);
+        tcb.timerId(c, timers.schedule(owner, at, ((long) tcb.generation(c) << 20) | c));
+        tcb.timerAtNs(c, at);
         tcb.timers(c, bits | T_ARMED);
+    }
+
+    /** The earliest of {@code deadlineNs} and the deadlines of the kinds in {@code bits}. */
+    private long earliest(int c, int bits, long deadlineNs) {
+        long earliest = deadlineNs;
+        if ((bits & T_SENDER) != 0 && tcb.senderTimerNs(c) - earliest < 0) {
+            earliest = tcb.senderTimerNs(c);
+        }
+        if ((bits & T_DELAYED_ACK) != 0 && tcb.delayedAckDeadlineNs(c) - earliest < 0) {
+            earliest = tcb.delayedAckDeadlineNs(c);
+        }
+        if ((bits & T_KEEPALIVE) != 0 && tcb.keepaliveDeadlineNs(c) - earliest < 0) {
+            earliest = tcb.keepaliveDeadlineNs(c);
+        }
+        if ((bits & T_STATE) != 0 && tcb.stateDeadlineNs(c) - earliest < 0) {
+            earliest = tcb.stateDeadlineNs(c);
+        }
+        if ((bits & T_PACE) != 0 && tcb.nextSendNs(c) - earliest < 0) {
+            earliest = tcb.nextSendNs(c);
+        }
+        return earliest;
     }
 
     /** The row a fired wheel timer is for, its wheel timer now unarmed; -1 for one of an earlier connection. */
@@ -135,30 +159,8 @@ final class TcpTimers {
         if ((bits & T_ARMED) != 0) {
             return;
         }
-        boolean any = false;
-        long earliest = 0;
-        if ((bits & T_SENDER) != 0) {
-            earliest = tcb.senderTimerNs(c);
-            any = true;
-        }
-        if ((bits & T_DELAYED_ACK) != 0 && (!any || tcb.delayedAckDeadlineNs(c) - earliest < 0)) {
-            earliest = tcb.delayedAckDeadlineNs(c);
-            any = true;
-        }
-        if ((bits & T_KEEPALIVE) != 0 && (!any || tcb.keepaliveDeadlineNs(c) - earliest < 0)) {
-            earliest = tcb.keepaliveDeadlineNs(c);
-            any = true;
-        }
-        if ((bits & T_STATE) != 0 && (!any || tcb.stateDeadlineNs(c) - earliest < 0)) {
-            earliest = tcb.stateDeadlineNs(c);
-            any = true;
-        }
-        if ((bits & T_PACE) != 0 && (!any || tcb.nextSendNs(c) - earliest < 0)) {
-            earliest = tcb.nextSendNs(c);
-            any = true;
-        }
-        if (any) {
-            ensure(c, earliest);
+        if ((bits & (T_SENDER | T_DELAYED_ACK | T_KEEPALIVE | T_STATE | T_PACE)) != 0) {
+            ensure(c, earliest(c, bits, Long.MAX_VALUE));
         }
     }
 }

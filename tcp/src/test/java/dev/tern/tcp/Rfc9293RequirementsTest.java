@@ -156,7 +156,7 @@ class Rfc9293RequirementsTest {
 
     @Test
     void must28_keepaliveSwitchedOnWithoutAnIdleTimeWaitsTwoHours() {
-        final TcpOptions on = new TcpOptions(0, 0, false, true, 0, 0, 0, null, null, null, 0, false);
+        final TcpOptions on = new TcpOptions(0, 0, false, true, 0, 0, 0, null, null, null, 0, false, false, 0);
         try (TcpHarness h = TcpHarness.established(TcpHarness.config().build(), on)) {
             assertEquals(2 * 3600 * SECOND, h.advanceUntilSent(3 * 3600 * SECOND));
             h.expect(ACK.seq(L - 1).ack(R).len(0));
