@@ -747,7 +747,7 @@ final class ScriptSockets {
 
     /** One TCP_INFO field of {@link LinuxTcpInfo#FIELDS} as Linux gives it, of the descriptor's connection. */
     private long tcpInfoField(Fd fd, String name) {
-        final TcpInfo info = fd.connection < 0 ? null : tcp.info(fd.connection);
+        final TcpInfo info = fd.connection < 0 ? null : tcp.info(fd.connection, runner.nowNs());
         return LinuxTcpInfo.field(info, runner.dialect().stateNumbers().get(stateName(fd)), runner.nowNs(), name);
     }
 

@@ -568,8 +568,8 @@ class ScriptRunnerTest {
                 + "= 0\n");
             that(failure(PASSIVE_OPEN + "+0 getsockopt(4, IPPROTO_TCP, TCP_INFO, {tcpi_unacked=1}, [...]) = 0\n")
                 .getMessage()).isEqualTo("t.pkt:8: getsockopt TCP_INFO gave tcpi_unacked=0, the script expects 1");
-            that(failure(PASSIVE_OPEN + "+0 getsockopt(4, IPPROTO_TCP, TCP_INFO, {tcpi_busy_time=0}, [...]) = 0\n")
-                .getMessage()).startsWith("t.pkt:8: TCP_INFO field 'tcpi_busy_time' is not supported");
+            that(failure(PASSIVE_OPEN + "+0 getsockopt(4, IPPROTO_TCP, TCP_INFO, {tcpi_segs_out=0}, [...]) = 0\n")
+                .getMessage()).startsWith("t.pkt:8: TCP_INFO field 'tcpi_segs_out' is not supported");
         }
     }
 
@@ -1026,8 +1026,8 @@ class ScriptRunnerTest {
                 }%
                 """).getMessage()).startsWith("t.pkt:10: Python block: 'print(tcpi_snd_cwnd)' is not supported: only "
                 + "assert statements are read; Tern does not run Python");
-            that(failure(PASSIVE_OPEN + "+0 %{ assert tcpi_rwnd_limited == 0, tcpi_rwnd_limited }%\n").getMessage())
-                .startsWith("t.pkt:8: TCP_INFO field 'tcpi_rwnd_limited' is not supported in a Python block "
+            that(failure(PASSIVE_OPEN + "+0 %{ assert tcpi_segs_out == 0, tcpi_segs_out }%\n").getMessage())
+                .startsWith("t.pkt:8: TCP_INFO field 'tcpi_segs_out' is not supported in a Python block "
                     + "(supported: tcpi_state, ");
             // A SYN without data: TCPI_OPT_SYN_DATA is clear (the Fast Open scripts show it set).
             that(failure(PASSIVE_OPEN + "+0 %{ assert (tcpi_options & TCPI_OPT_SYN_DATA) != 0, tcpi_options }%\n")

@@ -105,6 +105,7 @@ final class TcpSender {
     private final DeliveryRateSampler rate;
     private final Pacer pacer;
     private final SendChrono chrono;
+    private final ReorderingDegree reordering;
     /** Each connection's trace, or null (off). */
     private final TcpTrace[] traces;
 
@@ -130,6 +131,7 @@ final class TcpSender {
         this.rate = new DeliveryRateSampler(tcb, counters);
         this.pacer = new Pacer(tcb, settings, plugPoints);
         this.chrono = new SendChrono(tcb.capacity());
+        this.reordering = new ReorderingDegree(tcb);
     }
 
     /** The pacer (the owner's SO_MAX_PACING_RATE). */
@@ -163,6 +165,7 @@ final class TcpSender {
         tcb.reoWndMult(c, 1);
         pacer.clear(c);
         chrono.clear(c);
+        reordering.init(c);
     }
 
     /** The handshake completed: the initial window (the congestion control), the minimum RTT from the handshake. */
@@ -209,9 +212,19 @@ final class TcpSender {
         final int window = seg.window << tcb.sndScale(c);
         if (sent != null && tcb.hasFlag(c, F_SACK) && seg.options.sackCount() > 0) {
             readSackBlocks(c, sent, seg, s);
+            if (tcb.senderState(c) != LOSS || tcb.hasSenderFlag(c, S_UNDO_POSSIBLE)) {
+                // As Linux: after a timeout, SACKs that undo nothing measure no reordering.
+                reordering.check(c, s, tcb.sndMss(c));
+            }
+            s.reordered = false;
         }
+        final int dupAcksBefore = tcb.dupAcks(c);
+        final int segmentsBefore = sent == null ? 0 : sent.count();
         if (SeqNum.gt(ack, sndUna)) {
             acknowledge(c, sent, ack, seg, s);
+            if (tcb.hasFlag(c, F_SACK)) {
+                reordering.check(c, s, tcb.sndMss(c));
+            }
         } else if (ack == sndUna && isDuplicateAck(c, window, seg)) {
             s.duplicate = true;
             tcb.dupAcks(c, tcb.dupAcks(c) + 1);
@@ -227,8 +240,9 @@ final class TcpSender {
         if (s.deliveredBytes > 0) {
             tcb.delivered(c, tcb.delivered(c) + s.deliveredBytes);
         }
-        processProbeAck(c, seg, s);
         s.ece = (seg.flags & TcpFlags.ECE) != 0 && ecn.negotiated(c);
+        countDelivered(c, s, dupAcksBefore, segmentsBefore);
+        processProbeAck(c, seg, s);
         final boolean echo = ecn.onEcho(c, seg);
         if (echo) {
             // As Linux: the ACK that brings the ECE does not grow the window it reduces.
@@ -247,6 +261,30 @@ final class TcpSender {
             outputQueue.request(c);
         }
         updateTimer(c, nowNs, s.ackedBytes > 0, false);
+    }
+
+    /**
+     * TCP_INFO's delivered segments, as Linux counts tp->delivered: with SACK each segment the first time it is
+     * SACKed or cumulatively acknowledged; without SACK each duplicate ACK stands for one segment that arrived, up to
+     * all but one of those in flight, and a cumulative ACK delivers the segments it removes less those the duplicates
+     * already counted, at least one (Linux's tcp_add_reno_sack and tcp_remove_reno_sacks). Counted also under
+     * delivered CE when the ACK echoes congestion (RFC 3168 §6.1.3).
+     */
+    private void countDelivered(int c, AckSample s, int dupAcksBefore, int segmentsBefore) {
+        int delivered = s.deliveredSegments;
+        if (!tcb.hasFlag(c, F_SACK)) {
+            if (s.duplicate) {
+                delivered = tcb.dupAcks(c) < segmentsBefore ? 1 : 0;
+            } else if (delivered > 0) {
+                delivered = Math.max(1, delivered - Math.min(dupAcksBefore, segmentsBefore - 1));
+            }
+        }
+        if (delivered > 0) {
+            tcb.deliveredSegments(c, tcb.deliveredSegments(c) + delivered);
+            if (s.ece) {
+                tcb.deliveredCe(c, tcb.deliveredCe(c) + delivered);
+            }
+        }
     }
 
     /**
@@ -323,6 +361,8 @@ final class TcpSender {
         final int count = sent.count();
         for (; i < count && SeqNum.le(sent.end(i), right); i++) {
             if (sent.markSacked(i) > 0) {
+                s.deliveredSegments++;
+                reordering.delivered(c, sent, i, s);
                 rate.onDelivered(c, sent, i, s);
                 detection.onDelivered(tcb, c, sent, i, s);
                 noteOriginal(c, sent, i, s);
@@ -409,6 +449,8 @@ final class TcpSender {
             while (!sent.isEmpty() && SeqNum.le(sent.end(0), ack)) {
                 final int flags = sent.flags(0);
                 if ((flags & SentSegments.SACKED) == 0) {
+                    s.deliveredSegments++;
+                    reordering.delivered(c, sent, 0, s);
                     rate.onDelivered(c, sent, 0, s);
                     detection.onDelivered(tcb, c, sent, 0, s);
                     noteOriginal(c, sent, 0, s);
@@ -1208,6 +1250,7 @@ final class TcpSender {
             sent.unmarkSacked();
         }
         if (tcb.senderState(c) == OPEN) {
+            reordering.timedOut(c, sent.countFlagged(SentSegments.SACKED));
             startEpisode(c);
         }
         if (tcb.senderState(c) != LOSS) {
