@@ -106,6 +106,7 @@ final class TcpSender {
     private final Pacer pacer;
     private final SendChrono chrono;
     private final ReorderingDegree reordering;
+    private final RecordEnds recordEnds;
     /** Each connection's trace, or null (off). */
     private final TcpTrace[] traces;
 
@@ -132,6 +133,7 @@ final class TcpSender {
         this.pacer = new Pacer(tcb, settings, plugPoints);
         this.chrono = new SendChrono(tcb.capacity());
         this.reordering = new ReorderingDegree(tcb);
+        this.recordEnds = new RecordEnds(tcb.capacity());
     }
 
     /** The pacer (the owner's SO_MAX_PACING_RATE). */
@@ -142,6 +144,16 @@ final class TcpSender {
     /** What has held each sender (TCP_INFO's busy and limited times). */
     SendChrono chrono() {
         return chrono;
+    }
+
+    /** Where the owner ended records (MSG_EOR). */
+    RecordEnds recordEnds() {
+        return recordEnds;
+    }
+
+    /** The send ring's position of sequence number {@code seq} (SND.MAX: what has been sent). */
+    long ringPosition(int c, ByteRing ring, int seq) {
+        return ring.consumerPosition() + dataSent(c, seq);
     }
 
     /** Starts (or with null stops) tracing the connection: a record on every ACK and timeout. Returns 0. */
@@ -166,6 +178,7 @@ final class TcpSender {
         pacer.clear(c);
         chrono.clear(c);
         reordering.init(c);
+        recordEnds.clear(c);
     }
 
     /** The handshake completed: the initial window (the congestion control), the minimum RTT from the handshake. */
@@ -796,11 +809,13 @@ final class TcpSender {
             final int unsent = queued - dataSent(c, sndMax);
             final boolean finWanted = finWanted(c);
             if (unsent > 0) {
-                int length = Math.min(unsent, Math.min(room, tcb.sndWnd(c) - outstanding));
+                // A segment never reaches past the end of a record (MSG_EOR): what it may carry, at most unsent.
+                final int record = Math.min(unsent, recordEnds.bytesToEnd(c, ringPosition(c, ring, sndMax)));
+                int length = Math.min(record, Math.min(room, tcb.sndWnd(c) - outstanding));
                 if (probe) {
                     length = Math.min(length, mss);
                 }
-                final int wanted = Math.min(unsent, mss);
+                final int wanted = Math.min(record, mss);
                 // As Linux's tcp_write_xmit: the peer's window, not cwnd, keeps the next segment back.
                 rwndLimited |= room >= wanted && tcb.sndWnd(c) - outstanding < wanted;
                 if (room < wanted && cwnd <= tcb.sndWnd(c)) {
@@ -826,7 +841,7 @@ final class TcpSender {
                         // One TSO frame of whole segments; the tail of the queue may ride as a short last one.
                         // A paced sender's frame is sized by its rate (Linux's tcp_tso_autosize).
                         final int max = pacer.frameBytes(c, mss, Math.min(TSO_MAX_PAYLOAD - optionSpace, free * mss));
-                        if (length > max || length < unsent) {
+                        if (length > max || length < record) {
                             length = Math.min(length, max);
                             length -= length % mss;
                         }
@@ -835,11 +850,16 @@ final class TcpSender {
                         length = mss;
                     }
                 }
-                if (!allowSmall && !sendAllowed(c, length, unsent, mss, outstanding, finWanted)) {
+                // A short segment that ends a record with more data behind it cannot grow: Nagle and the cork would
+                // hold it for nothing (Linux sends every segment but the queue's last with TCP_NAGLE_PUSH).
+                final boolean endsRecord = length == record && record < unsent;
+                if (!allowSmall && !endsRecord && !sendAllowed(c, length, unsent, mss, outstanding, finWanted)) {
                     break;
                 }
                 final boolean fin = finWanted && length == unsent;
-                final boolean lastBuffered = length == unsent && !tcb.hasSenderFlag(c, SenderState.S_UNPUSHED);
+                // The end of a record is pushed as the end of what was written is: the owner finished a message.
+                final boolean lastBuffered = endsRecord
+                    || length == unsent && !tcb.hasSenderFlag(c, SenderState.S_UNPUSHED);
                 // Only Linux's rule looks at frames and the burst's end; the default rule costs no more than before.
                 final boolean push = lastBuffered || settings.of(c).pushRule() == PushRule.LINUX
                     && endsLinuxFrame(c, length, unsent, room, outstanding, mss, finWanted, probe, probeSegments,
