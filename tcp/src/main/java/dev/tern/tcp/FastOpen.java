@@ -427,6 +427,11 @@ public final class FastOpen {
         } else {
             counters.fastOpenActiveFailures.incrementRelease();
         }
+        if (buffers.sendRing(c).available() > sent) {
+            // More was written than the SYN could carry: the writer waits for the handshake, and the ACK goes with
+            // its data (Linux's SYN-ACK with a write pending, which starts the delayed ACK engine).
+            tcb.setSenderFlag(c, SenderState.S_ACK_TIMED);
+        }
         if (acked < sent) {
             tcb.sndNxt(c, seg.ack);
             tcb.sndMax(c, seg.ack);
