@@ -254,7 +254,12 @@ final class TcpSender {
             tcb.delivered(c, tcb.delivered(c) + s.deliveredBytes);
         }
         s.ece = (seg.flags & TcpFlags.ECE) != 0 && ecn.negotiated(c);
-        countDelivered(c, s, dupAcksBefore, segmentsBefore);
+        final int deliveredSegments = countDelivered(c, s, dupAcksBefore, segmentsBefore);
+        if (!tcb.hasFlag(c, F_SACK) && !s.duplicate && dupAcksBefore > 0 && deliveredSegments > 0) {
+            // Without SACK the duplicate ACKs stood for segments that arrived; the ACK that ends them delivers the
+            // rest only, and the window grows by that, as Linux's grows by its newly delivered count.
+            s.deliveredBytes = Math.min(s.deliveredBytes, deliveredSegments * s.mss);
+        }
         processProbeAck(c, seg, s);
         final boolean echo = ecn.onEcho(c, seg);
         if (echo) {
@@ -281,9 +286,9 @@ final class TcpSender {
      * SACKed or cumulatively acknowledged; without SACK each duplicate ACK stands for one segment that arrived, up to
      * all but one of those in flight, and a cumulative ACK delivers the segments it removes less those the duplicates
      * already counted, at least one (Linux's tcp_add_reno_sack and tcp_remove_reno_sacks). Counted also under
-     * delivered CE when the ACK echoes congestion (RFC 3168 §6.1.3).
+     * delivered CE when the ACK echoes congestion (RFC 3168 §6.1.3). Returns the segments counted.
      */
-    private void countDelivered(int c, AckSample s, int dupAcksBefore, int segmentsBefore) {
+    private int countDelivered(int c, AckSample s, int dupAcksBefore, int segmentsBefore) {
         int delivered = s.deliveredSegments;
         if (!tcb.hasFlag(c, F_SACK)) {
             if (s.duplicate) {
@@ -298,6 +303,7 @@ final class TcpSender {
                 tcb.deliveredCe(c, tcb.deliveredCe(c) + delivered);
             }
         }
+        return delivered;
     }
 
     /**

@@ -88,6 +88,21 @@ class DeliveredAndReorderingTest {
         }
 
         @Test
+        void withoutSackSlowStartGrowsOnlyByWhatTheDuplicatesDidNotAlreadyStandFor() {
+            try (TcpHarness h = tenInFlight(false)) {
+                final int before = h.tcp.cwnd(h.conn);
+                h.send(ACK.seq(R).ack(seg(0)));
+                h.send(ACK.seq(R).ack(seg(0)));
+                assertEquals(before, h.tcp.cwnd(h.conn), "a duplicate ACK grows nothing");
+                // Three segments acknowledged, two of them already delivered by the duplicates: one segment more,
+                // as Linux's slow start grows by its newly delivered count.
+                h.send(ACK.seq(R).ack(seg(3)));
+                assertEquals(1 + 3, info(h).deliveredSegments());
+                assertEquals(before + MSS, h.tcp.cwnd(h.conn));
+            }
+        }
+
+        @Test
         void anAckEchoingCongestionCountsItsSegmentsUnderCe() {
             try (TcpHarness h = new TcpHarness(TcpHarness.config().ecn(EcnMode.ON).build())) {
                 h.connect(TcpOptions.DEFAULT);
