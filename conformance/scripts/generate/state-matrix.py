@@ -96,8 +96,16 @@ def events(state):
     rows.append(("an ACK older than SND.UNA - MAX.SND.WND: answered with an ACK, dropped", "RFC 5961 §5.2",
                  f"< . {rcv}:{rcv}(0) ack {seq(una - 200000)} win 65535", ack, name))
     if can_receive:
-        rows.append(("data in the window: taken and acknowledged", "RFC 9293 §3.10.7.4 (seventh)",
-                     f"< P. {rcv}:{rcv + 3}(3) ack {una} win 65535", f"> . {snd}:{snd}(0) ack {rcv + 3}", name))
+        # Tern's reply came at once after the remote's 10 bytes: the exchange is interactive (Linux's pingpong
+        # mode), so the ACK waits for the delayed ACK time.
+        rows.append(("data in the window: taken and acknowledged, by the delayed ACK as the exchange is interactive",
+                     "RFC 9293 §3.10.7.4 (seventh), RFC 1122 §4.2.3.2",
+                     f"< P. {rcv}:{rcv + 3}(3) ack {una} win 65535", f"+.04  > . {snd}:{snd}(0) ack {rcv + 3}", name))
+    elif state == "time-wait":
+        rows.append(("data after the remote's FIN: the text ignored", "RFC 9293 §3.10.7.4 (seventh: CLOSE-WAIT, "
+                     "CLOSING, LAST-ACK, TIME-WAIT)), and answered with an ACK, as Linux and FreeBSD answer all but a "
+                     "bare ACK at RCV.NXT in TIME-WAIT (TCP.md",
+                     f"< P. {rcv}:{rcv + 3}(3) ack {una} win 65535", ack, name))
     else:
         rows.append(("data after the remote's FIN: ignored", "RFC 9293 §3.10.7.4 (seventh: CLOSE-WAIT, CLOSING, "
                      "LAST-ACK, TIME-WAIT)", f"< P. {rcv}:{rcv + 3}(3) ack {una} win 65535", None, name))
@@ -143,7 +151,7 @@ def script(state):
         lines.append(f"+0    getsockopt({fd}, IPPROTO_TCP, TCP_INFO, {{tcpi_state={name}}}, [...]) = 0")
         lines.append("+0    " + segment)
         if answer is not None:
-            lines.append("+0    " + answer)
+            lines.append(answer if answer.startswith("+") else "+0    " + answer)
         lines.append(f"+0    getsockopt({fd}, IPPROTO_TCP, TCP_INFO, {{tcpi_state={after}}}, [...]) = 0")
         if after == "TCP_CLOSE" and state in ("established", "fin-wait-1", "fin-wait-2", "close-wait"):
             lines.append(f"+0    getsockopt({fd}, SOL_SOCKET, SO_ERROR, [ECONNRESET], [4]) = 0")

@@ -8,9 +8,8 @@ import java.util.Map;
 /**
  * The fields of Linux's {@code struct tcp_info} Tern can fill, by their names, from a connection's {@link TcpInfo}
  * (Linux's tcp_get_info in net/ipv4/tcp.c): what {@code getsockopt TCP_INFO} and a Python block compare
- * (docs/SCRIPTS.md lists each with how it is computed). Fields Linux keeps and Tern does not (the chrono times
- * {@code tcpi_busy_time}, {@code tcpi_rwnd_limited}, {@code tcpi_sndbuf_limited}, {@code tcpi_reordering}, the
- * segment counters {@code tcpi_segs_out} ...) are not in {@link #FIELDS}, so a script naming one is rejected.
+ * (docs/SCRIPTS.md lists each with how it is computed). Fields Linux keeps and Tern does not (the segment counters
+ * {@code tcpi_segs_out} ...) are not in {@link #FIELDS}, so a script naming one is rejected.
  */
 final class LinuxTcpInfo {
     /** Every field {@link #field} gives. */
@@ -19,7 +18,8 @@ final class LinuxTcpInfo {
         "tcpi_rcv_mss", "tcpi_unacked", "tcpi_sacked", "tcpi_lost", "tcpi_retrans", "tcpi_last_data_sent",
         "tcpi_last_data_recv", "tcpi_last_ack_recv", "tcpi_rtt", "tcpi_rttvar", "tcpi_snd_ssthresh",
         "tcpi_snd_cwnd", "tcpi_advmss", "tcpi_total_retrans", "tcpi_bytes_acked", "tcpi_bytes_received",
-        "tcpi_notsent_bytes", "tcpi_min_rtt", "tcpi_snd_wnd");
+        "tcpi_notsent_bytes", "tcpi_min_rtt", "tcpi_snd_wnd", "tcpi_busy_time", "tcpi_rwnd_limited",
+        "tcpi_sndbuf_limited", "tcpi_delivered", "tcpi_delivered_ce", "tcpi_reordering", "tcpi_reord_seen");
 
     /** Linux's value of tcpi_snd_ssthresh before the first loss (its TCP_INFINITE_SSTHRESH, include/net/tcp.h). */
     static final long INFINITE_SSTHRESH = 0x7fffffffL;
@@ -101,6 +101,13 @@ final class LinuxTcpInfo {
             case "tcpi_notsent_bytes" -> info.notsentBytes();
             case "tcpi_min_rtt" -> info.minRttNs() == 0 ? 0xFFFFFFFFL : info.minRttNs() / 1000;
             case "tcpi_snd_wnd" -> info.sndWnd();
+            case "tcpi_busy_time" -> info.busyTimeUs();
+            case "tcpi_rwnd_limited" -> info.rwndLimitedUs();
+            case "tcpi_sndbuf_limited" -> info.sndbufLimitedUs();
+            case "tcpi_delivered" -> info.deliveredSegments();
+            case "tcpi_delivered_ce" -> info.deliveredCe();
+            case "tcpi_reordering" -> info.reordering();
+            case "tcpi_reord_seen" -> info.reorderings();
             default -> throw new IllegalStateException("not a field of LinuxTcpInfo.FIELDS: " + name);
         };
     }

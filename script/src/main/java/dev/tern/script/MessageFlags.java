@@ -16,6 +16,8 @@ final class MessageFlags {
     static final int NOSIGNAL = 0x4000;
     /** Send: more data follows; a short tail waits as under TCP_CORK, for this call's output. */
     static final int MORE = 0x8000;
+    /** Send: the call's last byte ends a record; no segment carries it with later bytes (TcpSocketOptions.endRecord). */
+    static final int EOR = 0x80;
     /** sendto and sendmsg on TCP: a Fast Open connect with the data (RFC 7413), Linux's MSG_FASTOPEN. */
     static final int FASTOPEN = 0x20000000;
     /** Send: the call's id joins the send completions (SO_ZEROCOPY on); the bytes are copied all the same. */
@@ -23,13 +25,13 @@ final class MessageFlags {
     /** recvmsg: read the socket's error queue, the send completions' notices. */
     static final int ERRQUEUE = 0x2000;
     private static final int RECEIVE_ALLOWED = PEEK | DONTWAIT | WAITALL;
-    private static final int SEND_ALLOWED = DONTWAIT | NOSIGNAL | MORE | ZEROCOPY;
+    private static final int SEND_ALLOWED = DONTWAIT | NOSIGNAL | MORE | ZEROCOPY | EOR;
 
     private MessageFlags() {
     }
 
     /**
-     * The send flags of argument {@code index} of {@code c}: DONTWAIT, NOSIGNAL, MORE, ZEROCOPY, and FASTOPEN for
+     * The send flags of argument {@code index} of {@code c}: DONTWAIT, NOSIGNAL, MORE, ZEROCOPY, EOR, and FASTOPEN for
      * sendto and sendmsg; any other is rejected.
      */
     static int send(ScriptRunner runner, ScriptLine.Call c, int index) {
@@ -65,6 +67,7 @@ final class MessageFlags {
                 case "MSG_DONTWAIT" -> DONTWAIT;
                 case "MSG_NOSIGNAL" -> send ? NOSIGNAL : -1;
                 case "MSG_MORE" -> send ? MORE : -1;
+                case "MSG_EOR" -> send ? EOR : -1;
                 case "MSG_FASTOPEN" -> fastOpen ? FASTOPEN : -1;
                 case "MSG_ZEROCOPY" -> send ? ZEROCOPY : -1;
                 case "MSG_ERRQUEUE" -> errorQueue ? ERRQUEUE : -1;
@@ -83,8 +86,6 @@ final class MessageFlags {
 
     private static String reason(String name, boolean send, boolean fastOpen) {
         final String specific = send ? switch (name) {
-            case "MSG_EOR" -> "Tern's send ring is a byte stream that keeps no record boundaries, so it cannot keep "
-                + "later data out of the segment that ends a record";
             case "MSG_FASTOPEN" -> "a Fast Open connect goes with sendto or sendmsg on a TCP socket, not this call";
             case "MSG_CONFIRM", "MSG_DONTROUTE" -> "the runner has one route and no neighbour to confirm";
             case "MSG_OOB" -> "Tern does not implement urgent data";
@@ -95,8 +96,8 @@ final class MessageFlags {
             case "MSG_OOB" -> "Tern does not implement urgent data";
             default -> null;
         };
-        return specific != null ? specific : send ? "send flags are MSG_DONTWAIT, MSG_NOSIGNAL, MSG_MORE and "
-            + "MSG_ZEROCOPY"
+        return specific != null ? specific : send ? "send flags are MSG_DONTWAIT, MSG_NOSIGNAL, MSG_MORE, "
+            + "MSG_ZEROCOPY and MSG_EOR"
             + (fastOpen ? " (and MSG_FASTOPEN on TCP)" : "")
             : "receive flags are MSG_PEEK, MSG_DONTWAIT and MSG_WAITALL";
     }

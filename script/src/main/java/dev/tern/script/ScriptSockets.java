@@ -768,7 +768,7 @@ final class ScriptSockets {
 
     /** One TCP_INFO field of {@link LinuxTcpInfo#FIELDS} as Linux gives it, of the descriptor's connection. */
     private long tcpInfoField(Fd fd, String name) {
-        final TcpInfo info = fd.connection < 0 ? null : tcp.info(fd.connection);
+        final TcpInfo info = fd.connection < 0 ? null : tcp.info(fd.connection, runner.nowNs());
         return LinuxTcpInfo.field(info, runner.dialect().stateNumbers().get(stateName(fd)), runner.nowNs(), name);
     }
 
@@ -1018,6 +1018,10 @@ final class ScriptSockets {
         if (tracked && tcp.sendCompletions().pending(connection) >= SendCompletions.MAX_PENDING) {
             return ScriptRunner.Result.fail("ENOBUFS");
         }
+        final boolean endsRecord = (flags & MessageFlags.EOR) != 0;
+        if (endsRecord && tcp.socketOptions().recordEndsFull(connection)) {
+            return ScriptRunner.Result.fail("ENOBUFS");
+        }
         if (fd.nonBlocking() || (flags & MessageFlags.DONTWAIT) != 0) {
             if (runner.dialect() == ScriptDialect.LINUX && tcp.state(connection) == TcpState.SYN_SENT) {
                 // Linux's tcp_sendmsg waits for the connection (sk_stream_wait_connect): not at all when it may not.
@@ -1025,6 +1029,7 @@ final class ScriptSockets {
             }
             final int written = fill(connection, length, more);
             track(tracked, connection, written);
+            endRecord(endsRecord && written == length, connection);
             return written == 0 && length > 0 ? ScriptRunner.Result.fail("EAGAIN") : ScriptRunner.Result.ok(written);
         }
         // A blocking write returns when every byte is in the send buffer (or the connection failed), as Linux's.
@@ -1038,9 +1043,17 @@ final class ScriptSockets {
         };
         return runner.blockThen(c, done, "room in the send buffer for all " + length + " bytes", () -> {
             track(tracked, connection, written[0]);
+            endRecord(endsRecord && written[0] == length, connection);
             final ScriptRunner.Result error = writeError(connection);
             return error != null && written[0] == 0 ? error : ScriptRunner.Result.ok(written[0]);
         });
+    }
+
+    /** MSG_EOR, once every byte of the call is in the send buffer, as Linux marks the record's last buffer then. */
+    private void endRecord(boolean ends, int connection) {
+        if (ends) {
+            tcp.socketOptions().endRecord(connection);
+        }
     }
 
     /** A MSG_ZEROCOPY send that wrote bytes takes the next id; one that wrote none takes none, as Linux's. */

@@ -554,6 +554,14 @@ public final class TcpConnection extends SelectableSocket implements AutoCloseab
         check(stack.call(() -> tcp.socketOptions().notsentLowat(handle, bytes)), "tcp notsent lowat");
     }
 
+    /**
+     * MSG_EOR: the bytes written so far end a record; no segment carries them with bytes written after (TCP.md,
+     * "MSG_EOR"). Throws when too many record ends wait to be sent ({@code NO_BUFFER}: write on once some went).
+     */
+    public void endRecord() throws TernSocketException {
+        check(stack.call(() -> tcp.socketOptions().endRecord(handle)), "tcp end of record");
+    }
+
     /** Bytes written and not sent yet (TCP_INFO's notsent_bytes). */
     public int notsentBytes() {
         return stack.call(() -> tcp.socketOptions().notsentBytes(handle));

@@ -13,6 +13,11 @@ public final class AckSample {
     int mss;
     int ackedBytes;
     int deliveredBytes;
+    /** Segments this ACK delivered for the first time, cumulatively or by SACK (TCP_INFO's tcpi_delivered). */
+    int deliveredSegments;
+    /** A segment sent once was delivered below the highest delivered byte, the lowest such at reorderedStart. */
+    boolean reordered;
+    int reorderedStart;
     int rttUs;
     int priorInFlight;
     int inFlight;
@@ -47,6 +52,9 @@ public final class AckSample {
         this.mss = mss;
         ackedBytes = 0;
         deliveredBytes = 0;
+        deliveredSegments = 0;
+        reordered = false;
+        reorderedStart = 0;
         rttUs = -1;
         priorInFlight = 0;
         inFlight = 0;

@@ -419,6 +419,8 @@ final class ConnectionLifecycle {
         }
         transition(c, tcb.hasFlag(c, F_FIN_QUEUED) ? TcpState.FIN_WAIT_1 : TcpState.ESTABLISHED, nowNs);
         tcb.retries(c, 0);
+        // The SYN or SYN-ACK arrived: TCP_INFO's first delivered segment, as Linux counts it (its data with it).
+        tcb.deliveredSegments(c, tcb.deliveredSegments(c) + 1);
         // TCP_INFO's last_data_recv counts from here until data arrives, as Linux's lrcvtime.
         tcb.lastDataReceiveNs(c, nowNs);
         tcb.quickAcks(c, settings.of(c).receivePolicy().quickAcks());

@@ -417,22 +417,49 @@ public final class FastOpen {
         if (sent == 0) {
             return;
         }
+        final boolean writePending = buffers.sendRing(c).available() > sent;
         if (acked > 0) {
             buffers.sendRing(c).consume(acked);
             tcb.bytesAcked(c, tcb.bytesAcked(c) + acked);
             // A MSG_ZEROCOPY send that went in the SYN completes with the SYN-ACK that acknowledges it.
             completions.acknowledged(c);
+        }
+        if (acked == sent) {
             tcb.setFlag(c, F_SYN_DATA);
             counters.fastOpenActive.incrementRelease();
         } else {
+            // Part of the data, or none, was taken: as Linux's, Fast Open failed (no TCPI_OPT_SYN_DATA).
             counters.fastOpenActiveFailures.incrementRelease();
         }
+        if (writePending) {
+            // More was written than the SYN could carry: the writer waits for the handshake, and the ACK goes with
+            // its data (Linux's SYN-ACK with a write pending, which starts the delayed ACK engine).
+            tcb.setSenderFlag(c, SenderState.S_ACK_TIMED);
+        }
         if (acked < sent) {
-            tcb.sndNxt(c, seg.ack);
-            tcb.sndMax(c, seg.ack);
+            resendSynData(c, Math.max(first, seg.ack), first + sent, nowNs);
         } else if (SeqNum.lt(tcb.sndNxt(c), seg.ack)) {
             // The data went in the first SYN and a retransmitted SYN without it was answered: the peer has it all.
             tcb.sndNxt(c, seg.ack);
+        }
+    }
+
+    /**
+     * The SYN's data from {@code from} to {@code end} was not acknowledged: it stays in flight, recorded in segments of
+     * the MSS just learnt and marked lost, so the sender sends it again at once as retransmissions (counted as such,
+     * and in TCP_INFO's retransmitting segments), before new data, as Linux's tcp_rcv_fastopen_synack marks the SYN's
+     * data lost and retransmits it. SND.NXT and SND.MAX stay at its end.
+     */
+    private void resendSynData(int c, int from, int end, long nowNs) {
+        final SentSegments record = buffers.sent(c);
+        final int mss = Math.max(1, tcb.sndMss(c) - output.prepareOptions(c));
+        tcb.sndNxt(c, end);
+        tcb.sndMax(c, end);
+        for (int at = from; at != end; ) {
+            final int next = end - at > mss ? at + mss : end;
+            record.append(at, next, false, next == end, nowNs, tcb.delivered(c));
+            record.markLost(record.count() - 1);
+            at = next;
         }
     }
 

@@ -41,6 +41,13 @@ final class SenderState {
     static final int S_MORE = 1 << 11;
     /** The last write said MSG_MORE: the owner has not pushed, so the tail goes without PSH (RFC 9293 §3.9.1.2). */
     static final int S_UNPUSHED = 1 << 12;
+    /**
+     * The delayed ACK engine is started (Linux's nonzero ato): data arrived, or the handshake ended with data waiting to
+     * go. From then on data sent soon after data arrived marks the exchange interactive ({@link #S_INTERACTIVE}).
+     */
+    static final int S_ACK_TIMED = 1 << 13;
+    /** Interactive (Linux's pingpong mode): ACKs wait for the delayed ACK or a reply, not quick ACKs. */
+    static final int S_INTERACTIVE = 1 << 14;
 
     private SenderState() {
     }

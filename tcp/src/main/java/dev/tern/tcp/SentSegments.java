@@ -224,6 +224,17 @@ public final class SentSegments {
         flags(i, appLimited ? flags | APP_LIMITED : flags & ~APP_LIMITED);
     }
 
+    /** Entries with {@code flag} set: a walk, for cold paths (a timeout, TCP_INFO). */
+    public int countFlagged(int flag) {
+        int n = 0;
+        for (int i = 0; i < count(); i++) {
+            if (has(i, flag)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
     /** The end of the last entry (SND.MAX once anything is recorded). */
     public int highEnd() {
         return end(count - 1);

@@ -30,9 +30,11 @@ import java.lang.foreign.ValueLayout;
  *    +----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+
  *    |sSt |sTmK|sFlg|rEnd|rRtt|fack|mRtt|reoM|reoP|dsRd|tlpE|prrD|prrO|rcFS|hRxt|rRxt|  448   sender ints:
  *    |pCwn|pSst|unMk|unRt|ldId|rcId|cc2 |cc3 |cc4 |cc5 |uTsV|uHor|prbC|lost| lossAt  |  512   recovery, RACK,
- *    |mxRt|tos |ecnS|ecnH|firstSnt |    |uMss| stallAt | zwndAt  |lDataRcv |uTmo|nsLw|  576   TLP, PRR, undo,
+ *    |mxRt|tos |ecnS|ecnH|firstSnt |dSeg|uMss| stallAt | zwndAt  |lDataRcv |uTmo|nsLw|  576   TLP, PRR, undo,
  *                                                                                       rate samples;
  *                                                                                       owner's settings
+ *    +----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+
+ *    | ipv6    | l6High  | l6Low   | r6High  | r6Low   |flow|dlCe|reo |reoN|         |  640   IPv6; TCP_INFO
  *    +----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+----+
  *    each cell 4 bytes; the field names are the accessors below, in this order
  * </pre>
@@ -268,6 +270,8 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int ECN_STATE_OFFSET = 584;
     static final int ECN_HIGH_OFFSET = 588;
     static final int FIRST_SENT_OFFSET = 592;
+    /** TCP_INFO's delivered segments (TcpSender.countDelivered). */
+    static final int DELIVERED_SEGMENTS_OFFSET = 600;
     // The owner's socket options and what they time (TcpSocketOptions, UserTimeout).
     static final int USER_MSS_OFFSET = 604;
     static final int STALL_START_OFFSET = 608;
@@ -284,6 +288,12 @@ public final class TcpControlBlocks implements AutoCloseable {
     static final int REMOTE6_LOW_OFFSET = 672;
     /** The IPv6 flow label the connection's packets carry (RFC 6437). */
     static final int FLOW_LABEL_OFFSET = 680;
+    /** Of the delivered segments, those whose ACK echoed congestion (ECE). */
+    static final int DELIVERED_CE_OFFSET = 684;
+    /** The reordering degree seen, in segments (ReorderingDegree). */
+    static final int REORDERING_OFFSET = 688;
+    /** How many times reordering was seen (ReorderingDegree). */
+    static final int REORDERINGS_OFFSET = 692;
 
     private final Arena arena;
     private final MemorySegment rows;
@@ -1213,6 +1223,45 @@ public final class TcpControlBlocks implements AutoCloseable {
 
     public void delivered(int c, long value) {
         rows.set(LONG, base(c) + DELIVERED_OFFSET, value);
+    }
+
+    /**
+     * Segments delivered to the peer, as Linux's tp->delivered (TCP_INFO's tcpi_delivered): the handshake's SYN or
+     * SYN-ACK, then each segment the first time it is cumulatively acknowledged or SACKed.
+     */
+    public int deliveredSegments(int c) {
+        return rows.get(INT, base(c) + DELIVERED_SEGMENTS_OFFSET);
+    }
+
+    public void deliveredSegments(int c, int value) {
+        rows.set(INT, base(c) + DELIVERED_SEGMENTS_OFFSET, value);
+    }
+
+    /** Of {@link #deliveredSegments}, those an ACK with ECE delivered (Linux's delivered_ce). */
+    public int deliveredCe(int c) {
+        return rows.get(INT, base(c) + DELIVERED_CE_OFFSET);
+    }
+
+    public void deliveredCe(int c, int value) {
+        rows.set(INT, base(c) + DELIVERED_CE_OFFSET, value);
+    }
+
+    /** Linux's tp->reordering (TCP_INFO's tcpi_reordering): how far segments were reordered, in segments. */
+    public int reordering(int c) {
+        return rows.get(INT, base(c) + REORDERING_OFFSET);
+    }
+
+    public void reordering(int c, int value) {
+        rows.set(INT, base(c) + REORDERING_OFFSET, value);
+    }
+
+    /** Linux's tp->reord_seen (TCP_INFO's tcpi_reord_seen): how many times reordering was seen. */
+    public int reorderings(int c) {
+        return rows.get(INT, base(c) + REORDERINGS_OFFSET);
+    }
+
+    public void reorderings(int c, int value) {
+        rows.set(INT, base(c) + REORDERINGS_OFFSET, value);
     }
 
     /** When the windowed minimum RTT was taken. */

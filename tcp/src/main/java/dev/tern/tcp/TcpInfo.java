@@ -16,7 +16,10 @@ import dev.tern.core.net.Ipv4Address;
  * are Linux's {@code tcpi_busy_time}, {@code tcpi_rwnd_limited} and {@code tcpi_sndbuf_limited} ({@link SendChrono}):
  * microseconds with data queued or in flight (all of it, the limited spells included, as Linux sums it), of that
  * the time the peer's window kept data back, and the time the send buffer was full; the running spell counts up to
- * the connection's last segment sent or received.
+ * the time asked for ({@link TcpLayer#info(int, long)}). {@code deliveredSegments} and {@code deliveredCe} are Linux's
+ * {@code tcpi_delivered} and {@code tcpi_delivered_ce} (the handshake's SYN or SYN-ACK and each segment delivered,
+ * of those the ones an ACK with ECE delivered); {@code reordering} and {@code reorderings} its {@code tcpi_reordering}
+ * and {@code tcpi_reord_seen} ({@link ReorderingDegree}).
  */
 public record TcpInfo(int state, int error, int localAddress, int localPort, int remoteAddress, int remotePort,
                       int sndUna, int sndNxt, int rcvNxt, int sndWnd, int rcvWnd, int sndMss, int advMss,
@@ -27,12 +30,12 @@ public record TcpInfo(int state, int error, int localAddress, int localPort, int
                       int rcvMss, int dupAcks, int unackedSegments, int sackedSegments, int lostSegments,
                       int retransmittingSegments, int retries, int backoff, int probes, long lastDataReceiveNs,
                       long lastSendNs, long lastReceiveNs, int notsentBytes, int userTimeoutMs,
-                      boolean synData, boolean ecn, long busyTimeUs, long rwndLimitedUs, long sndbufLimitedUs) {
+                      boolean synData, boolean ecn, long busyTimeUs, long rwndLimitedUs, long sndbufLimitedUs,
+                      int deliveredSegments, int deliveredCe, int reordering, int reorderings) {
     /** Row {@code c} as a value, with its record of sent segments when it has rings. Allocates. */
     static TcpInfo of(TcpControlBlocks tcb, int c, RttEstimator rtt, PlugPointRegistry plugPoints,
-                      ConnectionBuffers buffers, SendChrono chrono) {
+                      ConnectionBuffers buffers, SendChrono chrono, long lastNs) {
         final SentSegments sent = buffers.sent(c);
-        final long lastNs = Math.max(tcb.lastSendNs(c), tcb.lastReceiveNs(c));
         final long rwndUs = chrono.totalUs(c, SendChrono.RWND_LIMITED, lastNs);
         final long sndbufUs = chrono.totalUs(c, SendChrono.SNDBUF_LIMITED, lastNs);
         return new TcpInfo(tcb.state(c), tcb.error(c), tcb.localAddress(c), tcb.localPort(c), tcb.remoteAddress(c),
@@ -50,18 +53,12 @@ public record TcpInfo(int state, int error, int localAddress, int localPort, int
             tcb.lastDataReceiveNs(c), tcb.lastSendNs(c), tcb.lastReceiveNs(c), TcpSocketOptions.notsent(tcb, buffers, c),
             tcb.userTimeoutMs(c), tcb.hasFlag(c, TcpControlBlocks.F_SYN_DATA),
             (tcb.ecnState(c) & Ecn.NEGOTIATED) != 0, chrono.totalUs(c, SendChrono.BUSY, lastNs) + rwndUs + sndbufUs,
-            rwndUs, sndbufUs);
+            rwndUs, sndbufUs, tcb.deliveredSegments(c), tcb.deliveredCe(c), tcb.reordering(c), tcb.reorderings(c));
     }
 
     /** Entries of the record of sent segments with {@code flag} set. */
     private static int count(SentSegments sent, int flag) {
-        int n = 0;
-        for (int i = 0; sent != null && i < sent.count(); i++) {
-            if (sent.has(i, flag)) {
-                n++;
-            }
-        }
-        return n;
+        return sent == null ? 0 : sent.countFlagged(flag);
     }
 
     @Override

@@ -758,10 +758,19 @@ public final class TcpLayer implements IpProtocolHandler, Ipv6ProtocolHandler, A
         return c < 0 ? 0 : tcb.lastReceiveNs(c);
     }
 
-    /** Everything about one connection as a value (for tools: {@code tern stat}, tests); allocates. */
+    /**
+     * Everything about one connection as a value (for tools: {@code tern stat}, tests); allocates. The chrono times'
+     * running spell counts up to the connection's last segment sent or received.
+     */
     public TcpInfo info(int connection) {
         final int c = tcb.ownedSlot(connection);
-        return c < 0 ? null : TcpInfo.of(tcb, c, rtt, plugPoints, buffers, sender.chrono());
+        return c < 0 ? null : info(connection, Math.max(tcb.lastSendNs(c), tcb.lastReceiveNs(c)));
+    }
+
+    /** {@link #info(int)} with the chrono times' running spell counted up to {@code nowNs}, as Linux's TCP_INFO. */
+    public TcpInfo info(int connection, long nowNs) {
+        final int c = tcb.ownedSlot(connection);
+        return c < 0 ? null : TcpInfo.of(tcb, c, rtt, plugPoints, buffers, sender.chrono(), nowNs);
     }
 
     // ------------------------------------------------------------------------------------------ layer-wide

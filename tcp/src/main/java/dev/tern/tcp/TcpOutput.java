@@ -416,6 +416,9 @@ final class TcpOutput {
         }
         finish(out, at, headerLength, length, payloadSum, segmentSize);
         counters.txBytes.getAndAddRelease(length);
+        if (length > 0) {
+            receiver.onDataSent(c, nowNs);
+        }
         // Every segment carries the ACK.
         receiver.onAckSent(c, rcvNxt, window, sackBlocks > 0 && dsackFirst[0]);
         if (sackBlocks > 0) {

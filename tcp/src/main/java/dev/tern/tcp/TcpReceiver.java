@@ -215,6 +215,7 @@ final class TcpReceiver {
                 tcb.rcvMss(c, Math.min(length, tcb.advMss(c)));
             }
             events.signal(c, TcpControlBlocks.EV_READABLE);
+            tcb.setSenderFlag(c, SenderState.S_ACK_TIMED);
             final int unacked = tcb.unackedBytes(c) + length;
             tcb.unackedBytes(c, unacked);
             if (tcb.hasFlag(c, F_FIN_PENDING) && tcb.rcvFinSeq(c) == next) {
@@ -224,10 +225,11 @@ final class TcpReceiver {
             if (filledHole) {
                 ackImmediately(c, nowNs);
                 return true;
-            } else if (tcb.quickAcks(c) > 0 || secondSegment(c, length, unacked) || tcb.hasFlag(c, F_DSACK)) {
+            } else if (tcb.quickAcks(c) > 0 && !tcb.hasSenderFlag(c, SenderState.S_INTERACTIVE)
+                || secondSegment(c, length, unacked) || tcb.hasFlag(c, F_DSACK)) {
                 // RFC 5681 §4.2 / RFC 9293 §3.8.6.3: ACK at least every second full-sized segment (by the policy's
-                // rule), and at once while still in quick-ACK mode; a D-SACK goes at once too. Else within the
-                // delayed ACK time.
+                // rule), and at once while still in quick-ACK mode and not interactive; a D-SACK goes at once too.
+                // Else within the delayed ACK time.
                 outputQueue.ackNow(c);
             } else if (!timers.armed(c, T_DELAYED_ACK)) {
                 timers.arm(c, TimerKind.DELAYED_ACK, nowNs + settings.of(c).delayedAckNs());
@@ -407,6 +409,19 @@ final class TcpReceiver {
     }
 
     /**
+     * A segment with data went (new or again): sent within the delayed ACK time of the last data that arrived, it is
+     * a reply, and the exchange interactive: quick ACKs stop until a delayed ACK goes unanswered (Linux's
+     * tcp_event_data_sent and pingpong mode, with its minimum ato, the delayed ACK time). RFC 1122 §4.2.3.2 lets the
+     * receiver delay; a reply soon after the request carries the ACK anyway.
+     */
+    void onDataSent(int c, long nowNs) {
+        if (tcb.hasSenderFlag(c, SenderState.S_ACK_TIMED) && tcb.quickAcks(c) > 0
+            && nowNs - tcb.lastDataReceiveNs(c) < settings.of(c).delayedAckNs()) {
+            tcb.setSenderFlag(c, SenderState.S_INTERACTIVE);
+        }
+    }
+
+    /**
      * A segment carrying our ACK of RCV.NXT and {@code window} went out: no ACK is owed any more, the delayed ACK
      * is off, Last.ACK.sent (RFC 7323 §4.3) and the advertised edge move.
      */
@@ -426,6 +441,8 @@ final class TcpReceiver {
 
     void onDelayedAckTimeout(int c, long nowNs) {
         if (tcb.unackedBytes(c) > 0 || tcb.hasFlag(c, F_ACK_NOW)) {
+            // No reply carried the ACK: the exchange is not interactive (Linux leaves pingpong mode here).
+            tcb.clearSenderFlag(c, SenderState.S_INTERACTIVE);
             counters.txDelayedAcks.incrementRelease();
             tcb.setFlag(c, F_ACK_NOW);
             sender.output(c, nowNs, false);

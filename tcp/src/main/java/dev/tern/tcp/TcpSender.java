@@ -105,6 +105,8 @@ final class TcpSender {
     private final DeliveryRateSampler rate;
     private final Pacer pacer;
     private final SendChrono chrono;
+    private final ReorderingDegree reordering;
+    private final RecordEnds recordEnds;
     /** Each connection's trace, or null (off). */
     private final TcpTrace[] traces;
 
@@ -130,6 +132,8 @@ final class TcpSender {
         this.rate = new DeliveryRateSampler(tcb, counters);
         this.pacer = new Pacer(tcb, settings, plugPoints);
         this.chrono = new SendChrono(tcb.capacity());
+        this.reordering = new ReorderingDegree(tcb);
+        this.recordEnds = new RecordEnds(tcb.capacity());
     }
 
     /** The pacer (the owner's SO_MAX_PACING_RATE). */
@@ -140,6 +144,16 @@ final class TcpSender {
     /** What has held each sender (TCP_INFO's busy and limited times). */
     SendChrono chrono() {
         return chrono;
+    }
+
+    /** Where the owner ended records (MSG_EOR). */
+    RecordEnds recordEnds() {
+        return recordEnds;
+    }
+
+    /** The send ring's position of sequence number {@code seq} (SND.MAX: what has been sent). */
+    long ringPosition(int c, ByteRing ring, int seq) {
+        return ring.consumerPosition() + dataSent(c, seq);
     }
 
     /** Starts (or with null stops) tracing the connection: a record on every ACK and timeout. Returns 0. */
@@ -163,6 +177,8 @@ final class TcpSender {
         tcb.reoWndMult(c, 1);
         pacer.clear(c);
         chrono.clear(c);
+        reordering.init(c);
+        recordEnds.clear(c);
     }
 
     /** The handshake completed: the initial window (the congestion control), the minimum RTT from the handshake. */
@@ -209,9 +225,19 @@ final class TcpSender {
         final int window = seg.window << tcb.sndScale(c);
         if (sent != null && tcb.hasFlag(c, F_SACK) && seg.options.sackCount() > 0) {
             readSackBlocks(c, sent, seg, s);
+            if (tcb.senderState(c) != LOSS || tcb.hasSenderFlag(c, S_UNDO_POSSIBLE)) {
+                // As Linux: after a timeout, SACKs that undo nothing measure no reordering.
+                reordering.check(c, s, tcb.sndMss(c));
+            }
+            s.reordered = false;
         }
+        final int dupAcksBefore = tcb.dupAcks(c);
+        final int segmentsBefore = sent == null ? 0 : sent.count();
         if (SeqNum.gt(ack, sndUna)) {
             acknowledge(c, sent, ack, seg, s);
+            if (tcb.hasFlag(c, F_SACK)) {
+                reordering.check(c, s, tcb.sndMss(c));
+            }
         } else if (ack == sndUna && isDuplicateAck(c, window, seg)) {
             s.duplicate = true;
             tcb.dupAcks(c, tcb.dupAcks(c) + 1);
@@ -227,8 +253,14 @@ final class TcpSender {
         if (s.deliveredBytes > 0) {
             tcb.delivered(c, tcb.delivered(c) + s.deliveredBytes);
         }
-        processProbeAck(c, seg, s);
         s.ece = (seg.flags & TcpFlags.ECE) != 0 && ecn.negotiated(c);
+        final int deliveredSegments = countDelivered(c, s, dupAcksBefore, segmentsBefore);
+        if (!tcb.hasFlag(c, F_SACK) && !s.duplicate && dupAcksBefore > 0 && deliveredSegments > 0) {
+            // Without SACK the duplicate ACKs stood for segments that arrived; the ACK that ends them delivers the
+            // rest only, and the window grows by that, as Linux's grows by its newly delivered count.
+            s.deliveredBytes = Math.min(s.deliveredBytes, deliveredSegments * s.mss);
+        }
+        processProbeAck(c, seg, s);
         final boolean echo = ecn.onEcho(c, seg);
         if (echo) {
             // As Linux: the ACK that brings the ECE does not grow the window it reduces.
@@ -247,6 +279,31 @@ final class TcpSender {
             outputQueue.request(c);
         }
         updateTimer(c, nowNs, s.ackedBytes > 0, false);
+    }
+
+    /**
+     * TCP_INFO's delivered segments, as Linux counts tp->delivered: with SACK each segment the first time it is
+     * SACKed or cumulatively acknowledged; without SACK each duplicate ACK stands for one segment that arrived, up to
+     * all but one of those in flight, and a cumulative ACK delivers the segments it removes less those the duplicates
+     * already counted, at least one (Linux's tcp_add_reno_sack and tcp_remove_reno_sacks). Counted also under
+     * delivered CE when the ACK echoes congestion (RFC 3168 §6.1.3). Returns the segments counted.
+     */
+    private int countDelivered(int c, AckSample s, int dupAcksBefore, int segmentsBefore) {
+        int delivered = s.deliveredSegments;
+        if (!tcb.hasFlag(c, F_SACK)) {
+            if (s.duplicate) {
+                delivered = tcb.dupAcks(c) < segmentsBefore ? 1 : 0;
+            } else if (delivered > 0) {
+                delivered = Math.max(1, delivered - Math.min(dupAcksBefore, segmentsBefore - 1));
+            }
+        }
+        if (delivered > 0) {
+            tcb.deliveredSegments(c, tcb.deliveredSegments(c) + delivered);
+            if (s.ece) {
+                tcb.deliveredCe(c, tcb.deliveredCe(c) + delivered);
+            }
+        }
+        return delivered;
     }
 
     /**
@@ -323,6 +380,8 @@ final class TcpSender {
         final int count = sent.count();
         for (; i < count && SeqNum.le(sent.end(i), right); i++) {
             if (sent.markSacked(i) > 0) {
+                s.deliveredSegments++;
+                reordering.delivered(c, sent, i, s);
                 rate.onDelivered(c, sent, i, s);
                 detection.onDelivered(tcb, c, sent, i, s);
                 noteOriginal(c, sent, i, s);
@@ -409,6 +468,8 @@ final class TcpSender {
             while (!sent.isEmpty() && SeqNum.le(sent.end(0), ack)) {
                 final int flags = sent.flags(0);
                 if ((flags & SentSegments.SACKED) == 0) {
+                    s.deliveredSegments++;
+                    reordering.delivered(c, sent, 0, s);
                     rate.onDelivered(c, sent, 0, s);
                     detection.onDelivered(tcb, c, sent, 0, s);
                     noteOriginal(c, sent, 0, s);
@@ -754,11 +815,13 @@ final class TcpSender {
             final int unsent = queued - dataSent(c, sndMax);
             final boolean finWanted = finWanted(c);
             if (unsent > 0) {
-                int length = Math.min(unsent, Math.min(room, tcb.sndWnd(c) - outstanding));
+                // A segment never reaches past the end of a record (MSG_EOR): what it may carry, at most unsent.
+                final int record = Math.min(unsent, recordEnds.bytesToEnd(c, ringPosition(c, ring, sndMax)));
+                int length = Math.min(record, Math.min(room, tcb.sndWnd(c) - outstanding));
                 if (probe) {
                     length = Math.min(length, mss);
                 }
-                final int wanted = Math.min(unsent, mss);
+                final int wanted = Math.min(record, mss);
                 // As Linux's tcp_write_xmit: the peer's window, not cwnd, keeps the next segment back.
                 rwndLimited |= room >= wanted && tcb.sndWnd(c) - outstanding < wanted;
                 if (room < wanted && cwnd <= tcb.sndWnd(c)) {
@@ -784,7 +847,7 @@ final class TcpSender {
                         // One TSO frame of whole segments; the tail of the queue may ride as a short last one.
                         // A paced sender's frame is sized by its rate (Linux's tcp_tso_autosize).
                         final int max = pacer.frameBytes(c, mss, Math.min(TSO_MAX_PAYLOAD - optionSpace, free * mss));
-                        if (length > max || length < unsent) {
+                        if (length > max || length < record) {
                             length = Math.min(length, max);
                             length -= length % mss;
                         }
@@ -793,11 +856,16 @@ final class TcpSender {
                         length = mss;
                     }
                 }
-                if (!allowSmall && !sendAllowed(c, length, unsent, mss, outstanding, finWanted)) {
+                // A short segment that ends a record with more data behind it cannot grow: Nagle and the cork would
+                // hold it for nothing (Linux sends every segment but the queue's last with TCP_NAGLE_PUSH).
+                final boolean endsRecord = length == record && record < unsent;
+                if (!allowSmall && !endsRecord && !sendAllowed(c, length, unsent, mss, outstanding, finWanted)) {
                     break;
                 }
                 final boolean fin = finWanted && length == unsent;
-                final boolean lastBuffered = length == unsent && !tcb.hasSenderFlag(c, SenderState.S_UNPUSHED);
+                // The end of a record is pushed as the end of what was written is: the owner finished a message.
+                final boolean lastBuffered = endsRecord
+                    || length == unsent && !tcb.hasSenderFlag(c, SenderState.S_UNPUSHED);
                 // Only Linux's rule looks at frames and the burst's end; the default rule costs no more than before.
                 final boolean push = lastBuffered || settings.of(c).pushRule() == PushRule.LINUX
                     && endsLinuxFrame(c, length, unsent, room, outstanding, mss, finWanted, probe, probeSegments,
@@ -1208,6 +1276,7 @@ final class TcpSender {
             sent.unmarkSacked();
         }
         if (tcb.senderState(c) == OPEN) {
+            reordering.timedOut(c, sent.countFlagged(SentSegments.SACKED));
             startEpisode(c);
         }
         if (tcb.senderState(c) != LOSS) {

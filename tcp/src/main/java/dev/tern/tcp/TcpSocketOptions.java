@@ -81,6 +81,28 @@ public final class TcpSocketOptions {
     }
 
     /**
+     * MSG_EOR: the bytes written so far end a record; no segment will carry them together with bytes written after
+     * ({@link RecordEnds}). Returns 0, {@code -INVALID} for a bad handle, or {@code -NO_BUFFER} while
+     * {@link RecordEnds#MARKS} record ends wait to be sent (the owner waits for {@link #recordEndsFull} to clear).
+     */
+    public int endRecord(int connection) {
+        final int c = tcb.ownedSlot(connection);
+        if (c < 0 || !tcb.hasFlag(c, TcpControlBlocks.F_RINGS)) {
+            return -TcpError.INVALID;
+        }
+        final ByteRing ring = buffers.sendRing(c);
+        final RecordEnds ends = sender.recordEnds();
+        return ends.end(c, ring.producerPosition(), sender.ringPosition(c, ring, tcb.sndMax(c))) ? 0
+            : -TcpError.NO_BUFFER;
+    }
+
+    /** Whether a record end must wait: {@link RecordEnds#MARKS} wait to be sent; false for a bad handle. */
+    public boolean recordEndsFull(int connection) {
+        final int c = tcb.ownedSlot(connection);
+        return c >= 0 && sender.recordEnds().full(c);
+    }
+
+    /**
      * TCP_NODELAY: Nagle's algorithm off or on. Setting it sends what waits now, a short segment held by the cork too
      * (Linux's TCP_NAGLE_PUSH), though the cork stays on for later writes. Returns 0 or {@code -INVALID}.
      */

@@ -275,6 +275,40 @@ class DataTransferTest {
         }
 
         @Test
+        void aReplySoonAfterTheRequestMakesTheExchangeInteractiveUntilADelayedAckGoesAlone() {
+            try (TcpHarness h = TcpHarness.established()) {
+                h.send(ACK.seq(R).ack(L).payload("request"));
+                h.expect(ACK.seq(L).ack(R + 7).len(0));
+                h.read();
+                h.advance(10 * MS);
+                h.write("response");
+                h.expect(PSH_ACK.seq(L).ack(R + 7).payload("response"));
+                // Replied within the delayed ACK time: interactive (Linux's pingpong mode), so the next request's
+                // ACK waits for a reply or the delayed ACK, though quick ACKs are left.
+                h.send(ACK.seq(R + 7).ack(L + 8).payload("again"));
+                h.expectNothing();
+                assertEquals(40 * MS, h.advanceUntilSent(SECOND));
+                h.expect(ACK.seq(L + 8).ack(R + 12).len(0));
+                // No reply carried that ACK: quick ACKs again.
+                h.send(ACK.seq(R + 12).ack(L + 8).payload("third"));
+                h.expect(ACK.seq(L + 8).ack(R + 17).len(0));
+            }
+        }
+
+        @Test
+        void aReplyLaterThanTheDelayedAckTimeLeavesQuickAcksOn() {
+            try (TcpHarness h = TcpHarness.established()) {
+                h.send(ACK.seq(R).ack(L).payload("request"));
+                h.expect(ACK.seq(L).ack(R + 7).len(0));
+                h.advance(50 * MS);
+                h.write("response");
+                h.expect(PSH_ACK.seq(L).ack(R + 7).payload("response"));
+                h.send(ACK.seq(R + 7).ack(L + 8).payload("again"));
+                h.expect(ACK.seq(L + 8).ack(R + 12).len(0));
+            }
+        }
+
+        @Test
         void aReplyCarriesTheDelayedAck() {
             try (TcpHarness h = afterQuickAcks()) {
                 h.send(ACK.seq(R + 1600).ack(L).payload("request"));

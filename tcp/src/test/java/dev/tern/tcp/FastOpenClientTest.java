@@ -138,6 +138,31 @@ class FastOpenClientTest {
     }
 
     @Test
+    void theSynsDataLeftUnacknowledgedGoesAgainAsItWentCountedAsARetransmission() {
+        try (TcpHarness h = client(FastOpen.CLIENT)) {
+            learnCookie(h, COOKIE, 1460);
+            h.connect(FAST_OPEN);
+            h.write(TcpHarness.bytes(1000));
+            h.expect(SYN.seq(LOCAL_ISS).len(1000));
+            h.write(TcpHarness.bytes(2000));
+            // The SYN-ACK takes 100 of the SYN's 1000 bytes: the other 900 go again as one segment, as they went
+            // in the SYN, before the 2000 written after; then new data in whole segments.
+            h.send(SYN_ACK.seq(REMOTE_ISS).ack(LOCAL_ISS + 101).mss(1460));
+            h.expect(PSH_ACK.seq(LOCAL_ISS + 101).ack(REMOTE_ISS + 1).len(900));
+            h.expect(ACK.seq(LOCAL_ISS + 1001).len(1460));
+            h.expect(PSH_ACK.seq(LOCAL_ISS + 2461).len(540));
+            final TcpInfo info = h.tcp.info(h.conn);
+            assertEquals(1, info.retransmits());
+            assertEquals(1, info.retransmittingSegments());
+            assertEquals(3, info.unackedSegments());
+            // Part of the data taken is a failed attempt, as Linux's: no TCPI_OPT_SYN_DATA.
+            assertFalse(info.synData());
+            assertEquals(1, h.counter("tcp.fastopen.active_failures"));
+            assertEquals(0, h.counter("tcp.fastopen.active"));
+        }
+    }
+
+    @Test
     void aNewCookieReplacesTheCachedOneEvenWhenTheDataWasNotTaken() {
         final byte[] fresh = {9, 9, 9, 9};
         try (TcpHarness h = client(FastOpen.CLIENT)) {
