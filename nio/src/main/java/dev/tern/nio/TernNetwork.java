@@ -431,7 +431,8 @@ final class TernNetwork implements AutoCloseable {
     }
 
     /**
-     * The program's end. Connections the program closed itself finish as a kernel's outlive their process: the end
+     * The program's end. Connections the program closed itself, or shut the output of, finish as a kernel's outlive
+     * their process: the end
      * waits up to {@link #CLOSED_GRACE_NS} for their data and FIN to be delivered and the peer's FIN to come. With
      * {@code tern.shutdownLinger}, as a kernel closes an exiting process's sockets, every listener stops and every
      * connection still open gets a FIN after the data written too, and the end waits up to the linger (or the grace,

@@ -130,6 +130,29 @@ class ConfiguredProviderTest {
         assertEquals(1, finsAndResets[1], "a reset of the connection still open");
     }
 
+    /**
+     * A connection whose output the program shut down with data still on its way, and which it never closes, is
+     * waited for as a closed one at the end: its data and FIN go, the peer's FIN comes, and nothing is reset (it was,
+     * as a connection still open, which cost a kernel reader its last bytes as ECONNRESET).
+     */
+    @Test
+    void withoutALingerAConnectionShutDownForOutputDeliversItsDataAndFin(@TempDir Path dir) throws IOException {
+        final Path pcap = dir.resolve("shutdown.pcap");
+        try (TernSelectorProvider provider = new TernSelectorProvider(properties("tern.link", "memory", "tern.pcap",
+            pcap.toString()))) {
+            final SocketChannel channel = provider.openSocketChannel();
+            channel.connect(new InetSocketAddress(InetAddress.getByName("198.18.0.1"), 9));
+            final ByteBuffer data = ByteBuffer.allocate(256 * 1024);
+            while (data.hasRemaining()) {
+                channel.write(data);
+            }
+            channel.shutdownOutput();
+        }
+        final int[] finsAndResets = finsAndResetsFromTern(pcap);
+        assertEquals(1, finsAndResets[0], "the FIN after the data");
+        assertEquals(0, finsAndResets[1], "no reset");
+    }
+
     /** One echo connection left open, and one to discard closed by the program with 256 KiB still to send. */
     private static void endWithTwoConnections(Properties properties) throws IOException {
         try (TernSelectorProvider provider = new TernSelectorProvider(properties)) {

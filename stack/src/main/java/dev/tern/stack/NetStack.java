@@ -731,8 +731,9 @@ public final class NetStack implements Agent, Pollable, AutoCloseable {
     }
 
     /**
-     * Whether every connection that its socket closed has ended both ways: what a program's end waits for briefly
-     * even without a linger, as a kernel's closed sockets outlive their process and finish sending.
+     * Whether every connection that its socket closed, or whose output it shut down, has ended both ways: what a
+     * program's end waits for briefly even without a linger, as a kernel's closed sockets outlive their process and
+     * finish sending.
      */
     public boolean closedConnectionsEnded() {
         return tcp.allEnded(true);

@@ -612,7 +612,11 @@ final class ConnectionLifecycle {
     boolean allEnded(boolean releasedOnly) {
         for (int c = 0; c < tcb.capacity(); c++) {
             final int state = tcb.state(c);
-            if (tcb.hasFlag(c, F_ALLOCATED) && (!releasedOnly || tcb.hasFlag(c, F_RELEASED))
+            // A connection whose owner shut its output down (its FIN queued or sent) is waited for as a closed one:
+            // its owner said it has no more to send, and a kernel's socket would finish delivering it.
+            final boolean finishing = tcb.hasFlag(c, F_RELEASED) || state == TcpState.FIN_WAIT_1
+                || state == TcpState.FIN_WAIT_2 || state == TcpState.CLOSING || state == TcpState.LAST_ACK;
+            if (tcb.hasFlag(c, F_ALLOCATED) && (!releasedOnly || finishing)
                 && state != TcpState.CLOSED && state != TcpState.TIME_WAIT) {
                 return false;
             }

@@ -511,7 +511,10 @@ public final class TcpLayer implements IpProtocolHandler, Ipv6ProtocolHandler, A
         return lifecycle.resetAll(nowNs);
     }
 
-    /** Whether every connection (with {@code releasedOnly}, every one closed and let go) is CLOSED or in TIME-WAIT. */
+    /**
+     * Whether every connection (with {@code releasedOnly}, every one closed and let go, or whose output its owner shut
+     * down) is CLOSED or in TIME-WAIT.
+     */
     public boolean allEnded(boolean releasedOnly) {
         return lifecycle.allEnded(releasedOnly);
     }

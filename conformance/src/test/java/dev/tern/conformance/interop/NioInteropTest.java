@@ -546,8 +546,8 @@ class NioInteropTest extends VethRigTest {
         assertEquals(0, program.exitCode(), program.stdout() + program.stderr());
         assertTrue(program.stdout().contains("done"), program.stdout() + program.stderr() + "\npeer sink: "
             + peerSink.stdout() + peerSink.stderr() + "\nloopback sink: " + loopbackSink.stdout() + loopbackSink.stderr());
-        assertEquals(0, peerSink.awaitExit(Duration.ofSeconds(20)), peerSink.stderr());
-        assertEquals(0, loopbackSink.awaitExit(Duration.ofSeconds(20)), loopbackSink.stderr());
+        assertEquals(0, peerSink.awaitExit(Duration.ofSeconds(20)), peerSink.stdout() + peerSink.stderr());
+        assertEquals(0, loopbackSink.awaitExit(Duration.ofSeconds(20)), loopbackSink.stdout() + loopbackSink.stderr());
         assertTrue(KernelPeer.line(peerSink.stdout(), "received").startsWith("received " + bytes + " "),
             "through Tern (the namespace's kernel has no route to the peer): " + peerSink.stdout());
         assertTrue(KernelPeer.line(loopbackSink.stdout(), "received").startsWith("received " + bytes + " "),
