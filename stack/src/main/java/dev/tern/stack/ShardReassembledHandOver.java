@@ -122,7 +122,7 @@ final class ShardReassembledHandOver {
         final int hashed = ShardSteering.shardOf6(rule, packet.sourceHigh(), packet.sourceLow(),
             packet.destinationHigh(), packet.destinationLow(), BigEndian.u16(segment, offset), destinationPort, shards);
         final int owner = packet.nextHeader() == NextHeader.UDP
-            ? ShardSteering.udpOwner(udpOwners, 0, destinationPort, hashed) : hashed;
+            ? ShardSteering.unicastUdpOwner(udpOwners, destinationPort, hashed) : hashed;
         if (owner == shard) {
             return false;
         }

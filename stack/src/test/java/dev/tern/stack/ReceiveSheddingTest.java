@@ -535,26 +535,12 @@ class ReceiveSheddingTest {
     /** An IPv6 packet carrying a SYN from {@code source} to {@code destination}, its checksum right. */
     private static byte[] ipv6Syn(dev.tern.core.net.Ipv6Address source, dev.tern.core.net.Ipv6Address destination,
                                   int sourcePort, int destinationPort) {
-        final java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(40 + 20);
-        b.putInt(0x6000_0000).putShort((short) 20).put((byte) TCP).put((byte) 64)
-            .putLong(source.high()).putLong(source.low()).putLong(destination.high()).putLong(destination.low());
-        b.putShort((short) sourcePort).putShort((short) destinationPort).putInt(sourcePort * 7919).putInt(0)
-            .put((byte) 0x50).put((byte) 0x02).putShort((short) 65535).putInt(0);
-        final byte[] packet = b.array();
-        long sum = 0;
-        for (int i = 8; i < 40; i += 2) {
-            sum += (packet[i] & 0xFF) << 8 | packet[i + 1] & 0xFF; // the addresses, RFC 8200 §8.1
-        }
-        sum += 20 + TCP;
-        for (int i = 40; i < 60; i += 2) {
-            sum += (packet[i] & 0xFF) << 8 | packet[i + 1] & 0xFF;
-        }
-        while (sum >>> 16 != 0) {
-            sum = (sum & 0xFFFF) + (sum >>> 16);
-        }
-        final int checksum = (int) ~sum & 0xFFFF;
-        packet[40 + 16] = (byte) (checksum >> 8);
-        packet[40 + 17] = (byte) checksum;
-        return packet;
+        final byte[] tcp = java.nio.ByteBuffer.allocate(20).putShort((short) sourcePort)
+            .putShort((short) destinationPort).putInt(sourcePort * 7919).putInt(0).put((byte) 0x50).put((byte) 0x02)
+            .putShort((short) 65535).putInt(0).array();
+        final int checksum = dev.tern.stack.testing.Ipv6Frames.checksum(source, destination, TCP, tcp);
+        tcp[16] = (byte) (checksum >> 8);
+        tcp[17] = (byte) checksum;
+        return dev.tern.stack.testing.Ipv6Frames.packet(source, destination, TCP, 64, tcp);
     }
 }

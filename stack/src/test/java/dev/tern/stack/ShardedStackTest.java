@@ -915,49 +915,15 @@ class ShardedStackTest {
             quotedTcp[0] = (byte) (connection.localPort() >> 8);
             quotedTcp[1] = (byte) connection.localPort();
             quotedTcp[3] = ECHO_PORT;
-            final byte[] quoted = ipv6Packet(SERVER6, CLIENT6, 6, 64, quotedTcp);
-            final byte[] icmp = new byte[8 + quoted.length];
-            icmp[0] = 2;
-            icmp[6] = 1280 >> 8;
-            System.arraycopy(quoted, 0, icmp, 8, quoted.length);
+            final byte[] quoted = dev.tern.stack.testing.Ipv6Frames.packet(SERVER6, CLIENT6, 6, 64, quotedTcp);
             final dev.tern.core.net.Ipv6Address routerAddress = dev.tern.core.net.Ipv6Address.parse("2001:db8::99");
-            withIcmpv6Checksum(routerAddress, SERVER6, icmp);
-            router.send(Frames.ethernet(shard.macAddress(), router.mac(), EtherType.IPV6,
-                ipv6Packet(routerAddress, SERVER6, 58, 64, icmp)));
+            router.send(dev.tern.stack.testing.Ipv6Frames.frame(shard.macAddress(), router.mac(),
+                dev.tern.stack.testing.Ipv6Frames.icmpPacket(routerAddress, SERVER6, 64, 2, 0, 1280, quoted)));
             sim.runFor(SECOND / 10);
             assertEquals(1, tern.shard(0).counters().value("shard.tx.handed_over"));
             assertEquals(1, shard.counters().value("icmp6.rx.path_mtu_updates"), "shard 1 learnt the path MTU");
             assertEquals(0, tern.shard(0).counters().value("icmp6.rx.path_mtu_updates"));
             assertEquals(1280, shard.ipv6().pathMtu(CLIENT6.high(), CLIENT6.low(), sim.clock().nanoTime()));
         }
-    }
-
-    /** An IPv6 packet: the fixed header (no flow label) and {@code payload}. */
-    private static byte[] ipv6Packet(dev.tern.core.net.Ipv6Address source, dev.tern.core.net.Ipv6Address destination,
-                                     int nextHeader, int hopLimit, byte[] payload) {
-        final java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(40 + payload.length);
-        b.putInt(0x6000_0000).putShort((short) payload.length).put((byte) nextHeader).put((byte) hopLimit)
-            .putLong(source.high()).putLong(source.low()).putLong(destination.high()).putLong(destination.low())
-            .put(payload);
-        return b.array();
-    }
-
-    /** Fills an ICMPv6 message's checksum (RFC 4443 §2.3: over the pseudo-header of RFC 8200 §8.1 and the message). */
-    private static void withIcmpv6Checksum(dev.tern.core.net.Ipv6Address source,
-                                           dev.tern.core.net.Ipv6Address destination, byte[] message) {
-        final java.nio.ByteBuffer pseudo = java.nio.ByteBuffer.allocate(40 + message.length + 1);
-        pseudo.putLong(source.high()).putLong(source.low()).putLong(destination.high()).putLong(destination.low())
-            .putInt(message.length).putInt(58).put(message);
-        final byte[] all = pseudo.array();
-        long sum = 0;
-        for (int i = 0; i + 1 < all.length; i += 2) {
-            sum += (all[i] & 0xFF) << 8 | all[i + 1] & 0xFF;
-        }
-        while (sum >>> 16 != 0) {
-            sum = (sum & 0xFFFF) + (sum >>> 16);
-        }
-        final int checksum = (int) ~sum & 0xFFFF;
-        message[2] = (byte) (checksum >> 8);
-        message[3] = (byte) checksum;
     }
 }

@@ -141,7 +141,7 @@ public final class ShardSteering {
         final int ports = BigEndian.i32(frame, ip + IPV6_HEADER_LENGTH);
         final int hashed = rule.unicastShardOf(foldAt(frame, ip + IPV6_SOURCE_OFFSET),
             foldAt(frame, ip + IPV6_DESTINATION_OFFSET), ports >>> 16, ports & 0xFFFF, shards);
-        return protocol == UDP ? udpOwner(udpOwners, 0, ports & 0xFFFF, hashed) : hashed;
+        return protocol == UDP ? unicastUdpOwner(udpOwners, ports & 0xFFFF, hashed) : hashed;
     }
 
     /** {@link #fold} of the IPv6 address at {@code at}. */
@@ -187,7 +187,16 @@ public final class ShardSteering {
      * claimant of the port in {@code udpOwners} (null: none) if there is one. Multicast and broadcast stay on shard 0.
      */
     public static int udpOwner(UdpPortOwners udpOwners, int localAddress, int localPort, int hashed) {
-        if (udpOwners == null || !udpOwners.any() || Integer.compareUnsigned(localAddress, FIRST_MULTICAST) >= 0) {
+        return Integer.compareUnsigned(localAddress, FIRST_MULTICAST) >= 0 ? hashed
+            : unicastUdpOwner(udpOwners, localPort, hashed);
+    }
+
+    /**
+     * {@link #udpOwner} for a datagram already known to be unicast (IPv6's, whose multicast goes to shard 0 before
+     * any port is read): the claimant of {@code localPort}, else {@code hashed}.
+     */
+    public static int unicastUdpOwner(UdpPortOwners udpOwners, int localPort, int hashed) {
+        if (udpOwners == null || !udpOwners.any()) {
             return hashed;
         }
         final int claimant = udpOwners.owner(localPort);
@@ -308,7 +317,7 @@ public final class ShardSteering {
         final int ports = BigEndian.i32(frame, quoted + IPV6_HEADER_LENGTH);
         final int hashed = rule.unicastShardOf(foldAt(frame, quoted + IPV6_DESTINATION_OFFSET),
             foldAt(frame, quoted + IPV6_SOURCE_OFFSET), ports & 0xFFFF, ports >>> 16, shards);
-        return quotedProtocol == UDP ? udpOwner(udpOwners, 0, ports >>> 16, hashed) : hashed;
+        return quotedProtocol == UDP ? unicastUdpOwner(udpOwners, ports >>> 16, hashed) : hashed;
     }
 
     /**
