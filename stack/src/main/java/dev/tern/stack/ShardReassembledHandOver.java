@@ -121,7 +121,8 @@ final class ShardReassembledHandOver {
         final int destinationPort = BigEndian.u16(segment, offset + 2);
         final int hashed = ShardSteering.shardOf6(rule, packet.sourceHigh(), packet.sourceLow(),
             packet.destinationHigh(), packet.destinationLow(), BigEndian.u16(segment, offset), destinationPort, shards);
-        final int owner = packet.nextHeader() == NextHeader.UDP
+        // A group's datagram stays on shard 0 (shardOf6 gave it 0), whoever claimed its port, as over IPv4.
+        final int owner = packet.nextHeader() == NextHeader.UDP && !packet.multicastDestination()
             ? ShardSteering.unicastUdpOwner(udpOwners, destinationPort, hashed) : hashed;
         if (owner == shard) {
             return false;

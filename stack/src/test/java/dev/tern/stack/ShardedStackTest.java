@@ -926,4 +926,36 @@ class ShardedStackTest {
             assertEquals(1280, shard.ipv6().pathMtu(CLIENT6.high(), CLIENT6.low(), sim.clock().nanoTime()));
         }
     }
+
+    /**
+     * A fragmented IPv6 datagram to a group stays on shard 0, which keeps the memberships, even when another shard
+     * claimed its port (as over IPv4, where the group's address keeps it there).
+     */
+    @Test
+    void aFragmentedIpv6DatagramToAGroupStaysOnShardZeroWhoeverClaimedItsPort() throws Exception {
+        try (Simulation sim = new Simulation()) {
+            final NetStack client = dev.tern.stack.testing.SimulatedSockets.addDualStack(sim, "client",
+                "198.18.0.1/24", "2001:db8::1/64");
+            final StackShards server = shardedDualStack(sim, "server", 2,
+                dev.tern.stack.testing.SimulatedSockets.ipv6Now("2001:db8::2/64"));
+            final dev.tern.core.net.Ipv6Address group = dev.tern.core.net.Ipv6Address.parse("ff0e::1:2");
+            final UdpSocket member = server.shard(0).openUdp6();
+            member.bind(dev.tern.core.net.Ipv6Address.UNSPECIFIED, 9999);
+            member.join(group);
+            final UdpSocket claimant = server.shard(1).openUdp6();
+            claimant.bind(dev.tern.core.net.Ipv6Address.UNSPECIFIED, 9999);
+            claimant.steerPortHere();
+            sim.runFor(SECOND / 10);
+            final UdpSocket sender = client.openUdp6();
+            final byte[] datagram = new byte[4000];
+            new SplittableRandom(3).nextBytes(datagram);
+            assertTrue(sender.sendTo(group, 9999, MemorySegment.ofArray(datagram), 0, datagram.length));
+            sim.runFor(SECOND / 10);
+            final MemorySegment buffer = Arena.ofAuto().allocate(8192);
+            assertEquals(datagram.length, member.receive(buffer, 0, 8192), "the member on shard 0 got it");
+            assertArrayEquals(datagram, buffer.asSlice(0, datagram.length).toArray(ValueLayout.JAVA_BYTE));
+            assertEquals(-1, claimant.receive(buffer, 0, 8192), "not the port's claimant");
+            assertEquals(0, server.shard(0).counters().value("shard.tx.reassembled_handed_over"));
+        }
+    }
 }
